@@ -1,0 +1,109 @@
+/**
+ * Readers for action params, used by every builder's `params()`. Each one checks one value and throws a
+ * `ParamError` naming the parameter and what is wrong; the compiler adds the action name.
+ */
+import { DurationError, parseDuration } from '../../config/duration.ts';
+import { compileCondition, type Condition } from '../condition.ts';
+import { type EdnMap, type EdnValue, isEdnMap, isKeyword, Keyword, kw } from '../edn.ts';
+import type { Path } from '../path.ts';
+import { ParamError } from './types.ts';
+
+export function describe(value: EdnValue | undefined): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'nil';
+  if (isKeyword(value)) return `the keyword ${value.toString()}`;
+  if (typeof value === 'string') return `the string ${JSON.stringify(value)}`;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value)) return 'a vector';
+  if (value instanceof Map) return 'a map';
+  if (value instanceof Set) return 'a set';
+  return String(value);
+}
+
+/** Checks the number of positional params (`min`..`max`). */
+export function arity(raw: readonly EdnValue[], min: number, max = min): void {
+  if (raw.length < min || raw.length > max) {
+    const expected = min === max ? `${min}` : `${min} to ${max}`;
+    throw new ParamError('params', `expected ${expected} parameter(s), got ${raw.length}`);
+  }
+}
+
+export function map(value: EdnValue | undefined, name: string): EdnMap {
+  if (!isEdnMap(value)) throw new ParamError(name, `expected a map, got ${describe(value)}`);
+  return value;
+}
+
+/** Reads `:key` of an options map; `undefined` when absent or nil. */
+export function option(options: EdnMap, key: string): EdnValue | undefined {
+  const value = options.get(kw(key));
+  return value === null ? undefined : value;
+}
+
+export function number(value: EdnValue | undefined, name: string): number {
+  if (typeof value !== 'number' || Number.isNaN(value)) throw new ParamError(name, `expected a number, got ${describe(value)}`);
+  return value;
+}
+
+export function positiveInteger(value: EdnValue | undefined, name: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
+    throw new ParamError(name, `expected a positive integer, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** A time param: a number is nanoseconds (what Mirabelle's compiled EDN holds), a string is a Go duration. */
+export function duration(value: EdnValue | undefined, name: string, { allowZero = false } = {}): number {
+  let ns: number;
+  if (typeof value === 'number') ns = value;
+  else if (typeof value === 'string') {
+    try {
+      ns = parseDuration(value);
+    } catch (error) {
+      if (error instanceof DurationError) throw new ParamError(name, error.message);
+      throw error;
+    }
+  } else throw new ParamError(name, `expected a duration (nanoseconds or a string like "10s"), got ${describe(value)}`);
+  if (ns < 0 || (!allowZero && ns === 0)) throw new ParamError(name, `expected a ${allowZero ? 'non-negative' : 'positive'} duration, got ${describe(value)}`);
+  return ns;
+}
+
+export function string(value: EdnValue | undefined, name: string): string {
+  if (typeof value !== 'string') throw new ParamError(name, `expected a string, got ${describe(value)}`);
+  return value;
+}
+
+/** A keyword or a string, returned as its bare name (stream, output and tap names). */
+export function name(value: EdnValue | undefined, param: string): string {
+  if (isKeyword(value)) return value.name;
+  if (typeof value === 'string' && value !== '') return value;
+  throw new ParamError(param, `expected a keyword, got ${describe(value)}`);
+}
+
+/** A field: a keyword (`:host`) or a vector of keywords (`[:attributes :env]`), as a path. */
+export function path(value: EdnValue | undefined, param: string): Path {
+  if (isKeyword(value)) return [value.name];
+  if (typeof value === 'string' && value !== '') return [value];
+  if (Array.isArray(value) && value.length > 0 && value.every((part) => isKeyword(part) || typeof part === 'string')) {
+    return value.map((part) => (part instanceof Keyword ? part.name : (part as string)));
+  }
+  throw new ParamError(param, `expected a keyword or a vector of keywords, got ${describe(value)}`);
+}
+
+/** A vector of fields (each a keyword or a path vector). */
+export function paths(value: EdnValue | undefined, param: string): Path[] {
+  if (!Array.isArray(value)) throw new ParamError(param, `expected a vector of fields, got ${describe(value)}`);
+  return value.map((field, i) => path(field, `${param}[${i}]`));
+}
+
+export function condition(value: EdnValue | undefined, param: string): Condition {
+  try {
+    return compileCondition(value ?? null);
+  } catch (error) {
+    throw new ParamError(param, error instanceof Error ? error.message : String(error));
+  }
+}
+
+export function boolean(value: EdnValue | undefined, param: string): boolean {
+  if (typeof value !== 'boolean') throw new ParamError(param, `expected true or false, got ${describe(value)}`);
+  return value;
+}
