@@ -1,0 +1,4 @@
+import type { ActionDefinition } from './types.ts';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export const collectionActions: ActionDefinition<any>[] = [];
