@@ -1,0 +1,19 @@
+/** The text `vigie check-config` prints: what the service would run with this config. */
+import { CHECK_KEYS, type VigieConfig } from './load.ts';
+
+export function describeConfig(config: VigieConfig): string {
+  const { http, healthchecks, streams } = config;
+  const lines = [
+    `config: ${config.file ?? '<embedded defaults>'} is valid`,
+    `listen: ${http.tls ? 'https' : 'http'}://${http.host}:${http.port}${http.tls?.ca ? ' (mutual TLS)' : ''}${http.basicAuth ? ' (basic auth)' : ''}`,
+    `database: ${config.databaseFile}`,
+  ];
+  for (const key of CHECK_KEYS) {
+    const checks = healthchecks.checks[key] as { name?: unknown }[];
+    if (checks.length > 0) lines.push(`${key}: ${checks.length} (${checks.map((check) => String(check.name)).join(', ')})`);
+  }
+  lines.push(`stream directories: ${streams.directories.join(', ')}`);
+  const outputs = Object.keys(streams.outputs);
+  if (outputs.length > 0) lines.push(`stream outputs: ${outputs.join(', ')}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,150 @@
+/**
+ * TypeBox schemas of the config file. A Cabourotte YAML file loads unchanged (`http`, `*-checks`, `exporters`,
+ * `discovery`, `healthchecks-labels`, `result-buffer`); Vigie's own settings live under `data-dir`,
+ * `healthchecks` and `streams`. Every object is closed (`additionalProperties: false`) so a typo is an error,
+ * never a silently ignored key.
+ */
+import { type TSchema, Type } from '@sinclair/typebox';
+
+/** A Go duration string (`10s`, `1m30s`); integers are rejected with a message saying so. */
+export const Duration = Type.String({ 'x-vigie-duration': true, minLength: 1 });
+
+const closed = { additionalProperties: false } as const;
+
+export const Port = Type.Integer({ minimum: 0, maximum: 65535 });
+
+const BasicAuth = Type.Object(
+  {
+    username: Type.String({ minLength: 1 }),
+    password: Type.String({ minLength: 1 }),
+  },
+  closed,
+);
+
+export const HttpServerSchema = Type.Object(
+  {
+    host: Type.Optional(Type.String({ minLength: 1 })),
+    port: Type.Optional(Port),
+    key: Type.Optional(Type.String({ minLength: 1 })),
+    cert: Type.Optional(Type.String({ minLength: 1 })),
+    cacert: Type.Optional(Type.String({ minLength: 1 })),
+    'basic-auth': Type.Optional(BasicAuth),
+    'allowed-cn': Type.Optional(Type.Array(Type.String())),
+    'disable-healthcheck-api': Type.Optional(Type.Boolean()),
+    'disable-result-api': Type.Optional(Type.Boolean()),
+    'body-limit': Type.Optional(Type.Integer({ minimum: 1024 })),
+  },
+  closed,
+);
+
+const TlsClientFields = {
+  key: Type.Optional(Type.String()),
+  cert: Type.Optional(Type.String()),
+  cacert: Type.Optional(Type.String()),
+  insecure: Type.Optional(Type.Boolean()),
+};
+
+/** Cabourotte exporters: accepted so that its files load; see README for what Vigie does with them. */
+const ExportersSchema = Type.Object(
+  {
+    http: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ minLength: 1 }),
+            host: Type.String({ minLength: 1 }),
+            port: Type.Integer({ minimum: 1, maximum: 65535 }),
+            path: Type.Optional(Type.String()),
+            protocol: Type.Optional(Type.Union([Type.Literal('http'), Type.Literal('https')])),
+            headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+            ...TlsClientFields,
+          },
+          closed,
+        ),
+      ),
+    ),
+    riemann: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ minLength: 1 }),
+            host: Type.String({ minLength: 1 }),
+            port: Type.Integer({ minimum: 1, maximum: 65535 }),
+            ttl: Type.Optional(Duration),
+            ...TlsClientFields,
+          },
+          closed,
+        ),
+      ),
+    ),
+  },
+  closed,
+);
+
+const DiscoverySchema = Type.Object(
+  {
+    http: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ minLength: 1 }),
+            host: Type.String({ minLength: 1 }),
+            port: Type.Integer({ minimum: 1, maximum: 65535 }),
+            path: Type.Optional(Type.String()),
+            protocol: Type.Optional(Type.Union([Type.Literal('http'), Type.Literal('https')])),
+            headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+            query: Type.Optional(Type.Record(Type.String(), Type.String())),
+            interval: Duration,
+            ...TlsClientFields,
+          },
+          closed,
+        ),
+      ),
+    ),
+  },
+  closed,
+);
+
+const HealthchecksSettingsSchema = Type.Object(
+  {
+    'max-concurrent-runs': Type.Optional(Type.Integer({ minimum: 1 })),
+    'history-size': Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+  },
+  closed,
+);
+
+export const StreamsSettingsSchema = Type.Object(
+  {
+    directories: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    'snapshot-interval': Type.Optional(Duration),
+    'max-pending-events': Type.Optional(Type.Integer({ minimum: 1 })),
+    outputs: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9._-]+$' }), Type.Unknown())),
+  },
+  closed,
+);
+
+/** Each `*-checks` entry is validated by its kind's own schema (src/healthcheck/kinds). */
+const CheckList = Type.Array(Type.Unknown());
+
+export const ConfigFileSchema = Type.Object(
+  {
+    'data-dir': Type.Optional(Type.String({ minLength: 1 })),
+    http: Type.Optional(HttpServerSchema),
+    'result-buffer': Type.Optional(Type.Integer({ minimum: 0 })),
+    'healthchecks-labels': Type.Optional(Type.Array(Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$' }))),
+    healthchecks: Type.Optional(HealthchecksSettingsSchema),
+    'http-checks': Type.Optional(CheckList),
+    'tcp-checks': Type.Optional(CheckList),
+    'dns-checks': Type.Optional(CheckList),
+    'tls-checks': Type.Optional(CheckList),
+    'command-checks': Type.Optional(CheckList),
+    exporters: Type.Optional(ExportersSchema),
+    discovery: Type.Optional(DiscoverySchema),
+    streams: Type.Optional(StreamsSettingsSchema),
+  },
+  closed,
+);
+
+export function isDurationSchema(schema: TSchema): boolean {
+  return (schema as Record<string, unknown>)['x-vigie-duration'] === true;
+}

@@ -1,0 +1,37 @@
+/**
+ * Opens the SQLite database: WAL so readers never block the writer, `synchronous=NORMAL` (durable across a
+ * process crash, which is what `kill -9` tests; an OS crash may lose the last transactions), a busy timeout
+ * so `sqlite3` sessions opened by people do not make writes fail, and foreign keys on.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import * as schema from './schema.ts';
+
+export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
+
+export const MIGRATIONS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../migrations');
+
+export function openDatabase(file: string): Db {
+  mkdirSync(dirname(file), { recursive: true });
+  const sqlite = new Database(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  return drizzle(sqlite, { schema }) as Db;
+}
+
+/** Applies the drizzle-kit migrations committed in `migrations/` (idempotent). */
+export function migrateDatabase(db: Db): void {
+  migrate(db, { migrationsFolder: MIGRATIONS_DIR });
+}
+
+export function closeDatabase(db: Db): void {
+  // A checkpoint on close keeps the -wal file small for people who copy the database around.
+  db.$client.pragma('wal_checkpoint(TRUNCATE)');
+  db.$client.close();
+}

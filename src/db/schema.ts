@@ -1,0 +1,89 @@
+/**
+ * Every table of the Vigie database. Tables and columns are named for people who open the file with
+ * `sqlite3`: times are integers whose unit is in the column name, JSON columns hold valid JSON.
+ */
+import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+
+/** API-created healthcheck definitions (config-file checks are always re-read from the file). */
+export const healthchecks = sqliteTable('healthchecks', {
+  name: text('name').primaryKey(),
+  kind: text('kind', { enum: ['http', 'tcp', 'dns', 'tls', 'command'] }).notNull(),
+  source: text('source').notNull(),
+  definition: text('definition', { mode: 'json' }).notNull(),
+  createdAtS: integer('created_at_s').notNull(),
+  updatedAtS: integer('updated_at_s').notNull(),
+});
+
+/** The latest result of every check, whatever its source. */
+export const healthcheckResults = sqliteTable('healthcheck_results', {
+  name: text('name').primaryKey(),
+  success: integer('success', { mode: 'boolean' }).notNull(),
+  timestampS: integer('timestamp_s').notNull(),
+  durationMs: integer('duration_ms').notNull(),
+  message: text('message').notNull(),
+  summary: text('summary').notNull(),
+  labels: text('labels', { mode: 'json' }),
+  source: text('source').notNull(),
+});
+
+/** The last N raw results of each check (N = `healthchecks.history-size`, 100 by default). */
+export const healthcheckHistory = sqliteTable(
+  'healthcheck_history',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    name: text('name').notNull(),
+    success: integer('success', { mode: 'boolean' }).notNull(),
+    timestampS: integer('timestamp_s').notNull(),
+    durationMs: integer('duration_ms').notNull(),
+    message: text('message').notNull(),
+  },
+  (table) => [index('healthcheck_history_name_id').on(table.name, table.id)],
+);
+
+/** Hourly (kept 30 days) and daily (kept a year) aggregates, updated as results arrive. */
+export const healthcheckUptime = sqliteTable(
+  'healthcheck_uptime',
+  {
+    name: text('name').notNull(),
+    granularity: text('granularity', { enum: ['hour', 'day'] }).notNull(),
+    periodStartS: integer('period_start_s').notNull(),
+    runs: integer('runs').notNull(),
+    successes: integer('successes').notNull(),
+    durationTotalMs: integer('duration_total_ms').notNull(),
+    durationMinMs: integer('duration_min_ms').notNull(),
+    durationMaxMs: integer('duration_max_ms').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.name, table.granularity, table.periodStartS] })],
+);
+
+/** API-created streams, recompiled at startup. */
+export const streams = sqliteTable('streams', {
+  name: text('name').primaryKey(),
+  configEdn: text('config_edn').notNull(),
+  isDefault: integer('is_default', { mode: 'boolean' }).notNull(),
+  persist: integer('persist', { mode: 'boolean' }).notNull(),
+  createdAtS: integer('created_at_s').notNull(),
+  updatedAtS: integer('updated_at_s').notNull(),
+});
+
+/** One row per stream index that has a snapshot: its clock and the hash of the config it was built by. */
+export const indexMeta = sqliteTable('index_meta', {
+  stream: text('stream').primaryKey(),
+  currentTimeNs: integer('current_time_ns').notNull(),
+  configHash: text('config_hash').notNull(),
+  savedAtS: integer('saved_at_s').notNull(),
+});
+
+/** The entries of each snapshotted index, keyed as the `:index` action keys them. */
+export const indexSnapshots = sqliteTable(
+  'index_snapshots',
+  {
+    stream: text('stream')
+      .notNull()
+      .references(() => indexMeta.stream, { onDelete: 'cascade' }),
+    key: text('key').notNull(),
+    event: text('event', { mode: 'json' }).notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.stream, table.key] })],
+);
+

@@ -1,0 +1,106 @@
+/**
+ * Runs the service: config → database (migrated) → parts → server listening → parts started; then signals.
+ * SIGHUP re-reads the config and hands it to each part (a failed reload is logged and changes nothing);
+ * SIGTERM/SIGINT stop accepting, let in-flight requests finish, flush the parts to SQLite and exit 0.
+ */
+import { mkdirSync } from 'node:fs';
+import { pino, type Logger } from 'pino';
+import { type VigieConfig, loadConfig } from '../config/load.ts';
+import { closeDatabase, type Db, migrateDatabase, openDatabase } from '../db/client.ts';
+import { buildServer } from './app.ts';
+import { createServerMetrics, type ServerMetrics } from './metrics.ts';
+import type { Part } from './part.ts';
+
+export interface PartFactoryContext {
+  config: VigieConfig;
+  db: Db;
+  metrics: ServerMetrics;
+  logger: Logger;
+}
+
+export type PartFactory = (context: PartFactoryContext) => Part | Promise<Part>;
+
+export interface RunningService {
+  readonly url: string;
+  reload(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startService(configFile: string | null, logger: Logger, partFactories: readonly PartFactory[]): Promise<RunningService> {
+  let config = loadConfig(configFile);
+  mkdirSync(config.dataDir, { recursive: true });
+  const db = openDatabase(config.databaseFile);
+  migrateDatabase(db);
+  const metrics = createServerMetrics();
+  const parts: Part[] = [];
+  for (const factory of partFactories) parts.push(await factory({ config, db, metrics, logger }));
+  const app = await buildServer({ config, metrics, parts, logger });
+  const url = await app.listen({ host: config.http.host, port: config.http.port });
+  for (const part of parts) await part.start();
+  logger.info({ url, database: config.databaseFile, config: config.file ?? '<embedded defaults>' }, 'vigie is serving');
+
+  let stopping: Promise<void> | null = null;
+  return {
+    url,
+    async reload() {
+      let next: VigieConfig;
+      try {
+        next = loadConfig(configFile);
+      } catch (error) {
+        logger.error({ err: error }, `reload refused, keeping the running config: ${(error as Error).message}`);
+        return;
+      }
+      if (JSON.stringify(next.http) !== JSON.stringify(config.http) || next.dataDir !== config.dataDir) {
+        logger.warn('changes to the http section or data-dir take effect at the next restart');
+      }
+      for (const part of parts) {
+        try {
+          await part.reload(next);
+        } catch (error) {
+          logger.error({ err: error, part: part.name }, `reload of ${part.name} refused: ${(error as Error).message}`);
+        }
+      }
+      config = next;
+      logger.info({ config: configFile }, 'config reloaded');
+    },
+    stop() {
+      stopping ??= (async () => {
+        await app.close();
+        for (const part of parts) {
+          try {
+            await part.stop();
+          } catch (error) {
+            logger.error({ err: error, part: part.name }, 'part failed to stop cleanly');
+          }
+        }
+        closeDatabase(db);
+        logger.info('vigie stopped');
+      })();
+      return stopping;
+    },
+  };
+}
+
+export function createLogger(level: string): Logger {
+  return pino({ level });
+}
+
+/** Wires the process signals to a running service. */
+export function handleSignals(service: RunningService, logger: Logger): void {
+  process.on('SIGHUP', () => {
+    logger.info('SIGHUP received, reloading the config');
+    void service.reload();
+  });
+  const shutdown = (signal: string) => {
+    logger.info(`${signal} received, shutting down`);
+    service.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}

@@ -1,0 +1,18 @@
+/**
+ * What each part of Vigie (healthchecks, streams) gives the process: its routes, and the lifecycle steps the
+ * process drives. Parts never reach for each other or for module-level singletons.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { VigieConfig } from '../config/load.ts';
+
+export interface Part {
+  readonly name: string;
+  /** A fastify plugin registering the part's routes (with their `errorShape`). */
+  readonly routes: FastifyPluginAsync;
+  /** Called once the server listens: start schedulers, watchers, timers. */
+  start(): Promise<void>;
+  /** A new config was loaded (SIGHUP): apply it, keeping the state of what did not change. Throws to refuse it. */
+  reload(config: VigieConfig): Promise<void>;
+  /** Stop work and flush everything to SQLite; called after the server stopped accepting requests. */
+  stop(): Promise<void>;
+}

@@ -1,0 +1,181 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createCa, readPem } from '../helpers/certs.ts';
+import { runCli, startServer, type TestServer } from '../helpers/server.ts';
+
+const exec = promisify(execFile);
+const servers: TestServer[] = [];
+const started = async (...args: Parameters<typeof startServer>) => {
+  const server = await startServer(...args);
+  servers.push(server);
+  return server;
+};
+
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.kill9()));
+});
+
+describe('the service process', () => {
+  it('serves /healthz, /health and creates every table with no config file at all', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'vigie-noconfig-'));
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, [join(import.meta.dirname, '../../bin/vigie.js'), 'serve'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        let seen = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          seen += chunk.toString();
+          const match = seen.split('\n').find((l) => l.includes('vigie is serving'));
+          if (match) resolve(match);
+        });
+        child.once('exit', (code) => reject(new Error(`exited ${code}: ${seen}`)));
+      });
+      const url = (JSON.parse(line) as { url: string }).url;
+      expect(url).toBe('http://127.0.0.1:9013');
+      for (const path of ['/healthz', '/health']) {
+        const response = await fetch(`${url}${path}`);
+        expect(response.status).toBe(200);
+        expect(await response.json()).toEqual({ message: 'ok' });
+      }
+      const db = new Database(join(cwd, 'data/vigie.db'), { readonly: true });
+      const tables = (db.prepare("select name from sqlite_master where type = 'table' order by name").all() as { name: string }[]).map((row) => row.name);
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      db.close();
+      expect(tables).toEqual(
+        expect.arrayContaining(['healthcheck_history', 'healthcheck_results', 'healthcheck_uptime', 'healthchecks', 'index_meta', 'index_snapshots', 'streams']),
+      );
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('exits 1 before listening on a misspelled key, naming the file and the key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vigie-badconfig-'));
+    const file = join(dir, 'vigie.yaml');
+    writeFileSync(file, 'http:\n  port: 0\nhttp-chekcs: []\n');
+    const serve = await runCli(['serve', '--config', file]);
+    expect(serve.code).toBe(1);
+    expect(serve.stderr).toContain(`${file}: http-chekcs: unknown key "http-chekcs" (did you mean "http-checks"?)`);
+    const check = await runCli(['check-config', file]);
+    expect(check.code).toBe(1);
+    expect(check.stderr).toContain('http-chekcs');
+  });
+
+  it('rejects integer durations and wrong types with the key path', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vigie-badconfig-'));
+    const file = join(dir, 'vigie.yaml');
+    writeFileSync(file, 'streams:\n  snapshot-interval: 10\n');
+    const result = await runCli(['check-config', file]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('streams.snapshot-interval: must be a duration string such as "10s" or "1m30s", got the number 10');
+    writeFileSync(file, 'http:\n  port: "abc"\n');
+    expect((await runCli(['check-config', file])).stderr).toContain('http.port: must be an integer, got the string "abc"');
+  });
+
+  it('check-config prints what would run', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vigie-goodconfig-'));
+    const file = join(dir, 'vigie.yaml');
+    writeFileSync(file, `data-dir: ${dir}\nhttp:\n  host: 127.0.0.1\n  port: 9999\n`);
+    const result = await runCli(['check-config', file]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('is valid');
+    expect(result.stdout).toContain('listen: http://127.0.0.1:9999');
+  });
+
+  it('answers 405 with Allow for a wrong method on a known path, and 404 on an unknown one', async () => {
+    const server = await started();
+    const response = await server.request('/healthz', { method: 'DELETE' });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('GET, HEAD');
+    expect(await response.json()).toEqual({ message: 'Method DELETE not allowed on /healthz; allowed: GET, HEAD' });
+    expect((await server.request('/nowhere')).status).toBe(404);
+    expect((await server.request('/health', { method: 'HEAD' })).status).toBe(200);
+  });
+
+  it('serves /metrics that promtool accepts, with the HTTP server metrics', async () => {
+    const server = await started();
+    await server.request('/healthz');
+    await server.request('/nowhere');
+    const text = await (await server.request('/metrics')).text();
+    expect(text).toContain('http_responses_total{method="GET",route="/healthz",status="200"} 1');
+    expect(text).toContain('http_responses_total{method="GET",route="?",status="404"} 1');
+    expect(text).toMatch(/http_requests_duration_seconds_bucket\{le="0.005",method="GET",route="\/healthz",status="200"\}/);
+    expect(text).toContain('process_cpu_user_seconds_total');
+    const dir = mkdtempSync(join(tmpdir(), 'vigie-metrics-'));
+    writeFileSync(join(dir, 'metrics.txt'), text);
+    const { stdout, stderr } = await exec('sh', ['-c', `promtool check metrics < ${join(dir, 'metrics.txt')}`]);
+    expect(stdout + stderr).not.toMatch(/error/i);
+  });
+});
+
+describe('basic auth', () => {
+  it('checks the credentials for real', async () => {
+    const server = await started({ config: { http: { 'basic-auth': { username: 'ops', password: 's3cret:with:colons' } } } });
+    const auth = (user: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+    const none = await server.request('/healthz');
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toMatch(/^Basic realm=/);
+    expect((await server.request('/healthz', { headers: auth('ops', 'wrong') })).status).toBe(401);
+    expect((await server.request('/healthz', { headers: auth('other', 's3cret:with:colons') })).status).toBe(401);
+    expect((await server.request('/metrics', { headers: auth('ops', 'wrong') })).status).toBe(401);
+    const ok = await server.request('/healthz', { headers: auth('ops', 's3cret:with:colons') });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ message: 'ok' });
+  });
+});
+
+describe('TLS', () => {
+  it('serves HTTPS with the configured certificate', async () => {
+    const ca = createCa();
+    const leaf = ca.issue('server', { dns: ['localhost'], ips: ['127.0.0.1'] });
+    const server = await started({ config: { http: { key: leaf.key, cert: leaf.cert } } });
+    expect(server.url).toMatch(/^https:\/\//);
+    const dispatcher = new Agent({ connect: { ca: readPem(ca.cert) } });
+    const response = await undiciFetch(`${server.url}/healthz`, { dispatcher });
+    expect(response.status).toBe(200);
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+  });
+
+  it('requires a client certificate signed by cacert (mutual TLS)', async () => {
+    const ca = createCa();
+    const leaf = ca.issue('server', { dns: ['localhost'], ips: ['127.0.0.1'] });
+    const client = ca.issue('client', { client: true });
+    const server = await started({ config: { http: { key: leaf.key, cert: leaf.cert, cacert: ca.cert } } });
+    const withCert = new Agent({ connect: { ca: readPem(ca.cert), cert: readPem(client.cert), key: readPem(client.key) } });
+    expect((await undiciFetch(`${server.url}/healthz`, { dispatcher: withCert })).status).toBe(200);
+    const withoutCert = new Agent({ connect: { ca: readPem(ca.cert) } });
+    await expect(undiciFetch(`${server.url}/healthz`, { dispatcher: withoutCert })).rejects.toThrow();
+    const other = createCa('Other CA').issue('intruder', { client: true });
+    const wrongCa = new Agent({ connect: { ca: readPem(ca.cert), cert: readPem(other.cert), key: readPem(other.key) } });
+    await expect(undiciFetch(`${server.url}/healthz`, { dispatcher: wrongCa })).rejects.toThrow();
+  });
+});
+
+describe('signals', () => {
+  it('SIGHUP with a broken config logs the error and keeps serving; a valid one is applied', async () => {
+    const server = await started();
+    server.writeConfig('http:\n  port: 0\nstreams:\n  snapshot-interval: nope\n');
+    server.process.kill('SIGHUP');
+    const refused = await server.waitForLog(/reload refused/);
+    expect(refused).toContain('streams.snapshot-interval');
+    expect((await server.request('/healthz')).status).toBe(200);
+    server.writeConfig({});
+    server.process.kill('SIGHUP');
+    await server.waitForLog(/config reloaded/);
+    expect((await server.request('/healthz')).status).toBe(200);
+  });
+
+  it('SIGTERM stops the server, closes the database and exits 0', async () => {
+    const server = await started();
+    expect((await server.request('/healthz')).status).toBe(200);
+    expect(await server.stop()).toBe(0);
+    expect(server.logs.some((line) => line.includes('vigie stopped'))).toBe(true);
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+  });
+});

@@ -1,0 +1,126 @@
+/**
+ * Starts the real server (`bin/vigie.js serve`) as a child process on port 0 with a temporary data directory,
+ * for e2e tests. The process is real so that tests can send it signals and `kill -9` it.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { stringify } from 'yaml';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const BIN = join(ROOT, 'bin/vigie.js');
+
+export interface StartOptions {
+  /** Config merged over `{data-dir: <tmp>, http: {host: 127.0.0.1, port: 0}}`; a string is written verbatim. */
+  config?: Record<string, unknown> | string;
+  /** Reuse a data directory (restart tests). */
+  dataDir?: string;
+  logLevel?: string;
+  env?: Record<string, string>;
+}
+
+export interface TestServer {
+  readonly url: string;
+  readonly dataDir: string;
+  readonly configFile: string;
+  readonly process: ChildProcess;
+  /** Every line the process wrote (stdout and stderr). */
+  readonly logs: string[];
+  /** fetch() relative to the server URL. */
+  request(path: string, init?: RequestInit): Promise<Response>;
+  /** Rewrites the config file (same merge rules as `config`). */
+  writeConfig(config: Record<string, unknown> | string): void;
+  /** SIGTERM and wait; resolves with the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL and wait. */
+  kill9(): Promise<void>;
+  /** Waits until a log line matches. */
+  waitForLog(pattern: RegExp, timeoutMs?: number): Promise<string>;
+}
+
+export function makeDataDir(): string {
+  return mkdtempSync(join(tmpdir(), 'vigie-test-'));
+}
+
+export async function startServer(options: StartOptions = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? makeDataDir();
+  const configFile = join(dataDir, 'vigie.yaml');
+  const writeConfig = (config: Record<string, unknown> | string) => {
+    if (typeof config === 'string') {
+      writeFileSync(configFile, config);
+      return;
+    }
+    const http = { host: '127.0.0.1', port: 0, ...((config.http as object | undefined) ?? {}) };
+    writeFileSync(configFile, stringify({ 'data-dir': dataDir, ...config, http }));
+  };
+  writeConfig(options.config ?? {});
+  const child = spawn(process.execPath, [BIN, 'serve', '--config', configFile, '--log-level', options.logLevel ?? 'info'], {
+    cwd: dataDir,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: string[] = [];
+  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  const onData = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (line === '') continue;
+      logs.push(line);
+      for (const waiter of [...waiters]) {
+        if (waiter.pattern.test(line)) {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          waiter.resolve(line);
+        }
+      }
+    }
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+
+  const waitForLog = (pattern: RegExp, timeoutMs = 20_000) =>
+    new Promise<string>((resolveLine, reject) => {
+      const existing = logs.find((line) => pattern.test(line));
+      if (existing) return resolveLine(existing);
+      const timer = setTimeout(() => reject(new Error(`no log line matched ${pattern} within ${timeoutMs} ms; logs:\n${logs.join('\n')}`)), timeoutMs);
+      waiters.push({ pattern, resolve: (line) => (clearTimeout(timer), resolveLine(line)) });
+      void exited.then((code) => {
+        clearTimeout(timer);
+        reject(new Error(`server exited with code ${code} before a log line matched ${pattern}; logs:\n${logs.join('\n')}`));
+      });
+    });
+
+  const ready = await waitForLog(/vigie is serving/);
+  const url = (JSON.parse(ready) as { url: string }).url;
+  return {
+    url,
+    dataDir,
+    configFile,
+    process: child,
+    logs,
+    request: (path, init) => fetch(`${url}${path}`, init),
+    writeConfig,
+    waitForLog,
+    async stop() {
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      return exited;
+    },
+    async kill9() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+/** Runs the CLI to completion (e.g. `check-config`, `test`) and returns its output and exit code. */
+export async function runCli(args: string[], options: { cwd?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const code = await new Promise<number | null>((resolveExit) => child.once('exit', (exitCode) => resolveExit(exitCode)));
+  return { code, stdout, stderr };
+}
