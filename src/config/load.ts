@@ -108,7 +108,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
   const http = raw.http ?? {};
   const dataDir = resolve(raw['data-dir'] ?? 'data');
   if ((http.key === undefined) !== (http.cert === undefined)) {
-    throw new ConfigError(file, http.key === undefined ? 'http.cert' : 'http.key', 'the key and cert options must be set together');
+    throw new ConfigError(file, http.key === undefined ? 'http.key' : 'http.cert', 'the key and cert options must be set together');
   }
   if (http.cacert !== undefined && http.cert === undefined) {
     throw new ConfigError(file, 'http.cacert', 'mutual TLS needs http.key and http.cert too');

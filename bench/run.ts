@@ -1,0 +1,34 @@
+/**
+ * `npm run bench`: runs every benchmark script in sequence, each in its own process (they start real servers and
+ * must not share a CPU with each other), and prints a summary of the JSON each one writes in bench/results/.
+ * `npm run bench -- engine checks` runs a subset.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+
+const ALL = ['engine', 'http-ingest', 'remote-write', 'otlp', 'index-search', 'checks'];
+const selected = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ALL;
+const here = import.meta.dirname;
+
+console.log(`running ${selected.join(', ')} on ${cpus().length} cores`);
+let failed = 0;
+for (const name of selected) {
+  const script = join(here, `${name}.ts`);
+  if (!existsSync(script)) {
+    console.error(`bench ${name}: no script ${script}`);
+    failed++;
+    continue;
+  }
+  console.log(`\n=== ${name} ===`);
+  const result = spawnSync(process.execPath, ['--import', 'tsx', script], { stdio: 'inherit' });
+  if (result.status !== 0) failed++;
+}
+
+console.log('\n=== summary ===');
+for (const name of selected) {
+  const file = join(here, 'results', `${name}.json`);
+  if (existsSync(file)) console.log(`${name}: ${readFileSync(file, 'utf8').trim()}`);
+}
+process.exitCode = failed > 0 ? 1 : 0;

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, DEFAULT_PORT, loadConfig, parseConfigText } from '../../src/config/load.ts';
+
+const errorOf = (text: string) => {
+  try {
+    parseConfigText(text, '/etc/vigie.yaml');
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error('expected the config to be rejected');
+};
+
+describe('config loading', () => {
+  it('works with no file at all', () => {
+    const config = loadConfig(null);
+    expect(config.file).toBeNull();
+    expect(config.http.host).toBe('127.0.0.1');
+    expect(config.http.port).toBe(DEFAULT_PORT);
+    expect(config.databaseFile).toMatch(/data\/vigie\.db$/);
+    expect(config.streams.directories[0]).toMatch(/data\/streams$/);
+    expect(config.healthchecks.maxConcurrentRuns).toBe(1000);
+  });
+
+  it('names the file, the key path and the problem', () => {
+    expect(errorOf('http:\n  prot: 1\n')).toBe('/etc/vigie.yaml: http.prot: unknown key "prot" (did you mean "port"?)');
+    expect(errorOf('http:\n  port: 70000\n')).toMatch(/^\/etc\/vigie\.yaml: http\.port: /);
+    expect(errorOf('streams:\n  snapshot-interval: 10\n')).toBe(
+      '/etc/vigie.yaml: streams.snapshot-interval: must be a duration string such as "10s" or "1m30s", got the number 10',
+    );
+    expect(errorOf('streams:\n  snapshot-interval: 10d\n')).toBe('/etc/vigie.yaml: streams.snapshot-interval: time: unknown unit "d" in duration "10d"');
+    expect(errorOf('http:\n  basic-auth:\n    username: a\n')).toBe('/etc/vigie.yaml: http.basic-auth.password: is required');
+    expect(errorOf('http:\n  cert: /x\n')).toBe('/etc/vigie.yaml: http.key: the key and cert options must be set together');
+    expect(errorOf('- a\n- b\n')).toBe('/etc/vigie.yaml: the top level must be a mapping of keys');
+    expect(errorOf('http: [\n')).toMatch(/^\/etc\/vigie\.yaml: invalid YAML at line \d+, column \d+/);
+    expect(errorOf('http: {}\nhttp: {}\n')).toMatch(/invalid YAML/);
+  });
+
+  it('accepts the Cabourotte top-level keys', () => {
+    const config = parseConfigText(
+      ['result-buffer: 1000', 'healthchecks-labels: [env]', 'http:', '  host: 0.0.0.0', '  port: 9013', 'exporters:', '  http:', '    - {name: e, host: 127.0.0.1, port: 9595, path: /, protocol: http}', 'discovery:', '  http:', '    - {name: d, host: 127.0.0.1, port: 9595, interval: 30s}'].join('\n'),
+      null,
+    );
+    expect(config.http.host).toBe('0.0.0.0');
+    expect(config.healthchecks.labels).toEqual(['env']);
+  });
+});
