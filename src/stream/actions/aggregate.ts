@@ -1,4 +1,303 @@
-import type { ActionDefinition } from './types.ts';
+/**
+ * Time aggregations: `sum`, `mean`, `top`, `bottom`, `rate`, `ratio` and `ssort` run on the shared windowing
+ * engine (aggregation-engine.ts; `fixed-time-window` lives in window.ts), `percentiles` on an HdrHistogram.
+ * Every event must have a `:time` (upstream throws otherwise, and so do we).
+ */
+import type { EdnValue } from '../edn.ts';
+import type { Event } from '../event.ts';
+import { NS_PER_SECOND } from '../event.ts';
+import { assocIn, getIn, type Path } from '../path.ts';
+import { type Aggregator, readWindowParams, type WindowParams, windowedAggregation } from './aggregation-engine.ts';
+import { compareValues, metricOrZero, quantileLabel, requireNumber, requireTime } from './numbers.ts';
+import { arity, boolean, condition, describe, duration, map, number, option, path, positiveInteger } from './params.ts';
+import { PercentileHistogram } from './percentile-histogram.ts';
+import { type ActionDefinition, defineAction, type Emit, ParamError } from './types.ts';
+
+/** Emits one finalised event per flushed window. */
+function eachWindow<A>(finalise: (accumulator: A) => Event): (windows: A[], emit: Emit) => void {
+  return (windows, emit) => {
+    for (let i = 0; i < windows.length; i++) emit(finalise(windows[i] as A));
+  };
+}
+
+interface SumWindow {
+  base: Event;
+  sum: unknown;
+  count: number;
+}
+
+const sumAggregator: Aggregator<SumWindow> = {
+  start: (event) => ({ base: event, sum: event.metric, count: 1 }),
+  add(window, event) {
+    window.sum = requireNumber(window.sum, ':sum: :metric') + requireNumber(event.metric, ':sum: :metric');
+    // A strictly later event becomes the base; on equal times the earlier base stays.
+    if ((event.time as number) > (window.base.time as number)) window.base = event;
+    window.count++;
+    return window;
+  },
+  flush: eachWindow((window) => (window.count === 1 ? window.base : { ...window.base, metric: window.sum as number })),
+};
+
+/** Sums the metrics of each time window and emits the most recent event of the window with that sum.
+ *  `{:action :sum :params [{:duration "10s" :delay "2s"}] :children [...]}` (numbers are nanoseconds). */
+export const sum = defineAction({
+  name: 'sum',
+  params: readWindowParams,
+  build: (params, ctx) => windowedAggregation('sum', params, sumAggregator, ctx.emit),
+});
+
+interface MeanWindow {
+  base: Event;
+  sum: number;
+  count: number;
+}
+
+const meanAggregator: Aggregator<MeanWindow> = {
+  start: (event) => ({ base: event, sum: metricOrZero(event, 'mean'), count: 1 }),
+  add(window, event) {
+    window.sum += metricOrZero(event, 'mean');
+    window.count++;
+    if ((event.time as number) > (window.base.time as number)) window.base = event;
+    return window;
+  },
+  flush: eachWindow((window) => ({ ...window.base, metric: window.sum / window.count })),
+};
+
+/** Mean of the metrics of each time window (a missing metric counts as 0), on the window's most recent
+ *  event. `{:action :mean :params [{:duration 60000000000}] :children [...]}` */
+export const mean = defineAction({
+  name: 'mean',
+  params: readWindowParams,
+  build: (params, ctx) => windowedAggregation('mean', params, meanAggregator, ctx.emit),
+});
+
+function extremumAggregator(action: string, keepCurrent: (current: number, candidate: number) => boolean): Aggregator<Event> {
+  const what = `:${action}: :metric`;
+  return {
+    start: (event) => event,
+    // On equal metrics the newer arrival wins, as upstream.
+    add: (current, event) => (keepCurrent(requireNumber(current.metric, what), requireNumber(event.metric, what)) ? current : event),
+    flush: eachWindow((event) => event),
+  };
+}
+
+const topAggregator = extremumAggregator('top', (current, candidate) => current > candidate);
+const bottomAggregator = extremumAggregator('bottom', (current, candidate) => current < candidate);
+
+/** Emits the event with the highest metric of each time window.
+ *  `{:action :top :params [{:duration "1m"}] :children [...]}` */
+export const top = defineAction({
+  name: 'top',
+  params: readWindowParams,
+  build: (params, ctx) => windowedAggregation('top', params, topAggregator, ctx.emit),
+});
+
+/** Emits the event with the lowest metric of each time window.
+ *  `{:action :bottom :params [{:duration "1m"}] :children [...]}` */
+export const bottom = defineAction({
+  name: 'bottom',
+  params: readWindowParams,
+  build: (params, ctx) => windowedAggregation('bottom', params, bottomAggregator, ctx.emit),
+});
+
+interface CountWindow {
+  base: Event;
+  count: number;
+}
+
+function rateAggregator(params: WindowParams): Aggregator<CountWindow> {
+  // Per second, exact (upstream divides by whole seconds and so throws under 1 s).
+  const seconds = params.duration / NS_PER_SECOND;
+  return {
+    start: (event) => ({ base: event, count: 1 }),
+    add(window, event) {
+      window.count++;
+      if ((event.time as number) > (window.base.time as number)) window.base = event;
+      return window;
+    },
+    flush: eachWindow((window) => ({ ...window.base, metric: window.count / seconds })),
+  };
+}
+
+/** Counts the events of each time window and emits the most recent one with `:metric` = events per second
+ *  (input metrics are ignored). `{:action :rate :params [{:duration "10s"}] :children [...]}` */
+export const rate = defineAction({
+  name: 'rate',
+  params: readWindowParams,
+  build: (params, ctx) => windowedAggregation('rate', params, rateAggregator(params), ctx.emit),
+});
+
+interface RatioParams extends WindowParams {
+  readonly first: (event: Event) => boolean;
+  readonly second: (event: Event) => boolean;
+  readonly sumMetrics: boolean;
+}
+
+interface RatioWindow {
+  base: Event;
+  first: number;
+  second: number;
+}
+
+function ratioAggregator(params: RatioParams): Aggregator<RatioWindow> {
+  const { first, second, sumMetrics } = params;
+  const count = (window: RatioWindow, event: Event): void => {
+    const weight = sumMetrics ? metricOrZero(event, 'ratio') : 1;
+    if (first(event)) window.first += weight;
+    if (second(event)) window.second += weight;
+  };
+  return {
+    start(event) {
+      const window = { base: event, first: 0, second: 0 };
+      count(window, event);
+      return window;
+    },
+    add(window, event) {
+      count(window, event);
+      if ((event.time as number) > (window.base.time as number)) window.base = event;
+      return window;
+    },
+    flush: eachWindow((window) => ({ ...window.base, metric: window.second === 0 ? 0 : window.first / window.second })),
+  };
+}
+
+/** Per time window, the number of events matching the first condition divided by the number matching the
+ *  second (0 when none matches the second); with `:metric true`, sums of their metrics instead of counts.
+ *  `{:action :ratio :params [{:duration "1m" :conditions [[:= :state "error"] [:always-true]]}] :children [...]}` */
+export const ratio = defineAction({
+  name: 'ratio',
+  params(raw): RatioParams {
+    const window = readWindowParams(raw);
+    const conditions = option(window.options, 'conditions');
+    if (!Array.isArray(conditions) || conditions.length !== 2) {
+      throw new ParamError(':conditions', `expected a vector of two conditions, got ${describe(conditions)}`);
+    }
+    const metric = option(window.options, 'metric');
+    return {
+      duration: window.duration,
+      delay: window.delay,
+      first: condition(conditions[0], ':conditions[0]'),
+      second: condition(conditions[1], ':conditions[1]'),
+      sumMetrics: metric === undefined ? false : boolean(metric, ':metric'),
+    };
+  },
+  build: (params, ctx) => windowedAggregation('ratio', params, ratioAggregator(params), ctx.emit),
+});
+
+interface SsortParams extends WindowParams {
+  readonly field: Path;
+}
+
+function ssortAggregator(field: Path): Aggregator<Event[]> {
+  return {
+    start: (event) => [event],
+    add(window, event) {
+      window.push(event);
+      return window;
+    },
+    // Every window flushed by one event is merged, sorted (stably) and sent one event at a time.
+    flush(windows, emit) {
+      const events = windows.length === 1 ? (windows[0] as Event[]) : windows.flat();
+      events.sort((a, b) => compareValues(getIn(a, field), getIn(b, field)));
+      for (let i = 0; i < events.length; i++) emit(events[i] as Event);
+    },
+  };
+}
+
+/** Streaming sort: buffers each time window and emits its events one by one, sorted by `:field` (a keyword
+ *  or a nested path). `{:action :ssort :params [{:duration "10s" :field :time :delay "5s"}] :children [...]}` */
+export const ssort = defineAction({
+  name: 'ssort',
+  params(raw): SsortParams {
+    const window = readWindowParams(raw);
+    return { duration: window.duration, delay: window.delay, field: path(option(window.options, 'field'), ':field') };
+  },
+  build: (params, ctx) => windowedAggregation('ssort', params, ssortAggregator(params.field), ctx.emit),
+});
+
+const QUANTILE_PATH: Path = ['attributes', 'quantile'];
+
+interface PercentilesParams extends WindowParams {
+  readonly quantiles: readonly number[];
+  readonly significantDigits: number;
+  readonly highestTrackableValue: number | undefined;
+  readonly lowestDiscernibleValue: number | undefined;
+}
+
+function readPercentilesParams(raw: readonly EdnValue[]): PercentilesParams {
+  arity(raw, 1);
+  const options = map(raw[0], 'config');
+  const quantiles = option(options, 'percentiles');
+  if (!Array.isArray(quantiles)) throw new ParamError(':percentiles', `expected a vector of quantiles, got ${describe(quantiles)}`);
+  const digits = option(options, 'nb-significant-digits');
+  const significantDigits = digits === undefined ? 3 : positiveInteger(digits, ':nb-significant-digits');
+  if (significantDigits > 5) throw new ParamError(':nb-significant-digits', `expected 1 to 5, got ${significantDigits}`);
+  const highest = option(options, 'highest-trackable-value');
+  const lowest = option(options, 'lowest-discernible-value');
+  const highestTrackableValue = highest === undefined ? undefined : positiveInteger(highest, ':highest-trackable-value');
+  const lowestDiscernibleValue = lowest === undefined ? undefined : positiveInteger(lowest, ':lowest-discernible-value');
+  if (lowestDiscernibleValue !== undefined) {
+    if (highestTrackableValue === undefined) throw new ParamError(':lowest-discernible-value', 'needs :highest-trackable-value too');
+    if (highestTrackableValue < 2 * lowestDiscernibleValue) {
+      throw new ParamError(':highest-trackable-value', `must be at least twice :lowest-discernible-value (${lowestDiscernibleValue})`);
+    }
+  } else if (highestTrackableValue !== undefined && highestTrackableValue < 2) {
+    throw new ParamError(':highest-trackable-value', 'must be at least 2');
+  }
+  const delay = option(options, 'delay');
+  return {
+    duration: duration(option(options, 'duration'), ':duration'),
+    delay: delay === undefined ? 0 : duration(delay, ':delay', { allowZero: true }),
+    quantiles: quantiles.map((q, i) => {
+      const value = number(q, `:percentiles[${i}]`);
+      if (value < 0 || value > 1) throw new ParamError(`:percentiles[${i}]`, `expected a quantile between 0 and 1, got ${value}`);
+      return value;
+    }),
+    significantDigits,
+    highestTrackableValue,
+    lowestDiscernibleValue,
+  };
+}
+
+/** Records metrics in an HdrHistogram and, when an event arrives more than `:duration` after the last flush,
+ *  emits that event once per quantile with `:metric` = the value at that quantile (an integer; metrics are
+ *  truncated when recorded) and `[:attributes :quantile]` = the quantile as a string. The triggering event
+ *  counts in the next interval; `:delay` only admits late events into the current one.
+ *  `{:action :percentiles :params [{:duration "1m" :percentiles [0.5 0.99 1] :nb-significant-digits 3}] :children [...]}` */
+export const percentiles = defineAction({
+  name: 'percentiles',
+  params: readPercentilesParams,
+  build(params, ctx) {
+    const { duration: interval, delay, quantiles } = params;
+    const labels = quantiles.map(quantileLabel);
+    const histogram = new PercentileHistogram(params);
+    const emit = ctx.emit;
+    const record = (event: Event): void => histogram.record(requireNumber(event.metric, ':percentiles: :metric'));
+    // Upstream uses 0 as "no event yet", so a first event at time 0 leaves the action unstarted: kept.
+    let lastFlush = 0;
+    return (emission) => {
+      const time = requireTime(emission, 'percentiles');
+      const event = emission as Event;
+      if (lastFlush === 0) {
+        lastFlush = time;
+        record(event);
+      } else if (time > lastFlush + interval) {
+        const values = quantiles.map((q) => histogram.valueAtPercentile(100 * q));
+        histogram.reset();
+        lastFlush = time;
+        record(event);
+        for (let i = 0; i < values.length; i++) {
+          // assocIn copies the event, so setting the metric on the copy is safe.
+          const quantileEvent = assocIn(event, QUANTILE_PATH, labels[i]);
+          quantileEvent.metric = values[i] as number;
+          emit(quantileEvent);
+        }
+      } else if (time >= lastFlush - delay) {
+        record(event);
+      }
+    };
+  },
+});
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const aggregateActions: ActionDefinition<any>[] = [];
+export const aggregateActions: ActionDefinition<any>[] = [sum, mean, top, bottom, rate, ratio, ssort, percentiles];

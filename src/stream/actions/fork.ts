@@ -1,4 +1,67 @@
-import type { ActionDefinition } from './types.ts';
+/**
+ * `by`: splits the stream by the values of some fields, with a fresh compilation (fresh state) of the
+ * children for every new combination.
+ */
+import type { Event } from '../event.ts';
+import { fieldKeyFunction, type FieldKey } from './field-key.ts';
+import { requireTime } from './numbers.ts';
+import { arity, duration, map, option, paths } from './params.ts';
+import { type ActionDefinition, defineAction, type Emit, ParamError } from './types.ts';
+
+/** Upstream's default fork TTL, 3600, read in the unit of every other time param: 1 h in ns. */
+const DEFAULT_FORK_TTL_NS = 3600e9;
+
+interface Fork {
+  readonly emit: Emit;
+  lastSeen: number;
+}
+
+/** Routes each event to the children instance of its `:fields` values (nil for a missing field), creating
+ *  it on first sight. With `:gc-interval`, forks not seen for `:fork-ttl` (default 1 h) are dropped, checked
+ *  on the first event and then whenever event time passes the last check by `:gc-interval`; the check runs
+ *  before routing, so an event can land in a freshly recreated fork. Every event needs a `:time`.
+ *  `{:action :by :params [{:fields [:host :service] :gc-interval "10m" :fork-ttl "1h"}] :children [...]}` */
+export const by = defineAction({
+  name: 'by',
+  params(raw) {
+    arity(raw, 1);
+    const options = map(raw[0], 'config');
+    const fields = paths(option(options, 'fields'), ':fields');
+    if (fields.length === 0) throw new ParamError(':fields', 'expected at least one field');
+    const gcInterval = option(options, 'gc-interval');
+    const forkTtl = option(options, 'fork-ttl');
+    return {
+      fields,
+      gcInterval: gcInterval === undefined ? undefined : duration(gcInterval, ':gc-interval'),
+      forkTtl: forkTtl === undefined ? DEFAULT_FORK_TTL_NS : duration(forkTtl, ':fork-ttl'),
+    };
+  },
+  build({ fields, gcInterval, forkTtl }, ctx) {
+    const keyOf = fieldKeyFunction(fields, { missingIsNil: true });
+    const forks = new Map<FieldKey, Fork>();
+    // Upstream treats a last GC time of 0 as "never ran": kept, it only matters for events at time 0.
+    let lastGc = 0;
+    const collect = (now: number): void => {
+      const oldest = now - forkTtl;
+      for (const [key, fork] of forks) if (fork.lastSeen < oldest) forks.delete(key);
+      lastGc = now;
+    };
+    return (emission) => {
+      const time = requireTime(emission, 'by');
+      if (gcInterval !== undefined && (lastGc === 0 || time > lastGc + gcInterval)) collect(time);
+      const key = keyOf(emission as Event);
+      let fork = forks.get(key);
+      if (fork === undefined) {
+        fork = { emit: ctx.forkChildren(), lastSeen: time };
+        forks.set(key, fork);
+      } else {
+        // Overwritten even when the event is older than the last one, as upstream does.
+        fork.lastSeen = time;
+      }
+      fork.emit(emission);
+    };
+  },
+});
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const forkActions: ActionDefinition<any>[] = [];
+export const forkActions: ActionDefinition<any>[] = [by];

@@ -1,4 +1,204 @@
-import type { ActionDefinition } from './types.ts';
+/**
+ * Windows: actions that buffer events and emit lists (count-based, time-based, latest-per-key,
+ * latest-per-condition). Time-based ones advance on event time only.
+ */
+import type { EdnValue } from '../edn.ts';
+import type { Emission, Event } from '../event.ts';
+import { isExpired } from '../event.ts';
+import type { Condition } from '../condition.ts';
+import { type Aggregator, readWindowParams, windowedAggregation } from './aggregation-engine.ts';
+import { fieldKeyFunction, type FieldKey } from './field-key.ts';
+import { requireNumber } from './numbers.ts';
+import { arity, condition, describe, duration, map, option, paths, positiveInteger } from './params.ts';
+import { type ActionDefinition, defineAction, ParamError } from './types.ts';
+
+function readSize(raw: readonly EdnValue[]): { size: number } {
+  arity(raw, 1);
+  const options = map(raw[0], 'config');
+  return { size: positiveInteger(option(options, 'size'), ':size') };
+}
+
+/** Buffers events and emits them as one list every `:size` events; the next event starts a new list.
+ *  `{:action :fixed-event-window :params [{:size 5}] :children [{:action :coll-mean ...}]}` */
+export const fixedEventWindow = defineAction({
+  name: 'fixed-event-window',
+  params: readSize,
+  build({ size }, ctx) {
+    const emit = ctx.emit;
+    let window: Event[] = [];
+    return (emission) => {
+      window.push(emission as Event);
+      if (window.length === size) {
+        const full = window;
+        window = [];
+        emit(full);
+      }
+    };
+  },
+});
+
+/** On every event, emits the list of the last `:size` events, oldest first.
+ *  `{:action :moving-event-window :params [{:size 10}] :children [...]}` */
+export const movingEventWindow = defineAction({
+  name: 'moving-event-window',
+  params: readSize,
+  build({ size }, ctx) {
+    const emit = ctx.emit;
+    const window: Event[] = [];
+    return (emission) => {
+      window.push(emission as Event);
+      if (window.length > size) window.shift();
+      emit(window.slice());
+    };
+  },
+});
+
+const listAggregator: Aggregator<Event[]> = {
+  start: (event) => [event],
+  add(window, event) {
+    window.push(event);
+    return window;
+  },
+  flush(windows, emit) {
+    for (let i = 0; i < windows.length; i++) emit(windows[i] as Event[]);
+  },
+};
+
+/** Emits each `:duration` window of events as a list (arrival order), windows aligned on the first event;
+ *  `:delay` tolerates late events. A window is emitted when an event past its end (plus delay) arrives.
+ *  `{:action :fixed-time-window :params [{:duration "1m" :delay "10s"}] :children [{:action :coll-max ...}]}` */
+export const fixedTimeWindow = defineAction({
+  name: 'fixed-time-window',
+  params: readWindowParams,
+  build: (params, ctx) => windowedAggregation('fixed-time-window', params, listAggregator, ctx.emit),
+});
+
+/** The `:time` of a time-tolerant action's input: `undefined` when absent or nil, a thrown error when it is
+ *  something else (Clojure comparisons throw on strings). */
+function optionalTime(emission: Emission, action: string): number | undefined {
+  if (emission === null || Array.isArray(emission)) return undefined;
+  const time = emission.time;
+  return time === undefined || time === null ? undefined : requireNumber(time, `:${action}: :time`);
+}
+
+/** A sliding window of the events of the last `:duration` before the newest time seen; emits the whole
+ *  window on every accepted event. Timeless events are kept; an event at or before the cutoff (the initial
+ *  cutoff is 0, so any time <= 0) is dropped without emission.
+ *  `{:action :moving-time-window :params [{:duration "30s"}] :children [...]}` */
+export const movingTimeWindow = defineAction({
+  name: 'moving-time-window',
+  params(raw) {
+    arity(raw, 1);
+    return { duration: duration(option(map(raw[0], 'config'), 'duration'), ':duration') };
+  },
+  build({ duration: windowDuration }, ctx) {
+    const emit = ctx.emit;
+    let cutoff = 0;
+    let window: Event[] = [];
+    return (emission) => {
+      const time = optionalTime(emission, 'moving-time-window');
+      cutoff = Math.max(cutoff, (time ?? 0) - windowDuration);
+      if (time !== undefined && time <= cutoff) return;
+      const next: Event[] = [];
+      for (let i = 0; i < window.length; i++) {
+        const event = window[i] as Event;
+        if (event.time === undefined || event.time === null || (event.time as number) > cutoff) next.push(event);
+      }
+      next.push(emission as Event);
+      window = next;
+      // The emitted list is the state itself, never mutated afterwards (the next event builds a new one).
+      emit(next);
+    };
+  },
+});
+
+/** Keeps the latest event per combination of `:fields` values and, at most every `:duration` (event time),
+ *  emits the list of the buffered events that are not expired (`:ttl`, seconds); expired ones are dropped.
+ *  Timeless and expired events are ignored; the first event only starts the clock.
+ *  `{:action :coalesce :params [{:duration "10s" :fields [:host :service]}] :children [...]}` */
+export const coalesce = defineAction({
+  name: 'coalesce',
+  params(raw) {
+    arity(raw, 1);
+    const options = map(raw[0], 'config');
+    return {
+      duration: duration(option(options, 'duration'), ':duration'),
+      fields: paths(option(options, 'fields'), ':fields'),
+    };
+  },
+  build({ duration: interval, fields }, ctx) {
+    const emit = ctx.emit;
+    const keyOf = fieldKeyFunction(fields, { missingIsNil: false });
+    const buffer = new Map<FieldKey, Event>();
+    let currentTime = 0;
+    let lastTick: number | undefined;
+    const store = (event: Event): void => {
+      const key = keyOf(event);
+      const current = buffer.get(key);
+      // The buffered event stays only when strictly more recent.
+      if (current === undefined || !((current.time as number) > (event.time as number))) buffer.set(key, event);
+    };
+    return (emission) => {
+      const time = optionalTime(emission, 'coalesce');
+      if (time === undefined) return;
+      const event = emission as Event;
+      const now = Math.max(currentTime, time);
+      if (isExpired(now, event)) return;
+      if (lastTick === undefined) {
+        // Upstream does not record the clock on the first event; only later events move it.
+        lastTick = time;
+        store(event);
+        return;
+      }
+      currentTime = now;
+      store(event);
+      if (now < lastTick + interval) return;
+      lastTick = now;
+      const live: Event[] = [];
+      for (const [key, buffered] of buffer) {
+        if (isExpired(now, buffered)) buffer.delete(key);
+        else live.push(buffered);
+      }
+      emit(live);
+    };
+  },
+});
+
+/** One slot per condition holding the most recent non-expired event that matched it; after every event,
+ *  emits the filled slots (in condition order) as a list, if any. Expired slots are cleared on every event.
+ *  `{:action :project :params [[[:= :service "enqueues"] [:= :service "dequeues"]]] :children [{:action :coll-quotient ...}]}` */
+export const project = defineAction({
+  name: 'project',
+  params(raw) {
+    arity(raw, 1);
+    const conditions = raw[0];
+    if (!Array.isArray(conditions)) throw new ParamError('conditions', `expected a vector of conditions, got ${describe(conditions)}`);
+    return { conditions: conditions.map((c, i) => condition(c, `conditions[${i}]`)) };
+  },
+  build({ conditions }, ctx) {
+    const emit = ctx.emit;
+    const slots: (Event | null)[] = conditions.map(() => null);
+    let currentTime = 0;
+    return (emission) => {
+      const time = optionalTime(emission, 'project');
+      const event = emission as Event;
+      if (time !== undefined && time > currentTime) currentTime = time;
+      const store = time !== undefined && !isExpired(currentTime, event);
+      let filled = 0;
+      for (let i = 0; i < slots.length; i++) {
+        let slot = slots[i] as Event | null;
+        if (store && (conditions[i] as Condition)(event) && (slot === null || (time as number) > (slot.time as number))) slot = event;
+        else if (slot !== null && isExpired(currentTime, slot)) slot = null;
+        slots[i] = slot;
+        if (slot !== null) filled++;
+      }
+      if (filled === 0) return;
+      const list: Event[] = [];
+      for (const slot of slots) if (slot !== null) list.push(slot);
+      emit(list);
+    };
+  },
+});
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const windowActions: ActionDefinition<any>[] = [];
+export const windowActions: ActionDefinition<any>[] = [fixedEventWindow, movingEventWindow, fixedTimeWindow, movingTimeWindow, coalesce, project];

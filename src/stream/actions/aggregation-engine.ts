@@ -1,0 +1,117 @@
+/**
+ * Mirabelle's generic time aggregation (`fixed-time-window`, `sum`, `mean`, `top`, `bottom`, `rate`, `ratio`,
+ * `ssort`): one windowing engine, one accumulator per action.
+ *
+ * Windows are aligned on the time of the first event ever received (not on the epoch). An event whose
+ * window is older than the current one is late: it is dropped when older than `currentTime - delay`,
+ * otherwise it joins its own (older) window, without flushing anything. Any other event moves the clock
+ * (max time seen), flushes every window whose end is `<= clock - delay`, in the order the windows were
+ * created, and then joins its window. Windows only close when a later event arrives; gaps emit nothing.
+ *
+ * Hot path: the live windows are two small parallel arrays (usually one or two entries), scanned linearly;
+ * nothing is allocated per event except by the accumulator itself.
+ */
+import type { EdnValue } from '../edn.ts';
+import type { Event } from '../event.ts';
+import { arity, duration, map, option } from './params.ts';
+import { requireTime } from './numbers.ts';
+import type { Emit, Node } from './types.ts';
+
+export interface Aggregator<A> {
+  /** The accumulator of a new window holding its first event. */
+  start(event: Event): A;
+  /** Adds an event to a window; returns the (possibly replaced) accumulator. */
+  add(accumulator: A, event: Event): A;
+  /** Emits what the flushed windows give, oldest-created first. */
+  flush(windows: A[], emit: Emit): void;
+}
+
+export interface WindowParams {
+  /** Window length, ns. */
+  readonly duration: number;
+  /** How late (ns behind the newest event) an event may arrive and still be counted. */
+  readonly delay: number;
+}
+
+/** Reads `[{:duration d :delay dl ...}]`; an `:aggr-fn` key (what Mirabelle's DSL adds) is ignored, because
+ *  the action name already says which aggregation runs. */
+export function readWindowParams(raw: readonly EdnValue[]): WindowParams & { readonly options: Map<EdnValue, EdnValue> } {
+  arity(raw, 1);
+  const options = map(raw[0], 'config');
+  const delay = option(options, 'delay');
+  return {
+    options,
+    duration: duration(option(options, 'duration'), ':duration'),
+    delay: delay === undefined ? 0 : duration(delay, ':delay', { allowZero: true }),
+  };
+}
+
+/** Index of the window holding `time`. Clojure truncates the quotient toward zero and subtracts one when it
+ *  is negative, so an exact negative multiple (-k·d) lands in window -k-1: kept as upstream has it. */
+export function windowIndex(time: number, start: number, windowDuration: number): number {
+  const quotient = (time - start) / windowDuration;
+  return quotient >= 0 ? Math.floor(quotient) : Math.trunc(quotient) - 1;
+}
+
+export function windowedAggregation<A>(action: string, params: WindowParams, aggregator: Aggregator<A>, emit: Emit): Node {
+  const windowDuration = params.duration;
+  const delay = params.delay;
+  let started = false;
+  let start = 0;
+  let currentWindow = 0;
+  let currentTime = 0;
+  const ids: number[] = [];
+  const accumulators: A[] = [];
+
+  const accumulate = (id: number, event: Event): void => {
+    for (let i = 0; i < ids.length; i++) {
+      if (ids[i] === id) {
+        accumulators[i] = aggregator.add(accumulators[i] as A, event);
+        return;
+      }
+    }
+    ids.push(id);
+    accumulators.push(aggregator.start(event));
+  };
+
+  return (emission) => {
+    const time = requireTime(emission, action);
+    const event = emission as Event;
+    if (!started) {
+      started = true;
+      start = time;
+      currentTime = time;
+      currentWindow = 0;
+      ids.push(0);
+      accumulators.push(aggregator.start(event));
+      return;
+    }
+    const id = windowIndex(time, start, windowDuration);
+    if (id < currentWindow) {
+      if (time >= currentTime - delay) accumulate(id, event);
+      return;
+    }
+    if (time > currentTime) currentTime = time;
+    const horizon = currentTime - delay;
+    let flushed: A[] | null = null;
+    let kept = 0;
+    for (let i = 0; i < ids.length; i++) {
+      const windowId = ids[i] as number;
+      if (start + (windowId + 1) * windowDuration <= horizon) {
+        (flushed ??= []).push(accumulators[i] as A);
+      } else {
+        ids[kept] = windowId;
+        accumulators[kept] = accumulators[i] as A;
+        kept++;
+      }
+    }
+    if (kept !== ids.length) {
+      ids.length = kept;
+      accumulators.length = kept;
+    }
+    accumulate(id, event);
+    currentWindow = id;
+    // State is complete before anything is emitted, so a child that re-enters this node sees it consistent.
+    if (flushed !== null) aggregator.flush(flushed, emit);
+  };
+}
