@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { fieldKeyFunction } from '../../../src/stream/actions/field-key.ts';
+import { by } from '../../../src/stream/actions/fork.ts';
+import { ParamError } from '../../../src/stream/actions/types.ts';
+import type { Event } from '../../../src/stream/event.ts';
+import { buildNode, s, times } from './node-harness.ts';
+
+const on = (time: number, host: unknown, extra: Record<string, unknown> = {}): Event => ({ time, host, ...extra });
+
+describe(':by', () => {
+  it('compiles the children once per distinct value and routes each event to its fork', () => {
+    const node = buildNode(by, '[{:fields [:host]}]');
+    node.push(on(1, 'a'), on(2, 'b'), on(3, 'a'), on(4, 'c'), on(5, 'b'));
+    expect(node.forks.map((fork) => fork.map(times))).toEqual([[1, 3], [2, 5], [4]]);
+    expect(node.emitted).toEqual([]);
+  });
+
+  it('keeps values of different types apart, and a missing field equal to nil', () => {
+    const node = buildNode(by, '[{:fields [:host]}]');
+    node.push(on(1, '1'), on(2, 1), on(3, true), on(4, 'true'), on(5, null), { time: 6 }, on(7, { a: 1, b: 2 }), on(8, { b: 2, a: 1 }));
+    expect(node.forks.map((fork) => fork.map(times))).toEqual([[1], [2], [3], [4], [5, 6], [7, 8]]);
+  });
+
+  it('builds composite keys that do not collide when values are concatenated', () => {
+    const node = buildNode(by, '[{:fields [:host :service]}]');
+    node.push(on(1, 'a', { service: 'bc' }), on(2, 'ab', { service: 'c' }), on(3, 'a', { service: 'bc' }), on(4, 'a'), on(5, 'a', { service: null }));
+    expect(node.forks.map((fork) => fork.map(times))).toEqual([[1, 3], [2], [4, 5]]);
+  });
+
+  it('splits on nested fields', () => {
+    const node = buildNode(by, '[{:fields [[:attributes :env]]}]');
+    node.push({ time: 1, attributes: { env: 'prod' } }, { time: 2, attributes: { env: 'dev' } }, { time: 3, attributes: { env: 'prod' } });
+    expect(node.forks.map((fork) => fork.map(times))).toEqual([[1, 3], [2]]);
+  });
+
+  it('garbage-collects idle forks before routing, so an event can land in a recreated fork', () => {
+    const node = buildNode(by, '[{:fields [:host] :gc-interval 10 :fork-ttl 20}]');
+    node.push(on(1, 'a'), on(5, 'b')); // GC runs on the first event
+    node.push(on(30, 'a')); // 30 > 1 + 10: forks last seen before 10 are dropped, a is recreated
+    node.push(on(31, 'b')); // no GC (31 <= 40), but b was dropped at 30: recreated
+    node.push(on(35, 'a'));
+    expect(node.forks.map((fork) => fork.map(times))).toEqual([[1], [5], [30, 35], [31]]);
+  });
+
+  it('overwrites a fork\'s last-seen time even when the event is older (upstream rule)', () => {
+    const node = buildNode(by, '[{:fields [:host] :gc-interval 10 :fork-ttl 60}]');
+    node.push(on(100, 'a'), on(50, 'a')); // last seen goes back to 50
+    node.push(on(120, 'b')); // GC: 50 < 120 - 60, a is dropped although it had an event at 100
+    node.push(on(121, 'a'));
+    expect(node.forks.map((fork) => fork.map(times))).toEqual([[100, 50], [120], [121]]);
+  });
+
+  it('reads :gc-interval and :fork-ttl as durations, with a default ttl of one hour', () => {
+    const node = buildNode(by, '[{:fields [:host] :gc-interval "1m"}]');
+    node.push(on(s(1), 'a'), on(s(2), 'b'));
+    node.push(on(s(3000), 'c')); // GC: a and b are 2,998 s old, under an hour
+    node.push(on(s(3000), 'a'));
+    expect(node.forks).toHaveLength(3);
+    node.push(on(s(3700), 'c')); // GC: a (3000) stays, b (2) is dropped
+    node.push(on(s(3701), 'b'), on(s(3702), 'a'));
+    expect(node.forks.map((fork) => fork.map(times))).toEqual([[s(1), s(3000), s(3702)], [s(2)], [s(3000), s(3700)], [s(3701)]]);
+  });
+
+  it('never collects without :gc-interval', () => {
+    const node = buildNode(by, '[{:fields [:host] :fork-ttl 1}]');
+    node.push(on(1, 'a'), on(1000, 'b'), on(2000, 'a'));
+    expect(node.forks).toHaveLength(2);
+  });
+
+  it('throws on an event without :time', () => {
+    expect(() => buildNode(by, '[{:fields [:host]}]').push({ host: 'a' })).toThrow(/:time/);
+  });
+
+  it('validates its params', () => {
+    expect(() => buildNode(by, '[{:fields []}]')).toThrow(ParamError);
+    expect(() => buildNode(by, '[{:fields :host}]')).toThrow(/:fields/);
+    expect(() => buildNode(by, '[{:fields [:host] :gc-interval "soon"}]')).toThrow(/:gc-interval/);
+    expect(() => buildNode(by, '[{:fields [:host] :fork-ttl 0}]')).toThrow(/:fork-ttl/);
+  });
+});
+
+describe('fieldKeyFunction', () => {
+  it('uses a top-level primitive value itself as the key (no allocation on the hot path)', () => {
+    const key = fieldKeyFunction([['host']], { missingIsNil: true });
+    const host = 'web-1';
+    expect(key({ host })).toBe(host);
+    expect(key({})).toBeNull();
+    expect(fieldKeyFunction([['host']], { missingIsNil: false })({})).toBeUndefined();
+  });
+
+  it('cannot confuse a string with the encoding of a map', () => {
+    const key = fieldKeyFunction([['host']], { missingIsNil: true });
+    const mapKey = key({ host: { a: 1 } });
+    expect(key({ host: mapKey as string })).not.toBe(mapKey);
+  });
+});
