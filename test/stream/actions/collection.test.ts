@@ -154,7 +154,7 @@ describe(':coll-sort', () => {
   });
 
   it('throws when values cannot be compared (a number with a string)', () => {
-    expect(() => buildNode(collSort, '[:metric]').push([{ metric: 1 }, { metric: 'x' }])).toThrow(/compare/);
+    expect(() => buildNode(collSort, '[:metric]').push([{ metric: 1 }, { metric: 'x' } as unknown as Event])).toThrow(/compare/);
   });
 });
 

@@ -5,7 +5,7 @@ import { ParamError } from '../../../src/stream/actions/types.ts';
 import type { Event } from '../../../src/stream/event.ts';
 import { buildNode, s, times } from './node-harness.ts';
 
-const on = (time: number, host: unknown, extra: Record<string, unknown> = {}): Event => ({ time, host, ...extra });
+const on = (time: number, host: unknown, extra: Record<string, unknown> = {}): Event => ({ time, host, ...extra }) as Event;
 
 describe(':by', () => {
   it('compiles the children once per distinct value and routes each event to its fork', () => {
@@ -90,7 +90,7 @@ describe('fieldKeyFunction', () => {
 
   it('cannot confuse a string with the encoding of a map', () => {
     const key = fieldKeyFunction([['host']], { missingIsNil: true });
-    const mapKey = key({ host: { a: 1 } });
+    const mapKey = key({ host: { a: 1 } } as unknown as Event);
     expect(key({ host: mapKey as string })).not.toBe(mapKey);
   });
 });

@@ -98,7 +98,7 @@ describe(':fixed-time-window', () => {
     expect(() => buildNode(fixedTimeWindow, '[{:duration 10}]').push(ev(undefined, 1))).toThrow(/:time/);
     const node = buildNode(fixedTimeWindow, '[{:duration 10}]');
     node.push(ev(1));
-    expect(() => node.push({ metric: 1, time: 'soon' })).toThrow(/:time/);
+    expect(() => node.push({ metric: 1, time: 'soon' } as unknown as Event)).toThrow(/:time/);
   });
 
   it('names the bad parameter', () => {
