@@ -1,0 +1,116 @@
+/**
+ * Command check: run `command arguments...` (no shell), success iff it exits with 0. The command gets its own
+ * process group, and the whole group is killed at the timeout (upstream never enforced it, reference §1.6).
+ */
+import { spawn } from 'node:child_process';
+import { Type } from '@sinclair/typebox';
+import { formatDuration } from '../../config/duration.ts';
+import { baseToJson, checkSchema, errorText, nonEmpty, parseBase, validateShape } from './common.ts';
+import { type BaseDefinition, type CheckKind, CheckFailure, type Prepared } from './types.ts';
+
+export interface CommandDefinition extends BaseDefinition {
+  kind: 'command';
+  command: string;
+  /** Absent and `[]` are told apart only to list the definition back as it was given (`null` vs `[]`). */
+  arguments?: string[];
+}
+
+export const commandSchema = checkSchema({
+  command: Type.String(),
+  arguments: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Null()])),
+});
+
+export function parseCommand(raw: unknown): CommandDefinition {
+  const input = validateShape(commandSchema, raw);
+  return {
+    ...parseBase('command', input),
+    command: nonEmpty('command', input.command),
+    ...(input.arguments != null ? { arguments: input.arguments } : {}),
+  };
+}
+
+export function commandToJson(def: CommandDefinition, source = ''): Record<string, unknown> {
+  const json = baseToJson(def, source);
+  json.command = def.command;
+  json.arguments = def.arguments ?? null;
+  json.timeout = formatDuration(def.timeoutNs);
+  json.kind = def.kind;
+  return json;
+}
+
+export function commandSummary(def: CommandDefinition): string {
+  return def.description === '' ? `command ${def.command}` : `${def.description}, command ${def.command}`;
+}
+
+/**
+ * Only the first 64 KiB of stderr are kept for the message: enough for any diagnostic, and a chatty command
+ * cannot grow the result (upstream buffered it all). The rest is still read so the command never blocks on a
+ * full pipe.
+ */
+const STDERR_LIMIT = 64 * 1024;
+
+export function runCommand(def: CommandDefinition, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let settled = false;
+    const stderr = (): string => Buffer.concat(chunks).toString('utf8');
+    const settle = (failure: string | null): void => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      if (failure === null) resolve();
+      else reject(new CheckFailure(failure));
+    };
+    const settleOnExit = (code: number | null, killedBy: NodeJS.Signals | null): void => {
+      if (code === 0) settle(null);
+      else if (code !== null) settle(`The command failed with code=${code}, stderr=${stderr()}: exit status ${code}`);
+      else settle(`The command failed with code=-1, stderr=${stderr()}: signal: ${killedBy ?? 'unknown'}`);
+    };
+    const onAbort = (): void => {
+      killGroup(child.pid);
+      // Exited already, but something it started kept stderr open: the exit code still decides.
+      if (exited !== undefined) settleOnExit(exited.code, exited.signal);
+      else settle(`The command failed with code=-1, stderr=${stderr()}: killed (with its process group) at the timeout of ${formatDuration(def.timeoutNs)}`);
+    };
+
+    if (signal.aborted) {
+      reject(new CheckFailure(`The command failed, stderr=: not started, the timeout of ${formatDuration(def.timeoutNs)} had passed`));
+      return;
+    }
+    const child = spawn(def.command, def.arguments ?? [], { detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+    signal.addEventListener('abort', onAbort, { once: true });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (kept >= STDERR_LIMIT) return;
+      const part = chunk.length <= STDERR_LIMIT - kept ? chunk : chunk.subarray(0, STDERR_LIMIT - kept);
+      chunks.push(part);
+      kept += part.length;
+    });
+    child.once('error', (error) => settle(`The command failed, stderr=${stderr()}: ${errorText(error)}`));
+    child.once('exit', (code, killedBy) => {
+      exited = { code, signal: killedBy };
+    });
+    // 'close' comes after stderr is drained, so the message has all of it.
+    child.once('close', settleOnExit);
+  });
+}
+
+/** SIGKILL to the process group (the negative pid): the command and everything it started. */
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+export const commandKind: CheckKind<CommandDefinition> = {
+  kind: 'command',
+  schema: commandSchema,
+  parse: parseCommand,
+  toJson: commandToJson,
+  summary: commandSummary,
+  prepare: (def) => Promise.resolve<Prepared>({ run: (signal) => runCommand(def, signal), close: () => Promise.resolve() }),
+};

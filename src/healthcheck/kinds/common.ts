@@ -1,0 +1,206 @@
+/**
+ * What the five kinds share: the base fields (schema, validation, listing), field checks with messages that
+ * name the field, the client TLS material of HTTP and TLS checks, and the wording of run failures.
+ */
+import { readFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import { type Static, type TObject, type TProperties, Type } from '@sinclair/typebox';
+import { Value, ValueErrorType } from '@sinclair/typebox/value';
+import { describeSchemaError, jsonPointerToKey } from '../../config/load.ts';
+import { DurationError, formatDuration, parseDuration } from '../../config/duration.ts';
+import { Duration } from '../../config/schema.ts';
+import { type BaseDefinition, CheckFailure, CheckValidationError, type KindName } from './types.ts';
+
+const baseProperties = {
+  /** Read-only in listings; accepted back so that a listed definition can be posted again. */
+  kind: Type.Optional(Type.String()),
+  name: Type.String(),
+  description: Type.Optional(Type.String()),
+  interval: Type.Optional(Duration),
+  timeout: Duration,
+  'one-off': Type.Optional(Type.Boolean()),
+  /** Upstream's YAML spelling of `one-off` (reference §7.2). */
+  oneoff: Type.Optional(Type.Boolean()),
+  /** Always set by the server; ignored on input. */
+  source: Type.Optional(Type.String()),
+  labels: Type.Optional(Type.Record(Type.String(), Type.String())),
+};
+
+type BaseInput = Static<TObject<typeof baseProperties>>;
+
+/** The closed schema of a kind: the base fields plus the kind's own. */
+export function checkSchema<P extends TProperties>(properties: P): TObject<typeof baseProperties & P> {
+  return Type.Object({ ...baseProperties, ...properties }, { additionalProperties: false });
+}
+
+/** Checks `raw` against the schema; the first error becomes a CheckValidationError naming the field. */
+export function validateShape<S extends TObject>(schema: S, raw: unknown): Static<S> {
+  const error = Value.Errors(schema, raw).First();
+  if (error === undefined) return raw as Static<S>;
+  const field = jsonPointerToKey(error.path);
+  // The unknown-key message already names the key (with a "did you mean" hint).
+  if (error.type === ValueErrorType.ObjectAdditionalProperties) throw new CheckValidationError('', describeSchemaError(error));
+  throw new CheckValidationError(field, describeSchemaError(error));
+}
+
+/** C0, DEL and C1: they would corrupt logs and terminals, and cannot be typed in a URL path. */
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return true;
+  }
+  return false;
+}
+
+export function parseBase<K extends KindName>(kind: K, input: BaseInput): BaseDefinition & { kind: K } {
+  if (input.kind !== undefined && input.kind !== kind) {
+    throw new CheckValidationError('kind', `must be ${JSON.stringify(kind)} for a ${kind} check, got ${JSON.stringify(input.kind)}`);
+  }
+  const name = input.name;
+  if (name === '') throw new CheckValidationError('name', 'must not be empty');
+  if ([...name].length > 255) throw new CheckValidationError('name', 'must be at most 255 characters long');
+  if (name.includes('/')) throw new CheckValidationError('name', 'must not contain "/"');
+  if (hasControlCharacter(name)) throw new CheckValidationError('name', 'must not contain control characters');
+  const oneOff = aliased('one-off', input['one-off'], 'oneoff', input.oneoff) ?? false;
+  const timeoutNs = durationField('timeout', input.timeout);
+  if (timeoutNs <= 0) throw new CheckValidationError('timeout', `must be greater than 0, got ${JSON.stringify(input.timeout)}`);
+  const intervalNs = input.interval === undefined ? 0 : durationField('interval', input.interval);
+  if (!oneOff) {
+    if (input.interval === undefined) throw new CheckValidationError('interval', 'is required (unless one-off is true)');
+    if (intervalNs < timeoutNs) {
+      throw new CheckValidationError(
+        'interval',
+        `must be greater than or equal to the timeout (interval ${formatDuration(intervalNs)} < timeout ${formatDuration(timeoutNs)})`,
+      );
+    }
+  }
+  return { kind, name, description: input.description ?? '', intervalNs, timeoutNs, oneOff, labels: input.labels ?? {} };
+}
+
+/** The base keys of a listing, in upstream order, then `labels` when there are some. */
+export function baseToJson(def: BaseDefinition, source: string): Record<string, unknown> {
+  const json: Record<string, unknown> = {
+    name: def.name,
+    description: def.description,
+    interval: formatDuration(def.intervalNs),
+    'one-off': def.oneOff,
+    source,
+  };
+  if (Object.keys(def.labels).length > 0) json.labels = def.labels;
+  return json;
+}
+
+/** `<KIND> healthcheck <description> on <where>`, without the description when it is empty. */
+export function describeCheck(label: string, description: string, where: string): string {
+  return description === '' ? `${label} healthcheck on ${where}` : `${label} healthcheck ${description} on ${where}`;
+}
+
+/** Two spellings of one key (upstream's YAML traps): either is fine, both must agree. */
+export function aliased<T>(key: string, value: T | undefined, alias: string, aliasValue: T | undefined): T | undefined {
+  if (value !== undefined && aliasValue !== undefined && value !== aliasValue) {
+    throw new CheckValidationError(alias, `conflicts with ${key} (they are two spellings of one option; keep one)`);
+  }
+  return value ?? aliasValue;
+}
+
+export function durationField(field: string, text: string): number {
+  try {
+    return parseDuration(text);
+  } catch (error) {
+    if (error instanceof DurationError) throw new CheckValidationError(field, error.message);
+    throw error;
+  }
+}
+
+export function nonEmpty(field: string, value: string): string {
+  if (value === '') throw new CheckValidationError(field, 'must not be empty');
+  return value;
+}
+
+export function portField(field: string, port: number): number {
+  if (port < 1 || port > 65535) throw new CheckValidationError(field, `must be between 1 and 65535, got ${port}`);
+  return port;
+}
+
+export function ipField(field: string, value: string): string {
+  if (isIP(value) === 0) throw new CheckValidationError(field, `must be an IP address, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** `host:port`, with brackets around IPv6 literals (Go's `net.JoinHostPort`). */
+export function joinHostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** Client TLS options shared by HTTP and TLS checks (file paths, read by `loadTlsFiles`). */
+export const tlsClientProperties = {
+  insecure: Type.Optional(Type.Boolean()),
+  cacert: Type.Optional(Type.String({ minLength: 1 })),
+  cert: Type.Optional(Type.String({ minLength: 1 })),
+  key: Type.Optional(Type.String({ minLength: 1 })),
+};
+
+export interface TlsClientFiles {
+  cacert?: string;
+  cert?: string;
+  key?: string;
+}
+
+export function parseTlsFiles(input: TlsClientFiles): TlsClientFiles {
+  if ((input.cert === undefined) !== (input.key === undefined)) {
+    const missing = input.cert === undefined ? 'cert' : 'key';
+    throw new CheckValidationError(missing, `is required when ${missing === 'cert' ? 'key' : 'cert'} is set (a client certificate needs both)`);
+  }
+  return {
+    ...(input.cacert !== undefined ? { cacert: input.cacert } : {}),
+    ...(input.cert !== undefined ? { cert: input.cert } : {}),
+    ...(input.key !== undefined ? { key: input.key } : {}),
+  };
+}
+
+export interface TlsMaterial {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+}
+
+/** Reads the PEM files once per check, with upstream's error prefixes. */
+export async function loadTlsFiles(files: TlsClientFiles): Promise<TlsMaterial> {
+  const material: TlsMaterial = {};
+  if (files.cert !== undefined && files.key !== undefined) {
+    try {
+      material.cert = await readFile(files.cert);
+      material.key = await readFile(files.key);
+    } catch (error) {
+      throw new CheckFailure(`Fail to load certificates: ${errorText(error)}`);
+    }
+  }
+  if (files.cacert !== undefined) {
+    try {
+      material.ca = await readFile(files.cacert);
+    } catch (error) {
+      throw new CheckFailure(`Fail to load the ca certificate: ${errorText(error)}`);
+    }
+  }
+  return material;
+}
+
+export function tlsFilesToJson(files: TlsClientFiles, json: Record<string, unknown>): void {
+  if (files.key !== undefined) json.key = files.key;
+  if (files.cert !== undefined) json.cert = files.cert;
+  if (files.cacert !== undefined) json.cacert = files.cacert;
+}
+
+/** Node's own text for an error; connection attempts to several addresses fail with an AggregateError. */
+export function errorText(error: unknown): string {
+  if (error instanceof AggregateError && error.message === '') {
+    return error.errors.map((inner: unknown) => errorText(inner)).join('; ');
+  }
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+/** The tail of a failure caused by the check's timeout. */
+export function timeoutText(timeoutNs: number): string {
+  return `timed out after ${formatDuration(timeoutNs)}`;
+}

@@ -1,0 +1,57 @@
+/**
+ * The registry of check kinds. The rest of the healthcheck part goes through these functions and never looks
+ * at a kind's own fields.
+ */
+import { type CommandDefinition, commandKind } from './command.ts';
+import { type DnsDefinition, dnsKind } from './dns.ts';
+import { type HttpDefinition, httpKind } from './http.ts';
+import { type TcpDefinition, tcpKind } from './tcp.ts';
+import { type TlsDefinition, tlsKind } from './tls.ts';
+import type { BaseDefinition, CheckKind, KindName, Prepared } from './types.ts';
+
+export type { CommandDefinition, DnsDefinition, HttpDefinition, TcpDefinition, TlsDefinition };
+export { type BaseDefinition, type CheckKind, CheckFailure, CheckValidationError, type KindName, type Prepared } from './types.ts';
+
+export type CheckDefinition = HttpDefinition | TcpDefinition | DnsDefinition | TlsDefinition | CommandDefinition;
+
+export const KIND_NAMES: readonly KindName[] = ['http', 'tcp', 'dns', 'tls', 'command'];
+
+export const CHECK_KINDS: { readonly [K in KindName]: CheckKind<Extract<CheckDefinition, { kind: K }>> } = {
+  http: httpKind,
+  tcp: tcpKind,
+  dns: dnsKind,
+  tls: tlsKind,
+  command: commandKind,
+};
+
+/** The config file key of a kind's list (`http-checks`) and back. */
+export function configKeyOf(kind: KindName): `${KindName}-checks` {
+  return `${kind}-checks`;
+}
+
+export function isKindName(value: string): value is KindName {
+  return (KIND_NAMES as readonly string[]).includes(value);
+}
+
+function kindOf(kind: KindName): CheckKind<BaseDefinition> {
+  return CHECK_KINDS[kind] as unknown as CheckKind<BaseDefinition>;
+}
+
+/** Validates and normalises a definition of the given kind; throws CheckValidationError naming the field. */
+export function parseCheck(kind: KindName, raw: unknown): CheckDefinition {
+  return kindOf(kind).parse(raw) as CheckDefinition;
+}
+
+/** The listing form (upstream key order, Go durations, `kind`); `source` as the service records it. */
+export function checkToJson(def: CheckDefinition, source = ''): Record<string, unknown> {
+  return kindOf(def.kind).toJson(def, source);
+}
+
+export function checkSummary(def: CheckDefinition): string {
+  return kindOf(def.kind).summary(def);
+}
+
+/** Builds the per-check resources; rejects with CheckFailure when, e.g., a certificate file cannot be read. */
+export function prepareCheck(def: CheckDefinition): Promise<Prepared> {
+  return kindOf(def.kind).prepare(def);
+}

@@ -1,0 +1,172 @@
+/**
+ * TLS check: connect, handshake (verified unless `insecure`), and with `expiration-delay` fail when the earliest
+ * NotAfter of the presented chain falls within the delay. Fixed upstream bugs: SNI defaults to `target` (unless
+ * it is an IP) and the handshake is bounded by the timeout.
+ */
+import { isIP } from 'node:net';
+import { connect, type DetailedPeerCertificate } from 'node:tls';
+import { Type } from '@sinclair/typebox';
+import { formatDuration } from '../../config/duration.ts';
+import { Duration } from '../../config/schema.ts';
+import {
+  baseToJson,
+  checkSchema,
+  describeCheck,
+  durationField,
+  errorText,
+  ipField,
+  joinHostPort,
+  loadTlsFiles,
+  nonEmpty,
+  parseBase,
+  parseTlsFiles,
+  portField,
+  aliased,
+  timeoutText,
+  type TlsClientFiles,
+  tlsClientProperties,
+  type TlsMaterial,
+  tlsFilesToJson,
+  validateShape,
+} from './common.ts';
+import { type BaseDefinition, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
+
+export interface TlsDefinition extends BaseDefinition, TlsClientFiles {
+  kind: 'tls';
+  target: string;
+  port: number;
+  serverName?: string;
+  insecure: boolean;
+  /** 0: no expiry check. */
+  expirationDelayNs: number;
+  sourceIp?: string;
+}
+
+export const tlsSchema = checkSchema({
+  target: Type.String(),
+  port: Type.Integer(),
+  'server-name': Type.Optional(Type.String()),
+  servername: Type.Optional(Type.String()),
+  'expiration-delay': Type.Optional(Duration),
+  'source-ip': Type.Optional(Type.String()),
+  ...tlsClientProperties,
+});
+
+export function parseTls(raw: unknown): TlsDefinition {
+  const input = validateShape(tlsSchema, raw);
+  const base = parseBase('tls', input);
+  const expirationDelayNs = input['expiration-delay'] === undefined ? 0 : durationField('expiration-delay', input['expiration-delay']);
+  if (expirationDelayNs < 0) throw new CheckValidationError('expiration-delay', `must not be negative, got ${JSON.stringify(input['expiration-delay'])}`);
+  const serverName = aliased('server-name', input['server-name'], 'servername', input.servername) ?? '';
+  return {
+    ...base,
+    target: nonEmpty('target', input.target),
+    port: portField('port', input.port),
+    ...(serverName !== '' ? { serverName } : {}),
+    insecure: input.insecure ?? false,
+    expirationDelayNs,
+    ...(input['source-ip'] !== undefined ? { sourceIp: ipField('source-ip', input['source-ip']) } : {}),
+    ...parseTlsFiles(input),
+  };
+}
+
+export function tlsToJson(def: TlsDefinition, source = ''): Record<string, unknown> {
+  const json = baseToJson(def, source);
+  json.target = def.target;
+  json.port = def.port;
+  if (def.sourceIp !== undefined) json['source-ip'] = def.sourceIp;
+  json.timeout = formatDuration(def.timeoutNs);
+  tlsFilesToJson(def, json);
+  if (def.serverName !== undefined) json['server-name'] = def.serverName;
+  json.insecure = def.insecure;
+  json['expiration-delay'] = formatDuration(def.expirationDelayNs);
+  json.kind = def.kind;
+  return json;
+}
+
+export function tlsSummary(def: TlsDefinition): string {
+  return describeCheck('TLS', def.description, `${def.target}:${def.port}`);
+}
+
+/** The earliest NotAfter of the chain, walking `issuerCertificate` up to the self-issued root. */
+export function earliestExpiry(leaf: DetailedPeerCertificate): Date {
+  let earliest = new Date(leaf.valid_to);
+  const seen = new Set<DetailedPeerCertificate>([leaf]);
+  let current = leaf.issuerCertificate as DetailedPeerCertificate | undefined;
+  while (current !== undefined && !seen.has(current)) {
+    seen.add(current);
+    const notAfter = new Date(current.valid_to);
+    if (notAfter < earliest) earliest = notAfter;
+    current = current.issuerCertificate as DetailedPeerCertificate | undefined;
+  }
+  return earliest;
+}
+
+/** Go's `Time.String()` of a UTC time: `2026-12-02 10:13:50 +0000 UTC`. */
+export function goUtcTime(date: Date): string {
+  return `${date.toISOString().slice(0, 19).replace('T', ' ')} +0000 UTC`;
+}
+
+function handshake(def: TlsDefinition, tls: TlsMaterial, signal: AbortSignal): Promise<DetailedPeerCertificate> {
+  const address = joinHostPort(def.target, def.port);
+  const servername = def.serverName ?? (isIP(def.target) === 0 ? def.target : undefined);
+  return new Promise((resolve, reject) => {
+    let connected = false;
+    const fail = (tail: string): void => {
+      reject(new CheckFailure(connected ? `TLS handshake failed on ${address}: ${tail}` : `TLS connection failed on ${address}: ${tail}`));
+    };
+    if (signal.aborted) {
+      fail(timeoutText(def.timeoutNs));
+      return;
+    }
+    const socket = connect({
+      host: def.target,
+      port: def.port,
+      rejectUnauthorized: !def.insecure,
+      ...(servername !== undefined ? { servername } : {}),
+      ...(def.sourceIp !== undefined ? { localAddress: def.sourceIp } : {}),
+      ...tls,
+    });
+    const onAbort = (): void => {
+      socket.destroy();
+      fail(timeoutText(def.timeoutNs));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    socket.once('connect', () => {
+      connected = true;
+    });
+    socket.once('secureConnect', () => {
+      signal.removeEventListener('abort', onAbort);
+      const certificate = socket.getPeerCertificate(true);
+      socket.destroy();
+      resolve(certificate);
+    });
+    socket.once('error', (error) => {
+      signal.removeEventListener('abort', onAbort);
+      socket.destroy();
+      fail(errorText(error));
+    });
+  });
+}
+
+export async function prepareTls(def: TlsDefinition): Promise<Prepared> {
+  const tls = await loadTlsFiles(def);
+  const run = async (signal: AbortSignal): Promise<void> => {
+    const certificate = await handshake(def, tls, signal);
+    if (def.expirationDelayNs === 0) return;
+    const expiry = earliestExpiry(certificate);
+    if (expiry.getTime() < Date.now() + def.expirationDelayNs / 1e6) {
+      throw new CheckFailure(`the certificate for ${joinHostPort(def.target, def.port)} will expire at ${goUtcTime(expiry)}`);
+    }
+  };
+  return { run, close: () => Promise.resolve() };
+}
+
+export const tlsKind: CheckKind<TlsDefinition> = {
+  kind: 'tls',
+  schema: tlsSchema,
+  parse: parseTls,
+  toJson: tlsToJson,
+  summary: tlsSummary,
+  prepare: prepareTls,
+};

@@ -1,0 +1,61 @@
+/**
+ * The contract between a check kind and the rest of the healthcheck part. The scheduler, the service and the
+ * routes only ever hold a `CheckDefinition` and a `Prepared`; everything kind-specific stays in the kind's file.
+ */
+import type { TSchema } from '@sinclair/typebox';
+
+export type KindName = 'http' | 'tcp' | 'dns' | 'tls' | 'command';
+
+/** Fields every normalised definition has. Durations are nanoseconds (see src/config/duration.ts). */
+export interface BaseDefinition {
+  kind: KindName;
+  name: string;
+  description: string;
+  /** 0 for a one-off check given without interval. */
+  intervalNs: number;
+  timeoutNs: number;
+  oneOff: boolean;
+  /** Empty when the check has none. */
+  labels: Record<string, string>;
+}
+
+/** Per-check resources, built once when the check is added and reused by every run. */
+export interface Prepared {
+  /**
+   * One execution. Resolves on success, rejects with a CheckFailure whose message is the result message.
+   * `signal` must fire at the check's timeout: it is what bounds the run.
+   */
+  run(signal: AbortSignal): Promise<void>;
+  /** Releases the resources (keep-alive connections); the check will not run again. */
+  close(): Promise<void>;
+}
+
+export interface CheckKind<D extends BaseDefinition> {
+  kind: D['kind'];
+  /** TypeBox schema of the JSON/YAML input (kebab-case keys, as upstream). */
+  schema: TSchema;
+  /** Validates (schema and SPEC §1 rules) and normalises; throws CheckValidationError. */
+  parse(raw: unknown): D;
+  /**
+   * Listing form: upstream key order (reference §1.7), Go durations, plus the read-only `kind`.
+   * `source` is not part of the definition: the service owns it and passes it here.
+   */
+  toJson(def: D, source?: string): Record<string, unknown>;
+  /** Upstream's per-kind summary, e.g. `TCP healthcheck on 127.0.0.1:80`. */
+  summary(def: D): string;
+  /** Builds the per-check resources; rejects with CheckFailure (`Fail to load certificates: ...`). */
+  prepare(def: D): Promise<Prepared>;
+}
+
+/** An invalid definition. `field` is the key path (`port`, `headers.X-Foo`, `body-regexp[1]`). */
+export class CheckValidationError extends Error {
+  constructor(
+    readonly field: string,
+    readonly problem: string,
+  ) {
+    super(field === '' ? problem : `${field}: ${problem}`);
+  }
+}
+
+/** A failed run; the message is the result message. */
+export class CheckFailure extends Error {}
