@@ -44,6 +44,8 @@ export interface BuildContext {
   forkChildren(): Emit;
   /** Compiles child `index` alone, with errors inside it sent to `onError` (for `exception-stream`). */
   compileChild(index: number, onError: ErrorHandler): Emit;
+  /** The error handler enclosing this node (the stream's, or the nearest `exception-stream`'s). */
+  readonly onError: ErrorHandler;
 }
 
 export interface ActionDefinition<P = unknown> {

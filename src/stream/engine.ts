@@ -1,0 +1,258 @@
+/**
+ * The stream registry: compiled streams by name, their indexes, and synchronous pushes. No HTTP, no SQLite,
+ * no files; the service layer builds those on top of this class.
+ *
+ *   const engine = new StreamEngine({ outputs, observer, logger });
+ *   engine.add('errors', '{:actions {:action :where :params [[:= :state "error"]] :children [...]}}');
+ *   const { errors } = engine.push('errors', events);   // or 'default': every stream with :default true
+ *   engine.index('errors')?.search(compileCondition(parseEdn(query)));
+ *
+ * - `add(name, config)` parses (text) and compiles; it throws `StreamConfigError` (invalid EDN, unknown action,
+ *   bad params, unknown output...) and replaces a stream of the same name, state and index included, unless
+ *   `{ keepStateIfUnchanged: true }` is given and the config is equal (reloads of unchanged files).
+ * - `push(name, events)` runs every event through the stream, in order, synchronously. Unknown stream:
+ *   `StreamNotFoundError`. Errors raised by actions do not stop the batch; they are returned (the first
+ *   `MAX_REPORTED_ERRORS`, plus the count) so the HTTP layer can answer 500 naming the stream and the error,
+ *   and reported to the observer and the logger. Events are not stamped here: the ingest layer sets `time`.
+ * - `reinject!` and `:reaper` push into other streams through the engine (`default` fans out), with a depth
+ *   limit so that a reinject loop fails instead of overflowing the stack.
+ * - Test mode (`vigie test`): `:tap` records (read with `taps()`), `output!` compiles for any output name and
+ *   does nothing, `:io` drops.
+ */
+import type { ErrorHandler, StreamServices } from './actions/types.ts';
+import { type CompiledStream, compileStream, StreamConfigError } from './compiler.ts';
+import { type EdnMap, EdnError, ednEquals, type EdnValue, parseEdn, printEdn } from './edn.ts';
+import type { Emission, Event } from './event.ts';
+import { IndexStore } from './index-store.ts';
+
+/** Where `output!` sends events; the service builds it from `streams.outputs`. */
+export interface OutputSink {
+  has(name: string): boolean;
+  send(name: string, emission: Emission): void;
+}
+
+/** Metric hooks (the service wires them to prom-client). */
+export interface StreamObserver {
+  /** After a stream processed a batch pushed to it: its size and the time it took. */
+  pushed?(stream: string, events: number, seconds: number): void;
+  /** Every error an action raised; `handled` when an `exception-stream` caught it. */
+  error?(stream: string, error: unknown, handled: boolean): void;
+}
+
+/** The subset of pino's API the engine uses. */
+export interface StreamLogger {
+  debug(object: object, message: string): void;
+  info(object: object, message: string): void;
+  error(object: object, message: string): void;
+}
+
+export interface StreamEngineOptions {
+  testMode?: boolean;
+  outputs?: OutputSink;
+  observer?: StreamObserver;
+  logger?: StreamLogger;
+}
+
+export interface StreamFailure {
+  stream: string;
+  error: Error;
+}
+
+export interface PushResult {
+  /** The first errors raised by actions during the push (in any stream it reached). */
+  errors: StreamFailure[];
+  /** How many errors were raised in total. */
+  errorCount: number;
+}
+
+export interface StreamInfo {
+  readonly name: string;
+  readonly config: EdnMap;
+  /** The EDN text as given to `add` (or printed from the parsed value). */
+  readonly source: string;
+  readonly isDefault: boolean;
+  readonly persist: boolean;
+  readonly description: string | null;
+  readonly index: IndexStore;
+}
+
+export type AddOutcome = 'added' | 'replaced' | 'unchanged';
+
+export class StreamNotFoundError extends Error {
+  constructor(readonly stream: string) {
+    super(`Stream ${stream} not found`);
+  }
+}
+
+export const STREAM_NAME = /^[A-Za-z0-9._-]{1,255}$/;
+export const MAX_REPORTED_ERRORS = 10;
+const MAX_REINJECT_DEPTH = 64;
+
+interface StreamEntry extends StreamInfo {
+  readonly compiled: CompiledStream;
+}
+
+const silentLogger: StreamLogger = { debug: () => {}, info: () => {}, error: () => {} };
+const noOutputs: OutputSink = {
+  has: () => false,
+  send: () => {},
+};
+
+interface PushErrors {
+  errors: StreamFailure[];
+  count: number;
+}
+
+export class StreamEngine {
+  readonly testMode: boolean;
+  private readonly streams = new Map<string, StreamEntry>();
+  private readonly outputs: OutputSink;
+  private readonly observer: StreamObserver;
+  private readonly logger: StreamLogger;
+  private readonly tapped = new Map<string, Emission[]>();
+  private currentErrors: PushErrors | null = null;
+  private reinjectDepth = 0;
+
+  constructor(options: StreamEngineOptions = {}) {
+    this.testMode = options.testMode ?? false;
+    this.outputs = options.outputs ?? noOutputs;
+    this.observer = options.observer ?? {};
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  /** Compiles and registers a stream (text or parsed EDN). Throws StreamConfigError. */
+  add(name: string, config: string | EdnValue, options: { keepStateIfUnchanged?: boolean } = {}): AddOutcome {
+    if (!STREAM_NAME.test(name)) throw new StreamConfigError(`Invalid stream name ${JSON.stringify(name)}: expected 1 to 255 characters of A-Z a-z 0-9 . _ -`);
+    let parsed: EdnValue;
+    if (typeof config === 'string') {
+      try {
+        parsed = parseEdn(config);
+      } catch (error) {
+        if (error instanceof EdnError) throw new StreamConfigError(error.message);
+        throw error;
+      }
+    } else parsed = config;
+    const existing = this.streams.get(name);
+    if (existing !== undefined && options.keepStateIfUnchanged && ednEquals(existing.config, parsed)) return 'unchanged';
+    const index = new IndexStore();
+    const compiled = compileStream(parsed, this.services(name, index), {
+      onError: this.errorHandler(name, false),
+      onHandledError: this.errorHandler(name, true),
+    });
+    this.streams.set(name, {
+      name,
+      config: compiled.config,
+      source: typeof config === 'string' ? config : printEdn(parsed),
+      isDefault: compiled.isDefault,
+      persist: compiled.persist,
+      description: compiled.description,
+      index,
+      compiled,
+    });
+    return existing === undefined ? 'added' : 'replaced';
+  }
+
+  remove(name: string): boolean {
+    return this.streams.delete(name);
+  }
+
+  get(name: string): StreamInfo | undefined {
+    return this.streams.get(name);
+  }
+
+  has(name: string): boolean {
+    return this.streams.has(name);
+  }
+
+  /** Stream names, sorted. */
+  names(): string[] {
+    return [...this.streams.keys()].sort();
+  }
+
+  index(name: string): IndexStore | undefined {
+    return this.streams.get(name)?.index;
+  }
+
+  /** Pushes events into a stream (`default`: every stream with `:default true`). */
+  push(name: string, events: readonly Event[]): PushResult {
+    const targets = this.targets(name);
+    const previous = this.currentErrors;
+    const collected: PushErrors = { errors: [], count: 0 };
+    this.currentErrors = collected;
+    try {
+      for (const target of targets) {
+        const started = performance.now();
+        const push = target.compiled.push;
+        for (let i = 0; i < events.length; i++) push(events[i] as Event);
+        this.observer.pushed?.(target.name, events.length, (performance.now() - started) / 1000);
+      }
+    } finally {
+      this.currentErrors = previous;
+      if (previous !== null) {
+        previous.count += collected.count;
+        previous.errors.push(...collected.errors.slice(0, MAX_REPORTED_ERRORS - previous.errors.length));
+      }
+    }
+    return { errors: collected.errors, errorCount: collected.count };
+  }
+
+  /** What the `:tap` actions recorded (test mode), by tap name. */
+  taps(): ReadonlyMap<string, readonly Emission[]> {
+    return this.tapped;
+  }
+
+  clearTaps(): void {
+    this.tapped.clear();
+  }
+
+  private targets(name: string): StreamEntry[] {
+    if (name === 'default') return [...this.streams.values()].filter((entry) => entry.isDefault);
+    const entry = this.streams.get(name);
+    if (entry === undefined) throw new StreamNotFoundError(name);
+    return [entry];
+  }
+
+  private reinject(destination: string, event: Event): void {
+    if (destination !== 'default' && !this.streams.has(destination)) throw new Error(`Stream :${destination} not found`);
+    if (this.reinjectDepth >= MAX_REINJECT_DEPTH) throw new Error(`reinject! nested more than ${MAX_REINJECT_DEPTH} times: a loop between streams?`);
+    this.reinjectDepth++;
+    try {
+      for (const target of this.targets(destination)) target.compiled.push(event);
+    } finally {
+      this.reinjectDepth--;
+    }
+  }
+
+  private errorHandler(stream: string, handled: boolean): ErrorHandler {
+    return (error) => {
+      const failure = error instanceof Error ? error : new Error(String(error));
+      this.observer.error?.(stream, failure, handled);
+      this.logger.error({ stream, err: failure, handled }, `stream ${stream}: action failed: ${failure.message}`);
+      const current = this.currentErrors;
+      if (handled || current === null) return;
+      current.count++;
+      if (current.errors.length < MAX_REPORTED_ERRORS) current.errors.push({ stream, error: failure });
+    };
+  }
+
+  private services(streamName: string, index: IndexStore): StreamServices {
+    const testMode = this.testMode;
+    return {
+      streamName,
+      testMode,
+      index,
+      reinject: (destination, event) => this.reinject(destination ?? streamName, event),
+      output: (name, emission) => this.outputs.send(name, emission),
+      hasOutput: (name) => testMode || this.outputs.has(name),
+      tap: (name, emission) => {
+        let recorded = this.tapped.get(name);
+        if (recorded === undefined) {
+          recorded = [];
+          this.tapped.set(name, recorded);
+        }
+        recorded.push(emission);
+      },
+      log: (level, emission) => this.logger[level]({ stream: streamName, event: emission }, `stream ${streamName}`),
+    };
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * The index of one stream (Mirabelle v0.13's, brought back): the latest event per label combination, fed by
+ * `:index` actions, expired by `:reaper`, searched by `POST /api/v1/index/<name>/search`, and snapshotted to
+ * SQLite by the service. Its clock, `currentTime`, is the newest `:time` it has indexed (ns, 0 when empty):
+ * expiry and the `current-time` route use that clock, never the wall clock.
+ */
+import type { Condition } from './condition.ts';
+import { type Event, isExpired } from './event.ts';
+import { getIn, type Path } from './path.ts';
+
+export interface IndexSnapshot {
+  currentTime: number;
+  entries: { key: string; event: Event }[];
+}
+
+/** Label paths prepared once per `:index` action: sorted so that `[:host :service]` and `[:service :host]`
+ *  address the same entries, as Clojure's `select-keys` maps would. */
+export interface IndexLabels {
+  readonly paths: readonly Path[];
+  readonly names: readonly string[];
+}
+
+export function indexLabels(paths: readonly Path[]): IndexLabels {
+  const sorted = [...paths].sort((a, b) => (a.join('.') < b.join('.') ? -1 : 1));
+  return { paths: sorted, names: sorted.map((path) => `${path.join('.')}\u001e`) };
+}
+
+const FIELD_SEPARATOR = '\u001f';
+
+/** The key of `select-keys(event, labels)`: each present label contributes its name, a type mark and its
+ *  value, so `{host "1"}` and `{host 1}` and a missing host are three keys. */
+export function indexKey(event: Event, labels: IndexLabels): string {
+  let key = '';
+  for (let i = 0; i < labels.paths.length; i++) {
+    const value = getIn(event, labels.paths[i] as Path);
+    if (value === undefined) continue;
+    if (key !== '') key += FIELD_SEPARATOR;
+    key += labels.names[i] as string;
+    if (typeof value === 'string') key += `s${value}`;
+    else if (typeof value === 'number' || typeof value === 'boolean' || value === null) key += `p${String(value)}`;
+    else key += `j${JSON.stringify(value)}`;
+  }
+  return key;
+}
+
+export class IndexStore {
+  private readonly entries = new Map<string, Event>();
+  private clock = 0;
+
+  /** The newest indexed time, ns; 0 when nothing was indexed. */
+  get currentTime(): number {
+    return this.clock;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Indexes an event under its labels: an `expired` state removes the entry, timeless events are skipped. */
+  insert(event: Event, labels: IndexLabels): void {
+    const time = event.time;
+    if (typeof time !== 'number') return;
+    if (time > this.clock) this.clock = time;
+    const key = indexKey(event, labels);
+    if (event.state === 'expired') this.entries.delete(key);
+    else this.entries.set(key, event);
+  }
+
+  search(condition: Condition): Event[] {
+    const found: Event[] = [];
+    for (const event of this.entries.values()) if (condition(event)) found.push(event);
+    return found;
+  }
+
+  /** Removes the entries older than their ttl (seconds, default 120) at the index clock and returns them
+   *  with `state: "expired"`, for the reaper to re-inject. */
+  expire(): Event[] {
+    const expired: Event[] = [];
+    for (const [key, event] of this.entries) {
+      if (isExpired(this.clock, event)) {
+        this.entries.delete(key);
+        expired.push({ ...event, state: 'expired' });
+      }
+    }
+    return expired;
+  }
+
+  snapshot(): IndexSnapshot {
+    const entries: IndexSnapshot['entries'] = [];
+    for (const [key, event] of this.entries) entries.push({ key, event });
+    return { currentTime: this.clock, entries };
+  }
+
+  /** Replaces the contents with a snapshot (taken from this class, possibly in an earlier process). */
+  restore(snapshot: IndexSnapshot): void {
+    this.entries.clear();
+    for (const { key, event } of snapshot.entries) this.entries.set(key, event);
+    this.clock = snapshot.currentTime;
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.clock = 0;
+  }
+}

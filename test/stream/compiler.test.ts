@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import type { StreamServices } from '../../src/stream/actions/types.ts';
+import { compileStream, StreamConfigError } from '../../src/stream/compiler.ts';
+import { parseEdn } from '../../src/stream/edn.ts';
+import type { Emission } from '../../src/stream/event.ts';
+import { IndexStore } from '../../src/stream/index-store.ts';
+
+function services(tapped: Map<string, Emission[]>): StreamServices {
+  return {
+    streamName: 's',
+    testMode: true,
+    index: new IndexStore(),
+    reinject: () => {},
+    output: () => {},
+    hasOutput: (name) => name === 'known',
+    tap: (name, emission) => tapped.set(name, [...(tapped.get(name) ?? []), emission]),
+    log: () => {},
+  };
+}
+
+const compile = (edn: string) => compileStream(parseEdn(edn), services(new Map()));
+
+describe('compileStream', () => {
+  it('compiles a tree and reads :default, :persist and :description', () => {
+    const tapped = new Map<string, Emission[]>();
+    const stream = compileStream(
+      parseEdn('{:actions {:action :sdo :children [{:action :where :params [[:> :metric 1]] :children [{:action :tap :params [:big]}]} {:action :tap :params [:all]}]} :default true :description "d"}'),
+      services(tapped),
+    );
+    stream.push({ metric: 2 });
+    stream.push({ metric: 0 });
+    expect(tapped.get('big')).toEqual([{ metric: 2 }]);
+    expect(tapped.get('all')).toEqual([{ metric: 2 }, { metric: 0 }]);
+    expect([stream.isDefault, stream.persist, stream.description]).toEqual([true, false, 'd']);
+  });
+
+  it.each([
+    ['{:actions {:action :where :params [[:> :metric 1]] :children [{:action :foo}]}}', 'Unknown action :foo at :actions > :where > :foo'],
+    ['{:actions {:action :nope}}', 'Unknown action :nope at :actions > :nope'],
+    ['{:actions {:action :where :params [[:bad :metric 1]]}}', 'Invalid parameter condition for action :where: Invalid condition [:bad :metric 1]: unknown operator :bad (at :actions > :where)'],
+    ['{:actions {:action :over :params ["x"]}}', 'Invalid parameter threshold for action :over: expected a number, got the string "x" (at :actions > :over)'],
+    ['{:actions {:action :over :params [1 2]}}', 'Invalid parameter params for action :over: expected 1 parameter(s), got 2'],
+    ['{:actions {:action :over :params 1}}', 'Invalid parameter params for action :over: expected a vector, got 1'],
+    ['{:actions {:action :throttle :params [{:count 0 :duration "1s"}]}}', 'Invalid parameter count for action :throttle: expected a positive integer, got 0'],
+    ['{:actions {:action :throttle :params [{:count 1 :duration "1x"}]}}', 'Invalid parameter duration for action :throttle: time: unknown unit "x" in duration "1x"'],
+    ['{:actions {:action :exception-stream :children [{:action :info}]}}', 'Invalid children for action :exception-stream at :actions > :exception-stream: it needs exactly 2 children, got 1'],
+    ['{:actions {:action :tap :params [:t] :children [{:action :info}]}}', 'Invalid children for action :tap at :actions > :tap: it takes no children, got 1'],
+    ['{:actions {:action :split :params [[[:> :metric 1]]] :children [{:action :info} {:action :info}]}}', 'Invalid parameter conditions for action :split: expected one condition per child: 1 condition(s), 2 child(ren)'],
+    ['{:actions {:action :output! :params [:unknown]}}', 'Invalid action :output! at :actions > :output!: Output :unknown not found'],
+    ['{:actions {:action :sdo :chidlren []}}', 'Invalid action :sdo at :actions > :sdo: unknown key :chidlren (expected :action, :params, :children, :description)'],
+    ['{:actions {:action :sdo :children [42]}}', 'Invalid action at :actions > :sdo: expected a map like {:action :sdo :children [...]}, got 42'],
+    ['{:actions {:params []}}', 'Invalid action at :actions: missing :action'],
+    ['{:actions {:action "sdo"}}', 'Invalid action at :actions: :action must be a keyword, got the string "sdo"'],
+    ['{:default true}', 'Invalid stream config: missing :actions (the root action)'],
+    ['{:actions {:action :sdo} :defualt true}', 'Invalid stream config: unknown key :defualt (expected :actions, :default, :persist, :description)'],
+    ['{:actions {:action :sdo} :default "yes"}', 'Invalid stream config: :default must be true or false, got the string "yes"'],
+    ['[:actions]', 'Invalid stream config: expected a map like {:actions {...}}, got a vector'],
+  ])('rejects %s', (edn, message) => {
+    expect(() => compile(edn)).toThrow(StreamConfigError);
+    expect(() => compile(edn)).toThrow(message);
+  });
+
+  it('accepts lists for :children and :params (the compile command writes lists)', () => {
+    expect(() => compile('{:actions {:action :sdo :children ({:action :over :params (1)})}}')).not.toThrow();
+  });
+
+  it('isolates siblings: an action that throws does not stop the next child, the error goes to onError', () => {
+    const tapped = new Map<string, Emission[]>();
+    const errors: unknown[] = [];
+    const stream = compileStream(
+      parseEdn('{:actions {:action :sdo :children [{:action :increment :children [{:action :tap :params [:inc]}]} {:action :tap :params [:after]}]}}'),
+      services(tapped),
+      { onError: (error) => errors.push(error) },
+    );
+    stream.push({ host: 'no-metric' });
+    stream.push({ metric: 1 });
+    expect(tapped.get('after')).toEqual([{ host: 'no-metric' }, { metric: 1 }]);
+    expect(tapped.get('inc')).toEqual([{ metric: 2 }]);
+    expect(errors).toHaveLength(1);
+    expect((errors[0] as Error).message).toContain(':increment needs a numeric :metric');
+  });
+
+  it('rethrows by default, so a single action can be tested without a handler', () => {
+    const stream = compile('{:actions {:action :increment}}');
+    expect(() => stream.push({})).toThrow(':increment needs a numeric :metric');
+  });
+});

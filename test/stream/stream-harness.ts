@@ -1,0 +1,27 @@
+/**
+ * Runs action trees through a real StreamEngine in test mode: `pipe(':where', '[[:> :metric 1]]', events)`
+ * compiles `{:action :where :params [...] :children [{:action :tap :params [:out]}]}` and returns what
+ * reached the tap.
+ */
+import { StreamEngine, type StreamEngineOptions } from '../../src/stream/engine.ts';
+import type { Emission, Event } from '../../src/stream/event.ts';
+
+export function engineWith(streams: Record<string, string>, options: StreamEngineOptions = {}): StreamEngine {
+  const engine = new StreamEngine({ testMode: true, ...options });
+  for (const [name, config] of Object.entries(streams)) engine.add(name, config);
+  return engine;
+}
+
+/** Pushes events into a one-stream engine whose root is `actionsEdn`; returns the `:out` tap. */
+export function run(actionsEdn: string, events: Event[]): Emission[] {
+  const engine = engineWith({ s: `{:actions ${actionsEdn}}` });
+  const { errors } = engine.push('s', events);
+  if (errors.length > 0) throw errors[0]?.error;
+  return [...(engine.taps().get('out') ?? [])];
+}
+
+export function pipe(action: string, paramsEdn: string, events: Event[]): Emission[] {
+  return run(`{:action ${action} :params ${paramsEdn} :children [{:action :tap :params [:out]}]}`, events);
+}
+
+export const s = (seconds: number): number => seconds * 1e9;
