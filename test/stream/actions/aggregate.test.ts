@@ -3,7 +3,7 @@ import { bottom, mean, percentiles, rate, ratio, ssort, sum, top } from '../../.
 import { nextDown, PercentileHistogram } from '../../../src/stream/actions/percentile-histogram.ts';
 import { ParamError } from '../../../src/stream/actions/types.ts';
 import type { Event } from '../../../src/stream/event.ts';
-import { buildNode, ev, s } from './node-harness.ts';
+import { buildNode, ev, runStream, s } from './node-harness.ts';
 
 const metrics = (emitted: unknown[]): unknown[] => emitted.map((e) => (e as Event).metric);
 
@@ -200,5 +200,30 @@ describe('nextDown', () => {
     expect(nextDown(100)).toBe(99.99999999999999);
     expect(nextDown(0)).toBe(-Number.MIN_VALUE);
     expect(nextDown(-1)).toBeLessThan(-1);
+  });
+});
+
+describe('aggregations through the stream compiler', () => {
+  it('percentiles then a tap, from EDN text', () => {
+    const { taps, errors } = runStream(
+      `{:actions {:action :percentiles :params [{:duration "1s" :percentiles [0.5 1]}]
+                  :children [{:action :tap :params [:q]}]}}`,
+      [ev(s(1), 10), ev(s(1.5), 20), ev(s(1.7), 30), ev(s(2.5), 0)],
+    );
+    expect(errors).toEqual([]);
+    expect(taps.get('q')).toEqual([
+      { time: s(2.5), metric: 20, attributes: { quantile: '0.5' } },
+      { time: s(2.5), metric: 30, attributes: { quantile: '1' } },
+    ]);
+  });
+
+  it('rate under a where, with an error in one event not stopping the others', () => {
+    const { taps, errors } = runStream(
+      `{:actions {:action :where :params [[:= :service "api"]]
+                  :children [{:action :rate :params [{:duration "2s"}] :children [{:action :tap :params [:rate]}]}]}}`,
+      [ev(s(1), 0, { service: 'api' }), ev(undefined, 0, { service: 'api' }), ev(s(2), 0, { service: 'api' }), ev(s(3.5), 0, { service: 'api' })],
+    );
+    expect(errors).toHaveLength(1);
+    expect(taps.get('rate')).toEqual([{ time: s(2), metric: 1, service: 'api' }]);
   });
 });

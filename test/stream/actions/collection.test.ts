@@ -15,7 +15,7 @@ import {
   collWhere,
 } from '../../../src/stream/actions/collection.ts';
 import type { Event } from '../../../src/stream/event.ts';
-import { buildNode, ev, s, times } from './node-harness.ts';
+import { buildNode, ev, runStream, s, times } from './node-harness.ts';
 
 const list = (...pairs: [number | undefined, number | null | undefined, Record<string, unknown>?][]): Event[] =>
   pairs.map(([time, metric, extra]) => ev(time, metric, extra));
@@ -183,5 +183,19 @@ describe(':coll-where', () => {
     const node = buildNode(collWhere, '[[:> :metric 10]]');
     node.push(list([1, 5], [2, 15], [3, 20]), list([1, 1]), null);
     expect(node.emitted.map(times)).toEqual([[2, 3], [], []]);
+  });
+});
+
+describe('collections through the stream compiler', () => {
+  it('fixed-event-window -> coll-where -> coll-top -> sflatten -> tap', () => {
+    const { taps, errors } = runStream(
+      `{:actions {:action :fixed-event-window :params [{:size 4}]
+                  :children [{:action :coll-where :params [[:= :state "ok"]]
+                              :children [{:action :coll-top :params [2]
+                                          :children [{:action :sflatten :children [{:action :tap :params [:top]}]}]}]}]}}`,
+      [ev(1, 5, { state: 'ok' }), ev(2, 50, { state: 'critical' }), ev(3, 7, { state: 'ok' }), ev(4, 6, { state: 'ok' })],
+    );
+    expect(errors).toEqual([]);
+    expect(taps.get('top')).toEqual([ev(3, 7, { state: 'ok' }), ev(4, 6, { state: 'ok' })]);
   });
 });

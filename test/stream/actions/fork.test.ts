@@ -3,7 +3,7 @@ import { fieldKeyFunction } from '../../../src/stream/actions/field-key.ts';
 import { by } from '../../../src/stream/actions/fork.ts';
 import { ParamError } from '../../../src/stream/actions/types.ts';
 import type { Event } from '../../../src/stream/event.ts';
-import { buildNode, s, times } from './node-harness.ts';
+import { buildNode, runStream, s, times } from './node-harness.ts';
 
 const on = (time: number, host: unknown, extra: Record<string, unknown> = {}): Event => ({ time, host, ...extra }) as Event;
 
@@ -92,5 +92,41 @@ describe('fieldKeyFunction', () => {
     const key = fieldKeyFunction([['host']], { missingIsNil: true });
     const mapKey = key({ host: { a: 1 } } as unknown as Event);
     expect(key({ host: mapKey as string })).not.toBe(mapKey);
+  });
+});
+
+describe(':by through the stream compiler', () => {
+  const config = `
+    {:actions {:action :by :params [{:fields [:host]}]
+               :children [{:action :fixed-time-window :params [{:duration "10s"}]
+                           :children [{:action :coll-mean :children [{:action :tap :params [:means]}]}]}]}}`;
+
+  it('gives every host its own window, with fresh state per fork', () => {
+    const { taps, errors } = runStream(config, [
+      { host: 'a', time: s(0), metric: 1 },
+      { host: 'b', time: s(5), metric: 10 },
+      { host: 'a', time: s(9), metric: 3 },
+      { host: 'a', time: s(10), metric: 100 }, // closes a's first window: its windows start at 0
+      { host: 'b', time: s(14), metric: 20 }, // b's windows start at 5: still open
+      { host: 'b', time: s(15), metric: 0 },
+    ]);
+    expect(errors).toEqual([]);
+    expect(taps.get('means')).toEqual([
+      { host: 'a', time: s(9), metric: 2 },
+      { host: 'b', time: s(14), metric: 15 },
+    ]);
+  });
+
+  it('isolates an event without time: it is reported, the next events still flow', () => {
+    const { taps, errors } = runStream(config, [{ host: 'a', time: s(0), metric: 1 }, { host: 'a', metric: 5 }, { host: 'a', time: s(10), metric: 1 }]);
+    expect(errors).toHaveLength(1);
+    expect(String(errors[0])).toMatch(/:by needs events with a numeric :time/);
+    expect(taps.get('means')).toEqual([{ host: 'a', time: s(0), metric: 1 }]);
+  });
+
+  it('reports bad params as a config error naming the action and the parameter', () => {
+    expect(() => runStream('{:actions {:action :by :params [{:fields [:host] :fork-ttl "1 hour"}]}}', [])).toThrow(
+      /Invalid parameter :fork-ttl for action :by/,
+    );
   });
 });

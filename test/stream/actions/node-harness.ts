@@ -2,7 +2,9 @@
  * Builds one action node straight from its definition, without the stream compiler: params are given as
  * EDN text (what a stream file holds), emissions are recorded, and every `by` fork records into its own list.
  */
+import { compileStream } from '../../../src/stream/compiler.ts';
 import { parseEdn, type EdnValue } from '../../../src/stream/edn.ts';
+import { IndexStore } from '../../../src/stream/index-store.ts';
 import type { Emission, Event } from '../../../src/stream/event.ts';
 import type { ActionDefinition, BuildContext, StreamServices } from '../../../src/stream/actions/types.ts';
 
@@ -68,4 +70,36 @@ export function ev(time: number | undefined, metric?: number | null, extra: Reco
 export function times(emission: Emission): unknown {
   if (Array.isArray(emission)) return emission.map((event) => event.time);
   return emission === null ? null : emission.time;
+}
+
+/** What a stream compiled by the real compiler recorded in test mode. */
+export interface StreamRun {
+  readonly taps: Map<string, Emission[]>;
+  readonly errors: unknown[];
+}
+
+/** Compiles a stream config (EDN text) with the real compiler in test mode and pushes the events; taps
+ *  record, and errors thrown by actions are collected (the compiler isolates them). */
+export function runStream(configEdn: string, events: readonly Emission[]): StreamRun {
+  const taps = new Map<string, Emission[]>();
+  const errors: unknown[] = [];
+  const services: StreamServices = {
+    streamName: 'test',
+    testMode: true,
+    index: new IndexStore(),
+    reinject: () => {
+      throw new Error('reinject is not used in these tests');
+    },
+    output: () => {},
+    hasOutput: () => false,
+    tap: (name, emission) => {
+      const recorded = taps.get(name) ?? [];
+      recorded.push(emission);
+      taps.set(name, recorded);
+    },
+    log: () => {},
+  };
+  const stream = compileStream(parseEdn(configEdn), services, { onError: (error) => errors.push(error) });
+  for (const event of events) stream.push(event);
+  return { taps, errors };
 }

@@ -10,7 +10,7 @@ import {
   project,
 } from '../../../src/stream/actions/window.ts';
 import type { Event } from '../../../src/stream/event.ts';
-import { buildNode, ev, s, times } from './node-harness.ts';
+import { buildNode, ev, runStream, s, times } from './node-harness.ts';
 
 describe(':fixed-event-window', () => {
   it('emits a list every :size events and starts a new list after it', () => {
@@ -198,5 +198,33 @@ describe(':project', () => {
     expect(node.emitted[2]).toEqual([svc(s(1), 'a')]);
     node.push(svc(s(130), 'c')); // a@1 is 129 s old, over the default 120 s
     expect(node.emitted).toHaveLength(3);
+  });
+});
+
+describe('windows through the stream compiler', () => {
+  it('project feeding coll-quotient, as in the upstream docstring', () => {
+    const { taps, errors } = runStream(
+      `{:actions {:action :project :params [[[:= :service "enqueues"] [:= :service "dequeues"]]]
+                  :children [{:action :coll-quotient
+                              :children [{:action :with :params [{:service "enqueues per dequeue"}]
+                                          :children [{:action :tap :params [:ratio]}]}]}]}}`,
+      [
+        { service: 'enqueues', time: s(1), metric: 10 },
+        { service: 'dequeues', time: s(2), metric: 4 },
+        { service: 'enqueues', time: s(3), metric: 12 },
+      ],
+    );
+    expect(errors).toEqual([]);
+    expect(taps.get('ratio')).toEqual([
+      { service: 'enqueues per dequeue', time: s(1), metric: 10 },
+      { service: 'enqueues per dequeue', time: s(2), metric: 2.5 },
+      { service: 'enqueues per dequeue', time: s(3), metric: 3 },
+    ]);
+  });
+
+  it('reports a bad window size as a config error naming the parameter', () => {
+    expect(() => runStream('{:actions {:action :fixed-event-window :params [{:size "3"}]}}', [])).toThrow(
+      /Invalid parameter :size for action :fixed-event-window/,
+    );
   });
 });
