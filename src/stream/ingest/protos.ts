@@ -1,0 +1,43 @@
+/**
+ * The vendored `.proto` files (Prometheus remote-write 1.0, OTLP traces), parsed by protobufjs once, on first use.
+ * Imports inside the files are written as upstream writes them (`opentelemetry/proto/...`), resolved against
+ * the `protos/` directory.
+ */
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import protobuf from 'protobufjs';
+
+const PROTO_DIR = fileURLToPath(new URL('./protos/', import.meta.url));
+
+export interface Protos {
+  readonly writeRequest: protobuf.Type;
+  readonly exportTraceServiceRequest: protobuf.Type;
+  readonly exportTraceServiceResponse: protobuf.Type;
+}
+
+let loaded: Protos | null = null;
+
+export function loadProtos(): Protos {
+  if (loaded) return loaded;
+  const root = new protobuf.Root();
+  root.resolvePath = (_origin, target) => join(PROTO_DIR, target);
+  root.loadSync(['prometheus/remote.proto', 'opentelemetry/proto/collector/trace/v1/trace_service.proto']);
+  root.resolveAll();
+  loaded = {
+    writeRequest: root.lookupType('prometheus.WriteRequest'),
+    exportTraceServiceRequest: root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest'),
+    exportTraceServiceResponse: root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse'),
+  };
+  return loaded;
+}
+
+/** An int64/uint64/fixed64 as protobufjs decodes it (a `Long` when the `long` package is present). */
+export type Int64 = number | string | { toNumber(): number } | null | undefined;
+
+/** Int64 to a JS number; values past 2^53 lose their low bits, as stream times do by design (event.ts). */
+export function int64ToNumber(value: Int64): number {
+  if (typeof value === 'number') return value;
+  if (value === null || value === undefined) return 0;
+  if (typeof value === 'string') return Number(value);
+  return value.toNumber();
+}
