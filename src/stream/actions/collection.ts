@@ -28,6 +28,18 @@ function listReducer(name: string, reduce: (events: readonly Event[]) => Event |
   });
 }
 
+/** A parameterless list action that decides itself what (if anything) to emit. */
+function listConsumer(name: string, run: (events: readonly Event[], emit: (event: Event) => void) => void) {
+  return defineAction({
+    name,
+    params: noParams,
+    build(_params, ctx): Node {
+      const emit = ctx.emit;
+      return (emission) => run(requireList(emission, name), emit);
+    },
+  });
+}
+
 function withMetric(event: Event, metric: number | null): Event {
   return { ...event, metric };
 }
@@ -209,18 +221,6 @@ export const collIncrease = listConsumer('coll-increase', (events, emit) => {
   const increase = requireNumber(newest.metric, ':coll-increase: :metric') - requireNumber(oldest.metric, ':coll-increase: :metric');
   if (increase > 0) emit(withMetric(newest, increase));
 });
-
-/** A parameterless list action that decides itself what (if anything) to emit. */
-function listConsumer(name: string, run: (events: readonly Event[], emit: (event: Event) => void) => void) {
-  return defineAction({
-    name,
-    params: noParams,
-    build(_params, ctx): Node {
-      const emit = ctx.emit;
-      return (emission) => run(requireList(emission, name), emit);
-    },
-  });
-}
 
 /** Filters a list with a condition and emits the (possibly empty) filtered list.
  *  `{:action :coll-where :params [[:> :metric 10]] :children [...]}` under a window. */

@@ -2,10 +2,10 @@
  * Windows: actions that buffer events and emit lists (count-based, time-based, latest-per-key,
  * latest-per-condition). Time-based ones advance on event time only.
  */
+import type { Condition } from '../condition.ts';
 import type { EdnValue } from '../edn.ts';
 import type { Emission, Event } from '../event.ts';
 import { isExpired } from '../event.ts';
-import type { Condition } from '../condition.ts';
 import { type Aggregator, readWindowParams, windowedAggregation } from './aggregation-engine.ts';
 import { fieldKeyFunction, type FieldKey } from './field-key.ts';
 import { requireNumber } from './numbers.ts';
