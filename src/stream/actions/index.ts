@@ -1,4 +1,52 @@
-import type { ActionDefinition } from './types.ts';
+/**
+ * The stream index (Mirabelle v0.13's `index` and `reaper`, removed upstream and brought back): `:index`
+ * keeps the latest event per label combination, `:reaper` periodically (in event time) removes the entries
+ * older than their ttl and re-injects them with `state: "expired"`.
+ */
+import { indexLabels } from '../index-store.ts';
+import { arity, duration, name, paths } from './params.ts';
+import { type ActionDefinition, defineAction } from './types.ts';
+
+/** Indexes each event with a time under its label values (an event with state "expired" removes its
+ *  entry); the index is searchable over HTTP and its newest time is the stream's `current-time`.
+ *  `{:action :index :params [[:host :service]]}` */
+export const index = defineAction({
+  name: 'index',
+  params: (raw) => {
+    arity(raw, 1);
+    return indexLabels(paths(raw[0], 'labels'));
+  },
+  children: 'none',
+  build: (labels, { services }) => (emission) => {
+    if (emission === null) return;
+    if (Array.isArray(emission)) for (const event of emission) services.index.insert(event, labels);
+    else services.index.insert(emission, labels);
+  },
+});
+
+/** Every `interval` of event time, removes the index entries older than their `:ttl` (seconds, default
+ *  120) at the index clock, and re-injects each with `state: "expired"` into the destination stream (this
+ *  stream when nil or absent). `{:action :reaper :params ["5s" nil]}` next to an `:index` and an
+ *  `{:action :expired :children [...]}` branch. */
+export const reaper = defineAction({
+  name: 'reaper',
+  params: (raw) => {
+    arity(raw, 1, 2);
+    const destination = raw[1];
+    return { interval: duration(raw[0], 'interval'), destination: destination === undefined || destination === null ? null : name(destination, 'destination') };
+  },
+  children: 'none',
+  build: ({ interval, destination }, { services }) => {
+    let lastTick = 0;
+    return (emission) => {
+      if (emission === null || Array.isArray(emission)) return;
+      const time = emission.time;
+      if (typeof time !== 'number' || time < lastTick + interval) return;
+      lastTick = time;
+      for (const expired of services.index.expire()) services.reinject(destination, expired);
+    };
+  },
+});
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const indexActions: ActionDefinition<any>[] = [];
+export const indexActions: ActionDefinition<any>[] = [index, reaper];

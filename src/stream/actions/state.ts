@@ -1,4 +1,228 @@
-import type { ActionDefinition } from './types.ts';
+/**
+ * Actions that keep state across events: conditions held over time, rate limiting, change detection,
+ * derivatives and running extremes. Every instance has its own state and clock (the event times it has
+ * seen; never the wall clock). Durations are nanoseconds or duration strings (`"10s"`), like every action.
+ */
+import { type Condition, valueEquals } from '../condition.ts';
+import { type EdnValue, ednToJs } from '../edn.ts';
+import type { Emission, Event } from '../event.ts';
+import { NS_PER_SECOND } from '../event.ts';
+import { getIn } from '../path.ts';
+import { arity, boolean, condition, duration, map, number, option, path, positiveInteger } from './params.ts';
+import { type ActionDefinition, defineAction, ParamError } from './types.ts';
+
+function isEvent(emission: Emission): emission is Event {
+  return emission !== null && !Array.isArray(emission);
+}
+
+function conditionOverTime(actionName: string) {
+  return defineAction({
+    name: actionName,
+    params: (raw) => {
+      arity(raw, 2);
+      return { test: condition(raw[0], 'condition'), dt: duration(raw[1], 'duration', { allowZero: true }) };
+    },
+    build: ({ test, dt }: { test: Condition; dt: number }, { emit }) => {
+      let ok = false;
+      let start = 0;
+      return (emission) => {
+        if (!isEvent(emission)) return;
+        const time = emission.time;
+        if (typeof time !== 'number') return;
+        if (!test(emission)) ok = false;
+        else if (!ok) {
+          ok = true;
+          start = time;
+        }
+        if (ok && time > start + dt) emit(emission);
+      };
+    },
+  });
+}
+
+/** Forwards events once the condition has held for longer than the duration, and every matching event
+ *  after that; a non-matching event ends the run. Events without time are ignored. Mirabelle's DSL compiles
+ *  `(above-dt {:threshold t :duration d})` to `[[:> :metric t] d]`, and likewise for the others.
+ *  `{:action :cond-dt :params [[:= :state "critical"] "1m"] :children [{:action :error}]}` */
+export const condDt = conditionOverTime('cond-dt');
+/** `cond-dt` with `[:> :metric threshold]`. `{:action :above-dt :params [[:> :metric 90] 60000000000]}` */
+export const aboveDt = conditionOverTime('above-dt');
+/** `cond-dt` with `[:< :metric threshold]`. `{:action :below-dt :params [[:< :metric 10] "1m"]}` */
+export const belowDt = conditionOverTime('below-dt');
+/** `cond-dt` with `[:and [:> :metric low] [:< :metric high]]`.
+ *  `{:action :between-dt :params [[:and [:> :metric 10] [:< :metric 90]] "30s"]}` */
+export const betweenDt = conditionOverTime('between-dt');
+/** `cond-dt` with `[:or [:< :metric low] [:> :metric high]]`.
+ *  `{:action :outside-dt :params [[:or [:< :metric 10] [:> :metric 90]] "30s"]}` */
+export const outsideDt = conditionOverTime('outside-dt');
+
+/** Lets at most `:count` events through per window of `:duration`; a window opens with the first event at
+ *  or after the end of the previous one. Events without time are dropped.
+ *  `{:action :throttle :params [{:count 3 :duration "1m"}] :children [{:action :error}]}` */
+export const throttle = defineAction({
+  name: 'throttle',
+  params: (raw) => {
+    arity(raw, 1);
+    const options = map(raw[0], 'options');
+    return { count: positiveInteger(option(options, 'count'), 'count'), window: duration(option(options, 'duration'), 'duration') };
+  },
+  build: ({ count, window }, { emit }) => {
+    let windowStart: number | null = null;
+    let passed = 0;
+    return (emission) => {
+      if (!isEvent(emission)) return;
+      const time = emission.time;
+      if (typeof time !== 'number') return;
+      if (windowStart === null || time >= windowStart + window) {
+        windowStart = time;
+        passed = 1;
+        emit(emission);
+      } else if (passed < count) {
+        passed++;
+        emit(emission);
+      }
+    };
+  },
+});
+
+/** Forwards an event only when the field's value differs from the previous one (starting from `:init`).
+ *  `{:action :changed :params [{:field :state :init "ok"}] :children [{:action :error}]}` */
+export const changed = defineAction({
+  name: 'changed',
+  params: (raw) => {
+    arity(raw, 1);
+    const options = map(raw[0], 'options');
+    return { field: path(option(options, 'field'), 'field'), init: ednToJs(option(options, 'init') ?? null) };
+  },
+  build: ({ field, init }, { emit }) => {
+    let last = init;
+    return (emission) => {
+      if (!isEvent(emission)) return;
+      const value = getIn(emission, field) ?? null;
+      if (valueEquals(value, last)) return;
+      last = value;
+      emit(emission);
+    };
+  },
+});
+
+/** Forwards events once the field has kept the same value for longer than the duration: the events of the
+ *  run are held back until then and released together; a run that changes too early is discarded. Events
+ *  without time, or older than the newest seen, are dropped. `{:action :stable :params ["1m" :state]}` */
+export const stable = defineAction({
+  name: 'stable',
+  params: (raw) => {
+    arity(raw, 2);
+    return { dt: duration(raw[0], 'duration', { allowZero: true }), field: path(raw[1], 'field') };
+  },
+  build: ({ dt, field }, { emit }) => {
+    let newest = -Infinity;
+    let running = false;
+    let value: unknown;
+    let start = 0;
+    let held: Event[] = [];
+    return (emission) => {
+      if (!isEvent(emission)) return;
+      const time = emission.time;
+      if (typeof time !== 'number' || time < newest) return;
+      newest = time;
+      const current = getIn(emission, field);
+      if (!running || !valueEquals(current, value)) {
+        running = true;
+        value = current;
+        start = time;
+        held = [emission];
+      } else if (time <= start + dt) {
+        held.push(emission);
+      } else {
+        const release = held;
+        held = [];
+        for (const event of release) emit(event);
+        emit(emission);
+      }
+    };
+  },
+});
+
+function derivative(actionName: string, positiveByDefault: boolean) {
+  return defineAction({
+    name: actionName,
+    params: (raw: readonly EdnValue[]) => {
+      arity(raw, 0, 1);
+      return raw.length === 0 || raw[0] === null ? positiveByDefault : boolean(raw[0], 'positive-only');
+    },
+    build: (positiveOnly, { emit }) => {
+      let primed = false;
+      let previousMetric = 0;
+      let previousTime = 0;
+      return (emission) => {
+        if (!isEvent(emission)) return;
+        const { metric, time } = emission;
+        if (typeof metric !== 'number' || typeof time !== 'number') return;
+        if (primed && time !== previousTime) {
+          const rate = ((metric - previousMetric) * NS_PER_SECOND) / (time - previousTime);
+          if (!positiveOnly || rate >= 0) emit({ ...emission, metric: rate });
+        }
+        primed = true;
+        previousMetric = metric;
+        previousTime = time;
+      };
+    },
+  });
+}
+
+/** Replaces the metric by its derivative per second against the previous event (the first event only
+ *  primes; events without metric or time are skipped). `{:action :ddt :children [{:action :info}]}` */
+export const ddt = derivative('ddt', false);
+/** `ddt` that drops negative derivatives (counter resets). `{:action :ddt-pos :children [...]}` */
+export const ddtPos = derivative('ddt-pos', true);
+
+/** Exponentially weighted moving average: m = r·metric + (1−r)·m (starting at 0), emitted as the metric.
+ *  An event without metric is emitted with a nil metric. `{:action :ewma-timeless :params [0.5]}` */
+export const ewmaTimeless = defineAction({
+  name: 'ewma-timeless',
+  params: (raw) => {
+    arity(raw, 1);
+    const r = number(raw[0], 'r');
+    if (r < 0 || r > 1) throw new ParamError('r', `expected a number between 0 and 1, got ${r}`);
+    return r;
+  },
+  build: (r, { emit }) => {
+    let average = 0;
+    return (emission) => {
+      if (!isEvent(emission)) return;
+      const metric = emission.metric;
+      if (typeof metric !== 'number') {
+        emit({ ...emission, metric: null });
+        return;
+      }
+      average = r * metric + (1 - r) * average;
+      emit({ ...emission, metric: average });
+    };
+  },
+});
+
+function runningBest(actionName: string, better: (candidate: number, best: number) => boolean) {
+  return defineAction({
+    name: actionName,
+    // Mirabelle's DSL puts a (non-serialisable) function here; anything given is ignored.
+    params: (raw) => arity(raw, 0, 1),
+    build: (_params, { emit }) => {
+      let best: Event | null = null;
+      return (emission) => {
+        if (!isEvent(emission)) return;
+        const metric = emission.metric;
+        if (best === null || (typeof metric === 'number' && (typeof best.metric !== 'number' || better(metric, best.metric)))) best = emission;
+        emit(best);
+      };
+    },
+  });
+}
+
+/** Emits, for every event, the event with the highest metric seen so far. `{:action :smax}` */
+export const smax = runningBest('smax', (candidate, best) => candidate > best);
+/** Emits, for every event, the event with the lowest metric seen so far. `{:action :smin}` */
+export const smin = runningBest('smin', (candidate, best) => candidate < best);
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const stateActions: ActionDefinition<any>[] = [];
+export const stateActions: ActionDefinition<any>[] = [aboveDt, belowDt, betweenDt, outsideDt, condDt, throttle, changed, stable, ddt, ddtPos, ewmaTimeless, smax, smin];
