@@ -14,7 +14,7 @@ describe('transform actions', () => {
   });
 
   it('default sets a field only when missing, nil or false', () => {
-    expect(pipe(':default', '[:ttl 60]', [{ ttl: 10 }, {}, { ttl: null }, { ttl: false }, { ttl: 0 }])).toEqual([{ ttl: 10 }, { ttl: 60 }, { ttl: 60 }, { ttl: 60 }, { ttl: 0 }]);
+    expect(pipe(':default', '[:ttl 60]', [{ ttl: 10 }, {}, { ttl: null }, { ttl: false }, { ttl: 0 }] as never[])).toEqual([{ ttl: 10 }, { ttl: 60 }, { ttl: 60 }, { ttl: 60 }, { ttl: 0 }]);
   });
 
   it('increment, decrement and scale change the metric', () => {
