@@ -1,0 +1,76 @@
+/**
+ * Bodies of `PUT /api/v1/stream/:name`: `{"events": [...]}`. The events are the parsed body's own objects,
+ * checked and stamped in place (no copy): `time` missing, null or false becomes now (one reading of the clock
+ * per request, so a batch shares one time), an RFC 3339 string becomes epoch ns, a decimal string becomes a
+ * number; `ttl`, when present, must be a number.
+ */
+import { type Event, nowNs } from '../event.ts';
+import { IngestError } from './errors.ts';
+
+export function eventsFromJsonBody(body: unknown): Event[] {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new IngestError('the body must be a JSON object with an "events" field');
+  }
+  const events = (body as { events?: unknown }).events;
+  if (!Array.isArray(events)) throw new IngestError('events must be an array of objects');
+  let now = -1;
+  for (let i = 0; i < events.length; i++) {
+    const event: unknown = events[i];
+    if (typeof event !== 'object' || event === null || Array.isArray(event)) {
+      throw new IngestError(`events[${i}] must be an object, got ${describe(event)}`);
+    }
+    const fields = event as Event;
+    const time: unknown = fields.time;
+    if (typeof time !== 'number') {
+      if (time === undefined || time === null || time === false) {
+        if (now < 0) now = nowNs();
+        fields.time = now;
+      } else {
+        fields.time = timeFromValue(time, i);
+      }
+    }
+    const ttl: unknown = fields.ttl;
+    if (ttl !== undefined && ttl !== null && typeof ttl !== 'number') {
+      throw new IngestError(`events[${i}].ttl must be a number of seconds, got ${describe(ttl)}`);
+    }
+  }
+  return events as Event[];
+}
+
+function timeFromValue(time: unknown, index: number): number {
+  if (typeof time === 'string') {
+    const ns = /^-?\d+(\.\d+)?$/.test(time) ? Number(time) : rfc3339ToNs(time);
+    if (ns !== null) return ns;
+  }
+  throw new IngestError(
+    `events[${index}].time must be epoch nanoseconds or an RFC 3339 date such as "2024-12-24T13:44:32.5Z", got ${describe(time)}`,
+  );
+}
+
+const RFC3339 = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9})\d*)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** RFC 3339 to epoch ns with the fraction kept to the nanosecond (Date alone stops at the millisecond). */
+export function rfc3339ToNs(text: string): number | null {
+  const match = RFC3339.exec(text);
+  if (!match) return null;
+  const [, date, clock, fraction = '', offset = 'Z'] = match;
+  const [month, day, hour, minute, second] = [date?.slice(5, 7), date?.slice(8, 10), clock?.slice(0, 2), clock?.slice(3, 5), clock?.slice(6, 8)].map(Number);
+  if (!inRange(month, 1, 12) || !inRange(day, 1, 31) || !inRange(hour, 0, 23) || !inRange(minute, 0, 59) || !inRange(second, 0, 60)) {
+    return null;
+  }
+  const ms = Date.parse(`${date}T${clock}${offset.toUpperCase()}`);
+  if (Number.isNaN(ms)) return null;
+  return ms * 1e6 + Number(fraction.padEnd(9, '0'));
+}
+
+function inRange(value: number | undefined, min: number, max: number): boolean {
+  return value !== undefined && value >= min && value <= max;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}...` : value);
+  if (typeof value === 'object') return 'an object';
+  return String(value);
+}

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { IngestError } from '../../../src/stream/ingest/errors.ts';
+import { eventsFromJsonBody, rfc3339ToNs } from '../../../src/stream/ingest/json.ts';
+
+function rejection(body: unknown): string {
+  try {
+    eventsFromJsonBody(body);
+  } catch (error) {
+    expect(error).toBeInstanceOf(IngestError);
+    expect((error as IngestError).statusCode).toBe(400);
+    return (error as Error).message;
+  }
+  throw new Error('the body was accepted');
+}
+
+describe('eventsFromJsonBody', () => {
+  it('stamps events without time (missing, null or false) with one current time, and keeps 0 and numbers', () => {
+    const before = Date.now() * 1e6;
+    const events = eventsFromJsonBody({
+      events: [{ service: 'a' }, { time: null }, { time: false }, { time: 0 }, { time: 1_735_047_872_000_000_000, metric: 1 }],
+    });
+    const after = Date.now() * 1e6;
+    const stamped = events[0]?.time as number;
+    expect(stamped).toBeGreaterThanOrEqual(before);
+    expect(stamped).toBeLessThanOrEqual(after);
+    expect(events.map((event) => event.time)).toEqual([stamped, stamped, stamped, 0, 1_735_047_872_000_000_000]);
+    expect(events[4]).toEqual({ time: 1_735_047_872_000_000_000, metric: 1 });
+  });
+
+  it('returns the body objects themselves, without copying', () => {
+    const event = { host: 'h', time: 5 };
+    expect(eventsFromJsonBody({ events: [event] })[0]).toBe(event);
+  });
+
+  it('converts RFC 3339 times to ns, with the fraction to the nanosecond and offsets applied', () => {
+    const [utc, offset, nanos, spaced] = eventsFromJsonBody({
+      events: [
+        { time: '2024-12-24T13:44:32Z' },
+        { time: '2024-12-24T15:44:32.5+02:00' },
+        { time: '1970-01-01T00:00:01.000000123Z' },
+        { time: '1970-01-01 00:00:00.25z' },
+      ],
+    });
+    expect(utc?.time).toBe(Date.UTC(2024, 11, 24, 13, 44, 32) * 1e6);
+    expect(offset?.time).toBe(Date.UTC(2024, 11, 24, 13, 44, 32, 500) * 1e6);
+    expect(nanos?.time).toBe(1_000_000_123);
+    expect(spaced?.time).toBe(250_000_000);
+    expect(eventsFromJsonBody({ events: [{ time: '1735047872000000000' }] })[0]?.time).toBe(1_735_047_872_000_000_000);
+  });
+
+  it('rejects times that are neither numbers nor RFC 3339, naming the index and the field', () => {
+    expect(rejection({ events: [{}, { time: 'yesterday' }] })).toMatch(/^events\[1\]\.time must be epoch nanoseconds or an RFC 3339 date .*got "yesterday"$/);
+    expect(rejection({ events: [{ time: true }] })).toMatch(/^events\[0\]\.time .* got true$/);
+    expect(rejection({ events: [{ time: { at: 1 } }] })).toMatch(/got an object$/);
+    expect(rejection({ events: [{ time: '2024-13-01T00:00:00Z' }] })).toMatch(/^events\[0\]\.time/);
+    expect(rejection({ events: [{ time: '2024-12-24T13:44:32' }] })).toMatch(/^events\[0\]\.time/);
+  });
+
+  it('rejects a ttl that is not a number', () => {
+    expect(rejection({ events: [{ ttl: 60 }, { ttl: '60' }] })).toBe('events[1].ttl must be a number of seconds, got "60"');
+    expect(eventsFromJsonBody({ events: [{ ttl: null, time: 1 }] })).toEqual([{ ttl: null, time: 1 }]);
+  });
+
+  it('rejects a body whose events are not an array of objects', () => {
+    expect(rejection({})).toBe('events must be an array of objects');
+    expect(rejection({ events: { a: 1 } })).toBe('events must be an array of objects');
+    expect(rejection([])).toMatch(/"events"/);
+    expect(rejection(null)).toMatch(/"events"/);
+    expect(rejection({ events: [{}, {}, 3] })).toBe('events[2] must be an object, got 3');
+    expect(rejection({ events: [[1]] })).toBe('events[0] must be an object, got an array');
+    expect(rejection({ events: [null] })).toBe('events[0] must be an object, got null');
+  });
+
+  it('accepts an empty list', () => {
+    expect(eventsFromJsonBody({ events: [] })).toEqual([]);
+  });
+});
+
+describe('rfc3339ToNs', () => {
+  it('returns null for malformed dates', () => {
+    expect(rfc3339ToNs('2024-12-24')).toBeNull();
+    expect(rfc3339ToNs('2024-12-24T25:00:00Z')).toBeNull();
+    expect(rfc3339ToNs('not a date')).toBeNull();
+  });
+});

@@ -1,0 +1,230 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { context, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
+import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IngestError } from '../../../src/stream/ingest/errors.ts';
+import { decodeOtlpTraces, encodeOtlpResponse } from '../../../src/stream/ingest/otlp.ts';
+import { loadProtos } from '../../../src/stream/ingest/protos.ts';
+
+interface Captured {
+  body: Buffer;
+  contentType: string | undefined;
+  contentEncoding: string | undefined;
+}
+
+const limits = { maxDecompressedBytes: 1024 * 1024 };
+let server: Server;
+let url: string;
+const captured: Captured[] = [];
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      captured.push({
+        body: Buffer.concat(chunks),
+        contentType: request.headers['content-type'],
+        contentEncoding: request.headers['content-encoding'],
+      });
+      const reply = encodeOtlpResponse(request.headers['content-type']);
+      response.writeHead(200, { 'content-type': reply.contentType }).end(reply.body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`;
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+/** Exports spans through the real SDK; SimpleSpanProcessor sends one request per ended span. */
+async function exportSpans(exporter: ProtoExporter | JsonExporter): Promise<{ requests: Captured[]; ids: SpanIds }> {
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': 'checkout', 'deployment.environment': 'test' }),
+    spanProcessors: [new SimpleSpanProcessor(exporter)],
+  });
+  const tracer = provider.getTracer('vigie-test', '1.2.3');
+  const before = captured.length;
+  const ids = recordSpans(tracer);
+  await provider.forceFlush();
+  await provider.shutdown();
+  expect(captured.length - before).toBe(3);
+  return { requests: captured.slice(before), ids };
+}
+
+interface SpanIds {
+  traceId: string;
+  parentId: string;
+  childId: string;
+  linkedTraceId: string;
+  linkedSpanId: string;
+  start: number;
+}
+
+function recordSpans(tracer: Tracer): SpanIds {
+  const start = Date.UTC(2025, 0, 2, 3, 4, 5, 678);
+  const parent = tracer.startSpan('GET /cart', { kind: SpanKind.SERVER, startTime: start });
+  const linked = tracer.startSpan('enqueue', { kind: SpanKind.PRODUCER, startTime: start });
+  linked.end(start + 1);
+  const parentContext = parent.spanContext();
+  // Children of `parent` through an explicit context keep the test free of a context manager.
+  const child = tracer.startSpan(
+    'SELECT cart',
+    {
+      kind: SpanKind.CLIENT,
+      startTime: start + 10,
+      attributes: { 'db.system': 'postgresql', 'db.rows': 42, 'db.ratio': 0.75, 'db.cached': false, 'db.tables': ['cart', 'item'] },
+      links: [{ context: linked.spanContext(), attributes: { 'link.reason': 'batch' } }],
+    },
+    trace.setSpanContext(context.active(), parentContext),
+  );
+  child.addEvent('retry', { attempt: 2, backoff: 1.5 }, start + 20);
+  child.setStatus({ code: SpanStatusCode.ERROR, message: 'deadlock detected' });
+  child.end(start + 45);
+  parent.setStatus({ code: SpanStatusCode.OK });
+  parent.end(start + 100);
+  return {
+    traceId: parentContext.traceId,
+    parentId: parentContext.spanId,
+    childId: child.spanContext().spanId,
+    linkedTraceId: linked.spanContext().traceId,
+    linkedSpanId: linked.spanContext().spanId,
+    start,
+  };
+}
+
+function decodeAll(requests: Captured[]): ReturnType<typeof decodeOtlpTraces> {
+  return requests.flatMap((request) => decodeOtlpTraces(request.body, request.contentType, request.contentEncoding, limits));
+}
+
+function assertMapping(events: ReturnType<typeof decodeOtlpTraces>, ids: SpanIds): void {
+  expect(events).toHaveLength(3);
+  const ms = 1e6;
+  const child = events.find((event) => event.name === 'SELECT cart');
+  const parent = events.find((event) => event.name === 'GET /cart');
+  expect(child).toBeDefined();
+  expect(parent).toBeDefined();
+  expect(child).toMatchObject({
+    service: 'checkout',
+    resource: { attributes: { 'service.name': 'checkout', 'deployment.environment': 'test' } },
+    scope: { name: 'vigie-test', version: '1.2.3', attributes: {}, 'dropped-attributes-count': 0 },
+    'trace-id': ids.traceId,
+    'span-id': ids.childId,
+    'parent-span-id': ids.parentId,
+    state: 'error',
+    status: 2,
+    description: 'deadlock detected',
+    kind: 'client',
+    'span-kind': 3,
+    'start-time': (ids.start + 10) * ms,
+    'end-time': (ids.start + 45) * ms,
+    time: (ids.start + 45) * ms,
+    metric: 35 * ms,
+    attributes: { 'db.system': 'postgresql', 'db.rows': 42, 'db.ratio': 0.75, 'db.cached': false, 'db.tables': ['cart', 'item'] },
+    'dropped-attributes-count': 0,
+    events: [{ time: (ids.start + 20) * ms, name: 'retry', attributes: { attempt: 2, backoff: 1.5 }, 'dropped-attributes-count': 0 }],
+    'dropped-events-count': 0,
+    links: [{ 'trace-id': ids.linkedTraceId, 'span-id': ids.linkedSpanId, state: '', attributes: { 'link.reason': 'batch' } }],
+    'dropped-links-count': 0,
+  });
+  expect(parent).toMatchObject({ 'parent-span-id': '', state: 'ok', status: 1, kind: 'server', 'span-kind': 2, metric: 100 * ms });
+  expect(child?.['trace-id']).toMatch(/^[0-9a-f]{32}$/);
+}
+
+describe('decodeOtlpTraces with the OpenTelemetry JS SDK', () => {
+  it('decodes protobuf exports (application/x-protobuf)', async () => {
+    const { requests, ids } = await exportSpans(new ProtoExporter({ url }));
+    expect(requests.map((request) => request.contentType)).toEqual(Array(3).fill('application/x-protobuf'));
+    assertMapping(decodeAll(requests), ids);
+  });
+
+  it('decodes OTLP/JSON exports (application/json, hex ids)', async () => {
+    const { requests, ids } = await exportSpans(new JsonExporter({ url }));
+    expect(requests[0]?.contentType).toMatch(/^application\/json/);
+    assertMapping(decodeAll(requests), ids);
+  });
+
+  it('decodes gzip-compressed exports in both encodings', async () => {
+    for (const exporter of [new ProtoExporter({ url, compression: 'gzip' as never }), new JsonExporter({ url, compression: 'gzip' as never })]) {
+      const { requests, ids } = await exportSpans(exporter);
+      expect(requests.map((request) => request.contentEncoding)).toEqual(['gzip', 'gzip', 'gzip']);
+      assertMapping(decodeAll(requests), ids);
+    }
+  });
+
+  it('answers the SDK with an empty ExportTraceServiceResponse it accepts', async () => {
+    const proto = encodeOtlpResponse('application/x-protobuf');
+    expect(proto.contentType).toBe('application/x-protobuf');
+    expect(loadProtos().exportTraceServiceResponse.toObject(loadProtos().exportTraceServiceResponse.decode(proto.body))).toEqual({});
+    expect(encodeOtlpResponse('application/json; charset=utf-8').body.toString()).toBe('{}');
+  });
+});
+
+function ingestError(run: () => unknown): IngestError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(IngestError);
+    return error as IngestError;
+  }
+  throw new Error('decoding did not fail');
+}
+
+describe('decodeOtlpTraces edge cases', () => {
+  const json = (value: unknown) => Buffer.from(JSON.stringify(value));
+  const span = (extra: Record<string, unknown>) =>
+    json({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: 'AB01', spanId: 'cd02', startTimeUnixNano: '10', endTimeUnixNano: 25, ...extra }] }] }] });
+
+  it('maps an unknown status code to state unset and keeps the code', () => {
+    const [event] = decodeOtlpTraces(span({ status: { code: 7 } }), 'application/json', undefined, limits);
+    expect(event).toMatchObject({ state: 'unset', status: 7, 'trace-id': 'ab01', metric: 15, time: 25 });
+    expect(event?.service).toBeUndefined();
+  });
+
+  it('accepts enum names, string int64 and the non-finite double spellings of OTLP/JSON', () => {
+    const body = span({
+      kind: 'SPAN_KIND_CONSUMER',
+      status: { code: 'STATUS_CODE_ERROR' },
+      attributes: [
+        { key: 'big', value: { intValue: '9007199254740993' } },
+        { key: 'nan', value: { doubleValue: 'NaN' } },
+        { key: 'bytes', value: { bytesValue: 'AQID' } },
+        { key: 'nested', value: { kvlistValue: { values: [{ key: 'a', value: { stringValue: 'b' } }] } } },
+        { key: 'empty', value: {} },
+        { key: '__proto__', value: { stringValue: 'plain key' } },
+      ],
+    });
+    const [event] = decodeOtlpTraces(body, 'application/json', 'identity', limits);
+    expect(event).toMatchObject({ kind: 'consumer', 'span-kind': 5, state: 'error', status: 2 });
+    const attributes = event?.attributes as Record<string, unknown>;
+    expect(attributes.big).toBe(9007199254740992);
+    expect(attributes.nan).toBeNaN();
+    expect(attributes.bytes).toBe('AQID');
+    expect(attributes.nested).toEqual({ a: 'b' });
+    expect(attributes.empty).toBeNull();
+    expect(Object.keys(attributes)).toContain('__proto__');
+    expect(Object.getPrototypeOf(attributes)).toBe(Object.prototype);
+  });
+
+  it('rejects unsupported content types and encodings (415), bad bodies (400) and gzip bombs (413)', () => {
+    expect(ingestError(() => decodeOtlpTraces(span({}), 'text/plain', undefined, limits)).statusCode).toBe(415);
+    expect(ingestError(() => decodeOtlpTraces(span({}), 'application/json', 'br', limits)).statusCode).toBe(415);
+    const badJson = ingestError(() => decodeOtlpTraces(Buffer.from('{"resourceSpans":'), 'application/json', undefined, limits));
+    expect([badJson.statusCode, badJson.message]).toEqual([400, expect.stringMatching(/^Invalid JSON: /)]);
+    const badProto = ingestError(() => decodeOtlpTraces(Buffer.from([0x0a, 0x50, 0x01]), 'application/x-protobuf', undefined, limits));
+    expect([badProto.statusCode, badProto.message]).toEqual([400, expect.stringMatching(/^invalid ExportTraceServiceRequest protobuf: /)]);
+    const badGzip = ingestError(() => decodeOtlpTraces(Buffer.from('not gzip'), 'application/json', 'gzip', limits));
+    expect([badGzip.statusCode, badGzip.message]).toEqual([400, expect.stringMatching(/^invalid gzip body: /)]);
+    const bomb = gzipSync(Buffer.alloc(5 * 1024 * 1024, 0x20));
+    expect(ingestError(() => decodeOtlpTraces(bomb, 'application/json', 'gzip', limits)).statusCode).toBe(413);
+    const wrongShape = ingestError(() => decodeOtlpTraces(json({ resourceSpans: 'x' }), 'application/json', undefined, limits));
+    expect(wrongShape.message).toMatch(/not a list/);
+  });
+});
