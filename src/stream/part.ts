@@ -1,0 +1,30 @@
+/**
+ * The stream part of the process: builds the outputs and the service, loads the streams (API streams, stream
+ * files, index snapshots) before the server listens, and starts the file watcher and snapshot timer after.
+ */
+import type { PartFactory } from '../server/lifecycle.ts';
+import type { Part } from '../server/part.ts';
+import type { OutputSink } from './engine.ts';
+import { StreamRepository } from './repository.ts';
+import { streamRoutes } from './routes.ts';
+import { StreamService } from './service.ts';
+
+export const createStreamPart: PartFactory = ({ config, db, metrics, logger }): Part => {
+  const log = logger.child({ part: 'streams' });
+  const outputs: OutputSink = { has: () => false, send: () => {} };
+  const service = new StreamService({
+    settings: config.streams,
+    repository: new StreamRepository(db),
+    outputs,
+    registry: metrics.registry,
+    logger: log,
+  });
+  service.load();
+  return {
+    name: 'streams',
+    routes: streamRoutes(service, { bodyLimit: config.http.bodyLimit }),
+    start: () => service.start(),
+    reload: (next) => service.reload(next),
+    stop: () => service.stop(),
+  };
+};

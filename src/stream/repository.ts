@@ -1,0 +1,95 @@
+/**
+ * SQLite storage of the stream part: API-created streams and index snapshots. Knows nothing of HTTP or of the
+ * engine; the service calls it inside its own transactions (`transaction`) so that a stream row and its
+ * `:persist` file are written together, before the API answers.
+ */
+import { eq } from 'drizzle-orm';
+import type { Db } from '../db/client.ts';
+import { indexMeta, streams } from '../db/schema.ts';
+
+export interface StoredStream {
+  name: string;
+  /** The EDN text of the stream config, exactly as it was sent. */
+  configEdn: string;
+  isDefault: boolean;
+  persist: boolean;
+}
+
+export interface IndexSnapshotEntry {
+  key: string;
+  event: unknown;
+}
+
+export interface StoredIndexSnapshot {
+  stream: string;
+  currentTimeNs: number;
+  /** Hash of the stream config the index was built by: a snapshot only comes back into the same config. */
+  configHash: string;
+  entries: IndexSnapshotEntry[];
+}
+
+export class StreamRepository {
+  constructor(private readonly db: Db) {}
+
+  /** Runs `work` in one SQLite transaction; an exception rolls everything back. */
+  transaction<T>(work: () => T): T {
+    return this.db.transaction(() => work());
+  }
+
+  listStreams(): StoredStream[] {
+    return this.db
+      .select({ name: streams.name, configEdn: streams.configEdn, isDefault: streams.isDefault, persist: streams.persist })
+      .from(streams)
+      .orderBy(streams.name)
+      .all();
+  }
+
+  saveStream(stream: StoredStream, nowS: number): void {
+    this.db
+      .insert(streams)
+      .values({ ...stream, createdAtS: nowS, updatedAtS: nowS })
+      .onConflictDoUpdate({
+        target: streams.name,
+        set: { configEdn: stream.configEdn, isDefault: stream.isDefault, persist: stream.persist, updatedAtS: nowS },
+      })
+      .run();
+  }
+
+  /** Deletes a stream row and its index snapshot; true when the row existed. */
+  deleteStream(name: string): boolean {
+    this.db.delete(indexMeta).where(eq(indexMeta.stream, name)).run();
+    return this.db.delete(streams).where(eq(streams.name, name)).run().changes > 0;
+  }
+
+  /**
+   * Replaces every index snapshot by the given ones, in one transaction: after a crash the database holds
+   * either the previous set or this one, never a mix.
+   */
+  replaceIndexSnapshots(snapshots: readonly StoredIndexSnapshot[], nowS: number): void {
+    const client = this.db.$client;
+    // Snapshots are the one bulk write of the stream part (100k+ rows): a prepared statement reused for every
+    // row is several times faster than building a Drizzle query per chunk.
+    const insertEntry = client.prepare('insert into index_snapshots (stream, key, event) values (?, ?, ?)');
+    this.transaction(() => {
+      this.db.delete(indexMeta).run();
+      for (const snapshot of snapshots) {
+        this.db
+          .insert(indexMeta)
+          .values({ stream: snapshot.stream, currentTimeNs: snapshot.currentTimeNs, configHash: snapshot.configHash, savedAtS: nowS })
+          .run();
+        for (const entry of snapshot.entries) insertEntry.run(snapshot.stream, entry.key, JSON.stringify(entry.event));
+      }
+    });
+  }
+
+  loadIndexSnapshots(): StoredIndexSnapshot[] {
+    const metas = this.db.select().from(indexMeta).all();
+    const entriesOf = this.db.$client.prepare<[string], { key: string; event: string }>('select key, event from index_snapshots where stream = ?');
+    return metas.map((meta) => ({
+      stream: meta.stream,
+      currentTimeNs: meta.currentTimeNs,
+      configHash: meta.configHash,
+      entries: entriesOf.all(meta.stream).map((row) => ({ key: row.key, event: JSON.parse(row.event) as unknown })),
+    }));
+  }
+}
