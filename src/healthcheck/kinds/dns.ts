@@ -147,8 +147,9 @@ async function resolve(def: DnsDefinition, signal: AbortSignal): Promise<string[
   // An IP literal resolves to itself, as in Go.
   if ((type === undefined || type === 'A' || type === 'AAAA') && isIP(def.domain) !== 0) return [def.domain];
   if (signal.aborted) throw new CheckFailure(`Fail to lookup IP for domain: ${timeoutText(def.timeoutNs)}`);
-  // A Resolver per run: it reads the system's resolv.conf afresh, and cancel() only touches this run.
-  const resolver = new Resolver({ timeout: Math.max(1, Math.ceil(def.timeoutNs / 1e6)), tries: 1 });
+  // A Resolver per run: it reads the system's resolv.conf afresh, and cancel() only touches this run. The run
+  // signal is the deadline; c-ares' own timeout is only a backstop set past it.
+  const resolver = new Resolver({ timeout: Math.ceil(def.timeoutNs / 1e6) + 1_000, tries: 1 });
   if (def.resolver !== undefined) resolver.setServers([resolverServer(def.resolver)]);
   const onAbort = (): void => resolver.cancel();
   signal.addEventListener('abort', onAbort, { once: true });

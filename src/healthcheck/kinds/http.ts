@@ -210,6 +210,8 @@ export async function prepareHttp(def: HttpDefinition): Promise<Prepared> {
   const tls = await loadTlsFiles(def);
   const timeoutMs = Math.max(1, Math.ceil(def.timeoutNs / 1e6));
   const agent = new Agent({
+    // A check sends one request at a time: one connection per origin is all it needs, and reusing it is the point.
+    connections: 1,
     keepAliveTimeout: keepAliveMs(def),
     // The run signal is the deadline; undici's own timers only need to not fire first.
     headersTimeout: timeoutMs + 1_000,

@@ -138,7 +138,8 @@ function handshake(def: TlsDefinition, tls: TlsMaterial, signal: AbortSignal): P
     socket.once('secureConnect', () => {
       signal.removeEventListener('abort', onAbort);
       const certificate = socket.getPeerCertificate(true);
-      socket.destroy();
+      // Not destroy(): our Finished message may still be buffered, and the server would log a failed handshake.
+      socket.destroySoon();
       resolve(certificate);
     });
     socket.once('error', (error) => {

@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseCheck, prepareCheck } from '../../../src/healthcheck/kinds/index.ts';
+import { closedPort, startTcpTarget, type TcpTarget } from '../../helpers/targets.ts';
+import { check } from './run.ts';
+
+describe('TCP check', () => {
+  let open: TcpTarget;
+  let open6: TcpTarget;
+  let closed: number;
+  beforeAll(async () => {
+    open = await startTcpTarget();
+    open6 = await startTcpTarget('::1');
+    closed = await closedPort();
+  });
+  afterAll(async () => {
+    await Promise.all([open.close(), open6.close()]);
+  });
+
+  it('succeeds when the port accepts a connection', async () => {
+    const before = open.connections;
+    expect(await check('tcp', { target: '127.0.0.1', port: open.port })).toBe('success');
+    expect(open.connections).toBe(before + 1);
+  });
+
+  it('connects over IPv6 and from source-ip', async () => {
+    expect(await check('tcp', { target: '::1', port: open6.port })).toBe('success');
+    expect(await check('tcp', { target: '127.0.0.1', port: open.port, 'source-ip': '127.0.0.1' })).toBe('success');
+  });
+
+  it('reports a refused connection with the address and Node error', async () => {
+    expect(await check('tcp', { target: '127.0.0.1', port: closed })).toBe(
+      `TCP connection failed on 127.0.0.1:${closed}: connect ECONNREFUSED 127.0.0.1:${closed}`,
+    );
+    const closed6 = await closedPort('::1');
+    expect(await check('tcp', { target: '::1', port: closed6 })).toBe(`TCP connection failed on [::1]:${closed6}: connect ECONNREFUSED ::1:${closed6}`);
+  });
+
+  it('fails on a source-ip the machine does not have', async () => {
+    // 192.0.2.1 (TEST-NET-1) is never assigned locally, so bind fails before any packet leaves.
+    expect(await check('tcp', { target: '127.0.0.1', port: open.port, 'source-ip': '192.0.2.1' })).toMatch(
+      new RegExp(`^TCP connection failed on 127\\.0\\.0\\.1:${open.port}: .*EADDRNOTAVAIL`),
+    );
+  });
+
+  it('inverts the outcome with should-fail', async () => {
+    expect(await check('tcp', { target: '127.0.0.1', port: closed, 'should-fail': true })).toBe('success');
+    expect(await check('tcp', { target: '127.0.0.1', port: open.port, 'should-fail': true })).toBe(
+      `TCP check is successful on 127.0.0.1:${open.port} but an error was expected`,
+    );
+  });
+
+  it('fails with the timeout when the signal fires before the connection is made', async () => {
+    // No loopback listener can hold a SYN unanswered, so the deadline is exercised with a signal already due.
+    const prepared = await prepareCheck(parseCheck('tcp', { name: 't', target: '127.0.0.1', port: open.port, timeout: '1s', interval: '1s' }));
+    await expect(prepared.run(AbortSignal.abort())).rejects.toThrow(`TCP connection failed on 127.0.0.1:${open.port}: timed out after 1s`);
+  });
+});
