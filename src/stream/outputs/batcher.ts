@@ -1,0 +1,144 @@
+/**
+ * The queue, batching and retry shared by every output kind. Events wait in a bounded queue (overflow is
+ * dropped and counted, never buffered without bound); a batch leaves when `batch-size` events are queued or
+ * when `flush-interval` passes (wall clock, the one place of the stream part that reads it: outputs talk to
+ * the outside world). One batch is in flight at a time, so batches arrive in order. Transient failures are
+ * retried `retries` times with exponential backoff; a refusal (4xx) drops the batch at once.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Emission, Event } from '../event.ts';
+import { type Deliver, DeliveryError, type DropReason, type Output, type OutputObserver } from './types.ts';
+
+export interface BatchSettings {
+  readonly queueSize: number;
+  readonly batchSize: number;
+  readonly flushIntervalMs: number;
+  readonly retries: number;
+  readonly retryBackoffMs: number;
+}
+
+const MAX_BACKOFF_MS = 30_000;
+
+export class BatchingOutput implements Output {
+  private queue: Event[] = [];
+  private draining: Promise<void> | null = null;
+  /** Set by the timer and by close: send everything queued, not only full batches. */
+  private flushAll = false;
+  private closing: Promise<void> | null = null;
+  private readonly abort = new AbortController();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    readonly name: string,
+    private readonly settings: BatchSettings,
+    private readonly deliver: Deliver,
+    private readonly observer: OutputObserver,
+    /** Refuses events the destination cannot represent, before they take a place in the queue. */
+    private readonly admit: ((event: Event) => boolean) | null = null,
+    private readonly onClose: () => Promise<void> = async () => undefined,
+  ) {
+    this.timer = setInterval(() => this.flush(), settings.flushIntervalMs);
+    this.timer.unref();
+  }
+
+  send(emission: Emission): void {
+    if (emission === null) return;
+    if (Array.isArray(emission)) {
+      for (let i = 0; i < emission.length; i++) this.enqueue(emission[i] as Event);
+    } else {
+      this.enqueue(emission);
+    }
+  }
+
+  queueSize(): number {
+    return this.queue.length;
+  }
+
+  /** Sends what is queued now, without waiting for a full batch. */
+  flush(): void {
+    if (this.queue.length === 0) return;
+    this.flushAll = true;
+    void this.drain();
+  }
+
+  close(timeoutMs: number): Promise<void> {
+    this.closing ??= this.shutdown(timeoutMs);
+    return this.closing;
+  }
+
+  private enqueue(event: Event): void {
+    if (this.closing !== null) return this.observer.dropped(this.name, 'shutdown', 1);
+    if (this.admit !== null && !this.admit(event)) return this.observer.dropped(this.name, 'unusable', 1);
+    if (this.queue.length >= this.settings.queueSize) return this.observer.dropped(this.name, 'queue_full', 1);
+    this.queue.push(event);
+    if (this.queue.length >= this.settings.batchSize && this.draining === null) void this.drain();
+  }
+
+  private drain(): Promise<void> {
+    this.draining ??= this.sendBatches().finally(() => {
+      this.draining = null;
+    });
+    return this.draining;
+  }
+
+  private async sendBatches(): Promise<void> {
+    const { batchSize } = this.settings;
+    while (this.queue.length > 0 && (this.flushAll || this.queue.length >= batchSize)) {
+      if (this.abort.signal.aborted) {
+        this.drop('shutdown', this.queue.length);
+        this.queue = [];
+        break;
+      }
+      let batch: Event[];
+      if (this.queue.length <= batchSize) {
+        batch = this.queue;
+        this.queue = [];
+      } else {
+        batch = this.queue.splice(0, batchSize);
+      }
+      await this.deliverWithRetry(batch);
+    }
+    this.flushAll = false;
+  }
+
+  private async deliverWithRetry(batch: Event[]): Promise<void> {
+    const signal = this.abort.signal;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.deliver(batch, signal);
+        this.observer.sent(this.name, batch.length);
+        return;
+      } catch (error) {
+        const failure = error instanceof Error ? error : new Error(String(error));
+        this.observer.failed(this.name, failure);
+        if (signal.aborted) return this.drop('shutdown', batch.length);
+        if (failure instanceof DeliveryError && !failure.retryable) return this.drop('rejected', batch.length);
+        if (attempt >= this.settings.retries) return this.drop('retries_exhausted', batch.length);
+        const backoff = Math.min(this.settings.retryBackoffMs * 2 ** attempt, MAX_BACKOFF_MS);
+        try {
+          await sleep(backoff, undefined, { signal });
+        } catch {
+          return this.drop('shutdown', batch.length);
+        }
+      }
+    }
+  }
+
+  private drop(reason: DropReason, count: number): void {
+    if (count > 0) this.observer.dropped(this.name, reason, count);
+  }
+
+  private async shutdown(timeoutMs: number): Promise<void> {
+    clearInterval(this.timer);
+    const deadline = setTimeout(() => this.abort.abort(), timeoutMs);
+    try {
+      while (this.queue.length > 0 || this.draining !== null) {
+        this.flushAll = true;
+        await this.drain();
+      }
+    } finally {
+      clearTimeout(deadline);
+      await this.onClose();
+    }
+  }
+}

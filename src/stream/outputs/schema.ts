@@ -1,0 +1,103 @@
+/**
+ * The config of one output (`streams.outputs.<name>`), shared with the config loader. Kinds: `file` (JSON lines),
+ * `http` (POST of JSON arrays), `prometheus` (remote-write 1.0). Every kind takes the batching settings; unknown
+ * keys are rejected.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { ConfigError, describeSchemaError, jsonPointerToKey } from '../../config/load.ts';
+import { parseDuration } from '../../config/duration.ts';
+import type { BatchSettings } from './batcher.ts';
+
+const closed = { additionalProperties: false } as const;
+
+/** config/schema.ts's Duration (same marker, so the loader's messages apply), repeated so that config/schema.ts
+ *  can import this file without an import cycle evaluated before its constants exist. */
+const Duration = Type.String({ 'x-vigie-duration': true, minLength: 1 });
+
+const batching = {
+  'queue-size': Type.Optional(Type.Integer({ minimum: 1 })),
+  'batch-size': Type.Optional(Type.Integer({ minimum: 1 })),
+  'flush-interval': Type.Optional(Duration),
+  retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
+  'retry-backoff': Type.Optional(Duration),
+};
+
+const remote = {
+  url: Type.String({ pattern: '^https?://' }),
+  headers: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String())),
+  timeout: Type.Optional(Duration),
+};
+
+export const FileOutputSchema = Type.Object({ type: Type.Literal('file'), path: Type.String({ minLength: 1 }), ...batching }, closed);
+export const HttpOutputSchema = Type.Object({ type: Type.Literal('http'), ...remote, ...batching }, closed);
+export const PrometheusOutputSchema = Type.Object({ type: Type.Literal('prometheus'), ...remote, ...batching }, closed);
+
+/** One entry of `streams.outputs`. */
+export const OutputConfigSchema = Type.Union([FileOutputSchema, HttpOutputSchema, PrometheusOutputSchema]);
+export type OutputConfigEntry = Static<typeof OutputConfigSchema>;
+
+const SCHEMAS = { file: FileOutputSchema, http: HttpOutputSchema, prometheus: PrometheusOutputSchema } as const;
+
+export const DEFAULT_BATCHING = {
+  queueSize: 10_000,
+  batchSize: 1_000,
+  flushIntervalMs: 1_000,
+  retries: 3,
+  retryBackoffMs: 200,
+} as const satisfies BatchSettings;
+export const DEFAULT_TIMEOUT_MS = 10_000;
+
+export type OutputSettings =
+  | { readonly type: 'file'; readonly path: string; readonly batching: BatchSettings }
+  | {
+      readonly type: 'http' | 'prometheus';
+      readonly url: string;
+      readonly headers: Readonly<Record<string, string>>;
+      readonly timeoutMs: number;
+      readonly batching: BatchSettings;
+    };
+
+/**
+ * Validates one entry against its kind's schema (checked by kind, so that the message is about the right
+ * fields) and resolves defaults and durations. Throws a ConfigError keyed `streams.outputs.<name>...`.
+ */
+export function parseOutputConfig(name: string, raw: unknown, file: string | null = null): OutputSettings {
+  const key = `streams.outputs.${name}`;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(file, key, 'must be a mapping');
+  const type = (raw as { type?: unknown }).type;
+  if (type !== 'file' && type !== 'http' && type !== 'prometheus') {
+    throw new ConfigError(file, `${key}.type`, `must be one of "file", "http", "prometheus", got ${JSON.stringify(type ?? null)}`);
+  }
+  const schema = SCHEMAS[type];
+  const first = Value.Errors(schema, raw).First();
+  if (first) throw new ConfigError(file, `${key}${first.path === '' ? '' : `.${jsonPointerToKey(first.path)}`}`, describeSchemaError(first));
+  const entry = raw as OutputConfigEntry;
+  const batching: BatchSettings = {
+    queueSize: entry['queue-size'] ?? DEFAULT_BATCHING.queueSize,
+    batchSize: entry['batch-size'] ?? DEFAULT_BATCHING.batchSize,
+    flushIntervalMs: durationMs(file, `${key}.flush-interval`, entry['flush-interval'], DEFAULT_BATCHING.flushIntervalMs),
+    retries: entry.retries ?? DEFAULT_BATCHING.retries,
+    retryBackoffMs: durationMs(file, `${key}.retry-backoff`, entry['retry-backoff'], DEFAULT_BATCHING.retryBackoffMs),
+  };
+  if (entry.type === 'file') return { type: 'file', path: entry.path, batching };
+  return {
+    type: entry.type,
+    url: entry.url,
+    headers: entry.headers ?? {},
+    timeoutMs: durationMs(file, `${key}.timeout`, entry.timeout, DEFAULT_TIMEOUT_MS),
+    batching,
+  };
+}
+
+function durationMs(file: string | null, key: string, text: string | undefined, fallbackMs: number): number {
+  if (text === undefined) return fallbackMs;
+  let ns: number;
+  try {
+    ns = parseDuration(text);
+  } catch (error) {
+    throw new ConfigError(file, key, (error as Error).message);
+  }
+  if (ns <= 0) throw new ConfigError(file, key, `must be positive, got ${JSON.stringify(text)}`);
+  return Math.max(1, Math.round(ns / 1e6));
+}
