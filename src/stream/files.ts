@@ -136,6 +136,8 @@ export class StreamDirectoryWatcher {
 
   async start(): Promise<void> {
     if (this.directories.length === 0) return;
+    // A directory that does not exist yet cannot be watched; creating it lets files dropped there later count.
+    for (const directory of this.directories) mkdirSync(directory, { recursive: true });
     const watcher = watch([...this.directories], {
       ignoreInitial: true,
       depth: 0,

@@ -1,0 +1,136 @@
+/**
+ * Stream files against the real server: `:persist` files written (only once the config compiled) and deleted,
+ * stream directories watched (added, edited and removed files apply without a restart, the other streams keep
+ * their state), broken files logged and ignored, and SIGHUP.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startServer, type TestServer } from '../helpers/server.ts';
+
+const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
+const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+const servers: TestServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.kill9()));
+});
+
+async function started(config: Record<string, unknown> = {}): Promise<TestServer> {
+  const server = await startServer({ config });
+  servers.push(server);
+  return server;
+}
+
+async function eventually<T>(probe: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (accept(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+const configOf = async (server: TestServer, name: string) => {
+  const response = await server.request(`/api/v1/stream/${name}`);
+  if (response.status !== 200) return null;
+  return Buffer.from(((await response.json()) as { config: string }).config, 'base64').toString('utf8');
+};
+const hostsIn = async (server: TestServer, name: string) => {
+  const response = await server.request(`/api/v1/index/${name}/search`, json('POST', { query: b64('[:always-true]') }));
+  return ((await response.json()) as { events: { host: string }[] }).events.map((event) => event.host).sort();
+};
+const push = (server: TestServer, name: string, events: unknown[]) => server.request(`/api/v1/stream/${name}`, json('PUT', { events }));
+
+describe(':persist', () => {
+  it('writes <first directory>/<name>.edn once the config compiled, and deletes it with the stream', async () => {
+    const server = await started();
+    const file = join(server.dataDir, 'streams', 'kept.edn');
+    const broken = await server.request('/api/v1/stream/kept', json('POST', { config: b64('{:persist true :actions {:action :nope}}') }));
+    expect(broken.status).toBe(400);
+    expect(existsSync(file)).toBe(false);
+
+    const text = '{:persist true\n :actions {:action :index :params [[:host]]}} ; trailing comment';
+    expect((await server.request('/api/v1/stream/kept', json('POST', { config: b64(text) }))).status).toBe(200);
+    expect(readFileSync(file, 'utf8')).toBe(`{:kept ${text}\n}\n`);
+    expect((await push(server, 'kept', [{ host: 'a', time: 1 }])).status).toBe(200);
+    // The watcher sees our own file: it must not recompile the stream (the index stays).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await hostsIn(server, 'kept')).toEqual(['a']);
+    expect(await configOf(server, 'kept')).toBe(text);
+
+    expect((await server.request('/api/v1/stream/kept', { method: 'DELETE' })).status).toBe(200);
+    expect(existsSync(file)).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await server.request('/api/v1/stream/kept')).status).toBe(404);
+  });
+
+  it('takes edits of a persisted stream file as an update of that stream, kept across a restart', async () => {
+    const server = await started();
+    const file = join(server.dataDir, 'streams', 'edited.edn');
+    await server.request('/api/v1/stream/edited', json('POST', { config: b64('{:persist true :actions {:action :index :params [[:host]]}}') }));
+    writeFileSync(file, '{:edited {:persist true :actions {:action :index :params [[:service]]}}}');
+    const updated = '{:persist true, :actions {:action :index, :params [[:service]]}}';
+    expect(await eventually(() => configOf(server, 'edited'), (text) => text === updated)).toBe(updated);
+    await server.stop();
+    const again = await startServer({ dataDir: server.dataDir, config: {} });
+    servers.push(again);
+    expect(await configOf(again, 'edited')).toBe(updated);
+  });
+});
+
+describe('watched stream directories', () => {
+  it('applies added, edited and removed files without a restart; unchanged streams keep their state', async () => {
+    const server = await started();
+    const directory = join(server.dataDir, 'streams');
+    mkdirSync(directory, { recursive: true });
+    const file = join(directory, 'team.edn');
+    const byHost = '{:actions {:action :index :params [[:host]]}}';
+    writeFileSync(file, `{:files.one ${byHost}\n :files.two ${byHost}}`);
+    await eventually(() => configOf(server, 'files.two'), (text) => text !== null);
+    await server.request('/api/v1/stream/api.one', json('POST', { config: b64(byHost) }));
+    for (const name of ['files.one', 'files.two', 'api.one']) {
+      expect((await push(server, name, [{ host: `${name}-host`, time: 1 }])).status).toBe(200);
+    }
+
+    writeFileSync(file, `{:files.one ${byHost}\n :files.two {:actions {:action :index :params [[:service]]}}}`);
+    const changed = '{:actions {:action :index, :params [[:service]]}}';
+    expect(await eventually(() => configOf(server, 'files.two'), (text) => text === changed)).toBe(changed);
+    expect(await hostsIn(server, 'files.two')).toEqual([]);
+    expect(await hostsIn(server, 'files.one')).toEqual(['files.one-host']);
+    expect(await hostsIn(server, 'api.one')).toEqual(['api.one-host']);
+
+    writeFileSync(file, `{:files.one ${byHost}\n :files.two {:actions {:action :nope}}}`);
+    const logged = await server.waitForLog(/stream file .*team\.edn ignored/);
+    expect(logged).toContain(':nope');
+    writeFileSync(join(directory, 'garbage.edn'), '{:oops {:actions');
+    expect(await server.waitForLog(/garbage\.edn ignored.*Invalid EDN/)).toContain('garbage.edn');
+    expect(await configOf(server, 'files.two')).toBe(changed);
+    expect(await hostsIn(server, 'files.one')).toEqual(['files.one-host']);
+
+    rmSync(file);
+    await eventually(() => configOf(server, 'files.one'), (text) => text === null);
+    expect((await server.request('/api/v1/stream/files.two')).status).toBe(404);
+    expect(await hostsIn(server, 'api.one')).toEqual(['api.one-host']);
+  });
+
+  it('SIGHUP reads the directories again and keeps the state of unchanged streams', async () => {
+    const other = join(await import('node:os').then((os) => os.tmpdir()), `vigie-streams-${process.pid}-${Date.now()}`);
+    mkdirSync(other, { recursive: true });
+    writeFileSync(join(other, 'a.edn'), '{:hup.a {:actions {:action :index :params [[:host]]}}}');
+    const server = await started();
+    expect((await server.request('/api/v1/stream/hup.a')).status).toBe(404);
+    server.writeConfig({ streams: { directories: [join(server.dataDir, 'streams'), other] } });
+    server.process.kill('SIGHUP');
+    await server.waitForLog(/config reloaded/);
+    expect((await server.request('/api/v1/stream/hup.a')).status).toBe(200);
+    await push(server, 'hup.a', [{ host: 'x', time: 1 }]);
+    server.process.kill('SIGHUP');
+    await eventually(async () => server.logs.filter((line) => line.includes('config reloaded')).length, (count) => count >= 2);
+    expect(await hostsIn(server, 'hup.a')).toEqual(['x']);
+    // The new directory is watched too.
+    writeFileSync(join(other, 'b.edn'), '{:hup.b {:actions {:action :index :params [[:host]]}}}');
+    expect(await eventually(() => configOf(server, 'hup.b'), (text) => text !== null)).not.toBeNull();
+    rmSync(other, { recursive: true, force: true });
+  });
+});
