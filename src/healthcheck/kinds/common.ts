@@ -38,6 +38,7 @@ export function validateShape<S extends TObject>(schema: S, raw: unknown): Stati
   const error = Value.Errors(schema, raw).First();
   if (error === undefined) return raw as Static<S>;
   const field = jsonPointerToKey(error.path);
+  if (error.value === undefined) throw new CheckValidationError(field, 'is required');
   // The unknown-key message already names the key (with a "did you mean" hint).
   if (error.type === ValueErrorType.ObjectAdditionalProperties) throw new CheckValidationError('', describeSchemaError(error));
   throw new CheckValidationError(field, describeSchemaError(error));
