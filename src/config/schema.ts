@@ -5,6 +5,7 @@
  * never a silently ignored key.
  */
 import { type TSchema, Type } from '@sinclair/typebox';
+import { OutputConfigSchema } from '../stream/outputs/schema.ts';
 
 /** A Go duration string (`10s`, `1m30s`); integers are rejected with a message saying so. */
 export const Duration = Type.String({ 'x-vigie-duration': true, minLength: 1 });
@@ -118,7 +119,7 @@ export const StreamsSettingsSchema = Type.Object(
     directories: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     'snapshot-interval': Type.Optional(Duration),
     'max-pending-events': Type.Optional(Type.Integer({ minimum: 1 })),
-    outputs: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9._-]+$' }), Type.Unknown())),
+    outputs: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9._-]+$' }), OutputConfigSchema)),
   },
   closed,
 );

@@ -4,6 +4,7 @@
  * small batch.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { DropReason, OutputObserver } from './outputs/types.ts';
 
 interface StreamChildren {
   duration: Histogram.Internal<'name'>;
@@ -20,7 +21,10 @@ export class StreamMetrics {
   private readonly errors: Counter<'name'>;
   private readonly children = new Map<string, StreamChildren>();
 
-  constructor(registry: Registry, pendingEvents: () => number) {
+  constructor(
+    private readonly registry: Registry,
+    pendingEvents: () => number,
+  ) {
     const registers = [registry];
     this.duration = new Histogram({
       name: 'stream_duration_seconds',
@@ -57,6 +61,38 @@ export class StreamMetrics {
         this.set(pendingEvents());
       },
     });
+  }
+
+  /** Output metrics: sent, dropped (by reason) and failed deliveries, and the queue sizes read at scrape time. */
+  outputObserver(queueSizes: () => Record<string, number>): OutputObserver {
+    const registers = [this.registry];
+    const sent = new Counter({ name: 'stream_output_sent_total', help: 'Events delivered by each output.', labelNames: ['output'], registers });
+    const dropped = new Counter({
+      name: 'stream_output_dropped_total',
+      help: 'Events dropped by each output, by reason (queue_full, rejected, retries_exhausted, unusable, shutdown).',
+      labelNames: ['output', 'reason'],
+      registers,
+    });
+    const failed = new Counter({
+      name: 'stream_output_failures_total',
+      help: 'Failed delivery attempts of each output (some are retried).',
+      labelNames: ['output'],
+      registers,
+    });
+    new Gauge({
+      name: 'stream_output_queue_size',
+      help: 'Events waiting in each output queue.',
+      labelNames: ['output'],
+      registers,
+      collect() {
+        for (const [output, size] of Object.entries(queueSizes())) this.set({ output }, size);
+      },
+    });
+    return {
+      sent: (output: string, count: number) => sent.inc({ output }, count),
+      dropped: (output: string, reason: DropReason, count: number) => dropped.inc({ output, reason }, count),
+      failed: (output: string) => failed.inc({ output }),
+    };
   }
 
   observePush(stream: string, events: number, seconds: number): void {

@@ -1,21 +1,19 @@
 /**
- * The stream part of the process: builds the outputs and the service, loads the streams (API streams, stream
+ * The stream part of the process: builds the service (and with it the outputs), loads the streams (API streams, stream
  * files, index snapshots) before the server listens, and starts the file watcher and snapshot timer after.
  */
 import type { PartFactory } from '../server/lifecycle.ts';
 import type { Part } from '../server/part.ts';
-import type { OutputSink } from './engine.ts';
 import { StreamRepository } from './repository.ts';
 import { streamRoutes } from './routes.ts';
 import { StreamService } from './service.ts';
 
 export const createStreamPart: PartFactory = ({ config, db, metrics, logger }): Part => {
   const log = logger.child({ part: 'streams' });
-  const outputs: OutputSink = { has: () => false, send: () => {} };
   const service = new StreamService({
     settings: config.streams,
+    configFile: config.file,
     repository: new StreamRepository(db),
-    outputs,
     registry: metrics.registry,
     logger: log,
   });

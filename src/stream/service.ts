@@ -21,7 +21,7 @@ import { IngestBacklog } from './backlog.ts';
 import { StreamConfigError } from './compiler.ts';
 import { compileCondition } from './condition.ts';
 import { EdnError, type EdnValue, isEdnMap, kw, parseEdn, printEdn } from './edn.ts';
-import { type OutputSink, type PushResult, STREAM_NAME, type StreamFailure, StreamEngine, StreamNotFoundError } from './engine.ts';
+import { type PushResult, STREAM_NAME, type StreamFailure, StreamEngine, StreamNotFoundError } from './engine.ts';
 import type { Event } from './event.ts';
 import {
   type FileStream,
@@ -32,14 +32,16 @@ import {
   writePersistFile,
 } from './files.ts';
 import { StreamMetrics } from './metrics.ts';
+import { buildOutputs, type OutputRegistry } from './outputs/index.ts';
 import type { StoredIndexSnapshot, StoredStream, StreamRepository } from './repository.ts';
 
 export type StreamSettings = VigieConfig['streams'];
 
 export interface StreamServiceOptions {
   settings: StreamSettings;
+  /** The config file, for the messages of invalid output settings. */
+  configFile: string | null;
   repository: StreamRepository;
-  outputs: OutputSink;
   registry: Registry;
   logger: Logger;
 }
@@ -57,7 +59,7 @@ export class StreamService {
   private readonly backlog: IngestBacklog<PushResult>;
   private readonly repository: StreamRepository;
   private readonly logger: Logger;
-  private readonly outputs: OutputSink;
+  private readonly outputs: OutputRegistry;
   private settings: StreamSettings;
   private readonly apiStreams = new Map<string, ApiStream>();
   /** The file streams as last applied (a rejected file keeps its previous streams here). */
@@ -69,10 +71,15 @@ export class StreamService {
     this.settings = options.settings;
     this.repository = options.repository;
     this.logger = options.logger;
-    this.outputs = options.outputs;
     this.backlog = new IngestBacklog((target, events) => this.pushNow(target, events), options.settings.maxPendingEvents);
-    this.metrics = new StreamMetrics(options.registry, () => this.backlog.pending);
-    const metrics = this.metrics;
+    const metrics = new StreamMetrics(options.registry, () => this.backlog.pending);
+    this.metrics = metrics;
+    // Outputs are built once: like Mirabelle, a reload does not rebuild them (their queues would be lost).
+    this.outputs = buildOutputs(
+      options.settings.outputs,
+      metrics.outputObserver(() => this.outputs.queueSizes()),
+      options.configFile,
+    );
     this.engine = new StreamEngine({
       outputs: this.outputs,
       logger: options.logger,
@@ -124,6 +131,7 @@ export class StreamService {
     await this.watcher?.close();
     this.watcher = null;
     this.writeSnapshots();
+    await this.outputs.close();
   }
 
   streamNames(): string[] {

@@ -2,8 +2,10 @@
  * The stream API of SPEC §2 against the real server: every row of the status table, the success bodies, the
  * `default` fan-out, index search with nested conditions, the metrics, and the 503 of a full ingest backlog.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../helpers/server.ts';
+import { makeDataDir, startServer, type TestServer } from '../helpers/server.ts';
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 const INDEX_BY_HOST = '{:actions {:action :index :params [[:host]]}}';
@@ -178,6 +180,27 @@ describe('streams', () => {
     expect(text).toMatch(/prometheus_remote_write_total \d+/);
     expect(text).toMatch(/otlp_spans_total \d+/);
     expect(text).toMatch(/stream_ingest_pending_events 0/);
+  });
+});
+
+describe('outputs', () => {
+  it('delivers :output! emissions to a configured file output and counts them', async () => {
+    const path = join(makeDataDir(), 'out.jsonl');
+    const withOutput = await startServer({ config: { streams: { outputs: { lines: { type: 'file', path, 'flush-interval': '20ms' } } } } });
+    try {
+      const stream = '{:actions {:action :where :params [[:> :metric 10]] :children [{:action :output! :params [:lines]}]}}';
+      expect((await withOutput.request('/api/v1/stream/out', json('POST', { config: b64(stream) }))).status).toBe(200);
+      const events = [{ host: 'low', metric: 1, time: 1 }, { host: 'high', metric: 20, time: 2 }];
+      expect((await withOutput.request('/api/v1/stream/out', json('PUT', { events }))).status).toBe(200);
+      const deadline = Date.now() + 5000;
+      while (!existsSync(path) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify({ host: 'high', metric: 20, time: 2 })}\n`);
+      const metrics = await (await withOutput.request('/metrics')).text();
+      expect(metrics).toContain('stream_output_sent_total{output="lines"} 1');
+      expect(metrics).toContain('stream_output_queue_size{output="lines"} 0');
+    } finally {
+      await withOutput.kill9();
+    }
   });
 });
 
