@@ -6,17 +6,18 @@
  *   expired, self-signed, client certificate for mutual TLS);
  * - `startTlsTarget`: TLS server that completes handshakes and records the SNI it received;
  * - `startTcpTarget`: TCP listener that accepts and never sends a byte (also the "server that never answers"
- *   for HTTP and TLS timeouts), and `closedPort` for a port nothing listens on;
+ *   for HTTP and TLS timeouts), `closedPort` for a port nothing listens on, and `startFullBacklogTarget` for a
+ *   port where connecting hangs;
  * - `startDnsTarget`: DNS server on UDP answering A/AAAA/CNAME/MX/TXT/NS from a table (NXDOMAIN otherwise),
  *   or, with `silent`, a UDP socket that never answers.
  *
  * Every target has `close()`; call it in `afterAll`/`afterEach`.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createSocket, type RemoteInfo } from 'node:dgram';
 import { createServer as createHttpServer, type IncomingHttpHeaders, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { type AddressInfo, createServer as createTcpServer, type Socket } from 'node:net';
+import { type AddressInfo, connect, createServer as createTcpServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import * as dnsPacket from 'dns-packet';
@@ -222,6 +223,47 @@ export async function startTcpTarget(host = '127.0.0.1'): Promise<TcpTarget> {
     async close() {
       for (const socket of sockets) socket.destroy();
       await closeServer(server);
+    },
+  };
+}
+
+/**
+ * A listener whose accept queue is full, so a new connection attempt hangs (the kernel drops its SYN): the one
+ * way to make a TCP connect time out on loopback. The listener lives in a child process that never accepts
+ * (its event loop is blocked); the queue is filled until an attempt stalls.
+ */
+export async function startFullBacklogTarget(): Promise<{ host: string; port: number; close(): Promise<void> }> {
+  const script = `const s = require('node:net').createServer();
+s.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
+  process.stdout.write(s.address().port + '\\n', () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0));
+});`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('error', reject);
+    child.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
+  });
+  const fillers: Socket[] = [];
+  for (let attempt = 0; attempt < 64; attempt++) {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.on('error', () => {});
+    fillers.push(socket);
+    const connected = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), 200);
+      socket.once('connect', () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+    if (!connected) break;
+  }
+  return {
+    host: '127.0.0.1',
+    port,
+    async close() {
+      for (const socket of fillers) socket.destroy();
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
     },
   };
 }

@@ -25,7 +25,7 @@ export function parseCommand(raw: unknown): CommandDefinition {
   return {
     ...parseBase('command', input),
     command: nonEmpty('command', input.command),
-    ...(input.arguments != null ? { arguments: input.arguments } : {}),
+    ...(input.arguments != null ? { arguments: [...input.arguments] } : {}),
   };
 }
 

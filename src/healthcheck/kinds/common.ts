@@ -75,7 +75,7 @@ export function parseBase<K extends KindName>(kind: K, input: BaseInput): BaseDe
       );
     }
   }
-  return { kind, name, description: input.description ?? '', intervalNs, timeoutNs, oneOff, labels: input.labels ?? {} };
+  return { kind, name, description: input.description ?? '', intervalNs, timeoutNs, oneOff, labels: { ...input.labels } };
 }
 
 /** The base keys of a listing, in upstream order, then `labels` when there are some. */

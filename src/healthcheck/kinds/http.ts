@@ -94,18 +94,18 @@ export function parseHttp(raw: unknown): HttpDefinition {
   }
   const path = input.path ?? '';
   if (path !== '' && !path.startsWith('/')) throw new CheckValidationError('path', `must start with "/", got ${JSON.stringify(path)}`);
-  const validStatus = input['valid-status'];
+  const validStatus = [...input['valid-status']];
   if (validStatus.length === 0) throw new CheckValidationError('valid-status', 'must list at least one status code');
   validStatus.forEach((status, i) => {
     if (status < 100 || status > 599) throw new CheckValidationError(`valid-status[${i}]`, `must be between 100 and 599, got ${status}`);
   });
-  const headers = input.headers ?? {};
+  const headers = { ...input.headers };
   for (const [name, value] of Object.entries(headers)) {
     if (!HEADER_NAME.test(name)) throw new CheckValidationError(`headers.${name}`, 'is not a valid header name');
     if (HEADER_VALUE_FORBIDDEN.test(value)) throw new CheckValidationError(`headers.${name}`, 'must not contain CR, LF or NUL');
   }
   if (input.host !== undefined && HEADER_VALUE_FORBIDDEN.test(input.host)) throw new CheckValidationError('host', 'must not contain CR, LF or NUL');
-  const bodyRegexp = input['body-regexp'] ?? [];
+  const bodyRegexp = [...(input['body-regexp'] ?? [])];
   bodyRegexp.forEach((pattern, i) => {
     try {
       compileRegexp(pattern);
@@ -123,7 +123,7 @@ export function parseHttp(raw: unknown): HttpDefinition {
     method: method as HttpMethod,
     ...(input.host !== undefined ? { host: input.host } : {}),
     headers,
-    query: input.query ?? {},
+    query: { ...input.query },
     ...(input.body !== undefined ? { body: input.body } : {}),
     bodyRegexp,
     validStatus,

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCheck, prepareCheck } from '../../../src/healthcheck/kinds/index.ts';
-import { closedPort, startTcpTarget, type TcpTarget } from '../../helpers/targets.ts';
+import { closedPort, startFullBacklogTarget, startTcpTarget, type TcpTarget } from '../../helpers/targets.ts';
 import { check } from './run.ts';
 
 describe('TCP check', () => {
@@ -49,9 +48,17 @@ describe('TCP check', () => {
     );
   });
 
-  it('fails with the timeout when the signal fires before the connection is made', async () => {
-    // No loopback listener can hold a SYN unanswered, so the deadline is exercised with a signal already due.
-    const prepared = await prepareCheck(parseCheck('tcp', { name: 't', target: '127.0.0.1', port: open.port, timeout: '1s', interval: '1s' }));
-    await expect(prepared.run(AbortSignal.abort())).rejects.toThrow(`TCP connection failed on 127.0.0.1:${open.port}: timed out after 1s`);
+  it('times out when the connection hangs, and should-fail takes that as success', async () => {
+    const full = await startFullBacklogTarget();
+    try {
+      const started = performance.now();
+      expect(await check('tcp', { target: '127.0.0.1', port: full.port, timeout: '300ms', interval: '1s' })).toBe(
+        `TCP connection failed on 127.0.0.1:${full.port}: timed out after 300ms`,
+      );
+      expect(performance.now() - started).toBeLessThan(1500);
+      expect(await check('tcp', { target: '127.0.0.1', port: full.port, timeout: '300ms', interval: '1s', 'should-fail': true })).toBe('success');
+    } finally {
+      await full.close();
+    }
   });
 });
