@@ -23,6 +23,7 @@ import {
   timeoutText,
   type TlsClientFiles,
   tlsClientProperties,
+  type TlsMaterial,
   tlsFilesToJson,
   validateShape,
 } from './common.ts';
@@ -206,30 +207,31 @@ function keepAliveMs(def: HttpDefinition): number {
   return Math.min(90_000, Math.max(4_000, Math.ceil(def.intervalNs / 1e6) + 1_000));
 }
 
-export async function prepareHttp(def: HttpDefinition): Promise<Prepared> {
-  const tls = await loadTlsFiles(def);
-  const timeoutMs = Math.max(1, Math.ceil(def.timeoutNs / 1e6));
+/** The per-check Agent; its connections outlive a run so that the next run reuses them. */
+function createDispatcher(def: HttpDefinition, tls: TlsMaterial): { agent: Agent; dispatcher: Dispatcher } {
+  // The run signal is the deadline; undici's own timers only need to not fire first.
+  const undiciTimeoutMs = Math.ceil(def.timeoutNs / 1e6) + 1_000;
   const agent = new Agent({
     // A check sends one request at a time: one connection per origin is all it needs, and reusing it is the point.
     connections: 1,
     keepAliveTimeout: keepAliveMs(def),
-    // The run signal is the deadline; undici's own timers only need to not fire first.
-    headersTimeout: timeoutMs + 1_000,
-    bodyTimeout: timeoutMs + 1_000,
+    headersTimeout: undiciTimeoutMs,
+    bodyTimeout: undiciTimeoutMs,
     connect: {
-      timeout: timeoutMs + 1_000,
+      timeout: undiciTimeoutMs,
       rejectUnauthorized: !def.insecure,
       ...tls,
       ...(def.sourceIp !== undefined ? { localAddress: def.sourceIp } : {}),
     },
   });
-  const dispatcher: Dispatcher = def.redirect ? agent.compose(interceptors.redirect({ maxRedirections: 10 })) : agent;
-  const shownPath = pathWithQuery(def.path, def.query);
-  const origin = `${def.protocol}://${joinHostPort(def.target, def.port)}`;
+  return { agent, dispatcher: def.redirect ? agent.compose(interceptors.redirect({ maxRedirections: 10 })) : agent };
+}
+
+function requestOptions(def: HttpDefinition, origin: string, shownPath: string): Dispatcher.RequestOptions {
   const headers: Record<string, string> = { 'user-agent': 'Cabourotte' };
   for (const [name, value] of Object.entries(def.headers)) headers[name.toLowerCase()] = value;
   if (def.host !== undefined) headers.host = def.host;
-  const request: Dispatcher.RequestOptions = {
+  return {
     origin,
     path: shownPath.startsWith('/') ? shownPath : `/${shownPath}`,
     method: def.method,
@@ -238,6 +240,13 @@ export async function prepareHttp(def: HttpDefinition): Promise<Prepared> {
     // undici takes the SNI from the Host header; Go takes it from the URL (or server-name).
     ...(def.protocol === 'https' ? sniOption(def) : {}),
   };
+}
+
+export async function prepareHttp(def: HttpDefinition): Promise<Prepared> {
+  const { agent, dispatcher } = createDispatcher(def, await loadTlsFiles(def));
+  const shownPath = pathWithQuery(def.path, def.query);
+  const origin = `${def.protocol}://${joinHostPort(def.target, def.port)}`;
+  const request = requestOptions(def, origin, shownPath);
   const regexps = def.bodyRegexp.map((pattern) => ({ pattern, regexp: compileRegexp(pattern) }));
   const failurePrefix = `HTTP request failed: ${goMethod(def.method)} "${origin}${shownPath}": `;
 

@@ -63,7 +63,7 @@ export function tcpSummary(def: TcpDefinition): string {
 }
 
 /** Resolves once connected (the socket is closed at once); rejects with the connect error or on abort. */
-export function connectTcp(host: string, port: number, localAddress: string | undefined, signal: AbortSignal, timeoutNs: number): Promise<void> {
+function connectTcp(host: string, port: number, localAddress: string | undefined, signal: AbortSignal, timeoutNs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) {
       reject(new Error(timeoutText(timeoutNs)));
@@ -80,7 +80,7 @@ export function connectTcp(host: string, port: number, localAddress: string | un
       socket.destroy();
       resolve();
     });
-    socket.once('error', (error) => {
+    socket.on('error', (error) => {
       signal.removeEventListener('abort', onAbort);
       socket.destroy();
       reject(error);

@@ -142,7 +142,7 @@ function handshake(def: TlsDefinition, tls: TlsMaterial, signal: AbortSignal): P
       socket.destroySoon();
       resolve(certificate);
     });
-    socket.once('error', (error) => {
+    socket.on('error', (error) => {
       signal.removeEventListener('abort', onAbort);
       socket.destroy();
       fail(errorText(error));

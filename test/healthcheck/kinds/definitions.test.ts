@@ -6,6 +6,7 @@ import {
   checkSummary,
   checkToJson,
   configKeyOf,
+  isKindName,
   KIND_NAMES,
   type KindName,
   parseCheck,
@@ -226,6 +227,8 @@ describe('registry', () => {
       expect(CHECK_KINDS[kind].schema).toMatchObject({ type: 'object', additionalProperties: false });
     }
     expect(KIND_NAMES.map(configKeyOf)).toEqual(['http-checks', 'tcp-checks', 'dns-checks', 'tls-checks', 'command-checks']);
+    expect(KIND_NAMES.every(isKindName)).toBe(true);
+    expect(isKindName('bulk')).toBe(false);
   });
 
   it('rejects a definition that is not an object', () => {
