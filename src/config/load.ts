@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import type { TSchema } from '@sinclair/typebox';
 import { Value, type ValueError, ValueErrorType } from '@sinclair/typebox/value';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { CheckValidationError, parseCheck } from '../healthcheck/kinds/index.ts';
 import { DurationError, parseDuration } from './duration.ts';
 import { ConfigFileSchema, isDurationSchema } from './schema.ts';
 import type { Static } from '@sinclair/typebox';
@@ -123,6 +124,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       : undefined;
   const streams = raw.streams ?? {};
   const checks = Object.fromEntries(CHECK_KEYS.map((key) => [key, raw[key] ?? []])) as Record<CheckKey, unknown[]>;
+  validateChecks(file, checks);
   return {
     file,
     dataDir,
@@ -152,6 +154,31 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       outputs: (streams.outputs ?? {}) as Record<string, unknown>,
     },
   };
+}
+
+/**
+ * Validates every `*-checks` entry with its kind's own rules, so that a bad check fails the startup (or is
+ * refused by a reload) with `<file>: http-checks[2].port: <problem>`. Names are unique across all lists.
+ */
+function validateChecks(file: string | null, checks: Record<CheckKey, unknown[]>): void {
+  const seen = new Map<string, string>();
+  for (const key of CHECK_KEYS) {
+    const kind = key.slice(0, -'-checks'.length) as Parameters<typeof parseCheck>[0];
+    checks[key].forEach((raw, i) => {
+      const at = `${key}[${i}]`;
+      let def: ReturnType<typeof parseCheck>;
+      try {
+        def = parseCheck(kind, raw);
+      } catch (error) {
+        if (error instanceof CheckValidationError) throw new ConfigError(file, error.field === '' ? at : `${at}.${error.field}`, error.problem);
+        throw error;
+      }
+      if (def.intervalNs <= 0) throw new ConfigError(file, `${at}.interval`, 'is required: a check of the config file runs periodically (one-off checks are an API feature)');
+      const first = seen.get(def.name);
+      if (first !== undefined) throw new ConfigError(file, `${at}.name`, `duplicate name ${JSON.stringify(def.name)} (also ${first})`);
+      seen.set(def.name, at);
+    });
+  }
 }
 
 function durationMs(file: string | null, key: string, text: string): number {

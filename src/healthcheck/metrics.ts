@@ -1,0 +1,70 @@
+/**
+ * The healthcheck metrics, named as upstream: `healthcheck_total{name,status}` and
+ * `healthcheck_duration_seconds{name}`, both with the keys of `healthchecks-labels` as extra labels (value ""
+ * when a check lacks the label). Plus `healthcheck_scheduling_lag_seconds`, how late runs start, which the
+ * `checks` benchmark reads. A check's label sets are built once when it is added, not per run.
+ */
+import { Counter, Histogram, type Registry } from 'prom-client';
+
+/** Upstream's buckets (reference §5). */
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+const LAG_BUCKETS = [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export interface CheckMetricLabels {
+  readonly success: Record<string, string>;
+  readonly failure: Record<string, string>;
+  readonly duration: Record<string, string>;
+}
+
+export class HealthcheckMetrics {
+  private readonly total: Counter<string>;
+  private readonly duration: Histogram<string>;
+  private readonly lag: Histogram<string>;
+  /** `name` and `status` are ours; a label key of that name in `healthchecks-labels` cannot be honoured. */
+  private readonly labelKeys: string[];
+
+  constructor(registry: Registry, labelKeys: readonly string[]) {
+    this.labelKeys = labelKeys.filter((key) => key !== 'name' && key !== 'status');
+    this.total = new Counter({
+      name: 'healthcheck_total',
+      help: 'Count the number of healthchecks executions.',
+      labelNames: ['name', 'status', ...this.labelKeys],
+      registers: [registry],
+    });
+    this.duration = new Histogram({
+      name: 'healthcheck_duration_seconds',
+      help: 'Time to execute a healthcheck.',
+      labelNames: ['name', ...this.labelKeys],
+      buckets: DURATION_BUCKETS,
+      registers: [registry],
+    });
+    this.lag = new Histogram({
+      name: 'healthcheck_scheduling_lag_seconds',
+      help: 'How late periodic healthcheck runs start compared to their due time (waiting for a run slot included).',
+      buckets: LAG_BUCKETS,
+      registers: [registry],
+    });
+  }
+
+  labelsFor(name: string, labels: Readonly<Record<string, string>>): CheckMetricLabels {
+    const duration: Record<string, string> = { name };
+    for (const key of this.labelKeys) duration[key] = labels[key] ?? '';
+    return { success: { ...duration, status: 'success' }, failure: { ...duration, status: 'failure' }, duration };
+  }
+
+  observeRun(labels: CheckMetricLabels, success: boolean, durationSeconds: number): void {
+    this.total.inc(success ? labels.success : labels.failure);
+    this.duration.observe(labels.duration, durationSeconds);
+  }
+
+  observeLag(lagSeconds: number): void {
+    this.lag.observe(lagSeconds);
+  }
+
+  /** Drops every series of a check (removed or replaced). */
+  remove(labels: CheckMetricLabels): void {
+    this.total.remove(labels.success);
+    this.total.remove(labels.failure);
+    this.duration.remove(labels.duration);
+  }
+}

@@ -1,0 +1,395 @@
+/**
+ * SQLite storage of the healthcheck part: API-created definitions, the latest result of every check, the last
+ * `history-size` raw results per check, and hourly / daily aggregates. Knows nothing of HTTP or of scheduling.
+ *
+ * Definitions are written synchronously (the API answers after the commit). Results are buffered and written in
+ * one transaction per flush (every second, every `maxBuffered` results, and at stop), which is what lets 1,200
+ * results/s cost a few percent of a core. Everything stays bounded: history is trimmed per check in the same
+ * transaction, and a check's aggregates older than their retention are pruned when the check opens a new hour.
+ */
+import { and, eq, inArray, lt, sql } from 'drizzle-orm';
+import type { Db } from '../db/client.ts';
+import { healthcheckHistory, healthcheckResults, healthcheckUptime, healthchecks } from '../db/schema.ts';
+import type { KindName } from './kinds/index.ts';
+
+/** The result of a run, in its JSON form (SPEC §1 "Results"), which is also how it is kept in memory. */
+export interface CheckResult {
+  name: string;
+  summary: string;
+  labels?: Record<string, string>;
+  success: boolean;
+  /** Unix seconds, when the run finished. */
+  'healthcheck-timestamp': number;
+  message: string;
+  /** Milliseconds, truncated. */
+  duration: number;
+  source: string;
+}
+
+export interface HistoryEntry {
+  name: string;
+  success: boolean;
+  'healthcheck-timestamp': number;
+  message: string;
+  duration: number;
+}
+
+export interface StoredCheck {
+  name: string;
+  kind: KindName;
+  /** The listing form of the definition, as `checkToJson` gave it. */
+  definition: unknown;
+}
+
+export interface UptimeWindow {
+  runs: number;
+  successes: number;
+  /** successes / runs; null without runs. */
+  ratio: number | null;
+  /** Mean run duration in ms; null without runs. */
+  'mean-duration': number | null;
+  'min-duration': number | null;
+  'max-duration': number | null;
+  /** Unix seconds: the start of the oldest hourly bucket counted (buckets overlapping the window are counted whole). */
+  since: number;
+}
+
+export const UPTIME_WINDOWS = { '1h': 3600, '24h': 86_400, '7d': 7 * 86_400, '30d': 30 * 86_400 } as const;
+export type UptimeWindowName = keyof typeof UPTIME_WINDOWS;
+
+const HOUR_S = 3600;
+const DAY_S = 86_400;
+export const HOURLY_RETENTION_S = 30 * DAY_S;
+export const DAILY_RETENTION_S = 365 * DAY_S;
+
+export interface RepositoryOptions {
+  historySize: number;
+  flushIntervalMs?: number;
+  /** A flush happens as soon as this many results are buffered. */
+  maxBuffered?: number;
+  /** Unix seconds; injectable for tests. */
+  nowS?: () => number;
+  /** A periodic flush failed (disk full, database locked for too long); the batch is lost. */
+  onFlushError?: (error: unknown) => void;
+}
+
+const ph = sql.placeholder;
+
+export class HealthcheckRepository {
+  private buffer: CheckResult[] = [];
+  private flushTimer: ReturnType<typeof setInterval> | null = null;
+  /** The hour each check last wrote an aggregate for: a new hour triggers the pruning of that check's old rows. */
+  private readonly lastHour = new Map<string, number>();
+  private readonly flushIntervalMs: number;
+  private readonly maxBuffered: number;
+  private readonly nowS: () => number;
+  private readonly statements;
+
+  constructor(
+    private readonly db: Db,
+    private readonly options: RepositoryOptions,
+  ) {
+    this.flushIntervalMs = options.flushIntervalMs ?? 1000;
+    this.maxBuffered = options.maxBuffered ?? 2000;
+    this.nowS = options.nowS ?? (() => Math.floor(Date.now() / 1000));
+    this.statements = this.prepareStatements();
+  }
+
+  private prepareStatements() {
+    const { db } = this;
+    const h = healthcheckHistory;
+    const u = healthcheckUptime;
+    const r = healthcheckResults;
+    return {
+      upsertResult: db
+        .insert(r)
+        .values({
+          name: ph('name'),
+          success: ph('success'),
+          timestampS: ph('timestampS'),
+          durationMs: ph('durationMs'),
+          message: ph('message'),
+          summary: ph('summary'),
+          labels: ph('labels'),
+          source: ph('source'),
+        })
+        .onConflictDoUpdate({
+          target: r.name,
+          set: {
+            success: sql`excluded.success`,
+            timestampS: sql`excluded.timestamp_s`,
+            durationMs: sql`excluded.duration_ms`,
+            message: sql`excluded.message`,
+            summary: sql`excluded.summary`,
+            labels: sql`excluded.labels`,
+            source: sql`excluded.source`,
+          },
+        })
+        .prepare(),
+      insertHistory: db
+        .insert(h)
+        .values({ name: ph('name'), success: ph('success'), timestampS: ph('timestampS'), durationMs: ph('durationMs'), message: ph('message') })
+        .prepare(),
+      // Deletes everything older than the `historySize` newest rows of one check, through the (name, id) index.
+      trimHistory: db
+        .delete(h)
+        .where(
+          and(
+            eq(h.name, ph('name')),
+            sql`${h.id} <= (select ${h.id} from ${h} where ${h.name} = ${ph('name')} order by ${h.id} desc limit 1 offset ${this.options.historySize})`,
+          ),
+        )
+        .prepare(),
+      upsertUptime: db
+        .insert(u)
+        .values({
+          name: ph('name'),
+          granularity: ph('granularity'),
+          periodStartS: ph('periodStartS'),
+          runs: 1,
+          successes: ph('successes'),
+          durationTotalMs: ph('durationMs'),
+          durationMinMs: ph('durationMs'),
+          durationMaxMs: ph('durationMs'),
+        })
+        .onConflictDoUpdate({
+          target: [u.name, u.granularity, u.periodStartS],
+          set: {
+            runs: sql`${u.runs} + 1`,
+            successes: sql`${u.successes} + excluded.successes`,
+            durationTotalMs: sql`${u.durationTotalMs} + excluded.duration_total_ms`,
+            durationMinMs: sql`min(${u.durationMinMs}, excluded.duration_min_ms)`,
+            durationMaxMs: sql`max(${u.durationMaxMs}, excluded.duration_max_ms)`,
+          },
+        })
+        .prepare(),
+      pruneUptime: db
+        .delete(u)
+        .where(and(eq(u.name, ph('name')), eq(u.granularity, ph('granularity')), lt(u.periodStartS, ph('before'))))
+        .prepare(),
+    };
+  }
+
+  /** Starts the periodic flush. */
+  start(): void {
+    if (this.flushTimer !== null) return;
+    this.flushTimer = setInterval(() => this.flushReportingErrors(), this.flushIntervalMs);
+    this.flushTimer.unref();
+  }
+
+  /** Writes what is buffered and stops the periodic flush. */
+  stop(): void {
+    if (this.flushTimer !== null) clearInterval(this.flushTimer);
+    this.flushTimer = null;
+    this.flush();
+  }
+
+  // Definitions
+
+  listApiChecks(): StoredCheck[] {
+    return this.db
+      .select({ name: healthchecks.name, kind: healthchecks.kind, definition: healthchecks.definition })
+      .from(healthchecks)
+      .orderBy(healthchecks.name)
+      .all();
+  }
+
+  /** Inserts or replaces one API definition, committed before this returns. */
+  saveCheck(check: StoredCheck): void {
+    this.db.transaction((tx) => this.upsertCheck(tx, check));
+  }
+
+  /**
+   * The bulk API in one transaction: writes `saved`, and forgets every check of `removed` (definition, result,
+   * history and aggregates).
+   */
+  replaceChecks(saved: readonly StoredCheck[], removed: readonly string[]): void {
+    this.flush();
+    this.db.transaction((tx) => {
+      for (const check of saved) this.upsertCheck(tx, check);
+      this.forgetInTransaction(tx, removed);
+    });
+  }
+
+  /** Removes a stored API definition only (a config check took its name back); its results stay. */
+  deleteDefinitions(names: readonly string[]): void {
+    if (names.length === 0) return;
+    this.db.transaction((tx) => {
+      for (const chunk of chunks(names)) tx.delete(healthchecks).where(inArray(healthchecks.name, chunk)).run();
+    });
+  }
+
+  /** Forgets checks entirely: definition, latest result, history and aggregates (buffered results included). */
+  forgetChecks(names: readonly string[]): void {
+    if (names.length === 0) return;
+    this.flush();
+    this.db.transaction((tx) => this.forgetInTransaction(tx, names));
+  }
+
+  /** Forgets everything stored about checks that no longer exist (e.g. removed from the file while stopped). */
+  retainOnly(existing: ReadonlySet<string>): string[] {
+    const stored = new Set<string>();
+    for (const table of [healthcheckResults, healthcheckHistory, healthcheckUptime]) {
+      for (const row of this.db.selectDistinct({ name: table.name }).from(table).all()) stored.add(row.name);
+    }
+    const gone = [...stored].filter((name) => !existing.has(name));
+    this.forgetChecks(gone);
+    return gone;
+  }
+
+  private upsertCheck(tx: Pick<Db, 'insert'>, check: StoredCheck): void {
+    const nowS = this.nowS();
+    tx.insert(healthchecks)
+      .values({ name: check.name, kind: check.kind, source: 'api', definition: check.definition, createdAtS: nowS, updatedAtS: nowS })
+      .onConflictDoUpdate({ target: healthchecks.name, set: { kind: check.kind, source: 'api', definition: check.definition, updatedAtS: nowS } })
+      .run();
+  }
+
+  private forgetInTransaction(tx: Pick<Db, 'delete'>, names: readonly string[]): void {
+    for (const chunk of chunks(names)) {
+      tx.delete(healthchecks).where(inArray(healthchecks.name, chunk)).run();
+      tx.delete(healthcheckResults).where(inArray(healthcheckResults.name, chunk)).run();
+      tx.delete(healthcheckHistory).where(inArray(healthcheckHistory.name, chunk)).run();
+      tx.delete(healthcheckUptime).where(inArray(healthcheckUptime.name, chunk)).run();
+    }
+    for (const name of names) this.lastHour.delete(name);
+  }
+
+  // Results
+
+  loadResults(): CheckResult[] {
+    const rows = this.db.select().from(healthcheckResults).all();
+    return rows.map((row) => ({
+      name: row.name,
+      summary: row.summary,
+      ...(row.labels !== null && Object.keys(row.labels as object).length > 0 ? { labels: row.labels as Record<string, string> } : {}),
+      success: row.success,
+      'healthcheck-timestamp': row.timestampS,
+      message: row.message,
+      duration: row.durationMs,
+      source: row.source,
+    }));
+  }
+
+  /** Buffers a result; it reaches the database at the next flush. */
+  record(result: CheckResult): void {
+    this.buffer.push(result);
+    if (this.buffer.length >= this.maxBuffered) this.flushReportingErrors();
+  }
+
+  private flushReportingErrors(): void {
+    try {
+      this.flush();
+    } catch (error) {
+      this.options.onFlushError?.(error);
+    }
+  }
+
+  /** Drops the buffered results of checks that were just removed, so that no flush writes them back. */
+  dropBuffered(names: ReadonlySet<string>): void {
+    if (this.buffer.length > 0) this.buffer = this.buffer.filter((result) => !names.has(result.name));
+  }
+
+  flush(): void {
+    if (this.buffer.length === 0) return;
+    const batch = this.buffer;
+    this.buffer = [];
+    const s = this.statements;
+    const touched = new Set<string>();
+    this.db.transaction(() => {
+      for (const result of batch) {
+        const name = result.name;
+        const timestampS = result['healthcheck-timestamp'];
+        const success = result.success;
+        const durationMs = result.duration;
+        touched.add(name);
+        s.upsertResult.run({
+          name,
+          success,
+          timestampS,
+          durationMs,
+          message: result.message,
+          summary: result.summary,
+          labels: result.labels ?? null,
+          source: result.source,
+        });
+        s.insertHistory.run({ name, success, timestampS, durationMs, message: result.message });
+        const hour = timestampS - (timestampS % HOUR_S);
+        const successes = success ? 1 : 0;
+        s.upsertUptime.run({ name, granularity: 'hour', periodStartS: hour, successes, durationMs });
+        s.upsertUptime.run({ name, granularity: 'day', periodStartS: timestampS - (timestampS % DAY_S), successes, durationMs });
+        if (this.lastHour.get(name) !== hour) {
+          this.lastHour.set(name, hour);
+          s.pruneUptime.run({ name, granularity: 'hour', before: hour - HOURLY_RETENTION_S });
+          s.pruneUptime.run({ name, granularity: 'day', before: hour - DAILY_RETENTION_S });
+        }
+      }
+      for (const name of touched) s.trimHistory.run({ name });
+    });
+  }
+
+  /** Newest first. */
+  history(name: string, limit: number): HistoryEntry[] {
+    const h = healthcheckHistory;
+    return this.db
+      .select({ name: h.name, success: h.success, timestampS: h.timestampS, durationMs: h.durationMs, message: h.message })
+      .from(h)
+      .where(eq(h.name, name))
+      .orderBy(sql`${h.id} desc`)
+      .limit(Math.min(limit, this.options.historySize))
+      .all()
+      .map((row) => ({ name: row.name, success: row.success, 'healthcheck-timestamp': row.timestampS, message: row.message, duration: row.durationMs }));
+  }
+
+  /** Uptime over each window, from the hourly aggregates that overlap it. */
+  uptime(name: string): Record<UptimeWindowName, UptimeWindow> {
+    const nowS = this.nowS();
+    const hourOf = (s: number) => s - (s % HOUR_S);
+    const u = healthcheckUptime;
+    const oldest = hourOf(nowS - UPTIME_WINDOWS['30d']);
+    const rows = this.db
+      .select({
+        periodStartS: u.periodStartS,
+        runs: u.runs,
+        successes: u.successes,
+        durationTotalMs: u.durationTotalMs,
+        durationMinMs: u.durationMinMs,
+        durationMaxMs: u.durationMaxMs,
+      })
+      .from(u)
+      .where(and(eq(u.name, name), eq(u.granularity, 'hour'), sql`${u.periodStartS} >= ${oldest}`))
+      .all();
+    const windows = {} as Record<UptimeWindowName, UptimeWindow>;
+    for (const [window, seconds] of Object.entries(UPTIME_WINDOWS) as [UptimeWindowName, number][]) {
+      const since = hourOf(nowS - seconds);
+      let runs = 0;
+      let successes = 0;
+      let total = 0;
+      let min = Infinity;
+      let max = -Infinity;
+      for (const row of rows) {
+        if (row.periodStartS < since) continue;
+        runs += row.runs;
+        successes += row.successes;
+        total += row.durationTotalMs;
+        min = Math.min(min, row.durationMinMs);
+        max = Math.max(max, row.durationMaxMs);
+      }
+      windows[window] = {
+        runs,
+        successes,
+        ratio: runs === 0 ? null : successes / runs,
+        'mean-duration': runs === 0 ? null : total / runs,
+        'min-duration': runs === 0 ? null : min,
+        'max-duration': runs === 0 ? null : max,
+        since,
+      };
+    }
+    return windows;
+  }
+}
+
+/** SQLite limits bound parameters per statement; 500 names per `in (...)` stays well below. */
+function* chunks<T>(items: readonly T[], size = 500): Generator<T[]> {
+  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
+}

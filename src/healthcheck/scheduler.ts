@@ -1,0 +1,316 @@
+/**
+ * Runs jobs periodically: a min-heap of due times behind one timer (12,000 checks cost one armed timer, not
+ * 12,000), a global cap on concurrent runs with a FIFO queue behind it, and one AbortSignal per run that fires
+ * at the job's timeout. It knows nothing of check kinds: a job is an interval, a timeout and a `run(signal)`.
+ *
+ * Timing: the first run is due after a random delay over [0, min(interval, 30 s)) so that checks added together
+ * do not start together; then run n is due at first + n·interval, whatever the runs' durations. Runs of one job
+ * never overlap, and a run that ends after its next slot skips to the first slot still in the future (no burst
+ * of catch-up runs). A removed job never starts again, not even when it is removed during its initial delay.
+ */
+
+export interface SchedulerJob {
+  readonly intervalMs: number;
+  readonly timeoutMs: number;
+  /** Resolves on success, rejects with the failure; must settle soon after `signal` fires. */
+  run(signal: AbortSignal): Promise<void>;
+}
+
+export interface SchedulerOptions<J extends SchedulerJob> {
+  maxConcurrentRuns: number;
+  /** A run ended (not called for runs of removed jobs). `failure` is undefined on success. */
+  onRunFinished(job: J, failure: unknown, durationMs: number): void;
+  /** How late a run started compared to its due time, in ms (queueing behind the cap included). */
+  onRunStarted?(lagMs: number): void;
+  /** Monotonic clock in ms; injectable for tests. */
+  now?: () => number;
+  /** Uniform in [0, 1); injectable for tests. */
+  random?: () => number;
+}
+
+/** The first run waits at most this long, so that a check with a 1 h interval does not stay silent for an hour. */
+export const MAX_INITIAL_DELAY_MS = 30_000;
+
+const enum State {
+  /** In the heap, waiting for its due time. */
+  Scheduled,
+  /** Due, waiting for a free run slot. */
+  Queued,
+  Running,
+  Removed,
+}
+
+/** A scheduled job; the handle `add` returns and `remove` takes. */
+export class ScheduledJob<J extends SchedulerJob> {
+  /** @internal */ state = State.Scheduled;
+  /** @internal */ due = 0;
+  /** @internal */ heapIndex = -1;
+  /** @internal */ startedAt = 0;
+  /** @internal */ controller: AbortController | null = null;
+  /** @internal */ timeoutTimer: ReturnType<typeof setTimeout> | null = null;
+  /** @internal */ whenIdle: (() => void) | null = null;
+  // Built once per job so that a run allocates no closures of its own.
+  /** @internal */ readonly onSuccess: () => void;
+  /** @internal */ readonly onFailure: (failure: unknown) => void;
+
+  constructor(
+    readonly job: J,
+    scheduler: Scheduler<J>,
+  ) {
+    this.onSuccess = () => scheduler.finishRun(this, undefined);
+    this.onFailure = (failure: unknown) => scheduler.finishRun(this, failure ?? new Error('the run failed'));
+  }
+}
+
+function abortOnTimeout(controller: AbortController): void {
+  controller.abort();
+}
+
+export class Scheduler<J extends SchedulerJob> {
+  private readonly heap: ScheduledJob<J>[] = [];
+  /** FIFO of due jobs waiting for a run slot; `queueHead` avoids O(n) shifts. */
+  private queue: (ScheduledJob<J> | null)[] = [];
+  private queueHead = 0;
+  private running = 0;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private timerDue = Infinity;
+  private started = false;
+  private stopping = false;
+  private idleWaiters: (() => void)[] = [];
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private readonly onTimer = () => this.tick();
+  private cap: number;
+
+  constructor(private readonly options: SchedulerOptions<J>) {
+    this.now = options.now ?? (() => performance.now());
+    this.random = options.random ?? Math.random;
+    this.cap = options.maxConcurrentRuns;
+  }
+
+  get maxConcurrentRuns(): number {
+    return this.cap;
+  }
+
+  /** A raised cap starts queued runs at once; a lowered one lets the runs in flight finish. */
+  set maxConcurrentRuns(cap: number) {
+    this.cap = cap;
+    this.startQueued();
+  }
+
+  get size(): number {
+    return this.heap.length + this.queue.length - this.queueHead + this.running;
+  }
+
+  get runningCount(): number {
+    return this.running;
+  }
+
+  /** Starts running due jobs; jobs added before are due relative to their own add time. */
+  start(): void {
+    if (this.started || this.stopping) return;
+    this.started = true;
+    this.arm();
+  }
+
+  /** Schedules a job: its first run comes after the random initial delay. */
+  add(job: J): ScheduledJob<J> {
+    if (this.stopping) throw new Error('the scheduler is stopped');
+    const entry = new ScheduledJob(job, this);
+    entry.due = this.now() + this.random() * Math.min(job.intervalMs, MAX_INITIAL_DELAY_MS);
+    this.heapPush(entry);
+    this.arm();
+    return entry;
+  }
+
+  /**
+   * Removes a job: it never starts again. A run in flight is aborted and its outcome dropped; the promise
+   * resolves once no run of the job is in flight, so that its resources can then be released.
+   */
+  remove(entry: ScheduledJob<J>): Promise<void> {
+    const state = entry.state;
+    entry.state = State.Removed;
+    if (state === State.Scheduled) {
+      this.heapRemove(entry);
+      this.arm();
+    } else if (state === State.Running) {
+      return new Promise((resolve) => {
+        entry.whenIdle = resolve;
+        entry.controller?.abort();
+      });
+    }
+    // A queued entry stays in the queue as Removed and is skipped when its turn comes.
+    return Promise.resolve();
+  }
+
+  /** Stops starting runs; resolves once the runs in flight have finished (and been reported). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    for (const entry of this.heap) entry.state = State.Removed;
+    this.heap.length = 0;
+    for (let i = this.queueHead; i < this.queue.length; i++) {
+      const entry = this.queue[i];
+      if (entry) entry.state = State.Removed;
+    }
+    this.queue = [];
+    this.queueHead = 0;
+    if (this.running > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private tick(): void {
+    this.timer = null;
+    this.timerDue = Infinity;
+    // Node's timers have ms resolution and may fire a fraction of a ms before a fractional due time.
+    const horizon = this.now() + 1;
+    for (let top = this.heap[0]; top !== undefined && top.due <= horizon; top = this.heap[0]) {
+      this.heapPop();
+      if (this.running < this.cap) this.startRun(top);
+      else {
+        top.state = State.Queued;
+        this.queue.push(top);
+      }
+    }
+    this.arm();
+  }
+
+  private startRun(entry: ScheduledJob<J>): void {
+    const now = this.now();
+    this.options.onRunStarted?.(now > entry.due ? now - entry.due : 0);
+    entry.state = State.Running;
+    entry.startedAt = now;
+    this.running++;
+    const controller = new AbortController();
+    entry.controller = controller;
+    entry.timeoutTimer = setTimeout(abortOnTimeout, entry.job.timeoutMs, controller);
+    let run: Promise<void>;
+    try {
+      run = entry.job.run(controller.signal);
+    } catch (error) {
+      run = Promise.reject(error);
+    }
+    run.then(entry.onSuccess, entry.onFailure);
+  }
+
+  /** @internal Called when a run settles. */
+  finishRun(entry: ScheduledJob<J>, failure: unknown): void {
+    const now = this.now();
+    if (entry.timeoutTimer !== null) clearTimeout(entry.timeoutTimer);
+    entry.timeoutTimer = null;
+    entry.controller = null;
+    this.running--;
+    if (entry.state === State.Removed) {
+      const whenIdle = entry.whenIdle;
+      entry.whenIdle = null;
+      whenIdle?.();
+    } else {
+      this.options.onRunFinished(entry.job, failure, now - entry.startedAt);
+      if (this.stopping) entry.state = State.Removed;
+      else this.reschedule(entry, now);
+    }
+    this.startQueued();
+    if (this.stopping && this.running === 0) {
+      for (const resolve of this.idleWaiters.splice(0)) resolve();
+    }
+  }
+
+  /** The next slot of the job's grid first + n·interval that is still in the future. */
+  private reschedule(entry: ScheduledJob<J>, now: number): void {
+    const interval = entry.job.intervalMs;
+    let due = entry.due + interval;
+    if (due <= now) due += (Math.floor((now - due) / interval) + 1) * interval;
+    entry.due = due;
+    entry.state = State.Scheduled;
+    this.heapPush(entry);
+    this.arm();
+  }
+
+  private startQueued(): void {
+    while (this.running < this.cap && this.queueHead < this.queue.length) {
+      const entry = this.queue[this.queueHead];
+      this.queue[this.queueHead++] = null;
+      if (entry && entry.state === State.Queued) this.startRun(entry);
+    }
+    if (this.queueHead === this.queue.length) {
+      this.queue.length = 0;
+      this.queueHead = 0;
+    } else if (this.queueHead > 1024 && this.queueHead * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.queueHead);
+      this.queueHead = 0;
+    }
+  }
+
+  /** Keeps the one timer armed for the earliest due time. */
+  private arm(): void {
+    if (!this.started || this.stopping) return;
+    const top = this.heap[0];
+    const due = top === undefined ? Infinity : top.due;
+    if (due === this.timerDue) return;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.timerDue = due;
+    if (top === undefined) return;
+    this.timer = setTimeout(this.onTimer, Math.max(0, due - this.now()));
+  }
+
+  // Binary min-heap on `due`, each entry knowing its index so that removal is O(log n).
+
+  private heapPush(entry: ScheduledJob<J>): void {
+    entry.heapIndex = this.heap.length;
+    this.heap.push(entry);
+    this.siftUp(entry.heapIndex);
+  }
+
+  private heapPop(): void {
+    const top = this.heap[0];
+    if (top !== undefined) this.heapRemove(top);
+  }
+
+  private heapRemove(entry: ScheduledJob<J>): void {
+    const index = entry.heapIndex;
+    if (index < 0) return;
+    const last = this.heap.pop() as ScheduledJob<J>;
+    entry.heapIndex = -1;
+    if (last === entry) return;
+    this.heap[index] = last;
+    last.heapIndex = index;
+    this.siftDown(index);
+    this.siftUp(last.heapIndex);
+  }
+
+  private siftUp(index: number): void {
+    const heap = this.heap;
+    const entry = heap[index] as ScheduledJob<J>;
+    while (index > 0) {
+      const parentIndex = (index - 1) >> 1;
+      const parent = heap[parentIndex] as ScheduledJob<J>;
+      if (parent.due <= entry.due) break;
+      heap[index] = parent;
+      parent.heapIndex = index;
+      index = parentIndex;
+    }
+    heap[index] = entry;
+    entry.heapIndex = index;
+  }
+
+  private siftDown(index: number): void {
+    const heap = this.heap;
+    const length = heap.length;
+    const entry = heap[index] as ScheduledJob<J>;
+    for (;;) {
+      const left = 2 * index + 1;
+      if (left >= length) break;
+      const right = left + 1;
+      let child = left;
+      if (right < length && (heap[right] as ScheduledJob<J>).due < (heap[left] as ScheduledJob<J>).due) child = right;
+      const smaller = heap[child] as ScheduledJob<J>;
+      if (smaller.due >= entry.due) break;
+      heap[index] = smaller;
+      smaller.heapIndex = index;
+      index = child;
+    }
+    heap[index] = entry;
+    entry.heapIndex = index;
+  }
+}
