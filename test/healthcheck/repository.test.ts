@@ -1,0 +1,145 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { closeDatabase, type Db, migrateDatabase, openDatabase } from '../../src/db/client.ts';
+import { type CheckResult, HealthcheckRepository } from '../../src/healthcheck/repository.ts';
+
+let db: Db;
+let nowS: number;
+const HOUR = 3600;
+const DAY = 86_400;
+
+function open(historySize = 5): HealthcheckRepository {
+  return new HealthcheckRepository(db, { historySize, nowS: () => nowS, maxBuffered: 10_000 });
+}
+
+function result(name: string, timestampS: number, success = true, duration = 10): CheckResult {
+  return {
+    name,
+    summary: `TCP healthcheck on ${name}:80`,
+    ...(name === 'labelled' ? { labels: { env: 'prod' } } : {}),
+    success,
+    'healthcheck-timestamp': timestampS,
+    message: success ? 'success' : 'boom',
+    duration,
+    source: 'api',
+  };
+}
+
+function count(sql: string, ...params: unknown[]): number {
+  return (db.$client.prepare(sql).get(...params) as { n: number }).n;
+}
+
+beforeEach(() => {
+  db = openDatabase(join(mkdtempSync(join(tmpdir(), 'vigie-repo-')), 'vigie.db'));
+  migrateDatabase(db);
+  nowS = 1_700_000_000 - (1_700_000_000 % DAY) + 12 * HOUR;
+});
+
+afterEach(() => closeDatabase(db));
+
+describe('the healthcheck repository', () => {
+  it('writes buffered results only at flush, and loads the latest one per check back', () => {
+    const repo = open();
+    repo.record(result('labelled', nowS - 20, false, 7));
+    repo.record(result('labelled', nowS - 10, true, 3));
+    repo.record(result('plain', nowS - 5));
+    expect(count('select count(*) n from healthcheck_results')).toBe(0);
+    repo.flush();
+    const loaded = open().loadResults().sort((a, b) => a.name.localeCompare(b.name));
+    expect(loaded).toEqual([result('labelled', nowS - 10, true, 3), result('plain', nowS - 5)]);
+  });
+
+  it('keeps the last history-size raw results per check, newest first', () => {
+    const repo = open(5);
+    for (let i = 0; i < 12; i++) {
+      repo.record(result('a', nowS - 100 + i, i % 2 === 0, i));
+      repo.record(result('b', nowS - 100 + i));
+      if (i % 4 === 3) repo.flush();
+    }
+    repo.flush();
+    expect(count("select count(*) n from healthcheck_history where name = 'a'")).toBe(5);
+    expect(count("select count(*) n from healthcheck_history where name = 'b'")).toBe(5);
+    const history = repo.history('a', 3);
+    expect(history.map((entry) => entry.duration)).toEqual([11, 10, 9]);
+    expect(history[0]).toEqual({ name: 'a', success: false, 'healthcheck-timestamp': nowS - 89, message: 'boom', duration: 11 });
+    expect(repo.history('a', 1000)).toHaveLength(5);
+  });
+
+  it('aggregates runs, successes and durations per hour and per day', () => {
+    const repo = open();
+    repo.record(result('a', nowS - 2 * HOUR, true, 10));
+    repo.record(result('a', nowS - 30, true, 20));
+    repo.record(result('a', nowS - 20, false, 40));
+    repo.flush();
+    const hours = db.$client
+      .prepare("select period_start_s, runs, successes, duration_total_ms, duration_min_ms, duration_max_ms from healthcheck_uptime where name = 'a' and granularity = 'hour' order by period_start_s")
+      .all();
+    expect(hours).toEqual([
+      { period_start_s: nowS - 2 * HOUR, runs: 1, successes: 1, duration_total_ms: 10, duration_min_ms: 10, duration_max_ms: 10 },
+      { period_start_s: nowS - HOUR, runs: 2, successes: 1, duration_total_ms: 60, duration_min_ms: 20, duration_max_ms: 40 },
+    ]);
+    expect(count("select runs n from healthcheck_uptime where name = 'a' and granularity = 'day'")).toBe(3);
+    const uptime = repo.uptime('a');
+    expect(uptime['1h']).toMatchObject({ runs: 2, successes: 1, ratio: 0.5, 'mean-duration': 30, 'min-duration': 20, 'max-duration': 40 });
+    expect(uptime['24h']).toMatchObject({ runs: 3, successes: 2, 'mean-duration': 70 / 3 });
+    expect(uptime['30d'].runs).toBe(3);
+    expect(repo.uptime('nothing')['7d']).toEqual({ runs: 0, successes: 0, ratio: null, 'mean-duration': null, 'min-duration': null, 'max-duration': null, since: nowS - 7 * DAY });
+  });
+
+  it('prunes hourly aggregates older than 30 days and daily ones older than a year as a check opens a new hour', () => {
+    const insert = db.$client.prepare(
+      "insert into healthcheck_uptime values (?, ?, ?, 1, 1, 5, 5, 5)",
+    );
+    insert.run('a', 'hour', nowS - 31 * DAY);
+    insert.run('a', 'hour', nowS - 29 * DAY);
+    insert.run('a', 'day', nowS - 400 * DAY);
+    insert.run('a', 'day', nowS - 300 * DAY);
+    insert.run('other', 'hour', nowS - 31 * DAY);
+    const repo = open();
+    repo.record(result('a', nowS));
+    repo.flush();
+    expect(db.$client.prepare("select granularity, period_start_s from healthcheck_uptime where name = 'a' order by granularity, period_start_s").all()).toEqual([
+      { granularity: 'day', period_start_s: nowS - 300 * DAY },
+      { granularity: 'day', period_start_s: nowS - (nowS % DAY) },
+      { granularity: 'hour', period_start_s: nowS - 29 * DAY },
+      { granularity: 'hour', period_start_s: nowS },
+    ]);
+    expect(count("select count(*) n from healthcheck_uptime where name = 'other'")).toBe(1);
+  });
+
+  it('saves API definitions, replaces a set in one call, and forgets checks with everything stored about them', () => {
+    const repo = open();
+    repo.saveCheck({ name: 'a', kind: 'tcp', definition: { name: 'a', port: 1 } });
+    repo.saveCheck({ name: 'a', kind: 'tcp', definition: { name: 'a', port: 2 } });
+    repo.saveCheck({ name: 'b', kind: 'dns', definition: { name: 'b' } });
+    for (const name of ['a', 'b', 'c']) repo.record(result(name, nowS));
+    repo.flush();
+    expect(repo.listApiChecks()).toEqual([
+      { name: 'a', kind: 'tcp', definition: { name: 'a', port: 2 } },
+      { name: 'b', kind: 'dns', definition: { name: 'b' } },
+    ]);
+    repo.record(result('b', nowS + 1));
+    repo.replaceChecks([{ name: 'c', kind: 'tcp', definition: { name: 'c' } }], ['b']);
+    expect(repo.listApiChecks().map((check) => check.name)).toEqual(['a', 'c']);
+    for (const table of ['healthcheck_results', 'healthcheck_history', 'healthcheck_uptime']) {
+      expect(count(`select count(*) n from ${table} where name = 'b'`)).toBe(0);
+      expect(count(`select count(*) n from ${table} where name = 'a'`)).toBeGreaterThan(0);
+    }
+    repo.deleteDefinitions(['a']);
+    expect(repo.listApiChecks().map((check) => check.name)).toEqual(['c']);
+    expect(count("select count(*) n from healthcheck_results where name = 'a'")).toBe(1);
+    expect(repo.retainOnly(new Set(['c']))).toEqual(['a']);
+    expect(count('select count(*) n from healthcheck_history')).toBe(1);
+  });
+
+  it('never writes back the buffered results of a dropped check', () => {
+    const repo = open();
+    repo.record(result('gone', nowS));
+    repo.record(result('kept', nowS));
+    repo.dropBuffered(new Set(['gone']));
+    repo.flush();
+    expect(repo.loadResults().map((r) => r.name)).toEqual(['kept']);
+  });
+});

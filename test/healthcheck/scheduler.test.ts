@@ -1,0 +1,249 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Scheduler, type SchedulerJob } from '../../src/healthcheck/scheduler.ts';
+
+/** A job whose runs last `runMs` of (fake) time, or until the run signal fires; it records what happened. */
+class TestJob implements SchedulerJob {
+  readonly starts: number[] = [];
+  readonly aborted: number[] = [];
+  running = 0;
+  maxRunning = 0;
+
+  constructor(
+    readonly name: string,
+    readonly intervalMs: number,
+    readonly timeoutMs: number,
+    private readonly runMs: number,
+    private readonly fail = false,
+  ) {}
+
+  run(signal: AbortSignal): Promise<void> {
+    this.starts.push(Date.now());
+    this.running++;
+    this.maxRunning = Math.max(this.maxRunning, this.running);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.running--;
+        if (this.fail) reject(new Error(`${this.name} failed`));
+        else resolve();
+      }, this.runMs);
+      signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        this.running--;
+        this.aborted.push(Date.now());
+        reject(new Error('aborted'));
+      });
+    });
+  }
+}
+
+interface Finished {
+  name: string;
+  at: number;
+  failure: unknown;
+  durationMs: number;
+}
+
+function makeScheduler(options: { cap?: number; random?: () => number } = {}) {
+  const finished: Finished[] = [];
+  const lags: number[] = [];
+  const scheduler = new Scheduler<TestJob>({
+    maxConcurrentRuns: options.cap ?? 1000,
+    onRunFinished: (job, failure, durationMs) => finished.push({ name: job.name, at: Date.now(), failure, durationMs }),
+    onRunStarted: (lagMs) => lags.push(lagMs),
+    now: () => Date.now(),
+    random: options.random ?? (() => 0),
+  });
+  return { scheduler, finished, lags };
+}
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: 0 });
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('the scheduler', () => {
+  it('runs first after the random delay, then on the grid first + n·interval whatever the run durations', async () => {
+    const { scheduler, finished } = makeScheduler({ random: () => 0.5 });
+    const job = new TestJob('a', 10_000, 5_000, 3_000);
+    scheduler.add(job);
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(36_000);
+    expect(job.starts).toEqual([5_000, 15_000, 25_000, 35_000]);
+    expect(finished.map((f) => f.at)).toEqual([8_000, 18_000, 28_000]);
+    expect(finished.every((f) => f.failure === undefined && f.durationMs === 3_000)).toBe(true);
+  });
+
+  it('spreads the first runs over [0, min(interval, 30 s))', async () => {
+    const { scheduler } = makeScheduler({ random: () => 0.999 });
+    const short = new TestJob('short', 4_000, 1_000, 1);
+    const long = new TestJob('long', 3_600_000, 1_000, 1);
+    scheduler.add(short);
+    scheduler.add(long);
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(short.starts[0]).toBe(3_996);
+    expect(long.starts).toEqual([29_970]);
+  });
+
+  it('never overlaps runs of one check and skips the missed slots after an overrun instead of bursting', async () => {
+    const { scheduler, lags } = makeScheduler();
+    const job = new TestJob('slow', 10_000, 60_000, 25_000);
+    scheduler.add(job);
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(95_000);
+    expect(job.starts).toEqual([0, 30_000, 60_000, 90_000]);
+    expect(job.maxRunning).toBe(1);
+    expect(lags.every((lag) => lag === 0)).toBe(true);
+  });
+
+  it('aborts a run through its signal at the timeout and reports the failure', async () => {
+    const { scheduler, finished } = makeScheduler();
+    const job = new TestJob('hang', 10_000, 2_000, 1_000_000);
+    scheduler.add(job);
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(2_500);
+    expect(job.aborted).toEqual([2_000]);
+    expect(finished).toHaveLength(1);
+    expect((finished[0]?.failure as Error).message).toBe('aborted');
+    expect(finished[0]?.durationMs).toBe(2_000);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(job.starts).toEqual([0, 10_000]);
+  });
+
+  it('reports a rejected run and a run that throws synchronously as failures, and keeps scheduling them', async () => {
+    const { scheduler, finished } = makeScheduler();
+    const failing = new TestJob('failing', 1_000, 500, 10, true);
+    const throwing: TestJob = Object.assign(new TestJob('throwing', 1_000, 500, 10), {
+      run: () => {
+        throw new Error('sync boom');
+      },
+    });
+    scheduler.add(failing);
+    scheduler.add(throwing);
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(2_100);
+    const messages = finished.map((f) => `${f.name}: ${(f.failure as Error).message}`);
+    expect(messages.filter((m) => m === 'failing: failing failed')).toHaveLength(3);
+    expect(messages.filter((m) => m === 'throwing: sync boom')).toHaveLength(3);
+  });
+
+  it('caps concurrent runs and starts the waiting ones in FIFO order, counting the wait as lag', async () => {
+    // First runs due at 0, 3, 6, 9 and 12 ms, in the order the checks were added.
+    let draw = 0;
+    const { scheduler, lags } = makeScheduler({ cap: 2, random: () => draw++ * 0.0001 });
+    const jobs = ['a', 'b', 'c', 'd', 'e'].map((name) => new TestJob(name, 60_000, 5_000, 1_000));
+    for (const job of jobs) scheduler.add(job);
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(30);
+    expect(scheduler.runningCount).toBe(2);
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(jobs.map((job) => job.starts[0])).toEqual([0, 3, 1_000, 1_003, 2_000]);
+    expect(lags.map(Math.round)).toEqual([0, 0, 994, 994, 1_988]);
+  });
+
+  it('starts queued runs at once when the cap is raised', async () => {
+    const { scheduler } = makeScheduler({ cap: 1 });
+    const jobs = ['a', 'b', 'c'].map((name) => new TestJob(name, 60_000, 5_000, 1_000));
+    for (const job of jobs) scheduler.add(job);
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(0);
+    scheduler.maxConcurrentRuns = 3;
+    expect(scheduler.runningCount).toBe(3);
+  });
+
+  it('never runs a check removed during its initial delay', async () => {
+    const { scheduler, finished } = makeScheduler({ random: () => 0.5 });
+    const job = new TestJob('a', 10_000, 1_000, 10);
+    const handle = scheduler.add(job);
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(4_000);
+    await scheduler.remove(handle);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(job.starts).toEqual([]);
+    expect(finished).toEqual([]);
+    expect(scheduler.size).toBe(0);
+  });
+
+  it('never runs a check removed while it waits for a run slot', async () => {
+    const { scheduler } = makeScheduler({ cap: 1 });
+    const first = new TestJob('first', 60_000, 5_000, 1_000);
+    const queued = new TestJob('queued', 60_000, 5_000, 1_000);
+    scheduler.add(first);
+    const handle = scheduler.add(queued);
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(0);
+    await scheduler.remove(handle);
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(queued.starts).toEqual([]);
+    expect(first.starts).toEqual([0, 60_000, 120_000]);
+  });
+
+  it('aborts the run in flight of a removed check, drops its outcome, and resolves once it has settled', async () => {
+    const { scheduler, finished } = makeScheduler();
+    const job = new TestJob('a', 10_000, 5_000, 4_000);
+    const handle = scheduler.add(job);
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(1_000);
+    let idle = false;
+    const removal = scheduler.remove(handle).then(() => (idle = true));
+    expect(job.aborted).toEqual([1_000]);
+    await removal;
+    expect(idle).toBe(true);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(job.starts).toEqual([0]);
+    expect(finished).toEqual([]);
+  });
+
+  it('keeps the other checks on their grid when one is removed', async () => {
+    const { scheduler } = makeScheduler({ random: () => 0.1 });
+    const kept = new TestJob('kept', 10_000, 1_000, 10);
+    const removed = new TestJob('removed', 10_000, 1_000, 10);
+    scheduler.add(kept);
+    const handle = scheduler.add(removed);
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(5_000);
+    await scheduler.remove(handle);
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(kept.starts).toEqual([1_000, 11_000, 21_000]);
+    expect(removed.starts).toEqual([1_000]);
+  });
+
+  it('stops starting runs at stop, and resolves once the runs in flight have finished and been reported', async () => {
+    const { scheduler, finished } = makeScheduler({ random: () => 0.5 });
+    const running = new TestJob('running', 10_000, 5_000, 3_000);
+    scheduler.add(running);
+    const waiting = new TestJob('waiting', 60_000, 5_000, 10);
+    scheduler.add(waiting);
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(6_000);
+    let stopped = false;
+    const stop = scheduler.stop().then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(stopped).toBe(false);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await stop;
+    expect(finished.map((f) => f.name)).toEqual(['running']);
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(running.starts).toEqual([5_000]);
+    expect(waiting.starts).toEqual([]);
+  });
+
+  it('handles thousands of checks with one armed timer, each run on its own grid', async () => {
+    let seed = 1;
+    const random = () => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646;
+    const { scheduler, lags } = makeScheduler({ random });
+    const jobs = Array.from({ length: 5_000 }, (_, i) => new TestJob(`j${i}`, 10_000, 1_000, 5));
+    for (const job of jobs) scheduler.add(job);
+    scheduler.start();
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(29_000);
+    for (const job of jobs) {
+      expect(job.starts.length).toBeGreaterThanOrEqual(2);
+      for (let i = 1; i < job.starts.length; i++) expect(job.starts[i]! - job.starts[i - 1]!).toBe(10_000);
+    }
+    expect(Math.max(...lags)).toBeLessThanOrEqual(1);
+  });
+});
