@@ -164,7 +164,7 @@ describe.each(FORMS)('the healthcheck API under "$prefix/"', ({ prefix, wrap }) 
       const response = await send('PUT', path, {});
       expect(response.status, path).toBe(405);
       expect(response.headers.get('allow')).toContain('GET');
-      expect(Object.keys(await response.json())).toEqual(['message']);
+      expect(Object.keys((await response.json()) as object)).toEqual(['message']);
     }
   });
 
