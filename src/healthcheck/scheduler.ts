@@ -49,7 +49,8 @@ export class ScheduledJob<J extends SchedulerJob> {
   /** @internal */ controller: AbortController | null = null;
   /** @internal */ timeoutTimer: ReturnType<typeof setTimeout> | null = null;
   /** @internal */ whenIdle: (() => void) | null = null;
-  // Built once per job so that a run allocates no closures of its own.
+  // Bound once per job so that a run allocates no closures of its own (bound functions also stay small: a
+  // closure assigned to a property gets a dictionary-mode `name` under esbuild's keepNames, 250 bytes a piece).
   /** @internal */ readonly onSuccess: () => void;
   /** @internal */ readonly onFailure: (failure: unknown) => void;
 
@@ -57,8 +58,8 @@ export class ScheduledJob<J extends SchedulerJob> {
     readonly job: J,
     scheduler: Scheduler<J>,
   ) {
-    this.onSuccess = () => scheduler.finishRun(this, undefined);
-    this.onFailure = (failure: unknown) => scheduler.finishRun(this, failure ?? new Error('the run failed'));
+    this.onSuccess = scheduler.finishRun.bind(scheduler, this, undefined);
+    this.onFailure = scheduler.failRun.bind(scheduler, this);
   }
 }
 
@@ -191,6 +192,11 @@ export class Scheduler<J extends SchedulerJob> {
       run = Promise.reject(error);
     }
     run.then(entry.onSuccess, entry.onFailure);
+  }
+
+  /** @internal A run rejected (with undefined, for a careless job: still a failure). */
+  failRun(entry: ScheduledJob<J>, failure: unknown): void {
+    this.finishRun(entry, failure ?? new Error('the run failed'));
   }
 
   /** @internal Called when a run settles. */
