@@ -106,7 +106,7 @@ async function main(): Promise<void> {
   const httpPort = ports.pop() as number;
   let server: Awaited<ReturnType<typeof startServer>> | undefined;
   try {
-    server = await startServer({ config: { healthchecks: { 'max-concurrent-runs': 1000 } } });
+    server = await startServer({ config: { healthchecks: { 'max-concurrent-runs': 1000 } }, env: { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS ?? '' } });
     const pid = server.process.pid as number;
     const payload = {
       'tcp-checks': Array.from({ length: TCP_CHECKS }, (_, i) => ({ name: `tcp-${i}`, target: '127.0.0.1', port: ports[i % ports.length], timeout: '5s', interval: '10s' })),
@@ -129,11 +129,12 @@ async function main(): Promise<void> {
     const before = parseMetrics(await (await server.request('/metrics')).text());
     const cpuStart = cpuSeconds(pid);
     const windowStart = performance.now();
-    let peakRss = rssMb(pid);
+    const rssSamples = [Math.round(rssMb(pid))];
     while (performance.now() - windowStart < WINDOW_S * 1000) {
       await new Promise((resolve) => setTimeout(resolve, 1000));
-      peakRss = Math.max(peakRss, rssMb(pid));
+      rssSamples.push(Math.round(rssMb(pid)));
     }
+    const peakRss = Math.max(...rssSamples);
     const cpuPercent = ((cpuSeconds(pid) - cpuStart) / ((performance.now() - windowStart) / 1000)) * 100;
     const after = parseMetrics(await (await server.request('/metrics')).text());
 
@@ -155,6 +156,7 @@ async function main(): Promise<void> {
       lag_p99_ms: Number((percentile(before, after, 0.99) * 1000).toFixed(2)),
       cpu_percent_of_one_core: Number(cpuPercent.toFixed(1)),
       peak_rss_mb: Math.round(peakRss),
+      rss_mb_every_5s: rssSamples.filter((_, i) => i % 5 === 0),
       database_mb: Number(((fileSize(dbFile) + fileSize(`${dbFile}-wal`)) / 1e6).toFixed(1)),
       table_rows: tableRows,
       floors: { failed_runs: 0, lag_p99_ms: 100, cpu_percent_of_one_core: 25, peak_rss_mb: 250 },

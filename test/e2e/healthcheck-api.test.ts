@@ -240,3 +240,28 @@ describe('bulk', () => {
     expect(await names()).toEqual(before);
   });
 });
+
+describe('disabled APIs', () => {
+  it('serves neither the healthcheck nor the result routes when both are disabled in the http section', async () => {
+    const disabled = await startServer({ config: { http: { 'disable-healthcheck-api': true, 'disable-result-api': true } } });
+    try {
+      for (const path of ['/api/v1/healthcheck', '/healthcheck', '/api/v1/result', '/result', '/api/v1/result/x/history']) {
+        expect((await disabled.request(path)).status, path).toBe(404);
+      }
+      expect((await disabled.request('/api/v1/healthcheck/tcp', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).status).toBe(404);
+      expect((await disabled.request('/healthz')).status).toBe(200);
+    } finally {
+      await disabled.kill9();
+    }
+  });
+
+  it('keeps the result routes when only the healthcheck API is disabled', async () => {
+    const partial = await startServer({ config: { http: { 'disable-healthcheck-api': true } } });
+    try {
+      expect((await partial.request('/api/v1/healthcheck')).status).toBe(404);
+      expect(await (await partial.request('/api/v1/result')).json()).toEqual({ result: [] });
+    } finally {
+      await partial.kill9();
+    }
+  });
+});
