@@ -110,7 +110,8 @@ export class HealthcheckRepository {
           durationMs: ph('durationMs'),
           message: ph('message'),
           summary: ph('summary'),
-          labels: ph('labels'),
+          // Raw placeholder: the JSON column's encoder would store a SQL NULL as the text "null".
+          labels: sql`${ph('labels')}`,
           source: ph('source'),
         })
         .onConflictDoUpdate({
@@ -226,13 +227,18 @@ export class HealthcheckRepository {
     this.db.transaction((tx) => this.forgetInTransaction(tx, names));
   }
 
-  /** Forgets everything stored about checks that no longer exist (e.g. removed from the file while stopped). */
+  /**
+   * Forgets everything stored about checks that no longer exist (e.g. removed from the file while stopped).
+   * Every check with history or aggregates has a latest result (they are written in one transaction and forgotten
+   * together), so the small results table tells which names to look at.
+   */
   retainOnly(existing: ReadonlySet<string>): string[] {
-    const stored = new Set<string>();
-    for (const table of [healthcheckResults, healthcheckHistory, healthcheckUptime]) {
-      for (const row of this.db.selectDistinct({ name: table.name }).from(table).all()) stored.add(row.name);
-    }
-    const gone = [...stored].filter((name) => !existing.has(name));
+    const gone = this.db
+      .select({ name: healthcheckResults.name })
+      .from(healthcheckResults)
+      .all()
+      .map((row) => row.name)
+      .filter((name) => !existing.has(name));
     this.forgetChecks(gone);
     return gone;
   }
@@ -310,7 +316,7 @@ export class HealthcheckRepository {
           durationMs,
           message: result.message,
           summary: result.summary,
-          labels: result.labels ?? null,
+          labels: result.labels === undefined ? null : JSON.stringify(result.labels),
           source: result.source,
         });
         s.insertHistory.run({ name, success, timestampS, durationMs, message: result.message });

@@ -49,6 +49,11 @@ describe('the healthcheck repository', () => {
     repo.flush();
     const loaded = open().loadResults().sort((a, b) => a.name.localeCompare(b.name));
     expect(loaded).toEqual([result('labelled', nowS - 10, true, 3), result('plain', nowS - 5)]);
+    // Readable with sqlite3: real JSON for labels, SQL NULL without.
+    expect(db.$client.prepare('select name, labels, typeof(labels) t from healthcheck_results order by name').all()).toEqual([
+      { name: 'labelled', labels: '{"env":"prod"}', t: 'text' },
+      { name: 'plain', labels: null, t: 'null' },
+    ]);
   });
 
   it('keeps the last history-size raw results per check, newest first', () => {
