@@ -53,8 +53,8 @@ export class HealthcheckMetrics {
   /** Built key by key: objects made with spread get a hidden class each, which costs 12 MB over 12,000 checks. */
   private labelSet(name: string, labels: Readonly<Record<string, string>>, status?: string): Record<string, string> {
     const set: Record<string, string> = { name };
-    if (status !== undefined) set.status = status;
     for (const key of this.labelKeys) set[key] = labels[key] ?? '';
+    if (status !== undefined) set.status = status;
     return set;
   }
 

@@ -107,6 +107,28 @@ describe('durability', () => {
   });
 });
 
+describe('replacing an API check', () => {
+  it('keeps a check posted again with the same definition running untouched, and restarts a changed one', async () => {
+    const server = await started({});
+    const check = { name: 'api-keep', target: '127.0.0.1', port: http.port, path: '/api-keep', 'valid-status': [200], timeout: '500ms', interval: '1s' };
+    await post(server, 'http', check);
+    await vi.waitFor(() => expect(arrivals.get('/api-keep')?.length ?? 0).toBeGreaterThanOrEqual(2), { timeout: 5000, interval: 50 });
+    const before = [...(arrivals.get('/api-keep') ?? [])];
+    await post(server, 'http', check);
+    await vi.waitFor(() => expect(arrivals.get('/api-keep')?.length ?? 0).toBeGreaterThanOrEqual(before.length + 2), { timeout: 5000, interval: 50 });
+    // Still on the grid of the first run: a restart would have drawn a new initial delay.
+    for (const t of (arrivals.get('/api-keep') ?? []).slice(before.length)) {
+      const offset = (t - (before[0] as number)) % 1000;
+      expect(Math.min(offset, 1000 - offset)).toBeLessThan(60);
+    }
+    await post(server, 'http', { ...check, path: '/api-changed' });
+    await vi.waitFor(() => expect(arrivals.get('/api-changed')?.length ?? 0).toBeGreaterThanOrEqual(1), { timeout: 5000, interval: 50 });
+    const stopped = arrivals.get('/api-keep')?.length ?? 0;
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    expect(arrivals.get('/api-keep')?.length ?? 0).toBe(stopped);
+  });
+});
+
 describe('config-file checks', () => {
   const httpCheck = (name: string, path: string) => ({ name, target: '127.0.0.1', port: http.port, path, 'valid-status': [200], timeout: '500ms', interval: '1s' });
 
