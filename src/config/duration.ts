@@ -3,6 +3,7 @@
  * check intervals and timeouts, config values and stream time params all go through here.
  * Values are held as nanoseconds in a JS number (exact up to 2^53 ns, about 104 days).
  */
+import { type TSchema, Type } from '@sinclair/typebox';
 
 const UNIT_NS: Record<string, number> = {
   ns: 1,
@@ -67,4 +68,12 @@ export function formatDuration(ns: number): string {
 function trimFraction(value: number): string {
   // Nine decimals cover nanosecond precision; Go never prints trailing zeros.
   return value.toFixed(9).replace(/\.?0+$/, '');
+}
+
+/** The schema of a Go duration string (`10s`, `1m30s`) in config and API bodies; the marker lets the error
+ *  wording say "must be a duration string" when someone writes a bare integer. */
+export const Duration = Type.String({ 'x-vigie-duration': true, minLength: 1 });
+
+export function isDurationSchema(schema: TSchema): boolean {
+  return (schema as Record<string, unknown>)['x-vigie-duration'] === true;
 }

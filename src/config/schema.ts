@@ -4,11 +4,11 @@
  * `healthchecks` and `streams`. Every object is closed (`additionalProperties: false`) so a typo is an error,
  * never a silently ignored key.
  */
-import { type TSchema, Type } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
+import { Duration } from './duration.ts';
 import { OutputConfigSchema } from '../stream/outputs/schema.ts';
 
-/** A Go duration string (`10s`, `1m30s`); integers are rejected with a message saying so. */
-export const Duration = Type.String({ 'x-vigie-duration': true, minLength: 1 });
+export { Duration };
 
 const closed = { additionalProperties: false } as const;
 
@@ -146,6 +146,3 @@ export const ConfigFileSchema = Type.Object(
   closed,
 );
 
-export function isDurationSchema(schema: TSchema): boolean {
-  return (schema as Record<string, unknown>)['x-vigie-duration'] === true;
-}

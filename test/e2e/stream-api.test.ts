@@ -195,7 +195,13 @@ describe('outputs', () => {
       const deadline = Date.now() + 5000;
       while (!existsSync(path) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
       expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify({ host: 'high', metric: 20, time: 2 })}\n`);
-      const metrics = await (await withOutput.request('/metrics')).text();
+      // The file can appear before the write promise settles and the counter moves: poll, bounded.
+      let metrics = '';
+      while (Date.now() < deadline) {
+        metrics = await (await withOutput.request('/metrics')).text();
+        if (metrics.includes('stream_output_sent_total{output="lines"} 1')) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
       expect(metrics).toContain('stream_output_sent_total{output="lines"} 1');
       expect(metrics).toContain('stream_output_queue_size{output="lines"} 0');
     } finally {

@@ -5,15 +5,11 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { ConfigError, describeSchemaError, jsonPointerToKey } from '../../config/load.ts';
-import { parseDuration } from '../../config/duration.ts';
+import { ConfigError, describeSchemaError, jsonPointerToKey } from '../../config/errors.ts';
+import { Duration, parseDuration } from '../../config/duration.ts';
 import type { BatchSettings } from './batcher.ts';
 
 const closed = { additionalProperties: false } as const;
-
-/** config/schema.ts's Duration (same marker, so the loader's messages apply), repeated so that config/schema.ts
- *  can import this file without an import cycle evaluated before its constants exist. */
-const Duration = Type.String({ 'x-vigie-duration': true, minLength: 1 });
 
 const batching = {
   'queue-size': Type.Optional(Type.Integer({ minimum: 1 })),

@@ -1,0 +1,85 @@
+/**
+ * The config error type and the wording of schema errors, shared by the config loader, the check kinds and the
+ * outputs. A leaf module (it imports no other part of Vigie but the duration schema marker), so every module that
+ * validates config can use it without an import cycle.
+ */
+import type { TSchema } from '@sinclair/typebox';
+import { type ValueError, ValueErrorType } from '@sinclair/typebox/value';
+import { isDurationSchema } from './duration.ts';
+
+export class ConfigError extends Error {
+  constructor(
+    readonly file: string | null,
+    readonly key: string,
+    readonly problem: string,
+  ) {
+    super(`${file ?? '<defaults>'}: ${key === '' ? '' : `${key}: `}${problem}`);
+  }
+}
+
+/** `/http-checks/0/port` → `http-checks[0].port`, the way people write key paths. */
+export function jsonPointerToKey(pointer: string): string {
+  let key = '';
+  for (const part of pointer.split('/').slice(1)) {
+    const name = part.replace(/~1/g, '/').replace(/~0/g, '~');
+    key += /^\d+$/.test(name) ? `[${name}]` : key === '' ? name : `.${name}`;
+  }
+  return key;
+}
+
+/** Turns a TypeBox error into a sentence about the value the user wrote. */
+export function describeSchemaError(error: ValueError): string {
+  const schema: TSchema = error.schema;
+  const got = describeValue(error.value);
+  if (isDurationSchema(schema) && typeof error.value !== 'string') {
+    return `must be a duration string such as "10s" or "1m30s", got ${got}`;
+  }
+  switch (error.type) {
+    case ValueErrorType.ObjectAdditionalProperties: {
+      const key = String(error.path.split('/').pop());
+      const known = Object.keys((schema as { properties?: object }).properties ?? {});
+      const close = known.find((candidate) => editDistance(candidate, key) <= 2);
+      return `unknown key ${JSON.stringify(key)}${close ? ` (did you mean ${JSON.stringify(close)}?)` : ''}`;
+    }
+    case ValueErrorType.ObjectRequiredProperty:
+      return 'is required';
+    case ValueErrorType.String:
+      return `must be a string, got ${got}`;
+    case ValueErrorType.Integer:
+      return `must be an integer, got ${got}`;
+    case ValueErrorType.Number:
+      return `must be a number, got ${got}`;
+    case ValueErrorType.Boolean:
+      return `must be true or false, got ${got}`;
+    case ValueErrorType.Array:
+      return `must be a list, got ${got}`;
+    case ValueErrorType.Object:
+      return `must be a mapping, got ${got}`;
+    default:
+      return `${error.message.toLowerCase()}, got ${got}`;
+  }
+}
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (typeof value === 'string') return `the string ${JSON.stringify(value)}`;
+  if (typeof value === 'number') return `the number ${value}`;
+  if (typeof value === 'boolean') return String(value);
+  if (Array.isArray(value)) return 'a list';
+  return 'a mapping';
+}
+
+/** Levenshtein distance, for the "did you mean" hint on a misspelled key. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + cost);
+    }
+    previous = current;
+  }
+  return previous[b.length] as number;
+}
