@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'migrations/', 'bench/results/'] },
+  { ignores: ['node_modules/', 'data/', 'dist/', 'migrations/', 'bench/results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

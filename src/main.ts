@@ -41,7 +41,7 @@ async function serve(args: string[]): Promise<number> {
   const logger = createLogger(values['log-level'] ?? 'info');
   try {
     const service = await startService(values.config ?? null, logger, partFactories);
-    handleSignals(service, logger);
+    handleSignals(service, logger, values.config ?? null);
     return -1; // keep running
   } catch (error) {
     if (error instanceof ConfigError) console.error(`invalid configuration: ${error.message}`);

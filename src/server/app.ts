@@ -5,7 +5,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
-import Fastify, { type FastifyError, type FastifyInstance, type HTTPMethods, type onRequestAsyncHookHandler } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type HTTPMethods, type onRequestAsyncHookHandler } from 'fastify';
 import type { Logger } from 'pino';
 import type { VigieConfig } from '../config/load.ts';
 import { describeError, sendError } from './errors.ts';
@@ -26,7 +26,7 @@ export async function buildServer({ config, metrics, parts, logger }: ServerOpti
   const app = Fastify({
     loggerInstance: logger,
     // One log line per request would cost more than the ingestion it logs; metrics count requests instead.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: http.bodyLimit,
     // Keep-alive sockets must not hold a SIGTERM shutdown open.
     forceCloseConnections: 'idle',

@@ -22,6 +22,7 @@ export type PartFactory = (context: PartFactoryContext) => Part | Promise<Part>;
 
 export interface RunningService {
   readonly url: string;
+  readonly databaseFile: string;
   reload(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -37,11 +38,11 @@ export async function startService(configFile: string | null, logger: Logger, pa
   const app = await buildServer({ config, metrics, parts, logger });
   const url = await app.listen({ host: config.http.host, port: config.http.port });
   for (const part of parts) await part.start();
-  logger.info({ url, database: config.databaseFile, config: config.file ?? '<embedded defaults>' }, 'vigie is serving');
 
   let stopping: Promise<void> | null = null;
   return {
     url,
+    databaseFile: config.databaseFile,
     async reload() {
       let next: VigieConfig;
       try {
@@ -85,8 +86,9 @@ export function createLogger(level: string): Logger {
   return pino({ level });
 }
 
-/** Wires the process signals to a running service. */
-export function handleSignals(service: RunningService, logger: Logger): void {
+/** Wires the process signals to a running service, then announces it: the signals must be handled before
+ *  anyone is told the service is up, or an early SIGHUP would kill it with the default action. */
+export function handleSignals(service: RunningService, logger: Logger, configFile: string | null): void {
   process.on('SIGHUP', () => {
     logger.info('SIGHUP received, reloading the config');
     void service.reload();
@@ -103,4 +105,5 @@ export function handleSignals(service: RunningService, logger: Logger): void {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+  logger.info({ url: service.url, database: service.databaseFile, config: configFile ?? '<embedded defaults>' }, 'vigie is serving');
 }

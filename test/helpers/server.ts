@@ -1,15 +1,40 @@
 /**
- * Starts the real server (`bin/vigie.js serve`) as a child process on port 0 with a temporary data directory,
- * for e2e tests. The process is real so that tests can send it signals and `kill -9` it.
+ * Starts the real server as a child process on port 0 with a temporary data directory, for e2e tests and
+ * benchmarks. It runs the same bundle as `npm start` (dist/main.js, rebuilt once per test process), and the
+ * process is real so that tests can send it signals and `kill -9` it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { buildSync } from 'esbuild';
 import { stringify } from 'yaml';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/vigie.js');
+const BUNDLE = join(ROOT, 'dist/main.js');
+
+let bundleBuilt = false;
+
+/** Builds dist/main.js as `npm run build` does; written aside then renamed, so parallel test workers never
+ *  spawn a half-written bundle. */
+export function ensureBundle(): string {
+  if (bundleBuilt) return BUNDLE;
+  const staging = `${BUNDLE}.${process.pid}.tmp`;
+  buildSync({
+    entryPoints: [join(ROOT, 'src/main.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    packages: 'external',
+    target: 'node20',
+    outfile: staging,
+    logLevel: 'warning',
+  });
+  renameSync(staging, BUNDLE);
+  bundleBuilt = true;
+  return BUNDLE;
+}
 
 export interface StartOptions {
   /** Config merged over `{data-dir: <tmp>, http: {host: 127.0.0.1, port: 0}}`; a string is written verbatim. */
@@ -55,7 +80,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     writeFileSync(configFile, stringify({ 'data-dir': dataDir, ...config, http }));
   };
   writeConfig(options.config ?? {});
-  const child = spawn(process.execPath, [BIN, 'serve', '--config', configFile, '--log-level', options.logLevel ?? 'info'], {
+  const child = spawn(process.execPath, [ensureBundle(), 'serve', '--config', configFile, '--log-level', options.logLevel ?? 'info'], {
     cwd: dataDir,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,10 +4,8 @@
  * the `protos/` directory.
  */
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
-
-const PROTO_DIR = fileURLToPath(new URL('./protos/', import.meta.url));
+import { PROTO_DIR } from '../../paths.ts';
 
 export interface Protos {
   readonly writeRequest: protobuf.Type;
