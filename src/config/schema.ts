@@ -45,25 +45,21 @@ const TlsClientFields = {
   insecure: Type.Optional(Type.Boolean()),
 };
 
+/** Where a Cabourotte exporter or discovery source connects: the fields they share. */
+const remoteEndpoint = {
+  name: Type.String({ minLength: 1 }),
+  host: Type.String({ minLength: 1 }),
+  port: Type.Integer({ minimum: 1, maximum: 65535 }),
+  path: Type.Optional(Type.String()),
+  protocol: Type.Optional(Type.Union([Type.Literal('http'), Type.Literal('https')])),
+  headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+  ...TlsClientFields,
+};
+
 /** Cabourotte exporters: accepted so that its files load; see README for what Vigie does with them. */
 const ExportersSchema = Type.Object(
   {
-    http: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            name: Type.String({ minLength: 1 }),
-            host: Type.String({ minLength: 1 }),
-            port: Type.Integer({ minimum: 1, maximum: 65535 }),
-            path: Type.Optional(Type.String()),
-            protocol: Type.Optional(Type.Union([Type.Literal('http'), Type.Literal('https')])),
-            headers: Type.Optional(Type.Record(Type.String(), Type.String())),
-            ...TlsClientFields,
-          },
-          closed,
-        ),
-      ),
-    ),
+    http: Type.Optional(Type.Array(Type.Object(remoteEndpoint, closed))),
     riemann: Type.Optional(
       Type.Array(
         Type.Object(
@@ -88,15 +84,9 @@ const DiscoverySchema = Type.Object(
       Type.Array(
         Type.Object(
           {
-            name: Type.String({ minLength: 1 }),
-            host: Type.String({ minLength: 1 }),
-            port: Type.Integer({ minimum: 1, maximum: 65535 }),
-            path: Type.Optional(Type.String()),
-            protocol: Type.Optional(Type.Union([Type.Literal('http'), Type.Literal('https')])),
-            headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+            ...remoteEndpoint,
             query: Type.Optional(Type.Record(Type.String(), Type.String())),
             interval: Duration,
-            ...TlsClientFields,
           },
           closed,
         ),

@@ -3,6 +3,7 @@
  * metric series.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { CheckResult } from '../../src/healthcheck/repository.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import {
   closedPort,
@@ -18,16 +19,7 @@ import {
   type TlsTarget,
 } from '../helpers/targets.ts';
 
-interface Result {
-  name: string;
-  summary: string;
-  labels?: Record<string, string>;
-  success: boolean;
-  'healthcheck-timestamp': number;
-  message: string;
-  duration: number;
-  source: string;
-}
+type Result = CheckResult;
 
 let server: TestServer;
 let http: HttpTarget;
