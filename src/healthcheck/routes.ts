@@ -7,7 +7,7 @@
  * `GET` and `DELETE /healthcheck/http` still reach a check named `http`, as upstream allows.
  */
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { AppError } from '../server/errors.ts';
+import { HttpError, type PartErrors, registerPartScope } from '../server/errors.ts';
 import { HealthcheckError, type HealthcheckErrorReason, type HealthcheckService } from './service.ts';
 
 export interface RouteOptions {
@@ -23,60 +23,64 @@ const STATUS: Record<HealthcheckErrorReason, number> = {
   'start-failed': 500,
 };
 
-const config = { errorShape: 'message' as const };
+/** Cabourotte's body shape; the service's refusals carry their reason, mapped to a status here. */
+const errors: PartErrors = {
+  body: (message) => ({ message }),
+  fromDomainError: (error) => (error instanceof HealthcheckError ? { statusCode: STATUS[error.reason], message: error.message } : undefined),
+};
 
 type NameRequest = FastifyRequest<{ Params: { name: string } }>;
 
 export function healthcheckRoutes(service: HealthcheckService, options: RouteOptions): FastifyPluginAsync {
   return async (app) => {
-    // Only JSON bodies: anything else is a 415 naming the expected type (fastify would take text/plain as is).
-    app.removeContentTypeParser(['text/plain']);
     for (const [prefix, wrap] of [
       ['/api/v1', true],
       ['', false],
     ] as const) {
-      if (options.healthcheckApi) registerHealthcheckRoutes(app, service, prefix, wrap);
-      if (options.resultApi) registerResultRoutes(app, service, prefix, wrap);
+      if (options.healthcheckApi) await registerPartScope(app, `${prefix}/healthcheck`, errors, (scope) => registerHealthcheckRoutes(scope, service, wrap));
+      if (options.resultApi) await registerPartScope(app, `${prefix}/result`, errors, (scope) => registerResultRoutes(scope, service, wrap));
     }
   };
 }
 
-function registerHealthcheckRoutes(app: FastifyInstance, service: HealthcheckService, prefix: string, wrap: boolean): void {
-  app.get(`${prefix}/healthcheck`, { config }, async () => list(service.list(), wrap));
+function registerHealthcheckRoutes(app: FastifyInstance, service: HealthcheckService, wrap: boolean): void {
+  // Only JSON bodies: anything else is a 415 naming the expected type (fastify would take text/plain as is).
+  app.removeContentTypeParser(['text/plain']);
+  app.get('', async () => list(service.list(), wrap));
 
-  app.post(`${prefix}/healthcheck/:name`, { config }, async (request: NameRequest, reply) => {
+  app.post('/:name', async (request: NameRequest, reply) => {
     const what = request.params.name;
     if (what === 'bulk') {
-      await guard(() => service.bulk(request.body));
+      await service.bulk(request.body);
       return reply.code(201).send({ message: 'Healthchecks successfully added' });
     }
-    const outcome = await guard(() => service.create(what, request.body));
+    const outcome = await service.create(what, request.body);
     if (!outcome.oneOff) return reply.code(201).send({ message: 'Healthcheck successfully added' });
     return reply.code(outcome.success ? 201 : 500).send({ message: outcome.message, result: outcome.result });
   });
 
-  app.get(`${prefix}/healthcheck/:name`, { config }, async (request: NameRequest) => guard(() => service.get(request.params.name)));
+  app.get('/:name', async (request: NameRequest) => service.get(request.params.name));
 
-  app.delete(`${prefix}/healthcheck/:name`, { config }, async (request: NameRequest) => {
+  app.delete('/:name', async (request: NameRequest) => {
     const { name } = request.params;
-    await guard(() => service.delete(name));
+    await service.delete(name);
     return { message: `Successfully deleted healthcheck ${name}` };
   });
 }
 
-function registerResultRoutes(app: FastifyInstance, service: HealthcheckService, prefix: string, wrap: boolean): void {
-  app.get(`${prefix}/result`, { config }, async () => list(service.results(), wrap));
+function registerResultRoutes(app: FastifyInstance, service: HealthcheckService, wrap: boolean): void {
+  app.get('', async () => list(service.results(), wrap));
 
-  app.get(`${prefix}/result/:name`, { config }, async (request: NameRequest) => guard(() => service.result(request.params.name)));
+  app.get('/:name', async (request: NameRequest) => service.result(request.params.name));
 
-  app.get(`${prefix}/result/:name/history`, { config }, async (request: FastifyRequest<{ Params: { name: string }; Querystring: { limit?: string } }>) => {
+  app.get('/:name/history', async (request: FastifyRequest<{ Params: { name: string }; Querystring: { limit?: string } }>) => {
     const limit = parseLimit(request.query.limit, service.historySize);
-    return { result: guard(() => service.history(request.params.name, limit)) };
+    return { result: service.history(request.params.name, limit) };
   });
 
-  app.get(`${prefix}/result/:name/uptime`, { config }, async (request: NameRequest) => {
+  app.get('/:name/uptime', async (request: NameRequest) => {
     const { name } = request.params;
-    return { name, uptime: guard(() => service.uptime(name)) };
+    return { name, uptime: service.uptime(name) };
   });
 }
 
@@ -87,22 +91,6 @@ function list<T>(items: T[], wrap: boolean): T[] | { result: T[] } {
 function parseLimit(text: string | undefined, max: number): number {
   if (text === undefined || text === '') return max;
   const limit = Number(text);
-  if (!Number.isInteger(limit) || limit < 1) throw new AppError(400, `Invalid limit ${JSON.stringify(text)}: expected a positive integer`);
+  if (!Number.isInteger(limit) || limit < 1) throw new HttpError(400, `Invalid limit ${JSON.stringify(text)}: expected a positive integer`);
   return Math.min(limit, max);
-}
-
-/** Runs a service call, turning its refusals into HTTP errors. */
-function guard<T>(work: () => T): T {
-  try {
-    const value = work();
-    if (value instanceof Promise) return value.catch(rethrowAsHttp) as T;
-    return value;
-  } catch (error) {
-    return rethrowAsHttp(error);
-  }
-}
-
-function rethrowAsHttp(error: unknown): never {
-  if (error instanceof HealthcheckError) throw new AppError(STATUS[error.reason], error.message);
-  throw error;
 }

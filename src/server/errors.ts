@@ -1,47 +1,111 @@
 /**
- * The one error type of the HTTP layer, and the one function that turns any error into a response body.
- * Each part answers in its own shape: healthchecks `{"message": ...}` (Cabourotte), streams `{"error": ...}`
- * (Mirabelle). A route says which through `config.errorShape`; no stack trace ever reaches a client.
+ * The error model of the HTTP layer. The server itself only refuses requests for HTTP reasons (credentials, a
+ * client certificate, a wrong method, a body it cannot parse): those are `HttpError`s and fastify's own errors.
+ * Each part (healthchecks, streams) throws its own domain errors and registers its routes in scopes
+ * (`registerPartScope`) that carry the part's error handler, not-found handler and body shape
+ * (`{"message": ...}` for healthchecks as Cabourotte, `{"error": ...}` for streams as Mirabelle). So the server
+ * knows no part's URLs, and no stack trace ever reaches a client.
  */
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 
-export type ErrorShape = 'message' | 'error';
-
-export class AppError extends Error {
+/** A refusal for an HTTP reason, answered with `statusCode` in the body shape of the scope that handles it. */
+export class HttpError extends Error {
   constructor(
     readonly statusCode: number,
     message: string,
-    /** Extra fields merged into the body (e.g. the one-off result). */
-    readonly body: Record<string, unknown> = {},
+    /** Headers sent with the error answer (`WWW-Authenticate`, `Allow`). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }
 }
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    errorShape?: ErrorShape;
-  }
+/** What an error becomes: a status, the message, and extra body fields (a one-off check's result). */
+export interface ErrorAnswer {
+  statusCode: number;
+  message: string;
+  extra?: Record<string, unknown>;
 }
 
-const STREAM_PREFIXES = ['/api/v1/stream', '/api/v1/index', '/api/v1/prometheus', '/api/v1/opentelemetry'];
-
-/** The body shape for a request: the route's own, or by path for requests that matched no route. */
-export function errorShapeOf(request: FastifyRequest): ErrorShape {
-  const configured = request.routeOptions.config?.errorShape;
-  if (configured) return configured;
-  const path = request.url.split('?')[0] ?? '';
-  return STREAM_PREFIXES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`)) ? 'error' : 'message';
+/** How a part answers errors. */
+export interface PartErrors {
+  /** The part's body for a message. */
+  body(message: string): Record<string, unknown>;
+  /** Maps the part's own domain errors; `undefined` for errors it does not know. */
+  fromDomainError(error: unknown): ErrorAnswer | undefined;
+  /** Words a route schema's validation failure (`FST_ERR_VALIDATION`) as the part's clients expect. */
+  fromValidationError?(error: FastifyError, request: FastifyRequest): ErrorAnswer;
 }
 
-export function sendError(request: FastifyRequest, reply: FastifyReply, statusCode: number, message: string, extra: Record<string, unknown> = {}): FastifyReply {
-  const key = errorShapeOf(request);
-  return reply.code(statusCode).type('application/json').send({ [key]: message, ...extra });
+/** The root scope's shape (routes of no part, URLs of no part): Cabourotte's, the default of both originals' clients. */
+export const ROOT_ERRORS: PartErrors = {
+  body: (message) => ({ message }),
+  fromDomainError: () => undefined,
+};
+
+const ROUTABLE_METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/**
+ * Registers a part's routes under `prefix` in their own fastify scope: the part's error handler and not-found
+ * handler apply to everything under the prefix, and a wrong method on one of its URLs answers 405 with `Allow`
+ * (OPTIONS answers 204 with it). Route URLs given to `routes` are relative to the prefix.
+ */
+export async function registerPartScope(
+  app: FastifyInstance,
+  prefix: string,
+  errors: PartErrors,
+  routes: (scope: FastifyInstance) => void | Promise<void>,
+): Promise<void> {
+  await app.register(
+    async (scope) => {
+      installErrorHandlers(scope, errors);
+      await withMethodNotAllowed(scope, prefix, routes);
+    },
+    { prefix },
+  );
 }
 
-/** Maps fastify's own errors (body parsing, limits, content types) to messages naming the problem. */
-export function describeError(error: FastifyError, request: FastifyRequest, bodyLimit: number): { statusCode: number; message: string } {
-  if (error instanceof AppError) return { statusCode: error.statusCode, message: error.message };
+/**
+ * Runs `routes` on `scope`, then answers a wrong method on any URL they registered with 405 and `Allow`
+ * (OPTIONS with 204 and `Allow`). `prefix` is the scope's own, so that paths are registered relative to it.
+ */
+export async function withMethodNotAllowed(
+  scope: FastifyInstance,
+  prefix: string,
+  routes: (scope: FastifyInstance) => void | Promise<void>,
+): Promise<void> {
+  const methodsByPath = collectRouteMethods(scope, prefix);
+  await routes(scope);
+  addMethodNotAllowedRoutes(scope, methodsByPath);
+}
+
+/** The error and not-found handlers of one scope (the root uses `ROOT_ERRORS`). */
+export function installErrorHandlers(scope: FastifyInstance, errors: PartErrors): void {
+  const bodyLimit = scope.initialConfig.bodyLimit ?? 1024 * 1024;
+  scope.setErrorHandler((error: FastifyError, request, reply) => {
+    const answer =
+      errors.fromDomainError(error) ??
+      (error.code === 'FST_ERR_VALIDATION' && errors.fromValidationError ? errors.fromValidationError(error, request) : undefined) ??
+      describeHttpError(error, request, bodyLimit);
+    if (answer.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    if (error instanceof HttpError) reply.headers(error.headers);
+    return sendAnswer(reply, errors, answer);
+  });
+  scope.setNotFoundHandler((request, reply) =>
+    sendAnswer(reply, errors, { statusCode: 404, message: `Route ${request.method} ${request.url.split('?')[0]} not found` }),
+  );
+}
+
+function sendAnswer(reply: FastifyReply, errors: PartErrors, answer: ErrorAnswer): FastifyReply {
+  return reply
+    .code(answer.statusCode)
+    .type('application/json')
+    .send({ ...errors.body(answer.message), ...answer.extra });
+}
+
+/** HTTP errors and fastify's own (body parsing, limits, content types) as a status and a message naming the problem. */
+export function describeHttpError(error: FastifyError, request: FastifyRequest, bodyLimit: number): ErrorAnswer {
+  if (error instanceof HttpError) return { statusCode: error.statusCode, message: error.message };
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { statusCode: 413, message: `Request body is larger than the limit of ${bodyLimit} bytes` };
@@ -63,4 +127,32 @@ export function describeError(error: FastifyError, request: FastifyRequest, body
   const statusCode = error.statusCode ?? 500;
   if (statusCode >= 400 && statusCode < 500) return { statusCode, message: error.message };
   return { statusCode: 500, message: 'Internal error' };
+}
+
+/** Records the methods of every route registered in the scope, by its path relative to the scope's prefix. */
+function collectRouteMethods(scope: FastifyInstance, prefix: string): Map<string, Set<string>> {
+  const methodsByPath = new Map<string, Set<string>>();
+  scope.addHook('onRoute', (route) => {
+    const path = route.url.startsWith(prefix) ? route.url.slice(prefix.length) : route.url;
+    const methods = methodsByPath.get(path) ?? new Set<string>();
+    for (const method of [route.method].flat()) methods.add(method);
+    methodsByPath.set(path, methods);
+  });
+  return methodsByPath;
+}
+
+function addMethodNotAllowedRoutes(scope: FastifyInstance, methodsByPath: Map<string, Set<string>>): void {
+  for (const [path, methods] of [...methodsByPath]) {
+    const missing = ROUTABLE_METHODS.filter((method) => !methods.has(method));
+    if (missing.length === 0) continue;
+    const allow = [...methods].sort().join(', ');
+    scope.route({
+      method: missing,
+      url: path,
+      handler: async (request, reply) => {
+        if (request.method === 'OPTIONS') return reply.header('Allow', allow).code(204).send();
+        throw new HttpError(405, `Method ${request.method} not allowed on ${request.routeOptions.url}; allowed: ${allow}`, { Allow: allow });
+      },
+    });
+  }
 }

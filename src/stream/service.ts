@@ -16,7 +16,7 @@ import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { VigieConfig } from '../config/load.ts';
-import { AppError } from '../server/errors.ts';
+import { HttpError } from '../server/errors.ts';
 import { IngestBacklog } from './backlog.ts';
 import { StreamConfigError } from './compiler.ts';
 import { compileCondition } from './condition.ts';
@@ -140,21 +140,21 @@ export class StreamService {
 
   /** POST /api/v1/stream/<name>: compiled first; stored (and written to its file) only once it compiled. */
   addStream(name: string, text: string): void {
-    if (!STREAM_NAME.test(name)) throw new AppError(400, `Invalid stream name ${JSON.stringify(name)}: use 1 to 255 characters of A-Z a-z 0-9 . _ -`);
+    if (!STREAM_NAME.test(name)) throw new HttpError(400, `Invalid stream name ${JSON.stringify(name)}: use 1 to 255 characters of A-Z a-z 0-9 . _ -`);
     let parsed: EdnValue;
     try {
       parsed = parseEdn(text);
     } catch (error) {
-      if (error instanceof EdnError) throw new AppError(400, `Invalid stream config: ${error.message}`);
+      if (error instanceof EdnError) throw new HttpError(400, `Invalid stream config: ${error.message}`);
       throw error;
     }
     const persist = isEdnMap(parsed) && parsed.get(kw('persist')) === true;
     const directory = this.settings.directories[0];
-    if (persist && directory === undefined) throw new AppError(400, NO_DIRECTORY);
+    if (persist && directory === undefined) throw new HttpError(400, NO_DIRECTORY);
     try {
       this.engine.add(name, parsed, { keepStateIfUnchanged: true });
     } catch (error) {
-      if (error instanceof StreamConfigError) throw new AppError(400, error.message);
+      if (error instanceof StreamConfigError) throw new HttpError(400, error.message);
       throw error;
     }
     const previous = this.apiStreams.get(name);
@@ -223,7 +223,7 @@ export class StreamService {
     }
     if (count > 0) {
       const detail = first ? `Stream ${first.stream}: ${first.error.message}` : `Stream ${name}: an action failed`;
-      throw new AppError(500, count > 1 ? `${detail} (${count} errors in this batch)` : detail);
+      throw new HttpError(500, count > 1 ? `${detail} (${count} errors in this batch)` : detail);
     }
     return true;
   }
@@ -240,7 +240,7 @@ export class StreamService {
     try {
       condition = compileCondition(parseEdn(queryText));
     } catch (error) {
-      throw new AppError(400, `Invalid query: ${(error as Error).message}`);
+      throw new HttpError(400, `Invalid query: ${(error as Error).message}`);
     }
     return index.search(condition);
   }
@@ -441,8 +441,8 @@ export class StreamService {
 
 }
 
-function notFound(name: string): AppError {
-  return new AppError(404, `Stream ${name} not found`);
+function notFound(name: string): HttpError {
+  return new HttpError(404, `Stream ${name} not found`);
 }
 
 function configHash(config: EdnValue): string {
