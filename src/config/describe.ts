@@ -1,5 +1,6 @@
 /** The text `vigie check-config` prints: what the service would run with this config. */
-import { CHECK_KEYS, type VigieConfig } from './load.ts';
+import { configKeyOf, KIND_NAMES } from '../healthcheck/kinds/index.ts';
+import type { VigieConfig } from './load.ts';
 
 export function describeConfig(config: VigieConfig): string {
   const { http, healthchecks, streams } = config;
@@ -8,9 +9,9 @@ export function describeConfig(config: VigieConfig): string {
     `listen: ${http.tls ? 'https' : 'http'}://${http.host}:${http.port}${http.tls?.ca ? ' (mutual TLS)' : ''}${http.basicAuth ? ' (basic auth)' : ''}`,
     `database: ${config.databaseFile}`,
   ];
-  for (const key of CHECK_KEYS) {
-    const checks = healthchecks.checks[key] as { name?: unknown }[];
-    if (checks.length > 0) lines.push(`${key}: ${checks.length} (${checks.map((check) => String(check.name)).join(', ')})`);
+  for (const kind of KIND_NAMES) {
+    const names = healthchecks.checks.filter(({ def }) => def.kind === kind).map(({ def }) => def.name);
+    if (names.length > 0) lines.push(`${configKeyOf(kind)}: ${names.length} (${names.join(', ')})`);
   }
   lines.push(`stream directories: ${streams.directories.join(', ')}`);
   const outputs = Object.keys(streams.outputs);

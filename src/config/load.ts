@@ -8,18 +8,16 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
-import { CheckValidationError, parseCheck } from '../healthcheck/kinds/index.ts';
-import { DurationError, parseDuration } from './duration.ts';
-import { ConfigError, describeSchemaError, jsonPointerToKey } from './errors.ts';
+import { ConfigError } from '../common/config-error.ts';
+import { DurationError, durationToMs, parseDuration } from '../common/duration.ts';
+import { describeSchemaError, jsonPointerToKey } from '../common/schema-errors.ts';
+import { CHECK_KEYS, CheckValidationError, type KeyedCheck, kindOfConfigKey, parseCheck } from '../healthcheck/kinds/index.ts';
 import { ConfigFileSchema } from './schema.ts';
 import type { Static } from '@sinclair/typebox';
 
-export { ConfigError } from './errors.ts';
+export { ConfigError } from '../common/config-error.ts';
 
 export type ConfigFile = Static<typeof ConfigFileSchema>;
-
-export const CHECK_KEYS = ['http-checks', 'tcp-checks', 'dns-checks', 'tls-checks', 'command-checks'] as const;
-export type CheckKey = (typeof CHECK_KEYS)[number];
 
 export interface ServerTls {
   key: Buffer;
@@ -47,8 +45,8 @@ export interface VigieConfig {
     labels: string[];
     maxConcurrentRuns: number;
     historySize: number;
-    /** Raw check definitions per config key, validated by the healthcheck part (kinds own their schemas). */
-    checks: Record<CheckKey, unknown[]>;
+    /** The `*-checks` lists, parsed once by their kinds (which own their schemas), in file order. */
+    checks: KeyedCheck[];
   };
   exporters: ConfigFile['exporters'];
   discovery: ConfigFile['discovery'];
@@ -115,8 +113,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
         }
       : undefined;
   const streams = raw.streams ?? {};
-  const checks = Object.fromEntries(CHECK_KEYS.map((key) => [key, raw[key] ?? []])) as Record<CheckKey, unknown[]>;
-  validateChecks(file, checks);
+  const checks = parseChecks(file, raw);
   return {
     file,
     dataDir,
@@ -149,18 +146,19 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
 }
 
 /**
- * Validates every `*-checks` entry with its kind's own rules, so that a bad check fails the startup (or is
+ * Parses every `*-checks` entry with its kind's own rules, so that a bad check fails the startup (or is
  * refused by a reload) with `<file>: http-checks[2].port: <problem>`. Names are unique across all lists.
  */
-function validateChecks(file: string | null, checks: Record<CheckKey, unknown[]>): void {
+function parseChecks(file: string | null, raw: ConfigFile): KeyedCheck[] {
+  const checks: KeyedCheck[] = [];
   const seen = new Map<string, string>();
   for (const key of CHECK_KEYS) {
-    const kind = key.slice(0, -'-checks'.length) as Parameters<typeof parseCheck>[0];
-    checks[key].forEach((raw, i) => {
+    const kind = kindOfConfigKey(key);
+    (raw[key] ?? []).forEach((entry, i) => {
       const at = `${key}[${i}]`;
-      let def: ReturnType<typeof parseCheck>;
+      let def: KeyedCheck['def'];
       try {
-        def = parseCheck(kind, raw);
+        def = parseCheck(kind, entry);
       } catch (error) {
         if (error instanceof CheckValidationError) throw new ConfigError(file, error.field === '' ? at : `${at}.${error.field}`, error.problem);
         throw error;
@@ -169,15 +167,17 @@ function validateChecks(file: string | null, checks: Record<CheckKey, unknown[]>
       const first = seen.get(def.name);
       if (first !== undefined) throw new ConfigError(file, `${at}.name`, `duplicate name ${JSON.stringify(def.name)} (also ${first})`);
       seen.set(def.name, at);
+      checks.push({ key: at, def });
     });
   }
+  return checks;
 }
 
 function durationMs(file: string | null, key: string, text: string): number {
   try {
     const ns = parseDuration(text);
     if (ns <= 0) throw new DurationError(`must be positive, got ${JSON.stringify(text)}`);
-    return ns / 1e6;
+    return durationToMs(ns);
   } catch (error) {
     throw new ConfigError(file, key, (error as Error).message);
   }

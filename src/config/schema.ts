@@ -5,10 +5,8 @@
  * never a silently ignored key.
  */
 import { Type } from '@sinclair/typebox';
-import { Duration } from './duration.ts';
+import { Duration } from '../common/duration.ts';
 import { OutputConfigSchema } from '../stream/outputs/schema.ts';
-
-export { Duration };
 
 const closed = { additionalProperties: false } as const;
 

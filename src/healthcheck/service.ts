@@ -1,32 +1,38 @@
 /**
- * The healthcheck service, the only place that mutates checks: create / replace by name, bulk, one-off,
- * delete, and the reconciliation of config-file checks on start and on reload. It owns the running checks
- * (definition + prepared resources + scheduler handle), the latest result of each, and wires the scheduler's
- * run outcomes to the metrics and the repository.
+ * The healthcheck API's verbs over the registry and the repository: create / replace by name, bulk, one-off,
+ * delete, and the reads; plus the config file's checks at startup and on reload, applied through the same
+ * reconciler as the bulk API (and the coming discovery sources).
  *
  * Ownership of names follows upstream: an API create with the name of a config check takes it over, and the
- * config file takes its names back at the next start or reload. Mutations run one at a time (a promise chain),
- * so two requests on one name never interleave between preparing a check and swapping it in.
+ * config file takes its names back at the next start or reload. Mutations run one at a time (the registry's
+ * `exclusive`), so two requests on one name never interleave between preparing a check and swapping it in.
  */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { CHECK_KEYS, type CheckKey, ConfigError, type VigieConfig } from '../config/load.ts';
+import { ConfigError } from '../common/config-error.ts';
+import { durationToMs } from '../common/duration.ts';
+import type { VigieConfig } from '../config/load.ts';
 import type { Db } from '../db/client.ts';
 import {
+  CHECK_KEYS,
   type CheckDefinition,
   CheckFailure,
+  type CheckKey,
   CheckValidationError,
   checkSummary,
   checkToJson,
   isKindName,
+  type KeyedCheck,
   type KindName,
+  kindOfConfigKey,
   type Prepared,
   parseCheck,
-  prepareCheck,
 } from './kinds/index.ts';
-import { type CheckMetricLabels, HealthcheckMetrics } from './metrics.ts';
+import { HealthcheckMetrics } from './metrics.ts';
+import { CheckPrepareError, type ReconcilePlan, Reconciler, runsAlready } from './reconciler.ts';
+import { CheckRegistry } from './registry.ts';
 import { type CheckResult, HealthcheckRepository, type HistoryEntry, type StoredCheck, type UptimeWindow, type UptimeWindowName } from './repository.ts';
-import { type ScheduledJob, Scheduler, type SchedulerJob } from './scheduler.ts';
+import { buildResult } from './result.ts';
 
 export const API_SOURCE = 'api';
 export const CONFIG_SOURCE = 'configuration';
@@ -51,51 +57,23 @@ export interface OneOffOutcome {
 
 export type CreateOutcome = { oneOff: false } | ({ oneOff: true } & OneOffOutcome);
 
-/** A check that is registered: what the scheduler runs and what the listings show. */
-class RunningCheck implements SchedulerJob {
-  readonly intervalMs: number;
-  readonly timeoutMs: number;
-  readonly summary: string;
-  readonly labels: Record<string, string> | undefined;
-  handle: ScheduledJob<RunningCheck> | null = null;
-  /** Outcome of the previous run, to log only the transitions between success and failure. */
-  lastSuccess: boolean | undefined;
-
-  constructor(
-    readonly def: CheckDefinition,
-    readonly source: string,
-    readonly prepared: Prepared,
-    readonly metricLabels: CheckMetricLabels,
-  ) {
-    this.intervalMs = def.intervalNs / 1e6;
-    this.timeoutMs = Math.max(1, Math.ceil(def.timeoutNs / 1e6));
-    this.summary = checkSummary(def);
-    this.labels = Object.keys(def.labels).length > 0 ? def.labels : undefined;
-  }
-
-  run(signal: AbortSignal): Promise<void> {
-    return this.prepared.run(signal);
-  }
-}
-
 export interface ServiceOptions {
   config: VigieConfig;
   db: Db;
   registry: Registry;
   logger: Logger;
-  /** Scheduler clock (ms), for tests. */
+  /** Scheduler clock (ms) and first-run spread, for tests. */
   now?: () => number;
+  random?: () => number;
+  /** Builds a check's resources; the kinds' own unless a test counts runs. */
+  prepare?: (def: CheckDefinition) => Promise<Prepared>;
 }
 
 export class HealthcheckService {
-  private readonly checks = new Map<string, RunningCheck>();
-  private readonly latest = new Map<string, CheckResult>();
+  private readonly checks: CheckRegistry;
+  private readonly reconciler: Reconciler;
   private readonly repository: HealthcheckRepository;
-  private readonly scheduler: Scheduler<RunningCheck>;
-  private readonly metrics: HealthcheckMetrics;
   private readonly logger: Logger;
-  private mutations: Promise<unknown> = Promise.resolve();
-  private started = false;
   private config: VigieConfig;
 
   private constructor(options: ServiceOptions) {
@@ -106,13 +84,16 @@ export class HealthcheckService {
       historySize: settings.historySize,
       onFlushError: (error) => this.logger.error({ err: error }, `cannot write healthcheck results: ${(error as Error).message}`),
     });
-    this.metrics = new HealthcheckMetrics(options.registry, settings.labels);
-    this.scheduler = new Scheduler<RunningCheck>({
+    this.checks = new CheckRegistry({
       maxConcurrentRuns: settings.maxConcurrentRuns,
-      onRunFinished: (check, failure, durationMs) => this.recordRun(check, failure, durationMs),
-      onRunStarted: (lagMs) => this.metrics.observeLag(lagMs / 1000),
+      metrics: new HealthcheckMetrics(options.registry, settings.labels),
+      repository: this.repository,
+      logger: this.logger,
+      ...(options.prepare ? { prepare: options.prepare } : {}),
       ...(options.now ? { now: options.now } : {}),
+      ...(options.random ? { random: options.random } : {}),
     });
+    this.reconciler = new Reconciler(this.checks);
   }
 
   /**
@@ -125,9 +106,13 @@ export class HealthcheckService {
     return service;
   }
 
+  /** The registry, for in-process tests of what runs. */
+  get registry(): CheckRegistry {
+    return this.checks;
+  }
+
   private async load(): Promise<void> {
-    const configDefs = parseConfigChecks(this.config);
-    const configNames = new Set(configDefs.map(({ def }) => def.name));
+    const configNames = new Set(this.config.healthchecks.checks.map(({ def }) => def.name));
     const taken: string[] = [];
     for (const stored of this.repository.listApiChecks()) {
       if (configNames.has(stored.name)) {
@@ -142,19 +127,19 @@ export class HealthcheckService {
         this.logger.error({ err: error, name: stored.name }, `stored healthcheck ${stored.name} is not valid any more: ${(error as Error).message}`);
         continue;
       }
-      this.register(new RunningCheck(def, API_SOURCE, await this.prepareStored(def), this.metricLabels(def)));
+      this.checks.register(this.checks.create(def, API_SOURCE, await this.prepareStored(def)));
     }
     this.repository.deleteDefinitions(taken);
-    for (const check of await this.prepareConfigChecks(configDefs)) this.register(check);
-    const gone = this.repository.retainOnly(new Set(this.checks.keys()));
+    await this.applyConfigChecks(this.config);
+    const gone = this.repository.retainOnly(this.checks.names());
     if (gone.length > 0) this.logger.info({ checks: gone.length }, 'forgot the stored results of checks that no longer exist');
-    for (const result of this.repository.loadResults()) this.latest.set(result.name, result);
+    this.checks.restoreResults(this.repository.loadResults());
   }
 
   /** A stored check whose resources cannot be built (a certificate file vanished) still runs, and fails saying why. */
   private async prepareStored(def: CheckDefinition): Promise<Prepared> {
     try {
-      return await prepareCheck(def);
+      return await this.checks.prepare(def);
     } catch (error) {
       const failure = new CheckFailure(`Fail to initialize healthcheck ${def.name}: ${(error as Error).message}`);
       this.logger.error({ name: def.name }, failure.message);
@@ -163,25 +148,22 @@ export class HealthcheckService {
   }
 
   start(): void {
-    this.started = true;
-    for (const check of this.checks.values()) check.handle ??= this.scheduler.add(check);
-    this.scheduler.start();
+    this.checks.start();
     this.repository.start();
   }
 
   /** Lets the runs in flight finish (their results recorded), writes every buffered result, releases resources. */
   async stop(): Promise<void> {
-    await this.exclusive(async () => {
-      await this.scheduler.stop();
+    await this.checks.exclusive(async () => {
+      await this.checks.stop();
       this.repository.stop();
-      await Promise.allSettled([...this.checks.values()].map((check) => check.prepared.close()));
     });
   }
 
   // Reads
 
   list(): Record<string, unknown>[] {
-    return [...this.checks.values()].sort((a, b) => compareNames(a.def.name, b.def.name)).map((check) => checkToJson(check.def, check.source));
+    return [...this.checks.all()].sort((a, b) => compareNames(a.def.name, b.def.name)).map((check) => checkToJson(check.def, check.source));
   }
 
   get(name: string): Record<string, unknown> {
@@ -191,24 +173,22 @@ export class HealthcheckService {
   }
 
   results(): CheckResult[] {
-    return [...this.latest.values()].sort((a, b) => compareNames(a.name, b.name));
+    return [...this.checks.latestResults()].sort((a, b) => compareNames(a.name, b.name));
   }
 
   result(name: string): CheckResult {
-    const result = this.latest.get(name);
+    const result = this.checks.latestResult(name);
     if (!result) throw new HealthcheckError('result-not-found', `Result not found for healthcheck ${name}`);
     return result;
   }
 
   history(name: string, limit: number): HistoryEntry[] {
-    if (!this.checks.has(name)) throw notFound(name);
-    this.repository.flush();
+    if (!this.checks.get(name)) throw notFound(name);
     return this.repository.history(name, limit);
   }
 
   uptime(name: string): Record<UptimeWindowName, UptimeWindow> {
-    if (!this.checks.has(name)) throw notFound(name);
-    this.repository.flush();
+    if (!this.checks.get(name)) throw notFound(name);
     return this.repository.uptime(name);
   }
 
@@ -223,22 +203,20 @@ export class HealthcheckService {
    * is one-off. The definition is committed to SQLite before this resolves.
    */
   async create(kind: string, raw: unknown): Promise<CreateOutcome> {
-    if (!isKindName(kind)) {
-      throw new HealthcheckError('unknown-kind', `Unknown healthcheck kind ${JSON.stringify(kind)}: expected http, tcp, dns, tls, command or bulk`);
-    }
-    const def = parseOrThrow(kind, raw, '');
+    if (!isKindName(kind)) throw unknownKind(kind);
+    const def = parseApiCheck(kind, raw);
     if (def.oneOff) return { oneOff: true, ...(await this.runOneOff(def)) };
-    await this.exclusive(async () => {
+    await this.checks.exclusive(async () => {
       const existing = this.checks.get(def.name);
-      if (existing?.source === API_SOURCE && sameValue(existing.def, def)) return;
-      const check = new RunningCheck(def, API_SOURCE, await prepareOrThrow(def), this.metricLabels(def));
+      if (runsAlready(existing, API_SOURCE, def)) return;
+      const check = this.checks.create(def, API_SOURCE, await this.prepareForApi(def));
       try {
         this.repository.saveCheck(storedForm(def));
       } catch (error) {
         void check.prepared.close();
         throw error;
       }
-      this.swap(existing, check);
+      this.checks.swap(existing, check);
     });
     return { oneOff: false };
   }
@@ -248,60 +226,54 @@ export class HealthcheckService {
    * then one transaction writes it; checks of the config file are left alone.
    */
   async bulk(body: unknown): Promise<void> {
-    const defs = parseBulk(body);
-    await this.exclusive(async () => {
-      const names = new Set(defs.map((def) => def.name));
-      const changed = defs.filter((def) => {
-        const existing = this.checks.get(def.name);
-        return !(existing?.source === API_SOURCE && sameValue(existing.def, def));
+    const desired = parseBulk(body);
+    try {
+      await this.reconciler.apply(API_SOURCE, desired, (plan) => {
+        this.repository.replaceChecks(
+          plan.started.map((check) => storedForm(check.def)),
+          plan.removed.map((check) => check.def.name),
+        );
       });
-      const prepared = await prepareAll(changed);
-      const removed = [...this.checks.values()].filter((check) => check.source === API_SOURCE && !names.has(check.def.name));
-      const removedNames = removed.map((check) => check.def.name);
-      try {
-        this.repository.replaceChecks(changed.map(storedForm), removedNames);
-      } catch (error) {
-        await Promise.allSettled(prepared.map((p) => p.close()));
-        throw error;
-      }
-      for (const check of removed) this.unregister(check);
-      changed.forEach((def, i) => {
-        this.swap(this.checks.get(def.name), new RunningCheck(def, API_SOURCE, prepared[i] as Prepared, this.metricLabels(def)));
-      });
-    });
+    } catch (error) {
+      if (error instanceof CheckPrepareError) throw startFailed(error.check.def.name, error.message);
+      throw error;
+    }
   }
 
   /** Removes a check of any source, with its latest result, history, aggregates and metric series. */
   async delete(name: string): Promise<void> {
-    await this.exclusive(async () => {
+    await this.checks.exclusive(async () => {
       const check = this.checks.get(name);
       if (!check) throw notFound(name);
       this.repository.forgetChecks([name]);
-      this.unregister(check);
+      this.checks.unregister(check);
     });
   }
 
   /** Reconciles the config-file checks with a reloaded config: unchanged keep running, changed restart, removed stop. */
   async reload(config: VigieConfig): Promise<void> {
-    await this.exclusive(async () => {
-      const previous = this.config.healthchecks;
-      const next = config.healthchecks;
-      if (previous.labels.join() !== next.labels.join() || previous.historySize !== next.historySize) {
-        this.logger.warn('changes to healthchecks-labels and healthchecks.history-size take effect at the next restart');
-      }
-      this.scheduler.maxConcurrentRuns = next.maxConcurrentRuns;
-      const parsed = parseConfigChecks(config);
-      const incoming = await this.prepareConfigChecks(parsed.filter(({ def }) => !this.isRunningFromConfig(def)));
-      const names = new Set(parsed.map(({ def }) => def.name));
-      const removed = [...this.checks.values()].filter((check) => check.source === CONFIG_SOURCE && !names.has(check.def.name));
-      const takenBack = incoming.filter((check) => this.checks.get(check.def.name)?.source === API_SOURCE).map((check) => check.def.name);
-      this.repository.deleteDefinitions(takenBack);
-      this.repository.forgetChecks(removed.map((check) => check.def.name));
-      for (const check of removed) this.unregister(check);
-      for (const check of incoming) this.swap(this.checks.get(check.def.name), check);
-      this.config = config;
-      this.logger.info({ added: incoming.length, removed: removed.length, kept: parsed.length - incoming.length }, 'config healthchecks reconciled');
-    });
+    const previous = this.config.healthchecks;
+    const next = config.healthchecks;
+    if (previous.labels.join() !== next.labels.join() || previous.historySize !== next.historySize) {
+      this.logger.warn('changes to healthchecks-labels and healthchecks.history-size take effect at the next restart');
+    }
+    this.checks.maxConcurrentRuns = next.maxConcurrentRuns;
+    const plan = await this.applyConfigChecks(config);
+    this.config = config;
+    this.logger.info({ added: plan.started.length, removed: plan.removed.length, kept: plan.kept.length }, 'config healthchecks reconciled');
+  }
+
+  /** The config file takes its names back from the API (their stored definitions go, their results stay). */
+  private async applyConfigChecks(config: VigieConfig): Promise<ReconcilePlan> {
+    try {
+      return await this.reconciler.apply(CONFIG_SOURCE, config.healthchecks.checks, (plan) => {
+        this.repository.deleteDefinitions(plan.replaced.filter((check) => check.source === API_SOURCE).map((check) => check.def.name));
+        this.repository.forgetChecks(plan.removed.map((check) => check.def.name));
+      });
+    } catch (error) {
+      if (error instanceof CheckPrepareError) throw new ConfigError(config.file, error.check.key, error.message);
+      throw error;
+    }
   }
 
   // Runs
@@ -310,12 +282,12 @@ export class HealthcheckService {
   private async runOneOff(def: CheckDefinition): Promise<OneOffOutcome> {
     let prepared: Prepared;
     try {
-      prepared = await prepareCheck(def);
+      prepared = await this.checks.prepare(def);
     } catch (error) {
       throw new HealthcheckError('start-failed', `Fail to initialize one off healthcheck ${def.name}: ${(error as Error).message}`);
     }
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), Math.max(1, Math.ceil(def.timeoutNs / 1e6)));
+    const timer = setTimeout(() => controller.abort(), durationToMs(def.timeoutNs));
     const startedAt = performance.now();
     let failure: unknown;
     try {
@@ -332,103 +304,25 @@ export class HealthcheckService {
       : { success: false, message: `Execution of one off healthcheck ${def.name} failed: ${result.message}`, result };
   }
 
-  private recordRun(check: RunningCheck, failure: unknown, durationMs: number): void {
-    const result = buildResult(check.def.name, check.summary, check.labels, check.source, failure, durationMs);
-    this.latest.set(result.name, result);
-    this.repository.record(result);
-    this.metrics.observeRun(check.metricLabels, result.success, durationMs / 1000);
-    if (result.success !== check.lastSuccess) {
-      if (!result.success) this.logger.warn({ name: result.name, cause: result.message }, 'healthcheck failed');
-      else if (check.lastSuccess === false) this.logger.info({ name: result.name }, 'healthcheck recovered');
+  private async prepareForApi(def: CheckDefinition): Promise<Prepared> {
+    try {
+      return await this.checks.prepare(def);
+    } catch (error) {
+      throw startFailed(def.name, `Fail to initialize healthcheck ${def.name}: ${(error as Error).message}`);
     }
-    check.lastSuccess = result.success;
   }
-
-  // Registry of running checks
-
-  private register(check: RunningCheck): void {
-    this.checks.set(check.def.name, check);
-    if (this.started) check.handle = this.scheduler.add(check);
-  }
-
-  /** Replaces `previous` (if any) by `next`: the old check never runs again and its metric series go. */
-  private swap(previous: RunningCheck | undefined, next: RunningCheck): void {
-    if (previous) this.retire(previous);
-    this.register(next);
-  }
-
-  private unregister(check: RunningCheck): void {
-    this.retire(check);
-    this.checks.delete(check.def.name);
-    this.latest.delete(check.def.name);
-    this.repository.dropBuffered(new Set([check.def.name]));
-  }
-
-  private retire(check: RunningCheck): void {
-    this.metrics.remove(check.metricLabels);
-    const handle = check.handle;
-    check.handle = null;
-    const idle = handle ? this.scheduler.remove(handle) : Promise.resolve();
-    // The API answers at once; the aborted run and the release of connections finish in the background.
-    void idle
-      .then(() => check.prepared.close())
-      .catch((error: unknown) => this.logger.warn({ err: error, name: check.def.name }, 'releasing a removed healthcheck failed'));
-  }
-
-  private isRunningFromConfig(def: CheckDefinition): boolean {
-    const existing = this.checks.get(def.name);
-    return existing?.source === CONFIG_SOURCE && sameValue(existing.def, def);
-  }
-
-  private async prepareConfigChecks(defs: readonly { def: CheckDefinition; key: string }[]): Promise<RunningCheck[]> {
-    const prepared = await Promise.allSettled(defs.map(({ def }) => prepareCheck(def)));
-    const failed = prepared.findIndex((outcome) => outcome.status === 'rejected');
-    if (failed >= 0) {
-      await Promise.allSettled(prepared.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value.close() : undefined)));
-      const { def, key } = defs[failed] as { def: CheckDefinition; key: string };
-      const reason = (prepared[failed] as PromiseRejectedResult).reason as Error;
-      throw new ConfigError(this.config.file, key, `Fail to initialize healthcheck ${def.name}: ${reason.message}`);
-    }
-    return defs.map(({ def }, i) => new RunningCheck(def, CONFIG_SOURCE, (prepared[i] as PromiseFulfilledResult<Prepared>).value, this.metricLabels(def)));
-  }
-
-  private metricLabels(def: CheckDefinition): CheckMetricLabels {
-    return this.metrics.labelsFor(def.name, def.labels);
-  }
-
-  private exclusive<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.mutations.then(work);
-    this.mutations = run.catch(() => undefined);
-    return run;
-  }
-}
-
-function buildResult(
-  name: string,
-  summary: string,
-  labels: Record<string, string> | undefined,
-  source: string,
-  failure: unknown,
-  durationMs: number,
-): CheckResult {
-  return {
-    name,
-    summary,
-    ...(labels ? { labels } : {}),
-    success: failure === undefined,
-    'healthcheck-timestamp': Math.floor(Date.now() / 1000),
-    message: failure === undefined ? 'success' : failureMessage(failure),
-    duration: Math.max(0, Math.floor(durationMs)),
-    source,
-  };
-}
-
-function failureMessage(failure: unknown): string {
-  return failure instanceof Error ? failure.message : String(failure);
 }
 
 function notFound(name: string): HealthcheckError {
   return new HealthcheckError('not-found', `Healthcheck ${name} not found`);
+}
+
+export function unknownKind(kind: string): HealthcheckError {
+  return new HealthcheckError('unknown-kind', `Unknown healthcheck kind ${JSON.stringify(kind)}: expected http, tcp, dns, tls, command or bulk`);
+}
+
+function startFailed(name: string, cause: string): HealthcheckError {
+  return new HealthcheckError('start-failed', `Fail to start the healthcheck ${name}: ${cause}`);
 }
 
 /** Byte-wise order, as upstream's Go sort. */
@@ -440,7 +334,8 @@ function storedForm(def: CheckDefinition): StoredCheck {
   return { name: def.name, kind: def.kind, definition: checkToJson(def, API_SOURCE) };
 }
 
-function parseOrThrow(kind: KindName, raw: unknown, where: string): CheckDefinition {
+/** Parses one API definition of `kind`; a refusal is worded as the API answers it (`Invalid healthcheck configuration: ...`). */
+export function parseApiCheck(kind: KindName, raw: unknown, where = ''): CheckDefinition {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new HealthcheckError('invalid', `Invalid healthcheck configuration: ${where}the definition must be a JSON object`);
   }
@@ -452,26 +347,8 @@ function parseOrThrow(kind: KindName, raw: unknown, where: string): CheckDefinit
   }
 }
 
-async function prepareOrThrow(def: CheckDefinition): Promise<Prepared> {
-  try {
-    return await prepareCheck(def);
-  } catch (error) {
-    throw new HealthcheckError('start-failed', `Fail to start the healthcheck ${def.name}: Fail to initialize healthcheck ${def.name}: ${(error as Error).message}`);
-  }
-}
-
-async function prepareAll(defs: readonly CheckDefinition[]): Promise<Prepared[]> {
-  const outcomes = await Promise.allSettled(defs.map((def) => prepareCheck(def)));
-  const failed = outcomes.findIndex((outcome) => outcome.status === 'rejected');
-  if (failed < 0) return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<Prepared>).value);
-  await Promise.allSettled(outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value.close() : undefined)));
-  const name = (defs[failed] as CheckDefinition).name;
-  const reason = (outcomes[failed] as PromiseRejectedResult).reason as Error;
-  throw new HealthcheckError('start-failed', `Fail to start the healthcheck ${name}: Fail to initialize healthcheck ${name}: ${reason.message}`);
-}
-
 /** Validates a whole bulk payload; the first problem names the list, the position, the check and the field. */
-function parseBulk(body: unknown): CheckDefinition[] {
+export function parseBulk(body: unknown): KeyedCheck[] {
   const invalid = (text: string) => new HealthcheckError('invalid', `Invalid healthcheck configuration: ${text}`);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw invalid(`the body must be an object with the lists ${CHECK_KEYS.join(', ')}`);
@@ -479,7 +356,7 @@ function parseBulk(body: unknown): CheckDefinition[] {
   for (const key of Object.keys(body)) {
     if (!(CHECK_KEYS as readonly string[]).includes(key)) throw invalid(`unknown key ${JSON.stringify(key)} (expected ${CHECK_KEYS.join(', ')})`);
   }
-  const defs: CheckDefinition[] = [];
+  const checks: KeyedCheck[] = [];
   const seen = new Map<string, string>();
   for (const key of CHECK_KEYS) {
     const list = (body as Partial<Record<CheckKey, unknown>>)[key];
@@ -489,36 +366,13 @@ function parseBulk(body: unknown): CheckDefinition[] {
       const at = `${key}[${i}]`;
       const name = (raw as { name?: unknown } | null)?.name;
       const which = typeof name === 'string' ? `check ${JSON.stringify(name)} (${at})` : at;
-      const def = parseOrThrow(kindOfKey(key), raw, `${which}: `);
+      const def = parseApiCheck(kindOfConfigKey(key), raw, `${which}: `);
       if (def.oneOff) throw invalid(`${which}: one-off: one-off healthchecks are not supported in bulk requests`);
       const first = seen.get(def.name);
       if (first !== undefined) throw invalid(`${which}: name: duplicate name ${JSON.stringify(def.name)} (also ${first})`);
       seen.set(def.name, at);
-      defs.push(def);
+      checks.push({ key: at, def });
     });
   }
-  return defs;
-}
-
-/** The config file's checks, parsed; config/load.ts has already validated them. */
-function parseConfigChecks(config: VigieConfig): { def: CheckDefinition; key: string }[] {
-  return CHECK_KEYS.flatMap((key) => config.healthchecks.checks[key].map((raw, i) => ({ def: parseCheck(kindOfKey(key), raw), key: `${key}[${i}]` })));
-}
-
-function kindOfKey(key: CheckKey): KindName {
-  return key.slice(0, -'-checks'.length) as KindName;
-}
-
-/** Structural equality of two normalised definitions (plain data: objects, arrays, primitives). */
-export function sameValue(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  const keysA = Object.keys(a);
-  const keysB = Object.keys(b);
-  if (keysA.length !== keysB.length) return false;
-  for (const key of keysA) {
-    if (!Object.hasOwn(b, key) || !sameValue((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) return false;
-  }
-  return true;
+  return checks;
 }

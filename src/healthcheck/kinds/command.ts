@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { Type } from '@sinclair/typebox';
-import { formatDuration } from '../../config/duration.ts';
+import { formatDuration } from '../../common/duration.ts';
 import { baseToJson, checkSchema, errorText, nonEmpty, parseBase, validateShape } from './common.ts';
 import { type BaseDefinition, type CheckKind, CheckFailure, type Prepared } from './types.ts';
 

@@ -6,9 +6,8 @@ import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { type Static, type TObject, type TProperties, Type } from '@sinclair/typebox';
 import { Value, ValueErrorType } from '@sinclair/typebox/value';
-import { describeSchemaError, jsonPointerToKey } from '../../config/errors.ts';
-import { DurationError, formatDuration, parseDuration } from '../../config/duration.ts';
-import { Duration } from '../../config/duration.ts';
+import { describeSchemaError, jsonPointerToKey } from '../../common/schema-errors.ts';
+import { Duration, DurationError, formatDuration, parseDuration } from '../../common/duration.ts';
 import { type BaseDefinition, CheckFailure, CheckValidationError, type KindName } from './types.ts';
 
 const baseProperties = {

@@ -6,7 +6,7 @@
 import { Resolver } from 'node:dns/promises';
 import { isIP, isIPv4 } from 'node:net';
 import { Type } from '@sinclair/typebox';
-import { formatDuration } from '../../config/duration.ts';
+import { durationToMs, formatDuration } from '../../common/duration.ts';
 import { baseToJson, checkSchema, describeCheck, errorText, ipField, nonEmpty, parseBase, timeoutText, validateShape } from './common.ts';
 import { type BaseDefinition, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
 
@@ -149,7 +149,7 @@ async function resolve(def: DnsDefinition, signal: AbortSignal): Promise<string[
   if (signal.aborted) throw new CheckFailure(`Fail to lookup IP for domain: ${timeoutText(def.timeoutNs)}`);
   // A Resolver per run: it reads the system's resolv.conf afresh, and cancel() only touches this run. The run
   // signal is the deadline; c-ares' own timeout is only a backstop set past it.
-  const resolver = new Resolver({ timeout: Math.ceil(def.timeoutNs / 1e6) + 1_000, tries: 1 });
+  const resolver = new Resolver({ timeout: durationToMs(def.timeoutNs) + 1_000, tries: 1 });
   if (def.resolver !== undefined) resolver.setServers([resolverServer(def.resolver)]);
   const onAbort = (): void => resolver.cancel();
   signal.addEventListener('abort', onAbort, { once: true });

@@ -6,7 +6,7 @@
 import { isIP } from 'node:net';
 import { Type } from '@sinclair/typebox';
 import { Agent, type Dispatcher, interceptors } from 'undici';
-import { formatDuration } from '../../config/duration.ts';
+import { durationToMs, formatDuration } from '../../common/duration.ts';
 import {
   baseToJson,
   checkSchema,
@@ -204,13 +204,13 @@ const MESSAGE_BODY_BYTES = 1000;
 
 /** How long an idle connection is kept: until the next run (so it is reused), and no longer than Go's 90 s. */
 function keepAliveMs(def: HttpDefinition): number {
-  return Math.min(90_000, Math.max(4_000, Math.ceil(def.intervalNs / 1e6) + 1_000));
+  return Math.min(90_000, Math.max(4_000, durationToMs(def.intervalNs) + 1_000));
 }
 
 /** The per-check Agent; its connections outlive a run so that the next run reuses them. */
 function createDispatcher(def: HttpDefinition, tls: TlsMaterial): { agent: Agent; dispatcher: Dispatcher } {
   // The run signal is the deadline; undici's own timers only need to not fire first.
-  const undiciTimeoutMs = Math.ceil(def.timeoutNs / 1e6) + 1_000;
+  const undiciTimeoutMs = durationToMs(def.timeoutNs) + 1_000;
   const agent = new Agent({
     // A check sends one request at a time: one connection per origin is all it needs, and reusing it is the point.
     connections: 1,

@@ -24,9 +24,24 @@ export const CHECK_KINDS: { readonly [K in KindName]: CheckKind<Extract<CheckDef
   command: commandKind,
 };
 
-/** The config file key of a kind's list (`http-checks`) and back. */
-export function configKeyOf(kind: KindName): `${KindName}-checks` {
+/** The config file key of a kind's list (`http-checks`), also the bulk API's. */
+export type CheckKey = `${KindName}-checks`;
+
+export function configKeyOf(kind: KindName): CheckKey {
   return `${kind}-checks`;
+}
+
+/** The lists of the config file and of a bulk body, in upstream order. */
+export const CHECK_KEYS: readonly CheckKey[] = KIND_NAMES.map(configKeyOf);
+
+export function kindOfConfigKey(key: CheckKey): KindName {
+  return key.slice(0, -'-checks'.length) as KindName;
+}
+
+/** A parsed definition and where it was written (`http-checks[2]`), for messages that name the key. */
+export interface KeyedCheck {
+  key: string;
+  def: CheckDefinition;
 }
 
 export function isKindName(value: string): value is KindName {

@@ -3,7 +3,7 @@
  * the outcome (a port that must stay closed).
  */
 import { connect } from 'node:net';
-import { formatDuration } from '../../config/duration.ts';
+import { formatDuration } from '../../common/duration.ts';
 import { Type } from '@sinclair/typebox';
 import {
   baseToJson,

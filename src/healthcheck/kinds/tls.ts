@@ -6,8 +6,7 @@
 import { isIP } from 'node:net';
 import { connect, type DetailedPeerCertificate } from 'node:tls';
 import { Type } from '@sinclair/typebox';
-import { formatDuration } from '../../config/duration.ts';
-import { Duration } from '../../config/duration.ts';
+import { Duration, formatDuration } from '../../common/duration.ts';
 import {
   baseToJson,
   checkSchema,

@@ -6,7 +6,7 @@ import type { TSchema } from '@sinclair/typebox';
 
 export type KindName = 'http' | 'tcp' | 'dns' | 'tls' | 'command';
 
-/** Fields every normalised definition has. Durations are nanoseconds (see src/config/duration.ts). */
+/** Fields every normalised definition has. Durations are nanoseconds (see src/common/duration.ts). */
 export interface BaseDefinition {
   kind: KindName;
   name: string;

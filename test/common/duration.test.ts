@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration } from '../../src/config/duration.ts';
+import { formatDuration, parseDuration } from '../../src/common/duration.ts';
 
 describe('Go durations', () => {
   it.each([

@@ -1,21 +1,11 @@
 /**
- * The config error type and the wording of schema errors, shared by the config loader, the check kinds and the
- * outputs. A leaf module (it imports no other part of Vigie but the duration schema marker), so every module that
- * validates config can use it without an import cycle.
+ * The wording of schema errors (key paths, "did you mean"), shared by the config loader, the check kinds, the
+ * outputs and the routes' validation errors. A leaf module: it imports nothing of Vigie but the duration schema
+ * marker, so config/ and every part can use it without importing each other.
  */
 import type { TSchema } from '@sinclair/typebox';
 import { type ValueError, ValueErrorType } from '@sinclair/typebox/value';
 import { isDurationSchema } from './duration.ts';
-
-export class ConfigError extends Error {
-  constructor(
-    readonly file: string | null,
-    readonly key: string,
-    readonly problem: string,
-  ) {
-    super(`${file ?? '<defaults>'}: ${key === '' ? '' : `${key}: `}${problem}`);
-  }
-}
 
 /** `/http-checks/0/port` → `http-checks[0].port`, the way people write key paths. */
 export function jsonPointerToKey(pointer: string): string {

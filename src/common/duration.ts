@@ -45,6 +45,14 @@ export function parseDuration(text: string): number {
   return sign * Math.round(total);
 }
 
+/**
+ * Nanoseconds to whole milliseconds for timers: rounded up, so that a positive duration never becomes 0 ms (a
+ * 500 µs timeout still waits) and a timer never fires before the duration has passed.
+ */
+export function durationToMs(ns: number): number {
+  return Math.ceil(ns / 1e6);
+}
+
 /** Formats nanoseconds the way Go's `Duration.String()` does: `0s`, `500ms`, `1m30s`, `1h0m0s`. */
 export function formatDuration(ns: number): string {
   if (ns === 0) return '0s';

@@ -1,0 +1,181 @@
+/**
+ * The running checks by name, each with its source (`api`, `configuration`, a discovery), its prepared resources,
+ * its scheduler handle and its metric series, plus the latest result of each. The only place that mutates them:
+ * `register`, `swap` and `unregister` keep the map, the scheduler, the metric series and the buffered results in
+ * step. Callers mutate inside `exclusive`, so that two mutations never interleave between preparing a check and
+ * swapping it in.
+ */
+import type { Logger } from 'pino';
+import { durationToMs } from '../common/duration.ts';
+import { type CheckDefinition, checkSummary, type Prepared, prepareCheck } from './kinds/index.ts';
+import type { CheckMetricLabels, HealthcheckMetrics } from './metrics.ts';
+import type { CheckResult, HealthcheckRepository } from './repository.ts';
+import { buildResult } from './result.ts';
+import { type ScheduledJob, Scheduler, type SchedulerJob } from './scheduler.ts';
+
+/** A check that is registered: what the scheduler runs and what the listings show. */
+export class RunningCheck implements SchedulerJob {
+  readonly intervalMs: number;
+  readonly timeoutMs: number;
+  readonly summary: string;
+  readonly labels: Record<string, string> | undefined;
+  handle: ScheduledJob<RunningCheck> | null = null;
+  /** Outcome of the previous run, to log only the transitions between success and failure. */
+  lastSuccess: boolean | undefined;
+
+  constructor(
+    readonly def: CheckDefinition,
+    readonly source: string,
+    readonly prepared: Prepared,
+    readonly metricLabels: CheckMetricLabels,
+  ) {
+    this.intervalMs = durationToMs(def.intervalNs);
+    this.timeoutMs = durationToMs(def.timeoutNs);
+    this.summary = checkSummary(def);
+    this.labels = Object.keys(def.labels).length > 0 ? def.labels : undefined;
+  }
+
+  run(signal: AbortSignal): Promise<void> {
+    return this.prepared.run(signal);
+  }
+}
+
+export interface RegistryOptions {
+  maxConcurrentRuns: number;
+  metrics: HealthcheckMetrics;
+  /** Where run results are buffered (and dropped again when their check goes). */
+  repository: HealthcheckRepository;
+  logger: Logger;
+  /** Builds a check's resources; the kinds' `prepareCheck` unless a test counts runs. */
+  prepare?: (def: CheckDefinition) => Promise<Prepared>;
+  /** Scheduler clock (ms) and random source of the first-run spread, for tests. */
+  now?: () => number;
+  random?: () => number;
+}
+
+export class CheckRegistry {
+  readonly prepare: (def: CheckDefinition) => Promise<Prepared>;
+  private readonly checks = new Map<string, RunningCheck>();
+  private readonly latest = new Map<string, CheckResult>();
+  private readonly scheduler: Scheduler<RunningCheck>;
+  private readonly metrics: HealthcheckMetrics;
+  private readonly repository: HealthcheckRepository;
+  private readonly logger: Logger;
+  private mutations: Promise<unknown> = Promise.resolve();
+  private started = false;
+
+  constructor(options: RegistryOptions) {
+    this.metrics = options.metrics;
+    this.repository = options.repository;
+    this.logger = options.logger;
+    this.prepare = options.prepare ?? prepareCheck;
+    this.scheduler = new Scheduler<RunningCheck>({
+      maxConcurrentRuns: options.maxConcurrentRuns,
+      onRunFinished: (check, failure, durationMs) => this.recordRun(check, failure, durationMs),
+      onRunStarted: (lagMs) => this.metrics.observeLag(lagMs / 1000),
+      ...(options.now ? { now: options.now } : {}),
+      ...(options.random ? { random: options.random } : {}),
+    });
+  }
+
+  // Reads
+
+  get(name: string): RunningCheck | undefined {
+    return this.checks.get(name);
+  }
+
+  all(): IterableIterator<RunningCheck> {
+    return this.checks.values();
+  }
+
+  names(): Set<string> {
+    return new Set(this.checks.keys());
+  }
+
+  latestResult(name: string): CheckResult | undefined {
+    return this.latest.get(name);
+  }
+
+  latestResults(): IterableIterator<CheckResult> {
+    return this.latest.values();
+  }
+
+  set maxConcurrentRuns(cap: number) {
+    this.scheduler.maxConcurrentRuns = cap;
+  }
+
+  // Mutations (inside `exclusive`)
+
+  /** Runs `work` after every mutation queued before it has settled. */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.mutations.then(work);
+    this.mutations = run.catch(() => undefined);
+    return run;
+  }
+
+  /** A check ready to register: its metric series are created when it first runs. */
+  create(def: CheckDefinition, source: string, prepared: Prepared): RunningCheck {
+    return new RunningCheck(def, source, prepared, this.metrics.labelsFor(def.name, def.labels));
+  }
+
+  /** The latest results loaded from the database at startup. */
+  restoreResults(results: Iterable<CheckResult>): void {
+    for (const result of results) this.latest.set(result.name, result);
+  }
+
+  register(check: RunningCheck): void {
+    this.checks.set(check.def.name, check);
+    if (this.started) check.handle = this.scheduler.add(check);
+  }
+
+  /** Replaces `previous` (if any) by `next`: the old check never runs again and its metric series go. */
+  swap(previous: RunningCheck | undefined, next: RunningCheck): void {
+    if (previous) this.retire(previous);
+    this.register(next);
+  }
+
+  /** Removes a check with its latest result and its buffered results. */
+  unregister(check: RunningCheck): void {
+    this.retire(check);
+    this.checks.delete(check.def.name);
+    this.latest.delete(check.def.name);
+    this.repository.dropBuffered(new Set([check.def.name]));
+  }
+
+  // Lifecycle
+
+  start(): void {
+    this.started = true;
+    for (const check of this.checks.values()) check.handle ??= this.scheduler.add(check);
+    this.scheduler.start();
+  }
+
+  /** Lets the runs in flight finish (their results recorded), then releases every check's resources. */
+  async stop(): Promise<void> {
+    await this.scheduler.stop();
+    await Promise.allSettled([...this.checks.values()].map((check) => check.prepared.close()));
+  }
+
+  private retire(check: RunningCheck): void {
+    this.metrics.remove(check.metricLabels);
+    const handle = check.handle;
+    check.handle = null;
+    const idle = handle ? this.scheduler.remove(handle) : Promise.resolve();
+    // The API answers at once; the aborted run and the release of connections finish in the background.
+    void idle
+      .then(() => check.prepared.close())
+      .catch((error: unknown) => this.logger.warn({ err: error, name: check.def.name }, 'releasing a removed healthcheck failed'));
+  }
+
+  private recordRun(check: RunningCheck, failure: unknown, durationMs: number): void {
+    const result = buildResult(check.def.name, check.summary, check.labels, check.source, failure, durationMs);
+    this.latest.set(result.name, result);
+    this.repository.record(result);
+    this.metrics.observeRun(check.metricLabels, result.success, durationMs / 1000);
+    if (result.success !== check.lastSuccess) {
+      if (!result.success) this.logger.warn({ name: result.name, cause: result.message }, 'healthcheck failed');
+      else if (check.lastSuccess === false) this.logger.info({ name: result.name }, 'healthcheck recovered');
+    }
+    check.lastSuccess = result.success;
+  }
+}

@@ -1,0 +1,26 @@
+/** The result of one run, as the API shows it and the repository stores it (docs/api.md, "Results"). */
+import type { CheckResult } from './repository.ts';
+
+export function buildResult(
+  name: string,
+  summary: string,
+  labels: Record<string, string> | undefined,
+  source: string,
+  failure: unknown,
+  durationMs: number,
+): CheckResult {
+  return {
+    name,
+    summary,
+    ...(labels ? { labels } : {}),
+    success: failure === undefined,
+    'healthcheck-timestamp': Math.floor(Date.now() / 1000),
+    message: failure === undefined ? 'success' : failureMessage(failure),
+    duration: Math.max(0, Math.floor(durationMs)),
+    source,
+  };
+}
+
+function failureMessage(failure: unknown): string {
+  return failure instanceof Error ? failure.message : String(failure);
+}
