@@ -2,7 +2,7 @@
  * Readers for action params, used by every builder's `params()`. Each one checks one value and throws a
  * `ParamError` naming the parameter and what is wrong; the compiler adds the action name.
  */
-import { DurationError, parseDuration } from '../../config/duration.ts';
+import { DurationError, parseDuration } from '../../common/duration.ts';
 import { compileCondition, type Condition } from '../condition.ts';
 import { type EdnMap, type EdnValue, isEdnMap, isKeyword, Keyword, kw } from '../edn.ts';
 import type { Path } from '../path.ts';

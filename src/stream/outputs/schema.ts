@@ -5,8 +5,9 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { ConfigError, describeSchemaError, jsonPointerToKey } from '../../config/errors.ts';
-import { Duration, parseDuration } from '../../config/duration.ts';
+import { ConfigError } from '../../common/config-error.ts';
+import { describeSchemaError, jsonPointerToKey } from '../../common/schema-errors.ts';
+import { Duration, parseDuration } from '../../common/duration.ts';
 import type { BatchSettings } from './batcher.ts';
 
 const closed = { additionalProperties: false } as const;
