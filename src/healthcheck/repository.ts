@@ -6,6 +6,8 @@
  * one transaction per flush (every second, every `maxBuffered` results, and at stop), which is what lets 1,200
  * results/s cost a few percent of a core. Everything stays bounded: history is trimmed per check in the same
  * transaction, and a check's aggregates older than their retention are pruned when the check opens a new hour.
+ * Reads (history, uptime) see the buffered results too: they merge the buffer into what the database holds,
+ * so a read never forces a write.
  */
 import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
@@ -334,17 +336,28 @@ export class HealthcheckRepository {
     });
   }
 
-  /** Newest first. */
+  /** Newest first: the buffered results of the check, then the stored ones. */
   history(name: string, limit: number): HistoryEntry[] {
+    const max = Math.min(limit, this.options.historySize);
+    const entries: HistoryEntry[] = [];
+    for (let i = this.buffer.length - 1; i >= 0 && entries.length < max; i--) {
+      const result = this.buffer[i] as CheckResult;
+      if (result.name !== name) continue;
+      entries.push({ name, success: result.success, 'healthcheck-timestamp': result['healthcheck-timestamp'], message: result.message, duration: result.duration });
+    }
+    if (entries.length === max) return entries;
     const h = healthcheckHistory;
-    return this.db
+    const stored = this.db
       .select({ name: h.name, success: h.success, timestampS: h.timestampS, durationMs: h.durationMs, message: h.message })
       .from(h)
       .where(eq(h.name, name))
       .orderBy(sql`${h.id} desc`)
-      .limit(Math.min(limit, this.options.historySize))
-      .all()
-      .map((row) => ({ name: row.name, success: row.success, 'healthcheck-timestamp': row.timestampS, message: row.message, duration: row.durationMs }));
+      .limit(max - entries.length)
+      .all();
+    for (const row of stored) {
+      entries.push({ name: row.name, success: row.success, 'healthcheck-timestamp': row.timestampS, message: row.message, duration: row.durationMs });
+    }
+    return entries;
   }
 
   /** Uptime over each window, from the hourly aggregates that overlap it. */
@@ -365,6 +378,12 @@ export class HealthcheckRepository {
       .from(u)
       .where(and(eq(u.name, name), eq(u.granularity, 'hour'), sql`${u.periodStartS} >= ${oldest}`))
       .all();
+    // The buffered results, as one-run buckets: they count exactly as they will once flushed.
+    for (const result of this.buffer) {
+      if (result.name !== name) continue;
+      const d = result.duration;
+      rows.push({ periodStartS: hourOf(result['healthcheck-timestamp']), runs: 1, successes: result.success ? 1 : 0, durationTotalMs: d, durationMinMs: d, durationMaxMs: d });
+    }
     const windows = {} as Record<UptimeWindowName, UptimeWindow>;
     for (const [window, seconds] of Object.entries(UPTIME_WINDOWS) as [UptimeWindowName, number][]) {
       const since = hourOf(nowS - seconds);

@@ -72,6 +72,32 @@ describe('the healthcheck repository', () => {
     expect(repo.history('a', 1000)).toHaveLength(5);
   });
 
+  it('answers history and uptime with the buffered results, without writing them, exactly as after the flush', () => {
+    const repo = open(5);
+    repo.record(result('a', nowS - 2 * HOUR, true, 10));
+    repo.record(result('a', nowS - 40, false, 30));
+    repo.record(result('b', nowS - 35));
+    repo.flush();
+    repo.record(result('a', nowS - 30, true, 20));
+    repo.record(result('b', nowS - 25));
+    repo.record(result('a', nowS - 20, false, 40));
+    const stored = count('select count(*) n from healthcheck_history');
+    const history = repo.history('a', 3);
+    const all = repo.history('a', 100);
+    const uptime = repo.uptime('a');
+    expect(count('select count(*) n from healthcheck_history')).toBe(stored);
+    expect(history.map((entry) => entry.duration)).toEqual([40, 20, 30]);
+    expect(all.map((entry) => entry.duration)).toEqual([40, 20, 30, 10]);
+    expect(uptime['1h']).toMatchObject({ runs: 3, successes: 1, 'min-duration': 20, 'max-duration': 40, 'mean-duration': 30 });
+    expect(uptime['24h']).toMatchObject({ runs: 4, successes: 2 });
+    expect(repo.history('a', 2)).toEqual(history.slice(0, 2));
+    repo.flush();
+    expect(count('select count(*) n from healthcheck_history')).toBe(stored + 3);
+    expect(repo.history('a', 3)).toEqual(history);
+    expect(repo.history('a', 100)).toEqual(all);
+    expect(repo.uptime('a')).toEqual(uptime);
+  });
+
   it('aggregates runs, successes and durations per hour and per day', () => {
     const repo = open();
     repo.record(result('a', nowS - 2 * HOUR, true, 10));
