@@ -17,6 +17,7 @@ import {
   CHECK_KEYS,
   type CheckDefinition,
   CheckFailure,
+  type CheckJson,
   type CheckKey,
   CheckValidationError,
   checkSummary,
@@ -162,11 +163,11 @@ export class HealthcheckService {
 
   // Reads
 
-  list(): Record<string, unknown>[] {
+  list(): CheckJson[] {
     return [...this.checks.all()].sort((a, b) => compareNames(a.def.name, b.def.name)).map((check) => checkToJson(check.def, check.source));
   }
 
-  get(name: string): Record<string, unknown> {
+  get(name: string): CheckJson {
     const check = this.checks.get(name);
     if (!check) throw notFound(name);
     return checkToJson(check.def, check.source);

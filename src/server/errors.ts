@@ -129,10 +129,18 @@ export function describeHttpError(error: FastifyError, request: FastifyRequest, 
   return { statusCode: 500, message: 'Internal error' };
 }
 
+/**
+ * Route config of a static route that shadows a parametric one for its own methods only (`POST
+ * /healthcheck/http` beside `/healthcheck/:name`): its other methods must still reach the parametric route, so
+ * they get no 405 route of their own.
+ */
+export const SHADOWS_PARAMETRIC = { shadowsParametric: true } as const;
+
 /** Records the methods of every route registered in the scope, by its path relative to the scope's prefix. */
 function collectRouteMethods(scope: FastifyInstance, prefix: string): Map<string, Set<string>> {
   const methodsByPath = new Map<string, Set<string>>();
   scope.addHook('onRoute', (route) => {
+    if ((route.config as { shadowsParametric?: boolean } | undefined)?.shadowsParametric === true) return;
     const path = route.url.startsWith(prefix) ? route.url.slice(prefix.length) : route.url;
     const methods = methodsByPath.get(path) ?? new Set<string>();
     for (const method of [route.method].flat()) methods.add(method);

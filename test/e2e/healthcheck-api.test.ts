@@ -171,7 +171,23 @@ describe.each(FORMS)('the healthcheck API under "$prefix/"', ({ prefix, wrap }) 
   it('still reaches checks named like a kind with GET and DELETE', async () => {
     await send('POST', `${prefix}/healthcheck/tcp`, tcpCheck('http'));
     expect((await json(send('GET', `${prefix}/healthcheck/http`))).body).toMatchObject({ name: 'http', kind: 'tcp' });
+    // POST /healthcheck/http is its own route; other methods there answer as on any check's path.
+    const put = await send('PUT', `${prefix}/healthcheck/http`, {});
+    expect(put.status).toBe(405);
+    expect(put.headers.get('allow')).toBe('DELETE, GET, HEAD, POST');
     expect((await send('DELETE', `${prefix}/healthcheck/http`)).status).toBe(200);
+    expect(await json(send('POST', `${prefix}/healthcheck/nope`, tcpCheck('x')))).toEqual({
+      status: 404,
+      body: { message: 'Unknown healthcheck kind "nope": expected http, tcp, dns, tls, command or bulk' },
+    });
+  });
+
+  it('lists a check with every field it was given, labels included, in upstream key order', async () => {
+    await send('POST', `${prefix}/healthcheck/tcp`, tcpCheck(`${tag}-fields`, { labels: { env: 'prod' }, 'source-ip': '127.0.0.1' }));
+    const { body } = await json(send('GET', `${prefix}/healthcheck/${tag}-fields`));
+    expect(Object.keys(body)).toEqual(['name', 'description', 'interval', 'one-off', 'source', 'labels', 'target', 'port', 'source-ip', 'timeout', 'should-fail', 'kind']);
+    expect(body).toMatchObject({ labels: { env: 'prod' }, 'source-ip': '127.0.0.1', kind: 'tcp', source: 'api' });
+    await send('DELETE', `${prefix}/healthcheck/${tag}-fields`);
   });
 
   it('lists results sorted by name, and gets one', async () => {

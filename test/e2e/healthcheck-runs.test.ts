@@ -126,7 +126,10 @@ describe('history, uptime and metrics', () => {
     expect(Object.keys(history[0] as object)).toEqual(['name', 'success', 'healthcheck-timestamp', 'message', 'duration']);
     const limited = (await (await server.request('/api/v1/result/hist/history?limit=2')).json()) as { result: Result[] };
     expect(limited.result).toHaveLength(2);
-    expect((await server.request('/api/v1/result/hist/history?limit=zero')).status).toBe(400);
+    const refused = await server.request('/api/v1/result/hist/history?limit=zero');
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({ message: 'Invalid limit "zero": expected a positive integer' });
+    expect((await server.request('/api/v1/result/hist/history?limit=0')).status).toBe(400);
     const uptime = (await (await server.request('/api/v1/result/hist/uptime')).json()) as { name: string; uptime: Record<string, { runs: number; ratio: number }> };
     expect(uptime.name).toBe('hist');
     expect(Object.keys(uptime.uptime)).toEqual(['1h', '24h', '7d', '30d']);

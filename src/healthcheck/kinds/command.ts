@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { Type } from '@sinclair/typebox';
 import { formatDuration } from '../../common/duration.ts';
 import { baseToJson, checkSchema, errorText, nonEmpty, parseBase, validateShape } from './common.ts';
-import { type BaseDefinition, type CheckKind, CheckFailure, type Prepared } from './types.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from './types.ts';
 
 export interface CommandDefinition extends BaseDefinition {
   kind: 'command';
@@ -29,7 +29,7 @@ export function parseCommand(raw: unknown): CommandDefinition {
   };
 }
 
-export function commandToJson(def: CommandDefinition, source = ''): Record<string, unknown> {
+export function commandToJson(def: CommandDefinition, source = ''): CheckJson {
   const json = baseToJson(def, source);
   json.command = def.command;
   json.arguments = def.arguments ?? null;

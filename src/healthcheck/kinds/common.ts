@@ -8,7 +8,7 @@ import { type Static, type TObject, type TProperties, Type } from '@sinclair/typ
 import { Value, ValueErrorType } from '@sinclair/typebox/value';
 import { describeSchemaError, jsonPointerToKey } from '../../common/schema-errors.ts';
 import { Duration, DurationError, formatDuration, parseDuration } from '../../common/duration.ts';
-import { type BaseDefinition, CheckFailure, CheckValidationError, type KindName } from './types.ts';
+import { type BaseDefinition, CheckFailure, type CheckJson, CheckValidationError, type KindName } from './types.ts';
 
 const baseProperties = {
   /** Read-only in listings; accepted back so that a listed definition can be posted again. */
@@ -78,8 +78,8 @@ export function parseBase<K extends KindName>(kind: K, input: BaseInput): BaseDe
 }
 
 /** The base keys of a listing, in upstream order, then `labels` when there are some. */
-export function baseToJson(def: BaseDefinition, source: string): Record<string, unknown> {
-  const json: Record<string, unknown> = {
+export function baseToJson(def: BaseDefinition, source: string): CheckJson {
+  const json: CheckJson = {
     name: def.name,
     description: def.description,
     interval: formatDuration(def.intervalNs),

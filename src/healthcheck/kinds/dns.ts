@@ -8,7 +8,7 @@ import { isIP, isIPv4 } from 'node:net';
 import { Type } from '@sinclair/typebox';
 import { durationToMs, formatDuration } from '../../common/duration.ts';
 import { baseToJson, checkSchema, describeCheck, errorText, ipField, nonEmpty, parseBase, timeoutText, validateShape } from './common.ts';
-import { type BaseDefinition, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
 
 export const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS'] as const;
 export type RecordType = (typeof RECORD_TYPES)[number];
@@ -77,7 +77,7 @@ export function resolverServer(text: string): string {
   return host;
 }
 
-export function dnsToJson(def: DnsDefinition, source = ''): Record<string, unknown> {
+export function dnsToJson(def: DnsDefinition, source = ''): CheckJson {
   const json = baseToJson(def, source);
   json.timeout = formatDuration(def.timeoutNs);
   if (def.expectedIps.length > 0) json['expected-ips'] = def.expectedIps;

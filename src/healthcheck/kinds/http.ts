@@ -27,7 +27,7 @@ import {
   tlsFilesToJson,
   validateShape,
 } from './common.ts';
-import { type BaseDefinition, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
 
 export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
@@ -143,7 +143,7 @@ export function compileRegexp(pattern: string): RegExp {
   return new RegExp(pattern.slice(inline[0].length), inline[1]);
 }
 
-export function httpToJson(def: HttpDefinition, source = ''): Record<string, unknown> {
+export function httpToJson(def: HttpDefinition, source = ''): CheckJson {
   const json = baseToJson(def, source);
   json['valid-status'] = def.validStatus;
   json.target = def.target;

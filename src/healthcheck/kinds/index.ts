@@ -7,10 +7,10 @@ import { type DnsDefinition, dnsKind } from './dns.ts';
 import { type HttpDefinition, httpKind } from './http.ts';
 import { type TcpDefinition, tcpKind } from './tcp.ts';
 import { type TlsDefinition, tlsKind } from './tls.ts';
-import type { BaseDefinition, CheckKind, KindName, Prepared } from './types.ts';
+import type { BaseDefinition, CheckJson, CheckKind, KindName, Prepared } from './types.ts';
 
 export type { CommandDefinition, DnsDefinition, HttpDefinition, TcpDefinition, TlsDefinition };
-export { type BaseDefinition, type CheckKind, CheckFailure, CheckValidationError, type KindName, type Prepared } from './types.ts';
+export { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type KindName, type Prepared } from './types.ts';
 
 export type CheckDefinition = HttpDefinition | TcpDefinition | DnsDefinition | TlsDefinition | CommandDefinition;
 
@@ -58,7 +58,7 @@ export function parseCheck(kind: KindName, raw: unknown): CheckDefinition {
 }
 
 /** The listing form (upstream key order, Go durations, `kind`); `source` as the service records it. */
-export function checkToJson(def: CheckDefinition, source = ''): Record<string, unknown> {
+export function checkToJson(def: CheckDefinition, source = ''): CheckJson {
   return kindOf(def.kind).toJson(def, source);
 }
 

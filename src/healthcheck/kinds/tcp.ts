@@ -18,7 +18,7 @@ import {
   timeoutText,
   validateShape,
 } from './common.ts';
-import { type BaseDefinition, type CheckKind, CheckFailure, type Prepared } from './types.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from './types.ts';
 
 export interface TcpDefinition extends BaseDefinition {
   kind: 'tcp';
@@ -46,7 +46,7 @@ export function parseTcp(raw: unknown): TcpDefinition {
   };
 }
 
-export function tcpToJson(def: TcpDefinition, source = ''): Record<string, unknown> {
+export function tcpToJson(def: TcpDefinition, source = ''): CheckJson {
   const json = baseToJson(def, source);
   json.target = def.target;
   json.port = def.port;

@@ -28,7 +28,7 @@ import {
   tlsFilesToJson,
   validateShape,
 } from './common.ts';
-import { type BaseDefinition, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
 
 export interface TlsDefinition extends BaseDefinition, TlsClientFiles {
   kind: 'tls';
@@ -69,7 +69,7 @@ export function parseTls(raw: unknown): TlsDefinition {
   };
 }
 
-export function tlsToJson(def: TlsDefinition, source = ''): Record<string, unknown> {
+export function tlsToJson(def: TlsDefinition, source = ''): CheckJson {
   const json = baseToJson(def, source);
   json.target = def.target;
   json.port = def.port;

@@ -19,6 +19,17 @@ export interface BaseDefinition {
   labels: Record<string, string>;
 }
 
+/** A check's listing: the base fields in upstream order, then the kind's own, `timeout` and `kind`. */
+export interface CheckJson {
+  name: string;
+  description: string;
+  interval: string;
+  'one-off': boolean;
+  source: string;
+  labels?: Record<string, string>;
+  [field: string]: unknown;
+}
+
 /** Per-check resources, built once when the check is added and reused by every run. */
 export interface Prepared {
   /**
@@ -40,7 +51,7 @@ export interface CheckKind<D extends BaseDefinition> {
    * Listing form: upstream key order (reference §1.7), Go durations, plus the read-only `kind`.
    * `source` is not part of the definition: the service owns it and passes it here.
    */
-  toJson(def: D, source?: string): Record<string, unknown>;
+  toJson(def: D, source?: string): CheckJson;
   /** Upstream's per-kind summary, e.g. `TCP healthcheck on 127.0.0.1:80`. */
   summary(def: D): string;
   /** Builds the per-check resources; rejects with CheckFailure (`Fail to load certificates: ...`). */
