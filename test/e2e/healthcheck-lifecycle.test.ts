@@ -1,9 +1,14 @@
 /**
  * The healthcheck part across the process's life: restart and `kill -9` durability, SIGHUP reconciliation of
  * config checks, a Cabourotte YAML loading unchanged, and bad check definitions in the file.
+ *
+ * Whether a check was kept or restarted is decided in-process (test/healthcheck/reconciler.test.ts, fake clock);
+ * here, without timing windows, from the run counter `healthcheck_total`: a kept check's counter goes on, a
+ * replaced check starts a new series from zero.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runCli, startServer, type TestServer } from '../helpers/server.ts';
 import { type HttpTarget, startHttpTarget, startTcpTarget, type TcpTarget } from '../helpers/targets.ts';
@@ -20,17 +25,16 @@ interface Result {
 const servers: TestServer[] = [];
 let tcp: TcpTarget;
 let http: HttpTarget;
-/** Arrival times (ms, this process's clock) of the requests to each path of the HTTP target. */
-const arrivals = new Map<string, number[]>();
+/** Requests received by the HTTP target, per path. */
+const arrivals = new Map<string, number>();
+const arrived = (path: string) => arrivals.get(path) ?? 0;
 
 beforeAll(async () => {
   [tcp, http] = await Promise.all([
     startTcpTarget(),
     startHttpTarget({
       handler: (request, response) => {
-        const list = arrivals.get(request.path) ?? [];
-        list.push(performance.now());
-        arrivals.set(request.path, list);
+        arrivals.set(request.path, arrived(request.path) + 1);
         response.end('ok');
       },
     }),
@@ -62,6 +66,16 @@ async function results(server: TestServer): Promise<Result[]> {
 
 async function checkNames(server: TestServer): Promise<string[]> {
   return ((await (await server.request('/healthcheck')).json()) as { name: string }[]).map((check) => check.name);
+}
+
+/** Runs of a check since it was registered, as `healthcheck_total` counts them (0 without a series). */
+async function runCount(server: TestServer, name: string): Promise<number> {
+  const text = await (await server.request('/metrics')).text();
+  let runs = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`healthcheck_total{name="${name}",`)) runs += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return runs;
 }
 
 const tcpCheck = (name: string, interval = '500ms') => ({ name, target: '127.0.0.1', port: tcp.port, timeout: '500ms', interval });
@@ -96,8 +110,14 @@ describe('durability', () => {
     const first = await started({});
     await post(first, 'tcp', tcpCheck('old'));
     await vi.waitFor(async () => expect((await results(first)).map((r) => r.name)).toEqual(['old']), { timeout: 5000, interval: 100 });
-    // Results reach SQLite within a second; definitions before the 201.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Results reach SQLite within a second (definitions before the 201): wait until the database holds it.
+    const database = new Database(join(first.dataDir, 'vigie.db'), { readonly: true });
+    try {
+      const stored = database.prepare("select count(*) as n from healthcheck_results where name = 'old'");
+      await vi.waitFor(() => expect((stored.get() as { n: number }).n).toBe(1), { timeout: 5000, interval: 100 });
+    } finally {
+      database.close();
+    }
     await post(first, 'tcp', tcpCheck('acknowledged', '1h'));
     await first.kill9();
 
@@ -112,20 +132,18 @@ describe('replacing an API check', () => {
     const server = await started({});
     const check = { name: 'api-keep', target: '127.0.0.1', port: http.port, path: '/api-keep', 'valid-status': [200], timeout: '500ms', interval: '1s' };
     await post(server, 'http', check);
-    await vi.waitFor(() => expect(arrivals.get('/api-keep')?.length ?? 0).toBeGreaterThanOrEqual(2), { timeout: 5000, interval: 50 });
-    const before = [...(arrivals.get('/api-keep') ?? [])];
+    await vi.waitFor(async () => expect(await runCount(server, 'api-keep')).toBeGreaterThanOrEqual(3), { timeout: 6000, interval: 100 });
+    const before = await runCount(server, 'api-keep');
     await post(server, 'http', check);
-    await vi.waitFor(() => expect(arrivals.get('/api-keep')?.length ?? 0).toBeGreaterThanOrEqual(before.length + 2), { timeout: 5000, interval: 50 });
-    // Still on the grid of the first run: a restart would have drawn a new initial delay.
-    for (const t of (arrivals.get('/api-keep') ?? []).slice(before.length)) {
-      const offset = (t - (before[0] as number)) % 1000;
-      expect(Math.min(offset, 1000 - offset)).toBeLessThan(60);
-    }
+    // Kept: the counter goes on. A restarted check would start again from 0 and need 2 s to reach 3 runs.
+    expect(await runCount(server, 'api-keep')).toBeGreaterThanOrEqual(before);
     await post(server, 'http', { ...check, path: '/api-changed' });
-    await vi.waitFor(() => expect(arrivals.get('/api-changed')?.length ?? 0).toBeGreaterThanOrEqual(1), { timeout: 5000, interval: 50 });
-    const stopped = arrivals.get('/api-keep')?.length ?? 0;
-    await new Promise((resolve) => setTimeout(resolve, 1200));
-    expect(arrivals.get('/api-keep')?.length ?? 0).toBe(stopped);
+    expect(await runCount(server, 'api-keep')).toBeLessThan(3);
+    await vi.waitFor(() => expect(arrived('/api-changed')).toBeGreaterThanOrEqual(1), { timeout: 5000, interval: 50 });
+    const stopped = arrived('/api-keep');
+    // Two more runs of the new definition, one interval apart: the old one would have run meanwhile.
+    await vi.waitFor(() => expect(arrived('/api-changed')).toBeGreaterThanOrEqual(3), { timeout: 5000, interval: 50 });
+    expect(arrived('/api-keep')).toBe(stopped);
   });
 });
 
@@ -134,25 +152,26 @@ describe('config-file checks', () => {
 
   it('reconciles on SIGHUP: unchanged keeps running untouched, changed restarts, removed stops and its result vanishes', async () => {
     const server = await started({ config: { 'http-checks': [httpCheck('keep', '/keep'), httpCheck('change', '/change'), httpCheck('remove', '/remove')] } });
-    await vi.waitFor(() => expect(['/keep', '/change', '/remove'].every((path) => (arrivals.get(path)?.length ?? 0) >= 2)).toBe(true), { timeout: 6000, interval: 100 });
+    await vi.waitFor(
+      async () => {
+        for (const name of ['keep', 'change', 'remove']) expect(await runCount(server, name), name).toBeGreaterThanOrEqual(3);
+      },
+      { timeout: 6000, interval: 100 },
+    );
     expect((await results(server)).map((r) => `${r.name}:${r.source}`)).toEqual(['change:configuration', 'keep:configuration', 'remove:configuration']);
+    const keepRuns = await runCount(server, 'keep');
 
     server.writeConfig({ 'http-checks': [httpCheck('keep', '/keep'), httpCheck('change', '/changed')] });
     server.process.kill('SIGHUP');
     const line = JSON.parse(await server.waitForLog(/config healthchecks reconciled/)) as { added: number; removed: number; kept: number };
     expect(line).toMatchObject({ added: 1, removed: 1, kept: 1 });
     expect((await results(server)).map((r) => r.name)).toEqual(['change', 'keep']);
-    const removedRuns = arrivals.get('/remove')?.length ?? 0;
-    const keepBefore = [...(arrivals.get('/keep') ?? [])];
-    await vi.waitFor(() => expect(arrivals.get('/changed')?.length ?? 0).toBeGreaterThanOrEqual(2), { timeout: 6000, interval: 100 });
-    expect(arrivals.get('/remove')?.length ?? 0).toBe(removedRuns);
-    // Not restarted: runs of `keep` stay on the grid they had before the reload (a restart picks a new phase).
-    const period = 1000;
-    const phase = (t: number) => (((t - (keepBefore[0] as number)) % period) + period) % period;
-    for (const t of (arrivals.get('/keep') ?? []).slice(keepBefore.length)) {
-      const offset = phase(t);
-      expect(Math.min(offset, period - offset)).toBeLessThan(60);
-    }
+    // Kept: its counter goes on; restarted: a new series, far from 3 runs right after the reload.
+    expect(await runCount(server, 'keep')).toBeGreaterThanOrEqual(keepRuns);
+    expect(await runCount(server, 'change')).toBeLessThan(3);
+    const removedRuns = arrived('/remove');
+    await vi.waitFor(() => expect(arrived('/changed')).toBeGreaterThanOrEqual(2), { timeout: 6000, interval: 100 });
+    expect(arrived('/remove')).toBe(removedRuns);
     expect(await (await server.request('/api/v1/result/remove')).json()).toEqual({ message: 'Result not found for healthcheck remove' });
     expect(await (await server.request('/metrics')).text()).not.toContain('name="remove"');
   });
