@@ -12,6 +12,7 @@ import { ConfigError } from '../common/config-error.ts';
 import { DurationError, durationToMs, parseDuration } from '../common/duration.ts';
 import { describeSchemaError, jsonPointerToKey } from '../common/schema-errors.ts';
 import { CHECK_KEYS, CheckValidationError, type KeyedCheck, kindOfConfigKey, parseCheck } from '../healthcheck/kinds/index.ts';
+import type { HealthcheckSettings } from '../healthcheck/settings.ts';
 import { ConfigFileSchema } from './schema.ts';
 import type { Static } from '@sinclair/typebox';
 
@@ -41,13 +42,7 @@ export interface VigieConfig {
     disableResultApi: boolean;
     bodyLimit: number;
   };
-  healthchecks: {
-    labels: string[];
-    maxConcurrentRuns: number;
-    historySize: number;
-    /** The `*-checks` lists, parsed once by their kinds (which own their schemas), in file order. */
-    checks: KeyedCheck[];
-  };
+  healthchecks: HealthcheckSettings;
   exporters: ConfigFile['exporters'];
   discovery: ConfigFile['discovery'];
   streams: {

@@ -11,7 +11,6 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { ConfigError } from '../common/config-error.ts';
 import { durationToMs } from '../common/duration.ts';
-import type { VigieConfig } from '../config/load.ts';
 import type { Db } from '../db/client.ts';
 import {
   CHECK_KEYS,
@@ -34,6 +33,7 @@ import { CheckPrepareError, type ReconcilePlan, Reconciler, runsAlready } from '
 import { CheckRegistry } from './registry.ts';
 import { type CheckResult, HealthcheckRepository, type HistoryEntry, type StoredCheck, type UptimeWindow, type UptimeWindowName } from './repository.ts';
 import { buildResult } from './result.ts';
+import type { HealthcheckConfig } from './settings.ts';
 
 export const API_SOURCE = 'api';
 export const CONFIG_SOURCE = 'configuration';
@@ -59,7 +59,7 @@ export interface OneOffOutcome {
 export type CreateOutcome = { oneOff: false } | ({ oneOff: true } & OneOffOutcome);
 
 export interface ServiceOptions {
-  config: VigieConfig;
+  config: HealthcheckConfig;
   db: Db;
   registry: Registry;
   logger: Logger;
@@ -75,7 +75,7 @@ export class HealthcheckService {
   private readonly reconciler: Reconciler;
   private readonly repository: HealthcheckRepository;
   private readonly logger: Logger;
-  private config: VigieConfig;
+  private config: HealthcheckConfig;
 
   private constructor(options: ServiceOptions) {
     this.config = options.config;
@@ -252,7 +252,7 @@ export class HealthcheckService {
   }
 
   /** Reconciles the config-file checks with a reloaded config: unchanged keep running, changed restart, removed stop. */
-  async reload(config: VigieConfig): Promise<void> {
+  async reload(config: HealthcheckConfig): Promise<void> {
     const previous = this.config.healthchecks;
     const next = config.healthchecks;
     if (previous.labels.join() !== next.labels.join() || previous.historySize !== next.historySize) {
@@ -265,7 +265,7 @@ export class HealthcheckService {
   }
 
   /** The config file takes its names back from the API (their stored definitions go, their results stay). */
-  private async applyConfigChecks(config: VigieConfig): Promise<ReconcilePlan> {
+  private async applyConfigChecks(config: HealthcheckConfig): Promise<ReconcilePlan> {
     try {
       return await this.reconciler.apply(CONFIG_SOURCE, config.healthchecks.checks, (plan) => {
         this.repository.deleteDefinitions(plan.replaced.filter((check) => check.source === API_SOURCE).map((check) => check.def.name));

@@ -44,4 +44,25 @@ describe('config loading', () => {
     expect(config.http.host).toBe('0.0.0.0');
     expect(config.healthchecks.labels).toEqual(['env']);
   });
+
+  it('parses the check lists once into typed definitions, each with its key path, and snapshot-interval into ms', () => {
+    const config = parseConfigText(
+      [
+        'tcp-checks:',
+        '  - {name: db, target: 127.0.0.1, port: 5432, timeout: 1s, interval: 10s, labels: {env: prod}}',
+        'dns-checks:',
+        '  - {name: resolver, domain: localhost, timeout: 500us, interval: 1m}',
+        'http-checks:',
+        '  - {name: web, target: 127.0.0.1, port: 80, valid-status: [200], timeout: 1s, interval: 10s}',
+        'streams:',
+        '  snapshot-interval: 1500us',
+      ].join('\n'),
+      null,
+    );
+    expect(config.healthchecks.checks.map(({ key, def }) => `${key}:${def.kind}:${def.name}`)).toEqual(['http-checks[0]:http:web', 'tcp-checks[0]:tcp:db', 'dns-checks[0]:dns:resolver']);
+    expect(config.healthchecks.checks[1]?.def).toMatchObject({ kind: 'tcp', port: 5432, intervalNs: 10e9, timeoutNs: 1e9, labels: { env: 'prod' }, oneOff: false });
+    expect(config.healthchecks.checks[2]?.def.timeoutNs).toBe(500_000);
+    // One rounding rule for timers: up to the next whole millisecond.
+    expect(config.streams.snapshotIntervalMs).toBe(2);
+  });
 });

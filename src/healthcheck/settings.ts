@@ -1,0 +1,20 @@
+/**
+ * The healthcheck part's config values, typed and parsed once by the config loader (docs/config.md): the part
+ * receives these and never reads or re-parses the file itself.
+ */
+import type { KeyedCheck } from './kinds/index.ts';
+
+export interface HealthcheckSettings {
+  /** Check labels that become metric labels (`healthchecks-labels`). */
+  labels: string[];
+  maxConcurrentRuns: number;
+  historySize: number;
+  /** The `*-checks` lists, parsed by their kinds, in file order, each with its key path (`http-checks[2]`). */
+  checks: KeyedCheck[];
+}
+
+/** What the part needs of a loaded config: its section, and the file to name in errors. */
+export interface HealthcheckConfig {
+  file: string | null;
+  healthchecks: HealthcheckSettings;
+}
