@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCa, readPem } from '../helpers/certs.ts';
-import { runCli, startServer, type TestServer } from '../helpers/server.ts';
+import { ensureBundle, readLines, runCli, startServer, type TestServer } from '../helpers/server.ts';
 
 const exec = promisify(execFile);
 const servers: TestServer[] = [];
@@ -24,17 +24,20 @@ afterEach(async () => {
 describe('the service process', () => {
   it('serves /healthz, /health and creates every table with no config file at all', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'vigie-noconfig-'));
-    const { spawn } = await import('node:child_process');
+    await ensureBundle();
+    // No config file means the embedded defaults, port 9013 included: the one test bound to a fixed port,
+    // because that default is what it checks.
     const child = spawn(process.execPath, [join(import.meta.dirname, '../../bin/vigie.js'), 'serve'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       const line = await new Promise<string>((resolve, reject) => {
-        let seen = '';
-        child.stdout.on('data', (chunk: Buffer) => {
-          seen += chunk.toString();
-          const match = seen.split('\n').find((l) => l.includes('vigie is serving'));
-          if (match) resolve(match);
-        });
-        child.once('exit', (code) => reject(new Error(`exited ${code}: ${seen}`)));
+        const seen: string[] = [];
+        const onLine = (l: string) => {
+          seen.push(l);
+          if (l.includes('vigie is serving')) resolve(l);
+        };
+        readLines(child.stdout, onLine);
+        readLines(child.stderr, onLine);
+        child.once('exit', (code) => reject(new Error(`exited ${code}: ${seen.join('\n')}`)));
       });
       const url = (JSON.parse(line) as { url: string }).url;
       expect(url).toBe('http://127.0.0.1:9013');

@@ -1,9 +1,10 @@
 /**
  * SPEC §1's table, row by row, on both path forms, against the real server process and real local targets.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { closedPort, startHttpTarget, startTcpTarget, type HttpTarget, type TcpTarget } from '../helpers/targets.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const FORMS = [
   { prefix: '/api/v1', wrap: true },
@@ -193,12 +194,12 @@ describe.each(FORMS)('the healthcheck API under "$prefix/"', ({ prefix, wrap }) 
   it('lists results sorted by name, and gets one', async () => {
     await send('POST', `${prefix}/healthcheck/tcp`, tcpCheck(`${tag}-res-z`, { interval: '1s', timeout: '1s' }));
     await send('POST', `${prefix}/healthcheck/tcp`, tcpCheck(`${tag}-res-y`, { interval: '1s', timeout: '1s', port: closed }));
-    await vi.waitFor(
+    await waitFor(
       async () => {
         const results = unwrap((await json(send('GET', `${prefix}/result`))).body, wrap).filter((result) => result.name.startsWith(`${tag}-res`));
         expect(results.map((result) => result.name)).toEqual([`${tag}-res-y`, `${tag}-res-z`]);
       },
-      { timeout: 5000, interval: 100 },
+      { intervalMs: 100 },
     );
     const { status, body } = await json(send('GET', `${prefix}/result/${tag}-res-z`));
     expect(status).toBe(200);
@@ -214,7 +215,7 @@ describe('bulk', () => {
   let bulkServer: TestServer;
   beforeAll(async () => {
     bulkServer = await startServer({
-      config: { 'tcp-checks': [{ name: 'from-config', target: '127.0.0.1', port: 1, timeout: '1s', interval: '1m' }] },
+      config: { 'tcp-checks': [{ name: 'from-config', target: '127.0.0.1', port: closed, timeout: '1s', interval: '1m' }] },
     });
   });
   afterAll(() => bulkServer.kill9());
@@ -222,7 +223,7 @@ describe('bulk', () => {
   const bulk = (prefix: string, payload: unknown) =>
     bulkServer.request(`${prefix}/healthcheck/bulk`, { method: 'POST', body: JSON.stringify(payload), headers: { 'content-type': 'application/json' } });
   const names = async () => ((await (await bulkServer.request('/healthcheck')).json()) as { name: string; source: string }[]).map((c) => `${c.name}:${c.source}`);
-  const tcpDef = (name: string) => ({ name, target: '127.0.0.1', port: 1, timeout: '1s', interval: '1m' });
+  const tcpDef = (name: string) => ({ name, target: '127.0.0.1', port: closed, timeout: '1s', interval: '1m' });
 
   it('makes the API set exactly the payload (201), leaving config checks alone, on both path forms', async () => {
     expect(await json(bulk('/api/v1', { 'tcp-checks': [tcpDef('a'), tcpDef('b')], 'dns-checks': [{ name: 'c', domain: 'localhost', timeout: '1s', interval: '1m' }] }))).toEqual({
@@ -230,7 +231,7 @@ describe('bulk', () => {
       body: { message: 'Healthchecks successfully added' },
     });
     expect(await names()).toEqual(['a:api', 'b:api', 'c:api', 'from-config:configuration']);
-    expect((await bulk('', { 'http-checks': [{ name: 'd', target: '127.0.0.1', port: 1, 'valid-status': [200], timeout: '1s', interval: '1m' }], 'tcp-checks': [tcpDef('a')] })).status).toBe(201);
+    expect((await bulk('', { 'http-checks': [{ name: 'd', target: '127.0.0.1', port: closed, 'valid-status': [200], timeout: '1s', interval: '1m' }], 'tcp-checks': [tcpDef('a')] })).status).toBe(201);
     expect(await names()).toEqual(['a:api', 'd:api', 'from-config:configuration']);
   });
 

@@ -2,7 +2,7 @@
  * Checks of every kind created through the API against real local targets, their results, history, uptime and
  * metric series.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CheckResult } from '../../src/healthcheck/repository.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import {
@@ -18,6 +18,7 @@ import {
   type TestPki,
   type TlsTarget,
 } from '../helpers/targets.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 type Result = CheckResult;
 
@@ -57,13 +58,13 @@ async function create(kind: string, definition: Record<string, unknown>): Promis
 }
 
 async function resultOf(name: string): Promise<Result> {
-  return vi.waitFor(
+  return waitFor(
     async () => {
       const response = await server.request(`/api/v1/result/${name}`);
       expect(response.status).toBe(200);
       return (await response.json()) as Result;
     },
-    { timeout: 5000, interval: 100 },
+    { intervalMs: 100 },
   );
 }
 
@@ -113,13 +114,13 @@ describe('checks of every kind, created through the API', () => {
 describe('history, uptime and metrics', () => {
   it('keeps the raw history newest first and aggregates uptime', async () => {
     await create('tcp', { name: 'hist', target: '127.0.0.1', port: tcp.port, interval: '300ms', timeout: '300ms' });
-    const history = await vi.waitFor(
+    const history = await waitFor(
       async () => {
         const body = (await (await server.request('/api/v1/result/hist/history')).json()) as { result: Result[] };
         expect(body.result.length).toBeGreaterThanOrEqual(4);
         return body.result;
       },
-      { timeout: 8000, interval: 200 },
+      { timeoutMs: 8000, intervalMs: 200 },
     );
     const stamps = history.map((entry) => entry['healthcheck-timestamp']);
     expect([...stamps].sort((a, b) => b - a)).toEqual(stamps);
@@ -145,7 +146,7 @@ describe('history, uptime and metrics', () => {
     await create('tcp', { name: 'metered', target: '127.0.0.1', port: tcp.port, labels: { env: 'staging', team: 'x' } });
     await resultOf('metered');
     const metrics = async () => (await server.request('/metrics')).text();
-    await vi.waitFor(async () => {
+    await waitFor(async () => {
       const text = await metrics();
       expect(text).toMatch(/^healthcheck_total\{name="metered",env="staging",status="success"\} \d+$/m);
       expect(text).toMatch(/^healthcheck_duration_seconds_count\{name="metered",env="staging"\} \d+$/m);
@@ -160,9 +161,9 @@ describe('history, uptime and metrics', () => {
 
   it('drops the series of a replaced check and records the new one under its new labels', async () => {
     await create('tcp', { name: 'relabelled', target: '127.0.0.1', port: tcp.port, labels: { env: 'a' } });
-    await vi.waitFor(async () => expect(await (await server.request('/metrics')).text()).toContain('name="relabelled",env="a"'), { timeout: 5000 });
+    await waitFor(async () => expect(await (await server.request('/metrics')).text()).toContain('name="relabelled",env="a"'));
     await create('tcp', { name: 'relabelled', target: '127.0.0.1', port: tcp.port, labels: { env: 'b' } });
     expect(await (await server.request('/metrics')).text()).not.toContain('name="relabelled",env="a"');
-    await vi.waitFor(async () => expect(await (await server.request('/metrics')).text()).toContain('name="relabelled",env="b"'), { timeout: 5000 });
+    await waitFor(async () => expect(await (await server.request('/metrics')).text()).toContain('name="relabelled",env="b"'));
   });
 });

@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDataDir, startServer, type TestServer } from '../helpers/server.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 const INDEX_BY_HOST = '{:actions {:action :index :params [[:host]]}}';
@@ -192,17 +193,14 @@ describe('outputs', () => {
       expect((await withOutput.request('/api/v1/stream/out', json('POST', { config: b64(stream) }))).status).toBe(200);
       const events = [{ host: 'low', metric: 1, time: 1 }, { host: 'high', metric: 20, time: 2 }];
       expect((await withOutput.request('/api/v1/stream/out', json('PUT', { events }))).status).toBe(200);
-      const deadline = Date.now() + 5000;
-      while (!existsSync(path) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      await waitFor(() => existsSync(path), { message: `${path} to be written` });
       expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify({ host: 'high', metric: 20, time: 2 })}\n`);
-      // The file can appear before the write promise settles and the counter moves: poll, bounded.
-      let metrics = '';
-      while (Date.now() < deadline) {
-        metrics = await (await withOutput.request('/metrics')).text();
-        if (metrics.includes('stream_output_sent_total{output="lines"} 1')) break;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      expect(metrics).toContain('stream_output_sent_total{output="lines"} 1');
+      // The file can appear before the write promise settles and the counter moves.
+      const metrics = await waitFor(async () => {
+        const text = await (await withOutput.request('/metrics')).text();
+        expect(text).toContain('stream_output_sent_total{output="lines"} 1');
+        return text;
+      });
       expect(metrics).toContain('stream_output_queue_size{output="lines"} 0');
     } finally {
       await withOutput.kill9();

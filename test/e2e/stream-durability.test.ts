@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -32,15 +33,10 @@ const currentTime = async (server: TestServer, name: string) =>
 
 /** Waits until the database holds a snapshot of `stream` with `entries` entries. */
 async function snapshotWritten(server: TestServer, stream: string, entries: number): Promise<void> {
-  const deadline = Date.now() + 5000;
   const db = new Database(join(server.dataDir, 'vigie.db'), { readonly: true, fileMustExist: true });
+  const count = db.prepare('select count(*) as n from index_snapshots where stream = ?');
   try {
-    while (Date.now() < deadline) {
-      const row = db.prepare('select count(*) as n from index_snapshots where stream = ?').get(stream) as { n: number };
-      if (row.n === entries) return;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    throw new Error(`no snapshot of ${stream} with ${entries} entries`);
+    await waitFor(() => (count.get(stream) as { n: number }).n === entries, { message: `a snapshot of ${stream} with ${entries} entries` });
   } finally {
     db.close();
   }

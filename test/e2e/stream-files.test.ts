@@ -4,9 +4,10 @@
  * their state), broken files logged and ignored, and SIGHUP.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -22,13 +23,17 @@ async function started(config: Record<string, unknown> = {}): Promise<TestServer
   return server;
 }
 
-async function eventually<T>(probe: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (accept(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+let markers = 0;
+
+/**
+ * Resolves once the directory watcher has rescanned `directory` after every write made so far: it drops a
+ * marker stream file there and waits for its stream to run (a rescan reads the whole directory). What the
+ * watcher was to do, or not do, about earlier files is then done.
+ */
+async function watcherCaughtUp(server: TestServer, directory: string): Promise<void> {
+  const name = `marker.${++markers}`;
+  writeFileSync(join(directory, 'marker.edn'), `{:${name} {:actions {:action :index :params [[:host]]}}}`);
+  await waitFor(async () => (await server.request(`/api/v1/stream/${name}`)).status === 200, { message: `the watcher to run ${name}` });
 }
 
 const configOf = async (server: TestServer, name: string) => {
@@ -55,13 +60,13 @@ describe(':persist', () => {
     expect(readFileSync(file, 'utf8')).toBe(`{:kept ${text}\n}\n`);
     expect((await push(server, 'kept', [{ host: 'a', time: 1 }])).status).toBe(200);
     // The watcher sees our own file: it must not recompile the stream (the index stays).
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await watcherCaughtUp(server, dirname(file));
     expect(await hostsIn(server, 'kept')).toEqual(['a']);
     expect(await configOf(server, 'kept')).toBe(text);
 
     expect((await server.request('/api/v1/stream/kept', { method: 'DELETE' })).status).toBe(200);
     expect(existsSync(file)).toBe(false);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await watcherCaughtUp(server, dirname(file));
     expect((await server.request('/api/v1/stream/kept')).status).toBe(404);
   });
 
@@ -71,7 +76,7 @@ describe(':persist', () => {
     await server.request('/api/v1/stream/edited', json('POST', { config: b64('{:persist true :actions {:action :index :params [[:host]]}}') }));
     writeFileSync(file, '{:edited {:persist true :actions {:action :index :params [[:service]]}}}');
     const updated = '{:persist true, :actions {:action :index, :params [[:service]]}}';
-    expect(await eventually(() => configOf(server, 'edited'), (text) => text === updated)).toBe(updated);
+    await waitFor(async () => expect(await configOf(server, 'edited')).toBe(updated));
     await server.stop();
     const again = await startServer({ dataDir: server.dataDir, config: {} });
     servers.push(again);
@@ -87,7 +92,7 @@ describe('watched stream directories', () => {
     const file = join(directory, 'team.edn');
     const byHost = '{:actions {:action :index :params [[:host]]}}';
     writeFileSync(file, `{:files.one ${byHost}\n :files.two ${byHost}}`);
-    await eventually(() => configOf(server, 'files.two'), (text) => text !== null);
+    await waitFor(async () => expect(await configOf(server, 'files.two')).not.toBeNull());
     await server.request('/api/v1/stream/api.one', json('POST', { config: b64(byHost) }));
     for (const name of ['files.one', 'files.two', 'api.one']) {
       expect((await push(server, name, [{ host: `${name}-host`, time: 1 }])).status).toBe(200);
@@ -95,7 +100,7 @@ describe('watched stream directories', () => {
 
     writeFileSync(file, `{:files.one ${byHost}\n :files.two {:actions {:action :index :params [[:service]]}}}`);
     const changed = '{:actions {:action :index, :params [[:service]]}}';
-    expect(await eventually(() => configOf(server, 'files.two'), (text) => text === changed)).toBe(changed);
+    await waitFor(async () => expect(await configOf(server, 'files.two')).toBe(changed));
     expect(await hostsIn(server, 'files.two')).toEqual([]);
     expect(await hostsIn(server, 'files.one')).toEqual(['files.one-host']);
     expect(await hostsIn(server, 'api.one')).toEqual(['api.one-host']);
@@ -109,7 +114,7 @@ describe('watched stream directories', () => {
     expect(await hostsIn(server, 'files.one')).toEqual(['files.one-host']);
 
     rmSync(file);
-    await eventually(() => configOf(server, 'files.one'), (text) => text === null);
+    await waitFor(async () => expect(await configOf(server, 'files.one')).toBeNull());
     expect((await server.request('/api/v1/stream/files.two')).status).toBe(404);
     expect(await hostsIn(server, 'api.one')).toEqual(['api.one-host']);
   });
@@ -126,11 +131,11 @@ describe('watched stream directories', () => {
     expect((await server.request('/api/v1/stream/hup.a')).status).toBe(200);
     await push(server, 'hup.a', [{ host: 'x', time: 1 }]);
     server.process.kill('SIGHUP');
-    await eventually(async () => server.logs.filter((line) => line.includes('config reloaded')).length, (count) => count >= 2);
+    await waitFor(() => expect(server.logs.filter((line) => line.includes('config reloaded')).length).toBeGreaterThanOrEqual(2));
     expect(await hostsIn(server, 'hup.a')).toEqual(['x']);
     // The new directory is watched too.
     writeFileSync(join(other, 'b.edn'), '{:hup.b {:actions {:action :index :params [[:host]]}}}');
-    expect(await eventually(() => configOf(server, 'hup.b'), (text) => text !== null)).not.toBeNull();
+    await waitFor(async () => expect(await configOf(server, 'hup.b')).not.toBeNull());
     rmSync(other, { recursive: true, force: true });
   });
 });

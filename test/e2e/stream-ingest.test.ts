@@ -5,7 +5,6 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
@@ -16,6 +15,7 @@ import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-tra
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeRemoteWrite } from '../../src/stream/ingest/remote-write.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const PROMETHEUS = '/usr/bin/prometheus';
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
@@ -39,15 +39,6 @@ const searchEvents = async (name: string, query: string) => {
   const response = await server.request(`/api/v1/index/${name}/search`, json('POST', { query: b64(query) }));
   return ((await response.json()) as { events: Record<string, unknown>[] }).events;
 };
-
-async function eventually<T>(probe: () => Promise<T>, accept: (value: T) => boolean, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (accept(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe('Prometheus remote write', () => {
   it('maps samples to events (name → service, labels at top level, ms → ns) and answers 204', async () => {
@@ -99,12 +90,18 @@ describe('Prometheus remote write', () => {
       );
       prometheus = spawn(
         PROMETHEUS,
-        [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${await freePort()}`],
+        [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, '--web.listen-address=127.0.0.1:0'],
         { stdio: ['ignore', 'ignore', 'pipe'] },
       );
       prometheus.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
-      const up = await eventually(() => searchEvents('prom', '[:= :service "up"]'), (events) => events.length > 0, 25_000);
-      expect(up, `Prometheus stderr: ${stderr}`).toHaveLength(1);
+      const up = await waitFor(
+        async () => {
+          const events = await searchEvents('prom', '[:= :service "up"]');
+          expect(events, `Prometheus stderr: ${stderr}`).toHaveLength(1);
+          return events;
+        },
+        { timeoutMs: 25_000, intervalMs: 100 },
+      );
       expect(up[0]).toMatchObject({ service: 'up', job: 'vigie', instance: target, metric: 1 });
       expect(typeof up[0]?.time).toBe('number');
       const scraped = await searchEvents('prom', '[:and [:= :service "http_responses_total"] [:= :job "vigie"]]');
@@ -165,14 +162,3 @@ describe('OTLP traces', () => {
     expect(garbage.status).toBe(400);
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}

@@ -1,39 +1,42 @@
 /**
  * Starts the real server as a child process on port 0 with a temporary data directory, for e2e tests and
- * benchmarks. It runs the same bundle as `npm start` (dist/main.js, rebuilt once per test process), and the
- * process is real so that tests can send it signals and `kill -9` it.
+ * benchmarks. It runs bin/vigie.js on the bundle, as `npx vigie` and `npm start` do (dist/ rebuilt once per
+ * test process), and the process is real so that tests can send it signals and `kill -9` it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { buildSync } from 'esbuild';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { stringify } from 'yaml';
+import { build, ROOT } from '../../bin/build.mjs';
 
-const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/vigie.js');
-const BUNDLE = join(ROOT, 'dist/main.js');
 
-let bundleBuilt = false;
+let bundle: Promise<string[]> | null = null;
 
-/** Builds dist/main.js as `npm run build` does; written aside then renamed, so parallel test workers never
- *  spawn a half-written bundle. */
-export function ensureBundle(): string {
-  if (bundleBuilt) return BUNDLE;
-  const staging = `${BUNDLE}.${process.pid}.tmp`;
-  buildSync({
-    entryPoints: [join(ROOT, 'src/main.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    packages: 'external',
-    target: 'node20',
-    outfile: staging,
-    logLevel: 'warning',
+/** Builds dist/ with the project's one build (bin/build.mjs), once per test process. */
+export async function ensureBundle(): Promise<void> {
+  bundle ??= build({ only: ['server'] });
+  await bundle;
+}
+
+/**
+ * Calls `onLine` with each whole line `stream` writes: a chunk can end mid-line, and the rest of that line
+ * arrives with the next chunk. A last line with no newline is given when the stream ends.
+ */
+export function readLines(stream: Readable, onLine: (line: string) => void): void {
+  let partial = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) onLine(line);
   });
-  renameSync(staging, BUNDLE);
-  bundleBuilt = true;
-  return BUNDLE;
+  stream.on('end', () => {
+    if (partial !== '') onLine(partial);
+    partial = '';
+  });
 }
 
 export interface StartOptions {
@@ -80,27 +83,26 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     writeFileSync(configFile, stringify({ 'data-dir': dataDir, ...config, http }));
   };
   writeConfig(options.config ?? {});
-  const child = spawn(process.execPath, [ensureBundle(), 'serve', '--config', configFile, '--log-level', options.logLevel ?? 'info'], {
+  await ensureBundle();
+  const child = spawn(process.execPath, [BIN, 'serve', '--config', configFile, '--log-level', options.logLevel ?? 'info'], {
     cwd: dataDir,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
   const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
-  const onData = (chunk: Buffer) => {
-    for (const line of chunk.toString('utf8').split('\n')) {
-      if (line === '') continue;
-      logs.push(line);
-      for (const waiter of [...waiters]) {
-        if (waiter.pattern.test(line)) {
-          waiters.splice(waiters.indexOf(waiter), 1);
-          waiter.resolve(line);
-        }
+  const onLine = (line: string) => {
+    if (line === '') return;
+    logs.push(line);
+    for (const waiter of [...waiters]) {
+      if (waiter.pattern.test(line)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(line);
       }
     }
   };
-  child.stdout.on('data', onData);
-  child.stderr.on('data', onData);
+  readLines(child.stdout, onLine);
+  readLines(child.stderr, onLine);
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
 
   const waitForLog = (pattern: RegExp, timeoutMs = 20_000) =>
@@ -141,6 +143,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
 
 /** Runs the CLI to completion (e.g. `check-config`, `test`) and returns its output and exit code. */
 export async function runCli(args: string[], options: { cwd?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  await ensureBundle();
   const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';

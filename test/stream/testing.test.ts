@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { matchesExpected, runStreamTests } from '../../src/stream/testing.ts';
+import { ensureBundle } from '../helpers/server.ts';
 
 const fixtures = 'test/fixtures/streams';
 const streams = [`${fixtures}/streams`];
@@ -61,6 +62,7 @@ describe('vigie test runner', () => {
   });
 
   it('runs as `vigie test` in a real process', async () => {
+    await ensureBundle();
     const run = promisify(execFile);
     const ok = await run(process.execPath, ['bin/vigie.js', 'test', '--streams', ...streams, '--tests', `${fixtures}/tests/passing.edn`]);
     expect(ok.stdout.trim()).toBe('4 passed, 0 failed');

@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+/**
+ * The one build of Vigie: esbuild bundles each entry point below into `dist/`. `npm run build`, `npm start`,
+ * `prepare` (so `npm install` leaves a runnable `bin/vigie.js`) and the test helper all call it.
+ *
+ * Every output is written aside and renamed into place, so a process that starts the bundle while another
+ * builds it (parallel test workers) never loads a half-written file.
+ *
+ * Plain JavaScript on purpose: it runs at `npm install` time, before any TypeScript tooling is set up.
+ */
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * One bundle per entry: add a browser bundle as another entry with its own `platform` and `target`.
+ * @type {({ name: string; outfile: string } & import('esbuild').BuildOptions)[]}
+ */
+export const ENTRIES = [
+  {
+    name: 'server',
+    entryPoints: ['src/main.ts'],
+    outfile: 'dist/main.js',
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    // Dependencies stay in node_modules: better-sqlite3 is native, and the others resolve their own files.
+    packages: 'external',
+  },
+];
+
+/**
+ * Builds every entry (or the named ones) and returns the paths of the bundles written.
+ * @param {{ only?: string[] }} [options]
+ * @returns {Promise<string[]>}
+ */
+export async function build(options = {}) {
+  const selected = options.only ? ENTRIES.filter((entry) => options.only?.includes(entry.name)) : ENTRIES;
+  const built = await Promise.all(
+    selected.map(async ({ name: _name, ...entry }) => {
+      const result = await esbuild.build({
+        ...entry,
+        absWorkingDir: ROOT,
+        bundle: true,
+        sourcemap: true,
+        logLevel: 'warning',
+        write: false,
+      });
+      return result.outputFiles;
+    }),
+  );
+  const outputs = built.flat();
+  const suffix = `.${process.pid}.tmp`;
+  for (const file of outputs) {
+    mkdirSync(dirname(file.path), { recursive: true });
+    writeFileSync(file.path + suffix, file.contents);
+  }
+  // Source maps first, so a bundle in place always has its map beside it.
+  const ordered = [...outputs].sort((a, b) => Number(b.path.endsWith('.map')) - Number(a.path.endsWith('.map')));
+  for (const file of ordered) renameSync(file.path + suffix, file.path);
+  return selected.map((entry) => join(ROOT, entry.outfile));
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await build();
+}
