@@ -256,5 +256,6 @@ exporters:
     expect(served.stderr).toContain(`${file}: http-checks[1].method: `);
     writeFileSync(file, `tcp-checks:\n  - {name: a, target: x, port: 80, timeout: 1s, interval: 10s}\ndns-checks:\n  - {name: a, domain: x, timeout: 1s, interval: 10s}\n`);
     expect((await runCli(['check-config', file])).stderr).toContain('dns-checks[0].name: duplicate name "a" (also tcp-checks[0])');
-  });
+    // Three CLI processes, each loading the whole bundle: on a loaded 2-core machine that alone can take 20 s.
+  }, 90_000);
 });
