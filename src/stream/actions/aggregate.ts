@@ -38,10 +38,13 @@ const sumAggregator: Aggregator<SumWindow> = {
   flush: eachWindow((window) => (window.count === 1 ? window.base : { ...window.base, metric: window.sum as number })),
 };
 
-/** Sums the metrics of each time window and emits the most recent event of the window with that sum.
- *  `{:action :sum :params [{:duration "10s" :delay "2s"}] :children [...]}` (numbers are nanoseconds). */
 export const sum = defineAction({
   name: 'sum',
+  doc: {
+    summary: 'Sums the metrics of each `:duration` window and emits the most recent event of the window with that sum. Every event needs a `:time`.',
+    params: '[{:duration duration :delay duration?}]',
+    example: '{:action :sum :params [{:duration "10s" :delay "2s"}] :children [{:action :info}]}',
+  },
   params: readWindowParams,
   build: (params, ctx) => windowedAggregation('sum', params, sumAggregator, ctx.emit),
 });
@@ -63,10 +66,13 @@ const meanAggregator: Aggregator<MeanWindow> = {
   flush: eachWindow((window) => ({ ...window.base, metric: window.sum / window.count })),
 };
 
-/** Mean of the metrics of each time window (a missing metric counts as 0), on the window's most recent
- *  event. `{:action :mean :params [{:duration 60000000000}] :children [...]}` */
 export const mean = defineAction({
   name: 'mean',
+  doc: {
+    summary: 'Emits the most recent event of each `:duration` window with the mean of the window\'s metrics (a missing metric counts as 0). Every event needs a `:time`.',
+    params: '[{:duration duration :delay duration?}]',
+    example: '{:action :mean :params [{:duration 60000000000}] :children [{:action :info}]}',
+  },
   params: readWindowParams,
   build: (params, ctx) => windowedAggregation('mean', params, meanAggregator, ctx.emit),
 });
@@ -84,18 +90,24 @@ function extremumAggregator(action: string, keepCurrent: (current: number, candi
 const topAggregator = extremumAggregator('top', (current, candidate) => current > candidate);
 const bottomAggregator = extremumAggregator('bottom', (current, candidate) => current < candidate);
 
-/** Emits the event with the highest metric of each time window.
- *  `{:action :top :params [{:duration "1m"}] :children [...]}` */
 export const top = defineAction({
   name: 'top',
+  doc: {
+    summary: 'Emits the event with the highest metric of each `:duration` window. Every event needs a `:time`.',
+    params: '[{:duration duration :delay duration?}]',
+    example: '{:action :top :params [{:duration "1m"}] :children [{:action :info}]}',
+  },
   params: readWindowParams,
   build: (params, ctx) => windowedAggregation('top', params, topAggregator, ctx.emit),
 });
 
-/** Emits the event with the lowest metric of each time window.
- *  `{:action :bottom :params [{:duration "1m"}] :children [...]}` */
 export const bottom = defineAction({
   name: 'bottom',
+  doc: {
+    summary: 'Emits the event with the lowest metric of each `:duration` window. Every event needs a `:time`.',
+    params: '[{:duration duration :delay duration?}]',
+    example: '{:action :bottom :params [{:duration "1m"}] :children [{:action :info}]}',
+  },
   params: readWindowParams,
   build: (params, ctx) => windowedAggregation('bottom', params, bottomAggregator, ctx.emit),
 });
@@ -119,10 +131,13 @@ function rateAggregator(params: WindowParams): Aggregator<CountWindow> {
   };
 }
 
-/** Counts the events of each time window and emits the most recent one with `:metric` = events per second
- *  (input metrics are ignored). `{:action :rate :params [{:duration "10s"}] :children [...]}` */
 export const rate = defineAction({
   name: 'rate',
+  doc: {
+    summary: 'Counts the events of each `:duration` window and emits the most recent one with `:metric` = events per second (input metrics are ignored). Every event needs a `:time`.',
+    params: '[{:duration duration :delay duration?}]',
+    example: '{:action :rate :params [{:duration "10s"}] :children [{:action :info}]}',
+  },
   params: readWindowParams,
   build: (params, ctx) => windowedAggregation('rate', params, rateAggregator(params), ctx.emit),
 });
@@ -161,11 +176,14 @@ function ratioAggregator(params: RatioParams): Aggregator<RatioWindow> {
   };
 }
 
-/** Per time window, the number of events matching the first condition divided by the number matching the
- *  second (0 when none matches the second); with `:metric true`, sums of their metrics instead of counts.
- *  `{:action :ratio :params [{:duration "1m" :conditions [[:= :state "error"] [:always-true]]}] :children [...]}` */
 export const ratio = defineAction({
   name: 'ratio',
+  doc: {
+    summary:
+      'For each `:duration` window, emits the most recent event with `:metric` = the number of events matching the first condition divided by the number matching the second (0 when none matches the second); with `:metric true`, the sums of their metrics instead of counts. Every event needs a `:time`.',
+    params: '[{:duration duration :conditions [condition condition] :delay duration? :metric boolean?}]',
+    example: '{:action :ratio :params [{:duration "1m" :conditions [[:= :state "error"] [:always-true]]}] :children [{:action :info}]}',
+  },
   params(raw): RatioParams {
     const window = readWindowParams(raw);
     const conditions = option(window.options, 'conditions');
@@ -204,10 +222,13 @@ function ssortAggregator(field: Path): Aggregator<Event[]> {
   };
 }
 
-/** Streaming sort: buffers each time window and emits its events one by one, sorted by `:field` (a keyword
- *  or a nested path). `{:action :ssort :params [{:duration "10s" :field :time :delay "5s"}] :children [...]}` */
 export const ssort = defineAction({
   name: 'ssort',
+  doc: {
+    summary: 'Streaming sort: buffers each `:duration` window and emits its events one by one, sorted by `:field` (a keyword or a nested path). Every event needs a `:time`.',
+    params: '[{:duration duration :field field :delay duration?}]',
+    example: '{:action :ssort :params [{:duration "10s" :field :time :delay "5s"}] :children [{:action :info}]}',
+  },
   params(raw): SsortParams {
     const window = readWindowParams(raw);
     return { duration: window.duration, delay: window.delay, field: path(option(window.options, 'field'), ':field') };
@@ -259,13 +280,15 @@ function readPercentilesParams(raw: readonly EdnValue[]): PercentilesParams {
   };
 }
 
-/** Records metrics in an HdrHistogram and, when an event arrives more than `:duration` after the last flush,
- *  emits that event once per quantile with `:metric` = the value at that quantile (an integer; metrics are
- *  truncated when recorded) and `[:attributes :quantile]` = the quantile as a string. The triggering event
- *  counts in the next interval; `:delay` only admits late events into the current one.
- *  `{:action :percentiles :params [{:duration "1m" :percentiles [0.5 0.99 1] :nb-significant-digits 3}] :children [...]}` */
+/** HdrHistogram-backed; the triggering event counts in the next interval. */
 export const percentiles = defineAction({
   name: 'percentiles',
+  doc: {
+    summary:
+      'Records metrics in an HdrHistogram and, when an event arrives more than `:duration` after the last flush, emits that event once per quantile with `:metric` = the value at that quantile (an integer: metrics are truncated when recorded) and `[:attributes :quantile]` = the quantile as a string. `:delay` admits late events into the current interval; `:nb-significant-digits` is 1 to 5 (default 3). Every event needs a `:time`.',
+    params: '[{:duration duration :percentiles [number ...] :delay duration? :nb-significant-digits integer? :highest-trackable-value integer? :lowest-discernible-value integer?}]',
+    example: '{:action :percentiles :params [{:duration "1m" :percentiles [0.5 0.99 1] :nb-significant-digits 3}] :children [{:action :info}]}',
+  },
   params: readPercentilesParams,
   build(params, ctx) {
     const { duration: interval, delay, quantiles } = params;

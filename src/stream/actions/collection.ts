@@ -9,7 +9,7 @@ import { NS_PER_SECOND } from '../event.ts';
 import { assocIn, getIn, type Path } from '../path.ts';
 import { compareValues, metricOrZero, mostRecent, quantileLabel, requireList, requireNumber } from './numbers.ts';
 import { arity, condition, describe, number, path, positiveInteger } from './params.ts';
-import { type ActionDefinition, defineAction, type Node, ParamError } from './types.ts';
+import { type ActionDefinition, type ActionDoc, defineAction, type Node, ParamError } from './types.ts';
 
 function noParams(raw: readonly EdnValue[]): null {
   arity(raw, 0);
@@ -17,9 +17,10 @@ function noParams(raw: readonly EdnValue[]): null {
 }
 
 /** A parameterless list reducer: `reduce` returns what the children receive (nil included). */
-function listReducer(name: string, reduce: (events: readonly Event[]) => Event | Event[] | null) {
+function listReducer(name: string, doc: ActionDoc, reduce: (events: readonly Event[]) => Event | Event[] | null) {
   return defineAction({
     name,
+    doc,
     params: noParams,
     build(_params, ctx): Node {
       const emit = ctx.emit;
@@ -29,9 +30,10 @@ function listReducer(name: string, reduce: (events: readonly Event[]) => Event |
 }
 
 /** A parameterless list action that decides itself what (if anything) to emit. */
-function listConsumer(name: string, run: (events: readonly Event[], emit: (event: Event) => void) => void) {
+function listConsumer(name: string, doc: ActionDoc, run: (events: readonly Event[], emit: (event: Event) => void) => void) {
   return defineAction({
     name,
+    doc,
     params: noParams,
     build(_params, ctx): Node {
       const emit = ctx.emit;
@@ -50,21 +52,27 @@ function sumOf(events: readonly Event[], action: string): number {
   return total;
 }
 
-/** The most recent event with `:metric` = the number of events; an empty list gives `{:metric 0}`.
- *  `{:action :fixed-time-window :params [{:duration "1m"}] :children [{:action :coll-count :children [...]}]}` */
-export const collCount = listReducer('coll-count', (events) =>
+export const collCount = listReducer('coll-count', {
+  summary: 'Emits the most recent event of the list with `:metric` = the number of events; an empty list gives `{:metric 0}`.',
+  params: '[]',
+  example: '{:action :fixed-time-window :params [{:duration "1m"}] :children [{:action :coll-count :children [{:action :info}]}]}',
+}, (events) =>
   events.length === 0 ? { metric: 0 } : withMetric(mostRecent(events) as Event, events.length),
 );
 
-/** The most recent event with `:metric` = the sum of the metrics (a missing metric counts as 0); nil for
- *  an empty list. `{:action :coll-sum :children [...]}` under a window. */
-export const collSum = listReducer('coll-sum', (events) =>
+export const collSum = listReducer('coll-sum', {
+  summary: 'Emits the most recent event of the list with `:metric` = the sum of the metrics (a missing metric counts as 0); nil for an empty list.',
+  params: '[]',
+  example: '{:action :fixed-time-window :params [{:duration "1m"}] :children [{:action :coll-sum :children [{:action :info}]}]}',
+}, (events) =>
   events.length === 0 ? null : withMetric(mostRecent(events) as Event, sumOf(events, 'coll-sum')),
 );
 
-/** The most recent event with `:metric` = the mean of the metrics (a missing metric counts as 0); nil for
- *  an empty list. `{:action :coll-mean :children [...]}` under a window. */
-export const collMean = listReducer('coll-mean', (events) =>
+export const collMean = listReducer('coll-mean', {
+  summary: 'Emits the most recent event of the list with `:metric` = the mean of the metrics (a missing metric counts as 0); nil for an empty list.',
+  params: '[]',
+  example: '{:action :fixed-time-window :params [{:duration "1m"}] :children [{:action :coll-mean :children [{:action :info}]}]}',
+}, (events) =>
   events.length === 0 ? null : withMetric(mostRecent(events) as Event, sumOf(events, 'coll-mean') / events.length),
 );
 
@@ -80,18 +88,23 @@ function extremum(events: readonly Event[], action: string, replaces: (candidate
   return best;
 }
 
-/** The event with the highest metric (events without metric ignored, the later one on ties); nil when no
- *  event has a metric. `{:action :coll-max :children [...]}` under a window. */
-export const collMax = listReducer('coll-max', (events) => extremum(events, 'coll-max', (candidate, best) => candidate >= best));
+export const collMax = listReducer('coll-max', {
+  summary: 'Emits the event of the list with the highest metric (events without a metric are ignored; the later one wins ties); nil when no event has a metric.',
+  params: '[]',
+  example: '{:action :fixed-time-window :params [{:duration "1m"}] :children [{:action :coll-max :children [{:action :info}]}]}',
+}, (events) => extremum(events, 'coll-max', (candidate, best) => candidate >= best));
 
-/** The event with the lowest metric (events without metric ignored, the later one on ties); nil when no
- *  event has a metric. `{:action :coll-min :children [...]}` under a window. */
-export const collMin = listReducer('coll-min', (events) => extremum(events, 'coll-min', (candidate, best) => candidate <= best));
+export const collMin = listReducer('coll-min', {
+  summary: 'Emits the event of the list with the lowest metric (events without a metric are ignored; the later one wins ties); nil when no event has a metric.',
+  params: '[]',
+  example: '{:action :fixed-time-window :params [{:duration "1m"}] :children [{:action :coll-min :children [{:action :info}]}]}',
+}, (events) => extremum(events, 'coll-min', (candidate, best) => candidate <= best));
 
-/** The most recent event with `:metric` = m1 / m2 / m3 ... in list order (dividing by zero throws, as
- *  Clojure's integer division does); nil for an empty list. Pairs with `project`:
- *  `{:action :project :params [[[:= :service "enqueues"] [:= :service "dequeues"]]] :children [{:action :coll-quotient}]}` */
-export const collQuotient = listReducer('coll-quotient', (events) => {
+export const collQuotient = listReducer('coll-quotient', {
+  summary: 'Emits the most recent event of the list with `:metric` = m1 / m2 / m3 ... in list order (dividing by zero is an error, as in Clojure); nil for an empty list. Pairs with `:project`.',
+  params: '[]',
+  example: '{:action :project :params [[[:= :service "enqueues"] [:= :service "dequeues"]]] :children [{:action :coll-quotient :children [{:action :info}]}]}',
+}, (events) => {
   if (events.length === 0) return null;
   // `(reduce / [m])` returns m untouched, whatever it is.
   let quotient = (events[0] as Event).metric ?? null;
@@ -103,10 +116,11 @@ export const collQuotient = listReducer('coll-quotient', (events) => {
   return withMetric(mostRecent(events) as Event, quotient);
 });
 
-/** The sum of the metrics per second between the oldest and the newest event (exact division; the plain
- *  sum when all times are equal), on the newest event (the later one on ties); nil for an empty list.
- *  `{:action :fixed-event-window :params [{:size 3}] :children [{:action :coll-rate :children [...]}]}` */
-export const collRate = listReducer('coll-rate', (events) => {
+export const collRate = listReducer('coll-rate', {
+  summary: 'Emits the newest event of the list (the later one on ties) with `:metric` = the sum of the metrics per second between the oldest and the newest event (the plain sum when all times are equal); nil for an empty list. Every event needs a `:time`.',
+  params: '[]',
+  example: '{:action :fixed-event-window :params [{:size 3}] :children [{:action :coll-rate :children [{:action :info}]}]}',
+}, (events) => {
   if (events.length === 0) return null;
   let base = events[0] as Event;
   let minTime = requireNumber(base.time, ':coll-rate: :time');
@@ -122,11 +136,13 @@ export const collRate = listReducer('coll-rate', (events) => {
   return withMetric(base, interval === 0 ? total : total / (interval / NS_PER_SECOND));
 });
 
-/** For each quantile q, emits (one at a time) the event at rank `min(n-1, floor(n·q))` of the events sorted
- *  by metric (events without metric ignored), with `[:attributes :quantile]` = q as a string.
- *  `{:action :coll-percentiles :params [[0.5 0.99]] :children [...]}` under a window. */
 export const collPercentiles = defineAction({
   name: 'coll-percentiles',
+  doc: {
+    summary: 'For each quantile q (>= 0), emits, one at a time, the event at rank `min(n-1, floor(n·q))` of the list sorted by metric (events without a metric are ignored), with `[:attributes :quantile]` = q as a string.',
+    params: '[[number ...]]',
+    example: '{:action :fixed-time-window :params [{:duration "1m"}] :children [{:action :coll-percentiles :params [[0.5 0.99]] :children [{:action :info}]}]}',
+  },
   params(raw) {
     arity(raw, 1);
     const quantiles = raw[0];
@@ -165,10 +181,11 @@ function metricOrder(descending: boolean, action: string): (a: Event, b: Event) 
   };
 }
 
-function extremes(name: string, descending: boolean) {
+function extremes(name: string, descending: boolean, doc: ActionDoc) {
   const order = metricOrder(descending, name);
   return defineAction({
     name,
+    doc,
     params(raw) {
       arity(raw, 1);
       return positiveInteger(raw[0], 'count');
@@ -183,18 +200,26 @@ function extremes(name: string, descending: boolean) {
   });
 }
 
-/** The list of the `n` events with the highest metrics, highest first (stable on ties); nil for an empty
- *  list. `{:action :coll-top :params [5] :children [...]}` under a window. */
-export const collTop = extremes('coll-top', true);
+export const collTop = extremes('coll-top', true, {
+  summary: 'Emits the list of the `n` events with the highest metrics, highest first (stable on ties); nil for an empty list. Every event needs a numeric metric.',
+  params: '[integer]',
+  example: '{:action :fixed-time-window :params [{:duration "1m"}] :children [{:action :coll-top :params [5] :children [{:action :info}]}]}',
+});
 
-/** The list of the `n` events with the lowest metrics, lowest first (stable on ties); nil for an empty
- *  list. `{:action :coll-bottom :params [5] :children [...]}` under a window. */
-export const collBottom = extremes('coll-bottom', false);
+export const collBottom = extremes('coll-bottom', false, {
+  summary: 'Emits the list of the `n` events with the lowest metrics, lowest first (stable on ties); nil for an empty list. Every event needs a numeric metric.',
+  params: '[integer]',
+  example: '{:action :fixed-time-window :params [{:duration "1m"}] :children [{:action :coll-bottom :params [5] :children [{:action :info}]}]}',
+});
 
-/** The list sorted (stably) by a field, nil values first. Upstream takes a keyword only; a nested path
- *  (`[:attributes :rank]`) is accepted too. `{:action :coll-sort :params [:time] :children [...]}` */
+/** Upstream takes a keyword only; a nested path (`[:attributes :rank]`) is accepted too. */
 export const collSort = defineAction({
   name: 'coll-sort',
+  doc: {
+    summary: 'Emits the list sorted (stably) by the field, nil values first.',
+    params: '[field]',
+    example: '{:action :fixed-time-window :params [{:duration "1m"}] :children [{:action :coll-sort :params [:time] :children [{:action :info}]}]}',
+  },
   params(raw) {
     arity(raw, 1);
     return path(raw[0], 'field');
@@ -205,10 +230,11 @@ export const collSort = defineAction({
   },
 });
 
-/** For a counter: with at least two events, emits the newest event (by time, the first one on ties) with
- *  `:metric` = newest metric − oldest metric, only when that increase is positive (a reset emits nothing).
- *  `{:action :fixed-time-window :params [{:duration "1m"}] :children [{:action :coll-increase :children [...]}]}` */
-export const collIncrease = listConsumer('coll-increase', (events, emit) => {
+export const collIncrease = listConsumer('coll-increase', {
+  summary: 'For a counter: with at least two events, emits the newest event of the list (by time, the first one on ties) with `:metric` = newest metric − oldest metric, only when that increase is positive (a reset emits nothing).',
+  params: '[]',
+  example: '{:action :fixed-time-window :params [{:duration "1m"}] :children [{:action :coll-increase :children [{:action :info}]}]}',
+}, (events, emit) => {
   if (events.length < 2) return;
   let newest = events[0] as Event;
   let oldest = newest;
@@ -222,10 +248,13 @@ export const collIncrease = listConsumer('coll-increase', (events, emit) => {
   if (increase > 0) emit(withMetric(newest, increase));
 });
 
-/** Filters a list with a condition and emits the (possibly empty) filtered list.
- *  `{:action :coll-where :params [[:> :metric 10]] :children [...]}` under a window. */
 export const collWhere = defineAction({
   name: 'coll-where',
+  doc: {
+    summary: 'Emits the (possibly empty) list of the events of the list that match the condition.',
+    params: '[condition]',
+    example: '{:action :fixed-time-window :params [{:duration "1m"}] :children [{:action :coll-where :params [[:> :metric 10]] :children [{:action :coll-count :children [{:action :info}]}]}]}',
+  },
   params(raw) {
     arity(raw, 1);
     return condition(raw[0], 'condition');

@@ -6,16 +6,20 @@ import type { Condition } from '../condition.ts';
 import type { EdnValue } from '../edn.ts';
 import { type Emission, type Event, isExpired } from '../event.ts';
 import { arity, condition, describe, number } from './params.ts';
-import { type ActionDefinition, defineAction, ParamError } from './types.ts';
+import { type ActionDefinition, type ActionDoc, defineAction, ParamError } from './types.ts';
 
 function isEvent(emission: Emission): emission is Event {
   return emission !== null && !Array.isArray(emission);
 }
 
-/** Forwards the events matching the condition (grammar in condition.ts).
- *  `{:action :where :params [[:and [:= :service "api"] [:> :metric 0.5]]] :children [...]}` */
+/** Keeps what matches a condition (grammar: docs/stream-language.md). */
 export const where = defineAction({
   name: 'where',
+  doc: {
+    summary: 'Forwards the events matching the condition. A list passes only through a condition that accepts it, such as `[:always-true]`.',
+    params: '[condition]',
+    example: '{:action :where :params [[:and [:= :service "api"] [:> :metric 0.5]]] :children [{:action :info}]}',
+  },
   params: (raw) => {
     arity(raw, 1);
     return condition(raw[0], 'condition');
@@ -25,11 +29,15 @@ export const where = defineAction({
   },
 });
 
-/** Sends each event to the child of the first matching condition (one condition per child, in order), or
- *  nowhere; `[:always-true]` as the last condition is the default branch.
- *  `{:action :split :params [[[:> :metric 10] [:always-true]]] :children [{:action :error} {:action :info}]}` */
+/** Routes each event to the child of the first matching condition. */
 export const split = defineAction({
   name: 'split',
+  doc: {
+    summary:
+      'Sends each event to the child of the first condition it matches (one condition per child, in order), or nowhere; `[:always-true]` as the last condition makes a default branch.',
+    params: '[[condition ...]]',
+    example: '{:action :split :params [[[:> :metric 10] [:always-true]]] :children [{:action :error} {:action :info}]}',
+  },
   params: (raw) => {
     arity(raw, 1);
     const clauses = raw[0];
@@ -53,9 +61,10 @@ export const split = defineAction({
   },
 });
 
-function metricFilter(actionName: string, keep: (metric: number, threshold: number) => boolean) {
+function metricFilter(actionName: string, keep: (metric: number, threshold: number) => boolean, doc: ActionDoc) {
   return defineAction({
     name: actionName,
+    doc,
     params: (raw) => {
       arity(raw, 1);
       return number(raw[0], 'threshold');
@@ -68,10 +77,16 @@ function metricFilter(actionName: string, keep: (metric: number, threshold: numb
   });
 }
 
-/** Keeps the events whose metric is strictly above the threshold. `{:action :over :params [1.5]}` */
-export const over = metricFilter('over', (metric, threshold) => metric > threshold);
-/** Keeps the events whose metric is strictly below the threshold. `{:action :under :params [0]}` */
-export const under = metricFilter('under', (metric, threshold) => metric < threshold);
+export const over = metricFilter('over', (metric, threshold) => metric > threshold, {
+  summary: 'Keeps the events whose metric is strictly above the threshold (events without a numeric metric are dropped).',
+  params: '[number]',
+  example: '{:action :over :params [1.5] :children [{:action :info}]}',
+});
+export const under = metricFilter('under', (metric, threshold) => metric < threshold, {
+  summary: 'Keeps the events whose metric is strictly below the threshold (events without a numeric metric are dropped).',
+  params: '[number]',
+  example: '{:action :under :params [0] :children [{:action :info}]}',
+});
 
 function tagList(raw: readonly EdnValue[]): string[] {
   arity(raw, 1);
@@ -88,28 +103,37 @@ function hasTag(event: Event, tag: string): boolean {
   return Array.isArray(tags) && tags.includes(tag);
 }
 
-/** Keeps the events that carry every one of the tags. `{:action :tagged-all :params [["prod" "web"]]}` */
 export const taggedAll = defineAction({
   name: 'tagged-all',
+  doc: {
+    summary: 'Keeps the events whose `:tags` contain every one of the tags.',
+    params: '[string | [string ...]]',
+    example: '{:action :tagged-all :params [["prod" "web"]] :children [{:action :info}]}',
+  },
   params: tagList,
   build: (tags, { emit }) => (emission) => {
     if (isEvent(emission) && tags.every((tag) => hasTag(emission, tag))) emit(emission);
   },
 });
 
-/** Keeps the events that carry at least one of the tags (not in Mirabelle).
- *  `{:action :tagged-any :params [["prod" "staging"]]}` */
+/** Not in Mirabelle: the `tagged-any` of Riemann. */
 export const taggedAny = defineAction({
   name: 'tagged-any',
+  doc: {
+    summary: 'Keeps the events whose `:tags` contain at least one of the tags.',
+    params: '[string | [string ...]]',
+    example: '{:action :tagged-any :params [["prod" "staging"]] :children [{:action :info}]}',
+  },
   params: tagList,
   build: (tags, { emit }) => (emission) => {
     if (isEvent(emission) && tags.some((tag) => hasTag(emission, tag))) emit(emission);
   },
 });
 
-function expiryFilter(actionName: string, keepExpired: boolean) {
+function expiryFilter(actionName: string, keepExpired: boolean, doc: ActionDoc) {
   return defineAction({
     name: actionName,
+    doc,
     params: (raw) => arity(raw, 0),
     build: (_params, { emit }) => {
       // The clock of this action instance: the newest event time it has seen.
@@ -124,15 +148,27 @@ function expiryFilter(actionName: string, keepExpired: boolean) {
   });
 }
 
-/** Keeps the events that are expired: state "expired", or older than their `:ttl` (seconds, default 120)
- *  relative to the newest time this action has seen. `{:action :expired :children [{:action :error}]}` */
-export const expired = expiryFilter('expired', true);
-/** Keeps the events that are not expired (see `:expired`). `{:action :not-expired :children [...]}` */
-export const notExpired = expiryFilter('not-expired', false);
+export const expired = expiryFilter('expired', true, {
+  summary:
+    'Keeps the expired events: `:state "expired"`, or older than their `:ttl` (seconds, default 120) relative to the newest `:time` this action has seen.',
+  params: '[]',
+  example: '{:action :expired :children [{:action :error}]}',
+});
+export const notExpired = expiryFilter('not-expired', false, {
+  summary: 'Keeps the events that are not expired (the opposite of `:expired`).',
+  params: '[]',
+  example: '{:action :not-expired :children [{:action :info}]}',
+});
 
+/** Mirabelle v0.13's `critical` and `warning`. */
 function stateFilter(state: string) {
   return defineAction({
     name: state,
+    doc: {
+      summary: `Keeps the events whose \`:state\` is \`"${state}"\`.`,
+      params: '[]',
+      example: `{:action :${state} :children [{:action :error}]}`,
+    },
     params: (raw) => arity(raw, 0),
     build: (_params, { emit }) => (emission) => {
       if (isEvent(emission) && emission.state === state) emit(emission);
@@ -140,9 +176,7 @@ function stateFilter(state: string) {
   });
 }
 
-/** Keeps the events whose state is "critical" (Mirabelle v0.13). `{:action :critical :children [...]}` */
 export const critical = stateFilter('critical');
-/** Keeps the events whose state is "warning" (Mirabelle v0.13). `{:action :warning :children [...]}` */
 export const warning = stateFilter('warning');
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

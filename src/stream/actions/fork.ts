@@ -16,13 +16,16 @@ interface Fork {
   lastSeen: number;
 }
 
-/** Routes each event to the children instance of its `:fields` values (nil for a missing field), creating
- *  it on first sight. With `:gc-interval`, forks not seen for `:fork-ttl` (default 1 h) are dropped, checked
- *  on the first event and then whenever event time passes the last check by `:gc-interval`; the check runs
- *  before routing, so an event can land in a freshly recreated fork. Every event needs a `:time`.
- *  `{:action :by :params [{:fields [:host :service] :gc-interval "10m" :fork-ttl "1h"}] :children [...]}` */
+/** One fresh copy of the children per combination of field values; the GC runs before routing, so an
+ *  event can land in a freshly recreated fork. */
 export const by = defineAction({
   name: 'by',
+  doc: {
+    summary:
+      'Routes each event to its own copy of the children (with its own state), one copy per combination of `:fields` values (nil for a missing field), created on first sight. With `:gc-interval`, copies not seen for `:fork-ttl` (default 1 h) are dropped, checked on the first event and then whenever event time passes the last check by `:gc-interval`. Every event needs a `:time`.',
+    params: '[{:fields [field ...] :gc-interval duration? :fork-ttl duration?}]',
+    example: '{:action :by :params [{:fields [:host :service] :gc-interval "10m" :fork-ttl "1h"}] :children [{:action :ddt :children [{:action :info}]}]}',
+  },
   params(raw) {
     arity(raw, 1);
     const options = map(raw[0], 'config');

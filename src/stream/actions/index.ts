@@ -7,11 +7,15 @@ import { indexLabels } from '../index-store.ts';
 import { arity, duration, name, paths } from './params.ts';
 import { type ActionDefinition, defineAction } from './types.ts';
 
-/** Indexes each event with a time under its label values (an event with state "expired" removes its
- *  entry); the index is searchable over HTTP and its newest time is the stream's `current-time`.
- *  `{:action :index :params [[:host :service]]}` */
+/** Writes to the stream's index; its newest time is the stream's `current-time`. */
 export const index = defineAction({
   name: 'index',
+  doc: {
+    summary:
+      'Keeps, in the stream\'s index, the latest event with a `:time` for each combination of the label values; an event with `:state "expired"` removes its entry. The index is searchable over HTTP and its newest time is the stream\'s `current-time`.',
+    params: '[[field ...]]',
+    example: '{:action :index :params [[:host :service]]}',
+  },
   params: (raw) => {
     arity(raw, 1);
     return indexLabels(paths(raw[0], 'labels'));
@@ -24,12 +28,15 @@ export const index = defineAction({
   },
 });
 
-/** Every `interval` of event time, removes the index entries older than their `:ttl` (seconds, default
- *  120) at the index clock, and re-injects each with `state: "expired"` into the destination stream (this
- *  stream when nil or absent). `{:action :reaper :params ["5s" nil]}` next to an `:index` and an
- *  `{:action :expired :children [...]}` branch. */
+/** Expires index entries on event time and re-injects them. */
 export const reaper = defineAction({
   name: 'reaper',
+  doc: {
+    summary:
+      'Every `duration` of event time, removes the index entries older than their `:ttl` (seconds, default 120) at the index clock and re-injects each, with `:state "expired"`, into the named stream (this stream when nil or absent). Use it next to an `:index` and an `:expired` branch.',
+    params: '[duration keyword?]',
+    example: '{:action :reaper :params ["5s" nil]}',
+  },
   params: (raw) => {
     arity(raw, 1, 2);
     const destination = raw[1];

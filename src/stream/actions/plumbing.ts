@@ -11,28 +11,39 @@ const noParams = (raw: readonly EdnValue[]): null => {
   return null;
 };
 
-/** Sends every event to all its children, in order.
- *  `{:action :sdo :children [{:action :info} {:action :tap :params [:all]}]}` */
+/** Fan-out to every child. */
 export const sdo = defineAction({
   name: 'sdo',
+  doc: {
+    summary: 'Sends every event (or list) to all its children, in order.',
+    params: '[]',
+    example: '{:action :sdo :children [{:action :info} {:action :tap :params [:all]}]}',
+  },
   params: noParams,
   build: (_params, { emit }) => emit,
 });
 
-/** Like `sdo`, except in test mode where it drops everything (wrap side effects that tests must not run).
- *  `{:action :io :children [{:action :output! :params [:influx]}]}` */
+/** `sdo` outside test mode; drops everything in test mode. */
 export const io = defineAction({
   name: 'io',
+  doc: {
+    summary: 'Like `:sdo`, except in test mode (`vigie test`), where it drops everything: wrap side effects that tests must not run.',
+    params: '[]',
+    example: '{:action :io :children [{:action :output! :params [:influx]}]}',
+  },
   params: noParams,
   build: (_params, { emit, services }) => (services.testMode ? () => {} : emit),
 });
 
-/** Sends events to its first child; when anything below that child throws, sends Mirabelle's error event
- *  (`:name "mirabelle-exception"`, `:state "error"`, `:metric 1`, `:tags ["exception" <error type>]`,
- *  `:base-event`, `:description` with the message and stack) to its second child. Exactly two children.
- *  `{:action :exception-stream :children [{:action :from-json :params [:payload]} {:action :error}]}` */
+/** Routes what fails below its first child, as Mirabelle's error event, to its second child. */
 export const exceptionStream = defineAction({
   name: 'exception-stream',
+  doc: {
+    summary:
+      'Sends events to its first child; when anything below that child throws, sends an error event (`:name "mirabelle-exception"`, `:state "error"`, `:metric 1`, `:tags ["exception" <error type>]`, `:exception` the message, `:base-event` the event received, `:description` the message and stack) to its second child.',
+    params: '[]',
+    example: '{:action :exception-stream :children [{:action :from-json :params [:payload]} {:action :error}]}',
+  },
   params: noParams,
   children: 2,
   build: (_params, ctx) => {
@@ -68,11 +79,15 @@ function exceptionEvent(error: unknown, base: Emission): Event {
   };
 }
 
-/** Pushes events into another stream (`:default` = every default stream), or into the current stream when
- *  the destination is nil. A list is pushed one event at a time. No loop protection beyond a depth limit.
- *  `{:action :reinject! :params [:alerts]}` */
+/** Pushes events into another stream, or this one; no loop protection beyond a depth limit. */
 export const reinject = defineAction({
   name: 'reinject!',
+  doc: {
+    summary:
+      'Pushes each event into the named stream (`:default`: every default stream), or back into this stream when the name is nil or absent. A list is pushed one event at a time.',
+    params: '[keyword?]',
+    example: '{:action :reinject! :params [:alerts]}',
+  },
   params: (raw) => {
     arity(raw, 0, 1);
     const destination = raw[0];
@@ -86,11 +101,15 @@ export const reinject = defineAction({
   },
 });
 
-/** Mirabelle runs the children on a thread pool; Node has one thread, so Vigie runs them synchronously, in
- *  order, exactly like `sdo`. The queue name is accepted (and must be a keyword) for compatibility.
- *  `{:action :async-queue! :params [:my-queue] :children [{:action :output! :params [:s3]}]}` */
+/** Mirabelle's thread-pool hand-off; Node has one thread, so this is `sdo` with a queue name. */
 export const asyncQueue = defineAction({
   name: 'async-queue!',
+  doc: {
+    summary:
+      'Mirabelle runs the children on a thread pool; Vigie runs them synchronously, in order, exactly like `:sdo`. The queue name is required and must be a keyword, for compatibility.',
+    params: '[keyword]',
+    example: '{:action :async-queue! :params [:my-queue] :children [{:action :output! :params [:s3]}]}',
+  },
   params: (raw) => {
     arity(raw, 1);
     return name(raw[0], 'queue');
@@ -98,10 +117,14 @@ export const asyncQueue = defineAction({
   build: (_queue, { emit }) => emit,
 });
 
-/** Records what it receives under the tap name in test mode (`vigie test` compares taps); a no-op otherwise.
- *  `{:action :tap :params [:alerts]}` */
+/** Test-mode recorder that `vigie test` compares; a no-op when serving. */
 export const tap = defineAction({
   name: 'tap',
+  doc: {
+    summary: 'In test mode (`vigie test`), records what it receives under the tap name, for the test to compare; does nothing otherwise.',
+    params: '[keyword]',
+    example: '{:action :tap :params [:alerts]}',
+  },
   params: (raw) => {
     arity(raw, 1);
     return name(raw[0], 'tap');
@@ -116,23 +139,30 @@ export const tap = defineAction({
 function logAction(level: 'debug' | 'info' | 'error') {
   return defineAction({
     name: level,
+    doc: {
+      summary: `Logs each event (or list) as JSON at ${level} level, with the stream name.`,
+      params: '[]',
+      example: `{:action :${level}}`,
+    },
     params: noParams,
     children: 'none',
     build: (_params, { services }) => (emission) => services.log(level, emission),
   });
 }
 
-/** Logs each event as JSON at debug level, with the stream name. `{:action :debug}` */
 export const debug = logAction('debug');
-/** Logs each event as JSON at info level, with the stream name. `{:action :info}` */
 export const info = logAction('info');
-/** Logs each event as JSON at error level, with the stream name. `{:action :error}` */
 export const error = logAction('error');
 
-/** Hands events (or lists) to a configured output (`streams.outputs`); an unknown output name is a config
- *  error; a no-op in test mode. `{:action :output! :params [:archive]}` */
+/** Hands emissions to a configured output; an unknown name fails the compilation. */
 export const output = defineAction({
   name: 'output!',
+  doc: {
+    summary:
+      'Hands each event (or list) to the output of that name in `streams.outputs`; an unknown output name makes the stream config invalid. Does nothing in test mode.',
+    params: '[keyword]',
+    example: '{:action :output! :params [:archive]}',
+  },
   params: (raw) => {
     arity(raw, 1);
     return name(raw[0], 'output');
@@ -145,11 +175,15 @@ export const output = defineAction({
   },
 });
 
-/** Mirabelle publishes to websocket subscribers of a channel; Vigie has no websocket, so this validates its
- *  channel and drops the events. Kept so that Mirabelle streams compile unchanged.
- *  `{:action :publish! :params [:my-channel]}` */
+/** Mirabelle's websocket publication: Vigie has no websocket, so it validates the channel and drops. */
 export const publish = defineAction({
   name: 'publish!',
+  doc: {
+    summary:
+      'Mirabelle publishes to the websocket subscribers of a channel; Vigie has no websocket yet, so this checks the channel name and drops the events. Kept so that Mirabelle streams compile unchanged.',
+    params: '[keyword]',
+    example: '{:action :publish! :params [:my-channel]}',
+  },
   params: (raw) => {
     arity(raw, 1);
     return name(raw[0], 'channel');

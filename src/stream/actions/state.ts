@@ -9,15 +9,16 @@ import type { Emission, Event } from '../event.ts';
 import { NS_PER_SECOND } from '../event.ts';
 import { getIn } from '../path.ts';
 import { arity, boolean, condition, duration, map, number, option, path, positiveInteger } from './params.ts';
-import { type ActionDefinition, defineAction, ParamError } from './types.ts';
+import { type ActionDefinition, type ActionDoc, defineAction, ParamError } from './types.ts';
 
 function isEvent(emission: Emission): emission is Event {
   return emission !== null && !Array.isArray(emission);
 }
 
-function conditionOverTime(actionName: string) {
+function conditionOverTime(actionName: string, doc: ActionDoc) {
   return defineAction({
     name: actionName,
+    doc,
     params: (raw) => {
       arity(raw, 2);
       return { test: condition(raw[0], 'condition'), dt: duration(raw[1], 'duration', { allowZero: true }) };
@@ -40,27 +41,43 @@ function conditionOverTime(actionName: string) {
   });
 }
 
-/** Forwards events once the condition has held for longer than the duration, and every matching event
- *  after that; a non-matching event ends the run. Events without time are ignored. Mirabelle's DSL compiles
- *  `(above-dt {:threshold t :duration d})` to `[[:> :metric t] d]`, and likewise for the others.
- *  `{:action :cond-dt :params [[:= :state "critical"] "1m"] :children [{:action :error}]}` */
-export const condDt = conditionOverTime('cond-dt');
-/** `cond-dt` with `[:> :metric threshold]`. `{:action :above-dt :params [[:> :metric 90] 60000000000]}` */
-export const aboveDt = conditionOverTime('above-dt');
-/** `cond-dt` with `[:< :metric threshold]`. `{:action :below-dt :params [[:< :metric 10] "1m"]}` */
-export const belowDt = conditionOverTime('below-dt');
-/** `cond-dt` with `[:and [:> :metric low] [:< :metric high]]`.
- *  `{:action :between-dt :params [[:and [:> :metric 10] [:< :metric 90]] "30s"]}` */
-export const betweenDt = conditionOverTime('between-dt');
-/** `cond-dt` with `[:or [:< :metric low] [:> :metric high]]`.
- *  `{:action :outside-dt :params [[:or [:< :metric 10] [:> :metric 90]] "30s"]}` */
-export const outsideDt = conditionOverTime('outside-dt');
+/** Mirabelle's DSL compiles `(above-dt {:threshold t :duration d})` to `[[:> :metric t] d]`, and likewise
+ *  for the others: all five take the condition itself. */
+export const condDt = conditionOverTime('cond-dt', {
+  summary:
+    'Forwards events once the condition has held for longer than the duration (in event time), and every matching event after that; a non-matching event ends the run. Events without `:time` are ignored.',
+  params: '[condition duration]',
+  example: '{:action :cond-dt :params [[:= :state "critical"] "1m"] :children [{:action :error}]}',
+});
+export const aboveDt = conditionOverTime('above-dt', {
+  summary: '`:cond-dt` under the name Mirabelle\'s DSL gives it for `[:> :metric threshold]`.',
+  params: '[condition duration]',
+  example: '{:action :above-dt :params [[:> :metric 90] 60000000000] :children [{:action :error}]}',
+});
+export const belowDt = conditionOverTime('below-dt', {
+  summary: '`:cond-dt` under the name Mirabelle\'s DSL gives it for `[:< :metric threshold]`.',
+  params: '[condition duration]',
+  example: '{:action :below-dt :params [[:< :metric 10] "1m"] :children [{:action :error}]}',
+});
+export const betweenDt = conditionOverTime('between-dt', {
+  summary: '`:cond-dt` under the name Mirabelle\'s DSL gives it for `[:and [:> :metric low] [:< :metric high]]`.',
+  params: '[condition duration]',
+  example: '{:action :between-dt :params [[:and [:> :metric 10] [:< :metric 90]] "30s"] :children [{:action :info}]}',
+});
+export const outsideDt = conditionOverTime('outside-dt', {
+  summary: '`:cond-dt` under the name Mirabelle\'s DSL gives it for `[:or [:< :metric low] [:> :metric high]]`.',
+  params: '[condition duration]',
+  example: '{:action :outside-dt :params [[:or [:< :metric 10] [:> :metric 90]] "30s"] :children [{:action :error}]}',
+});
 
-/** Lets at most `:count` events through per window of `:duration`; a window opens with the first event at
- *  or after the end of the previous one. Events without time are dropped.
- *  `{:action :throttle :params [{:count 3 :duration "1m"}] :children [{:action :error}]}` */
 export const throttle = defineAction({
   name: 'throttle',
+  doc: {
+    summary:
+      'Lets at most `:count` events through per window of `:duration` (event time); a window opens with the first event at or after the end of the previous one. Events without `:time` are dropped.',
+    params: '[{:count integer :duration duration}]',
+    example: '{:action :throttle :params [{:count 3 :duration "1m"}] :children [{:action :error}]}',
+  },
   params: (raw) => {
     arity(raw, 1);
     const options = map(raw[0], 'options');
@@ -85,10 +102,13 @@ export const throttle = defineAction({
   },
 });
 
-/** Forwards an event only when the field's value differs from the previous one (starting from `:init`).
- *  `{:action :changed :params [{:field :state :init "ok"}] :children [{:action :error}]}` */
 export const changed = defineAction({
   name: 'changed',
+  doc: {
+    summary: 'Forwards an event only when the value of `:field` differs from the previous event\'s (the first event is compared with `:init`, default nil).',
+    params: '[{:field field :init value?}]',
+    example: '{:action :changed :params [{:field :state :init "ok"}] :children [{:action :error}]}',
+  },
   params: (raw) => {
     arity(raw, 1);
     const options = map(raw[0], 'options');
@@ -106,11 +126,14 @@ export const changed = defineAction({
   },
 });
 
-/** Forwards events once the field has kept the same value for longer than the duration: the events of the
- *  run are held back until then and released together; a run that changes too early is discarded. Events
- *  without time, or older than the newest seen, are dropped. `{:action :stable :params ["1m" :state]}` */
 export const stable = defineAction({
   name: 'stable',
+  doc: {
+    summary:
+      'Forwards events once the field has kept the same value for longer than the duration: the events of the run are held back until then and released together, then each later event of the run passes; a run that changes too early is discarded. Events without `:time`, or older than the newest seen, are dropped.',
+    params: '[duration field]',
+    example: '{:action :stable :params ["1m" :state] :children [{:action :info}]}',
+  },
   params: (raw) => {
     arity(raw, 2);
     return { dt: duration(raw[0], 'duration', { allowZero: true }), field: path(raw[1], 'field') };
@@ -144,9 +167,10 @@ export const stable = defineAction({
   },
 });
 
-function derivative(actionName: string, positiveByDefault: boolean) {
+function derivative(actionName: string, positiveByDefault: boolean, doc: ActionDoc) {
   return defineAction({
     name: actionName,
+    doc,
     params: (raw: readonly EdnValue[]) => {
       arity(raw, 0, 1);
       return raw.length === 0 || raw[0] === null ? positiveByDefault : boolean(raw[0], 'positive-only');
@@ -171,16 +195,26 @@ function derivative(actionName: string, positiveByDefault: boolean) {
   });
 }
 
-/** Replaces the metric by its derivative per second against the previous event (the first event only
- *  primes; events without metric or time are skipped). `{:action :ddt :children [{:action :info}]}` */
-export const ddt = derivative('ddt', false);
-/** `ddt` that drops negative derivatives (counter resets). `{:action :ddt-pos :children [...]}` */
-export const ddtPos = derivative('ddt-pos', true);
+export const ddt = derivative('ddt', false, {
+  summary:
+    'Replaces the metric by its derivative per second against the previous event (the first event only primes; events without a numeric metric or a time are skipped, as are events at the previous time). With `true`, negative derivatives are dropped.',
+  params: '[boolean?]',
+  example: '{:action :ddt :children [{:action :info}]}',
+});
+export const ddtPos = derivative('ddt-pos', true, {
+  summary: '`:ddt` that drops negative derivatives (counter resets) unless given `false`.',
+  params: '[boolean?]',
+  example: '{:action :ddt-pos :children [{:action :info}]}',
+});
 
-/** Exponentially weighted moving average: m = r·metric + (1−r)·m (starting at 0), emitted as the metric.
- *  An event without metric is emitted with a nil metric. `{:action :ewma-timeless :params [0.5]}` */
 export const ewmaTimeless = defineAction({
   name: 'ewma-timeless',
+  doc: {
+    summary:
+      'Exponentially weighted moving average with weight r (0 to 1): m = r·metric + (1−r)·m, starting at 0, emitted as the metric. An event without a numeric metric is emitted with a nil metric.',
+    params: '[number]',
+    example: '{:action :ewma-timeless :params [0.5] :children [{:action :info}]}',
+  },
   params: (raw) => {
     arity(raw, 1);
     const r = number(raw[0], 'r');
@@ -202,9 +236,10 @@ export const ewmaTimeless = defineAction({
   },
 });
 
-function runningBest(actionName: string, better: (candidate: number, best: number) => boolean) {
+function runningBest(actionName: string, better: (candidate: number, best: number) => boolean, doc: ActionDoc) {
   return defineAction({
     name: actionName,
+    doc,
     // Mirabelle's DSL puts a (non-serialisable) function here; anything given is ignored.
     params: (raw) => arity(raw, 0, 1),
     build: (_params, { emit }) => {
@@ -219,10 +254,16 @@ function runningBest(actionName: string, better: (candidate: number, best: numbe
   });
 }
 
-/** Emits, for every event, the event with the highest metric seen so far. `{:action :smax}` */
-export const smax = runningBest('smax', (candidate, best) => candidate > best);
-/** Emits, for every event, the event with the lowest metric seen so far. `{:action :smin}` */
-export const smin = runningBest('smin', (candidate, best) => candidate < best);
+export const smax = runningBest('smax', (candidate, best) => candidate > best, {
+  summary: 'Emits, for every event, the event with the highest metric seen so far (events without a numeric metric do not replace it). One parameter is accepted and ignored.',
+  params: '[]',
+  example: '{:action :smax :children [{:action :info}]}',
+});
+export const smin = runningBest('smin', (candidate, best) => candidate < best, {
+  summary: 'Emits, for every event, the event with the lowest metric seen so far (events without a numeric metric do not replace it). One parameter is accepted and ignored.',
+  params: '[]',
+  example: '{:action :smin :children [{:action :info}]}',
+});
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const stateActions: ActionDefinition<any>[] = [aboveDt, belowDt, betweenDt, outsideDt, condDt, throttle, changed, stable, ddt, ddtPos, ewmaTimeless, smax, smin];

@@ -7,13 +7,14 @@ import { type EdnValue, ednToJs, jsToEdn, printEdn } from '../edn.ts';
 import type { Emission, Event } from '../event.ts';
 import { assocIn, dissocIn, getIn, type Path } from '../path.ts';
 import { arity, describe, map, number, option, path, paths, string } from './params.ts';
-import { type ActionDefinition, defineAction, ParamError } from './types.ts';
+import { type ActionDefinition, type ActionDoc, defineAction, ParamError } from './types.ts';
 
 type Transform = (event: Event) => Event;
 
-function transformAction<P>(actionName: string, params: (raw: readonly EdnValue[]) => P, transform: (params: P) => Transform) {
+function transformAction<P>(actionName: string, doc: ActionDoc, params: (raw: readonly EdnValue[]) => P, transform: (params: P) => Transform) {
   return defineAction({
     name: actionName,
+    doc,
     params,
     build: (parsed, { emit }) => {
       const apply = transform(parsed);
@@ -46,10 +47,13 @@ function numericMetric(event: Event, actionName: string): number {
   return metric;
 }
 
-/** Sets fields (a vector key is a path); nil values are set too.
- *  `{:action :with :params [{:state "critical" [:attributes :team] "ops"}]}` */
 export const withAction = transformAction(
   'with',
+  {
+    summary: 'Sets fields to the given values (a vector key is a path; nil values are set too). A list is transformed event by event.',
+    params: '[{field value ...}]',
+    example: '{:action :with :params [{:state "critical" [:attributes :team] "ops"}] :children [{:action :info}]}',
+  },
   (raw) => {
     arity(raw, 1);
     return [...map(raw[0], 'fields')].map(([key, value], i): [Path, unknown] => [path(key, `fields key ${i}`), ednToJs(value)]);
@@ -69,9 +73,13 @@ export const withAction = transformAction(
   },
 );
 
-/** Sets a field only when it is missing, nil or false. `{:action :default :params [:ttl 60]}` */
 export const defaultAction = transformAction(
   'default',
+  {
+    summary: 'Sets a field to the value only when it is missing, nil or false. A list is transformed event by event.',
+    params: '[field value]',
+    example: '{:action :default :params [:ttl 60] :children [{:action :info}]}',
+  },
   (raw) => {
     arity(raw, 2);
     return { field: path(raw[0], 'field'), value: ednToJs(raw[1] as EdnValue) };
@@ -80,23 +88,35 @@ export const defaultAction = transformAction(
     (event) => (truthy(getIn(event, field)) ? event : assocIn(event, field, value)),
 );
 
-/** Adds 1 to the metric (an event without a numeric metric is an error). `{:action :increment}` */
 export const increment = transformAction(
   'increment',
+  {
+    summary: 'Adds 1 to the metric (an event without a numeric metric is an error). A list is transformed event by event.',
+    params: '[]',
+    example: '{:action :increment :children [{:action :info}]}',
+  },
   (raw) => arity(raw, 0),
   () => (event) => ({ ...event, metric: numericMetric(event, 'increment') + 1 }),
 );
 
-/** Subtracts 1 from the metric. `{:action :decrement}` */
 export const decrement = transformAction(
   'decrement',
+  {
+    summary: 'Subtracts 1 from the metric (an event without a numeric metric is an error). A list is transformed event by event.',
+    params: '[]',
+    example: '{:action :decrement :children [{:action :info}]}',
+  },
   (raw) => arity(raw, 0),
   () => (event) => ({ ...event, metric: numericMetric(event, 'decrement') - 1 }),
 );
 
-/** Multiplies the metric by a factor. `{:action :scale :params [1000]}` */
 export const scale = transformAction(
   'scale',
+  {
+    summary: 'Multiplies the metric by the factor (an event without a numeric metric is an error). A list is transformed event by event.',
+    params: '[number]',
+    example: '{:action :scale :params [1000] :children [{:action :info}]}',
+  },
   (raw) => {
     arity(raw, 1);
     return number(raw[0], 'factor');
@@ -104,10 +124,13 @@ export const scale = transformAction(
   (factor) => (event) => ({ ...event, metric: numericMetric(event, 'scale') * factor }),
 );
 
-/** Removes fields; removing a nested field also removes the maps it leaves empty.
- *  `{:action :sdissoc :params [[:host [:attributes :pod]]]}` */
 export const sdissoc = transformAction(
   'sdissoc',
+  {
+    summary: 'Removes the fields; removing a nested field also removes the maps it leaves empty. A list is transformed event by event.',
+    params: '[field | [field ...]]',
+    example: '{:action :sdissoc :params [[:host [:attributes :pod]]] :children [{:action :info}]}',
+  },
   (raw) => {
     arity(raw, 1);
     return fieldList(raw[0], 'fields');
@@ -124,10 +147,13 @@ function hasPath(event: Event, field: Path): boolean {
   return parent !== null && typeof parent === 'object' && !Array.isArray(parent) && Object.prototype.hasOwnProperty.call(parent, field[field.length - 1] as string);
 }
 
-/** Keeps only these fields (a nested path keeps only that leaf); absent fields are not created.
- *  `{:action :keep-keys :params [[:host :metric [:attributes :env]]]}` */
 export const keepKeys = transformAction(
   'keep-keys',
+  {
+    summary: 'Keeps only these fields (a nested path keeps only that leaf); absent fields are not created. A list is transformed event by event.',
+    params: '[field | [field ...]]',
+    example: '{:action :keep-keys :params [[:host :metric [:attributes :env]]] :children [{:action :info}]}',
+  },
   (raw) => {
     arity(raw, 1);
     return fieldList(raw[0], 'fields');
@@ -139,10 +165,13 @@ export const keepKeys = transformAction(
   },
 );
 
-/** Moves values to new fields (overwriting them), when the old value is neither nil nor false.
- *  `{:action :rename-keys :params [{:host :source [:attributes :dc] :datacenter}]}` */
 export const renameKeys = transformAction(
   'rename-keys',
+  {
+    summary: 'Moves each value from the key field to the value field (overwriting it), when the old value is neither nil nor false. A list is transformed event by event.',
+    params: '[{field field ...}]',
+    example: '{:action :rename-keys :params [{:host :source [:attributes :dc] :datacenter}] :children [{:action :info}]}',
+  },
   (raw) => {
     arity(raw, 1);
     return [...map(raw[0], 'renames')].map(([from, to], i): [Path, Path] => [path(from, `renames key ${i}`), path(to, `renames value ${i}`)]);
@@ -167,12 +196,23 @@ function tagParam(raw: readonly EdnValue[]): string[] {
 
 const existingTags = (event: Event): unknown[] => (Array.isArray(event.tags) ? event.tags : []);
 
-/** Adds tags: `:tags` becomes the new tags followed by the existing ones, without duplicates.
- *  `{:action :tag :params [["prod" "web"]]}` */
-export const tag = transformAction('tag', tagParam, (tags) => (event) => ({ ...event, tags: [...new Set([...tags, ...existingTags(event)])] as string[] }));
+export const tag = transformAction(
+  'tag',
+  {
+    summary: 'Adds tags: `:tags` becomes the new tags followed by the existing ones, without duplicates. A list is transformed event by event.',
+    params: '[string | [string ...]]',
+    example: '{:action :tag :params [["prod" "web"]] :children [{:action :info}]}',
+  },
+  tagParam, (tags) => (event) => ({ ...event, tags: [...new Set([...tags, ...existingTags(event)])] as string[] }));
 
-/** Removes tags; an event without tags gets an empty `:tags`. `{:action :untag :params ["staging"]}` */
-export const untag = transformAction('untag', tagParam, (tags) => (event) => ({
+export const untag = transformAction(
+  'untag',
+  {
+    summary: 'Removes the tags from `:tags`; an event without tags gets an empty `:tags`. A list is transformed event by event.',
+    params: '[string | [string ...]]',
+    example: '{:action :untag :params ["staging"] :children [{:action :info}]}',
+  },
+  tagParam, (tags) => (event) => ({
   ...event,
   tags: existingTags(event).filter((existing) => !tags.includes(existing as string)) as string[],
 }));
@@ -216,10 +256,13 @@ function formatValue(part: Exclude<FormatPart, string>, value: unknown): string 
   return text.padStart(part.width);
 }
 
-/** Writes `String.format(template, fields...)` into the target field; missing values print `null`.
- *  `{:action :sformat :params ["%s-%s" :id [:host :service]]}` */
 export const sformat = transformAction(
   'sformat',
+  {
+    summary: 'Writes Java\'s `String.format(template, values of the fields...)` into the target field; missing values print `null`. Conversions: `%s %d %f %% %n`, with the `-` and `0` flags, a width and a precision. A list is transformed event by event.',
+    params: '[string field [field ...]]',
+    example: '{:action :sformat :params ["%s-%s" :id [:host :service]] :children [{:action :info}]}',
+  },
   (raw) => {
     arity(raw, 3);
     const template = parseTemplate(string(raw[0], 'template'));
@@ -237,10 +280,13 @@ export const sformat = transformAction(
     },
 );
 
-/** Replaces values by their Clojure `str` (nil becomes "", the field is created).
- *  `{:action :to-string :params [[:metric [:attributes :code]]]}` */
 export const toString = transformAction(
   'to-string',
+  {
+    summary: 'Replaces each field\'s value by its Clojure `str` (nil becomes `""` and the field is created; maps and vectors print as EDN). A list is transformed event by event.',
+    params: '[field | [field ...]]',
+    example: '{:action :to-string :params [[:metric [:attributes :code]]] :children [{:action :info}]}',
+  },
   (raw) => {
     arity(raw, 1);
     return fieldList(raw[0], 'fields');
@@ -252,9 +298,13 @@ export const toString = transformAction(
   },
 );
 
-/** Parses the JSON string held in a field (nil stays nil). `{:action :from-json :params [:payload]}` */
 export const fromJson = transformAction(
   'from-json',
+  {
+    summary: 'Parses the JSON string held in the field (nil stays nil; anything else but a string is an error). A list is transformed event by event.',
+    params: '[field]',
+    example: '{:action :from-json :params [:payload] :children [{:action :info}]}',
+  },
   (raw) => {
     arity(raw, 1);
     return path(raw[0], 'field');
@@ -275,9 +325,13 @@ function stringAt(event: Event, field: Path, actionName: string): string {
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-/** Encodes the string held in a field as base64 (UTF-8). `{:action :to-base64 :params [[:payload]]}` */
 export const toBase64 = transformAction(
   'to-base64',
+  {
+    summary: 'Encodes the string held in the field as base64 (UTF-8); a field without a string is an error. A list is transformed event by event.',
+    params: '[field]',
+    example: '{:action :to-base64 :params [[:payload]] :children [{:action :info}]}',
+  },
   (raw) => {
     arity(raw, 1);
     return path(raw[0], 'field');
@@ -285,9 +339,13 @@ export const toBase64 = transformAction(
   (field) => (event) => assocIn(event, field, Buffer.from(stringAt(event, field, 'to-base64'), 'utf8').toString('base64')),
 );
 
-/** Decodes the base64 string held in a field (UTF-8). `{:action :from-base64 :params [[:payload]]}` */
 export const fromBase64 = transformAction(
   'from-base64',
+  {
+    summary: 'Decodes the base64 string held in the field (as UTF-8); a field without valid base64 is an error. A list is transformed event by event.',
+    params: '[field]',
+    example: '{:action :from-base64 :params [[:payload]] :children [{:action :info}]}',
+  },
   (raw) => {
     arity(raw, 1);
     return path(raw[0], 'field');
@@ -299,10 +357,13 @@ export const fromBase64 = transformAction(
   },
 );
 
-/** Emits the value held in a field (it becomes the event) when it is neither nil nor false.
- *  `{:action :extract :params [:base-event]}` */
 export const extract = defineAction({
   name: 'extract',
+  doc: {
+    summary: 'Emits the value held in the field instead of the event (it becomes the event), when it is neither nil nor false. Lists are dropped.',
+    params: '[field]',
+    example: '{:action :extract :params [:base-event] :children [{:action :info}]}',
+  },
   params: (raw) => {
     arity(raw, 1);
     return path(raw[0], 'field');
@@ -314,11 +375,15 @@ export const extract = defineAction({
   },
 });
 
-/** When the source field holds a list, emits for each element a copy of the event without the source and
- *  with the element in the destination (paths work, unlike in Mirabelle).
- *  `{:action :iterate-on :params [{:source :events :destination :event}]}` */
+/** Paths work in `:source` and `:destination`, unlike in Mirabelle. */
 export const iterateOn = defineAction({
   name: 'iterate-on',
+  doc: {
+    summary:
+      'When the `:source` field holds a list, emits, for each element, a copy of the event without the source field and with the element in the `:destination` field; otherwise emits nothing.',
+    params: '[{:source field :destination field}]',
+    example: '{:action :iterate-on :params [{:source :events :destination :event}] :children [{:action :info}]}',
+  },
   params: (raw) => {
     arity(raw, 1);
     const options = map(raw[0], 'options');
@@ -333,10 +398,13 @@ export const iterateOn = defineAction({
   },
 });
 
-/** Emits each event of a list one at a time (a single event passes unchanged).
- *  `{:action :sflatten :children [{:action :info}]}` */
 export const sflatten = defineAction({
   name: 'sflatten',
+  doc: {
+    summary: 'Emits each event of a list one at a time; a single event passes unchanged.',
+    params: '[]',
+    example: '{:action :fixed-event-window :params [{:size 10}] :children [{:action :sflatten :children [{:action :info}]}]}',
+  },
   params: (raw) => arity(raw, 0),
   build: (_params, { emit }) => (emission) => {
     if (emission === null) return;

@@ -18,10 +18,13 @@ function readSize(raw: readonly EdnValue[]): { size: number } {
   return { size: positiveInteger(option(options, 'size'), ':size') };
 }
 
-/** Buffers events and emits them as one list every `:size` events; the next event starts a new list.
- *  `{:action :fixed-event-window :params [{:size 5}] :children [{:action :coll-mean ...}]}` */
 export const fixedEventWindow = defineAction({
   name: 'fixed-event-window',
+  doc: {
+    summary: 'Buffers events and emits them as one list every `:size` events; the next event starts a new list.',
+    params: '[{:size integer}]',
+    example: '{:action :fixed-event-window :params [{:size 5}] :children [{:action :coll-mean :children [{:action :info}]}]}',
+  },
   params: readSize,
   build({ size }, ctx) {
     const emit = ctx.emit;
@@ -37,10 +40,13 @@ export const fixedEventWindow = defineAction({
   },
 });
 
-/** On every event, emits the list of the last `:size` events, oldest first.
- *  `{:action :moving-event-window :params [{:size 10}] :children [...]}` */
 export const movingEventWindow = defineAction({
   name: 'moving-event-window',
+  doc: {
+    summary: 'On every event, emits the list of the last `:size` events, oldest first.',
+    params: '[{:size integer}]',
+    example: '{:action :moving-event-window :params [{:size 10}] :children [{:action :coll-max :children [{:action :info}]}]}',
+  },
   params: readSize,
   build({ size }, ctx) {
     const emit = ctx.emit;
@@ -64,11 +70,14 @@ const listAggregator: Aggregator<Event[]> = {
   },
 };
 
-/** Emits each `:duration` window of events as a list (arrival order), windows aligned on the first event;
- *  `:delay` tolerates late events. A window is emitted when an event past its end (plus delay) arrives.
- *  `{:action :fixed-time-window :params [{:duration "1m" :delay "10s"}] :children [{:action :coll-max ...}]}` */
 export const fixedTimeWindow = defineAction({
   name: 'fixed-time-window',
+  doc: {
+    summary:
+      'Emits each `:duration` window of events as a list (in arrival order), windows aligned on the first event\'s time; a window is emitted when an event past its end plus `:delay` (default 0, for late events) arrives. Every event needs a `:time`.',
+    params: '[{:duration duration :delay duration?}]',
+    example: '{:action :fixed-time-window :params [{:duration "1m" :delay "10s"}] :children [{:action :coll-max :children [{:action :info}]}]}',
+  },
   params: readWindowParams,
   build: (params, ctx) => windowedAggregation('fixed-time-window', params, listAggregator, ctx.emit),
 });
@@ -81,12 +90,14 @@ function optionalTime(emission: Emission, action: string): number | undefined {
   return time === undefined || time === null ? undefined : requireNumber(time, `:${action}: :time`);
 }
 
-/** A sliding window of the events of the last `:duration` before the newest time seen; emits the whole
- *  window on every accepted event. Timeless events are kept; an event at or before the cutoff (the initial
- *  cutoff is 0, so any time <= 0) is dropped without emission.
- *  `{:action :moving-time-window :params [{:duration "30s"}] :children [...]}` */
 export const movingTimeWindow = defineAction({
   name: 'moving-time-window',
+  doc: {
+    summary:
+      'A sliding window of the events of the last `:duration` before the newest time seen; emits the whole window (a list) on every accepted event. Events without `:time` are kept; an event at or before the cutoff (initially 0) is dropped without emission.',
+    params: '[{:duration duration}]',
+    example: '{:action :moving-time-window :params [{:duration "30s"}] :children [{:action :coll-mean :children [{:action :info}]}]}',
+  },
   params(raw) {
     arity(raw, 1);
     return { duration: duration(option(map(raw[0], 'config'), 'duration'), ':duration') };
@@ -112,12 +123,14 @@ export const movingTimeWindow = defineAction({
   },
 });
 
-/** Keeps the latest event per combination of `:fields` values and, at most every `:duration` (event time),
- *  emits the list of the buffered events that are not expired (`:ttl`, seconds); expired ones are dropped.
- *  Timeless and expired events are ignored; the first event only starts the clock.
- *  `{:action :coalesce :params [{:duration "10s" :fields [:host :service]}] :children [...]}` */
 export const coalesce = defineAction({
   name: 'coalesce',
+  doc: {
+    summary:
+      'Keeps the latest event per combination of `:fields` values and, at most every `:duration` of event time, emits the list of the kept events that are not expired (`:ttl`, seconds); expired ones are dropped. Events without `:time` and expired events are ignored; the first event only starts the clock.',
+    params: '[{:duration duration :fields [field ...]}]',
+    example: '{:action :coalesce :params [{:duration "10s" :fields [:host :service]}] :children [{:action :coll-sum :children [{:action :info}]}]}',
+  },
   params(raw) {
     arity(raw, 1);
     const options = map(raw[0], 'config');
@@ -164,11 +177,14 @@ export const coalesce = defineAction({
   },
 });
 
-/** One slot per condition holding the most recent non-expired event that matched it; after every event,
- *  emits the filled slots (in condition order) as a list, if any. Expired slots are cleared on every event.
- *  `{:action :project :params [[[:= :service "enqueues"] [:= :service "dequeues"]]] :children [{:action :coll-quotient ...}]}` */
 export const project = defineAction({
   name: 'project',
+  doc: {
+    summary:
+      'Keeps one slot per condition, holding the most recent non-expired event that matched it; after every event, emits the filled slots (in condition order) as a list, if any. Expired slots are cleared on every event.',
+    params: '[[condition ...]]',
+    example: '{:action :project :params [[[:= :service "enqueues"] [:= :service "dequeues"]]] :children [{:action :coll-quotient :children [{:action :info}]}]}',
+  },
   params(raw) {
     arity(raw, 1);
     const conditions = raw[0];
