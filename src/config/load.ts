@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { CheckValidationError, parseCheck } from '../healthcheck/kinds/index.ts';
+import { type OutputSettings, resolveOutputs } from '../stream/outputs/schema.ts';
 import { DurationError, parseDuration } from './duration.ts';
 import { ConfigError, describeSchemaError, jsonPointerToKey } from './errors.ts';
 import { ConfigFileSchema } from './schema.ts';
@@ -56,7 +57,8 @@ export interface VigieConfig {
     directories: string[];
     snapshotIntervalMs: number;
     maxPendingEvents: number;
-    outputs: Record<string, unknown>;
+    /** Resolved once here (defaults, durations); the outputs never read the raw config. */
+    outputs: Readonly<Record<string, OutputSettings>>;
   };
 }
 
@@ -143,7 +145,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       directories: (streams.directories ?? [resolve(dataDir, 'streams')]).map((dir) => resolve(dir)),
       snapshotIntervalMs: durationMs(file, 'streams.snapshot-interval', streams['snapshot-interval'] ?? '10s'),
       maxPendingEvents: streams['max-pending-events'] ?? 100_000,
-      outputs: (streams.outputs ?? {}) as Record<string, unknown>,
+      outputs: resolveOutputs(streams.outputs ?? {}, file),
     },
   };
 }

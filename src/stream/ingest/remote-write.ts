@@ -32,7 +32,7 @@ function uncompressBody(body: Uint8Array, maxBytes: number): Buffer {
     return snappyUncompress(body, maxBytes);
   } catch (error) {
     if (error instanceof SnappyTooLargeError) {
-      throw new IngestError(`remote-write body inflates to ${error.declaredLength} bytes, over the limit of ${maxBytes} bytes`, 413);
+      throw new IngestError(`remote-write body inflates to ${error.declaredLength} bytes, over the limit of ${maxBytes} bytes`, 'too-large');
     }
     throw new IngestError(`invalid snappy block: ${(error as Error).message}`);
   }
