@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../src/config/load.ts';
+import { ConfigError, parseConfigText } from '../../../src/config/load.ts';
 import type { Event } from '../../../src/stream/event.ts';
 import { buildOutputs, type DropReason, type OutputObserver, resolveOutputs } from '../../../src/stream/outputs/index.ts';
 import { parseOutputConfig } from '../../../src/stream/outputs/schema.ts';
@@ -244,5 +244,17 @@ describe('output config', () => {
     expect(problem({ type: 'http', url: 'http://h', headers: { a: 1 } })).toMatch(/^streams\.outputs\.out\.headers\.a: must be a string/);
     expect(problem('file')).toBe('streams.outputs.out: must be a mapping');
     expect(() => resolveOutputs({ good: { type: 'file', path: 'x' }, bad: { type: 'file' } })).toThrow(/streams\.outputs\.bad\.path/);
+  });
+});
+
+describe('outputs in the config file', () => {
+  it('are resolved once by the config loader: defaults applied, durations in ms, kind-specific messages', () => {
+    const config = parseConfigText('streams:\n  outputs:\n    lines: {type: file, path: /tmp/x, flush-interval: 250ms}\n', '/etc/vigie.yaml');
+    expect(config.streams.outputs).toEqual({
+      lines: { type: 'file', path: '/tmp/x', batching: { queueSize: 10_000, batchSize: 1_000, flushIntervalMs: 250, retries: 3, retryBackoffMs: 200 } },
+    });
+    expect(() => parseConfigText('streams:\n  outputs:\n    lines: {type: file}\n', '/etc/vigie.yaml')).toThrow(
+      '/etc/vigie.yaml: streams.outputs.lines.path: is required',
+    );
   });
 });
