@@ -78,7 +78,7 @@ async function streamTests(args: string[]): Promise<number> {
     options: { streams: { type: 'string', multiple: true }, tests: { type: 'string', multiple: true }, json: { type: 'boolean', default: false } },
     allowPositionals: false,
   });
-  const { runStreamTests } = await import('./stream/testing.ts');
+  const { runStreamTests } = await import('./stream/test-runner.ts');
   const result = await runStreamTests({ streams: values.streams ?? [], tests: values.tests ?? [], json: values.json ?? false });
   process.stdout.write(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
   return result.exitCode;

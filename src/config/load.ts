@@ -13,6 +13,7 @@ import { DurationError, durationToMs, parseDuration } from '../common/duration.t
 import { describeSchemaError, jsonPointerToKey } from '../common/schema-errors.ts';
 import { CHECK_KEYS, CheckValidationError, type KeyedCheck, kindOfConfigKey, parseCheck } from '../healthcheck/kinds/index.ts';
 import type { HealthcheckSettings } from '../healthcheck/settings.ts';
+import { type OutputSettings, resolveOutputs } from '../stream/outputs/schema.ts';
 import { ConfigFileSchema } from './schema.ts';
 import type { Static } from '@sinclair/typebox';
 
@@ -49,7 +50,8 @@ export interface VigieConfig {
     directories: string[];
     snapshotIntervalMs: number;
     maxPendingEvents: number;
-    outputs: Record<string, unknown>;
+    /** Resolved once here (defaults, durations); the outputs never read the raw config. */
+    outputs: Readonly<Record<string, OutputSettings>>;
   };
 }
 
@@ -135,7 +137,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       directories: (streams.directories ?? [resolve(dataDir, 'streams')]).map((dir) => resolve(dir)),
       snapshotIntervalMs: durationMs(file, 'streams.snapshot-interval', streams['snapshot-interval'] ?? '10s'),
       maxPendingEvents: streams['max-pending-events'] ?? 100_000,
-      outputs: (streams.outputs ?? {}) as Record<string, unknown>,
+      outputs: resolveOutputs(streams.outputs ?? {}, file),
     },
   };
 }

@@ -8,6 +8,7 @@
  * `parseEdn` reads text (with `#env` and `#secret`), `printEdn` writes it back Clojure-style, `ednToJs` /
  * `jsToEdn` convert to and from the JSON-shaped event model.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { parseEDNString } from 'edn-data';
 
 export class Keyword {
@@ -339,25 +340,10 @@ export function jsToEdn(value: unknown): EdnValue {
   return String(value);
 }
 
-/** Structural equality of EDN values (Clojure `=` except that a JS number cannot tell 1 from 1.0). */
+/**
+ * Structural equality of EDN values (Clojure `=` except that a JS number cannot tell 1 from 1.0). Keywords are
+ * interned and symbols are plain objects, so Node's deep equality is exactly that.
+ */
 export function ednEquals(a: EdnValue, b: EdnValue): boolean {
-  if (a === b) return true;
-  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
-  if (a instanceof EdnSymbol) return b instanceof EdnSymbol && a.name === b.name;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((item, i) => ednEquals(item, b[i] as EdnValue));
-  if (a instanceof Set) {
-    if (!(b instanceof Set) || a.size !== b.size) return false;
-    for (const item of a) if (![...b].some((other) => ednEquals(item, other))) return false;
-    return true;
-  }
-  if (!(a instanceof Map) || !(b instanceof Map) || a.size !== b.size) return false;
-  for (const [key, value] of a) {
-    if (b.has(key)) {
-      if (!ednEquals(value, b.get(key) as EdnValue)) return false;
-      continue;
-    }
-    const match = [...b].find(([other]) => ednEquals(key, other));
-    if (match === undefined || !ednEquals(value, match[1])) return false;
-  }
-  return true;
+  return isDeepStrictEqual(a, b);
 }

@@ -12,7 +12,6 @@ export const createStreamPart: PartFactory = ({ config, db, metrics, logger }): 
   const log = logger.child({ part: 'streams' });
   const service = new StreamService({
     settings: config.streams,
-    configFile: config.file,
     repository: new StreamRepository(db),
     registry: metrics.registry,
     logger: log,

@@ -1,94 +1,159 @@
 /**
- * The stream API (SPEC §2, Mirabelle-compatible): streams, pushes, index search, Prometheus remote write and
- * OTLP traces. A fastify plugin handed its service; errors are `{"error": ...}`. Remote write and OTLP take the
- * raw body whatever its content type (their own child plugin swaps the body parsers), the other routes JSON.
+ * The stream API (Mirabelle-compatible, docs/api.md): streams, pushes, index search, Prometheus remote write and
+ * OTLP traces. Each URL prefix is a scope with the part's error handling: stream domain errors map to statuses
+ * by reason, errors are `{"error": ...}`, and a JSON body that fails its schema is worded as Mirabelle words it
+ * (`field config is missing`). Push bodies are checked as an envelope only (`events` present); the events are
+ * checked by the decoder as it reads them, so that a push costs no per-event schema validation. Remote write and
+ * OTLP take the raw body whatever its content type (their scopes swap the body parsers) and keep their
+ * hand-written decoders.
  */
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError, type PartErrors, registerPartScope } from '../server/errors.ts';
+import { type Static, Type, type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { type ErrorAnswer, type PartErrors, registerPartScope } from '../server/errors.ts';
+import { StreamError, type StreamErrorReason } from './errors.ts';
 import type { Event } from './event.ts';
+import { describeFailures } from './ingest-gateway.ts';
 import { eventsFromJsonBody } from './ingest/json.ts';
 import { decodeOtlpTraces, encodeOtlpResponse } from './ingest/otlp.ts';
 import { decodeRemoteWrite } from './ingest/remote-write.ts';
 import type { StreamService } from './service.ts';
 
-/** Mirabelle's body shape. */
-const errors: PartErrors = {
-  body: (error) => ({ error }),
-  fromDomainError: () => undefined,
+const STATUS_BY_REASON: Record<StreamErrorReason, number> = {
+  invalid: 400,
+  'not-found': 404,
+  'too-large': 413,
+  unsupported: 415,
+  'action-failed': 500,
 };
 
-interface NameParams {
-  name: string;
-}
+/** How the stream routes answer errors: Mirabelle's body shape, statuses by domain reason. */
+export const streamErrors: PartErrors = {
+  body: (error) => ({ error }),
+  fromDomainError: (error) =>
+    error instanceof StreamError ? { statusCode: STATUS_BY_REASON[error.reason], message: error.message } : undefined,
+  fromValidationError: describeValidationError,
+};
+
+const NameParams = Type.Object({ name: Type.String() });
+const Base64Edn = Type.String({ pattern: '\\S', description: 'a non-blank base64 string' });
+const Message = Type.Object({ message: Type.String() });
+
+const schemas = {
+  list: { response: { 200: Type.Object({ streams: Type.Array(Type.String()) }) } },
+  add: { params: NameParams, body: Type.Object({ config: Base64Edn }), response: { 200: Message } },
+  describe: {
+    params: NameParams,
+    response: { 200: Type.Object({ config: Type.String(), 'current-time': Type.Number() }) },
+  },
+  remove: { params: NameParams, response: { 200: Message } },
+  push: {
+    params: NameParams,
+    body: Type.Object({ events: Type.Unknown({ description: 'an array of event objects' }) }),
+    response: { 200: Message },
+  },
+  search: {
+    params: NameParams,
+    body: Type.Object({ query: Base64Edn }),
+    response: { 200: Type.Object({ events: Type.Array(Type.Unknown()) }) },
+  },
+  currentTime: { params: NameParams, response: { 200: Type.Object({ 'current-time': Type.Number() }) } },
+  binaryPush: { params: NameParams },
+} as const;
+
+type NameRequest = FastifyRequest<{ Params: Static<typeof NameParams> }>;
 
 export function streamRoutes(service: StreamService, options: { bodyLimit: number }): FastifyPluginAsync {
-  return async (app) => {
-    await registerPartScope(app, '/api/v1/stream', errors, (scope) => {
-      scope.get('', async () => ({ streams: service.streamNames() }));
+  const { gateway, metrics } = service;
 
-      scope.post<{ Params: NameParams }>('/:name', async (request) => {
-        const text = decodeBase64Edn(field(request.body, 'config'), 'config');
-        service.addStream(request.params.name, text);
+  /** Hands the events to the gateway; when its backlog is full, answers 503 (senders retry) and returns false. */
+  const ingest = async (reply: FastifyReply, input: string, name: string, events: Event[]): Promise<boolean> => {
+    const pending = gateway.submit(name, events, input);
+    if (pending === 'full') {
+      reply
+        .code(503)
+        .header('Retry-After', '1')
+        .send({ error: `Too many events waiting to be processed (limit ${gateway.maxPending}), retry later` });
+      return false;
+    }
+    const outcome = await pending;
+    if (outcome.errorCount > 0) throw new StreamError('action-failed', describeFailures(name, outcome));
+    return true;
+  };
+  // A push to an unknown stream is a 404 whatever its body, as before bodies had schemas.
+  const requirePushTarget = async (request: NameRequest) => service.requirePushTarget(request.params.name);
+
+  return async (app) => {
+    await registerPartScope(app, '/api/v1/stream', streamErrors, (base) => {
+      const scope = typed(base);
+      scope.get('', { schema: schemas.list }, async () => ({ streams: service.streamNames() }));
+
+      scope.post('/:name', { schema: schemas.add }, async (request) => {
+        service.addStream(request.params.name, decodeBase64Edn(request.body.config, 'config'));
         return { message: 'stream added' };
       });
 
-      scope.get<{ Params: NameParams }>('/:name', async (request) => {
+      scope.get('/:name', { schema: schemas.describe }, async (request) => {
         const { configText, currentTime } = service.describeStream(request.params.name);
         return { config: Buffer.from(configText, 'utf8').toString('base64'), 'current-time': currentTime };
       });
 
-      scope.delete<{ Params: NameParams }>('/:name', async (request) => {
+      scope.delete('/:name', { schema: schemas.remove }, async (request) => {
         service.removeStream(request.params.name);
         return { message: 'stream removed' };
       });
 
-      scope.put<{ Params: NameParams }>('/:name', async (request, reply) => {
-        const { name } = request.params;
-        service.requirePushTarget(name);
-        field(request.body, 'events');
-        if (!(await ingest(service, reply, 'stream', name, eventsFromJsonBody(request.body)))) return reply;
+      scope.put('/:name', { schema: schemas.push, preValidation: requirePushTarget }, async (request, reply) => {
+        if (!(await ingest(reply, 'stream', request.params.name, eventsFromJsonBody(request.body)))) return reply;
         return { message: 'ok' };
       });
     });
 
-    await registerPartScope(app, '/api/v1/index', errors, (scope) => {
-      scope.post<{ Params: NameParams }>('/:name/search', async (request) => {
-        const query = decodeBase64Edn(field(request.body, 'query'), 'query');
-        return { events: service.searchIndex(request.params.name, query) };
-      });
+    await registerPartScope(app, '/api/v1/index', streamErrors, (base) => {
+      const scope = typed(base);
+      scope.post('/:name/search', { schema: schemas.search }, async (request) => ({
+        events: service.searchIndex(request.params.name, decodeBase64Edn(request.body.query, 'query')),
+      }));
 
-      scope.get<{ Params: NameParams }>('/:name/current-time', async (request) => ({
+      scope.get('/:name/current-time', { schema: schemas.currentTime }, async (request) => ({
         'current-time': service.currentTime(request.params.name),
       }));
     });
 
     // A decompressed body may be several times its compressed size; past this it is refused, not buffered.
     const maxDecompressedBytes = options.bodyLimit * 8;
-    await registerPartScope(app, '/api/v1/prometheus', errors, (scope) => {
+    await registerPartScope(app, '/api/v1/prometheus', streamErrors, (base) => {
+      const scope = typed(base);
       acceptRawBodies(scope);
-      scope.post<{ Params: NameParams }>('/remote-write/:name', async (request, reply) => {
+      scope.post('/remote-write/:name', { schema: schemas.binaryPush }, async (request, reply) => {
         const { name } = request.params;
         service.requirePushTarget(name);
         const events = decodeRemoteWrite(rawBody(request), { maxDecompressedBytes });
-        service.metrics.remoteWriteSamples.inc(events.length);
-        if (!(await ingest(service, reply, 'remote-write', name, events))) return reply;
+        metrics.remoteWriteSamples.inc(events.length);
+        if (!(await ingest(reply, 'remote-write', name, events))) return reply;
         return reply.code(204).send();
       });
     });
-    await registerPartScope(app, '/api/v1/opentelemetry', errors, (scope) => {
+    await registerPartScope(app, '/api/v1/opentelemetry', streamErrors, (base) => {
+      const scope = typed(base);
       acceptRawBodies(scope);
-      scope.post<{ Params: NameParams }>('/v1/traces/:name', async (request, reply) => {
+      scope.post('/v1/traces/:name', { schema: schemas.binaryPush }, async (request, reply) => {
         const { name } = request.params;
         service.requirePushTarget(name);
         const contentType = request.headers['content-type'] ?? '';
         const events = decodeOtlpTraces(rawBody(request), contentType, request.headers['content-encoding'], { maxDecompressedBytes });
-        service.metrics.otlpSpans.inc(events.length);
-        if (!(await ingest(service, reply, 'otlp', name, events))) return reply;
+        metrics.otlpSpans.inc(events.length);
+        if (!(await ingest(reply, 'otlp', name, events))) return reply;
         const response = encodeOtlpResponse(contentType);
         return reply.code(200).type(response.contentType).send(response.body);
       });
     });
   };
+}
+
+/** The scope with TypeBox types, validated by TypeBox itself (no type coercion: a number is not a string). */
+function typed(scope: FastifyInstance) {
+  scope.setValidatorCompiler(TypeBoxValidatorCompiler);
+  return scope.withTypeProvider<TypeBoxTypeProvider>();
 }
 
 /** Remote write and OTLP take binary bodies of any content type (Prometheus sends `application/x-protobuf`). */
@@ -101,34 +166,39 @@ function rawBody(request: FastifyRequest): Buffer {
   return Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
 }
 
-/** Hands the events to the service; when its backlog is full, answers 503 (senders retry) and returns false. */
-async function ingest(service: StreamService, reply: FastifyReply, route: string, name: string, events: Event[]): Promise<boolean> {
-  if (await service.ingest(route, name, events)) return true;
-  reply
-    .code(503)
-    .header('Retry-After', '1')
-    .send({ error: `Too many events waiting to be processed (limit ${service.maxPendingEvents}), retry later` });
-  return false;
+interface SchemaIssue {
+  keyword?: string;
+  instancePath?: string;
+  params?: { requiredProperties?: string[] };
 }
 
-/** A required field of a JSON object body (Mirabelle's messages: `field x is missing`). */
-function field(body: unknown, name: string): unknown {
-  const value = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>)[name] : undefined;
-  if (value === undefined) throw new HttpError(400, `field ${name} is missing`);
-  return value;
+/**
+ * A body schema failure in Mirabelle's words: `field x is missing` (also for a body that is not an object: its
+ * first required field is missing), `field x is incorrect: expected <the field's description>`.
+ */
+function describeValidationError(error: FastifyError, request: FastifyRequest): ErrorAnswer {
+  const issue = (error.validation?.[0] ?? {}) as SchemaIssue;
+  const body = request.routeOptions.schema?.body as { required?: string[]; properties?: Record<string, { description?: string }> } | undefined;
+  if (error.validationContext !== 'body' || body === undefined) return { statusCode: 400, message: `Invalid request: ${error.message}` };
+  if (issue.instancePath === '' || issue.instancePath === undefined) {
+    const missing = issue.params?.requiredProperties?.[0] ?? body.required?.[0];
+    return { statusCode: 400, message: `field ${missing} is missing` };
+  }
+  const field = issue.instancePath.slice(1).split('/')[0] ?? '';
+  const expected = body.properties?.[field]?.description;
+  return { statusCode: 400, message: `field ${field} is incorrect${expected ? `: expected ${expected}` : ''}` };
 }
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2,3})?$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Decodes a base64 field holding EDN text; Node's decoder skips bad characters silently, so check first. */
-function decodeBase64Edn(value: unknown, name: string): string {
-  if (typeof value !== 'string' || value.trim() === '') throw new HttpError(400, `field ${name} is incorrect: expected a non-blank base64 string`);
+function decodeBase64Edn(value: string, name: string): string {
   const compact = value.replace(/\s+/g, '');
-  if (!BASE64.test(compact)) throw new HttpError(400, `field ${name} is incorrect: invalid base64`);
+  if (!BASE64.test(compact)) throw new StreamError('invalid', `field ${name} is incorrect: invalid base64`);
   try {
     return utf8.decode(Buffer.from(compact, 'base64'));
   } catch {
-    throw new HttpError(400, `field ${name} is incorrect: the base64 does not decode to UTF-8 text`);
+    throw new StreamError('invalid', `field ${name} is incorrect: the base64 does not decode to UTF-8 text`);
   }
 }

@@ -3,7 +3,7 @@ import { aggregateActions } from './aggregate.ts';
 import { collectionActions } from './collection.ts';
 import { filterActions } from './filter.ts';
 import { forkActions } from './fork.ts';
-import { indexActions } from './index.ts';
+import { indexActions } from './index-actions.ts';
 import { plumbingActions } from './plumbing.ts';
 import { stateActions } from './state.ts';
 import { transformActions } from './transform.ts';

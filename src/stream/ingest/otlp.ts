@@ -39,7 +39,7 @@ export function otlpEncodingOf(contentType: string | undefined): OtlpEncoding {
   if (mediaType === 'application/json') return 'json';
   throw new IngestError(
     `Unsupported Content-Type ${JSON.stringify(contentType ?? '')}: expected application/x-protobuf or application/json`,
-    415,
+    'unsupported',
   );
 }
 
@@ -65,15 +65,15 @@ export function encodeOtlpResponse(contentType: string | undefined): { contentTy
 function decodeContentEncoding(body: Uint8Array, contentEncoding: string | undefined, maxBytes: number): Uint8Array {
   const coding = (contentEncoding ?? '').trim().toLowerCase();
   if (coding === '' || coding === 'identity') {
-    if (body.length > maxBytes) throw new IngestError(`OTLP body of ${body.length} bytes is over the limit of ${maxBytes} bytes`, 413);
+    if (body.length > maxBytes) throw new IngestError(`OTLP body of ${body.length} bytes is over the limit of ${maxBytes} bytes`, 'too-large');
     return body;
   }
-  if (coding !== 'gzip') throw new IngestError(`Unsupported Content-Encoding ${JSON.stringify(contentEncoding)}: expected gzip or none`, 415);
+  if (coding !== 'gzip') throw new IngestError(`Unsupported Content-Encoding ${JSON.stringify(contentEncoding)}: expected gzip or none`, 'unsupported');
   try {
     return gunzipSync(body, { maxOutputLength: maxBytes });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
-      throw new IngestError(`OTLP body inflates to more than the limit of ${maxBytes} bytes`, 413);
+      throw new IngestError(`OTLP body inflates to more than the limit of ${maxBytes} bytes`, 'too-large');
     }
     throw new IngestError(`invalid gzip body: ${(error as Error).message}`);
   }

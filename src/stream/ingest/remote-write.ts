@@ -8,7 +8,7 @@
 import type { Event } from '../event.ts';
 import { IngestError } from './errors.ts';
 import { loadProtos } from './protos.ts';
-import { snappyCompress, snappyDeclaredLength, snappyUncompress } from './snappy.ts';
+import { snappyCompress, SnappyTooLargeError, snappyUncompress } from './snappy.ts';
 
 export interface RemoteWriteLimits {
   /** The largest uncompressed WriteRequest accepted, checked against the snappy header before inflating. */
@@ -28,14 +28,12 @@ export function decodeRemoteWrite(body: Uint8Array, limits: RemoteWriteLimits): 
 }
 
 function uncompressBody(body: Uint8Array, maxBytes: number): Buffer {
-  const declared = snappyDeclaredLength(body);
-  if (declared < 0) throw new IngestError('invalid snappy block: the uncompressed length header is malformed');
-  if (declared > maxBytes) {
-    throw new IngestError(`remote-write body inflates to ${declared} bytes, over the limit of ${maxBytes} bytes`, 413);
-  }
   try {
-    return snappyUncompress(body);
+    return snappyUncompress(body, maxBytes);
   } catch (error) {
+    if (error instanceof SnappyTooLargeError) {
+      throw new IngestError(`remote-write body inflates to ${error.declaredLength} bytes, over the limit of ${maxBytes} bytes`, 'too-large');
+    }
     throw new IngestError(`invalid snappy block: ${(error as Error).message}`);
   }
 }

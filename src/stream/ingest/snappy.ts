@@ -11,23 +11,29 @@ interface SnappyJs {
 
 const snappy = createRequire(import.meta.url)('snappyjs') as SnappyJs;
 
-/** The uncompressed length a snappy block declares in its leading varint, or -1 when the header is broken. */
-export function snappyDeclaredLength(block: Uint8Array): number {
-  let result = 0;
-  let shift = 1;
-  for (let i = 0; i < 5 && i < block.length; i++) {
-    const byte = block[i] as number;
-    result += (byte & 0x7f) * shift;
-    if ((byte & 0x80) === 0) return result;
-    shift *= 128;
+/** The message of snappyjs when a block declares more than `maxLength` bytes (checked before it allocates). */
+const TOO_BIG = /^The uncompressed length of (\d+) is too big/;
+
+/**
+ * Inflates a block; a block declaring more than `maxLength` bytes is refused from its header, before any
+ * allocation, by snappyjs itself. Throws `SnappyTooLargeError` for that, any other error for a corrupt block.
+ */
+export function snappyUncompress(block: Uint8Array, maxLength?: number): Buffer {
+  let out: Uint8Array;
+  try {
+    out = snappy.uncompress(block, maxLength);
+  } catch (error) {
+    const tooBig = TOO_BIG.exec((error as Error).message);
+    if (tooBig !== null) throw new SnappyTooLargeError(Number(tooBig[1]));
+    throw error;
   }
-  return -1;
+  return Buffer.isBuffer(out) ? out : Buffer.from(out.buffer, out.byteOffset, out.byteLength);
 }
 
-/** Throws on a corrupt block; the caller checks `snappyDeclaredLength` first to bound the allocation. */
-export function snappyUncompress(block: Uint8Array): Buffer {
-  const out = snappy.uncompress(block);
-  return Buffer.isBuffer(out) ? out : Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+export class SnappyTooLargeError extends Error {
+  constructor(readonly declaredLength: number) {
+    super(`the block declares ${declaredLength} uncompressed bytes`);
+  }
 }
 
 export function snappyCompress(data: Uint8Array): Buffer {

@@ -1,15 +1,16 @@
 /**
- * Builds the outputs named in `streams.outputs` and routes `:output!` emissions to them by name.
+ * Starts the outputs of `streams.outputs` (resolved by the config loader) and routes `:output!` emissions to
+ * them by name.
  */
 import type { Emission } from '../event.ts';
 import { createFileOutput } from './file.ts';
 import { createHttpOutput } from './http.ts';
 import { createPrometheusOutput } from './prometheus.ts';
-import { type OutputSettings, parseOutputConfig } from './schema.ts';
+import type { OutputSettings } from './schema.ts';
 import { noopObserver, type Output, type OutputObserver } from './types.ts';
 
 export { DeliveryError, type DropReason, type Output, type OutputObserver } from './types.ts';
-export { OutputConfigSchema, parseOutputConfig } from './schema.ts';
+export { type OutputSettings, resolveOutputs } from './schema.ts';
 
 export const DEFAULT_CLOSE_TIMEOUT_MS = 5_000;
 
@@ -56,8 +57,6 @@ export function createOutput(name: string, settings: OutputSettings, observer: O
   }
 }
 
-/** Validates every entry first (a ConfigError names the key), then starts the outputs. */
-export function buildOutputs(raw: Readonly<Record<string, unknown>>, observer: OutputObserver = noopObserver, file: string | null = null): OutputRegistry {
-  const settings = Object.entries(raw).map(([name, entry]) => [name, parseOutputConfig(name, entry, file)] as const);
-  return new OutputRegistry(new Map(settings.map(([name, one]) => [name, createOutput(name, one, observer)])));
+export function buildOutputs(settings: Readonly<Record<string, OutputSettings>>, observer: OutputObserver = noopObserver): OutputRegistry {
+  return new OutputRegistry(new Map(Object.entries(settings).map(([name, one]) => [name, createOutput(name, one, observer)])));
 }

@@ -1,5 +1,6 @@
 /**
- * The config of one output (`streams.outputs.<name>`), shared with the config loader. Kinds: `file` (JSON lines),
+ * The config of the outputs (`streams.outputs`), resolved by the config loader once into `OutputSettings`
+ * (defaults applied, durations in ms): the outputs receive those and never read the raw config. Kinds: `file` (JSON lines),
  * `http` (POST of JSON arrays), `prometheus` (remote-write 1.0). Every kind takes the batching settings; unknown
  * keys are rejected.
  */
@@ -85,6 +86,13 @@ export function parseOutputConfig(name: string, raw: unknown, file: string | nul
     timeoutMs: durationMs(file, `${key}.timeout`, entry.timeout, DEFAULT_TIMEOUT_MS),
     batching,
   };
+}
+
+/** Resolves every entry of `streams.outputs` (the config loader's step); the first bad entry throws. */
+export function resolveOutputs(raw: Readonly<Record<string, unknown>>, file: string | null = null): Record<string, OutputSettings> {
+  const resolved: Record<string, OutputSettings> = {};
+  for (const [name, entry] of Object.entries(raw)) resolved[name] = parseOutputConfig(name, entry, file);
+  return resolved;
 }
 
 function durationMs(file: string | null, key: string, text: string | undefined, fallbackMs: number): number {

@@ -1,13 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { IngestError } from '../../../src/stream/ingest/errors.ts';
+import { streamErrors } from '../../../src/stream/routes.ts';
 import { eventsFromJsonBody, rfc3339ToNs } from '../../../src/stream/ingest/json.ts';
+
+/** The HTTP status the stream routes answer for a decoder's error. */
+const statusOf = (error: unknown): number | undefined => streamErrors.fromDomainError(error)?.statusCode;
 
 function rejection(body: unknown): string {
   try {
     eventsFromJsonBody(body);
   } catch (error) {
     expect(error).toBeInstanceOf(IngestError);
-    expect((error as IngestError).statusCode).toBe(400);
+    expect(statusOf(error)).toBe(400);
     return (error as Error).message;
   }
   throw new Error('the body was accepted');

@@ -8,8 +8,12 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IngestError } from '../../../src/stream/ingest/errors.ts';
+import { streamErrors } from '../../../src/stream/routes.ts';
 import { decodeOtlpTraces, encodeOtlpResponse } from '../../../src/stream/ingest/otlp.ts';
 import { loadProtos } from '../../../src/stream/ingest/protos.ts';
+
+/** The HTTP status the stream routes answer for a decoder's error. */
+const statusOf = (error: unknown): number | undefined => streamErrors.fromDomainError(error)?.statusCode;
 
 interface Captured {
   body: Buffer;
@@ -214,16 +218,16 @@ describe('decodeOtlpTraces edge cases', () => {
   });
 
   it('rejects unsupported content types and encodings (415), bad bodies (400) and gzip bombs (413)', () => {
-    expect(ingestError(() => decodeOtlpTraces(span({}), 'text/plain', undefined, limits)).statusCode).toBe(415);
-    expect(ingestError(() => decodeOtlpTraces(span({}), 'application/json', 'br', limits)).statusCode).toBe(415);
+    expect(statusOf(ingestError(() => decodeOtlpTraces(span({}), 'text/plain', undefined, limits)))).toBe(415);
+    expect(statusOf(ingestError(() => decodeOtlpTraces(span({}), 'application/json', 'br', limits)))).toBe(415);
     const badJson = ingestError(() => decodeOtlpTraces(Buffer.from('{"resourceSpans":'), 'application/json', undefined, limits));
-    expect([badJson.statusCode, badJson.message]).toEqual([400, expect.stringMatching(/^Invalid JSON: /)]);
+    expect([statusOf(badJson), badJson.message]).toEqual([400, expect.stringMatching(/^Invalid JSON: /)]);
     const badProto = ingestError(() => decodeOtlpTraces(Buffer.from([0x0a, 0x50, 0x01]), 'application/x-protobuf', undefined, limits));
-    expect([badProto.statusCode, badProto.message]).toEqual([400, expect.stringMatching(/^invalid ExportTraceServiceRequest protobuf: /)]);
+    expect([statusOf(badProto), badProto.message]).toEqual([400, expect.stringMatching(/^invalid ExportTraceServiceRequest protobuf: /)]);
     const badGzip = ingestError(() => decodeOtlpTraces(Buffer.from('not gzip'), 'application/json', 'gzip', limits));
-    expect([badGzip.statusCode, badGzip.message]).toEqual([400, expect.stringMatching(/^invalid gzip body: /)]);
+    expect([statusOf(badGzip), badGzip.message]).toEqual([400, expect.stringMatching(/^invalid gzip body: /)]);
     const bomb = gzipSync(Buffer.alloc(5 * 1024 * 1024, 0x20));
-    expect(ingestError(() => decodeOtlpTraces(bomb, 'application/json', 'gzip', limits)).statusCode).toBe(413);
+    expect(statusOf(ingestError(() => decodeOtlpTraces(bomb, 'application/json', 'gzip', limits)))).toBe(413);
     const wrongShape = ingestError(() => decodeOtlpTraces(json({ resourceSpans: 'x' }), 'application/json', undefined, limits));
     expect(wrongShape.message).toMatch(/not a list/);
   });

@@ -4,10 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../src/config/load.ts';
+import { ConfigError, parseConfigText } from '../../../src/config/load.ts';
 import type { Event } from '../../../src/stream/event.ts';
-import { buildOutputs, type DropReason, type OutputObserver } from '../../../src/stream/outputs/index.ts';
+import { buildOutputs, type DropReason, type OutputObserver, resolveOutputs } from '../../../src/stream/outputs/index.ts';
 import { parseOutputConfig } from '../../../src/stream/outputs/schema.ts';
+
+/** The outputs as the service builds them: from settings the config loader resolved. */
+const build = (raw: Record<string, unknown>, observer?: OutputObserver) => buildOutputs(resolveOutputs(raw), observer);
 
 /** Records the observer calls, as the service's prom-client wiring would count them. */
 class Counts implements OutputObserver {
@@ -47,7 +50,7 @@ describe('file output', () => {
   it('appends one JSON line per event, in order, in batches and on close', async () => {
     const path = join(dir, 'events.jsonl');
     const counts = new Counts();
-    const registry = buildOutputs({ archive: { type: 'file', path, 'batch-size': 2, 'flush-interval': '1h' } }, counts);
+    const registry = build({ archive: { type: 'file', path, 'batch-size': 2, 'flush-interval': '1h' } }, counts);
     registry.send('archive', events(3));
     registry.send('archive', { host: 'h', state: 'ok', metric: Number.NaN, attributes: { 'a/b': 1 } });
     registry.send('archive', null);
@@ -67,7 +70,7 @@ describe('file output', () => {
 
   it('flushes a partial batch after flush-interval', async () => {
     const path = join(dir, 'interval.jsonl');
-    const registry = buildOutputs({ out: { type: 'file', path, 'flush-interval': '50ms' } });
+    const registry = build({ out: { type: 'file', path, 'flush-interval': '50ms' } });
     registry.send('out', { n: 1 });
     await expectFileEventually(path, '{"n":1}\n');
     expect(registry.queueSizes()).toEqual({ out: 0 });
@@ -120,7 +123,7 @@ describe('http output', () => {
 
   it('POSTs JSON arrays of batch-size events with the configured headers', async () => {
     const counts = new Counts();
-    const registry = buildOutputs({ hook: { type: 'http', url, headers: { authorization: 'Bearer t' }, 'batch-size': 10, 'flush-interval': '1h' } }, counts);
+    const registry = build({ hook: { type: 'http', url, headers: { authorization: 'Bearer t' }, 'batch-size': 10, 'flush-interval': '1h' } }, counts);
     for (const event of events(25)) registry.send('hook', event);
     await until(() => counts.sentTotal === 20);
     expect(received.map((request) => request.body.length)).toEqual([10, 10]);
@@ -133,7 +136,7 @@ describe('http output', () => {
   it('retries a 503 with backoff and then delivers', async () => {
     const counts = new Counts();
     script.push(503, 503);
-    const registry = buildOutputs({ hook: { type: 'http', url, 'batch-size': 3, 'retry-backoff': '10ms' } }, counts);
+    const registry = build({ hook: { type: 'http', url, 'batch-size': 3, 'retry-backoff': '10ms' } }, counts);
     registry.send('hook', events(3));
     await until(() => counts.sentTotal === 3);
     expect(counts.failures).toHaveLength(2);
@@ -146,7 +149,7 @@ describe('http output', () => {
   it('drops a batch after the last retry', async () => {
     const counts = new Counts();
     script.push(500, 500, 500);
-    const registry = buildOutputs({ hook: { type: 'http', url, 'batch-size': 2, retries: 2, 'retry-backoff': '5ms' } }, counts);
+    const registry = build({ hook: { type: 'http', url, 'batch-size': 2, retries: 2, 'retry-backoff': '5ms' } }, counts);
     registry.send('hook', events(2));
     await until(() => counts.drops.retries_exhausted === 2);
     expect(counts.failures).toHaveLength(3);
@@ -157,7 +160,7 @@ describe('http output', () => {
   it('drops a batch refused with 400 without retrying', async () => {
     const counts = new Counts();
     script.push(400);
-    const registry = buildOutputs({ hook: { type: 'http', url, 'batch-size': 2, 'retry-backoff': '5ms' } }, counts);
+    const registry = build({ hook: { type: 'http', url, 'batch-size': 2, 'retry-backoff': '5ms' } }, counts);
     registry.send('hook', events(2));
     registry.send('hook', events(2, 2));
     await until(() => counts.sentTotal === 2);
@@ -173,7 +176,7 @@ describe('http output', () => {
     hold = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const registry = buildOutputs({ hook: { type: 'http', url, 'batch-size': 5, 'queue-size': 10 } }, counts);
+    const registry = build({ hook: { type: 'http', url, 'batch-size': 5, 'queue-size': 10 } }, counts);
     registry.send('hook', events(5));
     // The first batch is in flight (held by the server); ten more fit in the queue, five overflow.
     await until(() => registry.queueSizes().hook === 0);
@@ -189,7 +192,7 @@ describe('http output', () => {
   it('gives up on a hung destination at the close timeout and counts what was left', async () => {
     const counts = new Counts();
     hold = new Promise<void>(() => undefined);
-    const registry = buildOutputs({ hook: { type: 'http', url, 'batch-size': 2 } }, counts);
+    const registry = build({ hook: { type: 'http', url, 'batch-size': 2 } }, counts);
     registry.send('hook', events(3));
     const started = Date.now();
     await registry.close(200);
@@ -199,7 +202,7 @@ describe('http output', () => {
 
   it('retries when nothing listens, then drops', async () => {
     const counts = new Counts();
-    const registry = buildOutputs({ hook: { type: 'http', url: 'http://127.0.0.1:1/x', 'batch-size': 1, retries: 1, 'retry-backoff': '5ms' } }, counts);
+    const registry = build({ hook: { type: 'http', url: 'http://127.0.0.1:1/x', 'batch-size': 1, retries: 1, 'retry-backoff': '5ms' } }, counts);
     registry.send('hook', { a: 1 });
     await until(() => counts.drops.retries_exhausted === 1);
     expect(counts.failures[0]).toMatch(/^POST http:\/\/127\.0\.0\.1:1\/x failed: /);
@@ -240,6 +243,18 @@ describe('output config', () => {
     expect(problem({ type: 'prometheus', url: 'ftp://h' })).toMatch(/^streams\.outputs\.out\.url: /);
     expect(problem({ type: 'http', url: 'http://h', headers: { a: 1 } })).toMatch(/^streams\.outputs\.out\.headers\.a: must be a string/);
     expect(problem('file')).toBe('streams.outputs.out: must be a mapping');
-    expect(() => buildOutputs({ good: { type: 'file', path: 'x' }, bad: { type: 'file' } })).toThrow(/streams\.outputs\.bad\.path/);
+    expect(() => resolveOutputs({ good: { type: 'file', path: 'x' }, bad: { type: 'file' } })).toThrow(/streams\.outputs\.bad\.path/);
+  });
+});
+
+describe('outputs in the config file', () => {
+  it('are resolved once by the config loader: defaults applied, durations in ms, kind-specific messages', () => {
+    const config = parseConfigText('streams:\n  outputs:\n    lines: {type: file, path: /tmp/x, flush-interval: 250ms}\n', '/etc/vigie.yaml');
+    expect(config.streams.outputs).toEqual({
+      lines: { type: 'file', path: '/tmp/x', batching: { queueSize: 10_000, batchSize: 1_000, flushIntervalMs: 250, retries: 3, retryBackoffMs: 200 } },
+    });
+    expect(() => parseConfigText('streams:\n  outputs:\n    lines: {type: file}\n', '/etc/vigie.yaml')).toThrow(
+      '/etc/vigie.yaml: streams.outputs.lines.path: is required',
+    );
   });
 });

@@ -1,19 +1,20 @@
 /**
- * `vigie test`: runs Mirabelle-style stream tests. Stream files hold `{:stream-name <config> ...}`; test files
- * hold `{:test-name {:input [events] :taps {:tap-name [expected emissions]} :target :stream?}}` (`:tap-results`,
- * the name before Mirabelle 0.14, is accepted too). A directory stands for every regular file in it.
+ * `vigie test`: runs Mirabelle-style stream tests. Stream files hold `{:stream-name <config> ...}` and are read
+ * with the rules of `serve` (src/stream/file-sync.ts); test files hold
+ * `{:test-name {:input [events] :taps {:tap-name [expected emissions]} :target :stream?}}` (`:tap-results`, the
+ * name before Mirabelle 0.14, is accepted too). A directory stands for its files as `serve` lists them.
  *
  * Each test gets a fresh engine in test mode (no time stamping, taps recorded, outputs and `:io` inert) with
  * every stream loaded; the inputs go to `:target`, or to the default streams. A test passes when no action
  * failed and every listed tap holds exactly the expected emissions (numbers within a relative 1e-9; taps
  * that are not listed are not checked).
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { StreamConfigError } from './compiler.ts';
 import { type EdnMap, ednToJs, type EdnValue, isEdnMap, isKeyword, jsToEdn, kw, parseEdn, printEdn } from './edn.ts';
 import { StreamEngine } from './engine.ts';
 import type { Emission, Event } from './event.ts';
+import { type FileStream, readStreamPaths, StreamFileError, streamFilesAt } from './file-sync.ts';
 
 export interface StreamTestOptions {
   streams: string[];
@@ -45,29 +46,20 @@ class TestSetupError extends Error {}
 
 const RELATIVE_TOLERANCE = 1e-9;
 
-async function expandFiles(paths: readonly string[]): Promise<string[]> {
-  const files: string[] = [];
-  for (const path of paths) {
-    let info;
+function expandFiles(paths: readonly string[]): string[] {
+  return paths.flatMap((path) => {
     try {
-      info = await stat(path);
+      return streamFilesAt(path);
     } catch {
       throw new TestSetupError(`${path}: no such file or directory`);
     }
-    if (!info.isDirectory()) {
-      files.push(path);
-      continue;
-    }
-    const entries = await readdir(path, { withFileTypes: true });
-    for (const entry of entries.filter((e) => e.isFile()).sort((a, b) => (a.name < b.name ? -1 : 1))) files.push(join(path, entry.name));
-  }
-  return files;
+  });
 }
 
-/** Reads each file as an EDN map keyed by keywords; the first file defining a name wins (Mirabelle's merge). */
-async function readNamedMaps(paths: readonly string[]): Promise<Map<string, { file: string; value: EdnValue }>> {
+/** Reads each test file as an EDN map keyed by keywords; the first file defining a name wins (Mirabelle's merge). */
+async function readTests(paths: readonly string[]): Promise<Map<string, { file: string; value: EdnValue }>> {
   const merged = new Map<string, { file: string; value: EdnValue }>();
-  for (const file of await expandFiles(paths)) {
+  for (const file of expandFiles(paths)) {
     let parsed: EdnValue;
     try {
       parsed = parseEdn(await readFile(file, 'utf8'));
@@ -81,6 +73,15 @@ async function readNamedMaps(paths: readonly string[]): Promise<Map<string, { fi
     }
   }
   return merged;
+}
+
+function readStreams(paths: readonly string[]): Map<string, FileStream> {
+  try {
+    return readStreamPaths(paths);
+  } catch (error) {
+    if (error instanceof StreamFileError) throw new TestSetupError(error.message);
+    throw error;
+  }
 }
 
 function testCase(name: string, file: string, value: EdnValue): TestCase {
@@ -122,9 +123,9 @@ export function matchesExpected(expected: unknown, actual: unknown): boolean {
 
 const edn = (value: unknown): string => printEdn(jsToEdn(value));
 
-function runTest(test: TestCase, streams: ReadonlyMap<string, { file: string; value: EdnValue }>): TestResult {
+function runTest(test: TestCase, streams: ReadonlyMap<string, FileStream>): TestResult {
   const engine = new StreamEngine({ testMode: true });
-  for (const [name, { value }] of streams) engine.add(name, value);
+  for (const [name, { config }] of streams) engine.add(name, config);
   const problems: string[] = [];
   if (test.target !== null && !engine.has(test.target)) problems.push(`unknown target stream :${test.target}`);
   else {
@@ -159,18 +160,18 @@ function report(results: readonly TestResult[], json: boolean): string {
 export async function runStreamTests(options: StreamTestOptions): Promise<StreamTestRun> {
   try {
     if (options.tests.length === 0) throw new TestSetupError('no test files: give --tests PATH');
-    const streams = await readNamedMaps(options.streams);
+    const streams = readStreams(options.streams);
     // Compiling once up front reports config errors by file, before any test runs.
     const check = new StreamEngine({ testMode: true });
-    for (const [name, { file, value }] of streams) {
+    for (const [name, { path, config }] of streams) {
       try {
-        check.add(name, value);
+        check.add(name, config);
       } catch (error) {
-        if (error instanceof StreamConfigError) throw new TestSetupError(`${file}: stream ${name}: ${error.message}`);
+        if (error instanceof StreamConfigError) throw new TestSetupError(`${path}: stream ${name}: ${error.message}`);
         throw error;
       }
     }
-    const tests = [...(await readNamedMaps(options.tests))].map(([name, { file, value }]) => testCase(name, file, value));
+    const tests = [...(await readTests(options.tests))].map(([name, { file, value }]) => testCase(name, file, value));
     const results = tests.map((test) => runTest(test, streams));
     return { output: report(results, options.json), exitCode: results.every((result) => result.passed) ? 0 : 1 };
   } catch (error) {

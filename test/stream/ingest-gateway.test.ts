@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { StreamEngine } from '../../src/stream/engine.ts';
+import type { Event } from '../../src/stream/event.ts';
+import { describeFailures, IngestGateway } from '../../src/stream/ingest-gateway.ts';
+
+const events = (count: number): Event[] => Array.from({ length: count }, (_, i) => ({ host: `h${i}`, metric: i }));
+
+describe('IngestGateway', () => {
+  it('pushes a batch into its target and reports the outcome', async () => {
+    const engine = new StreamEngine({ testMode: true });
+    engine.add('s', '{:actions {:action :tap :params [:out]}}');
+    const gateway = new IngestGateway(engine, 100, () => undefined);
+    const pending = gateway.submit('s', events(3), 'test');
+    expect(pending).not.toBe('full');
+    expect(await pending).toEqual({ errorCount: 0, firstFailure: undefined });
+    expect(engine.taps().get('out')).toHaveLength(3);
+  });
+
+  it('answers full at once when the backlog cannot take a batch, and counts the refusal by input', async () => {
+    const engine = new StreamEngine({ testMode: true });
+    engine.add('s', '{:actions {:action :tap :params [:out]}}');
+    const refused: string[] = [];
+    const gateway = new IngestGateway(engine, 1_000, (input) => refused.push(input));
+    // Larger than one slice: it waits in the backlog, which now holds more than the limit allows to add.
+    const big = gateway.submit('s', events(9_000), 'stream');
+    expect(gateway.pending).toBeGreaterThan(0);
+    expect(gateway.submit('s', events(1), 'remote-write')).toBe('full');
+    expect(refused).toEqual(['remote-write']);
+    expect(await big).toEqual({ errorCount: 0, firstFailure: undefined });
+    expect(gateway.pending).toBe(0);
+  });
+
+  it('summarises the action errors of every slice, and a target removed while its events waited', async () => {
+    const engine = new StreamEngine({ testMode: true });
+    engine.add('inc', '{:actions {:action :increment}}');
+    const gateway = new IngestGateway(engine, 100_000, () => undefined);
+    const outcome = await (gateway.submit('inc', [{ host: 'a' }, { host: 'b' }], 'test') as Promise<never>);
+    expect(outcome).toMatchObject({ errorCount: 2, firstFailure: { stream: 'inc' } });
+    expect(describeFailures('inc', outcome)).toMatch(/^Stream inc: .+ \(2 errors in this batch\)$/);
+    const waiting = gateway.submit('inc', events(9_000), 'test') as Promise<never>;
+    engine.remove('inc');
+    const gone = await waiting;
+    expect(describeFailures('inc', gone)).toMatch(/^Stream inc: /);
+    expect(gone).toMatchObject({ firstFailure: { stream: 'inc' } });
+  });
+});
