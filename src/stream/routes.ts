@@ -180,11 +180,11 @@ function describeValidationError(error: FastifyError, request: FastifyRequest): 
   const issue = (error.validation?.[0] ?? {}) as SchemaIssue;
   const body = request.routeOptions.schema?.body as { required?: string[]; properties?: Record<string, { description?: string }> } | undefined;
   if (error.validationContext !== 'body' || body === undefined) return { statusCode: 400, message: `Invalid request: ${error.message}` };
-  if (issue.instancePath === '' || issue.instancePath === undefined) {
-    const missing = issue.params?.requiredProperties?.[0] ?? body.required?.[0];
-    return { statusCode: 400, message: `field ${missing} is missing` };
-  }
-  const field = issue.instancePath.slice(1).split('/')[0] ?? '';
+  // Read the body itself rather than the validator's report: validators word a missing property differently.
+  const fields = request.body !== null && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
+  const missing = body.required?.find((name) => fields[name] === undefined);
+  if (missing !== undefined) return { statusCode: 400, message: `field ${missing} is missing` };
+  const field = (issue.instancePath ?? '').slice(1).split('/')[0] ?? '';
   const expected = body.properties?.[field]?.description;
   return { statusCode: 400, message: `field ${field} is incorrect${expected ? `: expected ${expected}` : ''}` };
 }
