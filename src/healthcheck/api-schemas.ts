@@ -1,5 +1,5 @@
 /**
- * TypeBox schemas of the healthcheck API (docs/api.md): params, query, bodies (the kinds' own schemas, so the API
+ * TypeBox schemas of the healthcheck API (docs/http-api.md): params, query, bodies (the kinds' own schemas, so the API
  * and the config file accept exactly the same definitions) and responses. Response schemas list their fields in
  * the order clients see them; a check's listing stays open (`additionalProperties`), as each kind adds its own
  * fields after the base ones.

@@ -6,7 +6,7 @@
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
 
-/** Upstream's buckets (reference §5). */
+/** Upstream's buckets (docs/http-api.md, metrics). */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 const LAG_BUCKETS = [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 

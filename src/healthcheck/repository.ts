@@ -14,7 +14,7 @@ import type { Db } from '../db/client.ts';
 import { healthcheckHistory, healthcheckResults, healthcheckUptime, healthchecks } from '../db/schema.ts';
 import type { KindName } from './kinds/index.ts';
 
-/** The result of a run, in its JSON form (SPEC §1 "Results"), which is also how it is kept in memory. */
+/** The result of a run, in its JSON form (docs/http-api.md, "Results"), which is also how it is kept in memory. */
 export interface CheckResult {
   name: string;
   summary: string;

@@ -1,4 +1,4 @@
-/** The result of one run, as the API shows it and the repository stores it (docs/api.md, "Results"). */
+/** The result of one run, as the API shows it and the repository stores it (docs/http-api.md, "Results"). */
 import type { CheckResult } from './repository.ts';
 
 export function buildResult(

@@ -1,7 +1,7 @@
 /**
  * The healthcheck API as a fastify plugin handed its service, on both path forms: `/api/v1/...` (lists wrapped
  * as `{"result": [...]}`) and upstream's v1 short form `/healthcheck...`, `/result...` (lists as bare arrays).
- * Statuses and messages are docs/api.md's; errors answer `{"message": ...}`.
+ * Statuses and messages are docs/http-api.md's; errors answer `{"message": ...}`.
  *
  * Params, query, bodies and responses are declared with TypeBox (src/healthcheck/api-schemas.ts) and checked by
  * TypeBox's compiler, so a body is refused on exactly the rules the config file applies. Creation has one static

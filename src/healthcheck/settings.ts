@@ -1,5 +1,5 @@
 /**
- * The healthcheck part's config values, typed and parsed once by the config loader (docs/config.md): the part
+ * The healthcheck part's config values, typed and parsed once by the config loader (docs/configuration.md): the part
  * receives these and never reads or re-parses the file itself.
  */
 import type { KeyedCheck } from './kinds/index.ts';

@@ -1,6 +1,6 @@
 /**
  * The stream part's domain errors: a reason, never an HTTP status. The stream routes map each reason to a
- * status (docs/api.md); an input that is not HTTP (a TCP protocol, the CLI) reads the same reasons its own way.
+ * status (docs/http-api.md); an input that is not HTTP (a TCP protocol, the CLI) reads the same reasons its own way.
  */
 export type StreamErrorReason =
   /** A stream config, query, name or pushed body that does not parse or validate. */

@@ -1,5 +1,5 @@
 /**
- * The stream API (Mirabelle-compatible, docs/api.md): streams, pushes, index search, Prometheus remote write and
+ * The stream API (Mirabelle-compatible, docs/http-api.md): streams, pushes, index search, Prometheus remote write and
  * OTLP traces. Each URL prefix is a scope with the part's error handling: stream domain errors map to statuses
  * by reason, errors are `{"error": ...}`, and a JSON body that fails its schema is worded as Mirabelle words it
  * (`field config is missing`). Push bodies are checked as an envelope only (`events` present); the events are

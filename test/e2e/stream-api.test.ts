@@ -1,5 +1,5 @@
 /**
- * The stream API of SPEC §2 against the real server: every row of the status table, the success bodies, the
+ * The stream API of docs/http-api.md against the real server: every row of the status table, the success bodies, the
  * `default` fan-out, index search with nested conditions, the metrics, and the 503 of a full ingest backlog.
  */
 import { existsSync, readFileSync } from 'node:fs';

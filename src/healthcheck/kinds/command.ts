@@ -1,6 +1,6 @@
 /**
  * Command check: run `command arguments...` (no shell), success iff it exits with 0. The command gets its own
- * process group, and the whole group is killed at the timeout (upstream never enforced it, reference §1.6).
+ * process group, and the whole group is killed at the timeout (upstream never enforced it: docs/differences.md).
  */
 import { spawn } from 'node:child_process';
 import { Type } from '@sinclair/typebox';

@@ -18,7 +18,7 @@ const baseProperties = {
   interval: Type.Optional(Duration),
   timeout: Duration,
   'one-off': Type.Optional(Type.Boolean()),
-  /** Upstream's YAML spelling of `one-off` (reference §7.2). */
+  /** Upstream's YAML spelling of `one-off` (docs/checks.md, common fields). */
   oneoff: Type.Optional(Type.Boolean()),
   /** Always set by the server; ignored on input. */
   source: Type.Optional(Type.String()),

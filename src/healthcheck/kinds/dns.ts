@@ -1,7 +1,7 @@
 /**
  * DNS check: resolve `domain` (A and AAAA by default, or one `record-type`) with a c-ares Resolver, on the
  * system's name servers or on `resolver`, within the timeout. `expected-ips` must all be in the answer.
- * Extension over upstream: `resolver` and `record-type` (SPEC §1).
+ * Extension over upstream: `resolver` and `record-type` (docs/checks.md, DNS).
  */
 import { Resolver } from 'node:dns/promises';
 import { isIP, isIPv4 } from 'node:net';

@@ -70,7 +70,7 @@ export const httpSchema = checkSchema({
   'body-regexp': Type.Optional(Type.Array(Type.String())),
   redirect: Type.Optional(Type.Boolean()),
   'server-name': Type.Optional(Type.String()),
-  /** Upstream's YAML spelling of `server-name` (reference §7.2). */
+  /** Upstream's YAML spelling of `server-name` (docs/checks.md, HTTP). */
   servername: Type.Optional(Type.String()),
   'source-ip': Type.Optional(Type.String()),
   ...tlsClientProperties,

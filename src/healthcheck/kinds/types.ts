@@ -45,10 +45,10 @@ export interface CheckKind<D extends BaseDefinition> {
   kind: D['kind'];
   /** TypeBox schema of the JSON/YAML input (kebab-case keys, as upstream). */
   schema: TSchema;
-  /** Validates (schema and SPEC §1 rules) and normalises; throws CheckValidationError. */
+  /** Validates (schema and the rules of docs/checks.md) and normalises; throws CheckValidationError. */
   parse(raw: unknown): D;
   /**
-   * Listing form: upstream key order (reference §1.7), Go durations, plus the read-only `kind`.
+   * Listing form: upstream key order (docs/http-api.md), Go durations, plus the read-only `kind`.
    * `source` is not part of the definition: the service owns it and passes it here.
    */
   toJson(def: D, source?: string): CheckJson;

@@ -1,6 +1,6 @@
 /**
  * OTLP/HTTP traces: an `ExportTraceServiceRequest` as protobuf (`application/x-protobuf`) or OTLP/JSON
- * (`application/json`), optionally gzip. One event per span, mapped as Mirabelle maps them (reference §7), with
+ * (`application/json`), optionally gzip. One event per span, mapped as Mirabelle maps them (docs/stream-language.md, OTLP spans), with
  * two fixes: double attributes are kept, and a status code outside 0..2 gives `state` "unset" (the code itself
  * is kept in `status`) instead of failing the request.
  *
