@@ -86,8 +86,9 @@ export const reinject = defineAction({
   },
 });
 
-/** Mirabelle runs the children on a thread pool; Node has one thread, so Vigie runs them synchronously, in
- *  order, exactly like `sdo`. The queue name is accepted (and must be a keyword) for compatibility.
+/** Runs the children later, from the named queue of `streams.async-queues` (Mirabelle: a thread pool): the
+ *  stream goes on at once, the queue runs its backlog on the next ticks, and a full queue drops (counted in
+ *  `stream_async_queue_dropped_total`). An unknown queue is a compile error; in test mode it is `sdo`.
  *  `{:action :async-queue! :params [:my-queue] :children [{:action :output! :params [:s3]}]}` */
 export const asyncQueue = defineAction({
   name: 'async-queue!',
@@ -95,7 +96,11 @@ export const asyncQueue = defineAction({
     arity(raw, 1);
     return name(raw[0], 'queue');
   },
-  build: (_queue, { emit }) => emit,
+  build: (queue, { emit, services }) => {
+    if (!services.hasAsyncQueue(queue)) throw new Error(`Async queue :${queue} not found (declare it under streams.async-queues)`);
+    if (services.testMode) return emit;
+    return (emission) => services.enqueue(queue, emit, emission);
+  },
 });
 
 /** Records what it receives under the tap name in test mode (`vigie test` compares taps); a no-op otherwise.
@@ -145,8 +150,8 @@ export const output = defineAction({
   },
 });
 
-/** Mirabelle publishes to websocket subscribers of a channel; Vigie has no websocket, so this validates its
- *  channel and drops the events. Kept so that Mirabelle streams compile unchanged.
+/** Publishes events (a list: each of its events) to the websocket subscribers of a channel
+ *  (`ws://host:port/channel/<channel>?query=<base64 EDN condition>`); a no-op in test mode.
  *  `{:action :publish! :params [:my-channel]}` */
 export const publish = defineAction({
   name: 'publish!',
@@ -155,7 +160,10 @@ export const publish = defineAction({
     return name(raw[0], 'channel');
   },
   children: 'none',
-  build: (): Emit => () => {},
+  build: (channel, { services }): Emit => {
+    if (services.testMode) return () => {};
+    return (emission) => services.publish(channel, emission);
+  },
 });
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
