@@ -12,6 +12,8 @@ import { CheckValidationError, parseCheck } from '../healthcheck/kinds/index.ts'
 import { DurationError, parseDuration } from './duration.ts';
 import { ConfigError, describeSchemaError, jsonPointerToKey } from './errors.ts';
 import { ConfigFileSchema } from './schema.ts';
+import { DEFAULT_ASYNC_QUEUE_SIZE } from '../stream/async-queues.ts';
+import { DEFAULT_MAX_BUFFERED_BYTES } from '../stream/pubsub/channels.ts';
 import type { Static } from '@sinclair/typebox';
 
 export { ConfigError } from './errors.ts';
@@ -57,6 +59,10 @@ export interface VigieConfig {
     snapshotIntervalMs: number;
     maxPendingEvents: number;
     outputs: Record<string, unknown>;
+    /** `async-queue!` queues by name. */
+    asyncQueues: Record<string, { queueSize: number }>;
+    /** Per websocket subscriber: bytes not yet written past which its messages are dropped. */
+    websocketMaxBufferedBytes: number;
   };
 }
 
@@ -144,6 +150,10 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       snapshotIntervalMs: durationMs(file, 'streams.snapshot-interval', streams['snapshot-interval'] ?? '10s'),
       maxPendingEvents: streams['max-pending-events'] ?? 100_000,
       outputs: (streams.outputs ?? {}) as Record<string, unknown>,
+      asyncQueues: Object.fromEntries(
+        Object.entries(streams['async-queues'] ?? {}).map(([name, queue]) => [name, { queueSize: queue['queue-size'] ?? DEFAULT_ASYNC_QUEUE_SIZE }]),
+      ),
+      websocketMaxBufferedBytes: streams.websocket?.['max-buffered-bytes'] ?? DEFAULT_MAX_BUFFERED_BYTES,
     },
   };
 }

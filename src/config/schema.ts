@@ -110,6 +110,10 @@ export const StreamsSettingsSchema = Type.Object(
     'snapshot-interval': Type.Optional(Duration),
     'max-pending-events': Type.Optional(Type.Integer({ minimum: 1 })),
     outputs: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9._-]+$' }), OutputConfigSchema)),
+    'async-queues': Type.Optional(
+      Type.Record(Type.String({ pattern: '^[A-Za-z0-9._-]+$' }), Type.Object({ 'queue-size': Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })) }, closed)),
+    ),
+    websocket: Type.Optional(Type.Object({ 'max-buffered-bytes': Type.Optional(Type.Integer({ minimum: 1024 })) }, closed)),
   },
   closed,
 );

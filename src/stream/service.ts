@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { VigieConfig } from '../config/load.ts';
 import { AppError } from '../server/errors.ts';
+import type { AsyncQueueRunner } from './async-queues.ts';
 import { IngestBacklog } from './backlog.ts';
 import { StreamConfigError } from './compiler.ts';
 import { compileCondition } from './condition.ts';
@@ -33,6 +34,7 @@ import {
 } from './files.ts';
 import { StreamMetrics } from './metrics.ts';
 import { buildOutputs, type OutputRegistry } from './outputs/index.ts';
+import type { StreamPublisher } from './pubsub/channels.ts';
 import type { StoredIndexSnapshot, StoredStream, StreamRepository } from './repository.ts';
 
 export type StreamSettings = VigieConfig['streams'];
@@ -44,6 +46,10 @@ export interface StreamServiceOptions {
   repository: StreamRepository;
   registry: Registry;
   logger: Logger;
+  /** Websocket channels (`publish!`, index feeds); handed to the engine. */
+  pubsub?: StreamPublisher;
+  /** `async-queue!` queues; handed to the engine. */
+  asyncQueues?: AsyncQueueRunner;
 }
 
 interface ApiStream extends StoredStream {
@@ -60,6 +66,7 @@ export class StreamService {
   private readonly repository: StreamRepository;
   private readonly logger: Logger;
   private readonly outputs: OutputRegistry;
+  private readonly asyncQueues: AsyncQueueRunner | undefined;
   private settings: StreamSettings;
   private readonly apiStreams = new Map<string, ApiStream>();
   /** The file streams as last applied (a rejected file keeps its previous streams here). */
@@ -71,6 +78,7 @@ export class StreamService {
     this.settings = options.settings;
     this.repository = options.repository;
     this.logger = options.logger;
+    this.asyncQueues = options.asyncQueues;
     this.backlog = new IngestBacklog((target, events) => this.pushNow(target, events), options.settings.maxPendingEvents);
     const metrics = new StreamMetrics(options.registry, () => this.backlog.pending);
     this.metrics = metrics;
@@ -82,6 +90,8 @@ export class StreamService {
     );
     this.engine = new StreamEngine({
       outputs: this.outputs,
+      pubsub: options.pubsub,
+      asyncQueues: options.asyncQueues,
       logger: options.logger,
       observer: {
         pushed: (stream, events, seconds) => metrics.observePush(stream, events, seconds),
@@ -345,7 +355,7 @@ export class StreamService {
   private rejectedFiles(changed: readonly FileStream[]): Map<string, string> {
     const rejected = new Map<string, string>();
     if (changed.length === 0) return rejected;
-    const scratch = new StreamEngine({ outputs: this.outputs });
+    const scratch = new StreamEngine({ outputs: this.outputs, asyncQueues: this.asyncQueues });
     for (const stream of changed) {
       if (rejected.has(stream.path)) continue;
       try {
