@@ -2,8 +2,10 @@
  * Builds the outputs named in `streams.outputs` and routes `:output!` emissions to them by name.
  */
 import type { Emission } from '../event.ts';
+import { createElasticsearchOutput } from './elasticsearch.ts';
 import { createFileOutput } from './file.ts';
 import { createHttpOutput } from './http.ts';
+import { createPagerDutyOutput } from './pagerduty.ts';
 import { createPrometheusOutput } from './prometheus.ts';
 import { type OutputSettings, parseOutputConfig } from './schema.ts';
 import { noopObserver, type Output, type OutputObserver } from './types.ts';
@@ -53,6 +55,10 @@ export function createOutput(name: string, settings: OutputSettings, observer: O
       return createHttpOutput(name, settings, settings.batching, observer);
     case 'prometheus':
       return createPrometheusOutput(name, settings, settings.batching, observer);
+    case 'pagerduty':
+      return createPagerDutyOutput(name, settings, observer);
+    case 'elasticsearch':
+      return createElasticsearchOutput(name, settings, observer);
   }
 }
 
