@@ -1,5 +1,5 @@
 /**
- * The `elasticsearch` output (docs/outputs.md): each batch is one `POST <scheme>://<host>/_bulk` of NDJSON,
+ * The `elasticsearch` output (README, "Configuration file"): each batch is one `POST <scheme>://<host>/_bulk` of NDJSON,
  * two lines per event:
  *
  *   {"index":{"_index":"<index>"}}

@@ -1,5 +1,5 @@
 /**
- * The `pagerduty` output (docs/outputs.md): each event becomes one PagerDuty Events API v2 request
+ * The `pagerduty` output (README, "Configuration file"): each event becomes one PagerDuty Events API v2 request
  * (`POST <url>`, default https://events.pagerduty.com/v2/enqueue):
  *
  *   {"routing_key": <service-key>, "event_action": "trigger"|"acknowledge"|"resolve",

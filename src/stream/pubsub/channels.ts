@@ -1,5 +1,5 @@
 /**
- * The pubsub channels behind the websockets (docs/streams.md, "Websockets"): `publish!` publishes on a
+ * The pubsub channels behind the websockets (README, "Streams": websockets): `publish!` publishes on a
  * channel, every `:index` action publishes the events it receives on `<stream>-index` (and on `default-index`
  * for a default stream), and each websocket subscriber receives, as JSON in a binary frame (as Mirabelle
  * sends them), the events of its channel that match its query.

@@ -1,5 +1,5 @@
 /**
- * The websocket endpoints on the HTTP port (docs/streams.md, "Websockets"), with `@fastify/websocket`:
+ * The websocket endpoints on the HTTP port (README, "Streams": websockets), with `@fastify/websocket`:
  * - `/channel/<channel>?query=<base64 EDN condition>`: the events `publish!` sends to that channel;
  * - `/index?stream=<name>&query=<base64 EDN condition>`: every event the `:index` actions of that stream receive
  *   (without `stream`: those of every default stream), as Mirabelle v0.13 had it.
