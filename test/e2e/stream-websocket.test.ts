@@ -242,3 +242,20 @@ describe('TLS', () => {
     }
   }, 60_000);
 });
+
+describe('shutdown', () => {
+  it('closes the open websockets on SIGTERM and exits 0', async () => {
+    const own = await startServer();
+    try {
+      const socket = new WebSocket(`${own.url.replace(/^http/, 'ws')}/channel/any`);
+      await new Promise((resolve, reject) => (socket.once('open', resolve), socket.once('error', reject)));
+      const closed = new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)));
+      const started = Date.now();
+      expect(await own.stop()).toBe(0);
+      expect(await closed).toBeGreaterThan(0);
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await own.kill9();
+    }
+  }, 30_000);
+});
