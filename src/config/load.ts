@@ -13,7 +13,7 @@ import { DurationError, parseDuration } from './duration.ts';
 import { ConfigError, describeSchemaError, jsonPointerToKey } from './errors.ts';
 import { ConfigFileSchema } from './schema.ts';
 import { DEFAULT_ASYNC_QUEUE_SIZE } from '../stream/async-queues.ts';
-import { DEFAULT_MAX_BUFFERED_BYTES } from '../stream/pubsub/channels.ts';
+import { DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_CONNECTIONS } from '../stream/pubsub/channels.ts';
 import type { Static } from '@sinclair/typebox';
 
 export { ConfigError } from './errors.ts';
@@ -63,6 +63,8 @@ export interface VigieConfig {
     asyncQueues: Record<string, { queueSize: number }>;
     /** Per websocket subscriber: bytes not yet written past which its messages are dropped. */
     websocketMaxBufferedBytes: number;
+    /** Open websockets beyond this are closed at once (1013). */
+    websocketMaxConnections: number;
   };
 }
 
@@ -154,6 +156,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
         Object.entries(streams['async-queues'] ?? {}).map(([name, queue]) => [name, { queueSize: queue['queue-size'] ?? DEFAULT_ASYNC_QUEUE_SIZE }]),
       ),
       websocketMaxBufferedBytes: streams.websocket?.['max-buffered-bytes'] ?? DEFAULT_MAX_BUFFERED_BYTES,
+      websocketMaxConnections: streams.websocket?.['max-connections'] ?? DEFAULT_MAX_CONNECTIONS,
     },
   };
 }

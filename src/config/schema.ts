@@ -113,7 +113,9 @@ export const StreamsSettingsSchema = Type.Object(
     'async-queues': Type.Optional(
       Type.Record(Type.String({ pattern: '^[A-Za-z0-9._-]+$' }), Type.Object({ 'queue-size': Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })) }, closed)),
     ),
-    websocket: Type.Optional(Type.Object({ 'max-buffered-bytes': Type.Optional(Type.Integer({ minimum: 1024 })) }, closed)),
+    websocket: Type.Optional(
+      Type.Object({ 'max-buffered-bytes': Type.Optional(Type.Integer({ minimum: 1024 })), 'max-connections': Type.Optional(Type.Integer({ minimum: 1 })) }, closed),
+    ),
   },
   closed,
 );

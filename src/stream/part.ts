@@ -29,10 +29,18 @@ export const createStreamPart: PartFactory = ({ config, db, metrics, logger }): 
     name: 'streams',
     routes: async (app) => {
       await app.register(streamRoutes(service, { bodyLimit: config.http.bodyLimit }));
-      await app.register(pubsubRoutes(pubsub, metrics.registry));
+      await app.register(pubsubRoutes(pubsub, metrics.registry, { maxConnections: config.streams.websocketMaxConnections }));
     },
     start: () => service.start(),
-    reload: (next) => service.reload(next),
+    reload: (next) => {
+      const { asyncQueues: queues, websocketMaxBufferedBytes, websocketMaxConnections } = config.streams;
+      const changed =
+        JSON.stringify(next.streams.asyncQueues) !== JSON.stringify(queues) ||
+        next.streams.websocketMaxBufferedBytes !== websocketMaxBufferedBytes ||
+        next.streams.websocketMaxConnections !== websocketMaxConnections;
+      if (changed) log.warn('changes to streams.async-queues and streams.websocket take effect at the next restart');
+      return service.reload(next);
+    },
     stop: async () => {
       // What async queues still hold reaches the outputs before they flush.
       asyncQueues.drain();

@@ -63,7 +63,7 @@ async function metric(line: RegExp): Promise<number> {
 }
 
 beforeAll(async () => {
-  server = await startServer({ config: { http: { 'basic-auth': AUTH }, streams: { websocket: { 'max-buffered-bytes': 4096 }, 'async-queues': { later: { 'queue-size': 100 } } } } });
+  server = await startServer({ config: { http: { 'basic-auth': AUTH }, streams: { websocket: { 'max-buffered-bytes': 4096, 'max-connections': 4 }, 'async-queues': { later: { 'queue-size': 100 } } } } });
   await addStream('alerts', '{:actions {:action :sdo :children [{:action :publish! :params [:alerts]} {:action :where :params [[:= :state "critical"]] :children [{:action :publish! :params [:critical]}]}]}}');
   await addStream('hosts', '{:actions {:action :index :params [[:host]]} :default true}');
 }, 60_000);
@@ -151,6 +151,19 @@ describe('index feed', () => {
     expect(defaults.received.map((event) => event.host)).toEqual(['web-1', 'web-2', 'web-1']);
     expect(other.received).toEqual([]);
     for (const one of [feed, defaults, other]) one.socket.close();
+  });
+});
+
+describe('connection cap', () => {
+  it('closes the websockets past streams.websocket.max-connections with 1013', async () => {
+    const deadline = Date.now() + 5_000;
+    while ((await metric(/^websocket_connections_count /)) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    const open = await Promise.all([1, 2, 3, 4].map(() => subscribe('/channel/cap')));
+    const extra = await subscribe('/channel/cap');
+    expect(await extra.closed).toEqual({ code: 1013, reason: 'Too many websocket connections (limit 4), retry later' });
+    expect(await metric(/^websocket_connections_count /)).toBe(4);
+    for (const one of open) one.socket.close();
+    await Promise.all(open.map((one) => one.closed));
   });
 });
 

@@ -41,6 +41,7 @@ export interface StreamPublisher {
 
 export const DEFAULT_INDEX_CHANNEL = 'default-index';
 export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_CONNECTIONS = 1000;
 const OPEN = 1;
 
 export function indexChannel(stream: string): string {

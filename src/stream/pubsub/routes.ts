@@ -18,6 +18,8 @@ import { DEFAULT_INDEX_CHANNEL, indexChannel, type PubSub, PubSub as PubSubChann
 
 /** RFC 6455 1008: the message (here, the query) violates the endpoint's policy. */
 export const INVALID_QUERY_CLOSE_CODE = 1008;
+/** RFC 6455 1013: try again later (here, too many open websockets). */
+export const TOO_MANY_CONNECTIONS_CLOSE_CODE = 1013;
 /** A close reason must fit in 123 bytes. */
 const MAX_CLOSE_REASON_BYTES = 123;
 /** Subscribers send nothing; a small cap keeps a client from making the server buffer large frames. */
@@ -49,7 +51,12 @@ export function createPubSub(maxBufferedBytes: number, registry: Registry): PubS
   return new PubSubChannels(maxBufferedBytes, observer);
 }
 
-export function pubsubRoutes(pubsub: PubSub, registry: Registry): FastifyPluginAsync {
+export interface PubSubRouteOptions {
+  /** Open websockets beyond this are closed at once with 1013. */
+  readonly maxConnections: number;
+}
+
+export function pubsubRoutes(pubsub: PubSub, registry: Registry, options: PubSubRouteOptions): FastifyPluginAsync {
   return async (app) => {
     let connections = 0;
     new Gauge({
@@ -62,9 +69,17 @@ export function pubsubRoutes(pubsub: PubSub, registry: Registry): FastifyPluginA
     });
     await app.register(websocket, { options: { maxPayload: MAX_INCOMING_PAYLOAD } });
 
-    const serve = (socket: WebSocket, channel: string, query: FeedQuery['query']): void => {
+    /** Counts the connection; false (and closed) when there are too many. */
+    const admit = (socket: WebSocket): boolean => {
       connections++;
       socket.once('close', () => connections--);
+      if (connections <= options.maxConnections) return true;
+      socket.close(TOO_MANY_CONNECTIONS_CLOSE_CODE, `Too many websocket connections (limit ${options.maxConnections}), retry later`);
+      return false;
+    };
+
+    const serve = (socket: WebSocket, channel: string, query: FeedQuery['query']): void => {
+      if (!admit(socket)) return;
       const condition = parseQuery(query);
       if (typeof condition === 'string') {
         socket.close(INVALID_QUERY_CLOSE_CODE, closeReason(condition));
@@ -81,8 +96,7 @@ export function pubsubRoutes(pubsub: PubSub, registry: Registry): FastifyPluginA
     app.get<{ Querystring: FeedQuery }>('/index', { websocket: true, config }, (socket, request) => {
       const stream = request.query.stream;
       if (Array.isArray(stream)) {
-        connections++;
-        socket.once('close', () => connections--);
+        if (!admit(socket)) return;
         socket.close(INVALID_QUERY_CLOSE_CODE, 'Invalid websocket stream: give one stream parameter');
         return;
       }
