@@ -15,6 +15,8 @@ import { CHECK_KEYS, CheckValidationError, type KeyedCheck, kindOfConfigKey, par
 import type { HealthcheckSettings } from '../healthcheck/settings.ts';
 import { type OutputSettings, resolveOutputs } from '../stream/outputs/schema.ts';
 import { ConfigFileSchema } from './schema.ts';
+import { DEFAULT_ASYNC_QUEUE_SIZE } from '../stream/async-queues.ts';
+import { DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_CONNECTIONS } from '../stream/pubsub/channels.ts';
 import type { Static } from '@sinclair/typebox';
 
 export { ConfigError } from '../common/config-error.ts';
@@ -52,6 +54,12 @@ export interface VigieConfig {
     maxPendingEvents: number;
     /** Resolved once here (defaults, durations); the outputs never read the raw config. */
     outputs: Readonly<Record<string, OutputSettings>>;
+    /** `async-queue!` queues by name. */
+    asyncQueues: Record<string, { queueSize: number }>;
+    /** Per websocket subscriber: bytes not yet written past which its messages are dropped. */
+    websocketMaxBufferedBytes: number;
+    /** Open websockets beyond this are closed at once (1013). */
+    websocketMaxConnections: number;
   };
 }
 
@@ -138,6 +146,11 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       snapshotIntervalMs: durationMs(file, 'streams.snapshot-interval', streams['snapshot-interval'] ?? '10s'),
       maxPendingEvents: streams['max-pending-events'] ?? 100_000,
       outputs: resolveOutputs(streams.outputs ?? {}, file),
+      asyncQueues: Object.fromEntries(
+        Object.entries(streams['async-queues'] ?? {}).map(([name, queue]) => [name, { queueSize: queue['queue-size'] ?? DEFAULT_ASYNC_QUEUE_SIZE }]),
+      ),
+      websocketMaxBufferedBytes: streams.websocket?.['max-buffered-bytes'] ?? DEFAULT_MAX_BUFFERED_BYTES,
+      websocketMaxConnections: streams.websocket?.['max-connections'] ?? DEFAULT_MAX_CONNECTIONS,
     },
   };
 }

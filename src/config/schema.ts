@@ -109,6 +109,12 @@ export const StreamsSettingsSchema = Type.Object(
     // Each entry is validated by its output kind's own schema (src/stream/outputs/schema.ts), so that the message
     // is about that kind's fields.
     outputs: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9._-]+$' }), Type.Unknown())),
+    'async-queues': Type.Optional(
+      Type.Record(Type.String({ pattern: '^[A-Za-z0-9._-]+$' }), Type.Object({ 'queue-size': Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })) }, closed)),
+    ),
+    websocket: Type.Optional(
+      Type.Object({ 'max-buffered-bytes': Type.Optional(Type.Integer({ minimum: 1024 })), 'max-connections': Type.Optional(Type.Integer({ minimum: 1 })) }, closed),
+    ),
   },
   closed,
 );

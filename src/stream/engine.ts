@@ -17,13 +17,16 @@
  * - `reinject!` and `:reaper` push into other streams through the engine (`default` fans out), with a depth
  *   limit so that a reinject loop fails instead of overflowing the stack.
  * - Test mode (`vigie test`): `:tap` records (read with `taps()`), `output!` compiles for any output name and
- *   does nothing, `:io` drops.
+ *   does nothing, `:io` drops, `publish!` and the index feeds publish nothing, `async-queue!` runs its children
+ *   synchronously.
  */
 import type { ErrorHandler, StreamServices } from './actions/types.ts';
+import type { AsyncQueueRunner } from './async-queues.ts';
 import { type CompiledStream, compileStream, StreamConfigError } from './compiler.ts';
 import { type EdnMap, EdnError, ednEquals, type EdnValue, parseEdn, printEdn } from './edn.ts';
 import type { Emission, Event } from './event.ts';
 import { IndexStore } from './index-store.ts';
+import type { StreamPublisher } from './pubsub/channels.ts';
 
 /** Where `output!` sends events; the service builds it from `streams.outputs`. */
 export interface OutputSink {
@@ -49,6 +52,10 @@ export interface StreamLogger {
 export interface StreamEngineOptions {
   testMode?: boolean;
   outputs?: OutputSink;
+  /** Websocket channels for `publish!` and the index feeds (none: `publish!` drops). */
+  pubsub?: StreamPublisher;
+  /** The queues of `async-queue!` (none: every queue name is unknown outside test mode). */
+  asyncQueues?: AsyncQueueRunner;
   observer?: StreamObserver;
   logger?: StreamLogger;
 }
@@ -97,6 +104,10 @@ const noOutputs: OutputSink = {
   has: () => false,
   send: () => {},
 };
+const noQueues: AsyncQueueRunner = {
+  has: () => false,
+  enqueue: () => {},
+};
 
 interface PushErrors {
   errors: StreamFailure[];
@@ -107,6 +118,8 @@ export class StreamEngine {
   readonly testMode: boolean;
   private readonly streams = new Map<string, StreamEntry>();
   private readonly outputs: OutputSink;
+  private readonly pubsub: StreamPublisher | null;
+  private readonly asyncQueues: AsyncQueueRunner;
   private readonly observer: StreamObserver;
   private readonly logger: StreamLogger;
   private readonly tapped = new Map<string, Emission[]>();
@@ -116,6 +129,8 @@ export class StreamEngine {
   constructor(options: StreamEngineOptions = {}) {
     this.testMode = options.testMode ?? false;
     this.outputs = options.outputs ?? noOutputs;
+    this.pubsub = options.pubsub ?? null;
+    this.asyncQueues = options.asyncQueues ?? noQueues;
     this.observer = options.observer ?? {};
     this.logger = options.logger ?? silentLogger;
   }
@@ -139,6 +154,8 @@ export class StreamEngine {
       onError: this.errorHandler(name, false),
       onHandledError: this.errorHandler(name, true),
     });
+    // Upstream publishes index updates except in test mode.
+    if (this.pubsub !== null && !this.testMode) index.listener = this.pubsub.indexListener(name, compiled.isDefault);
     this.streams.set(name, {
       name,
       config: compiled.config,
@@ -244,6 +261,9 @@ export class StreamEngine {
       reinject: (destination, event) => this.reinject(destination ?? streamName, event),
       output: (name, emission) => this.outputs.send(name, emission),
       hasOutput: (name) => testMode || this.outputs.has(name),
+      publish: (channel, emission) => this.pubsub?.publish(channel, emission),
+      hasAsyncQueue: (name) => testMode || this.asyncQueues.has(name),
+      enqueue: (queue, emit, emission) => this.asyncQueues.enqueue(queue, emit, emission),
       tap: (name, emission) => {
         let recorded = this.tapped.get(name);
         if (recorded === undefined) {

@@ -43,9 +43,14 @@ export function indexKey(event: Event, labels: IndexLabels): string {
   return key;
 }
 
+/** Called with every event an `:index` action gives the store (the `/index` websocket feed). */
+export type IndexListener = (event: Event) => void;
+
 export class IndexStore {
   private readonly entries = new Map<string, Event>();
   private clock = 0;
+  /** Set by the engine when a feed exists (not in test mode); null costs one comparison per insert. */
+  listener: IndexListener | null = null;
 
   /** The newest indexed time, ns; 0 when nothing was indexed. */
   get currentTime(): number {
@@ -58,6 +63,8 @@ export class IndexStore {
 
   /** Indexes an event under its labels: an `expired` state removes the entry, timeless events are skipped. */
   insert(event: Event, labels: IndexLabels): void {
+    // Mirabelle v0.13 publishes every event the action receives, timeless ones and expirations included.
+    if (this.listener !== null) this.listener(event);
     const time = event.time;
     if (typeof time !== 'number') return;
     if (time > this.clock) this.clock = time;

@@ -10,6 +10,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { VigieConfig } from '../config/load.ts';
+import type { AsyncQueueRunner } from './async-queues.ts';
 import { StreamCatalog } from './catalog.ts';
 import { compileCondition } from './condition.ts';
 import { EdnError, type EdnValue, isEdnMap, kw, parseEdn } from './edn.ts';
@@ -19,6 +20,7 @@ import type { Event } from './event.ts';
 import { IngestGateway } from './ingest-gateway.ts';
 import { StreamMetrics } from './metrics.ts';
 import { buildOutputs, type OutputRegistry } from './outputs/index.ts';
+import type { StreamPublisher } from './pubsub/channels.ts';
 import type { StreamRepository } from './repository.ts';
 import { IndexSnapshotter } from './snapshotter.ts';
 
@@ -29,6 +31,10 @@ export interface StreamServiceOptions {
   repository: StreamRepository;
   registry: Registry;
   logger: Logger;
+  /** Websocket channels (`publish!`, index feeds); handed to the engine. */
+  pubsub?: StreamPublisher;
+  /** `async-queue!` queues; handed to the engine. */
+  asyncQueues?: AsyncQueueRunner;
 }
 
 export class StreamService {
@@ -50,6 +56,8 @@ export class StreamService {
     this.outputs = buildOutputs(options.settings.outputs, metrics.outputObserver(() => this.outputs.queueSizes()));
     this.engine = new StreamEngine({
       outputs: this.outputs,
+      pubsub: options.pubsub,
+      asyncQueues: options.asyncQueues,
       logger: options.logger,
       observer: {
         pushed: (stream, events, seconds) => metrics.observePush(stream, events, seconds),
@@ -61,6 +69,7 @@ export class StreamService {
       engine: this.engine,
       repository: options.repository,
       outputs: this.outputs,
+      asyncQueues: options.asyncQueues,
       directories: options.settings.directories,
       logger: options.logger,
     });

@@ -29,6 +29,12 @@ export interface StreamServices {
   output(name: string, emission: Emission): void;
   /** Whether an output of that name is configured (checked at compile time). */
   hasOutput(name: string): boolean;
+  /** Publishes an emission on a websocket pubsub channel (`publish!`; never called in test mode). */
+  publish(channel: string, emission: Emission): void;
+  /** Whether `streams.async-queues` declares that queue (checked at compile time; any name in test mode). */
+  hasAsyncQueue(name: string): boolean;
+  /** Runs `emit(emission)` later, from the named async queue (`async-queue!`; never called in test mode). */
+  enqueue(queue: string, emit: Emit, emission: Emission): void;
   /** Records an emission on a tap (test mode only). */
   tap(name: string, emission: Emission): void;
   log(level: 'debug' | 'info' | 'error', emission: Emission): void;

@@ -92,6 +92,9 @@ export function runStream(configEdn: string, events: readonly Emission[]): Strea
     },
     output: () => {},
     hasOutput: () => false,
+    publish: () => {},
+    hasAsyncQueue: () => true,
+    enqueue: () => {},
     tap: (name, emission) => {
       const recorded = taps.get(name) ?? [];
       recorded.push(emission);
