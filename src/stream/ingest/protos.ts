@@ -1,5 +1,5 @@
 /**
- * The vendored `.proto` files (Prometheus remote-write 1.0, OTLP traces), parsed by protobufjs once, on first use.
+ * The vendored `.proto` files (Prometheus remote-write 1.0, OTLP traces, Riemann), parsed by protobufjs once, on first use.
  * Imports inside the files are written as upstream writes them (`opentelemetry/proto/...`), resolved against
  * the `protos/` directory.
  */
@@ -11,6 +11,7 @@ export interface Protos {
   readonly writeRequest: protobuf.Type;
   readonly exportTraceServiceRequest: protobuf.Type;
   readonly exportTraceServiceResponse: protobuf.Type;
+  readonly riemannMsg: protobuf.Type;
 }
 
 let loaded: Protos | null = null;
@@ -19,12 +20,13 @@ export function loadProtos(): Protos {
   if (loaded) return loaded;
   const root = new protobuf.Root();
   root.resolvePath = (_origin, target) => join(PROTO_DIR, target);
-  root.loadSync(['prometheus/remote.proto', 'opentelemetry/proto/collector/trace/v1/trace_service.proto']);
+  root.loadSync(['prometheus/remote.proto', 'opentelemetry/proto/collector/trace/v1/trace_service.proto', 'riemann/proto.proto']);
   root.resolveAll();
   loaded = {
     writeRequest: root.lookupType('prometheus.WriteRequest'),
     exportTraceServiceRequest: root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest'),
     exportTraceServiceResponse: root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse'),
+    riemannMsg: root.lookupType('Msg'),
   };
   return loaded;
 }
