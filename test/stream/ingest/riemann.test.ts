@@ -133,7 +133,7 @@ describe('decodeRiemannMsg', () => {
     expect(decodeError(Buffer.from([0x32, 0x01, 0x08]))).toMatch(/truncated varint/);
     expect(decodeError(Buffer.from([0x3f]))).toMatch(/unsupported wire type 7/);
     expect(decodeError(Buffer.from([0x31, 0, 0, 0, 0, 0, 0, 0, 0]))).toMatch(/field 6 has wire type 1/);
-    expect(decodeError(msg({ events: [{ attributes: [{ value: 'no key' }] }] }))).toMatch(/attribute without its required key/);
+    expect(decodeError(Buffer.from([0x32, 0x04, 0x4a, 0x02, 0x12, 0x00]))).toMatch(/attribute without its required key/);
   });
 });
 
