@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../server/errors.ts';
 import type { Event } from './event.ts';
+import { eventsFromFluentBit } from './ingest/fluentbit.ts';
 import { eventsFromJsonBody } from './ingest/json.ts';
 import { decodeOtlpTraces, encodeOtlpResponse } from './ingest/otlp.ts';
 import { decodeRemoteWrite } from './ingest/remote-write.ts';
@@ -43,6 +44,13 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
       field(request.body, 'events');
       if (!(await ingest(service, reply, 'stream', name, eventsFromJsonBody(request.body)))) return reply;
       return { message: 'ok' };
+    });
+
+    app.post<{ Params: NameParams }>('/api/v1/fluentbit/:name', { config }, async (request, reply) => {
+      const { name } = request.params;
+      service.requirePushTarget(name);
+      if (!(await ingest(service, reply, 'fluentbit', name, eventsFromFluentBit(request.body)))) return reply;
+      return reply.code(200).send();
     });
 
     app.post<{ Params: NameParams }>('/api/v1/index/:name/search', { config }, async (request) => {
