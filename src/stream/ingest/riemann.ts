@@ -25,6 +25,7 @@ export interface RiemannMsg {
   hasQuery: boolean;
 }
 
+const SHORT_STRING = 24;
 const VARINT = 0;
 const FIXED64 = 1;
 const BYTES = 2;
@@ -117,10 +118,20 @@ class Reader {
     return end;
   }
 
+  /** Short ASCII strings (hosts, services, states, attribute keys) are built from their bytes: cheaper than a
+   *  call into the UTF-8 decoder, which every other string goes through. */
   string(): string {
     const end = this.delimited();
-    const text = this.buf.toString('utf8', this.pos, end);
+    const buf = this.buf;
+    const start = this.pos;
     this.pos = end;
+    if (end - start > SHORT_STRING) return buf.toString('utf8', start, end);
+    let text = '';
+    for (let i = start; i < end; i++) {
+      const byte = buf[i] as number;
+      if (byte >= 0x80) return buf.toString('utf8', start, end);
+      text += String.fromCharCode(byte);
+    }
     return text;
   }
 
