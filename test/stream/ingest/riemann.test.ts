@@ -117,6 +117,12 @@ describe('decodeRiemannMsg', () => {
     expect(events[0]).toEqual({ host: 'real', time: 10e9 });
   });
 
+  it('decodes UTF-8 and long strings as well as short ASCII ones', () => {
+    const long = 'a-service-name-longer-than-the-short-string-path';
+    const { events } = decode(msg({ events: [{ service: 'café ☕', host: long, description: '', attributes: [{ key: 'clé', value: 'vålue' }] }] }));
+    expect(events[0]).toEqual({ service: 'café ☕', host: long, description: '', clé: 'vålue', time: RECEIVED });
+  });
+
   it('reports a query', () => {
     expect(decode(msg({ query: { string: 'service = "x"' } })).hasQuery).toBe(true);
   });
