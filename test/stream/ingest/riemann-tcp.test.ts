@@ -33,10 +33,12 @@ class TestClient {
       }
       this.wake();
     });
-    socket.on('end', () => {
-      this.ended = true;
-      this.wake();
-    });
+    for (const closing of ['end', 'close']) {
+      socket.on(closing, () => {
+        this.ended = true;
+        this.wake();
+      });
+    }
     socket.on('error', () => undefined);
   }
 
@@ -100,7 +102,7 @@ interface Harness {
   client(): Promise<TestClient>;
 }
 
-async function start(options: { maxFrameBytes?: number; knownStreams?: string[] } = {}): Promise<Harness> {
+async function start(options: { maxFrameBytes?: number; maxConnections?: number; knownStreams?: string[] } = {}): Promise<Harness> {
   const registry = new Registry();
   const pushed: { target: string; events: Event[] }[] = [];
   const state = { full: false, offered: 0 };
@@ -109,7 +111,7 @@ async function start(options: { maxFrameBytes?: number; knownStreams?: string[] 
     host: '127.0.0.1',
     port: 0,
     maxFrameBytes: options.maxFrameBytes ?? 1024 * 1024,
-    maxConnections: 16,
+    maxConnections: options.maxConnections ?? 16,
     retryMs: 5,
     registry,
     logger: pino({ level: 'silent' }),
@@ -215,6 +217,18 @@ describe('Riemann TCP server', () => {
     client.socket.write(all.subarray(9));
     expect(await client.waitFor(3)).toEqual([{ ok: true }, { ok: true }, { ok: true }]);
     expect(harness.pushed.map(({ events }) => events[0]?.service)).toEqual(['s1', 's2', 's3']);
+  });
+
+  it('drops connections past max-connections, counted', async () => {
+    const harness = await start({ maxConnections: 1 });
+    const first = await harness.client();
+    first.send({ events: [{ service: 'first' }] });
+    await first.waitFor(1);
+    const second = await harness.client();
+    await second.waitForEnd();
+    expect(await metric(harness.registry, 'tcp_connections_dropped_total', { reason: 'max_connections' })).toBe(1);
+    first.send({ events: [{ service: 'still' }] });
+    expect(await first.waitFor(2)).toEqual([{ ok: true }, { ok: true }]);
   });
 
   it('stops reading while the backlog is full, so TCP pushes back on the sender, and resumes when it drains', async () => {
