@@ -20,13 +20,18 @@ export function loadProtos(): Protos {
   if (loaded) return loaded;
   const root = new protobuf.Root();
   root.resolvePath = (_origin, target) => join(PROTO_DIR, target);
-  root.loadSync(['prometheus/remote.proto', 'opentelemetry/proto/collector/trace/v1/trace_service.proto', 'riemann/proto.proto']);
+  root.loadSync(['prometheus/remote.proto', 'opentelemetry/proto/collector/trace/v1/trace_service.proto']);
   root.resolveAll();
+  // Riemann's proto has no package: its root-level `Event` would shadow OTLP's `Span.Event`, so it gets its own root.
+  const riemann = new protobuf.Root();
+  riemann.resolvePath = (_origin, target) => join(PROTO_DIR, target);
+  riemann.loadSync('riemann/proto.proto');
+  riemann.resolveAll();
   loaded = {
     writeRequest: root.lookupType('prometheus.WriteRequest'),
     exportTraceServiceRequest: root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest'),
     exportTraceServiceResponse: root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse'),
-    riemannMsg: root.lookupType('Msg'),
+    riemannMsg: riemann.lookupType('Msg'),
   };
   return loaded;
 }
