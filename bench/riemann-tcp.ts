@@ -8,7 +8,9 @@
  * `node --import tsx bench/riemann-tcp.ts`
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { loadavg } from 'node:os';
 import { loadProtos } from '../src/stream/ingest/protos.ts';
 import type { TestServer } from '../test/helpers/server.ts';
 import { createStream, percentile, round, startBenchServer, writeResult } from './http-load.ts';
@@ -93,6 +95,13 @@ function runConnection(port: number, payloads: Buffer[], counters: Counters): Pr
   });
 }
 
+/** CPU seconds (user + system) the server process used so far: on a shared machine, events per CPU second of
+ *  the server says what wall-clock throughput cannot. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 async function streamEvents(server: TestServer, name: string): Promise<number> {
   const text = await (await server.request('/metrics')).text();
   const match = new RegExp(`^stream_events_total\\{name="${name}"\\} (\\d+)`, 'm').exec(text);
@@ -122,10 +131,13 @@ try {
   const counters: Counters = { measuring: false, stop: false, frames: 0, latencies: [] };
   const running = Array.from({ length: CONNECTIONS }, () => runConnection(port, payloads, counters));
   await new Promise((resolve) => setTimeout(resolve, WARMUP_MS));
+  const pid = server.process.pid as number;
   counters.measuring = true;
   const started = performance.now();
+  const cpuBefore = cpuSeconds(pid);
   await new Promise((resolve) => setTimeout(resolve, DURATION_MS));
   counters.measuring = false;
+  const serverCpu = cpuSeconds(pid) - cpuBefore;
   const seconds = (performance.now() - started) / 1000;
   counters.stop = true;
   await Promise.all(running);
@@ -139,10 +151,13 @@ try {
     framesInFlightPerConnection: WINDOW,
     p50Ms: percentile(sorted, 0.5),
     p99Ms: percentile(sorted, 0.99),
+    serverCpuSeconds: round(serverCpu),
+    eventsPerServerCpuSecond: Math.round((counters.frames * EVENTS_PER_FRAME) / serverCpu),
     riemannClientEventsPerSecond: client.eventsPerSecond,
     riemannClientEvents: client.delivered,
     floor: FLOOR,
     pass: eventsPerSecond >= FLOOR,
+    loadAverage: round(loadavg()[0] as number),
     note: `machine shared with other agents while measured; ${round(seconds)} s window; riemann-client send -0 sends one event per Msg and waits for each reply`,
   });
 } finally {
