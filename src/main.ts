@@ -1,5 +1,5 @@
 /**
- * The `vigie` command line: `serve`, `migrate`, `check-config`, `test`.
+ * The `vigie` command line: `serve`, `migrate`, `check-config`, `test`, `graph`.
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config/load.ts';
@@ -11,7 +11,9 @@ const USAGE = `usage:
   vigie serve [--config FILE] [--log-level LEVEL]   run the service (embedded defaults without --config)
   vigie migrate [--config FILE]                      create or upgrade the database, then exit
   vigie check-config FILE                            validate a config file and print what would run
-  vigie test --streams PATH... --tests PATH... [--json]   run Mirabelle-style stream tests`;
+  vigie test --streams PATH... --tests PATH... [--json]   run Mirabelle-style stream tests
+  vigie graph [--streams PATH...] [--config FILE]    print the streams as a Graphviz DOT graph
+                                                     (default: the stream directories of the config)`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -24,6 +26,8 @@ async function main(argv: string[]): Promise<number> {
       return checkConfig(rest);
     case 'test':
       return streamTests(rest);
+    case 'graph':
+      return streamGraph(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -82,6 +86,21 @@ async function streamTests(args: string[]): Promise<number> {
   const result = await runStreamTests({ streams: values.streams ?? [], tests: values.tests ?? [], json: values.json ?? false });
   process.stdout.write(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
   return result.exitCode;
+}
+
+async function streamGraph(args: string[]): Promise<number> {
+  // `--streams a b` and `--streams a --streams b` both work: the paths after the first are positionals.
+  const { values, positionals } = parseArgs({ args, options: { streams: { type: 'string', multiple: true }, config: { type: 'string' } }, allowPositionals: true });
+  const { GraphError, readStreamFiles, streamsToDot } = await import('./stream/graph.ts');
+  const paths = values.streams ? [...values.streams, ...positionals] : loadConfig(values.config ?? null).streams.directories;
+  try {
+    process.stdout.write(streamsToDot(await readStreamFiles(paths)));
+    return 0;
+  } catch (error) {
+    if (!(error instanceof GraphError)) throw error;
+    console.error(error.message);
+    return 1;
+  }
 }
 
 main(process.argv.slice(2)).then(

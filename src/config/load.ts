@@ -60,12 +60,24 @@ export interface VigieConfig {
     websocketMaxBufferedBytes: number;
     /** Open websockets beyond this are closed at once (1013). */
     websocketMaxConnections: number;
+    /** The Riemann TCP input, when `streams.tcp` is set. */
+    tcp?: RiemannTcpSettings;
   };
+}
+
+export interface RiemannTcpSettings {
+  host: string;
+  port: number;
+  /** Mutual TLS: set only when key, cert and cacert all are. */
+  tls?: Required<ServerTls>;
+  maxFrameBytes: number;
+  maxConnections: number;
 }
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 9013;
 export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;
+export const DEFAULT_RIEMANN_PORT = 5555;
 
 /** Reads and resolves a config file; `null` gives the embedded defaults. Throws ConfigError. */
 export function loadConfig(file: string | null): VigieConfig {
@@ -151,7 +163,32 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       ),
       websocketMaxBufferedBytes: streams.websocket?.['max-buffered-bytes'] ?? DEFAULT_MAX_BUFFERED_BYTES,
       websocketMaxConnections: streams.websocket?.['max-connections'] ?? DEFAULT_MAX_CONNECTIONS,
+      ...(streams.tcp ? { tcp: resolveRiemannTcp(file, streams.tcp, http['body-limit'] ?? DEFAULT_BODY_LIMIT) } : {}),
     },
+  };
+}
+
+/** `streams.tcp`: the certificate options go all three together (TLS with mandatory client certificates). */
+function resolveRiemannTcp(file: string | null, tcp: NonNullable<NonNullable<ConfigFile['streams']>['tcp']>, bodyLimit: number): RiemannTcpSettings {
+  const certs = (['key', 'cert', 'cacert'] as const).filter((key) => tcp[key] !== undefined);
+  if (certs.length > 0 && certs.length < 3) {
+    const missing = (['key', 'cert', 'cacert'] as const).filter((key) => tcp[key] === undefined);
+    throw new ConfigError(file, `streams.tcp.${missing[0]}`, 'TLS on the Riemann TCP input needs key, cert and cacert together (clients must present a certificate)');
+  }
+  return {
+    host: tcp.host ?? DEFAULT_HOST,
+    port: tcp.port ?? DEFAULT_RIEMANN_PORT,
+    ...(tcp.key !== undefined && tcp.cert !== undefined && tcp.cacert !== undefined
+      ? {
+          tls: {
+            key: readConfigFile(file, 'streams.tcp.key', tcp.key),
+            cert: readConfigFile(file, 'streams.tcp.cert', tcp.cert),
+            ca: readConfigFile(file, 'streams.tcp.cacert', tcp.cacert),
+          },
+        }
+      : {}),
+    maxFrameBytes: tcp['max-frame-size'] ?? bodyLimit,
+    maxConnections: tcp['max-connections'] ?? 1024,
   };
 }
 

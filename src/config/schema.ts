@@ -101,8 +101,23 @@ const HealthchecksSettingsSchema = Type.Object(
   closed,
 );
 
+/** Mirabelle's `:tcp`: the Riemann protocol over TCP; key, cert and cacert together mean mutual TLS. */
+const RiemannTcpSchema = Type.Object(
+  {
+    host: Type.Optional(Type.String({ minLength: 1 })),
+    port: Type.Optional(Port),
+    key: Type.Optional(Type.String({ minLength: 1 })),
+    cert: Type.Optional(Type.String({ minLength: 1 })),
+    cacert: Type.Optional(Type.String({ minLength: 1 })),
+    'max-frame-size': Type.Optional(Type.Integer({ minimum: 1024 })),
+    'max-connections': Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  closed,
+);
+
 export const StreamsSettingsSchema = Type.Object(
   {
+    tcp: Type.Optional(RiemannTcpSchema),
     directories: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     'snapshot-interval': Type.Optional(Duration),
     'max-pending-events': Type.Optional(Type.Integer({ minimum: 1 })),

@@ -1,10 +1,15 @@
 /**
  * The stream part of the process: builds the service (and with it the outputs), loads the streams (API streams, stream
- * files, index snapshots) before the server listens, and starts the file watcher and snapshot timer after.
+ * files, index snapshots) before the server listens, and starts the file watcher, snapshot timer and Riemann TCP
+ * input after.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { PartFactory } from '../server/lifecycle.ts';
 import type { Part } from '../server/part.ts';
 import { createAsyncQueues } from './async-queues.ts';
+import { StreamError } from './errors.ts';
+import { describeFailures } from './ingest-gateway.ts';
+import { RiemannTcpServer } from './ingest/riemann-tcp.ts';
 import { createPubSub, pubsubRoutes } from './pubsub/routes.ts';
 import { StreamRepository } from './repository.ts';
 import { streamRoutes } from './routes.ts';
@@ -24,23 +29,47 @@ export const createStreamPart: PartFactory = ({ config, db, metrics, logger }): 
     asyncQueues,
   });
   service.load();
+  const tcpSettings = config.streams.tcp;
+  const tcp = tcpSettings
+    ? new RiemannTcpServer({
+        ...tcpSettings,
+        registry: metrics.registry,
+        logger: log,
+        ingest: async (target, events) => {
+          service.requirePushTarget(target);
+          const pending = service.gateway.submit(target, events, 'riemann-tcp');
+          if (pending === 'full') return false;
+          const outcome = await pending;
+          if (outcome.errorCount > 0) throw new StreamError('action-failed', describeFailures(target, outcome));
+          return true;
+        },
+      })
+    : null;
   return {
     name: 'streams',
     routes: async (app) => {
       await app.register(streamRoutes(service, { bodyLimit: config.http.bodyLimit }));
       await app.register(pubsubRoutes(pubsub, metrics.registry, { maxConnections: config.streams.websocketMaxConnections }));
     },
-    start: () => service.start(),
-    reload: (next) => {
+    start: async () => {
+      await service.start();
+      if (tcp) {
+        const address = await tcp.listen();
+        log.info({ riemannTcp: address, tls: tcpSettings?.tls !== undefined }, `Riemann TCP input listening on ${address.host}:${address.port}`);
+      }
+    },
+    reload: async (next) => {
       const { asyncQueues: queues, websocketMaxBufferedBytes, websocketMaxConnections } = config.streams;
       const changed =
-        JSON.stringify(next.streams.asyncQueues) !== JSON.stringify(queues) ||
+        !isDeepStrictEqual(next.streams.asyncQueues, queues) ||
         next.streams.websocketMaxBufferedBytes !== websocketMaxBufferedBytes ||
         next.streams.websocketMaxConnections !== websocketMaxConnections;
       if (changed) log.warn('changes to streams.async-queues and streams.websocket take effect at the next restart');
-      return service.reload(next);
+      if (!isDeepStrictEqual(next.streams.tcp, tcpSettings)) log.warn('changes to streams.tcp take effect at the next restart');
+      await service.reload(next);
     },
     stop: async () => {
+      await tcp?.close();
       // What async queues still hold reaches the outputs before they flush.
       asyncQueues.drain();
       await service.stop();

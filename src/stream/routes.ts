@@ -13,6 +13,7 @@ import { type ErrorAnswer, type PartErrors, registerPartScope } from '../server/
 import { StreamError, type StreamErrorReason } from './errors.ts';
 import type { Event } from './event.ts';
 import { describeFailures } from './ingest-gateway.ts';
+import { eventsFromFluentBit } from './ingest/fluentbit.ts';
 import { eventsFromJsonBody } from './ingest/json.ts';
 import { decodeOtlpTraces, encodeOtlpResponse } from './ingest/otlp.ts';
 import { decodeRemoteWrite } from './ingest/remote-write.ts';
@@ -145,6 +146,15 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
         if (!(await ingest(reply, 'otlp', name, events))) return reply;
         const response = encodeOtlpResponse(contentType);
         return reply.code(200).type(response.contentType).send(response.body);
+      });
+    });
+
+    // Fluent Bit's `http` output with `format json`: a JSON array of records.
+    await registerPartScope(app, '/api/v1/fluentbit', streamErrors, (base) => {
+      const scope = typed(base);
+      scope.post('/:name', { schema: schemas.binaryPush, preValidation: requirePushTarget }, async (request, reply) => {
+        if (!(await ingest(reply, 'fluentbit', request.params.name, eventsFromFluentBit(request.body)))) return reply;
+        return reply.code(200).send();
       });
     });
   };
