@@ -25,11 +25,35 @@ import {
   prepareCheck,
 } from './kinds/index.ts';
 import { type CheckMetricLabels, HealthcheckMetrics } from './metrics.ts';
-import { type CheckResult, HealthcheckRepository, type HistoryEntry, type StoredCheck, type UptimeWindow, type UptimeWindowName } from './repository.ts';
+import {
+  type CheckResult,
+  type DurationBucket,
+  HealthcheckRepository,
+  type HistoryEntry,
+  type SeriesWindow,
+  type StoredCheck,
+  type UptimeRatios,
+  type UptimeWindow,
+  type UptimeWindowName,
+} from './repository.ts';
 import { type ScheduledJob, Scheduler, type SchedulerJob } from './scheduler.ts';
 
 export const API_SOURCE = 'api';
 export const CONFIG_SOURCE = 'configuration';
+
+/** One row of the dashboard's check list. */
+export interface CheckOverview {
+  name: string;
+  kind: string;
+  source: string;
+  description: string;
+  labels: Record<string, string>;
+  /** Seconds; 0 for a one-off check. */
+  interval: number;
+  summary: string;
+  result: CheckResult | null;
+  uptime: UptimeRatios;
+}
 
 export type HealthcheckErrorReason = 'invalid' | 'unknown-kind' | 'not-found' | 'result-not-found' | 'start-failed';
 
@@ -210,6 +234,43 @@ export class HealthcheckService {
     if (!this.checks.has(name)) throw notFound(name);
     this.repository.flush();
     return this.repository.uptime(name);
+  }
+
+  // Dashboard reads: a few queries for every check, never one per check.
+
+  /** Every check with its latest result and uptime ratios, sorted by name. */
+  overview(): CheckOverview[] {
+    this.repository.flush();
+    const uptime = this.repository.uptimeOfAll();
+    const none: UptimeRatios = { '24h': null, '7d': null, '30d': null };
+    return [...this.checks.values()]
+      .sort((a, b) => compareNames(a.def.name, b.def.name))
+      .map(({ def, source, summary }) => ({
+        name: def.name,
+        kind: def.kind,
+        source,
+        description: def.description,
+        labels: def.labels,
+        interval: def.intervalNs / 1e9,
+        summary,
+        result: this.latest.get(def.name) ?? null,
+        uptime: uptime.get(def.name) ?? none,
+      }));
+  }
+
+  /** The newest `limit` raw results of each named check (unknown names are skipped), oldest first. */
+  recentResults(names: readonly string[], limit: number): Map<string, HistoryEntry[]> {
+    this.repository.flush();
+    return this.repository.recentResults(
+      names.filter((name) => this.checks.has(name)),
+      limit,
+    );
+  }
+
+  durationSeries(name: string, window: SeriesWindow): DurationBucket[] {
+    if (!this.checks.has(name)) throw notFound(name);
+    this.repository.flush();
+    return this.repository.durationSeries(name, window);
   }
 
   get historySize(): number {

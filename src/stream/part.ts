@@ -5,6 +5,7 @@
 import type { PartFactory } from '../server/lifecycle.ts';
 import type { Part } from '../server/part.ts';
 import { StreamRepository } from './repository.ts';
+import { streamOverviewRoutes } from './overview-routes.ts';
 import { streamRoutes } from './routes.ts';
 import { StreamService } from './service.ts';
 
@@ -20,7 +21,10 @@ export const createStreamPart: PartFactory = ({ config, db, metrics, logger }): 
   service.load();
   return {
     name: 'streams',
-    routes: streamRoutes(service, { bodyLimit: config.http.bodyLimit }),
+    routes: async (app) => {
+      await app.register(streamRoutes(service, { bodyLimit: config.http.bodyLimit }));
+      await app.register(streamOverviewRoutes(service));
+    },
     start: () => service.start(),
     reload: (next) => service.reload(next),
     stop: () => service.stop(),

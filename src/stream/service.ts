@@ -21,7 +21,8 @@ import { IngestBacklog } from './backlog.ts';
 import { StreamConfigError } from './compiler.ts';
 import { compileCondition } from './condition.ts';
 import { EdnError, type EdnValue, isEdnMap, kw, parseEdn, printEdn } from './edn.ts';
-import { type PushResult, STREAM_NAME, type StreamFailure, StreamEngine, StreamNotFoundError } from './engine.ts';
+import { type PushResult, STREAM_NAME, type StreamFailure, StreamEngine, type StreamInfo, StreamNotFoundError } from './engine.ts';
+import { prettyEdn } from './edn-pretty.ts';
 import type { Event } from './event.ts';
 import {
   type FileStream,
@@ -34,6 +35,21 @@ import {
 import { StreamMetrics } from './metrics.ts';
 import { buildOutputs, type OutputRegistry } from './outputs/index.ts';
 import type { StoredIndexSnapshot, StoredStream, StreamRepository } from './repository.ts';
+
+export interface StreamSummary {
+  name: string;
+  source: 'api' | 'file' | 'persisted';
+  /** The config printed back as indented EDN. */
+  config: string;
+  description: string | null;
+  default: boolean;
+  'index-size': number;
+  /** Epoch nanoseconds of the newest event the index saw (0 before any). */
+  'current-time': number;
+  /** Events pushed and action errors since the service started. */
+  events: number;
+  errors: number;
+}
 
 export type StreamSettings = VigieConfig['streams'];
 
@@ -136,6 +152,25 @@ export class StreamService {
 
   streamNames(): string[] {
     return this.engine.names();
+  }
+
+  /** Every running stream as the dashboard lists it: where it comes from, its config, index and counters. */
+  summaries(): StreamSummary[] {
+    return this.engine.names().map((name) => {
+      const info = this.engine.get(name) as StreamInfo;
+      const api = this.apiStreams.get(name);
+      const source: StreamSummary['source'] = api === undefined ? 'file' : api.persist ? 'persisted' : 'api';
+      return {
+        name,
+        source,
+        config: prettyEdn(info.config),
+        description: info.description,
+        default: info.isDefault,
+        'index-size': info.index.size,
+        'current-time': info.index.currentTime,
+        ...this.metrics.counts(name),
+      };
+    });
   }
 
   /** POST /api/v1/stream/<name>: compiled first; stored (and written to its file) only once it compiled. */

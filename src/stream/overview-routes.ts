@@ -1,0 +1,12 @@
+/**
+ * The dashboard's stream read (docs/api.md "Dashboard"): `GET /api/v1/overview/streams`, every stream with its
+ * source, indented config, index size and current time, and its event and error counters, in one answer.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { StreamService } from './service.ts';
+
+export function streamOverviewRoutes(service: StreamService): FastifyPluginAsync {
+  return async (app) => {
+    app.get('/api/v1/overview/streams', { config: { errorShape: 'error' } }, async () => ({ now: Date.now(), streams: service.summaries() }));
+  };
+}
