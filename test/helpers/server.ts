@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { buildSync } from 'esbuild';
 import { stringify } from 'yaml';
+import { buildFrontend } from '../../src/frontend/build.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/vigie.js');
@@ -16,7 +17,7 @@ const BUNDLE = join(ROOT, 'dist/main.js');
 
 let bundleBuilt = false;
 
-/** Builds dist/main.js as `npm run build` does; written aside then renamed, so parallel test workers never
+/** Builds dist/main.js and the dashboard (dist/frontend/) as `npm run build` does; written aside then renamed, so parallel test workers never
  *  spawn a half-written bundle. */
 export function ensureBundle(): string {
   if (bundleBuilt) return BUNDLE;
@@ -32,6 +33,7 @@ export function ensureBundle(): string {
     logLevel: 'warning',
   });
   renameSync(staging, BUNDLE);
+  buildFrontend();
   bundleBuilt = true;
   return BUNDLE;
 }
