@@ -1,5 +1,5 @@
 /**
- * The dashboard's stream read (docs/api.md "Dashboard"): `GET /api/v1/overview/streams`, every stream with its
+ * The dashboard's stream read (docs/dashboard.md "Endpoints the page uses"): `GET /api/v1/overview/streams`, every stream with its
  * source, indented config, index size and current time, and its event and error counters, in one answer.
  */
 import type { FastifyPluginAsync } from 'fastify';

@@ -19,11 +19,9 @@ export interface CheckOverview {
   name: string;
   kind: string;
   source: string;
-  description: string;
-  labels: Record<string, string>;
-  interval: number;
-  summary: string;
-  result: CheckResult | null;
+  description?: string;
+  labels?: Record<string, string>;
+  result: { success: boolean; timestamp: number; duration: number; message?: string } | null;
   uptime: Uptime;
 }
 

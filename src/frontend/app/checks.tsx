@@ -47,7 +47,7 @@ function applyFilters(checks: readonly CheckOverview[], filters: Filters): Check
       (filters.kind === '' || check.kind === filters.kind) &&
       (filters.source === '' || check.source === filters.source) &&
       (name === '' || check.name.toLowerCase().includes(name)) &&
-      (label === '' || matchesLabel(check.labels, label)),
+      (label === '' || matchesLabel(check.labels ?? {}, label)),
   );
 }
 
@@ -185,15 +185,15 @@ function CheckRow({ check, now, strip }: { check: CheckOverview; now: number; st
       </td>
       <td class="name">
         <a href={`#/check/${encodeURIComponent(check.name)}`}>{check.name}</a>
-        {check.description !== '' && <div class="description">{check.description}</div>}
+        {check.description !== undefined && <div class="description">{check.description}</div>}
         {result !== null && !result.success && <div class="message">{result.message}</div>}
       </td>
       <td>{check.kind}</td>
       <td>{check.source}</td>
       <td>
-        <Labels labels={check.labels} />
+        <Labels labels={check.labels ?? {}} />
       </td>
-      <td title={result ? dateTime(result['healthcheck-timestamp']) : undefined}>{result ? ago(now - result['healthcheck-timestamp']) : '–'}</td>
+      <td title={result ? dateTime(result.timestamp) : undefined}>{result ? ago(now - result.timestamp) : '–'}</td>
       <td class="num">{result ? milliseconds(result.duration) : '–'}</td>
       {WINDOWS.map((window) => (
         <td class="num uptime" data-window={window}>
