@@ -5,6 +5,7 @@
  */
 import type { PartFactory } from '../server/lifecycle.ts';
 import type { Part } from '../server/part.ts';
+import { healthcheckOverviewRoutes } from './overview-routes.ts';
 import { healthcheckRoutes } from './routes.ts';
 import { HealthcheckService } from './service.ts';
 
@@ -12,7 +13,10 @@ export const createHealthcheckPart: PartFactory = async ({ config, db, metrics, 
   const service = await HealthcheckService.create({ config, db, registry: metrics.registry, logger: logger.child({ part: 'healthchecks' }) });
   return {
     name: 'healthchecks',
-    routes: healthcheckRoutes(service, { healthcheckApi: !config.http.disableHealthcheckApi, resultApi: !config.http.disableResultApi }),
+    routes: async (app) => {
+      await app.register(healthcheckRoutes(service, { healthcheckApi: !config.http.disableHealthcheckApi, resultApi: !config.http.disableResultApi }));
+      if (!config.http.disableResultApi) await app.register(healthcheckOverviewRoutes(service));
+    },
     start: async () => service.start(),
     reload: (next) => service.reload(next),
     stop: () => service.stop(),

@@ -31,12 +31,36 @@ import {
 import { HealthcheckMetrics } from './metrics.ts';
 import { CheckPrepareError, type ReconcilePlan, Reconciler, runsAlready } from './reconciler.ts';
 import { CheckRegistry } from './registry.ts';
-import { type CheckResult, HealthcheckRepository, type HistoryEntry, type StoredCheck, type UptimeWindow, type UptimeWindowName } from './repository.ts';
+import {
+  type CheckResult,
+  type DurationBucket,
+  HealthcheckRepository,
+  type HistoryEntry,
+  type SeriesWindow,
+  type StoredCheck,
+  type UptimeRatios,
+  type UptimeWindow,
+  type UptimeWindowName,
+} from './repository.ts';
 import { buildResult } from './result.ts';
 import type { HealthcheckConfig } from './settings.ts';
 
 export const API_SOURCE = 'api';
 export const CONFIG_SOURCE = 'configuration';
+
+/** One row of the dashboard's check list, lean: 12,000 of them make one answer. */
+export interface CheckOverview {
+  name: string;
+  kind: string;
+  source: string;
+  description?: string;
+  labels?: Record<string, string>;
+  /** The latest run: when (unix seconds), how long (ms), and the message of a failure. */
+  result: { success: boolean; timestamp: number; duration: number; message?: string } | null;
+  uptime: UptimeRatios;
+}
+
+const UPTIME_CACHE_MS = 5000;
 
 export type HealthcheckErrorReason = 'invalid' | 'unknown-kind' | 'not-found' | 'result-not-found' | 'start-failed';
 
@@ -76,6 +100,7 @@ export class HealthcheckService {
   private readonly repository: HealthcheckRepository;
   private readonly logger: Logger;
   private config: HealthcheckConfig;
+  private uptimeCache: { at: number; ratios: Map<string, UptimeRatios> } | null = null;
 
   private constructor(options: ServiceOptions) {
     this.config = options.config;
@@ -191,6 +216,56 @@ export class HealthcheckService {
   uptime(name: string): Record<UptimeWindowName, UptimeWindow> {
     if (!this.checks.get(name)) throw notFound(name);
     return this.repository.uptime(name);
+  }
+
+  // Dashboard reads: a few queries for every check, never one per check.
+
+  /** Every check with its latest result and uptime ratios, sorted by name. */
+  overview(): CheckOverview[] {
+    const uptime = this.uptimeRatios();
+    const none: UptimeRatios = { '24h': null, '7d': null, '30d': null };
+    const rows: CheckOverview[] = [];
+    // Plain property writes, no spreads: this runs for every check on every poll of every open dashboard.
+    for (const { def, source } of this.checks.all()) {
+      const row: CheckOverview = { name: def.name, kind: def.kind, source, result: null, uptime: uptime.get(def.name) ?? none };
+      if (def.description !== '') row.description = def.description;
+      for (const _label in def.labels) {
+        row.labels = def.labels;
+        break;
+      }
+      const latest = this.checks.latestResult(def.name);
+      if (latest !== undefined) {
+        row.result = { success: latest.success, timestamp: latest['healthcheck-timestamp'], duration: latest.duration };
+        if (!latest.success) row.result.message = latest.message;
+      }
+      rows.push(row);
+    }
+    return rows.sort((a, b) => compareNames(a.name, b.name));
+  }
+
+  /**
+   * The uptime ratios of every check, recomputed at most every UPTIME_CACHE_MS: they move slowly, and every open
+   * dashboard polls them. Results still buffered (under a second old) are left for the next computation.
+   */
+  private uptimeRatios(): Map<string, UptimeRatios> {
+    const now = Date.now();
+    if (this.uptimeCache === null || now - this.uptimeCache.at >= UPTIME_CACHE_MS) this.uptimeCache = { at: now, ratios: this.repository.uptimeOfAll() };
+    return this.uptimeCache.ratios;
+  }
+
+  /** The newest `limit` raw results of each named check (unknown names are skipped), oldest first. */
+  recentResults(names: readonly string[], limit: number): Map<string, HistoryEntry[]> {
+    this.repository.flush();
+    return this.repository.recentResults(
+      names.filter((name) => this.checks.get(name) !== undefined),
+      limit,
+    );
+  }
+
+  durationSeries(name: string, window: SeriesWindow): DurationBucket[] {
+    if (!this.checks.get(name)) throw notFound(name);
+    this.repository.flush();
+    return this.repository.durationSeries(name, window);
   }
 
   get historySize(): number {

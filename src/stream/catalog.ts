@@ -64,6 +64,12 @@ export class StreamCatalog implements FileSyncTarget {
     this.files = new StreamFileSync(options.directories, this, options.logger);
   }
 
+  /** Who owns a running stream: the API (its own file too when persisted), or a stream file. */
+  ownerOf(name: string): 'api' | 'persisted' | 'file' {
+    const api = this.apiStreams.get(name);
+    return api === undefined ? 'file' : api.persist ? 'persisted' : 'api';
+  }
+
   get apiStreamCount(): number {
     return this.apiStreams.size;
   }

@@ -12,6 +12,7 @@ import { describeFailures } from './ingest-gateway.ts';
 import { RiemannTcpServer } from './ingest/riemann-tcp.ts';
 import { createPubSub, pubsubRoutes } from './pubsub/routes.ts';
 import { StreamRepository } from './repository.ts';
+import { streamOverviewRoutes } from './overview-routes.ts';
 import { streamRoutes } from './routes.ts';
 import { StreamService } from './service.ts';
 
@@ -50,6 +51,7 @@ export const createStreamPart: PartFactory = ({ config, db, metrics, logger }): 
     routes: async (app) => {
       await app.register(streamRoutes(service, { bodyLimit: config.http.bodyLimit }));
       await app.register(pubsubRoutes(pubsub, metrics.registry, { maxConnections: config.streams.websocketMaxConnections }));
+      await app.register(streamOverviewRoutes(service));
     },
     start: async () => {
       await service.start();

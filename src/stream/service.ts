@@ -13,8 +13,9 @@ import type { VigieConfig } from '../config/load.ts';
 import type { AsyncQueueRunner } from './async-queues.ts';
 import { StreamCatalog } from './catalog.ts';
 import { compileCondition } from './condition.ts';
+import { prettyEdn } from './edn-pretty.ts';
 import { EdnError, type EdnValue, isEdnMap, kw, parseEdn } from './edn.ts';
-import { STREAM_NAME, StreamEngine } from './engine.ts';
+import { STREAM_NAME, StreamEngine, type StreamInfo } from './engine.ts';
 import { StreamError, streamNotFound } from './errors.ts';
 import type { Event } from './event.ts';
 import { IngestGateway } from './ingest-gateway.ts';
@@ -23,6 +24,21 @@ import { buildOutputs, type OutputRegistry } from './outputs/index.ts';
 import type { StreamPublisher } from './pubsub/channels.ts';
 import type { StreamRepository } from './repository.ts';
 import { IndexSnapshotter } from './snapshotter.ts';
+
+export interface StreamSummary {
+  name: string;
+  source: 'api' | 'file' | 'persisted';
+  /** The config printed back as indented EDN. */
+  config: string;
+  description: string | null;
+  default: boolean;
+  'index-size': number;
+  /** Epoch nanoseconds of the newest event the index saw (0 before any). */
+  'current-time': number;
+  /** Events pushed and action errors since the service started. */
+  events: number;
+  errors: number;
+}
 
 export type StreamSettings = VigieConfig['streams'];
 
@@ -115,6 +131,23 @@ export class StreamService {
 
   streamNames(): string[] {
     return this.engine.names();
+  }
+
+  /** Every running stream as the dashboard lists it: where it comes from, its config, index and counters. */
+  summaries(): StreamSummary[] {
+    return this.engine.names().map((name) => {
+      const info = this.engine.get(name) as StreamInfo;
+      return {
+        name,
+        source: this.catalog.ownerOf(name),
+        config: prettyEdn(info.config),
+        description: info.description,
+        default: info.isDefault,
+        'index-size': info.index.size,
+        'current-time': info.index.currentTime,
+        ...this.metrics.counts(name),
+      };
+    });
   }
 
   /** POST /api/v1/stream/<name>: compiled first; stored (and written to its file) only once it compiled. */
