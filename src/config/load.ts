@@ -12,6 +12,7 @@ import { CheckValidationError, parseCheck } from '../healthcheck/kinds/index.ts'
 import { DurationError, parseDuration } from './duration.ts';
 import { ConfigError, describeSchemaError, jsonPointerToKey } from './errors.ts';
 import { ConfigFileSchema } from './schema.ts';
+import { DEFAULT_STREAM_LIMITS, type StreamLimits } from '../stream/limits.ts';
 import type { Static } from '@sinclair/typebox';
 
 export { ConfigError } from './errors.ts';
@@ -42,6 +43,12 @@ export interface VigieConfig {
     disableHealthcheckApi: boolean;
     disableResultApi: boolean;
     bodyLimit: number;
+    /** Connection hygiene (src/server/connections.ts): time to receive the headers, the whole request, and
+     *  how long an idle keep-alive connection is kept; concurrent connections past the cap are refused. */
+    headerTimeoutMs: number;
+    requestTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    maxConnections: number;
   };
   healthchecks: {
     labels: string[];
@@ -56,6 +63,10 @@ export interface VigieConfig {
     directories: string[];
     snapshotIntervalMs: number;
     maxPendingEvents: number;
+    /** Index search results: the default `limit` and the largest a request may ask for. */
+    searchLimit: number;
+    maxSearchLimit: number;
+    limits: StreamLimits;
     outputs: Record<string, unknown>;
   };
 }
@@ -63,6 +74,10 @@ export interface VigieConfig {
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 9013;
 export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;
+/** Well under the default descriptor limit (1,024) so that checks always have sockets of their own. */
+export const DEFAULT_MAX_CONNECTIONS = 512;
+export const DEFAULT_SEARCH_LIMIT = 10_000;
+export const DEFAULT_MAX_SEARCH_LIMIT = 100_000;
 
 /** Reads and resolves a config file; `null` gives the embedded defaults. Throws ConfigError. */
 export function loadConfig(file: string | null): VigieConfig {
@@ -130,6 +145,10 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       disableHealthcheckApi: http['disable-healthcheck-api'] ?? false,
       disableResultApi: http['disable-result-api'] ?? false,
       bodyLimit: http['body-limit'] ?? DEFAULT_BODY_LIMIT,
+      headerTimeoutMs: durationMs(file, 'http.header-timeout', http['header-timeout'] ?? '10s'),
+      requestTimeoutMs: durationMs(file, 'http.request-timeout', http['request-timeout'] ?? '60s'),
+      keepAliveTimeoutMs: durationMs(file, 'http.keep-alive-timeout', http['keep-alive-timeout'] ?? '5s'),
+      maxConnections: http['max-connections'] ?? DEFAULT_MAX_CONNECTIONS,
     },
     healthchecks: {
       labels: raw['healthchecks-labels'] ?? [],
@@ -143,6 +162,14 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       directories: (streams.directories ?? [resolve(dataDir, 'streams')]).map((dir) => resolve(dir)),
       snapshotIntervalMs: durationMs(file, 'streams.snapshot-interval', streams['snapshot-interval'] ?? '10s'),
       maxPendingEvents: streams['max-pending-events'] ?? 100_000,
+      searchLimit: Math.min(streams['search-limit'] ?? DEFAULT_SEARCH_LIMIT, streams['max-search-limit'] ?? DEFAULT_MAX_SEARCH_LIMIT),
+      maxSearchLimit: streams['max-search-limit'] ?? DEFAULT_MAX_SEARCH_LIMIT,
+      limits: {
+        maxForks: streams['max-forks'] ?? DEFAULT_STREAM_LIMITS.maxForks,
+        maxIndexEntries: streams['max-index-entries'] ?? DEFAULT_STREAM_LIMITS.maxIndexEntries,
+        forkIdleNs:
+          streams['fork-idle-timeout'] === undefined ? DEFAULT_STREAM_LIMITS.forkIdleNs : durationMs(file, 'streams.fork-idle-timeout', streams['fork-idle-timeout']) * 1e6,
+      },
       outputs: (streams.outputs ?? {}) as Record<string, unknown>,
     },
   };

@@ -47,7 +47,10 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
 
     app.post<{ Params: NameParams }>('/api/v1/index/:name/search', { config }, async (request) => {
       const query = decodeBase64Edn(field(request.body, 'query'), 'query');
-      return { events: service.searchIndex(request.params.name, query) };
+      const limit = (request.body as { limit?: unknown }).limit;
+      if (limit !== undefined && typeof limit !== 'number') throw new AppError(400, 'field limit is incorrect: expected an integer');
+      // `events` as Mirabelle answers; `truncated` says that more entries matched than `limit`.
+      return service.searchIndex(request.params.name, query, limit);
     });
 
     app.get<{ Params: NameParams }>('/api/v1/index/:name/current-time', { config }, async (request) => ({

@@ -31,6 +31,7 @@ import {
   StreamDirectoryWatcher,
   writePersistFile,
 } from './files.ts';
+import { DropReporter } from './limits.ts';
 import { StreamMetrics } from './metrics.ts';
 import { buildOutputs, type OutputRegistry } from './outputs/index.ts';
 import type { StoredIndexSnapshot, StoredStream, StreamRepository } from './repository.ts';
@@ -80,12 +81,19 @@ export class StreamService {
       metrics.outputObserver(() => this.outputs.queueSizes()),
       options.configFile,
     );
+    const drops = new DropReporter({
+      count: (stream, reason) => metrics.droppedEvents.inc({ name: stream, reason }),
+      warn: (stream, reason, dropped) =>
+        options.logger.warn({ stream, reason, dropped }, `stream ${stream}: ${dropped} events dropped at a cardinality cap (${reason}); see streams.max-forks and streams.max-index-entries`),
+    });
     this.engine = new StreamEngine({
       outputs: this.outputs,
       logger: options.logger,
+      limits: options.settings.limits,
       observer: {
         pushed: (stream, events, seconds) => metrics.observePush(stream, events, seconds),
         error: (stream) => metrics.countError(stream),
+        dropped: (stream, reason) => drops.drop(stream, reason),
       },
     });
   }
@@ -233,7 +241,11 @@ export class StreamService {
     return this.backlog.maxPending;
   }
 
-  searchIndex(name: string, queryText: string): Event[] {
+  /** The first `limit` matching entries (streams.search-limit by default, at most streams.max-search-limit). */
+  searchIndex(name: string, queryText: string, limit = this.settings.searchLimit): { events: Event[]; truncated: boolean } {
+    if (!Number.isInteger(limit) || limit < 1 || limit > this.settings.maxSearchLimit) {
+      throw new AppError(400, `field limit is incorrect: expected an integer from 1 to ${this.settings.maxSearchLimit} (streams.max-search-limit)`);
+    }
     const index = this.engine.index(name);
     if (index === undefined) throw notFound(name);
     let condition;
@@ -242,7 +254,7 @@ export class StreamService {
     } catch (error) {
       throw new AppError(400, `Invalid query: ${(error as Error).message}`);
     }
-    return index.search(condition);
+    return index.search(condition, limit);
   }
 
   currentTime(name: string): number {

@@ -60,3 +60,42 @@ describe('regular expressions run in linear time', () => {
     expect((await search('regex.ok', '[:regex :host "(?i)web-[0-9]"]')).body?.events).toHaveLength(1);
   });
 });
+
+describe('bounded work per request', () => {
+  it('a stream config nested 100,000 levels deep is a 400 naming the limit', async () => {
+    const deep = `{:actions ${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+    const response = await addStream('deep.config', deep);
+    expect(response.status).toBe(400);
+    expect(response.body?.error).toContain('collections nest deeper than the limit of 200 levels');
+    const query = await search('regex.ok', `${'[:not '.repeat(50_000)}[:always-true]${']'.repeat(50_000)}`);
+    expect(query.status).toBe(400);
+    expect(query.body?.error).toContain('limit of 200 levels');
+    await expectHealthy();
+  });
+
+  it('an event nested deeper than 32 levels is a 400 naming the limit, and nothing of the batch is half-pushed', async () => {
+    expect((await addStream('deep.events', '{:actions {:action :index :params [[:host]]}}')).status).toBe(200);
+    // Written by hand: JSON.stringify itself cannot go that deep.
+    const nested = `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`;
+    const body = `{"events":[{"host":"a","time":1},{"host":"b","time":2,"deep":${nested}}]}`;
+    const response = await call('/api/v1/stream/deep.events', { method: 'PUT', headers: { 'content-type': 'application/json' }, body });
+    expect(response.status).toBe(400);
+    expect(response.body?.error).toContain('events[1].deep nests objects and arrays deeper than the limit of 32 levels');
+    expect((await search('deep.events', '[:always-true]')).body?.events).toEqual([]);
+    await expectHealthy();
+  });
+
+  it('index search is capped by limit and says when it was cut', async () => {
+    expect((await addStream('search.cap', '{:actions {:action :index :params [[:host]]}}')).status).toBe(200);
+    await push('search.cap', Array.from({ length: 50 }, (_, i) => ({ host: `h${i}`, time: i + 1 })));
+    const cut = await search('search.cap', '[:always-true]', { limit: 10 });
+    expect(cut.status).toBe(200);
+    expect(cut.body?.events).toHaveLength(10);
+    expect(cut.body?.truncated).toBe(true);
+    const whole = await search('search.cap', '[:always-true]');
+    expect(whole.body).toMatchObject({ truncated: false });
+    expect(whole.body?.events).toHaveLength(50);
+    const tooMany = await search('search.cap', '[:always-true]', { limit: 1_000_000 });
+    expect(tooMany).toMatchObject({ status: 400, body: { error: 'field limit is incorrect: expected an integer from 1 to 100000 (streams.max-search-limit)' } });
+  });
+});
