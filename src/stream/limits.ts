@@ -14,8 +14,8 @@ export interface StreamLimits {
   readonly forkIdleNs: number;
 }
 
-/** Measured by bench/cardinality.ts: about 2 KB per fork of a windowed child and 1 KB per index entry, so these
- *  stay under 1 GB of heap for a stream at both caps, well within a 2-core, 24 GB machine. */
+/** bench/cardinality.ts measures about 1.4 KB of heap per fork of a windowed child and 250 B per index entry
+ *  plus its event: a stream at both caps stays within a few hundred MB, well inside a 2-core, 24 GB machine. */
 export const DEFAULT_STREAM_LIMITS: StreamLimits = {
   maxForks: 100_000,
   maxIndexEntries: 250_000,

@@ -31,7 +31,7 @@ async function expectHealthy(withinMs = 500): Promise<void> {
 }
 
 beforeAll(async () => {
-  server = await startServer({ config: { http: { 'body-limit': 4_000_000 } } });
+  server = await startServer({ config: { http: { 'body-limit': 4_000_000 }, streams: { 'max-forks': 5, 'max-index-entries': 100 } } });
 });
 afterAll(async () => {
   await server.kill9();
@@ -97,5 +97,29 @@ describe('bounded work per request', () => {
     expect(whole.body?.events).toHaveLength(50);
     const tooMany = await search('search.cap', '[:always-true]', { limit: 1_000_000 });
     expect(tooMany).toMatchObject({ status: 400, body: { error: 'field limit is incorrect: expected an integer from 1 to 100000 (streams.max-search-limit)' } });
+  });
+});
+
+describe('cardinality caps with a voice', () => {
+  it('past streams.max-forks new keys are dropped, counted by reason and warned about once, known keys still flow', async () => {
+    const config = '{:actions {:action :by :params [{:fields [:host]}] :children [{:action :index :params [[:host]]}]}}';
+    expect((await addStream('cap.forks', config)).status).toBe(200);
+    expect((await push('cap.forks', Array.from({ length: 20 }, (_, i) => ({ host: `h${i}`, time: i + 1 })))).status).toBe(200);
+    expect((await push('cap.forks', [{ host: 'h0', time: 100, metric: 7 }])).status).toBe(200);
+    await expectHealthy();
+    const found = (await search('cap.forks', '[:always-true]')).body?.events as { host: string; metric?: number }[];
+    expect(found.map((event) => event.host).sort()).toEqual(['h0', 'h1', 'h2', 'h3', 'h4']);
+    expect(found.find((event) => event.host === 'h0')?.metric).toBe(7);
+    const metrics = await (await server.request('/metrics')).text();
+    expect(metrics).toContain('stream_dropped_events_total{name="cap.forks",reason="fork_limit"} 15');
+    expect(server.logs.filter((line) => line.includes('events dropped at a cardinality cap (fork_limit)'))).toHaveLength(1);
+  });
+
+  it('past streams.max-index-entries new keys are not indexed and counted', async () => {
+    expect((await addStream('cap.index', '{:actions {:action :index :params [[:host]]}}')).status).toBe(200);
+    expect((await push('cap.index', Array.from({ length: 120 }, (_, i) => ({ host: `h${i}`, time: i + 1 })))).status).toBe(200);
+    expect((await search('cap.index', '[:always-true]')).body?.events).toHaveLength(100);
+    const metrics = await (await server.request('/metrics')).text();
+    expect(metrics).toContain('stream_dropped_events_total{name="cap.index",reason="index_full"} 20');
   });
 });
