@@ -16,7 +16,8 @@ import type { HealthcheckSettings } from '../healthcheck/settings.ts';
 import { type OutputSettings, resolveOutputs } from '../stream/outputs/schema.ts';
 import { ConfigFileSchema } from './schema.ts';
 import { DEFAULT_ASYNC_QUEUE_SIZE } from '../stream/async-queues.ts';
-import { DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_CONNECTIONS } from '../stream/pubsub/channels.ts';
+import { DEFAULT_STREAM_LIMITS, type StreamLimits } from '../stream/limits.ts';
+import { DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_CONNECTIONS as DEFAULT_WEBSOCKET_MAX_CONNECTIONS } from '../stream/pubsub/channels.ts';
 import type { Static } from '@sinclair/typebox';
 
 export { ConfigError } from '../common/config-error.ts';
@@ -44,6 +45,12 @@ export interface VigieConfig {
     disableHealthcheckApi: boolean;
     disableResultApi: boolean;
     bodyLimit: number;
+    /** Connection hygiene (src/server/connections.ts): time to receive the headers, the whole request, and
+     *  how long an idle keep-alive connection is kept; concurrent connections past the cap are refused. */
+    headerTimeoutMs: number;
+    requestTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    maxConnections: number;
   };
   healthchecks: HealthcheckSettings;
   exporters: ConfigFile['exporters'];
@@ -62,6 +69,10 @@ export interface VigieConfig {
     websocketMaxConnections: number;
     /** The Riemann TCP input, when `streams.tcp` is set. */
     tcp?: RiemannTcpSettings;
+    /** Index search results: the default `limit` and the largest a request may ask for. */
+    searchLimit: number;
+    maxSearchLimit: number;
+    limits: StreamLimits;
   };
 }
 
@@ -78,6 +89,10 @@ export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 9013;
 export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;
 export const DEFAULT_RIEMANN_PORT = 5555;
+/** Well under the default descriptor limit (1,024) so that checks always have sockets of their own. */
+export const DEFAULT_MAX_CONNECTIONS = 512;
+export const DEFAULT_SEARCH_LIMIT = 10_000;
+export const DEFAULT_MAX_SEARCH_LIMIT = 100_000;
 
 /** Reads and resolves a config file; `null` gives the embedded defaults. Throws ConfigError. */
 export function loadConfig(file: string | null): VigieConfig {
@@ -144,6 +159,10 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       disableHealthcheckApi: http['disable-healthcheck-api'] ?? false,
       disableResultApi: http['disable-result-api'] ?? false,
       bodyLimit: http['body-limit'] ?? DEFAULT_BODY_LIMIT,
+      headerTimeoutMs: durationMs(file, 'http.header-timeout', http['header-timeout'] ?? '10s'),
+      requestTimeoutMs: durationMs(file, 'http.request-timeout', http['request-timeout'] ?? '60s'),
+      keepAliveTimeoutMs: durationMs(file, 'http.keep-alive-timeout', http['keep-alive-timeout'] ?? '5s'),
+      maxConnections: http['max-connections'] ?? DEFAULT_MAX_CONNECTIONS,
     },
     healthchecks: {
       labels: raw['healthchecks-labels'] ?? [],
@@ -162,8 +181,16 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
         Object.entries(streams['async-queues'] ?? {}).map(([name, queue]) => [name, { queueSize: queue['queue-size'] ?? DEFAULT_ASYNC_QUEUE_SIZE }]),
       ),
       websocketMaxBufferedBytes: streams.websocket?.['max-buffered-bytes'] ?? DEFAULT_MAX_BUFFERED_BYTES,
-      websocketMaxConnections: streams.websocket?.['max-connections'] ?? DEFAULT_MAX_CONNECTIONS,
+      websocketMaxConnections: streams.websocket?.['max-connections'] ?? DEFAULT_WEBSOCKET_MAX_CONNECTIONS,
       ...(streams.tcp ? { tcp: resolveRiemannTcp(file, streams.tcp, http['body-limit'] ?? DEFAULT_BODY_LIMIT) } : {}),
+      searchLimit: Math.min(streams['search-limit'] ?? DEFAULT_SEARCH_LIMIT, streams['max-search-limit'] ?? DEFAULT_MAX_SEARCH_LIMIT),
+      maxSearchLimit: streams['max-search-limit'] ?? DEFAULT_MAX_SEARCH_LIMIT,
+      limits: {
+        maxForks: streams['max-forks'] ?? DEFAULT_STREAM_LIMITS.maxForks,
+        maxIndexEntries: streams['max-index-entries'] ?? DEFAULT_STREAM_LIMITS.maxIndexEntries,
+        forkIdleNs:
+          streams['fork-idle-timeout'] === undefined ? DEFAULT_STREAM_LIMITS.forkIdleNs : durationMs(file, 'streams.fork-idle-timeout', streams['fork-idle-timeout']) * 1e6,
+      },
     },
   };
 }

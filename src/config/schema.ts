@@ -31,6 +31,10 @@ export const HttpServerSchema = Type.Object(
     'disable-healthcheck-api': Type.Optional(Type.Boolean()),
     'disable-result-api': Type.Optional(Type.Boolean()),
     'body-limit': Type.Optional(Type.Integer({ minimum: 1024 })),
+    'header-timeout': Type.Optional(Duration),
+    'request-timeout': Type.Optional(Duration),
+    'keep-alive-timeout': Type.Optional(Duration),
+    'max-connections': Type.Optional(Type.Integer({ minimum: 1 })),
   },
   closed,
 );
@@ -130,6 +134,11 @@ export const StreamsSettingsSchema = Type.Object(
     websocket: Type.Optional(
       Type.Object({ 'max-buffered-bytes': Type.Optional(Type.Integer({ minimum: 1024 })), 'max-connections': Type.Optional(Type.Integer({ minimum: 1 })) }, closed),
     ),
+    'search-limit': Type.Optional(Type.Integer({ minimum: 1 })),
+    'max-search-limit': Type.Optional(Type.Integer({ minimum: 1 })),
+    'max-forks': Type.Optional(Type.Integer({ minimum: 1 })),
+    'max-index-entries': Type.Optional(Type.Integer({ minimum: 1 })),
+    'fork-idle-timeout': Type.Optional(Duration),
   },
   closed,
 );

@@ -26,6 +26,7 @@ import { type CompiledStream, compileStream, StreamConfigError } from './compile
 import { type EdnMap, EdnError, ednEquals, type EdnValue, parseEdn, printEdn } from './edn.ts';
 import type { Emission, Event } from './event.ts';
 import { IndexStore } from './index-store.ts';
+import { DEFAULT_STREAM_LIMITS, type DropReason, type StreamLimits } from './limits.ts';
 import type { StreamPublisher } from './pubsub/channels.ts';
 
 /** Where `output!` sends events; the service builds it from `streams.outputs`. */
@@ -40,6 +41,8 @@ export interface StreamObserver {
   pushed?(stream: string, events: number, seconds: number): void;
   /** Every error an action raised; `handled` when an `exception-stream` caught it. */
   error?(stream: string, error: unknown, handled: boolean): void;
+  /** An event dropped at a cardinality cap (src/stream/limits.ts). */
+  dropped?(stream: string, reason: DropReason): void;
 }
 
 /** The subset of pino's API the engine uses. */
@@ -58,6 +61,8 @@ export interface StreamEngineOptions {
   asyncQueues?: AsyncQueueRunner;
   observer?: StreamObserver;
   logger?: StreamLogger;
+  /** Cardinality caps of every stream; DEFAULT_STREAM_LIMITS when absent. */
+  limits?: StreamLimits;
 }
 
 export interface StreamFailure {
@@ -122,6 +127,7 @@ export class StreamEngine {
   private readonly asyncQueues: AsyncQueueRunner;
   private readonly observer: StreamObserver;
   private readonly logger: StreamLogger;
+  private readonly limits: StreamLimits;
   private readonly tapped = new Map<string, Emission[]>();
   private currentErrors: PushErrors | null = null;
   private reinjectDepth = 0;
@@ -133,6 +139,7 @@ export class StreamEngine {
     this.asyncQueues = options.asyncQueues ?? noQueues;
     this.observer = options.observer ?? {};
     this.logger = options.logger ?? silentLogger;
+    this.limits = options.limits ?? DEFAULT_STREAM_LIMITS;
   }
 
   /** Compiles and registers a stream (text or parsed EDN). Throws StreamConfigError. */
@@ -149,7 +156,7 @@ export class StreamEngine {
     } else parsed = config;
     const existing = this.streams.get(name);
     if (existing !== undefined && options.keepStateIfUnchanged && ednEquals(existing.config, parsed)) return 'unchanged';
-    const index = new IndexStore();
+    const index = new IndexStore({ maxEntries: this.limits.maxIndexEntries, onFull: () => this.observer.dropped?.(name, 'index_full') });
     const compiled = compileStream(parsed, this.services(name, index), {
       onError: this.errorHandler(name, false),
       onHandledError: this.errorHandler(name, true),
@@ -273,6 +280,8 @@ export class StreamEngine {
         recorded.push(emission);
       },
       log: (level, emission) => this.logger[level]({ stream: streamName, event: emission }, `stream ${streamName}`),
+      limits: this.limits,
+      dropped: (reason) => this.observer.dropped?.(streamName, reason),
     };
   }
 }

@@ -21,6 +21,7 @@ export class StreamMetrics {
   readonly rejected: Counter<'route'>;
   private readonly duration: Histogram<'name'>;
   private readonly events: Counter<'name'>;
+  readonly droppedEvents: Counter<'name' | 'reason'>;
   private readonly errors: Counter<'name'>;
   private readonly children = new Map<string, StreamChildren>();
 
@@ -47,6 +48,12 @@ export class StreamMetrics {
     this.remoteWriteSamples = new Counter({
       name: 'prometheus_remote_write_total',
       help: 'Samples received through Prometheus remote write (one event each).',
+      registers,
+    });
+    this.droppedEvents = new Counter({
+      name: 'stream_dropped_events_total',
+      help: 'Events dropped at a cardinality cap, by stream and reason (fork_limit, index_full).',
+      labelNames: ['name', 'reason'],
       registers,
     });
     this.otlpSpans = new Counter({ name: 'otlp_spans_total', help: 'Spans received through OTLP (one event each).', registers });

@@ -54,8 +54,8 @@ const schemas = {
   },
   search: {
     params: NameParams,
-    body: Type.Object({ query: Base64Edn }),
-    response: { 200: Type.Object({ events: Type.Array(Type.Unknown()) }) },
+    body: Type.Object({ query: Base64Edn, limit: Type.Optional(Type.Integer({ description: 'an integer' })) }),
+    response: { 200: Type.Object({ events: Type.Array(Type.Unknown()), truncated: Type.Boolean() }) },
   },
   currentTime: { params: NameParams, response: { 200: Type.Object({ 'current-time': Type.Number() }) } },
   binaryPush: { params: NameParams },
@@ -111,9 +111,10 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
 
     await registerPartScope(app, '/api/v1/index', streamErrors, (base) => {
       const scope = typed(base);
-      scope.post('/:name/search', { schema: schemas.search }, async (request) => ({
-        events: service.searchIndex(request.params.name, decodeBase64Edn(request.body.query, 'query')),
-      }));
+      // `events` as Mirabelle answers; `truncated` says that more entries matched than `limit`.
+      scope.post('/:name/search', { schema: schemas.search }, async (request) =>
+        service.searchIndex(request.params.name, decodeBase64Edn(request.body.query, 'query'), request.body.limit),
+      );
 
       scope.get('/:name/current-time', { schema: schemas.currentTime }, async (request) => ({
         'current-time': service.currentTime(request.params.name),

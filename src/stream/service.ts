@@ -19,6 +19,7 @@ import { STREAM_NAME, StreamEngine, type StreamInfo } from './engine.ts';
 import { StreamError, streamNotFound } from './errors.ts';
 import type { Event } from './event.ts';
 import { IngestGateway } from './ingest-gateway.ts';
+import { DropReporter } from './limits.ts';
 import { StreamMetrics } from './metrics.ts';
 import { buildOutputs, type OutputRegistry } from './outputs/index.ts';
 import type { StreamPublisher } from './pubsub/channels.ts';
@@ -70,14 +71,21 @@ export class StreamService {
     this.metrics = metrics;
     // Outputs are built once: like Mirabelle, a reload does not rebuild them (their queues would be lost).
     this.outputs = buildOutputs(options.settings.outputs, metrics.outputObserver(() => this.outputs.queueSizes()));
+    const drops = new DropReporter({
+      count: (stream, reason) => metrics.droppedEvents.inc({ name: stream, reason }),
+      warn: (stream, reason, dropped) =>
+        options.logger.warn({ stream, reason, dropped }, `stream ${stream}: ${dropped} events dropped at a cardinality cap (${reason}); see streams.max-forks and streams.max-index-entries`),
+    });
     this.engine = new StreamEngine({
       outputs: this.outputs,
       pubsub: options.pubsub,
       asyncQueues: options.asyncQueues,
       logger: options.logger,
+      limits: options.settings.limits,
       observer: {
         pushed: (stream, events, seconds) => metrics.observePush(stream, events, seconds),
         error: (stream) => metrics.countError(stream),
+        dropped: (stream, reason) => drops.drop(stream, reason),
       },
     });
     this.gateway = new IngestGateway(this.engine, options.settings.maxPendingEvents, (input) => metrics.rejected.inc({ route: input }));
@@ -186,7 +194,11 @@ export class StreamService {
     if (name !== 'default' && !this.engine.has(name)) throw streamNotFound(name);
   }
 
-  searchIndex(name: string, queryText: string): Event[] {
+  /** The first `limit` matching entries (streams.search-limit by default, at most streams.max-search-limit). */
+  searchIndex(name: string, queryText: string, limit = this.settings.searchLimit): { events: Event[]; truncated: boolean } {
+    if (!Number.isInteger(limit) || limit < 1 || limit > this.settings.maxSearchLimit) {
+      throw new StreamError('invalid', `field limit is incorrect: expected an integer from 1 to ${this.settings.maxSearchLimit} (streams.max-search-limit)`);
+    }
     const index = this.engine.index(name);
     if (index === undefined) throw streamNotFound(name);
     let condition;
@@ -195,7 +207,7 @@ export class StreamService {
     } catch (error) {
       throw new StreamError('invalid', `Invalid query: ${(error as Error).message}`);
     }
-    return index.search(condition);
+    return index.search(condition, limit);
   }
 
   currentTime(name: string): number {

@@ -3,6 +3,7 @@
  * `params` validates the raw EDN params once, when the stream is compiled; `build` returns the node that
  * receives what the parent emits, holding its state in the closure and calling `ctx.emit` for its children.
  */
+import type { DropReason, StreamLimits } from '../limits.ts';
 import type { EdnValue } from '../edn.ts';
 import type { Emission, Event } from '../event.ts';
 import type { IndexStore } from '../index-store.ts';
@@ -38,6 +39,10 @@ export interface StreamServices {
   /** Records an emission on a tap (test mode only). */
   tap(name: string, emission: Emission): void;
   log(level: 'debug' | 'info' | 'error', emission: Emission): void;
+  /** Cardinality caps; DEFAULT_STREAM_LIMITS when absent. */
+  readonly limits?: StreamLimits;
+  /** Reports an event dropped at a cap (counted and logged by the engine). */
+  dropped?(reason: DropReason): void;
 }
 
 export interface BuildContext {
