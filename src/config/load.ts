@@ -14,6 +14,9 @@ import { describeSchemaError, jsonPointerToKey } from '../common/schema-errors.t
 import { CHECK_KEYS, CheckValidationError, type KeyedCheck, kindOfConfigKey, parseCheck } from '../healthcheck/kinds/index.ts';
 import type { HealthcheckSettings } from '../healthcheck/settings.ts';
 import { type OutputSettings, resolveOutputs } from '../stream/outputs/schema.ts';
+import type { DiscoverySettings } from '../healthcheck/discovery/settings.ts';
+import type { ExporterSettings } from '../healthcheck/exporters/settings.ts';
+import { resolveDiscovery, resolveExporters } from './alerting.ts';
 import { ConfigFileSchema } from './schema.ts';
 import type { Static } from '@sinclair/typebox';
 
@@ -44,8 +47,8 @@ export interface VigieConfig {
     bodyLimit: number;
   };
   healthchecks: HealthcheckSettings;
-  exporters: ConfigFile['exporters'];
-  discovery: ConfigFile['discovery'];
+  exporters: ExporterSettings;
+  discovery: DiscoverySettings;
   streams: {
     directories: string[];
     snapshotIntervalMs: number;
@@ -131,8 +134,8 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       historySize: raw.healthchecks?.['history-size'] ?? 100,
       checks,
     },
-    exporters: raw.exporters,
-    discovery: raw.discovery,
+    exporters: resolveExporters(raw.exporters, file),
+    discovery: resolveDiscovery(raw.discovery, file),
     streams: {
       directories: (streams.directories ?? [resolve(dataDir, 'streams')]).map((dir) => resolve(dir)),
       snapshotIntervalMs: durationMs(file, 'streams.snapshot-interval', streams['snapshot-interval'] ?? '10s'),
