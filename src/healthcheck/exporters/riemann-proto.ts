@@ -10,7 +10,8 @@ let msgType: protobuf.Type | null = null;
 
 export function riemannMsg(): protobuf.Type {
   if (msgType) return msgType;
-  const root = protobuf.loadSync(join(PROTO_DIR, 'riemann/proto.proto'));
+  // keepCase: Riemann's snake_case field names (time_micros, metric_sint64), as every Riemann client spells them.
+  const root = new protobuf.Root().loadSync(join(PROTO_DIR, 'riemann/proto.proto'), { keepCase: true });
   root.resolveAll();
   msgType = root.lookupType('Msg');
   return msgType;
