@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config/load.ts';
 import { closeDatabase, migrateDatabase, openDatabase } from './db/client.ts';
 import { createLogger, handleSignals, startService } from './server/lifecycle.ts';
-import { partFactories } from './parts.ts';
+import { createPartFactories } from './parts.ts';
 
 const USAGE = `usage:
   vigie serve [--config FILE] [--log-level LEVEL]   run the service (embedded defaults without --config)
@@ -44,7 +44,7 @@ async function serve(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { config: { type: 'string' }, 'log-level': { type: 'string', default: 'info' } } });
   const logger = createLogger(values['log-level'] ?? 'info');
   try {
-    const service = await startService(values.config ?? null, logger, partFactories);
+    const service = await startService(values.config ?? null, logger, createPartFactories());
     handleSignals(service, logger, values.config ?? null);
     return -1; // keep running
   } catch (error) {

@@ -14,6 +14,9 @@ import { describeSchemaError, jsonPointerToKey } from '../common/schema-errors.t
 import { CHECK_KEYS, CheckValidationError, type KeyedCheck, kindOfConfigKey, parseCheck } from '../healthcheck/kinds/index.ts';
 import type { HealthcheckSettings } from '../healthcheck/settings.ts';
 import { type OutputSettings, resolveOutputs } from '../stream/outputs/schema.ts';
+import type { DiscoverySettings } from '../healthcheck/discovery/settings.ts';
+import type { ExporterSettings } from '../healthcheck/exporters/settings.ts';
+import { resolveDiscovery, resolveExporters } from './alerting.ts';
 import { ConfigFileSchema } from './schema.ts';
 import { DEFAULT_ASYNC_QUEUE_SIZE } from '../stream/async-queues.ts';
 import { DEFAULT_STREAM_LIMITS, type StreamLimits } from '../stream/limits.ts';
@@ -53,8 +56,8 @@ export interface VigieConfig {
     maxConnections: number;
   };
   healthchecks: HealthcheckSettings;
-  exporters: ConfigFile['exporters'];
-  discovery: ConfigFile['discovery'];
+  exporters: ExporterSettings;
+  discovery: DiscoverySettings;
   streams: {
     directories: string[];
     snapshotIntervalMs: number;
@@ -170,8 +173,8 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       historySize: raw.healthchecks?.['history-size'] ?? 100,
       checks,
     },
-    exporters: raw.exporters,
-    discovery: raw.discovery,
+    exporters: resolveExporters(raw.exporters, file),
+    discovery: resolveDiscovery(raw.discovery, file),
     streams: {
       directories: (streams.directories ?? [resolve(dataDir, 'streams')]).map((dir) => resolve(dir)),
       snapshotIntervalMs: durationMs(file, 'streams.snapshot-interval', streams['snapshot-interval'] ?? '10s'),

@@ -57,10 +57,23 @@ const remoteEndpoint = {
   ...TlsClientFields,
 };
 
-/** Cabourotte exporters: accepted so that its files load; see README for what Vigie does with them. */
+/** Vigie's own bounds of an exporter's queue (docs/configuration.md). */
+const exporterQueue = {
+  'queue-size': Type.Optional(Type.Integer({ minimum: 1 })),
+  'batch-size': Type.Optional(Type.Integer({ minimum: 1 })),
+};
+
+/** Cabourotte's exporters (HTTP, Riemann) with their keys, plus Vigie's results-into-a-stream exporter. */
 const ExportersSchema = Type.Object(
   {
-    http: Type.Optional(Type.Array(Type.Object(remoteEndpoint, closed))),
+    http: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { ...remoteEndpoint, ...exporterQueue, retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })), timeout: Type.Optional(Duration) },
+          closed,
+        ),
+      ),
+    ),
     riemann: Type.Optional(
       Type.Array(
         Type.Object(
@@ -70,6 +83,22 @@ const ExportersSchema = Type.Object(
             port: Type.Integer({ minimum: 1, maximum: 65535 }),
             ttl: Type.Optional(Duration),
             ...TlsClientFields,
+            ...exporterQueue,
+            timeout: Type.Optional(Duration),
+          },
+          closed,
+        ),
+      ),
+    ),
+    stream: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ minLength: 1 }),
+            stream: Type.String({ minLength: 1 }),
+            service: Type.Optional(Type.String({ minLength: 1 })),
+            ttl: Type.Optional(Duration),
+            ...exporterQueue,
           },
           closed,
         ),
@@ -88,6 +117,8 @@ const DiscoverySchema = Type.Object(
             ...remoteEndpoint,
             query: Type.Optional(Type.Record(Type.String(), Type.String())),
             interval: Duration,
+            timeout: Type.Optional(Duration),
+            'max-body-size': Type.Optional(Type.Integer({ minimum: 1024 })),
           },
           closed,
         ),

@@ -30,7 +30,7 @@ import {
 } from './kinds/index.ts';
 import { HealthcheckMetrics } from './metrics.ts';
 import { CheckPrepareError, type ReconcilePlan, Reconciler, runsAlready } from './reconciler.ts';
-import { CheckRegistry } from './registry.ts';
+import { CheckRegistry, type ResultSink } from './registry.ts';
 import {
   type CheckResult,
   type DurationBucket,
@@ -92,6 +92,15 @@ export interface ServiceOptions {
   random?: () => number;
   /** Builds a check's resources; the kinds' own unless a test counts runs. */
   prepare?: (def: CheckDefinition) => Promise<Prepared>;
+  /** Handed every periodic result (the exporters). */
+  onResult?: readonly ResultSink[];
+  /** Checks of other sources to run from the start (the last good payload of each discovery source). */
+  restoredSources?: readonly RestoredSource[];
+}
+
+export interface RestoredSource {
+  source: string;
+  checks: readonly KeyedCheck[];
 }
 
 export class HealthcheckService {
@@ -101,6 +110,7 @@ export class HealthcheckService {
   private readonly logger: Logger;
   private config: HealthcheckConfig;
   private uptimeCache: { at: number; ratios: Map<string, UptimeRatios> } | null = null;
+  private readonly restoredSources: readonly RestoredSource[];
 
   private constructor(options: ServiceOptions) {
     this.config = options.config;
@@ -118,7 +128,9 @@ export class HealthcheckService {
       ...(options.prepare ? { prepare: options.prepare } : {}),
       ...(options.now ? { now: options.now } : {}),
       ...(options.random ? { random: options.random } : {}),
+      ...(options.onResult ? { onResult: options.onResult } : {}),
     });
+    this.restoredSources = options.restoredSources ?? [];
     this.reconciler = new Reconciler(this.checks);
   }
 
@@ -157,6 +169,13 @@ export class HealthcheckService {
     }
     this.repository.deleteDefinitions(taken);
     await this.applyConfigChecks(this.config);
+    for (const { source, checks } of this.restoredSources) {
+      try {
+        await this.reconciler.apply(source, checks);
+      } catch (error) {
+        this.logger.error({ err: error, source }, `the saved checks of ${source} cannot start: ${(error as Error).message}`);
+      }
+    }
     const gone = this.repository.retainOnly(this.checks.names());
     if (gone.length > 0) this.logger.info({ checks: gone.length }, 'forgot the stored results of checks that no longer exist');
     this.checks.restoreResults(this.repository.loadResults());
@@ -337,6 +356,14 @@ export class HealthcheckService {
     const plan = await this.applyConfigChecks(config);
     this.config = config;
     this.logger.info({ added: plan.started.length, removed: plan.removed.length, kept: plan.kept.length }, 'config healthchecks reconciled');
+  }
+
+  /**
+   * Makes the checks of a discovery source exactly `desired` through the same reconciler as the config file and
+   * the bulk API; `persist` (the source's last good payload) is written before anything changes.
+   */
+  applySource(source: string, desired: readonly KeyedCheck[], persist: () => void): Promise<ReconcilePlan> {
+    return this.reconciler.apply(source, desired, persist);
   }
 
   /** The config file takes its names back from the API (their stored definitions go, their results stay). */

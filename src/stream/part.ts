@@ -4,11 +4,11 @@
  * input after.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { PartFactory } from '../server/lifecycle.ts';
+import type { PartFactoryContext } from '../server/lifecycle.ts';
 import type { Part } from '../server/part.ts';
 import { createAsyncQueues } from './async-queues.ts';
 import { StreamError } from './errors.ts';
-import { describeFailures } from './ingest-gateway.ts';
+import { describeFailures, type IngestGateway } from './ingest-gateway.ts';
 import { RiemannTcpServer } from './ingest/riemann-tcp.ts';
 import { createPubSub, pubsubRoutes } from './pubsub/routes.ts';
 import { StreamRepository } from './repository.ts';
@@ -16,7 +16,12 @@ import { streamOverviewRoutes } from './overview-routes.ts';
 import { streamRoutes } from './routes.ts';
 import { StreamService } from './service.ts';
 
-export const createStreamPart: PartFactory = ({ config, db, metrics, logger }): Part => {
+export interface StreamSeams {
+  /** Receives the ingest gateway, the seam through which other parts push events (src/parts.ts). */
+  onIngest?: (gateway: IngestGateway) => void;
+}
+
+export function createStreamPart({ config, db, metrics, logger }: PartFactoryContext, seams: StreamSeams = {}): Part {
   const log = logger.child({ part: 'streams' });
   // Built once, like the outputs: changes to streams.async-queues and streams.websocket apply at restart.
   const pubsub = createPubSub(config.streams.websocketMaxBufferedBytes, metrics.registry);
@@ -30,6 +35,7 @@ export const createStreamPart: PartFactory = ({ config, db, metrics, logger }): 
     asyncQueues,
   });
   service.load();
+  seams.onIngest?.(service.gateway);
   const tcpSettings = config.streams.tcp;
   const tcp = tcpSettings
     ? new RiemannTcpServer({
@@ -77,4 +83,4 @@ export const createStreamPart: PartFactory = ({ config, db, metrics, logger }): 
       await service.stop();
     },
   };
-};
+}
