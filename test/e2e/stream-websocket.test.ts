@@ -32,8 +32,8 @@ const push = async (name: string, events: unknown[]) => {
 const wsUrl = (path: string) => server.url.replace(/^http/, 'ws') + path;
 
 /** A subscriber that records what it receives (JSON, one event per message). */
-async function subscribe(path: string, headers: Record<string, string> = { authorization: authHeader }) {
-  const socket = new WebSocket(wsUrl(path), { headers });
+async function subscribe(path: string, headers: Record<string, string> = { authorization: authHeader }, base = server.url) {
+  const socket = new WebSocket(base.replace(/^http/, 'ws') + path, { headers });
   const received: Record<string, unknown>[] = [];
   const binary: boolean[] = [];
   socket.on('message', (data, isBinary) => {
@@ -182,13 +182,13 @@ describe('auth', () => {
 
 describe('slow subscriber', () => {
   /** A websocket client that completes the handshake and then never reads. */
-  async function stalledSubscriber(path: string): Promise<Socket> {
-    const url = new URL(server.url);
+  async function stalledSubscriber(base: string, path: string, headers: Record<string, string>): Promise<Socket> {
+    const url = new URL(base);
     const socket = connect(Number(url.port), url.hostname);
     await new Promise((resolve) => socket.once('connect', resolve));
     socket.write(
       `GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-        `Sec-WebSocket-Key: ${b64('0123456789abcdef')}\r\nSec-WebSocket-Version: 13\r\nAuthorization: ${authHeader}\r\n\r\n`,
+        `Sec-WebSocket-Key: ${b64('0123456789abcdef')}\r\nSec-WebSocket-Version: 13\r\n${Object.entries(headers).map(([key, value]) => `${key}: ${value}\r\n`).join('')}\r\n`,
     );
     const head = await new Promise<string>((resolve) => socket.once('data', (chunk: Buffer) => resolve(chunk.toString('latin1'))));
     expect(head).toMatch(/^HTTP\/1.1 101/);
@@ -197,23 +197,41 @@ describe('slow subscriber', () => {
   }
 
   it('drops and counts the messages of a subscriber that does not read, the others get every event', async () => {
-    const stalled = await stalledSubscriber('/channel/alerts');
-    const reader = await subscribe('/channel/alerts');
-    const description = 'x'.repeat(20_000);
-    const batches = 10;
-    const perBatch = 100;
-    for (let batch = 0; batch < batches; batch++) {
-      await push(
-        'alerts',
-        Array.from({ length: perBatch }, (_, i) => ({ host: 'h', service: `s${batch}`, metric: i, time: batch * perBatch + i, description })),
-      );
+    // A server of its own with an 8 MiB cap: the reading subscriber is given each batch (4 MB) before the next
+    // one is pushed, so it never holds more than the cap however loaded the machine; the stalled one is sent
+    // 40 MB, past the kernel's socket buffers and the cap, so its messages are dropped.
+    const roomy = await startServer({ config: { streams: { websocket: { 'max-buffered-bytes': 8 * 1024 * 1024 } } } });
+    try {
+      const response = await roomy.request('/api/v1/stream/fanout', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ config: b64('{:actions {:action :publish! :params [:fanout]}}') }),
+      });
+      expect(response.status).toBe(200);
+      const stalled = await stalledSubscriber(roomy.url, '/channel/fanout', {});
+      const reader = await subscribe('/channel/fanout', {}, roomy.url);
+      const description = 'x'.repeat(100_000);
+      const batches = 10;
+      const perBatch = 40;
+      for (let batch = 0; batch < batches; batch++) {
+        const pushed = await roomy.request('/api/v1/stream/fanout', {
+          method: 'PUT',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ events: Array.from({ length: perBatch }, (_, i) => ({ host: 'h', service: `s${batch}`, metric: i, time: batch * perBatch + i, description })) }),
+        });
+        expect(pushed.status).toBe(200);
+        await until(() => reader.received.length === (batch + 1) * perBatch, `batch ${batch} on the reading subscriber`, 30_000);
+      }
+      expect(reader.received.map((event) => event.time)).toEqual(Array.from({ length: batches * perBatch }, (_, i) => i));
+      const text = await (await roomy.request('/metrics')).text();
+      const dropped = text.split('\n').find((line) => line.startsWith('websocket_messages_dropped_total{reason="slow_subscriber"}'));
+      expect(Number(dropped?.split(' ').pop())).toBeGreaterThan(0);
+      stalled.destroy();
+      reader.socket.close();
+    } finally {
+      await roomy.stop();
     }
-    await until(() => reader.received.length === batches * perBatch, 'every event on the reading subscriber', 20_000);
-    // 20 MB to a client that reads nothing: past the kernel buffers and the 4 KiB cap, messages are dropped.
-    expect(await metric(/^websocket_messages_dropped_total\{reason="slow_subscriber"\}/)).toBeGreaterThan(0);
-    stalled.destroy();
-    reader.socket.close();
-  }, 30_000);
+  }, 120_000);
 });
 
 describe('TLS', () => {

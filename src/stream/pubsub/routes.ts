@@ -69,13 +69,18 @@ export function pubsubRoutes(pubsub: PubSub, registry: Registry, options: PubSub
     });
     await app.register(websocket, { options: { maxPayload: MAX_INCOMING_PAYLOAD } });
 
-    /** Counts the connection; false (and closed) when there are too many. */
+    /**
+     * Counts the connection; false (and closed) when there are too many. A refused socket is not counted: the
+     * gauge shows the subscribers being served, and the cap is on those.
+     */
     const admit = (socket: WebSocket): boolean => {
+      if (connections >= options.maxConnections) {
+        socket.close(TOO_MANY_CONNECTIONS_CLOSE_CODE, `Too many websocket connections (limit ${options.maxConnections}), retry later`);
+        return false;
+      }
       connections++;
       socket.once('close', () => connections--);
-      if (connections <= options.maxConnections) return true;
-      socket.close(TOO_MANY_CONNECTIONS_CLOSE_CODE, `Too many websocket connections (limit ${options.maxConnections}), retry later`);
-      return false;
+      return true;
     };
 
     const serve = (socket: WebSocket, channel: string, query: FeedQuery['query']): void => {
