@@ -4,7 +4,7 @@
  *
  * `node --import tsx bench/http-ingest.ts`
  */
-import { createStream, drive, startBenchServer, writeResult } from './http-load.ts';
+import { createStream, drive, round, startBenchServer, writeResult } from './http-load.ts';
 
 const BATCH = 1_000;
 const FLOOR = 300_000;
@@ -28,6 +28,7 @@ try {
     ),
   );
   const result = await drive(server.url, {
+    serverPid: server.process.pid as number,
     path: '/api/v1/stream/bench',
     method: 'PUT',
     headers: { 'content-type': 'application/json' },
@@ -38,7 +39,8 @@ try {
     expectStatus: 200,
   });
   const eventsPerSecond = Math.round((result.requests * BATCH) / result.seconds);
-  writeResult('http-ingest', { eventsPerSecond, batch: BATCH, connections: 2, p50Ms: result.p50Ms, p99Ms: result.p99Ms, floor: FLOOR, pass: eventsPerSecond >= FLOOR });
+  const eventsPerServerCpuSecond = Math.round((result.requests * BATCH) / result.serverCpuSeconds);
+  writeResult('http-ingest', { eventsPerSecond, batch: BATCH, connections: 2, p50Ms: result.p50Ms, p99Ms: result.p99Ms, serverCpuSeconds: round(result.serverCpuSeconds), eventsPerServerCpuSecond, floor: FLOOR, pass: eventsPerSecond >= FLOOR });
 } finally {
   await server.stop();
 }

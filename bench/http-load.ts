@@ -1,10 +1,12 @@
 /**
  * Shared by the HTTP benchmarks: starts the real server process, and drives requests over a fixed number of
  * keep-alive connections (one request in flight per connection, as Prometheus and the OTLP exporters do),
- * measuring throughput and latency. Results go to bench/results/<name>.json with the core count.
+ * measuring throughput and latency, and the server's own CPU time over the window (utime + stime from
+ * /proc/<pid>/stat): on a shared 2-core machine the wall-clock rate moves with the other load, the work per CPU
+ * second much less. Results go to bench/results/<name>.json with the core count and the load average.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { startServer, type TestServer } from '../test/helpers/server.ts';
@@ -19,6 +21,8 @@ export interface LoadOptions {
   durationMs: number;
   warmupMs: number;
   expectStatus: number;
+  /** The server process, whose CPU time over the window is measured. */
+  serverPid: number;
 }
 
 export interface LoadResult {
@@ -26,6 +30,15 @@ export interface LoadResult {
   seconds: number;
   p50Ms: number;
   p99Ms: number;
+  /** CPU seconds (user + system) the server process spent during the window. */
+  serverCpuSeconds: number;
+}
+
+const CLOCK_TICKS = 100;
+
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
 export async function startBenchServer(config: Record<string, unknown> = {}): Promise<TestServer> {
@@ -60,15 +73,17 @@ export async function drive(url: string, options: LoadOptions): Promise<LoadResu
   const workers = Array.from({ length: options.connections }, worker);
   await sleep(options.warmupMs);
   measuring = true;
+  const cpuAtStart = cpuSeconds(options.serverPid);
   const started = performance.now();
   await sleep(options.durationMs);
   measuring = false;
   const seconds = (performance.now() - started) / 1000;
+  const serverCpuSeconds = cpuSeconds(options.serverPid) - cpuAtStart;
   stop = true;
   await Promise.all(workers);
   await pool.close();
   latencies.sort((a, b) => a - b);
-  return { requests: latencies.length, seconds, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99) };
+  return { requests: latencies.length, seconds, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), serverCpuSeconds };
 }
 
 export function percentile(sorted: readonly number[], q: number): number {
@@ -81,7 +96,7 @@ export function round(value: number): number {
 }
 
 export function writeResult(name: string, result: Record<string, unknown>): void {
-  const full = { ...result, cores: cpus().length };
+  const full = { ...result, cores: cpus().length, loadAverage1m: round(loadavg()[0] ?? 0) };
   const dir = join(import.meta.dirname, 'results');
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(full)}\n`);
