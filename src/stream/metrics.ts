@@ -19,6 +19,7 @@ export class StreamMetrics {
   readonly remoteWriteSamples: Counter;
   readonly otlpSpans: Counter;
   readonly rejected: Counter<'route'>;
+  readonly refusedBodies: Counter<'route' | 'reason'>;
   private readonly duration: Histogram<'name'>;
   private readonly events: Counter<'name'>;
   readonly droppedEvents: Counter<'name' | 'reason'>;
@@ -61,6 +62,12 @@ export class StreamMetrics {
       name: 'stream_ingest_rejected_total',
       help: 'Ingestion requests answered 503 because the backlog was full.',
       labelNames: ['route'],
+      registers,
+    });
+    this.refusedBodies = new Counter({
+      name: 'stream_ingest_refused_bodies_total',
+      help: 'Compressed ingestion bodies refused before parsing, by route and reason (too_large, invalid_gzip, unsupported_encoding).',
+      labelNames: ['route', 'reason'],
       registers,
     });
     new Gauge({

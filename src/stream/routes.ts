@@ -14,6 +14,7 @@ import { StreamError, type StreamErrorReason } from './errors.ts';
 import type { Event } from './event.ts';
 import { describeFailures } from './ingest-gateway.ts';
 import { eventsFromFluentBit } from './ingest/fluentbit.ts';
+import { acceptGzipBodies } from './ingest/fluentbit-gzip.ts';
 import { eventsFromJsonBody } from './ingest/json.ts';
 import { decodeOtlpTraces, encodeOtlpResponse } from './ingest/otlp.ts';
 import { decodeRemoteWrite } from './ingest/remote-write.ts';
@@ -150,9 +151,14 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
       });
     });
 
-    // Fluent Bit's `http` output with `format json`: a JSON array of records.
+    // Fluent Bit's `http` output with `format json`: a JSON array of records, gzip-compressed with `compress gzip`
+    // (inflated within the body limit itself: the records are parsed as JSON in memory).
     await registerPartScope(app, '/api/v1/fluentbit', streamErrors, (base) => {
       const scope = typed(base);
+      acceptGzipBodies(scope, {
+        maxBytes: options.bodyLimit,
+        refused: (reason) => metrics.refusedBodies.inc({ route: 'fluentbit', reason }),
+      });
       scope.post('/:name', { schema: schemas.binaryPush, preValidation: requirePushTarget }, async (request, reply) => {
         if (!(await ingest(reply, 'fluentbit', request.params.name, eventsFromFluentBit(request.body)))) return reply;
         return reply.code(200).send();

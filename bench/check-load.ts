@@ -1,0 +1,125 @@
+/**
+ * What the benchmarks that run many checks share (`checks`, `exporters`): the local targets in a child process of
+ * their own (so that they do not share the service's CPU accounting), the bulk payload of TCP and HTTP checks,
+ * and the figures read from the service: the scheduling lag histogram and run counters from `/metrics`, its CPU
+ * time and RSS from /proc.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+const CLOCK_TICKS = 100;
+/** The TCP listeners are spread over several ports so that 1,000 connections a second never run short of 4-tuples. */
+const TCP_PORTS = 20;
+
+export interface Targets {
+  tcpPorts: number[];
+  httpPort: number;
+  /** An HTTP collector that reads each request and answers 200 after `collectorDelayMs` (0: not started). */
+  collectorPort: number;
+  process: ChildProcess;
+}
+
+const targetsSource = (collectorDelayMs: number) => `
+const net = require('node:net');
+const http = require('node:http');
+const tcpPorts = [];
+let httpPort = 0;
+let collectorPort = 0;
+let pending = ${TCP_PORTS} + 1 + ${collectorDelayMs > 0 ? 1 : 0};
+const ready = () => { if (--pending === 0) process.stdout.write(JSON.stringify({ tcpPorts, httpPort, collectorPort }) + '\\n'); };
+for (let i = 0; i < ${TCP_PORTS}; i++) {
+  const server = net.createServer((socket) => { socket.on('error', () => {}); socket.resume(); });
+  server.listen({ host: '127.0.0.1', port: 0, backlog: 4096 }, () => { tcpPorts.push(server.address().port); ready(); });
+}
+const web = http.createServer((request, response) => response.end('ok'));
+web.keepAliveTimeout = 20000;
+web.listen({ host: '127.0.0.1', port: 0, backlog: 4096 }, () => { httpPort = web.address().port; ready(); });
+if (${collectorDelayMs} > 0) {
+  const collector = http.createServer((request, response) => {
+    request.resume();
+    request.on('end', () => setTimeout(() => response.end('ok'), ${collectorDelayMs}));
+  });
+  collector.keepAliveTimeout = 20000;
+  collector.listen({ host: '127.0.0.1', port: 0, backlog: 4096 }, () => { collectorPort = collector.address().port; ready(); });
+}
+`;
+
+export async function startTargets(options: { collectorDelayMs?: number } = {}): Promise<Targets> {
+  const child = spawn(process.execPath, ['-e', targetsSource(options.collectorDelayMs ?? 0)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const ports = await new Promise<Omit<Targets, 'process'>>((resolve) =>
+    child.stdout.once('data', (chunk: Buffer) => resolve(JSON.parse(chunk.toString()) as Omit<Targets, 'process'>)),
+  );
+  return { ...ports, process: child };
+}
+
+/** The bulk API payload: `tcp` TCP checks spread over the TCP targets and `http` HTTP checks, all at `interval`. */
+export function checksPayload(targets: Targets, tcp: number, http: number, interval = '10s'): Record<string, unknown> {
+  return {
+    'tcp-checks': Array.from({ length: tcp }, (_, i) => ({ name: `tcp-${i}`, target: '127.0.0.1', port: targets.tcpPorts[i % targets.tcpPorts.length], timeout: '5s', interval })),
+    'http-checks': Array.from({ length: http }, (_, i) => ({
+      name: `http-${i}`,
+      target: '127.0.0.1',
+      port: targets.httpPort,
+      path: '/health',
+      'valid-status': [200],
+      timeout: '5s',
+      interval,
+    })),
+  };
+}
+
+export interface Scrape {
+  lagBuckets: Map<number, number>;
+  lagCount: number;
+  success: number;
+  failure: number;
+}
+
+export function parseMetrics(text: string): Scrape {
+  const lagBuckets = new Map<number, number>();
+  let lagCount = 0;
+  let success = 0;
+  let failure = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('healthcheck_scheduling_lag_seconds_bucket')) {
+      const match = /le="([^"]+)"\} (\d+)/.exec(line);
+      if (match) lagBuckets.set(match[1] === '+Inf' ? Infinity : Number(match[1]), Number(match[2]));
+    } else if (line.startsWith('healthcheck_scheduling_lag_seconds_count')) {
+      lagCount = Number(line.split(' ')[1]);
+    } else if (line.startsWith('healthcheck_total{')) {
+      const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+      if (line.includes('status="success"')) success += value;
+      else failure += value;
+    }
+  }
+  return { lagBuckets, lagCount, success, failure };
+}
+
+/** A quantile of the lag between two scrapes, from cumulative buckets, interpolated linearly inside its bucket. */
+export function percentile(before: Scrape, after: Scrape, q: number): number {
+  const total = after.lagCount - before.lagCount;
+  const rank = q * total;
+  let lower = 0;
+  let below = 0;
+  for (const [bound, cumulative] of [...after.lagBuckets].sort((a, b) => a[0] - b[0])) {
+    const count = cumulative - (before.lagBuckets.get(bound) ?? 0);
+    if (count >= rank) {
+      if (bound === Infinity) return lower;
+      return lower + ((rank - below) / Math.max(1, count - below)) * (bound - lower);
+    }
+    lower = bound;
+    below = count;
+  }
+  return lower;
+}
+
+/** User + system CPU time of a process so far, in seconds. */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+export function rssMb(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : 0;
+}
