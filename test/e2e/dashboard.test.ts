@@ -377,8 +377,9 @@ describe.skipIf(!hasChromium())('dashboard behind basic auth, without the result
     } finally {
       await authorised.close();
     }
-  });
+  }, 60_000);
 
+  // These launch browsers of their own, which takes seconds on a loaded machine.
   it('falls back to polling the search when the index feed refuses the websocket', async () => {
     expect((await oneSocket.request('/api/v1/stream/busy', json('POST', { config: b64(stream) }))).status).toBe(200);
     expect((await oneSocket.request('/api/v1/stream/busy', json('PUT', event('web-1')))).status).toBe(200);
@@ -400,7 +401,7 @@ describe.skipIf(!hasChromium())('dashboard behind basic auth, without the result
       holder.close();
       await browser.close();
     }
-  });
+  }, 60_000);
 
   it('removes the page and its endpoints with disable-result-api', async () => {
     for (const path of ['/', '/frontend', '/frontend/index.html', '/frontend/app.js', '/api/v1/overview/healthchecks']) {
