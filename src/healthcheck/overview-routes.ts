@@ -5,10 +5,12 @@
  * - `POST /api/v1/overview/recent-results` `{"names": [...], "limit": n}`: the last results of the checks on
  *   screen, in one query (a page of the list, not one request per check);
  * - `GET  /api/v1/overview/durations/:name?window=24h|7d|30d`: response-time buckets from the aggregates.
- * Registered with the result API, and removed with it (`http.disable-result-api`).
+ * Registered with the result API, and removed with it (`http.disable-result-api`). Answers are compressed when
+ * the client accepts it (the overview of 12,000 checks is megabytes of JSON).
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
+import { compressAnswers } from '../server/compression.ts';
 import { HttpError, registerPartRoutes } from '../server/errors.ts';
 import { healthcheckErrors } from './routes.ts';
 import type { SeriesWindow } from './repository.ts';
@@ -27,8 +29,9 @@ const recentBody = Type.Object(
 );
 
 export function healthcheckOverviewRoutes(service: HealthcheckService): FastifyPluginAsync {
-  return async (root) =>
-    registerPartRoutes(root, healthcheckErrors, (app) => {
+  return async (root) => {
+    await compressAnswers(root);
+    await registerPartRoutes(root, healthcheckErrors, (app) => {
       app.get('/api/v1/overview/healthchecks', async () => ({ now: Math.floor(Date.now() / 1000), checks: service.overview() }));
 
       app.post<{ Body: { names: string[]; limit?: number } }>('/api/v1/overview/recent-results', { schema: { body: recentBody } }, async (request) => {
@@ -44,4 +47,5 @@ export function healthcheckOverviewRoutes(service: HealthcheckService): FastifyP
         return { name, window, buckets: service.durationSeries(name, window) };
       });
     });
+  };
 }

@@ -4,15 +4,31 @@
  * stay responsive while paging, filtering and scrolling (the DOM holds one page of rows, never 12,000).
  */
 import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { join } from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ARTIFACTS, type Browser, hasChromium, launchBrowser } from '../helpers/browser.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { startTcpTarget, type TcpTarget } from '../helpers/targets.ts';
 
 const CHECKS = 12_000;
 const USABLE_WITHIN_MS = 1000;
+
+/** The raw answer to a GET (fetch would decompress it), with its Content-Encoding. */
+function rawGet(url: string, acceptEncoding: string): Promise<{ status: number; encoding: string | undefined; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    request(url, { headers: { 'accept-encoding': acceptEncoding } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, encoding: response.headers['content-encoding'], body: Buffer.concat(chunks) }));
+      response.on('error', reject);
+    })
+      .on('error', reject)
+      .end();
+  });
+}
 
 /** CPU time (user + system, ms) a process has used, from /proc (Linux clock ticks are 10 ms). */
 function cpuMs(pid: number): number {
@@ -137,5 +153,29 @@ describe.skipIf(!hasChromium())('dashboard with 12,000 checks', () => {
     expect(frames.at(-1)).toBeLessThan(250);
     await page.screenshot({ path: join(ARTIFACTS, 'checks-12000.png') });
     await page.close();
+  });
+
+  it('answers the overview compressed with brotli or gzip when the client accepts it', async () => {
+    const url = `${server.url}/api/v1/overview/healthchecks`;
+    const plain = await rawGet(url, 'identity');
+    const gzip = await rawGet(url, 'gzip');
+    const brotli = await rawGet(url, 'gzip, deflate, br');
+    expect([plain.status, gzip.status, brotli.status]).toEqual([200, 200, 200]);
+    expect([plain.encoding, gzip.encoding, brotli.encoding]).toEqual([undefined, 'gzip', 'br']);
+    const checks = (body: Buffer) => (JSON.parse(body.toString('utf8')) as { checks: unknown[] }).checks;
+    const expected = checks(plain.body);
+    expect(expected).toHaveLength(CHECKS);
+    // The same checks (`now` may have moved on between the three calls).
+    expect(checks(gunzipSync(gzip.body))).toEqual(expected);
+    expect(checks(brotliDecompressSync(brotli.body))).toEqual(expected);
+    console.log(`overview of ${CHECKS} checks: ${plain.body.length} bytes plain, ${gzip.body.length} gzip, ${brotli.body.length} br`);
+    expect(gzip.body.length).toBeLessThan(plain.body.length / 5);
+    expect(brotli.body.length).toBeLessThan(plain.body.length / 5);
+
+    // Under the threshold (1 KiB), an answer goes out as is.
+    const small = await rawGet(`${server.url}/api/v1/overview/durations/check-00000?window=24h`, 'gzip, br');
+    expect(small.status).toBe(200);
+    expect(small.body.length).toBeLessThan(1024);
+    expect(small.encoding).toBeUndefined();
   });
 });

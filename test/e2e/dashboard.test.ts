@@ -4,7 +4,9 @@
  * hostile names, labels, messages and event fields show as text and run nothing, the Content-Security-Policy,
  * basic auth, `disable-result-api`, and 12,000 checks within a second. Screenshots land in test-artifacts/.
  */
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import WebSocket from 'ws';
 import { type Browser, hasChromium, launchBrowser, type WatchedPage } from '../helpers/browser.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { closedPort, type HttpTarget, startHttpTarget, startTcpTarget, type TcpTarget } from '../helpers/targets.ts';
@@ -237,6 +239,12 @@ describe.skipIf(!hasChromium())('dashboard', () => {
     it('lists the streams with source, config, counters, index size and current time, and searches an index live', async () => {
       const watched = await browser.open(`${server.url}/frontend/index.html#/streams`);
       const { page } = watched;
+      const feeds: string[] = [];
+      const frames: string[] = [];
+      page.on('websocket', (socket) => {
+        feeds.push(socket.url());
+        socket.on('framereceived', ({ payload }) => frames.push(payload.toString()));
+      });
       const row = page.locator('tr.stream[data-name="dash.by-host"]');
       await expect.poll(() => row.count()).toBe(1);
       expect(await row.locator('td').nth(1).textContent()).toBe('API');
@@ -273,9 +281,26 @@ describe.skipIf(!hasChromium())('dashboard', () => {
       expect(await page.locator('table.events thead').textContent()).toContain('<i>field</i>');
       expect(cells).toContain('<b>value</b>');
 
-      // Live: a new event shows up in the results without touching the page.
+      // Live: the page subscribed to the index feed (same origin, allowed by connect-src 'self'), so a new event
+      // shows up without touching the page and without polling (with the feed open, the page only resyncs
+      // every 30 s): the frame the feed pushed is what made it search again.
+      await expect.poll(() => page.locator('.feed').getAttribute('data-mode')).toBe('websocket');
+      expect(await page.locator('.feed').textContent()).toBe('pushed (websocket)');
+      expect(feeds.at(-1)).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/index\?stream=dash\.by-host&query=/);
+      const searches: string[] = [];
+      page.on('request', (request) => {
+        if (request.url().endsWith('/api/v1/index/dash.by-host/search')) searches.push(request.url());
+      });
+      // Once open, the page searches once more (events indexed before it subscribed); then nothing.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      searches.length = 0;
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(searches, 'no search while the index is quiet').toEqual([]);
       await server.request('/api/v1/stream/dash.by-host', json('PUT', { events: [{ host: 'web-3', service: 'http', state: 'ok', time: Date.now() * 1e6 }] }));
-      await expect.poll(() => page.locator('table.events tbody tr').count(), { timeout: 6000 }).toBe(4);
+      await expect.poll(() => page.locator('table.events tbody tr').count(), { timeout: 1900 }).toBe(4);
+      expect(await page.locator('table.events tbody').textContent()).toContain('web-3');
+      expect(frames.some((frame) => frame.includes('"host":"web-3"'))).toBe(true);
+      expect(searches.length).toBeGreaterThanOrEqual(1);
       await expect.poll(() => row.locator('.index-size').textContent(), { timeout: 6000 }).toBe('4');
       await watched.screenshot('streams');
       await expectNothingRan(watched);
@@ -284,18 +309,31 @@ describe.skipIf(!hasChromium())('dashboard', () => {
   });
 });
 
-describe.skipIf(!hasChromium())('dashboard behind basic auth, and without the result API', () => {
+/** Opens the streams view on `stream` and searches its index for every event; the page is left on it. */
+async function searchEverything(page: Page, base: string, stream: string): Promise<void> {
+  await page.goto(`${base}/frontend/index.html#/streams`);
+  await page.locator(`tr.stream[data-name="${stream}"] button.link`).click();
+  await page.fill('input[name="query"]', '[:always-true]');
+  await page.click('.search button[type="submit"]');
+}
+
+describe.skipIf(!hasChromium())('dashboard behind basic auth, without the result API, and without the index feed', () => {
   let server: TestServer;
   let disabled: TestServer;
+  let oneSocket: TestServer;
+  const authorization = `Basic ${Buffer.from('ops:s3cret').toString('base64')}`;
+  const stream = '{:actions {:action :index :params [[:host]]}}';
+  const event = (host: string) => ({ events: [{ host, service: 'http', state: 'ok', time: Date.now() * 1e6 }] });
 
   beforeAll(async () => {
-    [server, disabled] = await Promise.all([
+    [server, disabled, oneSocket] = await Promise.all([
       startServer({ config: { http: { 'basic-auth': { username: 'ops', password: 's3cret' } } } }),
       startServer({ config: { http: { 'disable-result-api': true } } }),
+      startServer({ config: { streams: { websocket: { 'max-connections': 1 } } } }),
     ]);
   });
   afterAll(async () => {
-    await Promise.all([server?.kill9(), disabled?.kill9()]);
+    await Promise.all([server?.kill9(), disabled?.kill9(), oneSocket?.kill9()]);
   });
 
   it('asks for credentials, and shows the page with them', async () => {
@@ -318,11 +356,52 @@ describe.skipIf(!hasChromium())('dashboard behind basic auth, and without the re
       await expect.poll(() => watched.page.locator('.shown').textContent()).toBe('0 checks');
       await watched.page.click('header a:text-is("Streams")');
       await expect.poll(() => watched.page.locator('main').textContent()).toContain('No streams.');
+
+      // The index feed's upgrade request needs the credentials too. Whether the browser answers the upgrade's
+      // 401 with the credentials it holds depends on the browser and on how they were given (here, playwright
+      // answers the page's challenges, and the upgrade waits): either the search is pushed, or the page gives
+      // the websocket up within 5 s and polls. Both keep the results live.
+      const auth = { authorization, 'content-type': 'application/json' };
+      expect((await server.request('/api/v1/stream/guarded', { method: 'POST', headers: auth, body: JSON.stringify({ config: b64(stream) }) })).status).toBe(200);
+      expect((await server.request('/api/v1/stream/guarded', { method: 'PUT', headers: auth, body: JSON.stringify(event('web-1')) })).status).toBe(200);
+      const { page } = watched;
+      await searchEverything(page, server.url, 'guarded');
+      await expect.poll(() => page.locator('table.events tbody tr').count()).toBe(1);
+      await expect.poll(() => page.locator('.feed').getAttribute('data-mode'), { timeout: 8000 }).toMatch(/^(websocket|polling)$/);
+      const mode = await page.locator('.feed').getAttribute('data-mode');
+      console.log(`index search behind basic auth: ${mode} (${await page.locator('.feed').getAttribute('title')})`);
+      await server.request('/api/v1/stream/guarded', { method: 'PUT', headers: auth, body: JSON.stringify(event('web-2')) });
+      await expect.poll(() => page.locator('table.events tbody tr').count(), { timeout: mode === 'websocket' ? 1900 : 6000 }).toBe(2);
       expect(watched.pageErrors).toEqual([]);
+      expect(watched.cspViolations).toEqual([]);
     } finally {
       await authorised.close();
     }
-  });
+  }, 60_000);
+
+  // These launch browsers of their own, which takes seconds on a loaded machine.
+  it('falls back to polling the search when the index feed refuses the websocket', async () => {
+    expect((await oneSocket.request('/api/v1/stream/busy', json('POST', { config: b64(stream) }))).status).toBe(200);
+    expect((await oneSocket.request('/api/v1/stream/busy', json('PUT', event('web-1')))).status).toBe(200);
+    // Another subscriber holds the only websocket the server allows (streams.websocket.max-connections: 1).
+    const holder = new WebSocket(`${oneSocket.url.replace(/^http/, 'ws')}/index?stream=busy`);
+    await new Promise((resolve, reject) => holder.once('open', resolve).once('error', reject));
+    const browser = await launchBrowser();
+    try {
+      const watched = await browser.open(`${oneSocket.url}/frontend/index.html`);
+      const { page } = watched;
+      await searchEverything(page, oneSocket.url, 'busy');
+      await expect.poll(() => page.locator('.feed').getAttribute('data-mode')).toBe('polling');
+      expect(await page.locator('.feed').textContent()).toBe('polled every 2 s');
+      expect(await page.locator('.feed').getAttribute('title')).toMatch(/^Too many websocket connections/);
+      await oneSocket.request('/api/v1/stream/busy', json('PUT', event('web-2')));
+      await expect.poll(() => page.locator('table.events tbody tr').count(), { timeout: 6000 }).toBe(2);
+      expect(watched.pageErrors).toEqual([]);
+    } finally {
+      holder.close();
+      await browser.close();
+    }
+  }, 60_000);
 
   it('removes the page and its endpoints with disable-result-api', async () => {
     for (const path of ['/', '/frontend', '/frontend/index.html', '/frontend/app.js', '/api/v1/overview/healthchecks']) {

@@ -90,7 +90,8 @@ export const api = {
     call<{ events: IndexEvent[] }>(`/api/v1/index/${segment(stream)}/search`, post({ query: base64(query) })).then((body) => body.events),
 };
 
-function base64(text: string): string {
+/** Base64 of the UTF-8 bytes, as the search API and the websocket feed take a query. */
+export function base64(text: string): string {
   let binary = '';
   for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
   return btoa(binary);

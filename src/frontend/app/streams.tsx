@@ -1,15 +1,21 @@
 /**
  * The streams: where each comes from, its config, index and counters (events/s from two successive polls),
- * and an index search taking a where query, refreshed live by polling.
+ * and an index search taking a where query, kept live through the websocket index feed (polling without it).
  */
 import { useRef, useState } from 'preact/hooks';
 import { api, type IndexEvent, type StreamSummary } from './api.ts';
 import { Status } from './checks.tsx';
 import { fieldText, streamTime } from './format.ts';
 import { usePoll } from './hooks.ts';
+import { type FeedMode, POLL_MS, useLiveSearch } from './index-feed.ts';
 
-const POLL_MS = 2000;
 const SOURCES: Record<StreamSummary['source'], string> = { api: 'API', file: 'file', persisted: 'API, persisted' };
+const FEED_MODES: Record<FeedMode, string> = {
+  connecting: 'connecting…',
+  websocket: 'pushed (websocket)',
+  polling: `polled every ${POLL_MS / 1000} s`,
+  off: '',
+};
 /** Event fields shown first, in this order; any other field follows. */
 const KNOWN_FIELDS = ['host', 'service', 'state', 'metric', 'time', 'description', 'tags', 'ttl'];
 
@@ -83,11 +89,8 @@ function StreamDetail({ stream }: { stream: StreamSummary }) {
   const [draft, setDraft] = useState('[:always-true]');
   const [query, setQuery] = useState<string | null>(null);
   const [live, setLive] = useState(true);
-  const search = usePoll<IndexEvent[] | null>(
-    () => (query === null ? Promise.resolve(null) : api.search(stream.name, query)),
-    live ? POLL_MS : 24 * 3600_000,
-    `${stream.name}\n${query}\n${live}`,
-  );
+  const [submitted, setSubmitted] = useState(0);
+  const search = useLiveSearch(stream.name, query, live, submitted);
   return (
     <div class="stream-detail">
       <h2>
@@ -100,7 +103,7 @@ function StreamDetail({ stream }: { stream: StreamSummary }) {
         onSubmit={(event) => {
           event.preventDefault();
           setQuery(draft);
-          search.refresh();
+          setSubmitted((n) => n + 1);
         }}
       >
         <input type="text" name="query" aria-label="where query" value={draft} onInput={(event) => setDraft(event.currentTarget.value)} spellcheck={false} />
@@ -108,6 +111,9 @@ function StreamDetail({ stream }: { stream: StreamSummary }) {
         <label class="live">
           <input type="checkbox" checked={live} onChange={(event) => setLive(event.currentTarget.checked)} /> live
         </label>
+        <span class="feed" data-mode={search.mode} title={search.fallback}>
+          {FEED_MODES[search.mode]}
+        </span>
       </form>
       {search.error !== undefined && (
         <p class="error query-error" role="alert">
