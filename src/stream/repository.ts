@@ -4,6 +4,7 @@
  * `:persist` file are written together, before the API answers.
  */
 import { eq } from 'drizzle-orm';
+import { WalCheckpointer } from '../db/checkpointer.ts';
 import type { Db } from '../db/client.ts';
 import { indexMeta, streams } from '../db/schema.ts';
 
@@ -91,6 +92,11 @@ export class StreamRepository {
       upsert: (stream, key, eventJson) => upsert.run(stream, key, eventJson),
       remove: (stream, key) => remove.run(stream, key),
     };
+  }
+
+  /** Checkpoints in a worker thread while a snapshot writes (src/db/checkpointer.ts). */
+  walCheckpointer(onError: (message: string) => void): WalCheckpointer {
+    return new WalCheckpointer(this.db, onError);
   }
 
   loadIndexSnapshots(): StoredIndexSnapshot[] {

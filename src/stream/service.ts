@@ -134,6 +134,7 @@ export class StreamService {
     this.snapshotter.stop();
     await this.catalog.files.close();
     this.snapshotter.write();
+    await this.snapshotter.close();
     await this.outputs.close();
   }
 

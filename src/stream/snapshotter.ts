@@ -1,7 +1,8 @@
 /**
  * Index snapshots (docs/hardening.md, "Snapshots that never block"): every `snapshot-interval` a round writes
  * to SQLite only the entries each index set or removed since the previous round, in slices of at most
- * `SLICE_BUDGET_MS` on the event loop, one transaction each, so that requests and checks run between slices.
+ * `SLICE_BUDGET_MS` on the event loop, one transaction each, so that requests and checks run between slices;
+ * meanwhile the WAL is checkpointed by a worker thread, not inside a slice's COMMIT (src/db/checkpointer.ts).
  * An index the database does not hold yet (a new or recompiled stream, or one whose snapshot was not restored)
  * is rewritten whole, in slices too. At stop the rest is written at once. At startup the snapshots are restored
  * into the streams whose config did not change (by hash of the printed config).
@@ -17,6 +18,7 @@ import { type EdnValue, printEdn } from './edn.ts';
 import type { StreamEngine } from './engine.ts';
 import type { Event } from './event.ts';
 import type { IndexStore } from './index-store.ts';
+import type { WalCheckpointer } from '../db/checkpointer.ts';
 import type { StreamRepository } from './repository.ts';
 
 /** Longest a slice holds the event loop; `/healthz` must answer within 50 ms while a round runs. */
@@ -49,6 +51,7 @@ export class IndexSnapshotter {
   private jobs: Job[] = [];
   private roundStartedAt = 0;
   private readonly writer: ReturnType<StreamRepository['indexEntryWriter']>;
+  private readonly checkpointer: WalCheckpointer;
   private readonly duration: Histogram;
   private readonly sliceDuration: Histogram;
   private readonly entries: Counter<'operation'>;
@@ -61,6 +64,7 @@ export class IndexSnapshotter {
     registry: Registry,
   ) {
     this.writer = repository.indexEntryWriter();
+    this.checkpointer = repository.walCheckpointer((message) => logger.warn(`WAL checkpoint after an index snapshot slice failed: ${message}`));
     const registers = [registry];
     this.duration = new Histogram({
       name: 'stream_snapshot_duration_seconds',
@@ -103,6 +107,13 @@ export class IndexSnapshotter {
     this.runSlice(Infinity);
     this.beginRound();
     this.runSlice(Infinity);
+    this.checkpointer.release();
+  }
+
+  /** Stops the rounds and closes the checkpoint worker (after the last `write()`, before the database closes). */
+  async close(): Promise<void> {
+    this.stop();
+    await this.checkpointer.close();
   }
 
   /** (Re)starts the periodic rounds; a round still running when the next is due is left to finish. */
@@ -111,6 +122,7 @@ export class IndexSnapshotter {
     this.timer = setInterval(() => {
       if (this.jobs.length > 0) return;
       this.beginRound();
+      this.checkpointer.hold();
       this.scheduleSlice();
     }, intervalMs);
     this.timer.unref();
@@ -156,7 +168,10 @@ export class IndexSnapshotter {
     this.slice = setImmediate(() => {
       this.slice = null;
       this.runSlice(SLICE_BUDGET_MS);
-      if (this.jobs.length > 0) this.scheduleSlice();
+      if (this.jobs.length > 0) {
+        this.checkpointer.request();
+        this.scheduleSlice();
+      } else this.checkpointer.release();
     });
   }
 

@@ -10,9 +10,10 @@ import { StreamRepository } from '../../src/stream/repository.ts';
 import { IndexSnapshotter } from '../../src/stream/snapshotter.ts';
 
 const CONFIG = '{:actions {:action :index :params [[:host]]}}';
-const open: { db: Db; dir: string }[] = [];
-afterEach(() => {
-  for (const { db, dir } of open.splice(0)) {
+const open: { db: Db; dir: string; snapshotter: IndexSnapshotter }[] = [];
+afterEach(async () => {
+  for (const { db, dir, snapshotter } of open.splice(0)) {
+    await snapshotter.close();
     closeDatabase(db);
     rmSync(dir, { recursive: true, force: true });
   }
@@ -21,11 +22,11 @@ afterEach(() => {
 function setup(dir = mkdtempSync(join(tmpdir(), 'vigie-snapshot-'))) {
   const db = openDatabase(join(dir, 'vigie.db'));
   migrateDatabase(db);
-  open.push({ db, dir });
   const engine = new StreamEngine();
   engine.add('s', CONFIG);
   const registry = new Registry();
   const snapshotter = new IndexSnapshotter(engine, new StreamRepository(db), pino({ level: 'silent' }), registry);
+  open.push({ db, dir, snapshotter });
   const rows = () =>
     (db.$client.prepare("select key, event from index_snapshots where stream = 's' order by key").all() as { event: string }[]).map(
       (row) => (JSON.parse(row.event) as { host: string; metric: number }),
@@ -78,7 +79,7 @@ describe('IndexSnapshotter', () => {
       }, 1);
     });
     snapshotter.stop();
-    const slices = (await metric('stream_snapshot_slice_seconds')).find((value) => value.metricName === 'stream_snapshot_slice_seconds_count');
+    const slices = (await metric('stream_snapshot_slice_seconds')).find((value) => (value as { metricName?: string }).metricName === 'stream_snapshot_slice_seconds_count');
     expect(slices?.value).toBeGreaterThan(3);
     expect(worstLagMs).toBeLessThan(200);
 
