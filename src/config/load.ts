@@ -171,6 +171,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       labels: raw['healthchecks-labels'] ?? [],
       maxConcurrentRuns: raw.healthchecks?.['max-concurrent-runs'] ?? 1000,
       historySize: raw.healthchecks?.['history-size'] ?? 100,
+      commandChecksApi: raw.healthchecks?.['command-checks-api'] ?? 'auto',
       checks,
     },
     exporters: resolveExporters(raw.exporters, file),
