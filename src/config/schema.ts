@@ -6,6 +6,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { Duration } from '../common/duration.ts';
+import { MAX_EDN_DEPTH_LIMIT, MAX_EVENT_DEPTH_LIMIT } from '../stream/nesting.ts';
 
 const closed = { additionalProperties: false } as const;
 
@@ -171,6 +172,8 @@ export const StreamsSettingsSchema = Type.Object(
     'max-forks': Type.Optional(Type.Integer({ minimum: 1 })),
     'max-index-entries': Type.Optional(Type.Integer({ minimum: 1 })),
     'fork-idle-timeout': Type.Optional(Duration),
+    'max-edn-depth': Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_EDN_DEPTH_LIMIT })),
+    'max-event-depth': Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_EVENT_DEPTH_LIMIT })),
   },
   closed,
 );
