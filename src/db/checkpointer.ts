@@ -7,10 +7,18 @@
  * (they never wait for or block the writer) each time `request()` is called and none is under way. After
  * `release()` the main connection gets its automatic checkpoints back only once the worker has copied the
  * whole WAL, so that no COMMIT inherits a large checkpoint.
+ *
+ * The first `hold()` also raises the main connection's page cache to at least `BULK_CACHE_KIB`, for good (the
+ * next round touches the same pages; SQLite allocates the cache as pages are used): with the default 2 MB,
+ * upserts spread over a 500,000-row index read most of their pages back from the files, and a full snapshot
+ * took 15 s with slices of 100-600 ms, against 5.6 s with few over 50 ms.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { Db } from './client.ts';
+
+/** The main connection's page cache from the first `hold()` on (KiB). */
+const BULK_CACHE_KIB = 65_536;
 
 /** Checkpoints asked for after `release()` before automatic checkpoints come back regardless. */
 const RELEASE_ATTEMPTS = 20;
@@ -42,6 +50,7 @@ export class WalCheckpointer {
   /** Checkpoints left to ask for before the main connection checkpoints again; 0 when not releasing. */
   private releasing = 0;
   private autocheckpoint = 1000;
+  private cacheRaised = false;
   private readonly file: string;
 
   constructor(
@@ -58,6 +67,12 @@ export class WalCheckpointer {
     if (this.held || this.file === '') return;
     this.autocheckpoint = this.db.$client.pragma('wal_autocheckpoint', { simple: true }) as number;
     this.db.$client.pragma('wal_autocheckpoint = 0');
+    if (!this.cacheRaised) {
+      // A negative cache_size is in KiB, a positive one in pages (4 KiB by default): compare in KiB.
+      const current = this.db.$client.pragma('cache_size', { simple: true }) as number;
+      if ((current < 0 ? -current : current * 4) < BULK_CACHE_KIB) this.db.$client.pragma(`cache_size = -${BULK_CACHE_KIB}`);
+      this.cacheRaised = true;
+    }
     this.held = true;
   }
 
