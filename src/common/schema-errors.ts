@@ -45,6 +45,14 @@ export function describeSchemaError(error: ValueError): string {
       return `must be a list, got ${got}`;
     case ValueErrorType.Object:
       return `must be a mapping, got ${got}`;
+    case ValueErrorType.Union: {
+      // A choice among fixed words (`auto|allow|deny`): name them rather than "expected union value".
+      const options = ((schema as { anyOf?: { const?: unknown }[] }).anyOf ?? []).map((option) => option.const);
+      if (options.length > 0 && options.every((option) => typeof option === 'string')) {
+        return `must be one of ${options.map((option) => JSON.stringify(option)).join(', ')}, got ${got}`;
+      }
+      return `${error.message.toLowerCase()}, got ${got}`;
+    }
     default:
       return `${error.message.toLowerCase()}, got ${got}`;
   }

@@ -20,6 +20,7 @@ import { resolveDiscovery, resolveExporters } from './alerting.ts';
 import { ConfigFileSchema } from './schema.ts';
 import { DEFAULT_ASYNC_QUEUE_SIZE } from '../stream/async-queues.ts';
 import { DEFAULT_STREAM_LIMITS, type StreamLimits } from '../stream/limits.ts';
+import { DEFAULT_MAX_EDN_DEPTH, DEFAULT_MAX_EVENT_DEPTH, type NestingLimits } from '../stream/nesting.ts';
 import { DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_CONNECTIONS as DEFAULT_WEBSOCKET_MAX_CONNECTIONS } from '../stream/pubsub/channels.ts';
 import type { Static } from '@sinclair/typebox';
 
@@ -76,6 +77,8 @@ export interface VigieConfig {
     searchLimit: number;
     maxSearchLimit: number;
     limits: StreamLimits;
+    /** `max-edn-depth` and `max-event-depth` (src/stream/nesting.ts). */
+    nesting: NestingLimits;
   };
 }
 
@@ -171,6 +174,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       labels: raw['healthchecks-labels'] ?? [],
       maxConcurrentRuns: raw.healthchecks?.['max-concurrent-runs'] ?? 1000,
       historySize: raw.healthchecks?.['history-size'] ?? 100,
+      commandChecksApi: raw.healthchecks?.['command-checks-api'] ?? 'auto',
       checks,
     },
     exporters: resolveExporters(raw.exporters, file),
@@ -188,6 +192,10 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       ...(streams.tcp ? { tcp: resolveRiemannTcp(file, streams.tcp, http['body-limit'] ?? DEFAULT_BODY_LIMIT) } : {}),
       searchLimit: Math.min(streams['search-limit'] ?? DEFAULT_SEARCH_LIMIT, streams['max-search-limit'] ?? DEFAULT_MAX_SEARCH_LIMIT),
       maxSearchLimit: streams['max-search-limit'] ?? DEFAULT_MAX_SEARCH_LIMIT,
+      nesting: {
+        ednDepth: streams['max-edn-depth'] ?? DEFAULT_MAX_EDN_DEPTH,
+        eventDepth: streams['max-event-depth'] ?? DEFAULT_MAX_EVENT_DEPTH,
+      },
       limits: {
         maxForks: streams['max-forks'] ?? DEFAULT_STREAM_LIMITS.maxForks,
         maxIndexEntries: streams['max-index-entries'] ?? DEFAULT_STREAM_LIMITS.maxIndexEntries,

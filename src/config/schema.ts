@@ -6,6 +6,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { Duration } from '../common/duration.ts';
+import { MAX_EDN_DEPTH_LIMIT, MAX_EVENT_DEPTH_LIMIT } from '../stream/nesting.ts';
 
 const closed = { additionalProperties: false } as const;
 
@@ -132,6 +133,7 @@ const HealthchecksSettingsSchema = Type.Object(
   {
     'max-concurrent-runs': Type.Optional(Type.Integer({ minimum: 1 })),
     'history-size': Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+    'command-checks-api': Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('allow'), Type.Literal('deny')])),
   },
   closed,
 );
@@ -170,6 +172,8 @@ export const StreamsSettingsSchema = Type.Object(
     'max-forks': Type.Optional(Type.Integer({ minimum: 1 })),
     'max-index-entries': Type.Optional(Type.Integer({ minimum: 1 })),
     'fork-idle-timeout': Type.Optional(Duration),
+    'max-edn-depth': Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_EDN_DEPTH_LIMIT })),
+    'max-event-depth': Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_EVENT_DEPTH_LIMIT })),
   },
   closed,
 );

@@ -6,6 +6,7 @@
  */
 import type { PartFactory, PartFactoryContext } from '../server/lifecycle.ts';
 import type { Part } from '../server/part.ts';
+import { commandChecksRefusal } from './command-policy.ts';
 import { HttpDiscovery } from './discovery/http.ts';
 import { DiscoveryMetrics } from './discovery/metrics.ts';
 import { DiscoveryStore } from './discovery/store.ts';
@@ -47,7 +48,14 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
     return {
       name: 'healthchecks',
       routes: async (app) => {
-        await app.register(healthcheckRoutes(running, { healthcheckApi: !config.http.disableHealthcheckApi, resultApi: !config.http.disableResultApi }));
+        await app.register(
+          healthcheckRoutes(running, {
+            healthcheckApi: !config.http.disableHealthcheckApi,
+            resultApi: !config.http.disableResultApi,
+            // The listener (http.*) is fixed at startup; the setting follows reloads.
+            commandChecksRefusal: () => commandChecksRefusal(current.healthchecks.commandChecksApi, config.http),
+          }),
+        );
         if (!config.http.disableResultApi) await app.register(healthcheckOverviewRoutes(running));
       },
       start: async () => {

@@ -19,10 +19,14 @@ import { HealthcheckError, type HealthcheckErrorReason, type HealthcheckService,
 export interface RouteOptions {
   healthcheckApi: boolean;
   resultApi: boolean;
+  /** Null when the API may create command checks, else why not (src/healthcheck/command-policy.ts); read per
+   *  request so that a reload applies. */
+  commandChecksRefusal: () => string | null;
 }
 
 const STATUS: Record<HealthcheckErrorReason, number> = {
   invalid: 400,
+  forbidden: 403,
   'unknown-kind': 404,
   'not-found': 404,
   'result-not-found': 404,
@@ -64,7 +68,9 @@ export function healthcheckRoutes(service: HealthcheckService, options: RouteOpt
       ['/api/v1', true],
       ['', false],
     ] as const) {
-      if (options.healthcheckApi) await registerPartScope(app, `${prefix}/healthcheck`, healthcheckErrors, (scope) => registerHealthcheckRoutes(scope, service, wrap));
+      if (options.healthcheckApi) {
+        await registerPartScope(app, `${prefix}/healthcheck`, healthcheckErrors, (scope) => registerHealthcheckRoutes(scope, service, wrap, options.commandChecksRefusal));
+      }
       if (options.resultApi) await registerPartScope(app, `${prefix}/result`, healthcheckErrors, (scope) => registerResultRoutes(scope, service, wrap));
     }
   };
@@ -75,7 +81,7 @@ function typed(scope: FastifyInstance) {
   return scope.withTypeProvider<TypeBoxTypeProvider>();
 }
 
-function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckService, wrap: boolean): void {
+function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckService, wrap: boolean, commandChecksRefusal: () => string | null): void {
   const app = typed(scope);
   // Only JSON bodies: anything else is a 415 naming the expected type (fastify would take text/plain as is).
   app.removeContentTypeParser(['text/plain']);
@@ -84,6 +90,7 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
   for (const kind of KIND_NAMES) {
     const config: CreateRouteConfig & typeof SHADOWS_PARAMETRIC = { definition: kind, ...SHADOWS_PARAMETRIC };
     app.post(`/${kind}`, { config, schema: { body: CHECK_KINDS[kind].schema, response: { 201: Created, 500: Created } } }, async (request, reply) => {
+      if (kind === 'command') refuseCommandChecks(commandChecksRefusal);
       const outcome = await service.create(kind, request.body);
       if (!outcome.oneOff) return reply.code(201).send({ message: 'Healthcheck successfully added' });
       return reply.code(outcome.success ? 201 : 500).send({ message: outcome.message, result: outcome.result });
@@ -91,6 +98,8 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
   }
   const bulkConfig: CreateRouteConfig & typeof SHADOWS_PARAMETRIC = { definition: 'bulk', ...SHADOWS_PARAMETRIC };
   app.post('/bulk', { config: bulkConfig, schema: { body: BulkBody, response: { 201: Message } } }, async (request, reply) => {
+    const commands = (request.body as { 'command-checks'?: unknown[] | null })['command-checks'];
+    if (commands !== undefined && commands !== null && commands.length > 0) refuseCommandChecks(commandChecksRefusal);
     await service.bulk(request.body);
     return reply.code(201).send({ message: 'Healthchecks successfully added' });
   });
@@ -105,6 +114,11 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
     await service.delete(name);
     return { message: `Successfully deleted healthcheck ${name}` };
   });
+}
+
+function refuseCommandChecks(refusal: () => string | null): void {
+  const message = refusal();
+  if (message !== null) throw new HealthcheckError('forbidden', message);
 }
 
 function registerResultRoutes(scope: FastifyInstance, service: HealthcheckService, wrap: boolean): void {

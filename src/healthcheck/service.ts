@@ -62,7 +62,7 @@ export interface CheckOverview {
 
 const UPTIME_CACHE_MS = 5000;
 
-export type HealthcheckErrorReason = 'invalid' | 'unknown-kind' | 'not-found' | 'result-not-found' | 'start-failed';
+export type HealthcheckErrorReason = 'invalid' | 'forbidden' | 'unknown-kind' | 'not-found' | 'result-not-found' | 'start-failed';
 
 /** A refused operation; the routes turn `reason` into a status. `message` is the text the client sees. */
 export class HealthcheckError extends Error {

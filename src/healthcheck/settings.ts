@@ -2,6 +2,7 @@
  * The healthcheck part's config values, typed and parsed once by the config loader (docs/configuration.md): the part
  * receives these and never reads or re-parses the file itself.
  */
+import type { CommandChecksApi } from './command-policy.ts';
 import type { KeyedCheck } from './kinds/index.ts';
 
 export interface HealthcheckSettings {
@@ -9,6 +10,8 @@ export interface HealthcheckSettings {
   labels: string[];
   maxConcurrentRuns: number;
   historySize: number;
+  /** Whether the API may create command checks (src/healthcheck/command-policy.ts). */
+  commandChecksApi: CommandChecksApi;
   /** The `*-checks` lists, parsed by their kinds, in file order, each with its key path (`http-checks[2]`). */
   checks: KeyedCheck[];
 }

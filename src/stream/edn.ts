@@ -10,6 +10,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { parseEDNString } from 'edn-data';
+import { DEFAULT_MAX_EDN_DEPTH, nesting } from './nesting.ts';
 
 export class Keyword {
   private static readonly interned = new Map<string, Keyword>();
@@ -65,9 +66,8 @@ export function isEdnMap(value: unknown): value is EdnMap {
 
 export class EdnError extends Error {}
 
-/** Collections nest at most this deep, so that nothing that walks a value (compiler, printer) recurses without
- *  bound; a stream config needs two levels per action (`{:children [...]}`), so 200 allows 100 actions deep. */
-export const MAX_EDN_DEPTH = 200;
+/** The default of `streams.max-edn-depth`: collections nest at most this deep (src/stream/nesting.ts). */
+export const MAX_EDN_DEPTH = DEFAULT_MAX_EDN_DEPTH;
 
 const SUPPORTED_TAGS = new Set(['env', 'secret']);
 const INT = /^[-+]?(0|[1-9][0-9]*)N?$/;
@@ -165,7 +165,7 @@ function checkStructure(text: string): void {
       completeForm(start);
     } else if (char === '(' || char === '[' || char === '{' || (char === '#' && text[i + 1] === '{')) {
       const open = char === '#' ? '#{' : char;
-      if (stack.length >= MAX_EDN_DEPTH) fail(start, `collections nest deeper than the limit of ${MAX_EDN_DEPTH} levels`);
+      if (stack.length >= nesting.ednDepth) fail(start, `collections nest deeper than the limit of ${nesting.ednDepth} levels (streams.max-edn-depth)`);
       advance(open.length);
       stack.push({ open, line: start.line, column: start.column, forms: 0, lastForm: null });
     } else if (char === ')' || char === ']' || char === '}') {

@@ -54,6 +54,8 @@ export interface IndexStoreOptions {
 
 export class IndexStore {
   private readonly entries = new Map<string, Event>();
+  /** Keys set or removed since the last `takeChanges()`: what the next snapshot writes (docs/hardening.md). */
+  private changed = new Set<string>();
   private clock = 0;
   /** Set by the engine when a feed exists (not in test mode); null costs one comparison per insert. */
   listener: IndexListener | null = null;
@@ -82,9 +84,12 @@ export class IndexStore {
     if (typeof time !== 'number') return;
     if (time > this.clock) this.clock = time;
     const key = indexKey(event, labels);
-    if (event.state === 'expired') this.entries.delete(key);
-    else if (this.entries.size < this.maxEntries || this.entries.has(key)) this.entries.set(key, event);
-    else this.onFull();
+    if (event.state === 'expired') {
+      if (this.entries.delete(key)) this.changed.add(key);
+    } else if (this.entries.size < this.maxEntries || this.entries.has(key)) {
+      this.entries.set(key, event);
+      this.changed.add(key);
+    } else this.onFull();
   }
 
   /** The first `limit` matching entries; `truncated` when more matched. */
@@ -105,10 +110,28 @@ export class IndexStore {
     for (const [key, event] of this.entries) {
       if (isExpired(this.clock, event)) {
         this.entries.delete(key);
+        this.changed.add(key);
         expired.push({ ...event, state: 'expired' });
       }
     }
     return expired;
+  }
+
+  /** The event indexed under `key`, if any. */
+  entry(key: string): Event | undefined {
+    return this.entries.get(key);
+  }
+
+  /** Every key, live: a key added while it is iterated is visited, a removed one skipped (Map semantics). */
+  keys(): IterableIterator<string> {
+    return this.entries.keys();
+  }
+
+  /** The keys set or removed since the previous call; later changes collect in a new set. */
+  takeChanges(): Set<string> {
+    const changed = this.changed;
+    this.changed = new Set();
+    return changed;
   }
 
   snapshot(): IndexSnapshot {
@@ -121,10 +144,12 @@ export class IndexStore {
   restore(snapshot: IndexSnapshot): void {
     this.entries.clear();
     for (const { key, event } of snapshot.entries) this.entries.set(key, event);
+    this.changed.clear();
     this.clock = snapshot.currentTime;
   }
 
   clear(): void {
+    for (const key of this.entries.keys()) this.changed.add(key);
     this.entries.clear();
     this.clock = 0;
   }

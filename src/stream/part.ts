@@ -11,6 +11,7 @@ import { StreamError } from './errors.ts';
 import { describeFailures, type IngestGateway } from './ingest-gateway.ts';
 import { RiemannTcpServer } from './ingest/riemann-tcp.ts';
 import { createPubSub, pubsubRoutes } from './pubsub/routes.ts';
+import { setNestingLimits } from './nesting.ts';
 import { StreamRepository } from './repository.ts';
 import { streamOverviewRoutes } from './overview-routes.ts';
 import { streamRoutes } from './routes.ts';
@@ -23,6 +24,8 @@ export interface StreamSeams {
 
 export function createStreamPart({ config, db, metrics, logger }: PartFactoryContext, seams: StreamSeams = {}): Part {
   const log = logger.child({ part: 'streams' });
+  // Before anything reads EDN or events: the stream files and API streams are parsed at load.
+  setNestingLimits(config.streams.nesting);
   // Built once, like the outputs: changes to streams.async-queues and streams.websocket apply at restart.
   const pubsub = createPubSub(config.streams.websocketMaxBufferedBytes, metrics.registry);
   const asyncQueues = createAsyncQueues(config.streams.asyncQueues, metrics.registry);
@@ -74,6 +77,7 @@ export function createStreamPart({ config, db, metrics, logger }: PartFactoryCon
         next.streams.websocketMaxConnections !== websocketMaxConnections;
       if (changed) log.warn('changes to streams.async-queues and streams.websocket take effect at the next restart');
       if (!isDeepStrictEqual(next.streams.tcp, tcpSettings)) log.warn('changes to streams.tcp take effect at the next restart');
+      setNestingLimits(next.streams.nesting);
       await service.reload(next);
     },
     stop: async () => {

@@ -4,6 +4,7 @@
  * `:persist` file are written together, before the API answers.
  */
 import { eq } from 'drizzle-orm';
+import { WalCheckpointer } from '../db/checkpointer.ts';
 import type { Db } from '../db/client.ts';
 import { indexMeta, streams } from '../db/schema.ts';
 
@@ -61,25 +62,41 @@ export class StreamRepository {
     return this.db.delete(streams).where(eq(streams.name, name)).run().changes > 0;
   }
 
+  /** The streams that have an index snapshot. */
+  indexSnapshotStreams(): string[] {
+    return this.db.select({ stream: indexMeta.stream }).from(indexMeta).all().map((row) => row.stream);
+  }
+
+  /** Removes the snapshot of one stream, its entries with it (foreign key cascade). */
+  deleteIndexSnapshot(stream: string): void {
+    this.db.delete(indexMeta).where(eq(indexMeta.stream, stream)).run();
+  }
+
+  /** Creates or updates the snapshot row of one stream (its entries are written by `indexEntryWriter`). */
+  saveIndexMeta(meta: Omit<StoredIndexSnapshot, 'entries'>, nowS: number): void {
+    const values = { stream: meta.stream, currentTimeNs: meta.currentTimeNs, configHash: meta.configHash, savedAtS: nowS };
+    this.db.insert(indexMeta).values(values).onConflictDoUpdate({ target: indexMeta.stream, set: values }).run();
+  }
+
   /**
-   * Replaces every index snapshot by the given ones, in one transaction: after a crash the database holds
-   * either the previous set or this one, never a mix.
+   * Prepared statements that write one entry of a snapshot: snapshots are the one bulk write of the stream part
+   * (100k+ rows), and a statement reused for every row is several times faster than a Drizzle query per row.
    */
-  replaceIndexSnapshots(snapshots: readonly StoredIndexSnapshot[], nowS: number): void {
+  indexEntryWriter(): { upsert: (stream: string, key: string, eventJson: string) => void; remove: (stream: string, key: string) => void } {
     const client = this.db.$client;
-    // Snapshots are the one bulk write of the stream part (100k+ rows): a prepared statement reused for every
-    // row is several times faster than building a Drizzle query per chunk.
-    const insertEntry = client.prepare('insert into index_snapshots (stream, key, event) values (?, ?, ?)');
-    this.transaction(() => {
-      this.db.delete(indexMeta).run();
-      for (const snapshot of snapshots) {
-        this.db
-          .insert(indexMeta)
-          .values({ stream: snapshot.stream, currentTimeNs: snapshot.currentTimeNs, configHash: snapshot.configHash, savedAtS: nowS })
-          .run();
-        for (const entry of snapshot.entries) insertEntry.run(snapshot.stream, entry.key, JSON.stringify(entry.event));
-      }
-    });
+    const upsert = client.prepare(
+      'insert into index_snapshots (stream, key, event) values (?, ?, ?) on conflict (stream, key) do update set event = excluded.event',
+    );
+    const remove = client.prepare('delete from index_snapshots where stream = ? and key = ?');
+    return {
+      upsert: (stream, key, eventJson) => upsert.run(stream, key, eventJson),
+      remove: (stream, key) => remove.run(stream, key),
+    };
+  }
+
+  /** Checkpoints in a worker thread while a snapshot writes (src/db/checkpointer.ts). */
+  walCheckpointer(onError: (message: string) => void): WalCheckpointer {
+    return new WalCheckpointer(this.db, onError);
   }
 
   loadIndexSnapshots(): StoredIndexSnapshot[] {

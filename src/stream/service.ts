@@ -97,7 +97,7 @@ export class StreamService {
       directories: options.settings.directories,
       logger: options.logger,
     });
-    this.snapshotter = new IndexSnapshotter(this.engine, options.repository, options.logger);
+    this.snapshotter = new IndexSnapshotter(this.engine, options.repository, options.logger, options.registry);
   }
 
   /** Startup: API streams from SQLite, then the stream files, then the index snapshots of unchanged streams. */
@@ -134,6 +134,7 @@ export class StreamService {
     this.snapshotter.stop();
     await this.catalog.files.close();
     this.snapshotter.write();
+    await this.snapshotter.close();
     await this.outputs.close();
   }
 

@@ -5,11 +5,12 @@
  * number; `ttl`, when present, must be a number.
  */
 import { type Event, nowNs } from '../event.ts';
+import { DEFAULT_MAX_EVENT_DEPTH, nesting } from '../nesting.ts';
 import { IngestError } from './errors.ts';
 
-/** Values inside an event nest at most this deep (objects and arrays), so that nothing that walks an event
- *  (conditions, snapshots, outputs) recurses without bound; past it the push is refused with a 400. */
-export const MAX_EVENT_DEPTH = 32;
+/** The default of `streams.max-event-depth`: values inside an event nest at most this deep (objects and arrays,
+ *  the event included), so that nothing that walks an event recurses without bound (src/stream/nesting.ts). */
+export const MAX_EVENT_DEPTH = DEFAULT_MAX_EVENT_DEPTH;
 
 /** True when `value` nests objects or arrays more than `limit` levels deep; iterative, so any depth is safe. */
 function nestsDeeperThan(value: object, limit: number): boolean {
@@ -40,8 +41,8 @@ export function eventsFromJsonBody(body: unknown): Event[] {
     const fields = event as Event;
     for (const key in fields) {
       const value: unknown = fields[key];
-      if (typeof value === 'object' && value !== null && nestsDeeperThan(value, MAX_EVENT_DEPTH - 1)) {
-        throw new IngestError(`events[${i}].${key} nests objects and arrays deeper than the limit of ${MAX_EVENT_DEPTH} levels`);
+      if (typeof value === 'object' && value !== null && nestsDeeperThan(value, nesting.eventDepth - 1)) {
+        throw new IngestError(`events[${i}].${key} nests objects and arrays deeper than the limit of ${nesting.eventDepth} levels (streams.max-event-depth)`);
       }
     }
     const time: unknown = fields.time;

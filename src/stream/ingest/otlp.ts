@@ -10,6 +10,7 @@
  */
 import { gunzipSync } from 'node:zlib';
 import type { Event } from '../event.ts';
+import { DEFAULT_MAX_EVENT_DEPTH, nesting } from '../nesting.ts';
 import { IngestError } from './errors.ts';
 import { type Int64, int64ToNumber, loadProtos } from './protos.ts';
 
@@ -84,7 +85,7 @@ function parseProtobuf(data: Uint8Array): OtlpRequest {
     return loadProtos().exportTraceServiceRequest.decode(data) as unknown as OtlpRequest;
   } catch (error) {
     // protobufjs decodes nested messages by recursion: a body nested past the stack is refused like any bad body.
-    if (error instanceof RangeError) throw new IngestError(`invalid ExportTraceServiceRequest protobuf: nested deeper than the decoder allows (attribute values are limited to ${MAX_ANY_VALUE_DEPTH} levels)`);
+    if (error instanceof RangeError) throw new IngestError(`invalid ExportTraceServiceRequest protobuf: nested deeper than the decoder allows (attribute values are limited to ${nesting.eventDepth} levels, streams.max-event-depth)`);
     throw new IngestError(`invalid ExportTraceServiceRequest protobuf: ${(error as Error).message}`);
   }
 }
@@ -267,13 +268,13 @@ function hex(id: Bytes): string {
   return toBuffer(id).toString('hex');
 }
 
-/** Arrays and kvlists inside attribute values nest at most this deep: past it the request is refused (400)
- *  instead of recursing without bound (docs/hardening.md). */
-export const MAX_ANY_VALUE_DEPTH = 32;
+/** The default of `streams.max-event-depth`, which also bounds arrays and kvlists inside attribute values: past
+ *  it the request is refused (400) instead of recursing without bound (src/stream/nesting.ts). */
+export const MAX_ANY_VALUE_DEPTH = DEFAULT_MAX_EVENT_DEPTH;
 
 function checkDepth(depth: number): void {
-  if (depth > MAX_ANY_VALUE_DEPTH) {
-    throw new IngestError(`an attribute value nests arrays and kvlists deeper than the limit of ${MAX_ANY_VALUE_DEPTH} levels`);
+  if (depth > nesting.eventDepth) {
+    throw new IngestError(`an attribute value nests arrays and kvlists deeper than the limit of ${nesting.eventDepth} levels (streams.max-event-depth)`);
   }
 }
 

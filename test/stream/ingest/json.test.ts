@@ -98,7 +98,7 @@ describe('event nesting limit', () => {
   it('accepts events nested up to MAX_EVENT_DEPTH (the event included) and refuses deeper ones naming the field and the limit', () => {
     expect(eventsFromJsonBody({ events: [{ host: 'a', attributes: nested(MAX_EVENT_DEPTH - 1) }] })).toHaveLength(1);
     expect(() => eventsFromJsonBody({ events: [{ host: 'a' }, { host: 'b', attributes: nested(MAX_EVENT_DEPTH) }] })).toThrow(
-      new IngestError(`events[1].attributes nests objects and arrays deeper than the limit of ${MAX_EVENT_DEPTH} levels`),
+      new IngestError(`events[1].attributes nests objects and arrays deeper than the limit of ${MAX_EVENT_DEPTH} levels (streams.max-event-depth)`),
     );
   });
 });

@@ -1,0 +1,29 @@
+/**
+ * Nesting limits of what clients send (docs/configuration.md, `streams.max-edn-depth` and
+ * `streams.max-event-depth`; docs/hardening.md): so that nothing that walks a value (the EDN reader, the stream
+ * and condition compilers, conditions on events, outputs, snapshots) recurses without bound, and past a limit
+ * the request is a 400 naming the limit and its key. Process-wide, like the config they come from: every reader
+ * of EDN (API, stream files, `vigie test`) and every event decoder reads them here; the stream part sets them at
+ * startup and at each reload.
+ */
+
+/** A stream config needs two levels per action (`{:children [...]}`): 200 allows 100 actions deep. */
+export const DEFAULT_MAX_EDN_DEPTH = 200;
+/** Objects and arrays inside a pushed event (JSON), or arrays and kvlists inside an OTLP attribute value. */
+export const DEFAULT_MAX_EVENT_DEPTH = 32;
+/** The largest values the config accepts: the compilers and the event walkers recurse once or a few times per
+ *  level, and these stay well inside Node's default stack. */
+export const MAX_EDN_DEPTH_LIMIT = 1_000;
+export const MAX_EVENT_DEPTH_LIMIT = 100;
+
+export interface NestingLimits {
+  ednDepth: number;
+  eventDepth: number;
+}
+
+export const nesting: NestingLimits = { ednDepth: DEFAULT_MAX_EDN_DEPTH, eventDepth: DEFAULT_MAX_EVENT_DEPTH };
+
+export function setNestingLimits(limits: NestingLimits): void {
+  nesting.ednDepth = limits.ednDepth;
+  nesting.eventDepth = limits.eventDepth;
+}

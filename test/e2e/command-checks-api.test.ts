@@ -1,0 +1,82 @@
+/**
+ * Command checks are a privilege (docs/hardening.md): the API creates them only when it is protected or
+ * listens on loopback, unless `healthchecks.command-checks-api` says otherwise; config-file command checks
+ * always run. The servers bind 0.0.0.0 and are called through 127.0.0.1: the decision is on the configured host.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type TestServer } from '../helpers/server.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const AUTH = { username: 'ops', password: 's3cret' };
+const authorization = `Basic ${Buffer.from(`${AUTH.username}:${AUTH.password}`).toString('base64')}`;
+
+let open: TestServer;
+let protectedApi: TestServer;
+let denied: TestServer;
+
+beforeAll(async () => {
+  [open, protectedApi, denied] = await Promise.all([
+    startServer({ config: { http: { host: '0.0.0.0' }, 'command-checks': [{ name: 'from-config', command: 'true', interval: '1s', timeout: '1s' }] } }),
+    startServer({ config: { http: { host: '0.0.0.0', 'basic-auth': AUTH } } }),
+    startServer({ config: { http: { host: '0.0.0.0', 'basic-auth': AUTH }, healthchecks: { 'command-checks-api': 'deny' } } }),
+  ]);
+});
+afterAll(async () => {
+  await Promise.all([open, protectedApi, denied].map((server) => server?.kill9()));
+});
+
+async function post(server: TestServer, path: string, body: unknown, withAuth = false) {
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...(withAuth ? { authorization } : {}) };
+  const response = await server.request(path, { method: 'POST', headers, body: JSON.stringify(body) });
+  return { status: response.status, body: (await response.json()) as { message: string; result?: { success: boolean } } };
+}
+const command = (name: string, extra: Record<string, unknown> = {}) => ({ name, command: 'true', interval: '1s', timeout: '1s', ...extra });
+
+describe('command checks through the API', () => {
+  it('auto, on a non-loopback address without authentication: refused with 403 naming the setting; config-file ones run', async () => {
+    for (const path of ['/api/v1/healthcheck/command', '/healthcheck/command']) {
+      const refused = await post(open, path, command('from-api'));
+      expect(refused.status).toBe(403);
+      expect(refused.body.message).toContain('healthchecks.command-checks-api is "auto"');
+      expect(refused.body.message).toContain('the API listens on 0.0.0.0 without basic auth or mutual TLS');
+    }
+    expect((await post(open, '/api/v1/healthcheck/command', command('one-off', { 'one-off': true }))).status).toBe(403);
+    const bulk = await post(open, '/api/v1/healthcheck/bulk', { 'command-checks': [command('in-bulk')] });
+    expect(bulk.status).toBe(403);
+    expect(bulk.body.message).toContain('healthchecks.command-checks-api');
+    // Other kinds are not concerned, alone or in a bulk body with no command check.
+    const tcp = { name: 'tcp-fine', target: '127.0.0.1', port: 9, interval: '10s', timeout: '1s' };
+    expect((await post(open, '/api/v1/healthcheck/bulk', { 'tcp-checks': [tcp], 'command-checks': [] })).status).toBe(201);
+
+    const names = ((await (await open.request('/api/v1/healthcheck')).json()) as { result: { name: string }[] }).result.map((check) => check.name).sort();
+    expect(names).toEqual(['from-config', 'tcp-fine']);
+    await waitFor(async () => ((await (await open.request('/api/v1/result/from-config')).json()) as { success?: boolean }).success === true, {
+      message: 'the config-file command check to succeed',
+    });
+  });
+
+  it('auto, with basic auth: accepted, and the check runs', async () => {
+    expect((await post(protectedApi, '/api/v1/healthcheck/command', command('from-api'))).status).toBe(401);
+    expect((await post(protectedApi, '/api/v1/healthcheck/command', command('from-api'), true)).status).toBe(201);
+    const oneOff = await post(protectedApi, '/api/v1/healthcheck/command', command('once', { 'one-off': true }), true);
+    expect(oneOff.status).toBe(201);
+    expect(oneOff.body.result?.success).toBe(true);
+    await waitFor(
+      async () => ((await (await protectedApi.request('/api/v1/result/from-api', { headers: { authorization } })).json()) as { success?: boolean }).success === true,
+      { message: 'the API command check to succeed' },
+    );
+    // A bulk body replaces the API checks (as upstream's does): from-api gives way to in-bulk.
+    expect((await post(protectedApi, '/api/v1/healthcheck/bulk', { 'command-checks': [command('in-bulk')] }, true)).status).toBe(201);
+    await waitFor(
+      async () => ((await (await protectedApi.request('/api/v1/result/in-bulk', { headers: { authorization } })).json()) as { success?: boolean }).success === true,
+      { message: 'the bulk command check to succeed' },
+    );
+  });
+
+  it('deny refuses even with authentication', async () => {
+    const refused = await post(denied, '/api/v1/healthcheck/command', command('from-api'), true);
+    expect(refused.status).toBe(403);
+    expect(refused.body.message).toBe('Command checks cannot be created through the API: healthchecks.command-checks-api is "deny"; define them in the config file');
+    expect((await post(denied, '/api/v1/healthcheck/bulk', { 'command-checks': [command('in-bulk')] }, true)).status).toBe(403);
+  });
+});
