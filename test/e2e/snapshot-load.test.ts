@@ -66,11 +66,11 @@ describe('snapshots of a large index', () => {
     const whole = await healthzUntilRounds(server, 1);
     expect(await metric(server, 'stream_snapshot_entries_total{operation="upsert"}')).toBe(ENTRIES);
     // The round ran in many slices with requests served between them. Written in one go, as before, it held
-    // the loop over a second; bench/snapshot.ts measures the p99 on a quiet machine (under 50 ms), and this bound
-    // leaves room for a CI machine whose cores other jobs share.
+    // the loop for seconds; bench/snapshot.ts measures the p99 on a quiet machine (under 50 ms), and this loose
+    // bound only says the service was never frozen, whatever else shares a CI machine's cores.
     expect(await metric(server, 'stream_snapshot_slice_seconds_count')).toBeGreaterThan(20);
     expect(whole.length).toBeGreaterThan(20);
-    expect(whole[Math.ceil(whole.length * 0.99) - 1]).toBeLessThan(250);
+    expect(whole[Math.ceil(whole.length * 0.99) - 1]).toBeLessThan(1_000);
 
     await pushHosts(server, 0, CHANGED, 2);
     const expired = Array.from({ length: EXPIRED }, (_, i) => ({ host: host(ENTRIES - 1 - i), state: 'expired', time: 1_002 }));
