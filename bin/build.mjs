@@ -8,12 +8,14 @@
  *
  * Plain JavaScript on purpose: it runs at `npm install` time, before any TypeScript tooling is set up.
  */
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** `vigie --version` prints the package's version, fixed into the bundle. */
+const VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
 
 /**
  * One bundle per entry: add a browser bundle as another entry with its own `platform` and `target`.
@@ -29,6 +31,7 @@ export const ENTRIES = [
     target: 'node20',
     // Dependencies stay in node_modules: better-sqlite3 is native, and the others resolve their own files.
     packages: 'external',
+    define: { VIGIE_VERSION: JSON.stringify(VERSION) },
   },
 ];
 
