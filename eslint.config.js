@@ -12,4 +12,9 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
+  {
+    // The dashboard runs in the browser (its own tsconfig adds the DOM types).
+    files: ['src/frontend/app/**'],
+    languageOptions: { globals: { window: 'readonly', document: 'readonly', location: 'readonly', addEventListener: 'readonly', removeEventListener: 'readonly', btoa: 'readonly', HTMLElement: 'readonly', HTMLDivElement: 'readonly' } },
+  },
 );

@@ -35,6 +35,9 @@ function services(index: IndexStore): StreamServices {
     reinject: () => {},
     output: () => {},
     hasOutput: () => false,
+    publish: () => {},
+    hasAsyncQueue: () => true,
+    enqueue: () => {},
     tap: () => {},
     log: () => {},
   };

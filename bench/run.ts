@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 
-const ALL = ['engine', 'http-ingest', 'remote-write', 'otlp', 'index-search', 'checks'];
+const ALL = ['engine', 'regex', 'cardinality', 'http-ingest', 'remote-write', 'otlp', 'riemann-tcp', 'index-search', 'checks'];
 const selected = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ALL;
 const here = import.meta.dirname;
 

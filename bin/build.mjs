@@ -9,7 +9,7 @@
  * Plain JavaScript on purpose: it runs at `npm install` time, before any TypeScript tooling is set up.
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 
@@ -18,8 +18,8 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
 
 /**
- * One bundle per entry: add a browser bundle as another entry with its own `platform` and `target`.
- * @type {({ name: string; outfile: string } & import('esbuild').BuildOptions)[]}
+ * One bundle per entry, each with its own `platform` and `target`; `copy` lists files copied beside the output.
+ * @type {({ name: string; copy?: string[] } & import('esbuild').BuildOptions)[]}
  */
 export const ENTRIES = [
   {
@@ -33,6 +33,21 @@ export const ENTRIES = [
     packages: 'external',
     define: { VIGIE_VERSION: JSON.stringify(VERSION) },
   },
+  {
+    // The dashboard (src/frontend/app/), served by the service itself under /frontend/: no CDN, no other toolchain.
+    name: 'frontend',
+    entryPoints: { app: 'src/frontend/app/main.tsx' },
+    outdir: 'dist/frontend',
+    platform: 'browser',
+    format: 'esm',
+    target: ['chrome110', 'firefox110', 'safari16'],
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    minify: true,
+    sourcemap: false,
+    legalComments: 'none',
+    copy: ['src/frontend/app/index.html'],
+  },
 ];
 
 /**
@@ -43,16 +58,18 @@ export const ENTRIES = [
 export async function build(options = {}) {
   const selected = options.only ? ENTRIES.filter((entry) => options.only?.includes(entry.name)) : ENTRIES;
   const built = await Promise.all(
-    selected.map(async ({ name: _name, ...entry }) => {
+    selected.map(async ({ name: _name, copy = [], ...entry }) => {
       const result = await esbuild.build({
-        ...entry,
-        absWorkingDir: ROOT,
         bundle: true,
         sourcemap: true,
         logLevel: 'warning',
+        ...entry,
+        absWorkingDir: ROOT,
         write: false,
       });
-      return result.outputFiles;
+      const outDir = join(ROOT, entry.outdir ?? dirname(entry.outfile ?? ''));
+      const copies = copy.map((file) => ({ path: join(outDir, basename(file)), contents: readFileSync(join(ROOT, file)) }));
+      return [...result.outputFiles, ...copies];
     }),
   );
   const outputs = built.flat();
@@ -64,7 +81,7 @@ export async function build(options = {}) {
   // Source maps first, so a bundle in place always has its map beside it.
   const ordered = [...outputs].sort((a, b) => Number(b.path.endsWith('.map')) - Number(a.path.endsWith('.map')));
   for (const file of ordered) renameSync(file.path + suffix, file.path);
-  return selected.map((entry) => join(ROOT, entry.outfile));
+  return selected.map((entry) => join(ROOT, entry.outfile ?? entry.outdir ?? ''));
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

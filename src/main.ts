@@ -1,12 +1,12 @@
 /**
- * The `vigie` command line: `serve`, `migrate`, `check-config`, `test`. A command is one entry of COMMANDS
+ * The `vigie` command line: `serve`, `migrate`, `check-config`, `test`, `graph`. A command is one entry of COMMANDS
  * (src/cli/command.ts gives each `--help`, strict flags and the one-line usage errors, exit 2).
  */
 import { ConfigError, loadConfig } from './config/load.ts';
 import { type CommandSpec, oneOf, parseCommandLine, portOf, UsageError, usageOf } from './cli/command.ts';
 import { closeDatabase, migrateDatabase, openDatabase } from './db/client.ts';
 import { createLogger, handleSignals, type LogFormat, startService } from './server/lifecycle.ts';
-import { partFactories } from './parts.ts';
+import { createPartFactories } from './parts.ts';
 
 declare const VIGIE_VERSION: string | undefined;
 
@@ -49,6 +49,17 @@ const COMMANDS: CommandSpec[] = [
       json: { type: 'boolean', help: 'print the results as JSON' },
     },
     run: streamTests,
+  },
+  {
+    name: 'graph',
+    summary: 'print the streams as a Graphviz DOT graph (default: the stream directories of the config)',
+    // `--streams a b` and `--streams a --streams b` both work: the paths after the first are positionals.
+    positionals: { usage: '[PATH...]', min: 0, max: Number.POSITIVE_INFINITY },
+    options: {
+      streams: { type: 'string', multiple: true, valueName: 'PATH', help: 'a stream file or directory (repeatable)' },
+      config: { type: 'string', valueName: 'FILE', help: 'the YAML config file whose stream directories are drawn' },
+    },
+    run: streamGraph,
   },
 ];
 
@@ -112,7 +123,7 @@ async function serve(values: Values): Promise<number> {
   const configFile = text(values, 'config') ?? null;
   const logger = createLogger(level, format);
   try {
-    const service = await startService(configFile, logger, partFactories, overrides);
+    const service = await startService(configFile, logger, createPartFactories(), overrides);
     handleSignals(service, logger, configFile);
     return -1; // keep running
   } catch (error) {
@@ -142,6 +153,20 @@ async function streamTests(values: Values): Promise<number> {
   const result = await runStreamTests({ streams: (values.streams as string[] | undefined) ?? [], tests: (values.tests as string[] | undefined) ?? [], json: values.json === true });
   process.stdout.write(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
   return result.exitCode;
+}
+
+async function streamGraph(values: Values, positionals: string[]): Promise<number> {
+  const { GraphError, readStreamFiles, streamsToDot } = await import('./stream/graph.ts');
+  const given = [...((values.streams as string[] | undefined) ?? []), ...positionals];
+  const paths = given.length > 0 ? given : loadConfig(text(values, 'config') ?? null).streams.directories;
+  try {
+    process.stdout.write(streamsToDot(await readStreamFiles(paths)));
+    return 0;
+  } catch (error) {
+    if (!(error instanceof GraphError)) throw error;
+    console.error(error.message);
+    return 1;
+  }
 }
 
 main(process.argv.slice(2)).then(

@@ -16,5 +16,6 @@ export function describeConfig(config: VigieConfig): string {
   lines.push(`stream directories: ${streams.directories.join(', ')}`);
   const outputs = Object.keys(streams.outputs);
   if (outputs.length > 0) lines.push(`stream outputs: ${outputs.join(', ')}`);
+  if (streams.tcp) lines.push(`riemann tcp: ${streams.tcp.host}:${streams.tcp.port}${streams.tcp.tls ? ' (mutual TLS)' : ''}`);
   return lines.join('\n');
 }

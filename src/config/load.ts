@@ -14,7 +14,13 @@ import { describeSchemaError, jsonPointerToKey } from '../common/schema-errors.t
 import { CHECK_KEYS, CheckValidationError, type KeyedCheck, kindOfConfigKey, parseCheck } from '../healthcheck/kinds/index.ts';
 import type { HealthcheckSettings } from '../healthcheck/settings.ts';
 import { type OutputSettings, resolveOutputs } from '../stream/outputs/schema.ts';
+import type { DiscoverySettings } from '../healthcheck/discovery/settings.ts';
+import type { ExporterSettings } from '../healthcheck/exporters/settings.ts';
+import { resolveDiscovery, resolveExporters } from './alerting.ts';
 import { ConfigFileSchema } from './schema.ts';
+import { DEFAULT_ASYNC_QUEUE_SIZE } from '../stream/async-queues.ts';
+import { DEFAULT_STREAM_LIMITS, type StreamLimits } from '../stream/limits.ts';
+import { DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_CONNECTIONS as DEFAULT_WEBSOCKET_MAX_CONNECTIONS } from '../stream/pubsub/channels.ts';
 import type { Static } from '@sinclair/typebox';
 
 export { ConfigError } from '../common/config-error.ts';
@@ -42,22 +48,54 @@ export interface VigieConfig {
     disableHealthcheckApi: boolean;
     disableResultApi: boolean;
     bodyLimit: number;
+    /** Connection hygiene (src/server/connections.ts): time to receive the headers, the whole request, and
+     *  how long an idle keep-alive connection is kept; concurrent connections past the cap are refused. */
+    headerTimeoutMs: number;
+    requestTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    maxConnections: number;
   };
   healthchecks: HealthcheckSettings;
-  exporters: ConfigFile['exporters'];
-  discovery: ConfigFile['discovery'];
+  exporters: ExporterSettings;
+  discovery: DiscoverySettings;
   streams: {
     directories: string[];
     snapshotIntervalMs: number;
     maxPendingEvents: number;
     /** Resolved once here (defaults, durations); the outputs never read the raw config. */
     outputs: Readonly<Record<string, OutputSettings>>;
+    /** `async-queue!` queues by name. */
+    asyncQueues: Record<string, { queueSize: number }>;
+    /** Per websocket subscriber: bytes not yet written past which its messages are dropped. */
+    websocketMaxBufferedBytes: number;
+    /** Open websockets beyond this are closed at once (1013). */
+    websocketMaxConnections: number;
+    /** The Riemann TCP input, when `streams.tcp` is set. */
+    tcp?: RiemannTcpSettings;
+    /** Index search results: the default `limit` and the largest a request may ask for. */
+    searchLimit: number;
+    maxSearchLimit: number;
+    limits: StreamLimits;
   };
+}
+
+export interface RiemannTcpSettings {
+  host: string;
+  port: number;
+  /** Mutual TLS: set only when key, cert and cacert all are. */
+  tls?: Required<ServerTls>;
+  maxFrameBytes: number;
+  maxConnections: number;
 }
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 9013;
 export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;
+export const DEFAULT_RIEMANN_PORT = 5555;
+/** Well under the default descriptor limit (1,024) so that checks always have sockets of their own. */
+export const DEFAULT_MAX_CONNECTIONS = 512;
+export const DEFAULT_SEARCH_LIMIT = 10_000;
+export const DEFAULT_MAX_SEARCH_LIMIT = 100_000;
 
 /** What `vigie serve --host/--port/--data-dir` set over the file (docs/configuration.md, "Command line"). */
 export interface ConfigOverrides {
@@ -145,6 +183,10 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       disableHealthcheckApi: http['disable-healthcheck-api'] ?? false,
       disableResultApi: http['disable-result-api'] ?? false,
       bodyLimit: http['body-limit'] ?? DEFAULT_BODY_LIMIT,
+      headerTimeoutMs: durationMs(file, 'http.header-timeout', http['header-timeout'] ?? '10s'),
+      requestTimeoutMs: durationMs(file, 'http.request-timeout', http['request-timeout'] ?? '60s'),
+      keepAliveTimeoutMs: durationMs(file, 'http.keep-alive-timeout', http['keep-alive-timeout'] ?? '5s'),
+      maxConnections: http['max-connections'] ?? DEFAULT_MAX_CONNECTIONS,
     },
     healthchecks: {
       labels: raw['healthchecks-labels'] ?? [],
@@ -152,14 +194,52 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       historySize: raw.healthchecks?.['history-size'] ?? 100,
       checks,
     },
-    exporters: raw.exporters,
-    discovery: raw.discovery,
+    exporters: resolveExporters(raw.exporters, file),
+    discovery: resolveDiscovery(raw.discovery, file),
     streams: {
       directories: (streams.directories ?? [resolve(dataDir, 'streams')]).map((dir) => resolve(dir)),
       snapshotIntervalMs: durationMs(file, 'streams.snapshot-interval', streams['snapshot-interval'] ?? '10s'),
       maxPendingEvents: streams['max-pending-events'] ?? 100_000,
       outputs: resolveOutputs(streams.outputs ?? {}, file),
+      asyncQueues: Object.fromEntries(
+        Object.entries(streams['async-queues'] ?? {}).map(([name, queue]) => [name, { queueSize: queue['queue-size'] ?? DEFAULT_ASYNC_QUEUE_SIZE }]),
+      ),
+      websocketMaxBufferedBytes: streams.websocket?.['max-buffered-bytes'] ?? DEFAULT_MAX_BUFFERED_BYTES,
+      websocketMaxConnections: streams.websocket?.['max-connections'] ?? DEFAULT_WEBSOCKET_MAX_CONNECTIONS,
+      ...(streams.tcp ? { tcp: resolveRiemannTcp(file, streams.tcp, http['body-limit'] ?? DEFAULT_BODY_LIMIT) } : {}),
+      searchLimit: Math.min(streams['search-limit'] ?? DEFAULT_SEARCH_LIMIT, streams['max-search-limit'] ?? DEFAULT_MAX_SEARCH_LIMIT),
+      maxSearchLimit: streams['max-search-limit'] ?? DEFAULT_MAX_SEARCH_LIMIT,
+      limits: {
+        maxForks: streams['max-forks'] ?? DEFAULT_STREAM_LIMITS.maxForks,
+        maxIndexEntries: streams['max-index-entries'] ?? DEFAULT_STREAM_LIMITS.maxIndexEntries,
+        forkIdleNs:
+          streams['fork-idle-timeout'] === undefined ? DEFAULT_STREAM_LIMITS.forkIdleNs : durationMs(file, 'streams.fork-idle-timeout', streams['fork-idle-timeout']) * 1e6,
+      },
     },
+  };
+}
+
+/** `streams.tcp`: the certificate options go all three together (TLS with mandatory client certificates). */
+function resolveRiemannTcp(file: string | null, tcp: NonNullable<NonNullable<ConfigFile['streams']>['tcp']>, bodyLimit: number): RiemannTcpSettings {
+  const certs = (['key', 'cert', 'cacert'] as const).filter((key) => tcp[key] !== undefined);
+  if (certs.length > 0 && certs.length < 3) {
+    const missing = (['key', 'cert', 'cacert'] as const).filter((key) => tcp[key] === undefined);
+    throw new ConfigError(file, `streams.tcp.${missing[0]}`, 'TLS on the Riemann TCP input needs key, cert and cacert together (clients must present a certificate)');
+  }
+  return {
+    host: tcp.host ?? DEFAULT_HOST,
+    port: tcp.port ?? DEFAULT_RIEMANN_PORT,
+    ...(tcp.key !== undefined && tcp.cert !== undefined && tcp.cacert !== undefined
+      ? {
+          tls: {
+            key: readConfigFile(file, 'streams.tcp.key', tcp.key),
+            cert: readConfigFile(file, 'streams.tcp.cert', tcp.cert),
+            ca: readConfigFile(file, 'streams.tcp.cacert', tcp.cacert),
+          },
+        }
+      : {}),
+    maxFrameBytes: tcp['max-frame-size'] ?? bodyLimit,
+    maxConnections: tcp['max-connections'] ?? 1024,
   };
 }
 

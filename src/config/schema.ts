@@ -31,6 +31,10 @@ export const HttpServerSchema = Type.Object(
     'disable-healthcheck-api': Type.Optional(Type.Boolean()),
     'disable-result-api': Type.Optional(Type.Boolean()),
     'body-limit': Type.Optional(Type.Integer({ minimum: 1024 })),
+    'header-timeout': Type.Optional(Duration),
+    'request-timeout': Type.Optional(Duration),
+    'keep-alive-timeout': Type.Optional(Duration),
+    'max-connections': Type.Optional(Type.Integer({ minimum: 1 })),
   },
   closed,
 );
@@ -53,10 +57,23 @@ const remoteEndpoint = {
   ...TlsClientFields,
 };
 
-/** Cabourotte exporters: accepted so that its files load; see README for what Vigie does with them. */
+/** Vigie's own bounds of an exporter's queue (docs/configuration.md). */
+const exporterQueue = {
+  'queue-size': Type.Optional(Type.Integer({ minimum: 1 })),
+  'batch-size': Type.Optional(Type.Integer({ minimum: 1 })),
+};
+
+/** Cabourotte's exporters (HTTP, Riemann) with their keys, plus Vigie's results-into-a-stream exporter. */
 const ExportersSchema = Type.Object(
   {
-    http: Type.Optional(Type.Array(Type.Object(remoteEndpoint, closed))),
+    http: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { ...remoteEndpoint, ...exporterQueue, retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })), timeout: Type.Optional(Duration) },
+          closed,
+        ),
+      ),
+    ),
     riemann: Type.Optional(
       Type.Array(
         Type.Object(
@@ -66,6 +83,22 @@ const ExportersSchema = Type.Object(
             port: Type.Integer({ minimum: 1, maximum: 65535 }),
             ttl: Type.Optional(Duration),
             ...TlsClientFields,
+            ...exporterQueue,
+            timeout: Type.Optional(Duration),
+          },
+          closed,
+        ),
+      ),
+    ),
+    stream: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ minLength: 1 }),
+            stream: Type.String({ minLength: 1 }),
+            service: Type.Optional(Type.String({ minLength: 1 })),
+            ttl: Type.Optional(Duration),
+            ...exporterQueue,
           },
           closed,
         ),
@@ -84,6 +117,8 @@ const DiscoverySchema = Type.Object(
             ...remoteEndpoint,
             query: Type.Optional(Type.Record(Type.String(), Type.String())),
             interval: Duration,
+            timeout: Type.Optional(Duration),
+            'max-body-size': Type.Optional(Type.Integer({ minimum: 1024 })),
           },
           closed,
         ),
@@ -101,14 +136,40 @@ const HealthchecksSettingsSchema = Type.Object(
   closed,
 );
 
+/** Mirabelle's `:tcp`: the Riemann protocol over TCP; key, cert and cacert together mean mutual TLS. */
+const RiemannTcpSchema = Type.Object(
+  {
+    host: Type.Optional(Type.String({ minLength: 1 })),
+    port: Type.Optional(Port),
+    key: Type.Optional(Type.String({ minLength: 1 })),
+    cert: Type.Optional(Type.String({ minLength: 1 })),
+    cacert: Type.Optional(Type.String({ minLength: 1 })),
+    'max-frame-size': Type.Optional(Type.Integer({ minimum: 1024 })),
+    'max-connections': Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  closed,
+);
+
 export const StreamsSettingsSchema = Type.Object(
   {
+    tcp: Type.Optional(RiemannTcpSchema),
     directories: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     'snapshot-interval': Type.Optional(Duration),
     'max-pending-events': Type.Optional(Type.Integer({ minimum: 1 })),
     // Each entry is validated by its output kind's own schema (src/stream/outputs/schema.ts), so that the message
     // is about that kind's fields.
     outputs: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9._-]+$' }), Type.Unknown())),
+    'async-queues': Type.Optional(
+      Type.Record(Type.String({ pattern: '^[A-Za-z0-9._-]+$' }), Type.Object({ 'queue-size': Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })) }, closed)),
+    ),
+    websocket: Type.Optional(
+      Type.Object({ 'max-buffered-bytes': Type.Optional(Type.Integer({ minimum: 1024 })), 'max-connections': Type.Optional(Type.Integer({ minimum: 1 })) }, closed),
+    ),
+    'search-limit': Type.Optional(Type.Integer({ minimum: 1 })),
+    'max-search-limit': Type.Optional(Type.Integer({ minimum: 1 })),
+    'max-forks': Type.Optional(Type.Integer({ minimum: 1 })),
+    'max-index-entries': Type.Optional(Type.Integer({ minimum: 1 })),
+    'fork-idle-timeout': Type.Optional(Duration),
   },
   closed,
 );

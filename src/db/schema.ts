@@ -57,6 +57,16 @@ export const healthcheckUptime = sqliteTable(
 );
 
 /** API-created streams, recompiled at startup. */
+/**
+ * The last payload each HTTP discovery source answered that was valid as a whole (docs/configuration.md,
+ * "discovery"): its checks run again after a restart while the source is down. Written with each reconcile.
+ */
+export const discoveryPayloads = sqliteTable('discovery_payloads', {
+  source: text('source').primaryKey(),
+  payload: text('payload', { mode: 'json' }).notNull(),
+  fetchedAtS: integer('fetched_at_s').notNull(),
+});
+
 export const streams = sqliteTable('streams', {
   name: text('name').primaryKey(),
   configEdn: text('config_edn').notNull(),

@@ -1,20 +1,71 @@
 /**
- * The healthcheck part: its service (checks, scheduler, results), its routes, and the lifecycle steps the
- * process drives. Stored API checks and the latest results are loaded when the part is built, so the result
- * API shows them as soon as the server listens; checks start running at `start`.
+ * The healthcheck part: its service (checks, scheduler, results), its exporters and discovery sources, its routes,
+ * and the lifecycle steps the process drives. Stored API checks, the last good payload of each discovery source
+ * and the latest results are loaded when the part is built, so the result API shows them as soon as the server
+ * listens; checks start running, exporters connect and discovery sources are first polled at `start`.
  */
-import type { PartFactory } from '../server/lifecycle.ts';
+import type { PartFactory, PartFactoryContext } from '../server/lifecycle.ts';
 import type { Part } from '../server/part.ts';
+import { HttpDiscovery } from './discovery/http.ts';
+import { DiscoveryMetrics } from './discovery/metrics.ts';
+import { DiscoveryStore } from './discovery/store.ts';
+import { Exporters } from './exporters/index.ts';
+import type { StreamIngest } from './exporters/stream.ts';
+import { healthcheckOverviewRoutes } from './overview-routes.ts';
 import { healthcheckRoutes } from './routes.ts';
-import { HealthcheckService } from './service.ts';
+import { HealthcheckService, parseBulk } from './service.ts';
 
-export const createHealthcheckPart: PartFactory = async ({ config, db, metrics, logger }): Promise<Part> => {
-  const service = await HealthcheckService.create({ config, db, registry: metrics.registry, logger: logger.child({ part: 'healthchecks' }) });
-  return {
-    name: 'healthchecks',
-    routes: healthcheckRoutes(service, { healthcheckApi: !config.http.disableHealthcheckApi, resultApi: !config.http.disableResultApi }),
-    start: async () => service.start(),
-    reload: (next) => service.reload(next),
-    stop: () => service.stop(),
+export interface HealthcheckSeams {
+  /** The stream part's ingest seam for the stream exporter; null until (or unless) that part exists. */
+  streamIngest: () => StreamIngest | null;
+}
+
+export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
+  return async ({ config, db, metrics, logger }: PartFactoryContext): Promise<Part> => {
+    const log = logger.child({ part: 'healthchecks' });
+    const exporters = new Exporters(metrics.registry, log, seams.streamIngest);
+    let service: HealthcheckService | null = null;
+    const discovery = new HttpDiscovery(
+      {
+        parse: parseBulk,
+        apply: (source, checks, persist) => (service as HealthcheckService).applySource(source, checks, persist),
+      },
+      new DiscoveryStore(db),
+      new DiscoveryMetrics(metrics.registry),
+      log,
+    );
+    service = await HealthcheckService.create({
+      config,
+      db,
+      registry: metrics.registry,
+      logger: log,
+      onResult: [exporters.offer],
+      restoredSources: discovery.restore(config.discovery),
+    });
+    const running = service;
+    let current = config;
+    return {
+      name: 'healthchecks',
+      routes: async (app) => {
+        await app.register(healthcheckRoutes(running, { healthcheckApi: !config.http.disableHealthcheckApi, resultApi: !config.http.disableResultApi }));
+        if (!config.http.disableResultApi) await app.register(healthcheckOverviewRoutes(running));
+      },
+      start: async () => {
+        await exporters.apply(current.exporters);
+        running.start();
+        discovery.start(current.discovery);
+      },
+      reload: async (next) => {
+        await running.reload(next);
+        await exporters.apply(next.exporters);
+        await discovery.reload(next.discovery);
+        current = next;
+      },
+      stop: async () => {
+        await discovery.stop();
+        await running.stop();
+        await exporters.close();
+      },
+    };
   };
-};
+}

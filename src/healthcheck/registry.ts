@@ -51,7 +51,11 @@ export interface RegistryOptions {
   /** Scheduler clock (ms) and random source of the first-run spread, for tests. */
   now?: () => number;
   random?: () => number;
+  /** Handed every periodic result (the exporters' queues): each must return at once and never throw. */
+  onResult?: readonly ResultSink[];
 }
+
+export type ResultSink = (result: CheckResult) => void;
 
 export class CheckRegistry {
   readonly prepare: (def: CheckDefinition) => Promise<Prepared>;
@@ -61,6 +65,7 @@ export class CheckRegistry {
   private readonly metrics: HealthcheckMetrics;
   private readonly repository: HealthcheckRepository;
   private readonly logger: Logger;
+  private readonly resultSinks: readonly ResultSink[];
   private mutations: Promise<unknown> = Promise.resolve();
   private started = false;
 
@@ -69,6 +74,7 @@ export class CheckRegistry {
     this.repository = options.repository;
     this.logger = options.logger;
     this.prepare = options.prepare ?? prepareCheck;
+    this.resultSinks = options.onResult ?? [];
     this.scheduler = new Scheduler<RunningCheck>({
       maxConcurrentRuns: options.maxConcurrentRuns,
       onRunFinished: (check, failure, durationMs) => this.recordRun(check, failure, durationMs),
@@ -171,6 +177,7 @@ export class CheckRegistry {
     const result = buildResult(check.def.name, check.summary, check.labels, check.source, failure, durationMs);
     this.latest.set(result.name, result);
     this.repository.record(result);
+    for (let i = 0; i < this.resultSinks.length; i++) (this.resultSinks[i] as ResultSink)(result);
     this.metrics.observeRun(check.metricLabels, result.success, durationMs / 1000);
     if (result.success !== check.lastSuccess) {
       if (!result.success) this.logger.warn({ name: result.name, cause: result.message }, 'healthcheck failed');

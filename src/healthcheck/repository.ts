@@ -56,6 +56,26 @@ export interface UptimeWindow {
   since: number;
 }
 
+/** Success ratios (null without runs), as the dashboard shows them. */
+export interface UptimeRatios {
+  '24h': number | null;
+  '7d': number | null;
+  '30d': number | null;
+}
+
+export type SeriesWindow = '24h' | '7d' | '30d';
+
+export interface DurationBucket {
+  /** Unix seconds: the start of the hour or day. */
+  start: number;
+  runs: number;
+  successes: number;
+  /** Milliseconds. */
+  mean: number;
+  min: number;
+  max: number;
+}
+
 export const UPTIME_WINDOWS = { '1h': 3600, '24h': 86_400, '7d': 7 * 86_400, '30d': 30 * 86_400 } as const;
 export type UptimeWindowName = keyof typeof UPTIME_WINDOWS;
 
@@ -411,6 +431,77 @@ export class HealthcheckRepository {
       };
     }
     return windows;
+  }
+  /**
+   * The success ratio of every check over 24 h (hourly aggregates), 7 d and 30 d (daily aggregates: a day
+   * overlapping the window counts whole), in one query: the dashboard's overview must not ask check by check.
+   */
+  uptimeOfAll(): Map<string, UptimeRatios> {
+    const nowS = this.nowS();
+    const since24h = nowS - (nowS % HOUR_S) - UPTIME_WINDOWS['24h'];
+    const since7d = nowS - (nowS % DAY_S) - UPTIME_WINDOWS['7d'];
+    const since30d = nowS - (nowS % DAY_S) - UPTIME_WINDOWS['30d'];
+    const u = healthcheckUptime;
+    const hourly = sql`${u.granularity} = 'hour' and ${u.periodStartS} >= ${since24h}`;
+    const daily7 = sql`${u.granularity} = 'day' and ${u.periodStartS} >= ${since7d}`;
+    const daily30 = sql`${u.granularity} = 'day'`;
+    const rows = this.db
+      .select({
+        name: u.name,
+        runs24h: sql<number>`sum(case when ${hourly} then ${u.runs} else 0 end)`,
+        ok24h: sql<number>`sum(case when ${hourly} then ${u.successes} else 0 end)`,
+        runs7d: sql<number>`sum(case when ${daily7} then ${u.runs} else 0 end)`,
+        ok7d: sql<number>`sum(case when ${daily7} then ${u.successes} else 0 end)`,
+        runs30d: sql<number>`sum(case when ${daily30} then ${u.runs} else 0 end)`,
+        ok30d: sql<number>`sum(case when ${daily30} then ${u.successes} else 0 end)`,
+      })
+      .from(u)
+      .where(sql`(${u.granularity} = 'hour' and ${u.periodStartS} >= ${since24h}) or (${u.granularity} = 'day' and ${u.periodStartS} >= ${since30d})`)
+      .groupBy(u.name)
+      .all();
+    const ratio = (ok: number, runs: number) => (runs === 0 ? null : ok / runs);
+    const byName = new Map<string, UptimeRatios>();
+    for (const row of rows) {
+      byName.set(row.name, { '24h': ratio(row.ok24h, row.runs24h), '7d': ratio(row.ok7d, row.runs7d), '30d': ratio(row.ok30d, row.runs30d) });
+    }
+    return byName;
+  }
+
+  /** The newest `limit` raw results of each named check, oldest first, in one query through the (name, id) index. */
+  recentResults(names: readonly string[], limit: number): Map<string, HistoryEntry[]> {
+    const byName = new Map<string, HistoryEntry[]>();
+    const h = healthcheckHistory;
+    for (const chunk of chunks(names)) {
+      const rows = this.db.all<{ name: string; success: number; timestamp_s: number; duration_ms: number; message: string }>(
+        sql`select name, success, timestamp_s, duration_ms, message from (
+              select ${h.name} as name, ${h.success} as success, ${h.timestampS} as timestamp_s, ${h.durationMs} as duration_ms,
+                     ${h.message} as message, ${h.id} as id, row_number() over (partition by ${h.name} order by ${h.id} desc) as newest
+              from ${h} where ${inArray(h.name, chunk)})
+            where newest <= ${Math.min(limit, this.options.historySize)} order by name, id`,
+      );
+      for (const row of rows) {
+        let entries = byName.get(row.name);
+        if (entries === undefined) byName.set(row.name, (entries = []));
+        entries.push({ name: row.name, success: row.success === 1, 'healthcheck-timestamp': row.timestamp_s, message: row.message, duration: row.duration_ms });
+      }
+    }
+    return byName;
+  }
+
+  /** Response-time buckets of one check over a window: hourly for 24 h and 7 d, daily for 30 d, oldest first. */
+  durationSeries(name: string, window: SeriesWindow): DurationBucket[] {
+    const nowS = this.nowS();
+    const granularity = window === '30d' ? 'day' : 'hour';
+    const step = granularity === 'day' ? DAY_S : HOUR_S;
+    const since = nowS - (nowS % step) - UPTIME_WINDOWS[window];
+    const u = healthcheckUptime;
+    return this.db
+      .select({ start: u.periodStartS, runs: u.runs, successes: u.successes, total: u.durationTotalMs, min: u.durationMinMs, max: u.durationMaxMs })
+      .from(u)
+      .where(and(eq(u.name, name), eq(u.granularity, granularity), sql`${u.periodStartS} >= ${since}`))
+      .orderBy(u.periodStartS)
+      .all()
+      .map((row) => ({ start: row.start, runs: row.runs, successes: row.successes, mean: row.total / row.runs, min: row.min, max: row.max }));
   }
 }
 

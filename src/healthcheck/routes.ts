@@ -35,7 +35,7 @@ interface CreateRouteConfig {
 }
 
 /** Cabourotte's body shape; the service's refusals carry their reason, mapped to a status here. */
-const errors: PartErrors = {
+export const healthcheckErrors: PartErrors = {
   body: (message) => ({ message }),
   fromDomainError: (error) => (error instanceof HealthcheckError ? { statusCode: STATUS[error.reason], message: error.message } : undefined),
   fromValidationError: (error, request): ErrorAnswer => {
@@ -64,8 +64,8 @@ export function healthcheckRoutes(service: HealthcheckService, options: RouteOpt
       ['/api/v1', true],
       ['', false],
     ] as const) {
-      if (options.healthcheckApi) await registerPartScope(app, `${prefix}/healthcheck`, errors, (scope) => registerHealthcheckRoutes(scope, service, wrap));
-      if (options.resultApi) await registerPartScope(app, `${prefix}/result`, errors, (scope) => registerResultRoutes(scope, service, wrap));
+      if (options.healthcheckApi) await registerPartScope(app, `${prefix}/healthcheck`, healthcheckErrors, (scope) => registerHealthcheckRoutes(scope, service, wrap));
+      if (options.resultApi) await registerPartScope(app, `${prefix}/result`, healthcheckErrors, (scope) => registerResultRoutes(scope, service, wrap));
     }
   };
 }

@@ -30,13 +30,37 @@ import {
 } from './kinds/index.ts';
 import { HealthcheckMetrics } from './metrics.ts';
 import { CheckPrepareError, type ReconcilePlan, Reconciler, runsAlready } from './reconciler.ts';
-import { CheckRegistry } from './registry.ts';
-import { type CheckResult, HealthcheckRepository, type HistoryEntry, type StoredCheck, type UptimeWindow, type UptimeWindowName } from './repository.ts';
+import { CheckRegistry, type ResultSink } from './registry.ts';
+import {
+  type CheckResult,
+  type DurationBucket,
+  HealthcheckRepository,
+  type HistoryEntry,
+  type SeriesWindow,
+  type StoredCheck,
+  type UptimeRatios,
+  type UptimeWindow,
+  type UptimeWindowName,
+} from './repository.ts';
 import { buildResult } from './result.ts';
 import type { HealthcheckConfig } from './settings.ts';
 
 export const API_SOURCE = 'api';
 export const CONFIG_SOURCE = 'configuration';
+
+/** One row of the dashboard's check list, lean: 12,000 of them make one answer. */
+export interface CheckOverview {
+  name: string;
+  kind: string;
+  source: string;
+  description?: string;
+  labels?: Record<string, string>;
+  /** The latest run: when (unix seconds), how long (ms), and the message of a failure. */
+  result: { success: boolean; timestamp: number; duration: number; message?: string } | null;
+  uptime: UptimeRatios;
+}
+
+const UPTIME_CACHE_MS = 5000;
 
 export type HealthcheckErrorReason = 'invalid' | 'unknown-kind' | 'not-found' | 'result-not-found' | 'start-failed';
 
@@ -68,6 +92,15 @@ export interface ServiceOptions {
   random?: () => number;
   /** Builds a check's resources; the kinds' own unless a test counts runs. */
   prepare?: (def: CheckDefinition) => Promise<Prepared>;
+  /** Handed every periodic result (the exporters). */
+  onResult?: readonly ResultSink[];
+  /** Checks of other sources to run from the start (the last good payload of each discovery source). */
+  restoredSources?: readonly RestoredSource[];
+}
+
+export interface RestoredSource {
+  source: string;
+  checks: readonly KeyedCheck[];
 }
 
 export class HealthcheckService {
@@ -76,6 +109,8 @@ export class HealthcheckService {
   private readonly repository: HealthcheckRepository;
   private readonly logger: Logger;
   private config: HealthcheckConfig;
+  private uptimeCache: { at: number; ratios: Map<string, UptimeRatios> } | null = null;
+  private readonly restoredSources: readonly RestoredSource[];
 
   private constructor(options: ServiceOptions) {
     this.config = options.config;
@@ -93,7 +128,9 @@ export class HealthcheckService {
       ...(options.prepare ? { prepare: options.prepare } : {}),
       ...(options.now ? { now: options.now } : {}),
       ...(options.random ? { random: options.random } : {}),
+      ...(options.onResult ? { onResult: options.onResult } : {}),
     });
+    this.restoredSources = options.restoredSources ?? [];
     this.reconciler = new Reconciler(this.checks);
   }
 
@@ -132,6 +169,13 @@ export class HealthcheckService {
     }
     this.repository.deleteDefinitions(taken);
     await this.applyConfigChecks(this.config);
+    for (const { source, checks } of this.restoredSources) {
+      try {
+        await this.reconciler.apply(source, checks);
+      } catch (error) {
+        this.logger.error({ err: error, source }, `the saved checks of ${source} cannot start: ${(error as Error).message}`);
+      }
+    }
     const gone = this.repository.retainOnly(this.checks.names());
     if (gone.length > 0) this.logger.info({ checks: gone.length }, 'forgot the stored results of checks that no longer exist');
     this.checks.restoreResults(this.repository.loadResults());
@@ -191,6 +235,56 @@ export class HealthcheckService {
   uptime(name: string): Record<UptimeWindowName, UptimeWindow> {
     if (!this.checks.get(name)) throw notFound(name);
     return this.repository.uptime(name);
+  }
+
+  // Dashboard reads: a few queries for every check, never one per check.
+
+  /** Every check with its latest result and uptime ratios, sorted by name. */
+  overview(): CheckOverview[] {
+    const uptime = this.uptimeRatios();
+    const none: UptimeRatios = { '24h': null, '7d': null, '30d': null };
+    const rows: CheckOverview[] = [];
+    // Plain property writes, no spreads: this runs for every check on every poll of every open dashboard.
+    for (const { def, source } of this.checks.all()) {
+      const row: CheckOverview = { name: def.name, kind: def.kind, source, result: null, uptime: uptime.get(def.name) ?? none };
+      if (def.description !== '') row.description = def.description;
+      for (const _label in def.labels) {
+        row.labels = def.labels;
+        break;
+      }
+      const latest = this.checks.latestResult(def.name);
+      if (latest !== undefined) {
+        row.result = { success: latest.success, timestamp: latest['healthcheck-timestamp'], duration: latest.duration };
+        if (!latest.success) row.result.message = latest.message;
+      }
+      rows.push(row);
+    }
+    return rows.sort((a, b) => compareNames(a.name, b.name));
+  }
+
+  /**
+   * The uptime ratios of every check, recomputed at most every UPTIME_CACHE_MS: they move slowly, and every open
+   * dashboard polls them. Results still buffered (under a second old) are left for the next computation.
+   */
+  private uptimeRatios(): Map<string, UptimeRatios> {
+    const now = Date.now();
+    if (this.uptimeCache === null || now - this.uptimeCache.at >= UPTIME_CACHE_MS) this.uptimeCache = { at: now, ratios: this.repository.uptimeOfAll() };
+    return this.uptimeCache.ratios;
+  }
+
+  /** The newest `limit` raw results of each named check (unknown names are skipped), oldest first. */
+  recentResults(names: readonly string[], limit: number): Map<string, HistoryEntry[]> {
+    this.repository.flush();
+    return this.repository.recentResults(
+      names.filter((name) => this.checks.get(name) !== undefined),
+      limit,
+    );
+  }
+
+  durationSeries(name: string, window: SeriesWindow): DurationBucket[] {
+    if (!this.checks.get(name)) throw notFound(name);
+    this.repository.flush();
+    return this.repository.durationSeries(name, window);
   }
 
   get historySize(): number {
@@ -262,6 +356,14 @@ export class HealthcheckService {
     const plan = await this.applyConfigChecks(config);
     this.config = config;
     this.logger.info({ added: plan.started.length, removed: plan.removed.length, kept: plan.kept.length }, 'config healthchecks reconciled');
+  }
+
+  /**
+   * Makes the checks of a discovery source exactly `desired` through the same reconciler as the config file and
+   * the bulk API; `persist` (the source's last good payload) is written before anything changes.
+   */
+  applySource(source: string, desired: readonly KeyedCheck[], persist: () => void): Promise<ReconcilePlan> {
+    return this.reconciler.apply(source, desired, persist);
   }
 
   /** The config file takes its names back from the API (their stored definitions go, their results stay). */

@@ -8,6 +8,7 @@ import type { TLSSocket } from 'node:tls';
 import Fastify, { LogController, type FastifyInstance, type onRequestAsyncHookHandler } from 'fastify';
 import type { Logger } from 'pino';
 import type { VigieConfig } from '../config/load.ts';
+import { connectionOptions, limitConnections } from './connections.ts';
 import { HttpError, installErrorHandlers, ROOT_ERRORS, withMethodNotAllowed } from './errors.ts';
 import type { ServerMetrics } from './metrics.ts';
 import type { Part } from './part.ts';
@@ -26,6 +27,7 @@ export async function buildServer({ config, metrics, parts, logger }: ServerOpti
     // One log line per request would cost more than the ingestion it logs; metrics count requests instead.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: http.bodyLimit,
+    ...connectionOptions(http),
     // Keep-alive sockets must not hold a SIGTERM shutdown open.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
@@ -39,6 +41,7 @@ export async function buildServer({ config, metrics, parts, logger }: ServerOpti
         }
       : {}),
   }) as unknown as FastifyInstance;
+  limitConnections(app.server, http);
 
   app.addHook('onResponse', async (request, reply) => {
     const route = reply.statusCode === 404 && !request.routeOptions.url ? '?' : (request.routeOptions.url ?? '?');

@@ -79,8 +79,30 @@ export async function withMethodNotAllowed(
   addMethodNotAllowedRoutes(scope, methodsByPath);
 }
 
+/**
+ * Registers a part's routes that share a URL prefix with another part (so the prefix cannot carry a part's
+ * not-found handler): the part's error handler and 405s apply to them; unknown URLs fall to the root's 404.
+ */
+export async function registerPartRoutes(
+  app: FastifyInstance,
+  errors: PartErrors,
+  routes: (scope: FastifyInstance) => void | Promise<void>,
+): Promise<void> {
+  await app.register(async (scope) => {
+    installErrorHandler(scope, errors);
+    await withMethodNotAllowed(scope, '', routes);
+  });
+}
+
 /** The error and not-found handlers of one scope (the root uses `ROOT_ERRORS`). */
 export function installErrorHandlers(scope: FastifyInstance, errors: PartErrors): void {
+  installErrorHandler(scope, errors);
+  scope.setNotFoundHandler((request, reply) =>
+    sendAnswer(reply, errors, { statusCode: 404, message: `Route ${request.method} ${request.url.split('?')[0]} not found` }),
+  );
+}
+
+function installErrorHandler(scope: FastifyInstance, errors: PartErrors): void {
   const bodyLimit = scope.initialConfig.bodyLimit ?? 1024 * 1024;
   scope.setErrorHandler((error: FastifyError, request, reply) => {
     const answer =
@@ -91,9 +113,6 @@ export function installErrorHandlers(scope: FastifyInstance, errors: PartErrors)
     if (error instanceof HttpError) reply.headers(error.headers);
     return sendAnswer(reply, errors, answer);
   });
-  scope.setNotFoundHandler((request, reply) =>
-    sendAnswer(reply, errors, { statusCode: 404, message: `Route ${request.method} ${request.url.split('?')[0]} not found` }),
-  );
 }
 
 function sendAnswer(reply: FastifyReply, errors: PartErrors, answer: ErrorAnswer): FastifyReply {

@@ -8,6 +8,7 @@
  * the API stream is deleted the file stream comes back. A persisted API stream's own file is its on-disk form:
  * editing that file updates the stream (and its row), deleting it deletes the stream.
  */
+import type { AsyncQueueRunner } from './async-queues.ts';
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { StreamConfigError } from './compiler.ts';
@@ -35,6 +36,8 @@ export interface StreamCatalogOptions {
   repository: StreamRepository;
   /** What `output!` reaches, to compile changed files apart from the running streams. */
   outputs: OutputSink;
+  /** `async-queue!` queues, so that a changed file is checked against the declared queue names. */
+  asyncQueues?: AsyncQueueRunner | undefined;
   /** The stream directories (the first one also holds the files of persisted API streams). */
   directories: readonly string[];
   logger: Logger;
@@ -48,6 +51,7 @@ export class StreamCatalog implements FileSyncTarget {
   private readonly repository: StreamRepository;
   private readonly logger: Logger;
   private readonly outputs: OutputSink;
+  private readonly asyncQueues: AsyncQueueRunner | undefined;
   /** The file streams: the catalog is the target of their sync, and the service drives it (watch, reload). */
   readonly files: StreamFileSync;
 
@@ -55,8 +59,15 @@ export class StreamCatalog implements FileSyncTarget {
     this.engine = options.engine;
     this.repository = options.repository;
     this.outputs = options.outputs;
+    this.asyncQueues = options.asyncQueues;
     this.logger = options.logger;
     this.files = new StreamFileSync(options.directories, this, options.logger);
+  }
+
+  /** Who owns a running stream: the API (its own file too when persisted), or a stream file. */
+  ownerOf(name: string): 'api' | 'persisted' | 'file' {
+    const api = this.apiStreams.get(name);
+    return api === undefined ? 'file' : api.persist ? 'persisted' : 'api';
   }
 
   get apiStreamCount(): number {
@@ -126,7 +137,7 @@ export class StreamCatalog implements FileSyncTarget {
 
   rejectedFiles(changed: readonly FileStream[]): Map<string, string> {
     const rejected = new Map<string, string>();
-    const scratch = new StreamEngine({ outputs: this.outputs });
+    const scratch = new StreamEngine({ outputs: this.outputs, asyncQueues: this.asyncQueues });
     for (const stream of changed) {
       if (rejected.has(stream.path)) continue;
       try {

@@ -8,8 +8,10 @@
  * Deliberate differences from Mirabelle: a condition on a missing or non-numeric value is false instead of
  * throwing (`[:> :metric 1]` on an event without metric, `[:regex :host "a.*"]` without host); keyword
  * arguments compare equal to strings of the same name (`[:= :state :ok]` matches `"ok"`), since event values
- * come from JSON. As upstream: `:contains` never matches substrings, `:regex` must match the whole value.
+ * come from JSON. As upstream: `:contains` never matches substrings, `:regex` must match the whole value. Regular
+ * expressions run on RE2 (src/regex.ts, linear time): `(?i)` works, backreferences and lookaround are refused.
  */
+import { compileRegex, type LinearRegex } from '../common/regex.ts';
 import { ednToJs, type EdnValue, isKeyword, printEdn } from './edn.ts';
 import type { Event } from './event.ts';
 
@@ -89,11 +91,9 @@ function contains(read: Reader, args: readonly EdnValue[], fail: (problem: strin
 function regex(read: Reader, args: readonly EdnValue[], fail: (problem: string) => never): Condition {
   const source = oneArg(args, fail);
   if (typeof source !== 'string') fail(`expected a regular expression string, got ${printEdn(source)}`);
-  // Java's leading `(?i)` has no JS equivalent inside the pattern; it becomes the `i` flag.
-  const caseInsensitive = source.startsWith('(?i)');
-  let pattern: RegExp;
+  let pattern: LinearRegex;
   try {
-    pattern = new RegExp(`^(?:${caseInsensitive ? source.slice(4) : source})$`, caseInsensitive ? 'i' : '');
+    pattern = compileRegex(source, 'whole');
   } catch (error) {
     fail(`invalid regular expression ${JSON.stringify(source)}: ${(error as Error).message}`);
   }

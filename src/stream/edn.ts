@@ -65,6 +65,10 @@ export function isEdnMap(value: unknown): value is EdnMap {
 
 export class EdnError extends Error {}
 
+/** Collections nest at most this deep, so that nothing that walks a value (compiler, printer) recurses without
+ *  bound; a stream config needs two levels per action (`{:children [...]}`), so 200 allows 100 actions deep. */
+export const MAX_EDN_DEPTH = 200;
+
 const SUPPORTED_TAGS = new Set(['env', 'secret']);
 const INT = /^[-+]?(0|[1-9][0-9]*)N?$/;
 const FLOAT = /^[-+]?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?(0|[1-9][0-9]*))?M?$/;
@@ -161,6 +165,7 @@ function checkStructure(text: string): void {
       completeForm(start);
     } else if (char === '(' || char === '[' || char === '{' || (char === '#' && text[i + 1] === '{')) {
       const open = char === '#' ? '#{' : char;
+      if (stack.length >= MAX_EDN_DEPTH) fail(start, `collections nest deeper than the limit of ${MAX_EDN_DEPTH} levels`);
       advance(open.length);
       stack.push({ open, line: start.line, column: start.column, forms: 0, lastForm: null });
     } else if (char === ')' || char === ']' || char === '}') {

@@ -17,13 +17,17 @@
  * - `reinject!` and `:reaper` push into other streams through the engine (`default` fans out), with a depth
  *   limit so that a reinject loop fails instead of overflowing the stack.
  * - Test mode (`vigie test`): `:tap` records (read with `taps()`), `output!` compiles for any output name and
- *   does nothing, `:io` drops.
+ *   does nothing, `:io` drops, `publish!` and the index feeds publish nothing, `async-queue!` runs its children
+ *   synchronously.
  */
 import type { ErrorHandler, StreamServices } from './actions/types.ts';
+import type { AsyncQueueRunner } from './async-queues.ts';
 import { type CompiledStream, compileStream, StreamConfigError } from './compiler.ts';
 import { type EdnMap, EdnError, ednEquals, type EdnValue, parseEdn, printEdn } from './edn.ts';
 import type { Emission, Event } from './event.ts';
 import { IndexStore } from './index-store.ts';
+import { DEFAULT_STREAM_LIMITS, type DropReason, type StreamLimits } from './limits.ts';
+import type { StreamPublisher } from './pubsub/channels.ts';
 
 /** Where `output!` sends events; the service builds it from `streams.outputs`. */
 export interface OutputSink {
@@ -37,6 +41,8 @@ export interface StreamObserver {
   pushed?(stream: string, events: number, seconds: number): void;
   /** Every error an action raised; `handled` when an `exception-stream` caught it. */
   error?(stream: string, error: unknown, handled: boolean): void;
+  /** An event dropped at a cardinality cap (src/stream/limits.ts). */
+  dropped?(stream: string, reason: DropReason): void;
 }
 
 /** The subset of pino's API the engine uses. */
@@ -49,8 +55,14 @@ export interface StreamLogger {
 export interface StreamEngineOptions {
   testMode?: boolean;
   outputs?: OutputSink;
+  /** Websocket channels for `publish!` and the index feeds (none: `publish!` drops). */
+  pubsub?: StreamPublisher;
+  /** The queues of `async-queue!` (none: every queue name is unknown outside test mode). */
+  asyncQueues?: AsyncQueueRunner;
   observer?: StreamObserver;
   logger?: StreamLogger;
+  /** Cardinality caps of every stream; DEFAULT_STREAM_LIMITS when absent. */
+  limits?: StreamLimits;
 }
 
 export interface StreamFailure {
@@ -97,6 +109,10 @@ const noOutputs: OutputSink = {
   has: () => false,
   send: () => {},
 };
+const noQueues: AsyncQueueRunner = {
+  has: () => false,
+  enqueue: () => {},
+};
 
 interface PushErrors {
   errors: StreamFailure[];
@@ -107,8 +123,11 @@ export class StreamEngine {
   readonly testMode: boolean;
   private readonly streams = new Map<string, StreamEntry>();
   private readonly outputs: OutputSink;
+  private readonly pubsub: StreamPublisher | null;
+  private readonly asyncQueues: AsyncQueueRunner;
   private readonly observer: StreamObserver;
   private readonly logger: StreamLogger;
+  private readonly limits: StreamLimits;
   private readonly tapped = new Map<string, Emission[]>();
   private currentErrors: PushErrors | null = null;
   private reinjectDepth = 0;
@@ -116,8 +135,11 @@ export class StreamEngine {
   constructor(options: StreamEngineOptions = {}) {
     this.testMode = options.testMode ?? false;
     this.outputs = options.outputs ?? noOutputs;
+    this.pubsub = options.pubsub ?? null;
+    this.asyncQueues = options.asyncQueues ?? noQueues;
     this.observer = options.observer ?? {};
     this.logger = options.logger ?? silentLogger;
+    this.limits = options.limits ?? DEFAULT_STREAM_LIMITS;
   }
 
   /** Compiles and registers a stream (text or parsed EDN). Throws StreamConfigError. */
@@ -134,11 +156,13 @@ export class StreamEngine {
     } else parsed = config;
     const existing = this.streams.get(name);
     if (existing !== undefined && options.keepStateIfUnchanged && ednEquals(existing.config, parsed)) return 'unchanged';
-    const index = new IndexStore();
+    const index = new IndexStore({ maxEntries: this.limits.maxIndexEntries, onFull: () => this.observer.dropped?.(name, 'index_full') });
     const compiled = compileStream(parsed, this.services(name, index), {
       onError: this.errorHandler(name, false),
       onHandledError: this.errorHandler(name, true),
     });
+    // Upstream publishes index updates except in test mode.
+    if (this.pubsub !== null && !this.testMode) index.listener = this.pubsub.indexListener(name, compiled.isDefault);
     this.streams.set(name, {
       name,
       config: compiled.config,
@@ -244,6 +268,9 @@ export class StreamEngine {
       reinject: (destination, event) => this.reinject(destination ?? streamName, event),
       output: (name, emission) => this.outputs.send(name, emission),
       hasOutput: (name) => testMode || this.outputs.has(name),
+      publish: (channel, emission) => this.pubsub?.publish(channel, emission),
+      hasAsyncQueue: (name) => testMode || this.asyncQueues.has(name),
+      enqueue: (queue, emit, emission) => this.asyncQueues.enqueue(queue, emit, emission),
       tap: (name, emission) => {
         let recorded = this.tapped.get(name);
         if (recorded === undefined) {
@@ -253,6 +280,8 @@ export class StreamEngine {
         recorded.push(emission);
       },
       log: (level, emission) => this.logger[level]({ stream: streamName, event: emission }, `stream ${streamName}`),
+      limits: this.limits,
+      dropped: (reason) => this.observer.dropped?.(streamName, reason),
     };
   }
 }

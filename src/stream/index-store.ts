@@ -43,9 +43,27 @@ export function indexKey(event: Event, labels: IndexLabels): string {
   return key;
 }
 
+/** Called with every event an `:index` action gives the store (the `/index` websocket feed). */
+export type IndexListener = (event: Event) => void;
+
+export interface IndexStoreOptions {
+  /** Entries kept at most; an event of a new key past it is not indexed and `onFull` is called. */
+  maxEntries?: number;
+  onFull?: () => void;
+}
+
 export class IndexStore {
   private readonly entries = new Map<string, Event>();
   private clock = 0;
+  /** Set by the engine when a feed exists (not in test mode); null costs one comparison per insert. */
+  listener: IndexListener | null = null;
+  private readonly maxEntries: number;
+  private readonly onFull: () => void;
+
+  constructor(options: IndexStoreOptions = {}) {
+    this.maxEntries = options.maxEntries ?? Infinity;
+    this.onFull = options.onFull ?? (() => {});
+  }
 
   /** The newest indexed time, ns; 0 when nothing was indexed. */
   get currentTime(): number {
@@ -58,18 +76,26 @@ export class IndexStore {
 
   /** Indexes an event under its labels: an `expired` state removes the entry, timeless events are skipped. */
   insert(event: Event, labels: IndexLabels): void {
+    // Mirabelle v0.13 publishes every event the action receives, timeless ones and expirations included.
+    if (this.listener !== null) this.listener(event);
     const time = event.time;
     if (typeof time !== 'number') return;
     if (time > this.clock) this.clock = time;
     const key = indexKey(event, labels);
     if (event.state === 'expired') this.entries.delete(key);
-    else this.entries.set(key, event);
+    else if (this.entries.size < this.maxEntries || this.entries.has(key)) this.entries.set(key, event);
+    else this.onFull();
   }
 
-  search(condition: Condition): Event[] {
-    const found: Event[] = [];
-    for (const event of this.entries.values()) if (condition(event)) found.push(event);
-    return found;
+  /** The first `limit` matching entries; `truncated` when more matched. */
+  search(condition: Condition, limit = Infinity): { events: Event[]; truncated: boolean } {
+    const events: Event[] = [];
+    for (const event of this.entries.values()) {
+      if (!condition(event)) continue;
+      if (events.length >= limit) return { events, truncated: true };
+      events.push(event);
+    }
+    return { events, truncated: false };
   }
 
   /** Removes the entries older than their ttl (seconds, default 120) at the index clock and returns them

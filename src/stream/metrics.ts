@@ -10,6 +10,9 @@ interface StreamChildren {
   duration: Histogram.Internal<'name'>;
   events: Counter.Internal;
   errors: Counter.Internal;
+  /** Plain copies of the two counters, readable synchronously (prom-client reads them asynchronously). */
+  eventCount: number;
+  errorCount: number;
 }
 
 export class StreamMetrics {
@@ -18,6 +21,7 @@ export class StreamMetrics {
   readonly rejected: Counter<'route'>;
   private readonly duration: Histogram<'name'>;
   private readonly events: Counter<'name'>;
+  readonly droppedEvents: Counter<'name' | 'reason'>;
   private readonly errors: Counter<'name'>;
   private readonly children = new Map<string, StreamChildren>();
 
@@ -44,6 +48,12 @@ export class StreamMetrics {
     this.remoteWriteSamples = new Counter({
       name: 'prometheus_remote_write_total',
       help: 'Samples received through Prometheus remote write (one event each).',
+      registers,
+    });
+    this.droppedEvents = new Counter({
+      name: 'stream_dropped_events_total',
+      help: 'Events dropped at a cardinality cap, by stream and reason (fork_limit, index_full).',
+      labelNames: ['name', 'reason'],
       registers,
     });
     this.otlpSpans = new Counter({ name: 'otlp_spans_total', help: 'Spans received through OTLP (one event each).', registers });
@@ -98,11 +108,20 @@ export class StreamMetrics {
   observePush(stream: string, events: number, seconds: number): void {
     const children = this.childrenOf(stream);
     children.events.inc(events);
+    children.eventCount += events;
     children.duration.observe(seconds);
   }
 
   countError(stream: string): void {
-    this.childrenOf(stream).errors.inc();
+    const children = this.childrenOf(stream);
+    children.errors.inc();
+    children.errorCount++;
+  }
+
+  /** Events pushed into a stream and errors its actions raised, since the start (the dashboard derives rates). */
+  counts(stream: string): { events: number; errors: number } {
+    const children = this.children.get(stream);
+    return { events: children?.eventCount ?? 0, errors: children?.errorCount ?? 0 };
   }
 
   /** A removed stream's series go away with it (stream names come from clients, series must not pile up). */
@@ -116,7 +135,7 @@ export class StreamMetrics {
   private childrenOf(stream: string): StreamChildren {
     let children = this.children.get(stream);
     if (children === undefined) {
-      children = { duration: this.duration.labels(stream), events: this.events.labels(stream), errors: this.errors.labels(stream) };
+      children = { duration: this.duration.labels(stream), events: this.events.labels(stream), errors: this.errors.labels(stream), eventCount: 0, errorCount: 0 };
       this.children.set(stream, children);
     }
     return children;

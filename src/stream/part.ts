@@ -1,27 +1,86 @@
 /**
  * The stream part of the process: builds the service (and with it the outputs), loads the streams (API streams, stream
- * files, index snapshots) before the server listens, and starts the file watcher and snapshot timer after.
+ * files, index snapshots) before the server listens, and starts the file watcher, snapshot timer and Riemann TCP
+ * input after.
  */
-import type { PartFactory } from '../server/lifecycle.ts';
+import { isDeepStrictEqual } from 'node:util';
+import type { PartFactoryContext } from '../server/lifecycle.ts';
 import type { Part } from '../server/part.ts';
+import { createAsyncQueues } from './async-queues.ts';
+import { StreamError } from './errors.ts';
+import { describeFailures, type IngestGateway } from './ingest-gateway.ts';
+import { RiemannTcpServer } from './ingest/riemann-tcp.ts';
+import { createPubSub, pubsubRoutes } from './pubsub/routes.ts';
 import { StreamRepository } from './repository.ts';
+import { streamOverviewRoutes } from './overview-routes.ts';
 import { streamRoutes } from './routes.ts';
 import { StreamService } from './service.ts';
 
-export const createStreamPart: PartFactory = ({ config, db, metrics, logger }): Part => {
+export interface StreamSeams {
+  /** Receives the ingest gateway, the seam through which other parts push events (src/parts.ts). */
+  onIngest?: (gateway: IngestGateway) => void;
+}
+
+export function createStreamPart({ config, db, metrics, logger }: PartFactoryContext, seams: StreamSeams = {}): Part {
   const log = logger.child({ part: 'streams' });
+  // Built once, like the outputs: changes to streams.async-queues and streams.websocket apply at restart.
+  const pubsub = createPubSub(config.streams.websocketMaxBufferedBytes, metrics.registry);
+  const asyncQueues = createAsyncQueues(config.streams.asyncQueues, metrics.registry);
   const service = new StreamService({
     settings: config.streams,
     repository: new StreamRepository(db),
     registry: metrics.registry,
     logger: log,
+    pubsub,
+    asyncQueues,
   });
   service.load();
+  seams.onIngest?.(service.gateway);
+  const tcpSettings = config.streams.tcp;
+  const tcp = tcpSettings
+    ? new RiemannTcpServer({
+        ...tcpSettings,
+        registry: metrics.registry,
+        logger: log,
+        ingest: async (target, events) => {
+          service.requirePushTarget(target);
+          const pending = service.gateway.submit(target, events, 'riemann-tcp');
+          if (pending === 'full') return false;
+          const outcome = await pending;
+          if (outcome.errorCount > 0) throw new StreamError('action-failed', describeFailures(target, outcome));
+          return true;
+        },
+      })
+    : null;
   return {
     name: 'streams',
-    routes: streamRoutes(service, { bodyLimit: config.http.bodyLimit }),
-    start: () => service.start(),
-    reload: (next) => service.reload(next),
-    stop: () => service.stop(),
+    routes: async (app) => {
+      await app.register(streamRoutes(service, { bodyLimit: config.http.bodyLimit }));
+      await app.register(pubsubRoutes(pubsub, metrics.registry, { maxConnections: config.streams.websocketMaxConnections }));
+      await app.register(streamOverviewRoutes(service));
+    },
+    start: async () => {
+      await service.start();
+      if (tcp) {
+        const address = await tcp.listen();
+        log.info({ riemannTcp: address, tls: tcpSettings?.tls !== undefined }, `Riemann TCP input listening on ${address.host}:${address.port}`);
+      }
+    },
+    reload: async (next) => {
+      const { asyncQueues: queues, websocketMaxBufferedBytes, websocketMaxConnections } = config.streams;
+      const changed =
+        !isDeepStrictEqual(next.streams.asyncQueues, queues) ||
+        next.streams.websocketMaxBufferedBytes !== websocketMaxBufferedBytes ||
+        next.streams.websocketMaxConnections !== websocketMaxConnections;
+      if (changed) log.warn('changes to streams.async-queues and streams.websocket take effect at the next restart');
+      if (!isDeepStrictEqual(next.streams.tcp, tcpSettings)) log.warn('changes to streams.tcp take effect at the next restart');
+      await service.reload(next);
+    },
+    stop: async () => {
+      await tcp?.close();
+      // What async queues still hold reaches the outputs before they flush.
+      asyncQueues.drain();
+      await service.stop();
+    },
   };
-};
+}

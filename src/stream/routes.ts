@@ -13,6 +13,7 @@ import { type ErrorAnswer, type PartErrors, registerPartScope } from '../server/
 import { StreamError, type StreamErrorReason } from './errors.ts';
 import type { Event } from './event.ts';
 import { describeFailures } from './ingest-gateway.ts';
+import { eventsFromFluentBit } from './ingest/fluentbit.ts';
 import { eventsFromJsonBody } from './ingest/json.ts';
 import { decodeOtlpTraces, encodeOtlpResponse } from './ingest/otlp.ts';
 import { decodeRemoteWrite } from './ingest/remote-write.ts';
@@ -53,8 +54,8 @@ const schemas = {
   },
   search: {
     params: NameParams,
-    body: Type.Object({ query: Base64Edn }),
-    response: { 200: Type.Object({ events: Type.Array(Type.Unknown()) }) },
+    body: Type.Object({ query: Base64Edn, limit: Type.Optional(Type.Integer({ description: 'an integer' })) }),
+    response: { 200: Type.Object({ events: Type.Array(Type.Unknown()), truncated: Type.Boolean() }) },
   },
   currentTime: { params: NameParams, response: { 200: Type.Object({ 'current-time': Type.Number() }) } },
   binaryPush: { params: NameParams },
@@ -110,9 +111,10 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
 
     await registerPartScope(app, '/api/v1/index', streamErrors, (base) => {
       const scope = typed(base);
-      scope.post('/:name/search', { schema: schemas.search }, async (request) => ({
-        events: service.searchIndex(request.params.name, decodeBase64Edn(request.body.query, 'query')),
-      }));
+      // `events` as Mirabelle answers; `truncated` says that more entries matched than `limit`.
+      scope.post('/:name/search', { schema: schemas.search }, async (request) =>
+        service.searchIndex(request.params.name, decodeBase64Edn(request.body.query, 'query'), request.body.limit),
+      );
 
       scope.get('/:name/current-time', { schema: schemas.currentTime }, async (request) => ({
         'current-time': service.currentTime(request.params.name),
@@ -145,6 +147,15 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
         if (!(await ingest(reply, 'otlp', name, events))) return reply;
         const response = encodeOtlpResponse(contentType);
         return reply.code(200).type(response.contentType).send(response.body);
+      });
+    });
+
+    // Fluent Bit's `http` output with `format json`: a JSON array of records.
+    await registerPartScope(app, '/api/v1/fluentbit', streamErrors, (base) => {
+      const scope = typed(base);
+      scope.post('/:name', { schema: schemas.binaryPush, preValidation: requirePushTarget }, async (request, reply) => {
+        if (!(await ingest(reply, 'fluentbit', request.params.name, eventsFromFluentBit(request.body)))) return reply;
+        return reply.code(200).send();
       });
     });
   };

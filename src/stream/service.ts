@@ -10,17 +10,36 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { VigieConfig } from '../config/load.ts';
+import type { AsyncQueueRunner } from './async-queues.ts';
 import { StreamCatalog } from './catalog.ts';
 import { compileCondition } from './condition.ts';
+import { prettyEdn } from './edn-pretty.ts';
 import { EdnError, type EdnValue, isEdnMap, kw, parseEdn } from './edn.ts';
-import { STREAM_NAME, StreamEngine } from './engine.ts';
+import { STREAM_NAME, StreamEngine, type StreamInfo } from './engine.ts';
 import { StreamError, streamNotFound } from './errors.ts';
 import type { Event } from './event.ts';
 import { IngestGateway } from './ingest-gateway.ts';
+import { DropReporter } from './limits.ts';
 import { StreamMetrics } from './metrics.ts';
 import { buildOutputs, type OutputRegistry } from './outputs/index.ts';
+import type { StreamPublisher } from './pubsub/channels.ts';
 import type { StreamRepository } from './repository.ts';
 import { IndexSnapshotter } from './snapshotter.ts';
+
+export interface StreamSummary {
+  name: string;
+  source: 'api' | 'file' | 'persisted';
+  /** The config printed back as indented EDN. */
+  config: string;
+  description: string | null;
+  default: boolean;
+  'index-size': number;
+  /** Epoch nanoseconds of the newest event the index saw (0 before any). */
+  'current-time': number;
+  /** Events pushed and action errors since the service started. */
+  events: number;
+  errors: number;
+}
 
 export type StreamSettings = VigieConfig['streams'];
 
@@ -29,6 +48,10 @@ export interface StreamServiceOptions {
   repository: StreamRepository;
   registry: Registry;
   logger: Logger;
+  /** Websocket channels (`publish!`, index feeds); handed to the engine. */
+  pubsub?: StreamPublisher;
+  /** `async-queue!` queues; handed to the engine. */
+  asyncQueues?: AsyncQueueRunner;
 }
 
 export class StreamService {
@@ -48,12 +71,21 @@ export class StreamService {
     this.metrics = metrics;
     // Outputs are built once: like Mirabelle, a reload does not rebuild them (their queues would be lost).
     this.outputs = buildOutputs(options.settings.outputs, metrics.outputObserver(() => this.outputs.queueSizes()));
+    const drops = new DropReporter({
+      count: (stream, reason) => metrics.droppedEvents.inc({ name: stream, reason }),
+      warn: (stream, reason, dropped) =>
+        options.logger.warn({ stream, reason, dropped }, `stream ${stream}: ${dropped} events dropped at a cardinality cap (${reason}); see streams.max-forks and streams.max-index-entries`),
+    });
     this.engine = new StreamEngine({
       outputs: this.outputs,
+      pubsub: options.pubsub,
+      asyncQueues: options.asyncQueues,
       logger: options.logger,
+      limits: options.settings.limits,
       observer: {
         pushed: (stream, events, seconds) => metrics.observePush(stream, events, seconds),
         error: (stream) => metrics.countError(stream),
+        dropped: (stream, reason) => drops.drop(stream, reason),
       },
     });
     this.gateway = new IngestGateway(this.engine, options.settings.maxPendingEvents, (input) => metrics.rejected.inc({ route: input }));
@@ -61,6 +93,7 @@ export class StreamService {
       engine: this.engine,
       repository: options.repository,
       outputs: this.outputs,
+      asyncQueues: options.asyncQueues,
       directories: options.settings.directories,
       logger: options.logger,
     });
@@ -108,6 +141,23 @@ export class StreamService {
     return this.engine.names();
   }
 
+  /** Every running stream as the dashboard lists it: where it comes from, its config, index and counters. */
+  summaries(): StreamSummary[] {
+    return this.engine.names().map((name) => {
+      const info = this.engine.get(name) as StreamInfo;
+      return {
+        name,
+        source: this.catalog.ownerOf(name),
+        config: prettyEdn(info.config),
+        description: info.description,
+        default: info.isDefault,
+        'index-size': info.index.size,
+        'current-time': info.index.currentTime,
+        ...this.metrics.counts(name),
+      };
+    });
+  }
+
   /** POST /api/v1/stream/<name>: compiled first; stored (and written to its file) only once it compiled. */
   addStream(name: string, text: string): void {
     if (!STREAM_NAME.test(name)) {
@@ -144,7 +194,11 @@ export class StreamService {
     if (name !== 'default' && !this.engine.has(name)) throw streamNotFound(name);
   }
 
-  searchIndex(name: string, queryText: string): Event[] {
+  /** The first `limit` matching entries (streams.search-limit by default, at most streams.max-search-limit). */
+  searchIndex(name: string, queryText: string, limit = this.settings.searchLimit): { events: Event[]; truncated: boolean } {
+    if (!Number.isInteger(limit) || limit < 1 || limit > this.settings.maxSearchLimit) {
+      throw new StreamError('invalid', `field limit is incorrect: expected an integer from 1 to ${this.settings.maxSearchLimit} (streams.max-search-limit)`);
+    }
     const index = this.engine.index(name);
     if (index === undefined) throw streamNotFound(name);
     let condition;
@@ -153,7 +207,7 @@ export class StreamService {
     } catch (error) {
       throw new StreamError('invalid', `Invalid query: ${(error as Error).message}`);
     }
-    return index.search(condition);
+    return index.search(condition, limit);
   }
 
   currentTime(name: string): number {

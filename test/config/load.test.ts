@@ -24,6 +24,10 @@ describe('config loading', () => {
 
   it('names the file, the key path and the problem', () => {
     expect(errorOf('http:\n  prot: 1\n')).toBe('/etc/vigie.yaml: http.prot: unknown key "prot" (did you mean "port"?)');
+    // In a check, the misspelled key is named before the required key it stands for.
+    expect(errorOf('tcp-checks:\n  - name: db\n    target: 127.0.0.1\n    prot: 80\n    interval: 10s\n    timeout: 1s\n')).toBe(
+      '/etc/vigie.yaml: tcp-checks[0]: unknown key "prot" (did you mean "port"?)',
+    );
     expect(errorOf('http:\n  port: 70000\n')).toMatch(/^\/etc\/vigie\.yaml: http\.port: /);
     expect(errorOf('streams:\n  snapshot-interval: 10\n')).toBe(
       '/etc/vigie.yaml: streams.snapshot-interval: must be a duration string such as "10s" or "1m30s", got the number 10',

@@ -15,9 +15,10 @@ const BIN = join(ROOT, 'bin/vigie.js');
 
 let bundle: Promise<string[]> | null = null;
 
-/** Builds dist/ with the project's one build (bin/build.mjs), once per test process. */
+/** Builds dist/ (the server bundle and the dashboard) with the project's one build (bin/build.mjs), once per
+ *  test process. */
 export async function ensureBundle(): Promise<void> {
-  bundle ??= build({ only: ['server'] });
+  bundle ??= build();
   await bundle;
 }
 

@@ -13,6 +13,9 @@ function services(tapped: Map<string, Emission[]>): StreamServices {
     reinject: () => {},
     output: () => {},
     hasOutput: (name) => name === 'known',
+    publish: () => {},
+    hasAsyncQueue: () => true,
+    enqueue: () => {},
     tap: (name, emission) => tapped.set(name, [...(tapped.get(name) ?? []), emission]),
     log: () => {},
   };

@@ -61,6 +61,13 @@ describe('conditions', () => {
     expect(test('[:= :metric "10"]', { metric: 10 })).toBe(false);
   });
 
+  it('runs a catastrophic-backtracking pattern in linear time', () => {
+    const started = performance.now();
+    expect(test('[:regex :service "(a+)+$"]', { service: `${'a'.repeat(40)}!` })).toBe(false);
+    expect(test('[:regex :service "(a+)+"]', { service: 'a'.repeat(100_000) })).toBe(true);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
   it.each([
     ['[:foo :metric 1]', 'Invalid condition [:foo :metric 1]: unknown operator :foo'],
     ['[:> :metric]', 'Invalid condition [:> :metric]: :> expected at least one value to compare with'],
@@ -68,6 +75,9 @@ describe('conditions', () => {
     ['[:pos? :metric 1]', ':pos? expected no argument, got 1'],
     ['[:contains :tags]', ':contains expected exactly one argument, got 0'],
     ['[:regex :host "("]', ':regex invalid regular expression "("'],
+    ['[:regex :host "(a)\\\\1"]', ':regex invalid regular expression "(a)\\\\1": backreferences (\\1) are not supported'],
+    ['[:regex :host "a(?=b)"]', 'lookaround ((?=, (?!, (?<=, (?<!) is not supported: the linear-time engine (RE2) cannot run it'],
+    ['[:regex :host "(?<!a)b"]', 'lookaround'],
     ['[:regex :host 1]', ':regex expected a regular expression string, got 1'],
     ['[:= 1 2]', ':= expected a field (a keyword or a vector of keywords), got 1'],
     ['[:=]', ':= expected a field'],

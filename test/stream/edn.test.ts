@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EdnError, ednEquals, ednToJs, EdnSymbol, jsToEdn, kw, parseEdn, printEdn } from '../../src/stream/edn.ts';
+import { EdnError, ednEquals, ednToJs, EdnSymbol, jsToEdn, kw, MAX_EDN_DEPTH, parseEdn, printEdn } from '../../src/stream/edn.ts';
 
 describe('parseEdn', () => {
   it('reads maps, vectors, lists, sets, keywords, strings, numbers and nil', () => {
@@ -112,5 +112,14 @@ describe('EDN and the event model', () => {
     expect(ednEquals(parseEdn('{:a [1 {:b #{:c}}]}'), parseEdn('{:a (1 {:b #{:c}})}'))).toBe(true);
     expect(ednEquals(parseEdn('{:a 1}'), parseEdn('{:a 2}'))).toBe(false);
     expect(ednEquals(parseEdn('{[:a] 1}'), parseEdn('{[:a] 1}'))).toBe(true);
+  });
+});
+
+describe('nesting limit', () => {
+  it('reads collections nested up to MAX_EDN_DEPTH and refuses deeper ones naming the limit', () => {
+    expect(parseEdn(`${'['.repeat(MAX_EDN_DEPTH)}${']'.repeat(MAX_EDN_DEPTH)}`)).toBeInstanceOf(Array);
+    expect(() => parseEdn(`${'['.repeat(100_000)}${']'.repeat(100_000)}`)).toThrow(
+      `Invalid EDN at line 1, column ${MAX_EDN_DEPTH + 1}: collections nest deeper than the limit of ${MAX_EDN_DEPTH} levels`,
+    );
   });
 });

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { type Static, type TObject, type TProperties, Type } from '@sinclair/typebox';
-import { Value, ValueErrorType } from '@sinclair/typebox/value';
+import { Value, type ValueError, ValueErrorType } from '@sinclair/typebox/value';
 import { describeSchemaError, jsonPointerToKey } from '../../common/schema-errors.ts';
 import { Duration, DurationError, formatDuration, parseDuration } from '../../common/duration.ts';
 import { type BaseDefinition, CheckFailure, type CheckJson, CheckValidationError, type KindName } from './types.ts';
@@ -32,9 +32,18 @@ export function checkSchema<P extends TProperties>(properties: P): TObject<typeo
   return Type.Object({ ...baseProperties, ...properties }, { additionalProperties: false });
 }
 
-/** Checks `raw` against the schema; the first error becomes a CheckValidationError naming the field. */
+/** Checks `raw` against the schema; the first error becomes a CheckValidationError naming the field. An
+ *  unknown key comes first, whatever its place: `prot: 80` is a misspelled `port`, and saying so beats
+ *  `port: is required`. */
 export function validateShape<S extends TObject>(schema: S, raw: unknown): Static<S> {
-  const error = Value.Errors(schema, raw).First();
+  let error: ValueError | undefined;
+  for (const candidate of Value.Errors(schema, raw)) {
+    error ??= candidate;
+    if (candidate.type === ValueErrorType.ObjectAdditionalProperties) {
+      error = candidate;
+      break;
+    }
+  }
   if (error === undefined) return raw as Static<S>;
   const field = jsonPointerToKey(error.path);
   if (error.value === undefined) throw new CheckValidationError(field, 'is required');

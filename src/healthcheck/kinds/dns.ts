@@ -1,6 +1,7 @@
 /**
  * DNS check: resolve `domain` (A and AAAA by default, or one `record-type`) with a c-ares Resolver, on the
  * system's name servers or on `resolver`, within the timeout. `expected-ips` must all be in the answer.
+ * Addresses (A, AAAA) are looked up in /etc/hosts first, as Go's resolver does, unless `resolver` is set.
  * Extension over upstream: `resolver` and `record-type` (docs/checks.md, DNS).
  */
 import { Resolver } from 'node:dns/promises';
@@ -8,6 +9,7 @@ import { isIP, isIPv4 } from 'node:net';
 import { Type } from '@sinclair/typebox';
 import { durationToMs, formatDuration } from '../../common/duration.ts';
 import { baseToJson, checkSchema, describeCheck, errorText, ipField, nonEmpty, parseBase, timeoutText, validateShape } from './common.ts';
+import { lookupHostsFile } from './hosts-file.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
 
 export const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS'] as const;
@@ -147,6 +149,11 @@ async function resolve(def: DnsDefinition, signal: AbortSignal): Promise<string[
   // An IP literal resolves to itself, as in Go.
   if ((type === undefined || type === 'A' || type === 'AAAA') && isIP(def.domain) !== 0) return [def.domain];
   if (signal.aborted) throw new CheckFailure(`Fail to lookup IP for domain: ${timeoutText(def.timeoutNs)}`);
+  // As Go's resolver: addresses come from /etc/hosts first, unless a name server was named explicitly.
+  if (def.resolver === undefined && (type === undefined || type === 'A' || type === 'AAAA')) {
+    const pinned = await lookupHostsFile(def.domain, type === 'A' ? 4 : type === 'AAAA' ? 6 : null);
+    if (pinned.length > 0) return pinned;
+  }
   // A Resolver per run: it reads the system's resolv.conf afresh, and cancel() only touches this run. The run
   // signal is the deadline; c-ares' own timeout is only a backstop set past it.
   const resolver = new Resolver({ timeout: durationToMs(def.timeoutNs) + 1_000, tries: 1 });

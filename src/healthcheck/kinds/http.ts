@@ -1,12 +1,14 @@
 /**
  * HTTP check: one request per run through a per-check undici Agent (keep-alive connections are reused from one
  * run to the next, as upstream's per-check Go client does), then the status must be in `valid-status` and every
- * `body-regexp` must match the body. The run signal bounds everything, body read included.
+ * `body-regexp` must match the body (RE2 syntax and linear time, as Go's regexp: src/regex.ts). The run signal
+ * bounds everything, body read included.
  */
 import { isIP } from 'node:net';
 import { Type } from '@sinclair/typebox';
 import { Agent, type Dispatcher, interceptors } from 'undici';
 import { durationToMs, formatDuration } from '../../common/duration.ts';
+import { compileRegex } from '../../common/regex.ts';
 import {
   baseToJson,
   checkSchema,
@@ -109,9 +111,9 @@ export function parseHttp(raw: unknown): HttpDefinition {
   const bodyRegexp = [...(input['body-regexp'] ?? [])];
   bodyRegexp.forEach((pattern, i) => {
     try {
-      compileRegexp(pattern);
+      compileRegex(pattern, 'search');
     } catch (error) {
-      throw new CheckValidationError(`body-regexp[${i}]`, `must be a valid regular expression: ${errorText(error)}`);
+      throw new CheckValidationError(`body-regexp[${i}]`, `must be a valid RE2 regular expression: ${errorText(error)}`);
     }
   });
   const serverName = aliased('server-name', input['server-name'], 'servername', input.servername) ?? '';
@@ -134,13 +136,6 @@ export function parseHttp(raw: unknown): HttpDefinition {
     ...(input['source-ip'] !== undefined ? { sourceIp: ipField('source-ip', input['source-ip']) } : {}),
     ...parseTlsFiles(input),
   };
-}
-
-/** Go RE2 patterns may start with inline flags (`(?i)`); JS takes them as RegExp flags. */
-export function compileRegexp(pattern: string): RegExp {
-  const inline = /^\(\?([ims]+)\)/.exec(pattern);
-  if (inline === null) return new RegExp(pattern);
-  return new RegExp(pattern.slice(inline[0].length), inline[1]);
 }
 
 export function httpToJson(def: HttpDefinition, source = ''): CheckJson {
@@ -247,7 +242,7 @@ export async function prepareHttp(def: HttpDefinition): Promise<Prepared> {
   const shownPath = pathWithQuery(def.path, def.query);
   const origin = `${def.protocol}://${joinHostPort(def.target, def.port)}`;
   const request = requestOptions(def, origin, shownPath);
-  const regexps = def.bodyRegexp.map((pattern) => ({ pattern, regexp: compileRegexp(pattern) }));
+  const regexps = def.bodyRegexp.map((pattern) => ({ pattern, regexp: compileRegex(pattern, 'search') }));
   const failurePrefix = `HTTP request failed: ${goMethod(def.method)} "${origin}${shownPath}": `;
 
   const run = async (signal: AbortSignal): Promise<void> => {

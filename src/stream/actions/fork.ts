@@ -2,6 +2,7 @@
  * `by`: splits the stream by the values of some fields, with a fresh compilation (fresh state) of the
  * children for every new combination.
  */
+import { DEFAULT_STREAM_LIMITS } from '../limits.ts';
 import type { Event } from '../event.ts';
 import { fieldKeyFunction, type FieldKey } from './field-key.ts';
 import { requireTime } from './numbers.ts';
@@ -17,7 +18,8 @@ interface Fork {
 }
 
 /** One fresh copy of the children per combination of field values; the GC runs before routing, so an
- *  event can land in a freshly recreated fork. */
+ *  event can land in a freshly recreated fork. Without `:gc-interval`, idle forks are released after
+ *  `streams.fork-idle-timeout` of event time, and at most `streams.max-forks` live at once (docs/hardening.md). */
 export const by = defineAction({
   name: 'by',
   doc: {
@@ -39,7 +41,12 @@ export const by = defineAction({
       forkTtl: forkTtl === undefined ? DEFAULT_FORK_TTL_NS : duration(forkTtl, ':fork-ttl'),
     };
   },
-  build({ fields, gcInterval, forkTtl }, ctx) {
+  build(params, ctx) {
+    const { fields } = params;
+    const limits = ctx.services.limits ?? DEFAULT_STREAM_LIMITS;
+    const gcInterval = params.gcInterval ?? limits.forkIdleNs / 4;
+    const forkTtl = params.gcInterval === undefined ? limits.forkIdleNs : params.forkTtl;
+    const dropped = ctx.services.dropped ?? (() => {});
     const keyOf = fieldKeyFunction(fields, { missingIsNil: true });
     const forks = new Map<FieldKey, Fork>();
     // Upstream treats a last GC time of 0 as "never ran": kept, it only matters for events at time 0.
@@ -51,10 +58,14 @@ export const by = defineAction({
     };
     return (emission) => {
       const time = requireTime(emission, 'by');
-      if (gcInterval !== undefined && (lastGc === 0 || time > lastGc + gcInterval)) collect(time);
+      if (lastGc === 0 || time > lastGc + gcInterval) collect(time);
       const key = keyOf(emission as Event);
       let fork = forks.get(key);
       if (fork === undefined) {
+        if (forks.size >= limits.maxForks) {
+          dropped('fork_limit');
+          return;
+        }
         fork = { emit: ctx.forkChildren(), lastSeen: time };
         forks.set(key, fork);
       } else {

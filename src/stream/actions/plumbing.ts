@@ -101,12 +101,12 @@ export const reinject = defineAction({
   },
 });
 
-/** Mirabelle's thread-pool hand-off; Node has one thread, so this is `sdo` with a queue name. */
+/** Mirabelle's thread-pool hand-off, as a bounded queue of `streams.async-queues` run on later ticks. */
 export const asyncQueue = defineAction({
   name: 'async-queue!',
   doc: {
     summary:
-      'Mirabelle runs the children on a thread pool; Vigie runs them synchronously, in order, exactly like `:sdo`. The queue name is required and must be a keyword, for compatibility.',
+      'Runs the children later, from the named bounded queue declared under `streams.async-queues` (Mirabelle: a thread pool): the stream goes on at once, the queue runs its backlog on the next ticks, and a full queue drops and counts (`stream_async_queue_dropped_total`). An unknown queue is a compile error; in test mode it runs the children at once, like `:sdo`.',
     params: '[keyword]',
     example: '{:action :async-queue! :params [:my-queue] :children [{:action :output! :params [:s3]}]}',
   },
@@ -114,7 +114,11 @@ export const asyncQueue = defineAction({
     arity(raw, 1);
     return name(raw[0], 'queue');
   },
-  build: (_queue, { emit }) => emit,
+  build: (queue, { emit, services }) => {
+    if (!services.hasAsyncQueue(queue)) throw new Error(`Async queue :${queue} not found (declare it under streams.async-queues)`);
+    if (services.testMode) return emit;
+    return (emission) => services.enqueue(queue, emit, emission);
+  },
 });
 
 /** Test-mode recorder that `vigie test` compares; a no-op when serving. */
@@ -175,12 +179,12 @@ export const output = defineAction({
   },
 });
 
-/** Mirabelle's websocket publication: Vigie has no websocket, so it validates the channel and drops. */
+/** Publishes to the websocket subscribers of a channel (src/stream/pubsub/). */
 export const publish = defineAction({
   name: 'publish!',
   doc: {
     summary:
-      'Mirabelle publishes to the websocket subscribers of a channel; Vigie has no websocket yet, so this checks the channel name and drops the events. Kept so that Mirabelle streams compile unchanged.',
+      'Publishes each event (each event of a list) to the websocket subscribers of the channel (`ws://host:port/channel/<channel>?query=<base64 EDN condition>`), as JSON; a subscriber too slow to read has its messages dropped and counted. A no-op in test mode.',
     params: '[keyword]',
     example: '{:action :publish! :params [:my-channel]}',
   },
@@ -189,7 +193,10 @@ export const publish = defineAction({
     return name(raw[0], 'channel');
   },
   children: 'none',
-  build: (): Emit => () => {},
+  build: (channel, { services }): Emit => {
+    if (services.testMode) return () => {};
+    return (emission) => services.publish(channel, emission);
+  },
 });
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -3,6 +3,7 @@
  * `params` validates the raw EDN params once, when the stream is compiled; `build` returns the node that
  * receives what the parent emits, holding its state in the closure and calling `ctx.emit` for its children.
  */
+import type { DropReason, StreamLimits } from '../limits.ts';
 import type { EdnValue } from '../edn.ts';
 import type { Emission, Event } from '../event.ts';
 import type { IndexStore } from '../index-store.ts';
@@ -29,9 +30,19 @@ export interface StreamServices {
   output(name: string, emission: Emission): void;
   /** Whether an output of that name is configured (checked at compile time). */
   hasOutput(name: string): boolean;
+  /** Publishes an emission on a websocket pubsub channel (`publish!`; never called in test mode). */
+  publish(channel: string, emission: Emission): void;
+  /** Whether `streams.async-queues` declares that queue (checked at compile time; any name in test mode). */
+  hasAsyncQueue(name: string): boolean;
+  /** Runs `emit(emission)` later, from the named async queue (`async-queue!`; never called in test mode). */
+  enqueue(queue: string, emit: Emit, emission: Emission): void;
   /** Records an emission on a tap (test mode only). */
   tap(name: string, emission: Emission): void;
   log(level: 'debug' | 'info' | 'error', emission: Emission): void;
+  /** Cardinality caps; DEFAULT_STREAM_LIMITS when absent. */
+  readonly limits?: StreamLimits;
+  /** Reports an event dropped at a cap (counted and logged by the engine). */
+  dropped?(reason: DropReason): void;
 }
 
 export interface BuildContext {

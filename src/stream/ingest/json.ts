@@ -7,6 +7,24 @@
 import { type Event, nowNs } from '../event.ts';
 import { IngestError } from './errors.ts';
 
+/** Values inside an event nest at most this deep (objects and arrays), so that nothing that walks an event
+ *  (conditions, snapshots, outputs) recurses without bound; past it the push is refused with a 400. */
+export const MAX_EVENT_DEPTH = 32;
+
+/** True when `value` nests objects or arrays more than `limit` levels deep; iterative, so any depth is safe. */
+function nestsDeeperThan(value: object, limit: number): boolean {
+  const pending: [object, number][] = [[value, 1]];
+  for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
+    const [current, depth] = item;
+    if (depth > limit) return true;
+    for (const key in current) {
+      const child: unknown = (current as Record<string, unknown>)[key];
+      if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
 export function eventsFromJsonBody(body: unknown): Event[] {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new IngestError('the body must be a JSON object with an "events" field');
@@ -20,6 +38,12 @@ export function eventsFromJsonBody(body: unknown): Event[] {
       throw new IngestError(`events[${i}] must be an object, got ${describe(event)}`);
     }
     const fields = event as Event;
+    for (const key in fields) {
+      const value: unknown = fields[key];
+      if (typeof value === 'object' && value !== null && nestsDeeperThan(value, MAX_EVENT_DEPTH - 1)) {
+        throw new IngestError(`events[${i}].${key} nests objects and arrays deeper than the limit of ${MAX_EVENT_DEPTH} levels`);
+      }
+    }
     const time: unknown = fields.time;
     if (typeof time !== 'number') {
       if (time === undefined || time === null || time === false) {

@@ -83,6 +83,8 @@ function parseProtobuf(data: Uint8Array): OtlpRequest {
   try {
     return loadProtos().exportTraceServiceRequest.decode(data) as unknown as OtlpRequest;
   } catch (error) {
+    // protobufjs decodes nested messages by recursion: a body nested past the stack is refused like any bad body.
+    if (error instanceof RangeError) throw new IngestError(`invalid ExportTraceServiceRequest protobuf: nested deeper than the decoder allows (attribute values are limited to ${MAX_ANY_VALUE_DEPTH} levels)`);
     throw new IngestError(`invalid ExportTraceServiceRequest protobuf: ${(error as Error).message}`);
   }
 }
@@ -265,11 +267,22 @@ function hex(id: Bytes): string {
   return toBuffer(id).toString('hex');
 }
 
-function attributeMap(attributes: OtlpKeyValue[] | null | undefined): Record<string, unknown> {
+/** Arrays and kvlists inside attribute values nest at most this deep: past it the request is refused (400)
+ *  instead of recursing without bound (docs/hardening.md). */
+export const MAX_ANY_VALUE_DEPTH = 32;
+
+function checkDepth(depth: number): void {
+  if (depth > MAX_ANY_VALUE_DEPTH) {
+    throw new IngestError(`an attribute value nests arrays and kvlists deeper than the limit of ${MAX_ANY_VALUE_DEPTH} levels`);
+  }
+}
+
+function attributeMap(attributes: OtlpKeyValue[] | null | undefined, depth = 0): Record<string, unknown> {
+  checkDepth(depth);
   const map: Record<string, unknown> = {};
   for (const attribute of list(attributes)) {
     // defineProperty, so that a key such as "__proto__" is stored as data like any other key.
-    Object.defineProperty(map, attribute.key ?? '', { value: anyValue(attribute.value), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(map, attribute.key ?? '', { value: anyValue(attribute.value, depth), enumerable: true, writable: true, configurable: true });
   }
   return map;
 }
@@ -278,14 +291,17 @@ const hasOwn = Object.prototype.hasOwnProperty;
 
 /** protobufjs puts defaults on the prototype and the value actually sent as an own property (it is a oneof),
  *  so own properties tell which member is set, for messages and JSON alike. */
-function anyValue(value: OtlpAnyValue | null | undefined): unknown {
+function anyValue(value: OtlpAnyValue | null | undefined, depth: number): unknown {
   if (value === null || value === undefined) return null;
   if (hasOwn.call(value, 'stringValue')) return value.stringValue ?? '';
   if (hasOwn.call(value, 'boolValue')) return value.boolValue === true;
   if (hasOwn.call(value, 'intValue')) return int64ToNumber(value.intValue);
   if (hasOwn.call(value, 'doubleValue')) return doubleValue(value.doubleValue);
-  if (hasOwn.call(value, 'arrayValue')) return list(value.arrayValue?.values).map(anyValue);
-  if (hasOwn.call(value, 'kvlistValue')) return attributeMap(value.kvlistValue?.values);
+  if (hasOwn.call(value, 'arrayValue')) {
+    checkDepth(depth + 1);
+    return list(value.arrayValue?.values).map((item) => anyValue(item, depth + 1));
+  }
+  if (hasOwn.call(value, 'kvlistValue')) return attributeMap(value.kvlistValue?.values, depth + 1);
   if (hasOwn.call(value, 'bytesValue')) return bytesBase64(value.bytesValue);
   return null;
 }

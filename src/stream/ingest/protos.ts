@@ -1,5 +1,5 @@
 /**
- * The vendored `.proto` files (Prometheus remote-write 1.0, OTLP traces), parsed by protobufjs once, on first use.
+ * The vendored `.proto` files (Prometheus remote-write 1.0, OTLP traces, Riemann), parsed by protobufjs once, on first use.
  * Imports inside the files are written as upstream writes them (`opentelemetry/proto/...`), resolved against
  * the `protos/` directory.
  */
@@ -11,6 +11,7 @@ export interface Protos {
   readonly writeRequest: protobuf.Type;
   readonly exportTraceServiceRequest: protobuf.Type;
   readonly exportTraceServiceResponse: protobuf.Type;
+  readonly riemannMsg: protobuf.Type;
 }
 
 let loaded: Protos | null = null;
@@ -21,10 +22,16 @@ export function loadProtos(): Protos {
   root.resolvePath = (_origin, target) => join(PROTO_DIR, target);
   root.loadSync(['prometheus/remote.proto', 'opentelemetry/proto/collector/trace/v1/trace_service.proto']);
   root.resolveAll();
+  // Riemann's proto has no package: its root-level `Event` would shadow OTLP's `Span.Event`, so it gets its own root.
+  const riemann = new protobuf.Root();
+  riemann.resolvePath = (_origin, target) => join(PROTO_DIR, target);
+  riemann.loadSync('riemann/proto.proto');
+  riemann.resolveAll();
   loaded = {
     writeRequest: root.lookupType('prometheus.WriteRequest'),
     exportTraceServiceRequest: root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest'),
     exportTraceServiceResponse: root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse'),
+    riemannMsg: riemann.lookupType('Msg'),
   };
   return loaded;
 }

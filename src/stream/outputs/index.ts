@@ -3,8 +3,10 @@
  * them by name.
  */
 import type { Emission } from '../event.ts';
+import { createElasticsearchOutput } from './elasticsearch.ts';
 import { createFileOutput } from './file.ts';
 import { createHttpOutput } from './http.ts';
+import { createPagerDutyOutput } from './pagerduty.ts';
 import { createPrometheusOutput } from './prometheus.ts';
 import type { OutputSettings } from './schema.ts';
 import { noopObserver, type Output, type OutputObserver } from './types.ts';
@@ -54,6 +56,10 @@ export function createOutput(name: string, settings: OutputSettings, observer: O
       return createHttpOutput(name, settings, settings.batching, observer);
     case 'prometheus':
       return createPrometheusOutput(name, settings, settings.batching, observer);
+    case 'pagerduty':
+      return createPagerDutyOutput(name, settings, observer);
+    case 'elasticsearch':
+      return createElasticsearchOutput(name, settings, observer);
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * The config of the outputs (`streams.outputs`), resolved by the config loader once into `OutputSettings`
  * (defaults applied, durations in ms): the outputs receive those and never read the raw config. Kinds: `file` (JSON lines),
- * `http` (POST of JSON arrays), `prometheus` (remote-write 1.0). Every kind takes the batching settings; unknown
+ * `http` (POST of JSON arrays), `prometheus` (remote-write 1.0), `pagerduty` and `elasticsearch` (their own keys
+ * and resolution live in their files). Every kind takes the batching settings; unknown
  * keys are rejected.
  */
 import { type Static, Type } from '@sinclair/typebox';
@@ -10,6 +11,8 @@ import { ConfigError } from '../../common/config-error.ts';
 import { describeSchemaError, jsonPointerToKey } from '../../common/schema-errors.ts';
 import { Duration, parseDuration } from '../../common/duration.ts';
 import type { BatchSettings } from './batcher.ts';
+import { ELASTICSEARCH_FIELDS, type ElasticsearchEntry, type ElasticsearchSettings, resolveElasticsearchSettings } from './elasticsearch.ts';
+import { PAGERDUTY_FIELDS, type PagerDutyEntry, type PagerDutySettings, resolvePagerDutySettings } from './pagerduty.ts';
 
 const closed = { additionalProperties: false } as const;
 
@@ -30,12 +33,20 @@ const remote = {
 export const FileOutputSchema = Type.Object({ type: Type.Literal('file'), path: Type.String({ minLength: 1 }), ...batching }, closed);
 export const HttpOutputSchema = Type.Object({ type: Type.Literal('http'), ...remote, ...batching }, closed);
 export const PrometheusOutputSchema = Type.Object({ type: Type.Literal('prometheus'), ...remote, ...batching }, closed);
+export const PagerDutyOutputSchema = Type.Object({ ...PAGERDUTY_FIELDS, ...batching }, closed);
+export const ElasticsearchOutputSchema = Type.Object({ ...ELASTICSEARCH_FIELDS, ...batching }, closed);
 
 /** One entry of `streams.outputs`. */
-export const OutputConfigSchema = Type.Union([FileOutputSchema, HttpOutputSchema, PrometheusOutputSchema]);
+export const OutputConfigSchema = Type.Union([FileOutputSchema, HttpOutputSchema, PrometheusOutputSchema, PagerDutyOutputSchema, ElasticsearchOutputSchema]);
 export type OutputConfigEntry = Static<typeof OutputConfigSchema>;
 
-const SCHEMAS = { file: FileOutputSchema, http: HttpOutputSchema, prometheus: PrometheusOutputSchema } as const;
+const SCHEMAS = {
+  file: FileOutputSchema,
+  http: HttpOutputSchema,
+  prometheus: PrometheusOutputSchema,
+  pagerduty: PagerDutyOutputSchema,
+  elasticsearch: ElasticsearchOutputSchema,
+} as const;
 
 export const DEFAULT_BATCHING = {
   queueSize: 10_000,
@@ -54,7 +65,9 @@ export type OutputSettings =
       readonly headers: Readonly<Record<string, string>>;
       readonly timeoutMs: number;
       readonly batching: BatchSettings;
-    };
+    }
+  | PagerDutySettings
+  | ElasticsearchSettings;
 
 /**
  * Validates one entry against its kind's schema (checked by kind, so that the message is about the right
@@ -64,10 +77,11 @@ export function parseOutputConfig(name: string, raw: unknown, file: string | nul
   const key = `streams.outputs.${name}`;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(file, key, 'must be a mapping');
   const type = (raw as { type?: unknown }).type;
-  if (type !== 'file' && type !== 'http' && type !== 'prometheus') {
-    throw new ConfigError(file, `${key}.type`, `must be one of "file", "http", "prometheus", got ${JSON.stringify(type ?? null)}`);
+  if (typeof type !== 'string' || !Object.hasOwn(SCHEMAS, type)) {
+    const kinds = Object.keys(SCHEMAS).map((kind) => JSON.stringify(kind)).join(', ');
+    throw new ConfigError(file, `${key}.type`, `must be one of ${kinds}, got ${JSON.stringify(type ?? null)}`);
   }
-  const schema = SCHEMAS[type];
+  const schema = SCHEMAS[type as keyof typeof SCHEMAS];
   const first = Value.Errors(schema, raw).First();
   if (first) throw new ConfigError(file, `${key}${first.path === '' ? '' : `.${jsonPointerToKey(first.path)}`}`, describeSchemaError(first));
   const entry = raw as OutputConfigEntry;
@@ -79,11 +93,14 @@ export function parseOutputConfig(name: string, raw: unknown, file: string | nul
     retryBackoffMs: durationMs(file, `${key}.retry-backoff`, entry['retry-backoff'], DEFAULT_BATCHING.retryBackoffMs),
   };
   if (entry.type === 'file') return { type: 'file', path: entry.path, batching };
+  if (entry.type === 'elasticsearch') return resolveElasticsearchSettings(entry as ElasticsearchEntry, batching, key, file);
+  const timeoutMs = durationMs(file, `${key}.timeout`, entry.timeout, DEFAULT_TIMEOUT_MS);
+  if (entry.type === 'pagerduty') return resolvePagerDutySettings(entry as PagerDutyEntry, batching, timeoutMs);
   return {
     type: entry.type,
     url: entry.url,
     headers: entry.headers ?? {},
-    timeoutMs: durationMs(file, `${key}.timeout`, entry.timeout, DEFAULT_TIMEOUT_MS),
+    timeoutMs,
     batching,
   };
 }

@@ -97,8 +97,9 @@ describe('HTTP definition', () => {
     expect(rejection('http', { protocol: 'ftp' })).toBe('protocol: must be "http" or "https", got "ftp"');
     expect(rejection('http', { method: 'get' })).toBe('method: must be one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, got "get"');
     expect(rejection('http', { path: 'health' })).toBe('path: must start with "/", got "health"');
-    expect(rejection('http', { 'body-regexp': ['ok', '('] })).toBe(
-      'body-regexp[1]: must be a valid regular expression: Invalid regular expression: /(/: Unterminated group',
+    expect(rejection('http', { 'body-regexp': ['ok', '('] })).toBe('body-regexp[1]: must be a valid RE2 regular expression: missing closing ): `(`');
+    expect(rejection('http', { 'body-regexp': ['(a)\\1'] })).toBe(
+      'body-regexp[0]: must be a valid RE2 regular expression: backreferences (\\1) are not supported: the linear-time engine (RE2) cannot run them',
     );
     expect(rejection('http', { 'source-ip': 'localhost' })).toBe('source-ip: must be an IP address, got "localhost"');
     expect(rejection('http', { cert: '/c.pem' })).toBe('key: is required when cert is set (a client certificate needs both)');

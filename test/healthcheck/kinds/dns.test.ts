@@ -1,3 +1,7 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { lookupHostsFile } from '../../../src/healthcheck/kinds/hosts-file.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type DnsTable, type DnsTarget, startDnsTarget } from '../../helpers/targets.ts';
 import { check } from './run.ts';
@@ -97,5 +101,26 @@ describe('DNS check deadlines and IPv6 resolvers', () => {
     } finally {
       await silent.close();
     }
+  });
+});
+
+describe('DNS check and /etc/hosts', () => {
+  it('answers localhost from /etc/hosts, as Go does, with no name server involved', async () => {
+    expect(await check('dns', { domain: 'localhost', 'expected-ips': ['127.0.0.1'] })).toBe('success');
+    expect(await check('dns', { domain: 'LOCALHOST.', 'record-type': 'A', 'expected-ips': ['127.0.0.1'] })).toBe('success');
+  });
+});
+
+describe('lookupHostsFile', () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'vigie-hosts-')), 'hosts');
+  writeFileSync(file, '# comment\n127.0.0.1 localhost\n10.1.2.3  db.internal db # pinned\nfd00::7 db.internal\n::1 localhost ip6-localhost\n');
+
+  it('finds every address of a name, honouring the family, ignoring case, comments and a trailing dot', async () => {
+    expect(await lookupHostsFile('db.internal', null, file)).toEqual(['10.1.2.3', 'fd00::7']);
+    expect(await lookupHostsFile('DB', 4, file)).toEqual(['10.1.2.3']);
+    expect(await lookupHostsFile('db.internal.', 6, file)).toEqual(['fd00::7']);
+    expect(await lookupHostsFile('localhost', 6, file)).toEqual(['::1']);
+    expect(await lookupHostsFile('pinned', null, file)).toEqual([]);
+    expect(await lookupHostsFile('db', null, `${file}.missing`)).toEqual([]);
   });
 });

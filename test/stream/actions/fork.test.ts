@@ -61,10 +61,26 @@ describe(':by', () => {
     expect(node.forks.map((fork) => fork.map(times))).toEqual([[s(1), s(3000), s(3702)], [s(2)], [s(3000), s(3700)], [s(3701)]]);
   });
 
-  it('never collects without :gc-interval', () => {
+  it('without :gc-interval, releases a fork only after streams.fork-idle-timeout of event time', () => {
     const node = buildNode(by, '[{:fields [:host] :fork-ttl 1}]');
     node.push(on(1, 'a'), on(1000, 'b'), on(2000, 'a'));
     expect(node.forks).toHaveLength(2);
+    const limits = { maxForks: 100, maxIndexEntries: 100, forkIdleNs: s(60) };
+    const idle = buildNode(by, '[{:fields [:host]}]', { limits });
+    idle.push(on(s(1), 'a'), on(s(50), 'b'), on(s(70), 'b')); // GC at 70 s (every 15 s): a idle 69 s, released
+    idle.push(on(s(71), 'a'), on(s(72), 'b'));
+    expect(idle.forks.map((fork) => fork.map(times))).toEqual([[s(1)], [s(50), s(70), s(72)], [s(71)]]);
+  });
+
+  it('drops and reports the events of new keys past streams.max-forks, still routing the known keys', () => {
+    const drops: string[] = [];
+    const node = buildNode(by, '[{:fields [:host]}]', {
+      limits: { maxForks: 2, maxIndexEntries: 100, forkIdleNs: s(3600) },
+      dropped: (reason) => drops.push(reason),
+    });
+    node.push(on(1, 'a'), on(2, 'b'), on(3, 'c'), on(4, 'a'), on(5, 'd'));
+    expect(node.forks.map((fork) => fork.map(times))).toEqual([[1, 4], [2]]);
+    expect(drops).toEqual(['fork_limit', 'fork_limit']);
   });
 
   it('throws on an event without :time', () => {

@@ -19,7 +19,7 @@ describe('index', () => {
     const index = engine.index('s') as IndexStore;
     expect(index.size).toBe(3);
     expect(index.currentTime).toBe(4);
-    expect(index.search(compileCondition(parseEdn('[:= :service "x"]')))).toEqual([{ host: 'a', service: 'x', time: 2, metric: 2 }]);
+    expect(index.search(compileCondition(parseEdn('[:= :service "x"]'))).events).toEqual([{ host: 'a', service: 'x', time: 2, metric: 2 }]);
     engine.push('s', [{ host: 'a', service: 'y', time: 5, state: 'expired' }]);
     expect(index.size).toBe(2);
     expect(index.currentTime).toBe(5);
@@ -42,7 +42,7 @@ describe('index', () => {
     const restored = new IndexStore();
     restored.restore(snapshot);
     expect(restored.currentTime).toBe(20);
-    expect(restored.search(all)).toEqual([{ host: 'a', time: 10 }, { host: 'b', time: 20 }]);
+    expect(restored.search(all).events).toEqual([{ host: 'a', time: 10 }, { host: 'b', time: 20 }]);
     restored.insert({ host: 'a', time: 30 }, indexLabels([['host']]));
     expect(restored.size).toBe(2);
   });
@@ -66,7 +66,7 @@ describe('reaper', () => {
       { host: 'old', time: s(0), ttl: 30, state: 'expired' },
       { host: 'short', time: s(95), ttl: 4, state: 'expired' },
     ]);
-    expect(engine.index('s')?.search(all)).toEqual([{ host: 'fresh', time: s(110) }]);
+    expect(engine.index('s')?.search(all).events).toEqual([{ host: 'fresh', time: s(110) }]);
   });
 
   it('runs at most once per interval of event time and can re-inject into another stream', () => {
@@ -79,5 +79,18 @@ describe('reaper', () => {
     expect(engine.taps().get('alerts')).toBeUndefined();
     engine.push('s', [{ host: 'b', time: s(160) }]);
     expect(engine.taps().get('alerts')).toEqual([{ host: 'a', time: s(100), ttl: 1, state: 'expired' }]);
+  });
+});
+
+describe('index entry cap', () => {
+  it('keeps updating known keys at the cap and reports each new key it refuses', () => {
+    let full = 0;
+    const index = new IndexStore({ maxEntries: 2, onFull: () => full++ });
+    const labels = indexLabels([['host']]);
+    for (const host of ['a', 'b', 'c', 'a', 'd']) index.insert({ host, time: 1, metric: host === 'a' ? 2 : 1 }, labels);
+    expect(index.size).toBe(2);
+    expect(full).toBe(2);
+    expect(index.search(() => true).events).toEqual([{ host: 'a', time: 1, metric: 2 }, { host: 'b', time: 1, metric: 1 }]);
+    expect(index.search(() => true, 1)).toEqual({ events: [{ host: 'a', time: 1, metric: 2 }], truncated: true });
   });
 });

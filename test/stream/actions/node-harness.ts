@@ -17,13 +17,15 @@ export interface BuiltNode {
   readonly forks: Emission[][];
 }
 
-export function buildNode<P>(definition: ActionDefinition<P>, paramsEdn = '[]'): BuiltNode {
+/** `services`: what the node may use of the stream services (by default nothing but the optional caps). */
+export function buildNode<P>(definition: ActionDefinition<P>, paramsEdn = '[]', services: Partial<StreamServices> = {}): BuiltNode {
   const emitted: Emission[] = [];
   const forks: Emission[][] = [];
   const ctx: BuildContext = {
     // None of the window, aggregation, collection or fork actions touch the stream services.
-    services: new Proxy({} as StreamServices, {
-      get(_target, property) {
+    services: new Proxy(services as StreamServices, {
+      get(target, property) {
+        if (property in target || property === 'limits' || property === 'dropped') return target[property as keyof StreamServices];
         throw new Error(`unexpected use of services.${String(property)}`);
       },
     }),
@@ -92,6 +94,9 @@ export function runStream(configEdn: string, events: readonly Emission[]): Strea
     },
     output: () => {},
     hasOutput: () => false,
+    publish: () => {},
+    hasAsyncQueue: () => true,
+    enqueue: () => {},
     tap: (name, emission) => {
       const recorded = taps.get(name) ?? [];
       recorded.push(emission);

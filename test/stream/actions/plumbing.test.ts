@@ -68,7 +68,7 @@ describe('plumbing actions', () => {
     expect(loop.errors[0]?.error.message).toMatch(/reinject! nested more than 64 times/);
   });
 
-  it('async-queue! runs its children synchronously, like sdo', () => {
+  it('async-queue! runs its children synchronously in test mode, like sdo', () => {
     expect(run('{:action :async-queue! :params [:q] :children [{:action :tap :params [:out]}]}', [{ metric: 1 }])).toEqual([{ metric: 1 }]);
   });
 

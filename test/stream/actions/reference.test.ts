@@ -20,6 +20,9 @@ function services(): StreamServices {
     hasOutput: (name) => EXAMPLE_OUTPUTS.has(name),
     tap: () => {},
     log: () => {},
+    publish: () => {},
+    hasAsyncQueue: (name) => name === 'my-queue',
+    enqueue: () => {},
   };
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { IngestError } from '../../../src/stream/ingest/errors.ts';
 import { streamErrors } from '../../../src/stream/routes.ts';
-import { eventsFromJsonBody, rfc3339ToNs } from '../../../src/stream/ingest/json.ts';
+import { eventsFromJsonBody, MAX_EVENT_DEPTH, rfc3339ToNs } from '../../../src/stream/ingest/json.ts';
 
 /** The HTTP status the stream routes answer for a decoder's error. */
 const statusOf = (error: unknown): number | undefined => streamErrors.fromDomainError(error)?.statusCode;
@@ -85,5 +85,20 @@ describe('rfc3339ToNs', () => {
     expect(rfc3339ToNs('2024-12-24')).toBeNull();
     expect(rfc3339ToNs('2024-12-24T25:00:00Z')).toBeNull();
     expect(rfc3339ToNs('not a date')).toBeNull();
+  });
+});
+
+describe('event nesting limit', () => {
+  const nested = (depth: number): unknown => {
+    let value: unknown = 1;
+    for (let i = 0; i < depth; i++) value = i % 2 === 0 ? { a: value } : [value];
+    return value;
+  };
+
+  it('accepts events nested up to MAX_EVENT_DEPTH (the event included) and refuses deeper ones naming the field and the limit', () => {
+    expect(eventsFromJsonBody({ events: [{ host: 'a', attributes: nested(MAX_EVENT_DEPTH - 1) }] })).toHaveLength(1);
+    expect(() => eventsFromJsonBody({ events: [{ host: 'a' }, { host: 'b', attributes: nested(MAX_EVENT_DEPTH) }] })).toThrow(
+      new IngestError(`events[1].attributes nests objects and arrays deeper than the limit of ${MAX_EVENT_DEPTH} levels`),
+    );
   });
 });

@@ -9,7 +9,7 @@ import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-tra
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IngestError } from '../../../src/stream/ingest/errors.ts';
 import { streamErrors } from '../../../src/stream/routes.ts';
-import { decodeOtlpTraces, encodeOtlpResponse } from '../../../src/stream/ingest/otlp.ts';
+import { decodeOtlpTraces, encodeOtlpResponse, MAX_ANY_VALUE_DEPTH } from '../../../src/stream/ingest/otlp.ts';
 import { loadProtos } from '../../../src/stream/ingest/protos.ts';
 
 /** The HTTP status the stream routes answer for a decoder's error. */
@@ -232,3 +232,58 @@ describe('decodeOtlpTraces edge cases', () => {
     expect(wrongShape.message).toMatch(/not a list/);
   });
 });
+
+describe('attribute nesting limit', () => {
+  const request = (depth: number) => {
+    let value: Record<string, unknown> = { stringValue: 'leaf' };
+    for (let i = 0; i < depth; i++) value = i % 2 === 0 ? { arrayValue: { values: [value] } } : { kvlistValue: { values: [{ key: 'k', value }] } };
+    return { resourceSpans: [{ resource: { attributes: [{ key: 'deep', value }] }, scopeSpans: [{ spans: [{ traceId: '00', spanId: '00', name: 's' }] }] }] };
+  };
+  const protobuf = (depth: number) => {
+    const type = loadProtos().exportTraceServiceRequest;
+    return type.encode(type.fromObject(request(depth))).finish();
+  };
+
+  it('accepts attribute values nested up to MAX_ANY_VALUE_DEPTH arrays and kvlists', () => {
+    expect(decodeOtlpTraces(protobuf(MAX_ANY_VALUE_DEPTH), 'application/x-protobuf', undefined, { maxDecompressedBytes: 1e6 })).toHaveLength(1);
+  });
+
+  it('refuses deeper ones, in protobuf and JSON, naming the limit', () => {
+    const message = `an attribute value nests arrays and kvlists deeper than the limit of ${MAX_ANY_VALUE_DEPTH} levels`;
+    expect(() => decodeOtlpTraces(protobuf(MAX_ANY_VALUE_DEPTH + 1), 'application/x-protobuf', undefined, { maxDecompressedBytes: 1e6 })).toThrow(message);
+    const json = Buffer.from(JSON.stringify(request(MAX_ANY_VALUE_DEPTH + 1)));
+    expect(() => decodeOtlpTraces(json, 'application/json', undefined, { maxDecompressedBytes: 1e6 })).toThrow(message);
+  });
+
+  it('refuses a protobuf nested past what the decoder can follow with a 400, not a crash', () => {
+    // 100,000 levels of AnyValue{array_value: ArrayValue{values: [...]}}: the headers are computed from the
+    // inside out (each length is the size of what it wraps), then written outside in.
+    const leaf = Buffer.from([0x0a, 0x01, 0x78]); // AnyValue{string_value: "x"}
+    const headers: Buffer[] = [];
+    let size = leaf.length;
+    for (let i = 0; i < 100_000; i++) {
+      const values = Buffer.concat([Buffer.from([0x0a]), varint(size)]); // ArrayValue.values = 1
+      size += values.length;
+      const arrayValue = Buffer.concat([Buffer.from([0x2a]), varint(size)]); // AnyValue.array_value = 5
+      size += arrayValue.length;
+      headers.push(values, arrayValue);
+    }
+    const inner = Buffer.concat([...headers.reverse(), leaf]);
+    const attribute = Buffer.concat([Buffer.from([0x0a, 0x01, 0x64, 0x12]), varint(inner.length), inner]); // KeyValue{key, value}
+    const resource = Buffer.concat([Buffer.from([0x0a]), varint(attribute.length), attribute]); // Resource.attributes = 1
+    const resourceSpans = Buffer.concat([Buffer.from([0x0a]), varint(resource.length), resource]); // ResourceSpans.resource = 1
+    const body = Buffer.concat([Buffer.from([0x0a]), varint(resourceSpans.length), resourceSpans]); // request.resource_spans = 1
+    expect(() => decodeOtlpTraces(body, 'application/x-protobuf', undefined, { maxDecompressedBytes: 1e8 })).toThrow(IngestError);
+  });
+});
+
+function varint(value: number): Buffer {
+  const bytes: number[] = [];
+  let rest = value;
+  while (rest > 0x7f) {
+    bytes.push((rest & 0x7f) | 0x80);
+    rest = Math.floor(rest / 128);
+  }
+  bytes.push(rest);
+  return Buffer.from(bytes);
+}

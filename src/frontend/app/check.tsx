@@ -1,0 +1,121 @@
+/** One check: its definition, latest state and uptime, a response-time chart from the aggregates, its history. */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { api, type DurationBucket, type Window, WINDOWS } from './api.ts';
+
+const WINDOW_SECONDS: Record<Window, number> = { '24h': 86_400, '7d': 7 * 86_400, '30d': 30 * 86_400 };
+import { Labels, Status, Strip } from './checks.tsx';
+import { dateTime, milliseconds, percent } from './format.ts';
+import { usePoll } from './hooks.ts';
+
+const POLL_MS = 5000;
+
+export function CheckView({ name }: { name: string }) {
+  const [window, setWindow] = useState<Window>('24h');
+  const definition = usePoll(() => api.definition(name), 30_000, name);
+  const result = usePoll(() => api.result(name).catch(() => null), POLL_MS, name);
+  const uptime = usePoll(() => api.uptime(name), POLL_MS, name);
+  const history = usePoll(() => api.history(name), POLL_MS, name);
+  const durations = usePoll(() => api.durations(name, window), POLL_MS, `${name}\n${window}`);
+  const latest = result.data ?? null;
+  const state = latest === null ? 'pending' : latest.success ? 'ok' : 'failing';
+
+  return (
+    <section class="check-view">
+      <p>
+        <a href="#/checks">← All checks</a>
+      </p>
+      <h2>
+        <span class={`badge ${state}`}>{state === 'pending' ? 'not run' : state}</span> <span class="check-name">{name}</span>
+      </h2>
+      {latest !== null && (
+        <p class="latest">
+          Last run {dateTime(latest['healthcheck-timestamp'])}, {milliseconds(latest.duration)} · {latest.summary}
+          {latest.labels && <Labels labels={latest.labels} />}
+          {!latest.success && <span class="message">{latest.message}</span>}
+        </p>
+      )}
+      <div class="uptimes">
+        {WINDOWS.map((w) => (
+          <div class="uptime-box" data-window={w}>
+            <span>Uptime {w}</span>
+            <strong>{uptime.data ? percent(uptime.data[w]?.ratio ?? null) : '…'}</strong>
+            <small>{uptime.data ? `${uptime.data[w]?.runs ?? 0} runs` : ''}</small>
+          </div>
+        ))}
+      </div>
+      <h3>Response time</h3>
+      <div class="windows" role="group" aria-label="chart window">
+        {WINDOWS.map((w) => (
+          <button type="button" class={w === window ? 'selected' : ''} aria-pressed={w === window} onClick={() => setWindow(w)}>
+            {w}
+          </button>
+        ))}
+      </div>
+      {durations.data === undefined ? <Status error={durations.error} what="response times" /> : <DurationChart buckets={durations.data} window={window} />}
+      <h3>Definition</h3>
+      {definition.data === undefined ? <Status error={definition.error} what="the definition" /> : <pre class="definition">{JSON.stringify(definition.data, null, 2)}</pre>}
+      <h3>History</h3>
+      {history.data === undefined ? (
+        <Status error={history.error} what="the history" />
+      ) : (
+        <>
+          <Strip entries={[...history.data].reverse()} />
+          <table class="history">
+            <thead>
+              <tr>
+                <th>Time</th>
+                <th>State</th>
+                <th class="num">Duration</th>
+                <th>Message</th>
+              </tr>
+            </thead>
+            <tbody>
+              {history.data.map((entry) => (
+                <tr class={entry.success ? 'ok' : 'failing'}>
+                  <td>{dateTime(entry['healthcheck-timestamp'])}</td>
+                  <td>
+                    <span class={`badge ${entry.success ? 'ok' : 'failing'}`}>{entry.success ? 'ok' : 'failing'}</span>
+                  </td>
+                  <td class="num">{milliseconds(entry.duration)}</td>
+                  <td class="message-cell">{entry.message}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
+    </section>
+  );
+}
+
+/** Mean, min and max run duration per hour (per day over 30 d). */
+function DurationChart({ buckets, window }: { buckets: DurationBucket[]; window: Window }) {
+  const target = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const element = target.current;
+    if (element === null || buckets.length === 0) return;
+    const data: uPlot.AlignedData = [buckets.map((b) => b.start), buckets.map((b) => b.mean), buckets.map((b) => b.min), buckets.map((b) => b.max)];
+    const plot = new uPlot(
+      {
+        width: Math.max(320, element.clientWidth),
+        height: 220,
+        series: [
+          {},
+          { label: 'mean', stroke: '#2563eb', width: 2, points: { show: buckets.length < 50 }, value: (_u, v) => (v === null ? '–' : milliseconds(v)) },
+          { label: 'min', stroke: '#16a34a', value: (_u, v) => (v === null ? '–' : milliseconds(v)) },
+          { label: 'max', stroke: '#dc2626', value: (_u, v) => (v === null ? '–' : milliseconds(v)) },
+        ],
+        axes: [{}, { label: 'ms' }],
+        // The whole window, not just the buckets that have runs: a new check shows as a few points on the right.
+        scales: { x: { time: true, range: () => [Date.now() / 1000 - WINDOW_SECONDS[window], Date.now() / 1000] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+      },
+      data,
+      element,
+    );
+    return () => plot.destroy();
+  }, [buckets, window]);
+  if (buckets.length === 0) return <p class="empty-chart">No runs in the last {window}.</p>;
+  return <div class="chart" ref={target} data-points={buckets.length} />;
+}

@@ -1,0 +1,255 @@
+/**
+ * The check list: counts, filters, one page of rows with their uptime and a strip of recent results. One call
+ * gives every check (state, uptime); one more gives the strips of the rows on screen. Paging keeps the DOM
+ * small whatever the number of checks.
+ */
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { api, type CheckOverview, type HistoryEntry, WINDOWS } from './api.ts';
+import { ago, dateTime, milliseconds, percent } from './format.ts';
+import { usePoll } from './hooks.ts';
+
+export const PAGE_SIZE = 100;
+const STRIP_LENGTH = 30;
+const POLL_MS = 5000;
+
+type StateFilter = 'all' | 'ok' | 'failing' | 'pending';
+
+interface Filters {
+  state: StateFilter;
+  kind: string;
+  source: string;
+  label: string;
+  name: string;
+}
+
+const NO_FILTERS: Filters = { state: 'all', kind: '', source: '', label: '', name: '' };
+
+export function stateOf(check: CheckOverview): Exclude<StateFilter, 'all'> {
+  return check.result === null ? 'pending' : check.result.success ? 'ok' : 'failing';
+}
+
+/** `key=value` matches that label exactly, `key` any check that has it, `=value` any label with that value. */
+function matchesLabel(labels: Record<string, string>, filter: string): boolean {
+  const at = filter.indexOf('=');
+  if (at < 0) return Object.hasOwn(labels, filter.trim());
+  const key = filter.slice(0, at).trim();
+  const value = filter.slice(at + 1).trim();
+  if (key === '') return Object.values(labels).includes(value);
+  return labels[key] === value;
+}
+
+function applyFilters(checks: readonly CheckOverview[], filters: Filters): CheckOverview[] {
+  const name = filters.name.trim().toLowerCase();
+  const label = filters.label.trim();
+  return checks.filter(
+    (check) =>
+      (filters.state === 'all' || stateOf(check) === filters.state) &&
+      (filters.kind === '' || check.kind === filters.kind) &&
+      (filters.source === '' || check.source === filters.source) &&
+      (name === '' || check.name.toLowerCase().includes(name)) &&
+      (label === '' || matchesLabel(check.labels ?? {}, label)),
+  );
+}
+
+export function ChecksView() {
+  const overview = usePoll(api.overview, POLL_MS, 'overview');
+  const [filters, setFilters] = useState<Filters>(NO_FILTERS);
+  const [page, setPage] = useState(0);
+  const checks = overview.data?.checks;
+  const filtered = useMemo(() => applyFilters(checks ?? [], filters), [checks, filters]);
+  const pages = Math.max(1, Math.ceil(filtered.length / PAGE_SIZE));
+  const current = Math.min(page, pages - 1);
+  const shown = filtered.slice(current * PAGE_SIZE, (current + 1) * PAGE_SIZE);
+  const strips = useStrips(shown, overview.data?.now);
+  const update = (change: Partial<Filters>) => {
+    setFilters({ ...filters, ...change });
+    setPage(0);
+  };
+
+  if (checks === undefined) return <Status error={overview.error} what="checks" />;
+  const counts = { ok: 0, failing: 0, pending: 0 };
+  for (const check of checks) counts[stateOf(check)]++;
+  const kinds = [...new Set(checks.map((check) => check.kind))].sort();
+  const sources = [...new Set(checks.map((check) => check.source))].sort();
+  const now = overview.data?.now ?? Date.now() / 1000;
+
+  return (
+    <section>
+      {overview.error !== undefined && <p class="error" role="alert">Cannot refresh: {overview.error}</p>}
+      <div class="counts" aria-label="counts">
+        <button type="button" class="count ok" data-count="ok" onClick={() => update({ state: 'ok' })}>
+          <strong>{counts.ok}</strong> ok
+        </button>
+        <button type="button" class="count failing" data-count="failing" onClick={() => update({ state: 'failing' })}>
+          <strong>{counts.failing}</strong> failing
+        </button>
+        <button type="button" class="count pending" data-count="pending" onClick={() => update({ state: 'pending' })}>
+          <strong>{counts.pending}</strong> not run yet
+        </button>
+        <button type="button" class="count all" data-count="all" onClick={() => update({ state: 'all' })}>
+          <strong>{checks.length}</strong> checks
+        </button>
+      </div>
+      <form class="filters" onSubmit={(event) => event.preventDefault()}>
+        <label>
+          Name <input type="search" name="name" value={filters.name} onInput={(event) => update({ name: event.currentTarget.value })} />
+        </label>
+        <label>
+          State
+          <select name="state" value={filters.state} onChange={(event) => update({ state: event.currentTarget.value as StateFilter })}>
+            <option value="all">all</option>
+            <option value="ok">ok</option>
+            <option value="failing">failing</option>
+            <option value="pending">not run yet</option>
+          </select>
+        </label>
+        <label>
+          Kind
+          <select name="kind" value={filters.kind} onChange={(event) => update({ kind: event.currentTarget.value })}>
+            <option value="">all</option>
+            {kinds.map((kind) => (
+              <option value={kind}>{kind}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Source
+          <select name="source" value={filters.source} onChange={(event) => update({ source: event.currentTarget.value })}>
+            <option value="">all</option>
+            {sources.map((source) => (
+              <option value={source}>{source}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Label <input type="search" name="label" placeholder="key=value" value={filters.label} onInput={(event) => update({ label: event.currentTarget.value })} />
+        </label>
+      </form>
+      <p class="shown">
+        {filtered.length === checks.length ? `${checks.length} checks` : `${filtered.length} of ${checks.length} checks`}
+        {pages > 1 && ` · page ${current + 1} of ${pages}`}
+      </p>
+      <table class="checks">
+        <thead>
+          <tr>
+            <th>State</th>
+            <th>Check</th>
+            <th>Kind</th>
+            <th>Source</th>
+            <th>Labels</th>
+            <th>Last run</th>
+            <th>Duration</th>
+            {WINDOWS.map((window) => (
+              <th class="num">Uptime {window}</th>
+            ))}
+            <th>Recent results</th>
+          </tr>
+        </thead>
+        <tbody>
+          {shown.map((check) => (
+            <CheckRow key={check.name} check={check} now={now} strip={strips[check.name]} />
+          ))}
+        </tbody>
+      </table>
+      {pages > 1 && <Pager page={current} pages={pages} setPage={setPage} />}
+    </section>
+  );
+}
+
+/** The recent results of the rows on screen, reloaded with every overview refresh, in one request. */
+function useStrips(shown: readonly CheckOverview[], refreshedAt: number | undefined): Record<string, HistoryEntry[]> {
+  const [strips, setStrips] = useState<Record<string, HistoryEntry[]>>({});
+  const names = shown.map((check) => check.name);
+  const key = names.join('\n');
+  useEffect(() => {
+    if (names.length === 0) return;
+    let stale = false;
+    api.recentResults(names, STRIP_LENGTH).then(
+      (result) => stale || setStrips(result),
+      () => {},
+    );
+    return () => {
+      stale = true;
+    };
+  }, [key, refreshedAt]);
+  return strips;
+}
+
+function CheckRow({ check, now, strip }: { check: CheckOverview; now: number; strip: HistoryEntry[] | undefined }) {
+  const state = stateOf(check);
+  const result = check.result;
+  return (
+    <tr class={`check ${state}`} data-name={check.name}>
+      <td>
+        <span class={`badge ${state}`}>{state === 'pending' ? 'not run' : state}</span>
+      </td>
+      <td class="name">
+        <a href={`#/check/${encodeURIComponent(check.name)}`}>{check.name}</a>
+        {check.description !== undefined && <div class="description">{check.description}</div>}
+        {result !== null && !result.success && <div class="message">{result.message}</div>}
+      </td>
+      <td>{check.kind}</td>
+      <td>{check.source}</td>
+      <td>
+        <Labels labels={check.labels ?? {}} />
+      </td>
+      <td title={result ? dateTime(result.timestamp) : undefined}>{result ? ago(now - result.timestamp) : '–'}</td>
+      <td class="num">{result ? milliseconds(result.duration) : '–'}</td>
+      {WINDOWS.map((window) => (
+        <td class="num uptime" data-window={window}>
+          {percent(check.uptime[window])}
+        </td>
+      ))}
+      <td>
+        <Strip entries={strip} />
+      </td>
+    </tr>
+  );
+}
+
+export function Labels({ labels }: { labels: Record<string, string> }) {
+  return (
+    <span class="labels">
+      {Object.entries(labels).map(([key, value]) => (
+        <span class="label">
+          {key}={value}
+        </span>
+      ))}
+    </span>
+  );
+}
+
+/** Oldest on the left, newest on the right; hovering a cell tells when, how long and what happened. */
+export function Strip({ entries }: { entries: HistoryEntry[] | undefined }) {
+  if (entries === undefined) return <span class="strip empty" />;
+  return (
+    <span class="strip">
+      {entries.map((entry) => (
+        <span
+          class={`cell ${entry.success ? 'ok' : 'failing'}`}
+          title={`${dateTime(entry['healthcheck-timestamp'])} · ${milliseconds(entry.duration)}${entry.message ? ` · ${entry.message}` : ''}`}
+        />
+      ))}
+    </span>
+  );
+}
+
+function Pager({ page, pages, setPage }: { page: number; pages: number; setPage: (page: number) => void }) {
+  return (
+    <nav class="pager" aria-label="pages">
+      <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>
+        ← Previous
+      </button>
+      <span>
+        Page {page + 1} of {pages}
+      </span>
+      <button type="button" disabled={page >= pages - 1} onClick={() => setPage(page + 1)}>
+        Next →
+      </button>
+    </nav>
+  );
+}
+
+export function Status({ error, what }: { error: string | undefined; what: string }) {
+  return error === undefined ? <p class="loading">Loading {what}…</p> : <p class="error" role="alert">Cannot load {what}: {error}</p>;
+}

@@ -1,0 +1,37 @@
+/**
+ * Vigie's dashboard (docs/dashboard.md): checks, one check, streams, chosen by the URL fragment. Every value
+ * from checks, results and events goes through Preact's text rendering: nothing is ever parsed as HTML.
+ */
+import { render } from 'preact';
+import { CheckView } from './check.tsx';
+import { ChecksView } from './checks.tsx';
+import { useHash } from './hooks.ts';
+import { StreamsView } from './streams.tsx';
+import './style.css';
+
+function App() {
+  const hash = useHash();
+  const checkName = hash.startsWith('/check/') ? decodeURIComponent(hash.slice('/check/'.length)) : null;
+  const tab = hash.startsWith('/streams') ? 'streams' : 'checks';
+  return (
+    <>
+      <header>
+        <h1>Vigie</h1>
+        <nav>
+          <a href="#/checks" class={tab === 'checks' ? 'current' : ''}>
+            Checks
+          </a>
+          <a href="#/streams" class={tab === 'streams' ? 'current' : ''}>
+            Streams
+          </a>
+        </nav>
+      </header>
+      <main>{checkName !== null ? <CheckView key={checkName} name={checkName} /> : tab === 'streams' ? <StreamsView /> : <ChecksView />}</main>
+    </>
+  );
+}
+
+const root = document.getElementById('app') as HTMLElement;
+// The static "Loading…" placeholder goes: render() would keep it beside the app.
+root.textContent = '';
+render(<App />, root);

@@ -1,0 +1,79 @@
+/**
+ * Serves the dashboard (docs/dashboard.md) from the assets `npm run build` wrote to dist/frontend/: `/` and
+ * `/frontend` redirect to `/frontend/index.html`, as upstream. The assets are read and gzipped once at startup.
+ * Every answer carries a Content-Security-Policy allowing only Vigie's own scripts, styles and API (no inline
+ * script, no CDN), so even a rendering bug could not run a script injected through a check name or an event.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { extname, join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { HttpError } from '../server/errors.ts';
+
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.png': 'image/png',
+  '.svg': 'image/svg+xml',
+};
+
+interface Asset {
+  type: string;
+  body: Buffer;
+  gzipped: Buffer;
+  etag: string;
+}
+
+/** Reads every servable file of the directory; an unbuilt dashboard is an empty map (the routes answer 404). */
+export function loadAssets(directory: string): Map<string, Asset> {
+  const assets = new Map<string, Asset>();
+  if (!existsSync(directory)) return assets;
+  for (const file of readdirSync(directory)) {
+    const type = TYPES[extname(file)];
+    if (type === undefined) continue;
+    const body = readFileSync(join(directory, file));
+    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+    assets.set(file, { type, body, gzipped: gzipSync(body, { level: 9 }), etag });
+  }
+  return assets;
+}
+
+export function frontendRoutes(assets: ReadonlyMap<string, Asset>): FastifyPluginAsync {
+  return async (app) => {
+    const toIndex = async (_request: unknown, reply: FastifyReply) => reply.redirect('/frontend/index.html', 302);
+    app.get('/', toIndex);
+    app.get('/frontend', toIndex);
+    app.get('/frontend/', toIndex);
+    app.get<{ Params: { file: string } }>('/frontend/:file', async (request, reply) => {
+      const asset = assets.get(request.params.file);
+      if (asset === undefined) {
+        const hint = assets.size === 0 ? ' (the dashboard is not built: run npm run build)' : '';
+        throw new HttpError(404, `Route GET ${request.url.split('?')[0]} not found${hint}`);
+      }
+      reply
+        .header('Content-Security-Policy', CONTENT_SECURITY_POLICY)
+        .header('X-Content-Type-Options', 'nosniff')
+        .header('Referrer-Policy', 'no-referrer')
+        .header('Cache-Control', 'no-cache')
+        .header('ETag', asset.etag)
+        .header('Vary', 'Accept-Encoding')
+        .type(asset.type);
+      if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
+      if (/\bgzip\b/.test(request.headers['accept-encoding'] ?? '')) return reply.header('Content-Encoding', 'gzip').send(asset.gzipped);
+      return reply.send(asset.body);
+    });
+  };
+}

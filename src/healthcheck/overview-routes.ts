@@ -1,0 +1,47 @@
+/**
+ * The dashboard's healthcheck reads (docs/dashboard.md "Endpoints the page uses"), under `/api/v1/overview/` so that they cannot
+ * shadow a check name in the parametric result routes:
+ * - `GET  /api/v1/overview/healthchecks`: every check with its latest result and uptime ratios, in one answer;
+ * - `POST /api/v1/overview/recent-results` `{"names": [...], "limit": n}`: the last results of the checks on
+ *   screen, in one query (a page of the list, not one request per check);
+ * - `GET  /api/v1/overview/durations/:name?window=24h|7d|30d`: response-time buckets from the aggregates.
+ * Registered with the result API, and removed with it (`http.disable-result-api`).
+ */
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import { HttpError, registerPartRoutes } from '../server/errors.ts';
+import { healthcheckErrors } from './routes.ts';
+import type { SeriesWindow } from './repository.ts';
+import type { HealthcheckService } from './service.ts';
+
+/** A page of the list asks for its strips at once; more names than this is a client bug, not a page. */
+export const MAX_RECENT_NAMES = 500;
+const WINDOWS: readonly SeriesWindow[] = ['24h', '7d', '30d'];
+
+const recentBody = Type.Object(
+  {
+    names: Type.Array(Type.String(), { maxItems: MAX_RECENT_NAMES }),
+    limit: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+export function healthcheckOverviewRoutes(service: HealthcheckService): FastifyPluginAsync {
+  return async (root) =>
+    registerPartRoutes(root, healthcheckErrors, (app) => {
+      app.get('/api/v1/overview/healthchecks', async () => ({ now: Math.floor(Date.now() / 1000), checks: service.overview() }));
+
+      app.post<{ Body: { names: string[]; limit?: number } }>('/api/v1/overview/recent-results', { schema: { body: recentBody } }, async (request) => {
+        const { names, limit } = request.body;
+        const recent = service.recentResults(names, Math.min(limit ?? service.historySize, service.historySize));
+        return { result: Object.fromEntries(recent) };
+      });
+
+      app.get<{ Params: { name: string }; Querystring: { window?: string } }>('/api/v1/overview/durations/:name', async (request) => {
+        const { name } = request.params;
+        const window = (request.query.window ?? '24h') as SeriesWindow;
+        if (!WINDOWS.includes(window)) throw new HttpError(400, `Invalid window ${JSON.stringify(request.query.window)}: expected one of ${WINDOWS.join(', ')}`);
+        return { name, window, buckets: service.durationSeries(name, window) };
+      });
+    });
+}

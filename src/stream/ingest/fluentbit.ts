@@ -1,0 +1,45 @@
+/**
+ * Bodies of `POST /api/v1/fluentbit/:name`: what Fluent Bit's `http` output sends with `format json`, a JSON
+ * array of records, each carrying its timestamp under `date` (`json_date_key`). Each record becomes an event
+ * (the parsed object itself, no copy): `date` is removed and becomes `time` in ns. `json_date_format` `double`
+ * (the default) and `epoch` are seconds; `iso8601` and `java_sql_timestamp` (UTC, no offset) are dates. A record
+ * without `date` (`json_date_key false`) gets the receive time. Mirabelle kept seconds in `time`: fixed here.
+ */
+import { type Event, nowNs } from '../event.ts';
+import { IngestError } from './errors.ts';
+import { rfc3339ToNs } from './json.ts';
+
+const DATE_KEY = 'date';
+const NO_OFFSET = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?$/;
+
+export function eventsFromFluentBit(body: unknown): Event[] {
+  if (!Array.isArray(body)) throw new IngestError('the body must be a JSON array of Fluent Bit records (http output, format json)');
+  let now = -1;
+  for (let i = 0; i < body.length; i++) {
+    const record: unknown = body[i];
+    if (typeof record !== 'object' || record === null || Array.isArray(record)) {
+      throw new IngestError(`records[${i}] must be an object, got ${record === null ? 'null' : Array.isArray(record) ? 'an array' : typeof record}`);
+    }
+    const event = record as Event;
+    const date: unknown = event[DATE_KEY];
+    if (date === undefined || date === null) {
+      if (now < 0) now = nowNs();
+      event.time = now;
+    } else {
+      event.time = dateToNs(date, i);
+    }
+    delete event[DATE_KEY];
+  }
+  return body as Event[];
+}
+
+function dateToNs(date: unknown, index: number): number {
+  if (typeof date === 'number' && Number.isFinite(date)) return Math.round(date * 1e9);
+  if (typeof date === 'string') {
+    const ns = rfc3339ToNs(NO_OFFSET.test(date) ? `${date}Z` : date);
+    if (ns !== null) return ns;
+  }
+  throw new IngestError(
+    `records[${index}].date must be epoch seconds (json_date_format double or epoch) or an ISO 8601 date, got ${JSON.stringify(date)}`,
+  );
+}

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { IngestError } from '../../../src/stream/ingest/errors.ts';
+import { eventsFromFluentBit } from '../../../src/stream/ingest/fluentbit.ts';
+import { streamErrors } from '../../../src/stream/routes.ts';
+
+function error(body: unknown): string {
+  try {
+    eventsFromFluentBit(body);
+  } catch (caught) {
+    expect(caught).toBeInstanceOf(IngestError);
+    expect(streamErrors.fromDomainError(caught)?.statusCode).toBe(400);
+    return (caught as Error).message;
+  }
+  throw new Error('decoding did not fail');
+}
+
+describe('eventsFromFluentBit', () => {
+  it('turns each record into an event, date (double seconds) into time in ns', () => {
+    const events = eventsFromFluentBit([
+      { date: 1_735_047_872.123456, log: 'GET /', host: 'web-1' },
+      { date: 1_735_047_873, cpu_p: 0.5 },
+    ]);
+    expect(events).toEqual([
+      { time: Math.round(1_735_047_872.123456 * 1e9), log: 'GET /', host: 'web-1' },
+      { time: 1_735_047_873e9, cpu_p: 0.5 },
+    ]);
+    expect(events[0]?.time).toBeCloseTo(1_735_047_872_123_456_000, -3);
+  });
+
+  it('reads iso8601 and java_sql_timestamp dates, and stamps records without date with the receive time', () => {
+    const before = Date.now() * 1e6;
+    const [iso, sql, none] = eventsFromFluentBit([{ date: '2018-05-30T09:39:52.000681Z' }, { date: '2018-05-30 09:39:52.000681' }, { log: 'x' }]);
+    expect(iso?.time).toBe(Date.parse('2018-05-30T09:39:52Z') * 1e6 + 681_000);
+    expect(sql?.time).toBe(iso?.time);
+    expect(none?.time).toBeGreaterThanOrEqual(before);
+    expect(none).not.toHaveProperty('date');
+  });
+
+  it('refuses what Fluent Bit does not send, naming the record', () => {
+    expect(error({ records: [] })).toMatch(/JSON array of Fluent Bit records/);
+    expect(error([{ date: 1 }, 'text'])).toBe('records[1] must be an object, got string');
+    expect(error([{ date: 'yesterday' }])).toMatch(/^records\[0\]\.date must be epoch seconds .* got "yesterday"$/);
+  });
+});
