@@ -16,7 +16,7 @@ describe('vigie CLI', () => {
     expect(stdout.trim()).toBe((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
   });
 
-  it.each(['serve', 'migrate', 'check-config', 'test'])('`%s --help` prints the usage and exits 0', async (command) => {
+  it.each(['serve', 'migrate', 'check-config', 'test', 'graph'])('`%s --help` prints the usage and exits 0', async (command) => {
     const { code, stdout, stderr } = await runCli([command, '--help']);
     expect(code).toBe(0);
     expect(stderr).toBe('');
