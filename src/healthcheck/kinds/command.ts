@@ -48,20 +48,37 @@ export function commandSummary(def: CommandDefinition): string {
  * full pipe.
  */
 const STDERR_LIMIT = 64 * 1024;
+/**
+ * Nagios-style plugins write their diagnosis on stdout (`DISK CRITICAL - / at 91%`): its first 4 KiB follow the
+ * upstream message as `, stdout=...` (docs/checks.md, command). Bounded and drained like stderr.
+ */
+const STDOUT_LIMIT = 4 * 1024;
+
+/** Keeps the first `limit` bytes of a stream and reads (drops) the rest, so the writer never blocks. */
+function boundedCapture(stream: NodeJS.ReadableStream, limit: number): () => string {
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  stream.on('data', (chunk: Buffer) => {
+    if (kept >= limit) return;
+    const part = chunk.length <= limit - kept ? chunk : chunk.subarray(0, limit - kept);
+    chunks.push(part);
+    kept += part.length;
+  });
+  return () => Buffer.concat(chunks).toString('utf8');
+}
 
 export function runCommand(def: CommandDefinition, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let kept = 0;
+    let stderr = (): string => '';
+    let stdoutTail = (): string => '';
     let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let settled = false;
-    const stderr = (): string => Buffer.concat(chunks).toString('utf8');
     const settle = (failure: string | null): void => {
       if (settled) return;
       settled = true;
       signal.removeEventListener('abort', onAbort);
       if (failure === null) resolve();
-      else reject(new CheckFailure(failure));
+      else reject(new CheckFailure(failure + stdoutTail()));
     };
     const settleOnExit = (code: number | null, killedBy: NodeJS.Signals | null): void => {
       if (code === 0) settle(null);
@@ -79,19 +96,19 @@ export function runCommand(def: CommandDefinition, signal: AbortSignal): Promise
       reject(new CheckFailure(`The command failed, stderr=: not started, the timeout of ${formatDuration(def.timeoutNs)} had passed`));
       return;
     }
-    const child = spawn(def.command, def.arguments ?? [], { detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(def.command, def.arguments ?? [], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     signal.addEventListener('abort', onAbort, { once: true });
-    child.stderr.on('data', (chunk: Buffer) => {
-      if (kept >= STDERR_LIMIT) return;
-      const part = chunk.length <= STDERR_LIMIT - kept ? chunk : chunk.subarray(0, STDERR_LIMIT - kept);
-      chunks.push(part);
-      kept += part.length;
-    });
+    stderr = boundedCapture(child.stderr, STDERR_LIMIT);
+    const stdout = boundedCapture(child.stdout, STDOUT_LIMIT);
+    stdoutTail = () => {
+      const text = stdout().trimEnd();
+      return text === '' ? '' : `, stdout=${text}`;
+    };
     child.once('error', (error) => settle(`The command failed, stderr=${stderr()}: ${errorText(error)}`));
     child.once('exit', (code, killedBy) => {
       exited = { code, signal: killedBy };
     });
-    // 'close' comes after stderr is drained, so the message has all of it.
+    // 'close' comes after stdout and stderr are drained, so the message has all of it.
     child.once('close', settleOnExit);
   });
 }
