@@ -42,7 +42,7 @@ const COMMANDS: CommandSpec[] = [
   },
   {
     name: 'test',
-    summary: 'run Mirabelle-style stream tests (docs/stream-tests.md)',
+    summary: 'run Mirabelle-style stream tests (docs/stream-language.md)',
     options: {
       streams: { type: 'string', multiple: true, valueName: 'PATH', help: 'a stream file or directory (repeatable)' },
       tests: { type: 'string', multiple: true, valueName: 'PATH', help: 'a test file or directory (repeatable)' },

@@ -9,7 +9,7 @@
  * failed and every listed tap holds exactly the expected emissions (numbers within a relative 1e-9; taps
  * that are not listed are not checked). A test that could check nothing fails, naming the key: an unknown key
  * (a typo such as `:inputs`), a missing or empty `:input`, a tap no loaded stream declares, a `:target` that
- * names no stream (docs/stream-tests.md).
+ * names no stream (docs/stream-language.md, testing streams).
  */
 import { readFile } from 'node:fs/promises';
 import { closestName } from '../common/schema-errors.ts';
