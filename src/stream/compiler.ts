@@ -102,11 +102,19 @@ function checkChildCount(action: AnyAction, count: number, path: string): void {
   let problem: string | null = null;
   if (rule === 'none' && count > 0) problem = `it takes no children, got ${count}`;
   else if (typeof rule === 'number' && count !== rule) problem = `it needs exactly ${rule} children, got ${count}`;
-  if (problem !== null) throw new StreamConfigError(`Invalid children for action :${action.name} at ${path}: ${problem}`);
+  if (problem !== null) throw new StreamConfigError(`Invalid children for action :${action.name} at ${path}: ${problem}; ${expectedShape(action)}`);
+}
+
+/**
+ * The shape and example docs/actions.md gives for the action (the same catalogue entry), so that a wrong count or
+ * type says what to write, not only what is wrong.
+ */
+function expectedShape(action: AnyAction): string {
+  return `:${action.name} takes ${action.doc.params}, e.g. ${action.doc.example}`;
 }
 
 function paramError(action: AnyAction, path: string, error: ParamError): StreamConfigError {
-  return new StreamConfigError(`Invalid parameter ${error.param} for action :${action.name}: ${error.problem} (at ${path})`);
+  return new StreamConfigError(`Invalid parameter ${error.param} for action :${action.name}: ${error.problem} (at ${path}); ${expectedShape(action)}`);
 }
 
 function asConfigError(error: unknown, action: AnyAction, path: string): StreamConfigError {
