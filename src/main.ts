@@ -144,8 +144,13 @@ async function migrate(values: Values): Promise<number> {
 
 async function checkConfig(_values: Values, [file]: string[]): Promise<number> {
   const { describeConfig } = await import('./config/describe.ts');
-  console.log(describeConfig(loadConfig(file as string)));
-  return 0;
+  const { checkStreamDirectories } = await import('./stream/file-check.ts');
+  const config = loadConfig(file as string);
+  console.log(describeConfig(config));
+  const { warnings, errors } = checkStreamDirectories(config.streams.directories);
+  for (const warning of warnings) console.log(`warning: ${warning}`);
+  for (const error of errors) console.error(`invalid stream: ${error}`);
+  return errors.length > 0 ? 1 : 0;
 }
 
 async function streamTests(values: Values): Promise<number> {

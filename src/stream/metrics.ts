@@ -19,6 +19,8 @@ export class StreamMetrics {
   readonly remoteWriteSamples: Counter;
   readonly otlpSpans: Counter;
   readonly rejected: Counter<'route'>;
+  /** Pushed events accepted with a warning, by field (`time`, `metric`): see src/stream/ingest/push-warnings.ts. */
+  readonly ingestWarnings: Counter<'field'>;
   private readonly duration: Histogram<'name'>;
   private readonly events: Counter<'name'>;
   readonly droppedEvents: Counter<'name' | 'reason'>;
@@ -61,6 +63,12 @@ export class StreamMetrics {
       name: 'stream_ingest_rejected_total',
       help: 'Ingestion requests answered 503 because the backlog was full.',
       labelNames: ['route'],
+      registers,
+    });
+    this.ingestWarnings = new Counter({
+      name: 'stream_ingest_warnings_total',
+      help: 'Pushed events accepted with a warning: a time in epoch seconds or milliseconds, a metric sent as a numeric string.',
+      labelNames: ['field'],
       registers,
     });
     new Gauge({

@@ -158,8 +158,11 @@ export class StreamService {
     });
   }
 
-  /** POST /api/v1/stream/<name>: compiled first; stored (and written to its file) only once it compiled. */
-  addStream(name: string, text: string): void {
+  /**
+   * POST /api/v1/stream/<name>: compiled first; stored (and written to its file) only once it compiled. Returns
+   * the compiler's warnings (likely mistakes that still compile), also logged.
+   */
+  addStream(name: string, text: string): readonly string[] {
     if (!STREAM_NAME.test(name)) {
       throw new StreamError('invalid', `Invalid stream name ${JSON.stringify(name)}: use 1 to 255 characters of A-Z a-z 0-9 . _ -`);
     }
@@ -173,6 +176,9 @@ export class StreamService {
     const persist = isEdnMap(parsed) && parsed.get(kw('persist')) === true;
     this.catalog.putApiStream(name, text, parsed, persist);
     this.logger.info({ stream: name, persist }, `stream ${name} added through the API`);
+    const warnings = this.engine.get(name)?.warnings ?? [];
+    for (const warning of warnings) this.logger.warn({ stream: name }, `stream ${name}: ${warning}`);
+    return warnings;
   }
 
   describeStream(name: string): { configText: string; currentTime: number } {

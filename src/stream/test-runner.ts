@@ -187,9 +187,14 @@ function runTest(test: TestCase, streams: ReadonlyMap<string, FileStream>): Test
   return { name: test.name, passed: problems.length === 0, problems, taps: Object.fromEntries(taps) };
 }
 
-function report(results: readonly TestResult[], json: boolean): string {
-  if (json) return JSON.stringify({ tests: results.map(({ name, passed, problems, taps }) => ({ name, passed, problems, taps })) });
-  const lines: string[] = [];
+/** `warnings`: what the stream compiler flagged as likely mistakes (a bare-number duration under 1 ms). */
+function report(results: readonly TestResult[], warnings: readonly string[], json: boolean): string {
+  if (json) {
+    const tests = results.map(({ name, passed, problems, taps }) => ({ name, passed, problems, taps }));
+    return JSON.stringify(warnings.length > 0 ? { tests, warnings } : { tests });
+  }
+  const lines = warnings.map((warning) => `warning: ${warning}`);
+  if (lines.length > 0) lines.push('');
   for (const result of results) {
     if (result.passed) continue;
     lines.push(`FAIL ${result.name}`);
@@ -209,6 +214,7 @@ export async function runStreamTests(options: StreamTestOptions): Promise<Stream
     const streams = readStreams(options.streams);
     // Compiling once up front reports config errors by file, before any test runs.
     const check = new StreamEngine({ testMode: true });
+    const warnings: string[] = [];
     for (const [name, { path, config }] of streams) {
       try {
         check.add(name, config);
@@ -216,11 +222,12 @@ export async function runStreamTests(options: StreamTestOptions): Promise<Stream
         if (error instanceof StreamConfigError) throw new TestSetupError(`${path}: stream ${name}: ${error.message}`);
         throw error;
       }
+      for (const warning of check.get(name)?.warnings ?? []) warnings.push(`${path}: stream ${name}: ${warning}`);
     }
     const loaded = loadedStreams(streams);
     const tests = [...(await readTests(options.tests))].map(([name, { file, value }]) => testCase(name, file, value, loaded));
     const results = tests.map((test): TestResult => ('input' in test ? runTest(test, streams) : { name: test.name, passed: false, problems: test.problems, taps: {} }));
-    return { output: report(results, options.json), exitCode: results.every((result) => result.passed) ? 0 : 1 };
+    return { output: report(results, warnings, options.json), exitCode: results.every((result) => result.passed) ? 0 : 1 };
   } catch (error) {
     if (!(error instanceof TestSetupError)) throw error;
     return { output: options.json ? JSON.stringify({ error: error.message }) : `error: ${error.message}`, exitCode: 2 };
