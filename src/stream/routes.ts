@@ -26,6 +26,7 @@ const STATUS_BY_REASON: Record<StreamErrorReason, number> = {
   'too-large': 413,
   unsupported: 415,
   'action-failed': 500,
+  owned: 409,
 };
 
 /** How the stream routes answer errors: Mirabelle's body shape, statuses by domain reason. */
