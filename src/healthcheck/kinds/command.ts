@@ -3,10 +3,11 @@
  * process group, and the whole group is killed at the timeout (upstream never enforced it: docs/differences.md).
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { Type } from '@sinclair/typebox';
 import { formatDuration } from '../../common/duration.ts';
 import { baseToJson, checkSchema, errorText, nonEmpty, parseBase, validateShape } from './common.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from './types.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
 
 export interface CommandDefinition extends BaseDefinition {
   kind: 'command';
@@ -24,9 +25,22 @@ export function parseCommand(raw: unknown): CommandDefinition {
   const input = validateShape(commandSchema, raw);
   return {
     ...parseBase('command', input),
-    command: nonEmpty('command', input.command),
+    command: executable(nonEmpty('command', input.command)),
     ...(input.arguments != null ? { arguments: [...input.arguments] } : {}),
   };
+}
+
+/**
+ * `"command": "sh -c true"` is run as a program named `sh -c true` (no shell) and fails every run with ENOENT: a
+ * command with whitespace that is no existing file is refused with the `arguments` it most likely means.
+ */
+function executable(command: string): string {
+  if (!/\s/.test(command.trim()) || existsSync(command)) return command;
+  const [program, ...rest] = command.trim().split(/\s+/);
+  throw new CheckValidationError(
+    'command',
+    `${JSON.stringify(command)} is not a file and commands run without a shell: give the program alone and its arguments in "arguments", e.g. "command": ${JSON.stringify(program)}, "arguments": ${JSON.stringify(rest)}`,
+  );
 }
 
 export function commandToJson(def: CommandDefinition, source = ''): CheckJson {

@@ -16,7 +16,7 @@ import {
   ipField,
   joinHostPort,
   loadTlsFiles,
-  nonEmpty,
+  hostTarget,
   parseBase,
   parseTlsFiles,
   portField,
@@ -59,7 +59,7 @@ export function parseTls(raw: unknown): TlsDefinition {
   const serverName = aliased('server-name', input['server-name'], 'servername', input.servername) ?? '';
   return {
     ...base,
-    target: nonEmpty('target', input.target),
+    target: hostTarget(input.target, 'port'),
     port: portField('port', input.port),
     ...(serverName !== '' ? { serverName } : {}),
     insecure: input.insecure ?? false,
