@@ -199,7 +199,11 @@ export class StreamCatalog implements FileSyncTarget {
   private runFileStream(stream: FileStream): void {
     try {
       const outcome = this.engine.add(stream.name, stream.config, { keepStateIfUnchanged: true });
-      if (outcome !== 'unchanged') this.logger.info({ stream: stream.name, path: stream.path }, `stream ${stream.name} ${outcome} from ${stream.path}`);
+      if (outcome === 'unchanged') return;
+      this.logger.info({ stream: stream.name, path: stream.path }, `stream ${stream.name} ${outcome} from ${stream.path}`);
+      for (const warning of this.engine.get(stream.name)?.warnings ?? []) {
+        this.logger.warn({ stream: stream.name, path: stream.path }, `${stream.path}: stream ${stream.name}: ${warning}`);
+      }
     } catch (error) {
       this.logger.error({ stream: stream.name, path: stream.path, err: error }, `stream ${stream.name} of ${stream.path} not run: ${(error as Error).message}`);
     }

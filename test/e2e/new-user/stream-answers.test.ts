@@ -70,7 +70,7 @@ describe('likely unit mistakes are accepted with a warning (item 3)', () => {
     expect((await addStream('ns', '{:actions {:action :above-dt :params [[:> :metric 80] 1000000] :children [{:action :info}]}}')).body).toEqual({ message: 'stream added' });
   });
 
-  it('vigie check-config and vigie test print the same warning', async () => {
+  it('vigie check-config and vigie test print the same warning, and serve logs it for a stream file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vigie-warn-'));
     mkdirSync(join(dir, 'streams'));
     writeFileSync(join(dir, 'streams', 'tiny.edn'), '{:tiny {:default true :actions {:action :above-dt :params [[:> :metric 80] 10] :children [{:action :tap :params [:hot]}]}}}');
@@ -82,6 +82,13 @@ describe('likely unit mistakes are accepted with a warning (item 3)', () => {
     const tested = await runCli(['test', '--streams', join(dir, 'streams'), '--tests', join(dir, 'tests.edn')]);
     expect(tested.code).toBe(0);
     expect(tested.stdout).toBe(`warning: ${join(dir, 'streams', 'tiny.edn')}: stream tiny: ${warning}\n\n1 passed, 0 failed\n`);
+    // `serve` logs it when it loads the file.
+    const served = await startServer({ dataDir: dir, config: { streams: { directories: [join(dir, 'streams')] } } });
+    try {
+      await served.waitForLog(/tiny\.edn: stream tiny: :above-dt at :actions > :above-dt: duration 10 is 10 ns/);
+    } finally {
+      await served.kill9();
+    }
   }, 60_000);
 
   it('pushed events with epoch-seconds times or numeric-string metrics are accepted, with warnings and a counter', async () => {
