@@ -14,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** `vigie --version` prints the package's version, fixed into the bundle. */
+const VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
 
 /**
  * One bundle per entry, each with its own `platform` and `target`; `copy` lists files copied beside the output.
@@ -29,6 +31,7 @@ export const ENTRIES = [
     target: 'node20',
     // Dependencies stay in node_modules: better-sqlite3 is native, and the others resolve their own files.
     packages: 'external',
+    define: { VIGIE_VERSION: JSON.stringify(VERSION) },
   },
   {
     // The dashboard (src/frontend/app/), served by the service itself under /frontend/: no CDN, no other toolchain.

@@ -28,7 +28,7 @@ export function describeSchemaError(error: ValueError): string {
     case ValueErrorType.ObjectAdditionalProperties: {
       const key = String(error.path.split('/').pop());
       const known = Object.keys((schema as { properties?: object }).properties ?? {});
-      const close = known.find((candidate) => editDistance(candidate, key) <= 2);
+      const close = closestName(known, key);
       return `unknown key ${JSON.stringify(key)}${close ? ` (did you mean ${JSON.stringify(close)}?)` : ''}`;
     }
     case ValueErrorType.ObjectRequiredProperty:
@@ -66,6 +66,12 @@ function describeValue(value: unknown): string {
   if (typeof value === 'boolean') return String(value);
   if (Array.isArray(value)) return 'a list';
   return 'a mapping';
+}
+
+/** The first of `known` within two edits of `name`: the "did you mean" hint for a misspelled key or flag. */
+export function closestName(known: Iterable<string>, name: string): string | undefined {
+  for (const candidate of known) if (editDistance(candidate, name) <= 2) return candidate;
+  return undefined;
 }
 
 /** Levenshtein distance, for the "did you mean" hint on a misspelled key. */

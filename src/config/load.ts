@@ -100,9 +100,20 @@ export const DEFAULT_MAX_CONNECTIONS = 512;
 export const DEFAULT_SEARCH_LIMIT = 10_000;
 export const DEFAULT_MAX_SEARCH_LIMIT = 100_000;
 
-/** Reads and resolves a config file; `null` gives the embedded defaults. Throws ConfigError. */
-export function loadConfig(file: string | null): VigieConfig {
-  if (file === null) return resolveConfig({}, null);
+/** What `vigie serve --host/--port/--data-dir` set over the file (docs/configuration.md, "Command line"). */
+export interface ConfigOverrides {
+  host?: string;
+  port?: number;
+  dataDir?: string;
+}
+
+/**
+ * Reads and resolves a config file; `null` gives the embedded defaults. `overrides` replace the file's
+ * `http.host`, `http.port` and `data-dir` before anything is derived from them (the default stream directory).
+ * Throws ConfigError.
+ */
+export function loadConfig(file: string | null, overrides: ConfigOverrides = {}): VigieConfig {
+  if (file === null) return resolveConfig(withOverrides({}, overrides), null);
   const path = resolve(file);
   let text: string;
   try {
@@ -110,10 +121,10 @@ export function loadConfig(file: string | null): VigieConfig {
   } catch (error) {
     throw new ConfigError(path, '', `cannot read the file: ${(error as Error).message}`);
   }
-  return parseConfigText(text, path);
+  return parseConfigText(text, path, overrides);
 }
 
-export function parseConfigText(text: string, file: string | null): VigieConfig {
+export function parseConfigText(text: string, file: string | null, overrides: ConfigOverrides = {}): VigieConfig {
   let raw: unknown;
   try {
     raw = parseYaml(text, { prettyErrors: true, uniqueKeys: true }) ?? {};
@@ -130,7 +141,17 @@ export function parseConfigText(text: string, file: string | null): VigieConfig 
   }
   const first = Value.Errors(ConfigFileSchema, raw).First();
   if (first) throw new ConfigError(file, jsonPointerToKey(first.path), describeSchemaError(first));
-  return resolveConfig(raw as ConfigFile, file);
+  return resolveConfig(withOverrides(raw as ConfigFile, overrides), file);
+}
+
+function withOverrides(raw: ConfigFile, overrides: ConfigOverrides): ConfigFile {
+  const { host, port, dataDir } = overrides;
+  if (host === undefined && port === undefined && dataDir === undefined) return raw;
+  return {
+    ...raw,
+    ...(dataDir !== undefined ? { 'data-dir': dataDir } : {}),
+    http: { ...raw.http, ...(host !== undefined ? { host } : {}), ...(port !== undefined ? { port } : {}) },
+  };
 }
 
 function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {

@@ -3,8 +3,12 @@
  * `healthcheck_duration_seconds{name}`, both with the keys of `healthchecks-labels` as extra labels (value ""
  * when a check lacks the label). Plus `healthcheck_scheduling_lag_seconds`, how late runs start, which the
  * `checks` benchmark reads. A check's label sets are built once when it is added, not per run.
+ *
+ * The last result per check, as gauges (so that an alert rule needs no rate): `healthcheck_up` 1/0 (as
+ * blackbox_exporter's `probe_success`), `healthcheck_last_duration_seconds`, and for TLS checks
+ * `healthcheck_tls_certificate_expiry_seconds`, the earliest NotAfter of the chain as a Unix time.
  */
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /** Upstream's buckets (docs/http-api.md, metrics). */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
@@ -20,6 +24,9 @@ export class HealthcheckMetrics {
   private readonly total: Counter<string>;
   private readonly duration: Histogram<string>;
   private readonly lag: Histogram<string>;
+  private readonly up: Gauge<string>;
+  private readonly lastDuration: Gauge<string>;
+  private readonly certificateExpiry: Gauge<string>;
   /** `name` and `status` are ours; a label key of that name in `healthchecks-labels` cannot be honoured. */
   private readonly labelKeys: string[];
 
@@ -44,6 +51,13 @@ export class HealthcheckMetrics {
       buckets: LAG_BUCKETS,
       registers: [registry],
     });
+    const gauge = (name: string, help: string) => new Gauge({ name, help, labelNames: ['name', ...this.labelKeys], registers: [registry] });
+    this.up = gauge('healthcheck_up', 'Whether the last run of the healthcheck succeeded (1) or failed (0).');
+    this.lastDuration = gauge('healthcheck_last_duration_seconds', 'Duration of the last run of the healthcheck.');
+    this.certificateExpiry = gauge(
+      'healthcheck_tls_certificate_expiry_seconds',
+      'TLS healthchecks: the earliest expiry (NotAfter) of the certificate chain seen by the last handshake, as a Unix time in seconds.',
+    );
   }
 
   labelsFor(name: string, labels: Readonly<Record<string, string>>): CheckMetricLabels {
@@ -58,9 +72,13 @@ export class HealthcheckMetrics {
     return set;
   }
 
-  observeRun(labels: CheckMetricLabels, success: boolean, durationSeconds: number): void {
+  /** `certificateExpirySeconds`: what the run's TLS handshake saw, when the check makes one. */
+  observeRun(labels: CheckMetricLabels, success: boolean, durationSeconds: number, certificateExpirySeconds?: number): void {
     this.total.inc(success ? labels.success : labels.failure);
     this.duration.observe(labels.duration, durationSeconds);
+    this.up.set(labels.duration, success ? 1 : 0);
+    this.lastDuration.set(labels.duration, durationSeconds);
+    if (certificateExpirySeconds !== undefined) this.certificateExpiry.set(labels.duration, certificateExpirySeconds);
   }
 
   observeLag(lagSeconds: number): void {
@@ -72,5 +90,8 @@ export class HealthcheckMetrics {
     this.total.remove(labels.success);
     this.total.remove(labels.failure);
     this.duration.remove(labels.duration);
+    this.up.remove(labels.duration);
+    this.lastDuration.remove(labels.duration);
+    this.certificateExpiry.remove(labels.duration);
   }
 }

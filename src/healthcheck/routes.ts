@@ -31,6 +31,7 @@ const STATUS: Record<HealthcheckErrorReason, number> = {
   'not-found': 404,
   'result-not-found': 404,
   'start-failed': 500,
+  owned: 409,
 };
 
 /** Which definition a creation route takes: a kind, or the bulk lists. */

@@ -62,7 +62,8 @@ export interface CheckOverview {
 
 const UPTIME_CACHE_MS = 5000;
 
-export type HealthcheckErrorReason = 'invalid' | 'forbidden' | 'unknown-kind' | 'not-found' | 'result-not-found' | 'start-failed';
+/** `owned`: the check belongs to another source (the config file, a discovery source) than the API. */
+export type HealthcheckErrorReason = 'invalid' | 'forbidden' | 'unknown-kind' | 'not-found' | 'result-not-found' | 'start-failed' | 'owned';
 
 /** A refused operation; the routes turn `reason` into a status. `message` is the text the client sees. */
 export class HealthcheckError extends Error {
@@ -303,6 +304,7 @@ export class HealthcheckService {
     if (def.oneOff) return { oneOff: true, ...(await this.runOneOff(def)) };
     await this.checks.exclusive(async () => {
       const existing = this.checks.get(def.name);
+      if (existing !== undefined && existing.source !== API_SOURCE) throw ownedElsewhere(existing.def.name, existing.source);
       if (runsAlready(existing, API_SOURCE, def)) return;
       const check = this.checks.create(def, API_SOURCE, await this.prepareForApi(def));
       try {
@@ -318,12 +320,16 @@ export class HealthcheckService {
 
   /**
    * Makes the set of API checks exactly the payload's, atomically: everything is validated and prepared first,
-   * then one transaction writes it; checks of the config file are left alone.
+   * then one transaction writes it; checks of the config file are left alone, and a payload naming one of them (or
+   * a discovered check) is refused whole.
    */
   async bulk(body: unknown): Promise<void> {
     const desired = parseBulk(body);
     try {
       await this.reconciler.apply(API_SOURCE, desired, (plan) => {
+        // Checked here, under the registry's lock, so that a reload cannot slip a config name in meanwhile.
+        const owned = plan.replaced.find((check) => check.source !== API_SOURCE);
+        if (owned !== undefined) throw ownedElsewhere(owned.def.name, owned.source);
         this.repository.replaceChecks(
           plan.started.map((check) => storedForm(check.def)),
           plan.removed.map((check) => check.def.name),
@@ -335,11 +341,12 @@ export class HealthcheckService {
     }
   }
 
-  /** Removes a check of any source, with its latest result, history, aggregates and metric series. */
+  /** Removes an API check, with its latest result, history, aggregates and metric series. */
   async delete(name: string): Promise<void> {
     await this.checks.exclusive(async () => {
       const check = this.checks.get(name);
       if (!check) throw notFound(name);
+      if (check.source !== API_SOURCE) throw ownedElsewhere(name, check.source);
       this.repository.forgetChecks([name]);
       this.checks.unregister(check);
     });
@@ -414,6 +421,15 @@ export class HealthcheckService {
       throw startFailed(def.name, `Fail to initialize healthcheck ${def.name}: ${(error as Error).message}`);
     }
   }
+}
+
+/**
+ * The API may change only its own checks: a config-file or discovered check changed through it would come back at
+ * the next reload or discovery round (docs/http-api.md, ownership).
+ */
+function ownedElsewhere(name: string, source: string): HealthcheckError {
+  const origin = source === CONFIG_SOURCE ? 'the configuration file' : `the discovery source ${source}`;
+  return new HealthcheckError('owned', `healthcheck ${name} comes from ${origin}; change it there`);
 }
 
 function notFound(name: string): HealthcheckError {

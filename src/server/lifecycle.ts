@@ -5,11 +5,12 @@
  */
 import { mkdirSync } from 'node:fs';
 import { pino, type Logger } from 'pino';
-import { type VigieConfig, loadConfig } from '../config/load.ts';
+import { type ConfigOverrides, type VigieConfig, loadConfig } from '../config/load.ts';
 import { closeDatabase, type Db, migrateDatabase, openDatabase } from '../db/client.ts';
 import { buildServer } from './app.ts';
 import { createServerMetrics, type ServerMetrics } from './metrics.ts';
 import type { Part } from './part.ts';
+import { prettyDestination } from './pretty-log.ts';
 
 export interface PartFactoryContext {
   config: VigieConfig;
@@ -27,8 +28,14 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-export async function startService(configFile: string | null, logger: Logger, partFactories: readonly PartFactory[]): Promise<RunningService> {
-  let config = loadConfig(configFile);
+/** `overrides` (the command line's) apply at start and at every reload, over whatever the file says. */
+export async function startService(
+  configFile: string | null,
+  logger: Logger,
+  partFactories: readonly PartFactory[],
+  overrides: ConfigOverrides = {},
+): Promise<RunningService> {
+  let config = loadConfig(configFile, overrides);
   mkdirSync(config.dataDir, { recursive: true });
   const db = openDatabase(config.databaseFile);
   migrateDatabase(db);
@@ -46,7 +53,7 @@ export async function startService(configFile: string | null, logger: Logger, pa
     async reload() {
       let next: VigieConfig;
       try {
-        next = loadConfig(configFile);
+        next = loadConfig(configFile, overrides);
       } catch (error) {
         logger.error({ err: error }, `reload refused, keeping the running config: ${(error as Error).message}`);
         return;
@@ -82,8 +89,11 @@ export async function startService(configFile: string | null, logger: Logger, pa
   };
 }
 
-export function createLogger(level: string): Logger {
-  return pino({ level });
+export type LogFormat = 'json' | 'pretty';
+
+/** JSON lines (one object per line, for log collectors) or the terminal form of src/server/pretty-log.ts. */
+export function createLogger(level: string, format: LogFormat = 'json'): Logger {
+  return format === 'pretty' ? pino({ level }, prettyDestination(process.stdout)) : pino({ level });
 }
 
 /** Wires the process signals to a running service, then announces it: the signals must be handled before

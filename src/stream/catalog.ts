@@ -95,6 +95,7 @@ export class StreamCatalog implements FileSyncTarget {
   /** An API add: compiled first; stored (and written to its file) only once it compiled. */
   putApiStream(name: string, text: string, config: EdnValue, persist: boolean): void {
     const directory = this.files.persistDirectory;
+    this.refuseFileStream(name);
     if (persist && directory === undefined) throw new StreamError('invalid', NO_DIRECTORY);
     try {
       this.engine.add(name, config, { keepStateIfUnchanged: true });
@@ -123,6 +124,7 @@ export class StreamCatalog implements FileSyncTarget {
   remove(name: string): void {
     const api = this.apiStreams.get(name);
     const directory = this.files.persistDirectory;
+    if (api === undefined) this.refuseFileStream(name);
     if (api !== undefined) {
       this.repository.transaction(() => {
         this.repository.deleteStream(name);
@@ -197,7 +199,11 @@ export class StreamCatalog implements FileSyncTarget {
   private runFileStream(stream: FileStream): void {
     try {
       const outcome = this.engine.add(stream.name, stream.config, { keepStateIfUnchanged: true });
-      if (outcome !== 'unchanged') this.logger.info({ stream: stream.name, path: stream.path }, `stream ${stream.name} ${outcome} from ${stream.path}`);
+      if (outcome === 'unchanged') return;
+      this.logger.info({ stream: stream.name, path: stream.path }, `stream ${stream.name} ${outcome} from ${stream.path}`);
+      for (const warning of this.engine.get(stream.name)?.warnings ?? []) {
+        this.logger.warn({ stream: stream.name, path: stream.path }, `${stream.path}: stream ${stream.name}: ${warning}`);
+      }
     } catch (error) {
       this.logger.error({ stream: stream.name, path: stream.path, err: error }, `stream ${stream.name} of ${stream.path} not run: ${(error as Error).message}`);
     }
@@ -216,6 +222,16 @@ export class StreamCatalog implements FileSyncTarget {
         this.logger.error({ stream: api.name, err: error }, `cannot write the file of persisted stream ${api.name}: ${(error as Error).message}`);
       }
     }
+  }
+
+  /**
+   * The API changes only its own streams: a stream of a stream file would come back when the file is read again
+   * (docs/http-api.md, ownership). The file an API stream persists itself to stays the API's.
+   */
+  private refuseFileStream(name: string): void {
+    const file = this.files.streams.get(name);
+    if (file === undefined || (this.apiStreams.has(name) && this.files.isPersistFile(file))) return;
+    throw new StreamError('owned', `stream ${name} comes from the file ${file.path}; change it there`);
   }
 
   /** Puts back what ran before a failed API write (its state is lost, but what runs matches what is stored). */

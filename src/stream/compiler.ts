@@ -10,7 +10,7 @@
  * through `onHandledError`, so it is still counted and logged).
  */
 import { catalogue } from './actions/catalogue.ts';
-import { describe } from './actions/params.ts';
+import { collectParamWarnings, describe } from './actions/params.ts';
 import { type ActionDefinition, type BuildContext, type Emit, type ErrorHandler, type Node, ParamError, type StreamServices } from './actions/types.ts';
 import { type EdnMap, type EdnValue, isEdnMap, isKeyword, kw, printEdn } from './edn.ts';
 import type { Emission } from './event.ts';
@@ -26,6 +26,8 @@ export interface CompiledStream {
   readonly description: string | null;
   /** The config as parsed. */
   readonly config: EdnMap;
+  /** Likely mistakes that still compile (a bare-number duration under 1 ms), each naming the action and where. */
+  readonly warnings: readonly string[];
 }
 
 export interface CompileOptions {
@@ -70,7 +72,7 @@ function optionalBoolean(config: EdnMap, key: string): boolean {
 }
 
 /** Looks the node up and validates it, without building it. */
-function resolve(raw: EdnValue, parentPath: string): ResolvedNode {
+function resolve(raw: EdnValue, parentPath: string, warnings: string[]): ResolvedNode {
   if (!isEdnMap(raw)) {
     throw new StreamConfigError(`Invalid action at ${parentPath}: expected a map like {:action :sdo :children [...]}, got ${describe(raw)}`);
   }
@@ -89,11 +91,13 @@ function resolve(raw: EdnValue, parentPath: string): ResolvedNode {
   }
   checkChildCount(action, children.length, path);
   let params: unknown;
+  const found: string[] = [];
   try {
-    params = action.params(rawParams);
+    params = collectParamWarnings(found, () => action.params(rawParams));
   } catch (error) {
     throw asConfigError(error, action, path);
   }
+  for (const warning of found) warnings.push(`:${action.name} at ${path}: ${warning}`);
   return { action, params, children, path };
 }
 
@@ -102,11 +106,19 @@ function checkChildCount(action: AnyAction, count: number, path: string): void {
   let problem: string | null = null;
   if (rule === 'none' && count > 0) problem = `it takes no children, got ${count}`;
   else if (typeof rule === 'number' && count !== rule) problem = `it needs exactly ${rule} children, got ${count}`;
-  if (problem !== null) throw new StreamConfigError(`Invalid children for action :${action.name} at ${path}: ${problem}`);
+  if (problem !== null) throw new StreamConfigError(`Invalid children for action :${action.name} at ${path}: ${problem}; ${expectedShape(action)}`);
+}
+
+/**
+ * The shape and example docs/actions.md gives for the action (the same catalogue entry), so that a wrong count or
+ * type says what to write, not only what is wrong.
+ */
+function expectedShape(action: AnyAction): string {
+  return `:${action.name} takes ${action.doc.params}, e.g. ${action.doc.example}`;
 }
 
 function paramError(action: AnyAction, path: string, error: ParamError): StreamConfigError {
-  return new StreamConfigError(`Invalid parameter ${error.param} for action :${action.name}: ${error.problem} (at ${path})`);
+  return new StreamConfigError(`Invalid parameter ${error.param} for action :${action.name}: ${error.problem} (at ${path}); ${expectedShape(action)}`);
 }
 
 function asConfigError(error: unknown, action: AnyAction, path: string): StreamConfigError {
@@ -141,13 +153,15 @@ export function isolatedEmit(nodes: readonly Node[], onError: ErrorHandler): Emi
 }
 
 class Compiler {
+  readonly warnings: string[] = [];
+
   constructor(
     private readonly services: StreamServices,
     private readonly onHandledError: ErrorHandler,
   ) {}
 
   node(raw: EdnValue, parentPath: string, onError: ErrorHandler): Node {
-    const { action, params, children, path } = resolve(raw, parentPath);
+    const { action, params, children, path } = resolve(raw, parentPath, this.warnings);
     const ctx: BuildContext = {
       services: this.services,
       childCount: children.length,
@@ -202,5 +216,6 @@ export function compileStream(config: EdnValue, services: StreamServices, option
     persist: optionalBoolean(config, 'persist'),
     description: typeof description === 'string' ? description : null,
     config,
+    warnings: compiler.warnings,
   };
 }

@@ -86,6 +86,8 @@ export interface StreamInfo {
   readonly persist: boolean;
   readonly description: string | null;
   readonly index: IndexStore;
+  /** The compiler's warnings about the config (docs/stream-language.md, time and durations). */
+  readonly warnings: readonly string[];
 }
 
 export type AddOutcome = 'added' | 'replaced' | 'unchanged';
@@ -171,6 +173,7 @@ export class StreamEngine {
       persist: compiled.persist,
       description: compiled.description,
       index,
+      warnings: compiled.warnings,
       compiled,
     });
     return existing === undefined ? 'added' : 'replaced';

@@ -12,7 +12,9 @@ export type StreamErrorReason =
   /** A content type or encoding the input does not read. */
   | 'unsupported'
   /** Actions raised errors on pushed events (the other events were still processed). */
-  | 'action-failed';
+  | 'action-failed'
+  /** A stream the API may not change: it comes from a stream file. */
+  | 'owned';
 
 export class StreamError extends Error {
   constructor(

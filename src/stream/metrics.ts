@@ -20,6 +20,8 @@ export class StreamMetrics {
   readonly otlpSpans: Counter;
   readonly rejected: Counter<'route'>;
   readonly refusedBodies: Counter<'route' | 'reason'>;
+  /** Pushed events accepted with a warning, by field (`time`, `metric`): see src/stream/ingest/push-warnings.ts. */
+  readonly ingestWarnings: Counter<'field'>;
   private readonly duration: Histogram<'name'>;
   private readonly events: Counter<'name'>;
   readonly droppedEvents: Counter<'name' | 'reason'>;
@@ -70,6 +72,12 @@ export class StreamMetrics {
       labelNames: ['route', 'reason'],
       registers,
     });
+    this.ingestWarnings = new Counter({
+      name: 'stream_ingest_warnings_total',
+      help: 'Pushed events accepted with a warning: a time in epoch seconds or milliseconds, a metric sent as a numeric string.',
+      labelNames: ['field'],
+      registers,
+    });
     new Gauge({
       name: 'stream_ingest_pending_events',
       help: 'Events accepted by ingestion and not pushed into their streams yet.',
@@ -86,7 +94,7 @@ export class StreamMetrics {
     const sent = new Counter({ name: 'stream_output_sent_total', help: 'Events delivered by each output.', labelNames: ['output'], registers });
     const dropped = new Counter({
       name: 'stream_output_dropped_total',
-      help: 'Events dropped by each output, by reason (queue_full, rejected, retries_exhausted, unusable, shutdown).',
+      help: 'Events dropped by each output, by reason (queue_full, rejected, retries_exhausted, unusable, shutdown, removed).',
       labelNames: ['output', 'reason'],
       registers,
     });

@@ -16,6 +16,7 @@ import { describeFailures } from './ingest-gateway.ts';
 import { eventsFromFluentBit } from './ingest/fluentbit.ts';
 import { acceptGzipBodies } from './ingest/fluentbit-gzip.ts';
 import { eventsFromJsonBody } from './ingest/json.ts';
+import { PushWarnings } from './ingest/push-warnings.ts';
 import { decodeOtlpTraces, encodeOtlpResponse } from './ingest/otlp.ts';
 import { decodeRemoteWrite } from './ingest/remote-write.ts';
 import type { StreamService } from './service.ts';
@@ -26,6 +27,7 @@ const STATUS_BY_REASON: Record<StreamErrorReason, number> = {
   'too-large': 413,
   unsupported: 415,
   'action-failed': 500,
+  owned: 409,
 };
 
 /** How the stream routes answer errors: Mirabelle's body shape, statuses by domain reason. */
@@ -39,10 +41,12 @@ export const streamErrors: PartErrors = {
 const NameParams = Type.Object({ name: Type.String() });
 const Base64Edn = Type.String({ pattern: '\\S', description: 'a non-blank base64 string' });
 const Message = Type.Object({ message: Type.String() });
+/** An answer that may carry warnings: what was accepted but is likely a mistake (docs/http-api.md). */
+const MessageWithWarnings = Type.Object({ message: Type.String(), warnings: Type.Optional(Type.Array(Type.String())) });
 
 const schemas = {
   list: { response: { 200: Type.Object({ streams: Type.Array(Type.String()) }) } },
-  add: { params: NameParams, body: Type.Object({ config: Base64Edn }), response: { 200: Message } },
+  add: { params: NameParams, body: Type.Object({ config: Base64Edn }), response: { 200: MessageWithWarnings } },
   describe: {
     params: NameParams,
     response: { 200: Type.Object({ config: Type.String(), 'current-time': Type.Number() }) },
@@ -51,7 +55,7 @@ const schemas = {
   push: {
     params: NameParams,
     body: Type.Object({ events: Type.Unknown({ description: 'an array of event objects' }) }),
-    response: { 200: Message },
+    response: { 200: MessageWithWarnings },
   },
   search: {
     params: NameParams,
@@ -90,8 +94,9 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
       scope.get('', { schema: schemas.list }, async () => ({ streams: service.streamNames() }));
 
       scope.post('/:name', { schema: schemas.add }, async (request) => {
-        service.addStream(request.params.name, decodeBase64Edn(request.body.config, 'config'));
-        return { message: 'stream added' };
+        const warnings = service.addStream(request.params.name, decodeBase64Edn(request.body.config, 'config'));
+        // Clients that read only `message` keep working; `warnings` is there only when there is one.
+        return warnings.length > 0 ? { message: 'stream added', warnings: [...warnings] } : { message: 'stream added' };
       });
 
       scope.get('/:name', { schema: schemas.describe }, async (request) => {
@@ -105,8 +110,13 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
       });
 
       scope.put('/:name', { schema: schemas.push, preValidation: requirePushTarget }, async (request, reply) => {
-        if (!(await ingest(reply, 'stream', request.params.name, eventsFromJsonBody(request.body)))) return reply;
-        return { message: 'ok' };
+        const warnings = new PushWarnings();
+        if (!(await ingest(reply, 'stream', request.params.name, eventsFromJsonBody(request.body, warnings)))) return reply;
+        const { time, metric } = warnings.counts;
+        if (time + metric === 0) return { message: 'ok' };
+        if (time > 0) metrics.ingestWarnings.inc({ field: 'time' }, time);
+        if (metric > 0) metrics.ingestWarnings.inc({ field: 'metric' }, metric);
+        return { message: 'ok', warnings: warnings.messages() };
       });
     });
 

@@ -14,7 +14,7 @@ import type { AsyncQueueRunner } from './async-queues.ts';
 import { StreamCatalog } from './catalog.ts';
 import { compileCondition } from './condition.ts';
 import { prettyEdn } from './edn-pretty.ts';
-import { EdnError, type EdnValue, isEdnMap, kw, parseEdn } from './edn.ts';
+import { EdnError, type EdnValue, isEdnMap, isKeyword, kw, parseEdn } from './edn.ts';
 import { STREAM_NAME, StreamEngine, type StreamInfo } from './engine.ts';
 import { StreamError, streamNotFound } from './errors.ts';
 import type { Event } from './event.ts';
@@ -69,7 +69,7 @@ export class StreamService {
     this.logger = options.logger;
     const metrics = new StreamMetrics(options.registry, () => this.gateway.pending);
     this.metrics = metrics;
-    // Outputs are built once: like Mirabelle, a reload does not rebuild them (their queues would be lost).
+    // A reload rebuilds only the outputs whose settings changed, so the others keep their queues.
     this.outputs = buildOutputs(options.settings.outputs, metrics.outputObserver(() => this.outputs.queueSizes()));
     const drops = new DropReporter({
       count: (stream, reason) => metrics.droppedEvents.inc({ name: stream, reason }),
@@ -122,12 +122,22 @@ export class StreamService {
     const previous = this.settings;
     this.settings = next;
     this.gateway.maxPending = next.maxPendingEvents;
-    if (!isDeepStrictEqual(next.outputs, previous.outputs)) {
-      this.logger.warn('changes to streams.outputs take effect at the next restart');
-    }
+    // Before the files are read again: a changed stream file may use an output this reload adds.
+    if (!isDeepStrictEqual(next.outputs, previous.outputs)) await this.reconfigureOutputs(next);
     if (next.snapshotIntervalMs !== previous.snapshotIntervalMs) this.snapshotter.start(next.snapshotIntervalMs);
     await this.catalog.files.setDirectories(next.directories);
     this.catalog.files.sync();
+  }
+
+  private async reconfigureOutputs(next: StreamSettings): Promise<void> {
+    const changes = await this.outputs.reconfigure(next.outputs);
+    this.logger.info(changes, 'streams.outputs reloaded');
+    for (const name of changes.removed) {
+      const users = this.engine.names().filter((stream) => sendsTo(this.engine.get(stream)?.config ?? null, name));
+      if (users.length > 0) {
+        this.logger.warn({ output: name, streams: users }, `output ${name} was removed but streams still send to it (${users.join(', ')}); those events are dropped and counted (reason removed)`);
+      }
+    }
   }
 
   async stop(): Promise<void> {
@@ -159,8 +169,11 @@ export class StreamService {
     });
   }
 
-  /** POST /api/v1/stream/<name>: compiled first; stored (and written to its file) only once it compiled. */
-  addStream(name: string, text: string): void {
+  /**
+   * POST /api/v1/stream/<name>: compiled first; stored (and written to its file) only once it compiled. Returns
+   * the compiler's warnings (likely mistakes that still compile), also logged.
+   */
+  addStream(name: string, text: string): readonly string[] {
     if (!STREAM_NAME.test(name)) {
       throw new StreamError('invalid', `Invalid stream name ${JSON.stringify(name)}: use 1 to 255 characters of A-Z a-z 0-9 . _ -`);
     }
@@ -174,6 +187,9 @@ export class StreamService {
     const persist = isEdnMap(parsed) && parsed.get(kw('persist')) === true;
     this.catalog.putApiStream(name, text, parsed, persist);
     this.logger.info({ stream: name, persist }, `stream ${name} added through the API`);
+    const warnings = this.engine.get(name)?.warnings ?? [];
+    for (const warning of warnings) this.logger.warn({ stream: name }, `stream ${name}: ${warning}`);
+    return warnings;
   }
 
   describeStream(name: string): { configText: string; currentTime: number } {
@@ -216,4 +232,17 @@ export class StreamService {
     if (index === undefined) throw streamNotFound(name);
     return index.currentTime;
   }
+}
+
+/** Whether a stream config has an `{:action :output! :params [:<output>]}` node. */
+function sendsTo(config: EdnValue, output: string): boolean {
+  if (Array.isArray(config)) return config.some((item) => sendsTo(item, output));
+  if (!isEdnMap(config)) return false;
+  const params = config.get(kw('params'));
+  if (config.get(kw('action')) === kw('output!') && Array.isArray(params)) {
+    const target = params[0];
+    if ((isKeyword(target) ? target.name : target) === output) return true;
+  }
+  for (const child of config.values()) if (sendsTo(child, output)) return true;
+  return false;
 }

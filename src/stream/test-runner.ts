@@ -7,9 +7,12 @@
  * Each test gets a fresh engine in test mode (no time stamping, taps recorded, outputs and `:io` inert) with
  * every stream loaded; the inputs go to `:target`, or to the default streams. A test passes when no action
  * failed and every listed tap holds exactly the expected emissions (numbers within a relative 1e-9; taps
- * that are not listed are not checked).
+ * that are not listed are not checked). A test that could check nothing fails, naming the key: an unknown key
+ * (a typo such as `:inputs`), a missing or empty `:input`, a tap no loaded stream declares, a `:target` that
+ * names no stream (docs/stream-language.md, testing streams).
  */
 import { readFile } from 'node:fs/promises';
+import { closestName } from '../common/schema-errors.ts';
 import { StreamConfigError } from './compiler.ts';
 import { type EdnMap, ednToJs, type EdnValue, isEdnMap, isKeyword, jsToEdn, kw, parseEdn, printEdn } from './edn.ts';
 import { StreamEngine } from './engine.ts';
@@ -84,24 +87,70 @@ function readStreams(paths: readonly string[]): Map<string, FileStream> {
   }
 }
 
-function testCase(name: string, file: string, value: EdnValue): TestCase {
-  const fail = (problem: string): never => {
-    throw new TestSetupError(`${file}: test ${name}: ${problem}`);
-  };
-  if (!isEdnMap(value)) return fail('expected a map with :input and :taps');
-  const definition: EdnMap = value;
-  const input = definition.get(kw('input')) ?? [];
-  if (!Array.isArray(input) || !input.every(isEdnMap)) return fail(':input must be a vector of events (maps)');
-  const rawTaps = definition.get(kw('taps')) ?? definition.get(kw('tap-results')) ?? new Map();
-  if (!isEdnMap(rawTaps)) return fail(':taps must be a map of tap names to vectors of expected emissions');
-  const taps = new Map<string, unknown[]>();
-  for (const [tap, expected] of rawTaps) {
-    if (!isKeyword(tap) || !Array.isArray(expected)) return fail(`:taps ${printEdn(tap)} must map a keyword to a vector`);
-    taps.set(tap.name, expected.map(ednToJs));
+/** The keys a test may have; anything else is a typo that would make the test check nothing. */
+const TEST_KEYS = ['input', 'taps', 'tap-results', 'target'];
+
+/** What every loaded stream declares: its name and the names of its `:tap` actions. */
+interface LoadedStreams {
+  names: string[];
+  taps: Set<string>;
+}
+
+/** Collects the `{:action :tap :params [:name]}` maps anywhere in a stream config. */
+function collectTaps(value: EdnValue, into: Set<string>): void {
+  if (Array.isArray(value)) {
+    for (const item of value) collectTaps(item, into);
+    return;
   }
-  const target = definition.get(kw('target'));
-  if (target !== undefined && target !== null && !isKeyword(target)) fail(`:target must be a keyword, got ${printEdn(target)}`);
-  return { name, file, input: input.map((event) => ednToJs(event) as Event), taps, target: isKeyword(target) ? target.name : null };
+  if (!isEdnMap(value)) return;
+  const params = value.get(kw('params'));
+  if (value.get(kw('action')) === kw('tap') && Array.isArray(params) && isKeyword(params[0])) into.add(params[0].name);
+  for (const child of value.values()) collectTaps(child, into);
+}
+
+function loadedStreams(streams: ReadonlyMap<string, FileStream>): LoadedStreams {
+  const taps = new Set<string>();
+  for (const { config } of streams.values()) collectTaps(config, taps);
+  return { names: [...streams.keys()], taps };
+}
+
+const didYouMean = (known: Iterable<string>, name: string): string => {
+  const close = closestName(known, name);
+  return close === undefined ? '' : ` (did you mean :${close}?)`;
+};
+
+/**
+ * Reads one test, or the problems that make it unable to test anything: each names the key, and the test's name
+ * is added by the report. Such a test fails (exit 1) rather than passing without having checked anything.
+ */
+function testCase(name: string, file: string, value: EdnValue, loaded: LoadedStreams): TestCase | { name: string; problems: string[] } {
+  if (!isEdnMap(value)) return { name, problems: [`${file}: expected a map with :input and :taps, got ${printEdn(value)}`] };
+  const problems: string[] = [];
+  for (const key of value.keys()) {
+    const keyName = isKeyword(key) ? key.name : printEdn(key);
+    if (!isKeyword(key) || !TEST_KEYS.includes(key.name)) problems.push(`unknown key :${keyName}${didYouMean(TEST_KEYS, keyName)}; a test has ${TEST_KEYS.map((k) => `:${k}`).join(', ')}`);
+  }
+  const input = value.get(kw('input'));
+  if (input === undefined) problems.push(':input is missing: give the events to push, e.g. :input [{:host "a" :metric 1 :time 1}]');
+  else if (!Array.isArray(input) || !input.every(isEdnMap)) problems.push(`:input must be a vector of events (maps), got ${printEdn(input)}`);
+  else if (input.length === 0) problems.push(':input is empty: a test pushes at least one event');
+  const rawTaps = value.get(kw('taps')) ?? value.get(kw('tap-results')) ?? new Map();
+  const taps = new Map<string, unknown[]>();
+  if (!isEdnMap(rawTaps)) problems.push(`:taps must be a map of tap names to vectors of expected emissions, got ${printEdn(rawTaps)}`);
+  else {
+    for (const [tap, expected] of rawTaps) {
+      if (!isKeyword(tap) || !Array.isArray(expected)) problems.push(`:taps ${printEdn(tap)} must map a keyword to a vector`);
+      else if (!loaded.taps.has(tap.name)) problems.push(`:taps :${tap.name}: no loaded stream has {:action :tap :params [:${tap.name}]}${didYouMean(loaded.taps, tap.name)}`);
+      else taps.set(tap.name, expected.map(ednToJs));
+    }
+  }
+  const target = value.get(kw('target'));
+  if (target !== undefined && target !== null && !isKeyword(target)) problems.push(`:target must be a keyword, got ${printEdn(target)}`);
+  else if (isKeyword(target) && !loaded.names.includes(target.name)) {
+    problems.push(`:target :${target.name}: no loaded stream has that name${didYouMean(loaded.names, target.name)}`);
+  }
+  if (problems.length > 0) return { name, problems: problems.map((problem) => `${file}: ${problem}`) };
+  return { name, file, input: (input as EdnMap[]).map((event) => ednToJs(event) as Event), taps, target: isKeyword(target) ? target.name : null };
 }
 
 /** Equality for tap comparison: structural, numbers within a relative tolerance. */
@@ -127,12 +176,9 @@ function runTest(test: TestCase, streams: ReadonlyMap<string, FileStream>): Test
   const engine = new StreamEngine({ testMode: true });
   for (const [name, { config }] of streams) engine.add(name, config);
   const problems: string[] = [];
-  if (test.target !== null && !engine.has(test.target)) problems.push(`unknown target stream :${test.target}`);
-  else {
-    const result = engine.push(test.target ?? 'default', test.input);
-    for (const { stream, error } of result.errors) problems.push(`exception in stream :${stream}: ${error.message}`);
-    if (result.errorCount > result.errors.length) problems.push(`... and ${result.errorCount - result.errors.length} more exceptions`);
-  }
+  const result = engine.push(test.target ?? 'default', test.input);
+  for (const { stream, error } of result.errors) problems.push(`exception in stream :${stream}: ${error.message}`);
+  if (result.errorCount > result.errors.length) problems.push(`... and ${result.errorCount - result.errors.length} more exceptions`);
   const taps = engine.taps();
   for (const [tap, expected] of test.taps) {
     const actual = taps.get(tap) ?? [];
@@ -141,9 +187,14 @@ function runTest(test: TestCase, streams: ReadonlyMap<string, FileStream>): Test
   return { name: test.name, passed: problems.length === 0, problems, taps: Object.fromEntries(taps) };
 }
 
-function report(results: readonly TestResult[], json: boolean): string {
-  if (json) return JSON.stringify({ tests: results.map(({ name, passed, problems, taps }) => ({ name, passed, problems, taps })) });
-  const lines: string[] = [];
+/** `warnings`: what the stream compiler flagged as likely mistakes (a bare-number duration under 1 ms). */
+function report(results: readonly TestResult[], warnings: readonly string[], json: boolean): string {
+  if (json) {
+    const tests = results.map(({ name, passed, problems, taps }) => ({ name, passed, problems, taps }));
+    return JSON.stringify(warnings.length > 0 ? { tests, warnings } : { tests });
+  }
+  const lines = warnings.map((warning) => `warning: ${warning}`);
+  if (lines.length > 0) lines.push('');
   for (const result of results) {
     if (result.passed) continue;
     lines.push(`FAIL ${result.name}`);
@@ -163,6 +214,7 @@ export async function runStreamTests(options: StreamTestOptions): Promise<Stream
     const streams = readStreams(options.streams);
     // Compiling once up front reports config errors by file, before any test runs.
     const check = new StreamEngine({ testMode: true });
+    const warnings: string[] = [];
     for (const [name, { path, config }] of streams) {
       try {
         check.add(name, config);
@@ -170,10 +222,12 @@ export async function runStreamTests(options: StreamTestOptions): Promise<Stream
         if (error instanceof StreamConfigError) throw new TestSetupError(`${path}: stream ${name}: ${error.message}`);
         throw error;
       }
+      for (const warning of check.get(name)?.warnings ?? []) warnings.push(`${path}: stream ${name}: ${warning}`);
     }
-    const tests = [...(await readTests(options.tests))].map(([name, { file, value }]) => testCase(name, file, value));
-    const results = tests.map((test) => runTest(test, streams));
-    return { output: report(results, options.json), exitCode: results.every((result) => result.passed) ? 0 : 1 };
+    const loaded = loadedStreams(streams);
+    const tests = [...(await readTests(options.tests))].map(([name, { file, value }]) => testCase(name, file, value, loaded));
+    const results = tests.map((test): TestResult => ('input' in test ? runTest(test, streams) : { name: test.name, passed: false, problems: test.problems, taps: {} }));
+    return { output: report(results, warnings, options.json), exitCode: results.every((result) => result.passed) ? 0 : 1 };
   } catch (error) {
     if (!(error instanceof TestSetupError)) throw error;
     return { output: options.json ? JSON.stringify({ error: error.message }) : `error: ${error.message}`, exitCode: 2 };

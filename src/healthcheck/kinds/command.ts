@@ -3,10 +3,11 @@
  * process group, and the whole group is killed at the timeout (upstream never enforced it: docs/differences.md).
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { Type } from '@sinclair/typebox';
 import { formatDuration } from '../../common/duration.ts';
 import { baseToJson, checkSchema, errorText, nonEmpty, parseBase, validateShape } from './common.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from './types.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
 
 export interface CommandDefinition extends BaseDefinition {
   kind: 'command';
@@ -24,9 +25,22 @@ export function parseCommand(raw: unknown): CommandDefinition {
   const input = validateShape(commandSchema, raw);
   return {
     ...parseBase('command', input),
-    command: nonEmpty('command', input.command),
+    command: executable(nonEmpty('command', input.command)),
     ...(input.arguments != null ? { arguments: [...input.arguments] } : {}),
   };
+}
+
+/**
+ * `"command": "sh -c true"` is run as a program named `sh -c true` (no shell) and fails every run with ENOENT: a
+ * command with whitespace that is no existing file is refused with the `arguments` it most likely means.
+ */
+function executable(command: string): string {
+  if (!/\s/.test(command.trim()) || existsSync(command)) return command;
+  const [program, ...rest] = command.trim().split(/\s+/);
+  throw new CheckValidationError(
+    'command',
+    `${JSON.stringify(command)} is not a file and commands run without a shell: give the program alone and its arguments in "arguments", e.g. "command": ${JSON.stringify(program)}, "arguments": ${JSON.stringify(rest)}`,
+  );
 }
 
 export function commandToJson(def: CommandDefinition, source = ''): CheckJson {
@@ -48,20 +62,37 @@ export function commandSummary(def: CommandDefinition): string {
  * full pipe.
  */
 const STDERR_LIMIT = 64 * 1024;
+/**
+ * Nagios-style plugins write their diagnosis on stdout (`DISK CRITICAL - / at 91%`): its first 4 KiB follow the
+ * upstream message as `, stdout=...` (docs/checks.md, command). Bounded and drained like stderr.
+ */
+const STDOUT_LIMIT = 4 * 1024;
+
+/** Keeps the first `limit` bytes of a stream and reads (drops) the rest, so the writer never blocks. */
+function boundedCapture(stream: NodeJS.ReadableStream, limit: number): () => string {
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  stream.on('data', (chunk: Buffer) => {
+    if (kept >= limit) return;
+    const part = chunk.length <= limit - kept ? chunk : chunk.subarray(0, limit - kept);
+    chunks.push(part);
+    kept += part.length;
+  });
+  return () => Buffer.concat(chunks).toString('utf8');
+}
 
 export function runCommand(def: CommandDefinition, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let kept = 0;
+    let stderr = (): string => '';
+    let stdoutTail = (): string => '';
     let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let settled = false;
-    const stderr = (): string => Buffer.concat(chunks).toString('utf8');
     const settle = (failure: string | null): void => {
       if (settled) return;
       settled = true;
       signal.removeEventListener('abort', onAbort);
       if (failure === null) resolve();
-      else reject(new CheckFailure(failure));
+      else reject(new CheckFailure(failure + stdoutTail()));
     };
     const settleOnExit = (code: number | null, killedBy: NodeJS.Signals | null): void => {
       if (code === 0) settle(null);
@@ -79,19 +110,19 @@ export function runCommand(def: CommandDefinition, signal: AbortSignal): Promise
       reject(new CheckFailure(`The command failed, stderr=: not started, the timeout of ${formatDuration(def.timeoutNs)} had passed`));
       return;
     }
-    const child = spawn(def.command, def.arguments ?? [], { detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(def.command, def.arguments ?? [], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     signal.addEventListener('abort', onAbort, { once: true });
-    child.stderr.on('data', (chunk: Buffer) => {
-      if (kept >= STDERR_LIMIT) return;
-      const part = chunk.length <= STDERR_LIMIT - kept ? chunk : chunk.subarray(0, STDERR_LIMIT - kept);
-      chunks.push(part);
-      kept += part.length;
-    });
+    stderr = boundedCapture(child.stderr, STDERR_LIMIT);
+    const stdout = boundedCapture(child.stdout, STDOUT_LIMIT);
+    stdoutTail = () => {
+      const text = stdout().trimEnd();
+      return text === '' ? '' : `, stdout=${text}`;
+    };
     child.once('error', (error) => settle(`The command failed, stderr=${stderr()}: ${errorText(error)}`));
     child.once('exit', (code, killedBy) => {
       exited = { code, signal: killedBy };
     });
-    // 'close' comes after stderr is drained, so the message has all of it.
+    // 'close' comes after stdout and stderr are drained, so the message has all of it.
     child.once('close', settleOnExit);
   });
 }

@@ -126,6 +126,34 @@ export function nonEmpty(field: string, value: string): string {
   return value;
 }
 
+/**
+ * A check's `target`: a host name or an IP address. A URL is the likely mistake (`http://127.0.0.1:8080/health`
+ * fails every run with "Invalid URL"), so the error spells the fields it maps to: `fields` names them for the kind.
+ */
+export function hostTarget(value: string, fields: 'protocol-port-path' | 'port'): string {
+  const target = nonEmpty('target', value);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) {
+    let url: URL | null = null;
+    try {
+      url = new URL(target);
+    } catch {
+      // Not even a URL: the generic message below.
+    }
+    if (url !== null && url.hostname !== '') {
+      const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+      const scheme = url.protocol.slice(0, -1);
+      const port = url.port !== '' ? Number(url.port) : scheme === 'https' ? 443 : 80;
+      const suggestion =
+        fields === 'protocol-port-path'
+          ? `"target": ${JSON.stringify(host)}, "protocol": ${JSON.stringify(scheme)}, "port": ${port}, "path": ${JSON.stringify(url.pathname + url.search)}`
+          : `"target": ${JSON.stringify(host)}, "port": ${port}`;
+      throw new CheckValidationError('target', `must be a host name or an IP address, not a URL: write ${suggestion}`);
+    }
+  }
+  if (/[\s/]/.test(target)) throw new CheckValidationError('target', `must be a host name or an IP address, got ${JSON.stringify(target)}`);
+  return target;
+}
+
 export function portField(field: string, port: number): number {
   if (port < 1 || port > 65535) throw new CheckValidationError(field, `must be between 1 and 65535, got ${port}`);
   return port;

@@ -17,7 +17,7 @@ import {
   ipField,
   joinHostPort,
   loadTlsFiles,
-  nonEmpty,
+  hostTarget,
   parseBase,
   parseTlsFiles,
   portField,
@@ -84,7 +84,7 @@ const HEADER_VALUE_FORBIDDEN = /[\r\n\0]/;
 export function parseHttp(raw: unknown): HttpDefinition {
   const input = validateShape(httpSchema, raw);
   const base = parseBase('http', input);
-  const target = nonEmpty('target', input.target);
+  const target = hostTarget(input.target, 'protocol-port-path');
   const port = portField('port', input.port);
   const protocol = input.protocol ?? 'http';
   if (protocol !== 'http' && protocol !== 'https') {

@@ -12,7 +12,7 @@ import {
   errorText,
   ipField,
   joinHostPort,
-  nonEmpty,
+  hostTarget,
   parseBase,
   portField,
   timeoutText,
@@ -39,7 +39,7 @@ export function parseTcp(raw: unknown): TcpDefinition {
   const input = validateShape(tcpSchema, raw);
   return {
     ...parseBase('tcp', input),
-    target: nonEmpty('target', input.target),
+    target: hostTarget(input.target, 'port'),
     port: portField('port', input.port),
     ...(input['source-ip'] !== undefined ? { sourceIp: ipField('source-ip', input['source-ip']) } : {}),
     shouldFail: input['should-fail'] ?? false,

@@ -16,7 +16,7 @@ import {
   ipField,
   joinHostPort,
   loadTlsFiles,
-  nonEmpty,
+  hostTarget,
   parseBase,
   parseTlsFiles,
   portField,
@@ -59,7 +59,7 @@ export function parseTls(raw: unknown): TlsDefinition {
   const serverName = aliased('server-name', input['server-name'], 'servername', input.servername) ?? '';
   return {
     ...base,
-    target: nonEmpty('target', input.target),
+    target: hostTarget(input.target, 'port'),
     port: portField('port', input.port),
     ...(serverName !== '' ? { serverName } : {}),
     insecure: input.insecure ?? false,
@@ -151,15 +151,17 @@ function handshake(def: TlsDefinition, tls: TlsMaterial, signal: AbortSignal): P
 
 export async function prepareTls(def: TlsDefinition): Promise<Prepared> {
   const tls = await loadTlsFiles(def);
+  let lastExpirySeconds: number | undefined;
   const run = async (signal: AbortSignal): Promise<void> => {
     const certificate = await handshake(def, tls, signal);
-    if (def.expirationDelayNs === 0) return;
     const expiry = earliestExpiry(certificate);
+    lastExpirySeconds = Math.floor(expiry.getTime() / 1000);
+    if (def.expirationDelayNs === 0) return;
     if (expiry.getTime() < Date.now() + def.expirationDelayNs / 1e6) {
       throw new CheckFailure(`the certificate for ${joinHostPort(def.target, def.port)} will expire at ${goUtcTime(expiry)}`);
     }
   };
-  return { run, close: () => Promise.resolve() };
+  return { run, close: () => Promise.resolve(), certificateExpirySeconds: () => lastExpirySeconds };
 }
 
 export const tlsKind: CheckKind<TlsDefinition> = {

@@ -39,6 +39,8 @@ export interface Prepared {
   run(signal: AbortSignal): Promise<void>;
   /** Releases the resources (keep-alive connections); the check will not run again. */
   close(): Promise<void>;
+  /** TLS checks: the earliest certificate expiry the last handshake saw (Unix seconds), for the metrics. */
+  certificateExpirySeconds?(): number | undefined;
 }
 
 export interface CheckKind<D extends BaseDefinition> {

@@ -51,7 +51,29 @@ export function positiveInteger(value: EdnValue | undefined, name: string): numb
   return value;
 }
 
-/** A time param: a number is nanoseconds (what Mirabelle's compiled EDN holds), a string is a Go duration. */
+/** Bare-number durations below this many nanoseconds (1 ms) are most likely seconds written without a unit. */
+const SUSPICIOUS_BARE_DURATION_NS = 1_000_000;
+
+/** Where `duration()` reports its warnings while a compile reads params (compiles are synchronous); see
+ *  `collectParamWarnings`. */
+let paramWarnings: string[] | null = null;
+
+/** Runs `read` (an action's `params()`), adding to `into` the warnings the readers give on the way. */
+export function collectParamWarnings<T>(into: string[], read: () => T): T {
+  const outer = paramWarnings;
+  paramWarnings = into;
+  try {
+    return read();
+  } finally {
+    paramWarnings = outer;
+  }
+}
+
+/**
+ * A time param: a number is nanoseconds (what Mirabelle's compiled EDN holds), a string is a Go duration. A
+ * number under 1 ms is accepted (tests use small times) with a warning: `10` most often means ten seconds
+ * (docs/stream-language.md, time and durations).
+ */
 export function duration(value: EdnValue | undefined, name: string, { allowZero = false } = {}): number {
   let ns: number;
   if (typeof value === 'number') ns = value;
@@ -64,6 +86,9 @@ export function duration(value: EdnValue | undefined, name: string, { allowZero 
     }
   } else throw new ParamError(name, `expected a duration (nanoseconds or a string like "10s"), got ${describe(value)}`);
   if (ns < 0 || (!allowZero && ns === 0)) throw new ParamError(name, `expected a ${allowZero ? 'non-negative' : 'positive'} duration, got ${describe(value)}`);
+  if (typeof value === 'number' && ns > 0 && ns < SUSPICIOUS_BARE_DURATION_NS) {
+    paramWarnings?.push(`${name} ${value} is ${value} ns; write "${value}s" for seconds`);
+  }
   return ns;
 }
 

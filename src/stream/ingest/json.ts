@@ -2,11 +2,13 @@
  * Bodies of `PUT /api/v1/stream/:name`: `{"events": [...]}`. The events are the parsed body's own objects,
  * checked and stamped in place (no copy): `time` missing, null or false becomes now (one reading of the clock
  * per request, so a batch shares one time), an RFC 3339 string becomes epoch ns, a decimal string becomes a
- * number; `ttl`, when present, must be a number.
+ * number; `ttl`, when present, must be a number. Accepted values that are likely mistakes are reported through
+ * `PushWarnings`.
  */
 import { type Event, nowNs } from '../event.ts';
 import { DEFAULT_MAX_EVENT_DEPTH, nesting } from '../nesting.ts';
 import { IngestError } from './errors.ts';
+import type { PushWarnings } from './push-warnings.ts';
 
 /** The default of `streams.max-event-depth`: values inside an event nest at most this deep (objects and arrays,
  *  the event included), so that nothing that walks an event recurses without bound (src/stream/nesting.ts). */
@@ -26,7 +28,9 @@ function nestsDeeperThan(value: object, limit: number): boolean {
   return false;
 }
 
-export function eventsFromJsonBody(body: unknown): Event[] {
+/** `warnings`, when given, collects the likely mistakes that are accepted (epoch seconds as `time`, a numeric
+ *  string as `metric`). */
+export function eventsFromJsonBody(body: unknown, warnings?: PushWarnings): Event[] {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new IngestError('the body must be a JSON object with an "events" field');
   }
@@ -53,6 +57,10 @@ export function eventsFromJsonBody(body: unknown): Event[] {
       } else {
         fields.time = timeFromValue(time, i);
       }
+    }
+    if (warnings !== undefined) {
+      warnings.checkTime(i, fields.time as number);
+      if (typeof fields.metric === 'string') warnings.checkMetric(i, fields.metric);
     }
     const ttl: unknown = fields.ttl;
     if (ttl !== undefined && ttl !== null && typeof ttl !== 'number') {

@@ -15,7 +15,9 @@ export type DropReason =
   /** Not representable at the destination (prometheus: no numeric metric, or no service/name). */
   | 'unusable'
   /** Still queued when the close timeout ran out. */
-  | 'shutdown';
+  | 'shutdown'
+  /** Sent to an output a reload removed while a stream still names it. */
+  | 'removed';
 
 /** Metrics hooks, wired by the service to prom-client. Called per batch (per event only on queue overflow). */
 export interface OutputObserver {

@@ -21,10 +21,12 @@ describe('command check', () => {
     expect(await check('command', { command: 'test', arguments: ['$HOME', '=', 'a'] })).toMatch(/^The command failed with code=1/);
   });
 
-  it('fails with the exit code and stderr', async () => {
-    expect(await check('command', { command: 'sh', arguments: ['-c', 'echo ignored; echo oops >&2; exit 3'] })).toBe(
-      'The command failed with code=3, stderr=oops\n: exit status 3',
+  it('fails with the exit code, stderr, then the first bytes of stdout', async () => {
+    expect(await check('command', { command: 'sh', arguments: ['-c', 'echo disk at 91%; echo oops >&2; exit 3'] })).toBe(
+      'The command failed with code=3, stderr=oops\n: exit status 3, stdout=disk at 91%',
     );
+    const chatty = await check('command', { command: 'sh', arguments: ['-c', 'head -c 100000 /dev/zero | tr "\\0" y; exit 2'] });
+    expect(chatty).toBe(`The command failed with code=2, stderr=: exit status 2, stdout=${'y'.repeat(4096)}`);
   });
 
   it('fails when the executable does not exist', async () => {
