@@ -202,10 +202,16 @@ async function measure(pid: number, scrape: () => Promise<Scrape>): Promise<Wind
   };
 }
 
-/** The service as `npm start` runs it (bin/vigie.js on the bundle), with `node` flags of its own (--cpu-prof). */
+/** The V8 flags of bin/vigie.js's first line, which `npm start` passes too (docs/performance.md). */
+function serviceNodeFlags(): string[] {
+  const shebang = readFileSync(join(ROOT, 'bin/vigie.js'), 'utf8').split('\n', 1)[0] ?? '';
+  return shebang.split(' ').filter((word) => word.startsWith('--'));
+}
+
+/** The service as `npm start` runs it (bin/vigie.js on the bundle, its heap flags), then `node` flags of the run's. */
 async function startVigie(configFile: string, nodeArgs: string[]) {
   await ensureBundle();
-  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'bin/vigie.js'), 'serve', '--config', configFile, '--log-level', 'warn'], {
+  const child = spawn(process.execPath, [...serviceNodeFlags(), ...nodeArgs, join(ROOT, 'bin/vigie.js'), 'serve', '--config', configFile, '--log-level', 'warn'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
@@ -319,7 +325,7 @@ async function main(): Promise<void> {
       checks: TCP_CHECKS + HTTP_CHECKS,
       warmup_s: WARMUP_S,
       window_s: WINDOW_S,
-      node_flags: args['node-flags'] ?? '',
+      node_flags: [...serviceNodeFlags(), args['node-flags'] ?? ''].join(' ').trim(),
       vigie,
       ...(peer ? { cabourotte: peer } : {}),
       ...(peer
