@@ -9,7 +9,7 @@
  * Reads (history, uptime) see the buffered results too: they merge the buffer into what the database holds,
  * so a read never forces a write.
  */
-import { and, eq, inArray, lt, sql } from 'drizzle-orm';
+import { and, eq, getTableName, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { healthcheckHistory, healthcheckResults, healthcheckUptime, healthchecks } from '../db/schema.ts';
 import type { KindName } from './kinds/index.ts';
@@ -95,17 +95,26 @@ export interface RepositoryOptions {
   onFlushError?: (error: unknown) => void;
 }
 
-const ph = sql.placeholder;
+/**
+ * Per check: the hour it last wrote an aggregate for (a new hour triggers the pruning of its old aggregates),
+ * and how many history rows it has (counted once, then kept up to date), so that trimming deletes exactly the
+ * rows over `history-size`, oldest first, without looking at the others.
+ */
+interface StoredState {
+  hour: number;
+  historyRows: number;
+}
 
 export class HealthcheckRepository {
   private buffer: CheckResult[] = [];
   private flushTimer: ReturnType<typeof setInterval> | null = null;
-  /** The hour each check last wrote an aggregate for: a new hour triggers the pruning of that check's old rows. */
-  private readonly lastHour = new Map<string, number>();
+  /** What the flush keeps per check: the hour it last wrote an aggregate for, and its history rows. */
+  private readonly stored = new Map<string, StoredState>();
   private readonly flushIntervalMs: number;
   private readonly maxBuffered: number;
   private readonly nowS: () => number;
   private readonly statements;
+  private readonly writeBatch: (batch: CheckResult[]) => void;
 
   constructor(
     private readonly db: Db,
@@ -115,81 +124,39 @@ export class HealthcheckRepository {
     this.maxBuffered = options.maxBuffered ?? 2000;
     this.nowS = options.nowS ?? (() => Math.floor(Date.now() / 1000));
     this.statements = this.prepareStatements();
+    this.writeBatch = this.db.$client.transaction((batch: CheckResult[]) => this.writeResults(batch));
   }
 
+  /**
+   * The flush's statements, prepared once on the better-sqlite3 connection itself: they run 1,200 times a
+   * second with 12,000 checks, and drizzle's placeholder mapping cost more than SQLite's own work. One statement
+   * per table and result; the hourly and daily aggregates are one two-row upsert.
+   */
   private prepareStatements() {
-    const { db } = this;
-    const h = healthcheckHistory;
-    const u = healthcheckUptime;
-    const r = healthcheckResults;
+    const client = this.db.$client;
+    const h = getTableName(healthcheckHistory);
+    const u = getTableName(healthcheckUptime);
+    const r = getTableName(healthcheckResults);
     return {
-      upsertResult: db
-        .insert(r)
-        .values({
-          name: ph('name'),
-          success: ph('success'),
-          timestampS: ph('timestampS'),
-          durationMs: ph('durationMs'),
-          message: ph('message'),
-          summary: ph('summary'),
-          // Raw placeholder: the JSON column's encoder would store a SQL NULL as the text "null".
-          labels: sql`${ph('labels')}`,
-          source: ph('source'),
-        })
-        .onConflictDoUpdate({
-          target: r.name,
-          set: {
-            success: sql`excluded.success`,
-            timestampS: sql`excluded.timestamp_s`,
-            durationMs: sql`excluded.duration_ms`,
-            message: sql`excluded.message`,
-            summary: sql`excluded.summary`,
-            labels: sql`excluded.labels`,
-            source: sql`excluded.source`,
-          },
-        })
-        .prepare(),
-      insertHistory: db
-        .insert(h)
-        .values({ name: ph('name'), success: ph('success'), timestampS: ph('timestampS'), durationMs: ph('durationMs'), message: ph('message') })
-        .prepare(),
-      // Deletes everything older than the `historySize` newest rows of one check, through the (name, id) index.
-      trimHistory: db
-        .delete(h)
-        .where(
-          and(
-            eq(h.name, ph('name')),
-            sql`${h.id} <= (select ${h.id} from ${h} where ${h.name} = ${ph('name')} order by ${h.id} desc limit 1 offset ${this.options.historySize})`,
-          ),
-        )
-        .prepare(),
-      upsertUptime: db
-        .insert(u)
-        .values({
-          name: ph('name'),
-          granularity: ph('granularity'),
-          periodStartS: ph('periodStartS'),
-          runs: 1,
-          successes: ph('successes'),
-          durationTotalMs: ph('durationMs'),
-          durationMinMs: ph('durationMs'),
-          durationMaxMs: ph('durationMs'),
-        })
-        .onConflictDoUpdate({
-          target: [u.name, u.granularity, u.periodStartS],
-          set: {
-            runs: sql`${u.runs} + 1`,
-            successes: sql`${u.successes} + excluded.successes`,
-            durationTotalMs: sql`${u.durationTotalMs} + excluded.duration_total_ms`,
-            durationMinMs: sql`min(${u.durationMinMs}, excluded.duration_min_ms)`,
-            durationMaxMs: sql`max(${u.durationMaxMs}, excluded.duration_max_ms)`,
-          },
-        })
-        .prepare(),
-      pruneUptime: db
-        .delete(u)
-        .where(and(eq(u.name, ph('name')), eq(u.granularity, ph('granularity')), lt(u.periodStartS, ph('before'))))
-        .prepare(),
+      upsertResult: client.prepare<[string, number, number, number, string, string, string | null, string]>(
+        `insert into ${r} (name, success, timestamp_s, duration_ms, message, summary, labels, source) values (?, ?, ?, ?, ?, ?, ?, ?)
+         on conflict (name) do update set success = excluded.success, timestamp_s = excluded.timestamp_s, duration_ms = excluded.duration_ms,
+           message = excluded.message, summary = excluded.summary, labels = excluded.labels, source = excluded.source`,
+      ),
+      insertHistory: client.prepare<[string, number, number, number, string]>(
+        `insert into ${h} (name, success, timestamp_s, duration_ms, message) values (?, ?, ?, ?, ?)`,
+      ),
+      countHistory: client.prepare<[string], { n: number }>(`select count(*) as n from ${h} where name = ?`),
+      // The oldest rows of one check, through the (name, id) index: it walks only the rows it deletes.
+      trimHistory: client.prepare<[string, number]>(`delete from ${h} where id in (select id from ${h} where name = ? order by id asc limit ?)`),
+      upsertUptime: client.prepare<[string, number, number, number, number, number, string, number, number, number, number, number]>(
+        `insert into ${u} (name, granularity, period_start_s, runs, successes, duration_total_ms, duration_min_ms, duration_max_ms)
+         values (?, 'hour', ?, 1, ?, ?, ?, ?), (?, 'day', ?, 1, ?, ?, ?, ?)
+         on conflict (name, granularity, period_start_s) do update set runs = runs + 1, successes = successes + excluded.successes,
+           duration_total_ms = duration_total_ms + excluded.duration_total_ms, duration_min_ms = min(duration_min_ms, excluded.duration_min_ms),
+           duration_max_ms = max(duration_max_ms, excluded.duration_max_ms)`,
+      ),
+      pruneUptime: client.prepare<[string, string, number]>(`delete from ${u} where name = ? and granularity = ? and period_start_s < ?`),
     };
   }
 
@@ -280,7 +247,7 @@ export class HealthcheckRepository {
       tx.delete(healthcheckHistory).where(inArray(healthcheckHistory.name, chunk)).run();
       tx.delete(healthcheckUptime).where(inArray(healthcheckUptime.name, chunk)).run();
     }
-    for (const name of names) this.lastHour.delete(name);
+    for (const name of names) this.stored.delete(name);
   }
 
   // Results
@@ -322,38 +289,38 @@ export class HealthcheckRepository {
     if (this.buffer.length === 0) return;
     const batch = this.buffer;
     this.buffer = [];
+    this.writeBatch(batch);
+  }
+
+  /** One transaction for the whole batch; the batch is not referenced once it is written. */
+  private writeResults(batch: CheckResult[]): void {
     const s = this.statements;
-    const touched = new Set<string>();
-    this.db.transaction(() => {
-      for (const result of batch) {
-        const name = result.name;
-        const timestampS = result['healthcheck-timestamp'];
-        const success = result.success;
-        const durationMs = result.duration;
-        touched.add(name);
-        s.upsertResult.run({
-          name,
-          success,
-          timestampS,
-          durationMs,
-          message: result.message,
-          summary: result.summary,
-          labels: result.labels === undefined ? null : JSON.stringify(result.labels),
-          source: result.source,
-        });
-        s.insertHistory.run({ name, success, timestampS, durationMs, message: result.message });
-        const hour = timestampS - (timestampS % HOUR_S);
-        const successes = success ? 1 : 0;
-        s.upsertUptime.run({ name, granularity: 'hour', periodStartS: hour, successes, durationMs });
-        s.upsertUptime.run({ name, granularity: 'day', periodStartS: timestampS - (timestampS % DAY_S), successes, durationMs });
-        if (this.lastHour.get(name) !== hour) {
-          this.lastHour.set(name, hour);
-          s.pruneUptime.run({ name, granularity: 'hour', before: hour - HOURLY_RETENTION_S });
-          s.pruneUptime.run({ name, granularity: 'day', before: hour - DAILY_RETENTION_S });
-        }
+    const historySize = this.options.historySize;
+    for (let i = 0; i < batch.length; i++) {
+      const result = batch[i] as CheckResult;
+      const name = result.name;
+      const timestampS = result['healthcheck-timestamp'];
+      const success = result.success ? 1 : 0;
+      const durationMs = result.duration;
+      s.upsertResult.run(name, success, timestampS, durationMs, result.message, result.summary, result.labels === undefined ? null : JSON.stringify(result.labels), result.source);
+      s.insertHistory.run(name, success, timestampS, durationMs, result.message);
+      const hour = timestampS - (timestampS % HOUR_S);
+      s.upsertUptime.run(name, hour, success, durationMs, durationMs, durationMs, name, timestampS - (timestampS % DAY_S), success, durationMs, durationMs, durationMs);
+      let state = this.stored.get(name);
+      if (state === undefined) {
+        state = { hour: -1, historyRows: (s.countHistory.get(name) as { n: number }).n };
+        this.stored.set(name, state);
+      } else state.historyRows++;
+      if (state.historyRows > historySize) {
+        s.trimHistory.run(name, state.historyRows - historySize);
+        state.historyRows = historySize;
       }
-      for (const name of touched) s.trimHistory.run({ name });
-    });
+      if (state.hour !== hour) {
+        state.hour = hour;
+        s.pruneUptime.run(name, 'hour', hour - HOURLY_RETENTION_S);
+        s.pruneUptime.run(name, 'day', hour - DAILY_RETENTION_S);
+      }
+    }
   }
 
   /** Newest first: the buffered results of the check, then the stored ones. */

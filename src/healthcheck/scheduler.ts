@@ -182,8 +182,12 @@ export class Scheduler<J extends SchedulerJob> {
     entry.state = State.Running;
     entry.startedAt = now;
     this.running++;
-    const controller = new AbortController();
-    entry.controller = controller;
+    // A run that was not aborted leaves its controller as good as new: the next run of the job reuses it.
+    let controller = entry.controller;
+    if (controller === null || controller.signal.aborted) {
+      controller = new AbortController();
+      entry.controller = controller;
+    }
     entry.timeoutTimer = setTimeout(abortOnTimeout, entry.job.timeoutMs, controller);
     let run: Promise<void>;
     try {
@@ -204,7 +208,6 @@ export class Scheduler<J extends SchedulerJob> {
     const now = this.now();
     if (entry.timeoutTimer !== null) clearTimeout(entry.timeoutTimer);
     entry.timeoutTimer = null;
-    entry.controller = null;
     this.running--;
     if (entry.state === State.Removed) {
       const whenIdle = entry.whenIdle;

@@ -1,12 +1,12 @@
 /**
- * HTTP check: one request per run through a per-check undici Agent (keep-alive connections are reused from one
- * run to the next, as upstream's per-check Go client does), then the status must be in `valid-status` and every
- * `body-regexp` must match the body (RE2 syntax and linear time, as Go's regexp: src/regex.ts). The run signal
- * bounds everything, body read included.
+ * HTTP check: one request per run through an undici Agent shared by the checks that connect the same way
+ * (keep-alive connections are reused from one run to the next, and between checks of one server), then the
+ * status must be in `valid-status` and every `body-regexp` must match the body (RE2 syntax and linear time, as
+ * Go's regexp: src/common/regex.ts). The run signal bounds everything, body read included.
  */
 import { isIP } from 'node:net';
 import { Type } from '@sinclair/typebox';
-import { Agent, type Dispatcher, interceptors } from 'undici';
+import { type Dispatcher, interceptors } from 'undici';
 import { durationToMs, formatDuration } from '../../common/duration.ts';
 import { compileRegex } from '../../common/regex.ts';
 import {
@@ -29,6 +29,7 @@ import {
   tlsFilesToJson,
   validateShape,
 } from './common.ts';
+import { acquireAgent } from './http-agents.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
 
 export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -202,24 +203,22 @@ function keepAliveMs(def: HttpDefinition): number {
   return Math.min(90_000, Math.max(4_000, durationToMs(def.intervalNs) + 1_000));
 }
 
-/** The per-check Agent; its connections outlive a run so that the next run reuses them. */
-function createDispatcher(def: HttpDefinition, tls: TlsMaterial): { agent: Agent; dispatcher: Dispatcher } {
+/**
+ * The check's Agent, shared with the checks that connect the same way (http-agents.ts); its connections
+ * outlive a run so that the next run reuses them.
+ */
+function createDispatcher(def: HttpDefinition, tls: TlsMaterial): { dispatcher: Dispatcher; release: () => Promise<void> } {
   // The run signal is the deadline; undici's own timers only need to not fire first.
   const undiciTimeoutMs = durationToMs(def.timeoutNs) + 1_000;
-  const agent = new Agent({
-    // A check sends one request at a time: one connection per origin is all it needs, and reusing it is the point.
-    connections: 1,
-    keepAliveTimeout: keepAliveMs(def),
-    headersTimeout: undiciTimeoutMs,
-    bodyTimeout: undiciTimeoutMs,
-    connect: {
-      timeout: undiciTimeoutMs,
-      rejectUnauthorized: !def.insecure,
-      ...tls,
-      ...(def.sourceIp !== undefined ? { localAddress: def.sourceIp } : {}),
-    },
+  const keepAliveTimeoutMs = keepAliveMs(def);
+  const ownMaterial = def.cacert !== undefined || def.cert !== undefined;
+  const key = ownMaterial ? null : `${def.insecure}|${def.sourceIp ?? ''}|${undiciTimeoutMs}|${keepAliveTimeoutMs}`;
+  const { agent, release } = acquireAgent(key, {
+    keepAliveTimeoutMs,
+    undiciTimeoutMs,
+    connect: { rejectUnauthorized: !def.insecure, ...tls, ...(def.sourceIp !== undefined ? { localAddress: def.sourceIp } : {}) },
   });
-  return { agent, dispatcher: def.redirect ? agent.compose(interceptors.redirect({ maxRedirections: 10 })) : agent };
+  return { dispatcher: def.redirect ? agent.compose(interceptors.redirect({ maxRedirections: 10 })) : agent, release };
 }
 
 function requestOptions(def: HttpDefinition, origin: string, shownPath: string): Dispatcher.RequestOptions {
@@ -238,7 +237,7 @@ function requestOptions(def: HttpDefinition, origin: string, shownPath: string):
 }
 
 export async function prepareHttp(def: HttpDefinition): Promise<Prepared> {
-  const { agent, dispatcher } = createDispatcher(def, await loadTlsFiles(def));
+  const { dispatcher, release } = createDispatcher(def, await loadTlsFiles(def));
   const shownPath = pathWithQuery(def.path, def.query);
   const origin = `${def.protocol}://${joinHostPort(def.target, def.port)}`;
   const request = requestOptions(def, origin, shownPath);
@@ -247,8 +246,10 @@ export async function prepareHttp(def: HttpDefinition): Promise<Prepared> {
 
   const run = async (signal: AbortSignal): Promise<void> => {
     let response: Dispatcher.ResponseData;
+    // Runs of a check never overlap: the options object is the check's, only its signal changes.
+    request.signal = signal;
     try {
-      response = await dispatcher.request({ ...request, signal });
+      response = await dispatcher.request(request);
     } catch (error) {
       throw new CheckFailure(failurePrefix + (signal.aborted ? timeoutText(def.timeoutNs) : errorText(error)));
     }
@@ -268,7 +269,7 @@ export async function prepareHttp(def: HttpDefinition): Promise<Prepared> {
       if (!regexp.test(text)) throw new CheckFailure(`healthcheck body does not match regex ${pattern}: ${message}`);
     }
   };
-  return { run, close: () => agent.close() };
+  return { run, close: release };
 }
 
 function sniOption(def: HttpDefinition): { servername?: string } {

@@ -2,7 +2,7 @@
  * TCP check: connect to `target:port` within the timeout and close at once, nothing sent. `should-fail` inverts
  * the outcome (a port that must stay closed).
  */
-import { connect } from 'node:net';
+import { connect, type NetConnectOpts, type Socket } from 'node:net';
 import { formatDuration } from '../../common/duration.ts';
 import { Type } from '@sinclair/typebox';
 import {
@@ -62,41 +62,110 @@ export function tcpSummary(def: TcpDefinition): string {
   return def.shouldFail ? `${summary}. This healthcheck has should-fail=true.` : summary;
 }
 
-/** Resolves once connected (the socket is closed at once); rejects with the connect error or on abort. */
-function connectTcp(host: string, port: number, localAddress: string | undefined, signal: AbortSignal, timeoutNs: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(new Error(timeoutText(timeoutNs)));
-      return;
-    }
-    const socket = connect({ host, port, ...(localAddress !== undefined ? { localAddress } : {}) });
-    const onAbort = (): void => {
-      socket.destroy();
-      reject(new Error(timeoutText(timeoutNs)));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    socket.once('connect', () => {
-      signal.removeEventListener('abort', onAbort);
-      socket.destroy();
-      resolve();
-    });
-    socket.on('error', (error) => {
-      signal.removeEventListener('abort', onAbort);
-      socket.destroy();
-      reject(error);
-    });
-  });
+const PROBE = Symbol('tcp probe');
+type Tagged<T> = T & { [PROBE]?: TcpProbe };
+
+/** The probe whose promise is being built: promise executors run synchronously, so one slot is enough. */
+let binding: TcpProbe | null = null;
+
+function bindOutcome(resolve: () => void, reject: (failure: CheckFailure) => void): void {
+  (binding as TcpProbe).bind(resolve, reject);
 }
 
-export async function runTcp(def: TcpDefinition, signal: AbortSignal): Promise<void> {
-  const address = joinHostPort(def.target, def.port);
-  try {
-    await connectTcp(def.target, def.port, def.sourceIp, signal, def.timeoutNs);
-  } catch (error) {
-    if (def.shouldFail) return;
-    throw new CheckFailure(`TCP connection failed on ${address}: ${errorText(error)}`);
+// Shared listeners: the socket or the signal they are called on leads to the probe (no closures per check).
+function onConnect(this: Tagged<Socket>): void {
+  this[PROBE]?.settle(undefined);
+}
+function onError(this: Tagged<Socket>, error: Error): void {
+  this[PROBE]?.settle(error);
+}
+function onAbort(this: Tagged<AbortSignal>): void {
+  const probe = this[PROBE];
+  probe?.settle(new Error(timeoutText(probe.timeoutNs)));
+}
+
+/**
+ * One TCP check's runs: the connect options are built once and reused by every run (net.connect copies them),
+ * and the listeners are shared functions, so a run allocates the socket and its promise, nothing else of ours.
+ */
+class TcpProbe implements Prepared {
+  readonly timeoutNs: number;
+  private readonly options: NetConnectOpts;
+  private readonly address: string;
+  private readonly shouldFail: boolean;
+  private socket: Tagged<Socket> | null = null;
+  private signal: Tagged<AbortSignal> | null = null;
+  private resolve: (() => void) | null = null;
+  private reject: ((failure: CheckFailure) => void) | null = null;
+
+  constructor(def: TcpDefinition) {
+    this.options = def.sourceIp !== undefined ? { host: def.target, port: def.port, localAddress: def.sourceIp } : { host: def.target, port: def.port };
+    this.address = joinHostPort(def.target, def.port);
+    this.timeoutNs = def.timeoutNs;
+    this.shouldFail = def.shouldFail;
   }
-  if (def.shouldFail) throw new CheckFailure(`TCP check is successful on ${address} but an error was expected`);
+
+  run(signal: AbortSignal): Promise<void> {
+    // The one place a probe is handed to shared code: bindOutcome reads it back synchronously.
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    binding = this;
+    const outcome = new Promise<void>(bindOutcome);
+    binding = null;
+    if (signal.aborted) {
+      this.settle(new Error(timeoutText(this.timeoutNs)));
+      return outcome;
+    }
+    const tagged = signal as Tagged<AbortSignal>;
+    tagged[PROBE] = this;
+    this.signal = tagged;
+    signal.addEventListener('abort', onAbort, { once: true });
+    const socket = connect(this.options) as Tagged<Socket>;
+    socket[PROBE] = this;
+    this.socket = socket;
+    socket.once('connect', onConnect);
+    socket.on('error', onError);
+    return outcome;
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  bind(resolve: () => void, reject: (failure: CheckFailure) => void): void {
+    this.resolve = resolve;
+    this.reject = reject;
+  }
+
+  /** Ends the run: the socket closes at once whatever happened; `error` is undefined once connected. */
+  settle(error: Error | undefined): void {
+    const resolve = this.resolve;
+    const reject = this.reject;
+    if (resolve === null || reject === null) return;
+    this.resolve = null;
+    this.reject = null;
+    const signal = this.signal;
+    this.signal = null;
+    if (signal !== null) {
+      signal.removeEventListener('abort', onAbort);
+      signal[PROBE] = undefined;
+    }
+    const socket = this.socket;
+    this.socket = null;
+    if (socket !== null) {
+      socket[PROBE] = undefined;
+      socket.removeListener('connect', onConnect);
+      // A late error of the destroyed socket must not go unhandled: onError now finds no probe.
+      socket.destroy();
+    }
+    const connected = error === undefined;
+    if (connected === this.shouldFail) {
+      reject(
+        connected
+          ? new CheckFailure(`TCP check is successful on ${this.address} but an error was expected`)
+          : new CheckFailure(`TCP connection failed on ${this.address}: ${errorText(error)}`),
+      );
+    } else resolve();
+  }
 }
 
 export const tcpKind: CheckKind<TcpDefinition> = {
@@ -105,5 +174,5 @@ export const tcpKind: CheckKind<TcpDefinition> = {
   parse: parseTcp,
   toJson: tcpToJson,
   summary: tcpSummary,
-  prepare: (def) => Promise.resolve<Prepared>({ run: (signal) => runTcp(def, signal), close: () => Promise.resolve() }),
+  prepare: (def) => Promise.resolve<Prepared>(new TcpProbe(def)),
 };

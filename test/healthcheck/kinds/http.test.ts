@@ -115,12 +115,50 @@ describe('HTTP check against a plain HTTP server', () => {
     );
     try {
       await prepared.run(AbortSignal.timeout(1000));
+      // Runs are an interval apart: by the next one, undici has marked the connection free (it does so a tick
+      // after the body ends; a run started in the same tick would open a second connection of the shared pool).
+      await new Promise((resolve) => setImmediate(resolve));
       await prepared.run(AbortSignal.timeout(1000));
     } finally {
       await prepared.close();
     }
     expect(target.requests).toHaveLength(2);
     expect(target.requests[1]?.remotePort).toBe(target.requests[0]?.remotePort);
+  });
+
+  it('shares the connections of checks that connect the same way, and a closed check leaves the others running', async () => {
+    const prepare = (name: string, raw: Record<string, unknown> = {}) =>
+      prepareCheck(parseCheck('http', { name, target: '127.0.0.1', port: target.port, 'valid-status': [200], timeout: '1s', interval: '10s', ...raw }));
+    const first = await prepare('first');
+    const second = await prepare('second');
+    const insecure = await prepare('insecure', { insecure: true });
+    const nextTick = () => new Promise((resolve) => setImmediate(resolve));
+    try {
+      await first.run(AbortSignal.timeout(1000));
+      await nextTick();
+      await second.run(AbortSignal.timeout(1000));
+      await nextTick();
+      await insecure.run(AbortSignal.timeout(1000));
+      expect(target.requests[1]?.remotePort).toBe(target.requests[0]?.remotePort);
+      // Other connection settings: a pool of its own.
+      expect(target.requests[2]?.remotePort).not.toBe(target.requests[0]?.remotePort);
+      await first.close();
+      await first.close();
+      await nextTick();
+      await second.run(AbortSignal.timeout(1000));
+      expect(target.requests[3]?.remotePort).toBe(target.requests[0]?.remotePort);
+    } finally {
+      await second.close();
+      await insecure.close();
+    }
+    // The last user closed the shared pool: a new check opens a new connection.
+    const third = await prepare('third');
+    try {
+      expect(await third.run(AbortSignal.timeout(1000))).toBeUndefined();
+    } finally {
+      await third.close();
+    }
+    expect(target.requests[4]?.remotePort).not.toBe(target.requests[0]?.remotePort);
   });
 
   it('bounds the body read by the timeout', async () => {
