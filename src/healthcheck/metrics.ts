@@ -2,98 +2,104 @@
  * The healthcheck metrics, named as upstream: `healthcheck_total{name,status}` and
  * `healthcheck_duration_seconds{name}`, both with the keys of `healthchecks-labels` as extra labels (value ""
  * when a check lacks the label). Plus `healthcheck_scheduling_lag_seconds`, how late runs start, which the
- * `checks` benchmark reads. A check's label sets are built once when it is added, not per run.
+ * `checks` benchmark reads.
  *
  * The last result per check, as gauges (so that an alert rule needs no rate): `healthcheck_up` 1/0 (as
  * blackbox_exporter's `probe_success`), `healthcheck_last_duration_seconds`, and for TLS checks
  * `healthcheck_tls_certificate_expiry_seconds`, the earliest NotAfter of the chain as a Unix time.
+ *
+ * The per-check series are kept here as plain numbers in one small object per check, and written in the text
+ * format by a text collector (src/server/metrics.ts): a run only adds to numbers, and a scrape of 12,000 checks
+ * (240,000 samples) is string concatenation over label text escaped once when the check was added. As with
+ * prom-client, a check's series appear with its first run, and a status series with its first run of that status.
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Histogram, type Registry } from 'prom-client';
+import { registerTextCollector } from '../server/metrics.ts';
 
 /** Upstream's buckets (docs/http-api.md, metrics). */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 const LAG_BUCKETS = [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const BUCKET_LABELS = [...DURATION_BUCKETS.map(String), '+Inf'];
 
-/** A check's label sets, and its series bound once (prom-client children) so that a run looks nothing up. */
-export interface CheckMetricLabels {
-  readonly success: Record<string, string>;
-  readonly failure: Record<string, string>;
-  readonly duration: Record<string, string>;
-  readonly successCount: { inc(value?: number): void };
-  readonly failureCount: { inc(value?: number): void };
-  readonly durations: { observe(value: number): void };
+const FAMILIES = {
+  total: header('healthcheck_total', 'counter', 'Count the number of healthchecks executions.'),
+  duration: header('healthcheck_duration_seconds', 'histogram', 'Time to execute a healthcheck.'),
+  up: header('healthcheck_up', 'gauge', 'Whether the last run of the healthcheck succeeded (1) or failed (0).'),
+  lastDuration: header('healthcheck_last_duration_seconds', 'gauge', 'Duration of the last run of the healthcheck.'),
+  certificateExpiry: header(
+    'healthcheck_tls_certificate_expiry_seconds',
+    'gauge',
+    'TLS healthchecks: the earliest expiry (NotAfter) of the certificate chain seen by the last handshake, as a Unix time in seconds.',
+  ),
+};
+
+function header(name: string, type: string, help: string): string {
+  return `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n`;
+}
+
+/** The exposition format's label value escaping: backslash, double quote and line feed. */
+function escapeLabelValue(value: string): string {
+  return value.replace(/[\\"\n]/g, (character) => (character === '\n' ? '\\n' : `\\${character}`));
+}
+
+/** One check's series: its label text (escaped once) and the numbers its runs add to. */
+export class CheckSeries {
+  /** `name="…",<label>="…"`: the labels every series of the check carries. */
+  readonly labelText: string;
+  successes = 0;
+  failures = 0;
+  /** Per bucket (not cumulative: summed at scrape time), the last slot for runs over the largest bound. */
+  readonly bucketCounts = new Float64Array(DURATION_BUCKETS.length + 1);
+  durationSum = 0;
+  /** 1 or 0 once the check has run, -1 before. */
+  up = -1;
+  lastDurationSeconds = 0;
+  /** NaN until a TLS handshake reported one. */
+  certificateExpirySeconds = Number.NaN;
+
+  constructor(labelText: string) {
+    this.labelText = labelText;
+  }
 }
 
 export class HealthcheckMetrics {
-  private readonly total: Counter<string>;
-  private readonly duration: Histogram<string>;
   private readonly lag: Histogram<string>;
-  private readonly up: Gauge<string>;
-  private readonly lastDuration: Gauge<string>;
-  private readonly certificateExpiry: Gauge<string>;
   /** `name` and `status` are ours; a label key of that name in `healthchecks-labels` cannot be honoured. */
   private readonly labelKeys: string[];
+  /** Every check's series, in the order the checks were added. */
+  private readonly checks = new Set<CheckSeries>();
 
   constructor(registry: Registry, labelKeys: readonly string[]) {
     this.labelKeys = labelKeys.filter((key) => key !== 'name' && key !== 'status');
-    this.total = new Counter({
-      name: 'healthcheck_total',
-      help: 'Count the number of healthchecks executions.',
-      labelNames: ['name', 'status', ...this.labelKeys],
-      registers: [registry],
-    });
-    this.duration = new Histogram({
-      name: 'healthcheck_duration_seconds',
-      help: 'Time to execute a healthcheck.',
-      labelNames: ['name', ...this.labelKeys],
-      buckets: DURATION_BUCKETS,
-      registers: [registry],
-    });
     this.lag = new Histogram({
       name: 'healthcheck_scheduling_lag_seconds',
       help: 'How late periodic healthcheck runs start compared to their due time (waiting for a run slot included).',
       buckets: LAG_BUCKETS,
       registers: [registry],
     });
-    const gauge = (name: string, help: string) => new Gauge({ name, help, labelNames: ['name', ...this.labelKeys], registers: [registry] });
-    this.up = gauge('healthcheck_up', 'Whether the last run of the healthcheck succeeded (1) or failed (0).');
-    this.lastDuration = gauge('healthcheck_last_duration_seconds', 'Duration of the last run of the healthcheck.');
-    this.certificateExpiry = gauge(
-      'healthcheck_tls_certificate_expiry_seconds',
-      'TLS healthchecks: the earliest expiry (NotAfter) of the certificate chain seen by the last handshake, as a Unix time in seconds.',
-    );
+    registerTextCollector(registry, () => this.render());
   }
 
-  /** Binding a child creates no series: a check's series appear when it first runs, as before. */
-  labelsFor(name: string, labels: Readonly<Record<string, string>>): CheckMetricLabels {
-    const success = this.labelSet(name, labels, 'success');
-    const failure = this.labelSet(name, labels, 'failure');
-    const duration = this.labelSet(name, labels);
-    return {
-      success,
-      failure,
-      duration,
-      successCount: this.total.labels(success),
-      failureCount: this.total.labels(failure),
-      durations: this.duration.labels(duration),
-    };
-  }
-
-  /** Built key by key: objects made with spread get a hidden class each, which costs 12 MB over 12,000 checks. */
-  private labelSet(name: string, labels: Readonly<Record<string, string>>, status?: string): Record<string, string> {
-    const set: Record<string, string> = { name };
-    for (const key of this.labelKeys) set[key] = labels[key] ?? '';
-    if (status !== undefined) set.status = status;
-    return set;
+  /** The check's series holder; its series appear in the output once it has run. */
+  labelsFor(name: string, labels: Readonly<Record<string, string>>): CheckSeries {
+    let text = `name="${escapeLabelValue(name)}"`;
+    for (const key of this.labelKeys) text += `,${key}="${escapeLabelValue(labels[key] ?? '')}"`;
+    return new CheckSeries(text);
   }
 
   /** `certificateExpirySeconds`: what the run's TLS handshake saw, when the check makes one. */
-  observeRun(labels: CheckMetricLabels, success: boolean, durationSeconds: number, certificateExpirySeconds?: number): void {
-    (success ? labels.successCount : labels.failureCount).inc();
-    labels.durations.observe(durationSeconds);
-    this.up.set(labels.duration, success ? 1 : 0);
-    this.lastDuration.set(labels.duration, durationSeconds);
-    if (certificateExpirySeconds !== undefined) this.certificateExpiry.set(labels.duration, certificateExpirySeconds);
+  observeRun(series: CheckSeries, success: boolean, durationSeconds: number, certificateExpirySeconds?: number): void {
+    // Added at its first run, so that a check created and dropped before it ran (a refused bulk) leaves nothing.
+    if (series.up < 0) this.checks.add(series);
+    if (success) series.successes++;
+    else series.failures++;
+    let bucket = 0;
+    while (bucket < DURATION_BUCKETS.length && durationSeconds > (DURATION_BUCKETS[bucket] as number)) bucket++;
+    series.bucketCounts[bucket] = (series.bucketCounts[bucket] ?? 0) + 1;
+    series.durationSum += durationSeconds;
+    series.up = success ? 1 : 0;
+    series.lastDurationSeconds = durationSeconds;
+    if (certificateExpirySeconds !== undefined) series.certificateExpirySeconds = certificateExpirySeconds;
   }
 
   observeLag(lagSeconds: number): void {
@@ -101,12 +107,36 @@ export class HealthcheckMetrics {
   }
 
   /** Drops every series of a check (removed or replaced). */
-  remove(labels: CheckMetricLabels): void {
-    this.total.remove(labels.success);
-    this.total.remove(labels.failure);
-    this.duration.remove(labels.duration);
-    this.up.remove(labels.duration);
-    this.lastDuration.remove(labels.duration);
-    this.certificateExpiry.remove(labels.duration);
+  remove(series: CheckSeries): void {
+    this.checks.delete(series);
+  }
+
+  /** The per-check families in the text format; a family with no sample yet is left out, as prom-client does. */
+  private render(): string {
+    let total = '';
+    let duration = '';
+    let up = '';
+    let lastDuration = '';
+    let expiry = '';
+    for (const series of this.checks) {
+      if (series.up < 0) continue;
+      const labels = series.labelText;
+      if (series.successes > 0) total += `healthcheck_total{${labels},status="success"} ${series.successes}\n`;
+      if (series.failures > 0) total += `healthcheck_total{${labels},status="failure"} ${series.failures}\n`;
+      let cumulative = 0;
+      for (let bucket = 0; bucket < BUCKET_LABELS.length; bucket++) {
+        cumulative += series.bucketCounts[bucket] as number;
+        duration += `healthcheck_duration_seconds_bucket{${labels},le="${BUCKET_LABELS[bucket]}"} ${cumulative}\n`;
+      }
+      duration += `healthcheck_duration_seconds_sum{${labels}} ${series.durationSum}\nhealthcheck_duration_seconds_count{${labels}} ${cumulative}\n`;
+      up += `healthcheck_up{${labels}} ${series.up}\n`;
+      lastDuration += `healthcheck_last_duration_seconds{${labels}} ${series.lastDurationSeconds}\n`;
+      if (!Number.isNaN(series.certificateExpirySeconds)) expiry += `healthcheck_tls_certificate_expiry_seconds{${labels}} ${series.certificateExpirySeconds}\n`;
+    }
+    let text = '';
+    if (total !== '') text += FAMILIES.total + total;
+    if (duration !== '') text += FAMILIES.duration + duration + FAMILIES.up + up + FAMILIES.lastDuration + lastDuration;
+    if (expiry !== '') text += FAMILIES.certificateExpiry + expiry;
+    return text;
   }
 }

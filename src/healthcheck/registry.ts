@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import { durationToMs } from '../common/duration.ts';
 import { type CheckDefinition, checkSummary, type Prepared, prepareCheck } from './kinds/index.ts';
-import type { CheckMetricLabels, HealthcheckMetrics } from './metrics.ts';
+import type { CheckSeries, HealthcheckMetrics } from './metrics.ts';
 import type { CheckResult, HealthcheckRepository } from './repository.ts';
 import { buildResult } from './result.ts';
 import { type ScheduledJob, Scheduler, type SchedulerJob } from './scheduler.ts';
@@ -27,7 +27,7 @@ export class RunningCheck implements SchedulerJob {
     readonly def: CheckDefinition,
     readonly source: string,
     readonly prepared: Prepared,
-    readonly metricLabels: CheckMetricLabels,
+    readonly metricSeries: CheckSeries,
   ) {
     this.intervalMs = durationToMs(def.intervalNs);
     this.timeoutMs = durationToMs(def.timeoutNs);
@@ -163,7 +163,7 @@ export class CheckRegistry {
   }
 
   private retire(check: RunningCheck): void {
-    this.metrics.remove(check.metricLabels);
+    this.metrics.remove(check.metricSeries);
     const handle = check.handle;
     check.handle = null;
     const idle = handle ? this.scheduler.remove(handle) : Promise.resolve();
@@ -178,7 +178,7 @@ export class CheckRegistry {
     this.latest.set(result.name, result);
     this.repository.record(result);
     for (let i = 0; i < this.resultSinks.length; i++) (this.resultSinks[i] as ResultSink)(result);
-    this.metrics.observeRun(check.metricLabels, result.success, durationMs / 1000, check.prepared.certificateExpirySeconds?.());
+    this.metrics.observeRun(check.metricSeries, result.success, durationMs / 1000, check.prepared.certificateExpirySeconds?.());
     if (result.success !== check.lastSuccess) {
       if (!result.success) this.logger.warn({ name: result.name, cause: result.message }, 'healthcheck failed');
       else if (check.lastSuccess === false) this.logger.info({ name: result.name }, 'healthcheck recovered');

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { VigieConfig } from '../config/load.ts';
 import { connectionOptions, limitConnections } from './connections.ts';
 import { HttpError, installErrorHandlers, ROOT_ERRORS, withMethodNotAllowed } from './errors.ts';
-import type { ServerMetrics } from './metrics.ts';
+import { renderMetrics, type ServerMetrics } from './metrics.ts';
 import type { Part } from './part.ts';
 
 export interface ServerOptions {
@@ -71,7 +71,7 @@ export async function buildServer({ config, metrics, parts, logger }: ServerOpti
       root.get('/health', ok);
       root.get('/metrics', async (_request, reply) => {
         reply.type(metrics.registry.contentType);
-        return metrics.registry.metrics();
+        return renderMetrics(metrics.registry);
       });
     }),
   );

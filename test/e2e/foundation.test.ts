@@ -8,6 +8,7 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCa, readPem } from '../helpers/certs.ts';
 import { ensureBundle, readLines, runCli, startServer, type TestServer } from '../helpers/server.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const exec = promisify(execFile);
 const servers: TestServer[] = [];
@@ -114,6 +115,33 @@ describe('the service process', () => {
     // Mirabelle's gauge name, kept for its users' dashboards; promtool reserves `_count` for histograms and summaries.
     const upstreamNames = /^(# (HELP|TYPE) )?websocket_connections_count\b/;
     writeFileSync(join(dir, 'metrics.txt'), text.split('\n').filter((line) => !upstreamNames.test(line)).join('\n'));
+    const { stdout, stderr } = await exec('sh', ['-c', `promtool check metrics < ${join(dir, 'metrics.txt')}`]);
+    expect(stdout + stderr).not.toMatch(/error/i);
+  });
+
+  it('writes the per-check healthcheck families in the text format promtool accepts, label values escaped', async () => {
+    const labels = { team: 'a"b\\c\nd' };
+    const server = await started({
+      config: {
+        'healthchecks-labels': ['team'],
+        'command-checks': [
+          { name: 'passes', command: 'true', interval: '1s', timeout: '1s', labels },
+          { name: 'fails', command: 'false', interval: '1s', timeout: '1s' },
+        ],
+      },
+    });
+    let text = '';
+    await waitFor(async () => {
+      text = await (await server.request('/metrics')).text();
+      expect(text).toMatch(/^healthcheck_total\{name="fails",team="",status="failure"\} [1-9]/m);
+      expect(text).toMatch(/^healthcheck_total\{name="passes",team="a\\"b\\\\c\\nd",status="success"\} [1-9]/m);
+    });
+    const runs = Number(/^healthcheck_duration_seconds_count\{name="passes",[^}]*\} (\d+)$/m.exec(text)?.[1]);
+    expect(text).toContain(`healthcheck_duration_seconds_bucket{name="passes",team="a\\"b\\\\c\\nd",le="+Inf"} ${runs}`);
+    expect(text).toContain('healthcheck_up{name="fails",team=""} 0');
+    expect(text).not.toContain('healthcheck_total{name="fails",team="",status="success"}');
+    const dir = mkdtempSync(join(tmpdir(), 'vigie-metrics-'));
+    writeFileSync(join(dir, 'metrics.txt'), text.split('\n').filter((line) => !/^(# (HELP|TYPE) )?websocket_connections_count\b/.test(line)).join('\n'));
     const { stdout, stderr } = await exec('sh', ['-c', `promtool check metrics < ${join(dir, 'metrics.txt')}`]);
     expect(stdout + stderr).not.toMatch(/error/i);
   });
