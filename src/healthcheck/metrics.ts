@@ -20,6 +20,8 @@ import { registerTextCollector } from '../server/metrics.ts';
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 const LAG_BUCKETS = [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const BUCKET_LABELS = [...DURATION_BUCKETS.map(String), '+Inf'];
+/** About 50 KB of text per piece for the histogram family: a few ms of work between two event-loop turns. */
+const CHECKS_PER_PIECE = 64;
 
 const FAMILIES = {
   total: header('healthcheck_total', 'counter', 'Count the number of healthchecks executions.'),
@@ -111,32 +113,53 @@ export class HealthcheckMetrics {
     this.checks.delete(series);
   }
 
-  /** The per-check families in the text format; a family with no sample yet is left out, as prom-client does. */
-  private render(): string {
-    let total = '';
-    let duration = '';
-    let up = '';
-    let lastDuration = '';
-    let expiry = '';
-    for (const series of this.checks) {
-      if (series.up < 0) continue;
+  /**
+   * The per-check families in the text format, in pieces of CHECKS_PER_PIECE checks (src/server/metrics.ts sends
+   * them one event-loop turn apart). A family with no sample is left out, as prom-client does.
+   */
+  private *render(): Generator<string> {
+    yield* this.family(FAMILIES.total, (series) => {
+      let lines = '';
+      if (series.successes > 0) lines += `healthcheck_total{${series.labelText},status="success"} ${series.successes}\n`;
+      if (series.failures > 0) lines += `healthcheck_total{${series.labelText},status="failure"} ${series.failures}\n`;
+      return lines;
+    });
+    yield* this.family(FAMILIES.duration, (series) => {
       const labels = series.labelText;
-      if (series.successes > 0) total += `healthcheck_total{${labels},status="success"} ${series.successes}\n`;
-      if (series.failures > 0) total += `healthcheck_total{${labels},status="failure"} ${series.failures}\n`;
+      let lines = '';
       let cumulative = 0;
       for (let bucket = 0; bucket < BUCKET_LABELS.length; bucket++) {
-        cumulative += series.bucketCounts[bucket] as number;
-        duration += `healthcheck_duration_seconds_bucket{${labels},le="${BUCKET_LABELS[bucket]}"} ${cumulative}\n`;
+        cumulative += series.bucketCounts[bucket] ?? 0;
+        lines += `healthcheck_duration_seconds_bucket{${labels},le="${BUCKET_LABELS[bucket]}"} ${cumulative}\n`;
       }
-      duration += `healthcheck_duration_seconds_sum{${labels}} ${series.durationSum}\nhealthcheck_duration_seconds_count{${labels}} ${cumulative}\n`;
-      up += `healthcheck_up{${labels}} ${series.up}\n`;
-      lastDuration += `healthcheck_last_duration_seconds{${labels}} ${series.lastDurationSeconds}\n`;
-      if (!Number.isNaN(series.certificateExpirySeconds)) expiry += `healthcheck_tls_certificate_expiry_seconds{${labels}} ${series.certificateExpirySeconds}\n`;
+      return `${lines}healthcheck_duration_seconds_sum{${labels}} ${series.durationSum}\nhealthcheck_duration_seconds_count{${labels}} ${cumulative}\n`;
+    });
+    yield* this.family(FAMILIES.up, (series) => `healthcheck_up{${series.labelText}} ${series.up}\n`);
+    yield* this.family(FAMILIES.lastDuration, (series) => `healthcheck_last_duration_seconds{${series.labelText}} ${series.lastDurationSeconds}\n`);
+    yield* this.family(FAMILIES.certificateExpiry, (series) =>
+      Number.isNaN(series.certificateExpirySeconds) ? '' : `healthcheck_tls_certificate_expiry_seconds{${series.labelText}} ${series.certificateExpirySeconds}\n`,
+    );
+  }
+
+  /** One family: its header before its first sample, then its samples in pieces. */
+  private *family(header: string, samples: (series: CheckSeries) => string): Generator<string> {
+    let piece = '';
+    let inPiece = 0;
+    let started = false;
+    for (const series of this.checks) {
+      const lines = samples(series);
+      if (lines === '') continue;
+      if (!started) {
+        piece = header;
+        started = true;
+      }
+      piece += lines;
+      if (++inPiece === CHECKS_PER_PIECE) {
+        yield piece;
+        piece = '';
+        inPiece = 0;
+      }
     }
-    let text = '';
-    if (total !== '') text += FAMILIES.total + total;
-    if (duration !== '') text += FAMILIES.duration + duration + FAMILIES.up + up + FAMILIES.lastDuration + lastDuration;
-    if (expiry !== '') text += FAMILIES.certificateExpiry + expiry;
-    return text;
+    if (piece !== '') yield piece;
   }
 }

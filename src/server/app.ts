@@ -5,6 +5,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
+import { Readable } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance, type onRequestAsyncHookHandler } from 'fastify';
 import type { Logger } from 'pino';
 import type { VigieConfig } from '../config/load.ts';
@@ -71,7 +72,7 @@ export async function buildServer({ config, metrics, parts, logger }: ServerOpti
       root.get('/health', ok);
       root.get('/metrics', async (_request, reply) => {
         reply.type(metrics.registry.contentType);
-        return renderMetrics(metrics.registry);
+        return Readable.from(renderMetrics(metrics.registry), { objectMode: false });
       });
     }),
   );

@@ -15,8 +15,11 @@ export interface ServerMetrics {
   readonly responses: Counter<'method' | 'route' | 'status'>;
 }
 
-/** Writes whole metric families (HELP, TYPE and samples) in the Prometheus text format, each line ending in \n. */
-export type TextCollector = () => string;
+/**
+ * Writes whole metric families (HELP, TYPE and samples, each line ending in \n) in the Prometheus text format, in
+ * pieces: `/metrics` sends each piece as it comes and lets the event loop run between two pieces.
+ */
+export type TextCollector = () => Iterable<string>;
 
 const textCollectors = new WeakMap<Registry, Set<TextCollector>>();
 
@@ -28,11 +31,20 @@ export function registerTextCollector(registry: Registry, collector: TextCollect
   return () => collectors.delete(collector);
 }
 
-/** The registry's metrics followed by its text collectors' families: what `/metrics` answers. */
-export async function renderMetrics(registry: Registry): Promise<string> {
-  let text = await registry.metrics();
-  for (const collector of textCollectors.get(registry) ?? []) text += collector();
-  return text;
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * What `/metrics` answers: the registry's metrics, then its text collectors' families piece by piece, each piece
+ * after a turn of the event loop, so that checks and requests due meanwhile are not held up by a large scrape.
+ */
+export async function* renderMetrics(registry: Registry): AsyncGenerator<string> {
+  yield await registry.metrics();
+  for (const collector of textCollectors.get(registry) ?? []) {
+    for (const piece of collector()) {
+      await nextTurn();
+      yield piece;
+    }
+  }
 }
 
 export function createServerMetrics(): ServerMetrics {
