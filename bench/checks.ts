@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { ROOT } from '../bin/build.mjs';
-import { ensureBundle, readLines } from '../test/helpers/server.ts';
+import { ensureBundle, readLines, serviceNodeFlags } from '../test/helpers/server.ts';
 import { profileBreakdown } from './profile.ts';
 
 const TCP_CHECKS = 10_000;
@@ -203,10 +203,6 @@ async function measure(pid: number, scrape: () => Promise<Scrape>): Promise<Wind
 }
 
 /** The V8 flags of bin/vigie.js's first line, which `npm start` passes too (docs/performance.md). */
-function serviceNodeFlags(): string[] {
-  const shebang = readFileSync(join(ROOT, 'bin/vigie.js'), 'utf8').split('\n', 1)[0] ?? '';
-  return shebang.split(' ').filter((word) => word.startsWith('--'));
-}
 
 /** The service as `npm start` runs it (bin/vigie.js on the bundle, its heap flags), then `node` flags of the run's. */
 async function startVigie(configFile: string, nodeArgs: string[]) {

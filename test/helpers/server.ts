@@ -4,7 +4,7 @@
  * test process), and the process is real so that tests can send it signals and `kill -9` it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -47,6 +47,8 @@ export interface StartOptions {
   dataDir?: string;
   logLevel?: string;
   env?: Record<string, string>;
+  /** `node` flags for the service process, e.g. serviceNodeFlags() to run it as `npm start` does (benchmarks). */
+  nodeArgs?: string[];
 }
 
 export interface TestServer {
@@ -68,6 +70,12 @@ export interface TestServer {
   waitForLog(pattern: RegExp, timeoutMs?: number): Promise<string>;
 }
 
+/** The V8 flags the service starts with: those of bin/vigie.js's first line (docs/performance.md). */
+export function serviceNodeFlags(): string[] {
+  const shebang = readFileSync(BIN, 'utf8').split('\n', 1)[0] ?? '';
+  return shebang.split(' ').filter((word) => word.startsWith('--'));
+}
+
 export function makeDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'vigie-test-'));
 }
@@ -85,7 +93,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   };
   writeConfig(options.config ?? {});
   await ensureBundle();
-  const child = spawn(process.execPath, [BIN, 'serve', '--config', configFile, '--log-level', options.logLevel ?? 'info'], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN, 'serve', '--config', configFile, '--log-level', options.logLevel ?? 'info'], {
     cwd: dataDir,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
