@@ -19,7 +19,7 @@ export interface Targets {
   process: ChildProcess;
 }
 
-const targetsSource = (collectorDelayMs: number) => `
+const targetsSource = (collectorDelayMs: number, keepAliveTimeoutMs: number | undefined) => `
 const net = require('node:net');
 const http = require('node:http');
 const tcpPorts = [];
@@ -32,7 +32,7 @@ for (let i = 0; i < ${TCP_PORTS}; i++) {
   server.listen({ host: '127.0.0.1', port: 0, backlog: 4096 }, () => { tcpPorts.push(server.address().port); ready(); });
 }
 const web = http.createServer((request, response) => response.end('ok'));
-web.keepAliveTimeout = 20000;
+${keepAliveTimeoutMs === undefined ? '' : `web.keepAliveTimeout = ${keepAliveTimeoutMs};`}
 web.listen({ host: '127.0.0.1', port: 0, backlog: 4096 }, () => { httpPort = web.address().port; ready(); });
 if (${collectorDelayMs} > 0) {
   const collector = http.createServer((request, response) => {
@@ -44,8 +44,10 @@ if (${collectorDelayMs} > 0) {
 }
 `;
 
-export async function startTargets(options: { collectorDelayMs?: number } = {}): Promise<Targets> {
-  const child = spawn(process.execPath, ['-e', targetsSource(options.collectorDelayMs ?? 0)], { stdio: ['ignore', 'pipe', 'inherit'] });
+/** `keepAliveTimeoutMs`: the HTTP target's keep-alive timeout; Node's default (5 s) when not given. */
+export async function startTargets(options: { collectorDelayMs?: number; keepAliveTimeoutMs?: number } = {}): Promise<Targets> {
+  const source = targetsSource(options.collectorDelayMs ?? 0, options.keepAliveTimeoutMs);
+  const child = spawn(process.execPath, ['-e', source], { stdio: ['ignore', 'pipe', 'inherit'] });
   const ports = await new Promise<Omit<Targets, 'process'>>((resolve) =>
     child.stdout.once('data', (chunk: Buffer) => resolve(JSON.parse(chunk.toString()) as Omit<Targets, 'process'>)),
   );
@@ -95,9 +97,13 @@ export function parseMetrics(text: string): Scrape {
   return { lagBuckets, lagCount, success, failure };
 }
 
-/** A quantile of the lag between two scrapes, from cumulative buckets, interpolated linearly inside its bucket. */
-export function percentile(before: Scrape, after: Scrape, q: number): number {
+/**
+ * A quantile of the lag between two scrapes, from cumulative buckets, interpolated linearly inside its bucket;
+ * null when no run started between them.
+ */
+export function percentile(before: Scrape, after: Scrape, q: number): number | null {
   const total = after.lagCount - before.lagCount;
+  if (total === 0) return null;
   const rank = q * total;
   let lower = 0;
   let below = 0;

@@ -27,13 +27,12 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { ROOT } from '../bin/build.mjs';
 import { ensureBundle, readLines, serviceNodeFlags } from '../test/helpers/server.ts';
+import { cpuSeconds, parseMetrics, percentile, rssMb, type Scrape, startTargets } from './check-load.ts';
 import { profileBreakdown } from './profile.ts';
 
 const TCP_CHECKS = 10_000;
 const HTTP_CHECKS = 2_000;
-const TCP_PORTS = 20;
 const WARMUP_S = 20;
-const CLOCK_TICKS = 100;
 
 const { values: args } = parseArgs({
   options: {
@@ -46,76 +45,6 @@ const { values: args } = parseArgs({
 });
 const WINDOW_S = args.minutes !== undefined ? Math.round(Number(args.minutes) * 60) : 60;
 if (!Number.isFinite(WINDOW_S) || WINDOW_S <= 0) throw new Error(`--minutes: must be a positive number, got ${args.minutes}`);
-
-const TARGETS = `
-const net = require('node:net');
-const http = require('node:http');
-const ports = [];
-let pending = ${TCP_PORTS} + 1;
-const ready = () => { if (--pending === 0) process.stdout.write(JSON.stringify(ports) + '\\n'); };
-for (let i = 0; i < ${TCP_PORTS}; i++) {
-  const server = net.createServer((socket) => { socket.on('error', () => {}); socket.resume(); });
-  server.listen({ host: '127.0.0.1', port: 0, backlog: 4096 }, () => { ports.push(server.address().port); ready(); });
-}
-const web = http.createServer((request, response) => response.end('ok'));
-web.listen({ host: '127.0.0.1', port: 0, backlog: 4096 }, () => { ports.push(web.address().port); ready(); });
-`;
-
-interface Scrape {
-  lagBuckets: Map<number, number>;
-  lagCount: number;
-  success: number;
-  failure: number;
-}
-
-function parseMetrics(text: string): Scrape {
-  const lagBuckets = new Map<number, number>();
-  let lagCount = 0;
-  let success = 0;
-  let failure = 0;
-  for (const line of text.split('\n')) {
-    if (line.startsWith('healthcheck_scheduling_lag_seconds_bucket')) {
-      const match = /le="([^"]+)"\} (\d+)/.exec(line);
-      if (match) lagBuckets.set(match[1] === '+Inf' ? Infinity : Number(match[1]), Number(match[2]));
-    } else if (line.startsWith('healthcheck_scheduling_lag_seconds_count')) {
-      lagCount = Number(line.split(' ')[1]);
-    } else if (line.startsWith('healthcheck_total{')) {
-      const value = Number(line.slice(line.lastIndexOf(' ') + 1));
-      if (line.includes('status="success"')) success += value;
-      else failure += value;
-    }
-  }
-  return { lagBuckets, lagCount, success, failure };
-}
-
-/** A quantile of the window from cumulative buckets, interpolated linearly inside its bucket. */
-function percentile(before: Scrape, after: Scrape, q: number): number | null {
-  const total = after.lagCount - before.lagCount;
-  if (total === 0) return null;
-  const rank = q * total;
-  let lower = 0;
-  let below = 0;
-  for (const [bound, cumulative] of [...after.lagBuckets].sort((a, b) => a[0] - b[0])) {
-    const count = cumulative - (before.lagBuckets.get(bound) ?? 0);
-    if (count >= rank) {
-      if (bound === Infinity) return lower;
-      return lower + ((rank - below) / Math.max(1, count - below)) * (bound - lower);
-    }
-    lower = bound;
-    below = count;
-  }
-  return lower;
-}
-
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-}
-
-function rssMb(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) / 1024 : 0;
-}
 
 function fileSize(path: string): number {
   try {
@@ -294,12 +223,10 @@ async function runPeer(binary: string, configFile: string) {
 async function main(): Promise<void> {
   const load = loadavg()[0] ?? 0;
   console.log(`checks: ${cpus().length} cores, load ${load.toFixed(1)}, ${TCP_CHECKS} TCP + ${HTTP_CHECKS} HTTP checks at 10s, ${WARMUP_S}s warm-up, ${WINDOW_S}s window`);
-  const targets = spawn(process.execPath, ['-e', TARGETS], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const targets = await startTargets();
   try {
-    const ports = await new Promise<number[]>((resolve) => targets.stdout.once('data', (chunk: Buffer) => resolve(JSON.parse(chunk.toString()) as number[])));
-    const httpPort = ports.pop() as number;
     const dataDir = mkdtempSync(join(tmpdir(), 'vigie-bench-'));
-    const configFile = writeConfig(dataDir, ports, httpPort, await freePort());
+    const configFile = writeConfig(dataDir, targets.tcpPorts, targets.httpPort, await freePort());
     const profileDir = args['cpu-prof'];
     if (profileDir !== undefined) mkdirSync(profileDir, { recursive: true });
 
@@ -353,7 +280,7 @@ async function main(): Promise<void> {
     if (profile !== undefined) console.log(JSON.stringify(profile, null, 2));
     process.exitCode = pass ? 0 : 1;
   } finally {
-    targets.kill('SIGKILL');
+    targets.process.kill('SIGKILL');
   }
 }
 

@@ -113,8 +113,8 @@ async function runOnce(label: string, targets: Targets, exporters: Record<string
     const text = await (await server.request('/metrics')).text();
     const after = parseMetrics(text);
     const figures: RunFigures = {
-      lag_p50_ms: round(percentile(before, after, 0.5) * 1000),
-      lag_p99_ms: round(percentile(before, after, 0.99) * 1000),
+      lag_p50_ms: round((percentile(before, after, 0.5) ?? Number.NaN) * 1000),
+      lag_p99_ms: round((percentile(before, after, 0.99) ?? Number.NaN) * 1000),
       runs: after.success + after.failure - before.success - before.failure,
       failed_runs: after.failure - before.failure,
       cpu_seconds_window: round(cpuWindow),
@@ -141,7 +141,7 @@ async function runOnce(label: string, targets: Targets, exporters: Record<string
 
 async function main(): Promise<void> {
   console.log(`exporters: ${cpus().length} cores, load average ${loads().join(' ')}`);
-  const targets = await startTargets({ collectorDelayMs: COLLECTOR_DELAY_MS });
+  const targets = await startTargets({ collectorDelayMs: COLLECTOR_DELAY_MS, keepAliveTimeoutMs: 20_000 });
   const riemann = await startRiemannServer();
   try {
     const without = await runOnce('without exporters', targets, null, null);
