@@ -104,27 +104,27 @@ try {
   const upserts = (samples: Map<string, number>) => samples.get('stream_snapshot_entries_total{operation="upsert"}') ?? 0;
 
   const p99Ms = Math.max(percentile(full.latencies, 0.99), percentile(incremental.latencies, 0.99));
+  const healthz = (sorted: number[]) => ({
+    healthzCalls: sorted.length,
+    healthzP50Ms: percentile(sorted, 0.5),
+    healthzP99Ms: percentile(sorted, 0.99),
+    healthzMaxMs: round(sorted.at(-1) ?? 0),
+  });
   writeResult('snapshot', {
     entries: ENTRIES,
     pushSeconds: round(pushSeconds),
-    idle: { healthzCalls: idle.length, healthzP50Ms: percentile(idle, 0.5), healthzP99Ms: percentile(idle, 0.99), healthzMaxMs: round(idle.at(-1) ?? 0) },
+    idle: healthz(idle),
     full: {
       entriesWritten: upserts(full.samples) - upserts(before),
       roundSeconds: round(fullSeconds),
-      healthzCalls: full.latencies.length,
-      healthzP50Ms: percentile(full.latencies, 0.5),
-      healthzP99Ms: percentile(full.latencies, 0.99),
-      healthzMaxMs: round(full.latencies.at(-1) ?? 0),
+      ...healthz(full.latencies),
     },
     changed: {
       entries: ENTRIES / 10,
       pushSeconds: round(changePushSeconds),
       entriesWritten: upserts(incremental.samples) - upserts(mid),
       roundsSeconds: round(incrementalSeconds),
-      healthzCalls: incremental.latencies.length,
-      healthzP50Ms: percentile(incremental.latencies, 0.5),
-      healthzP99Ms: percentile(incremental.latencies, 0.99),
-      healthzMaxMs: round(incremental.latencies.at(-1) ?? 0),
+      ...healthz(incremental.latencies),
     },
     longestSliceAtMostSeconds: longest(incremental.samples, 'stream_snapshot_slice_seconds'),
     rssMbAfterFullSnapshot: Math.round(rssAfterFull / 1e6),
