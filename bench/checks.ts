@@ -185,7 +185,10 @@ async function runVigie(configFile: string, dataDir: string, profileDir: string 
     const stoppedAfterMs = performance.now() - windowEnd;
     let profile: ReturnType<typeof profileBreakdown> | undefined;
     if (profileDir !== undefined) {
-      const file = readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile')).sort().pop();
+      // One profile per thread (the WAL checkpoint worker has its own): the main thread's is the largest.
+      const file = readdirSync(profileDir)
+        .filter((name) => name.endsWith('.cpuprofile'))
+        .sort((a, b) => statSync(join(profileDir, b)).size - statSync(join(profileDir, a)).size)[0];
       if (file !== undefined) profile = profileBreakdown(join(profileDir, file), { windowS: WINDOW_S, endSkipMs: stoppedAfterMs });
     }
     return {
