@@ -2,10 +2,9 @@
  * Resolves the `exporters` and `discovery` sections (docs/configuration.md) into the healthcheck part's typed
  * settings: defaults applied, URLs built, durations parsed, certificate files read. Errors name the key path.
  */
-import { readFileSync } from 'node:fs';
 import type { Static } from '@sinclair/typebox';
 import { ConfigError } from '../common/config-error.ts';
-import { DurationError, durationToMs, parseDuration } from '../common/duration.ts';
+import { durationMs, readConfigFile } from './values.ts';
 import type { DiscoverySettings } from '../healthcheck/discovery/settings.ts';
 import type { ClientTls, ExporterSettings } from '../healthcheck/exporters/settings.ts';
 import type { ConfigFileSchema } from './schema.ts';
@@ -113,9 +112,9 @@ function clientTls(file: string | null, at: string, entry: TlsFields, secure: bo
   }
   if (!secure) return null;
   return {
-    ...(entry.key !== undefined ? { key: readTlsFile(file, `${at}.key`, entry.key) } : {}),
-    ...(entry.cert !== undefined ? { cert: readTlsFile(file, `${at}.cert`, entry.cert) } : {}),
-    ...(entry.cacert !== undefined ? { ca: readTlsFile(file, `${at}.cacert`, entry.cacert) } : {}),
+    ...(entry.key !== undefined ? { key: readConfigFile(file, `${at}.key`, entry.key) } : {}),
+    ...(entry.cert !== undefined ? { cert: readConfigFile(file, `${at}.cert`, entry.cert) } : {}),
+    ...(entry.cacert !== undefined ? { ca: readConfigFile(file, `${at}.cacert`, entry.cacert) } : {}),
     insecure: entry.insecure ?? false,
   };
 }
@@ -124,20 +123,3 @@ function hostForUrl(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
-function durationMs(file: string | null, key: string, text: string): number {
-  try {
-    const ns = parseDuration(text);
-    if (ns <= 0) throw new DurationError(`must be positive, got ${JSON.stringify(text)}`);
-    return durationToMs(ns);
-  } catch (error) {
-    throw new ConfigError(file, key, (error as Error).message);
-  }
-}
-
-function readTlsFile(file: string | null, key: string, path: string): Buffer {
-  try {
-    return readFileSync(path);
-  } catch (error) {
-    throw new ConfigError(file, key, `cannot read ${path}: ${(error as Error).message}`);
-  }
-}

@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { ConfigError } from '../common/config-error.ts';
-import { DurationError, durationToMs, parseDuration } from '../common/duration.ts';
+import { durationMs, readConfigFile } from './values.ts';
 import { describeSchemaError, jsonPointerToKey } from '../common/schema-errors.ts';
 import { CHECK_KEYS, CheckValidationError, type KeyedCheck, kindOfConfigKey, parseCheck } from '../healthcheck/kinds/index.ts';
 import type { HealthcheckSettings } from '../healthcheck/settings.ts';
@@ -279,20 +279,3 @@ function parseChecks(file: string | null, raw: ConfigFile): KeyedCheck[] {
   return checks;
 }
 
-function durationMs(file: string | null, key: string, text: string): number {
-  try {
-    const ns = parseDuration(text);
-    if (ns <= 0) throw new DurationError(`must be positive, got ${JSON.stringify(text)}`);
-    return durationToMs(ns);
-  } catch (error) {
-    throw new ConfigError(file, key, (error as Error).message);
-  }
-}
-
-function readConfigFile(file: string | null, key: string, path: string): Buffer {
-  try {
-    return readFileSync(path);
-  } catch (error) {
-    throw new ConfigError(file, key, `cannot read ${path}: ${(error as Error).message}`);
-  }
-}

@@ -1,0 +1,27 @@
+/**
+ * Reading one value of the config file into what the parts receive, with a ConfigError naming the file and the
+ * key when it cannot be read: shared by the loader and the alerting sections (src/config/alerting.ts).
+ */
+import { readFileSync } from 'node:fs';
+import { ConfigError } from '../common/config-error.ts';
+import { DurationError, durationToMs, parseDuration } from '../common/duration.ts';
+
+/** A positive duration, in ms (docs/configuration.md, "Durations"). */
+export function durationMs(file: string | null, key: string, text: string): number {
+  try {
+    const ns = parseDuration(text);
+    if (ns <= 0) throw new DurationError(`must be positive, got ${JSON.stringify(text)}`);
+    return durationToMs(ns);
+  } catch (error) {
+    throw new ConfigError(file, key, (error as Error).message);
+  }
+}
+
+/** The bytes of a file the config names (a certificate, a key). */
+export function readConfigFile(file: string | null, key: string, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw new ConfigError(file, key, `cannot read ${path}: ${(error as Error).message}`);
+  }
+}
