@@ -14,34 +14,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/common/config-error.ts';
 import { kw } from '../../../src/stream/edn.ts';
 import { compileIndexDate } from '../../../src/stream/outputs/elasticsearch.ts';
-import { buildOutputs as buildResolved, type DropReason, type OutputObserver, resolveOutputs } from '../../../src/stream/outputs/index.ts';
 import { parseOutputConfig } from '../../../src/stream/outputs/schema.ts';
 import { createCa } from '../../helpers/certs.ts';
-
-const buildOutputs = (raw: Record<string, unknown>, observer?: OutputObserver) => buildResolved(resolveOutputs(raw), observer);
-
-class Counts implements OutputObserver {
-  sentTotal = 0;
-  failures: string[] = [];
-  drops: Partial<Record<DropReason, number>> = {};
-  sent(_output: string, count: number): void {
-    this.sentTotal += count;
-  }
-  dropped(_output: string, reason: DropReason, count: number): void {
-    this.drops[reason] = (this.drops[reason] ?? 0) + count;
-  }
-  failed(_output: string, error: Error): void {
-    this.failures.push(error.message);
-  }
-}
-
-async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+import { buildOutputsFrom, RecordingObserver } from '../../helpers/outputs.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 interface Indexed {
   index: string;
@@ -133,16 +109,16 @@ const config = (extra: Record<string, unknown> = {}) => ({
 
 describe('elasticsearch output', () => {
   it('sends a batch as one _bulk of NDJSON with the dated index, @timestamp from the ns time, and the event index', async () => {
-    const counts = new Counts();
+    const counts = new RecordingObserver();
     // The first host refuses connections: the retry goes to the second.
-    const outputs = buildOutputs(config({ hosts: [{ address: '127.0.0.1', port: deadPort }, { address: '127.0.0.1', port }] }), counts);
+    const outputs = buildOutputsFrom(config({ hosts: [{ address: '127.0.0.1', port: deadPort }, { address: '127.0.0.1', port }] }), counts);
     const time = Date.UTC(2026, 0, 31, 23, 59, 59, 500) * 1e6;
     outputs.send('es', [
       { host: 'a', service: 'cpu', metric: 1.5, time, attributes: { dc: 'eu' } },
       { host: 'b', service: 'cpu', metric: 2, time: time + 1e9, 'elasticsearch/index': 'alerts' },
       { host: 'c', service: 'cpu', metric: 3, time, 'elasticsearch/index': kw('audit') },
     ]);
-    await until(() => counts.sentTotal === 3);
+    await waitFor(() => counts.sentTotal === 3);
     await outputs.close(1000);
     expect(bulkRequests).toBe(1);
     expect(indexed).toEqual([
@@ -154,8 +130,8 @@ describe('elasticsearch output', () => {
   });
 
   it('with errors: true, drops the items refused with 400, retries only the 429 ones', async () => {
-    const counts = new Counts();
-    const outputs = buildOutputs(config({ 'default-index-pattern': undefined }), counts);
+    const counts = new RecordingObserver();
+    const outputs = buildOutputsFrom(config({ 'default-index-pattern': undefined }), counts);
     hotRejections = 1;
     outputs.send('es', [
       { host: 'ok-1', metric: 1, time: 1e18 },
@@ -163,7 +139,7 @@ describe('elasticsearch output', () => {
       { host: 'hot', metric: 2, time: 1e18, hot: true },
       { host: 'ok-2', metric: 3, time: 1e18 },
     ]);
-    await until(() => counts.sentTotal === 3 && counts.drops.rejected === 1);
+    await waitFor(() => counts.sentTotal === 3 && counts.drops.rejected === 1);
     await outputs.close(1000);
     expect(bulkRequests).toBe(2);
     expect(indexed.map((one) => [one.index, one.document.host])).toEqual([
@@ -176,10 +152,10 @@ describe('elasticsearch output', () => {
   });
 
   it('drops the batch refused with 401 without retrying', async () => {
-    const counts = new Counts();
-    const outputs = buildOutputs(config({ 'api-key': undefined, 'basic-auth': { username: 'elastic', password: 'wrong' } }), counts);
+    const counts = new RecordingObserver();
+    const outputs = buildOutputsFrom(config({ 'api-key': undefined, 'basic-auth': { username: 'elastic', password: 'wrong' } }), counts);
     outputs.send('es', [{ host: 'a', time: 1e18 }, { host: 'b', time: 1e18 }]);
-    await until(() => counts.drops.rejected === 2);
+    await waitFor(() => counts.drops.rejected === 2);
     await outputs.close(1000);
     expect(counts.failures).toHaveLength(1);
     expect(counts.failures[0]).toMatch(/answered 401: .*security_exception/);
@@ -200,13 +176,13 @@ describe('elasticsearch output', () => {
     );
     await new Promise<void>((resolve) => secure.listen(0, '127.0.0.1', resolve));
     try {
-      const counts = new Counts();
-      const outputs = buildOutputs(
+      const counts = new RecordingObserver();
+      const outputs = buildOutputsFrom(
         config({ scheme: 'https', hosts: [{ address: '127.0.0.1', port: (secure.address() as AddressInfo).port }], cacert: ca.cert, cert: client.cert, key: client.key }),
         counts,
       );
       outputs.send('es', { host: 'tls', metric: 1, time: 1e18 });
-      await until(() => counts.sentTotal === 1);
+      await waitFor(() => counts.sentTotal === 1);
       await outputs.close(1000);
       expect(peer).toBe('vigie');
       expect(indexed.map((one) => one.document.host)).toEqual(['tls']);

@@ -6,35 +6,10 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, parseConfigText } from '../../../src/config/load.ts';
 import type { Event } from '../../../src/stream/event.ts';
-import { buildOutputs, type DropReason, type OutputObserver, resolveOutputs } from '../../../src/stream/outputs/index.ts';
+import { resolveOutputs } from '../../../src/stream/outputs/index.ts';
 import { parseOutputConfig } from '../../../src/stream/outputs/schema.ts';
-
-/** The outputs as the service builds them: from settings the config loader resolved. */
-const build = (raw: Record<string, unknown>, observer?: OutputObserver) => buildOutputs(resolveOutputs(raw), observer);
-
-/** Records the observer calls, as the service's prom-client wiring would count them. */
-class Counts implements OutputObserver {
-  sentTotal = 0;
-  failures: string[] = [];
-  drops: Partial<Record<DropReason, number>> = {};
-  sent(_output: string, count: number): void {
-    this.sentTotal += count;
-  }
-  dropped(_output: string, reason: DropReason, count: number): void {
-    this.drops[reason] = (this.drops[reason] ?? 0) + count;
-  }
-  failed(_output: string, error: Error): void {
-    this.failures.push(error.message);
-  }
-}
-
-async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+import { buildOutputsFrom, RecordingObserver } from '../../helpers/outputs.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 const events = (count: number, from = 0): Event[] => Array.from({ length: count }, (_, i) => ({ service: 'svc', metric: from + i, time: (from + i) * 1e9 }));
 
@@ -49,13 +24,13 @@ afterAll(async () => {
 describe('file output', () => {
   it('appends one JSON line per event, in order, in batches and on close', async () => {
     const path = join(dir, 'events.jsonl');
-    const counts = new Counts();
-    const registry = build({ archive: { type: 'file', path, 'batch-size': 2, 'flush-interval': '1h' } }, counts);
+    const counts = new RecordingObserver();
+    const registry = buildOutputsFrom({ archive: { type: 'file', path, 'batch-size': 2, 'flush-interval': '1h' } }, counts);
     registry.send('archive', events(3));
     registry.send('archive', { host: 'h', state: 'ok', metric: Number.NaN, attributes: { 'a/b': 1 } });
     registry.send('archive', null);
     // Two full batches go at once; nothing waits for the hour-long flush interval.
-    await until(() => counts.sentTotal === 4);
+    await waitFor(() => counts.sentTotal === 4);
     registry.send('archive', { last: true });
     expect(registry.queueSizes()).toEqual({ archive: 1 });
     await registry.close(1000);
@@ -70,7 +45,7 @@ describe('file output', () => {
 
   it('flushes a partial batch after flush-interval', async () => {
     const path = join(dir, 'interval.jsonl');
-    const registry = build({ out: { type: 'file', path, 'flush-interval': '50ms' } });
+    const registry = buildOutputsFrom({ out: { type: 'file', path, 'flush-interval': '50ms' } });
     registry.send('out', { n: 1 });
     await expectFileEventually(path, '{"n":1}\n');
     expect(registry.queueSizes()).toEqual({ out: 0 });
@@ -122,10 +97,10 @@ describe('http output', () => {
   });
 
   it('POSTs JSON arrays of batch-size events with the configured headers', async () => {
-    const counts = new Counts();
-    const registry = build({ hook: { type: 'http', url, headers: { authorization: 'Bearer t' }, 'batch-size': 10, 'flush-interval': '1h' } }, counts);
+    const counts = new RecordingObserver();
+    const registry = buildOutputsFrom({ hook: { type: 'http', url, headers: { authorization: 'Bearer t' }, 'batch-size': 10, 'flush-interval': '1h' } }, counts);
     for (const event of events(25)) registry.send('hook', event);
-    await until(() => counts.sentTotal === 20);
+    await waitFor(() => counts.sentTotal === 20);
     expect(received.map((request) => request.body.length)).toEqual([10, 10]);
     await registry.close(1000);
     expect(received.map((request) => request.body.length)).toEqual([10, 10, 5]);
@@ -134,11 +109,11 @@ describe('http output', () => {
   });
 
   it('retries a 503 with backoff and then delivers', async () => {
-    const counts = new Counts();
+    const counts = new RecordingObserver();
     script.push(503, 503);
-    const registry = build({ hook: { type: 'http', url, 'batch-size': 3, 'retry-backoff': '10ms' } }, counts);
+    const registry = buildOutputsFrom({ hook: { type: 'http', url, 'batch-size': 3, 'retry-backoff': '10ms' } }, counts);
     registry.send('hook', events(3));
-    await until(() => counts.sentTotal === 3);
+    await waitFor(() => counts.sentTotal === 3);
     expect(counts.failures).toHaveLength(2);
     expect(counts.failures[0]).toMatch(/answered 503/);
     expect(received.flatMap((request) => request.body)).toEqual(events(3));
@@ -147,23 +122,23 @@ describe('http output', () => {
   });
 
   it('drops a batch after the last retry', async () => {
-    const counts = new Counts();
+    const counts = new RecordingObserver();
     script.push(500, 500, 500);
-    const registry = build({ hook: { type: 'http', url, 'batch-size': 2, retries: 2, 'retry-backoff': '5ms' } }, counts);
+    const registry = buildOutputsFrom({ hook: { type: 'http', url, 'batch-size': 2, retries: 2, 'retry-backoff': '5ms' } }, counts);
     registry.send('hook', events(2));
-    await until(() => counts.drops.retries_exhausted === 2);
+    await waitFor(() => counts.drops.retries_exhausted === 2);
     expect(counts.failures).toHaveLength(3);
     expect(received).toEqual([]);
     await registry.close(1000);
   });
 
   it('drops a batch refused with 400 without retrying', async () => {
-    const counts = new Counts();
+    const counts = new RecordingObserver();
     script.push(400);
-    const registry = build({ hook: { type: 'http', url, 'batch-size': 2, 'retry-backoff': '5ms' } }, counts);
+    const registry = buildOutputsFrom({ hook: { type: 'http', url, 'batch-size': 2, 'retry-backoff': '5ms' } }, counts);
     registry.send('hook', events(2));
     registry.send('hook', events(2, 2));
-    await until(() => counts.sentTotal === 2);
+    await waitFor(() => counts.sentTotal === 2);
     expect(counts.drops).toEqual({ rejected: 2 });
     expect(counts.failures).toHaveLength(1);
     expect(received.flatMap((request) => request.body)).toEqual(events(2, 2));
@@ -171,15 +146,15 @@ describe('http output', () => {
   });
 
   it('counts events over queue-size as dropped while the destination is slow', async () => {
-    const counts = new Counts();
+    const counts = new RecordingObserver();
     let release: () => void = () => undefined;
     hold = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const registry = build({ hook: { type: 'http', url, 'batch-size': 5, 'queue-size': 10 } }, counts);
+    const registry = buildOutputsFrom({ hook: { type: 'http', url, 'batch-size': 5, 'queue-size': 10 } }, counts);
     registry.send('hook', events(5));
     // The first batch is in flight (held by the server); ten more fit in the queue, five overflow.
-    await until(() => registry.queueSizes().hook === 0);
+    await waitFor(() => registry.queueSizes().hook === 0);
     registry.send('hook', events(15, 5));
     expect(registry.queueSizes()).toEqual({ hook: 10 });
     expect(counts.drops).toEqual({ queue_full: 5 });
@@ -190,9 +165,9 @@ describe('http output', () => {
   });
 
   it('gives up on a hung destination at the close timeout and counts what was left', async () => {
-    const counts = new Counts();
+    const counts = new RecordingObserver();
     hold = new Promise<void>(() => undefined);
-    const registry = build({ hook: { type: 'http', url, 'batch-size': 2 } }, counts);
+    const registry = buildOutputsFrom({ hook: { type: 'http', url, 'batch-size': 2 } }, counts);
     registry.send('hook', events(3));
     const started = Date.now();
     await registry.close(200);
@@ -201,10 +176,10 @@ describe('http output', () => {
   });
 
   it('retries when nothing listens, then drops', async () => {
-    const counts = new Counts();
-    const registry = build({ hook: { type: 'http', url: 'http://127.0.0.1:1/x', 'batch-size': 1, retries: 1, 'retry-backoff': '5ms' } }, counts);
+    const counts = new RecordingObserver();
+    const registry = buildOutputsFrom({ hook: { type: 'http', url: 'http://127.0.0.1:1/x', 'batch-size': 1, retries: 1, 'retry-backoff': '5ms' } }, counts);
     registry.send('hook', { a: 1 });
-    await until(() => counts.drops.retries_exhausted === 1);
+    await waitFor(() => counts.drops.retries_exhausted === 1);
     expect(counts.failures[0]).toMatch(/^POST http:\/\/127\.0\.0\.1:1\/x failed: /);
     await registry.close(1000);
   });

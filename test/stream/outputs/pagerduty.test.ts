@@ -8,34 +8,10 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/common/config-error.ts';
 import { kw } from '../../../src/stream/edn.ts';
-import { buildOutputs as buildResolved, type DropReason, type OutputObserver, resolveOutputs } from '../../../src/stream/outputs/index.ts';
 import { PAGERDUTY_EVENTS_URL } from '../../../src/stream/outputs/pagerduty.ts';
 import { parseOutputConfig } from '../../../src/stream/outputs/schema.ts';
-
-const buildOutputs = (raw: Record<string, unknown>, observer?: OutputObserver) => buildResolved(resolveOutputs(raw), observer);
-
-class Counts implements OutputObserver {
-  sentTotal = 0;
-  failures: string[] = [];
-  drops: Partial<Record<DropReason, number>> = {};
-  sent(_output: string, count: number): void {
-    this.sentTotal += count;
-  }
-  dropped(_output: string, reason: DropReason, count: number): void {
-    this.drops[reason] = (this.drops[reason] ?? 0) + count;
-  }
-  failed(_output: string, error: Error): void {
-    this.failures.push(error.message);
-  }
-}
-
-async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+import { buildOutputsFrom, RecordingObserver } from '../../helpers/outputs.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 interface Received {
   headers: Record<string, string | string[] | undefined>;
@@ -106,8 +82,8 @@ const config = (extra: Record<string, unknown> = {}) => ({
 
 describe('pagerduty output', () => {
   it('sends one Events API v2 request per event, with the action, dedup key, summary, severity and ns timestamp', async () => {
-    const counts = new Counts();
-    const outputs = buildOutputs(config({ 'summary-keys': ['host', ':service', 'state'], 'source-key': 'host' }), counts);
+    const counts = new RecordingObserver();
+    const outputs = buildOutputsFrom(config({ 'summary-keys': ['host', ':service', 'state'], 'source-key': 'host' }), counts);
     const time = Date.UTC(2026, 10, 23, 8, 30, 15, 250) * 1e6;
     outputs.send('pd', [
       { host: 'web-1', service: 'cpu', state: 'critical', metric: 0.99, time },
@@ -116,7 +92,7 @@ describe('pagerduty output', () => {
       { host: 'web-3', service: 'mem', state: 'error', time, 'pagerduty/action': kw('trigger') },
       { service: 'nohost', state: 'expired', time },
     ]);
-    await until(() => counts.sentTotal === 5);
+    await waitFor(() => counts.sentTotal === 5);
     await outputs.close(1000);
     expect(received.map((one) => one.body.event_action)).toEqual(['trigger', 'resolve', 'acknowledge', 'trigger', 'trigger']);
     const first = received[0] as Received;
@@ -141,8 +117,8 @@ describe('pagerduty output', () => {
   });
 
   it('drops an event whose pagerduty/action PagerDuty does not know before queueing it', async () => {
-    const counts = new Counts();
-    const outputs = buildOutputs(config(), counts);
+    const counts = new RecordingObserver();
+    const outputs = buildOutputsFrom(config(), counts);
     outputs.send('pd', { host: 'a', service: 'b', state: 'critical', 'pagerduty/action': 'explode' });
     expect(outputs.queueSizes()).toEqual({ pd: 0 });
     expect(counts.drops).toEqual({ unusable: 1 });
@@ -150,30 +126,30 @@ describe('pagerduty output', () => {
   });
 
   it('drops the event PagerDuty refuses with 400 and delivers the others', async () => {
-    const counts = new Counts();
-    const outputs = buildOutputs(config({ 'summary-keys': ['description'] }), counts);
+    const counts = new RecordingObserver();
+    const outputs = buildOutputsFrom(config({ 'summary-keys': ['description'] }), counts);
     outputs.send('pd', [
       { host: 'a', service: 'x', description: 'fine', time: 1e18 },
       { host: 'b', service: 'x', description: 'y'.repeat(2000), time: 1e18 },
       { host: 'c', service: 'x', description: 'fine too', time: 1e18 },
     ]);
-    await until(() => counts.sentTotal === 2 && counts.drops.rejected === 1);
+    await waitFor(() => counts.sentTotal === 2 && counts.drops.rejected === 1);
     await outputs.close(1000);
     expect(received.map((one) => one.body.dedup_key)).toEqual(['a-x', 'c-x']);
     expect(counts.failures[0]).toMatch(/answered 400: .*Event object is invalid.*payload.summary/);
   });
 
   it('retries after 429 from the first event not delivered, without sending the others twice', async () => {
-    const counts = new Counts();
-    const outputs = buildOutputs(config(), counts);
+    const counts = new RecordingObserver();
+    const outputs = buildOutputsFrom(config(), counts);
     outputs.send('pd', { host: 'a', service: 's', state: 'critical', time: 1e18 });
-    await until(() => counts.sentTotal === 1);
+    await waitFor(() => counts.sentTotal === 1);
     throttle = 2;
     outputs.send('pd', [
       { host: 'b', service: 's', state: 'critical', time: 1e18 },
       { host: 'c', service: 's', state: 'critical', time: 1e18 },
     ]);
-    await until(() => counts.sentTotal === 3);
+    await waitFor(() => counts.sentTotal === 3);
     await outputs.close(1000);
     expect(received.map((one) => one.body.dedup_key)).toEqual(['a-s', 'b-s', 'c-s']);
     expect(counts.failures.filter((message) => message.includes('answered 429'))).toHaveLength(2);

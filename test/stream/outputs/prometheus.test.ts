@@ -6,11 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Event } from '../../../src/stream/event.ts';
-import { buildOutputs, type DropReason, type OutputObserver, resolveOutputs } from '../../../src/stream/outputs/index.ts';
+import type { DropReason, OutputObserver } from '../../../src/stream/outputs/index.ts';
 import { eventsToSeries, sanitiseLabelName, sanitiseMetricName } from '../../../src/stream/outputs/prometheus.ts';
-
-/** The outputs as the service builds them: from settings the config loader resolved. */
-const build = (raw: Record<string, unknown>, observer?: OutputObserver) => buildOutputs(resolveOutputs(raw), observer);
+import { buildOutputsFrom } from '../../helpers/outputs.ts';
 
 const PROMETHEUS = '/usr/bin/prometheus';
 const hasPrometheus = existsSync(PROMETHEUS);
@@ -100,7 +98,7 @@ describe.skipIf(!hasPrometheus)('prometheus output against a real Prometheus', (
       },
       failed: () => undefined,
     };
-    const registry = build({ prom: { type: 'prometheus', url: `${base}/api/v1/write`, 'flush-interval': '50ms' } }, observer);
+    const registry = buildOutputsFrom({ prom: { type: 'prometheus', url: `${base}/api/v1/write`, 'flush-interval': '50ms' } }, observer);
     const now = Date.now() * 1e6;
     registry.send('prom', [
       { service: 'vigie.test-latency', host: 'web-1', state: 'ok', metric: 0.25, time: now - 2e9, attributes: { 'http.method': 'GET', code: 200 } },
