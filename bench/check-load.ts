@@ -5,7 +5,7 @@
  * time and RSS from /proc.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 const CLOCK_TICKS = 100;
 /** The TCP listeners are spread over several ports so that 1,000 connections a second never run short of 4-tuples. */
@@ -123,6 +123,50 @@ export function percentile(before: Scrape, after: Scrape, q: number): number | n
 export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/**
+ * User and system CPU seconds of each of a process's threads, summed by thread name (`node` for the main thread,
+ * `V8 DefaultWorke` for V8's GC and compiler helpers, `libuv-worker`, Go's runtime threads all read `cabourotte`):
+ * where the time goes that a main-thread profile does not show.
+ */
+export function threadCpuSeconds(pid: number): Map<string, { user: number; system: number }> {
+  const byName = new Map<string, { user: number; system: number }>();
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return byName;
+  }
+  for (const tid of tids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended between the listing and the read
+    }
+    const name = tid === String(pid) ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+    const entry = byName.get(name) ?? { user: 0, system: 0 };
+    entry.user += Number(fields[11]) / CLOCK_TICKS;
+    entry.system += Number(fields[12]) / CLOCK_TICKS;
+    byName.set(name, entry);
+  }
+  return byName;
+}
+
+/** Share of one core per thread name and kind of time over a window, from two `threadCpuSeconds` readings. */
+export function threadCpuShares(
+  before: Map<string, { user: number; system: number }>,
+  after: Map<string, { user: number; system: number }>,
+  seconds: number,
+): Record<string, { user: number; system: number }> {
+  const shares: Record<string, { user: number; system: number }> = {};
+  for (const [name, end] of after) {
+    const start = before.get(name) ?? { user: 0, system: 0 };
+    shares[name] = { user: Number(((end.user - start.user) / seconds).toFixed(4)), system: Number(((end.system - start.system) / seconds).toFixed(4)) };
+  }
+  return shares;
 }
 
 export function rssMb(pid: number): number {

@@ -27,7 +27,7 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { ROOT } from '../bin/build.mjs';
 import { ensureBundle, readLines, serviceNodeFlags } from '../test/helpers/server.ts';
-import { cpuSeconds, parseMetrics, percentile, rssMb, type Scrape, startTargets } from './check-load.ts';
+import { cpuSeconds, parseMetrics, percentile, rssMb, type Scrape, startTargets, threadCpuSeconds, threadCpuShares } from './check-load.ts';
 import { profileBreakdown } from './profile.ts';
 
 const TCP_CHECKS = 10_000;
@@ -93,6 +93,8 @@ function writeConfig(dir: string, ports: number[], httpPort: number, apiPort: nu
 
 interface Window {
   cpu_share_of_one_core: number;
+  /** The same CPU by thread name, user and system time apart (main, V8 helpers, libuv workers, Go threads). */
+  cpu_by_thread: Record<string, { user: number; system: number }>;
   rss_mb_end: number;
   rss_mb_peak: number;
   rss_mb_steady: number;
@@ -107,18 +109,22 @@ async function measure(pid: number, scrape: () => Promise<Scrape>): Promise<Wind
   await sleep(WARMUP_S * 1000);
   const before = await scrape();
   const cpuStart = cpuSeconds(pid);
+  const threadsStart = threadCpuSeconds(pid);
   const windowStart = performance.now();
   const rss = [rssMb(pid)];
   while (performance.now() - windowStart < WINDOW_S * 1000) {
     await sleep(Math.min(1000, WINDOW_S * 1000 - (performance.now() - windowStart)));
     rss.push(rssMb(pid));
   }
-  const cpu = (cpuSeconds(pid) - cpuStart) / ((performance.now() - windowStart) / 1000);
+  const elapsedS = (performance.now() - windowStart) / 1000;
+  const cpu = (cpuSeconds(pid) - cpuStart) / elapsedS;
+  const cpuByThread = threadCpuShares(threadsStart, threadCpuSeconds(pid), elapsedS);
   const after = await scrape();
   const steady = median(rss.slice(Math.floor(rss.length / 2)));
   const peak = Math.max(...rss);
   return {
     cpu_share_of_one_core: Number(cpu.toFixed(4)),
+    cpu_by_thread: cpuByThread,
     rss_mb_end: Math.round(rss[rss.length - 1] ?? 0),
     rss_mb_peak: Math.round(peak),
     rss_mb_steady: Math.round(steady),

@@ -2,7 +2,7 @@
  * TCP check: connect to `target:port` within the timeout and close at once, nothing sent. `should-fail` inverts
  * the outcome (a port that must stay closed).
  */
-import { connect, type NetConnectOpts, type Socket } from 'node:net';
+import { connect, isIP, type NetConnectOpts, type Socket } from 'node:net';
 import { formatDuration } from '../../common/duration.ts';
 import { Type } from '@sinclair/typebox';
 import {
@@ -18,6 +18,7 @@ import {
   timeoutText,
   validateShape,
 } from './common.ts';
+import { type ConnectRequest, systemCallError, type TcpHandle, type TcpHandles, tcpHandles } from './tcp-handle.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from './types.ts';
 
 export interface TcpDefinition extends BaseDefinition {
@@ -72,12 +73,17 @@ function bindOutcome(resolve: () => void, reject: (failure: CheckFailure) => voi
   (binding as TcpProbe).bind(resolve, reject);
 }
 
-// Shared listeners: the socket or the signal they are called on leads to the probe (no closures per check).
+// Shared listeners: the socket, request or signal they are called on leads to the probe (no closures per run).
 function onConnect(this: Tagged<Socket>): void {
   this[PROBE]?.settle(undefined);
 }
 function onError(this: Tagged<Socket>, error: Error): void {
   this[PROBE]?.settle(error);
+}
+function onHandleConnect(this: Tagged<ConnectRequest>, status: number): void {
+  const probe = this[PROBE];
+  if (probe === undefined) return; // settled already (timed out): this is the cancellation of the closed handle
+  probe.settle(status === 0 ? undefined : systemCallError('connect', status, this.address, this.port));
 }
 function onAbort(this: Tagged<AbortSignal>): void {
   const probe = this[PROBE];
@@ -85,21 +91,36 @@ function onAbort(this: Tagged<AbortSignal>): void {
 }
 
 /**
- * One TCP check's runs: the connect options are built once and reused by every run (net.connect copies them),
- * and the listeners are shared functions, so a run allocates the socket and its promise, nothing else of ours.
+ * One TCP check's runs. On an IP address with Node's TCP handle at hand (tcp-handle.ts), a run opens a bare
+ * handle and connects it; otherwise net.connect with the connect options built once (net.connect copies them).
+ * The listeners are shared functions, so a run allocates the handle or socket and its promise, nothing else of ours.
  */
-class TcpProbe implements Prepared {
+export class TcpProbe implements Prepared {
   readonly timeoutNs: number;
   private readonly options: NetConnectOpts;
+  private readonly target: string;
+  private readonly port: number;
+  private readonly sourceIp: string | undefined;
+  private readonly ipv6: boolean;
   private readonly address: string;
   private readonly shouldFail: boolean;
+  /** Null when runs go through net.connect. */
+  private readonly handles: TcpHandles | null;
   private socket: Tagged<Socket> | null = null;
+  private handle: TcpHandle | null = null;
+  private request: Tagged<ConnectRequest> | null = null;
   private signal: Tagged<AbortSignal> | null = null;
   private resolve: (() => void) | null = null;
   private reject: ((failure: CheckFailure) => void) | null = null;
 
-  constructor(def: TcpDefinition) {
+  constructor(def: TcpDefinition, handles: TcpHandles | null = tcpHandles) {
     this.options = def.sourceIp !== undefined ? { host: def.target, port: def.port, localAddress: def.sourceIp } : { host: def.target, port: def.port };
+    this.target = def.target;
+    this.port = def.port;
+    this.sourceIp = def.sourceIp;
+    const family = isIP(def.target);
+    this.ipv6 = family === 6;
+    this.handles = family === 0 ? null : handles;
     this.address = joinHostPort(def.target, def.port);
     this.timeoutNs = def.timeoutNs;
     this.shouldFail = def.shouldFail;
@@ -119,12 +140,36 @@ class TcpProbe implements Prepared {
     tagged[PROBE] = this;
     this.signal = tagged;
     signal.addEventListener('abort', onAbort, { once: true });
-    const socket = connect(this.options) as Tagged<Socket>;
-    socket[PROBE] = this;
-    this.socket = socket;
-    socket.once('connect', onConnect);
-    socket.on('error', onError);
+    if (this.handles !== null) this.connectHandle(this.handles);
+    else {
+      const socket = connect(this.options) as Tagged<Socket>;
+      socket[PROBE] = this;
+      this.socket = socket;
+      socket.once('connect', onConnect);
+      socket.on('error', onError);
+    }
     return outcome;
+  }
+
+  /** What net.Socket does to connect, minus the stream: bind to the source address if any, then connect. */
+  private connectHandle(handles: TcpHandles): void {
+    const handle = handles.open();
+    this.handle = handle;
+    if (this.sourceIp !== undefined) {
+      const status = this.ipv6 ? handle.bind6(this.sourceIp, 0, 0) : handle.bind(this.sourceIp, 0);
+      if (status !== 0) {
+        this.settle(systemCallError('bind', status, this.sourceIp, 0));
+        return;
+      }
+    }
+    const request = handles.request() as Tagged<ConnectRequest>;
+    request.oncomplete = onHandleConnect;
+    request.address = this.target;
+    request.port = this.port;
+    request[PROBE] = this;
+    this.request = request;
+    const status = this.ipv6 ? handle.connect6(request, this.target, this.port) : handle.connect(request, this.target, this.port);
+    if (status !== 0) this.settle(systemCallError('connect', status, this.target, this.port));
   }
 
   close(): Promise<void> {
@@ -136,7 +181,7 @@ class TcpProbe implements Prepared {
     this.reject = reject;
   }
 
-  /** Ends the run: the socket closes at once whatever happened; `error` is undefined once connected. */
+  /** Ends the run: the connection closes at once whatever happened; `error` is undefined once connected. */
   settle(error: Error | undefined): void {
     const resolve = this.resolve;
     const reject = this.reject;
@@ -157,6 +202,13 @@ class TcpProbe implements Prepared {
       // A late error of the destroyed socket must not go unhandled: onError now finds no probe.
       socket.destroy();
     }
+    const request = this.request;
+    this.request = null;
+    if (request !== null) request[PROBE] = undefined;
+    const handle = this.handle;
+    this.handle = null;
+    // Closing a handle whose connect is pending cancels it: its request completes later and finds no probe.
+    handle?.close();
     const connected = error === undefined;
     if (connected === this.shouldFail) {
       reject(

@@ -1,8 +1,31 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, startFullBacklogTarget, startTcpTarget, type TcpTarget } from '../../helpers/targets.ts';
-import { check } from './run.ts';
+import { parseCheck } from '../../../src/healthcheck/kinds/index.ts';
+import type { TcpDefinition } from '../../../src/healthcheck/kinds/tcp.ts';
+import { TcpProbe } from '../../../src/healthcheck/kinds/tcp.ts';
+import { tcpHandles } from '../../../src/healthcheck/kinds/tcp-handle.ts';
+import { check as checkThroughKind } from './run.ts';
 
-describe('TCP check', () => {
+/** Runs once through net.connect, as a Node without `tcp_wrap` (or a host-name target) does. */
+async function checkThroughSocket(_kind: 'tcp', raw: Record<string, unknown>): Promise<string> {
+  const def = parseCheck('tcp', { name: 'test', timeout: '2s', interval: '10s', ...raw }) as TcpDefinition;
+  try {
+    await new TcpProbe(def, null).run(AbortSignal.timeout(def.timeoutNs / 1e6));
+    return 'success';
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+it("this Node's TCP handle is found, so that IP targets take the bare-handle path", () => {
+  expect(tcpHandles).not.toBeNull();
+});
+
+// The same cases through both paths: the messages must not depend on which one a target takes.
+describe.each([
+  ['TCP handle', checkThroughKind],
+  ['net.connect', checkThroughSocket],
+] as const)('TCP check through %s', (_path, check) => {
   let open: TcpTarget;
   let open6: TcpTarget;
   let closed: number;
