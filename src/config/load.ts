@@ -94,6 +94,9 @@ export interface RiemannTcpSettings {
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 9013;
 export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;
+/** Runs start on a 50 ms grid: measured in docs/performance.md, "Start tick". */
+const DEFAULT_START_TICK = '50ms';
+const MAX_START_TICK_MS = 1000;
 export const DEFAULT_RIEMANN_PORT = 5555;
 /** Well under the default descriptor limit (1,024) so that checks always have sockets of their own. */
 export const DEFAULT_MAX_CONNECTIONS = 512;
@@ -194,6 +197,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
     healthchecks: {
       labels: raw['healthchecks-labels'] ?? [],
       maxConcurrentRuns: raw.healthchecks?.['max-concurrent-runs'] ?? 1000,
+      startTickMs: startTick(file, raw.healthchecks?.['start-tick']),
       historySize: raw.healthchecks?.['history-size'] ?? 100,
       commandChecksApi: raw.healthchecks?.['command-checks-api'] ?? 'auto',
       checks,
@@ -228,6 +232,13 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
 }
 
 /** `streams.tcp`: the certificate options go all three together (TLS with mandatory client certificates). */
+/** `healthchecks.start-tick`: 50 ms unless set, at most a second (a run may start up to one tick late). */
+function startTick(file: string | null, text: string | undefined): number {
+  const tick = durationMs(file, 'healthchecks.start-tick', text ?? DEFAULT_START_TICK);
+  if (tick > MAX_START_TICK_MS) throw new ConfigError(file, 'healthchecks.start-tick', `must be at most 1s, got ${JSON.stringify(text)}`);
+  return tick;
+}
+
 function resolveRiemannTcp(file: string | null, tcp: NonNullable<NonNullable<ConfigFile['streams']>['tcp']>, bodyLimit: number): RiemannTcpSettings {
   const certs = (['key', 'cert', 'cacert'] as const).filter((key) => tcp[key] !== undefined);
   if (certs.length > 0 && certs.length < 3) {

@@ -42,6 +42,8 @@ export class RunningCheck implements SchedulerJob {
 
 export interface RegistryOptions {
   maxConcurrentRuns: number;
+  /** The scheduler's start tick in ms (docs/configuration.md, `healthchecks.start-tick`). */
+  startTickMs?: number;
   metrics: HealthcheckMetrics;
   /** Where run results are buffered (and dropped again when their check goes). */
   repository: HealthcheckRepository;
@@ -77,6 +79,7 @@ export class CheckRegistry {
     this.resultSinks = options.onResult ?? [];
     this.scheduler = new Scheduler<RunningCheck>({
       maxConcurrentRuns: options.maxConcurrentRuns,
+      ...(options.startTickMs !== undefined ? { tickMs: options.startTickMs } : {}),
       onRunFinished: (check, failure, durationMs) => this.recordRun(check, failure, durationMs),
       onRunStarted: (lagMs) => this.metrics.observeLag(lagMs / 1000),
       ...(options.now ? { now: options.now } : {}),
@@ -108,6 +111,10 @@ export class CheckRegistry {
 
   set maxConcurrentRuns(cap: number) {
     this.scheduler.maxConcurrentRuns = cap;
+  }
+
+  set startTickMs(tick: number) {
+    this.scheduler.tickMs = tick;
   }
 
   // Mutations (inside `exclusive`)

@@ -123,6 +123,7 @@ export class HealthcheckService {
     });
     this.checks = new CheckRegistry({
       maxConcurrentRuns: settings.maxConcurrentRuns,
+      startTickMs: settings.startTickMs,
       metrics: new HealthcheckMetrics(options.registry, settings.labels),
       repository: this.repository,
       logger: this.logger,
@@ -360,6 +361,7 @@ export class HealthcheckService {
       this.logger.warn('changes to healthchecks-labels and healthchecks.history-size take effect at the next restart');
     }
     this.checks.maxConcurrentRuns = next.maxConcurrentRuns;
+    this.checks.startTickMs = next.startTickMs;
     const plan = await this.applyConfigChecks(config);
     this.config = config;
     this.logger.info({ added: plan.started.length, removed: plan.removed.length, kept: plan.kept.length }, 'config healthchecks reconciled');

@@ -9,6 +9,8 @@ export interface HealthcheckSettings {
   /** Check labels that become metric labels (`healthchecks-labels`). */
   labels: string[];
   maxConcurrentRuns: number;
+  /** `healthchecks.start-tick` in ms: runs start on this grid (src/healthcheck/scheduler.ts). */
+  startTickMs: number;
   historySize: number;
   /** Whether the API may create command checks (src/healthcheck/command-policy.ts). */
   commandChecksApi: CommandChecksApi;

@@ -20,6 +20,14 @@ describe('config loading', () => {
     expect(config.databaseFile).toMatch(/data\/vigie\.db$/);
     expect(config.streams.directories[0]).toMatch(/data\/streams$/);
     expect(config.healthchecks.maxConcurrentRuns).toBe(1000);
+    expect(config.healthchecks.startTickMs).toBe(50);
+  });
+
+  it('reads healthchecks.start-tick as a duration between 1 ms and 1 s', () => {
+    expect(parseConfigText('healthchecks:\n  start-tick: 1ms\n', null).healthchecks.startTickMs).toBe(1);
+    expect(parseConfigText('healthchecks:\n  start-tick: 250ms\n', null).healthchecks.startTickMs).toBe(250);
+    expect(errorOf('healthchecks:\n  start-tick: 2s\n')).toBe('/etc/vigie.yaml: healthchecks.start-tick: must be at most 1s, got "2s"');
+    expect(errorOf('healthchecks:\n  start-tick: 0s\n')).toBe('/etc/vigie.yaml: healthchecks.start-tick: must be positive, got "0s"');
   });
 
   it('names the file, the key path and the problem', () => {

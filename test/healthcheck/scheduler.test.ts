@@ -43,7 +43,7 @@ interface Finished {
   durationMs: number;
 }
 
-function makeScheduler(options: { cap?: number; random?: () => number } = {}) {
+function makeScheduler(options: { cap?: number; random?: () => number; tickMs?: number } = {}) {
   const finished: Finished[] = [];
   const lags: number[] = [];
   const scheduler = new Scheduler<TestJob>({
@@ -52,6 +52,7 @@ function makeScheduler(options: { cap?: number; random?: () => number } = {}) {
     onRunStarted: (lagMs) => lags.push(lagMs),
     now: () => Date.now(),
     random: options.random ?? (() => 0),
+    ...(options.tickMs !== undefined ? { tickMs: options.tickMs } : {}),
   });
   return { scheduler, finished, lags };
 }
@@ -86,6 +87,29 @@ describe('the scheduler', () => {
     await vi.advanceTimersByTimeAsync(30_000);
     expect(short.starts[0]).toBe(3_996);
     expect(long.starts).toEqual([29_970]);
+  });
+
+  it('starts runs on the tick grid: first runs due on it, runs due off it at the next tick, with that wait as lag', async () => {
+    let draw = 0;
+    // First runs drawn at 1,251 ms, 1,270 ms and 1,299 ms all start at the 1,300 ms tick, in one timer callback.
+    const draws = [0.1251, 0.127, 0.1299];
+    const { scheduler, lags } = makeScheduler({ tickMs: 50, random: () => draws[draw++] as number });
+    const onGrid = [new TestJob('a', 10_000, 1_000, 1), new TestJob('b', 10_000, 1_000, 1), new TestJob('c', 10_000, 1_000, 1)];
+    for (const job of onGrid) scheduler.add(job);
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(11_400);
+    for (const job of onGrid) expect(job.starts).toEqual([1_300, 11_300]);
+    expect(lags.every((lag) => lag === 0)).toBe(true);
+
+    // An interval that is not a multiple of the tick drifts off the grid: its runs wait for the next tick.
+    lags.length = 0;
+    draws.push(0);
+    const offGrid = new TestJob('off', 1_010, 500, 1);
+    scheduler.add(offGrid);
+    await vi.advanceTimersByTimeAsync(3_100);
+    expect(offGrid.starts).toEqual([11_400, 12_450, 13_450, 14_450]);
+    expect(lags).toEqual([0, 40, 30, 20]);
+    await scheduler.stop();
   });
 
   it('never overlaps runs of one check and skips the missed slots after an overrun instead of bursting', async () => {
