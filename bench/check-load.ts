@@ -75,6 +75,8 @@ export interface Scrape {
   lagCount: number;
   success: number;
   failure: number;
+  /** Node's own view of its memory, in MB, when the service exports it (prom-client's default metrics). */
+  memory: { heap_used_mb: number; heap_total_mb: number; external_mb: number };
 }
 
 export function parseMetrics(text: string): Scrape {
@@ -82,7 +84,12 @@ export function parseMetrics(text: string): Scrape {
   let lagCount = 0;
   let success = 0;
   let failure = 0;
+  const memory = { heap_used_mb: 0, heap_total_mb: 0, external_mb: 0 };
+  const mb = (line: string) => Number((Number(line.slice(line.lastIndexOf(' ') + 1)) / 1048576).toFixed(1));
   for (const line of text.split('\n')) {
+    if (line.startsWith('nodejs_heap_size_used_bytes ')) memory.heap_used_mb = mb(line);
+    else if (line.startsWith('nodejs_heap_size_total_bytes ')) memory.heap_total_mb = mb(line);
+    else if (line.startsWith('nodejs_external_memory_bytes ')) memory.external_mb = mb(line);
     if (line.startsWith('healthcheck_scheduling_lag_seconds_bucket')) {
       const match = /le="([^"]+)"\} (\d+)/.exec(line);
       if (match) lagBuckets.set(match[1] === '+Inf' ? Infinity : Number(match[1]), Number(match[2]));
@@ -94,7 +101,7 @@ export function parseMetrics(text: string): Scrape {
       else failure += value;
     }
   }
-  return { lagBuckets, lagCount, success, failure };
+  return { lagBuckets, lagCount, success, failure, memory };
 }
 
 /**

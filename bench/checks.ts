@@ -102,6 +102,8 @@ interface Window {
   rss_mb_every_5s: number[];
   runs: number;
   failed_runs: number;
+  /** What Node says of its memory at the end of the window (Vigie only): the rest of RSS is native. */
+  memory_at_end?: Scrape['memory'];
 }
 
 /** Warm-up, then the window: CPU from /proc, RSS every second, and the metrics before and after. */
@@ -132,6 +134,7 @@ async function measure(pid: number, scrape: () => Promise<Scrape>): Promise<Wind
     rss_mb_every_5s: rss.filter((_, i) => i % 5 === 0).map(Math.round),
     runs: after.success + after.failure - before.success - before.failure,
     failed_runs: after.failure - before.failure,
+    ...(after.memory.heap_total_mb > 0 ? { memory_at_end: after.memory } : {}),
     before,
     after,
   };

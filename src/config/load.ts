@@ -97,6 +97,9 @@ export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;
 /** Runs start on a 50 ms grid: measured in docs/performance.md, "Start tick". */
 const DEFAULT_START_TICK = '50ms';
 const MAX_START_TICK_MS = 1000;
+/** Results wait up to 30 s to be written in groups per check: docs/performance.md, "Result writes". */
+const DEFAULT_WRITE_DELAY = '30s';
+const MAX_WRITE_DELAY_MS = 300_000;
 export const DEFAULT_RIEMANN_PORT = 5555;
 /** Well under the default descriptor limit (1,024) so that checks always have sockets of their own. */
 export const DEFAULT_MAX_CONNECTIONS = 512;
@@ -199,6 +202,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       maxConcurrentRuns: raw.healthchecks?.['max-concurrent-runs'] ?? 1000,
       startTickMs: startTick(file, raw.healthchecks?.['start-tick']),
       historySize: raw.healthchecks?.['history-size'] ?? 100,
+      writeDelayS: writeDelay(file, raw.healthchecks?.['write-delay']),
       commandChecksApi: raw.healthchecks?.['command-checks-api'] ?? 'auto',
       checks,
     },
@@ -232,6 +236,15 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
 }
 
 /** `streams.tcp`: the certificate options go all three together (TLS with mandatory client certificates). */
+/** `healthchecks.write-delay` in whole seconds (result timestamps are seconds): 1s to 5m. */
+function writeDelay(file: string | null, text: string | undefined): number {
+  const delayMs = durationMs(file, 'healthchecks.write-delay', text ?? DEFAULT_WRITE_DELAY);
+  if (delayMs < 1000 || delayMs > MAX_WRITE_DELAY_MS) {
+    throw new ConfigError(file, 'healthchecks.write-delay', `must be between 1s and 5m, got ${JSON.stringify(text)}`);
+  }
+  return Math.floor(delayMs / 1000);
+}
+
 /** `healthchecks.start-tick`: 50 ms unless set, at most a second (a run may start up to one tick late). */
 function startTick(file: string | null, text: string | undefined): number {
   const tick = durationMs(file, 'healthchecks.start-tick', text ?? DEFAULT_START_TICK);

@@ -133,6 +133,7 @@ const HealthchecksSettingsSchema = Type.Object(
   {
     'max-concurrent-runs': Type.Optional(Type.Integer({ minimum: 1 })),
     'start-tick': Type.Optional(Duration),
+    'write-delay': Type.Optional(Duration),
     'history-size': Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
     'command-checks-api': Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('allow'), Type.Literal('deny')])),
   },

@@ -2,10 +2,14 @@
  * SQLite storage of the healthcheck part: API-created definitions, the latest result of every check, the last
  * `history-size` raw results per check, and hourly / daily aggregates. Knows nothing of HTTP or of scheduling.
  *
- * Definitions are written synchronously (the API answers after the commit). Results are buffered and written in
- * one transaction per flush (every second, every `maxBuffered` results, and at stop), which is what lets 1,200
- * results/s cost a few percent of a core. Everything stays bounded: history is trimmed per check in the same
- * transaction, and a check's aggregates older than their retention are pruned when the check opens a new hour.
+ * Definitions are written synchronously (the API answers after the commit). Results are buffered and written per
+ * check in groups: once a second, the checks whose oldest buffered result is `writeDelayS` old have all their
+ * buffered results written, in one transaction for all of them (and everything is written at stop, before a
+ * mutation, and when `maxBuffered` results wait). A group of n results of one check costs one history insert per
+ * result but one trim, one latest-result upsert and one aggregate upsert, and it dirties the check's pages once:
+ * SQLite's cost is per page written, so a group of 3 costs about half of 3 single writes (docs/performance.md,
+ * "Result writes"). Everything stays bounded: history is trimmed per check in the same transaction, and a check's
+ * aggregates older than their retention are pruned when the check opens a new hour.
  * Reads (history, uptime) see the buffered results too: they merge the buffer into what the database holds,
  * so a read never forces a write.
  */
@@ -86,8 +90,11 @@ export const DAILY_RETENTION_S = 365 * DAY_S;
 
 export interface RepositoryOptions {
   historySize: number;
+  /** How often the due groups are written. */
   flushIntervalMs?: number;
-  /** A flush happens as soon as this many results are buffered. */
+  /** A check's results are written once its oldest buffered one is this old (`healthchecks.write-delay`). */
+  writeDelayS?: number;
+  /** Everything is written as soon as this many results are buffered. */
   maxBuffered?: number;
   /** Unix seconds; injectable for tests. */
   nowS?: () => number;
@@ -111,6 +118,7 @@ export class HealthcheckRepository {
   /** What the flush keeps per check: the hour it last wrote an aggregate for, and its history rows. */
   private readonly stored = new Map<string, StoredState>();
   private readonly flushIntervalMs: number;
+  private readonly writeDelayS: number;
   private readonly maxBuffered: number;
   private readonly nowS: () => number;
   private readonly statements;
@@ -121,7 +129,8 @@ export class HealthcheckRepository {
     private readonly options: RepositoryOptions,
   ) {
     this.flushIntervalMs = options.flushIntervalMs ?? 1000;
-    this.maxBuffered = options.maxBuffered ?? 2000;
+    this.writeDelayS = options.writeDelayS ?? 0;
+    this.maxBuffered = options.maxBuffered ?? 200_000;
     this.nowS = options.nowS ?? (() => Math.floor(Date.now() / 1000));
     this.statements = this.prepareStatements();
     this.writeBatch = this.db.$client.transaction((batch: CheckResult[]) => this.writeResults(batch));
@@ -149,10 +158,10 @@ export class HealthcheckRepository {
       countHistory: client.prepare<[string], { n: number }>(`select count(*) as n from ${h} where name = ?`),
       // The oldest rows of one check, through the (name, id) index: it walks only the rows it deletes.
       trimHistory: client.prepare<[string, number]>(`delete from ${h} where id in (select id from ${h} where name = ? order by id asc limit ?)`),
-      upsertUptime: client.prepare<[string, number, number, number, number, number, string, number, number, number, number, number]>(
+      upsertUptime: client.prepare<[string, number, number, number, number, number, number, string, number, number, number, number, number, number]>(
         `insert into ${u} (name, granularity, period_start_s, runs, successes, duration_total_ms, duration_min_ms, duration_max_ms)
-         values (?, 'hour', ?, 1, ?, ?, ?, ?), (?, 'day', ?, 1, ?, ?, ?, ?)
-         on conflict (name, granularity, period_start_s) do update set runs = runs + 1, successes = successes + excluded.successes,
+         values (?, 'hour', ?, ?, ?, ?, ?, ?), (?, 'day', ?, ?, ?, ?, ?, ?)
+         on conflict (name, granularity, period_start_s) do update set runs = runs + excluded.runs, successes = successes + excluded.successes,
            duration_total_ms = duration_total_ms + excluded.duration_total_ms, duration_min_ms = min(duration_min_ms, excluded.duration_min_ms),
            duration_max_ms = max(duration_max_ms, excluded.duration_max_ms)`,
       ),
@@ -163,7 +172,7 @@ export class HealthcheckRepository {
   /** Starts the periodic flush. */
   start(): void {
     if (this.flushTimer !== null) return;
-    this.flushTimer = setInterval(() => this.flushReportingErrors(), this.flushIntervalMs);
+    this.flushTimer = setInterval(() => this.flushReportingErrors(false), this.flushIntervalMs);
     this.flushTimer.unref();
   }
 
@@ -269,12 +278,13 @@ export class HealthcheckRepository {
   /** Buffers a result; it reaches the database at the next flush. */
   record(result: CheckResult): void {
     this.buffer.push(result);
-    if (this.buffer.length >= this.maxBuffered) this.flushReportingErrors();
+    if (this.buffer.length >= this.maxBuffered) this.flushReportingErrors(true);
   }
 
-  private flushReportingErrors(): void {
+  private flushReportingErrors(all: boolean): void {
     try {
-      this.flush();
+      if (all) this.flush();
+      else this.writeDue();
     } catch (error) {
       this.options.onFlushError?.(error);
     }
@@ -285,6 +295,7 @@ export class HealthcheckRepository {
     if (this.buffer.length > 0) this.buffer = this.buffer.filter((result) => !names.has(result.name));
   }
 
+  /** Writes every buffered result. */
   flush(): void {
     if (this.buffer.length === 0) return;
     const batch = this.buffer;
@@ -292,35 +303,105 @@ export class HealthcheckRepository {
     this.writeBatch(batch);
   }
 
-  /** One transaction for the whole batch; the batch is not referenced once it is written. */
+  /**
+   * Writes the groups that are due: every buffered result of the checks whose oldest buffered result is
+   * `writeDelayS` old. The buffer is in arrival order, so the due checks are found among its oldest entries.
+   */
+  writeDue(): void {
+    const buffer = this.buffer;
+    if (buffer.length === 0) return;
+    const cutoff = this.nowS() - this.writeDelayS;
+    if ((buffer[0] as CheckResult)['healthcheck-timestamp'] > cutoff) return;
+    const due = new Set<string>();
+    for (let i = 0; i < buffer.length; i++) {
+      const result = buffer[i] as CheckResult;
+      if (result['healthcheck-timestamp'] > cutoff) break;
+      due.add(result.name);
+    }
+    const batch: CheckResult[] = [];
+    const kept: CheckResult[] = [];
+    for (let i = 0; i < buffer.length; i++) {
+      const result = buffer[i] as CheckResult;
+      (due.has(result.name) ? batch : kept).push(result);
+    }
+    this.buffer = kept;
+    this.writeBatch(batch);
+  }
+
+  /** One transaction for the whole batch, check by check; the batch is not referenced once it is written. */
   private writeResults(batch: CheckResult[]): void {
-    const s = this.statements;
-    const historySize = this.options.historySize;
+    const groups = new Map<string, CheckResult[]>();
     for (let i = 0; i < batch.length; i++) {
       const result = batch[i] as CheckResult;
-      const name = result.name;
-      const timestampS = result['healthcheck-timestamp'];
-      const success = result.success ? 1 : 0;
-      const durationMs = result.duration;
-      s.upsertResult.run(name, success, timestampS, durationMs, result.message, result.summary, result.labels === undefined ? null : JSON.stringify(result.labels), result.source);
-      s.insertHistory.run(name, success, timestampS, durationMs, result.message);
-      const hour = timestampS - (timestampS % HOUR_S);
-      s.upsertUptime.run(name, hour, success, durationMs, durationMs, durationMs, name, timestampS - (timestampS % DAY_S), success, durationMs, durationMs, durationMs);
-      let state = this.stored.get(name);
-      if (state === undefined) {
-        state = { hour: -1, historyRows: (s.countHistory.get(name) as { n: number }).n };
-        this.stored.set(name, state);
-      } else state.historyRows++;
-      if (state.historyRows > historySize) {
-        s.trimHistory.run(name, state.historyRows - historySize);
-        state.historyRows = historySize;
-      }
-      if (state.hour !== hour) {
-        state.hour = hour;
-        s.pruneUptime.run(name, 'hour', hour - HOURLY_RETENTION_S);
-        s.pruneUptime.run(name, 'day', hour - DAILY_RETENTION_S);
-      }
+      const group = groups.get(result.name);
+      if (group === undefined) groups.set(result.name, [result]);
+      else group.push(result);
     }
+    for (const [name, group] of groups) this.writeGroup(name, group);
+  }
+
+  /** A check's results, oldest first: each in the history, the newest as latest, and their aggregates summed. */
+  private writeGroup(name: string, group: CheckResult[]): void {
+    const s = this.statements;
+    let state = this.stored.get(name);
+    if (state === undefined) {
+      state = { hour: -1, historyRows: (s.countHistory.get(name) as { n: number }).n };
+      this.stored.set(name, state);
+    }
+    // Runs, successes, total, min and max duration of the hour being summed, written when the hour changes.
+    let hour = -1;
+    let runs = 0;
+    let successes = 0;
+    let total = 0;
+    let min = 0;
+    let max = 0;
+    for (let i = 0; i < group.length; i++) {
+      const result = group[i] as CheckResult;
+      const timestampS = result['healthcheck-timestamp'];
+      const durationMs = result.duration;
+      const success = result.success ? 1 : 0;
+      s.insertHistory.run(name, success, timestampS, durationMs, result.message);
+      const resultHour = timestampS - (timestampS % HOUR_S);
+      if (resultHour !== hour) {
+        if (runs > 0) this.writeAggregates(name, hour, runs, successes, total, min, max);
+        hour = resultHour;
+        runs = successes = total = 0;
+        min = Infinity;
+        max = -Infinity;
+      }
+      runs++;
+      successes += success;
+      total += durationMs;
+      if (durationMs < min) min = durationMs;
+      if (durationMs > max) max = durationMs;
+    }
+    this.writeAggregates(name, hour, runs, successes, total, min, max);
+    const latest = group[group.length - 1] as CheckResult;
+    s.upsertResult.run(
+      name,
+      latest.success ? 1 : 0,
+      latest['healthcheck-timestamp'],
+      latest.duration,
+      latest.message,
+      latest.summary,
+      latest.labels === undefined ? null : JSON.stringify(latest.labels),
+      latest.source,
+    );
+    state.historyRows += group.length;
+    if (state.historyRows > this.options.historySize) {
+      s.trimHistory.run(name, state.historyRows - this.options.historySize);
+      state.historyRows = this.options.historySize;
+    }
+    if (state.hour !== hour) {
+      state.hour = hour;
+      s.pruneUptime.run(name, 'hour', hour - HOURLY_RETENTION_S);
+      s.pruneUptime.run(name, 'day', hour - DAILY_RETENTION_S);
+    }
+  }
+
+  /** Adds one hour's runs of a check to its hourly and daily aggregates (an hour lies within one day). */
+  private writeAggregates(name: string, hour: number, runs: number, successes: number, total: number, min: number, max: number): void {
+    this.statements.upsertUptime.run(name, hour, runs, successes, total, min, max, name, hour - (hour % DAY_S), runs, successes, total, min, max);
   }
 
   /** Newest first: the buffered results of the check, then the stored ones. */

@@ -119,6 +119,7 @@ export class HealthcheckService {
     const settings = options.config.healthchecks;
     this.repository = new HealthcheckRepository(options.db, {
       historySize: settings.historySize,
+      writeDelayS: settings.writeDelayS,
       onFlushError: (error) => this.logger.error({ err: error }, `cannot write healthcheck results: ${(error as Error).message}`),
     });
     this.checks = new CheckRegistry({
@@ -357,8 +358,8 @@ export class HealthcheckService {
   async reload(config: HealthcheckConfig): Promise<void> {
     const previous = this.config.healthchecks;
     const next = config.healthchecks;
-    if (previous.labels.join() !== next.labels.join() || previous.historySize !== next.historySize) {
-      this.logger.warn('changes to healthchecks-labels and healthchecks.history-size take effect at the next restart');
+    if (previous.labels.join() !== next.labels.join() || previous.historySize !== next.historySize || previous.writeDelayS !== next.writeDelayS) {
+      this.logger.warn('changes to healthchecks-labels, healthchecks.history-size and healthchecks.write-delay take effect at the next restart');
     }
     this.checks.maxConcurrentRuns = next.maxConcurrentRuns;
     this.checks.startTickMs = next.startTickMs;

@@ -12,6 +12,8 @@ export interface HealthcheckSettings {
   /** `healthchecks.start-tick` in ms: runs start on this grid (src/healthcheck/scheduler.ts). */
   startTickMs: number;
   historySize: number;
+  /** `healthchecks.write-delay` in seconds: how long a check's results may wait to be written in a group. */
+  writeDelayS: number;
   /** Whether the API may create command checks (src/healthcheck/command-policy.ts). */
   commandChecksApi: CommandChecksApi;
   /** The `*-checks` lists, parsed by their kinds, in file order, each with its key path (`http-checks[2]`). */

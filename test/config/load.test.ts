@@ -21,6 +21,13 @@ describe('config loading', () => {
     expect(config.streams.directories[0]).toMatch(/data\/streams$/);
     expect(config.healthchecks.maxConcurrentRuns).toBe(1000);
     expect(config.healthchecks.startTickMs).toBe(50);
+    expect(config.healthchecks.writeDelayS).toBe(30);
+  });
+
+  it('reads healthchecks.write-delay in whole seconds, from 1 s to 5 min', () => {
+    expect(parseConfigText('healthchecks:\n  write-delay: 1m30s\n', null).healthchecks.writeDelayS).toBe(90);
+    expect(errorOf('healthchecks:\n  write-delay: 500ms\n')).toBe('/etc/vigie.yaml: healthchecks.write-delay: must be between 1s and 5m, got "500ms"');
+    expect(errorOf('healthchecks:\n  write-delay: 10m\n')).toBe('/etc/vigie.yaml: healthchecks.write-delay: must be between 1s and 5m, got "10m"');
   });
 
   it('reads healthchecks.start-tick as a duration between 1 ms and 1 s', () => {

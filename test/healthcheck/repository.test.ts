@@ -10,8 +10,8 @@ let nowS: number;
 const HOUR = 3600;
 const DAY = 86_400;
 
-function open(historySize = 5): HealthcheckRepository {
-  return new HealthcheckRepository(db, { historySize, nowS: () => nowS, maxBuffered: 10_000 });
+function open(historySize = 5, writeDelayS = 0): HealthcheckRepository {
+  return new HealthcheckRepository(db, { historySize, writeDelayS, nowS: () => nowS, maxBuffered: 10_000 });
 }
 
 function result(name: string, timestampS: number, success = true, duration = 10): CheckResult {
@@ -163,6 +163,38 @@ describe('the healthcheck repository', () => {
     expect(count("select count(*) n from healthcheck_results where name = 'a'")).toBe(1);
     expect(repo.retainOnly(new Set(['c']))).toEqual(['a']);
     expect(count('select count(*) n from healthcheck_history')).toBe(1);
+  });
+
+  it('writes the results of a check as one group once the oldest is write-delay old, summing their aggregates', () => {
+    const repo = open(3, 30);
+    // a: three runs, the oldest 40 s old, across an hour boundary; b: one run 10 s old, not due yet.
+    repo.record(result('a', nowS - 40, true, 10));
+    repo.record(result('a', nowS - 25, false, 30));
+    repo.record(result('b', nowS - 10));
+    repo.record(result('a', nowS + 5, true, 20));
+    repo.writeDue();
+    expect(count("select count(*) n from healthcheck_history where name = 'a'")).toBe(3);
+    expect(count("select count(*) n from healthcheck_history where name = 'b'")).toBe(0);
+    expect(db.$client.prepare("select success, timestamp_s, duration_ms from healthcheck_results where name = 'a'").get()).toEqual({ success: 1, timestamp_s: nowS + 5, duration_ms: 20 });
+    expect(
+      db.$client.prepare("select period_start_s, runs, successes, duration_total_ms, duration_min_ms, duration_max_ms from healthcheck_uptime where name = 'a' and granularity = 'hour' order by period_start_s").all(),
+    ).toEqual([
+      { period_start_s: nowS - HOUR, runs: 2, successes: 1, duration_total_ms: 40, duration_min_ms: 10, duration_max_ms: 30 },
+      { period_start_s: nowS, runs: 1, successes: 1, duration_total_ms: 20, duration_min_ms: 20, duration_max_ms: 20 },
+    ]);
+    expect(count("select runs n from healthcheck_uptime where name = 'a' and granularity = 'day'")).toBe(3);
+    // b still waits, and reads see it; 21 s later it is due.
+    expect(repo.history('b', 10)).toHaveLength(1);
+    repo.writeDue();
+    expect(count("select count(*) n from healthcheck_history where name = 'b'")).toBe(0);
+    nowS += 21;
+    repo.record(result('a', nowS, true, 50));
+    repo.writeDue();
+    expect(count("select count(*) n from healthcheck_history where name = 'b'")).toBe(1);
+    // A group that goes past history-size is trimmed to it in the same write.
+    repo.flush();
+    expect(repo.history('a', 10).map((entry) => entry.duration)).toEqual([50, 20, 30]);
+    expect(count("select count(*) n from healthcheck_history where name = 'a'")).toBe(3);
   });
 
   it('never writes back the buffered results of a dropped check', () => {
