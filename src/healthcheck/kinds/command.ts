@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { Type } from '@sinclair/typebox';
 import { formatDuration } from '../../common/duration.ts';
-import { baseToJson, checkSchema, errorText, nonEmpty, parseBase, validateShape } from './common.ts';
+import { baseToJson, checkSchema, errorText, nonEmpty, parseBase, validateShape, withFields } from './common.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
 
 export interface CommandDefinition extends BaseDefinition {
@@ -23,11 +23,10 @@ export const commandSchema = checkSchema({
 
 export function parseCommand(raw: unknown): CommandDefinition {
   const input = validateShape(commandSchema, raw);
-  return {
-    ...parseBase('command', input),
+  return withFields(parseBase('command', input), {
     command: executable(nonEmpty('command', input.command)),
     ...(input.arguments != null ? { arguments: [...input.arguments] } : {}),
-  };
+  });
 }
 
 /**

@@ -8,7 +8,7 @@ import { Resolver } from 'node:dns/promises';
 import { isIP, isIPv4 } from 'node:net';
 import { Type } from '@sinclair/typebox';
 import { durationToMs, formatDuration } from '../../common/duration.ts';
-import { baseToJson, checkSchema, describeCheck, errorText, ipField, nonEmpty, parseBase, timeoutText, validateShape } from './common.ts';
+import { baseToJson, checkSchema, describeCheck, errorText, ipField, nonEmpty, parseBase, timeoutText, validateShape, withFields } from './common.ts';
 import { lookupHostsFile } from './hosts-file.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
 
@@ -45,13 +45,12 @@ export function parseDns(raw: unknown): DnsDefinition {
     throw new CheckValidationError('expected-ips', `only applies to A and AAAA records, not ${recordType}`);
   }
   if (input.resolver !== undefined) resolverServer(input.resolver);
-  return {
-    ...base,
+  return withFields(base, {
     domain,
     expectedIps,
     ...(input.resolver !== undefined ? { resolver: input.resolver } : {}),
     ...(recordType !== undefined ? { recordType: recordType as RecordType } : {}),
-  };
+  });
 }
 
 /** `1.2.3.4`, `1.2.3.4:53`, `::1`, `[::1]:53` → the form `Resolver.setServers` takes. */

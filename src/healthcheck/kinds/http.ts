@@ -28,6 +28,7 @@ import {
   type TlsMaterial,
   tlsFilesToJson,
   validateShape,
+  withFields,
 } from './common.ts';
 import { acquireAgent } from './http-agents.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
@@ -118,11 +119,10 @@ export function parseHttp(raw: unknown): HttpDefinition {
     }
   });
   const serverName = aliased('server-name', input['server-name'], 'servername', input.servername) ?? '';
-  return {
-    ...base,
+  return withFields(base, {
     target,
     port,
-    protocol,
+    protocol: protocol as HttpDefinition['protocol'],
     path,
     method: method as HttpMethod,
     ...(input.host !== undefined ? { host: input.host } : {}),
@@ -136,7 +136,7 @@ export function parseHttp(raw: unknown): HttpDefinition {
     ...(serverName !== '' ? { serverName } : {}),
     ...(input['source-ip'] !== undefined ? { sourceIp: ipField('source-ip', input['source-ip']) } : {}),
     ...parseTlsFiles(input),
-  };
+  });
 }
 
 export function httpToJson(def: HttpDefinition, source = ''): CheckJson {

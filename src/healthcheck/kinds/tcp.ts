@@ -17,6 +17,7 @@ import {
   portField,
   timeoutText,
   validateShape,
+  withFields,
 } from './common.ts';
 import { type ConnectRequest, systemCallError, type TcpHandle, type TcpHandles, tcpHandles } from './tcp-handle.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from './types.ts';
@@ -38,13 +39,12 @@ export const tcpSchema = checkSchema({
 
 export function parseTcp(raw: unknown): TcpDefinition {
   const input = validateShape(tcpSchema, raw);
-  return {
-    ...parseBase('tcp', input),
+  return withFields(parseBase('tcp', input), {
     target: hostTarget(input.target, 'port'),
     port: portField('port', input.port),
     ...(input['source-ip'] !== undefined ? { sourceIp: ipField('source-ip', input['source-ip']) } : {}),
     shouldFail: input['should-fail'] ?? false,
-  };
+  });
 }
 
 export function tcpToJson(def: TcpDefinition, source = ''): CheckJson {

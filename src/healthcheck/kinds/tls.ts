@@ -27,6 +27,7 @@ import {
   type TlsMaterial,
   tlsFilesToJson,
   validateShape,
+  withFields,
 } from './common.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
 
@@ -57,8 +58,7 @@ export function parseTls(raw: unknown): TlsDefinition {
   const expirationDelayNs = input['expiration-delay'] === undefined ? 0 : durationField('expiration-delay', input['expiration-delay']);
   if (expirationDelayNs < 0) throw new CheckValidationError('expiration-delay', `must not be negative, got ${JSON.stringify(input['expiration-delay'])}`);
   const serverName = aliased('server-name', input['server-name'], 'servername', input.servername) ?? '';
-  return {
-    ...base,
+  return withFields(base, {
     target: hostTarget(input.target, 'port'),
     port: portField('port', input.port),
     ...(serverName !== '' ? { serverName } : {}),
@@ -66,7 +66,7 @@ export function parseTls(raw: unknown): TlsDefinition {
     expirationDelayNs,
     ...(input['source-ip'] !== undefined ? { sourceIp: ipField('source-ip', input['source-ip']) } : {}),
     ...parseTlsFiles(input),
-  };
+  });
 }
 
 export function tlsToJson(def: TlsDefinition, source = ''): CheckJson {
