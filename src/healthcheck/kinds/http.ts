@@ -221,7 +221,7 @@ function createDispatcher(def: HttpDefinition, tls: TlsMaterial): { dispatcher: 
   return { dispatcher: def.redirect ? agent.compose(interceptors.redirect({ maxRedirections: 10 })) : agent, release };
 }
 
-function requestOptions(def: HttpDefinition, origin: string, shownPath: string): Dispatcher.RequestOptions {
+function requestOptions(def: HttpDefinition, origin: string, shownPath: string): Dispatcher.DispatchOptions {
   const headers: Record<string, string> = { 'user-agent': 'Cabourotte' };
   for (const [name, value] of Object.entries(def.headers)) headers[name.toLowerCase()] = value;
   if (def.host !== undefined) headers.host = def.host;
@@ -238,38 +238,129 @@ function requestOptions(def: HttpDefinition, origin: string, shownPath: string):
 
 export async function prepareHttp(def: HttpDefinition): Promise<Prepared> {
   const { dispatcher, release } = createDispatcher(def, await loadTlsFiles(def));
-  const shownPath = pathWithQuery(def.path, def.query);
-  const origin = `${def.protocol}://${joinHostPort(def.target, def.port)}`;
-  const request = requestOptions(def, origin, shownPath);
-  const regexps = def.bodyRegexp.map((pattern) => ({ pattern, regexp: compileRegex(pattern, 'search') }));
-  const failurePrefix = `HTTP request failed: ${goMethod(def.method)} "${origin}${shownPath}": `;
+  return new HttpProbe(def, dispatcher, release);
+}
 
-  const run = async (signal: AbortSignal): Promise<void> => {
-    let response: Dispatcher.ResponseData;
-    // Runs of a check never overlap: the options object is the check's, only its signal changes.
-    request.signal = signal;
-    try {
-      response = await dispatcher.request(request);
-    } catch (error) {
-      throw new CheckFailure(failurePrefix + (signal.aborted ? timeoutText(def.timeoutNs) : errorText(error)));
-    }
-    let body: Buffer;
-    try {
-      body = Buffer.from(await response.body.arrayBuffer());
-    } catch (error) {
-      throw new CheckFailure(`Fail to read request body: ${signal.aborted ? timeoutText(def.timeoutNs) : errorText(error)}`);
-    }
+/** What one check's runs share: the request, built once, and how to judge the answer. */
+class HttpProbe implements Prepared {
+  readonly request: Dispatcher.DispatchOptions;
+  readonly regexps: { pattern: string; regexp: ReturnType<typeof compileRegex> }[];
+  readonly failurePrefix: string;
+  /** Bytes of the body a run keeps: the message quotes the first 1000, the regexps need all of it. */
+  readonly keptBytes: number;
+
+  constructor(
+    readonly def: HttpDefinition,
+    private readonly dispatcher: Dispatcher,
+    readonly close: () => Promise<void>,
+  ) {
+    const shownPath = pathWithQuery(def.path, def.query);
+    const origin = `${def.protocol}://${joinHostPort(def.target, def.port)}`;
+    this.request = requestOptions(def, origin, shownPath);
+    this.regexps = def.bodyRegexp.map((pattern) => ({ pattern, regexp: compileRegex(pattern, 'search') }));
+    this.failurePrefix = `HTTP request failed: ${goMethod(def.method)} "${origin}${shownPath}": `;
+    this.keptBytes = this.regexps.length > 0 ? Infinity : MESSAGE_BODY_BYTES;
+  }
+
+  run(signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const run = new HttpRun(this, signal, resolve, reject);
+      if (signal.aborted) run.timedOut();
+      else {
+        signal.addEventListener('abort', run, { once: true });
+        this.dispatcher.dispatch(this.request, run);
+      }
+    });
+  }
+}
+
+/**
+ * One request, as an undici dispatch handler: the status and the body bytes are all a check needs, so the
+ * response is not turned into a body stream and then read back (about half of undici's cost per request with
+ * `dispatcher.request`; docs/performance.md). It is also the run signal's abort listener.
+ */
+class HttpRun implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | null = null;
+  private statusCode = 0;
+  private chunks: Buffer[] = [];
+  private bytes = 0;
+  private settled = false;
+
+  constructor(
+    private readonly probe: HttpProbe,
+    private readonly signal: AbortSignal,
+    private readonly resolve: () => void,
+    private readonly reject: (failure: CheckFailure) => void,
+  ) {}
+
+  /** The run signal fired: the timeout. */
+  handleEvent(): void {
+    this.timedOut();
+  }
+
+  timedOut(): void {
+    const timeout = timeoutText(this.probe.def.timeoutNs);
+    this.fail(this.statusCode === 0 ? this.probe.failurePrefix + timeout : `Fail to read request body: ${timeout}`);
+    // Before onRequestStart the request still waits for a connection: onRequestStart aborts it.
+    this.controller?.abort(new Error(timeout));
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.settled) controller.abort(new Error(timeoutText(this.probe.def.timeoutNs)));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
+    this.statusCode = statusCode;
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const room = this.probe.keptBytes - this.bytes;
+    if (room <= 0) return;
+    const kept = chunk.length <= room ? chunk : chunk.subarray(0, room);
+    this.chunks.push(kept);
+    this.bytes += kept.length;
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    const body = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.bytes);
     const message = body.subarray(0, MESSAGE_BODY_BYTES).toString('utf8');
-    if (!def.validStatus.includes(response.statusCode)) {
-      throw new CheckFailure(`HTTP request failed: status ${response.statusCode}. Body: '${escapeHtml(message)}'`);
+    const { def, regexps } = this.probe;
+    if (!def.validStatus.includes(this.statusCode)) {
+      this.fail(`HTTP request failed: status ${this.statusCode}. Body: '${escapeHtml(message)}'`);
+      return;
     }
-    if (regexps.length === 0) return;
-    const text = body.toString('utf8');
-    for (const { pattern, regexp } of regexps) {
-      if (!regexp.test(text)) throw new CheckFailure(`healthcheck body does not match regex ${pattern}: ${message}`);
+    if (regexps.length > 0) {
+      const text = body.toString('utf8');
+      for (const { pattern, regexp } of regexps) {
+        if (!regexp.test(text)) {
+          this.fail(`healthcheck body does not match regex ${pattern}: ${message}`);
+          return;
+        }
+      }
     }
-  };
-  return { run, close: release };
+    this.finish();
+    this.resolve();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    if (this.settled) return;
+    // An error once the headers are in is a failure to read the body, as upstream words it.
+    this.fail(this.statusCode === 0 ? this.probe.failurePrefix + errorText(error) : `Fail to read request body: ${errorText(error)}`);
+  }
+
+  private fail(message: string): void {
+    if (this.settled) return;
+    this.finish();
+    this.reject(new CheckFailure(message));
+  }
+
+  private finish(): void {
+    this.settled = true;
+    this.chunks = [];
+    this.signal.removeEventListener('abort', this);
+  }
 }
 
 function sniOption(def: HttpDefinition): { servername?: string } {
