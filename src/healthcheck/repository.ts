@@ -507,16 +507,54 @@ export class HealthcheckRepository {
       .where(sql`(${u.granularity} = 'hour' and ${u.periodStartS} >= ${since24h}) or (${u.granularity} = 'day' and ${u.periodStartS} >= ${since30d})`)
       .groupBy(u.name)
       .all();
+    // The results still waiting to be written count as they will once written.
+    const counts = new Map(rows.map((row) => [row.name, { ...row }]));
+    for (const result of this.buffer) {
+      const timestampS = result['healthcheck-timestamp'];
+      let row = counts.get(result.name);
+      if (row === undefined) counts.set(result.name, (row = { name: result.name, runs24h: 0, ok24h: 0, runs7d: 0, ok7d: 0, runs30d: 0, ok30d: 0 }));
+      const ok = result.success ? 1 : 0;
+      if (timestampS >= since24h) {
+        row.runs24h++;
+        row.ok24h += ok;
+      }
+      if (timestampS - (timestampS % DAY_S) >= since7d) {
+        row.runs7d++;
+        row.ok7d += ok;
+      }
+      if (timestampS - (timestampS % DAY_S) >= since30d) {
+        row.runs30d++;
+        row.ok30d += ok;
+      }
+    }
     const ratio = (ok: number, runs: number) => (runs === 0 ? null : ok / runs);
     const byName = new Map<string, UptimeRatios>();
-    for (const row of rows) {
+    for (const row of counts.values()) {
       byName.set(row.name, { '24h': ratio(row.ok24h, row.runs24h), '7d': ratio(row.ok7d, row.runs7d), '30d': ratio(row.ok30d, row.runs30d) });
     }
     return byName;
   }
 
-  /** The newest `limit` raw results of each named check, oldest first, in one query through the (name, id) index. */
+  /**
+   * The newest `limit` raw results of each named check, oldest first: one query through the (name, id) index,
+   * then the results still waiting to be written (newer than any stored one).
+   */
   recentResults(names: readonly string[], limit: number): Map<string, HistoryEntry[]> {
+    const byName = this.storedRecentResults(names, limit);
+    if (this.buffer.length === 0) return byName;
+    const max = Math.min(limit, this.options.historySize);
+    const wanted = new Set(names);
+    for (const result of this.buffer) {
+      if (!wanted.has(result.name)) continue;
+      let entries = byName.get(result.name);
+      if (entries === undefined) byName.set(result.name, (entries = []));
+      entries.push({ name: result.name, success: result.success, 'healthcheck-timestamp': result['healthcheck-timestamp'], message: result.message, duration: result.duration });
+    }
+    for (const [name, entries] of byName) if (entries.length > max) byName.set(name, entries.slice(entries.length - max));
+    return byName;
+  }
+
+  private storedRecentResults(names: readonly string[], limit: number): Map<string, HistoryEntry[]> {
     const byName = new Map<string, HistoryEntry[]>();
     const h = healthcheckHistory;
     for (const chunk of chunks(names)) {
@@ -536,8 +574,36 @@ export class HealthcheckRepository {
     return byName;
   }
 
-  /** Response-time buckets of one check over a window: hourly for 24 h and 7 d, daily for 30 d, oldest first. */
+  /**
+   * Response-time buckets of one check over a window: hourly for 24 h and 7 d, daily for 30 d, oldest first; the
+   * results still waiting to be written are counted in their buckets, as they will be once written.
+   */
   durationSeries(name: string, window: SeriesWindow): DurationBucket[] {
+    const buckets = this.storedDurationSeries(name, window);
+    const step = window === '30d' ? DAY_S : HOUR_S;
+    let added = false;
+    for (const result of this.buffer) {
+      if (result.name !== name) continue;
+      const timestampS = result['healthcheck-timestamp'];
+      const start = timestampS - (timestampS % step);
+      const d = result.duration;
+      let bucket = buckets.find((candidate) => candidate.start === start);
+      if (bucket === undefined) {
+        bucket = { start, runs: 0, successes: 0, mean: 0, min: d, max: d };
+        buckets.push(bucket);
+        added = true;
+      }
+      bucket.mean = (bucket.mean * bucket.runs + d) / (bucket.runs + 1);
+      bucket.runs++;
+      if (result.success) bucket.successes++;
+      bucket.min = Math.min(bucket.min, d);
+      bucket.max = Math.max(bucket.max, d);
+    }
+    if (added) buckets.sort((a, b) => a.start - b.start);
+    return buckets;
+  }
+
+  private storedDurationSeries(name: string, window: SeriesWindow): DurationBucket[] {
     const nowS = this.nowS();
     const granularity = window === '30d' ? 'day' : 'hour';
     const step = granularity === 'day' ? DAY_S : HOUR_S;

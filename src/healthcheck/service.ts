@@ -267,7 +267,7 @@ export class HealthcheckService {
 
   /**
    * The uptime ratios of every check, recomputed at most every UPTIME_CACHE_MS: they move slowly, and every open
-   * dashboard polls them. Results still buffered (under a second old) are left for the next computation.
+   * dashboard polls them. They count the results still waiting to be written.
    */
   private uptimeRatios(): Map<string, UptimeRatios> {
     const now = Date.now();
@@ -277,7 +277,6 @@ export class HealthcheckService {
 
   /** The newest `limit` raw results of each named check (unknown names are skipped), oldest first. */
   recentResults(names: readonly string[], limit: number): Map<string, HistoryEntry[]> {
-    this.repository.flush();
     return this.repository.recentResults(
       names.filter((name) => this.checks.get(name) !== undefined),
       limit,
@@ -286,7 +285,6 @@ export class HealthcheckService {
 
   durationSeries(name: string, window: SeriesWindow): DurationBucket[] {
     if (!this.checks.get(name)) throw notFound(name);
-    this.repository.flush();
     return this.repository.durationSeries(name, window);
   }
 

@@ -107,10 +107,11 @@ describe('durability', () => {
   });
 
   it('keeps every acknowledged check and the flushed results through kill -9', async () => {
-    const first = await started({});
+    // Results wait at most write-delay before they are written (30 s by default): 1 s here.
+    const first = await started({ config: { healthchecks: { 'write-delay': '1s' } } });
     await post(first, 'tcp', tcpCheck('old'));
     await vi.waitFor(async () => expect((await results(first)).map((r) => r.name)).toEqual(['old']), { timeout: 5000, interval: 100 });
-    // Results reach SQLite within a second (definitions before the 201): wait until the database holds it.
+    // Results reach SQLite within write-delay (definitions before the 201): wait until the database holds it.
     const database = new Database(join(first.dataDir, 'vigie.db'), { readonly: true });
     try {
       const stored = database.prepare("select count(*) as n from healthcheck_results where name = 'old'");

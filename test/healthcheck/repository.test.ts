@@ -197,6 +197,27 @@ describe('the healthcheck repository', () => {
     expect(count("select count(*) n from healthcheck_history where name = 'a'")).toBe(3);
   });
 
+  it('answers the dashboard reads (recent results, duration series, uptime ratios) with the waiting results, exactly as after the write', () => {
+    const repo = open(3, 30);
+    repo.record(result('a', nowS - 2 * HOUR, true, 10));
+    repo.flush();
+    for (const [offset, success, duration] of [[40, false, 30], [30, true, 20], [20, true, 60]] as const) repo.record(result('a', nowS - offset, success, duration));
+    repo.record(result('b', nowS - 10));
+    const recent = repo.recentResults(['a', 'b', 'none'], 3);
+    const series = repo.durationSeries('a', '24h');
+    expect(recent.get('a')?.map((entry) => entry.duration)).toEqual([30, 20, 60]);
+    expect(recent.get('b')).toHaveLength(1);
+    expect(series.map((bucket) => bucket.runs)).toEqual([1, 3]);
+    expect(series[1]).toMatchObject({ successes: 2, mean: 110 / 3, min: 20, max: 60 });
+    const ratios = repo.uptimeOfAll();
+    expect(ratios.get('a')).toEqual({ '24h': 0.75, '7d': 0.75, '30d': 0.75 });
+    expect(ratios.get('b')).toEqual({ '24h': 1, '7d': 1, '30d': 1 });
+    repo.flush();
+    expect(repo.uptimeOfAll()).toEqual(ratios);
+    expect(repo.recentResults(['a', 'b', 'none'], 3)).toEqual(recent);
+    expect(repo.durationSeries('a', '24h')).toEqual(series);
+  });
+
   it('never writes back the buffered results of a dropped check', () => {
     const repo = open();
     repo.record(result('gone', nowS));
