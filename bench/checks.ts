@@ -253,6 +253,9 @@ async function main(): Promise<void> {
       } else peerNote = `skipped: ${args.peer} does not exist`;
     }
 
+    // The goal is Cabourotte's CPU on the same machine: measured in the same run when there is a peer, else the
+    // 0.12 of a core it took on the 2-core machine the goal was set on.
+    const cpuFloor = peer ? peer.cpu_share_of_one_core : 0.12;
     const figures = {
       cores: cpus().length,
       load_average_1m_at_start: Number(load.toFixed(1)),
@@ -272,13 +275,13 @@ async function main(): Promise<void> {
           }
         : {}),
       ...(peerNote ? { cabourotte: peerNote } : {}),
-      floors: { failed_runs: 0, lag_p99_ms: 100, cpu_share_of_one_core: 0.12, rss_mb_end: 185, rss_flat: true },
+      floors: { failed_runs: 0, lag_p99_ms: 100, cpu_share_of_one_core: cpuFloor, rss_mb_end: 185, rss_flat: true },
     };
     const pass =
       vigie.failed_runs === 0 &&
       vigie.runs > 0 &&
       (vigie.lag_p99_ms ?? Infinity) <= 100 &&
-      vigie.cpu_share_of_one_core <= 0.12 &&
+      vigie.cpu_share_of_one_core <= cpuFloor &&
       vigie.rss_mb_end <= 185 &&
       (WINDOW_S < 600 || vigie.rss_flat);
     const { profile, ...vigieWithoutProfile } = vigie as typeof vigie & { profile?: unknown };
