@@ -508,7 +508,7 @@ export class HealthcheckRepository {
       .groupBy(u.name)
       .all();
     // The results still waiting to be written count as they will once written.
-    const counts = new Map(rows.map((row) => [row.name, { ...row }]));
+    const counts = new Map(rows.map((row) => [row.name, row]));
     for (const result of this.buffer) {
       const timestampS = result['healthcheck-timestamp'];
       let row = counts.get(result.name);
