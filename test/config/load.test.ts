@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_PORT, loadConfig, parseConfigText } from '../../src/config/load.ts';
-
-const errorOf = (text: string) => {
-  try {
-    parseConfigText(text, '/etc/vigie.yaml');
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as Error).message;
-  }
-  throw new Error('expected the config to be rejected');
-};
+import { DEFAULT_PORT, loadConfig, parseConfigText } from '../../src/config/load.ts';
+import { configErrorOf as errorOf } from '../helpers/config.ts';
 
 describe('config loading', () => {
   it('works with no file at all', () => {

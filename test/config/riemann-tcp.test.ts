@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_BODY_LIMIT, parseConfigText } from '../../src/config/load.ts';
+import { DEFAULT_BODY_LIMIT, parseConfigText } from '../../src/config/load.ts';
+import { configErrorOf as errorOf } from '../helpers/config.ts';
 import { createCa } from '../helpers/certs.ts';
-
-const errorOf = (text: string) => {
-  try {
-    parseConfigText(text, '/etc/vigie.yaml');
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as Error).message;
-  }
-  throw new Error('expected the config to be rejected');
-};
 
 describe('streams.tcp', () => {
   it('is off unless set, and has defaults when set', () => {
