@@ -122,6 +122,10 @@ export class IndexSnapshotter {
     this.timer = setInterval(() => {
       if (this.jobs.length > 0) return;
       this.beginRound();
+      // A round with nothing to write leaves the connection alone: holding the checkpoints raises its page cache
+      // to 64 MB for good and starts the checkpoint worker, which a service running only checks never needs
+      // (docs/performance.md, "Memory").
+      if (this.jobs.length === 0) return;
       this.checkpointer.hold();
       this.scheduleSlice();
     }, intervalMs);

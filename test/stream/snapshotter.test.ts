@@ -109,4 +109,21 @@ describe('IndexSnapshotter', () => {
     expect(db.$client.prepare('select count(*) as n from index_meta').get()).toEqual({ n: 0 });
     expect(rows()).toEqual([]);
   });
+
+  it('leaves the connection alone in rounds with nothing to write, and holds it for a round with changes', async () => {
+    const { db, engine, snapshotter, count } = setup();
+    const cacheSize = () => db.$client.pragma('cache_size', { simple: true });
+    const autocheckpoint = () => db.$client.pragma('wal_autocheckpoint', { simple: true });
+    const before = cacheSize();
+    snapshotter.start(5);
+    // Rounds over an empty index: its page cache and its automatic checkpoints stay as they were.
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(cacheSize()).toBe(before);
+    expect(autocheckpoint()).toBe(1000);
+
+    engine.push('s', hosts(10, 1));
+    await expect.poll(count).toBe(10);
+    expect(cacheSize()).toBe(-65_536);
+    snapshotter.stop();
+  });
 });
