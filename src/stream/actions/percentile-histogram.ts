@@ -3,7 +3,21 @@
  * with Java HdrHistogram's `getValueAtPercentile` rule (hdr-histogram-js rounds the count differently: it
  * subtracts one ulp from the count, Java from the percentile, and the two disagree on some quantiles).
  */
-import { Float64Histogram } from 'hdr-histogram-js';
+import { createRequire } from 'node:module';
+import type { Float64Histogram } from 'hdr-histogram-js';
+
+type HdrHistogramJs = typeof import('hdr-histogram-js');
+
+/**
+ * hdr-histogram-js is loaded by the first histogram, not at startup: at load it builds an `Intl.NumberFormat`
+ * (which pages in ICU's data) and loads its WebAssembly build and pako, 16 MB more RSS measured in a bare node,
+ * for a service that may never run a `:percentiles` action (docs/performance.md, "Memory").
+ */
+let hdr: HdrHistogramJs | undefined;
+function hdrHistogram(): HdrHistogramJs {
+  hdr ??= createRequire(import.meta.url)('hdr-histogram-js') as HdrHistogramJs;
+  return hdr;
+}
 
 export interface HistogramOptions {
   readonly significantDigits: number;
@@ -18,10 +32,10 @@ export class PercentileHistogram {
     const { significantDigits, highestTrackableValue, lowestDiscernibleValue } = options;
     if (highestTrackableValue === undefined) {
       // Java's `new Recorder(digits)`: starts tiny and grows with the values.
-      this.histogram = new Float64Histogram(1, 2, significantDigits);
+      this.histogram = new (hdrHistogram().Float64Histogram)(1, 2, significantDigits);
       this.histogram.autoResize = true;
     } else {
-      this.histogram = new Float64Histogram(lowestDiscernibleValue ?? 1, highestTrackableValue, significantDigits);
+      this.histogram = new (hdrHistogram().Float64Histogram)(lowestDiscernibleValue ?? 1, highestTrackableValue, significantDigits);
     }
   }
 
