@@ -1,17 +1,26 @@
 /**
- * WAL checkpoints off the event loop, for bulk writers (the index snapshots, docs/hardening.md). SQLite's
- * automatic checkpoint runs inside the COMMIT that crosses 1,000 WAL pages, on the thread that commits: with
- * better-sqlite3 that is the event loop, and copying the pages into the database and syncing it held the loop
- * 30-50 ms every few slices of a snapshot (300 ms once the WAL had grown). While `hold()` is in effect the
- * main connection does not checkpoint; a worker thread with its own connection runs PASSIVE checkpoints
- * (they never wait for or block the writer) each time `request()` is called and none is under way. After
- * `release()` the main connection gets its automatic checkpoints back only once the worker has copied the
- * whole WAL, so that no COMMIT inherits a large checkpoint.
+ * WAL checkpoints off the event loop (docs/hardening.md, docs/performance.md "Checkpoints"). SQLite's automatic
+ * checkpoint runs inside the COMMIT that crosses 1,000 WAL pages, on the thread that commits: with
+ * better-sqlite3 that is the event loop, and copying the pages into the database and syncing both files held
+ * the loop 30-50 ms (300 ms once the WAL had grown). While the main connection's automatic checkpoints are off,
+ * a worker thread with its own connection runs PASSIVE checkpoints (they never wait for or block the writer)
+ * each time `request()` is called and none is under way.
+ *
+ * Two ways to turn them off:
+ * - `background(ms)`, for the running service: for good, with a checkpoint asked for every `ms` if the
+ *   connection changed rows since the last one (12,000 checks write about 100 pages a second; at SQLite's
+ *   own rhythm a checkpoint stalled their runs every 10 s);
+ * - `hold()` and `release()`, around bulk writes (the index snapshots): after `release()` the main connection
+ *   gets its automatic checkpoints back only once the worker has copied the whole WAL, so that no COMMIT
+ *   inherits a large checkpoint. Under `background()` they only ask for checkpoints.
  *
  * The first `hold()` also raises the main connection's page cache to at least `BULK_CACHE_KIB`, for good (the
  * next round touches the same pages; SQLite allocates the cache as pages are used): with the default 2 MB,
  * upserts spread over a 500,000-row index read most of their pages back from the files, and a full snapshot
  * took 15 s with slices of 100-600 ms, against 5.6 s with few over 50 ms.
+ *
+ * There is one checkpointer per connection (`walCheckpointer(db)`): the automatic checkpoint is the
+ * connection's setting, and one worker is enough for any number of writers.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
@@ -28,6 +37,8 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { fileMustExist: true });
+// A checkpoint copies WAL frames to the database file; it needs no page cache of its own.
+db.pragma('cache_size = -512');
 parentPort.on('message', (message) => {
   if (message === 'close') {
     db.close();
@@ -43,36 +54,83 @@ parentPort.on('message', (message) => {
 });
 `;
 
+/** The checkpointer of each open connection. */
+const byConnection = new WeakMap<object, WalCheckpointer>();
+
+/** The connection's checkpointer; `onError` hears of failed checkpoints (a message each). */
+export function walCheckpointer(db: Db, onError: (message: string) => void): WalCheckpointer {
+  let checkpointer = byConnection.get(db.$client);
+  if (checkpointer === undefined) {
+    checkpointer = new WalCheckpointer(db);
+    byConnection.set(db.$client, checkpointer);
+  }
+  checkpointer.onError(onError);
+  return checkpointer;
+}
+
 export class WalCheckpointer {
   private worker: Worker | null = null;
   private inFlight = false;
   private held = false;
+  /** Under `background()`: the automatic checkpoints stay off until `close()`. */
+  private permanent = false;
+  private timer: NodeJS.Timeout | null = null;
+  /** `total_changes()` when the last periodic checkpoint was asked for. */
+  private changesAtRequest = -1;
   /** Checkpoints left to ask for before the main connection checkpoints again; 0 when not releasing. */
   private releasing = 0;
   private autocheckpoint = 1000;
   private cacheRaised = false;
   private readonly file: string;
+  private readonly errorListeners: ((message: string) => void)[] = [];
 
-  constructor(
-    private readonly db: Db,
-    private readonly onError: (message: string) => void,
-  ) {
+  /** @internal Use `walCheckpointer(db)`: one per connection. */
+  constructor(private readonly db: Db) {
     // An in-memory database has no WAL to checkpoint.
     this.file = db.$client.memory ? '' : db.$client.name;
   }
 
-  /** Stops the main connection's automatic checkpoints until `release()`. */
+  /** @internal */
+  onError(listener: (message: string) => void): void {
+    if (!this.errorListeners.includes(listener)) this.errorListeners.push(listener);
+  }
+
+  /**
+   * Turns the main connection's automatic checkpoints off until `close()`, and asks the worker for one every
+   * `intervalMs` if rows changed since the last time it did.
+   */
+  background(intervalMs: number): void {
+    if (this.file === '' || this.permanent) return;
+    this.permanent = true;
+    this.stopAutocheckpoints();
+    const changes = this.db.$client.prepare('select total_changes()').pluck();
+    this.changesAtRequest = changes.get() as number;
+    this.timer = setInterval(() => {
+      const now = changes.get() as number;
+      if (now === this.changesAtRequest) return;
+      this.changesAtRequest = now;
+      this.request();
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the main connection's automatic checkpoints until `release()`, and raises its page cache. */
   hold(): void {
     this.releasing = 0;
-    if (this.held || this.file === '') return;
-    this.autocheckpoint = this.db.$client.pragma('wal_autocheckpoint', { simple: true }) as number;
-    this.db.$client.pragma('wal_autocheckpoint = 0');
+    if (this.file === '') return;
     if (!this.cacheRaised) {
       // A negative cache_size is in KiB, a positive one in pages (4 KiB by default): compare in KiB.
       const current = this.db.$client.pragma('cache_size', { simple: true }) as number;
       if ((current < 0 ? -current : current * 4) < BULK_CACHE_KIB) this.db.$client.pragma(`cache_size = -${BULK_CACHE_KIB}`);
       this.cacheRaised = true;
     }
+    this.stopAutocheckpoints();
+  }
+
+  private stopAutocheckpoints(): void {
+    if (this.held) return;
+    this.autocheckpoint = this.db.$client.pragma('wal_autocheckpoint', { simple: true }) as number;
+    this.db.$client.pragma('wal_autocheckpoint = 0');
     this.held = true;
   }
 
@@ -83,8 +141,15 @@ export class WalCheckpointer {
     this.start().postMessage('checkpoint');
   }
 
-  /** Gives automatic checkpoints back to the main connection once the worker has checkpointed the whole WAL. */
+  /**
+   * Gives automatic checkpoints back to the main connection once the worker has checkpointed the whole WAL
+   * (under `background()`, only asks for a checkpoint).
+   */
   release(): void {
+    if (this.permanent) {
+      this.request();
+      return;
+    }
     if (!this.held || this.releasing > 0) return;
     this.releasing = RELEASE_ATTEMPTS;
     if (!this.inFlight) this.request();
@@ -99,7 +164,7 @@ export class WalCheckpointer {
 
   private restore(): void {
     this.releasing = 0;
-    if (!this.held) return;
+    if (!this.held || this.permanent) return;
     this.held = false;
     // A worker's answer can arrive after the database was closed by someone who did not await `close()`.
     if (this.db.$client.open) this.db.$client.pragma(`wal_autocheckpoint = ${this.autocheckpoint}`);
@@ -107,6 +172,7 @@ export class WalCheckpointer {
 
   /** Closes the worker's connection (before the main one closes, so that its last checkpoint can truncate). */
   async close(): Promise<void> {
+    this.stopBackground();
     this.restore();
     const worker = this.worker;
     this.worker = null;
@@ -122,18 +188,30 @@ export class WalCheckpointer {
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file: this.file } });
     worker.on('message', (outcome: { complete: boolean; error?: string }) => {
       this.inFlight = false;
-      if (outcome.error !== undefined) this.onError(outcome.error);
+      if (outcome.error !== undefined) this.reportError(outcome.error);
       this.checkpointed(outcome.complete);
     });
     worker.on('error', (error) => {
       this.inFlight = false;
       this.worker = null;
-      this.onError(error.message);
+      this.reportError(error.message);
+      // Without a worker, the main connection checkpoints again.
+      this.stopBackground();
       this.restore();
     });
     // Never what keeps the process alive.
     worker.unref();
     this.worker = worker;
     return worker;
+  }
+
+  private stopBackground(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    this.permanent = false;
+  }
+
+  private reportError(message: string): void {
+    for (const listener of this.errorListeners) listener(message);
   }
 }

@@ -6,6 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { pino, type Logger } from 'pino';
 import { type ConfigOverrides, type VigieConfig, loadConfig } from '../config/load.ts';
+import { walCheckpointer } from '../db/checkpointer.ts';
 import { closeDatabase, type Db, migrateDatabase, openDatabase } from '../db/client.ts';
 import { buildServer } from './app.ts';
 import { createServerMetrics, type ServerMetrics } from './metrics.ts';
@@ -18,6 +19,12 @@ export interface PartFactoryContext {
   metrics: ServerMetrics;
   logger: Logger;
 }
+
+/**
+ * While the service runs, WAL checkpoints happen in a worker thread, asked for this often when rows changed,
+ * instead of inside a COMMIT on the event loop (src/db/checkpointer.ts, docs/performance.md "Checkpoints").
+ */
+const CHECKPOINT_INTERVAL_MS = 5_000;
 
 export type PartFactory = (context: PartFactoryContext) => Part | Promise<Part>;
 
@@ -45,6 +52,8 @@ export async function startService(
   const app = await buildServer({ config, metrics, parts, logger });
   const url = await app.listen({ host: config.http.host, port: config.http.port });
   for (const part of parts) await part.start();
+  const checkpointer = walCheckpointer(db, (message) => logger.warn(`WAL checkpoint failed: ${message}`));
+  checkpointer.background(CHECKPOINT_INTERVAL_MS);
 
   let stopping: Promise<void> | null = null;
   return {
@@ -81,6 +90,7 @@ export async function startService(
             logger.error({ err: error, part: part.name }, 'part failed to stop cleanly');
           }
         }
+        await checkpointer.close();
         closeDatabase(db);
         logger.info('vigie stopped');
       })();

@@ -4,7 +4,7 @@
  * `:persist` file are written together, before the API answers.
  */
 import { eq } from 'drizzle-orm';
-import { WalCheckpointer } from '../db/checkpointer.ts';
+import { type WalCheckpointer, walCheckpointer } from '../db/checkpointer.ts';
 import type { Db } from '../db/client.ts';
 import { indexMeta, streams } from '../db/schema.ts';
 
@@ -94,9 +94,9 @@ export class StreamRepository {
     };
   }
 
-  /** Checkpoints in a worker thread while a snapshot writes (src/db/checkpointer.ts). */
+  /** The connection's checkpointer, which checkpoints in a worker thread while a snapshot writes (src/db/checkpointer.ts). */
   walCheckpointer(onError: (message: string) => void): WalCheckpointer {
-    return new WalCheckpointer(this.db, onError);
+    return walCheckpointer(this.db, onError);
   }
 
   loadIndexSnapshots(): StoredIndexSnapshot[] {
