@@ -1,7 +1,9 @@
 #!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=20
 // Runs the bundle that `npm install` (the `prepare` script) and `npm start` build into dist/, so `npx vigie`
-// and `npm start` run the same code. Source maps make stack traces point into src/. The V8 heap flags of the
-// first line (also in package.json's `start` and `vigie` scripts) are explained in docs/performance.md.
+// and `npm start` run the same code. The V8 heap flags of the first line (also in package.json's `start` and
+// `vigie` scripts) are explained in docs/performance.md. Source maps are off: with them on, Node loads the map
+// of every module that names one, the dependencies' included, 7 MB of RSS so that stack traces point into src/
+// rather than dist/main.js (docs/performance.md, "Memory"). NODE_OPTIONS=--enable-source-maps turns them on.
 import { existsSync } from 'node:fs';
 
 const bundle = new URL('../dist/main.js', import.meta.url);
@@ -9,5 +11,4 @@ if (!existsSync(bundle)) {
   console.error('vigie: dist/main.js is missing; build it with `npm run build` (npm install does it too)');
   process.exit(1);
 }
-process.setSourceMapsEnabled(true);
 await import(bundle.href);
