@@ -24,7 +24,7 @@ export interface PartFactoryContext {
  * While the service runs, WAL checkpoints happen in a worker thread, asked for this often when rows changed,
  * instead of inside a COMMIT on the event loop (src/db/checkpointer.ts, docs/performance.md "Checkpoints").
  */
-const CHECKPOINT_INTERVAL_MS = 5_000;
+const CHECKPOINT_INTERVAL_MS = 1_000;
 
 export type PartFactory = (context: PartFactoryContext) => Part | Promise<Part>;
 
