@@ -178,6 +178,9 @@ export class WalCheckpointer {
     this.worker = null;
     if (worker === null) return;
     const exited = new Promise((resolve) => worker.once('exit', resolve));
+    // An unref'd worker does not keep the loop alive: at shutdown, with the server closed, the process would
+    // exit while waiting here, before the database is closed.
+    worker.ref();
     worker.postMessage('close');
     await exited;
   }
