@@ -4,9 +4,10 @@
  * subtracts one ulp from the count, Java from the percentile, and the two disagree on some quantiles).
  */
 import { createRequire } from 'node:module';
+import type * as HdrHistogramJsModule from 'hdr-histogram-js';
 import type { Float64Histogram } from 'hdr-histogram-js';
 
-type HdrHistogramJs = typeof import('hdr-histogram-js');
+type HdrHistogramJs = typeof HdrHistogramJsModule;
 
 /**
  * hdr-histogram-js is loaded by the first histogram, not at startup: at load it builds an `Intl.NumberFormat`
