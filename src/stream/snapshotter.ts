@@ -123,8 +123,7 @@ export class IndexSnapshotter {
       if (this.jobs.length > 0) return;
       this.beginRound();
       // A round with nothing to write leaves the connection alone: holding the checkpoints raises its page cache
-      // to 64 MB for good and starts the checkpoint worker, which a service running only checks never needs
-      // (docs/performance.md, "Memory").
+      // to 64 MB for good, which a service with no index does not need (docs/performance.md, "Memory").
       if (this.jobs.length === 0) return;
       this.checkpointer.hold();
       this.scheduleSlice();

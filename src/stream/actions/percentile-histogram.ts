@@ -4,19 +4,16 @@
  * subtracts one ulp from the count, Java from the percentile, and the two disagree on some quantiles).
  */
 import { createRequire } from 'node:module';
-import type * as HdrHistogramJsModule from 'hdr-histogram-js';
-import type { Float64Histogram } from 'hdr-histogram-js';
-
-type HdrHistogramJs = typeof HdrHistogramJsModule;
+import type * as HdrHistogramJs from 'hdr-histogram-js';
 
 /**
  * hdr-histogram-js is loaded by the first histogram, not at startup: at load it builds an `Intl.NumberFormat`
- * (which pages in ICU's data) and loads its WebAssembly build and pako, 16 MB more RSS measured in a bare node,
- * for a service that may never run a `:percentiles` action (docs/performance.md, "Memory").
+ * (which pages in ICU's data) and loads its WebAssembly build and pako: 5 MB more RSS in the service (16 MB in a
+ * bare node), for a service that may never run a `:percentiles` action (docs/performance.md, "Memory").
  */
-let hdr: HdrHistogramJs | undefined;
-function hdrHistogram(): HdrHistogramJs {
-  hdr ??= createRequire(import.meta.url)('hdr-histogram-js') as HdrHistogramJs;
+let hdr: typeof HdrHistogramJs | undefined;
+function hdrHistogram(): typeof HdrHistogramJs {
+  hdr ??= createRequire(import.meta.url)('hdr-histogram-js') as typeof HdrHistogramJs;
   return hdr;
 }
 
@@ -27,7 +24,7 @@ export interface HistogramOptions {
 }
 
 export class PercentileHistogram {
-  private readonly histogram: Float64Histogram;
+  private readonly histogram: HdrHistogramJs.Float64Histogram;
 
   constructor(options: HistogramOptions) {
     const { significantDigits, highestTrackableValue, lowestDiscernibleValue } = options;
