@@ -235,7 +235,6 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
   };
 }
 
-/** `streams.tcp`: the certificate options go all three together (TLS with mandatory client certificates). */
 /** `healthchecks.write-delay` in whole seconds (result timestamps are seconds): 1s to 5m. */
 function writeDelay(file: string | null, text: string | undefined): number {
   const delayMs = durationMs(file, 'healthchecks.write-delay', text ?? DEFAULT_WRITE_DELAY);
@@ -252,6 +251,7 @@ function startTick(file: string | null, text: string | undefined): number {
   return tick;
 }
 
+/** `streams.tcp`: the certificate options go all three together (TLS with mandatory client certificates). */
 function resolveRiemannTcp(file: string | null, tcp: NonNullable<NonNullable<ConfigFile['streams']>['tcp']>, bodyLimit: number): RiemannTcpSettings {
   const certs = (['key', 'cert', 'cacert'] as const).filter((key) => tcp[key] !== undefined);
   if (certs.length > 0 && certs.length < 3) {
