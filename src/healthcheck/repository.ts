@@ -411,7 +411,7 @@ export class HealthcheckRepository {
     for (let i = this.buffer.length - 1; i >= 0 && entries.length < max; i--) {
       const result = this.buffer[i] as CheckResult;
       if (result.name !== name) continue;
-      entries.push({ name, success: result.success, 'healthcheck-timestamp': result['healthcheck-timestamp'], message: result.message, duration: result.duration });
+      entries.push(historyEntry(result));
     }
     if (entries.length === max) return entries;
     const h = healthcheckHistory;
@@ -548,7 +548,7 @@ export class HealthcheckRepository {
       if (!wanted.has(result.name)) continue;
       let entries = byName.get(result.name);
       if (entries === undefined) byName.set(result.name, (entries = []));
-      entries.push({ name: result.name, success: result.success, 'healthcheck-timestamp': result['healthcheck-timestamp'], message: result.message, duration: result.duration });
+      entries.push(historyEntry(result));
     }
     for (const [name, entries] of byName) if (entries.length > max) byName.set(name, entries.slice(entries.length - max));
     return byName;
@@ -620,6 +620,11 @@ export class HealthcheckRepository {
 }
 
 /** SQLite limits bound parameters per statement; 500 names per `in (...)` stays well below. */
+/** A result still waiting to be written, as the history reads return it. */
+function historyEntry(result: CheckResult): HistoryEntry {
+  return { name: result.name, success: result.success, 'healthcheck-timestamp': result['healthcheck-timestamp'], message: result.message, duration: result.duration };
+}
+
 function* chunks<T>(items: readonly T[], size = 500): Generator<T[]> {
   for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
 }
