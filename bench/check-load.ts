@@ -126,10 +126,16 @@ export function percentile(before: Scrape, after: Scrape, q: number): number | n
   return lower;
 }
 
+/** User and system CPU seconds from a `/proc/.../stat` line (fields after the name, which may hold `) `). */
+function statCpuSeconds(stat: string): { user: number; system: number } {
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS };
+}
+
 /** User + system CPU time of a process so far, in seconds. */
 export function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  const { user, system } = statCpuSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  return user + system;
 }
 
 /**
@@ -153,10 +159,10 @@ export function threadCpuSeconds(pid: number): Map<string, { user: number; syste
       continue; // the thread ended between the listing and the read
     }
     const name = tid === String(pid) ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+    const { user, system } = statCpuSeconds(stat);
     const entry = byName.get(name) ?? { user: 0, system: 0 };
-    entry.user += Number(fields[11]) / CLOCK_TICKS;
-    entry.system += Number(fields[12]) / CLOCK_TICKS;
+    entry.user += user;
+    entry.system += system;
     byName.set(name, entry);
   }
   return byName;
