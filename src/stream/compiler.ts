@@ -9,18 +9,45 @@
  * (`onError`), or inside an `exception-stream`'s first child, that action's handler (which also reports it
  * through `onHandledError`, so it is still counted and logged).
  */
+import { createHash } from 'node:crypto';
 import { catalogue } from './actions/catalogue.ts';
 import { collectParamWarnings, describe } from './actions/params.ts';
-import { type ActionDefinition, type BuildContext, type Emit, type ErrorHandler, type Node, ParamError, type StreamServices } from './actions/types.ts';
+import {
+  type ActionDefinition,
+  type BuildContext,
+  type Emit,
+  type ErrorHandler,
+  type ForkedChildren,
+  type Node,
+  ParamError,
+  type SavedStates,
+  type StateHandle,
+  type StreamServices,
+} from './actions/types.ts';
 import { type EdnMap, type EdnValue, isEdnMap, isKeyword, kw, printEdn } from './edn.ts';
 import type { Emission } from './event.ts';
 
 /** A stream config that cannot be compiled; the message names the action (or key) and the problem. */
 export class StreamConfigError extends Error {}
 
+/**
+ * The state of one stateful node of a stream, outside any `by` fork (states inside a fork are saved with it):
+ * `path` is its place in the tree (`0` the root action, `0.2` its third child...), `hash` identifies the config
+ * of its subtree, so that a saved state only comes back into a node built from the same config at the same place
+ * (docs/durability.md).
+ */
+export interface StateUnit {
+  readonly path: string;
+  readonly action: string;
+  readonly hash: string;
+  readonly handle: StateHandle;
+}
+
 export interface CompiledStream {
   /** Pushes one emission into the root action; never throws (errors go to `onError`). */
   readonly push: Node;
+  /** The stateful nodes outside `by` forks, in tree order. */
+  readonly stateUnits: readonly StateUnit[];
   readonly isDefault: boolean;
   readonly persist: boolean;
   readonly description: string | null;
@@ -152,6 +179,11 @@ export function isolatedEmit(nodes: readonly Node[], onError: ErrorHandler): Emi
   };
 }
 
+/** Where the nodes being compiled register their state: the stream, or one `by` fork. */
+interface StateScope {
+  readonly registered: { path: string; action: string; raw: EdnValue; handle: StateHandle }[];
+}
+
 class Compiler {
   readonly warnings: string[] = [];
 
@@ -160,13 +192,15 @@ class Compiler {
     private readonly onHandledError: ErrorHandler,
   ) {}
 
-  node(raw: EdnValue, parentPath: string, onError: ErrorHandler): Node {
+  /** `position`: the node's place in the tree as child indexes from the root (`0`, `0.2`, `0.2.0`). */
+  node(raw: EdnValue, parentPath: string, onError: ErrorHandler, position: string, scope: StateScope): Node {
     const { action, params, children, path } = resolve(raw, parentPath, this.warnings);
+    let kept = false;
     const ctx: BuildContext = {
       services: this.services,
       childCount: children.length,
-      emit: this.children(children, path, onError),
-      forkChildren: () => this.children(children, path, onError),
+      emit: this.children(children, path, onError, position, scope),
+      forkChildren: () => this.fork(children, path, onError, position),
       compileChild: (index, handler) => {
         const child = children[index];
         if (child === undefined) throw new Error(`action :${action.name} has no child ${index}`);
@@ -178,7 +212,12 @@ class Compiler {
                 this.onHandledError(error, emission);
                 handler(error, emission);
               };
-        return isolatedEmit([this.node(child, path, handled)], handled);
+        return isolatedEmit([this.node(child, path, handled, `${position}.${index}`, scope)], handled);
+      },
+      keepState: (handle) => {
+        if (kept) throw new Error(`action :${action.name} registered its state twice`);
+        kept = true;
+        scope.registered.push({ path: position, action: action.name, raw, handle: handle as StateHandle });
       },
       onError,
     };
@@ -189,11 +228,32 @@ class Compiler {
     }
   }
 
-  children(children: readonly EdnValue[], path: string, onError: ErrorHandler): Emit {
+  children(children: readonly EdnValue[], path: string, onError: ErrorHandler, position: string, scope: StateScope): Emit {
     return isolatedEmit(
-      children.map((child) => this.node(child, path, onError)),
+      children.map((child, index) => this.node(child, path, onError, `${position}.${index}`, scope)),
       onError,
     );
+  }
+
+  /** One more compilation of the children, with its own state scope (a `by` fork). */
+  private fork(children: readonly EdnValue[], path: string, onError: ErrorHandler, position: string): ForkedChildren {
+    const scope: StateScope = { registered: [] };
+    const emit = this.children(children, path, onError, position, scope);
+    const registered = scope.registered;
+    return {
+      emit,
+      save: () => {
+        if (registered.length === 0) return null;
+        const states: SavedStates = {};
+        for (const entry of registered) states[entry.path] = entry.handle.save();
+        return states;
+      },
+      load: (states) => {
+        for (const entry of registered) {
+          if (Object.hasOwn(states, entry.path)) entry.handle.load(states[entry.path]);
+        }
+      },
+    };
   }
 }
 
@@ -209,13 +269,20 @@ export function compileStream(config: EdnValue, services: StreamServices, option
   }
   const onError = options.onError ?? rethrow;
   const compiler = new Compiler(services, options.onHandledError ?? ignore);
-  const root = compiler.node(actions, ':actions', onError);
+  const scope: StateScope = { registered: [] };
+  const root = compiler.node(actions, ':actions', onError, '0', scope);
   return {
     push: isolatedEmit([root], onError),
+    stateUnits: scope.registered.map(({ path, action, raw, handle }) => ({ path, action, hash: subtreeHash(raw), handle })),
     isDefault: optionalBoolean(config, 'default'),
     persist: optionalBoolean(config, 'persist'),
     description: typeof description === 'string' ? description : null,
     config,
     warnings: compiler.warnings,
   };
+}
+
+/** Identifies a node's config with everything below it: its printed EDN, hashed. */
+function subtreeHash(raw: EdnValue): string {
+  return createHash('sha256').update(printEdn(raw)).digest('base64url').slice(0, 22);
 }

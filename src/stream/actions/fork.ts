@@ -4,24 +4,22 @@
  */
 import { DEFAULT_STREAM_LIMITS } from '../limits.ts';
 import type { Event } from '../event.ts';
-import { fieldKeyFunction, type FieldKey } from './field-key.ts';
+import { fieldKeyFunction } from './field-key.ts';
+import { ForkTable } from './fork-table.ts';
 import { requireTime } from './numbers.ts';
 import { arity, duration, map, option, paths } from './params.ts';
-import { type ActionDefinition, defineAction, type Emit, ParamError } from './types.ts';
+import { type ActionDefinition, defineAction, ParamError } from './types.ts';
 
 /** Upstream's default fork TTL, 3600, read in the unit of every other time param: 1 h in ns. */
 const DEFAULT_FORK_TTL_NS = 3600e9;
 
-interface Fork {
-  readonly emit: Emit;
-  lastSeen: number;
-}
-
 /** One fresh copy of the children per combination of field values; the GC runs before routing, so an
  *  event can land in a freshly recreated fork. Without `:gc-interval`, idle forks are released after
- *  `streams.fork-idle-timeout` of event time, and at most `streams.max-forks` live at once (docs/hardening.md). */
+ *  `streams.fork-idle-timeout` of event time, and at most `streams.max-forks` live at once (docs/hardening.md).
+ *  Its forks are checkpointed one by one, only those that changed (src/stream/actions/fork-table.ts). */
 export const by = defineAction({
   name: 'by',
+  state: 'kept',
   doc: {
     summary:
       'Routes each event to its own copy of the children (with its own state), one copy per combination of `:fields` values (nil for a missing field), created on first sight. With `:gc-interval`, copies not seen for `:fork-ttl` (default 1 h) are dropped, checked on the first event and then whenever event time passes the last check by `:gc-interval`. Every event needs a `:time`.',
@@ -48,17 +46,21 @@ export const by = defineAction({
     const forkTtl = params.gcInterval === undefined ? limits.forkIdleNs : params.forkTtl;
     const dropped = ctx.services.dropped ?? (() => {});
     const keyOf = fieldKeyFunction(fields, { missingIsNil: true });
-    const forks = new Map<FieldKey, Fork>();
     // Upstream treats a last GC time of 0 as "never ran": kept, it only matters for events at time 0.
     let lastGc = 0;
-    const collect = (now: number): void => {
-      const oldest = now - forkTtl;
-      for (const [key, fork] of forks) if (fork.lastSeen < oldest) forks.delete(key);
-      lastGc = now;
-    };
+    const forks = new ForkTable(() => ctx.forkChildren(), {
+      save: () => ({ lastGc }),
+      load: (own: { lastGc: number }) => {
+        lastGc = own.lastGc;
+      },
+    });
+    ctx.keepState(forks);
     return (emission) => {
       const time = requireTime(emission, 'by');
-      if (lastGc === 0 || time > lastGc + gcInterval) collect(time);
+      if (lastGc === 0 || time > lastGc + gcInterval) {
+        forks.removeIdle(time - forkTtl);
+        lastGc = time;
+      }
       const key = keyOf(emission as Event);
       let fork = forks.get(key);
       if (fork === undefined) {
@@ -66,13 +68,13 @@ export const by = defineAction({
           dropped('fork_limit');
           return;
         }
-        fork = { emit: ctx.forkChildren(), lastSeen: time };
-        forks.set(key, fork);
+        fork = forks.create(key, time);
       } else {
+        forks.touch(fork);
         // Overwritten even when the event is older than the last one, as upstream does.
         fork.lastSeen = time;
       }
-      fork.emit(emission);
+      fork.children.emit(emission);
     };
   },
 });

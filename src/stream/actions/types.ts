@@ -45,14 +45,76 @@ export interface StreamServices {
   dropped?(reason: DropReason): void;
 }
 
+/**
+ * How a node's state leaves and re-enters the process (docs/durability.md): `save` returns the state as plain
+ * JSON data (objects, arrays, strings, finite numbers, booleans, null; events are plain objects already), which
+ * the caller serialises at once, so it may share structure with the live state; `load` gets back what `save`
+ * returned, through JSON, from a node compiled from the same config, and adopts it.
+ */
+export interface StateHandle<S = unknown> {
+  save(): S;
+  load(state: S): void;
+}
+
+/** The saved states of the stateful nodes of one compilation (a stream, or one `by` fork), by node path. */
+export type SavedStates = Record<string, unknown>;
+
+/** What a keyed state saves whole: the node's own state and one entry per key. */
+export interface KeyedSaved<O = unknown> {
+  own: O;
+  entries: [key: string, saved: unknown][];
+}
+
+/**
+ * The state of a node holding many independent copies of its children (`by`: one per key). A checkpoint saves
+ * only the entries that changed since the previous one, and saves each as it was when the checkpoint began even
+ * though events keep flowing: an entry about to change while it is still due is saved first
+ * (docs/durability.md, "Checkpoints").
+ */
+export interface KeyedStateHandle<O = unknown> extends StateHandle<KeyedSaved<O>> {
+  readonly keyed: true;
+  /** The node's own state, without its entries. */
+  saveOwn(): O;
+  /**
+   * Starts a checkpoint: the entries changed since the previous start become due, and each due entry is
+   * handed to `onSave` (null: the key had no entry when the checkpoint began) before it changes or when
+   * `saveDue` reaches it, whichever comes first.
+   */
+  beginCheckpoint(onSave: (key: string, saved: unknown) => void): void;
+  /** Saves at most `max` due entries; true when none is due any more. */
+  saveDue(max: number): boolean;
+  /** Ends the checkpoint; when it did not complete, every entry it made due is due again at the next one. */
+  endCheckpoint(completed: boolean): void;
+  /** Makes every entry due at the next checkpoint (the stored copy is rewritten whole). */
+  markAllChanged(): void;
+}
+
+export function isKeyedState(handle: StateHandle): handle is KeyedStateHandle {
+  return (handle as Partial<KeyedStateHandle>).keyed === true;
+}
+
+/** One more compilation of a node's children, with its own state (a `by` fork). */
+export interface ForkedChildren {
+  readonly emit: Emit;
+  /** The states of the stateful nodes below, by path; null when no node below keeps state. */
+  save(): SavedStates | null;
+  /** Restores what `save` returned (paths it does not know are ignored). */
+  load(states: SavedStates): void;
+}
+
 export interface BuildContext {
   readonly services: StreamServices;
   /** Sends to all compiled children of this node. */
   readonly emit: Emit;
   /** Number of children this node has in its config. */
   readonly childCount: number;
-  /** Compiles the children again with fresh state and returns their emit (one call per `by` fork). */
-  forkChildren(): Emit;
+  /** Compiles the children again with fresh state (one call per `by` fork). */
+  forkChildren(): ForkedChildren;
+  /**
+   * Registers the state of the node being built, once, from `build`; an action whose definition says
+   * `state: 'kept'` must call it, one that says `state: 'none'` must not (test/stream/actions/state-contract.test.ts).
+   */
+  keepState<S>(handle: StateHandle<S>): void;
   /** Compiles child `index` alone, with errors inside it sent to `onError` (for `exception-stream`). */
   compileChild(index: number, onError: ErrorHandler): Emit;
   /** The error handler enclosing this node (the stream's, or the nearest `exception-stream`'s). */
@@ -81,6 +143,12 @@ export interface ActionDefinition<P = unknown> {
   params(raw: readonly EdnValue[]): P;
   /** Child count rule checked at compile time (`exception-stream` needs exactly 2, leaves none). */
   readonly children?: 'none' | 'any' | number;
+  /**
+   * `kept`: what the node emits depends on the emissions before (a window, a clock, a last value), and `build`
+   * registers that state with `ctx.keepState` so that it survives restarts and reloads. `none`: it depends on
+   * the current emission only.
+   */
+  readonly state?: 'none' | 'kept';
   build(params: P, ctx: BuildContext): Node;
 }
 

@@ -36,10 +36,15 @@ export function buildNode<P>(definition: ActionDefinition<P>, paramsEdn = '[]', 
     forkChildren: () => {
       const recording: Emission[] = [];
       forks.push(recording);
-      return (emission) => {
-        recording.push(emission);
+      return {
+        emit: (emission) => {
+          recording.push(emission);
+        },
+        save: () => null,
+        load: () => {},
       };
     },
+    keepState: () => {},
     compileChild: () => {
       throw new Error('compileChild is not used by these actions');
     },

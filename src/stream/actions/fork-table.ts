@@ -1,0 +1,176 @@
+/**
+ * The forks of one `by` node and their checkpoints (docs/durability.md, "Checkpoints"). A checkpoint saves only
+ * the forks that changed since the previous one, a slice at a time while events keep flowing, and still saves
+ * every fork as it was when the checkpoint began: a fork that is due and about to change (an event routed to it,
+ * or its removal as idle) is saved first. A key whose fork was removed before the checkpoint began, or created
+ * after, saves as null (no fork at that point).
+ *
+ * Hot path: routing an event costs two flag reads on the fork (`due`, `changed`); the bookkeeping happens once
+ * per fork per checkpoint.
+ */
+import type { FieldKey } from './field-key.ts';
+import type { ForkedChildren, KeyedSaved, KeyedStateHandle, SavedStates } from './types.ts';
+
+export interface Fork {
+  readonly key: FieldKey;
+  readonly children: ForkedChildren;
+  /** Event time of the newest event routed to it (the idle GC reads it). */
+  lastSeen: number;
+  /** Changed since the last checkpoint began. */
+  changed: boolean;
+  /** Due for the running checkpoint and not saved yet. */
+  due: boolean;
+}
+
+/** A saved fork: its last-seen time and the states of its children (null when none keeps state). */
+type SavedFork = [lastSeen: number, states: SavedStates | null];
+
+export class ForkTable<O> implements KeyedStateHandle<O> {
+  readonly keyed = true;
+  private readonly forks = new Map<FieldKey, Fork>();
+  /** Keys changed since the last checkpoint began, possibly repeated (a fork removed and created again). */
+  private changedKeys: FieldKey[] = [];
+  private due: FieldKey[] | null = null;
+  private dueCursor = 0;
+  /** Due keys saved ahead of the cursor, because they were about to change. */
+  private readonly savedEarly = new Set<FieldKey>();
+  private onSave: ((key: string, saved: unknown) => void) | null = null;
+
+  constructor(
+    private readonly createChildren: () => ForkedChildren,
+    private readonly own: { save(): O; load(state: O): void },
+  ) {}
+
+  get size(): number {
+    return this.forks.size;
+  }
+
+  get(key: FieldKey): Fork | undefined {
+    return this.forks.get(key);
+  }
+
+  /** A new fork for `key` (which has none), with fresh children. */
+  create(key: FieldKey, lastSeen: number): Fork {
+    const fork: Fork = { key, children: this.createChildren(), lastSeen, changed: true, due: false };
+    this.forks.set(key, fork);
+    this.changedKeys.push(key);
+    return fork;
+  }
+
+  /** Call before anything changes in the fork (its last-seen time included). */
+  touch(fork: Fork): void {
+    if (fork.due) this.saveEarly(fork);
+    if (!fork.changed) {
+      fork.changed = true;
+      this.changedKeys.push(fork.key);
+    }
+  }
+
+  /** Removes the forks last seen before `oldest`. */
+  removeIdle(oldest: number): void {
+    for (const [key, fork] of this.forks) {
+      if (fork.lastSeen >= oldest) continue;
+      this.touch(fork);
+      this.forks.delete(key);
+    }
+  }
+
+  saveOwn(): O {
+    return this.own.save();
+  }
+
+  save(): KeyedSaved<O> {
+    const entries: [string, unknown][] = [];
+    for (const fork of this.forks.values()) entries.push([JSON.stringify(fork.key), saveFork(fork)]);
+    return { own: this.own.save(), entries };
+  }
+
+  load(state: KeyedSaved<O>): void {
+    this.forks.clear();
+    this.changedKeys = [];
+    this.own.load(state.own);
+    for (const [text, saved] of state.entries) this.loadEntry(text, saved);
+  }
+
+  /** Restores one entry of `save()` (a checkpoint stores them one per row). */
+  loadEntry(text: string, saved: unknown): void {
+    if (saved === null) return;
+    const [lastSeen, states] = saved as SavedFork;
+    const fork: Fork = { key: JSON.parse(text) as FieldKey, children: this.createChildren(), lastSeen, changed: false, due: false };
+    if (states !== null) fork.children.load(states);
+    this.forks.set(fork.key, fork);
+  }
+
+  beginCheckpoint(onSave: (key: string, saved: unknown) => void): void {
+    if (this.due !== null) this.endCheckpoint(false);
+    const keys = [...new Set(this.changedKeys)];
+    this.changedKeys = [];
+    for (const key of keys) {
+      const fork = this.forks.get(key);
+      if (fork === undefined) continue;
+      fork.changed = false;
+      fork.due = true;
+    }
+    this.due = keys;
+    this.dueCursor = 0;
+    this.onSave = onSave;
+  }
+
+  saveDue(max: number): boolean {
+    const due = this.due;
+    const onSave = this.onSave;
+    if (due === null || onSave === null) return true;
+    let saved = 0;
+    while (this.dueCursor < due.length && saved < max) {
+      const key = due[this.dueCursor++] as FieldKey;
+      const fork = this.forks.get(key);
+      if (fork !== undefined && fork.due) {
+        fork.due = false;
+        onSave(JSON.stringify(key), saveFork(fork));
+      } else if (!this.savedEarly.has(key)) {
+        // Gone before the checkpoint began, or created since: there was no fork at that point.
+        onSave(JSON.stringify(key), null);
+      }
+      saved++;
+    }
+    return this.dueCursor >= due.length;
+  }
+
+  endCheckpoint(completed: boolean): void {
+    const due = this.due;
+    if (due === null) return;
+    if (!completed) {
+      for (const key of due) {
+        const fork = this.forks.get(key);
+        if (fork !== undefined) {
+          fork.due = false;
+          if (fork.changed) continue;
+          fork.changed = true;
+        }
+        this.changedKeys.push(key);
+      }
+    }
+    this.due = null;
+    this.dueCursor = 0;
+    this.savedEarly.clear();
+    this.onSave = null;
+  }
+
+  markAllChanged(): void {
+    for (const fork of this.forks.values()) {
+      if (fork.changed) continue;
+      fork.changed = true;
+      this.changedKeys.push(fork.key);
+    }
+  }
+
+  private saveEarly(fork: Fork): void {
+    fork.due = false;
+    this.savedEarly.add(fork.key);
+    (this.onSave as (key: string, saved: unknown) => void)(JSON.stringify(fork.key), saveFork(fork));
+  }
+}
+
+function saveFork(fork: Fork): SavedFork {
+  return [fork.lastSeen, fork.children.save()];
+}
