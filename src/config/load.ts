@@ -62,6 +62,8 @@ export interface VigieConfig {
   streams: {
     directories: string[];
     snapshotIntervalMs: number;
+    /** Acknowledged events are written to the journal before the acknowledgement (docs/durability.md). */
+    journal: boolean;
     maxPendingEvents: number;
     /** Resolved once here (defaults, durations); the outputs never read the raw config. */
     outputs: Readonly<Record<string, OutputSettings>>;
@@ -211,6 +213,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
     streams: {
       directories: (streams.directories ?? [resolve(dataDir, 'streams')]).map((dir) => resolve(dir)),
       snapshotIntervalMs: durationMs(file, 'streams.snapshot-interval', streams['snapshot-interval'] ?? '10s'),
+      journal: streams.journal === undefined || streams.journal === 'on' || streams.journal === true,
       maxPendingEvents: streams['max-pending-events'] ?? 100_000,
       outputs: resolveOutputs(streams.outputs ?? {}, file),
       asyncQueues: Object.fromEntries(

@@ -159,6 +159,8 @@ export const StreamsSettingsSchema = Type.Object(
     tcp: Type.Optional(RiemannTcpSchema),
     directories: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     'snapshot-interval': Type.Optional(Duration),
+    // YAML 1.2 reads `on` and `off` as strings; `true` and `false` mean the same.
+    journal: Type.Optional(Type.Union([Type.Literal('on'), Type.Literal('off'), Type.Boolean()])),
     'max-pending-events': Type.Optional(Type.Integer({ minimum: 1 })),
     // Each entry is validated by its output kind's own schema (src/stream/outputs/schema.ts), so that the message
     // is about that kind's fields.

@@ -97,3 +97,46 @@ export const indexSnapshots = sqliteTable(
   (table) => [primaryKey({ columns: [table.stream, table.key] })],
 );
 
+
+/**
+ * Committed checkpoints of the streams' action state (docs/durability.md): the newest row is the one restored,
+ * with the journal position it covers (every entry before `journal_seq`, and the first `journal_offset` events
+ * of that one).
+ */
+export const streamCheckpoints = sqliteTable('stream_checkpoints', {
+  round: integer('round').primaryKey(),
+  formatVersion: integer('format_version').notNull(),
+  journalSeq: integer('journal_seq').notNull(),
+  journalOffset: integer('journal_offset').notNull(),
+  committedAtS: integer('committed_at_s').notNull(),
+});
+
+/**
+ * The saved state of each stateful action (and of each `:by` fork, `fork_key` being its JSON key; '' for the
+ * action itself), written by the checkpoint round `round`: a checkpoint restores, for each key, the row of the
+ * newest committed round. `path` is the action's place in the stream's tree, `config_hash` identifies the config
+ * of its subtree; `state` is null for a fork that does not exist at that round.
+ */
+export const streamState = sqliteTable(
+  'stream_state',
+  {
+    stream: text('stream').notNull(),
+    path: text('path').notNull(),
+    forkKey: text('fork_key').notNull(),
+    round: integer('round').notNull(),
+    action: text('action').notNull(),
+    configHash: text('config_hash').notNull(),
+    state: text('state', { mode: 'json' }),
+  },
+  (table) => [primaryKey({ columns: [table.stream, table.path, table.forkKey, table.round] })],
+);
+
+/** Events the inputs acknowledged since the last checkpoint, replayed at startup (docs/durability.md). */
+export const streamJournal = sqliteTable('stream_journal', {
+  seq: integer('seq').primaryKey(),
+  receivedAtMs: integer('received_at_ms').notNull(),
+  input: text('input').notNull(),
+  target: text('target').notNull(),
+  eventCount: integer('event_count').notNull(),
+  events: text('events', { mode: 'json' }).notNull(),
+});

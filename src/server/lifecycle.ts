@@ -1,7 +1,8 @@
 /**
  * Runs the service: config → database (migrated) → parts → server listening → parts started; then signals.
  * SIGHUP re-reads the config and hands it to each part (a failed reload is logged and changes nothing);
- * SIGTERM/SIGINT stop accepting, let in-flight requests finish, flush the parts to SQLite and exit 0.
+ * SIGTERM/SIGINT stop accepting, let in-flight requests finish, flush the parts to SQLite and exit 0; a second
+ * one while stopping is ignored, a third forces the exit.
  */
 import { mkdirSync } from 'node:fs';
 import { pino, type Logger } from 'pino';
@@ -113,7 +114,19 @@ export function handleSignals(service: RunningService, logger: Logger, configFil
     logger.info('SIGHUP received, reloading the config');
     void service.reload();
   });
+  // A terminal's Ctrl-C reaches node twice under `npm start` (npm forwards its own SIGINT): the second signal is
+  // logged and ignored, so the stop can flush what it must; a third one forces the exit (docs/durability.md).
+  let signals = 0;
   const shutdown = (signal: string) => {
+    signals++;
+    if (signals === 2) {
+      logger.warn(`${signal} received while stopping: ignored, the service is flushing to SQLite; send it once more to force the exit`);
+      return;
+    }
+    if (signals > 2) {
+      logger.error(`${signal} received a third time: exiting now, without finishing the stop`);
+      process.exit(1);
+    }
     logger.info(`${signal} received, shutting down`);
     service.stop().then(
       () => process.exit(0),
@@ -123,7 +136,7 @@ export function handleSignals(service: RunningService, logger: Logger, configFil
       },
     );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
   logger.info({ url: service.url, database: service.databaseFile, config: configFile ?? '<embedded defaults>' }, 'vigie is serving');
 }

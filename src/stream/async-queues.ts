@@ -23,6 +23,8 @@ export interface AsyncQueueRunner {
   has(name: string): boolean;
   /** Runs `emit(emission)` on a later tick, or drops it (counted) when the queue is full. */
   enqueue(name: string, emit: Emit, emission: Emission): void;
+  /** Runs everything queued now (before a checkpoint saves the state below the queues, and at stop). */
+  drain(): void;
 }
 
 export interface AsyncQueueObserver {

@@ -7,12 +7,14 @@
  */
 import type { Event } from './event.ts';
 
-/** Pushes events into a target (a stream name, or `default`) and says how it went. */
-export type PushEvents<R> = (target: string, events: Event[]) => R;
+/** Pushes events into a target (a stream name, or `default`) and says how it went; `seq` is the batch's and
+ *  `end` how many of its events have gone through with these (the journal position, src/stream/journal.ts). */
+export type PushEvents<R> = (target: string, events: Event[], seq: number, end: number) => R;
 
 interface Batch<R> {
   target: string;
   events: Event[];
+  seq: number;
   offset: number;
   results: R[];
   resolve(results: R[]): void;
@@ -39,16 +41,21 @@ export class IngestBacklog<R> {
    * the backlog is full. A batch larger than the whole backlog is still taken when nothing else waits,
    * otherwise it could never get in.
    */
-  submit(target: string, events: Event[]): Promise<R[]> | null {
-    if (this.pendingEvents > 0 && this.pendingEvents + events.length > this.maxPending) return null;
+  submit(target: string, events: Event[], seq: number): Promise<R[]> | null {
+    if (this.isFull(events.length)) return null;
     if (this.queue.length === 0 && events.length <= this.sliceSize) {
-      return Promise.resolve([this.push(target, events)]);
+      return Promise.resolve([this.push(target, events, seq, events.length)]);
     }
     return new Promise<R[]>((resolve) => {
-      this.queue.push({ target, events, offset: 0, results: [], resolve });
+      this.queue.push({ target, events, seq, offset: 0, results: [], resolve });
       this.pendingEvents += events.length;
       if (this.queue.length === 1) this.drain();
     });
+  }
+
+  /** Whether a batch of `count` events would be refused now. */
+  isFull(count: number): boolean {
+    return this.pendingEvents > 0 && this.pendingEvents + count > this.maxPending;
   }
 
   private readonly drain = (): void => {
@@ -58,8 +65,8 @@ export class IngestBacklog<R> {
       const batch = this.queue[0] as Batch<R>;
       const count = Math.min(budget, batch.events.length - batch.offset);
       const slice = count === batch.events.length ? batch.events : batch.events.slice(batch.offset, batch.offset + count);
-      batch.results.push(this.push(batch.target, slice));
       batch.offset += count;
+      batch.results.push(this.push(batch.target, slice, batch.seq, batch.offset));
       budget -= count;
       this.pendingEvents -= count;
       if (batch.offset === batch.events.length) {

@@ -22,12 +22,13 @@
  */
 import type { ErrorHandler, StreamServices } from './actions/types.ts';
 import type { AsyncQueueRunner } from './async-queues.ts';
-import { type CompiledStream, compileStream, StreamConfigError } from './compiler.ts';
+import { type CompiledStream, compileStream, StreamConfigError, type StateUnit } from './compiler.ts';
 import { type EdnMap, EdnError, ednEquals, type EdnValue, parseEdn, printEdn } from './edn.ts';
 import type { Emission, Event } from './event.ts';
 import { IndexStore } from './index-store.ts';
 import { DEFAULT_STREAM_LIMITS, type DropReason, type StreamLimits } from './limits.ts';
 import type { StreamPublisher } from './pubsub/channels.ts';
+import { loadUnits, type SavedUnit, saveUnits } from './state-units.ts';
 
 /** Where `output!` sends events; the service builds it from `streams.outputs`. */
 export interface OutputSink {
@@ -88,6 +89,10 @@ export interface StreamInfo {
   readonly index: IndexStore;
   /** The compiler's warnings about the config (docs/stream-language.md, time and durations). */
   readonly warnings: readonly string[];
+  /** The stateful actions outside `by` forks (src/stream/compiler.ts); a new array for every compilation. */
+  readonly stateUnits: readonly StateUnit[];
+  /** Grows whenever events enter the stream (a push, a reinject): a checkpoint saves only streams that moved. */
+  readonly activity: number;
 }
 
 export type AddOutcome = 'added' | 'replaced' | 'unchanged';
@@ -104,6 +109,7 @@ const MAX_REINJECT_DEPTH = 64;
 
 interface StreamEntry extends StreamInfo {
   readonly compiled: CompiledStream;
+  activity: number;
 }
 
 const silentLogger: StreamLogger = { debug: () => {}, info: () => {}, error: () => {} };
@@ -114,6 +120,7 @@ const noOutputs: OutputSink = {
 const noQueues: AsyncQueueRunner = {
   has: () => false,
   enqueue: () => {},
+  drain: () => {},
 };
 
 interface PushErrors {
@@ -144,7 +151,11 @@ export class StreamEngine {
     this.limits = options.limits ?? DEFAULT_STREAM_LIMITS;
   }
 
-  /** Compiles and registers a stream (text or parsed EDN). Throws StreamConfigError. */
+  /**
+   * Compiles and registers a stream (text or parsed EDN). Throws StreamConfigError. A stream that replaces one
+   * of the same name takes over the state of every action whose place and subtree are unchanged
+   * (src/stream/state-units.ts); its index starts empty.
+   */
   add(name: string, config: string | EdnValue, options: { keepStateIfUnchanged?: boolean } = {}): AddOutcome {
     if (!STREAM_NAME.test(name)) throw new StreamConfigError(`Invalid stream name ${JSON.stringify(name)}: expected 1 to 255 characters of A-Z a-z 0-9 . _ -`);
     let parsed: EdnValue;
@@ -159,12 +170,8 @@ export class StreamEngine {
     const existing = this.streams.get(name);
     if (existing !== undefined && options.keepStateIfUnchanged && ednEquals(existing.config, parsed)) return 'unchanged';
     const index = new IndexStore({ maxEntries: this.limits.maxIndexEntries, onFull: () => this.observer.dropped?.(name, 'index_full') });
-    const compiled = compileStream(parsed, this.services(name, index), {
-      onError: this.errorHandler(name, false),
-      onHandledError: this.errorHandler(name, true),
-    });
-    // Upstream publishes index updates except in test mode.
-    if (this.pubsub !== null && !this.testMode) index.listener = this.pubsub.indexListener(name, compiled.isDefault);
+    let compiled = this.compile(name, parsed, index);
+    if (existing !== undefined) compiled = this.loadStates(name, parsed, index, compiled, saveUnits(existing.stateUnits), 'carried over').compiled;
     this.streams.set(name, {
       name,
       config: compiled.config,
@@ -174,9 +181,60 @@ export class StreamEngine {
       description: compiled.description,
       index,
       warnings: compiled.warnings,
+      stateUnits: compiled.stateUnits,
+      activity: 0,
       compiled,
     });
     return existing === undefined ? 'added' : 'replaced';
+  }
+
+  /**
+   * Loads saved action states into a running stream (a checkpoint, at startup), each into the node at the same
+   * place with the same subtree config; says how many were loaded and how many failed. A state whose `load`
+   * throws is logged and left out: the stream is compiled again (same index) and loaded without it, so no node is
+   * left half-loaded.
+   */
+  restoreStates(name: string, saved: ReadonlyMap<string, SavedUnit>): { loaded: number; failed: number } {
+    const entry = this.streams.get(name);
+    if (entry === undefined) return { loaded: 0, failed: 0 };
+    let matched = 0;
+    for (const unit of entry.stateUnits) if (saved.get(unit.path)?.hash === unit.hash) matched++;
+    const { compiled, failed } = this.loadStates(name, entry.config, entry.index, entry.compiled, saved, 'restored');
+    if (compiled !== entry.compiled) this.streams.set(name, { ...entry, stateUnits: compiled.stateUnits, compiled, activity: entry.activity });
+    return { loaded: matched - failed, failed };
+  }
+
+  private compile(name: string, parsed: EdnValue, index: IndexStore): CompiledStream {
+    const compiled = compileStream(parsed, this.services(name, index), {
+      onError: this.errorHandler(name, false),
+      onHandledError: this.errorHandler(name, true),
+    });
+    // Upstream publishes index updates except in test mode.
+    if (this.pubsub !== null && !this.testMode) index.listener = this.pubsub.indexListener(name, compiled.isDefault);
+    return compiled;
+  }
+
+  private loadStates(
+    name: string,
+    parsed: EdnValue,
+    index: IndexStore,
+    compiled: CompiledStream,
+    saved: ReadonlyMap<string, SavedUnit>,
+    verb: string,
+  ): { compiled: CompiledStream; failed: number } {
+    const failures = loadUnits(compiled.stateUnits, saved);
+    if (failures.length === 0) return { compiled, failed: 0 };
+    for (const failure of failures) {
+      this.logger.error({ stream: name, path: failure.path, err: failure.error }, `stream ${name}: the state of :${failure.action} at ${failure.path} could not be ${verb} (${failure.error.message}); it starts afresh`);
+    }
+    const fresh = this.compile(name, parsed, index);
+    loadUnits(fresh.stateUnits, saved, new Set(failures.map((failure) => failure.path)));
+    return { compiled: fresh, failed: failures.length };
+  }
+
+  /** Runs what `async-queue!` queues hold (a checkpoint saves the state below them afterwards). */
+  drainAsyncQueues(): void {
+    this.asyncQueues.drain();
   }
 
   remove(name: string): boolean {
@@ -208,6 +266,7 @@ export class StreamEngine {
     this.currentErrors = collected;
     try {
       for (const target of targets) {
+        target.activity++;
         const started = performance.now();
         const push = target.compiled.push;
         for (let i = 0; i < events.length; i++) push(events[i] as Event);
@@ -244,7 +303,10 @@ export class StreamEngine {
     if (this.reinjectDepth >= MAX_REINJECT_DEPTH) throw new Error(`reinject! nested more than ${MAX_REINJECT_DEPTH} times: a loop between streams?`);
     this.reinjectDepth++;
     try {
-      for (const target of this.targets(destination)) target.compiled.push(event);
+      for (const target of this.targets(destination)) {
+        target.activity++;
+        target.compiled.push(event);
+      }
     } finally {
       this.reinjectDepth--;
     }

@@ -1,13 +1,18 @@
 /**
- * The bounded backlog between every input (the HTTP routes today; TCP inputs next) and the engine. An input
- * submits a batch for a target (a stream name, or `default`) and gets either the outcome once the batch went
- * through, or `'full'` at once when the backlog cannot take it (HTTP answers 503, senders retry). Every refusal
- * is counted by input.
+ * The bounded backlog between every input (HTTP routes, Riemann TCP, the healthcheck stream exporter) and the
+ * engine. An input submits a batch for a target (a stream name, or `default`) and gets either the outcome once
+ * the batch went through, or `'full'` at once when the backlog cannot take it (HTTP answers 503, senders
+ * retry). Every refusal is counted by input.
+ *
+ * With an event log (the journal, `streams.journal: on`), a batch is appended to it and pushed at once; the
+ * outcome settles once the batch is both pushed and durable, so an input never acknowledges what a crash could
+ * lose (docs/durability.md). The gateway tracks how far the engine got in the log: a checkpoint records it.
  */
 import { IngestBacklog } from './backlog.ts';
 import type { PushResult, StreamEngine, StreamFailure } from './engine.ts';
 import { StreamNotFoundError } from './engine.ts';
 import type { Event } from './event.ts';
+import { type EventLog, LOG_START, type LogEntry, type LogPosition } from './journal.ts';
 
 export interface IngestOutcome {
   /** Errors raised by actions while the batch went through (0 when all went well). */
@@ -16,16 +21,49 @@ export interface IngestOutcome {
   readonly firstFailure: StreamFailure | undefined;
 }
 
+/** The sequence number of a batch that is not in the log (`streams.journal: off`): it moves no position. */
+const NOT_LOGGED = -1;
+
 export class IngestGateway {
   private readonly backlog: IngestBacklog<PushResult>;
+  private appliedSeq = LOG_START.seq;
+  private appliedOffset = LOG_START.offset;
 
   constructor(
     private readonly engine: StreamEngine,
     maxPending: number,
     /** Counts a batch refused because the backlog was full, by input. */
     private readonly onFull: (input: string) => void,
+    /** Where acknowledged batches are written first; null: nowhere (`streams.journal: off`). */
+    private log: EventLog | null = null,
   ) {
     this.backlog = new IngestBacklog(this.push, maxPending);
+  }
+
+  /** The log position of what the engine has taken in so far (what a checkpoint taken now covers). */
+  get applied(): LogPosition {
+    return { seq: this.appliedSeq, offset: this.appliedOffset };
+  }
+
+  /** Sets the log (`streams.journal` reloaded); the applied position restarts from `position`. */
+  useLog(log: EventLog | null, position: LogPosition = LOG_START): void {
+    this.log = log;
+    this.appliedSeq = position.seq;
+    this.appliedOffset = position.offset;
+  }
+
+  /**
+   * Pushes what the log holds after a checkpoint (startup), in order, as it went the first time; returns how many
+   * events went through. Entries of streams that no longer exist are skipped.
+   */
+  replay(entries: Iterable<LogEntry>): number {
+    let events = 0;
+    for (const entry of entries) {
+      const offset = entry.seq === this.appliedSeq ? this.appliedOffset : 0;
+      this.push(entry.target, entry.events, entry.seq, offset + entry.events.length);
+      events += entry.events.length;
+    }
+    return events;
   }
 
   /** Events accepted and not pushed yet. */
@@ -43,15 +81,21 @@ export class IngestGateway {
 
   /** Queues the events for `target`; `input` names the input for the refusal metric. */
   submit(target: string, events: Event[], input: string): Promise<IngestOutcome> | 'full' {
-    const pending = this.backlog.submit(target, events);
-    if (pending === null) {
+    if (this.backlog.isFull(events.length)) {
       this.onFull(input);
       return 'full';
     }
-    return pending.then(summarize);
+    if (this.log === null) return (this.backlog.submit(target, events, NOT_LOGGED) as Promise<PushResult[]>).then(summarize);
+    const { seq, durable } = this.log.append(target, events, input);
+    const pushed = this.backlog.submit(target, events, seq) as Promise<PushResult[]>;
+    return Promise.all([pushed, durable]).then(([results]) => summarize(results));
   }
 
-  private readonly push = (target: string, events: Event[]): PushResult => {
+  private readonly push = (target: string, events: Event[], seq: number, end: number): PushResult => {
+    if (seq !== NOT_LOGGED) {
+      this.appliedSeq = seq;
+      this.appliedOffset = end;
+    }
     try {
       return this.engine.push(target, events);
     } catch (error) {

@@ -3,10 +3,12 @@
  * engine; the service calls it inside its own transactions (`transaction`) so that a stream row and its
  * `:persist` file are written together, before the API answers.
  */
-import { eq } from 'drizzle-orm';
+import { desc, eq, lt } from 'drizzle-orm';
 import { type WalCheckpointer, walCheckpointer } from '../db/checkpointer.ts';
 import type { Db } from '../db/client.ts';
-import { indexMeta, streams } from '../db/schema.ts';
+import { indexMeta, streamCheckpoints, streams } from '../db/schema.ts';
+import type { Registry } from 'prom-client';
+import { type LogPosition, SqliteJournal } from './journal.ts';
 
 export interface StoredStream {
   name: string;
@@ -27,6 +29,32 @@ export interface StoredIndexSnapshot {
   /** Hash of the stream config the index was built by: a snapshot only comes back into the same config. */
   configHash: string;
   entries: IndexSnapshotEntry[];
+}
+
+/** The newest committed checkpoint of the action states (docs/durability.md). */
+export interface StoredCheckpoint {
+  round: number;
+  formatVersion: number;
+  position: LogPosition;
+}
+
+/** One row of `stream_state`, its state still JSON text (parsed by the caller, which reports a corrupt one). */
+export interface StateRow {
+  stream: string;
+  path: string;
+  forkKey: string;
+  round: number;
+  action: string;
+  configHash: string;
+  state: string | null;
+}
+
+export interface StateRowWriter {
+  put(stream: string, path: string, forkKey: string, round: number, action: string, configHash: string, stateJson: string | null): void;
+  /** Deletes the rows of one key older than `round` (superseded once `round` is committed). */
+  deleteOlder(stream: string, path: string, forkKey: string, round: number): void;
+  /** Deletes at most `limit` rows of a stream older than `round`; returns how many it deleted. */
+  purgeStream(stream: string, round: number, limit: number): number;
 }
 
 export class StreamRepository {
@@ -108,5 +136,75 @@ export class StreamRepository {
       configHash: meta.configHash,
       entries: entriesOf.all(meta.stream).map((row) => ({ key: row.key, event: JSON.parse(row.event) as unknown })),
     }));
+  }
+
+  /** The journal of acknowledged events, in this database (src/stream/journal.ts). */
+  journal(registry: Registry): SqliteJournal {
+    return new SqliteJournal(this.db.$client, registry);
+  }
+
+  /** The newest committed checkpoint, null when there is none. */
+  loadCheckpoint(): StoredCheckpoint | null {
+    const row = this.db.select().from(streamCheckpoints).orderBy(desc(streamCheckpoints.round)).limit(1).get();
+    if (row === undefined) return null;
+    return { round: row.round, formatVersion: row.formatVersion, position: { seq: row.journalSeq, offset: row.journalOffset } };
+  }
+
+  /** Records a round as committed (it becomes what startup restores) and forgets the older ones. */
+  commitCheckpoint(checkpoint: StoredCheckpoint, nowS: number): void {
+    this.db
+      .insert(streamCheckpoints)
+      .values({ round: checkpoint.round, formatVersion: checkpoint.formatVersion, journalSeq: checkpoint.position.seq, journalOffset: checkpoint.position.offset, committedAtS: nowS })
+      .run();
+    this.db.delete(streamCheckpoints).where(lt(streamCheckpoints.round, checkpoint.round)).run();
+  }
+
+  /**
+   * The state rows a restore may use: those of committed rounds, each key's newest row last (rows of a round that
+   * did not commit, and rows superseded by a newer one, are deleted first).
+   */
+  loadStateRows(committedRound: number): StateRow[] {
+    const client = this.db.$client;
+    client.prepare('delete from stream_state where round > ?').run(committedRound);
+    client
+      .prepare(
+        `delete from stream_state where exists (select 1 from stream_state newer where newer.stream = stream_state.stream
+           and newer.path = stream_state.path and newer.fork_key = stream_state.fork_key and newer.round > stream_state.round)`,
+      )
+      .run();
+    return client
+      .prepare<[], StateRow>(
+        'select stream, path, fork_key as forkKey, round, action, config_hash as configHash, state from stream_state order by stream, path, fork_key, round',
+      )
+      .all();
+  }
+
+  /** Deletes every saved state (a checkpoint of a format this version cannot read). */
+  deleteAllStates(): void {
+    this.db.$client.prepare('delete from stream_state').run();
+  }
+
+  /** The streams that have saved states. */
+  stateStreams(): string[] {
+    return this.db.$client
+      .prepare<[], { stream: string }>('select distinct stream from stream_state')
+      .all()
+      .map((row) => row.stream);
+  }
+
+  /** Prepared statements of the checkpoint rounds (like `indexEntryWriter`, one statement reused per row). */
+  stateRowWriter(): StateRowWriter {
+    const client = this.db.$client;
+    const put = client.prepare(
+      `insert into stream_state (stream, path, fork_key, round, action, config_hash, state) values (?, ?, ?, ?, ?, ?, ?)
+       on conflict (stream, path, fork_key, round) do update set action = excluded.action, config_hash = excluded.config_hash, state = excluded.state`,
+    );
+    const deleteOlder = client.prepare('delete from stream_state where stream = ? and path = ? and fork_key = ? and round < ?');
+    const purge = client.prepare('delete from stream_state where rowid in (select rowid from stream_state where stream = ? and round < ? limit ?)');
+    return {
+      put: (stream, path, forkKey, round, action, configHash, stateJson) => put.run(stream, path, forkKey, round, action, configHash, stateJson),
+      deleteOlder: (stream, path, forkKey, round) => deleteOlder.run(stream, path, forkKey, round),
+      purgeStream: (stream, round, limit) => purge.run(stream, round, limit).changes,
+    };
   }
 }

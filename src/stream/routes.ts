@@ -19,6 +19,7 @@ import { eventsFromJsonBody } from './ingest/json.ts';
 import { PushWarnings } from './ingest/push-warnings.ts';
 import { decodeOtlpTraces, encodeOtlpResponse } from './ingest/otlp.ts';
 import { decodeRemoteWrite } from './ingest/remote-write.ts';
+import { JournalWriteError } from './journal.ts';
 import type { StreamService } from './service.ts';
 
 const STATUS_BY_REASON: Record<StreamErrorReason, number> = {
@@ -81,7 +82,15 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
         .send({ error: `Too many events waiting to be processed (limit ${gateway.maxPending}), retry later` });
       return false;
     }
-    const outcome = await pending;
+    let outcome;
+    try {
+      outcome = await pending;
+    } catch (error) {
+      // Not durable, so not acknowledged: the sender retries, as after a full backlog.
+      if (!(error instanceof JournalWriteError)) throw error;
+      reply.code(503).header('Retry-After', '1').send({ error: error.message });
+      return false;
+    }
     if (outcome.errorCount > 0) throw new StreamError('action-failed', describeFailures(name, outcome));
     return true;
   };

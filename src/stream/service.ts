@@ -19,12 +19,13 @@ import { STREAM_NAME, StreamEngine, type StreamInfo } from './engine.ts';
 import { StreamError, streamNotFound } from './errors.ts';
 import type { Event } from './event.ts';
 import { IngestGateway } from './ingest-gateway.ts';
+import type { SqliteJournal } from './journal.ts';
 import { DropReporter } from './limits.ts';
 import { StreamMetrics } from './metrics.ts';
 import { buildOutputs, type OutputRegistry } from './outputs/index.ts';
 import type { StreamPublisher } from './pubsub/channels.ts';
 import type { StreamRepository } from './repository.ts';
-import { IndexSnapshotter } from './snapshotter.ts';
+import { StreamSnapshotter } from './snapshotter.ts';
 
 export interface StreamSummary {
   name: string;
@@ -59,7 +60,8 @@ export class StreamService {
   readonly gateway: IngestGateway;
   private readonly engine: StreamEngine;
   private readonly catalog: StreamCatalog;
-  private readonly snapshotter: IndexSnapshotter;
+  private readonly snapshotter: StreamSnapshotter;
+  private readonly journal: SqliteJournal;
   private readonly logger: Logger;
   private readonly outputs: OutputRegistry;
   private settings: StreamSettings;
@@ -88,7 +90,9 @@ export class StreamService {
         dropped: (stream, reason) => drops.drop(stream, reason),
       },
     });
-    this.gateway = new IngestGateway(this.engine, options.settings.maxPendingEvents, (input) => metrics.rejected.inc({ route: input }));
+    this.journal = options.repository.journal(options.registry);
+    const log = options.settings.journal ? this.journal : null;
+    this.gateway = new IngestGateway(this.engine, options.settings.maxPendingEvents, (input) => metrics.rejected.inc({ route: input }), log);
     this.catalog = new StreamCatalog({
       engine: this.engine,
       repository: options.repository,
@@ -97,14 +101,28 @@ export class StreamService {
       directories: options.settings.directories,
       logger: options.logger,
     });
-    this.snapshotter = new IndexSnapshotter(this.engine, options.repository, options.logger, options.registry);
+    this.snapshotter = new StreamSnapshotter(this.engine, options.repository, options.logger, options.registry, {
+      position: () => this.gateway.applied,
+      // Truncated by every committed round even while the journal is off, so nothing covered stays behind.
+      log: this.journal,
+    });
   }
 
-  /** Startup: API streams from SQLite, then the stream files, then the index snapshots of unchanged streams. */
+  /**
+   * Startup: API streams from SQLite, then the stream files, then the action states of the last checkpoint and
+   * the index snapshots of unchanged streams, then the journal since that checkpoint (docs/durability.md).
+   */
   load(): void {
     this.catalog.loadApiStreams();
     this.catalog.files.sync();
-    this.snapshotter.restore();
+    const position = this.snapshotter.restore();
+    this.gateway.useLog(this.settings.journal ? this.journal : null, position);
+    // Replayed even with the journal now off: those events were acknowledged when it was on.
+    const started = performance.now();
+    const replayed = this.gateway.replay(this.journal.entriesAfter(position));
+    if (replayed > 0) {
+      this.logger.info({ events: replayed, ms: Math.round(performance.now() - started) }, 'journal replayed: the events acknowledged after the last checkpoint went through the streams again');
+    }
     this.logger.info(
       { streams: this.engine.names().length, api: this.catalog.apiStreamCount, files: this.catalog.files.streams.size },
       'streams loaded',
@@ -122,6 +140,12 @@ export class StreamService {
     const previous = this.settings;
     this.settings = next;
     this.gateway.maxPending = next.maxPendingEvents;
+    if (next.journal !== previous.journal) {
+      this.journal.flush();
+      const log = next.journal ? this.journal : null;
+      this.gateway.useLog(log, this.gateway.applied);
+      this.logger.info(`streams.journal is now ${next.journal ? 'on' : 'off'}`);
+    }
     // Before the files are read again: a changed stream file may use an output this reload adds.
     if (!isDeepStrictEqual(next.outputs, previous.outputs)) await this.reconfigureOutputs(next);
     if (next.snapshotIntervalMs !== previous.snapshotIntervalMs) this.snapshotter.start(next.snapshotIntervalMs);

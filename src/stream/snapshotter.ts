@@ -1,14 +1,20 @@
 /**
- * Index snapshots (docs/hardening.md, "Snapshots that never block"): every `snapshot-interval` a round writes
- * to SQLite only the entries each index set or removed since the previous round, in slices of at most
+ * Checkpoint rounds of the streams (docs/durability.md, docs/hardening.md "Snapshots that never block"): every
+ * `snapshot-interval` a round writes to SQLite what changed since the previous round, the index entries each
+ * index set or removed and the state of the actions (src/stream/state-checkpoint.ts), in slices of at most
  * `SLICE_BUDGET_MS` on the event loop, one transaction each, so that requests and checks run between slices;
  * meanwhile the WAL is checkpointed by a worker thread, not inside a slice's COMMIT (src/db/checkpointer.ts).
  * An index the database does not hold yet (a new or recompiled stream, or one whose snapshot was not restored)
- * is rewritten whole, in slices too. At stop the rest is written at once. At startup the snapshots are restored
- * into the streams whose config did not change (by hash of the printed config).
+ * is rewritten whole, in slices too. At stop the rest is written at once.
  *
- * A `kill -9` during a round leaves the slices already committed: each row is an entry the index held, and
- * what the round had not written yet is lost as the changes after the last round always were.
+ * A round begins by running what `async-queue!` queues hold and noting how far the engine got in the journal;
+ * once every slice is written, one small transaction commits the round with that position, and the journal
+ * entries it covers are deleted. At startup the states of the last committed round and the index snapshots of
+ * the unchanged streams are restored, then the journal is replayed from the round's position.
+ *
+ * A `kill -9` during a round leaves the previous committed round as it was (the new round's state rows do not
+ * count until it commits). Index rows are written as they are when the slice runs, and replaying the journal
+ * from the committed position sets every entry that changed since to the same value again.
  */
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -19,7 +25,9 @@ import type { StreamEngine } from './engine.ts';
 import type { Event } from './event.ts';
 import type { IndexStore } from './index-store.ts';
 import type { WalCheckpointer } from '../db/checkpointer.ts';
+import { type EventLog, LOG_START, type LogPosition } from './journal.ts';
 import type { StreamRepository } from './repository.ts';
+import { CHECKPOINT_FORMAT_VERSION, StateCheckpointer } from './state-checkpoint.ts';
 
 /** Longest a slice holds the event loop; `/healthz` must answer within 50 ms while a round runs. */
 const SLICE_BUDGET_MS = 8;
@@ -43,13 +51,30 @@ interface Written {
   readonly configHash: string;
 }
 
-export class IndexSnapshotter {
+export interface SnapshotterOptions {
+  /** How far the engine got in the event log (the ingest gateway's `applied`). */
+  position?: () => LogPosition;
+  /** The event log whose entries a committed round covers are deleted. */
+  log?: EventLog;
+}
+
+/** Where a round is: writing its rows, deleting what its commit superseded, or not running. */
+type Phase = 'idle' | 'write' | 'clean';
+
+export class StreamSnapshotter {
   private timer: NodeJS.Timeout | null = null;
   private slice: NodeJS.Immediate | null = null;
   private readonly written = new Map<string, Written>();
   private readonly hashes = new WeakMap<object, string>();
   private jobs: Job[] = [];
   private roundStartedAt = 0;
+  private phase: Phase = 'idle';
+  private round = 0;
+  private roundPosition: LogPosition = LOG_START;
+  private committedPosition: LogPosition = LOG_START;
+  private readonly state: StateCheckpointer;
+  private readonly position: () => LogPosition;
+  private readonly log: EventLog | null;
   private readonly writer: ReturnType<StreamRepository['indexEntryWriter']>;
   private readonly checkpointer: WalCheckpointer;
   private readonly duration: Histogram;
@@ -62,7 +87,11 @@ export class IndexSnapshotter {
     private readonly repository: StreamRepository,
     private readonly logger: Logger,
     registry: Registry,
+    options: SnapshotterOptions = {},
   ) {
+    this.position = options.position ?? (() => LOG_START);
+    this.log = options.log ?? null;
+    this.state = new StateCheckpointer(engine, repository, logger);
     this.writer = repository.indexEntryWriter();
     this.checkpointer = repository.walCheckpointer((message) => logger.warn(`WAL checkpoint after an index snapshot slice failed: ${message}`));
     const registers = [registry];
@@ -85,10 +114,45 @@ export class IndexSnapshotter {
       registers,
     });
     this.failures = new Counter({ name: 'stream_snapshot_failures_total', help: 'Snapshot slices that failed (rolled back, logged).', registers });
+    const state = this.state;
+    new Counter({
+      name: 'stream_checkpoint_state_rows_total',
+      help: 'Rows of action state (one per stateful action, one per changed :by fork) written by checkpoint rounds.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(state.rowsWritten);
+      },
+    });
   }
 
-  /** Restores the stored snapshots into the running streams whose config is the one they were taken with. */
-  restore(): void {
+
+
+  /**
+   * Restores the action states of the last committed round and the index snapshots of the streams whose config
+   * is the one they were taken with; returns the journal position to replay from.
+   */
+  restore(): LogPosition {
+    const checkpoint = this.repository.loadCheckpoint();
+    if (checkpoint !== null) {
+      this.round = checkpoint.round;
+      this.committedPosition = checkpoint.position;
+      if (checkpoint.formatVersion !== CHECKPOINT_FORMAT_VERSION) {
+        this.logger.warn(
+          { round: checkpoint.round, format: checkpoint.formatVersion },
+          `the stream checkpoint is in format ${checkpoint.formatVersion}, which this version does not read (it writes ${CHECKPOINT_FORMAT_VERSION}): action states start afresh`,
+        );
+        this.repository.deleteAllStates();
+      } else {
+        const { units, forks } = this.state.restore(this.repository.loadStateRows(checkpoint.round), this.repository.stateStreams());
+        if (units > 0) this.logger.info({ round: checkpoint.round, units, forks }, 'action states restored from the last checkpoint');
+      }
+    }
+    this.restoreIndexes();
+    return this.committedPosition;
+  }
+
+  private restoreIndexes(): void {
     const snapshots = this.repository.loadIndexSnapshots();
     let restored = 0;
     for (const snapshot of snapshots) {
@@ -101,12 +165,14 @@ export class IndexSnapshotter {
     if (snapshots.length > 0) this.logger.info({ restored, stored: snapshots.length }, 'index snapshots restored into unchanged streams');
   }
 
-  /** Writes everything not written yet, at once (at stop: the loop has nothing else to serve). */
+  /** Writes everything not written yet and commits it, at once (at stop: the loop has nothing else to serve). */
   write(): void {
     this.cancelSlice();
-    this.runSlice(Infinity);
+    this.log?.flush();
+    // A round under way finishes first (its rows are as of its start), then one more takes everything since.
+    while (this.phase !== 'idle') this.runSlice(Infinity);
     this.beginRound();
-    this.runSlice(Infinity);
+    while (this.phase !== 'idle') this.runSlice(Infinity);
     this.checkpointer.release();
   }
 
@@ -120,12 +186,12 @@ export class IndexSnapshotter {
   start(intervalMs: number): void {
     this.stop();
     this.timer = setInterval(() => {
-      if (this.jobs.length > 0) return;
-      this.beginRound();
-      // A round with nothing to write leaves the connection alone: holding the checkpoints raises its page cache
-      // to 64 MB for good, which a service with no index does not need (docs/performance.md, "Memory").
-      if (this.jobs.length === 0) return;
-      this.checkpointer.hold();
+      if (this.phase !== 'idle') return;
+      const bulk = this.beginRound();
+      if (this.phase === 'idle') return;
+      // A round with little to write leaves the connection alone: holding the checkpoints raises its page cache
+      // to 64 MB for good, which a service with no index and no state does not need (docs/performance.md, "Memory").
+      if (bulk) this.checkpointer.hold();
       this.scheduleSlice();
     }, intervalMs);
     this.timer.unref();
@@ -137,9 +203,16 @@ export class IndexSnapshotter {
     this.cancelSlice();
   }
 
-  /** Takes each index's changes (or all its keys) and drops the snapshots of streams that are gone. */
-  private beginRound(): void {
+  /**
+   * Starts a round: runs the async queues, notes the journal position, takes each index's changes (or all its
+   * keys), drops the snapshots of streams that are gone, and saves the action states as they are now. Returns
+   * whether it has rows to write (else it only commits the new position, or nothing at all).
+   */
+  private beginRound(): boolean {
     this.roundStartedAt = performance.now();
+    this.engine.drainAsyncQueues();
+    this.roundPosition = this.position();
+    this.round++;
     const stored = new Set(this.repository.indexSnapshotStreams());
     for (const stream of stored) {
       if (this.engine.get(stream) === undefined) this.repository.deleteIndexSnapshot(stream);
@@ -165,13 +238,18 @@ export class IndexSnapshotter {
       const keys = whole ? index.keys() : changes.values();
       this.jobs.push({ stream, index, configHash, keys, whole, started: false });
     }
+    const states = this.state.begin(this.round);
+    const moved = this.roundPosition.seq !== this.committedPosition.seq || this.roundPosition.offset !== this.committedPosition.offset;
+    this.phase = this.jobs.length > 0 || states || moved || this.state.purging ? 'write' : 'idle';
+    if (this.phase === 'idle') this.round--;
+    return this.jobs.length > 0 || states;
   }
 
   private scheduleSlice(): void {
     this.slice = setImmediate(() => {
       this.slice = null;
       this.runSlice(SLICE_BUDGET_MS);
-      if (this.jobs.length > 0) {
+      if (this.phase !== 'idle') {
         this.checkpointer.request();
         this.scheduleSlice();
       } else this.checkpointer.release();
@@ -183,59 +261,86 @@ export class IndexSnapshotter {
     this.slice = null;
   }
 
-  /** Writes rows of the current jobs for at most `budgetMs`, in one transaction. */
+  /** Advances the round for at most `budgetMs`, in one transaction. */
   private runSlice(budgetMs: number): void {
-    if (this.jobs.length === 0) return;
+    if (this.phase === 'idle') return;
     const startedAt = performance.now();
     const deadline = startedAt + budgetMs;
-    let upserts = 0;
-    let deletes = 0;
+    const counts = { upserts: 0, deletes: 0 };
+    let committed = false;
     try {
       this.repository.transaction(() => {
-        const nowS = Math.floor(Date.now() / 1000);
-        let rows = 0;
-        while (this.jobs.length > 0) {
-          const job = this.jobs[0] as Job;
-          if (this.engine.get(job.stream)?.index !== job.index) {
-            // Replaced or removed between slices: the next round writes what is there then.
-            this.written.delete(job.stream);
-            this.jobs.shift();
-            continue;
-          }
-          if (!job.started) {
-            if (job.whole) this.repository.deleteIndexSnapshot(job.stream);
-            this.repository.saveIndexMeta({ stream: job.stream, currentTimeNs: job.index.currentTime, configHash: job.configHash }, nowS);
-            job.started = true;
-          }
-          for (let next = job.keys.next(); !next.done; next = job.keys.next()) {
-            const event = job.index.entry(next.value);
-            if (event === undefined) {
-              this.writer.remove(job.stream, next.value);
-              deletes++;
-            } else {
-              this.writer.upsert(job.stream, next.value, JSON.stringify(event));
-              upserts++;
-            }
-            if (++rows % ROWS_PER_CLOCK_CHECK === 0 && performance.now() >= deadline) return;
-          }
-          this.repository.saveIndexMeta({ stream: job.stream, currentTimeNs: job.index.currentTime, configHash: job.configHash }, nowS);
-          this.written.set(job.stream, { index: job.index, configHash: job.configHash });
-          this.jobs.shift();
+        if (this.phase === 'clean') {
+          if (this.clean(deadline)) this.phase = 'idle';
+          return;
         }
+        if (!this.writeIndexes(deadline, counts)) return;
+        if (!this.state.writeSome(deadline)) return;
+        this.repository.commitCheckpoint({ round: this.round, formatVersion: CHECKPOINT_FORMAT_VERSION, position: this.roundPosition }, Math.floor(Date.now() / 1000));
+        committed = true;
       });
     } catch (error) {
-      // The slice rolled back and its keys are no longer in any change set: rewrite those indexes whole.
+      // The slice rolled back and its keys are no longer in any change set: rewrite those indexes whole, and every
+      // action state (the round's rows never count, it did not commit).
       for (const job of this.jobs) this.written.delete(job.stream);
       this.jobs = [];
+      if (this.phase === 'write') this.state.failed();
+      this.phase = 'idle';
       this.failures.inc();
-      this.logger.error({ err: error }, `index snapshot failed: ${(error as Error).message}`);
+      this.logger.error({ err: error }, `stream checkpoint failed: ${(error as Error).message}`);
       return;
     } finally {
       this.sliceDuration.observe((performance.now() - startedAt) / 1000);
     }
-    if (upserts > 0) this.entries.inc({ operation: 'upsert' }, upserts);
-    if (deletes > 0) this.entries.inc({ operation: 'delete' }, deletes);
-    if (this.jobs.length === 0) this.duration.observe((performance.now() - this.roundStartedAt) / 1000);
+    if (counts.upserts > 0) this.entries.inc({ operation: 'upsert' }, counts.upserts);
+    if (counts.deletes > 0) this.entries.inc({ operation: 'delete' }, counts.deletes);
+    if (committed) {
+      this.state.committed();
+      this.committedPosition = this.roundPosition;
+      this.phase = 'clean';
+      this.duration.observe((performance.now() - this.roundStartedAt) / 1000);
+    }
+  }
+
+  /** Deletes what the committed round superseded: older state rows and the journal entries it covers. */
+  private clean(deadline: number): boolean {
+    if (!this.state.cleanSome(deadline)) return false;
+    return this.log === null || this.log.truncate(this.committedPosition, deadline);
+  }
+
+  /** Writes index rows of the current jobs until `deadline`; true when every job is done. */
+  private writeIndexes(deadline: number, counts: { upserts: number; deletes: number }): boolean {
+    const nowS = Math.floor(Date.now() / 1000);
+    let rows = 0;
+    while (this.jobs.length > 0) {
+      const job = this.jobs[0] as Job;
+      if (this.engine.get(job.stream)?.index !== job.index) {
+        // Replaced or removed between slices: the next round writes what is there then.
+        this.written.delete(job.stream);
+        this.jobs.shift();
+        continue;
+      }
+      if (!job.started) {
+        if (job.whole) this.repository.deleteIndexSnapshot(job.stream);
+        this.repository.saveIndexMeta({ stream: job.stream, currentTimeNs: job.index.currentTime, configHash: job.configHash }, nowS);
+        job.started = true;
+      }
+      for (let next = job.keys.next(); !next.done; next = job.keys.next()) {
+        const event = job.index.entry(next.value);
+        if (event === undefined) {
+          this.writer.remove(job.stream, next.value);
+          counts.deletes++;
+        } else {
+          this.writer.upsert(job.stream, next.value, JSON.stringify(event));
+          counts.upserts++;
+        }
+        if (++rows % ROWS_PER_CLOCK_CHECK === 0 && performance.now() >= deadline) return false;
+      }
+      this.repository.saveIndexMeta({ stream: job.stream, currentTimeNs: job.index.currentTime, configHash: job.configHash }, nowS);
+      this.written.set(job.stream, { index: job.index, configHash: job.configHash });
+      this.jobs.shift();
+    }
+    return true;
   }
 
   private configHash(config: EdnValue): string {

@@ -7,10 +7,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { closeDatabase, type Db, migrateDatabase, openDatabase } from '../../src/db/client.ts';
 import { StreamEngine } from '../../src/stream/engine.ts';
 import { StreamRepository } from '../../src/stream/repository.ts';
-import { IndexSnapshotter } from '../../src/stream/snapshotter.ts';
+import { StreamSnapshotter } from '../../src/stream/snapshotter.ts';
 
 const CONFIG = '{:actions {:action :index :params [[:host]]}}';
-const open: { db: Db; dir: string; snapshotter: IndexSnapshotter }[] = [];
+const open: { db: Db; dir: string; snapshotter: StreamSnapshotter }[] = [];
 afterEach(async () => {
   for (const { db, dir, snapshotter } of open.splice(0)) {
     await snapshotter.close();
@@ -25,7 +25,7 @@ function setup(dir = mkdtempSync(join(tmpdir(), 'vigie-snapshot-'))) {
   const engine = new StreamEngine();
   engine.add('s', CONFIG);
   const registry = new Registry();
-  const snapshotter = new IndexSnapshotter(engine, new StreamRepository(db), pino({ level: 'silent' }), registry);
+  const snapshotter = new StreamSnapshotter(engine, new StreamRepository(db), pino({ level: 'silent' }), registry);
   open.push({ db, dir, snapshotter });
   const rows = () =>
     (db.$client.prepare("select key, event from index_snapshots where stream = 's' order by key").all() as { event: string }[]).map(
@@ -39,7 +39,7 @@ function setup(dir = mkdtempSync(join(tmpdir(), 'vigie-snapshot-'))) {
 const hosts = (count: number, metric: number, from = 0) =>
   Array.from({ length: count }, (_, i) => ({ host: `h${from + i}`, metric, time: 1_000 + metric, ttl: 3_600 }));
 
-describe('IndexSnapshotter', () => {
+describe('StreamSnapshotter', () => {
   it('writes only the entries changed since the last round, deletions and expiries included', async () => {
     const { engine, snapshotter, rows, metric } = setup();
     engine.push('s', hosts(100, 1));

@@ -1,0 +1,276 @@
+/**
+ * The action-state half of a checkpoint round (docs/durability.md, "Checkpoints"); the index half and the round
+ * itself are in src/stream/snapshotter.ts.
+ *
+ * A round saves, as they were when it began, the states of the streams that took events since the previous
+ * round: each stateful action outside `by` forks at once (they are few), and the forks of each `by` that changed,
+ * a slice at a time (src/stream/actions/fork-table.ts saves a fork that is about to change first). Rows carry
+ * the round's number and only count once the round is committed, so a round cut short by a crash leaves the
+ * previous checkpoint whole. A stream compiled anew (added, edited, restored) is written whole, and the rows of
+ * its earlier rounds deleted once the round is committed.
+ *
+ * Each row is one key: (stream, action's place in the tree, fork key or '' for the action itself). A `by`'s own
+ * row also says since which round its fork rows are complete (`since`): rows of forks older than that belong to
+ * an earlier compilation and are ignored.
+ */
+import type { Logger } from 'pino';
+import { isKeyedState, type KeyedStateHandle, type KeyedSaved } from './actions/types.ts';
+import type { StateUnit } from './compiler.ts';
+import type { StreamEngine } from './engine.ts';
+import type { StateRow, StateRowWriter, StreamRepository } from './repository.ts';
+import type { SavedUnit } from './state-units.ts';
+
+/** The layout of `stream_state` rows this version writes; a checkpoint of another version is skipped. */
+export const CHECKPOINT_FORMAT_VERSION = 1;
+/** Rows purged per statement (a purge of a big stream spreads over slices). */
+const PURGE_BATCH = 512;
+/** Due forks saved between two reads of the clock. */
+const FORKS_PER_STEP = 64;
+
+/** What the rows hold for a stream: written from this compilation, up to which activity, and since when. */
+interface Written {
+  readonly units: readonly StateUnit[];
+  readonly activity: number;
+  /** By `by` unit path: the round since which its fork rows are complete. */
+  readonly since: ReadonlyMap<string, number>;
+}
+
+interface PendingRow {
+  readonly stream: string;
+  readonly unit: StateUnit;
+  readonly forkKey: string;
+  readonly json: string | null;
+}
+
+/** The own row of a `by`: its own state, and since which round its fork rows are complete. */
+interface KeyedOwnRow {
+  own: unknown;
+  since: number;
+}
+
+export class StateCheckpointer {
+  private readonly written = new Map<string, Written>();
+  private readonly writer: StateRowWriter;
+  private round = 0;
+  private rows: PendingRow[] = [];
+  private rowCursor = 0;
+  private keyed: KeyedStateHandle[] = [];
+  private keyedCursor = 0;
+  /** Rows written by the running round, whose older versions go once it is committed. */
+  private writtenKeys: PendingRow[] = [];
+  /** After the commit: the superseded rows to delete, and the streams whose older rows all go. */
+  private superseded: PendingRow[] = [];
+  private purges: string[] = [];
+  private purgeBefore = 0;
+  /** Streams that may have rows in the database. */
+  private readonly stored = new Set<string>();
+
+  constructor(
+    private readonly engine: StreamEngine,
+    repository: StreamRepository,
+    private readonly logger: Logger,
+  ) {
+    this.writer = repository.stateRowWriter();
+  }
+
+  /** Rows written since the service started. */
+  rowsWritten = 0;
+
+  /**
+   * Starts round `round`: saves the actions outside forks and marks the forks that changed as due. Returns
+   * whether the round has rows to write.
+   */
+  begin(round: number): boolean {
+    this.round = round;
+    for (const stream of this.stored) {
+      if (this.engine.get(stream) === undefined) {
+        this.written.delete(stream);
+        this.stored.delete(stream);
+        this.purges.push(stream);
+      }
+    }
+    for (const stream of this.engine.names()) {
+      const info = this.engine.get(stream);
+      if (info === undefined) continue;
+      const written = this.written.get(stream);
+      const whole = written === undefined || written.units !== info.stateUnits;
+      if (!whole && written.activity === info.activity) continue;
+      if (whole && this.stored.has(stream)) this.purges.push(stream);
+      if (info.stateUnits.length > 0) this.stored.add(stream);
+      const since = new Map<string, number>();
+      for (const unit of info.stateUnits) {
+        const handle = unit.handle;
+        if (!isKeyedState(handle)) {
+          this.rows.push({ stream, unit, forkKey: '', json: JSON.stringify(handle.save()) });
+          continue;
+        }
+        if (whole) handle.markAllChanged();
+        const unitSince = whole ? round : (written.since.get(unit.path) ?? round);
+        since.set(unit.path, unitSince);
+        const own: KeyedOwnRow = { own: handle.saveOwn(), since: unitSince };
+        this.rows.push({ stream, unit, forkKey: '', json: JSON.stringify(own) });
+        handle.beginCheckpoint((forkKey, saved) => this.rows.push({ stream, unit, forkKey, json: saved === null ? null : JSON.stringify(saved) }));
+        this.keyed.push(handle);
+      }
+      this.written.set(stream, { units: info.stateUnits, activity: info.activity, since });
+    }
+    return this.rows.length > 0 || this.keyed.length > 0;
+  }
+
+  /** Whether the round has rows to delete once committed (a purge makes a round worth committing). */
+  get purging(): boolean {
+    return this.purges.length > 0;
+  }
+
+  /** Writes rows until `deadline` (performance.now()); true when the round has nothing left to write. */
+  writeSome(deadline: number): boolean {
+    const round = this.round;
+    for (let step = 0; ; step++) {
+      if (step % FORKS_PER_STEP === 0 && step > 0 && performance.now() >= deadline) return false;
+      if (this.rowCursor < this.rows.length) {
+        const row = this.rows[this.rowCursor++] as PendingRow;
+        this.writer.put(row.stream, row.unit.path, row.forkKey, round, row.unit.action, row.unit.hash, row.json);
+        this.writtenKeys.push(row);
+        this.rowsWritten++;
+        continue;
+      }
+      const handle = this.keyed[this.keyedCursor];
+      if (handle === undefined) return true;
+      if (handle.saveDue(FORKS_PER_STEP)) this.keyedCursor++;
+    }
+  }
+
+  /** The round was committed: its forks are saved, and the rows it superseded can go. */
+  committed(): void {
+    for (const handle of this.keyed) handle.endCheckpoint(true);
+    this.superseded = this.writtenKeys;
+    this.purgeBefore = this.round;
+    this.reset();
+  }
+
+  /** The round failed (a slice rolled back): every stream is written whole at the next round. */
+  failed(): void {
+    for (const handle of this.keyed) handle.endCheckpoint(false);
+    this.written.clear();
+    this.purges = [];
+    this.superseded = [];
+    this.reset();
+  }
+
+  /** Deletes superseded rows until `deadline`; true when none is left. */
+  cleanSome(deadline: number): boolean {
+    let count = 0;
+    while (this.superseded.length > 0) {
+      const row = this.superseded.pop() as PendingRow;
+      this.writer.deleteOlder(row.stream, row.unit.path, row.forkKey, this.purgeBefore);
+      if (++count % FORKS_PER_STEP === 0 && performance.now() >= deadline) return false;
+    }
+    while (this.purges.length > 0) {
+      const stream = this.purges[this.purges.length - 1] as string;
+      // A stream that is gone loses every row; one written whole loses those of earlier rounds.
+      const before = this.engine.get(stream) === undefined ? Number.MAX_SAFE_INTEGER : this.purgeBefore;
+      if (this.writer.purgeStream(stream, before, PURGE_BATCH) < PURGE_BATCH) this.purges.pop();
+      if (performance.now() >= deadline) return false;
+    }
+    return true;
+  }
+
+  /** Whether a committed round still has rows to delete. */
+  get cleaning(): boolean {
+    return this.superseded.length > 0 || this.purges.length > 0;
+  }
+
+  /**
+   * Loads the committed rows into the running streams (startup). A row whose JSON does not parse is logged and
+   * left out, as is a state whose action throws while loading it: those start afresh, the rest resumes.
+   */
+  restore(rows: readonly StateRow[], storedStreams: readonly string[]): { units: number; forks: number } {
+    const byStream = new Map<string, StateRow[]>();
+    for (const row of rows) {
+      let list = byStream.get(row.stream);
+      if (list === undefined) byStream.set(row.stream, (list = []));
+      list.push(row);
+    }
+    let units = 0;
+    let forks = 0;
+    for (const stream of storedStreams) this.stored.add(stream);
+    for (const [stream, streamRows] of byStream) {
+      const info = this.engine.get(stream);
+      if (info === undefined) continue;
+      const { saved, since, forkCount, complete } = this.savedUnits(stream, info.stateUnits, streamRows);
+      const outcome = this.engine.restoreStates(stream, saved);
+      units += outcome.loaded;
+      forks += forkCount;
+      const restored = this.engine.get(stream);
+      // Rows that matched nothing (an edited stream) or did not load are replaced by a whole rewrite at the first round.
+      if (restored !== undefined && complete && outcome.failed === 0) {
+        this.written.set(stream, { units: restored.stateUnits, activity: restored.activity, since });
+      }
+    }
+    this.purgeBefore = 0;
+    return { units, forks };
+  }
+
+  private savedUnits(
+    stream: string,
+    units: readonly StateUnit[],
+    rows: readonly StateRow[],
+  ): { saved: Map<string, SavedUnit>; since: Map<string, number>; forkCount: number; complete: boolean } {
+    const byPath = new Map<string, StateRow[]>();
+    for (const row of rows) {
+      let list = byPath.get(row.path);
+      if (list === undefined) byPath.set(row.path, (list = []));
+      list.push(row);
+    }
+    const saved = new Map<string, SavedUnit>();
+    const since = new Map<string, number>();
+    let forkCount = 0;
+    let matched = 0;
+    let unreadable = 0;
+    for (const unit of units) {
+      const unitRows = (byPath.get(unit.path) ?? []).filter((row) => row.configHash === unit.hash);
+      const ownRow = unitRows.find((row) => row.forkKey === '');
+      if (ownRow === undefined) continue;
+      matched += unitRows.length;
+      const own = this.parse(stream, ownRow);
+      if (own === undefined) {
+        unreadable++;
+        continue;
+      }
+      if (!isKeyedState(unit.handle)) {
+        saved.set(unit.path, { hash: unit.hash, state: own });
+        continue;
+      }
+      const { own: ownState, since: unitSince } = own as KeyedOwnRow;
+      const entries: [string, unknown][] = [];
+      for (const row of unitRows) {
+        if (row.forkKey === '' || row.round < unitSince || row.state === null) continue;
+        const fork = this.parse(stream, row);
+        if (fork === undefined) unreadable++;
+        else entries.push([row.forkKey, fork]);
+      }
+      forkCount += entries.length;
+      since.set(unit.path, unitSince);
+      saved.set(unit.path, { hash: unit.hash, state: { own: ownState, entries } satisfies KeyedSaved });
+    }
+    return { saved, since, forkCount, complete: matched === rows.length && unreadable === 0 };
+  }
+
+  private parse(stream: string, row: StateRow): unknown {
+    try {
+      return JSON.parse(row.state ?? 'null') as unknown;
+    } catch (error) {
+      const where = row.forkKey === '' ? `:${row.action} at ${row.path}` : `:${row.action} at ${row.path}, fork ${row.forkKey}`;
+      this.logger.error({ stream, path: row.path, forkKey: row.forkKey, err: error }, `stream ${stream}: the saved state of ${where} is unreadable (${(error as Error).message}); it starts afresh`);
+      return undefined;
+    }
+  }
+
+  private reset(): void {
+    this.rows = [];
+    this.rowCursor = 0;
+    this.keyed = [];
+    this.keyedCursor = 0;
+    this.writtenKeys = [];
+  }
+}
