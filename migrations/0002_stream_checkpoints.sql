@@ -6,15 +6,6 @@ CREATE TABLE `stream_checkpoints` (
 	`committed_at_s` integer NOT NULL
 );
 --> statement-breakpoint
-CREATE TABLE `stream_journal` (
-	`seq` integer PRIMARY KEY NOT NULL,
-	`received_at_ms` integer NOT NULL,
-	`input` text NOT NULL,
-	`target` text NOT NULL,
-	`event_count` integer NOT NULL,
-	`events` text NOT NULL
-);
---> statement-breakpoint
 CREATE TABLE `stream_state` (
 	`stream` text NOT NULL,
 	`path` text NOT NULL,

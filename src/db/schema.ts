@@ -130,13 +130,3 @@ export const streamState = sqliteTable(
   },
   (table) => [primaryKey({ columns: [table.stream, table.path, table.forkKey, table.round] })],
 );
-
-/** Events the inputs acknowledged since the last checkpoint, replayed at startup (docs/durability.md). */
-export const streamJournal = sqliteTable('stream_journal', {
-  seq: integer('seq').primaryKey(),
-  receivedAtMs: integer('received_at_ms').notNull(),
-  input: text('input').notNull(),
-  target: text('target').notNull(),
-  eventCount: integer('event_count').notNull(),
-  events: text('events', { mode: 'json' }).notNull(),
-});

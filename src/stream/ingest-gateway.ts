@@ -11,8 +11,9 @@
 import { IngestBacklog } from './backlog.ts';
 import type { PushResult, StreamEngine, StreamFailure } from './engine.ts';
 import { StreamNotFoundError } from './engine.ts';
-import type { Event } from './event.ts';
-import { type EventLog, LOG_START, type LogEntry, type LogPosition } from './journal.ts';
+import { type Event, nowNs } from './event.ts';
+import { type EventLog, LOG_START, type LogEntry, type LogPosition, type LogRecord } from './journal.ts';
+import { eventsOf, eventsRecord } from './journal-records.ts';
 
 export interface IngestOutcome {
   /** Errors raised by actions while the batch went through (0 when all went well). */
@@ -57,13 +58,14 @@ export class IngestGateway {
    * events went through. Entries of streams that no longer exist are skipped.
    */
   replay(entries: Iterable<LogEntry>): number {
-    let events = 0;
+    let replayed = 0;
     for (const entry of entries) {
-      const offset = entry.seq === this.appliedSeq ? this.appliedOffset : 0;
-      this.push(entry.target, entry.events, entry.seq, offset + entry.events.length);
-      events += entry.events.length;
+      let events = eventsOf(entry);
+      if (entry.seq === this.appliedSeq) events = events.slice(this.appliedOffset);
+      this.push(entry.target, events, entry.seq, entry.count);
+      replayed += events.length;
     }
-    return events;
+    return replayed;
   }
 
   /** Events accepted and not pushed yet. */
@@ -79,14 +81,17 @@ export class IngestGateway {
     this.backlog.maxPending = value;
   }
 
-  /** Queues the events for `target`; `input` names the input for the refusal metric. */
-  submit(target: string, events: Event[], input: string): Promise<IngestOutcome> | 'full' {
+  /**
+   * Queues the events for `target`; `input` names the input for the refusal metric. `record` is what the journal
+   * keeps of them when the input has it already encoded (the JSON route's body); by default their JSON.
+   */
+  submit(target: string, events: Event[], input: string, record?: LogRecord): Promise<IngestOutcome> | 'full' {
     if (this.backlog.isFull(events.length)) {
       this.onFull(input);
       return 'full';
     }
     if (this.log === null) return (this.backlog.submit(target, events, NOT_LOGGED) as Promise<PushResult[]>).then(summarize);
-    const { seq, durable } = this.log.append(target, events, input);
+    const { seq, durable } = this.log.append(record ?? eventsRecord(target, input, events, nowNs()));
     const pushed = this.backlog.submit(target, events, seq) as Promise<PushResult[]>;
     return Promise.all([pushed, durable]).then(([results]) => summarize(results));
   }

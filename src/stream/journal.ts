@@ -2,16 +2,22 @@
  * The event log that feeds the engine (docs/durability.md, "The journal"): every batch an input acknowledges is
  * appended before the acknowledgement goes out, a checkpoint records how far the engine had got in it, and
  * startup replays what comes after the newest checkpoint. `EventLog` is the seam: a single node's log is this
- * journal in SQLite; a cluster node's is a JetStream subject per partition.
+ * journal; a cluster node's is a JetStream subject per partition.
  *
- * Group commit: appends made while the event loop serves one batch of I/O are written by one transaction, on
- * the next turn (`setImmediate`), and each append's `durable` promise settles with it. In WAL mode with
- * `synchronous=NORMAL` a committed transaction survives the process being killed (an OS crash may lose the
- * last ones), which is the guarantee the rest of the database gives.
+ * On a single node the journal is a directory of append-only segment files (`<data-dir>/journal/`), not SQLite
+ * rows: a batch is written once, sequentially, and a checkpoint drops whole segments, where SQLite wrote every
+ * batch twice (its WAL, then the database file) and deleted it page by page (docs/performance.md, "Journal").
+ *
+ * Group commit: one write is in flight at a time (on libuv's thread pool, off the event loop); the batches
+ * appended meanwhile go together in the next one, and each batch's `durable` settles when its write returns. A
+ * written batch is in the OS's page cache: it survives the process being killed, not the OS crashing, the same
+ * guarantee the SQLite database gives at `synchronous=NORMAL`.
  */
-import type Database from 'better-sqlite3';
-import { Counter, Histogram, type Registry } from 'prom-client';
-import type { Event } from './event.ts';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writev } from 'node:fs';
+import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
+import type { Logger } from 'pino';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /** How far the engine got in the log: every entry before `seq`, and the first `offset` events of entry `seq`. */
 export interface LogPosition {
@@ -21,13 +27,22 @@ export interface LogPosition {
 
 export const LOG_START: LogPosition = { seq: 0, offset: 0 };
 
-export interface LogEntry {
-  readonly seq: number;
-  /** A stream name, or `default`. */
+/**
+ * What an input hands the log: its events, encoded once. `format` says how `payload` holds them: `events`, a JSON
+ * array of events as they were pushed; `json-body`, the body of `PUT /api/v1/stream/<name>` as received, whose
+ * events without a time get `receivedAtNs` (src/stream/journal-records.ts decodes both).
+ */
+export interface LogRecord {
   readonly target: string;
-  /** The input that acknowledged it (`stream`, `remote-write`, `riemann-tcp`...). */
   readonly input: string;
-  readonly events: Event[];
+  readonly format: 'events' | 'json-body';
+  readonly receivedAtNs: number;
+  readonly count: number;
+  readonly payload: Buffer;
+}
+
+export interface LogEntry extends LogRecord {
+  readonly seq: number;
 }
 
 export interface LogAppend {
@@ -37,32 +52,80 @@ export interface LogAppend {
 }
 
 export interface EventLog {
-  append(target: string, events: readonly Event[], input: string): LogAppend;
-  /** The entries a checkpoint at `position` does not cover, in order (the first may be partly covered). */
+  append(record: LogRecord): LogAppend;
+  /** The entries a checkpoint at `position` does not cover, in order; the first may be entry `position.seq`, whose
+   *  first `position.offset` events are covered. */
   entriesAfter(position: LogPosition): Iterable<LogEntry>;
-  /**
-   * Everything up to `position` is in a committed checkpoint: the log drops it, a part at a time until
-   * `deadline` (performance.now()) so that a long journal does not hold the loop; true once it is all dropped.
-   */
-  truncate(position: LogPosition, deadline: number): boolean;
-  /** Writes the appends waiting for their group commit now (at stop). */
-  flush(): void;
+  /** Everything up to `position` is in a committed checkpoint: the log may drop it. */
+  truncate(position: LogPosition): void;
+  /** Writes what waits, waits for what is in flight, and closes (at stop); appends are refused afterwards, and a
+   *  truncation may drop every segment. */
+  close(): Promise<void>;
 }
-
-/** Journal rows read at a time during replay. */
-const REPLAY_PAGE = 64;
-/** Journal rows deleted per statement when a checkpoint truncates it (each may hold a 16 MB batch). */
-const TRUNCATE_BATCH = 16;
 
 /** Thrown to the inputs whose batch could not be written: they answer 503 and the sender retries. */
 export class JournalWriteError extends Error {}
 
-interface PendingAppend {
+/** A segment is closed and a new one started past this size; whole segments are what a checkpoint drops. */
+const SEGMENT_BYTES = 64 * 1024 * 1024;
+/** `VJ01`: the start of every record, so that a reader knows it is reading a record. */
+const MAGIC = 0x56_4a_30_31;
+/** magic, length of what follows the prefix, CRC-32 of it, length of the JSON header. */
+const PREFIX_BYTES = 16;
+const SEGMENT_NAME = /^(\d{16})\.log$/;
+
+interface RecordHeader {
+  seq: number;
+  target: string;
+  input: string;
+  format: LogRecord['format'];
+  receivedAtNs: number;
+  count: number;
+}
+
+/** A record: the prefix, a JSON header, then the payload; the CRC covers header and payload. */
+export function encodeRecord(seq: number, record: LogRecord): Buffer[] {
+  const header = Buffer.from(
+    JSON.stringify({ seq, target: record.target, input: record.input, format: record.format, receivedAtNs: record.receivedAtNs, count: record.count } satisfies RecordHeader),
+  );
+  const prefix = Buffer.allocUnsafe(PREFIX_BYTES);
+  prefix.writeUInt32LE(MAGIC, 0);
+  prefix.writeUInt32LE(header.length + record.payload.length, 4);
+  prefix.writeUInt32LE(crc32(record.payload, crc32(header)), 8);
+  prefix.writeUInt32LE(header.length, 12);
+  return [prefix, header, record.payload];
+}
+
+/** The records of a segment, in order; stops at the first one that is cut short or does not check (reported). */
+export function* decodeRecords(data: Buffer, onDamage: (offset: number, problem: string) => void): Generator<LogEntry> {
+  let offset = 0;
+  while (offset < data.length) {
+    if (data.length - offset < PREFIX_BYTES) return onDamage(offset, 'a record cut short');
+    if (data.readUInt32LE(offset) !== MAGIC) return onDamage(offset, 'no record starts here');
+    const length = data.readUInt32LE(offset + 4);
+    const headerLength = data.readUInt32LE(offset + 12);
+    const start = offset + PREFIX_BYTES;
+    if (start + length > data.length || headerLength > length) return onDamage(offset, 'a record cut short');
+    const body = data.subarray(start, start + length);
+    if (crc32(body) !== data.readUInt32LE(offset + 8)) return onDamage(offset, 'a record whose checksum does not match');
+    const header = JSON.parse(body.subarray(0, headerLength).toString('utf8')) as RecordHeader;
+    yield { ...header, payload: body.subarray(headerLength) };
+    offset = start + length;
+  }
+}
+
+interface Segment {
+  readonly firstSeq: number;
+  readonly path: string;
+  /** The last sequence number written to it (firstSeq - 1 while empty). */
+  lastSeq: number;
+  bytes: number;
+}
+
+interface Pending {
   readonly seq: number;
-  readonly target: string;
-  readonly input: string;
-  readonly count: number;
-  readonly json: string;
+  readonly buffers: Buffer[];
+  readonly bytes: number;
   readonly resolve: () => void;
   readonly reject: (error: Error) => void;
 }
@@ -70,111 +133,179 @@ interface PendingAppend {
 interface JournalMetrics {
   readonly entries: Counter;
   readonly bytes: Counter;
-  readonly commit: Histogram;
+  readonly write: Histogram;
   readonly failures: Counter;
 }
 
-function journalMetrics(registry: Registry): JournalMetrics {
+function journalMetrics(registry: Registry, journal: FileJournal): JournalMetrics {
   const registers = [registry];
+  new Gauge({
+    name: 'stream_journal_bytes',
+    help: 'Bytes in the journal segments not yet dropped by a checkpoint.',
+    registers,
+    collect() {
+      this.set(journal.bytes);
+    },
+  });
   return {
     entries: new Counter({ name: 'stream_journal_entries_total', help: 'Batches of events written to the journal.', registers }),
-    bytes: new Counter({ name: 'stream_journal_bytes_total', help: 'Bytes of events (JSON) written to the journal.', registers }),
-    commit: new Histogram({
-      name: 'stream_journal_commit_seconds',
-      help: 'Time of one group commit of the journal (one transaction for the batches that arrived together).',
+    bytes: new Counter({ name: 'stream_journal_written_bytes_total', help: 'Bytes written to the journal.', registers }),
+    write: new Histogram({
+      name: 'stream_journal_write_seconds',
+      help: 'Time of one group write of the journal (the batches appended while the previous one was in flight).',
       buckets: [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5],
       registers,
     }),
-    failures: new Counter({ name: 'stream_journal_failures_total', help: 'Group commits of the journal that failed (their batches were refused with 503).', registers }),
+    failures: new Counter({ name: 'stream_journal_failures_total', help: 'Group writes of the journal that failed (their batches were refused with 503).', registers }),
   };
 }
 
-export class SqliteJournal implements EventLog {
+export class FileJournal implements EventLog {
+  private readonly segments: Segment[] = [];
+  private fd: number;
   private nextSeq: number;
-  private pending: PendingAppend[] = [];
-  private scheduled: NodeJS.Immediate | null = null;
-  private readonly insert: Database.Statement;
-  private readonly deleteBefore: Database.Statement;
+  private pending: Pending[] = [];
+  private inFlight: Promise<void> | null = null;
+  private closed = false;
   private readonly metrics: JournalMetrics;
 
   constructor(
-    private readonly client: Database.Database,
+    private readonly directory: string,
     registry: Registry,
+    private readonly logger: Logger,
   ) {
-    const last = client.prepare<[], { seq: number | null }>('select max(seq) as seq from stream_journal').get();
-    this.nextSeq = (last?.seq ?? 0) + 1;
-    this.insert = client.prepare('insert into stream_journal (seq, received_at_ms, input, target, event_count, events) values (?, ?, ?, ?, ?, ?)');
-    this.deleteBefore = client.prepare('delete from stream_journal where seq in (select seq from stream_journal where seq < ? order by seq limit ?)');
-    this.metrics = journalMetrics(registry);
+    mkdirSync(directory, { recursive: true });
+    for (const name of readdirSync(directory).sort()) {
+      const match = SEGMENT_NAME.exec(name);
+      if (match === null) continue;
+      const path = join(directory, name);
+      this.segments.push({ firstSeq: Number(match[1]), path, lastSeq: Number(match[1]) - 1, bytes: statSync(path).size });
+    }
+    // The last sequence number is in the last segment that holds a record; appends go to a new segment, so that
+    // a record cut short at the end of the old one (the process was killed in the middle of a write) stays last.
+    let lastSeq = 0;
+    for (const segment of this.segments) {
+      for (const entry of this.read(segment)) segment.lastSeq = entry.seq;
+      lastSeq = Math.max(lastSeq, segment.lastSeq, segment.firstSeq - 1);
+    }
+    this.nextSeq = lastSeq + 1;
+    this.fd = this.openSegment(this.nextSeq);
+    this.metrics = journalMetrics(registry, this);
   }
 
-  append(target: string, events: readonly Event[], input: string): LogAppend {
+  /** Bytes in the segments still kept. */
+  get bytes(): number {
+    let total = 0;
+    for (const segment of this.segments) total += segment.bytes;
+    return total;
+  }
+
+  append(record: LogRecord): LogAppend {
+    if (this.closed) return { seq: this.nextSeq - 1, durable: Promise.reject(new JournalWriteError('the journal is closed: the service is stopping')) };
     const seq = this.nextSeq++;
-    const json = JSON.stringify(events);
-    const durable = new Promise<void>((resolve, reject) => {
-      this.pending.push({ seq, target, input, count: events.length, json, resolve, reject });
-    });
-    this.scheduled ??= setImmediate(this.commit);
+    const buffers = encodeRecord(seq, record);
+    let bytes = 0;
+    for (const buffer of buffers) bytes += buffer.length;
+    const durable = new Promise<void>((resolve, reject) => this.pending.push({ seq, buffers, bytes, resolve, reject }));
+    this.inFlight ??= this.writeNext();
     return { seq, durable };
   }
 
-  flush(): void {
-    if (this.scheduled !== null) clearImmediate(this.scheduled);
-    this.commit();
-  }
-
   *entriesAfter(position: LogPosition): Iterable<LogEntry> {
-    // Read in pages, not through one open iterator: pushing the events may use the connection meanwhile.
-    const page = this.client.prepare<[number], { seq: number; target: string; input: string; events: string }>(
-      `select seq, target, input, events from stream_journal where seq >= ? order by seq limit ${REPLAY_PAGE}`,
-    );
-    for (let from = position.seq; ; ) {
-      const rows = page.all(from);
-      for (const row of rows) {
-        const events = JSON.parse(row.events) as Event[];
-        if (row.seq === position.seq) {
-          if (position.offset >= events.length) continue;
-          events.splice(0, position.offset);
-        }
-        yield { seq: row.seq, target: row.target, input: row.input, events };
+    for (const segment of [...this.segments]) {
+      if (segment.lastSeq < position.seq) continue;
+      for (const entry of this.read(segment)) {
+        if (entry.seq > position.seq || (entry.seq === position.seq && position.offset < entry.count)) yield entry;
       }
-      if (rows.length < REPLAY_PAGE) return;
-      from = (rows.at(-1)?.seq ?? from) + 1;
     }
   }
 
-  truncate(position: LogPosition, deadline: number): boolean {
-    // Entry `seq` may still have events after `offset`: it goes with the next truncation.
-    for (;;) {
-      if (this.deleteBefore.run(position.seq, TRUNCATE_BATCH).changes < TRUNCATE_BATCH) return true;
-      if (performance.now() >= deadline) return false;
+  truncate(position: LogPosition): void {
+    // A segment goes once every entry in it is covered; the one being written to is closed first when it is.
+    const current = this.segments.at(-1);
+    if (!this.closed && current !== undefined && current.bytes > 0 && current.lastSeq < position.seq && this.inFlight === null) this.rotate();
+    while (this.segments.length > (this.closed ? 0 : 1)) {
+      const oldest = this.segments[0] as Segment;
+      if (oldest.lastSeq >= position.seq) break;
+      rmSync(oldest.path, { force: true });
+      this.segments.shift();
     }
   }
 
-  private readonly commit = (): void => {
-    this.scheduled = null;
-    const batch = this.pending;
-    if (batch.length === 0) return;
-    this.pending = [];
-    const started = performance.now();
-    const receivedAtMs = Date.now();
-    let bytes = 0;
-    try {
-      this.client.transaction(() => {
-        for (const entry of batch) {
-          this.insert.run(entry.seq, receivedAtMs, entry.input, entry.target, entry.count, entry.json);
-          bytes += entry.json.length;
-        }
-      })();
-    } catch (error) {
-      this.metrics.failures.inc();
-      const failure = new JournalWriteError(`the journal could not be written: ${(error as Error).message}`);
-      for (const entry of batch) entry.reject(failure);
-      return;
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.inFlight !== null) await this.inFlight;
+    closeSync(this.fd);
+  }
+
+  private read(segment: Segment): Iterable<LogEntry> {
+    return decodeRecords(readFileSync(segment.path), (offset, problem) =>
+      this.logger.warn({ segment: segment.path, offset }, `journal segment ${segment.path}: ${problem} at byte ${offset}; what follows in this segment is ignored`),
+    );
+  }
+
+  private openSegment(firstSeq: number): number {
+    const path = join(this.directory, `${String(firstSeq).padStart(16, '0')}.log`);
+    const fd = openSync(path, 'a');
+    // An empty segment left by the previous run starts at the same number: it is this one.
+    if (this.segments.at(-1)?.firstSeq !== firstSeq) this.segments.push({ firstSeq, path, lastSeq: firstSeq - 1, bytes: 0 });
+    return fd;
+  }
+
+  /** Writes everything appended so far in one `writev`, then the next group, until nothing waits. */
+  private async writeNext(): Promise<void> {
+    while (this.pending.length > 0) {
+      const group = this.pending;
+      this.pending = [];
+      const buffers: Buffer[] = [];
+      let bytes = 0;
+      for (const entry of group) {
+        for (const buffer of entry.buffers) buffers.push(buffer);
+        bytes += entry.bytes;
+      }
+      const started = performance.now();
+      try {
+        await writeAll(this.fd, buffers);
+      } catch (error) {
+        this.metrics.failures.inc();
+        const failure = new JournalWriteError(`the journal could not be written: ${(error as Error).message}`);
+        for (const entry of group) entry.reject(failure);
+        // Part of the group may be in the segment, cut short: later records go to a new one, readable after it.
+        this.rotate();
+        continue;
+      }
+      this.metrics.write.observe((performance.now() - started) / 1000);
+      this.metrics.entries.inc(group.length);
+      this.metrics.bytes.inc(bytes);
+      const segment = this.segments.at(-1) as Segment;
+      segment.lastSeq = (group.at(-1) as Pending).seq;
+      segment.bytes += bytes;
+      for (const entry of group) entry.resolve();
+      if (segment.bytes >= SEGMENT_BYTES) this.rotate();
     }
-    this.metrics.commit.observe((performance.now() - started) / 1000);
-    this.metrics.entries.inc(batch.length);
-    this.metrics.bytes.inc(bytes);
-    for (const entry of batch) entry.resolve();
-  };
+    this.inFlight = null;
+  }
+
+  private rotate(): void {
+    closeSync(this.fd);
+    this.fd = this.openSegment(this.nextSeq);
+  }
+}
+
+/** `writev` until every byte is written (a write may be partial). */
+async function writeAll(fd: number, buffers: Buffer[]): Promise<void> {
+  let rest = buffers;
+  while (rest.length > 0) {
+    const written = await new Promise<number>((resolve, reject) => writev(fd, rest, (error, count) => (error ? reject(error) : resolve(count))));
+    let skip = written;
+    const next: Buffer[] = [];
+    for (const buffer of rest) {
+      if (skip >= buffer.length) skip -= buffer.length;
+      else {
+        next.push(skip > 0 ? buffer.subarray(skip) : buffer);
+        skip = 0;
+      }
+    }
+    rest = next;
+  }
 }

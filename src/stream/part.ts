@@ -3,6 +3,7 @@
  * files, index snapshots) before the server listens, and starts the file watcher, snapshot timer and Riemann TCP
  * input after.
  */
+import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { PartFactoryContext } from '../server/lifecycle.ts';
 import type { Part } from '../server/part.ts';
@@ -36,6 +37,7 @@ export function createStreamPart({ config, db, metrics, logger }: PartFactoryCon
     logger: log,
     pubsub,
     asyncQueues,
+    journalDirectory: join(config.dataDir, 'journal'),
   });
   service.load();
   seams.onIngest?.(service.gateway);

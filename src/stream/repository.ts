@@ -7,8 +7,7 @@ import { desc, eq, lt } from 'drizzle-orm';
 import { type WalCheckpointer, walCheckpointer } from '../db/checkpointer.ts';
 import type { Db } from '../db/client.ts';
 import { indexMeta, streamCheckpoints, streams } from '../db/schema.ts';
-import type { Registry } from 'prom-client';
-import { type LogPosition, SqliteJournal } from './journal.ts';
+import type { LogPosition } from './journal.ts';
 
 export interface StoredStream {
   name: string;
@@ -136,11 +135,6 @@ export class StreamRepository {
       configHash: meta.configHash,
       entries: entriesOf.all(meta.stream).map((row) => ({ key: row.key, event: JSON.parse(row.event) as unknown })),
     }));
-  }
-
-  /** The journal of acknowledged events, in this database (src/stream/journal.ts). */
-  journal(registry: Registry): SqliteJournal {
-    return new SqliteJournal(this.db.$client, registry);
   }
 
   /** The newest committed checkpoint, null when there is none. */

@@ -11,7 +11,7 @@ import { type Static, Type, type TypeBoxTypeProvider, TypeBoxValidatorCompiler }
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { type ErrorAnswer, type PartErrors, registerPartScope } from '../server/errors.ts';
 import { StreamError, type StreamErrorReason } from './errors.ts';
-import type { Event } from './event.ts';
+import { type Event, nowNs } from './event.ts';
 import { describeFailures } from './ingest-gateway.ts';
 import { eventsFromFluentBit } from './ingest/fluentbit.ts';
 import { acceptGzipBodies } from './ingest/fluentbit-gzip.ts';
@@ -19,7 +19,8 @@ import { eventsFromJsonBody } from './ingest/json.ts';
 import { PushWarnings } from './ingest/push-warnings.ts';
 import { decodeOtlpTraces, encodeOtlpResponse } from './ingest/otlp.ts';
 import { decodeRemoteWrite } from './ingest/remote-write.ts';
-import { JournalWriteError } from './journal.ts';
+import { JournalWriteError, type LogRecord } from './journal.ts';
+import { jsonBodyRecord } from './journal-records.ts';
 import type { StreamService } from './service.ts';
 
 const STATUS_BY_REASON: Record<StreamErrorReason, number> = {
@@ -73,8 +74,8 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
   const { gateway, metrics } = service;
 
   /** Hands the events to the gateway; when its backlog is full, answers 503 (senders retry) and returns false. */
-  const ingest = async (reply: FastifyReply, input: string, name: string, events: Event[]): Promise<boolean> => {
-    const pending = gateway.submit(name, events, input);
+  const ingest = async (reply: FastifyReply, input: string, name: string, events: Event[], record?: LogRecord): Promise<boolean> => {
+    const pending = gateway.submit(name, events, input, record);
     if (pending === 'full') {
       reply
         .code(503)
@@ -99,6 +100,7 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
 
   return async (app) => {
     await registerPartScope(app, '/api/v1/stream', streamErrors, (base) => {
+      keepRawJsonBodies(base);
       const scope = typed(base);
       scope.get('', { schema: schemas.list }, async () => ({ streams: service.streamNames() }));
 
@@ -120,7 +122,12 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
 
       scope.put('/:name', { schema: schemas.push, preValidation: requirePushTarget }, async (request, reply) => {
         const warnings = new PushWarnings();
-        if (!(await ingest(reply, 'stream', request.params.name, eventsFromJsonBody(request.body, warnings)))) return reply;
+        const name = request.params.name;
+        const receivedAtNs = nowNs();
+        const events = eventsFromJsonBody(request.body, warnings, receivedAtNs);
+        // The journal keeps the body as received: encoding the events again would cost more than the push.
+        const raw = rawJsonBodies.get(request);
+        if (!(await ingest(reply, 'stream', name, events, raw && jsonBodyRecord(name, raw, events.length, receivedAtNs)))) return reply;
         const { time, metric } = warnings.counts;
         if (time + metric === 0) return { message: 'ok' };
         if (time > 0) metrics.ingestWarnings.inc({ field: 'time' }, time);
@@ -190,6 +197,17 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
 function typed(scope: FastifyInstance) {
   scope.setValidatorCompiler(TypeBoxValidatorCompiler);
   return scope.withTypeProvider<TypeBoxTypeProvider>();
+}
+
+/** The bytes of each JSON body, parsed as fastify's own parser does (src/stream/journal-records.ts keeps them). */
+const rawJsonBodies = new WeakMap<FastifyRequest, Buffer>();
+
+function keepRawJsonBodies(scope: FastifyInstance): void {
+  const parse = scope.getDefaultJsonParser('error', 'error');
+  scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    rawJsonBodies.set(request, body as Buffer);
+    parse(request, body as unknown as string, done);
+  });
 }
 
 /** Remote write and OTLP take binary bodies of any content type (Prometheus sends `application/x-protobuf`). */

@@ -19,7 +19,7 @@ import { STREAM_NAME, StreamEngine, type StreamInfo } from './engine.ts';
 import { StreamError, streamNotFound } from './errors.ts';
 import type { Event } from './event.ts';
 import { IngestGateway } from './ingest-gateway.ts';
-import type { SqliteJournal } from './journal.ts';
+import { FileJournal } from './journal.ts';
 import { DropReporter } from './limits.ts';
 import { StreamMetrics } from './metrics.ts';
 import { buildOutputs, type OutputRegistry } from './outputs/index.ts';
@@ -53,6 +53,8 @@ export interface StreamServiceOptions {
   pubsub?: StreamPublisher;
   /** `async-queue!` queues; handed to the engine. */
   asyncQueues?: AsyncQueueRunner;
+  /** Where the journal's segments are (`<data-dir>/journal`). */
+  journalDirectory: string;
 }
 
 export class StreamService {
@@ -61,7 +63,7 @@ export class StreamService {
   private readonly engine: StreamEngine;
   private readonly catalog: StreamCatalog;
   private readonly snapshotter: StreamSnapshotter;
-  private readonly journal: SqliteJournal;
+  private readonly journal: FileJournal;
   private readonly logger: Logger;
   private readonly outputs: OutputRegistry;
   private settings: StreamSettings;
@@ -90,7 +92,7 @@ export class StreamService {
         dropped: (stream, reason) => drops.drop(stream, reason),
       },
     });
-    this.journal = options.repository.journal(options.registry);
+    this.journal = new FileJournal(options.journalDirectory, options.registry, options.logger);
     const log = options.settings.journal ? this.journal : null;
     this.gateway = new IngestGateway(this.engine, options.settings.maxPendingEvents, (input) => metrics.rejected.inc({ route: input }), log);
     this.catalog = new StreamCatalog({
@@ -141,7 +143,6 @@ export class StreamService {
     this.settings = next;
     this.gateway.maxPending = next.maxPendingEvents;
     if (next.journal !== previous.journal) {
-      this.journal.flush();
       const log = next.journal ? this.journal : null;
       this.gateway.useLog(log, this.gateway.applied);
       this.logger.info(`streams.journal is now ${next.journal ? 'on' : 'off'}`);
@@ -167,6 +168,8 @@ export class StreamService {
   async stop(): Promise<void> {
     this.snapshotter.stop();
     await this.catalog.files.close();
+    // Every batch acknowledged so far is written; the last round then covers them all and drops the journal.
+    await this.journal.close();
     this.snapshotter.write();
     await this.snapshotter.close();
     await this.outputs.close();

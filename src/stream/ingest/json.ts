@@ -29,14 +29,14 @@ function nestsDeeperThan(value: object, limit: number): boolean {
 }
 
 /** `warnings`, when given, collects the likely mistakes that are accepted (epoch seconds as `time`, a numeric
- *  string as `metric`). */
-export function eventsFromJsonBody(body: unknown, warnings?: PushWarnings): Event[] {
+ *  string as `metric`). `now` stamps the events without a time (read from the clock once when not given; a
+ *  journal replay gives the time of the first push). */
+export function eventsFromJsonBody(body: unknown, warnings?: PushWarnings, now = -1): Event[] {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new IngestError('the body must be a JSON object with an "events" field');
   }
   const events = (body as { events?: unknown }).events;
   if (!Array.isArray(events)) throw new IngestError('events must be an array of objects');
-  let now = -1;
   for (let i = 0; i < events.length; i++) {
     const event: unknown = events[i];
     if (typeof event !== 'object' || event === null || Array.isArray(event)) {

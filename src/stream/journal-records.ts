@@ -1,0 +1,24 @@
+/**
+ * What the inputs write to the journal and how a replay reads it back (docs/durability.md, "The journal"). The
+ * JSON push route writes its body as received (parsing and stamping it again at replay costs nothing while the
+ * service runs, where encoding every event again would); every other input writes its decoded events as JSON.
+ */
+import type { Event } from './event.ts';
+import { eventsFromJsonBody } from './ingest/json.ts';
+import type { LogEntry, LogRecord } from './journal.ts';
+
+/** A batch as the events the input decoded (remote-write, OTLP, Fluent Bit, Riemann TCP, the stream exporter). */
+export function eventsRecord(target: string, input: string, events: readonly Event[], receivedAtNs: number): LogRecord {
+  return { target, input, format: 'events', receivedAtNs, count: events.length, payload: Buffer.from(JSON.stringify(events)) };
+}
+
+/** A `PUT /api/v1/stream/<name>` body as received; its events without a time were stamped `receivedAtNs`. */
+export function jsonBodyRecord(target: string, body: Buffer, count: number, receivedAtNs: number): LogRecord {
+  return { target, input: 'stream', format: 'json-body', receivedAtNs, count, payload: body };
+}
+
+/** The events of a journal entry, as they were pushed when it was written. */
+export function eventsOf(entry: LogEntry): Event[] {
+  const parsed: unknown = JSON.parse(entry.payload.toString('utf8'));
+  return entry.format === 'events' ? (parsed as Event[]) : eventsFromJsonBody(parsed, undefined, entry.receivedAtNs);
+}
