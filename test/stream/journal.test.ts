@@ -1,0 +1,144 @@
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Event } from '../../src/stream/event.ts';
+import { FileJournal, type LogEntry, LOG_START } from '../../src/stream/journal.ts';
+import { eventsOf, eventsRecord, jsonBodyRecord } from '../../src/stream/journal-records.ts';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function journalDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'vigie-journal-'));
+  dirs.push(dir);
+  return dir;
+}
+
+function open(dir: string): { journal: FileJournal; warnings: string[] } {
+  const warnings: string[] = [];
+  const logger = pino({ level: 'warn' }, { write: (line: string) => warnings.push((JSON.parse(line) as { msg: string }).msg) });
+  return { journal: new FileJournal(dir, new Registry(), logger), warnings };
+}
+
+const batch = (n: number, from = 0): Event[] => Array.from({ length: n }, (_, i) => ({ host: `h${from + i}`, metric: from + i, time: 1_000 + from + i }));
+const seqs = (entries: Iterable<LogEntry>) => [...entries].map((entry) => entry.seq);
+
+describe('FileJournal', () => {
+  it('settles each append once written, numbers them in order, and gives them back after a restart', async () => {
+    const dir = journalDir();
+    const { journal } = open(dir);
+    const appends = [1, 2, 3].map((i) => journal.append(eventsRecord('s', 'stream', batch(2, i * 10), 5)));
+    expect(appends.map((append) => append.seq)).toEqual([1, 2, 3]);
+    await Promise.all(appends.map((append) => append.durable));
+    await journal.close();
+
+    const { journal: reopened } = open(dir);
+    const entries = [...reopened.entriesAfter(LOG_START)];
+    expect(entries.map((entry) => [entry.seq, entry.target, entry.input, entry.count])).toEqual([
+      [1, 's', 'stream', 2],
+      [2, 's', 'stream', 2],
+      [3, 's', 'stream', 2],
+    ]);
+    expect(eventsOf(entries[1] as LogEntry)).toEqual(batch(2, 20));
+    // Numbering goes on after the last record, in a segment of its own.
+    expect(reopened.append(eventsRecord('s', 'stream', batch(1), 5)).seq).toBe(4);
+    await reopened.close();
+  });
+
+  it('groups the appends made while a write is in flight into the next write', async () => {
+    const dir = journalDir();
+    const registry = new Registry();
+    const journal = new FileJournal(dir, registry, pino({ level: 'silent' }));
+    const appends = Array.from({ length: 50 }, (_, i) => journal.append(eventsRecord('s', 'stream', batch(10, i * 10), 5)));
+    await Promise.all(appends.map((append) => append.durable));
+    const writes = (await registry.getSingleMetric('stream_journal_write_seconds')?.get())?.values.find((value) => value.metricName === 'stream_journal_write_seconds_count')?.value;
+    // The first append starts a write; the 49 appended during it go in one more.
+    expect(writes).toBe(2);
+    await journal.close();
+  });
+
+  it('starts from a position: skips what it covers, and the first entry may be partly covered', async () => {
+    const dir = journalDir();
+    const { journal } = open(dir);
+    for (let i = 0; i < 4; i++) await journal.append(eventsRecord('s', 'stream', batch(3, i * 3), 5)).durable;
+    expect(seqs(journal.entriesAfter({ seq: 2, offset: 3 }))).toEqual([3, 4]);
+    expect(seqs(journal.entriesAfter({ seq: 2, offset: 1 }))).toEqual([2, 3, 4]);
+    await journal.close();
+  });
+
+  it('replays a JSON body with the time it stamped the first time', () => {
+    const body = Buffer.from(JSON.stringify({ events: [{ host: 'a' }, { host: 'b', time: '2024-12-24T13:44:32.5Z' }] }));
+    const record = jsonBodyRecord('s', body, 2, 42);
+    expect(eventsOf({ ...record, seq: 1 })).toEqual([
+      { host: 'a', time: 42 },
+      { host: 'b', time: 1_735_047_872_500_000_000 },
+    ]);
+  });
+
+  it('drops whole segments once a checkpoint covers them, and keeps the one holding uncovered entries', async () => {
+    const dir = journalDir();
+    const { journal } = open(dir);
+    await journal.append(eventsRecord('s', 'stream', batch(1), 5)).durable;
+    await journal.append(eventsRecord('s', 'stream', batch(1), 5)).durable;
+    // Entry 2 is covered up to its last event: the segment holding 1 and 2 goes, a new one takes the next.
+    journal.truncate({ seq: 3, offset: 0 });
+    expect(readdirSync(dir)).toEqual(['0000000000000003.log']);
+    await journal.append(eventsRecord('s', 'stream', batch(1), 5)).durable;
+    journal.truncate({ seq: 3, offset: 0 });
+    expect(seqs(journal.entriesAfter({ seq: 3, offset: 0 }))).toEqual([3]);
+    await journal.close();
+    // Closed (at stop, after the last checkpoint): a covered journal leaves no segment at all.
+    journal.truncate({ seq: 4, offset: 0 });
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('stops at a record cut short by a kill, says so, and appends after it in a new segment', async () => {
+    const dir = journalDir();
+    const { journal } = open(dir);
+    for (let i = 0; i < 3; i++) await journal.append(eventsRecord('s', 'stream', batch(2, i * 2), 5)).durable;
+    await journal.close();
+    const [segment] = readdirSync(dir);
+    const path = join(dir, segment as string);
+    // The process died in the middle of writing a fourth record.
+    const full = readFileSync(path);
+    appendFileSync(path, full.subarray(0, 30));
+
+    const { journal: reopened, warnings } = open(dir);
+    expect(seqs(reopened.entriesAfter(LOG_START))).toEqual([1, 2, 3]);
+    expect(warnings.some((warning) => /cut short/.test(warning))).toBe(true);
+    const next = reopened.append(eventsRecord('s', 'stream', batch(1), 5));
+    expect(next.seq).toBe(4);
+    await next.durable;
+    expect(seqs(reopened.entriesAfter(LOG_START))).toEqual([1, 2, 3, 4]);
+    expect(readdirSync(dir)).toHaveLength(2);
+    await reopened.close();
+  });
+
+  it('does not replay a record whose checksum does not match', async () => {
+    const dir = journalDir();
+    const { journal } = open(dir);
+    await journal.append(eventsRecord('s', 'stream', batch(2), 5)).durable;
+    await journal.append(eventsRecord('s', 'stream', batch(2, 2), 5)).durable;
+    await journal.close();
+    const path = join(dir, readdirSync(dir)[0] as string);
+    const data = readFileSync(path);
+    const size = statSync(path).size;
+    data[size - 5] = (data[size - 5] as number) ^ 0xff;
+    writeFileSync(path, data);
+    const { journal: reopened, warnings } = open(dir);
+    expect(seqs(reopened.entriesAfter(LOG_START))).toEqual([1]);
+    expect(warnings.some((warning) => warning.includes('checksum'))).toBe(true);
+    await reopened.close();
+  });
+
+  it('refuses appends once closed, with an error the inputs answer 503 to', async () => {
+    const { journal } = open(journalDir());
+    await journal.close();
+    await expect(journal.append(eventsRecord('s', 'stream', batch(1), 5)).durable).rejects.toThrow('the journal is closed');
+  });
+});
