@@ -56,7 +56,7 @@ describe('FileJournal', () => {
     const journal = new FileJournal(dir, registry, pino({ level: 'silent' }));
     const appends = Array.from({ length: 50 }, (_, i) => journal.append(eventsRecord('s', 'stream', batch(10, i * 10), 5)));
     await Promise.all(appends.map((append) => append.durable));
-    const writes = (await registry.getSingleMetric('stream_journal_write_seconds')?.get())?.values.find((value) => value.metricName === 'stream_journal_write_seconds_count')?.value;
+    const writes = (await registry.getSingleMetric('stream_journal_write_seconds')?.get())?.values.find((value) => (value as { metricName?: string }).metricName === 'stream_journal_write_seconds_count')?.value;
     // The first append starts a write; the 49 appended during it go in one more.
     expect(writes).toBe(2);
     await journal.close();
