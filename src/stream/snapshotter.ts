@@ -144,8 +144,10 @@ export class StreamSnapshotter {
         );
         this.repository.deleteAllStates();
       } else {
+        const started = performance.now();
         const { units, forks } = this.state.restore(this.repository.loadStateRows(checkpoint.round), this.repository.stateStreams());
-        if (units > 0) this.logger.info({ round: checkpoint.round, units, forks }, 'action states restored from the last checkpoint');
+        const ms = Math.round(performance.now() - started);
+        if (units > 0) this.logger.info({ round: checkpoint.round, units, forks, ms }, 'action states restored from the last checkpoint');
       }
     }
     this.restoreIndexes();
