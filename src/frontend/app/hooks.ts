@@ -49,6 +49,8 @@ export function useHash(): string {
   useEffect(() => {
     const update = () => setHash(location.hash);
     addEventListener('hashchange', update);
+    // The hash may have changed between the first render and this effect, with no listener yet to hear it.
+    update();
     return () => removeEventListener('hashchange', update);
   }, []);
   return hash.replace(/^#/, '');
