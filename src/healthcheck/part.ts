@@ -12,6 +12,7 @@ import { DiscoveryMetrics } from './discovery/metrics.ts';
 import { DiscoveryStore } from './discovery/store.ts';
 import { Exporters } from './exporters/index.ts';
 import type { StreamIngest } from './exporters/stream.ts';
+import { badgeRoutes } from './badge-routes.ts';
 import { healthcheckOverviewRoutes } from './overview-routes.ts';
 import { healthcheckRoutes } from './routes.ts';
 import { HealthcheckService, parseBulk } from './service.ts';
@@ -56,7 +57,10 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
             commandChecksRefusal: () => commandChecksRefusal(current.healthchecks.commandChecksApi, config.http),
           }),
         );
-        if (!config.http.disableResultApi) await app.register(healthcheckOverviewRoutes(running));
+        if (!config.http.disableResultApi) {
+          await app.register(healthcheckOverviewRoutes(running));
+          await app.register(badgeRoutes(running));
+        }
       },
       start: async () => {
         await exporters.apply(current.exporters);

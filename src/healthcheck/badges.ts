@@ -1,0 +1,35 @@
+/**
+ * Badges for a README or a wiki page (docs/http-api.md, "Badges"): a check's status and its uptime over 24 h,
+ * 7 d or 30 d, as shields.io draws them. The SVG comes from shields.io's own renderer (`badge-maker`), which
+ * measures the text with the font's metrics, so a badge is as wide as its words.
+ */
+import { makeBadge } from 'badge-maker';
+import type { CheckResult, UptimeWindow } from './repository.ts';
+
+export const UPTIME_BADGE_WINDOWS = ['24h', '7d', '30d'] as const;
+export type UptimeBadgeWindow = (typeof UPTIME_BADGE_WINDOWS)[number];
+
+/** `up` (green) or `down` (red) from the latest result, `not run yet` (grey) before the first. */
+export function statusBadge(name: string, latest: CheckResult | undefined): string {
+  if (latest === undefined) return makeBadge({ label: name, message: 'not run yet', color: 'lightgrey' });
+  return makeBadge({ label: name, message: latest.success ? 'up' : 'down', color: latest.success ? 'brightgreen' : 'red' });
+}
+
+/** The share of successful runs over the window, two decimals below 100 %; `no data` (grey) without runs. */
+export function uptimeBadge(window: UptimeBadgeWindow, uptime: UptimeWindow): string {
+  const label = `uptime ${window}`;
+  if (uptime.ratio === null) return makeBadge({ label, message: 'no data', color: 'lightgrey' });
+  const percent = uptime.ratio * 100;
+  // Floored, so that 99.996 % does not read 100 % while runs failed.
+  const message = uptime.successes === uptime.runs ? '100%' : `${(Math.floor(percent * 100) / 100).toFixed(2)}%`;
+  return makeBadge({ label, message, color: uptimeColor(percent) });
+}
+
+function uptimeColor(percent: number): string {
+  if (percent >= 99.9) return 'brightgreen';
+  if (percent >= 99) return 'green';
+  if (percent >= 97) return 'yellowgreen';
+  if (percent >= 95) return 'yellow';
+  if (percent >= 90) return 'orange';
+  return 'red';
+}
