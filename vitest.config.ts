@@ -2,7 +2,6 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // e2e suites spawn real servers; two forks match the 2-core CI machine.
@@ -10,5 +9,18 @@ export default defineConfig({
     maxWorkers: 2,
     // CI reads the pass/fail counts from the JSON report (.ci/run prints them as one plain line).
     reporters: process.env.CI ? ['default', ['json', { outputFile: '.vitest/results.json' }]] : ['default'],
+    projects: [
+      { extends: true, test: { name: 'vigie', include: ['test/**/*.test.ts'] } },
+      // The restart harness (test/stream/restart-harness.ts): the stream action tests again, every stream stopped
+      // and restored from its saved state after every event. The same assertions must hold.
+      {
+        extends: true,
+        test: {
+          name: 'restart',
+          include: ['test/stream/actions/*.test.ts', 'test/stream/engine.test.ts', 'test/stream/test-runner.test.ts'],
+          env: { VIGIE_TEST_RESTART: 'every-event' },
+        },
+      },
+    ],
   },
 });

@@ -178,9 +178,8 @@ describe('stateful streams across restarts', () => {
     await createVectors(server);
     await pushAll(server, FIRST);
     await settled(dataDir);
-    // A round that began after the last push has committed: the checkpoint holds the whole first half.
-    const rounds = committedRound(dataDir);
-    await committedRounds(dataDir, rounds + 2);
+    // Rounds commit while something changed, then stop: the last one holds the whole first half.
+    await checkpointsQuiet(dataDir);
     await server.kill9();
     expect(existsSync(join(dataDir, 'journal')) ? readdirOrEmpty(join(dataDir, 'journal')) : []).toEqual([]);
 
@@ -291,6 +290,23 @@ function committedRound(dataDir: string): number {
 
 async function committedRounds(dataDir: string, atLeast: number): Promise<void> {
   await waitFor(() => committedRound(dataDir) >= atLeast, { message: `checkpoint round ${atLeast} committed` });
+}
+
+/** Waits until a round has committed and no other has for a second (snapshot-interval 200ms: nothing left to write). */
+async function checkpointsQuiet(dataDir: string): Promise<void> {
+  let last = -1;
+  let since = performance.now();
+  await waitFor(
+    () => {
+      const round = committedRound(dataDir);
+      if (round !== last) {
+        last = round;
+        since = performance.now();
+      }
+      return round > 0 && performance.now() - since > 1_000;
+    },
+    { intervalMs: 100, timeoutMs: 15_000, message: 'checkpoint rounds settled' },
+  );
 }
 
 function readdirOrEmpty(dir: string): string[] {

@@ -1,15 +1,17 @@
 /**
  * Runs action trees through a real StreamEngine in test mode: `pipe(':where', '[[:> :metric 1]]', events)`
  * compiles `{:action :where :params [...] :children [{:action :tap :params [:out]}]}` and returns what
- * reached the tap.
+ * reached the tap. Under the restart harness (test/stream/restart-harness.ts) every stream is compiled afresh
+ * after every event, with its state carried over.
  */
 import { StreamEngine, type StreamEngineOptions } from '../../src/stream/engine.ts';
 import type { Emission, Event } from '../../src/stream/event.ts';
+import { restartingEngine } from './restart-harness.ts';
 
 export function engineWith(streams: Record<string, string>, options: StreamEngineOptions = {}): StreamEngine {
   const engine = new StreamEngine({ testMode: true, ...options });
   for (const [name, config] of Object.entries(streams)) engine.add(name, config);
-  return engine;
+  return restartingEngine(engine);
 }
 
 /** Pushes events into a one-stream engine whose root is `actionsEdn`; returns the `:out` tap. */

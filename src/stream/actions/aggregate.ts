@@ -40,13 +40,14 @@ const sumAggregator: Aggregator<SumWindow> = {
 
 export const sum = defineAction({
   name: 'sum',
+  state: 'kept',
   doc: {
     summary: 'Sums the metrics of each `:duration` window and emits the most recent event of the window with that sum. Every event needs a `:time`.',
     params: '[{:duration duration :delay duration?}]',
     example: '{:action :sum :params [{:duration "10s" :delay "2s"}] :children [{:action :info}]}',
   },
   params: readWindowParams,
-  build: (params, ctx) => windowedAggregation('sum', params, sumAggregator, ctx.emit),
+  build: (params, ctx) => windowedAggregation('sum', params, sumAggregator, ctx),
 });
 
 interface MeanWindow {
@@ -68,13 +69,14 @@ const meanAggregator: Aggregator<MeanWindow> = {
 
 export const mean = defineAction({
   name: 'mean',
+  state: 'kept',
   doc: {
     summary: 'Emits the most recent event of each `:duration` window with the mean of the window\'s metrics (a missing metric counts as 0). Every event needs a `:time`.',
     params: '[{:duration duration :delay duration?}]',
     example: '{:action :mean :params [{:duration 60000000000}] :children [{:action :info}]}',
   },
   params: readWindowParams,
-  build: (params, ctx) => windowedAggregation('mean', params, meanAggregator, ctx.emit),
+  build: (params, ctx) => windowedAggregation('mean', params, meanAggregator, ctx),
 });
 
 function extremumAggregator(action: string, keepCurrent: (current: number, candidate: number) => boolean): Aggregator<Event> {
@@ -92,24 +94,26 @@ const bottomAggregator = extremumAggregator('bottom', (current, candidate) => cu
 
 export const top = defineAction({
   name: 'top',
+  state: 'kept',
   doc: {
     summary: 'Emits the event with the highest metric of each `:duration` window. Every event needs a `:time`.',
     params: '[{:duration duration :delay duration?}]',
     example: '{:action :top :params [{:duration "1m"}] :children [{:action :info}]}',
   },
   params: readWindowParams,
-  build: (params, ctx) => windowedAggregation('top', params, topAggregator, ctx.emit),
+  build: (params, ctx) => windowedAggregation('top', params, topAggregator, ctx),
 });
 
 export const bottom = defineAction({
   name: 'bottom',
+  state: 'kept',
   doc: {
     summary: 'Emits the event with the lowest metric of each `:duration` window. Every event needs a `:time`.',
     params: '[{:duration duration :delay duration?}]',
     example: '{:action :bottom :params [{:duration "1m"}] :children [{:action :info}]}',
   },
   params: readWindowParams,
-  build: (params, ctx) => windowedAggregation('bottom', params, bottomAggregator, ctx.emit),
+  build: (params, ctx) => windowedAggregation('bottom', params, bottomAggregator, ctx),
 });
 
 interface CountWindow {
@@ -133,13 +137,14 @@ function rateAggregator(params: WindowParams): Aggregator<CountWindow> {
 
 export const rate = defineAction({
   name: 'rate',
+  state: 'kept',
   doc: {
     summary: 'Counts the events of each `:duration` window and emits the most recent one with `:metric` = events per second (input metrics are ignored). Every event needs a `:time`.',
     params: '[{:duration duration :delay duration?}]',
     example: '{:action :rate :params [{:duration "10s"}] :children [{:action :info}]}',
   },
   params: readWindowParams,
-  build: (params, ctx) => windowedAggregation('rate', params, rateAggregator(params), ctx.emit),
+  build: (params, ctx) => windowedAggregation('rate', params, rateAggregator(params), ctx),
 });
 
 interface RatioParams extends WindowParams {
@@ -178,6 +183,7 @@ function ratioAggregator(params: RatioParams): Aggregator<RatioWindow> {
 
 export const ratio = defineAction({
   name: 'ratio',
+  state: 'kept',
   doc: {
     summary:
       'For each `:duration` window, emits the most recent event with `:metric` = the number of events matching the first condition divided by the number matching the second (0 when none matches the second); with `:metric true`, the sums of their metrics instead of counts. Every event needs a `:time`.',
@@ -199,7 +205,7 @@ export const ratio = defineAction({
       sumMetrics: metric === undefined ? false : boolean(metric, ':metric'),
     };
   },
-  build: (params, ctx) => windowedAggregation('ratio', params, ratioAggregator(params), ctx.emit),
+  build: (params, ctx) => windowedAggregation('ratio', params, ratioAggregator(params), ctx),
 });
 
 interface SsortParams extends WindowParams {
@@ -224,6 +230,7 @@ function ssortAggregator(field: Path): Aggregator<Event[]> {
 
 export const ssort = defineAction({
   name: 'ssort',
+  state: 'kept',
   doc: {
     summary: 'Streaming sort: buffers each `:duration` window and emits its events one by one, sorted by `:field` (a keyword or a nested path). Every event needs a `:time`.',
     params: '[{:duration duration :field field :delay duration?}]',
@@ -233,7 +240,7 @@ export const ssort = defineAction({
     const window = readWindowParams(raw);
     return { duration: window.duration, delay: window.delay, field: path(option(window.options, 'field'), ':field') };
   },
-  build: (params, ctx) => windowedAggregation('ssort', params, ssortAggregator(params.field), ctx.emit),
+  build: (params, ctx) => windowedAggregation('ssort', params, ssortAggregator(params.field), ctx),
 });
 
 const QUANTILE_PATH: Path = ['attributes', 'quantile'];
@@ -283,6 +290,7 @@ function readPercentilesParams(raw: readonly EdnValue[]): PercentilesParams {
 /** HdrHistogram-backed; the triggering event counts in the next interval. */
 export const percentiles = defineAction({
   name: 'percentiles',
+  state: 'kept',
   doc: {
     summary:
       'Records metrics in an HdrHistogram and, when an event arrives more than `:duration` after the last flush, emits that event once per quantile with `:metric` = the value at that quantile (an integer: metrics are truncated when recorded) and `[:attributes :quantile]` = the quantile as a string. `:delay` admits late events into the current interval; `:nb-significant-digits` is 1 to 5 (default 3). Every event needs a `:time`.',
@@ -298,6 +306,13 @@ export const percentiles = defineAction({
     const record = (event: Event): void => histogram.record(requireNumber(event.metric, ':percentiles: :metric'));
     // Upstream uses 0 as "no event yet", so a first event at time 0 leaves the action unstarted: kept.
     let lastFlush = 0;
+    ctx.keepState<{ lastFlush: number; recorded: number[] }>({
+      save: () => ({ lastFlush, recorded: histogram.save() }),
+      load: (state) => {
+        lastFlush = state.lastFlush;
+        histogram.load(state.recorded);
+      },
+    });
     return (emission) => {
       const time = requireTime(emission, 'percentiles');
       const event = emission as Event;

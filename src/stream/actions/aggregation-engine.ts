@@ -15,7 +15,7 @@ import type { EdnValue } from '../edn.ts';
 import type { Event } from '../event.ts';
 import { arity, duration, map, option } from './params.ts';
 import { requireTime } from './numbers.ts';
-import type { Emit, Node } from './types.ts';
+import type { BuildContext, Emit, Node } from './types.ts';
 
 export interface Aggregator<A> {
   /** The accumulator of a new window holding its first event. */
@@ -53,15 +53,33 @@ export function windowIndex(time: number, start: number, windowDuration: number)
   return quotient >= 0 ? Math.floor(quotient) : Math.trunc(quotient) - 1;
 }
 
-export function windowedAggregation<A>(action: string, params: WindowParams, aggregator: Aggregator<A>, emit: Emit): Node {
+/** What a windowed aggregation keeps: its alignment, clock and the accumulators of its open windows. */
+interface WindowsState<A> {
+  started: boolean;
+  start: number;
+  currentWindow: number;
+  currentTime: number;
+  ids: number[];
+  accumulators: A[];
+}
+
+/** The accumulators must be plain data (events, numbers, lists of events): they are saved as they are. */
+export function windowedAggregation<A>(action: string, params: WindowParams, aggregator: Aggregator<A>, ctx: BuildContext): Node {
+  const emit = ctx.emit;
   const windowDuration = params.duration;
   const delay = params.delay;
   let started = false;
   let start = 0;
   let currentWindow = 0;
   let currentTime = 0;
-  const ids: number[] = [];
-  const accumulators: A[] = [];
+  let ids: number[] = [];
+  let accumulators: A[] = [];
+  ctx.keepState<WindowsState<A>>({
+    save: () => ({ started, start, currentWindow, currentTime, ids, accumulators }),
+    load: (state) => {
+      ({ started, start, currentWindow, currentTime, ids, accumulators } = state);
+    },
+  });
 
   const accumulate = (id: number, event: Event): void => {
     for (let i = 0; i < ids.length; i++) {

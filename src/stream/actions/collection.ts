@@ -21,6 +21,7 @@ function listReducer(name: string, doc: ActionDoc, reduce: (events: readonly Eve
   return defineAction({
     name,
     doc,
+    state: 'none',
     params: noParams,
     build(_params, ctx): Node {
       const emit = ctx.emit;
@@ -34,6 +35,7 @@ function listConsumer(name: string, doc: ActionDoc, run: (events: readonly Event
   return defineAction({
     name,
     doc,
+    state: 'none',
     params: noParams,
     build(_params, ctx): Node {
       const emit = ctx.emit;
@@ -138,6 +140,7 @@ export const collRate = listReducer('coll-rate', {
 
 export const collPercentiles = defineAction({
   name: 'coll-percentiles',
+  state: 'none',
   doc: {
     summary: 'For each quantile q (>= 0), emits, one at a time, the event at rank `min(n-1, floor(n·q))` of the list sorted by metric (events without a metric are ignored), with `[:attributes :quantile]` = q as a string.',
     params: '[[number ...]]',
@@ -186,6 +189,7 @@ function extremes(name: string, descending: boolean, doc: ActionDoc) {
   return defineAction({
     name,
     doc,
+    state: 'none',
     params(raw) {
       arity(raw, 1);
       return positiveInteger(raw[0], 'count');
@@ -215,6 +219,7 @@ export const collBottom = extremes('coll-bottom', false, {
 /** Upstream takes a keyword only; a nested path (`[:attributes :rank]`) is accepted too. */
 export const collSort = defineAction({
   name: 'coll-sort',
+  state: 'none',
   doc: {
     summary: 'Emits the list sorted (stably) by the field, nil values first.',
     params: '[field]',
@@ -250,6 +255,7 @@ export const collIncrease = listConsumer('coll-increase', {
 
 export const collWhere = defineAction({
   name: 'coll-where',
+  state: 'none',
   doc: {
     summary: 'Emits the (possibly empty) list of the events of the list that match the condition.',
     params: '[condition]',

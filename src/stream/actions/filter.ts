@@ -15,6 +15,7 @@ function isEvent(emission: Emission): emission is Event {
 /** Keeps what matches a condition (grammar: docs/stream-language.md). */
 export const where = defineAction({
   name: 'where',
+  state: 'none',
   doc: {
     summary: 'Forwards the events matching the condition. A list passes only through a condition that accepts it, such as `[:always-true]`.',
     params: '[condition]',
@@ -32,6 +33,7 @@ export const where = defineAction({
 /** Routes each event to the child of the first matching condition. */
 export const split = defineAction({
   name: 'split',
+  state: 'none',
   doc: {
     summary:
       'Sends each event to the child of the first condition it matches (one condition per child, in order), or nowhere; `[:always-true]` as the last condition makes a default branch.',
@@ -64,6 +66,7 @@ export const split = defineAction({
 function metricFilter(actionName: string, keep: (metric: number, threshold: number) => boolean, doc: ActionDoc) {
   return defineAction({
     name: actionName,
+    state: 'none',
     doc,
     params: (raw) => {
       arity(raw, 1);
@@ -105,6 +108,7 @@ function hasTag(event: Event, tag: string): boolean {
 
 export const taggedAll = defineAction({
   name: 'tagged-all',
+  state: 'none',
   doc: {
     summary: 'Keeps the events whose `:tags` contain every one of the tags.',
     params: '[string | [string ...]]',
@@ -119,6 +123,7 @@ export const taggedAll = defineAction({
 /** Not in Mirabelle: the `tagged-any` of Riemann. */
 export const taggedAny = defineAction({
   name: 'tagged-any',
+  state: 'none',
   doc: {
     summary: 'Keeps the events whose `:tags` contain at least one of the tags.',
     params: '[string | [string ...]]',
@@ -134,10 +139,17 @@ function expiryFilter(actionName: string, keepExpired: boolean, doc: ActionDoc) 
   return defineAction({
     name: actionName,
     doc,
+    state: 'kept',
     params: (raw) => arity(raw, 0),
-    build: (_params, { emit }) => {
+    build: (_params, { emit, keepState }) => {
       // The clock of this action instance: the newest event time it has seen.
       let clock = 0;
+      keepState<{ clock: number }>({
+        save: () => ({ clock }),
+        load: (state) => {
+          clock = state.clock;
+        },
+      });
       return (emission) => {
         if (!isEvent(emission)) return;
         const time = emission.time;
@@ -164,6 +176,7 @@ export const notExpired = expiryFilter('not-expired', false, {
 function stateFilter(state: string) {
   return defineAction({
     name: state,
+    state: 'none',
     doc: {
       summary: `Keeps the events whose \`:state\` is \`"${state}"\`.`,
       params: '[]',

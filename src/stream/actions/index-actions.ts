@@ -10,6 +10,8 @@ import { type ActionDefinition, defineAction } from './types.ts';
 /** Writes to the stream's index; its newest time is the stream's `current-time`. */
 export const index = defineAction({
   name: 'index',
+  // The index itself is kept by the index snapshots (src/stream/snapshotter.ts).
+  state: 'none',
   doc: {
     summary:
       'Keeps, in the stream\'s index, the latest event with a `:time` for each combination of the label values; an event with `:state "expired"` removes its entry. The index is searchable over HTTP and its newest time is the stream\'s `current-time`.',
@@ -31,6 +33,7 @@ export const index = defineAction({
 /** Expires index entries on event time and re-injects them. */
 export const reaper = defineAction({
   name: 'reaper',
+  state: 'kept',
   doc: {
     summary:
       'Every `duration` of event time, removes the index entries older than their `:ttl` (seconds, default 120) at the index clock and re-injects each, with `:state "expired"`, into the named stream (this stream when nil or absent). Use it next to an `:index` and an `:expired` branch.',
@@ -43,8 +46,14 @@ export const reaper = defineAction({
     return { interval: duration(raw[0], 'interval'), destination: destination === undefined || destination === null ? null : name(destination, 'destination') };
   },
   children: 'none',
-  build: ({ interval, destination }, { services }) => {
+  build: ({ interval, destination }, { services, keepState }) => {
     let lastTick = 0;
+    keepState<{ lastTick: number }>({
+      save: () => ({ lastTick }),
+      load: (state) => {
+        lastTick = state.lastTick;
+      },
+    });
     return (emission) => {
       if (emission === null || Array.isArray(emission)) return;
       const time = emission.time;

@@ -52,6 +52,23 @@ export class PercentileHistogram {
     this.histogram.reset();
   }
 
+  /** The recorded values as `[value, count, value, count, ...]`, one pair per non-empty bucket. */
+  save(): number[] {
+    const h = this.histogram;
+    const pairs: number[] = [];
+    for (let i = 0; i < h.countsArrayLength; i++) {
+      const count = h.getCountAtIndex(i);
+      if (count > 0) pairs.push(h.valueFromIndex(i), count);
+    }
+    return pairs;
+  }
+
+  /** Records again what `save` gave: each value lands in the bucket it came from. */
+  load(pairs: readonly number[]): void {
+    this.histogram.reset();
+    for (let i = 0; i + 1 < pairs.length; i += 2) this.histogram.recordValueWithCount(pairs[i] as number, pairs[i + 1] as number);
+  }
+
   /** Java HdrHistogram 2.1.12+: `count = max(1, ceil(nextDown(p)/100 × total))` with p clamped to 0..100,
    *  then the highest equivalent value of the bucket reaching that count (the lowest one for p = 0). */
   valueAtPercentile(percentile: number): number {

@@ -14,6 +14,7 @@ const noParams = (raw: readonly EdnValue[]): null => {
 /** Fan-out to every child. */
 export const sdo = defineAction({
   name: 'sdo',
+  state: 'none',
   doc: {
     summary: 'Sends every event (or list) to all its children, in order.',
     params: '[]',
@@ -26,6 +27,7 @@ export const sdo = defineAction({
 /** `sdo` outside test mode; drops everything in test mode. */
 export const io = defineAction({
   name: 'io',
+  state: 'none',
   doc: {
     summary: 'Like `:sdo`, except in test mode (`vigie test`), where it drops everything: wrap side effects that tests must not run.',
     params: '[]',
@@ -38,6 +40,7 @@ export const io = defineAction({
 /** Routes what fails below its first child, as Mirabelle's error event, to its second child. */
 export const exceptionStream = defineAction({
   name: 'exception-stream',
+  state: 'none',
   doc: {
     summary:
       'Sends events to its first child; when anything below that child throws, sends an error event (`:name "mirabelle-exception"`, `:state "error"`, `:metric 1`, `:tags ["exception" <error type>]`, `:exception` the message, `:base-event` the event received, `:description` the message and stack) to its second child.',
@@ -82,6 +85,7 @@ function exceptionEvent(error: unknown, base: Emission): Event {
 /** Pushes events into another stream, or this one; no loop protection beyond a depth limit. */
 export const reinject = defineAction({
   name: 'reinject!',
+  state: 'none',
   doc: {
     summary:
       'Pushes each event into the named stream (`:default`: every default stream), or back into this stream when the name is nil or absent. A list is pushed one event at a time.',
@@ -104,6 +108,7 @@ export const reinject = defineAction({
 /** Mirabelle's thread-pool hand-off, as a bounded queue of `streams.async-queues` run on later ticks. */
 export const asyncQueue = defineAction({
   name: 'async-queue!',
+  state: 'none',
   doc: {
     summary:
       'Runs the children later, from the named bounded queue declared under `streams.async-queues` (Mirabelle: a thread pool): the stream goes on at once, the queue runs its backlog on the next ticks, and a full queue drops and counts (`stream_async_queue_dropped_total`). An unknown queue is a compile error; in test mode it runs the children at once, like `:sdo`.',
@@ -124,6 +129,7 @@ export const asyncQueue = defineAction({
 /** Test-mode recorder that `vigie test` compares; a no-op when serving. */
 export const tap = defineAction({
   name: 'tap',
+  state: 'none',
   doc: {
     summary: 'In test mode (`vigie test`), records what it receives under the tap name, for the test to compare; does nothing otherwise.',
     params: '[keyword]',
@@ -143,6 +149,7 @@ export const tap = defineAction({
 function logAction(level: 'debug' | 'info' | 'error') {
   return defineAction({
     name: level,
+    state: 'none',
     doc: {
       summary: `Logs each event (or list) as JSON at ${level} level, with the stream name.`,
       params: '[]',
@@ -161,6 +168,7 @@ export const error = logAction('error');
 /** Hands emissions to a configured output; an unknown name fails the compilation. */
 export const output = defineAction({
   name: 'output!',
+  state: 'none',
   doc: {
     summary:
       'Hands each event (or list) to the output of that name in `streams.outputs`; an unknown output name makes the stream config invalid. Does nothing in test mode.',
@@ -182,6 +190,7 @@ export const output = defineAction({
 /** Publishes to the websocket subscribers of a channel (src/stream/pubsub/). */
 export const publish = defineAction({
   name: 'publish!',
+  state: 'none',
   doc: {
     summary:
       'Publishes each event (each event of a list) to the websocket subscribers of the channel (`ws://host:port/channel/<channel>?query=<base64 EDN condition>`), as JSON; a subscriber too slow to read has its messages dropped and counted. A no-op in test mode.',

@@ -34,6 +34,10 @@ complete example.
 
 Children: **any** means the action forwards what it emits to each of its children, in order (zero children is
 allowed); **none** means children are an error; a number means exactly that many.
+
+State: **kept** means the action remembers something between events (a window, a clock, a last value, forks),
+which survives restarts and reloads ([durability.md](durability.md)); **none** means what it emits depends on the
+current event only.
 `;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -55,12 +59,12 @@ export function renderActionReference(): string {
   }
   for (const family of actionFamilies) {
     lines.push('', `## ${family.title}`, '', family.description, '');
-    lines.push('| action | params | children |', '|---|---|---|');
+    lines.push('| action | params | children | state |', '|---|---|---|---|');
     for (const action of family.actions) {
-      lines.push(`| \`:${action.name}\` | \`${action.doc.params.replace(/\|/g, '\\|')}\` | ${childRule(action)} |`);
+      lines.push(`| \`:${action.name}\` | \`${action.doc.params.replace(/\|/g, '\\|')}\` | ${childRule(action)} | ${action.state} |`);
     }
     for (const action of family.actions) {
-      lines.push('', `### :${action.name}`, '', `Params: \`${action.doc.params}\`. Children: ${childRule(action)}.`, '', action.doc.summary, '');
+      lines.push('', `### :${action.name}`, '', `Params: \`${action.doc.params}\`. Children: ${childRule(action)}. State: ${action.state}.`, '', action.doc.summary, '');
       lines.push('```edn', action.doc.example, '```');
     }
   }

@@ -19,13 +19,20 @@ function conditionOverTime(actionName: string, doc: ActionDoc) {
   return defineAction({
     name: actionName,
     doc,
+    state: 'kept',
     params: (raw) => {
       arity(raw, 2);
       return { test: condition(raw[0], 'condition'), dt: duration(raw[1], 'duration', { allowZero: true }) };
     },
-    build: ({ test, dt }: { test: Condition; dt: number }, { emit }) => {
+    build: ({ test, dt }: { test: Condition; dt: number }, { emit, keepState }) => {
       let ok = false;
       let start = 0;
+      keepState<{ ok: boolean; start: number }>({
+        save: () => ({ ok, start }),
+        load: (state) => {
+          ({ ok, start } = state);
+        },
+      });
       return (emission) => {
         if (!isEvent(emission)) return;
         const time = emission.time;
@@ -72,6 +79,7 @@ export const outsideDt = conditionOverTime('outside-dt', {
 
 export const throttle = defineAction({
   name: 'throttle',
+  state: 'kept',
   doc: {
     summary:
       'Lets at most `:count` events through per window of `:duration` (event time); a window opens with the first event at or after the end of the previous one. Events without `:time` are dropped.',
@@ -83,9 +91,15 @@ export const throttle = defineAction({
     const options = map(raw[0], 'options');
     return { count: positiveInteger(option(options, 'count'), 'count'), window: duration(option(options, 'duration'), 'duration') };
   },
-  build: ({ count, window }, { emit }) => {
+  build: ({ count, window }, { emit, keepState }) => {
     let windowStart: number | null = null;
     let passed = 0;
+    keepState<{ windowStart: number | null; passed: number }>({
+      save: () => ({ windowStart, passed }),
+      load: (state) => {
+        ({ windowStart, passed } = state);
+      },
+    });
     return (emission) => {
       if (!isEvent(emission)) return;
       const time = emission.time;
@@ -104,6 +118,7 @@ export const throttle = defineAction({
 
 export const changed = defineAction({
   name: 'changed',
+  state: 'kept',
   doc: {
     summary: 'Forwards an event only when the value of `:field` differs from the previous event\'s (the first event is compared with `:init`, default nil).',
     params: '[{:field field :init value?}]',
@@ -114,8 +129,14 @@ export const changed = defineAction({
     const options = map(raw[0], 'options');
     return { field: path(option(options, 'field'), 'field'), init: ednToJs(option(options, 'init') ?? null) };
   },
-  build: ({ field, init }, { emit }) => {
+  build: ({ field, init }, { emit, keepState }) => {
     let last = init;
+    keepState<{ last: unknown }>({
+      save: () => ({ last }),
+      load: (state) => {
+        last = state.last;
+      },
+    });
     return (emission) => {
       if (!isEvent(emission)) return;
       const value = getIn(emission, field) ?? null;
@@ -128,6 +149,7 @@ export const changed = defineAction({
 
 export const stable = defineAction({
   name: 'stable',
+  state: 'kept',
   doc: {
     summary:
       'Forwards events once the field has kept the same value for longer than the duration: the events of the run are held back until then and released together, then each later event of the run passes; a run that changes too early is discarded. Events without `:time`, or older than the newest seen, are dropped.',
@@ -138,12 +160,23 @@ export const stable = defineAction({
     arity(raw, 2);
     return { dt: duration(raw[0], 'duration', { allowZero: true }), field: path(raw[1], 'field') };
   },
-  build: ({ dt, field }, { emit }) => {
+  build: ({ dt, field }, { emit, keepState }) => {
     let newest = -Infinity;
     let running = false;
     let value: unknown;
     let start = 0;
     let held: Event[] = [];
+    // JSON has no -Infinity (no event seen yet) and no undefined (the field was missing): both are said apart.
+    keepState<{ newest: number | null; running: boolean; value?: unknown; start: number; held: Event[] }>({
+      save: () => ({ newest: newest === -Infinity ? null : newest, running, ...(value === undefined ? {} : { value }), start, held }),
+      load: (state) => {
+        newest = state.newest ?? -Infinity;
+        running = state.running;
+        value = Object.hasOwn(state, 'value') ? state.value : undefined;
+        start = state.start;
+        held = state.held;
+      },
+    });
     return (emission) => {
       if (!isEvent(emission)) return;
       const time = emission.time;
@@ -171,14 +204,21 @@ function derivative(actionName: string, positiveByDefault: boolean, doc: ActionD
   return defineAction({
     name: actionName,
     doc,
+    state: 'kept',
     params: (raw: readonly EdnValue[]) => {
       arity(raw, 0, 1);
       return raw.length === 0 || raw[0] === null ? positiveByDefault : boolean(raw[0], 'positive-only');
     },
-    build: (positiveOnly, { emit }) => {
+    build: (positiveOnly, { emit, keepState }) => {
       let primed = false;
       let previousMetric = 0;
       let previousTime = 0;
+      keepState<{ primed: boolean; previousMetric: number; previousTime: number }>({
+        save: () => ({ primed, previousMetric, previousTime }),
+        load: (state) => {
+          ({ primed, previousMetric, previousTime } = state);
+        },
+      });
       return (emission) => {
         if (!isEvent(emission)) return;
         const { metric, time } = emission;
@@ -209,6 +249,7 @@ export const ddtPos = derivative('ddt-pos', true, {
 
 export const ewmaTimeless = defineAction({
   name: 'ewma-timeless',
+  state: 'kept',
   doc: {
     summary:
       'Exponentially weighted moving average with weight r (0 to 1): m = r·metric + (1−r)·m, starting at 0, emitted as the metric. An event without a numeric metric is emitted with a nil metric.',
@@ -221,8 +262,14 @@ export const ewmaTimeless = defineAction({
     if (r < 0 || r > 1) throw new ParamError('r', `expected a number between 0 and 1, got ${r}`);
     return r;
   },
-  build: (r, { emit }) => {
+  build: (r, { emit, keepState }) => {
     let average = 0;
+    keepState<{ average: number }>({
+      save: () => ({ average }),
+      load: (state) => {
+        average = state.average;
+      },
+    });
     return (emission) => {
       if (!isEvent(emission)) return;
       const metric = emission.metric;
@@ -240,10 +287,17 @@ function runningBest(actionName: string, better: (candidate: number, best: numbe
   return defineAction({
     name: actionName,
     doc,
+    state: 'kept',
     // Mirabelle's DSL puts a (non-serialisable) function here; anything given is ignored.
     params: (raw) => arity(raw, 0, 1),
-    build: (_params, { emit }) => {
+    build: (_params, { emit, keepState }) => {
       let best: Event | null = null;
+      keepState<{ best: Event | null }>({
+        save: () => ({ best }),
+        load: (state) => {
+          best = state.best;
+        },
+      });
       return (emission) => {
         if (!isEvent(emission)) return;
         const metric = emission.metric;

@@ -14,6 +14,7 @@ type Transform = (event: Event) => Event;
 function transformAction<P>(actionName: string, doc: ActionDoc, params: (raw: readonly EdnValue[]) => P, transform: (params: P) => Transform) {
   return defineAction({
     name: actionName,
+    state: 'none',
     doc,
     params,
     build: (parsed, { emit }) => {
@@ -359,6 +360,7 @@ export const fromBase64 = transformAction(
 
 export const extract = defineAction({
   name: 'extract',
+  state: 'none',
   doc: {
     summary: 'Emits the value held in the field instead of the event (it becomes the event), when it is neither nil nor false. Lists are dropped.',
     params: '[field]',
@@ -378,6 +380,7 @@ export const extract = defineAction({
 /** Paths work in `:source` and `:destination`, unlike in Mirabelle. */
 export const iterateOn = defineAction({
   name: 'iterate-on',
+  state: 'none',
   doc: {
     summary:
       'When the `:source` field holds a list, emits, for each element, a copy of the event without the source field and with the element in the `:destination` field; otherwise emits nothing.',
@@ -400,6 +403,7 @@ export const iterateOn = defineAction({
 
 export const sflatten = defineAction({
   name: 'sflatten',
+  state: 'none',
   doc: {
     summary: 'Emits each event of a list one at a time; a single event passes unchanged.',
     params: '[]',

@@ -148,7 +148,7 @@ export interface ActionDefinition<P = unknown> {
    * registers that state with `ctx.keepState` so that it survives restarts and reloads. `none`: it depends on
    * the current emission only.
    */
-  readonly state?: 'none' | 'kept';
+  readonly state: 'none' | 'kept';
   build(params: P, ctx: BuildContext): Node;
 }
 

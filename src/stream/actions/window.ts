@@ -20,6 +20,7 @@ function readSize(raw: readonly EdnValue[]): { size: number } {
 
 export const fixedEventWindow = defineAction({
   name: 'fixed-event-window',
+  state: 'kept',
   doc: {
     summary: 'Buffers events and emits them as one list every `:size` events; the next event starts a new list.',
     params: '[{:size integer}]',
@@ -29,6 +30,12 @@ export const fixedEventWindow = defineAction({
   build({ size }, ctx) {
     const emit = ctx.emit;
     let window: Event[] = [];
+    ctx.keepState<Event[]>({
+      save: () => window,
+      load: (state) => {
+        window = state;
+      },
+    });
     return (emission) => {
       window.push(emission as Event);
       if (window.length === size) {
@@ -42,6 +49,7 @@ export const fixedEventWindow = defineAction({
 
 export const movingEventWindow = defineAction({
   name: 'moving-event-window',
+  state: 'kept',
   doc: {
     summary: 'On every event, emits the list of the last `:size` events, oldest first.',
     params: '[{:size integer}]',
@@ -50,7 +58,13 @@ export const movingEventWindow = defineAction({
   params: readSize,
   build({ size }, ctx) {
     const emit = ctx.emit;
-    const window: Event[] = [];
+    let window: Event[] = [];
+    ctx.keepState<Event[]>({
+      save: () => window,
+      load: (state) => {
+        window = state;
+      },
+    });
     return (emission) => {
       window.push(emission as Event);
       if (window.length > size) window.shift();
@@ -72,6 +86,7 @@ const listAggregator: Aggregator<Event[]> = {
 
 export const fixedTimeWindow = defineAction({
   name: 'fixed-time-window',
+  state: 'kept',
   doc: {
     summary:
       'Emits each `:duration` window of events as a list (in arrival order), windows aligned on the first event\'s time; a window is emitted when an event past its end plus `:delay` (default 0, for late events) arrives. Every event needs a `:time`.',
@@ -79,7 +94,7 @@ export const fixedTimeWindow = defineAction({
     example: '{:action :fixed-time-window :params [{:duration "1m" :delay "10s"}] :children [{:action :coll-max :children [{:action :info}]}]}',
   },
   params: readWindowParams,
-  build: (params, ctx) => windowedAggregation('fixed-time-window', params, listAggregator, ctx.emit),
+  build: (params, ctx) => windowedAggregation('fixed-time-window', params, listAggregator, ctx),
 });
 
 /** The `:time` of a time-tolerant action's input: `undefined` when absent or nil, a thrown error when it is
@@ -92,6 +107,7 @@ function optionalTime(emission: Emission, action: string): number | undefined {
 
 export const movingTimeWindow = defineAction({
   name: 'moving-time-window',
+  state: 'kept',
   doc: {
     summary:
       'A sliding window of the events of the last `:duration` before the newest time seen; emits the whole window (a list) on every accepted event. Events without `:time` are kept; an event at or before the cutoff (initially 0) is dropped without emission.',
@@ -106,6 +122,12 @@ export const movingTimeWindow = defineAction({
     const emit = ctx.emit;
     let cutoff = 0;
     let window: Event[] = [];
+    ctx.keepState<{ cutoff: number; window: Event[] }>({
+      save: () => ({ cutoff, window }),
+      load: (state) => {
+        ({ cutoff, window } = state);
+      },
+    });
     return (emission) => {
       const time = optionalTime(emission, 'moving-time-window');
       cutoff = Math.max(cutoff, (time ?? 0) - windowDuration);
@@ -125,6 +147,7 @@ export const movingTimeWindow = defineAction({
 
 export const coalesce = defineAction({
   name: 'coalesce',
+  state: 'kept',
   doc: {
     summary:
       'Keeps the latest event per combination of `:fields` values and, at most every `:duration` of event time, emits the list of the kept events that are not expired (`:ttl`, seconds); expired ones are dropped. Events without `:time` and expired events are ignored; the first event only starts the clock.',
@@ -145,6 +168,16 @@ export const coalesce = defineAction({
     const buffer = new Map<FieldKey, Event>();
     let currentTime = 0;
     let lastTick: number | undefined;
+    // The buffer is saved as its events: each one's key is its own fields' (`keyOf`), so it is rebuilt in order.
+    ctx.keepState<{ events: Event[]; currentTime: number; lastTick: number | null }>({
+      save: () => ({ events: [...buffer.values()], currentTime, lastTick: lastTick ?? null }),
+      load: (state) => {
+        buffer.clear();
+        for (const event of state.events) buffer.set(keyOf(event), event);
+        currentTime = state.currentTime;
+        lastTick = state.lastTick ?? undefined;
+      },
+    });
     const store = (event: Event): void => {
       const key = keyOf(event);
       const current = buffer.get(key);
@@ -179,6 +212,7 @@ export const coalesce = defineAction({
 
 export const project = defineAction({
   name: 'project',
+  state: 'kept',
   doc: {
     summary:
       'Keeps one slot per condition, holding the most recent non-expired event that matched it; after every event, emits the filled slots (in condition order) as a list, if any. Expired slots are cleared on every event.',
@@ -193,8 +227,14 @@ export const project = defineAction({
   },
   build({ conditions }, ctx) {
     const emit = ctx.emit;
-    const slots: (Event | null)[] = conditions.map(() => null);
+    let slots: (Event | null)[] = conditions.map(() => null);
     let currentTime = 0;
+    ctx.keepState<{ slots: (Event | null)[]; currentTime: number }>({
+      save: () => ({ slots, currentTime }),
+      load: (state) => {
+        ({ slots, currentTime } = state);
+      },
+    });
     return (emission) => {
       const time = optionalTime(emission, 'project');
       const event = emission as Event;

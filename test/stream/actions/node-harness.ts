@@ -1,12 +1,16 @@
 /**
  * Builds one action node straight from its definition, without the stream compiler: params are given as
  * EDN text (what a stream file holds), emissions are recorded, and every `by` fork records into its own list.
+ * Under the restart harness (test/stream/restart-harness.ts) the node is built afresh after every emission and
+ * given the state the previous one saved, through JSON; a fork's recording is its saved state, so that `forks`
+ * still lists one recording per fork.
  */
 import { compileStream } from '../../../src/stream/compiler.ts';
 import { parseEdn, type EdnValue } from '../../../src/stream/edn.ts';
 import { IndexStore } from '../../../src/stream/index-store.ts';
 import type { Emission, Event } from '../../../src/stream/event.ts';
-import type { ActionDefinition, BuildContext, StreamServices } from '../../../src/stream/actions/types.ts';
+import type { ActionDefinition, BuildContext, Node, StateHandle, StreamServices } from '../../../src/stream/actions/types.ts';
+import { RESTART_EVERY_EVENT, restartingStream } from '../restart-harness.ts';
 
 export interface BuiltNode {
   /** Pushes events (or lists) into the node, in order. */
@@ -21,6 +25,7 @@ export interface BuiltNode {
 export function buildNode<P>(definition: ActionDefinition<P>, paramsEdn = '[]', services: Partial<StreamServices> = {}): BuiltNode {
   const emitted: Emission[] = [];
   const forks: Emission[][] = [];
+  let handle: StateHandle | null = null;
   const ctx: BuildContext = {
     // None of the window, aggregation, collection or fork actions touch the stream services.
     services: new Proxy(services as StreamServices, {
@@ -34,17 +39,23 @@ export function buildNode<P>(definition: ActionDefinition<P>, paramsEdn = '[]', 
     },
     childCount: 1,
     forkChildren: () => {
-      const recording: Emission[] = [];
+      let recording: Emission[] = [];
       forks.push(recording);
       return {
         emit: (emission) => {
           recording.push(emission);
         },
-        save: () => null,
-        load: () => {},
+        save: () => ({ recording: forks.indexOf(recording) }),
+        // A fork loaded from a saved state goes on recording where it recorded: the list made for it goes.
+        load: (states) => {
+          forks.splice(forks.indexOf(recording), 1);
+          recording = forks[states.recording as number] as Emission[];
+        },
       };
     },
-    keepState: () => {},
+    keepState: (registered) => {
+      handle = registered as StateHandle;
+    },
     compileChild: () => {
       throw new Error('compileChild is not used by these actions');
     },
@@ -52,10 +63,20 @@ export function buildNode<P>(definition: ActionDefinition<P>, paramsEdn = '[]', 
       throw error;
     },
   };
-  const node = definition.build(definition.params(parseEdn(paramsEdn) as EdnValue[]), ctx);
+  const params = definition.params(parseEdn(paramsEdn) as EdnValue[]);
+  let node: Node = definition.build(params, ctx);
+  const restart = () => {
+    if (handle === null) return;
+    const saved = JSON.parse(JSON.stringify(handle.save())) as unknown;
+    node = definition.build(params, ctx);
+    (handle as StateHandle).load(saved);
+  };
   return {
     push: (...emissions) => {
-      for (const emission of emissions) node(emission);
+      for (const emission of emissions) {
+        node(emission);
+        if (RESTART_EVERY_EVENT) restart();
+      }
     },
     emitted,
     forks,
@@ -109,7 +130,7 @@ export function runStream(configEdn: string, events: readonly Emission[]): Strea
     },
     log: () => {},
   };
-  const stream = compileStream(parseEdn(configEdn), services, { onError: (error) => errors.push(error) });
-  for (const event of events) stream.push(event);
+  const push = restartingStream(() => compileStream(parseEdn(configEdn), services, { onError: (error) => errors.push(error) }));
+  for (const event of events) push(event as Event);
   return { taps, errors };
 }
