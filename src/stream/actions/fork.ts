@@ -55,6 +55,7 @@ export const by = defineAction({
       },
     });
     ctx.keepState(forks);
+    const byKey = forks.forks;
     return (emission) => {
       const time = requireTime(emission, 'by');
       if (lastGc === 0 || time > lastGc + gcInterval) {
@@ -62,7 +63,7 @@ export const by = defineAction({
         lastGc = time;
       }
       const key = keyOf(emission as Event);
-      let fork = forks.get(key);
+      let fork = byKey.get(key);
       if (fork === undefined) {
         if (forks.size >= limits.maxForks) {
           dropped('fork_limit');
@@ -70,11 +71,11 @@ export const by = defineAction({
         }
         fork = forks.create(key, time);
       } else {
-        forks.touch(fork);
+        if (fork.due || !fork.changed) forks.touch(fork);
         // Overwritten even when the event is older than the last one, as upstream does.
         fork.lastSeen = time;
       }
-      fork.children.emit(emission);
+      fork.emit(emission);
     };
   },
 });

@@ -28,7 +28,7 @@ function table() {
       forks.touch(fork);
       fork.lastSeen = time;
     }
-    fork.children.emit(null);
+    fork.emit(null);
   };
   return { forks, route };
 }
@@ -109,7 +109,10 @@ describe('ForkTable checkpoints', () => {
     restored.load(whole);
     expect(restored.size).toBe(2);
     expect(restored.get('a')?.lastSeen).toBe(5);
-    expect((restored.get('a')?.children as ForkedChildren & { count: number }).count).toBe(2);
+    expect(restored.save().entries).toEqual([
+      ['"a"', [5, { '0.0': 2 }]],
+      ['"b"', [3, { '0.0': 1 }]],
+    ]);
     // Loaded forks are what the database holds: nothing is due until they change or all are marked.
     expect(checkpoint(restored).size).toBe(0);
     restored.markAllChanged();
