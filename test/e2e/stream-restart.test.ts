@@ -240,6 +240,32 @@ describe('reloads and damaged checkpoints', () => {
   });
 });
 
+describe('checkpoint format', () => {
+  it('a checkpoint of another format version is logged and skipped: the service starts with fresh state', async () => {
+    const dataDir = makeDataDir();
+    const server = await start(dataDir);
+    await createVectors(server);
+    await pushAll(server, FIRST);
+    await server.stop();
+    const db = new Database(join(dataDir, 'vigie.db'));
+    db.prepare('update stream_checkpoints set format_version = 99').run();
+    db.close();
+
+    const restarted = await start(dataDir);
+    await restarted.waitForLog(/the stream checkpoint is in format 99, which this version does not read/);
+    expect(restarted.logs.some((line) => line.includes('action states restored'))).toBe(false);
+    // Fresh state: the second half emits what a process that saw only the second half emits.
+    const fresh = makeDataDir();
+    const alone = await start(fresh);
+    await createVectors(alone);
+    await pushAll(alone, SECOND);
+    const expected = await settled(fresh);
+    const before = await settled(dataDir);
+    await pushAll(restarted, SECOND);
+    expect(secondHalf(await settled(dataDir), before)).toEqual(expected);
+  });
+});
+
 describe('signals while stopping', () => {
   /** A server whose stop takes a while: it writes an index of 200,000 entries. */
   async function busyToStop(): Promise<TestServer> {
