@@ -94,7 +94,7 @@ export class StreamMetrics {
     const sent = new Counter({ name: 'stream_output_sent_total', help: 'Events delivered by each output.', labelNames: ['output'], registers });
     const dropped = new Counter({
       name: 'stream_output_dropped_total',
-      help: 'Events dropped by each output, by reason (queue_full, rejected, retries_exhausted, unusable, shutdown, removed).',
+      help: 'Events dropped by each output, by reason (queue_full, rejected, retries_exhausted, unusable, shutdown, removed, maintenance).',
       labelNames: ['output', 'reason'],
       registers,
     });

@@ -33,8 +33,9 @@ export class BatchingOutput implements Output {
     private readonly settings: BatchSettings,
     private readonly deliver: Deliver,
     private readonly observer: OutputObserver,
-    /** Refuses events the destination cannot represent, before they take a place in the queue. */
-    private readonly admit: ((event: Event) => boolean) | null = null,
+    /** Says why an event is refused before it takes a place in the queue (the destination cannot represent it,
+     *  it belongs to a maintenance window), or null to take it. */
+    private readonly refuse: ((event: Event) => DropReason | null) | null = null,
     private readonly onClose: () => Promise<void> = async () => undefined,
   ) {
     this.timer = setInterval(() => this.flush(), settings.flushIntervalMs);
@@ -68,7 +69,10 @@ export class BatchingOutput implements Output {
 
   private enqueue(event: Event): void {
     if (this.closing !== null) return this.observer.dropped(this.name, 'shutdown', 1);
-    if (this.admit !== null && !this.admit(event)) return this.observer.dropped(this.name, 'unusable', 1);
+    if (this.refuse !== null) {
+      const reason = this.refuse(event);
+      if (reason !== null) return this.observer.dropped(this.name, reason, 1);
+    }
     if (this.queue.length >= this.settings.queueSize) return this.observer.dropped(this.name, 'queue_full', 1);
     this.queue.push(event);
     if (this.queue.length >= this.settings.batchSize && this.draining === null) void this.drain();

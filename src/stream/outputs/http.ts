@@ -14,24 +14,36 @@ export interface HttpTarget {
 }
 
 /** POSTs a body; 2xx is success, 408/429/5xx and network errors are transient, any other status drops. */
-export async function postBatch(agent: Agent, target: HttpTarget, headers: Record<string, string>, body: Buffer | string, signal: AbortSignal): Promise<void> {
+export function postBatch(agent: Agent, target: HttpTarget, headers: Record<string, string>, body: Buffer | string, signal: AbortSignal): Promise<void> {
+  return sendRequest(agent, target, 'POST', headers, body, signal);
+}
+
+/** Sends a request (the target's headers over `headers`), with postBatch's rules for the answer. */
+export async function sendRequest(
+  agent: Agent,
+  target: HttpTarget,
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  headers: Record<string, string>,
+  body: Buffer | string | null,
+  signal: AbortSignal,
+): Promise<void> {
   let response: Awaited<ReturnType<typeof request>>;
   try {
     response = await request(target.url, {
-      method: 'POST',
+      method,
       dispatcher: agent,
       headers: { ...headers, ...target.headers },
       body,
       signal: AbortSignal.any([signal, AbortSignal.timeout(target.timeoutMs)]),
     });
   } catch (error) {
-    throw new DeliveryError(`POST ${target.url} failed: ${(error as Error).message}`, true);
+    throw new DeliveryError(`${method} ${target.url} failed: ${(error as Error).message}`, true);
   }
   const status = response.statusCode;
   const text = await response.body.text().catch(() => '');
   if (status >= 200 && status < 300) return;
   const retryable = status >= 500 || status === 408 || status === 429;
-  throw new DeliveryError(`POST ${target.url} answered ${status}: ${text.slice(0, 200)}`, retryable);
+  throw new DeliveryError(`${method} ${target.url} answered ${status}: ${text.slice(0, 200)}`, retryable);
 }
 
 export function createHttpOutput(name: string, target: HttpTarget, batching: BatchSettings, observer: OutputObserver): BatchingOutput {

@@ -5,11 +5,13 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Emission } from '../event.ts';
 import { createElasticsearchOutput } from './elasticsearch.ts';
+import { createEmailOutput } from './email.ts';
 import { createFileOutput } from './file.ts';
 import { createHttpOutput } from './http.ts';
 import { createPagerDutyOutput } from './pagerduty.ts';
 import { createPrometheusOutput } from './prometheus.ts';
 import type { OutputSettings } from './schema.ts';
+import { createSlackOutput, createWebhookOutput } from './webhook.ts';
 import { noopObserver, type Output, type OutputObserver } from './types.ts';
 
 export { DeliveryError, type DropReason, type Output, type OutputObserver } from './types.ts';
@@ -114,6 +116,12 @@ export function createOutput(name: string, settings: OutputSettings, observer: O
       return createPagerDutyOutput(name, settings, observer);
     case 'elasticsearch':
       return createElasticsearchOutput(name, settings, observer);
+    case 'webhook':
+      return createWebhookOutput(name, settings, observer);
+    case 'slack':
+      return createSlackOutput(name, settings, observer);
+    case 'email':
+      return createEmailOutput(name, settings, observer);
   }
 }
 

@@ -13,7 +13,8 @@
  * seconds), a string action is accepted, the URL is configurable, a severity PagerDuty does not know (such as
  * "expired") is sent as "critical" and a missing source as "unknown" instead of being refused with a 400.
  * Answers: 202 delivered; 400 (an invalid event) drops that event as `rejected`; 429 and 5xx are retried with
- * backoff, from the first event not yet delivered.
+ * backoff, from the first event not yet delivered. An event in a maintenance window (`:maintenance true`) is not
+ * sent (dropped, reason `maintenance`).
  */
 import { Type } from '@sinclair/typebox';
 import { Agent } from 'undici';
@@ -22,8 +23,9 @@ import { isKeyword } from '../edn.ts';
 import type { Event } from '../event.ts';
 import { BatchingOutput, type BatchSettings } from './batcher.ts';
 import { type HttpTarget, postBatch } from './http.ts';
-import { retainInPlace } from './partial.ts';
-import { DeliveryError, type OutputObserver } from './types.ts';
+import { deliverEach } from './partial.ts';
+import { inMaintenance } from './templates.ts';
+import type { OutputObserver } from './types.ts';
 
 export const PAGERDUTY_EVENTS_URL = 'https://events.pagerduty.com/v2/enqueue';
 const ACTIONS = new Set(['trigger', 'acknowledge', 'resolve']);
@@ -120,28 +122,10 @@ export function pagerDutyBody(settings: PagerDutySettings, event: Event, action:
 export function createPagerDutyOutput(name: string, settings: PagerDutySettings, observer: OutputObserver): BatchingOutput {
   const agent = new Agent({ connections: 2 });
   const target: HttpTarget = { url: settings.url, headers: {}, timeoutMs: settings.timeoutMs };
-  const deliver = async (batch: Event[], signal: AbortSignal): Promise<void> => {
-    const sent: number[] = [];
-    for (let i = 0; i < batch.length; i++) {
-      const event = batch[i] as Event;
-      try {
-        await postBatch(agent, target, HEADERS, JSON.stringify(pagerDutyBody(settings, event, pagerDutyAction(event) as string)), signal);
-        sent.push(i);
-      } catch (error) {
-        if (error instanceof DeliveryError && !error.retryable) {
-          // PagerDuty answers 400 for an event it cannot take: that event alone is dropped.
-          observer.failed(name, error);
-          observer.dropped(name, 'rejected', 1);
-          continue;
-        }
-        // Retry from this event: the ones before it are settled (sent, or dropped and counted).
-        observer.sent(name, sent.length);
-        batch.splice(0, i);
-        throw error;
-      }
-    }
-    // The batcher counts what is left in the batch as sent.
-    retainInPlace(batch, sent);
-  };
-  return new BatchingOutput(name, settings.batching, deliver, observer, (event) => pagerDutyAction(event) !== null, () => agent.close());
+  // PagerDuty answers 400 for an event it cannot take: deliverEach drops that event alone.
+  const deliver = deliverEach(name, observer, (event, signal) =>
+    postBatch(agent, target, HEADERS, JSON.stringify(pagerDutyBody(settings, event, pagerDutyAction(event) as string)), signal),
+  );
+  const refuse = (event: Event) => (inMaintenance(event) ? 'maintenance' : pagerDutyAction(event) === null ? 'unusable' : null);
+  return new BatchingOutput(name, settings.batching, deliver, observer, refuse, () => agent.close());
 }

@@ -25,7 +25,7 @@ const NOT_LABELS = new Set(['description', 'time', 'metric', 'ttl', 'tags', 'att
 export function createPrometheusOutput(name: string, target: HttpTarget, batching: BatchSettings, observer: OutputObserver): BatchingOutput {
   const agent = new Agent({ connections: 2 });
   const deliver = (batch: Event[], signal: AbortSignal) => postBatch(agent, target, REMOTE_WRITE_HEADERS, encodeRemoteWrite(eventsToSeries(batch)), signal);
-  return new BatchingOutput(name, batching, deliver, observer, isWritable, () => agent.close());
+  return new BatchingOutput(name, batching, deliver, observer, (event) => (isWritable(event) ? null : 'unusable'), () => agent.close());
 }
 
 export function isWritable(event: Event): boolean {

@@ -1,8 +1,8 @@
 /**
  * The config of the outputs (`streams.outputs`), resolved by the config loader once into `OutputSettings`
- * (defaults applied, durations in ms): the outputs receive those and never read the raw config. Kinds: `file` (JSON lines),
- * `http` (POST of JSON arrays), `prometheus` (remote-write 1.0), `pagerduty` and `elasticsearch` (their own keys
- * and resolution live in their files). Every kind takes the batching settings; unknown
+ * (defaults applied, durations in ms, templates parsed): the outputs receive those and never read the raw config.
+ * Kinds: `file` (JSON lines), `http` (POST of JSON arrays), `prometheus` (remote-write 1.0), and `pagerduty`,
+ * `elasticsearch`, `webhook`, `slack`, `email` (their own keys and resolution live in their files). Every kind takes the batching settings; unknown
  * keys are rejected.
  */
 import { type Static, Type } from '@sinclair/typebox';
@@ -12,7 +12,18 @@ import { describeSchemaError, jsonPointerToKey } from '../../common/schema-error
 import { Duration, parseDuration } from '../../common/duration.ts';
 import type { BatchSettings } from './batcher.ts';
 import { ELASTICSEARCH_FIELDS, type ElasticsearchEntry, type ElasticsearchSettings, resolveElasticsearchSettings } from './elasticsearch.ts';
+import { EMAIL_FIELDS, type EmailEntry, type EmailSettings, resolveEmailSettings } from './email.ts';
 import { PAGERDUTY_FIELDS, type PagerDutyEntry, type PagerDutySettings, resolvePagerDutySettings } from './pagerduty.ts';
+import {
+  resolveSlackSettings,
+  resolveWebhookSettings,
+  SLACK_FIELDS,
+  type SlackEntry,
+  type SlackSettings,
+  WEBHOOK_FIELDS,
+  type WebhookEntry,
+  type WebhookSettings,
+} from './webhook.ts';
 
 const closed = { additionalProperties: false } as const;
 
@@ -35,9 +46,21 @@ export const HttpOutputSchema = Type.Object({ type: Type.Literal('http'), ...rem
 export const PrometheusOutputSchema = Type.Object({ type: Type.Literal('prometheus'), ...remote, ...batching }, closed);
 export const PagerDutyOutputSchema = Type.Object({ ...PAGERDUTY_FIELDS, ...batching }, closed);
 export const ElasticsearchOutputSchema = Type.Object({ ...ELASTICSEARCH_FIELDS, ...batching }, closed);
+export const WebhookOutputSchema = Type.Object({ ...WEBHOOK_FIELDS, ...batching }, closed);
+export const SlackOutputSchema = Type.Object({ ...SLACK_FIELDS, ...batching }, closed);
+export const EmailOutputSchema = Type.Object({ ...EMAIL_FIELDS, ...batching }, closed);
 
 /** One entry of `streams.outputs`. */
-export const OutputConfigSchema = Type.Union([FileOutputSchema, HttpOutputSchema, PrometheusOutputSchema, PagerDutyOutputSchema, ElasticsearchOutputSchema]);
+export const OutputConfigSchema = Type.Union([
+  FileOutputSchema,
+  HttpOutputSchema,
+  PrometheusOutputSchema,
+  PagerDutyOutputSchema,
+  ElasticsearchOutputSchema,
+  WebhookOutputSchema,
+  SlackOutputSchema,
+  EmailOutputSchema,
+]);
 export type OutputConfigEntry = Static<typeof OutputConfigSchema>;
 
 const SCHEMAS = {
@@ -46,6 +69,9 @@ const SCHEMAS = {
   prometheus: PrometheusOutputSchema,
   pagerduty: PagerDutyOutputSchema,
   elasticsearch: ElasticsearchOutputSchema,
+  webhook: WebhookOutputSchema,
+  slack: SlackOutputSchema,
+  email: EmailOutputSchema,
 } as const;
 
 export const DEFAULT_BATCHING = {
@@ -67,7 +93,10 @@ export type OutputSettings =
       readonly batching: BatchSettings;
     }
   | PagerDutySettings
-  | ElasticsearchSettings;
+  | ElasticsearchSettings
+  | WebhookSettings
+  | SlackSettings
+  | EmailSettings;
 
 /**
  * Validates one entry against its kind's schema (checked by kind, so that the message is about the right
@@ -96,10 +125,13 @@ export function parseOutputConfig(name: string, raw: unknown, file: string | nul
   if (entry.type === 'elasticsearch') return resolveElasticsearchSettings(entry as ElasticsearchEntry, batching, key, file);
   const timeoutMs = durationMs(file, `${key}.timeout`, entry.timeout, DEFAULT_TIMEOUT_MS);
   if (entry.type === 'pagerduty') return resolvePagerDutySettings(entry as PagerDutyEntry, batching, timeoutMs);
+  if (entry.type === 'webhook') return resolveWebhookSettings(entry as WebhookEntry, batching, timeoutMs, key, file);
+  if (entry.type === 'slack') return resolveSlackSettings(entry as SlackEntry, batching, timeoutMs, key, file);
+  if (entry.type === 'email') return resolveEmailSettings(entry as EmailEntry, batching, timeoutMs, key, file);
   return {
-    type: entry.type,
-    url: entry.url,
-    headers: entry.headers ?? {},
+    type: entry.type as 'http' | 'prometheus',
+    url: (entry as { url: string }).url,
+    headers: (entry as { headers?: Record<string, string> }).headers ?? {},
     timeoutMs,
     batching,
   };

@@ -17,7 +17,9 @@ export type DropReason =
   /** Still queued when the close timeout ran out. */
   | 'shutdown'
   /** Sent to an output a reload removed while a stream still names it. */
-  | 'removed';
+  | 'removed'
+  /** A notification output (pagerduty, webhook, slack, email) does not notify of an event in a maintenance window. */
+  | 'maintenance';
 
 /** Metrics hooks, wired by the service to prom-client. Called per batch (per event only on queue overflow). */
 export interface OutputObserver {

@@ -1,0 +1,53 @@
+/**
+ * Message templates of the notification outputs (docs/alerting.md, "Templates"): Mustache, rendered over the
+ * event's fields (`{{host}}`, `{{attributes.env}}`, sections and inverted sections). A template is parsed when the
+ * config is loaded, so that an unclosed tag is a config error naming the output and the key, never a failed
+ * notification. How a value is escaped depends on where the text goes: JSON string escaping inside a JSON body
+ * (the body stays valid JSON whatever the event holds), Slack's three entities in a Slack message, nothing in a
+ * plain-text body or an e-mail.
+ */
+import Mustache from 'mustache';
+import { ConfigError } from '../../common/config-error.ts';
+import type { Event } from '../event.ts';
+
+export type TemplateEscaping = 'json' | 'slack' | 'none';
+
+/** A parsed template; two templates of the same text and escaping are equal (`isDeepStrictEqual`), so that a reload
+ *  keeps an unchanged output running with its queue. */
+export class Template {
+  constructor(
+    readonly source: string,
+    readonly escaping: TemplateEscaping,
+  ) {}
+
+  render(event: Event): string {
+    return Mustache.render(this.source, event, {}, { escape: escapers[this.escaping] });
+  }
+}
+
+const escapers: Record<TemplateEscaping, (value: unknown) => string> = {
+  json: (value) => JSON.stringify(text(value)).slice(1, -1),
+  slack: (value) => text(value).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'),
+  none: (value) => text(value),
+};
+
+/** Objects and lists print as JSON, not as `[object Object]`. */
+function text(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
+/** Parses `source` once (cached by Mustache); throws a ConfigError at `key` when it does not parse. */
+export function compileTemplate(source: string, escaping: TemplateEscaping, file: string | null, key: string): Template {
+  try {
+    Mustache.parse(source);
+  } catch (error) {
+    throw new ConfigError(file, key, `is not a valid Mustache template: ${(error as Error).message}`);
+  }
+  return new Template(source, escaping);
+}
+
+/** Whether an event belongs to a maintenance window: notification outputs drop it (docs/alerting.md). */
+export function inMaintenance(event: Event): boolean {
+  return event.maintenance === true;
+}

@@ -1,0 +1,117 @@
+/**
+ * The `webhook` and `slack` outputs (docs/alerting.md): one HTTP request per event, its body rendered from a
+ * Mustache template over the event's fields. `webhook` is the general one (any method, headers and body: Slack,
+ * Discord, Teams, Mattermost, Telegram, ntfy, Gotify, Opsgenie each take a body of their own); `slack` posts
+ * `{"text": ...}` to an incoming webhook (Slack's and Mattermost's). In a JSON body (the default content type)
+ * template values are JSON-escaped, so the body stays valid JSON whatever the event holds.
+ *
+ * Like every notification output they share the outputs' bounded queue, batching and retries
+ * (src/stream/outputs/batcher.ts), send one request per event (a refused one is dropped alone, counted
+ * `rejected`), and drop the events of a maintenance window (counted `maintenance`).
+ */
+import { Type } from '@sinclair/typebox';
+import { Agent } from 'undici';
+import { Duration } from '../../common/duration.ts';
+import type { Event } from '../event.ts';
+import { BatchingOutput, type BatchSettings } from './batcher.ts';
+import { type HttpTarget, sendRequest } from './http.ts';
+import { deliverEach } from './partial.ts';
+import { compileTemplate, inMaintenance, type Template } from './templates.ts';
+import type { OutputObserver } from './types.ts';
+
+export const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+export type WebhookMethod = (typeof WEBHOOK_METHODS)[number];
+export const DEFAULT_SLACK_TEXT = '{{host}} {{service}} is {{state}}: {{description}}';
+
+/** The kinds' own keys of `streams.outputs.<name>` (the batching keys are added by schema.ts). */
+export const WEBHOOK_FIELDS = {
+  type: Type.Literal('webhook'),
+  url: Type.String({ pattern: '^https?://' }),
+  method: Type.Optional(Type.Union(WEBHOOK_METHODS.map((method) => Type.Literal(method)))),
+  headers: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String())),
+  body: Type.Optional(Type.String()),
+  timeout: Type.Optional(Duration),
+};
+
+export const SLACK_FIELDS = {
+  type: Type.Literal('slack'),
+  url: Type.String({ pattern: '^https?://' }),
+  text: Type.Optional(Type.String({ minLength: 1 })),
+  timeout: Type.Optional(Duration),
+};
+
+export interface WebhookEntry {
+  type: 'webhook';
+  url: string;
+  method?: WebhookMethod;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+export interface SlackEntry {
+  type: 'slack';
+  url: string;
+  text?: string;
+}
+
+export interface WebhookSettings {
+  readonly type: 'webhook';
+  readonly url: string;
+  readonly method: WebhookMethod;
+  readonly headers: Readonly<Record<string, string>>;
+  /** Null: the event itself, as JSON. */
+  readonly body: Template | null;
+  readonly timeoutMs: number;
+  readonly batching: BatchSettings;
+}
+
+export interface SlackSettings {
+  readonly type: 'slack';
+  readonly url: string;
+  readonly text: Template;
+  readonly timeoutMs: number;
+  readonly batching: BatchSettings;
+}
+
+function headerValue(headers: Readonly<Record<string, string>>, name: string): string | undefined {
+  for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === name) return value;
+  return undefined;
+}
+
+export function resolveWebhookSettings(entry: WebhookEntry, batching: BatchSettings, timeoutMs: number, key: string, file: string | null): WebhookSettings {
+  const headers = { 'content-type': 'application/json', ...entry.headers };
+  const json = /\bjson\b/i.test(headerValue(headers, 'content-type') ?? '');
+  return {
+    type: 'webhook',
+    url: entry.url,
+    method: entry.method ?? 'POST',
+    headers,
+    body: entry.body === undefined ? null : compileTemplate(entry.body, json ? 'json' : 'none', file, `${key}.body`),
+    timeoutMs,
+    batching,
+  };
+}
+
+export function resolveSlackSettings(entry: SlackEntry, batching: BatchSettings, timeoutMs: number, key: string, file: string | null): SlackSettings {
+  return { type: 'slack', url: entry.url, text: compileTemplate(entry.text ?? DEFAULT_SLACK_TEXT, 'slack', file, `${key}.text`), timeoutMs, batching };
+}
+
+const refuseMaintenance = (event: Event) => (inMaintenance(event) ? 'maintenance' : null);
+
+export function createWebhookOutput(name: string, settings: WebhookSettings, observer: OutputObserver): BatchingOutput {
+  const agent = new Agent({ connections: 2 });
+  // The headers go with each request (sendRequest lays the target's over its own): none on the target.
+  const target: HttpTarget = { url: settings.url, headers: {}, timeoutMs: settings.timeoutMs };
+  const headers = { 'user-agent': 'vigie', ...settings.headers };
+  const body = (event: Event) => (settings.body === null ? JSON.stringify(event) : settings.body.render(event));
+  const deliver = deliverEach(name, observer, (event, signal) => sendRequest(agent, target, settings.method, headers, settings.method === 'GET' ? null : body(event), signal));
+  return new BatchingOutput(name, settings.batching, deliver, observer, refuseMaintenance, () => agent.close());
+}
+
+export function createSlackOutput(name: string, settings: SlackSettings, observer: OutputObserver): BatchingOutput {
+  const agent = new Agent({ connections: 2 });
+  const target: HttpTarget = { url: settings.url, headers: {}, timeoutMs: settings.timeoutMs };
+  const headers = { 'content-type': 'application/json', 'user-agent': 'vigie' };
+  const deliver = deliverEach(name, observer, (event, signal) => sendRequest(agent, target, 'POST', headers, JSON.stringify({ text: settings.text.render(event) }), signal));
+  return new BatchingOutput(name, settings.batching, deliver, observer, refuseMaintenance, () => agent.close());
+}
