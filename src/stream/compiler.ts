@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { catalogue } from './actions/catalogue.ts';
-import { collectParamWarnings, describe } from './actions/params.ts';
+import { collectParamWarnings, describe, rejectUnknownOptions } from './actions/params.ts';
 import {
   type ActionDefinition,
   type BuildContext,
@@ -120,7 +120,7 @@ function resolve(raw: EdnValue, parentPath: string, warnings: string[]): Resolve
   let params: unknown;
   const found: string[] = [];
   try {
-    params = collectParamWarnings(found, () => action.params(rawParams));
+    params = collectParamWarnings(found, () => rejectUnknownOptions(() => action.params(rawParams)));
   } catch (error) {
     throw asConfigError(error, action, path);
   }

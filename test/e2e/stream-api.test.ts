@@ -82,6 +82,9 @@ describe('streams', () => {
     const params = await addStream('bad', '{:actions {:action :scale :params ["two"]}}');
     expect(params.status).toBe(400);
     expect(params.body?.error).toContain(':scale');
+    const typo = await addStream('bad', '{:actions {:action :fixed-time-window :params [{:durration "10s"}]}}');
+    expect(typo.status).toBe(400);
+    expect(typo.body?.error).toMatch(/^Invalid parameter :durration for action :fixed-time-window: unknown key \(did you mean :duration\?\)/);
     const name = await addStream('bad name', INDEX_BY_HOST);
     expect(name.status).toBe(400);
     expect(name.body?.error).toMatch(/Invalid stream name/);

@@ -88,3 +88,40 @@ describe('compileStream', () => {
     expect(() => stream.push({})).toThrow(':increment needs a numeric :metric');
   });
 });
+
+describe('unknown keys in an options map', () => {
+  const error = (edn: string) => {
+    try {
+      compile(edn);
+    } catch (caught) {
+      return (caught as Error).message;
+    }
+    throw new Error('compiled');
+  };
+
+  it('names a misspelled key and the key it likely meant, even when a required key is missing because of it', () => {
+    expect(error('{:actions {:action :fixed-time-window :params [{:durration "10s"}]}}')).toMatch(
+      /^Invalid parameter :durration for action :fixed-time-window: unknown key \(did you mean :duration\?\); the keys are :duration /,
+    );
+    expect(error('{:actions {:action :by :params [{:fields [:host] :gc-intervall "1m"}]}}')).toMatch(
+      /^Invalid parameter :gc-intervall for action :by: unknown key \(did you mean :gc-interval\?\); the keys are :fields, :gc-interval, :fork-ttl/,
+    );
+    expect(error('{:actions {:action :throttle :params [{:count 2 :duraton "1m"}]}}')).toMatch(/Invalid parameter :duraton for action :throttle: unknown key \(did you mean :duration\?\)/);
+  });
+
+  it('refuses a key no reader knows, listing the keys', () => {
+    expect(error('{:actions {:action :coalesce :params [{:duration "10s" :fields [:host] :color "red"}]}}')).toMatch(
+      /^Invalid parameter :color for action :coalesce: unknown key; the keys are :duration, :fields/,
+    );
+  });
+
+  it('still reports a missing key when nothing looks like it', () => {
+    expect(error('{:actions {:action :fixed-time-window :params [{:delay "1s"}]}}')).toMatch(/Invalid parameter :duration for action :fixed-time-window/);
+  });
+
+  it('takes what Mirabelle compiles: :aggr-fn in a window, any field in :with and :rename-keys', () => {
+    expect(() => compile('{:actions {:action :fixed-time-window :params [{:duration 10 :aggr-fn :fixed-time-window}]}}')).not.toThrow();
+    expect(() => compile('{:actions {:action :with :params [{:anything 1 :at-all 2}]}}')).not.toThrow();
+    expect(() => compile('{:actions {:action :rename-keys :params [{:a :b}]}}')).not.toThrow();
+  });
+});

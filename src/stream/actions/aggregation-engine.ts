@@ -38,12 +38,10 @@ export interface WindowParams {
 export function readWindowParams(raw: readonly EdnValue[]): WindowParams & { readonly options: Map<EdnValue, EdnValue> } {
   arity(raw, 1);
   const options = map(raw[0], 'config');
+  const windowDuration = duration(option(options, 'duration'), ':duration');
   const delay = option(options, 'delay');
-  return {
-    options,
-    duration: duration(option(options, 'duration'), ':duration'),
-    delay: delay === undefined ? 0 : duration(delay, ':delay', { allowZero: true }),
-  };
+  option(options, 'aggr-fn');
+  return { options, duration: windowDuration, delay: delay === undefined ? 0 : duration(delay, ':delay', { allowZero: true }) };
 }
 
 /** Index of the window holding `time`. Clojure truncates the quotient toward zero and subtracts one when it

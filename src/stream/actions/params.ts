@@ -3,6 +3,7 @@
  * `ParamError` naming the parameter and what is wrong; the compiler adds the action name.
  */
 import { DurationError, parseDuration } from '../../common/duration.ts';
+import { closestName } from '../../common/schema-errors.ts';
 import { compileCondition, type Condition } from '../condition.ts';
 import { type EdnMap, type EdnValue, isEdnMap, isKeyword, Keyword, kw } from '../edn.ts';
 import type { Path } from '../path.ts';
@@ -28,15 +29,68 @@ export function arity(raw: readonly EdnValue[], min: number, max = min): void {
   }
 }
 
+/** An options map (`[{:duration "10s" ...}]`): every key of it must be one `option()` reads (see `rejectUnknownOptions`). */
 export function map(value: EdnValue | undefined, name: string): EdnMap {
+  if (!isEdnMap(value)) throw new ParamError(name, `expected a map, got ${describe(value)}`);
+  optionsRead?.set(value, optionsRead.get(value) ?? new Set());
+  return value;
+}
+
+/** A map whose keys are the user's (fields to set, fields to rename), not options: any key goes. */
+export function freeMap(value: EdnValue | undefined, name: string): EdnMap {
   if (!isEdnMap(value)) throw new ParamError(name, `expected a map, got ${describe(value)}`);
   return value;
 }
 
 /** Reads `:key` of an options map; `undefined` when absent or nil. */
 export function option(options: EdnMap, key: string): EdnValue | undefined {
+  optionsRead?.get(options)?.add(key);
   const value = options.get(kw(key));
   return value === null ? undefined : value;
+}
+
+/** The keys `option()` read from each options map `map()` gave, while `rejectUnknownOptions` runs. */
+let optionsRead: Map<EdnMap, Set<string>> | null = null;
+
+/**
+ * Runs `read` (an action's `params()`), then refuses a key of an options map that no `option()` read: a typo
+ * (`:durration`) must not be ignored while the action runs with a default. When `read` failed first (a required
+ * key missing, which the typo often causes), a key close to one it did read is named instead, with the key it
+ * most likely meant; the keys it had not reached yet are not judged.
+ */
+export function rejectUnknownOptions<T>(read: () => T): T {
+  const outer = optionsRead;
+  const maps = new Map<EdnMap, Set<string>>();
+  optionsRead = maps;
+  let result: T;
+  try {
+    result = read();
+  } catch (error) {
+    const misspelled = firstUnknownKey(maps, true);
+    if (misspelled !== null) throw misspelled;
+    throw error;
+  } finally {
+    optionsRead = outer;
+  }
+  const unknown = firstUnknownKey(maps, false);
+  if (unknown !== null) throw unknown;
+  return result;
+}
+
+function firstUnknownKey(maps: ReadonlyMap<EdnMap, ReadonlySet<string>>, closeOnly: boolean): ParamError | null {
+  for (const [options, known] of maps) {
+    for (const key of options.keys()) {
+      const name = isKeyword(key) ? key.name : typeof key === 'string' ? key : null;
+      if (name !== null && known.has(name)) continue;
+      const shown = name === null ? describe(key) : `:${name}`;
+      const close = name === null ? undefined : closestName(known, name);
+      if (closeOnly && close === undefined) continue;
+      const hint = close === undefined ? '' : ` (did you mean :${close}?)`;
+      const expected = [...known].map((one) => `:${one}`).join(', ');
+      return new ParamError(shown, `unknown key${hint}; the keys are ${expected}`);
+    }
+  }
+  return null;
 }
 
 export function number(value: EdnValue | undefined, name: string): number {

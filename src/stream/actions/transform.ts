@@ -6,7 +6,7 @@
 import { type EdnValue, ednToJs, jsToEdn, printEdn } from '../edn.ts';
 import type { Emission, Event } from '../event.ts';
 import { assocIn, dissocIn, getIn, type Path } from '../path.ts';
-import { arity, describe, map, number, option, path, paths, string } from './params.ts';
+import { arity, describe, freeMap, map, number, option, path, paths, string } from './params.ts';
 import { type ActionDefinition, type ActionDoc, defineAction, ParamError } from './types.ts';
 
 type Transform = (event: Event) => Event;
@@ -57,7 +57,7 @@ export const withAction = transformAction(
   },
   (raw) => {
     arity(raw, 1);
-    return [...map(raw[0], 'fields')].map(([key, value], i): [Path, unknown] => [path(key, `fields key ${i}`), ednToJs(value)]);
+    return [...freeMap(raw[0], 'fields')].map(([key, value], i): [Path, unknown] => [path(key, `fields key ${i}`), ednToJs(value)]);
   },
   (fields) => {
     const flat: Record<string, unknown> = {};
@@ -175,7 +175,7 @@ export const renameKeys = transformAction(
   },
   (raw) => {
     arity(raw, 1);
-    return [...map(raw[0], 'renames')].map(([from, to], i): [Path, Path] => [path(from, `renames key ${i}`), path(to, `renames value ${i}`)]);
+    return [...freeMap(raw[0], 'renames')].map(([from, to], i): [Path, Path] => [path(from, `renames key ${i}`), path(to, `renames value ${i}`)]);
   },
   (renames) => (event) => {
     let result = event;

@@ -210,7 +210,7 @@ describe('output config', () => {
       }
       return 'accepted';
     };
-    expect(problem({ type: 'kafka' })).toBe('streams.outputs.out.type: must be one of "file", "http", "prometheus", "pagerduty", "elasticsearch", got "kafka"');
+    expect(problem({ type: 'kafka' })).toBe('streams.outputs.out.type: must be one of "file", "http", "prometheus", "pagerduty", "elasticsearch", "webhook", "slack", "email", got "kafka"');
     expect(problem({ type: 'file' })).toBe('streams.outputs.out.path: is required');
     expect(problem({ type: 'file', path: 'x', pth: 'y' })).toMatch(/^streams\.outputs\.out\.pth: unknown key "pth"/);
     expect(problem({ type: 'http', url: 'http://h', timeout: 5 })).toMatch(/^streams\.outputs\.out\.timeout: must be a duration string/);
