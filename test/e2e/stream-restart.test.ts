@@ -5,6 +5,7 @@
  * what it emits to its own file output; the reference is a process that was never interrupted.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -47,7 +48,9 @@ const FIRST = EVENTS.slice(0, 30);
 const SECOND = EVENTS.slice(30);
 
 const servers: TestServer[] = [];
+const sockets: Socket[] = [];
 afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.destroy();
   await Promise.all(servers.splice(0).map((server) => server.kill9()));
 });
 
@@ -267,16 +270,22 @@ describe('checkpoint format', () => {
 });
 
 describe('signals while stopping', () => {
-  /** A server whose stop takes a while: it writes an index of 200,000 entries. */
+  /** A server whose stop lasts until a request in flight times out: a client sent half of a PUT's body, and
+   *  the HTTP server's close waits for that request (request-timeout 4s) before the rest of the stop runs. A stop
+   *  held this way gives the signal handlers an idle event loop whatever the machine's speed. */
   async function busyToStop(): Promise<TestServer> {
     const dataDir = makeDataDir();
-    const server = await startServer({ dataDir, config: { streams: { 'snapshot-interval': '1h' } } });
+    const server = await startServer({ dataDir, config: { http: { 'request-timeout': '4s' }, streams: { 'snapshot-interval': '1h' } } });
     servers.push(server);
     await server.request('/api/v1/stream/big', json('POST', { config: b64('{:actions {:action :index :params [[:host]]}}') }));
-    for (let batch = 0; batch < 20; batch++) {
-      const events = Array.from({ length: 10_000 }, (_, i) => ({ host: `h${batch * 10_000 + i}`, metric: i, time: 1_000 + i, service: 'padding-to-make-rows-bigger'.repeat(4) }));
-      expect((await server.request('/api/v1/stream/big', json('PUT', { events }))).status).toBe(200);
-    }
+    const { port } = new URL(server.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.on('error', () => {});
+    sockets.push(socket);
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write('PUT /api/v1/stream/big HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"events": [');
+    // The request is in flight once the server has read its headers; a short pause makes sure of it.
+    await new Promise((resolve) => setTimeout(resolve, 300));
     return server;
   }
 
