@@ -13,6 +13,7 @@ import { durationMs, readConfigFile } from './values.ts';
 import { describeSchemaError, jsonPointerToKey } from '../common/schema-errors.ts';
 import { CHECK_KEYS, CheckValidationError, type KeyedCheck, kindOfConfigKey, parseCheck } from '../healthcheck/kinds/index.ts';
 import type { HealthcheckSettings } from '../healthcheck/settings.ts';
+import { type MaintenanceWindow, parseWindow } from '../healthcheck/maintenance.ts';
 import { type OutputSettings, resolveOutputs } from '../stream/outputs/schema.ts';
 import type { DiscoverySettings } from '../healthcheck/discovery/settings.ts';
 import type { ExporterSettings } from '../healthcheck/exporters/settings.ts';
@@ -207,6 +208,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       writeDelayS: writeDelay(file, raw.healthchecks?.['write-delay']),
       commandChecksApi: raw.healthchecks?.['command-checks-api'] ?? 'auto',
       checks,
+      maintenance: parseMaintenance(file, raw),
     },
     exporters: resolveExporters(raw.exporters, file),
     discovery: resolveDiscovery(raw.discovery, file),
@@ -276,6 +278,23 @@ function resolveRiemannTcp(file: string | null, tcp: NonNullable<NonNullable<Con
     maxFrameBytes: tcp['max-frame-size'] ?? bodyLimit,
     maxConnections: tcp['max-connections'] ?? 1024,
   };
+}
+
+/** `maintenance:` windows, each validated as the API validates one; names are unique. */
+function parseMaintenance(file: string | null, raw: ConfigFile): MaintenanceWindow[] {
+  const seen = new Set<string>();
+  return (raw.maintenance ?? []).map((entry, i) => {
+    let window: MaintenanceWindow;
+    try {
+      window = parseWindow(entry);
+    } catch (error) {
+      if (error instanceof CheckValidationError) throw new ConfigError(file, error.field === '' ? `maintenance[${i}]` : `maintenance[${i}].${error.field}`, error.problem);
+      throw error;
+    }
+    if (seen.has(window.name)) throw new ConfigError(file, `maintenance[${i}].name`, `duplicate name ${JSON.stringify(window.name)}`);
+    seen.add(window.name);
+    return window;
+  });
 }
 
 /**

@@ -197,6 +197,9 @@ export const ConfigFileSchema = Type.Object(
     'dns-checks': Type.Optional(CheckList),
     'tls-checks': Type.Optional(CheckList),
     'command-checks': Type.Optional(CheckList),
+    'heartbeat-checks': Type.Optional(CheckList),
+    /** Each window is validated by src/healthcheck/maintenance.ts. */
+    maintenance: Type.Optional(Type.Array(Type.Unknown())),
     exporters: Type.Optional(ExportersSchema),
     discovery: Type.Optional(DiscoverySchema),
     streams: Type.Optional(StreamsSettingsSchema),

@@ -7,7 +7,7 @@ import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlit
 /** API-created healthcheck definitions (config-file checks are always re-read from the file). */
 export const healthchecks = sqliteTable('healthchecks', {
   name: text('name').primaryKey(),
-  kind: text('kind', { enum: ['http', 'tcp', 'dns', 'tls', 'command'] }).notNull(),
+  kind: text('kind', { enum: ['http', 'tcp', 'dns', 'tls', 'command', 'heartbeat'] }).notNull(),
   source: text('source').notNull(),
   definition: text('definition', { mode: 'json' }).notNull(),
   createdAtS: integer('created_at_s').notNull(),
@@ -24,6 +24,8 @@ export const healthcheckResults = sqliteTable('healthcheck_results', {
   summary: text('summary').notNull(),
   labels: text('labels', { mode: 'json' }),
   source: text('source').notNull(),
+  /** The run finished during a maintenance window (docs/checks.md, "Maintenance windows"). */
+  maintenance: integer('maintenance', { mode: 'boolean' }).notNull().default(false),
 });
 
 /** The last N raw results of each check (N = `healthchecks.history-size`, 100 by default). */
@@ -36,6 +38,7 @@ export const healthcheckHistory = sqliteTable(
     timestampS: integer('timestamp_s').notNull(),
     durationMs: integer('duration_ms').notNull(),
     message: text('message').notNull(),
+    maintenance: integer('maintenance', { mode: 'boolean' }).notNull().default(false),
   },
   (table) => [index('healthcheck_history_name_id').on(table.name, table.id)],
 );
@@ -130,3 +133,20 @@ export const streamState = sqliteTable(
   },
   (table) => [primaryKey({ columns: [table.stream, table.path, table.forkKey, table.round] })],
 );
+
+/** The last report of each heartbeat check (docs/checks.md, "Heartbeat checks"): a restart counts its silence
+ *  from it. */
+export const heartbeatReports = sqliteTable('heartbeat_reports', {
+  name: text('name').primaryKey(),
+  reportedAtMs: integer('reported_at_ms').notNull(),
+  success: integer('success', { mode: 'boolean' }).notNull(),
+  message: text('message').notNull(),
+});
+
+/** Maintenance windows created through the API (those of the config file are re-read from it). `definition` is
+ *  the window as the API lists it. */
+export const maintenanceWindows = sqliteTable('maintenance_windows', {
+  name: text('name').primaryKey(),
+  definition: text('definition', { mode: 'json' }).notNull(),
+  createdAtS: integer('created_at_s').notNull(),
+});

@@ -45,6 +45,8 @@ export const CheckResultSchema = Type.Object({
   message: Type.String(),
   duration: Type.Integer(),
   source: Type.String(),
+  /** Only in a maintenance window (docs/checks.md). */
+  maintenance: Type.Optional(Type.Literal(true)),
 });
 
 /** A create answers its message; a one-off run adds its result. */
@@ -58,6 +60,7 @@ export const History = Type.Object({
       'healthcheck-timestamp': Type.Integer(),
       message: Type.String(),
       duration: Type.Integer(),
+      maintenance: Type.Optional(Type.Literal(true)),
     }),
   ),
 });

@@ -9,9 +9,11 @@ import type { CheckResult, UptimeWindow } from './repository.ts';
 export const UPTIME_BADGE_WINDOWS = ['24h', '7d', '30d'] as const;
 export type UptimeBadgeWindow = (typeof UPTIME_BADGE_WINDOWS)[number];
 
-/** `up` (green) or `down` (red) from the latest result, `not run yet` (grey) before the first. */
+/** `up` (green) or `down` (red) from the latest result, `maintenance` (blue) when it fell in a maintenance window,
+ *  `not run yet` (grey) before the first. */
 export function statusBadge(name: string, latest: CheckResult | undefined): string {
   if (latest === undefined) return makeBadge({ label: name, message: 'not run yet', color: 'lightgrey' });
+  if (latest.maintenance) return makeBadge({ label: name, message: 'maintenance', color: 'blue' });
   return makeBadge({ label: name, message: latest.success ? 'up' : 'down', color: latest.success ? 'brightgreen' : 'red' });
 }
 

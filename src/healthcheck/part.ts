@@ -13,6 +13,9 @@ import { DiscoveryStore } from './discovery/store.ts';
 import { Exporters } from './exporters/index.ts';
 import type { StreamIngest } from './exporters/stream.ts';
 import { badgeRoutes } from './badge-routes.ts';
+import { heartbeatRoutes } from './heartbeat-routes.ts';
+import { MaintenanceCalendar, MaintenanceStore } from './maintenance.ts';
+import { MaintenanceApi, maintenanceRoutes } from './maintenance-routes.ts';
 import { healthcheckOverviewRoutes } from './overview-routes.ts';
 import { healthcheckRoutes } from './routes.ts';
 import { HealthcheckService, parseBulk } from './service.ts';
@@ -27,6 +30,9 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
     const log = logger.child({ part: 'healthchecks' });
     const exporters = new Exporters(metrics.registry, log, seams.streamIngest);
     let service: HealthcheckService | null = null;
+    const calendar = new MaintenanceCalendar();
+    const maintenance = new MaintenanceApi(calendar, new MaintenanceStore(db));
+    maintenance.load(config.healthchecks.maintenance, log);
     const discovery = new HttpDiscovery(
       {
         parse: parseBulk,
@@ -43,6 +49,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
       logger: log,
       onResult: [exporters.offer],
       restoredSources: discovery.restore(config.discovery),
+      maintenance: calendar,
     });
     const running = service;
     let current = config;
@@ -57,6 +64,9 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
             commandChecksRefusal: () => commandChecksRefusal(current.healthchecks.commandChecksApi, config.http),
           }),
         );
+        // Reports and windows are the healthcheck API's writes; reports also reach config-file heartbeat checks.
+        await app.register(heartbeatRoutes(running));
+        if (!config.http.disableHealthcheckApi) await app.register(maintenanceRoutes(maintenance));
         if (!config.http.disableResultApi) {
           await app.register(healthcheckOverviewRoutes(running));
           await app.register(badgeRoutes(running));
@@ -69,6 +79,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
       },
       reload: async (next) => {
         await running.reload(next);
+        calendar.setConfig(next.healthchecks.maintenance);
         await exporters.apply(next.exporters);
         await discovery.reload(next.discovery);
         current = next;

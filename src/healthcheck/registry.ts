@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import { durationToMs } from '../common/duration.ts';
 import { type CheckDefinition, checkSummary, type Prepared, prepareCheck } from './kinds/index.ts';
+import type { PushReports } from './kinds/types.ts';
 import type { CheckSeries, HealthcheckMetrics } from './metrics.ts';
 import type { CheckResult, HealthcheckRepository } from './repository.ts';
 import { buildResult } from './result.ts';
@@ -55,9 +56,16 @@ export interface RegistryOptions {
   random?: () => number;
   /** Handed every periodic result (the exporters' queues): each must return at once and never throw. */
   onResult?: readonly ResultSink[];
+  /** Whether a result of this check finishing now falls in a maintenance window (src/healthcheck/maintenance.ts). */
+  inMaintenance?: (name: string, labels: Readonly<Record<string, string>>) => boolean;
+  /** Where pushed checks (heartbeats) keep their last report. */
+  pushReports?: PushReports;
 }
 
 export type ResultSink = (result: CheckResult) => void;
+
+/** Without a store (in-process tests), pushed checks count their silence from the start. */
+const NO_REPORTS: PushReports = { last: () => undefined, save: () => undefined };
 
 export class CheckRegistry {
   readonly prepare: (def: CheckDefinition) => Promise<Prepared>;
@@ -68,6 +76,8 @@ export class CheckRegistry {
   private readonly repository: HealthcheckRepository;
   private readonly logger: Logger;
   private readonly resultSinks: readonly ResultSink[];
+  private readonly inMaintenance: (name: string, labels: Readonly<Record<string, string>>) => boolean;
+  private readonly pushReports: PushReports;
   private mutations: Promise<unknown> = Promise.resolve();
   private started = false;
 
@@ -77,6 +87,8 @@ export class CheckRegistry {
     this.logger = options.logger;
     this.prepare = options.prepare ?? prepareCheck;
     this.resultSinks = options.onResult ?? [];
+    this.inMaintenance = options.inMaintenance ?? (() => false);
+    this.pushReports = options.pushReports ?? NO_REPORTS;
     this.scheduler = new Scheduler<RunningCheck>({
       maxConcurrentRuns: options.maxConcurrentRuns,
       ...(options.startTickMs !== undefined ? { tickMs: options.startTickMs } : {}),
@@ -138,7 +150,14 @@ export class CheckRegistry {
 
   register(check: RunningCheck): void {
     this.checks.set(check.def.name, check);
-    if (this.started) check.handle = this.scheduler.add(check);
+    if (this.started) this.activate(check);
+  }
+
+  /** Hands a check to the scheduler, or lets a pushed check record its own results. */
+  private activate(check: RunningCheck): void {
+    const pushed = check.prepared.pushed;
+    if (pushed !== undefined) pushed.start((failure) => this.recordRun(check, failure, 0), this.pushReports);
+    else check.handle ??= this.scheduler.add(check);
   }
 
   /** Replaces `previous` (if any) by `next`: the old check never runs again and its metric series go. */
@@ -159,7 +178,7 @@ export class CheckRegistry {
 
   start(): void {
     this.started = true;
-    for (const check of this.checks.values()) check.handle ??= this.scheduler.add(check);
+    for (const check of this.checks.values()) this.activate(check);
     this.scheduler.start();
   }
 
@@ -181,7 +200,8 @@ export class CheckRegistry {
   }
 
   private recordRun(check: RunningCheck, failure: unknown, durationMs: number): void {
-    const result = buildResult(check.def.name, check.summary, check.labels, check.source, failure, durationMs);
+    const name = check.def.name;
+    const result = buildResult(name, check.summary, check.labels, check.source, failure, durationMs, this.inMaintenance(name, check.def.labels));
     this.latest.set(result.name, result);
     this.repository.record(result);
     for (let i = 0; i < this.resultSinks.length; i++) (this.resultSinks[i] as ResultSink)(result);

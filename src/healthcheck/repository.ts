@@ -15,7 +15,7 @@
  */
 import { and, eq, getTableName, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
-import { healthcheckHistory, healthcheckResults, healthcheckUptime, healthchecks } from '../db/schema.ts';
+import { healthcheckHistory, healthcheckResults, healthcheckUptime, healthchecks, heartbeatReports } from '../db/schema.ts';
 import type { KindName } from './kinds/index.ts';
 
 /** The result of a run, in its JSON form (docs/http-api.md, "Results"), which is also how it is kept in memory. */
@@ -30,6 +30,8 @@ export interface CheckResult {
   /** Milliseconds, truncated. */
   duration: number;
   source: string;
+  /** Set (true) when the run finished during a maintenance window (docs/checks.md, "Maintenance windows"). */
+  maintenance?: true;
 }
 
 export interface HistoryEntry {
@@ -38,6 +40,7 @@ export interface HistoryEntry {
   'healthcheck-timestamp': number;
   message: string;
   duration: number;
+  maintenance?: true;
 }
 
 export interface StoredCheck {
@@ -147,13 +150,13 @@ export class HealthcheckRepository {
     const u = getTableName(healthcheckUptime);
     const r = getTableName(healthcheckResults);
     return {
-      upsertResult: client.prepare<[string, number, number, number, string, string, string | null, string]>(
-        `insert into ${r} (name, success, timestamp_s, duration_ms, message, summary, labels, source) values (?, ?, ?, ?, ?, ?, ?, ?)
+      upsertResult: client.prepare<[string, number, number, number, string, string, string | null, string, number]>(
+        `insert into ${r} (name, success, timestamp_s, duration_ms, message, summary, labels, source, maintenance) values (?, ?, ?, ?, ?, ?, ?, ?, ?)
          on conflict (name) do update set success = excluded.success, timestamp_s = excluded.timestamp_s, duration_ms = excluded.duration_ms,
-           message = excluded.message, summary = excluded.summary, labels = excluded.labels, source = excluded.source`,
+           message = excluded.message, summary = excluded.summary, labels = excluded.labels, source = excluded.source, maintenance = excluded.maintenance`,
       ),
-      insertHistory: client.prepare<[string, number, number, number, string]>(
-        `insert into ${h} (name, success, timestamp_s, duration_ms, message) values (?, ?, ?, ?, ?)`,
+      insertHistory: client.prepare<[string, number, number, number, string, number]>(
+        `insert into ${h} (name, success, timestamp_s, duration_ms, message, maintenance) values (?, ?, ?, ?, ?, ?)`,
       ),
       countHistory: client.prepare<[string], { n: number }>(`select count(*) as n from ${h} where name = ?`),
       // The oldest rows of one check, through the (name, id) index: it walks only the rows it deletes.
@@ -231,12 +234,10 @@ export class HealthcheckRepository {
    * together), so the small results table tells which names to look at.
    */
   retainOnly(existing: ReadonlySet<string>): string[] {
-    const gone = this.db
-      .select({ name: healthcheckResults.name })
-      .from(healthcheckResults)
-      .all()
-      .map((row) => row.name)
-      .filter((name) => !existing.has(name));
+    const stored = new Set(this.db.select({ name: healthcheckResults.name }).from(healthcheckResults).all().map((row) => row.name));
+    // A heartbeat's report is committed at once, its result later: a kill -9 between them leaves a report alone.
+    for (const row of this.db.select({ name: heartbeatReports.name }).from(heartbeatReports).all()) stored.add(row.name);
+    const gone = [...stored].filter((name) => !existing.has(name));
     this.forgetChecks(gone);
     return gone;
   }
@@ -255,6 +256,7 @@ export class HealthcheckRepository {
       tx.delete(healthcheckResults).where(inArray(healthcheckResults.name, chunk)).run();
       tx.delete(healthcheckHistory).where(inArray(healthcheckHistory.name, chunk)).run();
       tx.delete(healthcheckUptime).where(inArray(healthcheckUptime.name, chunk)).run();
+      tx.delete(heartbeatReports).where(inArray(heartbeatReports.name, chunk)).run();
     }
     for (const name of names) this.stored.delete(name);
   }
@@ -272,6 +274,7 @@ export class HealthcheckRepository {
       message: row.message,
       duration: row.durationMs,
       source: row.source,
+      ...(row.maintenance ? { maintenance: true as const } : {}),
     }));
   }
 
@@ -360,7 +363,9 @@ export class HealthcheckRepository {
       const timestampS = result['healthcheck-timestamp'];
       const durationMs = result.duration;
       const success = result.success ? 1 : 0;
-      s.insertHistory.run(name, success, timestampS, durationMs, result.message);
+      s.insertHistory.run(name, success, timestampS, durationMs, result.message, result.maintenance ? 1 : 0);
+      // A result in maintenance counts in no uptime ratio nor duration aggregate (docs/checks.md).
+      if (result.maintenance) continue;
       const resultHour = timestampS - (timestampS % HOUR_S);
       if (resultHour !== hour) {
         if (runs > 0) this.writeAggregates(name, hour, runs, successes, total, min, max);
@@ -375,7 +380,7 @@ export class HealthcheckRepository {
       if (durationMs < min) min = durationMs;
       if (durationMs > max) max = durationMs;
     }
-    this.writeAggregates(name, hour, runs, successes, total, min, max);
+    if (runs > 0) this.writeAggregates(name, hour, runs, successes, total, min, max);
     const latest = group[group.length - 1] as CheckResult;
     s.upsertResult.run(
       name,
@@ -386,13 +391,14 @@ export class HealthcheckRepository {
       latest.summary,
       latest.labels === undefined ? null : JSON.stringify(latest.labels),
       latest.source,
+      latest.maintenance ? 1 : 0,
     );
     state.historyRows += group.length;
     if (state.historyRows > this.options.historySize) {
       s.trimHistory.run(name, state.historyRows - this.options.historySize);
       state.historyRows = this.options.historySize;
     }
-    if (state.hour !== hour) {
+    if (hour !== -1 && state.hour !== hour) {
       state.hour = hour;
       s.pruneUptime.run(name, 'hour', hour - HOURLY_RETENTION_S);
       s.pruneUptime.run(name, 'day', hour - DAILY_RETENTION_S);
@@ -416,15 +422,13 @@ export class HealthcheckRepository {
     if (entries.length === max) return entries;
     const h = healthcheckHistory;
     const stored = this.db
-      .select({ name: h.name, success: h.success, timestampS: h.timestampS, durationMs: h.durationMs, message: h.message })
+      .select({ name: h.name, success: h.success, timestampS: h.timestampS, durationMs: h.durationMs, message: h.message, maintenance: h.maintenance })
       .from(h)
       .where(eq(h.name, name))
       .orderBy(sql`${h.id} desc`)
       .limit(max - entries.length)
       .all();
-    for (const row of stored) {
-      entries.push({ name: row.name, success: row.success, 'healthcheck-timestamp': row.timestampS, message: row.message, duration: row.durationMs });
-    }
+    for (const row of stored) entries.push(storedEntry(row.name, row.success, row.timestampS, row.message, row.durationMs, row.maintenance));
     return entries;
   }
 
@@ -448,7 +452,7 @@ export class HealthcheckRepository {
       .all();
     // The buffered results, as one-run buckets: they count exactly as they will once flushed.
     for (const result of this.buffer) {
-      if (result.name !== name) continue;
+      if (result.name !== name || result.maintenance) continue;
       const d = result.duration;
       rows.push({ periodStartS: hourOf(result['healthcheck-timestamp']), runs: 1, successes: result.success ? 1 : 0, durationTotalMs: d, durationMinMs: d, durationMaxMs: d });
     }
@@ -510,6 +514,7 @@ export class HealthcheckRepository {
     // The results still waiting to be written count as they will once written.
     const counts = new Map(rows.map((row) => [row.name, row]));
     for (const result of this.buffer) {
+      if (result.maintenance) continue;
       const timestampS = result['healthcheck-timestamp'];
       let row = counts.get(result.name);
       if (row === undefined) counts.set(result.name, (row = { name: result.name, runs24h: 0, ok24h: 0, runs7d: 0, ok7d: 0, runs30d: 0, ok30d: 0 }));
@@ -558,17 +563,17 @@ export class HealthcheckRepository {
     const byName = new Map<string, HistoryEntry[]>();
     const h = healthcheckHistory;
     for (const chunk of chunks(names)) {
-      const rows = this.db.all<{ name: string; success: number; timestamp_s: number; duration_ms: number; message: string }>(
-        sql`select name, success, timestamp_s, duration_ms, message from (
+      const rows = this.db.all<{ name: string; success: number; timestamp_s: number; duration_ms: number; message: string; maintenance: number }>(
+        sql`select name, success, timestamp_s, duration_ms, message, maintenance from (
               select ${h.name} as name, ${h.success} as success, ${h.timestampS} as timestamp_s, ${h.durationMs} as duration_ms,
-                     ${h.message} as message, ${h.id} as id, row_number() over (partition by ${h.name} order by ${h.id} desc) as newest
+                     ${h.message} as message, ${h.maintenance} as maintenance, ${h.id} as id, row_number() over (partition by ${h.name} order by ${h.id} desc) as newest
               from ${h} where ${inArray(h.name, chunk)})
             where newest <= ${Math.min(limit, this.options.historySize)} order by name, id`,
       );
       for (const row of rows) {
         let entries = byName.get(row.name);
         if (entries === undefined) byName.set(row.name, (entries = []));
-        entries.push({ name: row.name, success: row.success === 1, 'healthcheck-timestamp': row.timestamp_s, message: row.message, duration: row.duration_ms });
+        entries.push(storedEntry(row.name, row.success === 1, row.timestamp_s, row.message, row.duration_ms, row.maintenance === 1));
       }
     }
     return byName;
@@ -583,7 +588,7 @@ export class HealthcheckRepository {
     const step = window === '30d' ? DAY_S : HOUR_S;
     let added = false;
     for (const result of this.buffer) {
-      if (result.name !== name) continue;
+      if (result.name !== name || result.maintenance) continue;
       const timestampS = result['healthcheck-timestamp'];
       const start = timestampS - (timestampS % step);
       const d = result.duration;
@@ -622,7 +627,13 @@ export class HealthcheckRepository {
 /** SQLite limits bound parameters per statement; 500 names per `in (...)` stays well below. */
 /** A result still waiting to be written, as the history reads return it. */
 function historyEntry(result: CheckResult): HistoryEntry {
-  return { name: result.name, success: result.success, 'healthcheck-timestamp': result['healthcheck-timestamp'], message: result.message, duration: result.duration };
+  return storedEntry(result.name, result.success, result['healthcheck-timestamp'], result.message, result.duration, result.maintenance === true);
+}
+
+function storedEntry(name: string, success: boolean, timestampS: number, message: string, duration: number, maintenance: boolean): HistoryEntry {
+  const entry: HistoryEntry = { name, success, 'healthcheck-timestamp': timestampS, message, duration };
+  if (maintenance) entry.maintenance = true;
+  return entry;
 }
 
 function* chunks<T>(items: readonly T[], size = 500): Generator<T[]> {

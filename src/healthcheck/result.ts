@@ -8,8 +8,9 @@ export function buildResult(
   source: string,
   failure: unknown,
   durationMs: number,
+  maintenance = false,
 ): CheckResult {
-  return {
+  const result: CheckResult = {
     name,
     summary,
     ...(labels ? { labels } : {}),
@@ -19,6 +20,9 @@ export function buildResult(
     duration: Math.max(0, Math.floor(durationMs)),
     source,
   };
+  // Only when true: a result outside maintenance keeps upstream's exact shape.
+  if (maintenance) result.maintenance = true;
+  return result;
 }
 
 function failureMessage(failure: unknown): string {

@@ -42,6 +42,9 @@ import {
   type UptimeWindow,
   type UptimeWindowName,
 } from './repository.ts';
+import { HeartbeatReports } from './heartbeat-reports.ts';
+import { HeartbeatMonitor } from './kinds/heartbeat.ts';
+import { MaintenanceCalendar } from './maintenance.ts';
 import { buildResult } from './result.ts';
 import type { HealthcheckConfig } from './settings.ts';
 
@@ -56,7 +59,7 @@ export interface CheckOverview {
   description?: string;
   labels?: Record<string, string>;
   /** The latest run: when (unix seconds), how long (ms), and the message of a failure. */
-  result: { success: boolean; timestamp: number; duration: number; message?: string } | null;
+  result: { success: boolean; timestamp: number; duration: number; message?: string; maintenance?: true } | null;
   uptime: UptimeRatios;
 }
 
@@ -97,6 +100,8 @@ export interface ServiceOptions {
   onResult?: readonly ResultSink[];
   /** Checks of other sources to run from the start (the last good payload of each discovery source). */
   restoredSources?: readonly RestoredSource[];
+  /** The maintenance windows that mark results; none unless given. */
+  maintenance?: MaintenanceCalendar;
 }
 
 export interface RestoredSource {
@@ -112,6 +117,7 @@ export class HealthcheckService {
   private config: HealthcheckConfig;
   private uptimeCache: { at: number; ratios: Map<string, UptimeRatios> } | null = null;
   private readonly restoredSources: readonly RestoredSource[];
+  private readonly maintenance: MaintenanceCalendar;
 
   private constructor(options: ServiceOptions) {
     this.config = options.config;
@@ -122,7 +128,11 @@ export class HealthcheckService {
       writeDelayS: settings.writeDelayS,
       onFlushError: (error) => this.logger.error({ err: error }, `cannot write healthcheck results: ${(error as Error).message}`),
     });
+    this.maintenance = options.maintenance ?? new MaintenanceCalendar();
+    const maintenance = this.maintenance;
     this.checks = new CheckRegistry({
+      inMaintenance: (name, labels) => maintenance.inMaintenance(name, labels),
+      pushReports: new HeartbeatReports(options.db),
       maxConcurrentRuns: settings.maxConcurrentRuns,
       startTickMs: settings.startTickMs,
       metrics: new HealthcheckMetrics(options.registry, settings.labels),
@@ -259,6 +269,7 @@ export class HealthcheckService {
       if (latest !== undefined) {
         row.result = { success: latest.success, timestamp: latest['healthcheck-timestamp'], duration: latest.duration };
         if (!latest.success) row.result.message = latest.message;
+        if (latest.maintenance) row.result.maintenance = true;
       }
       rows.push(row);
     }
@@ -387,6 +398,18 @@ export class HealthcheckService {
     }
   }
 
+  /**
+   * A job's report to a heartbeat check (`/api/v1/heartbeat/<name>`): recorded as a result now, and committed
+   * before this returns, so that a restart counts the silence from it.
+   */
+  reportHeartbeat(name: string, success: boolean, message: string): void {
+    const check = this.checks.get(name);
+    if (check === undefined || !(check.prepared instanceof HeartbeatMonitor)) {
+      throw new HealthcheckError('not-found', check === undefined ? `Heartbeat check ${name} not found` : `Healthcheck ${name} is a ${check.def.kind} check, not a heartbeat check`);
+    }
+    check.prepared.report(success, message);
+  }
+
   // Runs
 
   /** Runs a check once, now, bounded by its timeout; nothing is registered, stored or counted. */
@@ -409,7 +432,8 @@ export class HealthcheckService {
       clearTimeout(timer);
       void prepared.close().catch(() => undefined);
     }
-    const result = buildResult(def.name, checkSummary(def), Object.keys(def.labels).length > 0 ? def.labels : undefined, API_SOURCE, failure, performance.now() - startedAt);
+    const labels = Object.keys(def.labels).length > 0 ? def.labels : undefined;
+    const result = buildResult(def.name, checkSummary(def), labels, API_SOURCE, failure, performance.now() - startedAt, this.maintenance.inMaintenance(def.name, def.labels));
     return failure === undefined
       ? { success: true, message: `One-off healthcheck ${def.name} successfully executed`, result }
       : { success: false, message: `Execution of one off healthcheck ${def.name} failed: ${result.message}`, result };
@@ -438,7 +462,7 @@ function notFound(name: string): HealthcheckError {
 }
 
 export function unknownKind(kind: string): HealthcheckError {
-  return new HealthcheckError('unknown-kind', `Unknown healthcheck kind ${JSON.stringify(kind)}: expected http, tcp, dns, tls, command or bulk`);
+  return new HealthcheckError('unknown-kind', `Unknown healthcheck kind ${JSON.stringify(kind)}: expected http, tcp, dns, tls, command, heartbeat or bulk`);
 }
 
 function startFailed(name: string, cause: string): HealthcheckError {

@@ -4,6 +4,7 @@
  */
 import type { CommandChecksApi } from './command-policy.ts';
 import type { KeyedCheck } from './kinds/index.ts';
+import type { MaintenanceWindow } from './maintenance.ts';
 
 export interface HealthcheckSettings {
   /** Check labels that become metric labels (`healthchecks-labels`). */
@@ -18,6 +19,8 @@ export interface HealthcheckSettings {
   commandChecksApi: CommandChecksApi;
   /** The `*-checks` lists, parsed by their kinds, in file order, each with its key path (`http-checks[2]`). */
   checks: KeyedCheck[];
+  /** The `maintenance:` windows of the config file (src/healthcheck/maintenance.ts). */
+  maintenance: MaintenanceWindow[];
 }
 
 /** What the part needs of a loaded config: its section, and the file to name in errors. */

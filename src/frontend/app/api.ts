@@ -9,6 +9,8 @@ export interface CheckResult {
   source: string;
   summary: string;
   labels?: Record<string, string>;
+  /** The run finished during a maintenance window. */
+  maintenance?: true;
 }
 
 export type Window = '24h' | '7d' | '30d';
@@ -21,7 +23,7 @@ export interface CheckOverview {
   source: string;
   description?: string;
   labels?: Record<string, string>;
-  result: { success: boolean; timestamp: number; duration: number; message?: string } | null;
+  result: { success: boolean; timestamp: number; duration: number; message?: string; maintenance?: true } | null;
   uptime: Uptime;
 }
 
@@ -30,6 +32,7 @@ export interface HistoryEntry {
   'healthcheck-timestamp': number;
   message: string;
   duration: number;
+  maintenance?: true;
 }
 
 export interface DurationBucket {

@@ -29,6 +29,11 @@ export function CheckView({ name }: { name: string }) {
       <h2>
         <span class={`badge ${state}`}>{state === 'pending' ? 'not run' : state}</span> <span class="check-name">{name}</span>
       </h2>
+      {latest?.maintenance && (
+        <p class="maintenance-banner" role="status">
+          In maintenance: this check's latest result fell in a maintenance window. Results in a window count in no uptime, and notification outputs drop them.
+        </p>
+      )}
       {latest !== null && (
         <p class="latest">
           Last run {dateTime(latest['healthcheck-timestamp'])}, {milliseconds(latest.duration)} · {latest.summary}
@@ -77,6 +82,7 @@ export function CheckView({ name }: { name: string }) {
                   <td>{dateTime(entry['healthcheck-timestamp'])}</td>
                   <td>
                     <span class={`badge ${entry.success ? 'ok' : 'failing'}`}>{entry.success ? 'ok' : 'failing'}</span>
+                    {entry.maintenance && <span class="badge maintenance">maintenance</span>}
                   </td>
                   <td class="num">{milliseconds(entry.duration)}</td>
                   <td class="message-cell">{entry.message}</td>

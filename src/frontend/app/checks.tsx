@@ -185,6 +185,7 @@ function CheckRow({ check, now, strip }: { check: CheckOverview; now: number; st
       </td>
       <td class="name">
         <a href={`#/check/${encodeURIComponent(check.name)}`}>{check.name}</a>
+        {result?.maintenance && <span class="badge maintenance">maintenance</span>}
         {check.description !== undefined && <div class="description">{check.description}</div>}
         {result !== null && !result.success && <div class="message">{result.message}</div>}
       </td>
@@ -219,15 +220,16 @@ export function Labels({ labels }: { labels: Record<string, string> }) {
   );
 }
 
-/** Oldest on the left, newest on the right; hovering a cell tells when, how long and what happened. */
+/** Oldest on the left, newest on the right; hovering a cell tells when, how long and what happened. A result in a
+ *  maintenance window has a colour of its own, failed or not: it counts in no uptime. */
 export function Strip({ entries }: { entries: HistoryEntry[] | undefined }) {
   if (entries === undefined) return <span class="strip empty" />;
   return (
     <span class="strip">
       {entries.map((entry) => (
         <span
-          class={`cell ${entry.success ? 'ok' : 'failing'}`}
-          title={`${dateTime(entry['healthcheck-timestamp'])} · ${milliseconds(entry.duration)}${entry.message ? ` · ${entry.message}` : ''}`}
+          class={`cell ${entry.success ? 'ok' : 'failing'}${entry.maintenance ? ' maintenance' : ''}`}
+          title={`${dateTime(entry['healthcheck-timestamp'])} · ${milliseconds(entry.duration)}${entry.message ? ` · ${entry.message}` : ''}${entry.maintenance ? ' · in maintenance' : ''}`}
         />
       ))}
     </span>

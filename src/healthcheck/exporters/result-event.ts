@@ -2,7 +2,7 @@
  * A check result as a Riemann event, mapped exactly as upstream's Riemann exporter does (docs/alerting.md): service
  * `cabourotte-healthcheck`, host this machine's name, state `ok`/`critical`, the duration (ms) as metric,
  * description `<summary>: <message>`, tag `cabourotte`, the TTL, the time, and attributes `healthcheck`, `source`
- * and every label (a label named `healthcheck` or `source` wins). Two shapes: Riemann's protobuf fields for the
+ * and every label (a label named `healthcheck` or `source` wins), plus `maintenance` during a maintenance window. Two shapes: Riemann's protobuf fields for the
  * Riemann exporter, and Vigie's stream event (attributes as top-level keys, time in ns) for the stream exporter.
  */
 import type { CheckResult } from '../repository.ts';
@@ -36,6 +36,8 @@ export function resultToRiemannEvent(result: CheckResult, host: string, ttlSecon
       else attributes.push({ key, value });
     }
   }
+  // In a maintenance window (docs/checks.md): Riemann attributes are strings.
+  if (result.maintenance) attributes.push({ key: 'maintenance', value: 'true' });
   const seconds = result['healthcheck-timestamp'];
   return {
     time: seconds,
@@ -73,6 +75,8 @@ export function resultToStreamEvent(result: CheckResult, host: string, service: 
   event.tags = [...RESULT_TAGS];
   event.ttl = ttlSeconds;
   event.time = result['healthcheck-timestamp'] * 1e9;
+  // The notification outputs drop events in maintenance (docs/alerting.md).
+  if (result.maintenance) event.maintenance = true;
   return event;
 }
 

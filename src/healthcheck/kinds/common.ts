@@ -61,15 +61,20 @@ function hasControlCharacter(text: string): boolean {
   return false;
 }
 
-export function parseBase<K extends KindName>(kind: K, input: BaseInput): BaseDefinition & { kind: K } {
-  if (input.kind !== undefined && input.kind !== kind) {
-    throw new CheckValidationError('kind', `must be ${JSON.stringify(kind)} for a ${kind} check, got ${JSON.stringify(input.kind)}`);
-  }
-  const name = input.name;
+/** A check's name: it is a URL path segment of the API (`/api/v1/result/<name>`) and a metric label. */
+export function nameField(name: string): string {
   if (name === '') throw new CheckValidationError('name', 'must not be empty');
   if ([...name].length > 255) throw new CheckValidationError('name', 'must be at most 255 characters long');
   if (name.includes('/')) throw new CheckValidationError('name', 'must not contain "/"');
   if (hasControlCharacter(name)) throw new CheckValidationError('name', 'must not contain control characters');
+  return name;
+}
+
+export function parseBase<K extends KindName>(kind: K, input: BaseInput): BaseDefinition & { kind: K } {
+  if (input.kind !== undefined && input.kind !== kind) {
+    throw new CheckValidationError('kind', `must be ${JSON.stringify(kind)} for a ${kind} check, got ${JSON.stringify(input.kind)}`);
+  }
+  const name = nameField(input.name);
   const oneOff = aliased('one-off', input['one-off'], 'oneoff', input.oneoff) ?? false;
   const timeoutNs = durationField('timeout', input.timeout);
   if (timeoutNs <= 0) throw new CheckValidationError('timeout', `must be greater than 0, got ${JSON.stringify(input.timeout)}`);

@@ -4,17 +4,18 @@
  */
 import { type CommandDefinition, commandKind } from './command.ts';
 import { type DnsDefinition, dnsKind } from './dns.ts';
+import { type HeartbeatDefinition, heartbeatKind } from './heartbeat.ts';
 import { type HttpDefinition, httpKind } from './http.ts';
 import { type TcpDefinition, tcpKind } from './tcp.ts';
 import { type TlsDefinition, tlsKind } from './tls.ts';
 import type { BaseDefinition, CheckJson, CheckKind, KindName, Prepared } from './types.ts';
 
-export type { CommandDefinition, DnsDefinition, HttpDefinition, TcpDefinition, TlsDefinition };
+export type { CommandDefinition, DnsDefinition, HeartbeatDefinition, HttpDefinition, TcpDefinition, TlsDefinition };
 export { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type KindName, type Prepared } from './types.ts';
 
-export type CheckDefinition = HttpDefinition | TcpDefinition | DnsDefinition | TlsDefinition | CommandDefinition;
+export type CheckDefinition = HttpDefinition | TcpDefinition | DnsDefinition | TlsDefinition | CommandDefinition | HeartbeatDefinition;
 
-export const KIND_NAMES: readonly KindName[] = ['http', 'tcp', 'dns', 'tls', 'command'];
+export const KIND_NAMES: readonly KindName[] = ['http', 'tcp', 'dns', 'tls', 'command', 'heartbeat'];
 
 export const CHECK_KINDS: { readonly [K in KindName]: CheckKind<Extract<CheckDefinition, { kind: K }>> } = {
   http: httpKind,
@@ -22,6 +23,7 @@ export const CHECK_KINDS: { readonly [K in KindName]: CheckKind<Extract<CheckDef
   dns: dnsKind,
   tls: tlsKind,
   command: commandKind,
+  heartbeat: heartbeatKind,
 };
 
 /** The config file key of a kind's list (`http-checks`), also the bulk API's. */

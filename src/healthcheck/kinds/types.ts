@@ -4,7 +4,7 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 
-export type KindName = 'http' | 'tcp' | 'dns' | 'tls' | 'command';
+export type KindName = 'http' | 'tcp' | 'dns' | 'tls' | 'command' | 'heartbeat';
 
 /** Fields every normalised definition has. Durations are nanoseconds (see src/common/duration.ts). */
 export interface BaseDefinition {
@@ -41,6 +41,30 @@ export interface Prepared {
   close(): Promise<void>;
   /** TLS checks: the earliest certificate expiry the last handshake saw (Unix seconds), for the metrics. */
   certificateExpirySeconds?(): number | undefined;
+  /** Set on checks whose results are pushed to them (heartbeats): the scheduler never runs them; the registry
+   *  starts them instead, and they record their results themselves. */
+  pushed?: PushedChecks;
+}
+
+/** What a pushed check records through: a result now (`failure` undefined is a success). */
+export type RecordResult = (failure: unknown) => void;
+
+export interface PushedChecks {
+  /** Called once the registry runs (at startup, or when the check is added to a running registry). */
+  start(record: RecordResult, reports: PushReports): void;
+}
+
+/** The last report pushed to a check, kept in SQLite so that a restart knows how long it has been silent. */
+export interface PushReport {
+  atMs: number;
+  success: boolean;
+  message: string;
+}
+
+export interface PushReports {
+  last(name: string): PushReport | undefined;
+  /** Committed before it returns: the job's request is answered after it. */
+  save(name: string, report: PushReport): void;
 }
 
 export interface CheckKind<D extends BaseDefinition> {

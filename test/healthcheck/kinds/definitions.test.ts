@@ -18,7 +18,11 @@ const MINIMAL: Record<KindName, Record<string, unknown>> = {
   dns: { domain: 'example.org' },
   tls: { target: 'example.org', port: 443 },
   command: { command: 'true' },
+  heartbeat: {},
 };
+
+/** The kinds the scheduler runs: a heartbeat has no timeout (test below). */
+const RUN_KINDS = KIND_NAMES.filter((kind) => kind !== 'heartbeat');
 
 function parse(kind: KindName, raw: Record<string, unknown>): CheckDefinition {
   return parseCheck(kind, { name: 'c', timeout: '1s', interval: '10s', ...MINIMAL[kind], ...raw });
@@ -36,7 +40,7 @@ function rejection(kind: KindName, raw: Record<string, unknown>, base: Record<st
 }
 
 describe('base fields, for every kind', () => {
-  it.each(KIND_NAMES)('%s: validates name, durations and the interval rule', (kind) => {
+  it.each(RUN_KINDS)('%s: validates name, durations and the interval rule', (kind) => {
     expect(rejection(kind, {}, { timeout: '1s', interval: '1s' })).toBe('name: is required');
     expect(rejection(kind, { name: '' })).toBe('name: must not be empty');
     expect(rejection(kind, { name: 'x'.repeat(256) })).toBe('name: must be at most 255 characters long');
@@ -54,7 +58,7 @@ describe('base fields, for every kind', () => {
     expect(parse(kind, { timeout: '3s', interval: '3s' }).intervalNs).toBe(3e9);
   });
 
-  it.each(KIND_NAMES)('%s: rejects unknown keys, naming them', (kind) => {
+  it.each(RUN_KINDS)('%s: rejects unknown keys, naming them', (kind) => {
     expect(rejection(kind, { foo: 1 })).toBe('unknown key "foo"');
     expect(rejection(kind, { tiemout: '1s' })).toBe('unknown key "tiemout" (did you mean "timeout"?)');
   });
@@ -200,7 +204,7 @@ describe('listing form', () => {
     expect(checkToJson(parseCheck('tcp', { name: 'o', timeout: '1s', 'one-off': true, ...MINIMAL.tcp }))).toMatchObject({ interval: '0s', 'one-off': true });
   });
 
-  it.each(KIND_NAMES)('%s: a listed definition parses back to the same definition', (kind) => {
+  it.each(RUN_KINDS)('%s: a listed definition parses back to the same definition', (kind) => {
     const def = parse(kind, { description: 'd', labels: { a: 'b' }, interval: '2h45m', timeout: '250ms' });
     expect(parseCheck(kind, checkToJson(def, 'api'))).toStrictEqual(def);
   });
@@ -227,7 +231,7 @@ describe('registry', () => {
       expect(CHECK_KINDS[kind].kind).toBe(kind);
       expect(CHECK_KINDS[kind].schema).toMatchObject({ type: 'object', additionalProperties: false });
     }
-    expect(KIND_NAMES.map(configKeyOf)).toEqual(['http-checks', 'tcp-checks', 'dns-checks', 'tls-checks', 'command-checks']);
+    expect(KIND_NAMES.map(configKeyOf)).toEqual(['http-checks', 'tcp-checks', 'dns-checks', 'tls-checks', 'command-checks', 'heartbeat-checks']);
     expect(KIND_NAMES.every(isKindName)).toBe(true);
     expect(isKindName('bulk')).toBe(false);
   });
@@ -235,5 +239,38 @@ describe('registry', () => {
   it('rejects a definition that is not an object', () => {
     expect(() => parseCheck('tcp', 'nope')).toThrow(/must be a mapping/);
     expect(() => parseCheck('tcp', null)).toThrow(CheckValidationError);
+  });
+});
+
+describe('heartbeat definition', () => {
+  const heartbeat = (raw: Record<string, unknown>) => parseCheck('heartbeat', { name: 'backup', interval: '1h', ...raw });
+  const refusal = (raw: Record<string, unknown>) => {
+    try {
+      heartbeat(raw);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    throw new Error('accepted');
+  };
+
+  it('takes interval and grace (1m by default), no timeout', () => {
+    expect(heartbeat({})).toMatchObject({ kind: 'heartbeat', name: 'backup', intervalNs: 3600e9, graceNs: 60e9, oneOff: false, labels: {} });
+    expect(heartbeat({ grace: '0s', labels: { team: 'ops' } })).toMatchObject({ graceNs: 0, labels: { team: 'ops' } });
+    expect(refusal({ timeout: '1s' })).toBe('unknown key "timeout"');
+    expect(refusal({ interval: undefined })).toBe('interval: is required');
+    expect(refusal({ interval: '0s' })).toBe('interval: must be greater than 0, got "0s"');
+    expect(refusal({ grace: '-1m' })).toBe('grace: must not be negative, got "-1m"');
+    expect(refusal({ name: 'a/b' })).toBe('name: must not contain "/"');
+    expect(refusal({ 'one-off': true })).toMatch(/^one-off: /);
+    expect(refusal({ kind: 'http' })).toBe('kind: must be "heartbeat" for a heartbeat check, got "http"');
+  });
+
+  it('lists as it parses back, and summarises its expectation', () => {
+    const def = heartbeat({ description: 'nightly backup', labels: { a: 'b' }, grace: '5m' });
+    expect(checkToJson(def, 'api')).toStrictEqual({
+      name: 'backup', description: 'nightly backup', interval: '1h0m0s', 'one-off': false, source: 'api', labels: { a: 'b' }, grace: '5m0s', kind: 'heartbeat',
+    });
+    expect(parseCheck('heartbeat', checkToJson(def, 'api'))).toStrictEqual(def);
+    expect(checkSummary(def)).toBe('Heartbeat healthcheck nightly backup expected every 1h0m0s (grace 5m0s)');
   });
 });

@@ -1,0 +1,149 @@
+/**
+ * Heartbeat check (docs/checks.md, "Heartbeat checks"): a push check. Nothing runs it; a job reports to
+ * `/api/v1/heartbeat/<name>` (success) or `/fail` (failure with a message), and each report is a result. Silence
+ * past `interval` + `grace` is a failure, recorded again every `interval` while the silence lasts. The last
+ * report is kept in SQLite, so a restart counts the silence from it, not from the restart.
+ */
+import { Type } from '@sinclair/typebox';
+import { Duration, durationToMs, formatDuration } from '../../common/duration.ts';
+import { baseToJson, durationField, nameField, validateShape } from './common.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared, type PushReports, type RecordResult } from './types.ts';
+
+export interface HeartbeatDefinition extends BaseDefinition {
+  kind: 'heartbeat';
+  graceNs: number;
+}
+
+const DEFAULT_GRACE = '1m';
+/** The longest a timer can wait (2^31 - 1 ms): later deadlines are reached in steps. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+export const heartbeatSchema = Type.Object(
+  {
+    kind: Type.Optional(Type.String()),
+    name: Type.String(),
+    description: Type.Optional(Type.String()),
+    interval: Duration,
+    grace: Type.Optional(Duration),
+    /** Listings show it; a heartbeat check is always periodic. */
+    'one-off': Type.Optional(Type.Literal(false)),
+    source: Type.Optional(Type.String()),
+    labels: Type.Optional(Type.Record(Type.String(), Type.String())),
+  },
+  { additionalProperties: false },
+);
+
+export function parseHeartbeat(raw: unknown): HeartbeatDefinition {
+  const input = validateShape(heartbeatSchema, raw);
+  if (input.kind !== undefined && input.kind !== 'heartbeat') {
+    throw new CheckValidationError('kind', `must be "heartbeat" for a heartbeat check, got ${JSON.stringify(input.kind)}`);
+  }
+  const intervalNs = durationField('interval', input.interval);
+  if (intervalNs <= 0) throw new CheckValidationError('interval', `must be greater than 0, got ${JSON.stringify(input.interval)}`);
+  const graceNs = durationField('grace', input.grace ?? DEFAULT_GRACE);
+  if (graceNs < 0) throw new CheckValidationError('grace', `must not be negative, got ${JSON.stringify(input.grace)}`);
+  return {
+    kind: 'heartbeat',
+    name: nameField(input.name),
+    description: input.description ?? '',
+    intervalNs,
+    // No run to time out; the scheduler never sees a heartbeat check.
+    timeoutNs: 0,
+    oneOff: false,
+    labels: { ...input.labels },
+    graceNs,
+  };
+}
+
+export function heartbeatToJson(def: HeartbeatDefinition, source = ''): CheckJson {
+  const json = baseToJson(def, source);
+  json.grace = formatDuration(def.graceNs);
+  json.kind = def.kind;
+  return json;
+}
+
+export function heartbeatSummary(def: HeartbeatDefinition): string {
+  const what = def.description === '' ? 'Heartbeat healthcheck' : `Heartbeat healthcheck ${def.description}`;
+  return `${what} expected every ${formatDuration(def.intervalNs)} (grace ${formatDuration(def.graceNs)})`;
+}
+
+/** The failure of a silent check (the message of docs/checks.md). */
+export function silenceMessage(def: HeartbeatDefinition, sinceMs: number): string {
+  return `no heartbeat since ${new Date(sinceMs).toISOString()} (expected every ${formatDuration(def.intervalNs)}, grace ${formatDuration(def.graceNs)})`;
+}
+
+/** The report route's check: one monitor per heartbeat check, holding the deadline of its silence. */
+export class HeartbeatMonitor implements Prepared {
+  readonly pushed = this;
+  private record: RecordResult | null = null;
+  private reports: PushReports | null = null;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  /** The last report, or when the monitor started for a check that never reported. */
+  private sinceMs = 0;
+  private deadlineMs = 0;
+  private readonly intervalMs: number;
+  private readonly allowedSilenceMs: number;
+
+  constructor(
+    readonly def: HeartbeatDefinition,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.intervalMs = durationToMs(def.intervalNs);
+    this.allowedSilenceMs = this.intervalMs + durationToMs(def.graceNs);
+  }
+
+  run(): Promise<void> {
+    return Promise.reject(new CheckFailure('a heartbeat check is not run: jobs report to it'));
+  }
+
+  async close(): Promise<void> {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.record = null;
+  }
+
+  start(record: RecordResult, reports: PushReports): void {
+    this.record = record;
+    this.reports = reports;
+    const last = reports.last(this.def.name);
+    this.sinceMs = last?.atMs ?? this.now();
+    this.arm(this.sinceMs + this.allowedSilenceMs);
+  }
+
+  /** A job's report: recorded as a result now, and the silence counted again from it. */
+  report(success: boolean, message: string): void {
+    const atMs = this.now();
+    this.reports?.save(this.def.name, { atMs, success, message });
+    this.sinceMs = atMs;
+    this.record?.(success ? undefined : new CheckFailure(message));
+    if (this.record !== null) this.arm(atMs + this.allowedSilenceMs);
+  }
+
+  private arm(deadlineMs: number): void {
+    this.deadlineMs = deadlineMs;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.wake(), Math.min(MAX_TIMER_MS, Math.max(0, deadlineMs - this.now())));
+    this.timer.unref();
+  }
+
+  private wake(): void {
+    this.timer = null;
+    if (this.record === null) return;
+    if (this.now() < this.deadlineMs) {
+      this.arm(this.deadlineMs);
+      return;
+    }
+    this.record(new CheckFailure(silenceMessage(this.def, this.sinceMs)));
+    // Still silent: the failure is recorded again each interval, as a periodic check would fail each run.
+    this.arm(this.deadlineMs + this.intervalMs);
+  }
+}
+
+export const heartbeatKind: CheckKind<HeartbeatDefinition> = {
+  kind: 'heartbeat',
+  schema: heartbeatSchema,
+  parse: parseHeartbeat,
+  toJson: heartbeatToJson,
+  summary: heartbeatSummary,
+  prepare: async (def) => new HeartbeatMonitor(def),
+};
