@@ -195,6 +195,36 @@ describe.skipIf(!hasChromium())('dashboard', () => {
     await page.close();
   });
 
+  it('shows results in a maintenance window apart: their own colour in the strips, a mark in the list, a banner on the check page', async () => {
+    const window = { name: 'db-work', start: new Date(Date.now() - 1000).toISOString(), duration: '10m', checks: ['db-tcp'] };
+    expect((await server.request('/api/v1/maintenance', json('POST', window))).status).toBe(201);
+    try {
+      const watched = await browser.open(`${server.url}/frontend/index.html#/check/db-tcp`);
+      const { page } = watched;
+      await expect.poll(() => page.locator('.maintenance-banner').textContent(), { timeout: 10_000 }).toContain('In maintenance');
+      await expect.poll(() => page.locator('.strip .cell.maintenance').count(), { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+      expect(await page.locator('table.history tbody tr .badge.maintenance').first().textContent()).toBe('maintenance');
+      // The colour differs from a plain success.
+      const colours = await page.evaluate(() => {
+        const of = (selector: string) => getComputedStyle(document.querySelector(selector) as Element).backgroundColor;
+        return { maintenance: of('.strip .cell.maintenance'), ok: of('.strip .cell.ok:not(.maintenance)') };
+      });
+      expect(colours.maintenance).not.toBe(colours.ok);
+      await watched.screenshot('check-maintenance');
+      await page.goto(`${server.url}/frontend/index.html#/checks`);
+      await expect.poll(() => page.locator('tr.check[data-name="db-tcp"] .badge.maintenance').count(), { timeout: 10_000 }).toBe(1);
+      expect(await page.locator('tr.check[data-name="web-ok"] .badge.maintenance').count()).toBe(0);
+      await page.goto(`${server.url}/frontend/index.html#/check/web-ok`);
+      await expect.poll(() => page.locator('.check-name').textContent()).toBe('web-ok');
+      await expect.poll(() => page.locator('table.history tbody tr').count()).toBeGreaterThanOrEqual(1);
+      expect(await page.locator('.maintenance-banner').count()).toBe(0);
+      await expectNothingRan(watched);
+      await page.close();
+    } finally {
+      await server.request('/api/v1/maintenance/db-work', { method: 'DELETE' });
+    }
+  });
+
   it('renders hostile names, descriptions, labels and messages as text and runs nothing', async () => {
     const watched = await browser.open(`${server.url}/frontend/index.html`);
     const { page } = watched;
