@@ -6,7 +6,7 @@
  */
 import { type TSchema, Type } from '@sinclair/typebox';
 import { CHECK_KEYS, CHECK_KINDS, type CheckKey, kindOfConfigKey } from './kinds/index.ts';
-import { UPTIME_WINDOWS } from './repository.ts';
+import { UPTIME_WINDOWS } from './result-types.ts';
 
 export const NameParams = Type.Object({ name: Type.String() });
 

@@ -8,7 +8,7 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { registerPartRoutes } from '../server/errors.ts';
 import { statusBadge, UPTIME_BADGE_WINDOWS, uptimeBadge } from './badges.ts';
 import { healthcheckErrors } from './routes.ts';
-import type { CheckResult } from './repository.ts';
+import type { CheckResult } from './result-types.ts';
 import { HealthcheckError, type HealthcheckService } from './service.ts';
 
 const CACHE_SECONDS = 60;

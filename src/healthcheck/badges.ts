@@ -4,7 +4,7 @@
  * measures the text with the font's metrics, so a badge is as wide as its words.
  */
 import { makeBadge } from 'badge-maker';
-import type { CheckResult, UptimeWindow } from './repository.ts';
+import type { CheckResult, UptimeWindow } from './result-types.ts';
 
 export const UPTIME_BADGE_WINDOWS = ['24h', '7d', '30d'] as const;
 export type UptimeBadgeWindow = (typeof UPTIME_BADGE_WINDOWS)[number];

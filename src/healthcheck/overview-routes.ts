@@ -13,7 +13,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { compressAnswers } from '../server/compression.ts';
 import { HttpError, registerPartRoutes } from '../server/errors.ts';
 import { healthcheckErrors } from './routes.ts';
-import type { SeriesWindow } from './repository.ts';
+import type { SeriesWindow } from './result-types.ts';
 import type { HealthcheckService } from './service.ts';
 
 /** A page of the list asks for its strips at once; more names than this is a client bug, not a page. */

@@ -10,7 +10,8 @@ import { durationToMs } from '../common/duration.ts';
 import { type CheckDefinition, checkSummary, type Prepared, prepareCheck } from './kinds/index.ts';
 import type { PushReports } from './kinds/types.ts';
 import type { CheckSeries, HealthcheckMetrics } from './metrics.ts';
-import type { CheckResult, HealthcheckRepository } from './repository.ts';
+import type { HealthcheckRepository } from './repository.ts';
+import type { CheckResult } from './result-types.ts';
 import { buildResult } from './result.ts';
 import { type ScheduledJob, Scheduler, type SchedulerJob } from './scheduler.ts';
 

@@ -1,204 +1,54 @@
 /**
- * SQLite storage of the healthcheck part: API-created definitions, the latest result of every check, the last
- * `history-size` raw results per check, and hourly / daily aggregates. Knows nothing of HTTP or of scheduling.
- *
- * Definitions are written synchronously (the API answers after the commit). Results are buffered and written per
- * check in groups: once a second, the checks whose oldest buffered result is `writeDelayS` old have all their
- * buffered results written, in one transaction for all of them (and everything is written at stop, before a
- * mutation, and when `maxBuffered` results wait). A group of n results of one check costs one history insert per
- * result but one trim, one latest-result upsert and one aggregate upsert, and it dirties the check's pages once:
- * SQLite's cost is per page written, so a group of 3 costs about half of 3 single writes (docs/performance.md,
- * "Result writes"). Everything stays bounded: history is trimmed per check in the same transaction, and a check's
- * aggregates older than their retention are pruned when the check opens a new hour.
- * Reads (history, uptime) see the buffered results too: they merge the buffer into what the database holds,
- * so a read never forces a write.
+ * SQLite storage of the healthcheck part, composed of its three stores: API-created definitions
+ * (definition-store.ts), results with their history and aggregates (result-store.ts), and the uptime reads over
+ * the aggregates (uptime-reads.ts). What spans them lives here: a bulk replace and a delete change definitions and
+ * results in one transaction. Knows nothing of HTTP or of scheduling.
  */
-import { and, eq, getTableName, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
-import { healthcheckHistory, healthcheckResults, healthcheckUptime, healthchecks, heartbeatReports } from '../db/schema.ts';
-import type { KindName } from './kinds/index.ts';
+import { DefinitionStore } from './definition-store.ts';
+import { type RepositoryOptions, ResultStore } from './result-store.ts';
+import type { CheckResult, DurationBucket, HistoryEntry, SeriesWindow, StoredCheck, UptimeRatios, UptimeWindow, UptimeWindowName } from './result-types.ts';
+import { UptimeReads } from './uptime-reads.ts';
 
-/** The result of a run, in its JSON form (docs/http-api.md, "Results"), which is also how it is kept in memory. */
-export interface CheckResult {
-  name: string;
-  summary: string;
-  labels?: Record<string, string>;
-  success: boolean;
-  /** Unix seconds, when the run finished. */
-  'healthcheck-timestamp': number;
-  message: string;
-  /** Milliseconds, truncated. */
-  duration: number;
-  source: string;
-  /** Set (true) when the run finished during a maintenance window (docs/checks.md, "Maintenance windows"). */
-  maintenance?: true;
-}
-
-export interface HistoryEntry {
-  name: string;
-  success: boolean;
-  'healthcheck-timestamp': number;
-  message: string;
-  duration: number;
-  maintenance?: true;
-}
-
-export interface StoredCheck {
-  name: string;
-  kind: KindName;
-  /** The listing form of the definition, as `checkToJson` gave it. */
-  definition: unknown;
-}
-
-export interface UptimeWindow {
-  runs: number;
-  successes: number;
-  /** successes / runs; null without runs. */
-  ratio: number | null;
-  /** Mean run duration in ms; null without runs. */
-  'mean-duration': number | null;
-  'min-duration': number | null;
-  'max-duration': number | null;
-  /** Unix seconds: the start of the oldest hourly bucket counted (buckets overlapping the window are counted whole). */
-  since: number;
-}
-
-/** Success ratios (null without runs), as the dashboard shows them. */
-export interface UptimeRatios {
-  '24h': number | null;
-  '7d': number | null;
-  '30d': number | null;
-}
-
-export type SeriesWindow = '24h' | '7d' | '30d';
-
-export interface DurationBucket {
-  /** Unix seconds: the start of the hour or day. */
-  start: number;
-  runs: number;
-  successes: number;
-  /** Milliseconds. */
-  mean: number;
-  min: number;
-  max: number;
-}
-
-export const UPTIME_WINDOWS = { '1h': 3600, '24h': 86_400, '7d': 7 * 86_400, '30d': 30 * 86_400 } as const;
-export type UptimeWindowName = keyof typeof UPTIME_WINDOWS;
-
-const HOUR_S = 3600;
-const DAY_S = 86_400;
-export const HOURLY_RETENTION_S = 30 * DAY_S;
-export const DAILY_RETENTION_S = 365 * DAY_S;
-
-export interface RepositoryOptions {
-  historySize: number;
-  /** How often the due groups are written. */
-  flushIntervalMs?: number;
-  /** A check's results are written once its oldest buffered one is this old (`healthchecks.write-delay`). */
-  writeDelayS?: number;
-  /** Everything is written as soon as this many results are buffered. */
-  maxBuffered?: number;
-  /** Unix seconds; injectable for tests. */
-  nowS?: () => number;
-  /** A periodic flush failed (disk full, database locked for too long); the batch is lost. */
-  onFlushError?: (error: unknown) => void;
-}
-
-/**
- * Per check: the hour it last wrote an aggregate for (a new hour triggers the pruning of its old aggregates),
- * and how many history rows it has (counted once, then kept up to date), so that trimming deletes exactly the
- * rows over `history-size`, oldest first, without looking at the others.
- */
-interface StoredState {
-  hour: number;
-  historyRows: number;
-}
+export type { RepositoryOptions } from './result-store.ts';
+export * from './result-types.ts';
 
 export class HealthcheckRepository {
-  private buffer: CheckResult[] = [];
-  private flushTimer: ReturnType<typeof setInterval> | null = null;
-  /** What the flush keeps per check: the hour it last wrote an aggregate for, and its history rows. */
-  private readonly stored = new Map<string, StoredState>();
-  private readonly flushIntervalMs: number;
-  private readonly writeDelayS: number;
-  private readonly maxBuffered: number;
-  private readonly nowS: () => number;
-  private readonly statements;
-  private readonly writeBatch: (batch: CheckResult[]) => void;
+  readonly definitions: DefinitionStore;
+  readonly results: ResultStore;
+  readonly uptimes: UptimeReads;
 
   constructor(
     private readonly db: Db,
-    private readonly options: RepositoryOptions,
+    options: RepositoryOptions,
   ) {
-    this.flushIntervalMs = options.flushIntervalMs ?? 1000;
-    this.writeDelayS = options.writeDelayS ?? 0;
-    this.maxBuffered = options.maxBuffered ?? 200_000;
-    this.nowS = options.nowS ?? (() => Math.floor(Date.now() / 1000));
-    this.statements = this.prepareStatements();
-    this.writeBatch = this.db.$client.transaction((batch: CheckResult[]) => this.writeResults(batch));
+    const nowS = options.nowS ?? (() => Math.floor(Date.now() / 1000));
+    this.definitions = new DefinitionStore(db, nowS);
+    this.results = new ResultStore(db, options);
+    this.uptimes = new UptimeReads(db, () => this.results.buffered(), nowS);
   }
 
-  /**
-   * The flush's statements, prepared once on the better-sqlite3 connection itself: they run 1,200 times a
-   * second with 12,000 checks, and drizzle's placeholder mapping cost more than SQLite's own work. One statement
-   * per table and result; the hourly and daily aggregates are one two-row upsert.
-   */
-  private prepareStatements() {
-    const client = this.db.$client;
-    const h = getTableName(healthcheckHistory);
-    const u = getTableName(healthcheckUptime);
-    const r = getTableName(healthcheckResults);
-    return {
-      upsertResult: client.prepare<[string, number, number, number, string, string, string | null, string, number]>(
-        `insert into ${r} (name, success, timestamp_s, duration_ms, message, summary, labels, source, maintenance) values (?, ?, ?, ?, ?, ?, ?, ?, ?)
-         on conflict (name) do update set success = excluded.success, timestamp_s = excluded.timestamp_s, duration_ms = excluded.duration_ms,
-           message = excluded.message, summary = excluded.summary, labels = excluded.labels, source = excluded.source, maintenance = excluded.maintenance`,
-      ),
-      insertHistory: client.prepare<[string, number, number, number, string, number]>(
-        `insert into ${h} (name, success, timestamp_s, duration_ms, message, maintenance) values (?, ?, ?, ?, ?, ?)`,
-      ),
-      countHistory: client.prepare<[string], { n: number }>(`select count(*) as n from ${h} where name = ?`),
-      // The oldest rows of one check, through the (name, id) index: it walks only the rows it deletes.
-      trimHistory: client.prepare<[string, number]>(`delete from ${h} where id in (select id from ${h} where name = ? order by id asc limit ?)`),
-      upsertUptime: client.prepare<[string, number, number, number, number, number, number, string, number, number, number, number, number, number]>(
-        `insert into ${u} (name, granularity, period_start_s, runs, successes, duration_total_ms, duration_min_ms, duration_max_ms)
-         values (?, 'hour', ?, ?, ?, ?, ?, ?), (?, 'day', ?, ?, ?, ?, ?, ?)
-         on conflict (name, granularity, period_start_s) do update set runs = runs + excluded.runs, successes = successes + excluded.successes,
-           duration_total_ms = duration_total_ms + excluded.duration_total_ms, duration_min_ms = min(duration_min_ms, excluded.duration_min_ms),
-           duration_max_ms = max(duration_max_ms, excluded.duration_max_ms)`,
-      ),
-      pruneUptime: client.prepare<[string, string, number]>(`delete from ${u} where name = ? and granularity = ? and period_start_s < ?`),
-    };
-  }
-
-  /** Starts the periodic flush. */
   start(): void {
-    if (this.flushTimer !== null) return;
-    this.flushTimer = setInterval(() => this.flushReportingErrors(false), this.flushIntervalMs);
-    this.flushTimer.unref();
+    this.results.start();
   }
 
-  /** Writes what is buffered and stops the periodic flush. */
   stop(): void {
-    if (this.flushTimer !== null) clearInterval(this.flushTimer);
-    this.flushTimer = null;
-    this.flush();
+    this.results.stop();
   }
 
   // Definitions
 
   listApiChecks(): StoredCheck[] {
-    return this.db
-      .select({ name: healthchecks.name, kind: healthchecks.kind, definition: healthchecks.definition })
-      .from(healthchecks)
-      .orderBy(healthchecks.name)
-      .all();
+    return this.definitions.listApiChecks();
   }
 
-  /** Inserts or replaces one API definition, committed before this returns. */
   saveCheck(check: StoredCheck): void {
-    this.db.transaction((tx) => this.upsertCheck(tx, check));
+    this.definitions.saveCheck(check);
+  }
+
+  deleteDefinitions(names: readonly string[]): void {
+    if (names.length === 0) return;
+    this.db.transaction((tx) => this.definitions.deleteDefinitions(names, tx));
   }
 
   /**
@@ -206,26 +56,22 @@ export class HealthcheckRepository {
    * history and aggregates).
    */
   replaceChecks(saved: readonly StoredCheck[], removed: readonly string[]): void {
-    this.flush();
+    this.results.flush();
     this.db.transaction((tx) => {
-      for (const check of saved) this.upsertCheck(tx, check);
-      this.forgetInTransaction(tx, removed);
-    });
-  }
-
-  /** Removes a stored API definition only (a config check took its name back); its results stay. */
-  deleteDefinitions(names: readonly string[]): void {
-    if (names.length === 0) return;
-    this.db.transaction((tx) => {
-      for (const chunk of chunks(names)) tx.delete(healthchecks).where(inArray(healthchecks.name, chunk)).run();
+      for (const check of saved) this.definitions.upsert(tx, check);
+      this.definitions.deleteDefinitions(removed, tx);
+      this.results.forget(tx, removed);
     });
   }
 
   /** Forgets checks entirely: definition, latest result, history and aggregates (buffered results included). */
   forgetChecks(names: readonly string[]): void {
     if (names.length === 0) return;
-    this.flush();
-    this.db.transaction((tx) => this.forgetInTransaction(tx, names));
+    this.results.flush();
+    this.db.transaction((tx) => {
+      this.definitions.deleteDefinitions(names, tx);
+      this.results.forget(tx, names);
+    });
   }
 
   /**
@@ -234,408 +80,52 @@ export class HealthcheckRepository {
    * together), so the small results table tells which names to look at.
    */
   retainOnly(existing: ReadonlySet<string>): string[] {
-    const stored = new Set(this.db.select({ name: healthcheckResults.name }).from(healthcheckResults).all().map((row) => row.name));
-    // A heartbeat's report is committed at once, its result later: a kill -9 between them leaves a report alone.
-    for (const row of this.db.select({ name: heartbeatReports.name }).from(heartbeatReports).all()) stored.add(row.name);
-    const gone = [...stored].filter((name) => !existing.has(name));
+    const gone = [...this.results.storedNames()].filter((name) => !existing.has(name));
     this.forgetChecks(gone);
     return gone;
-  }
-
-  private upsertCheck(tx: Pick<Db, 'insert'>, check: StoredCheck): void {
-    const nowS = this.nowS();
-    tx.insert(healthchecks)
-      .values({ name: check.name, kind: check.kind, source: 'api', definition: check.definition, createdAtS: nowS, updatedAtS: nowS })
-      .onConflictDoUpdate({ target: healthchecks.name, set: { kind: check.kind, source: 'api', definition: check.definition, updatedAtS: nowS } })
-      .run();
-  }
-
-  private forgetInTransaction(tx: Pick<Db, 'delete'>, names: readonly string[]): void {
-    for (const chunk of chunks(names)) {
-      tx.delete(healthchecks).where(inArray(healthchecks.name, chunk)).run();
-      tx.delete(healthcheckResults).where(inArray(healthcheckResults.name, chunk)).run();
-      tx.delete(healthcheckHistory).where(inArray(healthcheckHistory.name, chunk)).run();
-      tx.delete(healthcheckUptime).where(inArray(healthcheckUptime.name, chunk)).run();
-      tx.delete(heartbeatReports).where(inArray(heartbeatReports.name, chunk)).run();
-    }
-    for (const name of names) this.stored.delete(name);
   }
 
   // Results
 
   loadResults(): CheckResult[] {
-    const rows = this.db.select().from(healthcheckResults).all();
-    return rows.map((row) => ({
-      name: row.name,
-      summary: row.summary,
-      ...(row.labels !== null && Object.keys(row.labels as object).length > 0 ? { labels: row.labels as Record<string, string> } : {}),
-      success: row.success,
-      'healthcheck-timestamp': row.timestampS,
-      message: row.message,
-      duration: row.durationMs,
-      source: row.source,
-      ...(row.maintenance ? { maintenance: true as const } : {}),
-    }));
+    return this.results.loadResults();
   }
 
-  /** Buffers a result; it reaches the database at the next flush. */
   record(result: CheckResult): void {
-    this.buffer.push(result);
-    if (this.buffer.length >= this.maxBuffered) this.flushReportingErrors(true);
+    this.results.record(result);
   }
 
-  private flushReportingErrors(all: boolean): void {
-    try {
-      if (all) this.flush();
-      else this.writeDue();
-    } catch (error) {
-      this.options.onFlushError?.(error);
-    }
-  }
-
-  /** Drops the buffered results of checks that were just removed, so that no flush writes them back. */
   dropBuffered(names: ReadonlySet<string>): void {
-    if (this.buffer.length > 0) this.buffer = this.buffer.filter((result) => !names.has(result.name));
+    this.results.dropBuffered(names);
   }
 
-  /** Writes every buffered result. */
   flush(): void {
-    if (this.buffer.length === 0) return;
-    const batch = this.buffer;
-    this.buffer = [];
-    this.writeBatch(batch);
+    this.results.flush();
   }
 
-  /**
-   * Writes the groups that are due: every buffered result of the checks whose oldest buffered result is
-   * `writeDelayS` old. The buffer is in arrival order, so the due checks are found among its oldest entries.
-   */
   writeDue(): void {
-    const buffer = this.buffer;
-    if (buffer.length === 0) return;
-    const cutoff = this.nowS() - this.writeDelayS;
-    if ((buffer[0] as CheckResult)['healthcheck-timestamp'] > cutoff) return;
-    const due = new Set<string>();
-    for (let i = 0; i < buffer.length; i++) {
-      const result = buffer[i] as CheckResult;
-      if (result['healthcheck-timestamp'] > cutoff) break;
-      due.add(result.name);
-    }
-    const batch: CheckResult[] = [];
-    const kept: CheckResult[] = [];
-    for (let i = 0; i < buffer.length; i++) {
-      const result = buffer[i] as CheckResult;
-      (due.has(result.name) ? batch : kept).push(result);
-    }
-    this.buffer = kept;
-    this.writeBatch(batch);
+    this.results.writeDue();
   }
 
-  /** One transaction for the whole batch, check by check; the batch is not referenced once it is written. */
-  private writeResults(batch: CheckResult[]): void {
-    const groups = new Map<string, CheckResult[]>();
-    for (let i = 0; i < batch.length; i++) {
-      const result = batch[i] as CheckResult;
-      const group = groups.get(result.name);
-      if (group === undefined) groups.set(result.name, [result]);
-      else group.push(result);
-    }
-    for (const [name, group] of groups) this.writeGroup(name, group);
-  }
-
-  /** A check's results, oldest first: each in the history, the newest as latest, and their aggregates summed. */
-  private writeGroup(name: string, group: CheckResult[]): void {
-    const s = this.statements;
-    let state = this.stored.get(name);
-    if (state === undefined) {
-      state = { hour: -1, historyRows: (s.countHistory.get(name) as { n: number }).n };
-      this.stored.set(name, state);
-    }
-    // Runs, successes, total, min and max duration of the hour being summed, written when the hour changes.
-    let hour = -1;
-    let runs = 0;
-    let successes = 0;
-    let total = 0;
-    let min = 0;
-    let max = 0;
-    for (let i = 0; i < group.length; i++) {
-      const result = group[i] as CheckResult;
-      const timestampS = result['healthcheck-timestamp'];
-      const durationMs = result.duration;
-      const success = result.success ? 1 : 0;
-      s.insertHistory.run(name, success, timestampS, durationMs, result.message, result.maintenance ? 1 : 0);
-      // A result in maintenance counts in no uptime ratio nor duration aggregate (docs/checks.md).
-      if (result.maintenance) continue;
-      const resultHour = timestampS - (timestampS % HOUR_S);
-      if (resultHour !== hour) {
-        if (runs > 0) this.writeAggregates(name, hour, runs, successes, total, min, max);
-        hour = resultHour;
-        runs = successes = total = 0;
-        min = Infinity;
-        max = -Infinity;
-      }
-      runs++;
-      successes += success;
-      total += durationMs;
-      if (durationMs < min) min = durationMs;
-      if (durationMs > max) max = durationMs;
-    }
-    if (runs > 0) this.writeAggregates(name, hour, runs, successes, total, min, max);
-    const latest = group[group.length - 1] as CheckResult;
-    s.upsertResult.run(
-      name,
-      latest.success ? 1 : 0,
-      latest['healthcheck-timestamp'],
-      latest.duration,
-      latest.message,
-      latest.summary,
-      latest.labels === undefined ? null : JSON.stringify(latest.labels),
-      latest.source,
-      latest.maintenance ? 1 : 0,
-    );
-    state.historyRows += group.length;
-    if (state.historyRows > this.options.historySize) {
-      s.trimHistory.run(name, state.historyRows - this.options.historySize);
-      state.historyRows = this.options.historySize;
-    }
-    if (hour !== -1 && state.hour !== hour) {
-      state.hour = hour;
-      s.pruneUptime.run(name, 'hour', hour - HOURLY_RETENTION_S);
-      s.pruneUptime.run(name, 'day', hour - DAILY_RETENTION_S);
-    }
-  }
-
-  /** Adds one hour's runs of a check to its hourly and daily aggregates (an hour lies within one day). */
-  private writeAggregates(name: string, hour: number, runs: number, successes: number, total: number, min: number, max: number): void {
-    this.statements.upsertUptime.run(name, hour, runs, successes, total, min, max, name, hour - (hour % DAY_S), runs, successes, total, min, max);
-  }
-
-  /** Newest first: the buffered results of the check, then the stored ones. */
   history(name: string, limit: number): HistoryEntry[] {
-    const max = Math.min(limit, this.options.historySize);
-    const entries: HistoryEntry[] = [];
-    for (let i = this.buffer.length - 1; i >= 0 && entries.length < max; i--) {
-      const result = this.buffer[i] as CheckResult;
-      if (result.name !== name) continue;
-      entries.push(historyEntry(result));
-    }
-    if (entries.length === max) return entries;
-    const h = healthcheckHistory;
-    const stored = this.db
-      .select({ name: h.name, success: h.success, timestampS: h.timestampS, durationMs: h.durationMs, message: h.message, maintenance: h.maintenance })
-      .from(h)
-      .where(eq(h.name, name))
-      .orderBy(sql`${h.id} desc`)
-      .limit(max - entries.length)
-      .all();
-    for (const row of stored) entries.push(storedEntry(row.name, row.success, row.timestampS, row.message, row.durationMs, row.maintenance));
-    return entries;
+    return this.results.history(name, limit);
   }
 
-  /** Uptime over each window, from the hourly aggregates that overlap it. */
-  uptime(name: string): Record<UptimeWindowName, UptimeWindow> {
-    const nowS = this.nowS();
-    const hourOf = (s: number) => s - (s % HOUR_S);
-    const u = healthcheckUptime;
-    const oldest = hourOf(nowS - UPTIME_WINDOWS['30d']);
-    const rows = this.db
-      .select({
-        periodStartS: u.periodStartS,
-        runs: u.runs,
-        successes: u.successes,
-        durationTotalMs: u.durationTotalMs,
-        durationMinMs: u.durationMinMs,
-        durationMaxMs: u.durationMaxMs,
-      })
-      .from(u)
-      .where(and(eq(u.name, name), eq(u.granularity, 'hour'), sql`${u.periodStartS} >= ${oldest}`))
-      .all();
-    // The buffered results, as one-run buckets: they count exactly as they will once flushed.
-    for (const result of this.buffer) {
-      if (result.name !== name || result.maintenance) continue;
-      const d = result.duration;
-      rows.push({ periodStartS: hourOf(result['healthcheck-timestamp']), runs: 1, successes: result.success ? 1 : 0, durationTotalMs: d, durationMinMs: d, durationMaxMs: d });
-    }
-    const windows = {} as Record<UptimeWindowName, UptimeWindow>;
-    for (const [window, seconds] of Object.entries(UPTIME_WINDOWS) as [UptimeWindowName, number][]) {
-      const since = hourOf(nowS - seconds);
-      let runs = 0;
-      let successes = 0;
-      let total = 0;
-      let min = Infinity;
-      let max = -Infinity;
-      for (const row of rows) {
-        if (row.periodStartS < since) continue;
-        runs += row.runs;
-        successes += row.successes;
-        total += row.durationTotalMs;
-        min = Math.min(min, row.durationMinMs);
-        max = Math.max(max, row.durationMaxMs);
-      }
-      windows[window] = {
-        runs,
-        successes,
-        ratio: runs === 0 ? null : successes / runs,
-        'mean-duration': runs === 0 ? null : total / runs,
-        'min-duration': runs === 0 ? null : min,
-        'max-duration': runs === 0 ? null : max,
-        since,
-      };
-    }
-    return windows;
-  }
-  /**
-   * The success ratio of every check over 24 h (hourly aggregates), 7 d and 30 d (daily aggregates: a day
-   * overlapping the window counts whole), in one query: the dashboard's overview must not ask check by check.
-   */
-  uptimeOfAll(): Map<string, UptimeRatios> {
-    const nowS = this.nowS();
-    const since24h = nowS - (nowS % HOUR_S) - UPTIME_WINDOWS['24h'];
-    const since7d = nowS - (nowS % DAY_S) - UPTIME_WINDOWS['7d'];
-    const since30d = nowS - (nowS % DAY_S) - UPTIME_WINDOWS['30d'];
-    const u = healthcheckUptime;
-    const hourly = sql`${u.granularity} = 'hour' and ${u.periodStartS} >= ${since24h}`;
-    const daily7 = sql`${u.granularity} = 'day' and ${u.periodStartS} >= ${since7d}`;
-    const daily30 = sql`${u.granularity} = 'day'`;
-    const rows = this.db
-      .select({
-        name: u.name,
-        runs24h: sql<number>`sum(case when ${hourly} then ${u.runs} else 0 end)`,
-        ok24h: sql<number>`sum(case when ${hourly} then ${u.successes} else 0 end)`,
-        runs7d: sql<number>`sum(case when ${daily7} then ${u.runs} else 0 end)`,
-        ok7d: sql<number>`sum(case when ${daily7} then ${u.successes} else 0 end)`,
-        runs30d: sql<number>`sum(case when ${daily30} then ${u.runs} else 0 end)`,
-        ok30d: sql<number>`sum(case when ${daily30} then ${u.successes} else 0 end)`,
-      })
-      .from(u)
-      .where(sql`(${u.granularity} = 'hour' and ${u.periodStartS} >= ${since24h}) or (${u.granularity} = 'day' and ${u.periodStartS} >= ${since30d})`)
-      .groupBy(u.name)
-      .all();
-    // The results still waiting to be written count as they will once written.
-    const counts = new Map(rows.map((row) => [row.name, row]));
-    for (const result of this.buffer) {
-      if (result.maintenance) continue;
-      const timestampS = result['healthcheck-timestamp'];
-      let row = counts.get(result.name);
-      if (row === undefined) counts.set(result.name, (row = { name: result.name, runs24h: 0, ok24h: 0, runs7d: 0, ok7d: 0, runs30d: 0, ok30d: 0 }));
-      const ok = result.success ? 1 : 0;
-      if (timestampS >= since24h) {
-        row.runs24h++;
-        row.ok24h += ok;
-      }
-      if (timestampS - (timestampS % DAY_S) >= since7d) {
-        row.runs7d++;
-        row.ok7d += ok;
-      }
-      if (timestampS - (timestampS % DAY_S) >= since30d) {
-        row.runs30d++;
-        row.ok30d += ok;
-      }
-    }
-    const ratio = (ok: number, runs: number) => (runs === 0 ? null : ok / runs);
-    const byName = new Map<string, UptimeRatios>();
-    for (const row of counts.values()) {
-      byName.set(row.name, { '24h': ratio(row.ok24h, row.runs24h), '7d': ratio(row.ok7d, row.runs7d), '30d': ratio(row.ok30d, row.runs30d) });
-    }
-    return byName;
-  }
-
-  /**
-   * The newest `limit` raw results of each named check, oldest first: one query through the (name, id) index,
-   * then the results still waiting to be written (newer than any stored one).
-   */
   recentResults(names: readonly string[], limit: number): Map<string, HistoryEntry[]> {
-    const byName = this.storedRecentResults(names, limit);
-    if (this.buffer.length === 0) return byName;
-    const max = Math.min(limit, this.options.historySize);
-    const wanted = new Set(names);
-    for (const result of this.buffer) {
-      if (!wanted.has(result.name)) continue;
-      let entries = byName.get(result.name);
-      if (entries === undefined) byName.set(result.name, (entries = []));
-      entries.push(historyEntry(result));
-    }
-    for (const [name, entries] of byName) if (entries.length > max) byName.set(name, entries.slice(entries.length - max));
-    return byName;
+    return this.results.recentResults(names, limit);
   }
 
-  private storedRecentResults(names: readonly string[], limit: number): Map<string, HistoryEntry[]> {
-    const byName = new Map<string, HistoryEntry[]>();
-    const h = healthcheckHistory;
-    for (const chunk of chunks(names)) {
-      const rows = this.db.all<{ name: string; success: number; timestamp_s: number; duration_ms: number; message: string; maintenance: number }>(
-        sql`select name, success, timestamp_s, duration_ms, message, maintenance from (
-              select ${h.name} as name, ${h.success} as success, ${h.timestampS} as timestamp_s, ${h.durationMs} as duration_ms,
-                     ${h.message} as message, ${h.maintenance} as maintenance, ${h.id} as id, row_number() over (partition by ${h.name} order by ${h.id} desc) as newest
-              from ${h} where ${inArray(h.name, chunk)})
-            where newest <= ${Math.min(limit, this.options.historySize)} order by name, id`,
-      );
-      for (const row of rows) {
-        let entries = byName.get(row.name);
-        if (entries === undefined) byName.set(row.name, (entries = []));
-        entries.push(storedEntry(row.name, row.success === 1, row.timestamp_s, row.message, row.duration_ms, row.maintenance === 1));
-      }
-    }
-    return byName;
+  // Uptime
+
+  uptime(name: string): Record<UptimeWindowName, UptimeWindow> {
+    return this.uptimes.uptime(name);
   }
 
-  /**
-   * Response-time buckets of one check over a window: hourly for 24 h and 7 d, daily for 30 d, oldest first; the
-   * results still waiting to be written are counted in their buckets, as they will be once written.
-   */
+  uptimeOfAll(): Map<string, UptimeRatios> {
+    return this.uptimes.uptimeOfAll();
+  }
+
   durationSeries(name: string, window: SeriesWindow): DurationBucket[] {
-    const buckets = this.storedDurationSeries(name, window);
-    const step = window === '30d' ? DAY_S : HOUR_S;
-    let added = false;
-    for (const result of this.buffer) {
-      if (result.name !== name || result.maintenance) continue;
-      const timestampS = result['healthcheck-timestamp'];
-      const start = timestampS - (timestampS % step);
-      const d = result.duration;
-      let bucket = buckets.find((candidate) => candidate.start === start);
-      if (bucket === undefined) {
-        bucket = { start, runs: 0, successes: 0, mean: 0, min: d, max: d };
-        buckets.push(bucket);
-        added = true;
-      }
-      bucket.mean = (bucket.mean * bucket.runs + d) / (bucket.runs + 1);
-      bucket.runs++;
-      if (result.success) bucket.successes++;
-      bucket.min = Math.min(bucket.min, d);
-      bucket.max = Math.max(bucket.max, d);
-    }
-    if (added) buckets.sort((a, b) => a.start - b.start);
-    return buckets;
+    return this.uptimes.durationSeries(name, window);
   }
-
-  private storedDurationSeries(name: string, window: SeriesWindow): DurationBucket[] {
-    const nowS = this.nowS();
-    const granularity = window === '30d' ? 'day' : 'hour';
-    const step = granularity === 'day' ? DAY_S : HOUR_S;
-    const since = nowS - (nowS % step) - UPTIME_WINDOWS[window];
-    const u = healthcheckUptime;
-    return this.db
-      .select({ start: u.periodStartS, runs: u.runs, successes: u.successes, total: u.durationTotalMs, min: u.durationMinMs, max: u.durationMaxMs })
-      .from(u)
-      .where(and(eq(u.name, name), eq(u.granularity, granularity), sql`${u.periodStartS} >= ${since}`))
-      .orderBy(u.periodStartS)
-      .all()
-      .map((row) => ({ start: row.start, runs: row.runs, successes: row.successes, mean: row.total / row.runs, min: row.min, max: row.max }));
-  }
-}
-
-/** SQLite limits bound parameters per statement; 500 names per `in (...)` stays well below. */
-/** A result still waiting to be written, as the history reads return it. */
-function historyEntry(result: CheckResult): HistoryEntry {
-  return storedEntry(result.name, result.success, result['healthcheck-timestamp'], result.message, result.duration, result.maintenance === true);
-}
-
-function storedEntry(name: string, success: boolean, timestampS: number, message: string, duration: number, maintenance: boolean): HistoryEntry {
-  const entry: HistoryEntry = { name, success, 'healthcheck-timestamp': timestampS, message, duration };
-  if (maintenance) entry.maintenance = true;
-  return entry;
-}
-
-function* chunks<T>(items: readonly T[], size = 500): Generator<T[]> {
-  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
 }

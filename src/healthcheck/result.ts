@@ -1,5 +1,5 @@
 /** The result of one run, as the API shows it and the repository stores it (docs/http-api.md, "Results"). */
-import type { CheckResult } from './repository.ts';
+import type { CheckResult } from './result-types.ts';
 
 export function buildResult(
   name: string,

@@ -205,11 +205,12 @@ describe.skipIf(!hasChromium())('dashboard', () => {
       await expect.poll(() => page.locator('.strip .cell.maintenance').count(), { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
       expect(await page.locator('table.history tbody tr .badge.maintenance').first().textContent()).toBe('maintenance');
       // The colour differs from a plain success.
-      const colours = await page.evaluate(() => {
-        const of = (selector: string) => getComputedStyle(document.querySelector(selector) as Element).backgroundColor;
-        return { maintenance: of('.strip .cell.maintenance'), ok: of('.strip .cell.ok:not(.maintenance)') };
-      });
-      expect(colours.maintenance).not.toBe(colours.ok);
+      const background = (selector: string) =>
+        page
+          .locator(selector)
+          .first()
+          .evaluate((element) => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(element).backgroundColor);
+      expect(await background('.strip .cell.maintenance')).not.toBe(await background('.strip .cell.ok:not(.maintenance)'));
       await watched.screenshot('check-maintenance');
       await page.goto(`${server.url}/frontend/index.html#/checks`);
       await expect.poll(() => page.locator('tr.check[data-name="db-tcp"] .badge.maintenance').count(), { timeout: 10_000 }).toBe(1);

@@ -8,7 +8,7 @@
  */
 import type { Logger } from 'pino';
 import { Agent, RetryAgent, errors } from 'undici';
-import type { CheckResult } from '../repository.ts';
+import type { CheckResult } from '../result-types.ts';
 import type { ExporterMetrics } from './metrics.ts';
 import { BatchDropped, QueuedExporter } from './queue.ts';
 import type { HttpExporterSettings } from './settings.ts';

@@ -6,7 +6,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { CheckResult } from '../repository.ts';
+import type { CheckResult } from '../result-types.ts';
 import { HttpExporter } from './http.ts';
 import { ExporterMetrics } from './metrics.ts';
 import type { ResultExporter } from './queue.ts';

@@ -5,7 +5,7 @@
  * order; how a batch is delivered, retried or dropped is the exporter's `deliver`.
  */
 import type { Logger } from 'pino';
-import type { CheckResult } from '../repository.ts';
+import type { CheckResult } from '../result-types.ts';
 import type { ExportDropReason, ExporterMetrics } from './metrics.ts';
 import type { QueueSettings } from './settings.ts';
 

@@ -5,7 +5,7 @@
  * and every label (a label named `healthcheck` or `source` wins), plus `maintenance` during a maintenance window. Two shapes: Riemann's protobuf fields for the
  * Riemann exporter, and Vigie's stream event (attributes as top-level keys, time in ns) for the stream exporter.
  */
-import type { CheckResult } from '../repository.ts';
+import type { CheckResult } from '../result-types.ts';
 
 export const RESULT_TAGS: readonly string[] = ['cabourotte'];
 

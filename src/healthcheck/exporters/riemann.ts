@@ -13,7 +13,7 @@ import { hostname } from 'node:os';
 import { connect as connectTls } from 'node:tls';
 import pRetry from 'p-retry';
 import type { Logger } from 'pino';
-import type { CheckResult } from '../repository.ts';
+import type { CheckResult } from '../result-types.ts';
 import type { ExporterMetrics } from './metrics.ts';
 import { BatchDropped, QueuedExporter } from './queue.ts';
 import { resultToRiemannEvent } from './result-event.ts';

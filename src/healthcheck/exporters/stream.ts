@@ -6,7 +6,7 @@
  */
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import type { CheckResult } from '../repository.ts';
+import type { CheckResult } from '../result-types.ts';
 import type { ExporterMetrics } from './metrics.ts';
 import { BatchDropped, QueuedExporter } from './queue.ts';
 import { resultToStreamEvent } from './result-event.ts';
