@@ -12,22 +12,7 @@ import type { Registry } from 'prom-client';
 import { ConfigError } from '../common/config-error.ts';
 import { durationToMs } from '../common/duration.ts';
 import type { Db } from '../db/client.ts';
-import {
-  CHECK_KEYS,
-  type CheckDefinition,
-  CheckFailure,
-  type CheckJson,
-  type CheckKey,
-  CheckValidationError,
-  checkSummary,
-  checkToJson,
-  isKindName,
-  type KeyedCheck,
-  type KindName,
-  kindOfConfigKey,
-  type Prepared,
-  parseCheck,
-} from './kinds/index.ts';
+import { type CheckDefinition, CheckFailure, type CheckJson, checkSummary, checkToJson, isKindName, type KeyedCheck, type Prepared, parseCheck } from './kinds/index.ts';
 import { HealthcheckMetrics } from './metrics.ts';
 import { CheckPrepareError, type ReconcilePlan, Reconciler, runsAlready } from './reconciler.ts';
 import { CheckRegistry, type ResultSink } from './registry.ts';
@@ -46,10 +31,10 @@ import { HeartbeatReports } from './heartbeat-reports.ts';
 import { HeartbeatMonitor } from './kinds/heartbeat.ts';
 import { MaintenanceCalendar } from './maintenance.ts';
 import { buildResult } from './result.ts';
+import { API_SOURCE, CONFIG_SOURCE, HealthcheckError, notFound, ownedElsewhere, parseApiCheck, parseBulk, startFailed, unknownKind } from './api-input.ts';
 import type { HealthcheckConfig } from './settings.ts';
 
-export const API_SOURCE = 'api';
-export const CONFIG_SOURCE = 'configuration';
+export { API_SOURCE, CONFIG_SOURCE, HealthcheckError, type HealthcheckErrorReason, parseApiCheck, parseBulk, unknownKind } from './api-input.ts';
 
 /** One row of the dashboard's check list, lean: 12,000 of them make one answer. */
 export interface CheckOverview {
@@ -64,19 +49,6 @@ export interface CheckOverview {
 }
 
 const UPTIME_CACHE_MS = 5000;
-
-/** `owned`: the check belongs to another source (the config file, a discovery source) than the API. */
-export type HealthcheckErrorReason = 'invalid' | 'forbidden' | 'unknown-kind' | 'not-found' | 'result-not-found' | 'start-failed' | 'owned';
-
-/** A refused operation; the routes turn `reason` into a status. `message` is the text the client sees. */
-export class HealthcheckError extends Error {
-  constructor(
-    readonly reason: HealthcheckErrorReason,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 export interface OneOffOutcome {
   success: boolean;
@@ -448,27 +420,6 @@ export class HealthcheckService {
   }
 }
 
-/**
- * The API may change only its own checks: a config-file or discovered check changed through it would come back at
- * the next reload or discovery round (docs/http-api.md, ownership).
- */
-function ownedElsewhere(name: string, source: string): HealthcheckError {
-  const origin = source === CONFIG_SOURCE ? 'the configuration file' : `the discovery source ${source}`;
-  return new HealthcheckError('owned', `healthcheck ${name} comes from ${origin}; change it there`);
-}
-
-function notFound(name: string): HealthcheckError {
-  return new HealthcheckError('not-found', `Healthcheck ${name} not found`);
-}
-
-export function unknownKind(kind: string): HealthcheckError {
-  return new HealthcheckError('unknown-kind', `Unknown healthcheck kind ${JSON.stringify(kind)}: expected http, tcp, dns, tls, command, heartbeat or bulk`);
-}
-
-function startFailed(name: string, cause: string): HealthcheckError {
-  return new HealthcheckError('start-failed', `Fail to start the healthcheck ${name}: ${cause}`);
-}
-
 /** Byte-wise order, as upstream's Go sort. */
 function compareNames(x: string, y: string): number {
   return x < y ? -1 : x > y ? 1 : 0;
@@ -476,47 +427,4 @@ function compareNames(x: string, y: string): number {
 
 function storedForm(def: CheckDefinition): StoredCheck {
   return { name: def.name, kind: def.kind, definition: checkToJson(def, API_SOURCE) };
-}
-
-/** Parses one API definition of `kind`; a refusal is worded as the API answers it (`Invalid healthcheck configuration: ...`). */
-export function parseApiCheck(kind: KindName, raw: unknown, where = ''): CheckDefinition {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new HealthcheckError('invalid', `Invalid healthcheck configuration: ${where}the definition must be a JSON object`);
-  }
-  try {
-    return parseCheck(kind, raw);
-  } catch (error) {
-    if (error instanceof CheckValidationError) throw new HealthcheckError('invalid', `Invalid healthcheck configuration: ${where}${error.message}`);
-    throw error;
-  }
-}
-
-/** Validates a whole bulk payload; the first problem names the list, the position, the check and the field. */
-export function parseBulk(body: unknown): KeyedCheck[] {
-  const invalid = (text: string) => new HealthcheckError('invalid', `Invalid healthcheck configuration: ${text}`);
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw invalid(`the body must be an object with the lists ${CHECK_KEYS.join(', ')}`);
-  }
-  for (const key of Object.keys(body)) {
-    if (!(CHECK_KEYS as readonly string[]).includes(key)) throw invalid(`unknown key ${JSON.stringify(key)} (expected ${CHECK_KEYS.join(', ')})`);
-  }
-  const checks: KeyedCheck[] = [];
-  const seen = new Map<string, string>();
-  for (const key of CHECK_KEYS) {
-    const list = (body as Partial<Record<CheckKey, unknown>>)[key];
-    if (list === undefined || list === null) continue;
-    if (!Array.isArray(list)) throw invalid(`${key}: must be a list`);
-    list.forEach((raw: unknown, i) => {
-      const at = `${key}[${i}]`;
-      const name = (raw as { name?: unknown } | null)?.name;
-      const which = typeof name === 'string' ? `check ${JSON.stringify(name)} (${at})` : at;
-      const def = parseApiCheck(kindOfConfigKey(key), raw, `${which}: `);
-      if (def.oneOff) throw invalid(`${which}: one-off: one-off healthchecks are not supported in bulk requests`);
-      const first = seen.get(def.name);
-      if (first !== undefined) throw invalid(`${which}: name: duplicate name ${JSON.stringify(def.name)} (also ${first})`);
-      seen.set(def.name, at);
-      checks.push({ key: at, def });
-    });
-  }
-  return checks;
 }

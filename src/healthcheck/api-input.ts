@@ -1,0 +1,86 @@
+/**
+ * What the healthcheck API takes in and how it refuses: the domain errors (a reason the routes map to a status,
+ * and the message the client sees), and the parsing of one definition or of a bulk body, worded as the API
+ * answers (docs/http-api.md).
+ */
+import { CHECK_KEYS, type CheckDefinition, type CheckKey, CheckValidationError, type KeyedCheck, type KindName, kindOfConfigKey, parseCheck } from './kinds/index.ts';
+
+export const API_SOURCE = 'api';
+export const CONFIG_SOURCE = 'configuration';
+
+/** `owned`: the check belongs to another source (the config file, a discovery source) than the API. */
+export type HealthcheckErrorReason = 'invalid' | 'forbidden' | 'unknown-kind' | 'not-found' | 'result-not-found' | 'start-failed' | 'owned';
+
+/** A refused operation; the routes turn `reason` into a status. `message` is the text the client sees. */
+export class HealthcheckError extends Error {
+  constructor(
+    readonly reason: HealthcheckErrorReason,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The API may change only its own checks: a config-file or discovered check changed through it would come back at
+ * the next reload or discovery round (docs/http-api.md, ownership).
+ */
+export function ownedElsewhere(name: string, source: string): HealthcheckError {
+  const origin = source === CONFIG_SOURCE ? 'the configuration file' : `the discovery source ${source}`;
+  return new HealthcheckError('owned', `healthcheck ${name} comes from ${origin}; change it there`);
+}
+
+export function notFound(name: string): HealthcheckError {
+  return new HealthcheckError('not-found', `Healthcheck ${name} not found`);
+}
+
+export function unknownKind(kind: string): HealthcheckError {
+  return new HealthcheckError('unknown-kind', `Unknown healthcheck kind ${JSON.stringify(kind)}: expected http, tcp, dns, tls, command, heartbeat or bulk`);
+}
+
+export function startFailed(name: string, cause: string): HealthcheckError {
+  return new HealthcheckError('start-failed', `Fail to start the healthcheck ${name}: ${cause}`);
+}
+
+/** Parses one API definition of `kind`; a refusal is worded as the API answers it (`Invalid healthcheck configuration: ...`). */
+export function parseApiCheck(kind: KindName, raw: unknown, where = ''): CheckDefinition {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new HealthcheckError('invalid', `Invalid healthcheck configuration: ${where}the definition must be a JSON object`);
+  }
+  try {
+    return parseCheck(kind, raw);
+  } catch (error) {
+    if (error instanceof CheckValidationError) throw new HealthcheckError('invalid', `Invalid healthcheck configuration: ${where}${error.message}`);
+    throw error;
+  }
+}
+
+/** Validates a whole bulk payload; the first problem names the list, the position, the check and the field. */
+export function parseBulk(body: unknown): KeyedCheck[] {
+  const invalid = (text: string) => new HealthcheckError('invalid', `Invalid healthcheck configuration: ${text}`);
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw invalid(`the body must be an object with the lists ${CHECK_KEYS.join(', ')}`);
+  }
+  for (const key of Object.keys(body)) {
+    if (!(CHECK_KEYS as readonly string[]).includes(key)) throw invalid(`unknown key ${JSON.stringify(key)} (expected ${CHECK_KEYS.join(', ')})`);
+  }
+  const checks: KeyedCheck[] = [];
+  const seen = new Map<string, string>();
+  for (const key of CHECK_KEYS) {
+    const list = (body as Partial<Record<CheckKey, unknown>>)[key];
+    if (list === undefined || list === null) continue;
+    if (!Array.isArray(list)) throw invalid(`${key}: must be a list`);
+    list.forEach((raw: unknown, i) => {
+      const at = `${key}[${i}]`;
+      const name = (raw as { name?: unknown } | null)?.name;
+      const which = typeof name === 'string' ? `check ${JSON.stringify(name)} (${at})` : at;
+      const def = parseApiCheck(kindOfConfigKey(key), raw, `${which}: `);
+      if (def.oneOff) throw invalid(`${which}: one-off: one-off healthchecks are not supported in bulk requests`);
+      const first = seen.get(def.name);
+      if (first !== undefined) throw invalid(`${which}: name: duplicate name ${JSON.stringify(def.name)} (also ${first})`);
+      seen.set(def.name, at);
+      checks.push({ key: at, def });
+    });
+  }
+  return checks;
+}
