@@ -26,6 +26,8 @@ export const healthcheckResults = sqliteTable('healthcheck_results', {
   source: text('source').notNull(),
   /** The run finished during a maintenance window (docs/checks.md, "Maintenance windows"). */
   maintenance: integer('maintenance', { mode: 'boolean' }).notNull().default(false),
+  /** In a cluster: the node that ran the check; null on a single node (docs/cluster.md). */
+  node: text('node'),
 });
 
 /** The last N raw results of each check (N = `healthchecks.history-size`, 100 by default). */
@@ -39,6 +41,7 @@ export const healthcheckHistory = sqliteTable(
     durationMs: integer('duration_ms').notNull(),
     message: text('message').notNull(),
     maintenance: integer('maintenance', { mode: 'boolean' }).notNull().default(false),
+    node: text('node'),
   },
   (table) => [index('healthcheck_history_name_id').on(table.name, table.id)],
 );

@@ -47,6 +47,8 @@ export const CheckResultSchema = Type.Object({
   source: Type.String(),
   /** Only in a maintenance window (docs/checks.md). */
   maintenance: Type.Optional(Type.Literal(true)),
+  /** In a cluster: the node that ran the check (docs/cluster.md). */
+  node: Type.Optional(Type.String()),
 });
 
 /** A create answers its message; a one-off run adds its result. */
@@ -61,6 +63,7 @@ export const History = Type.Object({
       message: Type.String(),
       duration: Type.Integer(),
       maintenance: Type.Optional(Type.Literal(true)),
+      node: Type.Optional(Type.String()),
     }),
   ),
 });

@@ -7,7 +7,8 @@
  */
 import type { Logger } from 'pino';
 import { durationToMs } from '../common/duration.ts';
-import { type CheckDefinition, checkSummary, type Prepared, prepareCheck } from './kinds/index.ts';
+import { type CheckDefinition, CheckFailure, checkSummary, type Prepared, prepareCheck } from './kinds/index.ts';
+import { isSilence } from './kinds/heartbeat.ts';
 import type { PushReports } from './kinds/types.ts';
 import type { CheckSeries, HealthcheckMetrics } from './metrics.ts';
 import type { HealthcheckRepository } from './repository.ts';
@@ -22,6 +23,8 @@ export class RunningCheck implements SchedulerJob {
   readonly summary: string;
   readonly labels: Record<string, string> | undefined;
   handle: ScheduledJob<RunningCheck> | null = null;
+  /** A pushed check whose silence this node watches (it owns it). */
+  pushStarted = false;
   /** Outcome of the previous run, to log only the transitions between success and failure. */
   lastSuccess: boolean | undefined;
 
@@ -61,7 +64,17 @@ export interface RegistryOptions {
   inMaintenance?: (name: string, labels: Readonly<Record<string, string>>) => boolean;
   /** Where pushed checks (heartbeats) keep their last report. */
   pushReports?: PushReports;
+  /** Which checks this node runs: all of them on a single node; its share in a cluster (docs/cluster.md). */
+  owner?: CheckOwner;
+  /** Set in a cluster: the node name every result of this node carries. */
+  node?: string;
 }
+
+export interface CheckOwner {
+  owns(name: string): boolean;
+}
+
+const ALWAYS_ME: CheckOwner = { owns: () => true };
 
 export type ResultSink = (result: CheckResult) => void;
 
@@ -79,6 +92,8 @@ export class CheckRegistry {
   private readonly resultSinks: readonly ResultSink[];
   private readonly inMaintenance: (name: string, labels: Readonly<Record<string, string>>) => boolean;
   private readonly pushReports: PushReports;
+  private readonly owner: CheckOwner;
+  private readonly node: string | undefined;
   private mutations: Promise<unknown> = Promise.resolve();
   private started = false;
 
@@ -90,6 +105,8 @@ export class CheckRegistry {
     this.resultSinks = options.onResult ?? [];
     this.inMaintenance = options.inMaintenance ?? (() => false);
     this.pushReports = options.pushReports ?? NO_REPORTS;
+    this.owner = options.owner ?? ALWAYS_ME;
+    this.node = options.node;
     this.scheduler = new Scheduler<RunningCheck>({
       maxConcurrentRuns: options.maxConcurrentRuns,
       ...(options.startTickMs !== undefined ? { tickMs: options.startTickMs } : {}),
@@ -154,11 +171,86 @@ export class CheckRegistry {
     if (this.started) this.activate(check);
   }
 
-  /** Hands a check to the scheduler, or lets a pushed check record its own results. */
-  private activate(check: RunningCheck): void {
+  /**
+   * Hands a check this node owns to the scheduler, or lets a pushed check record its own results. `dueAt`: a check
+   * taken over from another node is due one interval after its last result, at once when that is past.
+   */
+  private activate(check: RunningCheck, takenOver = false): void {
+    if (!this.owner.owns(check.def.name)) return;
     const pushed = check.prepared.pushed;
-    if (pushed !== undefined) pushed.start((failure) => this.recordRun(check, failure, 0), this.pushReports);
-    else check.handle ??= this.scheduler.add(check);
+    if (pushed !== undefined) {
+      if (!check.pushStarted) pushed.start((failure) => this.recordRun(check, failure, 0), this.pushReports);
+      check.pushStarted = true;
+      return;
+    }
+    if (check.handle !== null) return;
+    const last = takenOver ? this.latest.get(check.def.name) : undefined;
+    check.handle = this.scheduler.add(check, last !== undefined ? last['healthcheck-timestamp'] * 1000 + check.intervalMs : undefined);
+  }
+
+  /**
+   * The owners changed (a member joined or left): checks this node now owns start, at the next due time after
+   * their last result; checks it no longer owns stop. Returns how many started and stopped.
+   */
+  reassign(): { started: number; stopped: number } {
+    let started = 0;
+    let stopped = 0;
+    if (!this.started) return { started, stopped };
+    for (const check of this.checks.values()) {
+      const owned = this.owner.owns(check.def.name);
+      const running = check.handle !== null || check.pushStarted;
+      if (owned && !running) {
+        this.activate(check, true);
+        started++;
+      } else if (!owned && running) {
+        this.deactivate(check);
+        stopped++;
+      }
+    }
+    return { started, stopped };
+  }
+
+  /** Stops running a check here (its owner is another node now); its definition and results stay. */
+  private deactivate(check: RunningCheck): void {
+    const handle = check.handle;
+    check.handle = null;
+    if (handle) void this.scheduler.remove(handle);
+    if (check.pushStarted) {
+      check.pushStarted = false;
+      check.prepared.pushed?.stop();
+    }
+  }
+
+  /**
+   * A result another node ran (a cluster): kept as if it had run here (latest, history, aggregates, metric
+   * series), but not exported again (its owner exported it). Dropped when the check is unknown here.
+   */
+  recordRemote(result: CheckResult): boolean {
+    const check = this.checks.get(result.name);
+    if (check === undefined) return false;
+    const latest = this.latest.get(result.name);
+    // A result older than the one kept (a replay after a restart) goes to the history only through its order.
+    if (latest === undefined || latest['healthcheck-timestamp'] <= result['healthcheck-timestamp']) this.latest.set(result.name, result);
+    this.repository.record(result);
+    this.metrics.observeRun(check.metricSeries, result.success, result.duration / 1000, undefined);
+    const pushed = check.prepared.pushed;
+    if (pushed !== undefined && !isSilence(result.message)) {
+      const report = { atMs: result['healthcheck-timestamp'] * 1000, success: result.success, message: result.message };
+      this.pushReports.save(result.name, report);
+      pushed.observe(report);
+    }
+    return true;
+  }
+
+  /**
+   * A job's report to a pushed check (a heartbeat), whichever node owns it: committed, recorded as a result of this
+   * node (and so published in a cluster), and the silence counted from it.
+   */
+  reportPushed(check: RunningCheck, success: boolean, message: string): void {
+    const report = { atMs: Date.now(), success, message };
+    this.pushReports.save(check.def.name, report);
+    this.recordRun(check, success ? undefined : new CheckFailure(message), 0);
+    check.prepared.pushed?.observe(report);
   }
 
   /** Replaces `previous` (if any) by `next`: the old check never runs again and its metric series go. */
@@ -190,6 +282,7 @@ export class CheckRegistry {
   }
 
   private retire(check: RunningCheck): void {
+    check.pushStarted = false;
     this.metrics.remove(check.metricSeries);
     const handle = check.handle;
     check.handle = null;
@@ -202,7 +295,7 @@ export class CheckRegistry {
 
   private recordRun(check: RunningCheck, failure: unknown, durationMs: number): void {
     const name = check.def.name;
-    const result = buildResult(name, check.summary, check.labels, check.source, failure, durationMs, this.inMaintenance(name, check.def.labels));
+    const result = buildResult(name, check.summary, check.labels, check.source, failure, durationMs, this.inMaintenance(name, check.def.labels), this.node);
     this.latest.set(result.name, result);
     this.repository.record(result);
     for (let i = 0; i < this.resultSinks.length; i++) (this.resultSinks[i] as ResultSink)(result);

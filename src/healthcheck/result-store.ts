@@ -78,13 +78,14 @@ export class ResultStore {
     const u = getTableName(healthcheckUptime);
     const r = getTableName(healthcheckResults);
     return {
-      upsertResult: client.prepare<[string, number, number, number, string, string, string | null, string, number]>(
-        `insert into ${r} (name, success, timestamp_s, duration_ms, message, summary, labels, source, maintenance) values (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      upsertResult: client.prepare<[string, number, number, number, string, string, string | null, string, number, string | null]>(
+        `insert into ${r} (name, success, timestamp_s, duration_ms, message, summary, labels, source, maintenance, node) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          on conflict (name) do update set success = excluded.success, timestamp_s = excluded.timestamp_s, duration_ms = excluded.duration_ms,
-           message = excluded.message, summary = excluded.summary, labels = excluded.labels, source = excluded.source, maintenance = excluded.maintenance`,
+           message = excluded.message, summary = excluded.summary, labels = excluded.labels, source = excluded.source, maintenance = excluded.maintenance,
+           node = excluded.node`,
       ),
-      insertHistory: client.prepare<[string, number, number, number, string, number]>(
-        `insert into ${h} (name, success, timestamp_s, duration_ms, message, maintenance) values (?, ?, ?, ?, ?, ?)`,
+      insertHistory: client.prepare<[string, number, number, number, string, number, string | null]>(
+        `insert into ${h} (name, success, timestamp_s, duration_ms, message, maintenance, node) values (?, ?, ?, ?, ?, ?, ?)`,
       ),
       countHistory: client.prepare<[string], { n: number }>(`select count(*) as n from ${h} where name = ?`),
       // The oldest rows of one check, through the (name, id) index: it walks only the rows it deletes.
@@ -133,6 +134,7 @@ export class ResultStore {
       duration: row.durationMs,
       source: row.source,
       ...(row.maintenance ? { maintenance: true as const } : {}),
+      ...(row.node !== null ? { node: row.node } : {}),
     }));
   }
 
@@ -221,7 +223,7 @@ export class ResultStore {
       const timestampS = result['healthcheck-timestamp'];
       const durationMs = result.duration;
       const success = result.success ? 1 : 0;
-      s.insertHistory.run(name, success, timestampS, durationMs, result.message, result.maintenance ? 1 : 0);
+      s.insertHistory.run(name, success, timestampS, durationMs, result.message, result.maintenance ? 1 : 0, result.node ?? null);
       // A result in maintenance counts in no uptime ratio nor duration aggregate (docs/checks.md).
       if (result.maintenance) continue;
       const resultHour = timestampS - (timestampS % HOUR_S);
@@ -250,6 +252,7 @@ export class ResultStore {
       latest.labels === undefined ? null : JSON.stringify(latest.labels),
       latest.source,
       latest.maintenance ? 1 : 0,
+      latest.node ?? null,
     );
     state.historyRows += group.length;
     if (state.historyRows > this.options.historySize) {
@@ -280,13 +283,13 @@ export class ResultStore {
     if (entries.length === max) return entries;
     const h = healthcheckHistory;
     const stored = this.db
-      .select({ name: h.name, success: h.success, timestampS: h.timestampS, durationMs: h.durationMs, message: h.message, maintenance: h.maintenance })
+      .select({ name: h.name, success: h.success, timestampS: h.timestampS, durationMs: h.durationMs, message: h.message, maintenance: h.maintenance, node: h.node })
       .from(h)
       .where(eq(h.name, name))
       .orderBy(sql`${h.id} desc`)
       .limit(max - entries.length)
       .all();
-    for (const row of stored) entries.push(storedEntry(row.name, row.success, row.timestampS, row.message, row.durationMs, row.maintenance));
+    for (const row of stored) entries.push(storedEntry(row.name, row.success, row.timestampS, row.message, row.durationMs, row.maintenance, row.node));
     return entries;
   }
 
@@ -313,17 +316,17 @@ export class ResultStore {
     const byName = new Map<string, HistoryEntry[]>();
     const h = healthcheckHistory;
     for (const chunk of chunks(names)) {
-      const rows = this.db.all<{ name: string; success: number; timestamp_s: number; duration_ms: number; message: string; maintenance: number }>(
-        sql`select name, success, timestamp_s, duration_ms, message, maintenance from (
+      const rows = this.db.all<{ name: string; success: number; timestamp_s: number; duration_ms: number; message: string; maintenance: number; node: string | null }>(
+        sql`select name, success, timestamp_s, duration_ms, message, maintenance, node from (
               select ${h.name} as name, ${h.success} as success, ${h.timestampS} as timestamp_s, ${h.durationMs} as duration_ms,
-                     ${h.message} as message, ${h.maintenance} as maintenance, ${h.id} as id, row_number() over (partition by ${h.name} order by ${h.id} desc) as newest
+                     ${h.message} as message, ${h.maintenance} as maintenance, ${h.node} as node, ${h.id} as id, row_number() over (partition by ${h.name} order by ${h.id} desc) as newest
               from ${h} where ${inArray(h.name, chunk)})
             where newest <= ${Math.min(limit, this.options.historySize)} order by name, id`,
       );
       for (const row of rows) {
         let entries = byName.get(row.name);
         if (entries === undefined) byName.set(row.name, (entries = []));
-        entries.push(storedEntry(row.name, row.success === 1, row.timestamp_s, row.message, row.duration_ms, row.maintenance === 1));
+        entries.push(storedEntry(row.name, row.success === 1, row.timestamp_s, row.message, row.duration_ms, row.maintenance === 1, row.node));
       }
     }
     return byName;
@@ -352,12 +355,13 @@ export class ResultStore {
 /** SQLite limits bound parameters per statement; 500 names per `in (...)` stays well below. */
 /** A result still waiting to be written, as the history reads return it. */
 function historyEntry(result: CheckResult): HistoryEntry {
-  return storedEntry(result.name, result.success, result['healthcheck-timestamp'], result.message, result.duration, result.maintenance === true);
+  return storedEntry(result.name, result.success, result['healthcheck-timestamp'], result.message, result.duration, result.maintenance === true, result.node ?? null);
 }
 
-function storedEntry(name: string, success: boolean, timestampS: number, message: string, duration: number, maintenance: boolean): HistoryEntry {
+function storedEntry(name: string, success: boolean, timestampS: number, message: string, duration: number, maintenance: boolean, node: string | null): HistoryEntry {
   const entry: HistoryEntry = { name, success, 'healthcheck-timestamp': timestampS, message, duration };
   if (maintenance) entry.maintenance = true;
+  if (node !== null) entry.node = node;
   return entry;
 }
 

@@ -18,6 +18,8 @@ export interface CheckResult {
   source: string;
   /** Set (true) when the run finished during a maintenance window (docs/checks.md, "Maintenance windows"). */
   maintenance?: true;
+  /** In a cluster: the node that ran the check (docs/cluster.md). */
+  node?: string;
 }
 
 export interface HistoryEntry {
@@ -27,6 +29,7 @@ export interface HistoryEntry {
   message: string;
   duration: number;
   maintenance?: true;
+  node?: string;
 }
 
 export interface StoredCheck {

@@ -9,6 +9,7 @@ export function buildResult(
   failure: unknown,
   durationMs: number,
   maintenance = false,
+  node?: string,
 ): CheckResult {
   const result: CheckResult = {
     name,
@@ -22,6 +23,8 @@ export function buildResult(
   };
   // Only when true: a result outside maintenance keeps upstream's exact shape.
   if (maintenance) result.maintenance = true;
+  // In a cluster: the node that ran it (docs/cluster.md).
+  if (node !== undefined) result.node = node;
   return result;
 }
 

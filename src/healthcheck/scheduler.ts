@@ -141,11 +141,15 @@ export class Scheduler<J extends SchedulerJob> {
     this.arm();
   }
 
-  /** Schedules a job: its first run comes after the random initial delay. */
-  add(job: J): ScheduledJob<J> {
+  /**
+   * Schedules a job: its first run comes after the random initial delay, or at `dueAt` (ms, at once when past):
+   * a check taken over from another node runs when it is due after its last result (docs/cluster.md).
+   */
+  add(job: J, dueAt?: number): ScheduledJob<J> {
     if (this.stopping) throw new Error('the scheduler is stopped');
     const entry = new ScheduledJob(job, this);
-    entry.due = this.onGrid(this.now() + this.random() * Math.min(job.intervalMs, MAX_INITIAL_DELAY_MS));
+    const now = this.now();
+    entry.due = this.onGrid(dueAt !== undefined ? Math.max(now, dueAt) : now + this.random() * Math.min(job.intervalMs, MAX_INITIAL_DELAY_MS));
     this.heapPush(entry);
     this.arm();
     return entry;

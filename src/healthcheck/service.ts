@@ -379,7 +379,7 @@ export class HealthcheckService {
     if (check === undefined || !(check.prepared instanceof HeartbeatMonitor)) {
       throw new HealthcheckError('not-found', check === undefined ? `Heartbeat check ${name} not found` : `Healthcheck ${name} is a ${check.def.kind} check, not a heartbeat check`);
     }
-    check.prepared.report(success, message);
+    this.checks.reportPushed(check, success, message);
   }
 
   // Runs

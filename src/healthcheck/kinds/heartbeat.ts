@@ -7,7 +7,17 @@
 import { Type } from '@sinclair/typebox';
 import { Duration, durationToMs, formatDuration } from '../../common/duration.ts';
 import { baseToJson, durationField, nameField, validateShape } from './common.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared, type PushReports, type RecordResult } from './types.ts';
+import {
+  type BaseDefinition,
+  type CheckJson,
+  type CheckKind,
+  CheckFailure,
+  CheckValidationError,
+  type Prepared,
+  type PushReport,
+  type PushReports,
+  type RecordResult,
+} from './types.ts';
 
 export interface HeartbeatDefinition extends BaseDefinition {
   kind: 'heartbeat';
@@ -67,16 +77,22 @@ export function heartbeatSummary(def: HeartbeatDefinition): string {
   return `${what} expected every ${formatDuration(def.intervalNs)} (grace ${formatDuration(def.graceNs)})`;
 }
 
+const SILENCE_PREFIX = 'no heartbeat since ';
+
+/** Whether a heartbeat check's result is a silence its owner recorded, rather than a job's report. */
+export function isSilence(message: string): boolean {
+  return message.startsWith(SILENCE_PREFIX);
+}
+
 /** The failure of a silent check (the message of docs/checks.md). */
 export function silenceMessage(def: HeartbeatDefinition, sinceMs: number): string {
-  return `no heartbeat since ${new Date(sinceMs).toISOString()} (expected every ${formatDuration(def.intervalNs)}, grace ${formatDuration(def.graceNs)})`;
+  return `${SILENCE_PREFIX}${new Date(sinceMs).toISOString()} (expected every ${formatDuration(def.intervalNs)}, grace ${formatDuration(def.graceNs)})`;
 }
 
 /** The report route's check: one monitor per heartbeat check, holding the deadline of its silence. */
 export class HeartbeatMonitor implements Prepared {
   readonly pushed = this;
   private record: RecordResult | null = null;
-  private reports: PushReports | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
   /** The last report, or when the monitor started for a check that never reported. */
   private sinceMs = 0;
@@ -97,26 +113,27 @@ export class HeartbeatMonitor implements Prepared {
   }
 
   async close(): Promise<void> {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
-    this.record = null;
+    this.stop();
   }
 
   start(record: RecordResult, reports: PushReports): void {
     this.record = record;
-    this.reports = reports;
     const last = reports.last(this.def.name);
     this.sinceMs = last?.atMs ?? this.now();
     this.arm(this.sinceMs + this.allowedSilenceMs);
   }
 
-  /** A job's report: recorded as a result now, and the silence counted again from it. */
-  report(success: boolean, message: string): void {
-    const atMs = this.now();
-    this.reports?.save(this.def.name, { atMs, success, message });
-    this.sinceMs = atMs;
-    this.record?.(success ? undefined : new CheckFailure(message));
-    if (this.record !== null) this.arm(atMs + this.allowedSilenceMs);
+  stop(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.record = null;
+  }
+
+  /** A job's report (the registry records it as a result): the silence is counted again from it. */
+  observe(report: PushReport): void {
+    if (report.atMs < this.sinceMs) return;
+    this.sinceMs = report.atMs;
+    if (this.record !== null) this.arm(report.atMs + this.allowedSilenceMs);
   }
 
   private arm(deadlineMs: number): void {

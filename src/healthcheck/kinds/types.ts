@@ -50,8 +50,12 @@ export interface Prepared {
 export type RecordResult = (failure: unknown) => void;
 
 export interface PushedChecks {
-  /** Called once the registry runs (at startup, or when the check is added to a running registry). */
+  /** This node owns the check: it watches for silence from the last report (at startup, when added, on takeover). */
   start(record: RecordResult, reports: PushReports): void;
+  /** Another node owns it now. */
+  stop(): void;
+  /** A report arrived, here or (in a cluster) at another node: the silence is counted from it. */
+  observe(report: PushReport): void;
 }
 
 /** The last report pushed to a check, kept in SQLite so that a restart knows how long it has been silent. */

@@ -12,4 +12,6 @@ CREATE TABLE `maintenance_windows` (
 );
 --> statement-breakpoint
 ALTER TABLE `healthcheck_history` ADD `maintenance` integer DEFAULT false NOT NULL;--> statement-breakpoint
-ALTER TABLE `healthcheck_results` ADD `maintenance` integer DEFAULT false NOT NULL;
+ALTER TABLE `healthcheck_history` ADD `node` text;--> statement-breakpoint
+ALTER TABLE `healthcheck_results` ADD `maintenance` integer DEFAULT false NOT NULL;--> statement-breakpoint
+ALTER TABLE `healthcheck_results` ADD `node` text;
