@@ -26,7 +26,6 @@ const MAX_CLOSE_REASON_BYTES = 123;
 const MAX_INCOMING_PAYLOAD = 4096;
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 const everything: Condition = () => true;
-const config = { errorShape: 'error' } as const;
 
 interface ChannelParams {
   channel: string;
@@ -94,11 +93,11 @@ export function pubsubRoutes(pubsub: PubSub, registry: Registry, options: PubSub
       socket.once('close', unsubscribe);
     };
 
-    app.get<{ Params: ChannelParams; Querystring: FeedQuery }>('/channel/:channel', { websocket: true, config }, (socket, request) => {
+    app.get<{ Params: ChannelParams; Querystring: FeedQuery }>('/channel/:channel', { websocket: true }, (socket, request) => {
       serve(socket, request.params.channel, request.query.query);
     });
 
-    app.get<{ Querystring: FeedQuery }>('/index', { websocket: true, config }, (socket, request) => {
+    app.get<{ Querystring: FeedQuery }>('/index', { websocket: true }, (socket, request) => {
       const stream = request.query.stream;
       if (Array.isArray(stream)) {
         if (!admit(socket)) return;
