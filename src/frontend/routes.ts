@@ -8,8 +8,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { HttpError } from '../server/errors.ts';
+import { messageError, operation } from '../server/openapi.ts';
 
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
@@ -51,13 +53,32 @@ export function loadAssets(directory: string): Map<string, Asset> {
   return assets;
 }
 
+/** The OpenAPI documentation of the dashboard's pages (src/server/openapi.ts): not an API, but routes all the same. */
+const toIndexDoc = operation({
+  summary: 'The dashboard (redirect)',
+  description: 'Redirects to the dashboard page, `/frontend/index.html` (docs/dashboard.md).',
+  tags: ['service'],
+  responses: { 302: { description: 'to the dashboard page', headers: { Location: '/frontend/index.html' } } },
+});
+const assetDoc = operation({
+  summary: "A file of the dashboard's page",
+  description: 'The page (`index.html`) and its script, style and images (docs/dashboard.md), gzipped when the client accepts it, with a Content-Security-Policy.',
+  tags: ['service'],
+  params: Type.Object({ file: Type.String({ description: 'a file name, such as index.html' }) }),
+  responses: {
+    200: { description: 'the file', schema: Type.String(), contentTypes: [...new Set(Object.values(TYPES).map((type) => type.split(';')[0] as string))], headers: { ETag: 'the file\'s hash' } },
+    304: 'the file has not changed (`If-None-Match` gave its ETag)',
+    404: messageError('no such file, or the dashboard is not built'),
+  },
+});
+
 export function frontendRoutes(assets: ReadonlyMap<string, Asset>): FastifyPluginAsync {
   return async (app) => {
     const toIndex = async (_request: unknown, reply: FastifyReply) => reply.redirect('/frontend/index.html', 302);
-    app.get('/', toIndex);
-    app.get('/frontend', toIndex);
-    app.get('/frontend/', toIndex);
-    app.get<{ Params: { file: string } }>('/frontend/:file', async (request, reply) => {
+    app.get('/', { schema: toIndexDoc }, toIndex);
+    app.get('/frontend', { schema: toIndexDoc }, toIndex);
+    app.get('/frontend/', { schema: toIndexDoc }, toIndex);
+    app.get<{ Params: { file: string } }>('/frontend/:file', { schema: assetDoc }, async (request, reply) => {
       const asset = assets.get(request.params.file);
       if (asset === undefined) {
         const hint = assets.size === 0 ? ' (the dashboard is not built: run npm run build)' : '';

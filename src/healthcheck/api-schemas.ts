@@ -54,19 +54,18 @@ export const CheckResultSchema = Type.Object({
 /** A create answers its message; a one-off run adds its result. */
 export const Created = Type.Object({ message: Type.String(), result: Type.Optional(CheckResultSchema) });
 
-export const History = Type.Object({
-  result: Type.Array(
-    Type.Object({
-      name: Type.String(),
-      success: Type.Boolean(),
-      'healthcheck-timestamp': Type.Integer(),
-      message: Type.String(),
-      duration: Type.Integer(),
-      maintenance: Type.Optional(Type.Literal(true)),
-      node: Type.Optional(Type.String()),
-    }),
-  ),
+/** One raw result of a check's history. */
+export const HistoryEntry = Type.Object({
+  name: Type.String(),
+  success: Type.Boolean(),
+  'healthcheck-timestamp': Type.Integer(),
+  message: Type.String(),
+  duration: Type.Integer(),
+  maintenance: Type.Optional(Type.Literal(true)),
+  node: Type.Optional(Type.String()),
 });
+
+export const History = Type.Object({ result: Type.Array(HistoryEntry) });
 
 const OrNull = (schema: TSchema) => Type.Union([schema, Type.Null()]);
 

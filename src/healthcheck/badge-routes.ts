@@ -4,8 +4,10 @@
  * on every view. Registered with the result API and removed with it (`http.disable-result-api`); an unknown check
  * is the API's 404.
  */
+import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { registerPartRoutes } from '../server/errors.ts';
+import { messageError, nameParams, operation } from '../server/openapi.ts';
 import { statusBadge, UPTIME_BADGE_WINDOWS, uptimeBadge } from './badges.ts';
 import { healthcheckErrors } from './routes.ts';
 import type { CheckResult } from './result-types.ts';
@@ -27,16 +29,32 @@ function latestResult(service: HealthcheckService, name: string): CheckResult | 
   }
 }
 
+/** The OpenAPI documentation of a badge route (src/server/openapi.ts); the SVG is a string, never serialized. */
+function badgeDoc(summary: string, description: string) {
+  return operation({
+    summary,
+    description: `${description} Drawn as shields.io draws its badges (docs/http-api.md "Badges").`,
+    tags: ['healthchecks'],
+    params: nameParams('the check'),
+    responses: {
+      200: { description: 'the badge', schema: Type.String(), contentTypes: ['image/svg+xml'], headers: { 'Cache-Control': `\`public, max-age=${CACHE_SECONDS}\`: cacheable for ${CACHE_SECONDS} s` } },
+      404: messageError('unknown check: `Healthcheck <name> not found`'),
+    },
+  });
+}
+
 export function badgeRoutes(service: HealthcheckService): FastifyPluginAsync {
   return async (root) => {
     await registerPartRoutes(root, healthcheckErrors, (app) => {
-      app.get<{ Params: { name: string } }>('/api/v1/badge/:name/status.svg', async (request, reply) => {
+      const statusDoc = badgeDoc('Status badge of a check', 'The check\'s name, and `up` (green) or `down` (red) from its latest result; `not run yet` (grey) before the first.');
+      app.get<{ Params: { name: string } }>('/api/v1/badge/:name/status.svg', { schema: statusDoc }, async (request, reply) => {
         const { name } = request.params;
         service.get(name);
         return sendSvg(reply, statusBadge(name, latestResult(service, name)));
       });
       for (const window of UPTIME_BADGE_WINDOWS) {
-        app.get<{ Params: { name: string } }>(`/api/v1/badge/:name/uptime-${window}.svg`, async (request, reply) =>
+        const uptimeDoc = badgeDoc(`Uptime badge of a check over ${window}`, `The share of successful runs over ${window}, coloured from green (>= 99.9 %) to red (< 90 %); \`no data\` (grey) without runs.`);
+        app.get<{ Params: { name: string } }>(`/api/v1/badge/:name/uptime-${window}.svg`, { schema: uptimeDoc }, async (request, reply) =>
           sendSvg(reply, uptimeBadge(window, service.uptime(request.params.name)[window])),
         );
       }

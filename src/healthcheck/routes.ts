@@ -12,6 +12,7 @@
 import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type ErrorAnswer, type PartErrors, registerPartScope, SHADOWS_PARAMETRIC } from '../server/errors.ts';
+import { messageError, type Operation, operation } from '../server/openapi.ts';
 import { BulkBody, CheckListing, CheckResultSchema, Created, History, HistoryQuery, listOf, Message, NameParams, Uptime } from './api-schemas.ts';
 import { CHECK_KINDS, KIND_NAMES, type KindName } from './kinds/index.ts';
 import { HealthcheckError, type HealthcheckErrorReason, type HealthcheckService, parseApiCheck, parseBulk, unknownKind } from './service.ts';
@@ -77,6 +78,28 @@ export function healthcheckRoutes(service: HealthcheckService, options: RouteOpt
   };
 }
 
+/**
+ * The OpenAPI documentation of a route (src/server/openapi.ts): the answers' bodies are the routes' own
+ * `response` schemas, the errors `{"message": ...}`. `wrap` tells the form: the short one is said in the summary.
+ */
+function documented(wrap: boolean, summary: string, responses: Operation['responses'], description?: string) {
+  const form = wrap ? undefined : "The short form (Cabourotte's v1 path) of the same route under `/api/v1`.";
+  return operation({
+    summary: wrap ? summary : `${summary} (short form)`,
+    description: [description, form].filter(Boolean).join(' ') || undefined,
+    tags: ['healthchecks'],
+    responses,
+  });
+}
+
+/** Said of the list routes: their answer's shape is the only difference between the two forms. */
+const listForm = (wrap: boolean) => (wrap ? 'The short form answers a bare array.' : 'A bare array, where `/api/v1` answers `{"result": [...]}`.');
+
+const unknownCheck = messageError('unknown check: `Healthcheck <name> not found`');
+const owned = messageError('a check of the config file or of a discovery source, which the API may not change: `healthcheck <name> comes from ...`');
+const invalidDefinition = messageError('invalid definition: `Invalid healthcheck configuration: <field>: <problem>` (docs/checks.md "Validation messages")');
+const commandRefused = messageError('command checks refused by `healthchecks.command-checks-api` (docs/hardening.md)');
+
 function typed(scope: FastifyInstance) {
   scope.setValidatorCompiler(TypeBoxValidatorCompiler);
   return scope.withTypeProvider<TypeBoxTypeProvider>();
@@ -86,11 +109,27 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
   const app = typed(scope);
   // Only JSON bodies: anything else is a 415 naming the expected type (fastify would take text/plain as is).
   app.removeContentTypeParser(['text/plain']);
-  app.get('', { schema: { response: { 200: listOf(CheckListing, wrap) } } }, async () => list(service.list(), wrap));
+  app.get(
+    '',
+    { schema: { response: { 200: listOf(CheckListing, wrap) }, ...documented(wrap, 'List the check definitions', { 200: 'every check definition, sorted by name' }, listForm(wrap)) } },
+    async () => list(service.list(), wrap),
+  );
 
   for (const kind of KIND_NAMES) {
     const config: CreateRouteConfig & typeof SHADOWS_PARAMETRIC = { definition: kind, ...SHADOWS_PARAMETRIC };
-    app.post(`/${kind}`, { config, schema: { body: CHECK_KINDS[kind].schema, response: { 201: Created, 500: Created } } }, async (request, reply) => {
+    const doc = documented(
+      wrap,
+      `Create or replace a ${kind} check`,
+      {
+        201: 'created or replaced (`Healthcheck successfully added`); for `"one-off": true`, the run succeeded and `result` is its result',
+        400: invalidDefinition,
+        403: kind === 'command' ? commandRefused : undefined,
+        409: owned,
+        500: 'for `"one-off": true`, the run failed (`result` is its result); or the check cannot be prepared (a TLS file unreadable)',
+      },
+      `Body: one ${kind} check definition, with the fields of its kind (docs/checks.md). A check with the name of an API check replaces it; \`"one-off": true\` runs it once at once and answers its result instead.`,
+    );
+    app.post(`/${kind}`, { config, schema: { body: CHECK_KINDS[kind].schema, response: { 201: Created, 500: Created }, ...doc } }, async (request, reply) => {
       if (kind === 'command') refuseCommandChecks(commandChecksRefusal);
       const outcome = await service.create(kind, request.body);
       if (!outcome.oneOff) return reply.code(201).send({ message: 'Healthcheck successfully added' });
@@ -98,19 +137,47 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
     });
   }
   const bulkConfig: CreateRouteConfig & typeof SHADOWS_PARAMETRIC = { definition: 'bulk', ...SHADOWS_PARAMETRIC };
-  app.post('/bulk', { config: bulkConfig, schema: { body: BulkBody, response: { 201: Message } } }, async (request, reply) => {
+  const bulkDoc = documented(
+    wrap,
+    'Replace the whole set of API checks',
+    {
+      201: 'applied (`Healthchecks successfully added`)',
+      400: messageError('an invalid body or check, a one-off check, a name used twice: `Invalid healthcheck configuration: ...`; nothing is applied'),
+      403: commandRefused,
+      409: owned,
+      500: messageError('a check cannot be prepared; nothing is applied'),
+    },
+    'Body: any of the lists `http-checks`, `tcp-checks`, `dns-checks`, `tls-checks`, `command-checks`, as in the config file. API checks missing from it are deleted, unchanged ones keep running; atomically.',
+  );
+  app.post('/bulk', { config: bulkConfig, schema: { body: BulkBody, response: { 201: Message }, ...bulkDoc } }, async (request, reply) => {
     const commands = (request.body as { 'command-checks'?: unknown[] | null })['command-checks'];
     if (commands !== undefined && commands !== null && commands.length > 0) refuseCommandChecks(commandChecksRefusal);
     await service.bulk(request.body);
     return reply.code(201).send({ message: 'Healthchecks successfully added' });
   });
-  app.post('/:name', { schema: { params: NameParams } }, async (request) => {
+  const unknownKindDoc = documented(
+    wrap,
+    'Create a check of an unknown kind',
+    { 404: messageError('always: `Unknown healthcheck kind "<kind>": expected http, tcp, dns, tls, command or bulk`') },
+    'The kinds have their own routes (`/healthcheck/http`, ...); any other last segment is an unknown kind.',
+  );
+  app.post('/:name', { schema: { params: NameParams, ...unknownKindDoc } }, async (request) => {
     throw unknownKind(request.params.name);
   });
 
-  app.get('/:name', { schema: { params: NameParams, response: { 200: CheckListing } } }, async (request) => service.get(request.params.name));
+  const getDoc = documented(
+    wrap,
+    'Get a check definition',
+    { 200: 'the definition as Cabourotte lists it, with `source` and `kind`; it can be posted back as is', 404: unknownCheck },
+  );
+  app.get('/:name', { schema: { params: NameParams, response: { 200: CheckListing }, ...getDoc } }, async (request) => service.get(request.params.name));
 
-  app.delete('/:name', { schema: { params: NameParams, response: { 200: Message } } }, async (request) => {
+  const deleteDoc = documented(
+    wrap,
+    'Delete an API check',
+    { 200: 'deleted, with its result, history and uptime (`Successfully deleted healthcheck <name>`)', 404: unknownCheck, 409: owned },
+  );
+  app.delete('/:name', { schema: { params: NameParams, response: { 200: Message }, ...deleteDoc } }, async (request) => {
     const { name } = request.params;
     await service.delete(name);
     return { message: `Successfully deleted healthcheck ${name}` };
@@ -124,17 +191,31 @@ function refuseCommandChecks(refusal: () => string | null): void {
 
 function registerResultRoutes(scope: FastifyInstance, service: HealthcheckService, wrap: boolean): void {
   const app = typed(scope);
-  app.get('', { schema: { response: { 200: listOf(CheckResultSchema, wrap) } } }, async () => list(service.results(), wrap));
+  const listDoc = documented(wrap, 'The latest result of every check', { 200: 'the latest results, sorted by name' }, listForm(wrap));
+  app.get('', { schema: { response: { 200: listOf(CheckResultSchema, wrap) }, ...listDoc } }, async () => list(service.results(), wrap));
 
-  app.get('/:name', { schema: { params: NameParams, response: { 200: CheckResultSchema } } }, async (request) => service.result(request.params.name));
+  const noResult = messageError('unknown check, or no run finished yet: `Result not found for healthcheck <name>`');
+  const resultDoc = documented(wrap, 'The latest result of a check', { 200: 'the latest result', 404: noResult });
+  app.get('/:name', { schema: { params: NameParams, response: { 200: CheckResultSchema }, ...resultDoc } }, async (request) => service.result(request.params.name));
 
-  app.get('/:name/history', { schema: { params: NameParams, querystring: HistoryQuery, response: { 200: History } } }, async (request) => {
+  const historyDoc = documented(
+    wrap,
+    'The last raw results of a check',
+    { 200: 'the last results, newest first', 400: messageError('`limit` not a positive integer: `Invalid limit "<text>": expected a positive integer`'), 404: unknownCheck },
+    '`limit` defaults to, and is capped at, `healthchecks.history-size`.',
+  );
+  app.get('/:name/history', { schema: { params: NameParams, querystring: HistoryQuery, response: { 200: History }, ...historyDoc } }, async (request) => {
     const { limit } = request.query;
     const max = service.historySize;
     return { result: service.history(request.params.name, limit === undefined || limit === '' ? max : Math.min(Number(limit), max)) };
   });
 
-  app.get('/:name/uptime', { schema: { params: NameParams, response: { 200: Uptime } } }, async (request) => {
+  const uptimeDoc = documented(
+    wrap,
+    'The uptime of a check over 1 h, 24 h, 7 d and 30 d',
+    { 200: 'runs, successes, ratio and durations per window (hourly buckets)', 404: unknownCheck },
+  );
+  app.get('/:name/uptime', { schema: { params: NameParams, response: { 200: Uptime }, ...uptimeDoc } }, async (request) => {
     const { name } = request.params;
     return { name, uptime: service.uptime(name) };
   });

@@ -1,17 +1,19 @@
 /**
  * The fastify composition shared by both parts: TLS (mutual when `cacert` is set), basic auth, the body limit,
- * the error and not-found handlers, 405 with `Allow` for a wrong method on a known path, `/healthz`, `/health`
- * and `/metrics`, and the HTTP metrics.
+ * the error and not-found handlers, 405 with `Allow` for a wrong method on a known path, `/healthz`, `/health`,
+ * `/metrics` and the OpenAPI document of every route (src/server/openapi.ts), and the HTTP metrics.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import { Readable } from 'node:stream';
-import Fastify, { LogController, type FastifyInstance, type onRequestAsyncHookHandler } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import Fastify, { LogController, type FastifyInstance, type onRequestAsyncHookHandler, type RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
 import type { VigieConfig } from '../config/load.ts';
 import { connectionOptions, limitConnections } from './connections.ts';
 import { HttpError, installErrorHandlers, ROOT_ERRORS, withMethodNotAllowed } from './errors.ts';
 import { renderMetrics, type ServerMetrics } from './metrics.ts';
+import { json, messageError, openApiRoute, operation, registerOpenApi } from './openapi.ts';
 import type { Part } from './part.ts';
 
 export interface ServerOptions {
@@ -19,9 +21,11 @@ export interface ServerOptions {
   metrics: ServerMetrics;
   parts: readonly Part[];
   logger: Logger;
+  /** Called with every route the server registers, before any is (tests list them: test/e2e/openapi.test.ts). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
-export async function buildServer({ config, metrics, parts, logger }: ServerOptions): Promise<FastifyInstance> {
+export async function buildServer({ config, metrics, parts, logger, onRoute }: ServerOptions): Promise<FastifyInstance> {
   const { http } = config;
   const app = Fastify({
     loggerInstance: logger,
@@ -43,6 +47,9 @@ export async function buildServer({ config, metrics, parts, logger }: ServerOpti
       : {}),
   }) as unknown as FastifyInstance;
   limitConnections(app.server, http);
+  if (onRoute) app.addHook('onRoute', onRoute);
+  // Before any route, so that the document sees every one.
+  await registerOpenApi(app, { basicAuth: http.basicAuth !== undefined });
 
   app.addHook('onResponse', async (request, reply) => {
     const route = reply.statusCode === 404 && !request.routeOptions.url ? '?' : (request.routeOptions.url ?? '?');
@@ -68,12 +75,26 @@ export async function buildServer({ config, metrics, parts, logger }: ServerOpti
   await app.register(async (scope) =>
     withMethodNotAllowed(scope, '', (root) => {
       const ok = async () => ({ message: 'ok' });
-      root.get('/healthz', ok);
-      root.get('/health', ok);
-      root.get('/metrics', async (_request, reply) => {
+      const probe = (summary: string) =>
+        operation({
+          summary,
+          description: 'Answers 200 as long as the server takes requests (a 503 or a refused connection while it stops).',
+          tags: ['service'],
+          responses: { 200: json('the server is up', Type.Object({ message: Type.Literal('ok') })), 503: messageError('the server is shutting down') },
+        });
+      root.get('/healthz', { schema: probe('Liveness probe') }, ok);
+      root.get('/health', { schema: probe('Liveness probe (alias of /healthz)') }, ok);
+      const metricsSchema = operation({
+        summary: 'Prometheus metrics',
+        description: 'The Prometheus text exposition of every metric of the service (docs/http-api.md "Metrics").',
+        tags: ['service'],
+        responses: { 200: { description: 'the metrics', schema: Type.String(), contentTypes: [metrics.registry.contentType] } },
+      });
+      root.get('/metrics', { schema: metricsSchema }, async (_request, reply) => {
         reply.type(metrics.registry.contentType);
         return Readable.from(renderMetrics(metrics.registry), { objectMode: false });
       });
+      openApiRoute(root);
     }),
   );
 

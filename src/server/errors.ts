@@ -155,6 +155,10 @@ export function describeHttpError(error: FastifyError, request: FastifyRequest, 
  */
 export const SHADOWS_PARAMETRIC = { shadowsParametric: true } as const;
 
+/** Route config of the routes answering 405 (and 204 to OPTIONS) for the methods a path does not serve, so that
+ *  they can be told from the API's own routes (test/e2e/openapi.test.ts). */
+export const METHOD_NOT_ALLOWED = { methodNotAllowed: true } as const;
+
 /** Records the methods of every route registered in the scope, by its path relative to the scope's prefix. */
 function collectRouteMethods(scope: FastifyInstance, prefix: string): Map<string, Set<string>> {
   const methodsByPath = new Map<string, Set<string>>();
@@ -176,6 +180,9 @@ function addMethodNotAllowedRoutes(scope: FastifyInstance, methodsByPath: Map<st
     scope.route({
       method: missing,
       url: path,
+      // Not an operation of the API: the OpenAPI document (src/server/openapi.ts) says once that every path answers so.
+      schema: { hide: true },
+      config: METHOD_NOT_ALLOWED,
       handler: async (request, reply) => {
         if (request.method === 'OPTIONS') return reply.header('Allow', allow).code(204).send();
         throw new HttpError(405, `Method ${request.method} not allowed on ${request.routeOptions.url}; allowed: ${allow}`, { Allow: allow });

@@ -7,7 +7,7 @@ import type { VigieConfig } from '../config/load.ts';
 
 export interface Part {
   readonly name: string;
-  /** A fastify plugin registering the part's routes (with their `errorShape`). */
+  /** A fastify plugin registering the part's routes (in scopes with their error handling, src/server/errors.ts). */
   readonly routes: FastifyPluginAsync;
   /** Called once the server listens: start schedulers, watchers, timers. */
   start(): Promise<void>;

@@ -9,9 +9,11 @@
  * naming the problem; incoming messages are ignored.
  */
 import websocket from '@fastify/websocket';
+import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { WebSocket } from 'ws';
+import { operation } from '../../server/openapi.ts';
 import { type Condition, compileCondition } from '../condition.ts';
 import { parseEdn } from '../edn.ts';
 import { DEFAULT_INDEX_CHANNEL, indexChannel, type PubSub, PubSub as PubSubChannels, type PubSubObserver } from './channels.ts';
@@ -26,7 +28,6 @@ const MAX_CLOSE_REASON_BYTES = 123;
 const MAX_INCOMING_PAYLOAD = 4096;
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 const everything: Condition = () => true;
-const config = { errorShape: 'error' } as const;
 
 interface ChannelParams {
   channel: string;
@@ -36,6 +37,38 @@ interface FeedQuery {
   query?: string | string[];
   stream?: string | string[];
 }
+
+/*
+ * The OpenAPI documentation of the two endpoints (src/server/openapi.ts). Their query is read by hand (a bad one
+ * closes the socket with 1008 and a reason), so it is documented, never declared as a `querystring` schema.
+ */
+const Query = Type.String({ description: 'the base64 of an EDN where-condition (docs/stream-language.md); default, or `true`: every event' });
+const SOCKET = [
+  'A websocket (upgrade this GET): each event is one JSON message in a binary frame; messages from the client are ignored.',
+  'Closed with 1008 and a reason for an invalid query, with 1013 past `streams.websocket.max-connections`.',
+].join(' ');
+const upgradeAnswers = {
+  101: 'switching to the websocket protocol',
+  404: 'not a websocket request (no `Upgrade: websocket` header): an empty body',
+};
+const channelDoc = operation({
+  summary: 'Subscribe to a publish! channel',
+  description: `The events that \`{:action :publish! :params [:<channel>]}\` publishes. ${SOCKET}`,
+  tags: ['streams'],
+  params: Type.Object({ channel: Type.String({ description: 'the channel' }) }),
+  querystring: Type.Object({ query: Type.Optional(Query) }),
+  responses: upgradeAnswers,
+});
+const indexDoc = operation({
+  summary: "Subscribe to a stream's index",
+  description: `Every event the \`:index\` actions of the stream receive (expirations included). ${SOCKET}`,
+  tags: ['streams'],
+  querystring: Type.Object({
+    stream: Type.Optional(Type.String({ description: 'the stream; without it, every `:default true` stream' })),
+    query: Type.Optional(Query),
+  }),
+  responses: upgradeAnswers,
+});
 
 /** The channels with their metrics on the process registry. */
 export function createPubSub(maxBufferedBytes: number, registry: Registry): PubSub {
@@ -94,11 +127,11 @@ export function pubsubRoutes(pubsub: PubSub, registry: Registry, options: PubSub
       socket.once('close', unsubscribe);
     };
 
-    app.get<{ Params: ChannelParams; Querystring: FeedQuery }>('/channel/:channel', { websocket: true, config }, (socket, request) => {
+    app.get<{ Params: ChannelParams; Querystring: FeedQuery }>('/channel/:channel', { websocket: true, schema: channelDoc }, (socket, request) => {
       serve(socket, request.params.channel, request.query.query);
     });
 
-    app.get<{ Querystring: FeedQuery }>('/index', { websocket: true, config }, (socket, request) => {
+    app.get<{ Querystring: FeedQuery }>('/index', { websocket: true, schema: indexDoc }, (socket, request) => {
       const stream = request.query.stream;
       if (Array.isArray(stream)) {
         if (!admit(socket)) return;
