@@ -46,7 +46,7 @@ function badgeDoc(summary: string, description: string) {
 export function badgeRoutes(service: HealthcheckService): FastifyPluginAsync {
   return async (root) => {
     await registerPartRoutes(root, healthcheckErrors, (app) => {
-      const statusDoc = badgeDoc('Status badge of a check', 'The check\'s name, and `up` (green) or `down` (red) from its latest result; `not run yet` (grey) before the first.');
+      const statusDoc = badgeDoc('Status badge of a check', 'The check\'s name, and `up` (green) or `down` (red) from its latest result, `maintenance` (blue) when it fell in a maintenance window; `not run yet` (grey) before the first.');
       app.get<{ Params: { name: string } }>('/api/v1/badge/:name/status.svg', { schema: statusDoc }, async (request, reply) => {
         const { name } = request.params;
         service.get(name);

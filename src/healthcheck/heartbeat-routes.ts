@@ -4,7 +4,9 @@
  * type is taken (a job pipes its log with `curl --data-binary @-`); the report is committed before the answer.
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
 import { registerPartScope } from '../server/errors.ts';
+import { json, messageError, nameParams, operation } from '../server/openapi.ts';
 import { healthcheckErrors } from './routes.ts';
 import type { HealthcheckService } from './service.ts';
 
@@ -33,10 +35,29 @@ export function heartbeatRoutes(service: HealthcheckService): FastifyPluginAsync
         service.reportHeartbeat(request.params.name, false, failureMessage(request.body));
         return { message: 'ok' };
       };
-      scope.post<{ Params: { name: string } }>('/:name', success);
-      scope.get<{ Params: { name: string } }>('/:name', success);
-      scope.post<{ Params: { name: string } }>('/:name/fail', failure);
-      scope.get<{ Params: { name: string } }>('/:name/fail', failure);
+      const answers = {
+        200: json('the report is committed and recorded as a result', Type.Object({ message: Type.Literal('ok') })),
+        404: messageError('`Heartbeat check <name> not found`: no heartbeat check of that name'),
+      };
+      const successDoc = operation({
+        summary: 'Report a success to a heartbeat check',
+        description: 'A job ran: the check records a success now, and its silence is counted from now (docs/checks.md "Heartbeat checks"). Any body is ignored.',
+        tags: ['healthchecks'],
+        params: nameParams('the heartbeat check'),
+        responses: answers,
+      });
+      const failureDoc = operation({
+        summary: 'Report a failure to a heartbeat check',
+        description: 'A job failed: the check records a failure now, its message the first 4 KiB of the body (any content type; `failure reported` without one).',
+        tags: ['healthchecks'],
+        params: nameParams('the heartbeat check'),
+        body: { schema: Type.String({ description: 'the failure message (first 4 KiB kept)' }), contentTypes: ['text/plain', 'application/octet-stream'] },
+        responses: answers,
+      });
+      scope.post<{ Params: { name: string } }>('/:name', { schema: successDoc }, success);
+      scope.get<{ Params: { name: string } }>('/:name', { schema: successDoc }, success);
+      scope.post<{ Params: { name: string } }>('/:name/fail', { schema: failureDoc }, failure);
+      scope.get<{ Params: { name: string } }>('/:name/fail', { schema: failureDoc }, failure);
     });
   };
 }

@@ -5,9 +5,11 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
+import { Type } from '@sinclair/typebox';
 import { registerPartScope } from '../server/errors.ts';
+import { json, messageError, nameParams, operation } from '../server/openapi.ts';
 import { CheckValidationError } from './kinds/types.ts';
-import { type MaintenanceCalendar, type MaintenanceStore, type MaintenanceWindow, type MaintenanceWindowJson, parseWindow } from './maintenance.ts';
+import { type MaintenanceCalendar, type MaintenanceStore, type MaintenanceWindow, type MaintenanceWindowJson, MaintenanceWindowSchema, parseWindow } from './maintenance.ts';
 import { healthcheckErrors } from './routes.ts';
 import { HealthcheckError } from './service.ts';
 
@@ -75,13 +77,57 @@ export function maintenanceRoutes(api: MaintenanceApi): FastifyPluginAsync {
     await registerPartScope(app, '/api/v1/maintenance', healthcheckErrors, (scope) => {
       // Only JSON bodies, as the rest of the healthcheck API.
       scope.removeContentTypeParser(['text/plain']);
-      scope.post('', async (request, reply) => {
+      const Window = Type.Object(
+        {
+          name: Type.String(),
+          start: Type.String({ description: 'RFC 3339, UTC' }),
+          duration: Type.String({ description: 'Go duration' }),
+          every: Type.Optional(Type.String({ description: 'Go duration: the window repeats' })),
+          labels: Type.Optional(Type.Record(Type.String(), Type.String())),
+          checks: Type.Optional(Type.Array(Type.String())),
+          source: Type.Union([Type.Literal('configuration'), Type.Literal('api')]),
+          active: Type.Boolean({ description: 'on now' }),
+          'next-start': Type.Optional(Type.String({ description: 'the occurrence on now, else the next (absent once a one-off window is over)' })),
+          'next-end': Type.Optional(Type.String()),
+        },
+        { title: 'MaintenanceWindow' },
+      );
+      const tags = ['healthchecks'] as const;
+      const createDoc = operation({
+        summary: 'Create or replace a maintenance window',
+        description: 'Results of the checks it covers are marked `maintenance: true` and count in no uptime while it is on (docs/checks.md "Maintenance windows").',
+        tags,
+        body: { schema: MaintenanceWindowSchema },
+        responses: {
+          201: json('created (or replaced)', Type.Object({ message: Type.String(), result: Window })),
+          400: messageError('`Invalid maintenance window: <field>: <problem>`'),
+          409: messageError('a window of the configuration file has that name'),
+        },
+      });
+      const listDoc = operation({ summary: 'List the maintenance windows', description: 'Those of the config file and of the API, by name.', tags, responses: { 200: json('the windows', Type.Object({ result: Type.Array(Window) })) } });
+      const getDoc = operation({
+        summary: 'Get a maintenance window',
+        tags,
+        params: nameParams('the window'),
+        responses: { 200: json('the window', Window), 404: messageError('`Maintenance window <name> not found`') },
+      });
+      const deleteDoc = operation({
+        summary: 'Delete a maintenance window',
+        tags,
+        params: nameParams('the window'),
+        responses: {
+          200: json('deleted', Type.Object({ message: Type.String() })),
+          404: messageError('`Maintenance window <name> not found`'),
+          409: messageError('a window of the configuration file: change it there'),
+        },
+      });
+      scope.post('', { schema: createDoc }, async (request, reply) => {
         const window = api.add(request.body);
         return reply.code(201).send({ message: `Maintenance window ${window.name} successfully added`, result: window });
       });
-      scope.get('', async () => ({ result: api.list() }));
-      scope.get<{ Params: { name: string } }>('/:name', async (request) => api.get(request.params.name));
-      scope.delete<{ Params: { name: string } }>('/:name', async (request) => {
+      scope.get('', { schema: listDoc }, async () => ({ result: api.list() }));
+      scope.get<{ Params: { name: string } }>('/:name', { schema: getDoc }, async (request) => api.get(request.params.name));
+      scope.delete<{ Params: { name: string } }>('/:name', { schema: deleteDoc }, async (request) => {
         api.delete(request.params.name);
         return { message: `Successfully deleted maintenance window ${request.params.name}` };
       });
