@@ -24,6 +24,7 @@ import { DEFAULT_STREAM_LIMITS, type StreamLimits } from '../stream/limits.ts';
 import { DEFAULT_MAX_EDN_DEPTH, DEFAULT_MAX_EVENT_DEPTH, type NestingLimits } from '../stream/nesting.ts';
 import { DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_CONNECTIONS as DEFAULT_WEBSOCKET_MAX_CONNECTIONS } from '../stream/pubsub/channels.ts';
 import type { Static } from '@sinclair/typebox';
+import { type ClusterSettings, resolveCluster } from '../cluster/settings.ts';
 
 export { ConfigError } from '../common/config-error.ts';
 
@@ -58,6 +59,8 @@ export interface VigieConfig {
     maxConnections: number;
   };
   healthchecks: HealthcheckSettings;
+  /** Set with `cluster:` (docs/cluster.md); absent on a single node. */
+  cluster?: ClusterSettings;
   exporters: ExporterSettings;
   discovery: DiscoverySettings;
   streams: {
@@ -210,6 +213,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       checks,
       maintenance: parseMaintenance(file, raw),
     },
+    ...(raw.cluster ? { cluster: resolveCluster(file, raw.cluster) } : {}),
     exporters: resolveExporters(raw.exporters, file),
     discovery: resolveDiscovery(raw.discovery, file),
     streams: {

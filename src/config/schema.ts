@@ -185,6 +185,31 @@ export const StreamsSettingsSchema = Type.Object(
 /** Each `*-checks` entry is validated by its kind's own schema (src/healthcheck/kinds). */
 const CheckList = Type.Array(Type.Unknown());
 
+/** `cluster:` (docs/cluster.md): present, the node joins a cluster over NATS JetStream; absent, nothing of NATS loads. */
+const ClusterSchema = Type.Object(
+  {
+    node: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    nats: Type.Object(
+      {
+        servers: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
+        tls: Type.Optional(
+          Type.Object(
+            { cert: Type.Optional(Type.String({ minLength: 1 })), key: Type.Optional(Type.String({ minLength: 1 })), cacert: Type.Optional(Type.String({ minLength: 1 })) },
+            closed,
+          ),
+        ),
+        creds: Type.Optional(Type.String({ minLength: 1 })),
+      },
+      closed,
+    ),
+    'member-ttl': Type.Optional(Duration),
+    partitions: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 })),
+    replicas: Type.Optional(Type.Union([Type.Literal(1), Type.Literal(3)])),
+    'max-buffered-results': Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  closed,
+);
+
 export const ConfigFileSchema = Type.Object(
   {
     'data-dir': Type.Optional(Type.String({ minLength: 1 })),
@@ -203,6 +228,7 @@ export const ConfigFileSchema = Type.Object(
     exporters: Type.Optional(ExportersSchema),
     discovery: Type.Optional(DiscoverySchema),
     streams: Type.Optional(StreamsSettingsSchema),
+    cluster: Type.Optional(ClusterSchema),
   },
   closed,
 );

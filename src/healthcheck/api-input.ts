@@ -9,7 +9,7 @@ export const API_SOURCE = 'api';
 export const CONFIG_SOURCE = 'configuration';
 
 /** `owned`: the check belongs to another source (the config file, a discovery source) than the API. */
-export type HealthcheckErrorReason = 'invalid' | 'forbidden' | 'unknown-kind' | 'not-found' | 'result-not-found' | 'start-failed' | 'owned';
+export type HealthcheckErrorReason = 'invalid' | 'forbidden' | 'unknown-kind' | 'not-found' | 'result-not-found' | 'start-failed' | 'owned' | 'unavailable';
 
 /** A refused operation; the routes turn `reason` into a status. `message` is the text the client sees. */
 export class HealthcheckError extends Error {

@@ -4,7 +4,9 @@
  * and the latest results are loaded when the part is built, so the result API shows them as soon as the server
  * listens; checks start running, exporters connect and discovery sources are first polled at `start`.
  */
+import type { VigieConfig } from '../config/load.ts';
 import type { PartFactory, PartFactoryContext } from '../server/lifecycle.ts';
+import { packageVersion } from '../server/openapi.ts';
 import type { Part } from '../server/part.ts';
 import { commandChecksRefusal } from './command-policy.ts';
 import { HttpDiscovery } from './discovery/http.ts';
@@ -25,11 +27,19 @@ export interface HealthcheckSeams {
   streamIngest: () => StreamIngest | null;
 }
 
+async function clusterConfigHash(config: VigieConfig): Promise<string> {
+  return (await import('../cluster/node.ts')).configHash(config.healthchecks.checks);
+}
+
 export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
   return async ({ config, db, metrics, logger }: PartFactoryContext): Promise<Part> => {
     const log = logger.child({ part: 'healthchecks' });
     const exporters = new Exporters(metrics.registry, log, seams.streamIngest);
     let service: HealthcheckService | null = null;
+    // Cluster mode is loaded only with `cluster:` (docs/cluster.md): a single node never loads the NATS clients.
+    const cluster = config.cluster
+      ? new (await import('../cluster/node.ts')).ClusterNode(config.cluster, await clusterConfigHash(config), packageVersion(), log.child({ part: 'cluster' }), metrics.registry)
+      : null;
     const calendar = new MaintenanceCalendar();
     const maintenance = new MaintenanceApi(calendar, new MaintenanceStore(db));
     maintenance.load(config.healthchecks.maintenance, log);
@@ -47,7 +57,8 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
       db,
       registry: metrics.registry,
       logger: log,
-      onResult: [exporters.offer],
+      onResult: cluster ? [exporters.offer, cluster.offer] : [exporters.offer],
+      ...(cluster ? { owner: cluster, node: cluster.node, replica: cluster } : {}),
       restoredSources: discovery.restore(config.discovery),
       maintenance: calendar,
     });
@@ -67,6 +78,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
         // Reports and windows are the healthcheck API's writes; reports also reach config-file heartbeat checks.
         await app.register(heartbeatRoutes(running));
         if (!config.http.disableHealthcheckApi) await app.register(maintenanceRoutes(maintenance));
+        if (cluster) await app.register((await import('../cluster/routes.ts')).clusterRoutes(cluster));
         if (!config.http.disableResultApi) {
           await app.register(healthcheckOverviewRoutes(running));
           await app.register(badgeRoutes(running));
@@ -75,11 +87,13 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
       start: async () => {
         await exporters.apply(current.exporters);
         running.start();
+        cluster?.start(running);
         discovery.start(current.discovery);
       },
       reload: async (next) => {
         await running.reload(next);
         calendar.setConfig(next.healthchecks.maintenance);
+        if (cluster) cluster.setConfigHash(await clusterConfigHash(next));
         await exporters.apply(next.exporters);
         await discovery.reload(next.discovery);
         current = next;
@@ -87,6 +101,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
       stop: async () => {
         await discovery.stop();
         await running.stop();
+        await cluster?.stop();
         await exporters.close();
       },
     };

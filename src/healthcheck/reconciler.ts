@@ -43,7 +43,7 @@ export class Reconciler {
    * Applies `desired` (unique names) for `source`, one mutation at a time with every other change of the registry.
    * `persist` writes the plan before the registry changes (a throw aborts the apply); the plan is returned.
    */
-  apply(source: string, desired: readonly KeyedCheck[], persist?: (plan: ReconcilePlan) => void): Promise<ReconcilePlan> {
+  apply(source: string, desired: readonly KeyedCheck[], persist?: (plan: ReconcilePlan) => void | Promise<void>): Promise<ReconcilePlan> {
     return this.registry.exclusive(async () => {
       const registry = this.registry;
       const kept: RunningCheck[] = [];
@@ -59,7 +59,7 @@ export class Reconciler {
       const replaced = started.flatMap((check) => registry.get(check.def.name) ?? []);
       const plan: ReconcilePlan = { source, started, replaced, removed, kept };
       try {
-        persist?.(plan);
+        await persist?.(plan);
       } catch (error) {
         await Promise.allSettled(started.map((check) => check.prepared.close()));
         throw error;

@@ -185,7 +185,8 @@ export class CheckRegistry {
     }
     if (check.handle !== null) return;
     const last = takenOver ? this.latest.get(check.def.name) : undefined;
-    check.handle = this.scheduler.add(check, last !== undefined ? last['healthcheck-timestamp'] * 1000 + check.intervalMs : undefined);
+    // Result timestamps are wall-clock seconds; the scheduler's clock is its own: hand it a delay.
+    check.handle = this.scheduler.add(check, last !== undefined ? last['healthcheck-timestamp'] * 1000 + check.intervalMs - Date.now() : undefined);
   }
 
   /**

@@ -33,6 +33,7 @@ const STATUS: Record<HealthcheckErrorReason, number> = {
   'result-not-found': 404,
   'start-failed': 500,
   owned: 409,
+  unavailable: 503,
 };
 
 /** Which definition a creation route takes: a kind, or the bulk lists. */

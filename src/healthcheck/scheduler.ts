@@ -142,14 +142,14 @@ export class Scheduler<J extends SchedulerJob> {
   }
 
   /**
-   * Schedules a job: its first run comes after the random initial delay, or at `dueAt` (ms, at once when past):
-   * a check taken over from another node runs when it is due after its last result (docs/cluster.md).
+   * Schedules a job: its first run comes after the random initial delay, or after `delayMs` (at once when not
+   * positive): a check taken over from another node runs when it is due after its last result (docs/cluster.md).
    */
-  add(job: J, dueAt?: number): ScheduledJob<J> {
+  add(job: J, delayMs?: number): ScheduledJob<J> {
     if (this.stopping) throw new Error('the scheduler is stopped');
     const entry = new ScheduledJob(job, this);
     const now = this.now();
-    entry.due = this.onGrid(dueAt !== undefined ? Math.max(now, dueAt) : now + this.random() * Math.min(job.intervalMs, MAX_INITIAL_DELAY_MS));
+    entry.due = this.onGrid(now + (delayMs !== undefined ? Math.max(0, delayMs) : this.random() * Math.min(job.intervalMs, MAX_INITIAL_DELAY_MS)));
     this.heapPush(entry);
     this.arm();
     return entry;

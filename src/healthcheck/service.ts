@@ -31,6 +31,7 @@ import { HeartbeatReports } from './heartbeat-reports.ts';
 import { HeartbeatMonitor } from './kinds/heartbeat.ts';
 import { MaintenanceCalendar } from './maintenance.ts';
 import { buildResult } from './result.ts';
+import type { CheckOwner } from './registry.ts';
 import { API_SOURCE, CONFIG_SOURCE, HealthcheckError, notFound, ownedElsewhere, parseApiCheck, parseBulk, startFailed, unknownKind } from './api-input.ts';
 import type { HealthcheckConfig } from './settings.ts';
 
@@ -74,6 +75,19 @@ export interface ServiceOptions {
   restoredSources?: readonly RestoredSource[];
   /** The maintenance windows that mark results; none unless given. */
   maintenance?: MaintenanceCalendar;
+  /** In a cluster (docs/cluster.md): which checks this node runs, its name on results, and the replicated store of
+   *  API definitions that every API change goes through first. */
+  owner?: CheckOwner;
+  node?: string;
+  replica?: ApiCheckReplica;
+}
+
+/** The cluster's store of API definitions: written before the local change, so that every node gets it. */
+export interface ApiCheckReplica {
+  put(def: CheckDefinition): Promise<void>;
+  delete(name: string): Promise<void>;
+  /** A bulk: the changed definitions and the removed names. */
+  replace(saved: readonly CheckDefinition[], removed: readonly string[]): Promise<void>;
 }
 
 export interface RestoredSource {
@@ -90,6 +104,7 @@ export class HealthcheckService {
   private uptimeCache: { at: number; ratios: Map<string, UptimeRatios> } | null = null;
   private readonly restoredSources: readonly RestoredSource[];
   private readonly maintenance: MaintenanceCalendar;
+  private readonly replica: ApiCheckReplica | undefined;
 
   private constructor(options: ServiceOptions) {
     this.config = options.config;
@@ -114,7 +129,10 @@ export class HealthcheckService {
       ...(options.now ? { now: options.now } : {}),
       ...(options.random ? { random: options.random } : {}),
       ...(options.onResult ? { onResult: options.onResult } : {}),
+      ...(options.owner ? { owner: options.owner } : {}),
+      ...(options.node !== undefined ? { node: options.node } : {}),
     });
+    this.replica = options.replica;
     this.restoredSources = options.restoredSources ?? [];
     this.reconciler = new Reconciler(this.checks);
   }
@@ -291,6 +309,7 @@ export class HealthcheckService {
       if (runsAlready(existing, API_SOURCE, def)) return;
       const check = this.checks.create(def, API_SOURCE, await this.prepareForApi(def));
       try {
+        await this.replica?.put(def);
         this.repository.saveCheck(storedForm(def));
       } catch (error) {
         void check.prepared.close();
@@ -309,10 +328,14 @@ export class HealthcheckService {
   async bulk(body: unknown): Promise<void> {
     const desired = parseBulk(body);
     try {
-      await this.reconciler.apply(API_SOURCE, desired, (plan) => {
+      await this.reconciler.apply(API_SOURCE, desired, async (plan) => {
         // Checked here, under the registry's lock, so that a reload cannot slip a config name in meanwhile.
         const owned = plan.replaced.find((check) => check.source !== API_SOURCE);
         if (owned !== undefined) throw ownedElsewhere(owned.def.name, owned.source);
+        await this.replica?.replace(
+          plan.started.map((check) => check.def),
+          plan.removed.map((check) => check.def.name),
+        );
         this.repository.replaceChecks(
           plan.started.map((check) => storedForm(check.def)),
           plan.removed.map((check) => check.def.name),
@@ -330,9 +353,46 @@ export class HealthcheckService {
       const check = this.checks.get(name);
       if (!check) throw notFound(name);
       if (check.source !== API_SOURCE) throw ownedElsewhere(name, check.source);
+      await this.replica?.delete(name);
       this.repository.forgetChecks([name]);
       this.checks.unregister(check);
     });
+  }
+
+  /**
+   * The cluster's API definitions changed (docs/cluster.md): the API checks become exactly `desired`, as a bulk
+   * would make them, without writing to the cluster again. Names this node holds from its config file (or a
+   * discovery source) are skipped, logged: that check stays the file's here.
+   */
+  async applyReplicated(desired: readonly { kind: string; definition: unknown }[]): Promise<ReconcilePlan> {
+    const keyed: KeyedCheck[] = [];
+    for (const { kind, definition } of desired) {
+      let def: CheckDefinition;
+      try {
+        if (!isKindName(kind)) throw new Error(`unknown kind ${JSON.stringify(kind)}`);
+        def = parseCheck(kind, definition);
+      } catch (error) {
+        this.logger.error({ err: error }, `a replicated API check cannot run here: ${(error as Error).message}`);
+        continue;
+      }
+      const existing = this.checks.get(def.name);
+      if (existing !== undefined && existing.source !== API_SOURCE) {
+        this.logger.warn({ name: def.name, source: existing.source }, `replicated API check ${def.name} is ignored here: this node has it from ${existing.source}`);
+        continue;
+      }
+      keyed.push({ key: `replicated ${def.name}`, def });
+    }
+    return this.reconciler.apply(API_SOURCE, keyed, (plan) =>
+      this.repository.replaceChecks(
+        plan.started.map((check) => storedForm(check.def)),
+        plan.removed.map((check) => check.def.name),
+      ),
+    );
+  }
+
+  /** The API checks' definitions as the cluster store keeps them (to seed an empty store). */
+  apiDefinitions(): CheckDefinition[] {
+    return [...this.checks.all()].filter((check) => check.source === API_SOURCE).map((check) => check.def);
   }
 
   /** Reconciles the config-file checks with a reloaded config: unchanged keep running, changed restart, removed stop. */

@@ -133,7 +133,7 @@ const DESCRIPTION = [
   'every `GET` route.',
 ].join('\n');
 
-function packageVersion(): string {
+export function packageVersion(): string {
   return (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 }
 

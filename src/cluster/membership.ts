@@ -1,0 +1,208 @@
+/**
+ * Who is in the cluster (docs/cluster.md, "Membership"): each node puts its key in the KV bucket `vigie_members`
+ * every third of `member-ttl`, with its config hash, version and start time, and watches the bucket. A member
+ * not heard from for `member-ttl` is gone; a node that stops cleanly deletes its key, so the others see it leave at
+ * once. "Heard from" is this node's clock at the moment the put arrived, so clocks need not agree.
+ *
+ * While this node is disconnected from NATS it hears nobody: the member list is frozen (it keeps running the
+ * checks it owned) instead of shrinking to itself, and every member gets a fresh `member-ttl` on reconnection.
+ */
+import type { KV, KvEntry } from '@nats-io/kv';
+import type { Logger } from 'pino';
+import { Gauge, type Registry } from 'prom-client';
+import type { ClusterConnection } from './connection.ts';
+import { rankMembers, type RankedMember } from './rendezvous.ts';
+
+export interface MemberInfo {
+  node: string;
+  /** Hash of the node's config-file checks and streams: nodes should run the same file. */
+  configHash: string;
+  version: string;
+  startedAtMs: number;
+}
+
+interface Heard {
+  info: MemberInfo;
+  atMs: number;
+}
+
+export const MEMBERS_BUCKET = 'vigie_members';
+
+export class Membership {
+  private readonly heard = new Map<string, Heard>();
+  private ranked: RankedMember[];
+  private names: string[];
+  private heartbeatTimer: ReturnType<typeof setInterval> | null = null;
+  private expiryTimer: ReturnType<typeof setInterval> | null = null;
+  private watcher: { stop(): void } | null = null;
+  private readonly listeners = new Set<(members: readonly string[]) => void>();
+  private readonly membersGauge: Gauge;
+  private readonly mismatchGauge: Gauge<'node'>;
+  private mismatched = new Set<string>();
+
+  constructor(
+    private readonly kv: KV,
+    private readonly connection: ClusterConnection,
+    private self: MemberInfo,
+    private readonly ttlMs: number,
+    private readonly logger: Logger,
+    registry: Registry,
+  ) {
+    this.names = [self.node];
+    this.ranked = rankMembers(this.names);
+    this.membersGauge = new Gauge({ name: 'cluster_members', help: 'Live members of the cluster, as this node sees them.', registers: [registry] });
+    this.mismatchGauge = new Gauge({
+      name: 'cluster_config_mismatch',
+      help: "1 for each member whose config hash differs from this node's (its config file's checks or streams differ).",
+      labelNames: ['node'],
+      registers: [registry],
+    });
+    this.membersGauge.set(1);
+    connection.onChange((connected) => {
+      if (!connected) return;
+      const now = Date.now();
+      for (const heard of this.heard.values()) heard.atMs = now;
+      void this.heartbeat();
+    });
+  }
+
+  get node(): string {
+    return this.self.node;
+  }
+
+  /** The live members' names, sorted, this node included. */
+  members(): readonly string[] {
+    return this.names;
+  }
+
+  ranking(): readonly RankedMember[] {
+    return this.ranked;
+  }
+
+  infos(): MemberInfo[] {
+    return this.names.map((name) => (name === this.self.node ? this.self : (this.heard.get(name) as Heard).info));
+  }
+
+  onChange(listener: (members: readonly string[]) => void): void {
+    this.listeners.add(listener);
+  }
+
+  /** Loads the members already in the bucket, then announces this node and keeps it announced. */
+  async start(): Promise<void> {
+    const initial = (await this.kv.status()).values;
+    const watch = await this.kv.watch();
+    this.watcher = watch;
+    // The watch first delivers the bucket's values, the last with `delta` 0 (what is still pending), then updates.
+    let initialDone = initial === 0;
+    let loaded!: () => void;
+    const ready = new Promise<void>((resolve) => (loaded = resolve));
+    if (initialDone) loaded();
+    void (async () => {
+      for await (const entry of watch) {
+        this.apply(entry, !initialDone);
+        if (!initialDone && (entry.delta ?? 0) === 0) {
+          initialDone = true;
+          loaded();
+        }
+      }
+    })();
+    await Promise.race([ready, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+    this.recompute();
+    await this.heartbeat();
+    const every = Math.max(250, Math.floor(this.ttlMs / 3));
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), every);
+    this.heartbeatTimer.unref();
+    this.expiryTimer = setInterval(() => this.expire(), Math.max(100, Math.floor(this.ttlMs / 4)));
+    this.expiryTimer.unref();
+  }
+
+  /** The config hash changed (a reload): announced at once. */
+  setConfigHash(configHash: string): void {
+    this.self = { ...this.self, configHash };
+    void this.heartbeat();
+    this.checkConfigs();
+  }
+
+  private async heartbeat(): Promise<void> {
+    if (!this.connection.connected) return;
+    try {
+      await this.kv.put(this.self.node, JSON.stringify(this.self));
+    } catch (error) {
+      this.logger.warn({ err: error }, `cannot announce this node in ${MEMBERS_BUCKET}: ${(error as Error).message}`);
+    }
+  }
+
+  private apply(entry: KvEntry, initial: boolean): void {
+    if (entry.key === this.self.node) return;
+    if (entry.operation !== 'PUT') {
+      if (this.heard.delete(entry.key)) {
+        this.logger.info({ node: entry.key }, `member ${entry.key} left the cluster`);
+        this.recompute();
+      }
+      return;
+    }
+    let info: MemberInfo;
+    try {
+      info = entry.json<MemberInfo>();
+    } catch {
+      return;
+    }
+    // A value loaded at startup may be old: heard when it was written, so that a dead member's key does not count.
+    const atMs = initial ? Math.min(Date.now(), entry.created.getTime()) : Date.now();
+    const wasLive = this.names.includes(entry.key);
+    this.heard.set(entry.key, { info, atMs });
+    if (!wasLive && Date.now() - atMs < this.ttlMs) {
+      this.logger.info({ node: entry.key, version: info.version }, `member ${entry.key} joined the cluster`);
+      this.recompute();
+    } else this.checkConfigs();
+  }
+
+  private expire(): void {
+    if (!this.connection.connected) return;
+    const cutoff = Date.now() - this.ttlMs;
+    let changed = false;
+    for (const [node, heard] of this.heard) {
+      if (heard.atMs >= cutoff) continue;
+      const live = this.names.includes(node);
+      this.heard.delete(node);
+      if (live) {
+        this.logger.warn({ node }, `member ${node} not heard from for ${this.ttlMs} ms: gone`);
+        changed = true;
+      }
+    }
+    if (changed) this.recompute();
+  }
+
+  private recompute(): void {
+    const cutoff = Date.now() - this.ttlMs;
+    const names = [this.self.node, ...[...this.heard].filter(([, heard]) => heard.atMs >= cutoff).map(([node]) => node)].sort();
+    this.checkConfigs();
+    if (names.join('\n') === this.names.join('\n')) return;
+    this.names = names;
+    this.ranked = rankMembers(names);
+    this.membersGauge.set(names.length);
+    for (const listener of this.listeners) listener(names);
+  }
+
+  private checkConfigs(): void {
+    const differing = new Set([...this.heard.values()].filter((heard) => heard.info.configHash !== this.self.configHash).map((heard) => heard.info.node));
+    for (const node of differing) {
+      if (!this.mismatched.has(node)) {
+        const other = (this.heard.get(node) as Heard).info.configHash;
+        this.logger.warn({ node, hash: other, ours: this.self.configHash }, `member ${node} runs another config file than this node (config hash ${other}, ours ${this.self.configHash})`);
+      }
+      this.mismatchGauge.set({ node }, 1);
+    }
+    for (const node of this.mismatched) if (!differing.has(node)) this.mismatchGauge.remove({ node });
+    this.mismatched = differing;
+  }
+
+  /** Stops announcing and deletes this node's key: the others see it leave at once. */
+  async stop(): Promise<void> {
+    if (this.heartbeatTimer !== null) clearInterval(this.heartbeatTimer);
+    if (this.expiryTimer !== null) clearInterval(this.expiryTimer);
+    this.watcher?.stop();
+    this.listeners.clear();
+    if (this.connection.connected) await this.kv.delete(this.self.node).catch(() => undefined);
+  }
+}

@@ -1,0 +1,14 @@
+/**
+ * The NATS clients, imported when a node joins a cluster and never before: the bundle keeps `import()` of an
+ * external package as it is, so a single node (no `cluster:`) does not even load them (docs/cluster.md).
+ */
+export async function loadNats() {
+  const [transport, jetstreamModule, kv] = await Promise.all([import('@nats-io/transport-node'), import('@nats-io/jetstream'), import('@nats-io/kv')]);
+  return {
+    connect: transport.connect,
+    credsAuthenticator: transport.credsAuthenticator,
+    jetstream: jetstreamModule.jetstream,
+    jetstreamManager: jetstreamModule.jetstreamManager,
+    Kvm: kv.Kvm,
+  };
+}

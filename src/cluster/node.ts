@@ -1,0 +1,206 @@
+/**
+ * This node's place in a cluster (docs/cluster.md): loaded only with `cluster:` (src/healthcheck/part.ts imports it
+ * dynamically), it connects to NATS, keeps the membership, computes which checks this node owns, mirrors the
+ * cluster's API checks, and publishes and consumes results. To the healthcheck part it is three seams: an owner
+ * function, a result sink and the API check store.
+ *
+ * It starts in the background: until NATS answers and this node has caught up with the others' results, it owns
+ * no check (a node that cannot see the cluster must not run everything) and API changes answer 503; the API keeps
+ * serving what SQLite holds.
+ */
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import { Gauge, type Registry } from 'prom-client';
+import { HealthcheckError } from '../healthcheck/api-input.ts';
+import { type CheckDefinition, checkToJson, type KeyedCheck } from '../healthcheck/kinds/index.ts';
+import type { CheckOwner } from '../healthcheck/registry.ts';
+import type { CheckResult } from '../healthcheck/result-types.ts';
+import type { ApiCheckReplica, HealthcheckService } from '../healthcheck/service.ts';
+import { CHECKS_BUCKET, CheckReplica } from './check-replica.ts';
+import { ClusterConnection } from './connection.ts';
+import { MEMBERS_BUCKET, type MemberInfo, Membership } from './membership.ts';
+import { loadNats } from './nats.ts';
+import { ownerOf } from './rendezvous.ts';
+import { ensureResultsStream, ResultConsumer, ResultMetrics, ResultPublisher } from './results.ts';
+import type { ClusterSettings } from './settings.ts';
+
+/** The hash nodes compare: their config file's checks (docs/cluster.md, "Config files"). */
+export function configHash(checks: readonly KeyedCheck[]): string {
+  const definitions = checks.map(({ def }) => checkToJson(def)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return createHash('sha256').update(JSON.stringify(definitions)).digest('hex').slice(0, 16);
+}
+
+export interface MemberView {
+  node: string;
+  self: boolean;
+  version: string;
+  'config-hash': string;
+  'started-at': string;
+  /** Checks it owns, of those this node knows. */
+  checks: number;
+}
+
+export class ClusterNode implements CheckOwner, ApiCheckReplica {
+  private connection: ClusterConnection | null = null;
+  private membership: Membership | null = null;
+  private replica: CheckReplica | null = null;
+  private publisher: ResultPublisher | null = null;
+  private consumer: ResultConsumer | null = null;
+  private ready = false;
+  private stopped = false;
+  private readonly results: ResultMetrics;
+  private readonly owned: Gauge;
+  private service: HealthcheckService | null = null;
+  /** Results run before NATS answered: published once the publisher exists. */
+  private early: CheckResult[] = [];
+  private readonly startedAtMs = Date.now();
+
+  constructor(
+    readonly settings: ClusterSettings,
+    private configHashValue: string,
+    private readonly version: string,
+    private readonly logger: Logger,
+    private readonly registry: Registry,
+  ) {
+    this.results = new ResultMetrics(registry);
+    this.owned = new Gauge({ name: 'cluster_checks_owned', help: 'Checks this node owns (runs).', registers: [registry] });
+  }
+
+  get node(): string {
+    return this.settings.node;
+  }
+
+  // Owner function
+
+  owns(name: string): boolean {
+    const membership = this.membership;
+    if (!this.ready || membership === null) return false;
+    return ownerOf(name, membership.ranking()) === this.settings.node;
+  }
+
+  // Result sink: the results of checks this node ran.
+
+  readonly offer = (result: CheckResult): void => {
+    if (this.publisher !== null) this.publisher.offer(result);
+    else if (this.early.length < this.settings.maxBufferedResults) this.early.push(result);
+    else this.results.dropped.inc({ reason: 'buffer_full' });
+  };
+
+  // API check store
+
+  put(def: CheckDefinition): Promise<void> {
+    return this.store().put(def);
+  }
+
+  delete(name: string): Promise<void> {
+    return this.store().delete(name);
+  }
+
+  replace(saved: readonly CheckDefinition[], removed: readonly string[]): Promise<void> {
+    return this.store().replace(saved, removed);
+  }
+
+  private store(): CheckReplica {
+    if (this.replica === null) throw new HealthcheckError('unavailable', 'this node has not joined its cluster yet (NATS unreachable): API checks cannot change now');
+    return this.replica;
+  }
+
+  /**
+   * Joins in the background: connect (retrying for ever), create Vigie's buckets and stream if needed, mirror the
+   * API checks, catch up with the results, then announce this node and take its checks.
+   */
+  start(service: HealthcheckService): void {
+    this.service = service;
+    void this.join().catch((error: unknown) => {
+      if (!this.stopped) this.logger.error({ err: error }, `cannot join the cluster: ${(error as Error).message}`);
+    });
+  }
+
+  private async join(): Promise<void> {
+    const service = this.service as HealthcheckService;
+    const { settings, logger } = this;
+    this.connection = await ClusterConnection.open(settings, logger, this.registry);
+    if (this.stopped) {
+      await this.connection.close();
+      return;
+    }
+    const { jetstream, jetstreamManager, Kvm } = await loadNats();
+    const nc = this.connection.nc;
+    const js = jetstream(nc);
+    const jsm = await jetstreamManager(nc);
+    const kvm = new Kvm(js);
+    const replicas = settings.replicas;
+    const members = await kvm.create(MEMBERS_BUCKET, { history: 1, replicas, ttl: Math.max(60_000, settings.memberTtlMs * 6) });
+    const checks = await kvm.create(CHECKS_BUCKET, { history: 1, replicas });
+    await ensureResultsStream(jsm, replicas);
+
+    this.replica = new CheckReplica(checks, logger);
+    await this.replica.start(service);
+    this.publisher = new ResultPublisher(js, this.connection, settings.node, settings.maxBufferedResults, this.results, logger);
+    for (const result of this.early.splice(0)) this.publisher.offer(result);
+    this.publisher.start();
+    this.consumer = new ResultConsumer(js, jsm, settings.node, (result) => service.registry.recordRemote(result), this.results, logger);
+    await this.consumer.start();
+
+    const self: MemberInfo = { node: settings.node, configHash: this.configHashValue, version: this.version, startedAtMs: this.startedAtMs };
+    this.membership = new Membership(members, this.connection, self, settings.memberTtlMs, logger, this.registry);
+    this.membership.onChange((names) => this.reassign(`members ${names.join(', ')}`));
+    await this.membership.start();
+    this.ready = true;
+    this.reassign('joined');
+  }
+
+  private reassign(why: string): void {
+    const service = this.service;
+    if (service === null || !this.ready) return;
+    const { started, stopped } = service.registry.reassign();
+    let owned = 0;
+    for (const check of service.registry.all()) if (this.owns(check.def.name)) owned++;
+    this.owned.set(owned);
+    this.logger.info({ members: this.membership?.members(), owned, started, stopped }, `cluster owners computed (${why})`);
+  }
+
+  /** The config file changed (a reload): the others are told the new hash. */
+  setConfigHash(hash: string): void {
+    this.configHashValue = hash;
+    this.membership?.setConfigHash(hash);
+  }
+
+  /** The members as this node sees them, with how many of the known checks each owns. */
+  members(): MemberView[] {
+    const membership = this.membership;
+    const infos = membership?.infos() ?? [{ node: this.settings.node, configHash: this.configHashValue, version: this.version, startedAtMs: this.startedAtMs }];
+    const counts = new Map<string, number>();
+    const service = this.service;
+    if (membership !== null && service !== null) {
+      const ranking = membership.ranking();
+      for (const check of service.registry.all()) {
+        const owner = ownerOf(check.def.name, ranking) as string;
+        counts.set(owner, (counts.get(owner) ?? 0) + 1);
+      }
+    }
+    return infos.map((info) => ({
+      node: info.node,
+      self: info.node === this.settings.node,
+      version: info.version,
+      'config-hash': info.configHash,
+      'started-at': new Date(info.startedAtMs).toISOString(),
+      checks: counts.get(info.node) ?? 0,
+    }));
+  }
+
+  get joined(): boolean {
+    return this.ready;
+  }
+
+  /** Leaves (the others take this node's checks at once), publishes what waits, disconnects. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.ready = false;
+    await this.membership?.stop();
+    this.replica?.stop();
+    this.consumer?.stop();
+    await this.publisher?.stop();
+    await this.connection?.close();
+  }
+}

@@ -1,0 +1,214 @@
+/**
+ * Results everywhere (docs/cluster.md, "Results"): the node that ran a check keeps its result as a single node does
+ * and publishes it on the JetStream stream `vigie_results` (subject `vigie.results.<node>`, batches of up to 500
+ * results per message); every other node consumes the stream through its own durable consumer and keeps each result
+ * too (latest, history, aggregates, gauges), so any node's API and dashboard show every check.
+ *
+ * While NATS is unreachable the results wait in a bounded queue (`cluster.max-buffered-results`; past it the oldest
+ * are dropped, counted) and go out when it is back. Each batch carries a message ID, so a batch published twice
+ * (its ack lost in a disconnect) is stored once (JetStream's duplicate window).
+ */
+import { randomUUID } from 'node:crypto';
+import type { AckPolicy, Consumer, DeliverPolicy, JetStreamClient, JetStreamManager, JsMsg, RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
+import type { CheckResult } from '../healthcheck/result-types.ts';
+import type { ClusterConnection } from './connection.ts';
+
+export const RESULTS_STREAM = 'vigie_results';
+const SUBJECT_PREFIX = 'vigie.results.';
+const BATCH = 500;
+const FLUSH_MS = 50;
+/** Results are kept this long in the stream: a node down for longer misses the oldest (its uptime has gaps). */
+const RETENTION_NS = 3_600 * 1e9;
+const MAX_STREAM_BYTES = 1024 ** 3;
+
+export async function ensureResultsStream(jsm: JetStreamManager, replicas: number): Promise<void> {
+  const config = {
+    name: RESULTS_STREAM,
+    subjects: [`${SUBJECT_PREFIX}>`],
+    // The enums' values, spelled out: the module is loaded only when a node joins (src/cluster/nats.ts).
+    retention: 'limits' as RetentionPolicy,
+    storage: 'file' as StorageType,
+    max_age: RETENTION_NS,
+    max_bytes: MAX_STREAM_BYTES,
+    num_replicas: replicas,
+    duplicate_window: 120 * 1e9,
+  };
+  try {
+    await jsm.streams.info(RESULTS_STREAM);
+  } catch {
+    await jsm.streams.add(config);
+  }
+}
+
+export class ResultMetrics {
+  readonly published: Counter;
+  readonly received: Counter;
+  readonly dropped: Counter<'reason'>;
+
+  constructor(registry: Registry) {
+    this.published = new Counter({ name: 'cluster_results_published_total', help: 'Results of checks this node ran, published to the cluster.', registers: [registry] });
+    this.received = new Counter({ name: 'cluster_results_received_total', help: 'Results of checks other nodes ran, stored here.', registers: [registry] });
+    this.dropped = new Counter({
+      name: 'cluster_results_dropped_total',
+      help: 'Results not published (buffer_full: NATS unreachable for too long) or not stored (unknown_check: no such check here).',
+      labelNames: ['reason'],
+      registers: [registry],
+    });
+  }
+}
+
+/** The sink of the results this node runs: queued, published in batches. */
+export class ResultPublisher {
+  private queue: CheckResult[] = [];
+  private wake: (() => void) | null = null;
+  private running = false;
+  private pump: Promise<void> | null = null;
+  private batchNumber = 0;
+  /** Message IDs unique across restarts of this node. */
+  private readonly boot = randomUUID();
+  private lastError = 0;
+
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly connection: ClusterConnection,
+    private readonly node: string,
+    private readonly maxBuffered: number,
+    private readonly metrics: ResultMetrics,
+    private readonly logger: Logger,
+  ) {
+    connection.onChange((connected) => {
+      if (connected) this.wake?.();
+    });
+  }
+
+  /** A result sink (src/healthcheck/registry.ts): returns at once, never throws. */
+  readonly offer = (result: CheckResult): void => {
+    if (this.queue.length >= this.maxBuffered) {
+      this.queue.shift();
+      this.metrics.dropped.inc({ reason: 'buffer_full' });
+    }
+    this.queue.push(result);
+    if (this.queue.length >= BATCH) this.wake?.();
+  };
+
+  start(): void {
+    this.running = true;
+    this.pump = this.run();
+  }
+
+  private async run(): Promise<void> {
+    while (this.running || this.queue.length > 0) {
+      if (this.queue.length === 0 || !this.connection.connected) {
+        if (!this.running) break;
+        await this.sleep(this.connection.connected ? FLUSH_MS : 1_000);
+        continue;
+      }
+      const batch = this.queue.slice(0, BATCH);
+      try {
+        await this.js.publish(`${SUBJECT_PREFIX}${this.node}`, JSON.stringify(batch), { msgID: `${this.node}:${this.boot}:${this.batchNumber}`, timeout: 5_000 });
+        this.batchNumber++;
+        // The queue may have dropped its oldest meanwhile: remove what was sent, by identity.
+        const sent = new Set(batch);
+        this.queue = this.queue.filter((result) => !sent.has(result));
+        this.metrics.published.inc(batch.length);
+      } catch (error) {
+        if (Date.now() - this.lastError > 10_000) {
+          this.lastError = Date.now();
+          this.logger.warn({ err: error, waiting: this.queue.length }, `cannot publish results to the cluster yet: ${(error as Error).message}`);
+        }
+        if (!this.running) break;
+        await this.sleep(1_000);
+      }
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  get waiting(): number {
+    return this.queue.length;
+  }
+
+  /** Publishes what waits (for at most `graceMs`), then stops. */
+  async stop(graceMs = 3_000): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await Promise.race([this.pump, new Promise((resolve) => setTimeout(resolve, graceMs))]);
+  }
+}
+
+/** Durable consumer names allow letters, digits, `-` and `_`. */
+function consumerName(node: string): string {
+  return `results_${node.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+}
+
+/** The other nodes' results, into this node's registry. */
+export class ResultConsumer {
+  private messages: { stop(): void } | null = null;
+  private consumer: Consumer | null = null;
+
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    private readonly node: string,
+    private readonly record: (result: CheckResult) => boolean,
+    private readonly metrics: ResultMetrics,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Starts consuming; resolves once what was published before is stored (or after `catchUpMs`). */
+  async start(catchUpMs = 15_000): Promise<void> {
+    const name = consumerName(this.node);
+    try {
+      await this.jsm.consumers.info(RESULTS_STREAM, name);
+    } catch {
+      // New: from now on (a node joining does not import the stream's last hour).
+      await this.jsm.consumers.add(RESULTS_STREAM, { durable_name: name, ack_policy: 'explicit' as AckPolicy, deliver_policy: 'new' as DeliverPolicy, max_ack_pending: 1_000 });
+    }
+    this.consumer = await this.js.consumers.get(RESULTS_STREAM, name);
+    const pending = (await this.consumer.info()).num_pending;
+    const messages = await this.consumer.consume({ max_messages: 100 });
+    this.messages = messages;
+    let handled = 0;
+    let caughtUp!: () => void;
+    const done = new Promise<void>((resolve) => (caughtUp = resolve));
+    if (pending === 0) caughtUp();
+    void (async () => {
+      for await (const message of messages) {
+        this.handle(message);
+        if (++handled >= pending) caughtUp();
+      }
+    })();
+    await Promise.race([done, new Promise((resolve) => setTimeout(resolve, catchUpMs))]);
+  }
+
+  private handle(message: JsMsg): void {
+    if (message.subject !== `${SUBJECT_PREFIX}${this.node}`) {
+      let results: CheckResult[] = [];
+      try {
+        results = message.json<CheckResult[]>();
+      } catch (error) {
+        this.logger.error({ err: error, seq: message.seq }, 'unreadable results message: skipped');
+      }
+      for (const result of results) {
+        if (this.record(result)) this.metrics.received.inc();
+        else this.metrics.dropped.inc({ reason: 'unknown_check' });
+      }
+    }
+    message.ack();
+  }
+
+  stop(): void {
+    this.messages?.stop();
+  }
+}
