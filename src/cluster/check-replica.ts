@@ -8,11 +8,13 @@
  * Changes arriving together (a bulk of 12,000 checks is 12,000 puts) are applied together: one reconcile after
  * the watch has been quiet for a moment.
  */
-import type { KV } from '@nats-io/kv';
+import type { KV, KvEntry } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { HealthcheckError } from '../healthcheck/api-input.ts';
 import { type CheckDefinition, checkToJson } from '../healthcheck/kinds/index.ts';
 import type { ApiCheckReplica, HealthcheckService } from '../healthcheck/service.ts';
+import { BucketWatch } from './bucket-watch.ts';
+import type { ClusterConnection } from './connection.ts';
 
 export const CHECKS_BUCKET = 'vigie_checks';
 const SETTLE_MS = 100;
@@ -34,9 +36,9 @@ function storedOf(def: CheckDefinition): Stored {
 
 export class CheckReplica implements ApiCheckReplica {
   /** The bucket's content as this node knows it: what the API checks must be. */
-  private readonly desired = new Map<string, Stored>();
+  private desired = new Map<string, Stored>();
   private timer: ReturnType<typeof setTimeout> | null = null;
-  private watcher: { stop(): void } | null = null;
+  private watch: BucketWatch | null = null;
   private applying: Promise<unknown> = Promise.resolve();
   private service: HealthcheckService | null = null;
 
@@ -47,44 +49,54 @@ export class CheckReplica implements ApiCheckReplica {
 
   /**
    * Loads the bucket and applies it. An empty bucket is seeded with this node's API checks (the first node of a
-   * cluster made of single nodes brings its checks along).
+   * cluster made of single nodes brings its checks along). After each reconnection to NATS the bucket is read
+   * again: a watch can miss what changed while the node was cut off.
    */
-  async start(service: HealthcheckService): Promise<void> {
+  async start(service: HealthcheckService, connection: ClusterConnection): Promise<void> {
     this.service = service;
-    const initial = (await this.kv.status()).values;
-    const watch = await this.kv.watch();
-    this.watcher = watch;
-    // The watch first delivers the bucket's values, the last with `delta` 0 (what is still pending), then updates.
-    let initialDone = initial === 0;
-    let loaded!: () => void;
-    const ready = new Promise<void>((resolve) => (loaded = resolve));
-    if (initialDone) loaded();
-    void (async () => {
-      for await (const entry of watch) {
-        const name = Buffer.from(entry.key, 'base64url').toString('utf8');
-        if (entry.operation === 'PUT') {
-          try {
-            this.desired.set(name, entry.json<Stored>());
-          } catch {
-            this.logger.error({ key: entry.key }, `unreadable check in ${CHECKS_BUCKET}: skipped`);
-          }
-        } else this.desired.delete(name);
-        if (initialDone) this.schedule();
-        else if ((entry.delta ?? 0) === 0) {
-          initialDone = true;
-          loaded();
-        }
-      }
-    })();
-    await ready;
-    if (initial === 0) {
+    let first = true;
+    this.watch = new BucketWatch(
+      this.kv,
+      CHECKS_BUCKET,
+      {
+        snapshot: (entries) => {
+          const snapshot = new Map<string, Stored>();
+          for (const entry of entries) this.note(snapshot, entry);
+          this.desired = snapshot;
+          // The first snapshot is applied below, after the seeding; later ones (a new watch) at once.
+          if (!first) this.schedule();
+        },
+        update: (entry) => {
+          this.note(this.desired, entry);
+          this.schedule();
+        },
+      },
+      connection,
+      this.logger,
+    );
+    const keys = await this.watch.start();
+    first = false;
+    if (keys === 0) {
       const own = service.apiDefinitions();
       if (own.length > 0) {
         this.logger.info({ checks: own.length }, `${CHECKS_BUCKET} is empty: seeding it with this node's API checks`);
-        await this.replace(own, []);
+        await this.replace(own);
       }
     }
     await this.apply();
+  }
+
+  private note(into: Map<string, Stored>, entry: KvEntry): void {
+    const name = Buffer.from(entry.key, 'base64url').toString('utf8');
+    if (entry.operation !== 'PUT') {
+      into.delete(name);
+      return;
+    }
+    try {
+      into.set(name, entry.json<Stored>());
+    } catch {
+      this.logger.error({ key: entry.key }, `unreadable check in ${CHECKS_BUCKET}: skipped`);
+    }
   }
 
   async put(def: CheckDefinition): Promise<void> {
@@ -98,15 +110,19 @@ export class CheckReplica implements ApiCheckReplica {
     this.desired.delete(name);
   }
 
-  async replace(saved: readonly CheckDefinition[], removed: readonly string[]): Promise<void> {
+  /** Writes what differs from the bucket as this node knows it, and deletes every other name. */
+  async replace(desired: readonly CheckDefinition[]): Promise<void> {
+    const wanted = new Map(desired.map((def) => [def.name, storedOf(def)]));
+    const saved = desired.filter((def) => JSON.stringify(this.desired.get(def.name)) !== JSON.stringify(wanted.get(def.name)));
+    const removed = [...this.desired.keys()].filter((name) => !wanted.has(name));
     const writes: (() => Promise<unknown>)[] = [
-      ...saved.map((def) => () => this.kv.put(checkKey(def.name), JSON.stringify(storedOf(def)))),
+      ...saved.map((def) => () => this.kv.put(checkKey(def.name), JSON.stringify(wanted.get(def.name)))),
       ...removed.map((name) => () => this.kv.delete(checkKey(name))),
     ];
     for (let i = 0; i < writes.length; i += CONCURRENT_WRITES) {
       await this.write(() => Promise.all(writes.slice(i, i + CONCURRENT_WRITES).map((write) => write())));
     }
-    for (const def of saved) this.desired.set(def.name, storedOf(def));
+    for (const def of saved) this.desired.set(def.name, wanted.get(def.name) as Stored);
     for (const name of removed) this.desired.delete(name);
   }
 
@@ -145,6 +161,6 @@ export class CheckReplica implements ApiCheckReplica {
 
   stop(): void {
     if (this.timer !== null) clearTimeout(this.timer);
-    this.watcher?.stop();
+    this.watch?.stop();
   }
 }

@@ -10,6 +10,7 @@
 import type { KV, KvEntry } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
+import { BucketWatch } from './bucket-watch.ts';
 import type { ClusterConnection } from './connection.ts';
 import { rankMembers, type RankedMember } from './rendezvous.ts';
 
@@ -34,11 +35,13 @@ export class Membership {
   private names: string[];
   private heartbeatTimer: ReturnType<typeof setInterval> | null = null;
   private expiryTimer: ReturnType<typeof setInterval> | null = null;
-  private watcher: { stop(): void } | null = null;
+  private watch: BucketWatch | null = null;
   private readonly listeners = new Set<(members: readonly string[]) => void>();
   private readonly membersGauge: Gauge;
   private readonly mismatchGauge: Gauge<'node'>;
   private mismatched = new Set<string>();
+  /** The last announcement of this node succeeded. */
+  private announced = true;
 
   constructor(
     private readonly kv: KV,
@@ -89,24 +92,14 @@ export class Membership {
 
   /** Loads the members already in the bucket, then announces this node and keeps it announced. */
   async start(): Promise<void> {
-    const initial = (await this.kv.status()).values;
-    const watch = await this.kv.watch();
-    this.watcher = watch;
-    // The watch first delivers the bucket's values, the last with `delta` 0 (what is still pending), then updates.
-    let initialDone = initial === 0;
-    let loaded!: () => void;
-    const ready = new Promise<void>((resolve) => (loaded = resolve));
-    if (initialDone) loaded();
-    void (async () => {
-      for await (const entry of watch) {
-        this.apply(entry, !initialDone);
-        if (!initialDone && (entry.delta ?? 0) === 0) {
-          initialDone = true;
-          loaded();
-        }
-      }
-    })();
-    await Promise.race([ready, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+    this.watch = new BucketWatch(this.kv, MEMBERS_BUCKET, {
+      snapshot: (entries) => {
+        for (const entry of entries) this.apply(entry, true);
+        this.recompute();
+      },
+      update: (entry) => this.apply(entry, false),
+    }, this.connection, this.logger);
+    await this.watch.start();
     this.recompute();
     await this.heartbeat();
     const every = Math.max(250, Math.floor(this.ttlMs / 3));
@@ -127,8 +120,15 @@ export class Membership {
     if (!this.connection.connected) return;
     try {
       await this.kv.put(this.self.node, JSON.stringify(this.self));
+      if (!this.announced) {
+        // Back after a failure: the others get a fresh member-ttl, as after a reconnection.
+        const now = Date.now();
+        for (const heard of this.heard.values()) heard.atMs = now;
+        this.announced = true;
+      }
     } catch (error) {
-      this.logger.warn({ err: error }, `cannot announce this node in ${MEMBERS_BUCKET}: ${(error as Error).message}`);
+      if (this.announced) this.logger.warn({ err: error }, `cannot announce this node in ${MEMBERS_BUCKET}: ${(error as Error).message}; the member list is frozen until it can`);
+      this.announced = false;
     }
   }
 
@@ -158,7 +158,10 @@ export class Membership {
   }
 
   private expire(): void {
-    if (!this.connection.connected) return;
+    // A node that cannot announce itself, or whose watch of the bucket is stuck, cannot tell a silent member from
+    // its own trouble (JetStream unreachable while the connection stands, during a leader election): it judges
+    // nobody then.
+    if (!this.connection.connected || !this.announced || this.watch?.healthy === false) return;
     const cutoff = Date.now() - this.ttlMs;
     let changed = false;
     for (const [node, heard] of this.heard) {
@@ -201,7 +204,7 @@ export class Membership {
   async stop(): Promise<void> {
     if (this.heartbeatTimer !== null) clearInterval(this.heartbeatTimer);
     if (this.expiryTimer !== null) clearInterval(this.expiryTimer);
-    this.watcher?.stop();
+    this.watch?.stop();
     this.listeners.clear();
     if (this.connection.connected) await this.kv.delete(this.self.node).catch(() => undefined);
   }

@@ -96,8 +96,8 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
     return this.store().delete(name);
   }
 
-  replace(saved: readonly CheckDefinition[], removed: readonly string[]): Promise<void> {
-    return this.store().replace(saved, removed);
+  replace(desired: readonly CheckDefinition[]): Promise<void> {
+    return this.store().replace(desired);
   }
 
   private store(): CheckReplica {
@@ -135,7 +135,7 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
     await ensureResultsStream(jsm, replicas);
 
     this.replica = new CheckReplica(checks, logger);
-    await this.replica.start(service);
+    await this.replica.start(service, this.connection);
     this.publisher = new ResultPublisher(js, this.connection, settings.node, settings.maxBufferedResults, this.results, logger);
     for (const result of this.early.splice(0)) this.publisher.offer(result);
     this.publisher.start();

@@ -86,8 +86,8 @@ export interface ServiceOptions {
 export interface ApiCheckReplica {
   put(def: CheckDefinition): Promise<void>;
   delete(name: string): Promise<void>;
-  /** A bulk: the changed definitions and the removed names. */
-  replace(saved: readonly CheckDefinition[], removed: readonly string[]): Promise<void>;
+  /** A bulk: the API checks become exactly `desired` (whatever this node has not heard of yet included). */
+  replace(desired: readonly CheckDefinition[]): Promise<void>;
 }
 
 export interface RestoredSource {
@@ -332,10 +332,7 @@ export class HealthcheckService {
         // Checked here, under the registry's lock, so that a reload cannot slip a config name in meanwhile.
         const owned = plan.replaced.find((check) => check.source !== API_SOURCE);
         if (owned !== undefined) throw ownedElsewhere(owned.def.name, owned.source);
-        await this.replica?.replace(
-          plan.started.map((check) => check.def),
-          plan.removed.map((check) => check.def.name),
-        );
+        await this.replica?.replace(desired.map(({ def }) => def));
         this.repository.replaceChecks(
           plan.started.map((check) => storedForm(check.def)),
           plan.removed.map((check) => check.def.name),

@@ -1,0 +1,352 @@
+/**
+ * Real `nats-server` processes for the cluster tests, on loopback and on ports picked by the system:
+ *
+ * - `startNatsServer`: one server with JetStream;
+ * - `startNatsCluster`: a JetStream cluster (three servers by default), each server with its own name and store
+ *   directory, routed to all the others.
+ *
+ * A server can be killed (`kill9`), stopped and restarted on the same ports and store directory, as an operator
+ * would, and keeps every line it logged across restarts. Every server started here is remembered: `stopAllNats`
+ * (in `afterAll`) kills them all, and so does the test process when it exits, so that no `nats-server` outlives
+ * the tests even when a test forgets to stop one.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { accessSync, constants, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { readLines } from './server.ts';
+
+/** Where Debian's package installs it: /usr/sbin is not on every user's PATH. */
+const DEBIAN_BINARY = '/usr/sbin/nats-server';
+const CLUSTER_NAME = 'vigie-test';
+const READY_TIMEOUT_MS = 20_000;
+/** A SIGTERM'd server shuts down in lame duck fashion, which can take long: past this, it is killed. */
+const STOP_GRACE_MS = 5_000;
+const ADDRESS_IN_USE = /address already in use/i;
+
+let binary: string | null | undefined;
+
+function isExecutableFile(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function natsBinary(): string | null {
+  if (binary === undefined) {
+    const onPath = (process.env.PATH ?? '')
+      .split(delimiter)
+      .filter((dir) => dir !== '')
+      .map((dir) => join(dir, 'nats-server'))
+      .find(isExecutableFile);
+    binary = onPath ?? (isExecutableFile(DEBIAN_BINARY) ? DEBIAN_BINARY : null);
+  }
+  return binary;
+}
+
+/** True when `nats-server` is on PATH or at /usr/sbin/nats-server (for `describe.skipIf`). */
+export function hasNatsServer(): boolean {
+  return natsBinary() !== null;
+}
+
+export interface NatsServer {
+  /** Its server name (`-n`), e.g. `n1`. */
+  readonly name: string;
+  /** Client port. */
+  readonly port: number;
+  /** `nats://127.0.0.1:<port>`. */
+  readonly url: string;
+  /** Route port, in a cluster only. */
+  readonly clusterPort?: number;
+  /** Its JetStream store directory (`-sd`), kept across restarts. */
+  readonly storeDir: string;
+  /** The running process; null while stopped. */
+  readonly process: ChildProcess | null;
+  /** Every line it wrote (stdout and stderr), across restarts. */
+  readonly logs: string[];
+  /** SIGKILL and wait for the exit. */
+  kill9(): Promise<void>;
+  /** SIGTERM and wait for the exit (SIGKILL after 5 s). */
+  stop(): Promise<void>;
+  /** Starts it again (stopping it first if it runs) on the same ports and store directory; resolves once it is
+   *  ready (see `startNatsServer`). */
+  restart(): Promise<void>;
+}
+
+export interface NatsCluster {
+  servers: NatsServer[];
+  /** The client URLs of `servers`, in order. */
+  urls: string[];
+  /** Stops every server of the cluster. */
+  stop(): Promise<void>;
+}
+
+/** Every server started here, until `stopAllNats`. */
+const registry = new Set<Server>();
+/** Temporary directories made here, removed by `stopAllNats`. */
+const tempDirs = new Set<string>();
+
+/** Synchronous, for 'exit' listeners: SIGKILL needs no waiting. */
+function killAllNow(): void {
+  for (const server of registry) server.process?.kill('SIGKILL');
+}
+
+// The last chance to kill the servers when the test process ends. Vitest ends its worker processes with SIGTERM,
+// which fires no 'exit': on a signal, kill them, then let the signal do what it would have done without this
+// listener (end the process) unless someone else listens to it.
+process.on('exit', killAllNow);
+const onSignal = (signal: NodeJS.Signals) => {
+  killAllNow();
+  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+};
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(signal, onSignal);
+
+interface Ports {
+  client: number;
+  monitor: number;
+  cluster?: number;
+}
+
+class StartError extends Error {
+  constructor(
+    message: string,
+    readonly addressInUse: boolean,
+  ) {
+    super(message);
+  }
+}
+
+class Server implements NatsServer {
+  readonly logs: string[] = [];
+  #child: ChildProcess | null = null;
+  #exited: Promise<void> = Promise.resolve();
+  /** The other servers' route URLs, set by the cluster once every port is known. */
+  routes: string[] = [];
+
+  constructor(
+    readonly name: string,
+    readonly storeDir: string,
+    public ports: Ports,
+  ) {}
+
+  get port(): number {
+    return this.ports.client;
+  }
+
+  get url(): string {
+    return `nats://127.0.0.1:${this.ports.client}`;
+  }
+
+  get clusterPort(): number | undefined {
+    return this.ports.cluster;
+  }
+
+  get process(): ChildProcess | null {
+    return this.#child;
+  }
+
+  get clusterUrl(): string {
+    return `nats://127.0.0.1:${this.ports.cluster}`;
+  }
+
+  async kill9(): Promise<void> {
+    const child = this.#child;
+    if (child === null) return;
+    child.kill('SIGKILL');
+    await this.#exited;
+  }
+
+  async stop(): Promise<void> {
+    const child = this.#child;
+    if (child === null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+    await this.#exited;
+    clearTimeout(timer);
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    try {
+      await this.start();
+    } catch (error) {
+      // Another process may have taken one of our ports while the server was down: they are ours to keep (the
+      // cluster routes and the clients know them), so wait a moment and try them once more.
+      if (!(error instanceof StartError && error.addressInUse)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await this.start();
+    }
+  }
+
+  /** Spawns the process and waits until it is ready; on failure the process is killed and the error carries the
+   *  logs. */
+  async start(): Promise<void> {
+    const path = natsBinary();
+    if (path === null) throw new Error('nats-server is not installed (neither on PATH nor at /usr/sbin/nats-server)');
+    mkdirSync(this.storeDir, { recursive: true });
+    const args = ['-n', this.name, '-a', '127.0.0.1', '-p', String(this.ports.client), '-m', String(this.ports.monitor), '-js', '-sd', this.storeDir];
+    if (this.ports.cluster !== undefined) {
+      args.push('-cluster', this.clusterUrl, '-cluster_name', CLUSTER_NAME);
+      if (this.routes.length > 0) args.push('-routes', this.routes.join(','));
+    }
+    const child = spawn(path, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    registry.add(this);
+    this.#child = child;
+    this.#exited = new Promise((resolve) => {
+      const ended = () => {
+        if (this.#child === child) this.#child = null;
+        resolve();
+      };
+      child.once('exit', ended);
+      // A process that could not be spawned emits no 'exit'.
+      child.once('error', (error) => {
+        this.logs.push(`spawn error: ${error.message}`);
+        if (child.pid === undefined) ended();
+      });
+    });
+    // Only this run's lines count for readiness and for the error: the logs of earlier runs are kept too.
+    const firstLine = this.logs.length;
+    let serving = false;
+    const onLine = (line: string) => {
+      if (line === '') return;
+      this.logs.push(line);
+      if (line.includes('Server is ready')) serving = true;
+    };
+    readLines(child.stdout, onLine);
+    readLines(child.stderr, onLine);
+
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    const failure = (why: string) => {
+      const lines = this.logs.slice(firstLine);
+      return new StartError(`nats-server ${this.name} ${why}; logs:\n${lines.join('\n')}`, lines.some((line) => ADDRESS_IN_USE.test(line)));
+    };
+    while (Date.now() < deadline) {
+      if (this.#child !== child) {
+        // Let the last lines in: the pipes can be drained after the exit.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        throw failure(`exited (${child.exitCode ?? child.signalCode}) before it was ready`);
+      }
+      if (serving && (await this.jetStreamReady())) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    child.kill('SIGKILL');
+    await this.#exited;
+    throw failure(`not ready within ${READY_TIMEOUT_MS / 1000} s (log "Server is ready": ${serving ? 'seen' : 'not seen'})`);
+  }
+
+  /**
+   * JetStream answers on the monitoring port; in a cluster, JetStream accepts no request until the meta group (every
+   * server's copy of the streams and consumers) has a leader, which this server must know of.
+   */
+  async jetStreamReady(): Promise<boolean> {
+    try {
+      const response = await fetch(`http://127.0.0.1:${this.ports.monitor}/jsz`, { signal: AbortSignal.timeout(1_000) });
+      if (!response.ok) return false;
+      const jsz = (await response.json()) as { meta_cluster?: { leader?: string } };
+      return this.ports.cluster === undefined || (jsz.meta_cluster?.leader ?? '') !== '';
+    } catch {
+      return false;
+    }
+  }
+}
+
+/**
+ * Ports that were just free on loopback: bound by the system, then released. All are held until the last is
+ * bound, so that they differ.
+ */
+async function freePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => createServer());
+  try {
+    return await Promise.all(
+      servers.map(
+        (server) =>
+          new Promise<number>((resolve, reject) => {
+            server.once('error', reject);
+            server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
+          }),
+      ),
+    );
+  } finally {
+    await Promise.all(servers.map((server) => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()))));
+  }
+}
+
+function makeTempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'vigie-nats-'));
+  tempDirs.add(dir);
+  return dir;
+}
+
+/**
+ * Starts one `nats-server` with JetStream (store in `storeDir`, a new temporary directory by default). Resolves
+ * once it logged `Server is ready` and its monitoring endpoint answers /jsz; rejects after 20 s with its logs.
+ */
+export async function startNatsServer(options: { storeDir?: string } = {}): Promise<NatsServer> {
+  const [client, monitor] = (await freePorts(2)) as [number, number];
+  const server = new Server('n1', options.storeDir ?? makeTempDir(), { client, monitor });
+  try {
+    await server.start();
+  } catch (error) {
+    // The ports were free a moment ago, but another process can take one before the server binds it.
+    if (!(error instanceof StartError && error.addressInUse)) throw error;
+    const [retryClient, retryMonitor] = (await freePorts(2)) as [number, number];
+    server.ports = { client: retryClient, monitor: retryMonitor };
+    await server.start();
+  }
+  return server;
+}
+
+/**
+ * Starts a JetStream cluster of `size` servers named n1, n2… (`-cluster_name vigie-test`), each routed to all the
+ * others and with its own store directory under one temporary directory. Resolves once every server is ready
+ * and knows the JetStream meta leader (`meta_cluster.leader` in /jsz): only then does JetStream take requests.
+ * Rejects after 20 s with the logs.
+ */
+export async function startNatsCluster(size = 3): Promise<NatsCluster> {
+  const root = makeTempDir();
+  const servers = Array.from({ length: size }, (_, i) => new Server(`n${i + 1}`, join(root, `n${i + 1}`), { client: 0, monitor: 0 }));
+  const assignPorts = async () => {
+    const ports = await freePorts(3 * size);
+    servers.forEach((server, i) => {
+      server.ports = { client: ports[3 * i] as number, monitor: ports[3 * i + 1] as number, cluster: ports[3 * i + 2] as number };
+    });
+    for (const server of servers) server.routes = servers.filter((other) => other !== server).map((other) => other.clusterUrl);
+  };
+  // All at once: a server waits for a meta leader, which needs a majority of the servers up.
+  const startAll = async () => {
+    const results = await Promise.allSettled(servers.map((server) => server.start()));
+    const failed = results.find((result) => result.status === 'rejected');
+    if (failed === undefined) return;
+    await Promise.all(servers.map((server) => server.kill9()));
+    throw failed.reason;
+  };
+  await assignPorts();
+  try {
+    await startAll();
+  } catch (error) {
+    // A port taken between its pick and the spawn: every server gets new ports, since the routes name them.
+    if (!(error instanceof StartError && error.addressInUse)) throw error;
+    await assignPorts();
+    await startAll();
+  }
+  return {
+    servers,
+    urls: servers.map((server) => server.url),
+    async stop() {
+      await Promise.all(servers.map((server) => server.stop()));
+    },
+  };
+}
+
+/** Kills every server started here (for `afterAll`) and removes the temporary store directories. */
+export async function stopAllNats(): Promise<void> {
+  const servers = [...registry];
+  registry.clear();
+  await Promise.all(servers.map((server) => server.kill9()));
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  tempDirs.clear();
+}
