@@ -210,6 +210,7 @@ describe.skipIf(!hasNatsServer())('cluster: checks on one NATS server', () => {
       // Afterwards, each node holds the other's results of the outage: a history entry of every check, run by the
       // other node, in the middle of the outage.
       const middle = Math.floor((downAt + 10_000) / 1000);
+      let missing = '';
       await waitFor(
         async () => {
           for (const [reader, other] of [
@@ -220,13 +221,18 @@ describe.skipIf(!hasNatsServer())('cluster: checks on one NATS server', () => {
               const history = ((await (await reader.request(`/api/v1/result/${name}/history`)).json()) as { result: Result[] }).result;
               const ranElsewhere = history.filter((entry) => entry.node === other);
               if (ranElsewhere.length === 0) continue;
-              if (!ranElsewhere.some((entry) => Math.abs(entry['healthcheck-timestamp'] - middle) <= INTERVAL_S)) return false;
+              if (!ranElsewhere.some((entry) => Math.abs(entry['healthcheck-timestamp'] - middle) <= INTERVAL_S)) {
+                missing = `${reader.url} has no result of ${name} run by ${other} near ${middle}: ${ranElsewhere.map((entry) => entry['healthcheck-timestamp'] - middle).join(', ')}`;
+                return false;
+              }
             }
           }
           return true;
         },
-        { timeoutMs: 30_000, intervalMs: 500, message: 'the results of the outage reach the other node' },
-      );
+        { timeoutMs: 60_000, intervalMs: 500, message: 'the results of the outage reach the other node' },
+      ).catch((error: unknown) => {
+        throw new Error(`${(error as Error).message}: ${missing}`);
+      });
       // And each node saw the other's results at all (every check ran on one of them).
       const ranOn = new Set((await results(a)).filter((result) => kept.includes(result.name)).map((result) => result.node));
       expect(ranOn.size).toBeGreaterThan(0);
