@@ -45,7 +45,7 @@ export interface CheckOverview {
   description?: string;
   labels?: Record<string, string>;
   /** The latest run: when (unix seconds), how long (ms), and the message of a failure. */
-  result: { success: boolean; timestamp: number; duration: number; message?: string; maintenance?: true } | null;
+  result: { success: boolean; timestamp: number; duration: number; message?: string; maintenance?: true; node?: string } | null;
   uptime: UptimeRatios;
 }
 
@@ -260,6 +260,7 @@ export class HealthcheckService {
         row.result = { success: latest.success, timestamp: latest['healthcheck-timestamp'], duration: latest.duration };
         if (!latest.success) row.result.message = latest.message;
         if (latest.maintenance) row.result.maintenance = true;
+        if (latest.node !== undefined) row.result.node = latest.node;
       }
       rows.push(row);
     }

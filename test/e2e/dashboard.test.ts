@@ -166,6 +166,15 @@ describe.skipIf(!hasChromium())('dashboard', () => {
     await page.close();
   });
 
+  it('shows no Node column and no Cluster link on a single node', async () => {
+    const watched = await browser.open(`${server.url}/frontend/index.html#/checks`);
+    const { page } = watched;
+    await expect.poll(() => page.locator('table.checks tbody tr').count()).toBeGreaterThan(0);
+    expect(await page.locator('table.checks thead th:text-is("Node")').count()).toBe(0);
+    expect(await page.locator('nav a:text-is("Cluster")').count()).toBe(0);
+    await page.close();
+  });
+
   it("shows a check's definition, uptime, response-time chart over 24 h / 7 d / 30 d and its history", async () => {
     const watched = await browser.open(`${server.url}/frontend/index.html`);
     const { page } = watched;

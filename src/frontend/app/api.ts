@@ -11,6 +11,8 @@ export interface CheckResult {
   labels?: Record<string, string>;
   /** The run finished during a maintenance window. */
   maintenance?: true;
+  /** In a cluster: the node that ran it. */
+  node?: string;
 }
 
 export type Window = '24h' | '7d' | '30d';
@@ -23,7 +25,7 @@ export interface CheckOverview {
   source: string;
   description?: string;
   labels?: Record<string, string>;
-  result: { success: boolean; timestamp: number; duration: number; message?: string; maintenance?: true } | null;
+  result: { success: boolean; timestamp: number; duration: number; message?: string; maintenance?: true; node?: string } | null;
   uptime: Uptime;
 }
 
@@ -33,6 +35,22 @@ export interface HistoryEntry {
   message: string;
   duration: number;
   maintenance?: true;
+  node?: string;
+}
+
+export interface ClusterMember {
+  node: string;
+  self: boolean;
+  version: string;
+  'config-hash': string;
+  'started-at': string;
+  checks: number;
+}
+
+export interface ClusterMembers {
+  node: string;
+  joined: boolean;
+  result: ClusterMember[];
 }
 
 export interface DurationBucket {
@@ -89,6 +107,12 @@ export const api = {
   durations: (name: string, window: Window) =>
     call<{ buckets: DurationBucket[] }>(`/api/v1/overview/durations/${segment(name)}?window=${window}`).then((body) => body.buckets),
   streams: () => call<{ now: number; streams: StreamSummary[] }>('/api/v1/overview/streams'),
+  /** Null on a single node (the route exists only with `cluster:`). */
+  members: () =>
+    call<ClusterMembers>('/api/v1/cluster/members').catch((error: unknown) => {
+      if (error instanceof ApiError && error.status === 404) return null;
+      throw error;
+    }),
   search: (stream: string, query: string) =>
     call<{ events: IndexEvent[] }>(`/api/v1/index/${segment(stream)}/search`, post({ query: base64(query) })).then((body) => body.events),
 };

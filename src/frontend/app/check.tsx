@@ -20,6 +20,8 @@ export function CheckView({ name }: { name: string }) {
   const durations = usePoll(() => api.durations(name, window), POLL_MS, `${name}\n${window}`);
   const latest = result.data ?? null;
   const state = latest === null ? 'pending' : latest.success ? 'ok' : 'failing';
+  // In a cluster each result names the node that ran it; a single node's results do not.
+  const clustered = history.data?.some((entry) => entry.node !== undefined) ?? false;
 
   return (
     <section class="check-view">
@@ -36,7 +38,8 @@ export function CheckView({ name }: { name: string }) {
       )}
       {latest !== null && (
         <p class="latest">
-          Last run {dateTime(latest['healthcheck-timestamp'])}, {milliseconds(latest.duration)} · {latest.summary}
+          Last run {dateTime(latest['healthcheck-timestamp'])}
+          {latest.node !== undefined && <> on <span class="node">{latest.node}</span></>}, {milliseconds(latest.duration)} · {latest.summary}
           {latest.labels && <Labels labels={latest.labels} />}
           {!latest.success && <span class="message">{latest.message}</span>}
         </p>
@@ -73,6 +76,7 @@ export function CheckView({ name }: { name: string }) {
                 <th>Time</th>
                 <th>State</th>
                 <th class="num">Duration</th>
+                {clustered && <th>Node</th>}
                 <th>Message</th>
               </tr>
             </thead>
@@ -85,6 +89,7 @@ export function CheckView({ name }: { name: string }) {
                     {entry.maintenance && <span class="badge maintenance">maintenance</span>}
                   </td>
                   <td class="num">{milliseconds(entry.duration)}</td>
+                  {clustered && <td class="node">{entry.node ?? '–'}</td>}
                   <td class="message-cell">{entry.message}</td>
                 </tr>
               ))}

@@ -20,9 +20,11 @@ interface Filters {
   source: string;
   label: string;
   name: string;
+  /** In a cluster: the node that ran the latest result. */
+  node: string;
 }
 
-const NO_FILTERS: Filters = { state: 'all', kind: '', source: '', label: '', name: '' };
+const NO_FILTERS: Filters = { state: 'all', kind: '', source: '', label: '', name: '', node: '' };
 
 export function stateOf(check: CheckOverview): Exclude<StateFilter, 'all'> {
   return check.result === null ? 'pending' : check.result.success ? 'ok' : 'failing';
@@ -47,13 +49,15 @@ function applyFilters(checks: readonly CheckOverview[], filters: Filters): Check
       (filters.kind === '' || check.kind === filters.kind) &&
       (filters.source === '' || check.source === filters.source) &&
       (name === '' || check.name.toLowerCase().includes(name)) &&
-      (label === '' || matchesLabel(check.labels ?? {}, label)),
+      (label === '' || matchesLabel(check.labels ?? {}, label)) &&
+      (filters.node === '' || check.result?.node === filters.node),
   );
 }
 
-export function ChecksView() {
+/** `node`: the list opens filtered on that node (the Cluster view's links, `#/checks?node=<name>`). */
+export function ChecksView({ node = '' }: { node?: string }) {
   const overview = usePoll(api.overview, POLL_MS, 'overview');
-  const [filters, setFilters] = useState<Filters>(NO_FILTERS);
+  const [filters, setFilters] = useState<Filters>({ ...NO_FILTERS, node });
   const [page, setPage] = useState(0);
   const checks = overview.data?.checks;
   const filtered = useMemo(() => applyFilters(checks ?? [], filters), [checks, filters]);
@@ -71,6 +75,9 @@ export function ChecksView() {
   for (const check of checks) counts[stateOf(check)]++;
   const kinds = [...new Set(checks.map((check) => check.kind))].sort();
   const sources = [...new Set(checks.map((check) => check.source))].sort();
+  // A cluster's results name their node; a single node's do not, and shows no Node column.
+  const nodes = [...new Set(checks.flatMap((check) => (check.result?.node === undefined ? [] : [check.result.node])))].sort();
+  const clustered = nodes.length > 0 || filters.node !== '';
   const now = overview.data?.now ?? Date.now() / 1000;
 
   return (
@@ -121,6 +128,17 @@ export function ChecksView() {
             ))}
           </select>
         </label>
+        {clustered && (
+          <label>
+            Node
+            <select name="node" value={filters.node} onChange={(event) => update({ node: event.currentTarget.value })}>
+              <option value="">all</option>
+              {[...new Set([...nodes, ...(filters.node === '' ? [] : [filters.node])])].map((name) => (
+                <option value={name}>{name}</option>
+              ))}
+            </select>
+          </label>
+        )}
         <label>
           Label <input type="search" name="label" placeholder="key=value" value={filters.label} onInput={(event) => update({ label: event.currentTarget.value })} />
         </label>
@@ -136,6 +154,7 @@ export function ChecksView() {
             <th>Check</th>
             <th>Kind</th>
             <th>Source</th>
+            {clustered && <th>Node</th>}
             <th>Labels</th>
             <th>Last run</th>
             <th>Duration</th>
@@ -147,7 +166,7 @@ export function ChecksView() {
         </thead>
         <tbody>
           {shown.map((check) => (
-            <CheckRow key={check.name} check={check} now={now} strip={strips[check.name]} />
+            <CheckRow key={check.name} check={check} now={now} strip={strips[check.name]} clustered={clustered} />
           ))}
         </tbody>
       </table>
@@ -175,7 +194,7 @@ function useStrips(shown: readonly CheckOverview[], refreshedAt: number | undefi
   return strips;
 }
 
-function CheckRow({ check, now, strip }: { check: CheckOverview; now: number; strip: HistoryEntry[] | undefined }) {
+function CheckRow({ check, now, strip, clustered }: { check: CheckOverview; now: number; strip: HistoryEntry[] | undefined; clustered: boolean }) {
   const state = stateOf(check);
   const result = check.result;
   return (
@@ -191,6 +210,7 @@ function CheckRow({ check, now, strip }: { check: CheckOverview; now: number; st
       </td>
       <td>{check.kind}</td>
       <td>{check.source}</td>
+      {clustered && <td class="node">{result?.node ?? '–'}</td>}
       <td>
         <Labels labels={check.labels ?? {}} />
       </td>

@@ -1,0 +1,56 @@
+/**
+ * The Cluster view (docs/dashboard.md, docs/cluster.md): the members as the node serving the page sees them, with
+ * their version, config hash (a hash that differs from this node's is flagged: their config files differ) and the
+ * checks each owns, each linking to the check list filtered on the checks it ran last.
+ */
+import { api } from './api.ts';
+import { Status } from './checks.tsx';
+import { dateTime } from './format.ts';
+import { usePoll } from './hooks.ts';
+
+const POLL_MS = 10_000;
+
+export function ClusterView() {
+  const members = usePoll(api.members, POLL_MS, 'members');
+  if (members.data === undefined) return <Status error={members.error} what="the cluster's members" />;
+  if (members.data === null) return <p class="loading">This node runs alone: no cluster is configured.</p>;
+  const { result, joined, node } = members.data;
+  const ours = result.find((member) => member.self)?.['config-hash'];
+  return (
+    <section class="cluster-view">
+      <h2>Cluster</h2>
+      {!joined && (
+        <p class="error" role="alert">
+          {node} has not joined its cluster yet (NATS unreachable): it runs no check until it does.
+        </p>
+      )}
+      <table class="members">
+        <thead>
+          <tr>
+            <th>Node</th>
+            <th>Version</th>
+            <th>Config hash</th>
+            <th>Started</th>
+            <th class="num">Checks owned</th>
+          </tr>
+        </thead>
+        <tbody>
+          {result.map((member) => (
+            <tr data-node={member.node}>
+              <td>
+                <a href={`#/checks?node=${encodeURIComponent(member.node)}`}>{member.node}</a>
+                {member.self && <span class="badge self">this node</span>}
+              </td>
+              <td>{member.version}</td>
+              <td class={member['config-hash'] === ours ? 'hash' : 'hash differs'} title={member['config-hash'] === ours ? undefined : "differs from this node's config file"}>
+                {member['config-hash']}
+              </td>
+              <td>{dateTime(Date.parse(member['started-at']) / 1000)}</td>
+              <td class="num checks-owned">{member.checks}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
