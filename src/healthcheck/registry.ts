@@ -172,8 +172,9 @@ export class CheckRegistry {
   }
 
   /**
-   * Hands a check this node owns to the scheduler, or lets a pushed check record its own results. `dueAt`: a check
-   * taken over from another node is due one interval after its last result, at once when that is past.
+   * Hands a check this node owns to the scheduler, or lets a pushed check record its own results. `takenOver`: the
+   * check ran on another node until now, so it is due one interval after its last result (at once when that is
+   * past) rather than after the random first-run spread.
    */
   private activate(check: RunningCheck, takenOver = false): void {
     if (!this.owner.owns(check.def.name)) return;
@@ -230,7 +231,8 @@ export class CheckRegistry {
     const check = this.checks.get(result.name);
     if (check === undefined) return false;
     const latest = this.latest.get(result.name);
-    // A result older than the one kept (a replay after a restart) goes to the history only through its order.
+    // A result older than the latest kept (results replayed after a restart) does not replace it; it still goes to
+    // the history.
     if (latest === undefined || latest['healthcheck-timestamp'] <= result['healthcheck-timestamp']) this.latest.set(result.name, result);
     this.repository.record(result);
     this.metrics.observeRun(check.metricSeries, result.success, result.duration / 1000, undefined);
