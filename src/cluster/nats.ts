@@ -3,12 +3,18 @@
  * external package as it is, so a single node (no `cluster:`) does not even load them (docs/cluster.md).
  */
 export async function loadNats() {
-  const [transport, jetstreamModule, kv] = await Promise.all([import('@nats-io/transport-node'), import('@nats-io/jetstream'), import('@nats-io/kv')]);
+  const [transport, jetstreamModule, kv, obj] = await Promise.all([
+    import('@nats-io/transport-node'),
+    import('@nats-io/jetstream'),
+    import('@nats-io/kv'),
+    import('@nats-io/obj'),
+  ]);
   return {
     connect: transport.connect,
     credsAuthenticator: transport.credsAuthenticator,
     jetstream: jetstreamModule.jetstream,
     jetstreamManager: jetstreamModule.jetstreamManager,
     Kvm: kv.Kvm,
+    Objm: obj.Objm,
   };
 }

@@ -9,6 +9,8 @@
  * serving what SQLite holds.
  */
 import { createHash } from 'node:crypto';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { Kvm } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import { HealthcheckError } from '../healthcheck/api-input.ts';
@@ -40,6 +42,15 @@ export interface MemberView {
   checks: number;
 }
 
+/** What the stream side of a node (src/cluster/streams.ts) uses of the joined cluster. */
+export interface JoinedCluster {
+  readonly connection: ClusterConnection;
+  readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
+  readonly kvm: Kvm;
+  readonly membership: Membership;
+}
+
 export class ClusterNode implements CheckOwner, ApiCheckReplica {
   private connection: ClusterConnection | null = null;
   private membership: Membership | null = null;
@@ -54,6 +65,9 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
   /** Results run before NATS answered: published once the publisher exists. */
   private early: CheckResult[] = [];
   private readonly startedAtMs = Date.now();
+  private readonly joinedListeners: ((joined: JoinedCluster) => void)[] = [];
+  private readonly leaveHooks: (() => Promise<void>)[] = [];
+  private joinedCluster: JoinedCluster | null = null;
 
   constructor(
     readonly settings: ClusterSettings,
@@ -148,6 +162,19 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
     await this.membership.start();
     this.ready = true;
     this.reassign('joined');
+    this.joinedCluster = { connection: this.connection, js, jsm, kvm, membership: this.membership };
+    for (const listener of this.joinedListeners) listener(this.joinedCluster);
+  }
+
+  /** Calls `listener` once this node has joined (at once if it has). */
+  onJoined(listener: (joined: JoinedCluster) => void): void {
+    if (this.joinedCluster !== null) listener(this.joinedCluster);
+    else this.joinedListeners.push(listener);
+  }
+
+  /** Work to do at stop while this node is still a member and connected (the streams' last checkpoints). */
+  beforeLeave(hook: () => Promise<void>): void {
+    this.leaveHooks.push(hook);
   }
 
   private reassign(why: string): void {
@@ -195,6 +222,9 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
 
   /** Leaves (the others take this node's checks at once), publishes what waits, disconnects. */
   async stop(): Promise<void> {
+    for (const hook of this.leaveHooks) {
+      await hook().catch((error: unknown) => this.logger.error({ err: error }, `cluster stop: ${(error as Error).message}`));
+    }
     this.stopped = true;
     this.ready = false;
     await this.membership?.stop();

@@ -19,6 +19,8 @@ export interface ClusterSettings {
   replicas: 1 | 3;
   /** Results waiting for NATS at most (while it is unreachable); past it the oldest are dropped, counted. */
   maxBufferedResults: number;
+  /** Bytes the streams' event log may hold (what no checkpoint covers yet); past it ingest answers 503. */
+  eventLogMaxBytes: number;
 }
 
 export interface ClusterInput {
@@ -28,10 +30,12 @@ export interface ClusterInput {
   partitions?: number;
   replicas?: 1 | 3;
   'max-buffered-results'?: number;
+  'event-log-max-bytes'?: number;
 }
 
 export const DEFAULT_MEMBER_TTL = '10s';
 export const DEFAULT_MAX_BUFFERED_RESULTS = 100_000;
+export const DEFAULT_EVENT_LOG_MAX_BYTES = 4 * 1024 ** 3;
 
 /** Node names go into NATS keys and metric labels: letters, digits, `.`, `_` and `-`. */
 const NODE_NAME = /^[A-Za-z0-9._-]+$/;
@@ -67,5 +71,6 @@ export function resolveCluster(file: string | null, raw: ClusterInput): ClusterS
     partitions: raw.partitions ?? 64,
     replicas: raw.replicas ?? 1,
     maxBufferedResults: raw['max-buffered-results'] ?? DEFAULT_MAX_BUFFERED_RESULTS,
+    eventLogMaxBytes: raw['event-log-max-bytes'] ?? DEFAULT_EVENT_LOG_MAX_BYTES,
   };
 }

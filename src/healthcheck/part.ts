@@ -4,6 +4,7 @@
  * and the latest results are loaded when the part is built, so the result API shows them as soon as the server
  * listens; checks start running, exporters connect and discovery sources are first polled at `start`.
  */
+import type { ClusterNode } from '../cluster/node.ts';
 import type { VigieConfig } from '../config/load.ts';
 import type { PartFactory, PartFactoryContext } from '../server/lifecycle.ts';
 import { packageVersion } from '../server/openapi.ts';
@@ -25,6 +26,8 @@ import { HealthcheckService, parseBulk } from './service.ts';
 export interface HealthcheckSeams {
   /** The stream part's ingest seam for the stream exporter; null until (or unless) that part exists. */
   streamIngest: () => StreamIngest | null;
+  /** Receives this node's cluster membership (cluster mode only), which the stream part runs its partitions on. */
+  onCluster?: (node: ClusterNode) => void;
 }
 
 async function clusterConfigHash(config: VigieConfig): Promise<string> {
@@ -40,6 +43,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
     const cluster = config.cluster
       ? new (await import('../cluster/node.ts')).ClusterNode(config.cluster, await clusterConfigHash(config), packageVersion(), log.child({ part: 'cluster' }), metrics.registry)
       : null;
+    if (cluster) seams.onCluster?.(cluster);
     const calendar = new MaintenanceCalendar();
     const maintenance = new MaintenanceApi(calendar, new MaintenanceStore(db));
     maintenance.load(config.healthchecks.maintenance, log);

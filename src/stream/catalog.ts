@@ -88,6 +88,11 @@ export class StreamCatalog implements FileSyncTarget {
   }
 
   /** The config text of a running stream: as the API gave it, or as its file holds it. */
+  /** The API streams as stored: name, EDN text, persist flag (what a cluster's stream store holds). */
+  apiStreamTexts(): { name: string; text: string; persist: boolean }[] {
+    return [...this.apiStreams.values()].map((api) => ({ name: api.name, text: api.configEdn, persist: api.persist }));
+  }
+
   configText(name: string): string | undefined {
     return this.apiStreams.get(name)?.configEdn ?? this.engine.get(name)?.source;
   }

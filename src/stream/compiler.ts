@@ -51,6 +51,8 @@ export interface CompiledStream {
   readonly isDefault: boolean;
   readonly persist: boolean;
   readonly description: string | null;
+  /** The event fields `:partition-by` names (docs/cluster.md, "Streams"); null: the stream is one partition. */
+  readonly partitionBy: readonly string[] | null;
   /** The config as parsed. */
   readonly config: EdnMap;
   /** Likely mistakes that still compile (a bare-number duration under 1 ms), each naming the action and where. */
@@ -64,7 +66,7 @@ export interface CompileOptions {
   onHandledError?: ErrorHandler;
 }
 
-const STREAM_KEYS = ['actions', 'default', 'persist', 'description'];
+const STREAM_KEYS = ['actions', 'default', 'persist', 'description', 'partition-by'];
 const NODE_KEYS = ['action', 'params', 'children', 'description'];
 const rethrow: ErrorHandler = (error) => {
   throw error;
@@ -277,9 +279,30 @@ export function compileStream(config: EdnValue, services: StreamServices, option
     isDefault: optionalBoolean(config, 'default'),
     persist: optionalBoolean(config, 'persist'),
     description: typeof description === 'string' ? description : null,
+    partitionBy: partitionFields(config.get(kw('partition-by'))),
     config,
     warnings: compiler.warnings,
   };
+}
+
+/**
+ * `:partition-by [:host ...]`: the top-level event fields whose values split the stream over a cluster's partitions.
+ * Only top-level fields: a partition is chosen before the event enters any action, from the event as sent.
+ */
+function partitionFields(value: EdnValue | undefined): readonly string[] | null {
+  if (value === undefined || value === null) return null;
+  if (!Array.isArray(value) || value.length === 0) {
+    throw new StreamConfigError(`Invalid stream config: :partition-by must be a non-empty vector of event fields like [:host], got ${describe(value)}`);
+  }
+  const fields: string[] = [];
+  for (const field of value) {
+    if (!isKeyword(field)) throw new StreamConfigError(`Invalid stream config: :partition-by must name event fields as keywords like :host, got ${describe(field)}`);
+    if (field.name.includes('.') || field.name.includes('/')) {
+      throw new StreamConfigError(`Invalid stream config: :partition-by takes top-level event fields only, got :${field.name}`);
+    }
+    fields.push(field.name);
+  }
+  return fields;
 }
 
 /** Identifies a node's config with everything below it: its printed EDN, hashed. */

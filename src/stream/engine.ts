@@ -64,6 +64,12 @@ export interface StreamEngineOptions {
   logger?: StreamLogger;
   /** Cardinality caps of every stream; DEFAULT_STREAM_LIMITS when absent. */
   limits?: StreamLimits;
+  /**
+   * Where `reinject!` and `:reaper` send events meant for another stream than the one they run in. Absent: into
+   * that stream in this engine. A cluster partition's engine holds one stream and forwards the rest to the
+   * cluster's event log (docs/cluster.md, "Streams").
+   */
+  forward?: (destination: string, event: Event) => void;
 }
 
 export interface StreamFailure {
@@ -86,6 +92,8 @@ export interface StreamInfo {
   readonly isDefault: boolean;
   readonly persist: boolean;
   readonly description: string | null;
+  /** `:partition-by` fields (src/stream/compiler.ts); null: one partition. */
+  readonly partitionBy: readonly string[] | null;
   readonly index: IndexStore;
   /** The compiler's warnings about the config (docs/stream-language.md, time and durations). */
   readonly warnings: readonly string[];
@@ -140,8 +148,10 @@ export class StreamEngine {
   private readonly tapped = new Map<string, Emission[]>();
   private currentErrors: PushErrors | null = null;
   private reinjectDepth = 0;
+  private readonly forward: ((destination: string, event: Event) => void) | null;
 
   constructor(options: StreamEngineOptions = {}) {
+    this.forward = options.forward ?? null;
     this.testMode = options.testMode ?? false;
     this.outputs = options.outputs ?? noOutputs;
     this.pubsub = options.pubsub ?? null;
@@ -179,6 +189,7 @@ export class StreamEngine {
       isDefault: compiled.isDefault,
       persist: compiled.persist,
       description: compiled.description,
+      partitionBy: compiled.partitionBy,
       index,
       warnings: compiled.warnings,
       stateUnits: compiled.stateUnits,
@@ -298,7 +309,8 @@ export class StreamEngine {
     return [entry];
   }
 
-  private reinject(destination: string, event: Event): void {
+  private reinject(destination: string, event: Event, from: string): void {
+    if (this.forward !== null && destination !== from) return this.forward(destination, event);
     if (destination !== 'default' && !this.streams.has(destination)) throw new Error(`Stream :${destination} not found`);
     if (this.reinjectDepth >= MAX_REINJECT_DEPTH) throw new Error(`reinject! nested more than ${MAX_REINJECT_DEPTH} times: a loop between streams?`);
     this.reinjectDepth++;
@@ -330,7 +342,7 @@ export class StreamEngine {
       streamName,
       testMode,
       index,
-      reinject: (destination, event) => this.reinject(destination ?? streamName, event),
+      reinject: (destination, event) => this.reinject(destination ?? streamName, event, streamName),
       output: (name, emission) => this.outputs.send(name, emission),
       hasOutput: (name) => testMode || this.outputs.has(name),
       publish: (channel, emission) => this.pubsub?.publish(channel, emission),

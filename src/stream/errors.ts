@@ -14,7 +14,9 @@ export type StreamErrorReason =
   /** Actions raised errors on pushed events (the other events were still processed). */
   | 'action-failed'
   /** A stream the API may not change: it comes from a stream file. */
-  | 'owned';
+  | 'owned'
+  /** In a cluster: NATS, or a node that holds part of the answer, cannot be reached now (retry). */
+  | 'unavailable';
 
 export class StreamError extends Error {
   constructor(

@@ -41,7 +41,7 @@ export function streamOverviewRoutes(service: StreamService): FastifyPluginAsync
   return async (root) => {
     await compressAnswers(root);
     await registerPartRoutes(root, streamErrors, (app) => {
-      app.get('/api/v1/overview/streams', { schema: summariesDoc }, async () => ({ now: Date.now(), streams: service.summaries() }));
+      app.get('/api/v1/overview/streams', { schema: summariesDoc }, async () => ({ now: Date.now(), streams: await service.summaries() }));
     });
   };
 }

@@ -9,21 +9,24 @@ import type { PartFactoryContext } from '../server/lifecycle.ts';
 import type { Part } from '../server/part.ts';
 import { createAsyncQueues } from './async-queues.ts';
 import { StreamError } from './errors.ts';
-import { describeFailures, type IngestGateway } from './ingest-gateway.ts';
+import { describeFailures } from './ingest-gateway.ts';
 import { RiemannTcpServer } from './ingest/riemann-tcp.ts';
 import { createPubSub, pubsubRoutes } from './pubsub/routes.ts';
 import { setNestingLimits } from './nesting.ts';
 import { StreamRepository } from './repository.ts';
 import { streamOverviewRoutes } from './overview-routes.ts';
 import { streamRoutes } from './routes.ts';
-import { StreamService } from './service.ts';
+import { type EventIngest, StreamService } from './service.ts';
+import type { ClusterNodeHandle } from '../cluster/streams.ts';
 
 export interface StreamSeams {
-  /** Receives the ingest gateway, the seam through which other parts push events (src/parts.ts). */
-  onIngest?: (gateway: IngestGateway) => void;
+  /** Receives the ingest seam through which other parts push events (src/parts.ts). */
+  onIngest?: (ingest: EventIngest) => void;
+  /** This node's cluster membership (src/cluster/node.ts), when the config has `cluster:`. */
+  cluster?: () => ClusterNodeHandle | null;
 }
 
-export function createStreamPart({ config, db, metrics, logger }: PartFactoryContext, seams: StreamSeams = {}): Part {
+export async function createStreamPart({ config, db, metrics, logger }: PartFactoryContext, seams: StreamSeams = {}): Promise<Part> {
   const log = logger.child({ part: 'streams' });
   // Before anything reads EDN or events: the stream files and API streams are parsed at load.
   setNestingLimits(config.streams.nesting);
@@ -39,8 +42,21 @@ export function createStreamPart({ config, db, metrics, logger }: PartFactoryCon
     asyncQueues,
     journalDirectory: join(config.dataDir, 'journal'),
   });
+  // Cluster mode is loaded only with `cluster:` (docs/cluster.md): a single node never loads it.
+  const node = seams.cluster?.() ?? null;
+  const cluster =
+    config.cluster && node !== null ? new (await import('../cluster/streams.ts')).ClusterStreams(config.cluster, service, node, metrics.registry, log.child({ part: 'cluster-streams' })) : null;
+  if (cluster !== null) service.useCluster(cluster);
   service.load();
-  seams.onIngest?.(service.gateway);
+  seams.onIngest?.({
+    submit: (target, events, input, record) => service.ingest.submit(target, events, input, record),
+    get pending() {
+      return service.ingest.pending;
+    },
+    get maxPending() {
+      return service.ingest.maxPending;
+    },
+  });
   const tcpSettings = config.streams.tcp;
   const tcp = tcpSettings
     ? new RiemannTcpServer({
@@ -49,7 +65,7 @@ export function createStreamPart({ config, db, metrics, logger }: PartFactoryCon
         logger: log,
         ingest: async (target, events) => {
           service.requirePushTarget(target);
-          const pending = service.gateway.submit(target, events, 'riemann-tcp');
+          const pending = service.ingest.submit(target, events, 'riemann-tcp');
           if (pending === 'full') return false;
           const outcome = await pending;
           if (outcome.errorCount > 0) throw new StreamError('action-failed', describeFailures(target, outcome));
@@ -66,6 +82,7 @@ export function createStreamPart({ config, db, metrics, logger }: PartFactoryCon
     },
     start: async () => {
       await service.start();
+      cluster?.start();
       if (tcp) {
         const address = await tcp.listen();
         log.info({ riemannTcp: address, tls: tcpSettings?.tls !== undefined }, `Riemann TCP input listening on ${address.host}:${address.port}`);
@@ -86,6 +103,8 @@ export function createStreamPart({ config, db, metrics, logger }: PartFactoryCon
       await tcp?.close();
       // What async queues still hold reaches the outputs before they flush.
       asyncQueues.drain();
+      // Normally done already, before the node left the cluster (src/cluster/node.ts beforeLeave).
+      await cluster?.stop();
       await service.stop();
     },
   };

@@ -31,6 +31,7 @@ const STATUS_BY_REASON: Record<StreamErrorReason, number> = {
   unsupported: 415,
   'action-failed': 500,
   owned: 409,
+  unavailable: 503,
 };
 
 /** How the stream routes answer errors: Mirabelle's body shape, statuses by domain reason. */
@@ -223,10 +224,11 @@ const schemas = {
 type NameRequest = FastifyRequest<{ Params: Static<typeof NameParams> }>;
 
 export function streamRoutes(service: StreamService, options: { bodyLimit: number }): FastifyPluginAsync {
-  const { gateway, metrics } = service;
+  const { metrics } = service;
 
   /** Hands the events to the gateway; when its backlog is full, answers 503 (senders retry) and returns false. */
   const ingest = async (reply: FastifyReply, input: string, name: string, events: Event[], record?: LogRecord): Promise<boolean> => {
+    const gateway = service.ingest;
     const pending = gateway.submit(name, events, input, record);
     if (pending === 'full') {
       reply
@@ -257,18 +259,18 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
       scope.get('', { schema: schemas.list }, async () => ({ streams: service.streamNames() }));
 
       scope.post('/:name', { schema: schemas.add }, async (request) => {
-        const warnings = service.addStream(request.params.name, decodeBase64Edn(request.body.config, 'config'));
+        const warnings = await service.addStream(request.params.name, decodeBase64Edn(request.body.config, 'config'));
         // Clients that read only `message` keep working; `warnings` is there only when there is one.
         return warnings.length > 0 ? { message: 'stream added', warnings: [...warnings] } : { message: 'stream added' };
       });
 
       scope.get('/:name', { schema: schemas.describe }, async (request) => {
-        const { configText, currentTime } = service.describeStream(request.params.name);
+        const { configText, currentTime } = await service.describeStream(request.params.name);
         return { config: Buffer.from(configText, 'utf8').toString('base64'), 'current-time': currentTime };
       });
 
       scope.delete('/:name', { schema: schemas.remove }, async (request) => {
-        service.removeStream(request.params.name);
+        await service.removeStream(request.params.name);
         return { message: 'stream removed' };
       });
 
@@ -296,7 +298,7 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
       );
 
       scope.get('/:name/current-time', { schema: schemas.currentTime }, async (request) => ({
-        'current-time': service.currentTime(request.params.name),
+        'current-time': await service.currentTime(request.params.name),
       }));
     });
 

@@ -12,14 +12,14 @@ import type { Registry } from 'prom-client';
 import type { VigieConfig } from '../config/load.ts';
 import type { AsyncQueueRunner } from './async-queues.ts';
 import { StreamCatalog } from './catalog.ts';
-import { compileCondition } from './condition.ts';
+import { compileCondition, type Condition } from './condition.ts';
 import { prettyEdn } from './edn-pretty.ts';
 import { EdnError, type EdnValue, isEdnMap, isKeyword, kw, parseEdn } from './edn.ts';
 import { STREAM_NAME, StreamEngine, type StreamInfo } from './engine.ts';
 import { StreamError, streamNotFound } from './errors.ts';
 import type { Event } from './event.ts';
-import { IngestGateway } from './ingest-gateway.ts';
-import { FileJournal } from './journal.ts';
+import { IngestGateway, type IngestOutcome } from './ingest-gateway.ts';
+import { FileJournal, type LogRecord } from './journal.ts';
 import { DropReporter } from './limits.ts';
 import { StreamMetrics } from './metrics.ts';
 import { buildOutputs, type OutputRegistry } from './outputs/index.ts';
@@ -44,6 +44,35 @@ export interface StreamSummary {
 
 export type StreamSettings = VigieConfig['streams'];
 
+/** What the inputs hand their events to: the ingest gateway, or a cluster node's event log publisher. */
+export interface EventIngest {
+  submit(target: string, events: Event[], input: string, record?: LogRecord): Promise<IngestOutcome> | 'full';
+  readonly pending: number;
+  maxPending: number;
+}
+
+export interface IndexStats {
+  size: number;
+  currentTime: number;
+}
+
+/**
+ * A cluster node's streams (docs/cluster.md, "Streams"; src/cluster/streams.ts), loaded only with `cluster:`. The
+ * engine of this service then holds the streams' definitions only: events go to the cluster's event log, the
+ * owners of the partitions run them, and the index reads ask the owners.
+ */
+export interface StreamClusterSeam {
+  readonly ingest: EventIngest;
+  /** Written to the cluster's stream store after the local change (an error there undoes it: 503). */
+  putApiStream(name: string, text: string, persist: boolean): Promise<void>;
+  deleteApiStream(name: string): Promise<void>;
+  search(name: string, queryText: string, limit: number): Promise<{ events: Event[]; truncated: boolean }>;
+  /** Index size and current time of each stream, over every partition in the cluster. */
+  indexStats(): Promise<Map<string, IndexStats>>;
+  /** The streams changed here (API, files, a reload): the partitions this node runs follow. */
+  catalogChanged(): void;
+}
+
 export interface StreamServiceOptions {
   settings: StreamSettings;
   repository: StreamRepository;
@@ -67,6 +96,8 @@ export class StreamService {
   private readonly logger: Logger;
   private readonly outputs: OutputRegistry;
   private settings: StreamSettings;
+  private cluster: StreamClusterSeam | null = null;
+  private readonly engineOptions: ConstructorParameters<typeof StreamEngine>[0] & object;
 
   constructor(options: StreamServiceOptions) {
     this.settings = options.settings;
@@ -80,7 +111,7 @@ export class StreamService {
       warn: (stream, reason, dropped) =>
         options.logger.warn({ stream, reason, dropped }, `stream ${stream}: ${dropped} events dropped at a cardinality cap (${reason}); see streams.max-forks and streams.max-index-entries`),
     });
-    this.engine = new StreamEngine({
+    this.engineOptions = {
       outputs: this.outputs,
       pubsub: options.pubsub,
       asyncQueues: options.asyncQueues,
@@ -91,7 +122,8 @@ export class StreamService {
         error: (stream) => metrics.countError(stream),
         dropped: (stream, reason) => drops.drop(stream, reason),
       },
-    });
+    };
+    this.engine = new StreamEngine(this.engineOptions);
     this.journal = new FileJournal(options.journalDirectory, options.registry, options.logger);
     const log = options.settings.journal ? this.journal : null;
     this.gateway = new IngestGateway(this.engine, options.settings.maxPendingEvents, (input) => metrics.rejected.inc({ route: input }), log);
@@ -110,6 +142,66 @@ export class StreamService {
     });
   }
 
+  get maxPendingEvents(): number {
+    return this.settings.maxPendingEvents;
+  }
+
+  get snapshotIntervalMs(): number {
+    return this.settings.snapshotIntervalMs;
+  }
+
+  /** Cluster mode (before `load`): events, API changes and index reads go through the cluster. */
+  useCluster(cluster: StreamClusterSeam): void {
+    this.cluster = cluster;
+  }
+
+  /** Where the inputs hand their events. */
+  get ingest(): EventIngest {
+    return this.cluster?.ingest ?? this.gateway;
+  }
+
+  /**
+   * An engine for one partition of a stream in a cluster (src/cluster/partition-runner.ts): the same outputs,
+   * channels, queues, caps and metrics as this service's; `forward` takes what it reinjects into other streams.
+   */
+  partitionEngine(forward: (destination: string, event: Event) => void): StreamEngine {
+    return new StreamEngine({ ...this.engineOptions, forward });
+  }
+
+  /** A running stream's definition (its compiled config, `:partition-by`, `:default`). */
+  streamInfo(name: string): StreamInfo | undefined {
+    return this.engine.get(name);
+  }
+
+  apiStreamTexts(): { name: string; text: string; persist: boolean }[] {
+    return this.catalog.apiStreamTexts();
+  }
+
+  /**
+   * The cluster's stream store changed: the API streams become exactly `desired` (src/cluster/stream-replica.ts).
+   * A stream that no longer compiles here is logged and left out.
+   */
+  applyReplicatedStreams(desired: ReadonlyMap<string, { text: string; persist: boolean }>): void {
+    const current = new Map(this.catalog.apiStreamTexts().map((api) => [api.name, api]));
+    for (const [name, wanted] of desired) {
+      const have = current.get(name);
+      if (have !== undefined && have.text === wanted.text && have.persist === wanted.persist) continue;
+      try {
+        this.catalog.putApiStream(name, wanted.text, parseEdn(wanted.text), wanted.persist);
+        this.logger.info({ stream: name }, `stream ${name} set by the cluster`);
+      } catch (error) {
+        this.logger.error({ stream: name, err: error }, `stream ${name} from the cluster cannot run here: ${(error as Error).message}`);
+      }
+    }
+    for (const name of current.keys()) {
+      if (desired.has(name)) continue;
+      this.catalog.remove(name);
+      if (!this.engine.has(name)) this.metrics.forget(name);
+      this.logger.info({ stream: name }, `stream ${name} removed by the cluster`);
+    }
+    this.cluster?.catalogChanged();
+  }
+
   /**
    * Startup: API streams from SQLite, then the stream files, then the action states of the last checkpoint and
    * the index snapshots of unchanged streams, then the journal since that checkpoint (docs/durability.md).
@@ -117,6 +209,8 @@ export class StreamService {
   load(): void {
     this.catalog.loadApiStreams();
     this.catalog.files.sync();
+    // In a cluster the partitions' owners keep the state and the event log is JetStream's (src/cluster/streams.ts).
+    if (this.cluster !== null) return;
     const position = this.snapshotter.restore();
     this.gateway.useLog(this.settings.journal ? this.journal : null, position);
     // Replayed even with the journal now off: those events were acknowledged when it was on.
@@ -133,7 +227,7 @@ export class StreamService {
 
   async start(): Promise<void> {
     await this.catalog.files.watch();
-    this.snapshotter.start(this.settings.snapshotIntervalMs);
+    if (this.cluster === null) this.snapshotter.start(this.settings.snapshotIntervalMs);
   }
 
   /** SIGHUP: new settings, and the stream files read again (only changed streams are recompiled). */
@@ -142,6 +236,7 @@ export class StreamService {
     const previous = this.settings;
     this.settings = next;
     this.gateway.maxPending = next.maxPendingEvents;
+    if (this.cluster !== null) this.cluster.ingest.maxPending = next.maxPendingEvents;
     if (next.journal !== previous.journal) {
       const log = next.journal ? this.journal : null;
       this.gateway.useLog(log, this.gateway.applied);
@@ -149,9 +244,10 @@ export class StreamService {
     }
     // Before the files are read again: a changed stream file may use an output this reload adds.
     if (!isDeepStrictEqual(next.outputs, previous.outputs)) await this.reconfigureOutputs(next);
-    if (next.snapshotIntervalMs !== previous.snapshotIntervalMs) this.snapshotter.start(next.snapshotIntervalMs);
+    if (next.snapshotIntervalMs !== previous.snapshotIntervalMs && this.cluster === null) this.snapshotter.start(next.snapshotIntervalMs);
     await this.catalog.files.setDirectories(next.directories);
     this.catalog.files.sync();
+    this.cluster?.catalogChanged();
   }
 
   private async reconfigureOutputs(next: StreamSettings): Promise<void> {
@@ -170,7 +266,7 @@ export class StreamService {
     await this.catalog.files.close();
     // Every batch acknowledged so far is written; the last round then covers them all and drops the journal.
     await this.journal.close();
-    this.snapshotter.write();
+    if (this.cluster === null) this.snapshotter.write();
     await this.snapshotter.close();
     await this.outputs.close();
   }
@@ -179,18 +275,21 @@ export class StreamService {
     return this.engine.names();
   }
 
-  /** Every running stream as the dashboard lists it: where it comes from, its config, index and counters. */
-  summaries(): StreamSummary[] {
+  /** Every running stream as the dashboard lists it: where it comes from, its config, index and counters. In a
+   *  cluster the index figures are the whole cluster's and the counters this node's. */
+  async summaries(): Promise<StreamSummary[]> {
+    const stats = this.cluster === null ? null : await this.cluster.indexStats();
     return this.engine.names().map((name) => {
       const info = this.engine.get(name) as StreamInfo;
+      const index = stats === null ? { size: info.index.size, currentTime: info.index.currentTime } : (stats.get(name) ?? { size: 0, currentTime: 0 });
       return {
         name,
         source: this.catalog.ownerOf(name),
         config: prettyEdn(info.config),
         description: info.description,
         default: info.isDefault,
-        'index-size': info.index.size,
-        'current-time': info.index.currentTime,
+        'index-size': index.size,
+        'current-time': index.currentTime,
         ...this.metrics.counts(name),
       };
     });
@@ -200,7 +299,7 @@ export class StreamService {
    * POST /api/v1/stream/<name>: compiled first; stored (and written to its file) only once it compiled. Returns
    * the compiler's warnings (likely mistakes that still compile), also logged.
    */
-  addStream(name: string, text: string): readonly string[] {
+  async addStream(name: string, text: string): Promise<readonly string[]> {
     if (!STREAM_NAME.test(name)) {
       throw new StreamError('invalid', `Invalid stream name ${JSON.stringify(name)}: use 1 to 255 characters of A-Z a-z 0-9 . _ -`);
     }
@@ -212,23 +311,38 @@ export class StreamService {
       throw error;
     }
     const persist = isEdnMap(parsed) && parsed.get(kw('persist')) === true;
+    const previous = this.catalog.apiStreamTexts().find((api) => api.name === name);
     this.catalog.putApiStream(name, text, parsed, persist);
+    if (this.cluster !== null) {
+      try {
+        await this.cluster.putApiStream(name, text, persist);
+      } catch (error) {
+        // Not in the cluster's store, so not here either: the API answers 503 and the client retries.
+        if (previous !== undefined) this.catalog.putApiStream(name, previous.text, parseEdn(previous.text), previous.persist);
+        else this.catalog.remove(name);
+        throw error;
+      }
+      this.cluster.catalogChanged();
+    }
     this.logger.info({ stream: name, persist }, `stream ${name} added through the API`);
     const warnings = this.engine.get(name)?.warnings ?? [];
     for (const warning of warnings) this.logger.warn({ stream: name }, `stream ${name}: ${warning}`);
     return warnings;
   }
 
-  describeStream(name: string): { configText: string; currentTime: number } {
+  async describeStream(name: string): Promise<{ configText: string; currentTime: number }> {
     const info = this.engine.get(name);
     if (info === undefined) throw streamNotFound(name);
-    return { configText: this.catalog.configText(name) ?? info.source, currentTime: info.index.currentTime };
+    return { configText: this.catalog.configText(name) ?? info.source, currentTime: await this.currentTime(name) };
   }
 
   /** DELETE: an API stream goes from SQLite (and its file); a file stream stays gone until its file changes. */
-  removeStream(name: string): void {
+  async removeStream(name: string): Promise<void> {
     if (!this.engine.has(name)) throw streamNotFound(name);
+    const api = this.catalog.apiStreamTexts().find((stream) => stream.name === name);
+    if (this.cluster !== null && api !== undefined) await this.cluster.deleteApiStream(name);
     this.catalog.remove(name);
+    this.cluster?.catalogChanged();
     if (!this.engine.has(name)) this.metrics.forget(name);
     this.logger.info({ stream: name }, `stream ${name} removed`);
   }
@@ -239,25 +353,32 @@ export class StreamService {
   }
 
   /** The first `limit` matching entries (streams.search-limit by default, at most streams.max-search-limit). */
-  searchIndex(name: string, queryText: string, limit = this.settings.searchLimit): { events: Event[]; truncated: boolean } {
+  async searchIndex(name: string, queryText: string, limit = this.settings.searchLimit): Promise<{ events: Event[]; truncated: boolean }> {
     if (!Number.isInteger(limit) || limit < 1 || limit > this.settings.maxSearchLimit) {
       throw new StreamError('invalid', `field limit is incorrect: expected an integer from 1 to ${this.settings.maxSearchLimit} (streams.max-search-limit)`);
     }
     const index = this.engine.index(name);
     if (index === undefined) throw streamNotFound(name);
-    let condition;
-    try {
-      condition = compileCondition(parseEdn(queryText));
-    } catch (error) {
-      throw new StreamError('invalid', `Invalid query: ${(error as Error).message}`);
-    }
+    const condition = parseQuery(queryText);
+    // In a cluster the query is checked here first, so that a bad one is a 400 without asking anyone.
+    if (this.cluster !== null) return this.cluster.search(name, queryText, limit);
     return index.search(condition, limit);
   }
 
-  currentTime(name: string): number {
+  async currentTime(name: string): Promise<number> {
     const index = this.engine.index(name);
     if (index === undefined) throw streamNotFound(name);
+    if (this.cluster !== null) return (await this.cluster.indexStats()).get(name)?.currentTime ?? 0;
     return index.currentTime;
+  }
+}
+
+/** A where-query, compiled; a 400 naming the problem when it does not compile. */
+export function parseQuery(queryText: string): Condition {
+  try {
+    return compileCondition(parseEdn(queryText));
+  } catch (error) {
+    throw new StreamError('invalid', `Invalid query: ${(error as Error).message}`);
   }
 }
 

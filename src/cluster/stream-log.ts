@@ -1,0 +1,265 @@
+/**
+ * The cluster's event log (docs/cluster.md, "Streams"): the JetStream stream `vigie_events`, one subject per stream
+ * partition, `vigie.events.<stream id>.<partition>`. Every input of every node hands its events to
+ * `ClusterEventLog.submit`, which splits them by partition and publishes them; the input acknowledges once JetStream
+ * has acknowledged every message that holds them, so an acknowledged event is on the log's disks (and replicas),
+ * whatever happens to the node that took it or to the one that runs its partition.
+ *
+ * Batching is group commit, as in the single-node journal: the events submitted during one turn of the event loop
+ * are gathered per partition into one message (cut at `MAX_MESSAGE_BYTES`), so a push of 1,000 events over 64
+ * partitions costs at most 64 publishes, and 100 concurrent pushes to one stream cost one.
+ *
+ * Backpressure: events published and not yet acknowledged count as pending, capped by `streams.max-pending-events`;
+ * past it `submit` answers 'full' (HTTP 503 with Retry-After, Riemann TCP stops reading), as the single node's
+ * backlog does. A publish JetStream refuses or does not acknowledge in time fails the inputs whose events it held
+ * (503): they were not acknowledged, so the sender retries.
+ */
+import { createHash } from 'node:crypto';
+import type { DiscardPolicy, JetStreamClient, JetStreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import { Counter, type Registry } from 'prom-client';
+import type { Event } from '../stream/event.ts';
+import type { IngestOutcome } from '../stream/ingest-gateway.ts';
+import { decodeRecords, encodeRecord, JournalWriteError, type LogEntry } from '../stream/journal.ts';
+import { eventsOf } from '../stream/journal-records.ts';
+import type { EventIngest } from '../stream/service.ts';
+
+export const EVENTS_STREAM = 'vigie_events';
+const SUBJECT_PREFIX = 'vigie.events.';
+/** Under NATS' default max_payload (1 MiB), with room for the record's header. */
+const MAX_MESSAGE_BYTES = 900 * 1024;
+/** How long a publish may wait for JetStream's acknowledgement before its inputs get a 503. */
+const PUBLISH_TIMEOUT_MS = 5_000;
+const NO_EVENTS: IngestOutcome = { errorCount: 0, firstFailure: undefined };
+
+/** A stream's id in subjects and consumer names: stream names allow `.`, which NATS uses as a separator. */
+export function streamId(stream: string): string {
+  return createHash('sha256').update(stream).digest('hex').slice(0, 16);
+}
+
+export function partitionSubject(stream: string, partition: number): string {
+  return `${SUBJECT_PREFIX}${streamId(stream)}.${partition}`;
+}
+
+/**
+ * The partition of an event: FNV-1a of the `:partition-by` fields' values, modulo the partition count. Every node
+ * computes the same one, so the events of one host (say) always meet in the same partition.
+ */
+export function partitionOf(event: Event, fields: readonly string[], partitions: number): number {
+  let hash = 0x811c9dc5;
+  for (let f = 0; f < fields.length; f++) {
+    const value = event[fields[f] as string];
+    const text = value === undefined || value === null ? '' : typeof value === 'string' ? value : JSON.stringify(value);
+    for (let i = 0; i < text.length; i++) {
+      hash ^= text.charCodeAt(i);
+      hash = Math.imul(hash, 0x01000193);
+    }
+    // A separator, so that ("ab", "c") and ("a", "bc") differ.
+    hash ^= 0x1e;
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % partitions;
+}
+
+export interface EventLogLimits {
+  replicas: number;
+  /** Bytes the log may hold (what no checkpoint covers yet); past it publishes are refused: 503. */
+  maxBytes: number;
+}
+
+export async function ensureEventsStream(jsm: JetStreamManager, limits: EventLogLimits): Promise<void> {
+  const config = {
+    name: EVENTS_STREAM,
+    subjects: [`${SUBJECT_PREFIX}>`],
+    // The enums' values, spelled out: the module is loaded only when a node joins (src/cluster/nats.ts).
+    retention: 'limits' as RetentionPolicy,
+    storage: 'file' as StorageType,
+    // Refuse rather than forget: a full log answers 503, it never drops what a checkpoint does not cover.
+    discard: 'new' as DiscardPolicy,
+    max_bytes: limits.maxBytes,
+    num_replicas: limits.replicas,
+  };
+  try {
+    await jsm.streams.info(EVENTS_STREAM);
+  } catch {
+    await jsm.streams.add(config);
+  }
+}
+
+/** A stream as the log needs it: where its events go. */
+export interface LogTarget {
+  readonly name: string;
+  readonly partitionBy: readonly string[] | null;
+}
+
+/** The events of one partition waiting for the next publish, and the inputs waiting for it. */
+interface Pending {
+  readonly stream: string;
+  readonly subject: string;
+  parts: string[];
+  bytes: number;
+  count: number;
+  readonly waiters: Waiter[];
+}
+
+interface Waiter {
+  remaining: number;
+  failed: boolean;
+  readonly events: number;
+  readonly resolve: (outcome: IngestOutcome) => void;
+  readonly reject: (error: Error) => void;
+}
+
+export class EventLogMetrics {
+  readonly published: Counter<'stream'>;
+  readonly messages: Counter;
+  readonly failures: Counter;
+
+  constructor(registry: Registry) {
+    this.published = new Counter({ name: 'cluster_events_published_total', help: "Events this node's inputs published to the cluster's event log.", labelNames: ['stream'], registers: [registry] });
+    this.messages = new Counter({ name: 'cluster_event_messages_published_total', help: 'Messages (batches of events of one partition) published to the event log.', registers: [registry] });
+    this.failures = new Counter({ name: 'cluster_event_publish_failures_total', help: 'Publishes to the event log that failed (their inputs answered 503).', registers: [registry] });
+  }
+}
+
+export class ClusterEventLog implements EventIngest {
+  private pendingEvents = 0;
+  private queued = new Map<string, Pending>();
+  private scheduled = false;
+  private closed = false;
+
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly partitions: number,
+    /** The stream a target names, or the `:default true` streams for `default`; null: no such stream. */
+    private readonly resolve: (target: string) => readonly LogTarget[] | null,
+    public maxPending: number,
+    private readonly onFull: (input: string) => void,
+    private readonly metrics: EventLogMetrics,
+  ) {}
+
+  get pending(): number {
+    return this.pendingEvents;
+  }
+
+  submit(target: string, events: Event[], input: string): Promise<IngestOutcome> | 'full' {
+    if (this.pendingEvents > 0 && this.pendingEvents + events.length > this.maxPending) {
+      this.onFull(input);
+      return 'full';
+    }
+    if (this.closed) return Promise.reject(new JournalWriteError('this node is stopping: its event log is closed'));
+    const streams = this.resolve(target);
+    if (streams === null) return Promise.reject(new JournalWriteError(`Stream ${target} not found`));
+    if (events.length === 0 || streams.length === 0) return Promise.resolve(NO_EVENTS);
+    return new Promise<IngestOutcome>((resolve, reject) => {
+      const waiter: Waiter = { remaining: 0, failed: false, events: events.length * streams.length, resolve, reject };
+      this.pendingEvents += waiter.events;
+      for (const stream of streams) this.queue(stream, events, waiter);
+      this.schedule();
+    });
+  }
+
+  /** Fire and forget (`reinject!` into a stream another node may run): counted as a failure when it fails. */
+  forward(target: string, event: Event): void {
+    const pending = this.submit(target, [event], 'reinject');
+    if (pending !== 'full') pending.catch(() => undefined);
+  }
+
+  private queue(stream: LogTarget, events: readonly Event[], waiter: Waiter): void {
+    const fields = stream.partitionBy;
+    if (fields === null) {
+      this.add(stream.name, 0, events, waiter);
+      return;
+    }
+    const groups = new Map<number, Event[]>();
+    for (const event of events) {
+      const partition = partitionOf(event, fields, this.partitions);
+      let group = groups.get(partition);
+      if (group === undefined) groups.set(partition, (group = []));
+      group.push(event);
+    }
+    for (const [partition, group] of groups) this.add(stream.name, partition, group, waiter);
+  }
+
+  private add(stream: string, partition: number, events: readonly Event[], waiter: Waiter): void {
+    const subject = partitionSubject(stream, partition);
+    const json = JSON.stringify(events);
+    // The inside of the array: batches of several inputs are joined with commas into one array.
+    const part = json.slice(1, -1);
+    let pending = this.queued.get(subject);
+    if (pending !== undefined && pending.bytes + part.length > MAX_MESSAGE_BYTES) {
+      this.publish(pending);
+      pending = undefined;
+    }
+    if (pending === undefined) {
+      pending = { stream, subject, parts: [], bytes: 0, count: 0, waiters: [] };
+      this.queued.set(subject, pending);
+    }
+    if (part.length > 0) pending.parts.push(part);
+    pending.bytes += part.length + 1;
+    pending.count += events.length;
+    if (pending.waiters.at(-1) !== waiter) {
+      pending.waiters.push(waiter);
+      waiter.remaining++;
+    }
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      const batches = this.queued;
+      this.queued = new Map();
+      for (const pending of batches.values()) this.publish(pending);
+    });
+  }
+
+  private publish(pending: Pending): void {
+    if (this.queued.get(pending.subject) === pending) this.queued.delete(pending.subject);
+    const payload = Buffer.from(`[${pending.parts.join(',')}]`);
+    const record = Buffer.concat(encodeRecord(0, { target: pending.stream, input: 'cluster', format: 'events', receivedAtNs: 0, count: pending.count, payload }));
+    this.js.publish(pending.subject, record, { timeout: PUBLISH_TIMEOUT_MS }).then(
+      () => {
+        this.metrics.messages.inc();
+        this.metrics.published.inc({ stream: pending.stream }, pending.count);
+        for (const waiter of pending.waiters) {
+          if (--waiter.remaining > 0 || waiter.failed) continue;
+          this.pendingEvents -= waiter.events;
+          waiter.resolve(NO_EVENTS);
+        }
+      },
+      (error: unknown) => {
+        this.metrics.failures.inc();
+        const failure = new JournalWriteError(`the cluster's event log did not take these events: ${(error as Error).message}`);
+        for (const waiter of pending.waiters) {
+          if (waiter.failed) continue;
+          waiter.failed = true;
+          this.pendingEvents -= waiter.events;
+          waiter.reject(failure);
+        }
+      },
+    );
+  }
+
+  /** Refuses new events and waits for nothing: what was published is acknowledged or failed on its own. */
+  close(): void {
+    this.closed = true;
+  }
+}
+
+/** The events of one message of the log (a record, src/stream/journal.ts), or null when it does not decode. */
+export function eventsOfMessage(data: Uint8Array, onDamage: (problem: string) => void): Event[] | null {
+  const buffer = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  let entry: LogEntry | undefined;
+  for (const decoded of decodeRecords(buffer, (_offset, problem) => onDamage(problem))) {
+    entry = decoded;
+    break;
+  }
+  if (entry === undefined) return null;
+  try {
+    return eventsOf(entry);
+  } catch (error) {
+    onDamage((error as Error).message);
+    return null;
+  }
+}

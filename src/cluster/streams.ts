@@ -1,0 +1,291 @@
+/**
+ * The streams of a cluster node (docs/cluster.md, "Streams"), loaded only with `cluster:` (src/stream/part.ts
+ * imports it dynamically). To the stream service it is one seam (src/stream/service.ts `StreamClusterSeam`):
+ * - inputs publish to the cluster's event log (src/cluster/stream-log.ts) instead of pushing into the local engine;
+ * - API streams are kept in the KV bucket `vigie_streams` (src/cluster/stream-replica.ts);
+ * - this node runs the partitions it owns, each in a `PartitionRunner` (src/cluster/partition-runner.ts): a stream
+ *   with `:partition-by` has `cluster.partitions` of them, any other stream one; the owner of partition `p` of stream
+ *   `s` is the rendezvous owner of `s/p` among the live members, computed alike by every node;
+ * - index reads ask the owners (src/cluster/stream-queries.ts).
+ *
+ * Until this node has joined, it runs no partition and its inputs answer 503: its events would have nowhere to go.
+ */
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import { Gauge, type Registry } from 'prom-client';
+import type { Event } from '../stream/event.ts';
+import type { IngestOutcome } from '../stream/ingest-gateway.ts';
+import { StreamError } from '../stream/errors.ts';
+import { JournalWriteError } from '../stream/journal.ts';
+import { type EventIngest, type IndexStats, parseQuery, type StreamClusterSeam, type StreamService } from '../stream/service.ts';
+import { loadNats } from './nats.ts';
+import type { JoinedCluster } from './node.ts';
+import { PartitionRunner, type RunnerContext } from './partition-runner.ts';
+import { ownerOf } from './rendezvous.ts';
+import type { ClusterSettings } from './settings.ts';
+import { CHECKPOINTS_BUCKET, CheckpointStore } from './stream-checkpoints.ts';
+import { ClusterEventLog, ensureEventsStream, EventLogMetrics, type LogTarget } from './stream-log.ts';
+import { mergeSearches, mergeStats, type SearchAnswer, type StatsAnswer, StreamQueries } from './stream-queries.ts';
+import { STREAMS_BUCKET, StreamReplica } from './stream-replica.ts';
+
+/** How often the partitions this node runs are compared with what it should run (besides every member change). */
+const REASSIGN_EVERY_MS = 1_000;
+
+/** The cluster joined, as this node needs it: set once joined. */
+interface Joined {
+  readonly cluster: JoinedCluster;
+  readonly log: ClusterEventLog;
+  readonly replica: StreamReplica;
+  readonly queries: StreamQueries;
+  readonly context: RunnerContext;
+}
+
+export interface ClusterNodeHandle {
+  readonly node: string;
+  onJoined(listener: (joined: JoinedCluster) => void): void;
+  beforeLeave(hook: () => Promise<void>): void;
+}
+
+/** The inputs' seam: the event log once this node has joined, a 503 before. */
+class JoiningIngest implements EventIngest {
+  constructor(
+    private readonly log: () => ClusterEventLog | null,
+    private readonly service: StreamService,
+  ) {}
+
+  submit(target: string, events: Event[], input: string): Promise<IngestOutcome> | 'full' {
+    const log = this.log();
+    if (log === null) return Promise.reject(new JournalWriteError('this node has not joined its cluster yet (NATS unreachable): its events would have nowhere to go; retry'));
+    return log.submit(target, events, input);
+  }
+
+  get pending(): number {
+    return this.log()?.pending ?? 0;
+  }
+
+  get maxPending(): number {
+    return this.service.maxPendingEvents;
+  }
+
+  set maxPending(value: number) {
+    const log = this.log();
+    if (log !== null) log.maxPending = value;
+  }
+}
+
+export class ClusterStreams implements StreamClusterSeam {
+  readonly ingest: EventIngest;
+  private joined: Joined | null = null;
+  private readonly runners = new Map<string, PartitionRunner>();
+  private readonly owned: Gauge<'stream'>;
+  private readonly logMetrics: EventLogMetrics;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private stopping = false;
+
+  constructor(
+    private readonly settings: ClusterSettings,
+    private readonly service: StreamService,
+    private readonly node: ClusterNodeHandle,
+    registry: Registry,
+    private readonly logger: Logger,
+  ) {
+    this.owned = new Gauge({ name: 'cluster_partitions_owned', help: 'Stream partitions this node runs, by stream.', labelNames: ['stream'], registers: [registry] });
+    this.logMetrics = new EventLogMetrics(registry);
+    this.ingest = new JoiningIngest(() => this.joined?.log ?? null, service);
+  }
+
+  /** Starts once the node has joined; partitions are taken at the first member list. */
+  start(): void {
+    this.node.onJoined((cluster) => {
+      void this.join(cluster).catch((error: unknown) => {
+        if (!this.stopping) this.logger.error({ err: error }, `streams cannot join the cluster: ${(error as Error).message}`);
+      });
+    });
+    // Before the node leaves: the partitions it runs are checkpointed, so that their next owners start from here.
+    this.node.beforeLeave(() => this.stop());
+  }
+
+  private async join(cluster: JoinedCluster): Promise<void> {
+    const { settings, logger } = this;
+    const { Objm } = await loadNats();
+    const replicas = settings.replicas;
+    await ensureEventsStream(cluster.jsm, { replicas, maxBytes: settings.eventLogMaxBytes });
+    const pointers = await cluster.kvm.create(CHECKPOINTS_BUCKET, { history: 1, replicas });
+    const objects = await new Objm(cluster.js).create(CHECKPOINTS_BUCKET, { replicas });
+    const streamsKv = await cluster.kvm.create(STREAMS_BUCKET, { history: 1, replicas });
+    const replica = new StreamReplica(streamsKv, this.service, logger);
+    await replica.start(cluster.connection);
+    const log = new ClusterEventLog(
+      cluster.js,
+      settings.partitions,
+      (target) => this.targets(target),
+      this.service.maxPendingEvents,
+      (input) => this.service.metrics.rejected.inc({ route: input }),
+      this.logMetrics,
+    );
+    const queries = new StreamQueries(cluster.connection.nc, settings.node, { search: (stream, query, limit) => this.searchLocal(stream, query, limit), stats: () => this.statsLocal() }, logger);
+    queries.start();
+    const context: RunnerContext = {
+      js: cluster.js,
+      jsm: cluster.jsm,
+      checkpoints: new CheckpointStore(pointers, objects, logger),
+      node: settings.node,
+      nodeId: createHash('sha256').update(settings.node).digest('hex').slice(0, 12),
+      logger,
+      newEngine: () => this.service.partitionEngine((destination, event) => log.forward(destination, event)),
+      checkpointEveryMs: () => this.service.snapshotIntervalMs,
+      superseded: (runner) => {
+        if (this.runners.get(runner.key) !== runner) return;
+        this.runners.delete(runner.key);
+        void runner.stop(false);
+      },
+    };
+    if (this.stopping) return;
+    this.joined = { cluster, log, replica, queries, context };
+    cluster.membership.onChange(() => this.reassign());
+    this.timer = setInterval(() => this.reassign(), REASSIGN_EVERY_MS);
+    this.timer.unref();
+    this.reassign();
+    logger.info({ partitions: settings.partitions }, 'streams joined the cluster');
+  }
+
+  /** The streams a push to `target` reaches: the stream, or for `default` every `:default true` stream. */
+  private targets(target: string): LogTarget[] | null {
+    if (target !== 'default') {
+      const info = this.service.streamInfo(target);
+      return info === undefined ? null : [{ name: target, partitionBy: info.partitionBy }];
+    }
+    const targets: LogTarget[] = [];
+    for (const name of this.service.streamNames()) {
+      const info = this.service.streamInfo(name);
+      if (info?.isDefault) targets.push({ name, partitionBy: info.partitionBy });
+    }
+    return targets;
+  }
+
+  private partitionCount(name: string): number {
+    return this.service.streamInfo(name)?.partitionBy ? this.settings.partitions : 1;
+  }
+
+  /** The owner of each partition of a stream, as this node sees the members now. */
+  private ownersOf(name: string): Set<string> {
+    const ranking = this.joined?.cluster.membership.ranking() ?? [];
+    const owners = new Set<string>();
+    const count = this.partitionCount(name);
+    for (let partition = 0; partition < count; partition++) {
+      const owner = ownerOf(`${name}/${partition}`, ranking);
+      if (owner !== undefined) owners.add(owner);
+    }
+    return owners;
+  }
+
+  /** Starts the partitions this node now owns, stops those it lost, recompiles those whose stream changed. */
+  private reassign(): void {
+    const joined = this.joined;
+    if (joined === null || this.stopping) return;
+    const ranking = joined.cluster.membership.ranking();
+    const me = this.settings.node;
+    const wanted = new Set<string>();
+    const counts = new Map<string, number>();
+    for (const name of this.service.streamNames()) {
+      const info = this.service.streamInfo(name);
+      if (info === undefined) continue;
+      const count = info.partitionBy ? this.settings.partitions : 1;
+      let mine = 0;
+      for (let partition = 0; partition < count; partition++) {
+        if (ownerOf(`${name}/${partition}`, ranking) !== me) continue;
+        mine++;
+        const runner = new PartitionRunner(name, partition, info.config, joined.context);
+        wanted.add(runner.key);
+        const running = this.runners.get(runner.key);
+        if (running !== undefined) {
+          if (running.configObject !== info.config) running.setConfig(info.config);
+          continue;
+        }
+        this.runners.set(runner.key, runner);
+        runner.start().catch((error: unknown) => {
+          if (this.runners.get(runner.key) === runner) this.runners.delete(runner.key);
+          void runner.stop(false);
+          if (!this.stopping) this.logger.error({ err: error, stream: name, partition }, `stream ${name} partition ${partition} cannot start here (retried): ${(error as Error).message}`);
+        });
+      }
+      counts.set(name, mine);
+    }
+    for (const [key, runner] of this.runners) {
+      if (wanted.has(key)) continue;
+      this.runners.delete(key);
+      void runner.stop(false);
+      this.logger.info({ stream: runner.stream, partition: runner.partition }, `stream ${runner.stream} partition ${runner.partition} moved to another node`);
+    }
+    this.owned.reset();
+    for (const [name, count] of counts) if (count > 0) this.owned.set({ stream: name }, count);
+  }
+
+  catalogChanged(): void {
+    this.reassign();
+  }
+
+  putApiStream(name: string, text: string, persist: boolean): Promise<void> {
+    return this.replica().put(name, text, persist);
+  }
+
+  deleteApiStream(name: string): Promise<void> {
+    return this.replica().delete(name);
+  }
+
+  private replica(): StreamReplica {
+    const joined = this.joined;
+    if (joined === null) throw new StreamError('unavailable', 'this node has not joined its cluster yet (NATS unreachable): API streams cannot change now');
+    return joined.replica;
+  }
+
+  async search(name: string, queryText: string, limit: number): Promise<SearchAnswer> {
+    const joined = this.joined;
+    if (joined === null) throw new StreamError('unavailable', 'this node has not joined its cluster yet (NATS unreachable): the index cannot be read now');
+    const answers = await joined.queries.ask<SearchAnswer>([...this.ownersOf(name)], { op: 'search', stream: name, query: queryText, limit });
+    return mergeSearches(answers, limit);
+  }
+
+  async indexStats(): Promise<Map<string, IndexStats>> {
+    const joined = this.joined;
+    if (joined === null) throw new StreamError('unavailable', 'this node has not joined its cluster yet (NATS unreachable): the index cannot be read now');
+    return mergeStats(await joined.queries.ask<StatsAnswer>(joined.cluster.membership.members(), { op: 'stats' }));
+  }
+
+  private searchLocal(stream: string, queryText: string, limit: number): SearchAnswer {
+    const condition = parseQuery(queryText);
+    const answers: SearchAnswer[] = [];
+    for (const runner of this.runners.values()) if (runner.stream === stream) answers.push(runner.search(condition, limit));
+    return mergeSearches(answers, limit);
+  }
+
+  private statsLocal(): StatsAnswer {
+    const stats: StatsAnswer = {};
+    for (const runner of this.runners.values()) {
+      const index = runner.index;
+      if (index === undefined) continue;
+      const seen = stats[runner.stream];
+      if (seen === undefined) stats[runner.stream] = { size: index.size, currentTime: index.currentTime };
+      else {
+        seen.size += index.size;
+        seen.currentTime = Math.max(seen.currentTime, index.currentTime);
+      }
+    }
+    return stats;
+  }
+
+  /** Stops taking events, checkpoints every partition this node runs, and stops answering. */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    const joined = this.joined;
+    joined?.log.close();
+    const runners = [...this.runners.values()];
+    this.runners.clear();
+    await Promise.all(runners.map((runner) => runner.stop(true)));
+    joined?.replica.stop();
+    joined?.queries.stop();
+    if (runners.length > 0) this.logger.info({ partitions: runners.length }, 'stream partitions checkpointed for their next owners');
+  }
+}

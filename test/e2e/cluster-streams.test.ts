@@ -1,0 +1,209 @@
+/**
+ * Cluster mode, streams (docs/cluster.md, "Streams"), from outside: a real `nats-server` and three Vigie processes on
+ * loopback. A partitioned stream created on one node exists on all, events pushed through one node are found by a
+ * search on each and processed on every node; a window on an unpartitioned stream whose owner is killed with kill -9
+ * halfway through counts every event on its new owner; a node killed while events are pushed through another loses
+ * no acknowledged event.
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
+import { startServer, type TestServer } from '../helpers/server.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const edn = (text: string) => Buffer.from(text, 'utf8').toString('base64');
+
+interface Event {
+  host?: string;
+  metric?: number;
+  time?: number;
+}
+
+const servers: TestServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.kill9()));
+});
+afterAll(async () => {
+  await stopAllNats();
+});
+
+async function startNode(node: string, url: string): Promise<TestServer> {
+  const config = {
+    cluster: { node, nats: { servers: [url] }, 'member-ttl': '2s', partitions: 16 },
+    // Checkpoints every second: a failover restores one and replays what came after it.
+    streams: { 'snapshot-interval': '1s' },
+  };
+  const server = await startServer({ config });
+  servers.push(server);
+  return server;
+}
+
+async function startCluster(url: string): Promise<[TestServer, TestServer, TestServer]> {
+  const nodes = [await startNode('node-a', url), await startNode('node-b', url), await startNode('node-c', url)];
+  await waitFor(
+    async () => {
+      for (const node of nodes) {
+        const view = (await (await node.request('/api/v1/cluster/members')).json()) as { joined: boolean; result: unknown[] };
+        if (!view.joined || view.result.length !== 3) return false;
+      }
+      return true;
+    },
+    { timeoutMs: 30_000, message: 'three members seen by every node' },
+  );
+  return nodes as [TestServer, TestServer, TestServer];
+}
+
+async function metric(server: TestServer, name: string): Promise<string[]> {
+  const text = await (await server.request('/metrics')).text();
+  return text.split('\n').filter((line) => line.startsWith(name));
+}
+
+function metricValue(lines: string[], labels: string): number {
+  const line = lines.find((candidate) => candidate.includes(labels));
+  return line === undefined ? 0 : Number(line.split(' ').at(-1));
+}
+
+async function search(server: TestServer, stream: string, query = '[:always-true]', limit = 10_000): Promise<{ status: number; events: Event[]; truncated?: boolean }> {
+  const response = await server.request(`/api/v1/index/${stream}/search`, json('POST', { query: edn(query), limit }));
+  const body = (await response.json()) as { events?: Event[]; truncated?: boolean };
+  return { status: response.status, events: body.events ?? [], ...(body.truncated !== undefined ? { truncated: body.truncated } : {}) };
+}
+
+async function addStream(server: TestServer, name: string, config: string): Promise<Response> {
+  return server.request(`/api/v1/stream/${name}`, json('POST', { config: edn(config) }));
+}
+
+async function streamNames(server: TestServer): Promise<string[]> {
+  return ((await (await server.request('/api/v1/stream')).json()) as { streams: string[] }).streams;
+}
+
+/** The node whose `cluster_partitions_owned` names the stream. */
+async function ownerOf(nodes: TestServer[], stream: string): Promise<TestServer> {
+  let owner: TestServer | undefined;
+  await waitFor(
+    async () => {
+      for (const node of nodes) if (metricValue(await metric(node, 'cluster_partitions_owned'), `stream="${stream}"`) > 0) owner = node;
+      return owner !== undefined;
+    },
+    { timeoutMs: 10_000, message: `an owner of ${stream}` },
+  );
+  return owner as TestServer;
+}
+
+describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
+  it('replicates a partitioned stream, finds events pushed through one node on every node, and spreads the partitions', async () => {
+    const nats = await startNatsServer();
+    const [a, b, c] = await startCluster(nats.url);
+    const created = await addStream(a, 'hosts', '{:partition-by [:host] :actions {:action :index :params [[:host]]}}');
+    expect(created.status).toBe(200);
+    await waitFor(async () => (await Promise.all([b, c].map(streamNames))).every((names) => names.includes('hosts')), { timeoutMs: 10_000, message: 'the stream on every node' });
+
+    const events = Array.from({ length: 3_000 }, (_, i) => ({ host: `host-${i}`, service: 'cpu', metric: i, time: 1_000_000 + i }));
+    for (let i = 0; i < events.length; i += 500) {
+      const pushed = await a.request('/api/v1/stream/hosts', json('PUT', { events: events.slice(i, i + 500) }));
+      expect(pushed.status).toBe(200);
+    }
+    for (const node of [a, b, c]) {
+      await waitFor(async () => (await search(node, 'hosts')).events.length === 3_000, { timeoutMs: 15_000, message: `3,000 events found through ${node.url}` });
+    }
+    const found = await search(b, 'hosts', '[:= :host "host-2999"]');
+    expect(found.events).toEqual([expect.objectContaining({ host: 'host-2999', metric: 2_999 })]);
+    // A search keeps its cap across nodes.
+    const capped = await search(c, 'hosts', '[:always-true]', 100);
+    expect(capped.events).toHaveLength(100);
+    expect(capped.truncated).toBe(true);
+
+    let owned = 0;
+    for (const node of [a, b, c]) {
+      expect(metricValue(await metric(node, 'stream_events_total'), 'name="hosts"')).toBeGreaterThan(0);
+      owned += metricValue(await metric(node, 'cluster_partitions_owned'), 'stream="hosts"');
+    }
+    expect(owned).toBe(16);
+    // The current time and the overview are the whole cluster's.
+    const time = (await (await c.request('/api/v1/index/hosts/current-time')).json()) as { 'current-time': number };
+    expect(time['current-time']).toBe(1_002_999);
+    const overview = (await (await b.request('/api/v1/overview/streams')).json()) as { streams: { name: string; 'index-size': number }[] };
+    expect(overview.streams.find((stream) => stream.name === 'hosts')?.['index-size']).toBe(3_000);
+
+    // Removed through another node: gone everywhere.
+    expect((await c.request('/api/v1/stream/hosts', { method: 'DELETE' })).status).toBe(200);
+    await waitFor(async () => (await Promise.all([a, b, c].map(streamNames))).every((names) => !names.includes('hosts')), { timeoutMs: 10_000, message: 'the stream gone from every node' });
+  }, 120_000);
+
+  it('counts every event of a window on its new owner after a kill -9 of the old one halfway through', async () => {
+    const nats = await startNatsServer();
+    const nodes = await startCluster(nats.url);
+    const config = '{:actions {:action :fixed-time-window :params [{:duration "20s"}] :children [{:action :coll-count :children [{:action :index :params [[:host]]}]}]}}';
+    expect((await addStream(nodes[0], 'window', config)).status).toBe(200);
+    const owner = await ownerOf(nodes, 'window');
+    const others = nodes.filter((node) => node !== owner);
+    const through = others[0] as TestServer;
+    const t0 = 1_000 * 1e9;
+    const push = async (from: number, to: number) => {
+      const events = Array.from({ length: to - from }, (_, i) => ({ host: 'w', service: 'requests', metric: 1, time: t0 + (from + i) * 50e6 }));
+      const response = await through.request('/api/v1/stream/window', json('PUT', { events }));
+      expect(response.status).toBe(200);
+    };
+    // The first half, covered by a checkpoint; a few more that only the event log holds; then the owner dies.
+    await push(0, 100);
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await push(100, 120);
+    await owner.kill9();
+    await push(120, 200);
+    // An event past the window closes it: 200 events in it, counted on whichever node owns the stream now.
+    await push(500, 501);
+    const survivor = others[1] as TestServer;
+    let last: Event[] = [];
+    await waitFor(
+      async () => {
+        const found = await search(survivor, 'window');
+        last = found.events;
+        return found.status === 200 && found.events.length === 1;
+      },
+      { timeoutMs: 30_000, intervalMs: 500, message: 'the window emitted on the new owner' },
+    );
+    expect(last[0]?.metric).toBe(200);
+    const restored = others.some((node) => node.logs.some((line) => /checkpoint of node-\w restored/.test(line)));
+    expect(restored).toBe(true);
+  }, 120_000);
+
+  it('loses no acknowledged event when a node is killed while events are pushed through another', async () => {
+    const nats = await startNatsServer();
+    const [a, b, c] = await startCluster(nats.url);
+    expect((await addStream(a, 'acked', '{:partition-by [:host] :actions {:action :index :params [[:host]]}}')).status).toBe(200);
+    await waitFor(async () => (await streamNames(c)).includes('acked'), { timeoutMs: 10_000 });
+    const acknowledged = new Set<string>();
+    let refused = 0;
+    let batch = 0;
+    const started = Date.now();
+    let killed = false;
+    while (Date.now() - started < 8_000) {
+      const hosts = Array.from({ length: 100 }, (_, i) => `b${batch}-h${i}`);
+      batch++;
+      const response = await a.request('/api/v1/stream/acked', json('PUT', { events: hosts.map((host) => ({ host, service: 'x', metric: 1 })) }));
+      if (response.status === 200) for (const host of hosts) acknowledged.add(host);
+      else refused++;
+      // About 5,000 events a second: a search then finds them all under streams.max-search-limit.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      if (!killed && Date.now() - started > 3_000) {
+        killed = true;
+        await c.kill9();
+      }
+    }
+    expect(acknowledged.size).toBeGreaterThan(5_000);
+    expect(acknowledged.size).toBeLessThan(100_000);
+    let missing: string[] = [];
+    await waitFor(
+      async () => {
+        const found = await search(b, 'acked', '[:always-true]', 100_000);
+        if (found.status !== 200) return false;
+        const hosts = new Set(found.events.map((event) => event.host));
+        missing = [...acknowledged].filter((host) => !hosts.has(host));
+        return missing.length === 0;
+      },
+      { timeoutMs: 30_000, intervalMs: 500, message: `every acknowledged event found (${acknowledged.size} acknowledged, ${refused} batches refused)` },
+    ).catch((error: unknown) => {
+      throw new Error(`${(error as Error).message}: ${missing.length} missing, e.g. ${missing.slice(0, 5).join(', ')}`);
+    });
+  }, 120_000);
+});
