@@ -55,9 +55,13 @@ describe('compileStream', () => {
     ['{:actions {:params []}}', 'Invalid action at :actions: missing :action'],
     ['{:actions {:action "sdo"}}', 'Invalid action at :actions: :action must be a keyword, got the string "sdo"'],
     ['{:default true}', 'Invalid stream config: missing :actions (the root action)'],
-    ['{:actions {:action :sdo} :defualt true}', 'Invalid stream config: unknown key :defualt (expected :actions, :default, :persist, :description)'],
+    ['{:actions {:action :sdo} :defualt true}', 'Invalid stream config: unknown key :defualt (expected :actions, :default, :persist, :description, :partition-by)'],
     ['{:actions {:action :sdo} :default "yes"}', 'Invalid stream config: :default must be true or false, got the string "yes"'],
     ['[:actions]', 'Invalid stream config: expected a map like {:actions {...}}, got a vector'],
+    ['{:actions {:action :sdo} :partition-by :host}', 'Invalid stream config: :partition-by must be a non-empty vector of event fields like [:host], got the keyword :host'],
+    ['{:actions {:action :sdo} :partition-by []}', 'Invalid stream config: :partition-by must be a non-empty vector of event fields like [:host], got a vector'],
+    ['{:actions {:action :sdo} :partition-by ["host"]}', 'Invalid stream config: :partition-by must name event fields as keywords like :host, got the string "host"'],
+    ['{:actions {:action :sdo} :partition-by [:attributes.region]}', 'Invalid stream config: :partition-by takes top-level event fields only, got :attributes.region'],
   ])('rejects %s', (edn, message) => {
     expect(() => compile(edn)).toThrow(StreamConfigError);
     expect(() => compile(edn)).toThrow(message);
