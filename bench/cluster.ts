@@ -10,15 +10,12 @@
  *
  *   node --import tsx bench/cluster.ts      bench/results/cluster.json
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
 import { ROOT } from '../bin/build.mjs';
-import { ensureBundle, readLines, serviceNodeFlags } from '../test/helpers/server.ts';
 import { checksPayload, cpuSeconds, rssMb, startTargets, type Targets } from './check-load.ts';
+import { metric, type Node, startNats, startNode } from './cluster-nodes.ts';
 
 const TCP = 10_000;
 const HTTP = 2_000;
@@ -26,76 +23,6 @@ const WARMUP_S = 20;
 const WINDOW_S = 40;
 const MEMBER_TTL = '10s';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-interface Node {
-  name: string;
-  url: string;
-  process: ChildProcess;
-  logs: string[];
-  stop(): Promise<void>;
-  kill9(): Promise<void>;
-}
-
-async function startNode(root: string, name: string, cluster: Record<string, unknown> | null): Promise<Node> {
-  await ensureBundle();
-  const dir = join(root, name);
-  mkdirSync(dir, { recursive: true });
-  const port = await freePort();
-  const file = join(dir, 'vigie.yaml');
-  writeFileSync(file, stringify({ 'data-dir': dir, http: { host: '127.0.0.1', port }, ...(cluster ? { cluster: { node: name, ...cluster } } : {}) }));
-  const child = spawn(process.execPath, [...serviceNodeFlags(), join(ROOT, 'bin/vigie.js'), 'serve', '--config', file, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const logs: string[] = [];
-  readLines(child.stdout, (line) => logs.push(line));
-  readLines(child.stderr, (line) => logs.push(line));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = `http://127.0.0.1:${port}`;
-  for (let tries = 0; ; tries++) {
-    if (child.exitCode !== null) throw new Error(`${name} exited: ${logs.slice(-5).join('\n')}`);
-    try {
-      await (await fetch(`${url}/healthz`)).text();
-      break;
-    } catch (error) {
-      if (tries > 300) throw error;
-      await sleep(100);
-    }
-  }
-  return {
-    name,
-    url,
-    process: child,
-    logs,
-    async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      await exited;
-    },
-    async kill9() {
-      if (child.exitCode === null) child.kill('SIGKILL');
-      await exited;
-    },
-  };
-}
-
-async function startNats(root: string): Promise<{ url: string; process: ChildProcess }> {
-  const port = await freePort();
-  const store = join(root, 'nats');
-  mkdirSync(store, { recursive: true });
-  const child = spawn('nats-server', ['-js', '-sd', store, '-a', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    readLines(child.stderr as NonNullable<ChildProcess['stderr']>, (line) => {
-      if (line.includes('Server is ready')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`nats-server exited with ${code}`)));
-  });
-  return { url: `nats://127.0.0.1:${port}`, process: child };
-}
 
 interface Result {
   name: string;
@@ -107,11 +34,6 @@ async function results(node: Node): Promise<Result[]> {
   return ((await (await fetch(`${node.url}/api/v1/result`)).json()) as { result: Result[] }).result;
 }
 
-function metric(text: string, name: string): number {
-  let total = 0;
-  for (const line of text.split('\n')) if (line.startsWith(name) && (line[name.length] === ' ' || line[name.length] === '{')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
-  return total;
-}
 
 /** CPU share of one core and RSS of each node over the window, and the runs each made itself. */
 async function measure(nodes: Node[], runsMetric: string): Promise<{ node: string; cpu_share_of_one_core: number; rss_mb: number; own_runs: number }[]> {

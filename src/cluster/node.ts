@@ -9,11 +9,14 @@
  * serving what SQLite holds.
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { Kvm } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import { HealthcheckError } from '../healthcheck/api-input.ts';
+import { streamFilesAt } from '../stream/file-sync.ts';
 import { type CheckDefinition, checkToJson, type KeyedCheck } from '../healthcheck/kinds/index.ts';
 import type { CheckOwner } from '../healthcheck/registry.ts';
 import type { CheckResult } from '../healthcheck/result-types.ts';
@@ -26,10 +29,33 @@ import { ownerOf } from './rendezvous.ts';
 import { ensureResultsStream, ResultConsumer, ResultMetrics, ResultPublisher } from './results.ts';
 import type { ClusterSettings } from './settings.ts';
 
-/** The hash nodes compare: their config file's checks (docs/cluster.md, "Config files"). */
-export function configHash(checks: readonly KeyedCheck[]): string {
+/** The hash nodes compare: their config file's checks and their stream files, by name (docs/cluster.md, "Config
+ *  files"). */
+export function configHash(checks: readonly KeyedCheck[], streamFiles: readonly (readonly [name: string, text: string])[] = []): string {
   const definitions = checks.map(({ def }) => checkToJson(def)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return createHash('sha256').update(JSON.stringify(definitions)).digest('hex').slice(0, 16);
+  const files = [...streamFiles].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash('sha256').update(JSON.stringify({ definitions, files })).digest('hex').slice(0, 16);
+}
+
+/** The stream files of these directories, by file name, with their text (a missing directory has none). */
+export function streamFileTexts(directories: readonly string[]): [string, string][] {
+  const texts: [string, string][] = [];
+  for (const directory of directories) {
+    let files: string[];
+    try {
+      files = streamFilesAt(directory);
+    } catch {
+      continue;
+    }
+    for (const file of files) {
+      try {
+        texts.push([basename(file), readFileSync(file, 'utf8')]);
+      } catch {
+        // Removed between the listing and the read.
+      }
+    }
+  }
+  return texts;
 }
 
 export interface MemberView {

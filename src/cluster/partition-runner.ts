@@ -38,8 +38,11 @@ export interface RunnerContext {
   newEngine(): StreamEngine;
   /** The checkpoint interval (streams.snapshot-interval). */
   readonly checkpointEveryMs: () => number;
-  /** A partition this node ran was checkpointed by another node since: it is not this node's any more. */
+  /** A partition this node ran was checkpointed by another node since, or cannot be consumed: it is dropped here
+   *  (and started again from its checkpoint if this node still owns it). */
   superseded(runner: PartitionRunner): void;
+  /** Counts a gap in a consumer's deliveries (a consumer started again). */
+  gaps(): void;
 }
 
 export function partitionKey(stream: string, partition: number): string {
@@ -94,6 +97,17 @@ export class PartitionRunner {
         `stream ${stream} partition ${this.partition}: checkpoint of ${checkpoint.node} restored (log sequence ${checkpoint.seq})`,
       );
     }
+    await this.openConsumer();
+    this.schedule();
+  }
+
+  /**
+   * (Re)creates this node's durable consumer of the partition, starting after what the state covers, and consumes
+   * from it. Also after a gap: a message lost between the server and this client (a reconnection, a slow-consumer
+   * disconnect) would otherwise be acknowledged by the acknowledgement of a later one (AckAll) and never seen.
+   */
+  private async openConsumer(): Promise<void> {
+    const { context, stream } = this;
     if (this.stopped) return;
     await context.jsm.consumers.delete(EVENTS_STREAM, this.consumerName).catch(() => undefined);
     await context.jsm.consumers.add(EVENTS_STREAM, {
@@ -109,14 +123,39 @@ export class PartitionRunner {
     if (this.stopped) return;
     const consumer = await context.js.consumers.get(EVENTS_STREAM, this.consumerName);
     this.messages = await consumer.consume({ max_messages: PULL_BATCH });
+    this.lastMessage = null;
     void this.consume(this.messages);
-    this.schedule();
+  }
+
+  /** A gap in the consumer's delivery sequence: the consumer starts again after the last message applied. */
+  private reopen(messages: ConsumerMessages, expected: number, got: number): void {
+    this.context.gaps();
+    this.context.logger.warn(
+      { stream: this.stream, partition: this.partition, expected, got, seq: this.appliedSeq },
+      `stream ${this.stream} partition ${this.partition}: delivery ${expected} never arrived (got ${got}); consuming again from log sequence ${this.appliedSeq + 1}`,
+    );
+    void messages
+      .close()
+      .catch(() => undefined)
+      .then(() => this.openConsumer())
+      .catch((error: unknown) => {
+        if (this.stopped) return;
+        this.context.logger.error({ err: error, stream: this.stream, partition: this.partition }, `stream ${this.stream} partition ${this.partition}: cannot consume again: ${(error as Error).message}`);
+        this.context.superseded(this);
+      });
   }
 
   private async consume(messages: ConsumerMessages): Promise<void> {
+    let delivered = 0;
     try {
       for await (const message of messages) {
         if (this.stopped) break;
+        const delivery = message.info.deliverySequence;
+        if (delivered > 0 && delivery !== delivered + 1) {
+          this.reopen(messages, delivered + 1, delivery);
+          break;
+        }
+        delivered = delivery;
         // A message this state already covers (redelivered, or before the checkpoint): skipped.
         if (message.seq <= this.appliedSeq) continue;
         const events = eventsOfMessage(message.data, (problem) =>

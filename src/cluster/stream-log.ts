@@ -113,8 +113,14 @@ export class EventLogMetrics {
   readonly published: Counter<'stream'>;
   readonly messages: Counter;
   readonly failures: Counter;
+  readonly gaps: Counter;
 
   constructor(registry: Registry) {
+    this.gaps = new Counter({
+      name: 'cluster_partition_consumer_gaps_total',
+      help: 'Messages of a partition lost between NATS and this node (a reconnection, a slow consumer): its consumer started again from the last one applied.',
+      registers: [registry],
+    });
     this.published = new Counter({ name: 'cluster_events_published_total', help: "Events this node's inputs published to the cluster's event log.", labelNames: ['stream'], registers: [registry] });
     this.messages = new Counter({ name: 'cluster_event_messages_published_total', help: 'Messages (batches of events of one partition) published to the event log.', registers: [registry] });
     this.failures = new Counter({ name: 'cluster_event_publish_failures_total', help: 'Publishes to the event log that failed (their inputs answered 503).', registers: [registry] });

@@ -20,9 +20,11 @@ import { JournalWriteError } from '../stream/journal.ts';
 import { type EventIngest, type IndexStats, parseQuery, type StreamClusterSeam, type StreamService } from '../stream/service.ts';
 import { loadNats } from './nats.ts';
 import type { JoinedCluster } from './node.ts';
-import { PartitionRunner, type RunnerContext } from './partition-runner.ts';
+import { PartitionRunner, partitionKey, type RunnerContext } from './partition-runner.ts';
 import { ownerOf } from './rendezvous.ts';
 import type { ClusterSettings } from './settings.ts';
+import type { PubSub } from '../stream/pubsub/channels.ts';
+import { ClusterChannels } from './stream-channels.ts';
 import { CHECKPOINTS_BUCKET, CheckpointStore } from './stream-checkpoints.ts';
 import { ClusterEventLog, ensureEventsStream, EventLogMetrics, type LogTarget } from './stream-log.ts';
 import { mergeSearches, mergeStats, type SearchAnswer, type StatsAnswer, StreamQueries } from './stream-queries.ts';
@@ -37,6 +39,7 @@ interface Joined {
   readonly log: ClusterEventLog;
   readonly replica: StreamReplica;
   readonly queries: StreamQueries;
+  readonly channels: ClusterChannels;
   readonly context: RunnerContext;
 }
 
@@ -86,6 +89,8 @@ export class ClusterStreams implements StreamClusterSeam {
     private readonly settings: ClusterSettings,
     private readonly service: StreamService,
     private readonly node: ClusterNodeHandle,
+    /** This node's websocket channels: the cluster's channels deliver to them. */
+    private readonly pubsub: PubSub,
     registry: Registry,
     private readonly logger: Logger,
   ) {
@@ -125,6 +130,8 @@ export class ClusterStreams implements StreamClusterSeam {
     );
     const queries = new StreamQueries(cluster.connection.nc, settings.node, { search: (stream, query, limit) => this.searchLocal(stream, query, limit), stats: () => this.statsLocal() }, logger);
     queries.start();
+    const channels = new ClusterChannels(cluster.connection.nc, settings.node, this.pubsub, logger);
+    channels.start();
     const context: RunnerContext = {
       js: cluster.js,
       jsm: cluster.jsm,
@@ -132,8 +139,9 @@ export class ClusterStreams implements StreamClusterSeam {
       node: settings.node,
       nodeId: createHash('sha256').update(settings.node).digest('hex').slice(0, 12),
       logger,
-      newEngine: () => this.service.partitionEngine((destination, event) => log.forward(destination, event)),
+      newEngine: () => this.service.partitionEngine((destination, event) => log.forward(destination, event), channels),
       checkpointEveryMs: () => this.service.snapshotIntervalMs,
+      gaps: () => this.logMetrics.gaps.inc(),
       superseded: (runner) => {
         if (this.runners.get(runner.key) !== runner) return;
         this.runners.delete(runner.key);
@@ -141,7 +149,7 @@ export class ClusterStreams implements StreamClusterSeam {
       },
     };
     if (this.stopping) return;
-    this.joined = { cluster, log, replica, queries, context };
+    this.joined = { cluster, log, replica, queries, channels, context };
     cluster.membership.onChange(() => this.reassign());
     this.timer = setInterval(() => this.reassign(), REASSIGN_EVERY_MS);
     this.timer.unref();
@@ -195,14 +203,15 @@ export class ClusterStreams implements StreamClusterSeam {
       for (let partition = 0; partition < count; partition++) {
         if (ownerOf(`${name}/${partition}`, ranking) !== me) continue;
         mine++;
-        const runner = new PartitionRunner(name, partition, info.config, joined.context);
-        wanted.add(runner.key);
-        const running = this.runners.get(runner.key);
+        const key = partitionKey(name, partition);
+        wanted.add(key);
+        const running = this.runners.get(key);
         if (running !== undefined) {
           if (running.configObject !== info.config) running.setConfig(info.config);
           continue;
         }
-        this.runners.set(runner.key, runner);
+        const runner = new PartitionRunner(name, partition, info.config, joined.context);
+        this.runners.set(key, runner);
         runner.start().catch((error: unknown) => {
           if (this.runners.get(runner.key) === runner) this.runners.delete(runner.key);
           void runner.stop(false);
@@ -286,6 +295,7 @@ export class ClusterStreams implements StreamClusterSeam {
     await Promise.all(runners.map((runner) => runner.stop(true)));
     joined?.replica.stop();
     joined?.queries.stop();
+    joined?.channels.stop();
     if (runners.length > 0) this.logger.info({ partitions: runners.length }, 'stream partitions checkpointed for their next owners');
   }
 }

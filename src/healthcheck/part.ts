@@ -31,7 +31,8 @@ export interface HealthcheckSeams {
 }
 
 async function clusterConfigHash(config: VigieConfig): Promise<string> {
-  return (await import('../cluster/node.ts')).configHash(config.healthchecks.checks);
+  const { configHash, streamFileTexts } = await import('../cluster/node.ts');
+  return configHash(config.healthchecks.checks, streamFileTexts(config.streams.directories));
 }
 
 export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {

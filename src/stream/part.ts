@@ -45,7 +45,7 @@ export async function createStreamPart({ config, db, metrics, logger }: PartFact
   // Cluster mode is loaded only with `cluster:` (docs/cluster.md): a single node never loads it.
   const node = seams.cluster?.() ?? null;
   const cluster =
-    config.cluster && node !== null ? new (await import('../cluster/streams.ts')).ClusterStreams(config.cluster, service, node, metrics.registry, log.child({ part: 'cluster-streams' })) : null;
+    config.cluster && node !== null ? new (await import('../cluster/streams.ts')).ClusterStreams(config.cluster, service, node, pubsub, metrics.registry, log.child({ part: 'cluster-streams' })) : null;
   if (cluster !== null) service.useCluster(cluster);
   service.load();
   seams.onIngest?.({

@@ -162,10 +162,11 @@ export class StreamService {
 
   /**
    * An engine for one partition of a stream in a cluster (src/cluster/partition-runner.ts): the same outputs,
-   * channels, queues, caps and metrics as this service's; `forward` takes what it reinjects into other streams.
+   * queues, caps and metrics as this service's; `forward` takes what it reinjects into other streams, `pubsub` (the
+   * cluster's channels) what it publishes.
    */
-  partitionEngine(forward: (destination: string, event: Event) => void): StreamEngine {
-    return new StreamEngine({ ...this.engineOptions, forward });
+  partitionEngine(forward: (destination: string, event: Event) => void, pubsub?: StreamPublisher): StreamEngine {
+    return new StreamEngine({ ...this.engineOptions, forward, ...(pubsub ? { pubsub } : {}) });
   }
 
   /** A running stream's definition (its compiled config, `:partition-by`, `:default`). */

@@ -6,6 +6,7 @@
  * no acknowledged event.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -90,6 +91,18 @@ async function ownerOf(nodes: TestServer[], stream: string): Promise<TestServer>
   return owner as TestServer;
 }
 
+/** A websocket subscriber on a node: what it receives, one event per message. */
+async function subscribe(server: TestServer, path: string): Promise<{ socket: WebSocket; received: Event[] }> {
+  const socket = new WebSocket(server.url.replace(/^http/, 'ws') + path);
+  const received: Event[] = [];
+  socket.on('message', (data) => received.push(JSON.parse(data.toString()) as Event));
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  return { socket, received };
+}
+
 describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
   it('replicates a partitioned stream, finds events pushed through one node on every node, and spreads the partitions', async () => {
     const nats = await startNatsServer();
@@ -124,6 +137,22 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     expect(time['current-time']).toBe(1_002_999);
     const overview = (await (await b.request('/api/v1/overview/streams')).json()) as { streams: { name: string; 'index-size': number }[] };
     expect(overview.streams.find((stream) => stream.name === 'hosts')?.['index-size']).toBe(3_000);
+
+    // The index feed and publish! channels reach subscribers on every node, whichever node runs the partition.
+    const feeds = await Promise.all([a, b, c].map((node) => subscribe(node, '/index?stream=hosts')));
+    expect((await addStream(a, 'alerts', '{:partition-by [:host] :actions {:action :publish! :params [:alerts]}}')).status).toBe(200);
+    await waitFor(async () => (await streamNames(c)).includes('alerts'), { timeoutMs: 10_000 });
+    const alerts = await Promise.all([a, b, c].map((node) => subscribe(node, '/channel/alerts')));
+    // Interest travels every 2 s at most.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const more = Array.from({ length: 60 }, (_, i) => ({ host: `feed-${i}`, service: 'cpu', metric: i, time: 2_000_000 + i }));
+    expect((await a.request('/api/v1/stream/hosts', json('PUT', { events: more }))).status).toBe(200);
+    expect((await b.request('/api/v1/stream/alerts', json('PUT', { events: more }))).status).toBe(200);
+    for (const subscriber of [...feeds, ...alerts]) {
+      await waitFor(() => subscriber.received.length >= 60, { timeoutMs: 10_000, message: 'every event on every node' });
+      expect(new Set(subscriber.received.map((event) => event.host)).size).toBe(60);
+      subscriber.socket.close();
+    }
 
     // Removed through another node: gone everywhere.
     expect((await c.request('/api/v1/stream/hosts', { method: 'DELETE' })).status).toBe(200);

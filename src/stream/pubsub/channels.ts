@@ -51,6 +51,8 @@ export function indexChannel(stream: string): string {
 export class PubSub implements StreamPublisher {
   private readonly channels = new Map<string, Subscriber[]>();
   private subscriberCount = 0;
+  /** Called when a channel gets its first subscriber or loses its last (a cluster node tells the others). */
+  onChannelsChange: (() => void) | null = null;
 
   constructor(
     private readonly maxBufferedBytes: number,
@@ -61,20 +63,28 @@ export class PubSub implements StreamPublisher {
     return this.subscriberCount;
   }
 
+  /** The channels that have subscribers here. */
+  channelNames(): string[] {
+    return [...this.channels.keys()];
+  }
+
   /** Adds a subscriber; returns the function that removes it. */
   subscribe(channel: string, subscriber: Subscriber): () => void {
     const list = this.channels.get(channel) ?? [];
     // A new array per change: a publish in progress keeps iterating the list it started with.
     this.channels.set(channel, [...list, subscriber]);
     this.subscriberCount++;
+    if (list.length === 0) this.onChannelsChange?.();
     let subscribed = true;
     return () => {
       if (!subscribed) return;
       subscribed = false;
       this.subscriberCount--;
       const remaining = (this.channels.get(channel) ?? []).filter((one) => one !== subscriber);
-      if (remaining.length === 0) this.channels.delete(channel);
-      else this.channels.set(channel, remaining);
+      if (remaining.length === 0) {
+        this.channels.delete(channel);
+        this.onChannelsChange?.();
+      } else this.channels.set(channel, remaining);
     };
   }
 

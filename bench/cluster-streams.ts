@@ -1,0 +1,208 @@
+/**
+ * `cluster-streams` benchmark (docs/performance.md "Cluster: streams"), in one run on this machine:
+ * - HTTP ingest (PUT /api/v1/stream/<name>, batches of 1,000 events, 2 keep-alive connections per node) into an
+ *   index stream: on one single node, then through three cluster nodes sharing one `nats-server` into the same
+ *   stream partitioned by host. Accepted events/s, and how long the partitions' owners took to process them all.
+ *   Everything shares the machine's cores: three nodes, NATS and the load generator.
+ * - Failover: events offered at 100,000/s through two nodes into a stream partitioned by host that sums each host's
+ *   events (`:by [:host]` then `:sum` over 10 minutes of event time), the third node killed with kill -9 halfway
+ *   through. Then every host's window is closed: the sums must add up to the events acknowledged (lost = 0). The
+ *   failover time is from the kill until the survivors own every partition.
+ *
+ *   node --import tsx bench/cluster-streams.ts      bench/results/cluster-streams.json
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import { partitionOf } from '../src/cluster/stream-log.ts';
+import { metric, type Node, startNats, startNode } from './cluster-nodes.ts';
+import { round, writeResult } from './http-load.ts';
+
+const BATCH = 1_000;
+const PARTITIONS = 64;
+const MEMBER_TTL = '5s';
+const INGEST_MS = 8_000;
+const OFFERED_PER_S = 100_000;
+const FAILOVER_PUSH_MS = 20_000;
+const KILL_AT_MS = 8_000;
+const HOSTS = 1_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const edn = (text: string) => Buffer.from(text, 'utf8').toString('base64');
+
+async function createStream(node: Node, name: string, config: string): Promise<void> {
+  const response = await fetch(`${node.url}/api/v1/stream/${name}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ config: edn(config) }) });
+  if (response.status !== 200) throw new Error(`creating ${name}: ${response.status} ${await response.text()}`);
+}
+
+async function metricOf(node: Node, name: string, labels = ''): Promise<number> {
+  const text = await (await fetch(`${node.url}/metrics`)).text();
+  return metric(text.split('\n').filter((line) => !line.startsWith(name) || line.includes(labels)).join('\n'), name);
+}
+
+interface Pushed {
+  accepted: number;
+  refused: number;
+  seconds: number;
+}
+
+/**
+ * Pushes batches to every URL, `connections` requests in flight per URL, for `ms`; at most `perSecond` events a
+ * second overall when given. A 503 is a refusal (counted, not fatal); `onAccepted` sees each acknowledged batch.
+ */
+async function push(urls: string[], stream: string, bodies: (i: number) => Buffer, options: { ms: number; connections: number; perSecond?: number; onAccepted?: (i: number) => void }): Promise<Pushed> {
+  const pools = urls.map((url) => new Pool(url, { connections: options.connections, pipelining: 1 }));
+  let next = 0;
+  let accepted = 0;
+  let refused = 0;
+  const started = performance.now();
+  const deadline = started + options.ms;
+  const perWorker = options.perSecond === undefined ? 0 : (BATCH * urls.length * options.connections * 1000) / options.perSecond;
+  const worker = async (pool: Pool) => {
+    let due = performance.now();
+    while (performance.now() < deadline) {
+      const i = next++;
+      const response = await pool.request({ path: `/api/v1/stream/${stream}`, method: 'PUT', headers: { 'content-type': 'application/json' }, body: bodies(i) });
+      await response.body.dump();
+      if (response.statusCode === 200) {
+        accepted += BATCH;
+        options.onAccepted?.(i);
+      } else if (response.statusCode === 503) refused += BATCH;
+      else throw new Error(`push answered ${response.statusCode}`);
+      if (perWorker > 0) {
+        due += perWorker;
+        const wait = due - performance.now();
+        if (wait > 0) await sleep(wait);
+      }
+    }
+  };
+  await Promise.all(pools.flatMap((pool) => Array.from({ length: options.connections }, () => worker(pool))));
+  const seconds = (performance.now() - started) / 1000;
+  await Promise.all(pools.map((pool) => pool.close()));
+  return { accepted, refused, seconds };
+}
+
+const ingestBodies = Array.from({ length: 20 }, (_, b) =>
+  Buffer.from(
+    JSON.stringify({
+      events: Array.from({ length: BATCH }, (_, i) => ({ host: `host-${(b * BATCH + i) % 5_000}`, service: `svc-${i % 10}`, metric: i % 100, state: 'ok', time: 1_700_000_000_000_000_000 + (b * BATCH + i) * 1_000_000, tags: ['bench'] })),
+    }),
+  ),
+);
+
+/** Until the nodes' engines processed `events` events of `stream` (or `timeoutMs`); returns the seconds it took. */
+async function processed(nodes: Node[], stream: string, events: number, since: number, timeoutMs = 120_000): Promise<number> {
+  const started = performance.now();
+  while (performance.now() - started < timeoutMs) {
+    const totals = await Promise.all(nodes.map((node) => metricOf(node, 'stream_events_total', `name="${stream}"`)));
+    if (totals.reduce((sum, value) => sum + value, 0) - since >= events) break;
+    await sleep(250);
+  }
+  return (performance.now() - started) / 1000;
+}
+
+async function ingestSingle(root: string): Promise<Record<string, number>> {
+  const node = await startNode(root, 'single', null);
+  try {
+    await createStream(node, 'bench', '{:actions {:action :index :params [[:host :service]]}}');
+    await push([node.url], 'bench', (i) => ingestBodies[i % ingestBodies.length] as Buffer, { ms: 2_000, connections: 2 });
+    const result = await push([node.url], 'bench', (i) => ingestBodies[i % ingestBodies.length] as Buffer, { ms: INGEST_MS, connections: 2 });
+    return { accepted_per_s: Math.round(result.accepted / result.seconds), refused: result.refused };
+  } finally {
+    await node.stop();
+  }
+}
+
+async function ingestCluster(nodes: Node[]): Promise<Record<string, number>> {
+  await createStream(nodes[0] as Node, 'bench', '{:partition-by [:host] :actions {:action :index :params [[:host :service]]}}');
+  await sleep(2_000);
+  const urls = nodes.map((node) => node.url);
+  await push(urls, 'bench', (i) => ingestBodies[i % ingestBodies.length] as Buffer, { ms: 2_000, connections: 2 });
+  await processed(nodes, 'bench', 0, 0, 1);
+  const before = (await Promise.all(nodes.map((node) => metricOf(node, 'stream_events_total', 'name="bench"')))).reduce((sum, value) => sum + value, 0);
+  const result = await push(urls, 'bench', (i) => ingestBodies[i % ingestBodies.length] as Buffer, { ms: INGEST_MS, connections: 2 });
+  const drainS = await processed(nodes, 'bench', result.accepted, before);
+  const perNode = await Promise.all(nodes.map((node) => metricOf(node, 'stream_events_total', 'name="bench"')));
+  return {
+    accepted_per_s: Math.round(result.accepted / result.seconds),
+    refused: result.refused,
+    processed_all_after_s: round(drainS),
+    ...Object.fromEntries(perNode.map((value, i) => [`processed_by_node_${i}`, value])),
+  };
+}
+
+async function failover(nodes: Node[]): Promise<Record<string, number | string>> {
+  const [a, b, c] = nodes as [Node, Node, Node];
+  await createStream(a, 'counted', '{:partition-by [:host] :actions {:action :by :params [{:fields [:host]}] :children [{:action :sum :params [{:duration "10m"}] :children [{:action :index :params [[:host]]}]}]}}');
+  await sleep(2_000);
+  const hour = 3_600 * 1e9;
+  const t0 = 500_000 * hour;
+  // One event time for all: a batch applied before an earlier one must not fall before its window's start.
+  const body = (i: number) =>
+    Buffer.from(JSON.stringify({ events: Array.from({ length: BATCH }, (_, k) => ({ host: `h${(i * BATCH + k) % HOSTS}`, service: 'count', metric: 1, ttl: 1e6, time: t0 })) }));
+  let killedAt = 0;
+  const killer = (async () => {
+    await sleep(KILL_AT_MS);
+    killedAt = performance.now();
+    await c.kill9();
+  })();
+  // The survivors own every partition again: polled from the kill on.
+  const owned = (async () => {
+    await killer;
+    for (;;) {
+      const counts = await Promise.all([a, b].map((node) => metricOf(node, 'cluster_partitions_owned', 'stream="counted"')));
+      if ((counts[0] ?? 0) + (counts[1] ?? 0) >= PARTITIONS) return (performance.now() - killedAt) / 1000;
+      await sleep(100);
+    }
+  })();
+  const result = await push([a.url, b.url], 'counted', body, { ms: FAILOVER_PUSH_MS, connections: 4, perSecond: OFFERED_PER_S });
+  const failoverS = await owned;
+  // One event per host 11 minutes later (event time) closes every window.
+  const closing = Array.from({ length: HOSTS }, (_, h) => ({ host: `h${h}`, service: 'count', metric: 0, ttl: 1e6, time: t0 + 11 * 60e9 }));
+  const closed = await fetch(`${a.url}/api/v1/stream/counted`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ events: closing }) });
+  if (closed.status !== 200) throw new Error(`closing the windows: ${closed.status}`);
+  let counted = 0;
+  let short: string[] = [];
+  const started = performance.now();
+  while (performance.now() - started < 120_000) {
+    const response = await fetch(`${a.url}/api/v1/index/counted/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: edn('[:always-true]'), limit: HOSTS }) });
+    if (response.status === 200) {
+      const found = ((await response.json()) as { events: { host: string; metric: number }[] }).events;
+      counted = found.reduce((sum, event) => sum + event.metric, 0);
+      // Every acknowledged batch holds one event of each host.
+      const expected = result.accepted / HOSTS;
+      short = found.filter((event) => event.metric < expected).map((event) => `${event.host}/p${partitionOf({ host: event.host }, ['host'], PARTITIONS)}:-${expected - event.metric}`);
+      if (found.length === HOSTS && counted >= result.accepted) break;
+    }
+    await sleep(500);
+  }
+  const gaps = (await Promise.all([a, b].map((node) => metricOf(node, 'cluster_partition_consumer_gaps_total')))).reduce((sum, value) => sum + value, 0);
+  for (const node of [a, b]) for (const line of node.logs.filter((text) => /"level":(40|50)/.test(text)).slice(-5)) console.log(`${node.name}: ${line.slice(0, 300)}`);
+  return {
+    consumer_gaps_recovered: gaps,
+    offered_per_s: OFFERED_PER_S,
+    accepted_per_s: Math.round(result.accepted / result.seconds),
+    acknowledged: result.accepted,
+    refused: result.refused,
+    counted,
+    lost: Math.max(0, result.accepted - counted),
+    failover_s: round(failoverS),
+    counted_after_s: round((performance.now() - started) / 1000),
+    ...(short.length > 0 ? { short_hosts: short.slice(0, 20).join(' ') } : {}),
+  };
+}
+
+const root = mkdtempSync(join(tmpdir(), 'vigie-bench-cluster-streams-'));
+const single = await ingestSingle(root);
+const nats = await startNats(root);
+const cluster = { nats: { servers: [nats.url] }, 'member-ttl': MEMBER_TTL, partitions: PARTITIONS };
+const nodes = [await startNode(root, 'node-a', cluster), await startNode(root, 'node-b', cluster), await startNode(root, 'node-c', cluster)];
+try {
+  await sleep(3_000);
+  const three = await ingestCluster(nodes);
+  const failed = await failover(nodes);
+  writeResult('cluster-streams', { single_node_ingest: single, three_node_ingest: three, failover_at_100k: failed, member_ttl: MEMBER_TTL, partitions: PARTITIONS });
+} finally {
+  await Promise.all(nodes.map((node) => node.kill9()));
+  nats.process.kill('SIGKILL');
+}
