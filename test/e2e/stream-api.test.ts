@@ -196,7 +196,8 @@ describe('outputs', () => {
       expect((await withOutput.request('/api/v1/stream/out', json('POST', { config: b64(stream) }))).status).toBe(200);
       const events = [{ host: 'low', metric: 1, time: 1 }, { host: 'high', metric: 20, time: 2 }];
       expect((await withOutput.request('/api/v1/stream/out', json('PUT', { events }))).status).toBe(200);
-      await waitFor(() => existsSync(path), { message: `${path} to be written` });
+      // The output opens the file before it writes the line: wait for the line, not for the file.
+      await waitFor(() => existsSync(path) && readFileSync(path, 'utf8').length > 0, { message: `${path} to be written` });
       expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify({ host: 'high', metric: 20, time: 2 })}\n`);
       // The file can appear before the write promise settles and the counter moves.
       const metrics = await waitFor(async () => {
