@@ -3,6 +3,8 @@
  * nats-server, checks created through one, the page served by the other. The list has a Node column (each row the
  * node that ran its latest result), the nav a Cluster link, the Cluster view the members with the checks each owns,
  * and a member's link filters the list on its checks. A single node shows none of it (test/e2e/dashboard.test.ts).
+ * The stream view of a node shows a partitioned stream's whole index (both nodes' partitions), searches it, and
+ * shows live the events the other node's partitions index.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, hasChromium, launchBrowser } from '../helpers/browser.ts';
@@ -57,6 +59,33 @@ describe.skipIf(!hasNatsServer() || !hasChromium())('dashboard of a cluster node
     await page.click(`tr[data-node="${busiest.node}"] a`);
     await expect.poll(() => page.locator('table.checks tbody tr').count(), { timeout: 10_000 }).toBe(busiest.checks);
     expect(new Set(await page.locator('table.checks td.node').allTextContents())).toEqual(new Set([busiest.node]));
+    expect(watched.pageErrors).toEqual([]);
+    await page.close();
+  });
+  it('shows, searches and follows live a stream whose partitions run on both nodes', async () => {
+    const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const config = Buffer.from('{:partition-by [:host] :actions {:action :index :params [[:host]]}}').toString('base64');
+    expect((await a.request('/api/v1/stream/dash.cluster', json('POST', { config }))).status).toBe(200);
+    await waitFor(async () => ((await (await b.request('/api/v1/stream')).json()) as { streams: string[] }).streams.includes('dash.cluster'), { timeoutMs: 10_000 });
+    const now = Date.now() * 1e6;
+    const events = Array.from({ length: 40 }, (_, i) => ({ host: `web-${i}`, service: 'http', state: 'ok', metric: i, time: now }));
+    expect((await a.request('/api/v1/stream/dash.cluster', json('PUT', { events }))).status).toBe(200);
+
+    const watched = await browser.open(`${b.url}/frontend/index.html#/streams`);
+    const { page } = watched;
+    const row = page.locator('tr.stream[data-name="dash.cluster"]');
+    await expect.poll(() => row.locator('.index-size').textContent(), { timeout: 10_000 }).toBe('40');
+    await row.locator('button.link').click();
+    await page.fill('input[name="query"]', '[:always-true]');
+    await page.click('.search button[type="submit"]');
+    await expect.poll(() => page.locator('table.events tbody tr').count(), { timeout: 10_000 }).toBe(40);
+    await expect.poll(() => page.locator('.feed').getAttribute('data-mode')).toBe('websocket');
+    // Interest in the feed reaches the other node within 2 s; a new host then shows without a reload.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const late = Array.from({ length: 10 }, (_, i) => ({ host: `late-${i}`, service: 'http', state: 'ok', time: Date.now() * 1e6 }));
+    expect((await a.request('/api/v1/stream/dash.cluster', json('PUT', { events: late }))).status).toBe(200);
+    await expect.poll(() => page.locator('table.events tbody tr').count(), { timeout: 10_000 }).toBe(50);
+    await watched.screenshot('cluster-stream');
     expect(watched.pageErrors).toEqual([]);
     await page.close();
   });
