@@ -66,6 +66,8 @@ export interface MemberView {
   'started-at': string;
   /** Checks it owns, of those this node knows. */
   checks: number;
+  /** Stream partitions it runs, of the streams this node knows (docs/cluster.md, "Streams"). */
+  partitions: number;
 }
 
 /** What the stream side of a node (src/cluster/streams.ts) uses of the joined cluster. */
@@ -94,6 +96,8 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
   private readonly joinedListeners: ((joined: JoinedCluster) => void)[] = [];
   private readonly leaveHooks: (() => Promise<void>)[] = [];
   private joinedCluster: JoinedCluster | null = null;
+  /** The stream partitions' keys (`<stream>/<partition>`), set by the stream side: counted per owner. */
+  private partitionKeys: () => readonly string[] = () => [];
 
   constructor(
     readonly settings: ClusterSettings,
@@ -198,6 +202,11 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
     else this.joinedListeners.push(listener);
   }
 
+  /** Where the member view finds the stream partitions to count per owner. */
+  countPartitions(keys: () => readonly string[]): void {
+    this.partitionKeys = keys;
+  }
+
   /** Work to do at stop while this node is still a member and connected (the streams' last checkpoints). */
   beforeLeave(hook: () => Promise<void>): void {
     this.leaveHooks.push(hook);
@@ -224,12 +233,17 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
     const membership = this.membership;
     const infos = membership?.infos() ?? [{ node: this.settings.node, configHash: this.configHashValue, version: this.version, startedAtMs: this.startedAtMs }];
     const counts = new Map<string, number>();
+    const partitions = new Map<string, number>();
     const service = this.service;
     if (membership !== null && service !== null) {
       const ranking = membership.ranking();
       for (const check of service.registry.all()) {
         const owner = ownerOf(check.def.name, ranking) as string;
         counts.set(owner, (counts.get(owner) ?? 0) + 1);
+      }
+      for (const key of this.partitionKeys()) {
+        const owner = ownerOf(key, ranking) as string;
+        partitions.set(owner, (partitions.get(owner) ?? 0) + 1);
       }
     }
     return infos.map((info) => ({
@@ -239,6 +253,7 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
       'config-hash': info.configHash,
       'started-at': new Date(info.startedAtMs).toISOString(),
       checks: counts.get(info.node) ?? 0,
+      partitions: partitions.get(info.node) ?? 0,
     }));
   }
 

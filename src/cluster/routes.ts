@@ -14,9 +14,10 @@ const Member = Type.Object(
     node: Type.String(),
     self: Type.Boolean({ description: 'the node answering' }),
     version: Type.String(),
-    'config-hash': Type.String({ description: "hash of the node's config-file checks: nodes should agree" }),
+    'config-hash': Type.String({ description: "hash of the node's config-file checks and stream files: nodes should agree" }),
     'started-at': Type.String({ description: 'RFC 3339' }),
     checks: Type.Integer({ description: 'checks it owns (runs)' }),
+    partitions: Type.Integer({ description: 'stream partitions it runs' }),
   },
   { title: 'ClusterMember' },
 );

@@ -45,6 +45,7 @@ interface Joined {
 
 export interface ClusterNodeHandle {
   readonly node: string;
+  countPartitions(keys: () => readonly string[]): void;
   onJoined(listener: (joined: JoinedCluster) => void): void;
   beforeLeave(hook: () => Promise<void>): void;
 }
@@ -108,6 +109,7 @@ export class ClusterStreams implements StreamClusterSeam {
     });
     // Before the node leaves: the partitions it runs are checkpointed, so that their next owners start from here.
     this.node.beforeLeave(() => this.stop());
+    this.node.countPartitions(() => this.partitionKeys());
   }
 
   private async join(cluster: JoinedCluster): Promise<void> {
@@ -169,6 +171,16 @@ export class ClusterStreams implements StreamClusterSeam {
       if (info?.isDefault) targets.push({ name, partitionBy: info.partitionBy });
     }
     return targets;
+  }
+
+  /** Every stream partition's ownership key (`<stream>/<partition>`). */
+  private partitionKeys(): string[] {
+    const keys: string[] = [];
+    for (const name of this.service.streamNames()) {
+      const count = this.partitionCount(name);
+      for (let partition = 0; partition < count; partition++) keys.push(`${name}/${partition}`);
+    }
+    return keys;
   }
 
   private partitionCount(name: string): number {

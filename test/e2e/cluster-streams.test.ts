@@ -132,6 +132,10 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
       owned += metricValue(await metric(node, 'cluster_partitions_owned'), 'stream="hosts"');
     }
     expect(owned).toBe(16);
+    // The members view counts them alike on every node.
+    const view = (await (await c.request('/api/v1/cluster/members')).json()) as { result: { node: string; partitions: number }[] };
+    expect(view.result.reduce((sum, member) => sum + member.partitions, 0)).toBe(16);
+    expect(view.result.every((member) => member.partitions > 0)).toBe(true);
     // The current time and the overview are the whole cluster's.
     const time = (await (await c.request('/api/v1/index/hosts/current-time')).json()) as { 'current-time': number };
     expect(time['current-time']).toBe(1_002_999);

@@ -75,6 +75,10 @@ describe.skipIf(!hasNatsServer() || !hasChromium())('dashboard of a cluster node
     const { page } = watched;
     const row = page.locator('tr.stream[data-name="dash.cluster"]');
     await expect.poll(() => row.locator('.index-size').textContent(), { timeout: 10_000 }).toBe('40');
+    // The Cluster view counts the stream's partitions per member: 64 in all.
+    await page.click('nav a:text-is("Cluster")');
+    await expect.poll(async () => (await page.locator('td.partitions-owned').allTextContents()).map(Number).reduce((sum, count) => sum + count, 0)).toBe(64);
+    await page.click('nav a:text-is("Streams")');
     await row.locator('button.link').click();
     await page.fill('input[name="query"]', '[:always-true]');
     await page.click('.search button[type="submit"]');

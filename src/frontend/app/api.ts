@@ -45,6 +45,7 @@ export interface ClusterMember {
   'config-hash': string;
   'started-at': string;
   checks: number;
+  partitions: number;
 }
 
 export interface ClusterMembers {

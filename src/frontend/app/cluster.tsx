@@ -32,6 +32,7 @@ export function ClusterView() {
             <th>Config hash</th>
             <th>Started</th>
             <th class="num">Checks owned</th>
+            <th class="num">Stream partitions</th>
           </tr>
         </thead>
         <tbody>
@@ -47,6 +48,7 @@ export function ClusterView() {
               </td>
               <td>{dateTime(Date.parse(member['started-at']) / 1000)}</td>
               <td class="num checks-owned">{member.checks}</td>
+              <td class="num partitions-owned">{member.partitions}</td>
             </tr>
           ))}
         </tbody>
