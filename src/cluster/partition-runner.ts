@@ -18,7 +18,7 @@ import type { StreamEngine } from '../stream/engine.ts';
 import type { Event } from '../stream/event.ts';
 import type { IndexStore } from '../stream/index-store.ts';
 import { saveUnits } from '../stream/state-units.ts';
-import { type CheckpointStore, PARTITION_CHECKPOINT_VERSION } from './stream-checkpoints.ts';
+import { type CheckpointStore, NO_POINTER, PARTITION_CHECKPOINT_VERSION, type PointerState } from './stream-checkpoints.ts';
 import { EVENTS_STREAM, eventsOfMessage, partitionSubject, streamId } from './stream-log.ts';
 
 const NS_PER_MS = 1e6;
@@ -61,6 +61,8 @@ export class PartitionRunner {
   private checkpointedActivity = -1;
   private saving: Promise<void> | null = null;
   private stopped = false;
+  /** The partition's checkpoint pointer as this runner last loaded or wrote it. */
+  private pointer: PointerState = NO_POINTER;
 
   constructor(
     readonly stream: string,
@@ -86,7 +88,8 @@ export class PartitionRunner {
   async start(): Promise<void> {
     const { context, stream } = this;
     this.engine.add(stream, this.config);
-    const checkpoint = await context.checkpoints.load(this.key);
+    const { checkpoint, pointer } = await context.checkpoints.load(this.key);
+    this.pointer = pointer;
     if (checkpoint !== null) {
       const { loaded, failed } = this.engine.restoreStates(stream, new Map(checkpoint.units));
       this.index?.restore(checkpoint.index);
@@ -203,7 +206,7 @@ export class PartitionRunner {
     const covered = this.lastMessage;
     const activity = info.activity;
     const index = this.engine.index(stream) as IndexStore;
-    const outcome = await context.checkpoints.save(this.key, {
+    const saved = await context.checkpoints.save(this.key, {
       version: PARTITION_CHECKPOINT_VERSION,
       stream,
       partition: this.partition,
@@ -211,12 +214,16 @@ export class PartitionRunner {
       node: context.node,
       units: [...saveUnits(info.stateUnits)],
       index: index.snapshot(),
-    });
-    if (outcome === 'superseded') {
-      context.logger.warn({ stream, partition: this.partition }, `stream ${stream} partition ${this.partition}: another node checkpointed it since: it is not this node's any more`);
+    }, this.pointer);
+    if (saved.outcome === 'superseded') {
+      context.logger.warn(
+        { stream, partition: this.partition },
+        `stream ${stream} partition ${this.partition}: another node checkpointed it since this one loaded it: dropped here (restarted from the newest checkpoint if this node owns it)`,
+      );
       context.superseded(this);
       return;
     }
+    this.pointer = saved.pointer;
     this.checkpointedSeq = seq;
     this.checkpointedActivity = activity;
     if (covered !== null && covered.seq <= seq && !this.stopped) covered.ack();

@@ -4,9 +4,10 @@
  * `vigie_checkpoints` (a big index does not fit a KV value), and for each partition a pointer to its latest one in
  * the KV bucket `vigie_checkpoints`.
  *
- * The pointer is written with compare-and-set on its revision, and never moved back to an older sequence: a node
- * that lost a partition and still had a checkpoint in flight cannot overwrite the newer one of the partition's new
- * owner (which may have purged the log past the older one's sequence).
+ * The pointer is written with compare-and-set on the revision the writer last loaded or wrote: a node whose view
+ * of the partition is stale (it lost the partition and still had a checkpoint in flight, or it took the partition
+ * while the previous owner checkpointed and purged the log once more) cannot point it at a state that misses
+ * events; it reloads the newest checkpoint instead.
  */
 import { randomUUID } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
@@ -37,7 +38,15 @@ interface Pointer {
   atMs: number;
 }
 
-export type SaveOutcome = 'saved' | 'superseded';
+/** What a runner knows of a partition's pointer: its revision (0: there is none) and the object it names. */
+export interface PointerState {
+  readonly revision: number;
+  readonly object: string | null;
+}
+
+export const NO_POINTER: PointerState = { revision: 0, object: null };
+
+export type SaveOutcome = { outcome: 'saved'; pointer: PointerState } | { outcome: 'superseded' };
 
 export class CheckpointStore {
   constructor(
@@ -46,60 +55,58 @@ export class CheckpointStore {
     private readonly logger: Logger,
   ) {}
 
-  /** The latest checkpoint of a partition; null when there is none or it cannot be read (logged). */
-  async load(key: string): Promise<PartitionCheckpoint | null> {
+  /**
+   * The latest checkpoint of a partition (null when there is none or it cannot be read, logged), and the pointer
+   * as it was: the runner's next save must find it unchanged.
+   */
+  async load(key: string): Promise<{ checkpoint: PartitionCheckpoint | null; pointer: PointerState }> {
     const entry = await this.kv.get(key);
-    if (entry === null || entry.operation !== 'PUT') return null;
+    if (entry === null) return { checkpoint: null, pointer: NO_POINTER };
+    if (entry.operation !== 'PUT') return { checkpoint: null, pointer: { revision: entry.revision, object: null } };
     let pointer: Pointer;
     try {
       pointer = entry.json<Pointer>();
     } catch {
       this.logger.error({ key }, `unreadable checkpoint pointer ${key} in ${CHECKPOINTS_BUCKET}: the partition starts afresh`);
-      return null;
+      return { checkpoint: null, pointer: { revision: entry.revision, object: null } };
     }
+    const state: PointerState = { revision: entry.revision, object: pointer.object };
     const data = await this.objects.getBlob(pointer.object);
     if (data === null) {
       this.logger.error({ key, object: pointer.object }, `checkpoint ${pointer.object} is missing from ${CHECKPOINTS_BUCKET}: the partition starts afresh`);
-      return null;
+      return { checkpoint: null, pointer: state };
     }
     try {
       const checkpoint = JSON.parse(Buffer.from(data).toString('utf8')) as PartitionCheckpoint;
       if (checkpoint.version !== PARTITION_CHECKPOINT_VERSION) {
         this.logger.warn({ key, version: checkpoint.version }, `checkpoint ${pointer.object} has format ${checkpoint.version}, this version reads ${PARTITION_CHECKPOINT_VERSION}: skipped`);
-        return null;
+        return { checkpoint: null, pointer: state };
       }
-      return checkpoint;
+      return { checkpoint, pointer: state };
     } catch (error) {
       this.logger.error({ key, err: error }, `checkpoint ${pointer.object} cannot be read (${(error as Error).message}): the partition starts afresh`);
-      return null;
+      return { checkpoint: null, pointer: state };
     }
   }
 
-  /** Writes a checkpoint and points the partition at it, unless a newer one is there already. */
-  async save(key: string, checkpoint: PartitionCheckpoint): Promise<SaveOutcome> {
-    const entry = await this.kv.get(key);
-    let previous: Pointer | null = null;
-    if (entry !== null && entry.operation === 'PUT') {
-      try {
-        previous = entry.json<Pointer>();
-      } catch {
-        previous = null;
-      }
-      if (previous !== null && previous.seq > checkpoint.seq) return 'superseded';
-    }
+  /**
+   * Writes a checkpoint and points the partition at it, if the pointer is still at `known` (compare-and-set on its
+   * revision). Otherwise another node wrote it since this one loaded or last wrote it: this node's state may lack
+   * what that node covered (and purged from the log), so it is not saved and the partition must be reloaded.
+   */
+  async save(key: string, checkpoint: PartitionCheckpoint, known: PointerState): Promise<SaveOutcome> {
     const object = `${key}.${checkpoint.seq}.${randomUUID().slice(0, 8)}`;
     await this.objects.putBlob({ name: object }, Buffer.from(JSON.stringify(checkpoint)));
     const pointer = JSON.stringify({ seq: checkpoint.seq, object, node: checkpoint.node, atMs: Date.now() } satisfies Pointer);
+    let revision: number;
     try {
-      if (entry === null) await this.kv.create(key, pointer);
-      else await this.kv.update(key, pointer, entry.revision);
+      revision = known.revision === 0 ? await this.kv.create(key, pointer) : await this.kv.update(key, pointer, known.revision);
     } catch (error) {
       await this.objects.delete(object).catch(() => undefined);
-      // Someone else wrote the pointer meanwhile: the partition has another owner now.
-      if (/wrong last sequence|key exists/i.test((error as Error).message)) return 'superseded';
+      if (/wrong last sequence|key exists/i.test((error as Error).message)) return { outcome: 'superseded' };
       throw error;
     }
-    if (previous !== null) await this.objects.delete(previous.object).catch(() => undefined);
-    return 'saved';
+    if (known.object !== null) await this.objects.delete(known.object).catch(() => undefined);
+    return { outcome: 'saved', pointer: { revision, object } };
   }
 }

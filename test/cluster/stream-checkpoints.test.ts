@@ -1,7 +1,7 @@
 /**
  * Checkpoints of stream partitions on a real nats-server (src/cluster/stream-checkpoints.ts): the newest one is
- * loaded back whole, a checkpoint never replaces a newer one (a node that lost its partition cannot overwrite the
- * new owner's), and an older checkpoint's object is deleted once a newer one is pointed at.
+ * loaded back whole; a node whose view of the pointer is stale (another node wrote it since) cannot replace it; an
+ * older checkpoint's object is deleted once a newer one is pointed at.
  */
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
@@ -31,7 +31,7 @@ function checkpoint(seq: number, node: string, entries: number): PartitionCheckp
 }
 
 describe.skipIf(!hasNatsServer())('partition checkpoints in JetStream', () => {
-  it('loads the newest back whole, never lets an older one replace it, and keeps one object per partition', async () => {
+  it('loads the newest back whole, never lets a stale view replace it, and keeps one object per partition', async () => {
     const nats = await startNatsServer();
     const nc = await connect({ servers: nats.url });
     connections.push(nc);
@@ -40,18 +40,28 @@ describe.skipIf(!hasNatsServer())('partition checkpoints in JetStream', () => {
     const objects = await new Objm(js).create('cp_test');
     const store = new CheckpointStore(kv, objects, pino({ level: 'silent' }));
 
-    expect(await store.load('s.3')).toBeNull();
+    const empty = await store.load('s.3');
+    expect(empty.checkpoint).toBeNull();
+    // node-a and node-b both believe they own the partition, and both loaded it empty.
+    const a = empty.pointer;
+    const b = (await store.load('s.3')).pointer;
     // 20,000 index entries: larger than a KV value may be, chunked by the object store.
-    expect(await store.save('s.3', checkpoint(10, 'node-a', 20_000))).toBe('saved');
+    const first = await store.save('s.3', checkpoint(10, 'node-a', 20_000), a);
+    expect(first.outcome).toBe('saved');
     const loaded = await store.load('s.3');
-    expect(loaded?.seq).toBe(10);
-    expect(loaded?.index.entries).toHaveLength(20_000);
-    expect(loaded?.units).toEqual([['0', { hash: 'h', state: { count: 10 } }]]);
-
-    expect(await store.save('s.3', checkpoint(25, 'node-b', 3))).toBe('saved');
-    // node-a lost the partition and still had a checkpoint in flight: it does not replace node-b's.
-    expect(await store.save('s.3', checkpoint(12, 'node-a', 3))).toBe('superseded');
-    expect((await store.load('s.3'))?.node).toBe('node-b');
+    expect(loaded.checkpoint?.seq).toBe(10);
+    expect(loaded.checkpoint?.index.entries).toHaveLength(20_000);
+    expect(loaded.checkpoint?.units).toEqual([['0', { hash: 'h', state: { count: 10 } }]]);
+    // node-b's view is stale, even with a later sequence: its state lacks what node-a covered (and purged).
+    expect((await store.save('s.3', checkpoint(40, 'node-b', 3), b)).outcome).toBe('superseded');
+    // node-b reloads, then saves on top of node-a's.
+    const reloaded = await store.load('s.3');
+    const second = await store.save('s.3', checkpoint(25, 'node-b', 3), reloaded.pointer);
+    expect(second.outcome).toBe('saved');
+    // node-a, still on its own last write, is now the stale one.
+    if (first.outcome !== 'saved') throw new Error('unreachable');
+    expect((await store.save('s.3', checkpoint(12, 'node-a', 3), first.pointer)).outcome).toBe('superseded');
+    expect((await store.load('s.3')).checkpoint?.node).toBe('node-b');
 
     const names: string[] = [];
     for (const info of await objects.list()) names.push(info.name);

@@ -28,13 +28,13 @@ afterAll(async () => {
   await stopAllNats();
 });
 
-async function startNode(node: string, url: string): Promise<TestServer> {
+async function startNode(node: string, url: string, dataDir?: string): Promise<TestServer> {
   const config = {
     cluster: { node, nats: { servers: [url] }, 'member-ttl': '2s', partitions: 16 },
     // Checkpoints every second: a failover restores one and replays what came after it.
     streams: { 'snapshot-interval': '1s' },
   };
-  const server = await startServer({ config });
+  const server = await startServer({ config, ...(dataDir ? { dataDir } : {}) });
   servers.push(server);
   return server;
 }
@@ -158,6 +158,16 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
       subscriber.socket.close();
     }
 
+    // reinject! into another stream: through the event log to that stream's partitions, wherever they run.
+    expect((await addStream(a, 'relay', '{:actions {:action :reinject! :params [:hosts]}}')).status).toBe(200);
+    await waitFor(async () => (await streamNames(c)).includes('relay'), { timeoutMs: 10_000 });
+    const relayed = Array.from({ length: 20 }, (_, i) => ({ host: `relayed-${i}`, service: 'cpu', metric: i, time: 3_000_000 + i }));
+    expect((await b.request('/api/v1/stream/relay', json('PUT', { events: relayed }))).status).toBe(200);
+    await waitFor(async () => (await search(a, 'hosts', '[:= :service "cpu"]')).events.filter((event) => event.host?.startsWith('relayed-')).length === 20, {
+      timeoutMs: 10_000,
+      message: 'the reinjected events in the other stream',
+    });
+
     // Removed through another node: gone everywhere.
     expect((await c.request('/api/v1/stream/hosts', { method: 'DELETE' })).status).toBe(200);
     await waitFor(async () => (await Promise.all([a, b, c].map(streamNames))).every((names) => !names.includes('hosts')), { timeoutMs: 10_000, message: 'the stream gone from every node' });
@@ -238,5 +248,47 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     ).catch((error: unknown) => {
       throw new Error(`${(error as Error).message}: ${missing.length} missing, e.g. ${missing.slice(0, 5).join(', ')}`);
     });
+  }, 120_000);
+  it('moves partitions to a joining node and from a stopping one without losing or counting twice any event', async () => {
+    const nats = await startNatsServer();
+    const a = await startNode('node-a', nats.url);
+    const b = await startNode('node-b', nats.url);
+    await waitFor(async () => ((await (await a.request('/api/v1/cluster/members')).json()) as { result: unknown[] }).result.length === 2, { timeoutMs: 30_000 });
+    // Each host's events summed over 10 minutes of event time: a lost event or one counted twice shows in its sum.
+    const config = '{:partition-by [:host] :actions {:action :by :params [{:fields [:host]}] :children [{:action :sum :params [{:duration "10m"}] :children [{:action :index :params [[:host]]}]}]}}';
+    expect((await addStream(a, 'sums', config)).status).toBe(200);
+    await waitFor(async () => (await streamNames(b)).includes('sums'), { timeoutMs: 10_000 });
+    const t0 = 1_000_000 * 1e9;
+    const hosts = Array.from({ length: 50 }, (_, i) => `h${i}`);
+    let acknowledged = 0;
+    let c: TestServer | null = null;
+    let stopped = false;
+    const started = Date.now();
+    while (Date.now() - started < 10_000) {
+      const response = await a.request('/api/v1/stream/sums', json('PUT', { events: hosts.map((host) => ({ host, service: 'n', metric: 1, ttl: 1e6, time: t0 })) }));
+      if (response.status === 200) acknowledged++;
+      if (c === null && Date.now() - started > 2_000) c = await startNode('node-c', nats.url);
+      if (!stopped && Date.now() - started > 6_000) {
+        stopped = true;
+        expect(await b.stop()).toBe(0);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(b.logs.some((line) => /stream partitions checkpointed for their next owners/.test(line))).toBe(true);
+    const closing = hosts.map((host) => ({ host, service: 'n', metric: 0, ttl: 1e6, time: t0 + 11 * 60e9 }));
+    expect((await a.request('/api/v1/stream/sums', json('PUT', { events: closing }))).status).toBe(200);
+    let sums: Event[] = [];
+    await waitFor(
+      async () => {
+        const found = await search(c as TestServer, 'sums');
+        sums = found.events;
+        return found.status === 200 && sums.length === hosts.length;
+      },
+      { timeoutMs: 30_000, intervalMs: 500, message: 'every host summed' },
+    );
+    expect(acknowledged).toBeGreaterThan(100);
+    // The joining node ran partitions (some of them b's until b stopped).
+    expect(metricValue(await metric(c as TestServer, 'stream_events_total'), 'name="sums"')).toBeGreaterThan(0);
+    expect(sums.map((event) => event.metric)).toEqual(hosts.map(() => acknowledged));
   }, 120_000);
 });
