@@ -102,14 +102,23 @@ export class ClusterStreams implements StreamClusterSeam {
 
   /** Starts once the node has joined; partitions are taken at the first member list. */
   start(): void {
-    this.node.onJoined((cluster) => {
-      void this.join(cluster).catch((error: unknown) => {
-        if (!this.stopping) this.logger.error({ err: error }, `streams cannot join the cluster: ${(error as Error).message}`);
-      });
-    });
+    this.node.onJoined((cluster) => void this.joinUntilDone(cluster));
     // Before the node leaves: the partitions it runs are checkpointed, so that their next owners start from here.
     this.node.beforeLeave(() => this.stop());
     this.node.countPartitions(() => this.partitionKeys());
+  }
+
+  /** Joins; a failure (JetStream electing a leader, a timeout) is logged and the join tried again 2 s later. */
+  private async joinUntilDone(cluster: JoinedCluster): Promise<void> {
+    while (!this.stopping && this.joined === null) {
+      try {
+        await this.join(cluster);
+      } catch (error) {
+        if (this.stopping) return;
+        this.logger.error({ err: error }, `streams cannot join the cluster (tried again in 2 s): ${(error as Error).message}`);
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+      }
+    }
   }
 
   private async join(cluster: JoinedCluster): Promise<void> {
@@ -121,7 +130,12 @@ export class ClusterStreams implements StreamClusterSeam {
     const objects = await new Objm(cluster.js).create(CHECKPOINTS_BUCKET, { replicas });
     const streamsKv = await cluster.kvm.create(STREAMS_BUCKET, { history: 1, replicas });
     const replica = new StreamReplica(streamsKv, this.service, logger);
-    await replica.start(cluster.connection);
+    try {
+      await replica.start(cluster.connection);
+    } catch (error) {
+      replica.stop();
+      throw error;
+    }
     const log = new ClusterEventLog(
       cluster.js,
       settings.partitions,
