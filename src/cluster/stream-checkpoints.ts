@@ -89,6 +89,24 @@ export class CheckpointStore {
     }
   }
 
+  /** Deletes the checkpoints of every partition whose key starts with `prefix` (a stream removed from the cluster). */
+  async forget(prefix: string): Promise<number> {
+    let forgotten = 0;
+    for await (const key of await this.kv.keys(`${prefix}.>`)) {
+      const entry = await this.kv.get(key);
+      if (entry?.operation === 'PUT') {
+        try {
+          await this.objects.delete(entry.json<Pointer>().object);
+        } catch {
+          // Unreadable, or already gone.
+        }
+      }
+      await this.kv.purge(key);
+      forgotten++;
+    }
+    return forgotten;
+  }
+
   /**
    * Writes a checkpoint and points the partition at it, if the pointer is still at `known` (compare-and-set on its
    * revision). Otherwise another node wrote it since this one loaded or last wrote it: this node's state may lack

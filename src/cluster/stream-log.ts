@@ -24,7 +24,7 @@ import { eventsOf } from '../stream/journal-records.ts';
 import type { EventIngest } from '../stream/service.ts';
 
 export const EVENTS_STREAM = 'vigie_events';
-const SUBJECT_PREFIX = 'vigie.events.';
+export const EVENTS_SUBJECT_PREFIX = 'vigie.events.';
 /** Under NATS' default max_payload (1 MiB), with room for the record's header. */
 const MAX_MESSAGE_BYTES = 900 * 1024;
 /** How long a publish may wait for JetStream's acknowledgement before its inputs get a 503. */
@@ -37,7 +37,7 @@ export function streamId(stream: string): string {
 }
 
 export function partitionSubject(stream: string, partition: number): string {
-  return `${SUBJECT_PREFIX}${streamId(stream)}.${partition}`;
+  return `${EVENTS_SUBJECT_PREFIX}${streamId(stream)}.${partition}`;
 }
 
 /**
@@ -69,7 +69,7 @@ export interface EventLogLimits {
 export async function ensureEventsStream(jsm: JetStreamManager, limits: EventLogLimits): Promise<void> {
   const config = {
     name: EVENTS_STREAM,
-    subjects: [`${SUBJECT_PREFIX}>`],
+    subjects: [`${EVENTS_SUBJECT_PREFIX}>`],
     // The enums' values, spelled out: the module is loaded only when a node joins (src/cluster/nats.ts).
     retention: 'limits' as RetentionPolicy,
     storage: 'file' as StorageType,

@@ -26,12 +26,14 @@ import type { ClusterSettings } from './settings.ts';
 import type { PubSub } from '../stream/pubsub/channels.ts';
 import { ClusterChannels } from './stream-channels.ts';
 import { CHECKPOINTS_BUCKET, CheckpointStore } from './stream-checkpoints.ts';
-import { ClusterEventLog, ensureEventsStream, EventLogMetrics, type LogTarget } from './stream-log.ts';
+import { ClusterEventLog, ensureEventsStream, EVENTS_STREAM, EVENTS_SUBJECT_PREFIX, EventLogMetrics, type LogTarget, streamId } from './stream-log.ts';
 import { mergeSearches, mergeStats, type SearchAnswer, type StatsAnswer, StreamQueries } from './stream-queries.ts';
 import { STREAMS_BUCKET, StreamReplica } from './stream-replica.ts';
 
 /** How often the partitions this node runs are compared with what it should run (besides every member change). */
 const REASSIGN_EVERY_MS = 1_000;
+/** How long after a stream's removal its log and checkpoints are deleted: every node has stopped its partitions. */
+const FORGET_AFTER_MS = 3_000;
 
 /** The cluster joined, as this node needs it: set once joined. */
 interface Joined {
@@ -264,8 +266,23 @@ export class ClusterStreams implements StreamClusterSeam {
     return this.replica().put(name, text, persist);
   }
 
-  deleteApiStream(name: string): Promise<void> {
-    return this.replica().delete(name);
+  async deleteApiStream(name: string): Promise<void> {
+    await this.replica().delete(name);
+    // Gone from the cluster: its events still in the log and its checkpoints go too, so that a stream created later
+    // under the same name starts afresh. Once every node has applied the removal and stopped its partitions (a
+    // checkpoint still in flight then fails its compare-and-set on the purged pointer).
+    setTimeout(() => {
+      this.forget(name).catch((error: unknown) => this.logger.warn({ err: error, stream: name }, `stream ${name} removed, but its event log and checkpoints could not be cleaned: ${(error as Error).message}`));
+    }, FORGET_AFTER_MS).unref();
+  }
+
+  private async forget(name: string): Promise<void> {
+    const joined = this.joined;
+    if (joined === null) return;
+    const id = streamId(name);
+    await joined.cluster.jsm.streams.purge(EVENTS_STREAM, { filter: `${EVENTS_SUBJECT_PREFIX}${id}.>` });
+    const checkpoints = await joined.context.checkpoints.forget(id);
+    this.logger.info({ stream: name, checkpoints }, `stream ${name} removed from the cluster: its events in the log and its ${checkpoints} checkpoints deleted`);
   }
 
   private replica(): StreamReplica {

@@ -102,7 +102,7 @@ export class StreamService {
   constructor(options: StreamServiceOptions) {
     this.settings = options.settings;
     this.logger = options.logger;
-    const metrics = new StreamMetrics(options.registry, () => this.gateway.pending);
+    const metrics = new StreamMetrics(options.registry, () => this.ingest.pending);
     this.metrics = metrics;
     // A reload rebuilds only the outputs whose settings changed, so the others keep their queues.
     this.outputs = buildOutputs(options.settings.outputs, metrics.outputObserver(() => this.outputs.queueSizes()));

@@ -171,6 +171,14 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     // Removed through another node: gone everywhere.
     expect((await c.request('/api/v1/stream/hosts', { method: 'DELETE' })).status).toBe(200);
     await waitFor(async () => (await Promise.all([a, b, c].map(streamNames))).every((names) => !names.includes('hosts')), { timeoutMs: 10_000, message: 'the stream gone from every node' });
+    // Its checkpoints went with it: the same stream created again starts empty.
+    await c.waitForLog(/stream hosts removed from the cluster: its events in the log and its \d+ checkpoints deleted/, 10_000);
+    expect((await addStream(b, 'hosts', '{:partition-by [:host] :actions {:action :index :params [[:host]]}}')).status).toBe(200);
+    await waitFor(async () => (await Promise.all([a, c].map(streamNames))).every((names) => names.includes('hosts')), { timeoutMs: 10_000 });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const again = await search(a, 'hosts');
+    expect(again.status).toBe(200);
+    expect(again.events).toEqual([]);
   }, 120_000);
 
   it('counts every event of a window on its new owner after a kill -9 of the old one halfway through', async () => {
