@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { partitionOf } from '../src/cluster/stream-log.ts';
+import { cpuSeconds } from './check-load.ts';
 import { metric, type Node, startNats, startNode } from './cluster-nodes.ts';
 import { round, writeResult } from './http-load.ts';
 
@@ -113,14 +114,18 @@ async function ingestSingle(root: string): Promise<Record<string, number>> {
   }
 }
 
-async function ingestCluster(nodes: Node[]): Promise<Record<string, number>> {
+async function ingestCluster(nodes: Node[], natsPid: number): Promise<Record<string, number>> {
   await createStream(nodes[0] as Node, 'bench', '{:partition-by [:host] :actions {:action :index :params [[:host :service]]}}');
   await sleep(2_000);
   const urls = nodes.map((node) => node.url);
   await push(urls, 'bench', (i) => ingestBodies[i % ingestBodies.length] as Buffer, { ms: 2_000, connections: 2 });
   await processed(nodes, 'bench', 0, 0, 1);
   const before = (await Promise.all(nodes.map((node) => metricOf(node, 'stream_events_total', 'name="bench"')))).reduce((sum, value) => sum + value, 0);
+  const pids = [...nodes.map((node) => node.process.pid as number), natsPid];
+  const cpuBefore = pids.map(cpuSeconds);
   const result = await push(urls, 'bench', (i) => ingestBodies[i % ingestBodies.length] as Buffer, { ms: INGEST_MS, connections: 2 });
+  // Where the two cores went while the pushes ran: each node, and nats-server.
+  const cpu = pids.map((pid, i) => round((cpuSeconds(pid) - (cpuBefore[i] as number)) / result.seconds));
   const drainS = await processed(nodes, 'bench', result.accepted, before);
   const perNode = await Promise.all(nodes.map((node) => metricOf(node, 'stream_events_total', 'name="bench"')));
   return {
@@ -128,6 +133,8 @@ async function ingestCluster(nodes: Node[]): Promise<Record<string, number>> {
     refused: result.refused,
     processed_all_after_s: round(drainS),
     ...Object.fromEntries(perNode.map((value, i) => [`processed_by_node_${i}`, value])),
+    ...Object.fromEntries(cpu.slice(0, -1).map((share, i) => [`cpu_cores_node_${i}`, share])),
+    cpu_cores_nats_server: cpu.at(-1) as number,
   };
 }
 
@@ -199,7 +206,7 @@ const cluster = { nats: { servers: [nats.url] }, 'member-ttl': MEMBER_TTL, parti
 const nodes = [await startNode(root, 'node-a', cluster), await startNode(root, 'node-b', cluster), await startNode(root, 'node-c', cluster)];
 try {
   await sleep(3_000);
-  const three = await ingestCluster(nodes);
+  const three = await ingestCluster(nodes, nats.process.pid as number);
   const failed = await failover(nodes);
   writeResult('cluster-streams', { single_node_ingest: single, three_node_ingest: three, failover_at_100k: failed, member_ttl: MEMBER_TTL, partitions: PARTITIONS });
 } finally {
