@@ -20,12 +20,12 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { ROOT } from '../bin/build.mjs';
+import { freePort } from '../test/helpers/ports.ts';
 import { ensureBundle, readLines, serviceNodeFlags } from '../test/helpers/server.ts';
 import { cpuSeconds, parseMetrics, percentile, rssMb, type Scrape, startTargets, threadCpuSeconds, threadCpuShares } from './check-load.ts';
 import { profileBreakdown } from './profile.ts';
@@ -59,14 +59,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** The one YAML both services read: Cabourotte ignores `data-dir`, Vigie accepts Cabourotte's keys. */

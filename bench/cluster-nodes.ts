@@ -1,24 +1,16 @@
 /**
- * The processes of the cluster benchmarks (bench/cluster.ts, bench/cluster-streams.ts): a `nats-server` with
- * JetStream and Vigie nodes started from the bundle as `npm start` starts it, each with its own data directory.
+ * The Vigie nodes of the cluster benchmarks (bench/cluster.ts, bench/cluster-streams.ts), started from the bundle as
+ * `npm start` starts them, each with its own data directory; their `nats-server` is the tests' (test/helpers/nats.ts).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { ROOT } from '../bin/build.mjs';
+import { freePort } from '../test/helpers/ports.ts';
 import { ensureBundle, readLines, serviceNodeFlags } from '../test/helpers/server.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 export interface Node {
   name: string;
@@ -66,20 +58,6 @@ export async function startNode(root: string, name: string, cluster: Record<stri
       await exited;
     },
   };
-}
-
-export async function startNats(root: string): Promise<{ url: string; process: ChildProcess }> {
-  const port = await freePort();
-  const store = join(root, 'nats');
-  mkdirSync(store, { recursive: true });
-  const child = spawn('nats-server', ['-js', '-sd', store, '-a', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    readLines(child.stderr as NonNullable<ChildProcess['stderr']>, (line) => {
-      if (line.includes('Server is ready')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`nats-server exited with ${code}`)));
-  });
-  return { url: `nats://127.0.0.1:${port}`, process: child };
 }
 
 /** The sum of a metric's samples (every label set) in a /metrics text. */

@@ -17,7 +17,8 @@ import { join } from 'node:path';
 import { Pool } from 'undici';
 import { partitionOf } from '../src/cluster/stream-log.ts';
 import { cpuSeconds } from './check-load.ts';
-import { metric, type Node, startNats, startNode } from './cluster-nodes.ts';
+import { startNatsServer } from '../test/helpers/nats.ts';
+import { metric, type Node, startNode } from './cluster-nodes.ts';
 import { round, writeResult } from './http-load.ts';
 
 const BATCH = 1_000;
@@ -201,15 +202,15 @@ async function failover(nodes: Node[]): Promise<Record<string, number | string>>
 
 const root = mkdtempSync(join(tmpdir(), 'vigie-bench-cluster-streams-'));
 const single = await ingestSingle(root);
-const nats = await startNats(root);
+const nats = await startNatsServer({ storeDir: join(root, 'nats') });
 const cluster = { nats: { servers: [nats.url] }, 'member-ttl': MEMBER_TTL, partitions: PARTITIONS };
 const nodes = [await startNode(root, 'node-a', cluster), await startNode(root, 'node-b', cluster), await startNode(root, 'node-c', cluster)];
 try {
   await sleep(3_000);
-  const three = await ingestCluster(nodes, nats.process.pid as number);
+  const three = await ingestCluster(nodes, nats.process?.pid as number);
   const failed = await failover(nodes);
   writeResult('cluster-streams', { single_node_ingest: single, three_node_ingest: three, failover_at_100k: failed, member_ttl: MEMBER_TTL, partitions: PARTITIONS });
 } finally {
   await Promise.all(nodes.map((node) => node.kill9()));
-  nats.process.kill('SIGKILL');
+  await nats.kill9();
 }

@@ -15,7 +15,8 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../bin/build.mjs';
 import { checksPayload, cpuSeconds, rssMb, startTargets, type Targets } from './check-load.ts';
-import { metric, type Node, startNats, startNode } from './cluster-nodes.ts';
+import { startNatsServer } from '../test/helpers/nats.ts';
+import { metric, type Node, startNode } from './cluster-nodes.ts';
 
 const TCP = 10_000;
 const HTTP = 2_000;
@@ -65,7 +66,7 @@ async function bulk(node: Node, targets: Targets): Promise<void> {
 async function main(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'vigie-bench-cluster-'));
   const targets = await startTargets();
-  const nats = await startNats(root);
+  const nats = await startNatsServer({ storeDir: join(root, 'nats') });
   try {
     // One node, no cluster.
     const single = await startNode(root, 'single', null);
@@ -122,7 +123,7 @@ async function main(): Promise<void> {
     writeFileSync(join(ROOT, 'bench/results/cluster.json'), `${JSON.stringify(report, null, 2)}\n`);
     console.log(`cluster: sum ${report.cluster_cpu_sum} of a core over three nodes, the busiest node ${report.cluster_cpu_per_node_vs_single} of the single node; ${cpus().length} cores`);
   } finally {
-    nats.process.kill('SIGKILL');
+    await nats.kill9();
     targets.process.kill('SIGKILL');
   }
 }

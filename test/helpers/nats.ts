@@ -12,9 +12,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { freePorts } from './ports.ts';
 import { readLines } from './server.ts';
 
 /** Where Debian's package installs it: /usr/sbin is not on every user's PATH. */
@@ -251,27 +251,6 @@ class Server implements NatsServer {
     } catch {
       return false;
     }
-  }
-}
-
-/**
- * Ports that were just free on loopback: bound by the system, then released. All are held until the last is
- * bound, so that they differ.
- */
-async function freePorts(count: number): Promise<number[]> {
-  const servers = Array.from({ length: count }, () => createServer());
-  try {
-    return await Promise.all(
-      servers.map(
-        (server) =>
-          new Promise<number>((resolve, reject) => {
-            server.once('error', reject);
-            server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
-          }),
-      ),
-    );
-  } finally {
-    await Promise.all(servers.map((server) => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()))));
   }
 }
 
