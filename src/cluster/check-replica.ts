@@ -8,16 +8,15 @@
  * Changes arriving together (a bulk of 12,000 checks is 12,000 puts) are applied together: one reconcile after
  * the watch has been quiet for a moment.
  */
-import type { KV, KvEntry } from '@nats-io/kv';
+import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { HealthcheckError } from '../healthcheck/api-input.ts';
 import { type CheckDefinition, checkToJson } from '../healthcheck/kinds/index.ts';
 import type { ApiCheckReplica, HealthcheckService } from '../healthcheck/service.ts';
-import { BucketWatch } from './bucket-watch.ts';
 import type { ClusterConnection } from './connection.ts';
+import { NamedBucket } from './named-bucket.ts';
 
 export const CHECKS_BUCKET = 'vigie_checks';
-const SETTLE_MS = 100;
 /** Puts in flight at once during a bulk. */
 const CONCURRENT_WRITES = 256;
 
@@ -26,26 +25,19 @@ interface Stored {
   definition: unknown;
 }
 
-export function checkKey(name: string): string {
-  return Buffer.from(name, 'utf8').toString('base64url');
-}
-
 function storedOf(def: CheckDefinition): Stored {
   return { kind: def.kind, definition: checkToJson(def, 'api') };
 }
 
 export class CheckReplica implements ApiCheckReplica {
   /** The bucket's content as this node knows it: what the API checks must be. */
-  private desired = new Map<string, Stored>();
-  private timer: ReturnType<typeof setTimeout> | null = null;
-  private watch: BucketWatch | null = null;
+  private readonly bucket: NamedBucket<Stored>;
   private applying: Promise<unknown> = Promise.resolve();
   private service: HealthcheckService | null = null;
 
-  constructor(
-    private readonly kv: KV,
-    private readonly logger: Logger,
-  ) {}
+  constructor(kv: KV, private readonly logger: Logger) {
+    this.bucket = new NamedBucket<Stored>(kv, CHECKS_BUCKET, 'check', logger, () => void this.apply());
+  }
 
   /**
    * Loads the bucket and applies it. An empty bucket is seeded with this node's API checks (the first node of a
@@ -54,28 +46,8 @@ export class CheckReplica implements ApiCheckReplica {
    */
   async start(service: HealthcheckService, connection: ClusterConnection): Promise<void> {
     this.service = service;
-    let first = true;
-    this.watch = new BucketWatch(
-      this.kv,
-      CHECKS_BUCKET,
-      {
-        snapshot: (entries) => {
-          const snapshot = new Map<string, Stored>();
-          for (const entry of entries) this.note(snapshot, entry);
-          this.desired = snapshot;
-          // The first snapshot is applied below, after the seeding; later ones (a new watch) at once.
-          if (!first) this.schedule();
-        },
-        update: (entry) => {
-          this.note(this.desired, entry);
-          this.schedule();
-        },
-      },
-      connection,
-      this.logger,
-    );
-    const keys = await this.watch.start();
-    first = false;
+    // The first snapshot is applied below, after the seeding; later ones (a new watch) when they settle.
+    const keys = await this.bucket.start(connection);
     if (keys === 0) {
       const own = service.apiDefinitions();
       if (own.length > 0) {
@@ -86,44 +58,27 @@ export class CheckReplica implements ApiCheckReplica {
     await this.apply();
   }
 
-  private note(into: Map<string, Stored>, entry: KvEntry): void {
-    const name = Buffer.from(entry.key, 'base64url').toString('utf8');
-    if (entry.operation !== 'PUT') {
-      into.delete(name);
-      return;
-    }
-    try {
-      into.set(name, entry.json<Stored>());
-    } catch {
-      this.logger.error({ key: entry.key }, `unreadable check in ${CHECKS_BUCKET}: skipped`);
-    }
+  put(def: CheckDefinition): Promise<void> {
+    return this.write(() => this.bucket.put(def.name, storedOf(def)));
   }
 
-  async put(def: CheckDefinition): Promise<void> {
-    const stored = storedOf(def);
-    await this.write(() => this.kv.put(checkKey(def.name), JSON.stringify(stored)));
-    this.desired.set(def.name, stored);
-  }
-
-  async delete(name: string): Promise<void> {
-    await this.write(() => this.kv.delete(checkKey(name)));
-    this.desired.delete(name);
+  delete(name: string): Promise<void> {
+    return this.write(() => this.bucket.delete(name));
   }
 
   /** Writes what differs from the bucket as this node knows it, and deletes every other name. */
   async replace(desired: readonly CheckDefinition[]): Promise<void> {
+    const current = this.bucket.current;
     const wanted = new Map(desired.map((def) => [def.name, storedOf(def)]));
-    const saved = desired.filter((def) => JSON.stringify(this.desired.get(def.name)) !== JSON.stringify(wanted.get(def.name)));
-    const removed = [...this.desired.keys()].filter((name) => !wanted.has(name));
+    const saved = desired.filter((def) => JSON.stringify(current.get(def.name)) !== JSON.stringify(wanted.get(def.name)));
+    const removed = [...current.keys()].filter((name) => !wanted.has(name));
     const writes: (() => Promise<unknown>)[] = [
-      ...saved.map((def) => () => this.kv.put(checkKey(def.name), JSON.stringify(wanted.get(def.name)))),
-      ...removed.map((name) => () => this.kv.delete(checkKey(name))),
+      ...saved.map((def) => () => this.bucket.put(def.name, wanted.get(def.name) as Stored)),
+      ...removed.map((name) => () => this.bucket.delete(name)),
     ];
     for (let i = 0; i < writes.length; i += CONCURRENT_WRITES) {
       await this.write(() => Promise.all(writes.slice(i, i + CONCURRENT_WRITES).map((write) => write())));
     }
-    for (const def of saved) this.desired.set(def.name, wanted.get(def.name) as Stored);
-    for (const name of removed) this.desired.delete(name);
   }
 
   private async write(work: () => Promise<unknown>): Promise<void> {
@@ -134,21 +89,13 @@ export class CheckReplica implements ApiCheckReplica {
     }
   }
 
-  private schedule(): void {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.apply();
-    }, SETTLE_MS);
-  }
-
   /** One reconcile at a time, with the bucket's content at the time it starts. */
   private apply(): Promise<unknown> {
     const service = this.service;
     if (service === null) return Promise.resolve();
     this.applying = this.applying.then(async () => {
       try {
-        const plan = await service.applyReplicated([...this.desired.values()]);
+        const plan = await service.applyReplicated([...this.bucket.current.values()]);
         if (plan.started.length + plan.removed.length > 0) {
           this.logger.info({ started: plan.started.length, removed: plan.removed.length, kept: plan.kept.length }, 'API checks changed by the cluster applied');
         }
@@ -160,7 +107,6 @@ export class CheckReplica implements ApiCheckReplica {
   }
 
   stop(): void {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.watch?.stop();
+    this.bucket.stop();
   }
 }
