@@ -12,7 +12,7 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import type { Emission } from '../stream/event.ts';
 import type { IndexListener } from '../stream/index-store.ts';
-import { DEFAULT_INDEX_CHANNEL, indexChannel, type PubSub, type StreamPublisher } from '../stream/pubsub/channels.ts';
+import { indexFeed, type PubSub, type StreamPublisher } from '../stream/pubsub/channels.ts';
 
 const INTEREST_SUBJECT = 'vigie.pubsub.interest';
 const EVENTS_SUBJECT = 'vigie.pubsub.events';
@@ -111,12 +111,7 @@ export class ClusterChannels implements StreamPublisher {
   }
 
   indexListener(stream: string, isDefault: boolean): IndexListener {
-    const own = indexChannel(stream);
-    if (!isDefault) return (event) => this.publish(own, event);
-    return (event) => {
-      this.publish(own, event);
-      this.publish(DEFAULT_INDEX_CHANNEL, event);
-    };
+    return indexFeed((channel, event) => this.publish(channel, event), stream, isDefault);
   }
 
   stop(): void {

@@ -48,6 +48,16 @@ export function indexChannel(stream: string): string {
   return `${stream}-index`;
 }
 
+/** A stream's index listener over `publish`: its own feed, and `default-index` too for a default stream. */
+export function indexFeed(publish: (channel: string, event: Event) => void, stream: string, isDefault: boolean): IndexListener {
+  const own = indexChannel(stream);
+  if (!isDefault) return (event) => publish(own, event);
+  return (event) => {
+    publish(own, event);
+    publish(DEFAULT_INDEX_CHANNEL, event);
+  };
+}
+
 export class PubSub implements StreamPublisher {
   private readonly channels = new Map<string, Subscriber[]>();
   private subscriberCount = 0;
@@ -97,12 +107,7 @@ export class PubSub implements StreamPublisher {
   }
 
   indexListener(stream: string, isDefault: boolean): IndexListener {
-    const own = indexChannel(stream);
-    if (!isDefault) return (event) => this.publish(own, event);
-    return (event) => {
-      this.publish(own, event);
-      this.publish(DEFAULT_INDEX_CHANNEL, event);
-    };
+    return indexFeed((channel, event) => this.publish(channel, event), stream, isDefault);
   }
 
   private deliver(subscribers: readonly Subscriber[], event: Event): void {
