@@ -226,7 +226,7 @@ export class ClusterStreams implements StreamClusterSeam {
     for (const name of this.service.streamNames()) {
       const info = this.service.streamInfo(name);
       if (info === undefined) continue;
-      const count = info.partitionBy ? this.settings.partitions : 1;
+      const count = this.partitionCount(name);
       let mine = 0;
       for (let partition = 0; partition < count; partition++) {
         if (ownerOf(`${name}/${partition}`, ranking) !== me) continue;

@@ -93,6 +93,12 @@ export class StreamCatalog implements FileSyncTarget {
     return [...this.apiStreams.values()].map((api) => ({ name: api.name, text: api.configEdn, persist: api.persist }));
   }
 
+  /** An API stream as stored; undefined for any other name. */
+  apiStreamText(name: string): { name: string; text: string; persist: boolean } | undefined {
+    const api = this.apiStreams.get(name);
+    return api === undefined ? undefined : { name, text: api.configEdn, persist: api.persist };
+  }
+
   configText(name: string): string | undefined {
     return this.apiStreams.get(name)?.configEdn ?? this.engine.get(name)?.source;
   }

@@ -312,7 +312,7 @@ export class StreamService {
       throw error;
     }
     const persist = isEdnMap(parsed) && parsed.get(kw('persist')) === true;
-    const previous = this.catalog.apiStreamTexts().find((api) => api.name === name);
+    const previous = this.catalog.apiStreamText(name);
     this.catalog.putApiStream(name, text, parsed, persist);
     if (this.cluster !== null) {
       try {
@@ -340,7 +340,7 @@ export class StreamService {
   /** DELETE: an API stream goes from SQLite (and its file); a file stream stays gone until its file changes. */
   async removeStream(name: string): Promise<void> {
     if (!this.engine.has(name)) throw streamNotFound(name);
-    const api = this.catalog.apiStreamTexts().find((stream) => stream.name === name);
+    const api = this.catalog.apiStreamText(name);
     if (this.cluster !== null && api !== undefined) await this.cluster.deleteApiStream(name);
     this.catalog.remove(name);
     this.cluster?.catalogChanged();
