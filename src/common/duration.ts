@@ -1,7 +1,8 @@
 /**
  * Go-style durations (`time.ParseDuration` / `Duration.String()`), the one duration syntax of Vigie:
  * check intervals and timeouts, config values and stream time params all go through here.
- * Values are held as nanoseconds in a JS number (exact up to 2^53 ns, about 104 days).
+ * Values are held as nanoseconds in a JS number (exact up to 2^53 ns, about 104 days), bounded as Go's int64
+ * nanoseconds are (docs/hardening.md, "Maintenance windows").
  */
 import { type TSchema, Type } from '@sinclair/typebox';
 
@@ -18,31 +19,52 @@ const UNIT_NS: Record<string, number> = {
 
 export class DurationError extends Error {}
 
-/** Parses a Go duration string into nanoseconds; throws DurationError with Go's wording. */
+/** Go's bound: a `time.Duration` is an int64 of nanoseconds, so at most 2562047h47m16.854775807s (about 292 years). */
+const MAX_NS = (1n << 63n) - 1n;
+const MAX_DURATION = '2562047h47m16.854775807s';
+
+/**
+ * Parses a Go duration string into nanoseconds; throws DurationError with Go's wording. Bounded as Go bounds it
+ * (|d| <= 2^63-1 ns, exact: the sum is kept in a BigInt), so that no duration a Go service would refuse reaches a
+ * timer or a date.
+ */
 export function parseDuration(text: string): number {
   const quoted = JSON.stringify(text);
   let rest = text;
-  let sign = 1;
+  let negative = false;
   if (rest.startsWith('-') || rest.startsWith('+')) {
-    if (rest[0] === '-') sign = -1;
+    negative = rest[0] === '-';
     rest = rest.slice(1);
   }
   if (rest === '0') return 0;
   if (rest === '') throw new DurationError(`time: invalid duration ${quoted}`);
-  let total = 0;
-  const group = /^([0-9]*(?:\.[0-9]*)?)([^0-9.]*)/;
+  let total = 0n;
+  const group = /^([0-9]*)(?:\.([0-9]*))?([^0-9.]*)/;
   while (rest !== '') {
-    const match = group.exec(rest);
-    const number = match?.[1] ?? '';
-    const unit = match?.[2] ?? '';
-    if (number === '' || number === '.') throw new DurationError(`time: invalid duration ${quoted}`);
+    const match = group.exec(rest) as RegExpExecArray;
+    // Leading zeros are no magnitude; past 19 digits any unit is out of range (and a BigInt of a long run of
+    // digits would be costly).
+    const whole = (match[1] as string).replace(/^0+/, '');
+    const fraction = match[2];
+    const unit = match[3] as string;
+    if (match[1] === '' && (fraction === undefined || fraction === '')) throw new DurationError(`time: invalid duration ${quoted}`);
     if (unit === '') throw new DurationError(`time: missing unit in duration ${quoted}`);
+    if (whole.length > 19) throw outOfRange(quoted);
     const scale = UNIT_NS[unit];
     if (scale === undefined) throw new DurationError(`time: unknown unit ${JSON.stringify(unit)} in duration ${quoted}`);
-    total += Number(number) * scale;
-    rest = rest.slice(number.length + unit.length);
+    // As Go: the whole part exactly, the fraction through a float (nanosecond-exact for fractions of hours).
+    total += BigInt(whole === '' ? 0 : whole) * BigInt(scale);
+    if (fraction !== undefined && fraction !== '') total += BigInt(Math.trunc(Number(`0.${fraction}`) * scale));
+    if (total > MAX_NS + 1n) throw outOfRange(quoted);
+    rest = rest.slice(match[0].length);
   }
-  return sign * Math.round(total);
+  // Go allows -2^63 ns, one more than 2^63-1.
+  if (total > (negative ? MAX_NS + 1n : MAX_NS)) throw outOfRange(quoted);
+  return Number(negative ? -total : total);
+}
+
+function outOfRange(quoted: string): DurationError {
+  return new DurationError(`time: invalid duration ${quoted}: out of range (at most ${MAX_DURATION})`);
 }
 
 /**

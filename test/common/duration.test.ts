@@ -25,8 +25,22 @@ describe('Go durations', () => {
     ['1d', 'time: unknown unit "d" in duration "1d"'],
     ['x', 'time: invalid duration "x"'],
     ['1s ', 'time: unknown unit "s " in duration "1s "'],
+    ['.s', 'time: invalid duration ".s"'],
   ])('rejects %j with Go wording', (text, message) => {
     expect(() => parseDuration(text)).toThrow(message);
+  });
+
+  it('is bounded as Go bounds it: at most 2^63-1 ns either way (-2^63 too), whatever the spelling', () => {
+    expect(parseDuration('2562047h47m16.854775807s')).toBe(2 ** 63);
+    expect(parseDuration('9223372036854775807ns')).toBe(2 ** 63);
+    expect(parseDuration('-9223372036854775808ns')).toBe(-(2 ** 63));
+    expect(parseDuration('0000000000000000000000001s')).toBe(1e9);
+    expect(parseDuration('1.s')).toBe(1e9);
+    expect(parseDuration('.5s')).toBe(5e8);
+    const outOfRange = (text: string) => `time: invalid duration ${JSON.stringify(text)}: out of range (at most 2562047h47m16.854775807s)`;
+    for (const text of ['9223372036854775808ns', '2562048h', '2562047h47m16.854775808s', '-9223372036854775809ns', '9999999999999h', '106751h99999999h', `${'9'.repeat(100_000)}s`]) {
+      expect(() => parseDuration(text), text).toThrow(outOfRange(text));
+    }
   });
 
   it.each([
