@@ -69,7 +69,7 @@ export class EdnError extends Error {}
 /** The default of `streams.max-edn-depth`: collections nest at most this deep (src/stream/nesting.ts). */
 export const MAX_EDN_DEPTH = DEFAULT_MAX_EDN_DEPTH;
 
-const SUPPORTED_TAGS = new Set(['env', 'secret']);
+const SUPPORTED_TAGS = new Set(['env', 'secret', 'object']);
 const INT = /^[-+]?(0|[1-9][0-9]*)N?$/;
 const FLOAT = /^[-+]?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?(0|[1-9][0-9]*))?M?$/;
 const RATIO = /^([-+]?[0-9]+)\/([0-9]+)$/;
@@ -190,7 +190,7 @@ function checkStructure(text: string): void {
         let end = i + 1;
         while (end < text.length && !isDelimiter(text[end] as string)) end++;
         const tag = text.slice(i + 1, end);
-        if (!SUPPORTED_TAGS.has(tag)) fail(start, `unsupported tag #${tag} (only #env and #secret are supported)`);
+        if (!SUPPORTED_TAGS.has(tag)) fail(start, `unsupported tag #${tag} (only #env, #secret and #object are supported)`);
         prefixes.push({ text: `#${tag}`, depth: stack.length, ...start });
         advance(end - i);
       } else {
@@ -201,7 +201,8 @@ function checkStructure(text: string): void {
       // A character literal takes the character after the backslash even when it is a delimiter (`\(`).
       if (char === '\\') end++;
       while (end < text.length && !isDelimiter(text[end] as string)) end++;
-      checkToken(text.slice(i, end), start, fail);
+      // Inside `#object[...]`, Clojure's own tokens (`0x6b5f8707`, `fn$x`): read, then dropped as a whole.
+      if (!prefixes.some((prefix) => prefix.text === '#object' && prefix.depth < stack.length)) checkToken(text.slice(i, end), start, fail);
       advance(end - i);
       completeForm(start);
     }
@@ -255,6 +256,9 @@ function fromEdnData(raw: Raw): EdnValue {
 
 function fromTag(tag: string, value: EdnValue): EdnValue {
   if (tag === 'secret') return value;
+  // How Clojure prints a JVM object, a function among them: Mirabelle's compile command writes smax's and smin's
+  // `:condition` so (docs/differences.md, "Compiled EDN"). Nothing can be read back from it.
+  if (tag === 'object') return null;
   if (tag === 'env') {
     const name = value instanceof EdnSymbol ? value.name : value;
     if (typeof name !== 'string') throw new EdnError(`Invalid EDN: #env expects a variable name, got ${printEdn(value)}`);
@@ -265,7 +269,8 @@ function fromTag(tag: string, value: EdnValue): EdnValue {
 
 /**
  * Reads one EDN value. Supports the aero tags `#env VAR` (the variable's value, nil when unset) and
- * `#secret x` (x); any other tag is an error. Throws EdnError naming the position of the problem.
+ * `#secret x` (x), and reads a JVM object as Clojure prints it (`#object[...]`) as nil; any other tag is an error.
+ * Throws EdnError naming the position of the problem.
  */
 export function parseEdn(text: string): EdnValue {
   checkStructure(text);

@@ -52,7 +52,7 @@ describe('parseEdn', () => {
     ['[1 2}', "Invalid EDN at line 1, column 5: expected ']' to close '[' opened at line 1, column 1, got '}'"],
     ['{:a {:b 1\n  :c [1 2]\n', "Invalid EDN at line 3, column 1: expected '}' to close '{' opened at line 1, column 5"],
     ['{:x\n\n    {:y 2}', "Invalid EDN at line 3, column 11: expected '}' to close '{' opened at line 1, column 1"],
-    ['#foo 1', 'Invalid EDN at line 1, column 1: unsupported tag #foo (only #env and #secret are supported)'],
+    ['#foo 1', 'Invalid EDN at line 1, column 1: unsupported tag #foo (only #env, #secret and #object are supported)'],
     ['#"a.*"', 'Invalid EDN at line 1, column 1: regular expression literals (#"...") are not supported'],
     ['1 2', 'Invalid EDN at line 1, column 3: expected end of input after the first value'],
     ['', 'Invalid EDN at line 1, column 1: expected a value, got end of input'],

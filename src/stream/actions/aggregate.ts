@@ -46,7 +46,7 @@ export const sum = defineAction({
     params: '[{:duration duration :delay duration?}]',
     example: '{:action :sum :params [{:duration "10s" :delay "2s"}] :children [{:action :info}]}',
   },
-  params: readWindowParams,
+  params: (raw) => readWindowParams('sum', raw),
   build: (params, ctx) => windowedAggregation('sum', params, sumAggregator, ctx),
 });
 
@@ -75,7 +75,7 @@ export const mean = defineAction({
     params: '[{:duration duration :delay duration?}]',
     example: '{:action :mean :params [{:duration 60000000000}] :children [{:action :info}]}',
   },
-  params: readWindowParams,
+  params: (raw) => readWindowParams('mean', raw),
   build: (params, ctx) => windowedAggregation('mean', params, meanAggregator, ctx),
 });
 
@@ -100,7 +100,7 @@ export const top = defineAction({
     params: '[{:duration duration :delay duration?}]',
     example: '{:action :top :params [{:duration "1m"}] :children [{:action :info}]}',
   },
-  params: readWindowParams,
+  params: (raw) => readWindowParams('top', raw),
   build: (params, ctx) => windowedAggregation('top', params, topAggregator, ctx),
 });
 
@@ -112,7 +112,7 @@ export const bottom = defineAction({
     params: '[{:duration duration :delay duration?}]',
     example: '{:action :bottom :params [{:duration "1m"}] :children [{:action :info}]}',
   },
-  params: readWindowParams,
+  params: (raw) => readWindowParams('bottom', raw),
   build: (params, ctx) => windowedAggregation('bottom', params, bottomAggregator, ctx),
 });
 
@@ -143,7 +143,7 @@ export const rate = defineAction({
     params: '[{:duration duration :delay duration?}]',
     example: '{:action :rate :params [{:duration "10s"}] :children [{:action :info}]}',
   },
-  params: readWindowParams,
+  params: (raw) => readWindowParams('rate', raw),
   build: (params, ctx) => windowedAggregation('rate', params, rateAggregator(params), ctx),
 });
 
@@ -191,7 +191,7 @@ export const ratio = defineAction({
     example: '{:action :ratio :params [{:duration "1m" :conditions [[:= :state "error"] [:always-true]]}] :children [{:action :info}]}',
   },
   params(raw): RatioParams {
-    const window = readWindowParams(raw);
+    const window = readWindowParams('ratio', raw);
     const conditions = option(window.options, 'conditions');
     if (!Array.isArray(conditions) || conditions.length !== 2) {
       throw new ParamError(':conditions', `expected a vector of two conditions, got ${describe(conditions)}`);
@@ -233,12 +233,18 @@ export const ssort = defineAction({
   state: 'kept',
   doc: {
     summary: 'Streaming sort: buffers each `:duration` window and emits its events one by one, sorted by `:field` (a keyword or a nested path). Every event needs a `:time`.',
-    params: '[{:duration duration :field field :delay duration?}]',
+    params: '[{:duration duration :field field :delay duration? :nested? boolean?}]',
     example: '{:action :ssort :params [{:duration "10s" :field :time :delay "5s"}] :children [{:action :info}]}',
   },
   params(raw): SsortParams {
-    const window = readWindowParams(raw);
-    return { duration: window.duration, delay: window.delay, field: path(option(window.options, 'field'), ':field') };
+    const window = readWindowParams('ssort', raw);
+    const field = option(window.options, 'field');
+    const nested = option(window.options, 'nested?');
+    // What Mirabelle's compiler writes: whether :field is a vector, which its runtime then sorts by.
+    if (nested !== undefined && boolean(nested, ':nested?') !== Array.isArray(field)) {
+      throw new ParamError(':nested?', `is ${String(nested)} but :field ${describe(field)} is ${Array.isArray(field) ? '' : 'not '}a nested path`);
+    }
+    return { duration: window.duration, delay: window.delay, field: path(field, ':field') };
   },
   build: (params, ctx) => windowedAggregation('ssort', params, ssortAggregator(params.field), ctx),
 });

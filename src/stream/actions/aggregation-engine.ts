@@ -11,11 +11,11 @@
  * Hot path: the live windows are two small parallel arrays (usually one or two entries), scanned linearly;
  * nothing is allocated per event except by the accumulator itself.
  */
-import type { EdnValue } from '../edn.ts';
+import { type EdnValue, isKeyword } from '../edn.ts';
 import type { Event } from '../event.ts';
-import { arity, duration, map, option } from './params.ts';
+import { arity, describe, duration, map, option } from './params.ts';
 import { requireTime } from './numbers.ts';
-import type { BuildContext, Emit, Node } from './types.ts';
+import { type BuildContext, type Emit, type Node, ParamError } from './types.ts';
 
 export interface Aggregator<A> {
   /** The accumulator of a new window holding its first event. */
@@ -33,16 +33,35 @@ export interface WindowParams {
   readonly delay: number;
 }
 
-/** Reads `[{:duration d :delay dl ...}]`; an `:aggr-fn` key (what Mirabelle's DSL adds) is ignored, because
- *  the action name already says which aggregation runs. */
-export function readWindowParams(raw: readonly EdnValue[]): WindowParams & { readonly options: Map<EdnValue, EdnValue> } {
+/**
+ * Reads `[{:duration d :delay dl ...}]` for the action `action`. Mirabelle's compiler adds `:aggr-fn`, the keyword
+ * its runtime picks the aggregation by (docs/differences.md, "Compiled EDN"): here the action's name picks it, so
+ * `:aggr-fn` may only be the one the compiler writes for that action (`:+` for `:sum`...), never another one.
+ */
+export function readWindowParams(action: keyof typeof AGGR_FN, raw: readonly EdnValue[]): WindowParams & { readonly options: Map<EdnValue, EdnValue> } {
   arity(raw, 1);
   const options = map(raw[0], 'config');
   const windowDuration = duration(option(options, 'duration'), ':duration');
   const delay = option(options, 'delay');
-  option(options, 'aggr-fn');
+  const aggrFn = option(options, 'aggr-fn');
+  const expected = AGGR_FN[action];
+  if (aggrFn !== undefined && !(isKeyword(aggrFn) && aggrFn.name === expected)) {
+    throw new ParamError(':aggr-fn', `expected :${expected} (what Mirabelle's compiler writes for :${action}), got ${describe(aggrFn)}`);
+  }
   return { options, duration: windowDuration, delay: delay === undefined ? 0 : duration(delay, ':delay', { allowZero: true }) };
 }
+
+/** The `:aggr-fn` Mirabelle's compiler writes for each windowed action. */
+const AGGR_FN = {
+  sum: '+',
+  mean: 'mean',
+  top: 'max',
+  bottom: 'min',
+  rate: 'rate',
+  ratio: 'ratio',
+  ssort: 'ssort',
+  'fixed-time-window': 'fixed-time-window',
+} as const;
 
 /** Index of the window holding `time`. Clojure truncates the quotient toward zero and subtracts one when it
  *  is negative, so an exact negative multiple (-k·d) lands in window -k-1: kept as upstream has it. */

@@ -93,7 +93,7 @@ export const fixedTimeWindow = defineAction({
     params: '[{:duration duration :delay duration?}]',
     example: '{:action :fixed-time-window :params [{:duration "1m" :delay "10s"}] :children [{:action :coll-max :children [{:action :info}]}]}',
   },
-  params: readWindowParams,
+  params: (raw) => readWindowParams('fixed-time-window', raw),
   build: (params, ctx) => windowedAggregation('fixed-time-window', params, listAggregator, ctx),
 });
 
