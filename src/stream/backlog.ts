@@ -53,6 +53,35 @@ export class IngestBacklog<R> {
     });
   }
 
+  /**
+   * Holds room for `count` events that will be handed over with `enqueue` later (a batch waiting for its journal
+   * write); false, and nothing held, when the backlog cannot take them. `release` gives the room back unused.
+   */
+  reserve(count: number): boolean {
+    if (this.isFull(count)) return false;
+    this.pendingEvents += count;
+    return true;
+  }
+
+  release(count: number): void {
+    this.pendingEvents -= count;
+  }
+
+  /**
+   * Queues events whose room `reserve` held, behind what waits; they are pushed on a later macrotask, in slices,
+   * so that many batches handed over at once (a group write of the journal settling) never hold the loop longer
+   * than one slice.
+   */
+  enqueue(target: string, events: Event[], seq: number): Promise<R[]> {
+    return new Promise<R[]>((resolve) => {
+      this.queue.push({ target, events, seq, offset: 0, results: [], resolve });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(this.drain);
+      }
+    });
+  }
+
   /** Whether a batch of `count` events would be refused now. */
   isFull(count: number): boolean {
     return this.pendingEvents > 0 && this.pendingEvents + count > this.maxPending;

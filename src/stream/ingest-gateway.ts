@@ -4,9 +4,11 @@
  * the batch went through, or `'full'` at once when the backlog cannot take it (HTTP answers 503, senders
  * retry). Every refusal is counted by input.
  *
- * With an event log (the journal, `streams.journal: on`), a batch is appended to it and pushed at once; the
- * outcome settles once the batch is both pushed and durable, so an input never acknowledges what a crash could
- * lose (docs/durability.md). The gateway tracks how far the engine got in the log: a checkpoint records it.
+ * With an event log (the journal, `streams.journal: on`), a batch is written to it first and pushed only once
+ * the write succeeded: a batch the log refuses (the input answers 503) changed nothing, and an input never
+ * acknowledges what a crash could lose (docs/durability.md, "The journal"). The log's group commit settles the
+ * batches of one write together and in order; they then wait in the backlog like any other. The gateway tracks how
+ * far the engine got in the log: a checkpoint records it.
  */
 import { IngestBacklog } from './backlog.ts';
 import type { PushResult, StreamEngine, StreamFailure } from './engine.ts';
@@ -91,9 +93,16 @@ export class IngestGateway {
       return 'full';
     }
     if (this.log === null) return (this.backlog.submit(target, events, NOT_LOGGED) as Promise<PushResult[]>).then(summarize);
+    // Counted as pending while the write is in flight, so that the backlog's cap holds those events too.
+    this.backlog.reserve(events.length);
     const { seq, durable } = this.log.append(record ?? eventsRecord(target, input, events, nowNs()));
-    const pushed = this.backlog.submit(target, events, seq) as Promise<PushResult[]>;
-    return Promise.all([pushed, durable]).then(([results]) => summarize(results));
+    return durable.then(
+      () => this.backlog.enqueue(target, events, seq).then(summarize),
+      (error: unknown) => {
+        this.backlog.release(events.length);
+        throw error;
+      },
+    );
   }
 
   private readonly push = (target: string, events: Event[], seq: number, end: number): PushResult => {

@@ -13,11 +13,14 @@
  * written batch is in the OS's page cache: it survives the process being killed, not the OS crashing, the same
  * guarantee the SQLite database gives at `synchronous=NORMAL`.
  */
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writev } from 'node:fs';
+import { closeSync, copyFileSync, ftruncate, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writev } from 'node:fs';
 import { join } from 'node:path';
-import { crc32 } from 'node:zlib';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { decodeRecords, encodeRecord, type ScanDamage, scanRecords } from './journal-format.ts';
+
+// The record format is the cluster's event log's too (src/cluster/stream-log.ts).
+export { decodeRecords, encodeRecord };
 
 /** How far the engine got in the log: every entry before `seq`, and the first `offset` events of entry `seq`. */
 export interface LogPosition {
@@ -68,51 +71,13 @@ export class JournalWriteError extends Error {}
 
 /** A segment is closed and a new one started past this size; whole segments are what a checkpoint drops. */
 const SEGMENT_BYTES = 64 * 1024 * 1024;
-/** `VJ01`: the start of every record, so that a reader knows it is reading a record. */
-const MAGIC = 0x56_4a_30_31;
-/** magic, length of what follows the prefix, CRC-32 of it, length of the JSON header. */
-const PREFIX_BYTES = 16;
 const SEGMENT_NAME = /^(\d{16})\.log$/;
-
-interface RecordHeader {
-  seq: number;
-  target: string;
-  input: string;
-  format: LogRecord['format'];
-  receivedAtNs: number;
-  count: number;
-}
-
-/** A record: the prefix, a JSON header, then the payload; the CRC covers header and payload. */
-export function encodeRecord(seq: number, record: LogRecord): Buffer[] {
-  const header = Buffer.from(
-    JSON.stringify({ seq, target: record.target, input: record.input, format: record.format, receivedAtNs: record.receivedAtNs, count: record.count } satisfies RecordHeader),
-  );
-  const prefix = Buffer.allocUnsafe(PREFIX_BYTES);
-  prefix.writeUInt32LE(MAGIC, 0);
-  prefix.writeUInt32LE(header.length + record.payload.length, 4);
-  prefix.writeUInt32LE(crc32(record.payload, crc32(header)), 8);
-  prefix.writeUInt32LE(header.length, 12);
-  return [prefix, header, record.payload];
-}
-
-/** The records of a segment, in order; stops at the first one that is cut short or does not check (reported). */
-export function* decodeRecords(data: Buffer, onDamage: (offset: number, problem: string) => void): Generator<LogEntry> {
-  let offset = 0;
-  while (offset < data.length) {
-    if (data.length - offset < PREFIX_BYTES) return onDamage(offset, 'a record cut short');
-    if (data.readUInt32LE(offset) !== MAGIC) return onDamage(offset, 'no record starts here');
-    const length = data.readUInt32LE(offset + 4);
-    const headerLength = data.readUInt32LE(offset + 12);
-    const start = offset + PREFIX_BYTES;
-    if (start + length > data.length || headerLength > length) return onDamage(offset, 'a record cut short');
-    const body = data.subarray(start, start + length);
-    if (crc32(body) !== data.readUInt32LE(offset + 8)) return onDamage(offset, 'a record whose checksum does not match');
-    const header = JSON.parse(body.subarray(0, headerLength).toString('utf8')) as RecordHeader;
-    yield { ...header, payload: body.subarray(headerLength) };
-    offset = start + length;
-  }
-}
+/** A damaged segment as it was found, kept for a person to look at (docs/durability.md, "Damage"). */
+const DAMAGED_SUFFIX = '.damaged';
+/** A repaired segment being written; renamed over the segment once whole. */
+const REPAIR_SUFFIX = '.repair';
+/** `streams.journal-damaged-segments` by default: enough to compare a few occurrences, at most 64 MB each. */
+export const DEFAULT_KEPT_DAMAGED = 3;
 
 interface Segment {
   readonly firstSeq: number;
@@ -135,6 +100,7 @@ interface JournalMetrics {
   readonly bytes: Counter;
   readonly write: Histogram;
   readonly failures: Counter;
+  readonly damaged: Counter;
 }
 
 function journalMetrics(registry: Registry, journal: FileJournal): JournalMetrics {
@@ -157,6 +123,11 @@ function journalMetrics(registry: Registry, journal: FileJournal): JournalMetric
       registers,
     }),
     failures: new Counter({ name: 'stream_journal_failures_total', help: 'Group writes of the journal that failed (their batches were refused with 503).', registers }),
+    damaged: new Counter({
+      name: 'stream_journal_damaged_records_total',
+      help: 'Damaged journal records skipped at startup (a damaged stretch of a segment counts as one); the records around them were replayed.',
+      registers,
+    }),
   };
 }
 
@@ -173,9 +144,14 @@ export class FileJournal implements EventLog {
     private readonly directory: string,
     registry: Registry,
     private readonly logger: Logger,
+    /** How many damaged segments are kept as found (`streams.journal-damaged-segments`). */
+    private readonly keepDamaged = DEFAULT_KEPT_DAMAGED,
   ) {
     mkdirSync(directory, { recursive: true });
+    this.metrics = journalMetrics(registry, this);
     for (const name of readdirSync(directory).sort()) {
+      // A repair the previous run was killed in the middle of: its segment is still as it was found.
+      if (name.endsWith(REPAIR_SUFFIX)) rmSync(join(directory, name), { force: true });
       const match = SEGMENT_NAME.exec(name);
       if (match === null) continue;
       const path = join(directory, name);
@@ -185,12 +161,11 @@ export class FileJournal implements EventLog {
     // a record cut short at the end of the old one (the process was killed in the middle of a write) stays last.
     let lastSeq = 0;
     for (const segment of this.segments) {
-      for (const entry of this.read(segment)) segment.lastSeq = entry.seq;
+      this.recover(segment);
       lastSeq = Math.max(lastSeq, segment.lastSeq, segment.firstSeq - 1);
     }
     this.nextSeq = lastSeq + 1;
     this.fd = this.openSegment(this.nextSeq);
-    this.metrics = journalMetrics(registry, this);
   }
 
   /** Bytes in the segments still kept. */
@@ -238,10 +213,54 @@ export class FileJournal implements EventLog {
     closeSync(this.fd);
   }
 
+  /** A segment's records; what does not check was reported (and the segment repaired) when the journal opened. */
   private read(segment: Segment): Iterable<LogEntry> {
-    return decodeRecords(readFileSync(segment.path), (offset, problem) =>
-      this.logger.warn({ segment: segment.path, offset }, `journal segment ${segment.path}: ${problem} at byte ${offset}; what follows in this segment is ignored`),
-    );
+    return decodeRecords(readFileSync(segment.path), () => undefined);
+  }
+
+  /**
+   * Reads a segment when the journal opens: its last sequence number, and its damage. A damaged record costs that
+   * record only (src/stream/journal-format.ts resyncs past it): the damage is counted and logged once, the
+   * segment is kept as found (`<segment>.damaged`, the newest `keepDamaged` of them) and rewritten with the
+   * records that check, so that the next start neither counts nor reports it again.
+   */
+  private recover(segment: Segment): void {
+    const data = readFileSync(segment.path);
+    const records: Buffer[] = [];
+    const damage: ScanDamage[] = [];
+    for (const item of scanRecords(data)) {
+      if (item.kind === 'record') {
+        segment.lastSeq = item.entry.seq;
+        records.push(data.subarray(item.start, item.end));
+      } else if (item.cutShort) {
+        this.logger.warn({ segment: segment.path, offset: item.start }, `journal segment ${segment.path}: a record cut short at byte ${item.start} (a write the process was killed in; never acknowledged) is ignored`);
+      } else damage.push(item);
+    }
+    if (damage.length === 0) return;
+    this.metrics.damaged.inc(damage.length);
+    const where = damage.map((item) => `byte ${item.start}: ${item.problem}`).join('; ');
+    const found = `journal segment ${segment.path}: ${damage.length} damaged record(s) skipped (${where}); the records around them are replayed`;
+    try {
+      if (this.keepDamaged > 0) copyFileSync(segment.path, segment.path + DAMAGED_SUFFIX);
+      const repaired = Buffer.concat(records);
+      writeFileSync(segment.path + REPAIR_SUFFIX, repaired);
+      renameSync(segment.path + REPAIR_SUFFIX, segment.path);
+      segment.bytes = repaired.length;
+      this.pruneDamaged();
+      const kept = this.keepDamaged > 0 ? `kept as found in ${segment.path}${DAMAGED_SUFFIX}` : 'not kept (streams.journal-damaged-segments: 0)';
+      this.logger.error({ segment: segment.path, damaged: damage.length }, `${found}; the segment is ${kept}, and rewritten without them`);
+    } catch (error) {
+      rmSync(segment.path + REPAIR_SUFFIX, { force: true });
+      this.logger.error({ segment: segment.path, damaged: damage.length, err: error }, `${found}; it could not be rewritten (${(error as Error).message}): every start reads past the damage again`);
+    }
+  }
+
+  /** Keeps the newest `keepDamaged` damaged segments (the highest sequence numbers): each may be 64 MB. */
+  private pruneDamaged(): void {
+    const kept = readdirSync(this.directory)
+      .filter((name) => name.endsWith(DAMAGED_SUFFIX))
+      .sort();
+    for (const name of kept.slice(0, Math.max(0, kept.length - this.keepDamaged))) rmSync(join(this.directory, name), { force: true });
   }
 
   private openSegment(firstSeq: number): number {
@@ -270,8 +289,7 @@ export class FileJournal implements EventLog {
         this.metrics.failures.inc();
         const failure = new JournalWriteError(`the journal could not be written: ${(error as Error).message}`);
         for (const entry of group) entry.reject(failure);
-        // Part of the group may be in the segment, cut short: later records go to a new one, readable after it.
-        this.rotate();
+        await this.discardFailedWrite();
         continue;
       }
       this.metrics.write.observe((performance.now() - started) / 1000);
@@ -284,6 +302,21 @@ export class FileJournal implements EventLog {
       if (segment.bytes >= SEGMENT_BYTES) this.rotate();
     }
     this.inFlight = null;
+  }
+
+  /**
+   * Cuts the segment back to its last whole write after a failed one (part of the group may be in it), so that
+   * the next write goes where this one began: a refused batch leaves nothing behind, not even an empty segment.
+   * When even that fails, the next writes go to a new segment (a reader skips the bytes left at this one's end).
+   */
+  private async discardFailedWrite(): Promise<void> {
+    const segment = this.segments.at(-1) as Segment;
+    try {
+      await new Promise<void>((resolve, reject) => ftruncate(this.fd, segment.bytes, (error) => (error ? reject(error) : resolve())));
+    } catch (error) {
+      this.logger.warn({ segment: segment.path, err: error }, `journal segment ${segment.path} could not be cut back after a failed write (${(error as Error).message}): the next writes go to a new segment`);
+      this.rotate();
+    }
   }
 
   private rotate(): void {

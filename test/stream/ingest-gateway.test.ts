@@ -1,7 +1,13 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { StreamEngine } from '../../src/stream/engine.ts';
 import type { Event } from '../../src/stream/event.ts';
 import { describeFailures, IngestGateway } from '../../src/stream/ingest-gateway.ts';
+import { FileJournal, JournalWriteError } from '../../src/stream/journal.ts';
 
 const events = (count: number): Event[] => Array.from({ length: count }, (_, i) => ({ host: `h${i}`, metric: i }));
 
@@ -28,6 +34,31 @@ describe('IngestGateway', () => {
     expect(refused).toEqual(['remote-write']);
     expect(await big).toEqual({ errorCount: 0, firstFailure: undefined });
     expect(gateway.pending).toBe(0);
+  });
+
+  it('pushes a batch only once the journal wrote it: a batch it refuses changes nothing and frees its room', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vigie-gateway-'));
+    try {
+      const engine = new StreamEngine({ testMode: true });
+      engine.add('s', '{:actions {:action :tap :params [:out]}}');
+      const journal = new FileJournal(dir, new Registry(), pino({ level: 'silent' }));
+      const gateway = new IngestGateway(engine, 100, () => undefined, journal);
+      const written = gateway.submit('s', events(3), 'test') as Promise<unknown>;
+      // Not pushed before its write returned, but counted against the backlog's cap meanwhile.
+      expect(engine.taps().get('out') ?? []).toHaveLength(0);
+      expect(gateway.pending).toBe(3);
+      await written;
+      expect(engine.taps().get('out')).toHaveLength(3);
+      expect(gateway.applied.seq).toBe(1);
+
+      await journal.close();
+      await expect(gateway.submit('s', events(2), 'test')).rejects.toBeInstanceOf(JournalWriteError);
+      expect(engine.taps().get('out')).toHaveLength(3);
+      expect(gateway.pending).toBe(0);
+      expect(gateway.applied.seq).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('summarises the action errors of every slice, and a target removed while its events waited', async () => {

@@ -136,6 +136,58 @@ describe('FileJournal', () => {
     await reopened.close();
   });
 
+  it('skips a damaged record in the middle of a segment and gives back the others; counts it, keeps the segment as found, and rewrites it', async () => {
+    const dir = journalDir();
+    const { journal } = open(dir);
+    for (let i = 0; i < 6; i++) await journal.append(eventsRecord('s', 'stream', batch(1, i), 5)).durable;
+    await journal.close();
+    const name = readdirSync(dir)[0] as string;
+    const path = join(dir, name);
+    const found = readFileSync(path);
+    // The CRC of record 3 (the records are the same size), then the magic of record 5: two damaged stretches.
+    const size = found.length / 6;
+    found[2 * size + 8] = (found[2 * size + 8] as number) ^ 0x01;
+    found[4 * size] = 0;
+    writeFileSync(path, found);
+
+    const registry = new Registry();
+    const errors: string[] = [];
+    const reopened = new FileJournal(dir, registry, pino({ level: 'warn' }, { write: (line: string) => errors.push(line) }));
+    expect(seqs(reopened.entriesAfter(LOG_START))).toEqual([1, 2, 4, 6]);
+    expect((await registry.getSingleMetric('stream_journal_damaged_records_total')?.get())?.values[0]?.value).toBe(2);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/2 damaged record\(s\) skipped \(byte \d+: a record whose checksum does not match; byte \d+: no record starts here\)/);
+    expect(readFileSync(`${path}.damaged`)).toEqual(found);
+    expect(statSync(path).size).toBe(4 * size);
+    await reopened.close();
+
+    // Reported once: the segment now holds only records that check.
+    const { journal: again, warnings } = open(dir);
+    expect(seqs(again.entriesAfter(LOG_START))).toEqual([1, 2, 4, 6]);
+    expect(warnings).toEqual([]);
+    await again.close();
+  });
+
+  it('keeps the newest damaged segments only (streams.journal-damaged-segments)', async () => {
+    const dir = journalDir();
+    for (let round = 0; round < 4; round++) {
+      const { journal } = open(dir);
+      await journal.append(eventsRecord('s', 'stream', batch(1, round), 5)).durable;
+      await journal.append(eventsRecord('s', 'stream', batch(1, round), 5)).durable;
+      await journal.close();
+    }
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      const data = readFileSync(path);
+      data[0] = 0;
+      writeFileSync(path, data);
+    }
+    const reopened = new FileJournal(dir, new Registry(), pino({ level: 'silent' }), 2);
+    expect(seqs(reopened.entriesAfter(LOG_START))).toEqual([2, 4, 6, 8]);
+    expect(readdirSync(dir).filter((name) => name.endsWith('.damaged'))).toEqual(['0000000000000005.log.damaged', '0000000000000007.log.damaged']);
+    await reopened.close();
+  });
+
   it('refuses appends once closed, with an error the inputs answer 503 to', async () => {
     const { journal } = open(journalDir());
     await journal.close();
