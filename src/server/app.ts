@@ -10,7 +10,7 @@ import { Type } from '@sinclair/typebox';
 import Fastify, { LogController, type FastifyInstance, type onRequestAsyncHookHandler, type RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
 import type { VigieConfig } from '../config/load.ts';
-import { connectionOptions, limitConnections } from './connections.ts';
+import { closeRefusedUpgrades, connectionOptions, limitConnections } from './connections.ts';
 import { HttpError, installErrorHandlers, ROOT_ERRORS, withMethodNotAllowed } from './errors.ts';
 import { renderMetrics, type ServerMetrics } from './metrics.ts';
 import { json, messageError, openApiRoute, operation, registerOpenApi } from './openapi.ts';
@@ -47,6 +47,8 @@ export async function buildServer({ config, metrics, parts, logger, onRoute }: S
       : {}),
   }) as unknown as FastifyInstance;
   limitConnections(app.server, http);
+  // First of the onRequest hooks: it must see the upgrade requests that basic auth or a client certificate refuses.
+  closeRefusedUpgrades(app);
   if (onRoute) app.addHook('onRoute', onRoute);
   // Before any route, so that the document sees every one.
   await registerOpenApi(app, { basicAuth: http.basicAuth !== undefined });

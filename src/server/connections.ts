@@ -3,8 +3,10 @@
  * need for their own sockets. Headers must arrive within `http.header-timeout`, the whole request within
  * `http.request-timeout`, an idle keep-alive connection is closed after `http.keep-alive-timeout`, a socket
  * silent for the request timeout is closed, and past `http.max-connections` new connections are closed at once.
+ * A request that asks for an upgrade and is answered without one has its socket closed after the answer.
  */
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import type { FastifyInstance } from 'fastify';
 import type { VigieConfig } from '../config/load.ts';
 
 type HttpSettings = VigieConfig['http'];
@@ -28,4 +30,28 @@ export function connectionOptions(http: HttpSettings) {
 export function limitConnections(server: Server, http: HttpSettings): void {
   server.maxConnections = http.maxConnections;
   server.headersTimeout = Math.min(http.headerTimeoutMs, http.requestTimeoutMs);
+}
+
+/**
+ * A request carrying `Upgrade` reaches fastify through the server's 'upgrade' event (@fastify/websocket routes it
+ * like any request, so that hooks run before the upgrade). Node has already handed its socket over: no keep-alive,
+ * no timeout and no `server.close()` will ever end it. So when such a request is answered without an upgrade (a
+ * 401 from basic auth, a 404, a 405, any ordinary route), the answer says `Connection: close` and the socket is
+ * closed once the answer is written. Node ends the request at its headers (an upgrade has no body to wait for).
+ * Upgraded requests (websocket routes hijack the reply and never finish it) are left to `ws`. Without this, each
+ * refused upgrade held a connection forever: `http.max-connections` of them locked every client out and a SIGTERM
+ * never finished (docs/hardening.md "Connection hygiene").
+ */
+export function closeRefusedUpgrades(app: FastifyInstance): void {
+  const upgradeRequests = new WeakSet<IncomingMessage>();
+  // Before @fastify/websocket's listener, which routes the request at once.
+  app.server.prependListener('upgrade', (request: IncomingMessage) => upgradeRequests.add(request));
+  app.addHook('onRequest', (request, reply, done) => {
+    if (upgradeRequests.has(request.raw)) {
+      const socket = request.raw.socket;
+      reply.header('connection', 'close');
+      reply.raw.once('finish', () => socket.destroySoon());
+    }
+    done();
+  });
 }
