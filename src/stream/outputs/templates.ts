@@ -3,14 +3,15 @@
  * event's fields (`{{host}}`, `{{attributes.env}}`, sections and inverted sections). A template is parsed when the
  * config is loaded, so that an unclosed tag is a config error naming the output and the key, never a failed
  * notification. How a value is escaped depends on where the text goes: JSON string escaping inside a JSON body
- * (the body stays valid JSON whatever the event holds), Slack's three entities in a Slack message, nothing in a
- * plain-text body or an e-mail.
+ * (the body stays valid JSON whatever the event holds), URL encoding in a form-urlencoded body (a value cannot add
+ * a parameter), control characters as spaces in a header value (a value cannot end its header), Slack's three
+ * entities in a Slack message, nothing in a plain-text body or an e-mail.
  */
 import Mustache from 'mustache';
 import { ConfigError } from '../../common/config-error.ts';
 import type { Event } from '../event.ts';
 
-export type TemplateEscaping = 'json' | 'slack' | 'none';
+export type TemplateEscaping = 'json' | 'form' | 'header' | 'slack' | 'none';
 
 /** A parsed template; two templates of the same text and escaping are equal (`isDeepStrictEqual`), so that a reload
  *  keeps an unchanged output running with its queue. */
@@ -27,9 +28,19 @@ export class Template {
 
 const escapers: Record<TemplateEscaping, (value: unknown) => string> = {
   json: (value) => JSON.stringify(text(value)).slice(1, -1),
+  form: (value) => encodeURIComponent(text(value)),
+  header: (value) => text(value).replace(CONTROL_CHARACTERS, ' '),
   slack: (value) => text(value).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'),
   none: (value) => text(value),
 };
+
+/** What a header value may not hold (a tab may): CR and LF would end the header. */
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
+const CONTROL_CHARACTERS = /[\x00-\x08\x0a-\x1f\x7f]/g;
+
+export function hasControlCharacters(value: string): boolean {
+  return value.search(CONTROL_CHARACTERS) >= 0;
+}
 
 /** Objects and lists print as JSON, not as `[object Object]`. */
 function text(value: unknown): string {

@@ -3,20 +3,23 @@
  * Mustache template over the event's fields. `webhook` is the general one (any method, headers and body: Slack,
  * Discord, Teams, Mattermost, Telegram, ntfy, Gotify, Opsgenie each take a body of their own); `slack` posts
  * `{"text": ...}` to an incoming webhook (Slack's and Mattermost's). In a JSON body (the default content type)
- * template values are JSON-escaped, so the body stays valid JSON whatever the event holds.
+ * template values are JSON-escaped, so the body stays valid JSON whatever the event holds; in a form-urlencoded
+ * body they are URL-encoded, so a value cannot add a parameter. Header values are templates too (ntfy's title),
+ * sent as UTF-8 (docs/alerting.md, "Templates").
  *
  * Like every notification output they share the outputs' bounded queue, batching and retries
  * (src/stream/outputs/batcher.ts), send one request per event (a refused one is dropped alone, counted
  * `rejected`), and drop the events of a maintenance window (counted `maintenance`).
  */
 import { Type } from '@sinclair/typebox';
+import { ConfigError } from '../../common/config-error.ts';
 import { Agent } from 'undici';
 import { Duration } from '../../common/duration.ts';
 import type { Event } from '../event.ts';
 import { BatchingOutput, type BatchSettings } from './batcher.ts';
 import { type HttpTarget, sendRequest } from './http.ts';
 import { deliverEach } from './partial.ts';
-import { compileTemplate, inMaintenance, type Template } from './templates.ts';
+import { compileTemplate, hasControlCharacters, inMaintenance, type Template } from './templates.ts';
 import type { OutputObserver } from './types.ts';
 
 export const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -58,7 +61,8 @@ export interface WebhookSettings {
   readonly type: 'webhook';
   readonly url: string;
   readonly method: WebhookMethod;
-  readonly headers: Readonly<Record<string, string>>;
+  /** Each value a template, rendered per event. */
+  readonly headers: Readonly<Record<string, Template>>;
   /** Null: the event itself, as JSON. */
   readonly body: Template | null;
   readonly timeoutMs: number;
@@ -80,16 +84,30 @@ function headerValue(headers: Readonly<Record<string, string>>, name: string): s
 
 export function resolveWebhookSettings(entry: WebhookEntry, batching: BatchSettings, timeoutMs: number, key: string, file: string | null): WebhookSettings {
   const headers = { 'content-type': 'application/json', ...entry.headers };
-  const json = /\bjson\b/i.test(headerValue(headers, 'content-type') ?? '');
+  const contentType = headerValue(headers, 'content-type') ?? '';
+  const escaping = /\bjson\b/i.test(contentType) ? 'json' : /^\s*application\/x-www-form-urlencoded\b/i.test(contentType) ? 'form' : 'none';
+  const headerTemplates: Record<string, Template> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (hasControlCharacters(value)) throw new ConfigError(file, `${key}.headers.${name}`, 'must not hold control characters (a header value is one line)');
+    headerTemplates[name] = compileTemplate(value, 'header', file, `${key}.headers.${name}`);
+  }
   return {
     type: 'webhook',
     url: entry.url,
     method: entry.method ?? 'POST',
-    headers,
-    body: entry.body === undefined ? null : compileTemplate(entry.body, json ? 'json' : 'none', file, `${key}.body`),
+    headers: headerTemplates,
+    body: entry.body === undefined ? null : compileTemplate(entry.body, escaping, file, `${key}.body`),
     timeoutMs,
     batching,
   };
+}
+
+/** The headers of one request. undici writes a header value's characters as bytes (latin1): a value is
+ *  turned into its UTF-8 bytes first, so that `é` or an emoji reaches the receiver as UTF-8. */
+function renderHeaders(templates: Readonly<Record<string, Template>>, event: Event): Record<string, string> {
+  const headers: Record<string, string> = { 'user-agent': 'vigie' };
+  for (const [name, template] of Object.entries(templates)) headers[name] = Buffer.from(template.render(event), 'utf8').toString('latin1');
+  return headers;
 }
 
 export function resolveSlackSettings(entry: SlackEntry, batching: BatchSettings, timeoutMs: number, key: string, file: string | null): SlackSettings {
@@ -102,9 +120,10 @@ export function createWebhookOutput(name: string, settings: WebhookSettings, obs
   const agent = new Agent({ connections: 2 });
   // The headers go with each request (sendRequest lays the target's over its own): none on the target.
   const target: HttpTarget = { url: settings.url, headers: {}, timeoutMs: settings.timeoutMs };
-  const headers = { 'user-agent': 'vigie', ...settings.headers };
   const body = (event: Event) => (settings.body === null ? JSON.stringify(event) : settings.body.render(event));
-  const deliver = deliverEach(name, observer, (event, signal) => sendRequest(agent, target, settings.method, headers, settings.method === 'GET' ? null : body(event), signal));
+  const deliver = deliverEach(name, observer, (event, signal) =>
+    sendRequest(agent, target, settings.method, renderHeaders(settings.headers, event), settings.method === 'GET' ? null : body(event), signal),
+  );
   return new BatchingOutput(name, settings.batching, deliver, observer, refuseMaintenance, () => agent.close());
 }
 

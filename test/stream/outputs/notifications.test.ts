@@ -67,6 +67,57 @@ describe('webhook', () => {
     await outputs.close();
   });
 
+  it('URL-encodes every value a form-urlencoded body interpolates: a value cannot add a parameter (Telegram, Pushover)', async () => {
+    const observer = new RecordingObserver();
+    const outputs = buildOutputsFrom(
+      {
+        form: {
+          type: 'webhook',
+          url: `${target.origin}/form`,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'chat_id=42&text={{host}} is {{state}}: {{description}}&tags={{tags}}',
+          ...fast,
+        },
+      },
+      observer,
+    );
+    const sneaky = 'a&chat_id=666 + 100% é=\n';
+    outputs.send('form', event({ description: sneaky, tags: ['x&y'] }));
+    await waitFor(() => target.requests.some((request) => request.path === '/form'));
+    const form = new URLSearchParams(target.requests.find((request) => request.path === '/form')?.body);
+    expect(form.getAll('chat_id')).toEqual(['42']);
+    expect(form.get('text')).toBe(`web-1 is critical: ${sneaky}`);
+    expect(form.get('tags')).toBe('["x&y"]');
+    await outputs.close();
+    expect(observer.sentTotal).toBe(1);
+  });
+
+  it('renders header values as templates, sent as UTF-8; a value cannot break out of its header', async () => {
+    const observer = new RecordingObserver();
+    const outputs = buildOutputsFrom(
+      {
+        ntfy: {
+          type: 'webhook',
+          url: `${target.origin}/headers`,
+          headers: { 'content-type': 'text/plain', title: '🚨 Vigie: {{host}} is {{state}}', tags: '{{#tags}}{{.}},{{/tags}}', 'x-note': '{{description}}' },
+          body: '{{description}}',
+          ...fast,
+        },
+      },
+      observer,
+    );
+    outputs.send('ntfy', event({ description: 'first line\r\nX-Injected: yes\ttab é→', tags: ['a', 'b'] }));
+    await waitFor(() => target.requests.some((request) => request.path === '/headers'));
+    const headers = target.requests.find((request) => request.path === '/headers')?.headers ?? {};
+    const utf8 = (value: unknown) => Buffer.from(String(value), 'latin1').toString('utf8');
+    expect(utf8(headers.title)).toBe('🚨 Vigie: web-1 is critical');
+    expect(headers.tags).toBe('a,b,');
+    expect(utf8(headers['x-note'])).toBe('first line  X-Injected: yes\ttab é→');
+    expect(headers['x-injected']).toBeUndefined();
+    await outputs.close();
+    expect(observer.sentTotal).toBe(1);
+  });
+
   it('retries a 5xx, drops a 4xx alone, and drops events in maintenance without sending them', async () => {
     let failures = 1;
     const flaky = await startHttpTarget({
@@ -272,6 +323,7 @@ describe('config errors name the output and the key', () => {
     expect(error({ type: 'webhook', url: 'http://127.0.0.1/x', body: '{"text": "{{host"}' })).toMatch(/^vigie\.yaml: streams\.outputs\.alerts\.body: is not a valid Mustache template: Unclosed tag/);
     expect(error({ type: 'slack', url: 'http://127.0.0.1/x', text: '{{#section}}open' })).toMatch(/streams\.outputs\.alerts\.text: is not a valid Mustache template: Unclosed section "section"/);
     expect(error({ type: 'email', host: 'h', from: 'a@b', to: ['c@d'], subject: '{{/end}}' })).toMatch(/streams\.outputs\.alerts\.subject: is not a valid Mustache template/);
+    expect(error({ type: 'webhook', url: 'http://127.0.0.1/x', headers: { title: 'Vigie: {{host' } })).toMatch(/^vigie\.yaml: streams\.outputs\.alerts\.headers\.title: is not a valid Mustache template: Unclosed tag/);
   });
 
   it('missing and wrong keys', () => {
@@ -281,5 +333,8 @@ describe('config errors name the output and the key', () => {
     expect(error({ type: 'email', host: 'h', from: 'a@b', to: ['c@d'], username: 'u' })).toBe('vigie.yaml: streams.outputs.alerts.password: username and password go together');
     expect(error({ type: 'webhook', url: 'http://127.0.0.1/x', method: 'TRACE' })).toMatch(/streams\.outputs\.alerts\.method/);
     expect(error({ type: 'webhook', url: 'ftp://x' })).toMatch(/streams\.outputs\.alerts\.url/);
+    expect(error({ type: 'webhook', url: 'http://127.0.0.1/x', headers: { title: 'a\nb' } })).toBe(
+      'vigie.yaml: streams.outputs.alerts.headers.title: must not hold control characters (a header value is one line)',
+    );
   });
 });
