@@ -21,6 +21,7 @@ import { resolveDiscovery, resolveExporters } from './alerting.ts';
 import { ConfigFileSchema } from './schema.ts';
 import { DEFAULT_ASYNC_QUEUE_SIZE } from '../stream/async-queues.ts';
 import { DEFAULT_STREAM_LIMITS, type StreamLimits } from '../stream/limits.ts';
+import { DEFAULT_KEPT_DAMAGED } from '../stream/journal.ts';
 import { DEFAULT_MAX_EDN_DEPTH, DEFAULT_MAX_EVENT_DEPTH, type NestingLimits } from '../stream/nesting.ts';
 import { DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_CONNECTIONS as DEFAULT_WEBSOCKET_MAX_CONNECTIONS } from '../stream/pubsub/channels.ts';
 import type { Static } from '@sinclair/typebox';
@@ -68,6 +69,8 @@ export interface VigieConfig {
     snapshotIntervalMs: number;
     /** Acknowledged events are written to the journal before the acknowledgement (docs/durability.md). */
     journal: boolean;
+    /** Damaged journal segments kept as found (`<segment>.damaged`), the newest first. */
+    journalDamagedSegments: number;
     maxPendingEvents: number;
     /** Resolved once here (defaults, durations); the outputs never read the raw config. */
     outputs: Readonly<Record<string, OutputSettings>>;
@@ -220,6 +223,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       directories: (streams.directories ?? [resolve(dataDir, 'streams')]).map((dir) => resolve(dir)),
       snapshotIntervalMs: durationMs(file, 'streams.snapshot-interval', streams['snapshot-interval'] ?? '10s'),
       journal: streams.journal === undefined || streams.journal === 'on' || streams.journal === true,
+      journalDamagedSegments: streams['journal-damaged-segments'] ?? DEFAULT_KEPT_DAMAGED,
       maxPendingEvents: streams['max-pending-events'] ?? 100_000,
       outputs: resolveOutputs(streams.outputs ?? {}, file),
       asyncQueues: Object.fromEntries(

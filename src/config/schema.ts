@@ -162,6 +162,7 @@ export const StreamsSettingsSchema = Type.Object(
     // YAML 1.2 reads `on` and `off` as strings; `true` and `false` mean the same.
     journal: Type.Optional(Type.Union([Type.Literal('on'), Type.Literal('off'), Type.Boolean()])),
     'max-pending-events': Type.Optional(Type.Integer({ minimum: 1 })),
+    'journal-damaged-segments': Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
     // Each entry is validated by its output kind's own schema (src/stream/outputs/schema.ts), so that the message
     // is about that kind's fields.
     outputs: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9._-]+$' }), Type.Unknown())),

@@ -54,7 +54,9 @@ type ScanItem = { readonly kind: 'record'; readonly entry: LogEntry; readonly st
 /**
  * The records of a segment, in order. A record that does not check is skipped up to the next position where a
  * prefix, a CRC and a header all check: one damaged record costs that record only. A CRC-32 that matches by
- * chance at a wrong position is one in 4 billion, and the header must then parse too.
+ * chance at a wrong position is one in 4 billion, and the header must then parse too. A JSON body (kept as
+ * received) cannot plant a record to resync to: the lengths of a record under 150 MB hold a byte below 0x09,
+ * which JSON text cannot contain.
  */
 export function* scanRecords(data: Buffer): Generator<ScanItem> {
   let offset = 0;
