@@ -39,14 +39,19 @@ interface Asset {
   etag: string;
 }
 
-/** Reads every servable file of the directory; an unbuilt dashboard is an empty map (the routes answer 404). */
-export function loadAssets(directory: string): Map<string, Asset> {
+/**
+ * Reads every servable file of the directory; an unbuilt dashboard is an empty map (the routes answer 404). In a
+ * cluster the page's `<html>` carries `data-cluster`: the page knows it from the page itself and asks for the
+ * members only then (on a single node that route does not exist, and asking would log a 404 in the console).
+ */
+export function loadAssets(directory: string, options: { cluster: boolean }): Map<string, Asset> {
   const assets = new Map<string, Asset>();
   if (!existsSync(directory)) return assets;
   for (const file of readdirSync(directory)) {
     const type = TYPES[extname(file)];
     if (type === undefined) continue;
-    const body = readFileSync(join(directory, file));
+    const read = readFileSync(join(directory, file));
+    const body = file === 'index.html' && options.cluster ? Buffer.from(read.toString('utf8').replace(/<html\b/, '<html data-cluster'), 'utf8') : read;
     const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
     assets.set(file, { type, body, gzipped: gzipSync(body, { level: 9 }), etag });
   }

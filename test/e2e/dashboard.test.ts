@@ -166,12 +166,25 @@ describe.skipIf(!hasChromium())('dashboard', () => {
     await page.close();
   });
 
-  it('shows no Node column and no Cluster link on a single node', async () => {
-    const watched = await browser.open(`${server.url}/frontend/index.html#/checks`);
-    const { page } = watched;
+  it('shows no Node column and no Cluster link on a single node, and never asks for the members (no 404 in the console)', async () => {
+    const page = await browser.context.newPage();
+    const requested: string[] = [];
+    const consoleErrors: string[] = [];
+    page.on('request', (request) => requested.push(new URL(request.url()).pathname));
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
+    await page.goto(`${server.url}/frontend/index.html#/checks`);
     await expect.poll(() => page.locator('table.checks tbody tr').count()).toBeGreaterThan(0);
     expect(await page.locator('table.checks thead th:text-is("Node")').count()).toBe(0);
     expect(await page.locator('nav a:text-is("Cluster")').count()).toBe(0);
+    // Typed by hand, the Cluster view says so without asking either.
+    await page.goto(`${server.url}/frontend/index.html#/cluster`);
+    await expect.poll(() => page.locator('main').textContent()).toContain('This node runs alone');
+    await page.goto(`${server.url}/frontend/index.html#/streams`);
+    await expect.poll(() => requested.filter((path) => path === '/api/v1/overview/streams').length).toBeGreaterThan(0);
+    expect(requested.filter((path) => path.startsWith('/api/v1/cluster'))).toEqual([]);
+    expect(consoleErrors).toEqual([]);
     await page.close();
   });
 

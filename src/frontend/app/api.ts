@@ -108,15 +108,14 @@ export const api = {
   durations: (name: string, window: Window) =>
     call<{ buckets: DurationBucket[] }>(`/api/v1/overview/durations/${segment(name)}?window=${window}`).then((body) => body.buckets),
   streams: () => call<{ now: number; streams: StreamSummary[] }>('/api/v1/overview/streams'),
-  /** Null on a single node (the route exists only with `cluster:`). */
-  members: () =>
-    call<ClusterMembers>('/api/v1/cluster/members').catch((error: unknown) => {
-      if (error instanceof ApiError && error.status === 404) return null;
-      throw error;
-    }),
+  /** In a cluster only (`inCluster`): on a single node the route does not exist. */
+  members: () => call<ClusterMembers>('/api/v1/cluster/members'),
   search: (stream: string, query: string) =>
     call<{ events: IndexEvent[] }>(`/api/v1/index/${segment(stream)}/search`, post({ query: base64(query) })).then((body) => body.events),
 };
+
+/** Whether this node is in a cluster: the server marks the page's `<html>` with `data-cluster` (src/frontend/routes.ts). */
+export const inCluster = document.documentElement.hasAttribute('data-cluster');
 
 /** Base64 of the UTF-8 bytes, as the search API and the websocket feed take a query. */
 export function base64(text: string): string {

@@ -3,7 +3,7 @@
  * their version, config hash (a hash that differs from this node's is flagged: their config files differ) and the
  * checks each owns, each linking to the check list filtered on the checks it ran last.
  */
-import { api } from './api.ts';
+import { api, inCluster } from './api.ts';
 import { Status } from './checks.tsx';
 import { dateTime } from './format.ts';
 import { usePoll } from './hooks.ts';
@@ -11,9 +11,12 @@ import { usePoll } from './hooks.ts';
 const POLL_MS = 10_000;
 
 export function ClusterView() {
+  return inCluster ? <Members /> : <p class="loading">This node runs alone: no cluster is configured.</p>;
+}
+
+function Members() {
   const members = usePoll(api.members, POLL_MS, 'members');
   if (members.data === undefined) return <Status error={members.error} what="the cluster's members" />;
-  if (members.data === null) return <p class="loading">This node runs alone: no cluster is configured.</p>;
   const { result, joined, node } = members.data;
   const ours = result.find((member) => member.self)?.['config-hash'];
   return (

@@ -3,11 +3,11 @@
  * from checks, results and events goes through Preact's text rendering: nothing is ever parsed as HTML.
  */
 import { render } from 'preact';
-import { api } from './api.ts';
+import { inCluster } from './api.ts';
 import { CheckView } from './check.tsx';
 import { ChecksView } from './checks.tsx';
 import { ClusterView } from './cluster.tsx';
-import { useHash, usePoll } from './hooks.ts';
+import { useHash } from './hooks.ts';
 import { StreamsView } from './streams.tsx';
 import './style.css';
 
@@ -15,8 +15,6 @@ function App() {
   const hash = useHash();
   const checkName = hash.startsWith('/check/') ? decodeURIComponent(hash.slice('/check/'.length)) : null;
   const tab = hash.startsWith('/streams') ? 'streams' : hash.startsWith('/cluster') ? 'cluster' : 'checks';
-  // The Cluster link only where a cluster is configured (the members route answers 404 on a single node).
-  const members = usePoll(api.members, 60_000, 'members');
   const nodeFilter = hash.startsWith('/checks?') ? (new URLSearchParams(hash.slice('/checks?'.length)).get('node') ?? '') : '';
   return (
     <>
@@ -29,7 +27,7 @@ function App() {
           <a href="#/streams" class={tab === 'streams' ? 'current' : ''}>
             Streams
           </a>
-          {members.data && (
+          {inCluster && (
             <a href="#/cluster" class={tab === 'cluster' ? 'current' : ''}>
               Cluster
             </a>
