@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../helpers/server.ts';
+import { makeDataDir, startServer, type TestServer } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
@@ -137,5 +137,30 @@ describe('watched stream directories', () => {
     writeFileSync(join(other, 'b.edn'), '{:hup.b {:actions {:action :index :params [[:host]]}}}');
     await waitFor(async () => expect(await configOf(server, 'hup.b')).not.toBeNull());
     rmSync(other, { recursive: true, force: true });
+  });
+});
+
+describe("a stream directory written by Mirabelle's compile command", () => {
+  it('loads every stream of it at startup, and they run', async () => {
+    const directory = join(import.meta.dirname, '../fixtures/mirabelle-compiled');
+    const dataDir = makeDataDir();
+    const lines = join(dataDir, 'influxdb.jsonl');
+    const server = await startServer({
+      dataDir,
+      config: { streams: { directories: [directory], outputs: { influxdb: { type: 'file', path: lines, 'flush-interval': '20ms' } }, 'async-queues': { 'thread-pool': {} } } },
+    });
+    servers.push(server);
+    const listed = ((await (await server.request('/api/v1/stream')).json()) as { streams: string[] }).streams;
+    expect(listed).toEqual(expect.arrayContaining(['filters', 'held', 'transforms', 'windows', 'aggregations', 'plumbing']));
+    expect(server.logs.filter((line) => /"level":[56]0/.test(line))).toEqual([]);
+    // The durations the DSL leaves as written are nanoseconds here: accepted, with the warning for a bare number.
+    const warned = server.logs.filter((line) => line.includes('"level":40')).map((line) => (JSON.parse(line) as { msg: string }).msg.replace(/^.*: stream /, ''));
+    expect(warned).toEqual([
+      'held: :stable at :actions > :sdo > :stable: duration 10 is 10 ns; write "10s" for seconds',
+      'plumbing: :by at :actions > :sdo > :by: :gc-interval 3600 is 3600 ns; write "3600s" for seconds',
+      'plumbing: :by at :actions > :sdo > :by: :fork-ttl 1800 is 1800 ns; write "1800s" for seconds',
+    ]);
+    expect((await push(server, 'plumbing', [{ host: 'web-1', service: 'api', metric: 3, payload: '{"a": 1}' }])).status).toBe(200);
+    await waitFor(() => existsSync(lines) && readFileSync(lines, 'utf8').includes('"web-1"'), { message: "the compiled :output! to write the event" });
   });
 });
