@@ -2,9 +2,11 @@
  * The `vigie` command line: `serve`, `migrate`, `check-config`, `test`, `graph`. A command is one entry of COMMANDS
  * (src/cli/command.ts gives each `--help`, strict flags and the one-line usage errors, exit 2).
  */
+import { mkdirSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config/load.ts';
 import { type CommandSpec, oneOf, parseCommandLine, portOf, UsageError, usageOf } from './cli/command.ts';
 import { closeDatabase, migrateDatabase, openDatabase } from './db/client.ts';
+import { type DataDirLock, DataDirLockedError, lockDataDir } from './server/data-dir-lock.ts';
 import { createLogger, handleSignals, type LogFormat, startService } from './server/lifecycle.ts';
 import { createPartFactories } from './parts.ts';
 
@@ -133,11 +135,25 @@ async function serve(values: Values): Promise<number> {
   }
 }
 
+/** Takes the data directory's lock as `serve` does: migrating under a running server is refused. */
 async function migrate(values: Values): Promise<number> {
   const config = loadConfig(text(values, 'config') ?? null);
-  const db = openDatabase(config.databaseFile);
-  migrateDatabase(db);
-  closeDatabase(db);
+  mkdirSync(config.dataDir, { recursive: true });
+  let lock: DataDirLock;
+  try {
+    lock = await lockDataDir(config.dataDir, (message) => console.error(message));
+  } catch (error) {
+    if (!(error instanceof DataDirLockedError)) throw error;
+    console.error(`vigie migrate: ${error.message}`);
+    return 1;
+  }
+  try {
+    const db = openDatabase(config.databaseFile);
+    migrateDatabase(db);
+    closeDatabase(db);
+  } finally {
+    lock.release();
+  }
   console.log(`database ${config.databaseFile} is up to date`);
   return 0;
 }

@@ -1,5 +1,6 @@
 /**
- * Runs the service: config → database (migrated) → parts → server listening → parts started; then signals.
+ * Runs the service: config → the data directory's lock → database (migrated) → parts → server listening → parts
+ * started; then signals.
  * SIGHUP re-reads the config and hands it to each part (a failed reload is logged and changes nothing);
  * SIGTERM/SIGINT stop accepting, let in-flight requests finish, flush the parts to SQLite and exit 0; a second
  * one while stopping is ignored, a third forces the exit.
@@ -10,6 +11,7 @@ import { type ConfigOverrides, type VigieConfig, loadConfig } from '../config/lo
 import { walCheckpointer } from '../db/checkpointer.ts';
 import { closeDatabase, type Db, migrateDatabase, openDatabase } from '../db/client.ts';
 import { buildServer } from './app.ts';
+import { lockDataDir } from './data-dir-lock.ts';
 import { createServerMetrics, type ServerMetrics } from './metrics.ts';
 import type { Part } from './part.ts';
 import { prettyDestination } from './pretty-log.ts';
@@ -45,16 +47,16 @@ export async function startService(
 ): Promise<RunningService> {
   let config = loadConfig(configFile, overrides);
   mkdirSync(config.dataDir, { recursive: true });
-  const db = openDatabase(config.databaseFile);
-  migrateDatabase(db);
-  const metrics = createServerMetrics();
-  const parts: Part[] = [];
-  for (const factory of partFactories) parts.push(await factory({ config, db, metrics, logger }));
-  const app = await buildServer({ config, metrics, parts, logger });
-  const url = await app.listen({ host: config.http.host, port: config.http.port });
-  for (const part of parts) await part.start();
-  const checkpointer = walCheckpointer(db, (message) => logger.warn(`WAL checkpoint failed: ${message}`));
-  checkpointer.background(CHECKPOINT_INTERVAL_MS);
+  // Before anything reads or writes the directory: a second process would share the journal and the database.
+  const lock = await lockDataDir(config.dataDir, (message) => logger.warn(message));
+  let started: Awaited<ReturnType<typeof startParts>>;
+  try {
+    started = await startParts(config, logger, partFactories);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  const { db, app, url, parts, checkpointer } = started;
 
   let stopping: Promise<void> | null = null;
   return {
@@ -93,11 +95,27 @@ export async function startService(
         }
         await checkpointer.close();
         closeDatabase(db);
+        lock.release();
         logger.info('vigie stopped');
       })();
       return stopping;
     },
   };
+}
+
+/** Database (migrated) → parts → server listening → parts started. */
+async function startParts(config: VigieConfig, logger: Logger, partFactories: readonly PartFactory[]) {
+  const db = openDatabase(config.databaseFile);
+  migrateDatabase(db);
+  const metrics = createServerMetrics();
+  const parts: Part[] = [];
+  for (const factory of partFactories) parts.push(await factory({ config, db, metrics, logger }));
+  const app = await buildServer({ config, metrics, parts, logger });
+  const url = await app.listen({ host: config.http.host, port: config.http.port });
+  for (const part of parts) await part.start();
+  const checkpointer = walCheckpointer(db, (message) => logger.warn(`WAL checkpoint failed: ${message}`));
+  checkpointer.background(CHECKPOINT_INTERVAL_MS);
+  return { db, app, url, parts, checkpointer };
 }
 
 export type LogFormat = 'json' | 'pretty';

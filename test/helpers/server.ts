@@ -49,6 +49,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** `node` flags for the service process, e.g. serviceNodeFlags() to run it as `npm start` does (benchmarks). */
   nodeArgs?: string[];
+  /** How long to wait for "vigie is serving" (20 s by default). */
+  readyTimeoutMs?: number;
 }
 
 export interface TestServer {
@@ -126,7 +128,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
       });
     });
 
-  const ready = await waitForLog(/vigie is serving/);
+  const ready = await waitForLog(/vigie is serving/, options.readyTimeoutMs);
   const url = (JSON.parse(ready) as { url: string }).url;
   return {
     url,
