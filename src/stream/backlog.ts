@@ -82,6 +82,11 @@ export class IngestBacklog<R> {
     });
   }
 
+  /** Resolves once nothing waits in the queue (at stop: what was written goes through before the last checkpoint). */
+  async idle(): Promise<void> {
+    while (this.queue.length > 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+
   /** Whether a batch of `count` events would be refused now. */
   isFull(count: number): boolean {
     return this.pendingEvents > 0 && this.pendingEvents + count > this.maxPending;

@@ -70,6 +70,12 @@ export class IngestGateway {
     return replayed;
   }
 
+  /** Resolves once every batch handed over so far has gone through (call it after the log's `close`: then no write
+   *  is left to settle, and what the settled ones hold is queued). */
+  idle(): Promise<void> {
+    return this.backlog.idle();
+  }
+
   /** Events accepted and not pushed yet. */
   get pending(): number {
     return this.backlog.pending;

@@ -267,6 +267,7 @@ export class StreamService {
     await this.catalog.files.close();
     // Every batch acknowledged so far is written; the last round then covers them all and drops the journal.
     await this.journal.close();
+    await this.gateway.idle();
     if (this.cluster === null) this.snapshotter.write();
     await this.snapshotter.close();
     await this.outputs.close();
