@@ -3,7 +3,8 @@
  * OTLP traces. Each URL prefix is a scope with the part's error handling: stream domain errors map to statuses
  * by reason, errors are `{"error": ...}`, and a JSON body that fails its schema is worded as Mirabelle words it
  * (`field config is missing`). Push bodies are checked as an envelope only (`events` present); the events are
- * checked by the decoder as it reads them, so that a push costs no per-event schema validation. Remote write and
+ * checked by the decoder as it reads them, so that a push costs no per-event schema validation (Fluent Bit's records
+ * are validated by their schema, each refusal naming the record; the decoder reads their dates). Remote write and
  * OTLP take the raw body whatever its content type (their scopes swap the body parsers) and keep their
  * hand-written decoders.
  */
@@ -52,6 +53,7 @@ const MessageWithWarnings = Type.Object({ message: Type.String(), warnings: Type
  * The OpenAPI documentation of the routes (src/server/openapi.ts) sits beside their schemas: `operation()` adds
  * only keys fastify ignores. The bodies that the ingest routes read by hand (events, protobuf, records) are
  * documented there too, never declared as `body`: a body schema would validate them, and refuse in other words.
+ * Fluent Bit's records are the exception: their schema is the route's `body`, worded by `describeArrayIssue`.
  */
 const unknownStream = streamError('unknown stream: `Stream <name> not found`');
 const owned = streamError('a stream of a stream file, which the API may not change: `stream <name> comes from the file <path>; change it there`');
@@ -80,6 +82,15 @@ const PushedEvent = Type.Object(
   { additionalProperties: true, title: 'Event' },
 );
 const Binary = Type.String({ format: 'binary' });
+/** Fluent Bit's `http` output with `format json`: validated by fastify, each refusal naming the record
+ *  (`records[2] must be an object, got a string`, see `describeValidationError`). */
+const FluentBitRecords = Type.Array(
+  Type.Object(
+    { date: Type.Optional(Type.Union([Type.Number(), Type.String(), Type.Null()], { description: 'epoch seconds (json_date_format double or epoch) or an ISO 8601 date' })) },
+    { additionalProperties: true, description: 'an object (one Fluent Bit record)' },
+  ),
+  { title: 'records', description: 'a JSON array of Fluent Bit records (http output, format json)' },
+);
 
 const schemas = {
   list: {
@@ -203,14 +214,14 @@ const schemas = {
   },
   fluentbit: {
     params: NameParams,
+    body: FluentBitRecords,
     ...operation({
       summary: 'Fluent Bit records',
       description: `What Fluent Bit's \`http\` output sends with \`format json\`, optionally \`Content-Encoding: gzip\` (\`compress gzip\`). Each record becomes an event; its \`date\` becomes \`time\`. ${DEFAULT_STREAM}`,
       tags: ['ingest'],
-      body: { schema: Type.Array(Type.Object({ date: Type.Optional(Type.Union([Type.Number(), Type.String()], { description: 'seconds, or an ISO 8601 date' })) }, { additionalProperties: true })) },
       responses: {
         200: 'processed (empty body)',
-        400: streamError('not a JSON array of objects, or broken gzip'),
+        400: streamError('not a JSON array of objects, a `date` that is not a time (the message names the record), or broken gzip'),
         404: unknownStream,
         413: streamError('inflates past `http.body-limit`'),
         415: streamError('another content encoding'),
@@ -374,6 +385,31 @@ function rawBody(request: FastifyRequest): Buffer {
   return Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
 }
 
+interface BodySchema {
+  type?: string;
+  title?: string;
+  description?: string;
+  required?: string[];
+  properties?: Record<string, { description?: string }>;
+  items?: BodySchema;
+}
+
+/** `records[2].date must be <the field's description>, got true`: the element and field at the issue's path. */
+function describeArrayIssue(body: BodySchema, instancePath: string, received: unknown): string {
+  const [index, field] = instancePath.slice(1).split('/');
+  if (index === undefined || index === '' || !Array.isArray(received)) return `the body must be ${body.description ?? 'an array'}`;
+  const element: unknown = received[Number(index)];
+  if (field === undefined) return `${body.title ?? 'items'}[${index}] must be ${body.items?.description ?? 'valid'}, got ${describeJson(element)}`;
+  const value: unknown = typeof element === 'object' && element !== null ? (element as Record<string, unknown>)[field] : undefined;
+  return `${body.title ?? 'items'}[${index}].${field} must be ${body.items?.properties?.[field]?.description ?? 'valid'}, got ${describeJson(value)}`;
+}
+
+function describeJson(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : JSON.stringify(value);
+}
+
 interface SchemaIssue {
   keyword?: string;
   instancePath?: string;
@@ -386,8 +422,9 @@ interface SchemaIssue {
  */
 function describeValidationError(error: FastifyError, request: FastifyRequest): ErrorAnswer {
   const issue = (error.validation?.[0] ?? {}) as SchemaIssue;
-  const body = request.routeOptions.schema?.body as { required?: string[]; properties?: Record<string, { description?: string }> } | undefined;
+  const body = request.routeOptions.schema?.body as BodySchema | undefined;
   if (error.validationContext !== 'body' || body === undefined) return { statusCode: 400, message: `Invalid request: ${error.message}` };
+  if (body.type === 'array') return { statusCode: 400, message: describeArrayIssue(body, issue.instancePath ?? '', request.body) };
   // Read the body itself rather than the validator's report: validators word a missing property differently.
   const fields = request.body !== null && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
   const missing = body.required?.find((name) => fields[name] === undefined);

@@ -60,6 +60,12 @@ describe('POST /api/v1/fluentbit/<name>', () => {
     expect(((await bad.json()) as { error: string }).error).toMatch(/^records\[0\]\.date must be epoch seconds/);
     const notArray = await server.request('/api/v1/fluentbit/logs', json('POST', { log: 'x' }));
     expect(notArray.status).toBe(400);
+    expect(await notArray.json()).toEqual({ error: 'the body must be a JSON array of Fluent Bit records (http output, format json)' });
+    const notObject = await server.request('/api/v1/fluentbit/logs', json('POST', [{ date: 1 }, 'text']));
+    expect(await notObject.json()).toEqual({ error: 'records[1] must be an object (one Fluent Bit record), got "text"' });
+    const badDate = await server.request('/api/v1/fluentbit/logs', json('POST', [{ log: 'a' }, { date: true }]));
+    expect(badDate.status).toBe(400);
+    expect(await badDate.json()).toEqual({ error: 'records[1].date must be epoch seconds (json_date_format double or epoch) or an ISO 8601 date, got true' });
     const unknown = await server.request('/api/v1/fluentbit/nope', json('POST', []));
     expect(unknown.status).toBe(404);
   });

@@ -12,16 +12,13 @@ import { rfc3339ToNs } from './json.ts';
 const DATE_KEY = 'date';
 const NO_OFFSET = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?$/;
 
-export function eventsFromFluentBit(body: unknown): Event[] {
-  if (!Array.isArray(body)) throw new IngestError('the body must be a JSON array of Fluent Bit records (http output, format json)');
+/** A record as the route's body schema admits it (src/stream/routes.ts): an object, `date` a number, a string or null. */
+export type FluentBitRecord = Event & { date?: number | string | null };
+
+export function eventsFromFluentBit(records: FluentBitRecord[]): Event[] {
   let now = -1;
-  for (let i = 0; i < body.length; i++) {
-    const record: unknown = body[i];
-    if (typeof record !== 'object' || record === null || Array.isArray(record)) {
-      throw new IngestError(`records[${i}] must be an object, got ${record === null ? 'null' : Array.isArray(record) ? 'an array' : typeof record}`);
-    }
-    const event = record as Event;
-    const date: unknown = event[DATE_KEY];
+  for (const [i, event] of records.entries()) {
+    const date = event[DATE_KEY];
     if (date === undefined || date === null) {
       if (now < 0) now = nowNs();
       event.time = now;
@@ -30,10 +27,10 @@ export function eventsFromFluentBit(body: unknown): Event[] {
     }
     delete event[DATE_KEY];
   }
-  return body as Event[];
+  return records;
 }
 
-function dateToNs(date: unknown, index: number): number {
+function dateToNs(date: number | string, index: number): number {
   if (typeof date === 'number' && Number.isFinite(date)) return Math.round(date * 1e9);
   if (typeof date === 'string') {
     const ns = rfc3339ToNs(NO_OFFSET.test(date) ? `${date}Z` : date);
