@@ -11,7 +11,8 @@ import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { ConfigError } from '../common/config-error.ts';
 import { durationMs, readConfigFile } from './values.ts';
 import { describeSchemaError, jsonPointerToKey } from '../common/schema-errors.ts';
-import { CHECK_KEYS, CheckValidationError, type KeyedCheck, kindOfConfigKey, parseCheck } from '../healthcheck/kinds/index.ts';
+import { CHECK_KEYS, CheckValidationError, DEFAULT_LABEL_LIMITS, type KeyedCheck, kindOfConfigKey, type LabelLimits, parseCheck } from '../healthcheck/kinds/index.ts';
+import { DEFAULT_MAX_PENDING_RESULTS } from '../healthcheck/result-store.ts';
 import type { HealthcheckSettings } from '../healthcheck/settings.ts';
 import { type MaintenanceWindow, parseWindow } from '../healthcheck/maintenance.ts';
 import { type OutputSettings, resolveOutputs } from '../stream/outputs/schema.ts';
@@ -187,7 +188,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
         }
       : undefined;
   const streams = raw.streams ?? {};
-  const checks = parseChecks(file, raw);
+  const checks = parseChecks(file, raw, labelLimits(raw));
   return {
     file,
     dataDir,
@@ -212,6 +213,8 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       startTickMs: startTick(file, raw.healthchecks?.['start-tick']),
       historySize: raw.healthchecks?.['history-size'] ?? 100,
       writeDelayS: writeDelay(file, raw.healthchecks?.['write-delay']),
+      maxPendingResults: raw.healthchecks?.['max-pending-results'] ?? DEFAULT_MAX_PENDING_RESULTS,
+      labelLimits: labelLimits(raw),
       commandChecksApi: raw.healthchecks?.['command-checks-api'] ?? 'auto',
       checks,
       maintenance: parseMaintenance(file, raw),
@@ -245,6 +248,16 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
           streams['fork-idle-timeout'] === undefined ? DEFAULT_STREAM_LIMITS.forkIdleNs : durationMs(file, 'streams.fork-idle-timeout', streams['fork-idle-timeout']) * 1e6,
       },
     },
+  };
+}
+
+/** The caps on every check's labels (docs/hardening.md, "Labels"). */
+function labelLimits(raw: ConfigFile): LabelLimits {
+  const settings = raw.healthchecks;
+  return {
+    maxLabels: settings?.['max-labels'] ?? DEFAULT_LABEL_LIMITS.maxLabels,
+    maxKeyBytes: settings?.['max-label-key-bytes'] ?? DEFAULT_LABEL_LIMITS.maxKeyBytes,
+    maxValueBytes: settings?.['max-label-value-bytes'] ?? DEFAULT_LABEL_LIMITS.maxValueBytes,
   };
 }
 
@@ -309,7 +322,7 @@ function parseMaintenance(file: string | null, raw: ConfigFile): MaintenanceWind
  * Parses every `*-checks` entry with its kind's own rules, so that a bad check fails the startup (or is
  * refused by a reload) with `<file>: http-checks[2].port: <problem>`. Names are unique across all lists.
  */
-function parseChecks(file: string | null, raw: ConfigFile): KeyedCheck[] {
+function parseChecks(file: string | null, raw: ConfigFile, limits: LabelLimits): KeyedCheck[] {
   const checks: KeyedCheck[] = [];
   const seen = new Map<string, string>();
   for (const key of CHECK_KEYS) {
@@ -318,7 +331,7 @@ function parseChecks(file: string | null, raw: ConfigFile): KeyedCheck[] {
       const at = `${key}[${i}]`;
       let def: KeyedCheck['def'];
       try {
-        def = parseCheck(kind, entry);
+        def = parseCheck(kind, entry, limits);
       } catch (error) {
         if (error instanceof CheckValidationError) throw new ConfigError(file, error.field === '' ? at : `${at}.${error.field}`, error.problem);
         throw error;

@@ -3,7 +3,7 @@
  * and the message the client sees), and the parsing of one definition or of a bulk body, worded as the API
  * answers (docs/http-api.md).
  */
-import { CHECK_KEYS, type CheckDefinition, type CheckKey, CheckValidationError, type KeyedCheck, type KindName, kindOfConfigKey, parseCheck } from './kinds/index.ts';
+import { CHECK_KEYS, type CheckDefinition, type CheckKey, CheckValidationError, type KeyedCheck, type KindName, kindOfConfigKey, type LabelLimits, parseCheck } from './kinds/index.ts';
 
 export const API_SOURCE = 'api';
 export const CONFIG_SOURCE = 'configuration';
@@ -43,12 +43,12 @@ export function startFailed(name: string, cause: string): HealthcheckError {
 }
 
 /** Parses one API definition of `kind`; a refusal is worded as the API answers it (`Invalid healthcheck configuration: ...`). */
-export function parseApiCheck(kind: KindName, raw: unknown, where = ''): CheckDefinition {
+export function parseApiCheck(kind: KindName, raw: unknown, labelLimits: LabelLimits, where = ''): CheckDefinition {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new HealthcheckError('invalid', `Invalid healthcheck configuration: ${where}the definition must be a JSON object`);
   }
   try {
-    return parseCheck(kind, raw);
+    return parseCheck(kind, raw, labelLimits);
   } catch (error) {
     if (error instanceof CheckValidationError) throw new HealthcheckError('invalid', `Invalid healthcheck configuration: ${where}${error.message}`);
     throw error;
@@ -56,7 +56,7 @@ export function parseApiCheck(kind: KindName, raw: unknown, where = ''): CheckDe
 }
 
 /** Validates a whole bulk payload; the first problem names the list, the position, the check and the field. */
-export function parseBulk(body: unknown): KeyedCheck[] {
+export function parseBulk(body: unknown, labelLimits: LabelLimits): KeyedCheck[] {
   const invalid = (text: string) => new HealthcheckError('invalid', `Invalid healthcheck configuration: ${text}`);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw invalid(`the body must be an object with the lists ${CHECK_KEYS.join(', ')}`);
@@ -74,7 +74,7 @@ export function parseBulk(body: unknown): KeyedCheck[] {
       const at = `${key}[${i}]`;
       const name = (raw as { name?: unknown } | null)?.name;
       const which = typeof name === 'string' ? `check ${JSON.stringify(name)} (${at})` : at;
-      const def = parseApiCheck(kindOfConfigKey(key), raw, `${which}: `);
+      const def = parseApiCheck(kindOfConfigKey(key), raw, labelLimits, `${which}: `);
       if (def.oneOff) throw invalid(`${which}: one-off: one-off healthchecks are not supported in bulk requests`);
       const first = seen.get(def.name);
       if (first !== undefined) throw invalid(`${which}: name: duplicate name ${JSON.stringify(def.name)} (also ${first})`);

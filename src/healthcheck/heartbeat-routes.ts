@@ -2,7 +2,11 @@
  * The reports of heartbeat checks (docs/checks.md, "Heartbeat checks"): `POST` or `GET /api/v1/heartbeat/<name>`
  * is a success, `/api/v1/heartbeat/<name>/fail` a failure whose message is the first 4 KiB of the body. Any body
  * type is taken (a job pipes its log with `curl --data-binary @-`); the report is committed before the answer.
+ * Of a body, at most its first 64 KiB are read into memory and the rest is discarded as it comes, whatever
+ * `http.body-limit`: a job's whole log is still a report, as healthchecks.io still counts a ping whose body it cuts
+ * (docs/hardening.md, "Heartbeat floods").
  */
+import type { Readable } from 'node:stream';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { registerPartScope } from '../server/errors.ts';
@@ -11,6 +15,8 @@ import { healthcheckErrors } from './routes.ts';
 import type { HealthcheckService } from './service.ts';
 
 export const MAX_HEARTBEAT_MESSAGE_BYTES = 4096;
+/** The most of a report's body held in memory. */
+export const MAX_HEARTBEAT_BODY_BYTES = 64 * 1024;
 const DEFAULT_FAILURE = 'failure reported';
 
 type Report = FastifyRequest<{ Params: { name: string } }>;
@@ -22,11 +28,35 @@ export function failureMessage(body: unknown): string {
   return text === '' ? DEFAULT_FAILURE : text;
 }
 
+/** Hands `done` the first MAX_HEARTBEAT_BODY_BYTES of the body as soon as they (or the end) came; the rest flows on unread. */
+function readBodyHead(payload: Readable, done: (error: Error | null, body?: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let settled = false;
+  const settle = (error: Error | null) => {
+    if (settled) return;
+    settled = true;
+    payload.removeListener('data', onData);
+    // Whatever is left is read and dropped, so that the connection can carry the next request.
+    payload.resume();
+    done(error, error === null ? Buffer.concat(chunks, size) : undefined);
+  };
+  const onData = (chunk: Buffer) => {
+    const kept = Math.min(chunk.length, MAX_HEARTBEAT_BODY_BYTES - size);
+    if (kept > 0) chunks.push(chunk.subarray(0, kept));
+    size += kept;
+    if (size >= MAX_HEARTBEAT_BODY_BYTES) settle(null);
+  };
+  payload.on('data', onData);
+  payload.once('end', () => settle(null));
+  payload.once('error', (error: Error) => settle(error));
+}
+
 export function heartbeatRoutes(service: HealthcheckService): FastifyPluginAsync {
   return async (app) => {
     await registerPartScope(app, '/api/v1/heartbeat', healthcheckErrors, (scope) => {
       scope.removeAllContentTypeParsers();
-      scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+      scope.addContentTypeParser('*', (_request, payload, done) => readBodyHead(payload, done));
       const success = async (request: Report) => {
         service.reportHeartbeat(request.params.name, true, 'heartbeat received');
         return { message: 'ok' };
@@ -48,7 +78,8 @@ export function heartbeatRoutes(service: HealthcheckService): FastifyPluginAsync
       });
       const failureDoc = operation({
         summary: 'Report a failure to a heartbeat check',
-        description: 'A job failed: the check records a failure now, its message the first 4 KiB of the body (any content type; `failure reported` without one).',
+        description:
+          'A job failed: the check records a failure now, its message the first 4 KiB of the body (any content type, any length: past 64 KiB the body is discarded unread; `failure reported` without one).',
         tags: ['healthchecks'],
         params: nameParams('the heartbeat check'),
         body: { schema: Type.String({ description: 'the failure message (first 4 KiB kept)' }), contentTypes: ['text/plain', 'application/octet-stream'] },

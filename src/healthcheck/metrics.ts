@@ -13,8 +13,9 @@
  * (240,000 samples) is string concatenation over label text escaped once when the check was added. As with
  * prom-client, a check's series appear with its first run, and a status series with its first run of that status.
  */
-import { Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { registerTextCollector } from '../server/metrics.ts';
+import type { FoldReason } from './pending-results.ts';
 
 /** Upstream's buckets (docs/http-api.md, metrics). */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
@@ -45,6 +46,29 @@ function escapeLabelValue(value: string): string {
 }
 
 /** One check's series: its label text (escaped once) and the numbers its runs add to. */
+/**
+ * `healthcheck_pending_results`, the raw results waiting to be written, and
+ * `healthcheck_results_folded_total{reason}`, the raw results not kept (their runs still count in the aggregates;
+ * docs/hardening.md, "Heartbeat floods"). Returns the counter's increment.
+ */
+export function pendingResultMetrics(registry: Registry, pending: () => number): (reason: FoldReason) => void {
+  new Gauge({
+    name: 'healthcheck_pending_results',
+    help: 'Raw healthcheck results waiting in memory to be written to SQLite.',
+    registers: [registry],
+    collect() {
+      this.set(pending());
+    },
+  });
+  const folded = new Counter({
+    name: 'healthcheck_results_folded_total',
+    help: 'Raw healthcheck results not kept (history_size: their check had history-size newer ones waiting; pending_full: healthchecks.max-pending-results were waiting); their runs still count in the uptime aggregates.',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  return (reason) => folded.inc({ reason });
+}
+
 export class CheckSeries {
   /** `name="…",<label>="…"`: the labels every series of the check carries. */
   readonly labelText: string;

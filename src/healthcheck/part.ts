@@ -45,12 +45,14 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
       ? new (await import('../cluster/node.ts')).ClusterNode(config.cluster, await clusterConfigHash(config), packageVersion(), log.child({ part: 'cluster' }), metrics.registry)
       : null;
     if (cluster) seams.onCluster?.(cluster);
+    let current = config;
     const calendar = new MaintenanceCalendar();
     const maintenance = new MaintenanceApi(calendar, new MaintenanceStore(db));
     maintenance.load(config.healthchecks.maintenance, log);
     const discovery = new HttpDiscovery(
       {
-        parse: parseBulk,
+        // The caps in force when a payload comes (restored at startup, or polled after a reload).
+        parse: (payload) => parseBulk(payload, current.healthchecks.labelLimits),
         apply: (source, checks, persist) => (service as HealthcheckService).applySource(source, checks, persist),
       },
       new DiscoveryStore(db),
@@ -68,7 +70,6 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
       maintenance: calendar,
     });
     const running = service;
-    let current = config;
     return {
       name: 'healthchecks',
       routes: async (app) => {
@@ -97,11 +98,11 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
       },
       reload: async (next) => {
         await running.reload(next);
+        current = next;
         calendar.setConfig(next.healthchecks.maintenance);
         if (cluster) cluster.setConfigHash(await clusterConfigHash(next));
         await exporters.apply(next.exporters);
         await discovery.reload(next.discovery);
-        current = next;
       },
       stop: async () => {
         await discovery.stop();

@@ -25,7 +25,7 @@ export class HealthcheckRepository {
     const nowS = options.nowS ?? (() => Math.floor(Date.now() / 1000));
     this.definitions = new DefinitionStore(db, nowS);
     this.results = new ResultStore(db, options);
-    this.uptimes = new UptimeReads(db, () => this.results.buffered(), nowS);
+    this.uptimes = new UptimeReads(db, this.results.pending, nowS);
   }
 
   start(): void {
@@ -95,16 +95,16 @@ export class HealthcheckRepository {
     this.results.record(result);
   }
 
+  writeDue(): Promise<void> {
+    return this.results.writeDue();
+  }
+
   dropBuffered(names: ReadonlySet<string>): void {
     this.results.dropBuffered(names);
   }
 
   flush(): void {
     this.results.flush();
-  }
-
-  writeDue(): void {
-    this.results.writeDue();
   }
 
   history(name: string, limit: number): HistoryEntry[] {

@@ -2,34 +2,46 @@
  * The results of the healthcheck part in SQLite: the latest result of every check, the last `history-size` raw
  * results per check, and the hourly / daily aggregates they add to. Knows nothing of HTTP or of scheduling.
  *
- * Results are buffered and written per
- * check in groups: once a second, the checks whose oldest buffered result is `writeDelayS` old have all their
- * buffered results written, in one transaction for all of them (and everything is written at stop, before a
- * mutation, and when `maxBuffered` results wait). A group of n results of one check costs one history insert per
- * result but one trim, one latest-result upsert and one aggregate upsert, and it dirties the check's pages once:
- * SQLite's cost is per page written, so a group of 3 costs about half of 3 single writes (docs/performance.md,
- * "Result writes"). Everything stays bounded: history is trimmed per check in the same transaction, and a check's
- * aggregates older than their retention are pruned when the check opens a new hour.
- * Reads (history, uptime) see the buffered results too: they merge the buffer into what the database holds,
- * so a read never forces a write.
+ * Results wait in memory (src/healthcheck/pending-results.ts: at most `history-size` raw results per check and
+ * `max-pending-results` in all, every run summed in its hour) and are written per check in groups: once a second,
+ * the checks whose oldest waiting result is `writeDelayS` old have what they hold written (and everything at stop,
+ * before a mutation, and as soon as the cap is reached). A group of n results of one check costs one history insert
+ * per result but one trim, one latest-result upsert and one aggregate upsert per hour, and it dirties the check's
+ * pages once: SQLite's cost is per page written, so a group of 3 costs about half of 3 single writes
+ * (docs/performance.md, "Result writes"). The periodic writes go in slices of at most 8 ms, one transaction each,
+ * with the event loop free between two (docs/hardening.md, "Heartbeat floods"). Everything stays bounded: history
+ * is trimmed per check as it is written, and a check's aggregates older than their retention are pruned when the
+ * check opens a new hour.
+ * Reads (history, uptime) see the waiting results too: they merge them into what the database holds, so a read
+ * never forces a write.
  */
 import { eq, getTableName, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { healthcheckHistory, healthcheckResults, healthcheckUptime, heartbeatReports } from '../db/schema.ts';
-import { type CheckResult, DAILY_RETENTION_S, DAY_S, HOUR_S, type HistoryEntry, HOURLY_RETENTION_S } from './result-types.ts';
+import { type FoldReason, type PendingCheck, PendingResults } from './pending-results.ts';
+import { type CheckResult, DAILY_RETENTION_S, DAY_S, type HistoryEntry, HOURLY_RETENTION_S } from './result-types.ts';
+
+/** `healthchecks.max-pending-results`: raw results held for all checks until they are written. */
+export const DEFAULT_MAX_PENDING_RESULTS = 100_000;
+/** A slice of the periodic writes holds the event loop about this long, then commits and yields. */
+const SLICE_MS = 8;
+/** Rows of one check written between two looks at the clock. */
+const ROWS_PER_STEP = 256;
 
 export interface RepositoryOptions {
   historySize: number;
   /** How often the due groups are written. */
   flushIntervalMs?: number;
-  /** A check's results are written once its oldest buffered one is this old (`healthchecks.write-delay`). */
+  /** A check's results are written once its oldest waiting one is this old (`healthchecks.write-delay`). */
   writeDelayS?: number;
-  /** Everything is written as soon as this many results are buffered. */
-  maxBuffered?: number;
+  /** Raw results held for all checks (`healthchecks.max-pending-results`); everything is written when reached. */
+  maxPendingResults?: number;
   /** Unix seconds; injectable for tests. */
   nowS?: () => number;
-  /** A periodic flush failed (disk full, database locked for too long); the batch is lost. */
+  /** A periodic write failed (disk full, database locked for too long); the slice is lost. */
   onFlushError?: (error: unknown) => void;
+  /** A raw result was not kept (its run still counts in the aggregates). */
+  onFolded?: (reason: FoldReason) => void;
 }
 
 /**
@@ -42,18 +54,19 @@ interface StoredState {
   historyRows: number;
 }
 
-
 export class ResultStore {
-  private buffer: CheckResult[] = [];
+  readonly pending: PendingResults;
   private flushTimer: ReturnType<typeof setInterval> | null = null;
-  /** What the flush keeps per check: the hour it last wrote an aggregate for, and its history rows. */
+  /** The writes under way (`all`: every waiting check, not only the due ones) and their end, or none. */
+  private round: { all: boolean; done: Promise<void> } | null = null;
+  /** What the writes keep per check: the hour it last wrote an aggregate for, and its history rows. */
   private readonly stored = new Map<string, StoredState>();
   private readonly flushIntervalMs: number;
   private readonly writeDelayS: number;
-  private readonly maxBuffered: number;
   private readonly nowS: () => number;
   private readonly statements;
-  private readonly writeBatch: (batch: CheckResult[]) => void;
+  private readonly writeAll: () => void;
+  private readonly writeSliceOf: (all: boolean, cutoffS: number) => boolean;
 
   constructor(
     private readonly db: Db,
@@ -61,10 +74,13 @@ export class ResultStore {
   ) {
     this.flushIntervalMs = options.flushIntervalMs ?? 1000;
     this.writeDelayS = options.writeDelayS ?? 0;
-    this.maxBuffered = options.maxBuffered ?? 200_000;
     this.nowS = options.nowS ?? (() => Math.floor(Date.now() / 1000));
+    this.pending = new PendingResults(options.historySize, options.maxPendingResults ?? DEFAULT_MAX_PENDING_RESULTS, options.onFolded ?? (() => undefined));
     this.statements = this.prepareStatements();
-    this.writeBatch = this.db.$client.transaction((batch: CheckResult[]) => this.writeResults(batch));
+    this.writeAll = this.db.$client.transaction(() => {
+      for (const [name, check] of this.pending.entries()) this.writeCheck(name, check, Infinity);
+    });
+    this.writeSliceOf = this.db.$client.transaction((all: boolean, cutoffS: number) => this.writeSlice(all, cutoffS));
   }
 
   /**
@@ -101,23 +117,22 @@ export class ResultStore {
     };
   }
 
-  /** Starts the periodic flush. */
+  /** Starts the periodic writes. */
   start(): void {
     if (this.flushTimer !== null) return;
-    this.flushTimer = setInterval(() => this.flushReportingErrors(false), this.flushIntervalMs);
+    this.flushTimer = setInterval(() => {
+      const [oldest] = this.pending.entries();
+      if (oldest !== undefined && oldest[1].sinceS <= this.nowS() - this.writeDelayS) void this.writeDue();
+    }, this.flushIntervalMs);
     this.flushTimer.unref();
   }
 
-  /** Writes what is buffered and stops the periodic flush. */
+  /** Writes what is waiting and stops the periodic writes. */
   stop(): void {
     if (this.flushTimer !== null) clearInterval(this.flushTimer);
     this.flushTimer = null;
+    this.round = null;
     this.flush();
-  }
-
-  /** The results not written yet, oldest first (the reads merge them with what the database holds). */
-  buffered(): readonly CheckResult[] {
-    return this.buffer;
   }
 
   // Results
@@ -138,110 +153,98 @@ export class ResultStore {
     }));
   }
 
-  /** Buffers a result; it reaches the database at the next flush. */
+  /** Keeps a result for the next write of its check; at the cap, every waiting check is written (in slices). */
   record(result: CheckResult): void {
-    this.buffer.push(result);
-    if (this.buffer.length >= this.maxBuffered) this.flushReportingErrors(true);
+    this.pending.add(result);
+    if (this.pending.full) void this.startRound(true);
   }
 
-  private flushReportingErrors(all: boolean): void {
-    try {
-      if (all) this.flush();
-      else this.writeDue();
-    } catch (error) {
-      this.options.onFlushError?.(error);
-    }
+  /** Writes the due checks in slices (the periodic writes); resolves when none is left. */
+  writeDue(): Promise<void> {
+    return this.startRound(false);
   }
 
-  /** Drops the buffered results of checks that were just removed, so that no flush writes them back. */
+  /** Drops the waiting results of checks that were just removed, so that no write brings them back. */
   dropBuffered(names: ReadonlySet<string>): void {
-    if (this.buffer.length > 0) this.buffer = this.buffer.filter((result) => !names.has(result.name));
+    for (const name of names) this.pending.remove(name);
   }
 
-  /** Writes every buffered result. */
+  /** Writes every waiting result now, in one transaction (stop, and before a mutation of the checks). */
   flush(): void {
-    if (this.buffer.length === 0) return;
-    const batch = this.buffer;
-    this.buffer = [];
-    this.writeBatch(batch);
+    if (!this.pending.empty) this.writeAll();
+  }
+
+  private startRound(all: boolean): Promise<void> {
+    if (this.round !== null) {
+      this.round.all ||= all;
+      return this.round.done;
+    }
+    let end = () => {};
+    const round = { all, done: new Promise<void>((resolve) => (end = resolve)) };
+    this.round = round;
+    const next = () => {
+      if (this.round !== round) return end();
+      let more = false;
+      try {
+        more = this.writeSliceOf(round.all, this.nowS() - this.writeDelayS);
+      } catch (error) {
+        // The slice is rolled back and what it took is lost; the row counts are read again.
+        this.stored.clear();
+        this.options.onFlushError?.(error);
+      }
+      if (more) return setImmediate(next);
+      this.round = null;
+      end();
+    };
+    setImmediate(next);
+    return round.done;
   }
 
   /**
-   * Writes the groups that are due: every buffered result of the checks whose oldest buffered result is
-   * `writeDelayS` old. The buffer is in arrival order, so the due checks are found among its oldest entries.
+   * One slice of a round, in its transaction: the due checks (every waiting one when `all`), oldest first, until
+   * about SLICE_MS have passed; a check with many rows may be written over several slices. True when some are left.
    */
-  writeDue(): void {
-    const buffer = this.buffer;
-    if (buffer.length === 0) return;
-    const cutoff = this.nowS() - this.writeDelayS;
-    if ((buffer[0] as CheckResult)['healthcheck-timestamp'] > cutoff) return;
-    const due = new Set<string>();
-    for (let i = 0; i < buffer.length; i++) {
-      const result = buffer[i] as CheckResult;
-      if (result['healthcheck-timestamp'] > cutoff) break;
-      due.add(result.name);
+  private writeSlice(all: boolean, cutoffS: number): boolean {
+    const deadline = performance.now() + SLICE_MS;
+    for (const [name, check] of this.pending.entries()) {
+      if (!all && check.sinceS > cutoffS) return false;
+      if (performance.now() >= deadline) return true;
+      while (!this.writeCheck(name, check, ROWS_PER_STEP)) {
+        if (performance.now() >= deadline) return true;
+      }
     }
-    const batch: CheckResult[] = [];
-    const kept: CheckResult[] = [];
-    for (let i = 0; i < buffer.length; i++) {
-      const result = buffer[i] as CheckResult;
-      (due.has(result.name) ? batch : kept).push(result);
-    }
-    this.buffer = kept;
-    this.writeBatch(batch);
+    return false;
   }
 
-  /** One transaction for the whole batch, check by check; the batch is not referenced once it is written. */
-  private writeResults(batch: CheckResult[]): void {
-    const groups = new Map<string, CheckResult[]>();
-    for (let i = 0; i < batch.length; i++) {
-      const result = batch[i] as CheckResult;
-      const group = groups.get(result.name);
-      if (group === undefined) groups.set(result.name, [result]);
-      else group.push(result);
-    }
-    for (const [name, group] of groups) this.writeGroup(name, group);
-  }
-
-  /** A check's results, oldest first: each in the history, the newest as latest, and their aggregates summed. */
-  private writeGroup(name: string, group: CheckResult[]): void {
+  /**
+   * Writes up to `maxRows` of a check's waiting raw results, oldest first, into its history (trimmed to
+   * history-size); once none is left, its aggregates and its latest result too, and forgets what it had waiting.
+   * True when the check is done.
+   */
+  private writeCheck(name: string, check: PendingCheck, maxRows: number): boolean {
     const s = this.statements;
     let state = this.stored.get(name);
     if (state === undefined) {
       state = { hour: -1, historyRows: (s.countHistory.get(name) as { n: number }).n };
       this.stored.set(name, state);
     }
-    // Runs, successes, total, min and max duration of the hour being summed, written when the hour changes.
-    let hour = -1;
-    let runs = 0;
-    let successes = 0;
-    let total = 0;
-    let min = 0;
-    let max = 0;
-    for (let i = 0; i < group.length; i++) {
-      const result = group[i] as CheckResult;
-      const timestampS = result['healthcheck-timestamp'];
-      const durationMs = result.duration;
-      const success = result.success ? 1 : 0;
-      s.insertHistory.run(name, success, timestampS, durationMs, result.message, result.maintenance ? 1 : 0, result.node ?? null);
-      // A result in maintenance counts in no uptime ratio nor duration aggregate (docs/checks.md).
-      if (result.maintenance) continue;
-      const resultHour = timestampS - (timestampS % HOUR_S);
-      if (resultHour !== hour) {
-        if (runs > 0) this.writeAggregates(name, hour, runs, successes, total, min, max);
-        hour = resultHour;
-        runs = successes = total = 0;
-        min = Infinity;
-        max = -Infinity;
-      }
-      runs++;
-      successes += success;
-      total += durationMs;
-      if (durationMs < min) min = durationMs;
-      if (durationMs > max) max = durationMs;
+    const rows = this.pending.takeOldest(check, maxRows);
+    for (let i = 0; i < rows.length; i++) {
+      const result = rows[i] as CheckResult;
+      s.insertHistory.run(name, result.success ? 1 : 0, result['healthcheck-timestamp'], result.duration, result.message, result.maintenance ? 1 : 0, result.node ?? null);
     }
-    if (runs > 0) this.writeAggregates(name, hour, runs, successes, total, min, max);
-    const latest = group[group.length - 1] as CheckResult;
+    state.historyRows += rows.length;
+    if (state.historyRows > this.options.historySize) {
+      s.trimHistory.run(name, state.historyRows - this.options.historySize);
+      state.historyRows = this.options.historySize;
+    }
+    if (check.results.length > 0) return false;
+    let newestHour = -1;
+    for (const hour of check.hours) {
+      this.writeAggregates(name, hour.hour, hour.runs, hour.successes, hour.totalMs, hour.minMs, hour.maxMs);
+      if (hour.hour > newestHour) newestHour = hour.hour;
+    }
+    const latest = check.latest;
     s.upsertResult.run(
       name,
       latest.success ? 1 : 0,
@@ -254,16 +257,13 @@ export class ResultStore {
       latest.maintenance ? 1 : 0,
       latest.node ?? null,
     );
-    state.historyRows += group.length;
-    if (state.historyRows > this.options.historySize) {
-      s.trimHistory.run(name, state.historyRows - this.options.historySize);
-      state.historyRows = this.options.historySize;
+    if (newestHour !== -1 && state.hour !== newestHour) {
+      state.hour = newestHour;
+      s.pruneUptime.run(name, 'hour', newestHour - HOURLY_RETENTION_S);
+      s.pruneUptime.run(name, 'day', newestHour - DAILY_RETENTION_S);
     }
-    if (hour !== -1 && state.hour !== hour) {
-      state.hour = hour;
-      s.pruneUptime.run(name, 'hour', hour - HOURLY_RETENTION_S);
-      s.pruneUptime.run(name, 'day', hour - DAILY_RETENTION_S);
-    }
+    this.pending.remove(name);
+    return true;
   }
 
   /** Adds one hour's runs of a check to its hourly and daily aggregates (an hour lies within one day). */
@@ -271,15 +271,12 @@ export class ResultStore {
     this.statements.upsertUptime.run(name, hour, runs, successes, total, min, max, name, hour - (hour % DAY_S), runs, successes, total, min, max);
   }
 
-  /** Newest first: the buffered results of the check, then the stored ones. */
+  /** Newest first: the waiting results of the check, then the stored ones. */
   history(name: string, limit: number): HistoryEntry[] {
     const max = Math.min(limit, this.options.historySize);
     const entries: HistoryEntry[] = [];
-    for (let i = this.buffer.length - 1; i >= 0 && entries.length < max; i--) {
-      const result = this.buffer[i] as CheckResult;
-      if (result.name !== name) continue;
-      entries.push(historyEntry(result));
-    }
+    const waiting = this.pending.get(name)?.results ?? [];
+    for (let i = waiting.length - 1; i >= 0 && entries.length < max; i--) entries.push(historyEntry(waiting[i] as CheckResult));
     if (entries.length === max) return entries;
     const h = healthcheckHistory;
     const stored = this.db
@@ -299,14 +296,14 @@ export class ResultStore {
    */
   recentResults(names: readonly string[], limit: number): Map<string, HistoryEntry[]> {
     const byName = this.storedRecentResults(names, limit);
-    if (this.buffer.length === 0) return byName;
+    if (this.pending.size === 0) return byName;
     const max = Math.min(limit, this.options.historySize);
-    const wanted = new Set(names);
-    for (const result of this.buffer) {
-      if (!wanted.has(result.name)) continue;
-      let entries = byName.get(result.name);
-      if (entries === undefined) byName.set(result.name, (entries = []));
-      entries.push(historyEntry(result));
+    for (const name of names) {
+      const waiting = this.pending.get(name)?.results;
+      if (waiting === undefined || waiting.length === 0) continue;
+      let entries = byName.get(name);
+      if (entries === undefined) byName.set(name, (entries = []));
+      for (const result of waiting) entries.push(historyEntry(result));
     }
     for (const [name, entries] of byName) if (entries.length > max) byName.set(name, entries.slice(entries.length - max));
     return byName;

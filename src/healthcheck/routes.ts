@@ -14,7 +14,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type ErrorAnswer, type PartErrors, registerPartScope, SHADOWS_PARAMETRIC } from '../server/errors.ts';
 import { messageError, type Operation, operation } from '../server/openapi.ts';
 import { BulkBody, CheckListing, CheckResultSchema, Created, History, HistoryQuery, listOf, Message, NameParams, Uptime } from './api-schemas.ts';
-import { CHECK_KINDS, KIND_NAMES, type KindName } from './kinds/index.ts';
+import { CHECK_KINDS, DEFAULT_LABEL_LIMITS, KIND_NAMES, type KindName } from './kinds/index.ts';
 import { HealthcheckError, type HealthcheckErrorReason, type HealthcheckService, parseApiCheck, parseBulk, unknownKind } from './service.ts';
 
 export interface RouteOptions {
@@ -52,10 +52,11 @@ export const healthcheckErrors: PartErrors = {
     const definition = (request.routeOptions.config as Partial<CreateRouteConfig>).definition;
     if (error.validationContext === 'body' && definition !== undefined) {
       // The compiler's errors carry a path and a terse message only: the kind's own parse words the refusal
-      // the way the config file does (the field, the problem, "did you mean").
+      // the way the config file does (the field, the problem, "did you mean"). The shape fails before the label
+      // caps are looked at, so the default caps word it as well as the configured ones.
       try {
-        if (definition === 'bulk') parseBulk(request.body);
-        else parseApiCheck(definition, request.body);
+        if (definition === 'bulk') parseBulk(request.body, DEFAULT_LABEL_LIMITS);
+        else parseApiCheck(definition, request.body, DEFAULT_LABEL_LIMITS);
       } catch (refusal) {
         if (refusal instanceof HealthcheckError) return { statusCode: STATUS[refusal.reason], message: refusal.message };
         throw refusal;

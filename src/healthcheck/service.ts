@@ -12,8 +12,8 @@ import type { Registry } from 'prom-client';
 import { ConfigError } from '../common/config-error.ts';
 import { durationToMs } from '../common/duration.ts';
 import type { Db } from '../db/client.ts';
-import { type CheckDefinition, CheckFailure, type CheckJson, checkSummary, checkToJson, isKindName, type KeyedCheck, type Prepared, parseCheck } from './kinds/index.ts';
-import { HealthcheckMetrics } from './metrics.ts';
+import { type CheckDefinition, CheckFailure, type CheckJson, checkSummary, checkToJson, isKindName, type KeyedCheck, type LabelLimits, type Prepared, parseCheck } from './kinds/index.ts';
+import { HealthcheckMetrics, pendingResultMetrics } from './metrics.ts';
 import { CheckPrepareError, type ReconcilePlan, Reconciler, runsAlready } from './reconciler.ts';
 import { CheckRegistry, type ResultSink } from './registry.ts';
 import {
@@ -110,9 +110,12 @@ export class HealthcheckService {
     this.config = options.config;
     this.logger = options.logger;
     const settings = options.config.healthchecks;
+    const folded = pendingResultMetrics(options.registry, () => this.repository.results.pending.size);
     this.repository = new HealthcheckRepository(options.db, {
       historySize: settings.historySize,
       writeDelayS: settings.writeDelayS,
+      maxPendingResults: settings.maxPendingResults,
+      onFolded: folded,
       onFlushError: (error) => this.logger.error({ err: error }, `cannot write healthcheck results: ${(error as Error).message}`),
     });
     this.maintenance = options.maintenance ?? new MaintenanceCalendar();
@@ -162,7 +165,7 @@ export class HealthcheckService {
       }
       let def: CheckDefinition;
       try {
-        def = parseCheck(stored.kind, stored.definition);
+        def = parseCheck(stored.kind, stored.definition, this.labelLimits);
       } catch (error) {
         // Kept in the database untouched: a later version may read it again.
         this.logger.error({ err: error, name: stored.name }, `stored healthcheck ${stored.name} is not valid any more: ${(error as Error).message}`);
@@ -294,6 +297,11 @@ export class HealthcheckService {
     return this.config.healthchecks.historySize;
   }
 
+  /** The label caps every definition is validated with (they follow reloads). */
+  get labelLimits(): LabelLimits {
+    return this.config.healthchecks.labelLimits;
+  }
+
   // Mutations
 
   /**
@@ -302,7 +310,7 @@ export class HealthcheckService {
    */
   async create(kind: string, raw: unknown): Promise<CreateOutcome> {
     if (!isKindName(kind)) throw unknownKind(kind);
-    const def = parseApiCheck(kind, raw);
+    const def = parseApiCheck(kind, raw, this.labelLimits);
     if (def.oneOff) return { oneOff: true, ...(await this.runOneOff(def)) };
     await this.checks.exclusive(async () => {
       const existing = this.checks.get(def.name);
@@ -327,7 +335,7 @@ export class HealthcheckService {
    * a discovered check) is refused whole.
    */
   async bulk(body: unknown): Promise<void> {
-    const desired = parseBulk(body);
+    const desired = parseBulk(body, this.labelLimits);
     try {
       await this.reconciler.apply(API_SOURCE, desired, async (plan) => {
         // Checked here, under the registry's lock, so that a reload cannot slip a config name in meanwhile.
@@ -368,7 +376,7 @@ export class HealthcheckService {
       let def: CheckDefinition;
       try {
         if (!isKindName(kind)) throw new Error(`unknown kind ${JSON.stringify(kind)}`);
-        def = parseCheck(kind, definition);
+        def = parseCheck(kind, definition, this.labelLimits);
       } catch (error) {
         this.logger.error({ err: error }, `a replicated API check cannot run here: ${(error as Error).message}`);
         continue;
@@ -397,8 +405,13 @@ export class HealthcheckService {
   async reload(config: HealthcheckConfig): Promise<void> {
     const previous = this.config.healthchecks;
     const next = config.healthchecks;
-    if (previous.labels.join() !== next.labels.join() || previous.historySize !== next.historySize || previous.writeDelayS !== next.writeDelayS) {
-      this.logger.warn('changes to healthchecks-labels, healthchecks.history-size and healthchecks.write-delay take effect at the next restart');
+    if (
+      previous.labels.join() !== next.labels.join() ||
+      previous.historySize !== next.historySize ||
+      previous.writeDelayS !== next.writeDelayS ||
+      previous.maxPendingResults !== next.maxPendingResults
+    ) {
+      this.logger.warn('changes to healthchecks-labels, healthchecks.history-size, healthchecks.write-delay and healthchecks.max-pending-results take effect at the next restart');
     }
     this.checks.maxConcurrentRuns = next.maxConcurrentRuns;
     this.checks.startTickMs = next.startTickMs;

@@ -3,7 +3,7 @@
  * receives these and never reads or re-parses the file itself.
  */
 import type { CommandChecksApi } from './command-policy.ts';
-import type { KeyedCheck } from './kinds/index.ts';
+import type { KeyedCheck, LabelLimits } from './kinds/index.ts';
 import type { MaintenanceWindow } from './maintenance.ts';
 
 export interface HealthcheckSettings {
@@ -15,6 +15,10 @@ export interface HealthcheckSettings {
   historySize: number;
   /** `healthchecks.write-delay` in seconds: how long a check's results may wait to be written in a group. */
   writeDelayS: number;
+  /** `healthchecks.max-pending-results`: raw results held in memory for all checks until they are written. */
+  maxPendingResults: number;
+  /** `healthchecks.max-labels`, `max-label-key-bytes`, `max-label-value-bytes`, for every check of every source. */
+  labelLimits: LabelLimits;
   /** Whether the API may create command checks (src/healthcheck/command-policy.ts). */
   commandChecksApi: CommandChecksApi;
   /** The `*-checks` lists, parsed by their kinds, in file order, each with its key path (`http-checks[2]`). */

@@ -6,8 +6,8 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { healthcheckUptime } from '../db/schema.ts';
+import type { PendingRuns } from './pending-results.ts';
 import {
-  type CheckResult,
   DAY_S,
   type DurationBucket,
   HOUR_S,
@@ -21,8 +21,8 @@ import {
 export class UptimeReads {
   constructor(
     private readonly db: Db,
-    /** The results not written yet, oldest first. */
-    private readonly buffered: () => readonly CheckResult[],
+    /** The runs not written yet, per check and hour. */
+    private readonly pending: PendingRuns,
     private readonly nowS: () => number,
   ) {}
 
@@ -44,11 +44,9 @@ export class UptimeReads {
       .from(u)
       .where(and(eq(u.name, name), eq(u.granularity, 'hour'), sql`${u.periodStartS} >= ${oldest}`))
       .all();
-    // The buffered results, as one-run buckets: they count exactly as they will once flushed.
-    for (const result of this.buffered()) {
-      if (result.name !== name || result.maintenance) continue;
-      const d = result.duration;
-      rows.push({ periodStartS: hourOf(result['healthcheck-timestamp']), runs: 1, successes: result.success ? 1 : 0, durationTotalMs: d, durationMinMs: d, durationMaxMs: d });
+    // The waiting runs, per hour: they count exactly as they will once written.
+    for (const hour of this.pending.hoursOf(name)) {
+      rows.push({ periodStartS: hour.hour, runs: hour.runs, successes: hour.successes, durationTotalMs: hour.totalMs, durationMinMs: hour.minMs, durationMaxMs: hour.maxMs });
     }
     const windows = {} as Record<UptimeWindowName, UptimeWindow>;
     for (const [window, seconds] of Object.entries(UPTIME_WINDOWS) as [UptimeWindowName, number][]) {
@@ -108,23 +106,23 @@ export class UptimeReads {
       .all();
     // The results still waiting to be written count as they will once written.
     const counts = new Map(rows.map((row) => [row.name, row]));
-    for (const result of this.buffered()) {
-      if (result.maintenance) continue;
-      const timestampS = result['healthcheck-timestamp'];
-      let row = counts.get(result.name);
-      if (row === undefined) counts.set(result.name, (row = { name: result.name, runs24h: 0, ok24h: 0, runs7d: 0, ok7d: 0, runs30d: 0, ok30d: 0 }));
-      const ok = result.success ? 1 : 0;
-      if (timestampS >= since24h) {
-        row.runs24h++;
-        row.ok24h += ok;
-      }
-      if (timestampS - (timestampS % DAY_S) >= since7d) {
-        row.runs7d++;
-        row.ok7d += ok;
-      }
-      if (timestampS - (timestampS % DAY_S) >= since30d) {
-        row.runs30d++;
-        row.ok30d += ok;
+    for (const [name, hours] of this.pending.allHours()) {
+      if (hours.length === 0) continue;
+      let row = counts.get(name);
+      if (row === undefined) counts.set(name, (row = { name, runs24h: 0, ok24h: 0, runs7d: 0, ok7d: 0, runs30d: 0, ok30d: 0 }));
+      for (const { hour, runs, successes } of hours) {
+        if (hour >= since24h) {
+          row.runs24h += runs;
+          row.ok24h += successes;
+        }
+        if (hour - (hour % DAY_S) >= since7d) {
+          row.runs7d += runs;
+          row.ok7d += successes;
+        }
+        if (hour - (hour % DAY_S) >= since30d) {
+          row.runs30d += runs;
+          row.ok30d += successes;
+        }
       }
     }
     const ratio = (ok: number, runs: number) => (runs === 0 ? null : ok / runs);
@@ -143,22 +141,19 @@ export class UptimeReads {
     const buckets = this.storedDurationSeries(name, window);
     const step = window === '30d' ? DAY_S : HOUR_S;
     let added = false;
-    for (const result of this.buffered()) {
-      if (result.name !== name || result.maintenance) continue;
-      const timestampS = result['healthcheck-timestamp'];
-      const start = timestampS - (timestampS % step);
-      const d = result.duration;
+    for (const hour of this.pending.hoursOf(name)) {
+      const start = hour.hour - (hour.hour % step);
       let bucket = buckets.find((candidate) => candidate.start === start);
       if (bucket === undefined) {
-        bucket = { start, runs: 0, successes: 0, mean: 0, min: d, max: d };
+        bucket = { start, runs: 0, successes: 0, mean: 0, min: hour.minMs, max: hour.maxMs };
         buckets.push(bucket);
         added = true;
       }
-      bucket.mean = (bucket.mean * bucket.runs + d) / (bucket.runs + 1);
-      bucket.runs++;
-      if (result.success) bucket.successes++;
-      bucket.min = Math.min(bucket.min, d);
-      bucket.max = Math.max(bucket.max, d);
+      bucket.mean = (bucket.mean * bucket.runs + hour.totalMs) / (bucket.runs + hour.runs);
+      bucket.runs += hour.runs;
+      bucket.successes += hour.successes;
+      bucket.min = Math.min(bucket.min, hour.minMs);
+      bucket.max = Math.max(bucket.max, hour.maxMs);
     }
     if (added) buckets.sort((a, b) => a.start - b.start);
     return buckets;

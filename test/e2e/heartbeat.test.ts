@@ -1,9 +1,13 @@
 /**
  * Heartbeat checks end to end (docs/checks.md, "Heartbeat checks"): a job's reports through the real HTTP API,
- * the silence past interval + grace, `/fail` with a message, an unknown name, basic auth, and a restart that keeps
- * the last report (the silence is counted from it, not from the restart).
+ * the silence past interval + grace, `/fail` with a message, an unknown name, basic auth, a restart that keeps
+ * the last report (the silence is counted from it, not from the restart), and floods (docs/hardening.md,
+ * "Heartbeat floods"): bodies read up to 64 KiB, at most `history-size` results per check held and written.
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -106,4 +110,65 @@ describe('heartbeat checks', () => {
     const since = Date.parse(/since (\S+)/.exec(silent.message)?.[1] ?? '');
     expect(Math.abs(since - reportedAt)).toBeLessThan(1000);
   });
+
+  it('reads at most 64 KiB of a report: a larger body is cut, whatever http.body-limit, and the report counts', async () => {
+    const server = await start({ http: { 'body-limit': 1_048_576 }, 'heartbeat-checks': [{ name: 'noisy', interval: '1h' }] });
+    const fail = (body: Buffer) => server.request('/api/v1/heartbeat/noisy/fail', { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body });
+    const log = Buffer.from(`tar: write error\n${'y'.repeat(65 * 1024)}`);
+    expect((await fail(log)).status).toBe(200);
+    expect((await latest(server, 'noisy'))?.message).toBe(log.subarray(0, 4096).toString());
+    // Twice the body limit of every other route: a job's whole log is still a report, not a 413.
+    const huge = Buffer.alloc(2 * 1_048_576, 'z');
+    huge.write('out of memory\n');
+    const answer = await fail(huge);
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toEqual({ message: 'ok' });
+    expect((await latest(server, 'noisy'))?.message).toBe(huge.subarray(0, 4096).toString());
+    // The connection is still usable afterwards.
+    expect((await server.request('/api/v1/heartbeat/noisy', { method: 'POST' })).status).toBe(200);
+  });
+
+  it('holds and writes at most history-size results of a flooded check, and counts every report in its uptime', async () => {
+    const reports = 20_000;
+    const historySize = 25;
+    // write-delay 5m: nothing is written while the flood lasts, so what the process holds is what it keeps.
+    const server = await start({ healthchecks: { 'history-size': historySize, 'write-delay': '5m' }, 'heartbeat-checks': [{ name: 'flood', interval: '1h' }] });
+    const body = Buffer.from(`backup failed: ${'x'.repeat(4096 - 15)}`);
+    const pool = new Pool(server.url, { connections: 16, pipelining: 1 });
+    let sent = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (sent < reports) {
+          sent++;
+          const response = await pool.request({ path: '/api/v1/heartbeat/flood/fail', method: 'POST', headers: { 'content-type': 'text/plain' }, body });
+          await response.body.dump();
+          expect(response.statusCode).toBe(200);
+        }
+      }),
+    );
+    await pool.close();
+    const metrics = await (await server.request('/metrics')).text();
+    const sample = (series: string) => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(metrics)?.[1]);
+    expect(sample('healthcheck_pending_results')).toBe(historySize);
+    expect(sample('healthcheck_results_folded_total{reason="history_size"}')).toBe(reports - historySize);
+    const uptime = async () => ((await (await server.request('/api/v1/result/flood/uptime')).json()) as { uptime: Record<string, { runs: number; successes: number }> }).uptime;
+    expect((await uptime())['24h']).toMatchObject({ runs: reports, successes: 0 });
+    const history = ((await (await server.request('/api/v1/result/flood/history')).json()) as { result: Result[] }).result;
+    expect(history).toHaveLength(historySize);
+    expect(history.every((result) => result.message === body.toString())).toBe(true);
+
+    // SIGTERM writes what waits: history-size rows, and aggregates that count all the reports.
+    expect(await server.stop()).toBe(0);
+    const db = new Database(join(server.dataDir, 'vigie.db'), { readonly: true });
+    try {
+      expect(db.prepare(`select count(*) as n from healthcheck_history where name = 'flood'`).get()).toEqual({ n: historySize });
+      const runs = db.prepare(`select granularity, sum(runs) as runs, sum(successes) as ok from healthcheck_uptime where name = 'flood' group by granularity order by granularity`).all();
+      expect(runs).toEqual([
+        { granularity: 'day', runs: reports, ok: 0 },
+        { granularity: 'hour', runs: reports, ok: 0 },
+      ]);
+    } finally {
+      db.close();
+    }
+  }, 120_000);
 });

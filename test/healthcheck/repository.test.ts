@@ -11,7 +11,7 @@ const HOUR = 3600;
 const DAY = 86_400;
 
 function open(historySize = 5, writeDelayS = 0): HealthcheckRepository {
-  return new HealthcheckRepository(db, { historySize, writeDelayS, nowS: () => nowS, maxBuffered: 10_000 });
+  return new HealthcheckRepository(db, { historySize, writeDelayS, nowS: () => nowS, maxPendingResults: 10_000 });
 }
 
 function result(name: string, timestampS: number, success = true, duration = 10): CheckResult {
@@ -165,14 +165,14 @@ describe('the healthcheck repository', () => {
     expect(count('select count(*) n from healthcheck_history')).toBe(1);
   });
 
-  it('writes the results of a check as one group once the oldest is write-delay old, summing their aggregates', () => {
+  it('writes the results of a check as one group once the oldest is write-delay old, summing their aggregates', async () => {
     const repo = open(3, 30);
     // a: three runs, the oldest 40 s old, across an hour boundary; b: one run 10 s old, not due yet.
     repo.record(result('a', nowS - 40, true, 10));
     repo.record(result('a', nowS - 25, false, 30));
     repo.record(result('b', nowS - 10));
     repo.record(result('a', nowS + 5, true, 20));
-    repo.writeDue();
+    await repo.writeDue();
     expect(count("select count(*) n from healthcheck_history where name = 'a'")).toBe(3);
     expect(count("select count(*) n from healthcheck_history where name = 'b'")).toBe(0);
     expect(db.$client.prepare("select success, timestamp_s, duration_ms from healthcheck_results where name = 'a'").get()).toEqual({ success: 1, timestamp_s: nowS + 5, duration_ms: 20 });
@@ -185,11 +185,11 @@ describe('the healthcheck repository', () => {
     expect(count("select runs n from healthcheck_uptime where name = 'a' and granularity = 'day'")).toBe(3);
     // b still waits, and reads see it; 21 s later it is due.
     expect(repo.history('b', 10)).toHaveLength(1);
-    repo.writeDue();
+    await repo.writeDue();
     expect(count("select count(*) n from healthcheck_history where name = 'b'")).toBe(0);
     nowS += 21;
     repo.record(result('a', nowS, true, 50));
-    repo.writeDue();
+    await repo.writeDue();
     expect(count("select count(*) n from healthcheck_history where name = 'b'")).toBe(1);
     // A group that goes past history-size is trimmed to it in the same write.
     repo.flush();
@@ -226,4 +226,52 @@ describe('the healthcheck repository', () => {
     repo.flush();
     expect(repo.loadResults().map((r) => r.name)).toEqual(['kept']);
   });
+
+  it('holds at most history-size raw results of a check, and counts the runs of the others in its aggregates', () => {
+    const folded: string[] = [];
+    const repo = new HealthcheckRepository(db, { historySize: 3, writeDelayS: 30, nowS: () => nowS, maxPendingResults: 5, onFolded: (reason) => folded.push(reason) });
+    for (let i = 0; i < 10; i++) repo.record(result('a', nowS - 60 + i, i % 2 === 0, i));
+    expect(repo.results.pending.size).toBe(3);
+    expect(folded).toEqual(Array(7).fill('history_size'));
+    expect(repo.history('a', 10).map((entry) => entry.duration)).toEqual([9, 8, 7]);
+    expect(repo.uptime('a')['1h']).toMatchObject({ runs: 10, successes: 5, 'min-duration': 0, 'max-duration': 9 });
+    // At max-pending-results (5) a result takes the place of its check's oldest; a check with none waiting keeps
+    // no raw result, but its run and its latest result are written.
+    repo.record(result('b', nowS - 50));
+    repo.record(result('b', nowS - 49));
+    repo.record(result('b', nowS - 48, true, 77));
+    repo.record(result('c', nowS - 47, false, 5));
+    expect(repo.results.pending.size).toBe(5);
+    expect(folded.slice(7)).toEqual(['pending_full', 'pending_full']);
+    expect(repo.history('b', 10).map((entry) => entry.duration)).toEqual([77, 10]);
+    expect(repo.history('c', 10)).toEqual([]);
+    repo.flush();
+    expect(repo.results.pending.size).toBe(0);
+    expect(count("select count(*) n from healthcheck_history where name = 'a'")).toBe(3);
+    expect(count("select sum(runs) n from healthcheck_uptime where name = 'a' and granularity = 'hour'")).toBe(10);
+    expect(count("select sum(runs) n from healthcheck_uptime where name = 'b' and granularity = 'day'")).toBe(3);
+    expect(count("select sum(runs) n from healthcheck_uptime where name = 'c' and granularity = 'day'")).toBe(1);
+    expect(repo.loadResults().find((r) => r.name === 'c')).toMatchObject({ success: false, duration: 5 });
+  });
+
+  it('writes a large group in slices that leave the event loop free, with reads that stay whole between them', async () => {
+    const total = 10_000;
+    const repo = new HealthcheckRepository(db, { historySize: 100_000, writeDelayS: 30, nowS: () => nowS, maxPendingResults: 100_000 });
+    for (let i = 0; i < total; i++) repo.record(result('big', nowS - 100, i % 4 !== 0, 1));
+    nowS += 100;
+    let turns = 0;
+    const seen: number[] = [];
+    const timer = setInterval(() => {
+      turns++;
+      seen.push(repo.history('big', 100_000).length, repo.uptime('big')['1h'].runs);
+    }, 0);
+    await repo.writeDue();
+    clearInterval(timer);
+    expect(turns).toBeGreaterThan(1);
+    // Every read between two slices saw all 10,000 results, part from the database and part still waiting.
+    expect(new Set(seen)).toEqual(new Set([total]));
+    expect(count("select count(*) n from healthcheck_history where name = 'big'")).toBe(total);
+    expect(count("select sum(runs) n from healthcheck_uptime where name = 'big' and granularity = 'hour'")).toBe(total);
+    expect(repo.results.pending.size).toBe(0);
+  }, 60_000);
 });

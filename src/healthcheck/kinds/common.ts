@@ -91,6 +91,35 @@ export function parseBase<K extends KindName>(kind: K, input: BaseInput): BaseDe
   return { kind, name, description: input.description ?? '', intervalNs, timeoutNs, oneOff, labels: { ...input.labels } };
 }
 
+/** Caps on a check's labels (`healthchecks.max-labels`, `max-label-key-bytes`, `max-label-value-bytes`). */
+export interface LabelLimits {
+  maxLabels: number;
+  maxKeyBytes: number;
+  maxValueBytes: number;
+}
+
+/** Labels are copied into every result, listing, export and metric of their check (docs/hardening.md, "Labels"). */
+export const DEFAULT_LABEL_LIMITS: LabelLimits = { maxLabels: 64, maxKeyBytes: 256, maxValueBytes: 1024 };
+
+/** Refuses labels past the caps, naming the label; the caps are counted in UTF-8 bytes, as they are stored. */
+export function checkLabels(labels: Record<string, string>, limits: LabelLimits): void {
+  const keys = Object.keys(labels);
+  if (keys.length > limits.maxLabels) {
+    throw new CheckValidationError('labels', `has ${keys.length} labels, more than the limit of ${limits.maxLabels} (healthchecks.max-labels)`);
+  }
+  for (const key of keys) {
+    const keyBytes = Buffer.byteLength(key);
+    if (keyBytes > limits.maxKeyBytes) {
+      const shown = key.length > 20 ? `${key.slice(0, 20)}...` : key;
+      throw new CheckValidationError('labels', `the key ${JSON.stringify(shown)} is ${keyBytes} bytes long, more than the limit of ${limits.maxKeyBytes} (healthchecks.max-label-key-bytes)`);
+    }
+    const valueBytes = Buffer.byteLength(labels[key] as string);
+    if (valueBytes > limits.maxValueBytes) {
+      throw new CheckValidationError(`labels.${key}`, `is ${valueBytes} bytes long, more than the limit of ${limits.maxValueBytes} (healthchecks.max-label-value-bytes)`);
+    }
+  }
+}
+
 /**
  * A definition: the base fields with the kind's own added to the same object. Not `{ ...base, ...fields }`: on
  * Node 20's V8, properties added after a spread give every object a hidden class of its own (a map and a descriptor

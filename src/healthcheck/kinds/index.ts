@@ -8,9 +8,11 @@ import { type HeartbeatDefinition, heartbeatKind } from './heartbeat.ts';
 import { type HttpDefinition, httpKind } from './http.ts';
 import { type TcpDefinition, tcpKind } from './tcp.ts';
 import { type TlsDefinition, tlsKind } from './tls.ts';
+import { checkLabels, DEFAULT_LABEL_LIMITS, type LabelLimits } from './common.ts';
 import type { BaseDefinition, CheckJson, CheckKind, KindName, Prepared } from './types.ts';
 
 export type { CommandDefinition, DnsDefinition, HeartbeatDefinition, HttpDefinition, TcpDefinition, TlsDefinition };
+export { DEFAULT_LABEL_LIMITS, type LabelLimits } from './common.ts';
 export { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type KindName, type Prepared } from './types.ts';
 
 export type CheckDefinition = HttpDefinition | TcpDefinition | DnsDefinition | TlsDefinition | CommandDefinition | HeartbeatDefinition;
@@ -54,9 +56,15 @@ function kindOf(kind: KindName): CheckKind<BaseDefinition> {
   return CHECK_KINDS[kind] as unknown as CheckKind<BaseDefinition>;
 }
 
-/** Validates and normalises a definition of the given kind; throws CheckValidationError naming the field. */
-export function parseCheck(kind: KindName, raw: unknown): CheckDefinition {
-  return kindOf(kind).parse(raw) as CheckDefinition;
+/**
+ * Validates and normalises a definition of the given kind; throws CheckValidationError naming the field. The one
+ * validation of every path a check comes in by (API, bulk, config file, discovery, a cluster's replica, the
+ * database), so the label caps hold for all of them.
+ */
+export function parseCheck(kind: KindName, raw: unknown, labelLimits: LabelLimits = DEFAULT_LABEL_LIMITS): CheckDefinition {
+  const def = kindOf(kind).parse(raw) as CheckDefinition;
+  checkLabels(def.labels, labelLimits);
+  return def;
 }
 
 /** The listing form (upstream key order, Go durations, `kind`); `source` as the service records it. */

@@ -1,0 +1,140 @@
+/**
+ * The results waiting to be written (src/healthcheck/result-store.ts writes them), per check: its newest
+ * `history-size` raw results (the rows its history keeps; an older one would be trimmed by the write anyway), its
+ * latest result, and every waiting run summed per hour (what its aggregates will add). A check that reports faster
+ * than its results are written so holds at most `history-size` of them, and its uptime still counts every run
+ * (docs/hardening.md, "Heartbeat floods"). At most `maxResults` raw results wait, all checks together: past it, a
+ * result still counts in its aggregates and as the latest, and takes the place of its check's oldest raw result
+ * (of none when its check has none waiting). Every raw result not kept is counted with its reason.
+ */
+import { type CheckResult, HOUR_S } from './result-types.ts';
+
+/** Why a raw result was not kept: `history_size`, its check has history-size newer ones; `pending_full`, the cap. */
+export type FoldReason = 'history_size' | 'pending_full';
+
+/** One hour of a check's waiting runs, as its hourly aggregate row adds them (maintenance results count nowhere). */
+export interface PendingHour {
+  hour: number;
+  runs: number;
+  successes: number;
+  totalMs: number;
+  minMs: number;
+  maxMs: number;
+}
+
+export interface PendingCheck {
+  /** The newest raw results, oldest first; at most history-size. */
+  readonly results: CheckResult[];
+  /** Every waiting run, raw or not, per hour. */
+  readonly hours: PendingHour[];
+  latest: CheckResult;
+  /** When the check's oldest waiting result was taken: it is written once this is write-delay old. */
+  readonly sinceS: number;
+}
+
+/** The waiting runs of checks per hour, for the uptime reads (src/healthcheck/uptime-reads.ts). */
+export interface PendingRuns {
+  hoursOf(name: string): readonly PendingHour[];
+  allHours(): Iterable<[string, readonly PendingHour[]]>;
+}
+
+export class PendingResults implements PendingRuns {
+  /** In the order the checks started waiting: the due ones come first. */
+  private readonly checks = new Map<string, PendingCheck>();
+  private count = 0;
+
+  constructor(
+    private readonly historySize: number,
+    private readonly maxResults: number,
+    private readonly onFolded: (reason: FoldReason) => void,
+  ) {}
+
+  /** Raw results held, all checks together. */
+  get size(): number {
+    return this.count;
+  }
+
+  /** No check has anything waiting. */
+  get empty(): boolean {
+    return this.checks.size === 0;
+  }
+
+  get full(): boolean {
+    return this.count >= this.maxResults;
+  }
+
+  add(result: CheckResult): void {
+    let check = this.checks.get(result.name);
+    if (check === undefined) {
+      check = { results: [], hours: [], latest: result, sinceS: result['healthcheck-timestamp'] };
+      this.checks.set(result.name, check);
+    }
+    check.latest = result;
+    if (!result.maintenance) addRun(check.hours, result);
+    if (this.count >= this.maxResults) {
+      this.onFolded('pending_full');
+      if (check.results.length === 0) return;
+      check.results.shift();
+      check.results.push(result);
+      return;
+    }
+    check.results.push(result);
+    this.count++;
+    if (check.results.length > this.historySize) {
+      check.results.shift();
+      this.count--;
+      this.onFolded('history_size');
+    }
+  }
+
+  get(name: string): PendingCheck | undefined {
+    return this.checks.get(name);
+  }
+
+  /** The waiting checks, the one that has waited longest first. */
+  entries(): IterableIterator<[string, PendingCheck]> {
+    return this.checks.entries();
+  }
+
+  /** Takes a check's `max` oldest raw results off (they are being written). */
+  takeOldest(check: PendingCheck, max: number): CheckResult[] {
+    const taken = check.results.splice(0, max);
+    this.count -= taken.length;
+    return taken;
+  }
+
+  /** Forgets what a check has waiting (written, or the check is gone). */
+  remove(name: string): void {
+    const check = this.checks.get(name);
+    if (check === undefined) return;
+    this.count -= check.results.length;
+    this.checks.delete(name);
+  }
+
+  hoursOf(name: string): readonly PendingHour[] {
+    return this.checks.get(name)?.hours ?? [];
+  }
+
+  *allHours(): Iterable<[string, readonly PendingHour[]]> {
+    for (const [name, check] of this.checks) yield [name, check.hours];
+  }
+}
+
+function addRun(hours: PendingHour[], result: CheckResult): void {
+  const timestampS = result['healthcheck-timestamp'];
+  const hour = timestampS - (timestampS % HOUR_S);
+  const durationMs = result.duration;
+  const success = result.success ? 1 : 0;
+  // Results come in time order: the hour is nearly always the last one.
+  const last = hours[hours.length - 1];
+  const bucket = last !== undefined && last.hour === hour ? last : hours.find((candidate) => candidate.hour === hour);
+  if (bucket === undefined) {
+    hours.push({ hour, runs: 1, successes: success, totalMs: durationMs, minMs: durationMs, maxMs: durationMs });
+    return;
+  }
+  bucket.runs++;
+  bucket.successes += success;
+  bucket.totalMs += durationMs;
+  if (durationMs < bucket.minMs) bucket.minMs = durationMs;
+  if (durationMs > bucket.maxMs) bucket.maxMs = durationMs;
+}
