@@ -14,7 +14,7 @@ import { describeSchemaError, jsonPointerToKey } from '../common/schema-errors.t
 import { CHECK_KEYS, CheckValidationError, DEFAULT_LABEL_LIMITS, type KeyedCheck, kindOfConfigKey, type LabelLimits, parseCheck } from '../healthcheck/kinds/index.ts';
 import { DEFAULT_MAX_PENDING_RESULTS } from '../healthcheck/result-store.ts';
 import type { HealthcheckSettings } from '../healthcheck/settings.ts';
-import { type MaintenanceWindow, parseWindow } from '../healthcheck/maintenance.ts';
+import { DEFAULT_MAINTENANCE_LIMITS, type MaintenanceLimits, type MaintenanceWindow, parseWindow } from '../healthcheck/maintenance.ts';
 import { type OutputSettings, resolveOutputs } from '../stream/outputs/schema.ts';
 import type { DiscoverySettings } from '../healthcheck/discovery/settings.ts';
 import type { ExporterSettings } from '../healthcheck/exporters/settings.ts';
@@ -189,6 +189,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       : undefined;
   const streams = raw.streams ?? {};
   const checks = parseChecks(file, raw, labelLimits(raw));
+  const windowLimits = maintenanceLimits(raw);
   return {
     file,
     dataDir,
@@ -217,7 +218,8 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       labelLimits: labelLimits(raw),
       commandChecksApi: raw.healthchecks?.['command-checks-api'] ?? 'auto',
       checks,
-      maintenance: parseMaintenance(file, raw),
+      maintenanceLimits: windowLimits,
+      maintenance: parseMaintenance(file, raw, windowLimits),
     },
     ...(raw.cluster ? { cluster: resolveCluster(file, raw.cluster) } : {}),
     exporters: resolveExporters(raw.exporters, file),
@@ -258,6 +260,14 @@ function labelLimits(raw: ConfigFile): LabelLimits {
     maxLabels: settings?.['max-labels'] ?? DEFAULT_LABEL_LIMITS.maxLabels,
     maxKeyBytes: settings?.['max-label-key-bytes'] ?? DEFAULT_LABEL_LIMITS.maxKeyBytes,
     maxValueBytes: settings?.['max-label-value-bytes'] ?? DEFAULT_LABEL_LIMITS.maxValueBytes,
+  };
+}
+
+/** The caps on maintenance windows (docs/hardening.md, "Maintenance windows"); labels as a check's. */
+function maintenanceLimits(raw: ConfigFile): MaintenanceLimits {
+  return {
+    maxWindows: raw.healthchecks?.['max-maintenance-windows'] ?? DEFAULT_MAINTENANCE_LIMITS.maxWindows,
+    window: { labels: labelLimits(raw), maxChecks: raw.healthchecks?.['max-maintenance-window-checks'] ?? DEFAULT_MAINTENANCE_LIMITS.window.maxChecks },
   };
 }
 
@@ -302,12 +312,16 @@ function resolveRiemannTcp(file: string | null, tcp: NonNullable<NonNullable<Con
 }
 
 /** `maintenance:` windows, each validated as the API validates one; names are unique. */
-function parseMaintenance(file: string | null, raw: ConfigFile): MaintenanceWindow[] {
+function parseMaintenance(file: string | null, raw: ConfigFile, limits: MaintenanceLimits): MaintenanceWindow[] {
   const seen = new Set<string>();
-  return (raw.maintenance ?? []).map((entry, i) => {
+  const entries = raw.maintenance ?? [];
+  if (entries.length > limits.maxWindows) {
+    throw new ConfigError(file, 'maintenance', `has ${entries.length} windows, more than the limit of ${limits.maxWindows} (healthchecks.max-maintenance-windows)`);
+  }
+  return entries.map((entry, i) => {
     let window: MaintenanceWindow;
     try {
-      window = parseWindow(entry);
+      window = parseWindow(entry, limits.window);
     } catch (error) {
       if (error instanceof CheckValidationError) throw new ConfigError(file, error.field === '' ? `maintenance[${i}]` : `maintenance[${i}].${error.field}`, error.problem);
       throw error;

@@ -140,6 +140,8 @@ const HealthchecksSettingsSchema = Type.Object(
     'max-label-key-bytes': Type.Optional(Type.Integer({ minimum: 1 })),
     'max-label-value-bytes': Type.Optional(Type.Integer({ minimum: 0 })),
     'command-checks-api': Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('allow'), Type.Literal('deny')])),
+    'max-maintenance-windows': Type.Optional(Type.Integer({ minimum: 0 })),
+    'max-maintenance-window-checks': Type.Optional(Type.Integer({ minimum: 0 })),
   },
   closed,
 );

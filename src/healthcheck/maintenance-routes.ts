@@ -5,11 +5,12 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
+import type { Counter } from 'prom-client';
 import { Type } from '@sinclair/typebox';
 import { registerPartScope } from '../server/errors.ts';
 import { json, messageError, nameParams, operation } from '../server/openapi.ts';
 import { CheckValidationError } from './kinds/types.ts';
-import { type MaintenanceCalendar, type MaintenanceStore, type MaintenanceWindow, type MaintenanceWindowJson, MaintenanceWindowSchema, parseWindow } from './maintenance.ts';
+import { type MaintenanceCalendar, type MaintenanceLimits, type MaintenanceStore, type MaintenanceWindow, type MaintenanceWindowJson, MaintenanceWindowSchema, parseWindow, windowToJson } from './maintenance.ts';
 import { healthcheckErrors } from './routes.ts';
 import { HealthcheckError } from './service.ts';
 
@@ -18,33 +19,50 @@ export class MaintenanceApi {
   constructor(
     private readonly calendar: MaintenanceCalendar,
     private readonly store: MaintenanceStore,
+    /** Read per request, so that a reload applies. */
+    private readonly limits: () => MaintenanceLimits,
   ) {}
 
-  /** Config windows first, then the stored API windows (a stored one that no longer parses is logged and skipped). */
-  load(config: readonly MaintenanceWindow[], logger: Logger): void {
+  /**
+   * Config windows first, then the stored API windows. A stored one that no longer reads (not JSON, refused by
+   * today's rules) is skipped, logged with its name and counted; the others load. Past the cap they all load
+   * (nothing stored is dropped), and new ones are refused until there is room.
+   */
+  load(config: readonly MaintenanceWindow[], logger: Logger, skipped: Counter<'reason'>): void {
     this.calendar.setConfig(config);
-    for (const raw of this.store.load()) {
+    for (const row of this.store.load()) {
       try {
-        this.calendar.setApi(parseWindow(raw));
+        this.calendar.setApi(parseWindow(JSON.parse(row.definition), this.limits().window));
       } catch (error) {
-        logger.error({ err: error }, `stored maintenance window is not valid any more: ${(error as Error).message}`);
+        skipped.inc({ reason: 'unreadable' });
+        logger.warn({ window: row.name }, `stored maintenance window ${JSON.stringify(row.name)} skipped: ${(error as Error).message}`);
       }
+    }
+    const { maxWindows } = this.limits();
+    if (this.calendar.size > maxWindows) {
+      logger.warn(`${this.calendar.size} maintenance windows, more than healthchecks.max-maintenance-windows (${maxWindows}): new ones are refused until some are deleted`);
     }
   }
 
+  /** Validated and rendered before anything is committed; O(1) besides the write, whatever the number of windows. */
   add(raw: unknown): MaintenanceWindowJson {
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid('the body must be a JSON object');
+    const limits = this.limits();
     let window: MaintenanceWindow;
     try {
-      window = parseWindow(raw);
+      window = parseWindow(raw, limits.window);
     } catch (error) {
       if (error instanceof CheckValidationError) throw invalid(error.message);
       throw error;
     }
     if (this.calendar.isConfig(window.name)) throw ownedByConfig(window.name);
+    if (!this.calendar.has(window.name) && this.calendar.size >= limits.maxWindows) {
+      throw invalid(`there are already ${this.calendar.size} windows, the most healthchecks.max-maintenance-windows allows; delete one first`);
+    }
+    const listed = windowToJson(window, 'api', Date.now());
     this.store.save(window);
     this.calendar.setApi(window);
-    return this.get(window.name);
+    return listed;
   }
 
   list(): MaintenanceWindowJson[] {
@@ -57,10 +75,11 @@ export class MaintenanceApi {
     return window;
   }
 
+  /** Also deletes a stored row that was skipped at load, which is in no listing. */
   delete(name: string): void {
     if (this.calendar.isConfig(name)) throw ownedByConfig(name);
-    if (!this.calendar.deleteApi(name)) throw new HealthcheckError('not-found', `Maintenance window ${name} not found`);
-    this.store.delete(name);
+    const stored = this.store.delete(name);
+    if (!this.calendar.deleteApi(name) && !stored) throw new HealthcheckError('not-found', `Maintenance window ${name} not found`);
   }
 }
 
@@ -100,7 +119,7 @@ export function maintenanceRoutes(api: MaintenanceApi): FastifyPluginAsync {
         body: { schema: MaintenanceWindowSchema },
         responses: {
           201: json('created (or replaced)', Type.Object({ message: Type.String(), result: Window })),
-          400: messageError('`Invalid maintenance window: <field>: <problem>`'),
+          400: messageError('`Invalid maintenance window: <field>: <problem>`, or as many windows as `healthchecks.max-maintenance-windows` allows'),
           409: messageError('a window of the configuration file has that name'),
         },
       });

@@ -12,7 +12,7 @@ import { eq } from 'drizzle-orm';
 import { Duration, DurationError, formatDuration, parseDuration } from '../common/duration.ts';
 import type { Db } from '../db/client.ts';
 import { maintenanceWindows } from '../db/schema.ts';
-import { nameField, validateShape } from './kinds/common.ts';
+import { checkLabels, DEFAULT_LABEL_LIMITS, type LabelLimits, nameField, validateShape } from './kinds/common.ts';
 import { CheckValidationError } from './kinds/types.ts';
 
 export const MaintenanceWindowSchema = Type.Object(
@@ -42,8 +42,24 @@ export interface MaintenanceWindow {
   /** Repeats every `everyMs` from `startMs`; 0: once. */
   everyMs: number;
   labels: Record<string, string>;
-  checks: readonly string[];
+  /** A set: `covers` asks it for every result. */
+  checks: ReadonlySet<string>;
 }
+
+/** The caps on one window (docs/hardening.md, "Maintenance windows"): the labels as a check's, and its names. */
+interface WindowLimits {
+  labels: LabelLimits;
+  /** `healthchecks.max-maintenance-window-checks`. */
+  maxChecks: number;
+}
+
+export interface MaintenanceLimits {
+  /** `healthchecks.max-maintenance-windows`: the windows in force, the file's and the API's. */
+  maxWindows: number;
+  window: WindowLimits;
+}
+
+export const DEFAULT_MAINTENANCE_LIMITS: MaintenanceLimits = { maxWindows: 10_000, window: { labels: DEFAULT_LABEL_LIMITS, maxChecks: 1000 } };
 
 /** A window as the API lists it, with whether it is on now and its current or next occurrence. */
 export interface MaintenanceWindowJson {
@@ -60,11 +76,33 @@ export interface MaintenanceWindowJson {
 }
 
 /** RFC 3339 (`2026-12-01T22:00:00Z`, `2026-12-01T23:00:00+01:00`, fractions allowed): a zone is required. */
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
+/** The last instant RFC 3339's four-digit years can write in UTC, which is how windows are listed and stored. */
+const LAST_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+const LAST = new Date(LAST_MS).toISOString();
+const FIRST_MS = new Date(0).setUTCFullYear(0, 0, 1);
+/** Whole milliseconds of Go's largest duration, so that a stored duration reads back within Go's bound. */
+const MAX_DURATION_MS = 9_223_372_036_854;
 
 function timeField(field: string, text: string): number {
-  const ms = RFC3339.test(text) ? Date.parse(text.replace(' ', 'T')) : Number.NaN;
-  if (Number.isNaN(ms)) throw new CheckValidationError(field, `must be an RFC 3339 date and time with a zone (2026-12-01T22:00:00Z), got ${JSON.stringify(text)}`);
+  const match = RFC3339.exec(text);
+  if (match === null) throw new CheckValidationError(field, `must be an RFC 3339 date and time with a zone (2026-12-01T22:00:00Z), got ${JSON.stringify(text)}`);
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const [, , , , , , , fraction, sign, offsetHours, offsetMinutes] = match;
+  // The fields must come back out of the date they make: Date.parse takes 2026-02-30 for March 2.
+  const notADate = (problem: string) => new CheckValidationError(field, `${JSON.stringify(text)} is not a date and time: ${problem}`);
+  if (month < 1 || month > 12) throw notADate(`no month ${month}`);
+  if (hour > 23) throw notADate(`hour ${hour} is past 23`);
+  if (minute > 59) throw notADate(`minute ${minute} is past 59`);
+  if (second > 59) throw notADate(`second ${second} is past 59`);
+  const wall = new Date(0);
+  wall.setUTCFullYear(year, month - 1, day);
+  wall.setUTCHours(hour, minute, second);
+  if (wall.getUTCDate() !== day || wall.getUTCMonth() !== month - 1) throw notADate(`no day ${day} in ${match[1]}-${match[2]}`);
+  if (Number(offsetHours ?? 0) > 23 || Number(offsetMinutes ?? 0) > 59) throw notADate(`no zone offset ${sign}${offsetHours}:${offsetMinutes}`);
+  const offsetMs = sign === undefined ? 0 : (sign === '-' ? -1 : 1) * (Number(offsetHours) * 60 + Number(offsetMinutes)) * 60_000;
+  const ms = wall.getTime() + Math.floor(Number(`0${fraction ?? ''}`) * 1000) - offsetMs;
+  if (ms < FIRST_MS || ms > LAST_MS) throw new CheckValidationError(field, `must be between 0000-01-01T00:00:00Z and ${LAST} in UTC, got ${JSON.stringify(text)}`);
   return ms;
 }
 
@@ -77,11 +115,26 @@ function durationMsField(field: string, text: string): number {
     throw error;
   }
   if (ns <= 0) throw new CheckValidationError(field, `must be greater than 0, got ${JSON.stringify(text)}`);
-  return Math.ceil(ns / 1e6);
+  return Math.min(Math.ceil(ns / 1e6), MAX_DURATION_MS);
+}
+
+function checksField(checks: readonly string[], maxChecks: number): Set<string> {
+  if (checks.length > maxChecks) {
+    throw new CheckValidationError('checks', `has ${checks.length} check names, more than the limit of ${maxChecks} (healthchecks.max-maintenance-window-checks)`);
+  }
+  checks.forEach((check, i) => {
+    try {
+      nameField(check);
+    } catch (error) {
+      if (error instanceof CheckValidationError) throw new CheckValidationError(`checks[${i}]`, error.problem);
+      throw error;
+    }
+  });
+  return new Set(checks);
 }
 
 /** Validates a window of the config file or of an API body; throws CheckValidationError naming the field. */
-export function parseWindow(raw: unknown): MaintenanceWindow {
+export function parseWindow(raw: unknown, limits: WindowLimits): MaintenanceWindow {
   const input = validateShape(MaintenanceWindowSchema, raw);
   const name = nameField(input.name);
   const startMs = timeField('start', input.start);
@@ -89,8 +142,10 @@ export function parseWindow(raw: unknown): MaintenanceWindow {
     throw new CheckValidationError(input.duration === undefined ? 'duration' : 'end', 'set exactly one of duration and end');
   }
   let durationMs: number;
-  if (input.duration !== undefined) durationMs = durationMsField('duration', input.duration);
-  else {
+  if (input.duration !== undefined) {
+    durationMs = durationMsField('duration', input.duration);
+    if (startMs + durationMs > LAST_MS) throw new CheckValidationError('duration', `the window would end after ${LAST}`);
+  } else {
     durationMs = timeField('end', input.end as string) - startMs;
     if (durationMs <= 0) throw new CheckValidationError('end', `must be after start (${input.start}), got ${JSON.stringify(input.end)}`);
   }
@@ -98,19 +153,22 @@ export function parseWindow(raw: unknown): MaintenanceWindow {
   if (everyMs !== 0 && everyMs <= durationMs) {
     throw new CheckValidationError('every', `must be longer than the window (${formatDuration(durationMs * 1e6)}), or the window never ends; got ${JSON.stringify(input.every)}`);
   }
-  (input.checks ?? []).forEach((check, i) => {
-    if (check === '') throw new CheckValidationError(`checks[${i}]`, 'must not be empty');
-  });
-  return { name, startMs, durationMs, everyMs, labels: { ...input.labels }, checks: [...new Set(input.checks ?? [])] };
+  const labels = { ...input.labels };
+  checkLabels(labels, limits.labels);
+  return { name, startMs, durationMs, everyMs, labels, checks: checksField(input.checks ?? [], limits.maxChecks) };
 }
 
-/** The occurrence of `window` that is on at `nowMs`, else the next one; null when it is over for good. */
+/** The occurrence of `window` that is on at `nowMs`, else the next one; null when it is over for good (or would
+ *  end after the last date RFC 3339 writes). */
 export function occurrence(window: MaintenanceWindow, nowMs: number): { startMs: number; endMs: number } | null {
   let startMs = window.startMs;
   if (window.everyMs > 0 && nowMs > startMs) startMs += Math.floor((nowMs - startMs) / window.everyMs) * window.everyMs;
-  if (nowMs < startMs + window.durationMs) return { startMs, endMs: startMs + window.durationMs };
-  if (window.everyMs === 0) return null;
-  return { startMs: startMs + window.everyMs, endMs: startMs + window.everyMs + window.durationMs };
+  if (nowMs >= startMs + window.durationMs) {
+    if (window.everyMs === 0) return null;
+    startMs += window.everyMs;
+  }
+  const endMs = startMs + window.durationMs;
+  return endMs > LAST_MS ? null : { startMs, endMs };
 }
 
 function isOn(window: MaintenanceWindow, nowMs: number): boolean {
@@ -121,9 +179,9 @@ function isOn(window: MaintenanceWindow, nowMs: number): boolean {
 
 function covers(window: MaintenanceWindow, name: string, labels: Readonly<Record<string, string>>): boolean {
   const byLabels = Object.keys(window.labels).length > 0;
-  const byName = window.checks.length > 0;
+  const byName = window.checks.size > 0;
   if (!byLabels && !byName) return true;
-  if (byName && window.checks.includes(name)) return true;
+  if (byName && window.checks.has(name)) return true;
   if (!byLabels) return false;
   for (const key in window.labels) if (labels[key] !== window.labels[key]) return false;
   return true;
@@ -133,7 +191,7 @@ export function windowToJson(window: MaintenanceWindow, source: WindowSource, no
   const json: MaintenanceWindowJson = { name: window.name, start: new Date(window.startMs).toISOString(), duration: formatDuration(window.durationMs * 1e6) } as MaintenanceWindowJson;
   if (window.everyMs > 0) json.every = formatDuration(window.everyMs * 1e6);
   if (Object.keys(window.labels).length > 0) json.labels = window.labels;
-  if (window.checks.length > 0) json.checks = [...window.checks];
+  if (window.checks.size > 0) json.checks = [...window.checks];
   json.source = source;
   json.active = isOn(window, nowMs);
   const next = occurrence(window, nowMs);
@@ -144,38 +202,63 @@ export function windowToJson(window: MaintenanceWindow, source: WindowSource, no
   return json;
 }
 
-/** The windows in force: the config file's and the API's (minus those whose name the config file took). */
+/**
+ * The windows in force: the config file's and the API's (minus those whose name the config file took). Each is
+ * found by name in a map; those in force are also in one array (`inMaintenance` runs for every result) that a
+ * change updates in place, so that adding or deleting a window costs the same at 10 windows as at 10,000.
+ */
 export class MaintenanceCalendar {
-  private config: MaintenanceWindow[] = [];
+  private config = new Map<string, MaintenanceWindow>();
   private readonly api = new Map<string, MaintenanceWindow>();
-  /** Both lists in one array: `covers` runs for every result. */
-  private all: MaintenanceWindow[] = [];
+  private inForce: MaintenanceWindow[] = [];
+  /** Where each window of `inForce` is, by name. */
+  private readonly position = new Map<string, number>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
   setConfig(windows: readonly MaintenanceWindow[]): void {
-    this.config = [...windows];
-    this.rebuild();
+    this.config = new Map(windows.map((window) => [window.name, window]));
+    this.inForce = [];
+    this.position.clear();
+    for (const window of this.config.values()) this.put(window);
+    for (const window of this.api.values()) if (!this.config.has(window.name)) this.put(window);
   }
 
   setApi(window: MaintenanceWindow): void {
     this.api.set(window.name, window);
-    this.rebuild();
+    if (!this.config.has(window.name)) this.put(window);
   }
 
   deleteApi(name: string): boolean {
-    const deleted = this.api.delete(name);
-    if (deleted) this.rebuild();
-    return deleted;
+    if (!this.api.delete(name)) return false;
+    if (this.config.has(name)) return true;
+    const at = this.position.get(name) as number;
+    const last = this.inForce.pop() as MaintenanceWindow;
+    this.position.delete(name);
+    if (last.name !== name) {
+      this.inForce[at] = last;
+      this.position.set(last.name, at);
+    }
+    return true;
   }
 
   isConfig(name: string): boolean {
-    return this.config.some((window) => window.name === name);
+    return this.config.has(name);
+  }
+
+  /** Whether a window of that name is in force (from the file or the API). */
+  has(name: string): boolean {
+    return this.position.has(name);
+  }
+
+  /** How many windows are in force: what `healthchecks.max-maintenance-windows` caps. */
+  get size(): number {
+    return this.inForce.length;
   }
 
   /** Whether a result of the check finishing now falls in a window. */
   inMaintenance(name: string, labels: Readonly<Record<string, string>>): boolean {
-    const windows = this.all;
+    const windows = this.inForce;
     if (windows.length === 0) return false;
     const nowMs = this.now();
     for (let i = 0; i < windows.length; i++) {
@@ -187,33 +270,41 @@ export class MaintenanceCalendar {
 
   list(): MaintenanceWindowJson[] {
     const nowMs = this.now();
-    const configNames = new Set(this.config.map((window) => window.name));
-    return [
-      ...this.config.map((window) => windowToJson(window, 'configuration', nowMs)),
-      ...[...this.api.values()].filter((window) => !configNames.has(window.name)).map((window) => windowToJson(window, 'api', nowMs)),
-    ].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return this.inForce
+      .map((window) => windowToJson(window, this.config.has(window.name) ? 'configuration' : 'api', nowMs))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   get(name: string): MaintenanceWindowJson | undefined {
-    return this.list().find((window) => window.name === name);
+    const at = this.position.get(name);
+    if (at === undefined) return undefined;
+    return windowToJson(this.inForce[at] as MaintenanceWindow, this.config.has(name) ? 'configuration' : 'api', this.now());
   }
 
-  private rebuild(): void {
-    const configNames = new Set(this.config.map((window) => window.name));
-    this.all = [...this.config, ...[...this.api.values()].filter((window) => !configNames.has(window.name))];
+  private put(window: MaintenanceWindow): void {
+    const at = this.position.get(window.name);
+    if (at !== undefined) {
+      this.inForce[at] = window;
+      return;
+    }
+    this.position.set(window.name, this.inForce.length);
+    this.inForce.push(window);
   }
 }
 
-/** The API's windows in SQLite, in the form the API lists them (re-parsed at startup). */
+/** A row of `maintenance_windows` as stored: its definition is JSON text, read back by `parseWindow`. */
+interface StoredWindow {
+  name: string;
+  definition: string;
+}
+
+/** The API's windows in SQLite, in the form the API takes them (re-parsed at startup). */
 export class MaintenanceStore {
   constructor(private readonly db: Db) {}
 
-  load(): unknown[] {
-    return this.db
-      .select({ definition: maintenanceWindows.definition })
-      .from(maintenanceWindows)
-      .all()
-      .map((row) => row.definition);
+  /** The rows as text: one that is not JSON any more must not keep the others from loading. */
+  load(): StoredWindow[] {
+    return this.db.$client.prepare<[], StoredWindow>('select name, definition from maintenance_windows').all();
   }
 
   save(window: MaintenanceWindow): void {
@@ -225,8 +316,9 @@ export class MaintenanceStore {
       .run();
   }
 
-  delete(name: string): void {
-    this.db.delete(maintenanceWindows).where(eq(maintenanceWindows.name, name)).run();
+  /** Whether there was such a row. */
+  delete(name: string): boolean {
+    return this.db.delete(maintenanceWindows).where(eq(maintenanceWindows.name, name)).run().changes > 0;
   }
 }
 
@@ -238,6 +330,6 @@ function storedForm(window: MaintenanceWindow): Record<string, unknown> {
     duration: formatDuration(window.durationMs * 1e6),
     ...(window.everyMs > 0 ? { every: formatDuration(window.everyMs * 1e6) } : {}),
     ...(Object.keys(window.labels).length > 0 ? { labels: window.labels } : {}),
-    ...(window.checks.length > 0 ? { checks: [...window.checks] } : {}),
+    ...(window.checks.size > 0 ? { checks: [...window.checks] } : {}),
   };
 }

@@ -4,6 +4,7 @@
  * and the latest results are loaded when the part is built, so the result API shows them as soon as the server
  * listens; checks start running, exporters connect and discovery sources are first polled at `start`.
  */
+import { Counter } from 'prom-client';
 import type { ClusterNode } from '../cluster/node.ts';
 import type { VigieConfig } from '../config/load.ts';
 import type { PartFactory, PartFactoryContext } from '../server/lifecycle.ts';
@@ -47,8 +48,14 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
     if (cluster) seams.onCluster?.(cluster);
     let current = config;
     const calendar = new MaintenanceCalendar();
-    const maintenance = new MaintenanceApi(calendar, new MaintenanceStore(db));
-    maintenance.load(config.healthchecks.maintenance, log);
+    const maintenance = new MaintenanceApi(calendar, new MaintenanceStore(db), () => current.healthchecks.maintenanceLimits);
+    const skippedWindows = new Counter({
+      name: 'maintenance_windows_skipped_total',
+      help: 'Stored maintenance windows skipped at startup because they no longer read (docs/hardening.md, "Maintenance windows").',
+      labelNames: ['reason'],
+      registers: [metrics.registry],
+    });
+    maintenance.load(config.healthchecks.maintenance, log, skippedWindows);
     const discovery = new HttpDiscovery(
       {
         // The caps in force when a payload comes (restored at startup, or polled after a reload).

@@ -4,7 +4,7 @@
  */
 import type { CommandChecksApi } from './command-policy.ts';
 import type { KeyedCheck, LabelLimits } from './kinds/index.ts';
-import type { MaintenanceWindow } from './maintenance.ts';
+import type { MaintenanceLimits, MaintenanceWindow } from './maintenance.ts';
 
 export interface HealthcheckSettings {
   /** Check labels that become metric labels (`healthchecks-labels`). */
@@ -23,6 +23,8 @@ export interface HealthcheckSettings {
   commandChecksApi: CommandChecksApi;
   /** The `*-checks` lists, parsed by their kinds, in file order, each with its key path (`http-checks[2]`). */
   checks: KeyedCheck[];
+  /** `healthchecks.max-maintenance-windows`, `max-maintenance-window-checks`, and the label caps for windows. */
+  maintenanceLimits: MaintenanceLimits;
   /** The `maintenance:` windows of the config file (src/healthcheck/maintenance.ts). */
   maintenance: MaintenanceWindow[];
 }

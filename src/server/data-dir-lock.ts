@@ -22,7 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 const HEARTBEAT_MS = 2_000;
 /** How long a lock whose holder cannot be checked must stay unrefreshed before it is taken over. */
 const QUIET_MS = 10_000;
-/** A takeover guard seen for longer than this was left by a process killed in the middle of its takeover. */
+/** A takeover guard seen unchanged for longer than this was left by a process killed in the middle of its takeover. */
 const GUARD_STALE_MS = 5_000;
 const RETRY_MS = 100;
 
@@ -115,8 +115,11 @@ function createExclusive(file: string, text: string): boolean {
   }
 }
 
-/** Whether the process that wrote the lock runs: a lock refreshed or replaced while it is watched has a live holder. */
-async function judge(file: string, seen: Seen, me: Holder): Promise<'alive' | 'stale'> {
+/**
+ * Whether the process that wrote the lock runs: a lock refreshed or replaced while it is watched has a live
+ * holder; `gone` when it was removed meanwhile (its holder stopped).
+ */
+async function judge(file: string, seen: Seen, me: Holder): Promise<'alive' | 'stale' | 'gone'> {
   const holder = parse(seen.text);
   const visible = me.boot !== null && me.pidNamespace !== null && holder.boot === me.boot && holder.pidNamespace === me.pidNamespace;
   if (visible && typeof holder.pid === 'number' && typeof holder.start === 'number') {
@@ -126,7 +129,8 @@ async function judge(file: string, seen: Seen, me: Holder): Promise<'alive' | 's
   while (performance.now() < deadline) {
     await sleep(RETRY_MS * 5);
     const now = read(file);
-    if (!same(now, seen) || now?.mtimeMs !== seen.mtimeMs) return 'alive';
+    if (now === null) return 'gone';
+    if (!same(now, seen) || now.mtimeMs !== seen.mtimeMs) return 'alive';
   }
   return 'stale';
 }
@@ -140,13 +144,16 @@ export async function lockDataDir(dataDir: string, warn: (message: string) => vo
   const guard = `${file}.takeover`;
   const me = ownIdentity();
   const text = `${JSON.stringify(me)}\n`;
-  let guardSeenSince: number | null = null;
+  // A guard seen unchanged for GUARD_STALE_MS was left by a process killed in its takeover.
+  let guardSeen: { seen: Seen; since: number } | null = null;
   for (;;) {
     if (createExclusive(file, text)) return holding(file, text, warn);
     const seen = read(file);
     if (seen === null) continue; // removed meanwhile: try again
     const holder = parse(seen.text);
-    if ((await judge(file, seen, me)) === 'alive') {
+    const verdict = await judge(file, seen, me);
+    if (verdict === 'gone') continue;
+    if (verdict === 'alive') {
       const latest = parse(read(file)?.text ?? seen.text);
       throw new DataDirLockedError(
         `the data directory ${dataDir} is in use: ${file} is held by ${describe(latest)}. ` +
@@ -154,19 +161,20 @@ export async function lockDataDir(dataDir: string, warn: (message: string) => vo
       );
     }
     if (!createExclusive(guard, text)) {
-      guardSeenSince ??= performance.now();
-      if (performance.now() - guardSeenSince > GUARD_STALE_MS) {
+      const current = read(guard);
+      if (guardSeen === null || !same(current, guardSeen.seen)) guardSeen = current && { seen: current, since: performance.now() };
+      else if (performance.now() - guardSeen.since > GUARD_STALE_MS) {
         readOr(() => unlinkSync(guard), undefined);
-        guardSeenSince = null;
+        guardSeen = null;
       }
       await sleep(RETRY_MS);
       continue;
     }
-    guardSeenSince = null;
+    guardSeen = null;
     try {
       // Only the very file judged stale is removed: another process may have taken it over and made its own.
       if (same(read(file), seen)) {
-        unlinkSync(file);
+        readOr(() => unlinkSync(file), undefined);
         warn(`took over ${file}, left by ${describe(holder)}, which no longer runs`);
       }
     } finally {

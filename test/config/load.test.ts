@@ -28,6 +28,19 @@ describe('config loading', () => {
     expect(errorOf('healthchecks:\n  start-tick: 0s\n')).toBe('/etc/vigie.yaml: healthchecks.start-tick: must be positive, got "0s"');
   });
 
+  it('caps maintenance windows in the file as the API does, naming the key', () => {
+    const window = (name: string, extra = '') => `  - {name: ${name}, start: "2026-01-01T00:00:00Z", duration: 1h${extra}}\n`;
+    const file = `healthchecks:\n  max-maintenance-windows: 2\n  max-maintenance-window-checks: 1\nmaintenance:\n`;
+    expect(parseConfigText(file + window('a') + window('b', ', checks: [x]'), null).healthchecks.maintenanceLimits).toMatchObject({ maxWindows: 2, window: { maxChecks: 1 } });
+    expect(errorOf(file + window('a') + window('b') + window('c'))).toBe('/etc/vigie.yaml: maintenance: has 3 windows, more than the limit of 2 (healthchecks.max-maintenance-windows)');
+    expect(errorOf(file + window('a', ', checks: [x, y]'))).toBe(
+      '/etc/vigie.yaml: maintenance[0].checks: has 2 check names, more than the limit of 1 (healthchecks.max-maintenance-window-checks)',
+    );
+    expect(errorOf(`maintenance:\n  - {name: a, start: "2026-02-30T00:00:00Z", duration: 1h}\n`)).toBe(
+      '/etc/vigie.yaml: maintenance[0].start: "2026-02-30T00:00:00Z" is not a date and time: no day 30 in 2026-02',
+    );
+  });
+
   it('names the file, the key path and the problem', () => {
     expect(errorOf('http:\n  prot: 1\n')).toBe('/etc/vigie.yaml: http.prot: unknown key "prot" (did you mean "port"?)');
     // In a check, the misspelled key is named before the required key it stands for.

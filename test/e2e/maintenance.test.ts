@@ -152,3 +152,130 @@ describe('maintenance windows in the running service', () => {
     expect(listed).toMatchObject({ source: 'api', active: true });
   });
 });
+
+describe('maintenance windows under hostile input', () => {
+  let server: TestServer;
+  const post = (body: unknown) => server.request('/api/v1/maintenance', json('POST', body));
+  const names = async (): Promise<string[]> => {
+    const answer = await server.request('/api/v1/maintenance');
+    expect(answer.status).toBe(200);
+    return ((await answer.json()) as { result: { name: string }[] }).result.map((window) => window.name);
+  };
+  const storedNames = (): string[] => {
+    const db = new Database(join(server.dataDir, 'vigie.db'), { readonly: true, fileMustExist: true });
+    try {
+      return (db.prepare('select name from maintenance_windows order by name').all() as { name: string }[]).map((row) => row.name);
+    } finally {
+      db.close();
+    }
+  };
+
+  beforeAll(async () => {
+    server = await startServer({ config: { healthchecks: { 'max-maintenance-windows': 4 }, maintenance: [{ name: 'from-file', start: '2020-01-01T00:00:00Z', duration: '1h' }] } });
+  });
+  afterAll(async () => {
+    await server?.kill9();
+  });
+
+  it('refuses a duration past Go\'s bound with a 400 naming the field, and stores nothing', async () => {
+    const refusals: [unknown, string][] = [
+      [{ name: 'huge', start: '2026-01-01T00:00:00Z', duration: '1h', every: '9999999999999h' }, 'every: time: invalid duration "9999999999999h": out of range (at most 2562047h47m16.854775807s)'],
+      [{ name: 'huge', start: '2026-01-01T00:00:00Z', duration: '2562047h47m16.854775808s' }, 'duration: time: invalid duration "2562047h47m16.854775808s": out of range (at most 2562047h47m16.854775807s)'],
+      // Within Go's bound, but it would end after the last date RFC 3339 can write.
+      [{ name: 'huge', start: '9999-12-31T00:00:00Z', duration: '48h' }, 'duration: the window would end after 9999-12-31T23:59:59.999Z'],
+    ];
+    for (const [body, problem] of refusals) {
+      const answer = await post(body);
+      expect(answer.status, JSON.stringify(body)).toBe(400);
+      expect(await answer.json()).toEqual({ message: `Invalid maintenance window: ${problem}` });
+    }
+    expect(await names()).toEqual(['from-file']);
+    expect(storedNames()).toEqual([]);
+    expect((await post({ name: 'fine', start: '2026-01-01T00:00:00Z', duration: '1h' })).status).toBe(201);
+    expect(await names()).toEqual(['fine', 'from-file']);
+    expect((await server.request('/api/v1/maintenance/fine', { method: 'DELETE' })).status).toBe(200);
+  });
+
+  it('refuses a date that does not exist (2026-02-30 is not March 2), in start and in end', async () => {
+    const refusals: [unknown, string][] = [
+      [{ name: 'feb', start: '2026-02-30T00:00:00Z', duration: '1h' }, 'start: "2026-02-30T00:00:00Z" is not a date and time: no day 30 in 2026-02'],
+      [{ name: 'feb', start: '2026-02-01T00:00:00Z', end: '2026-02-29T00:00:00Z' }, 'end: "2026-02-29T00:00:00Z" is not a date and time: no day 29 in 2026-02'],
+      [{ name: 'feb', start: '2026-01-01T24:00:00Z', duration: '1h' }, 'start: "2026-01-01T24:00:00Z" is not a date and time: hour 24 is past 23'],
+      [{ name: 'feb', start: '2026-13-01T00:00:00Z', duration: '1h' }, 'start: "2026-13-01T00:00:00Z" is not a date and time: no month 13'],
+    ];
+    for (const [body, problem] of refusals) {
+      const answer = await post(body);
+      expect(answer.status, JSON.stringify(body)).toBe(400);
+      expect(await answer.json()).toEqual({ message: `Invalid maintenance window: ${problem}` });
+    }
+    const leap = await post({ name: 'leap', start: '2028-02-29T00:00:00+01:00', duration: '1h' });
+    expect(leap.status).toBe(201);
+    expect(((await leap.json()) as { result: { start: string } }).result.start).toBe('2028-02-28T23:00:00.000Z');
+    expect(storedNames()).toEqual(['leap']);
+    expect((await server.request('/api/v1/maintenance/leap', { method: 'DELETE' })).status).toBe(200);
+  });
+
+  it('caps the windows at healthchecks.max-maintenance-windows (the file\'s count too); a replace is no new window', async () => {
+    for (const name of ['a', 'b', 'c']) expect((await post({ name, start: '2026-01-01T00:00:00Z', duration: '1h' })).status).toBe(201);
+    const over = await post({ name: 'd', start: '2026-01-01T00:00:00Z', duration: '1h' });
+    expect(over.status).toBe(400);
+    expect(await over.json()).toEqual({ message: 'Invalid maintenance window: there are already 4 windows, the most healthchecks.max-maintenance-windows allows; delete one first' });
+    expect(storedNames()).toEqual(['a', 'b', 'c']);
+    expect((await post({ name: 'c', start: '2026-01-01T00:00:00Z', duration: '2h' })).status).toBe(201);
+    expect((await server.request('/api/v1/maintenance/c', { method: 'DELETE' })).status).toBe(200);
+    expect((await post({ name: 'd', start: '2026-01-01T00:00:00Z', duration: '1h' })).status).toBe(201);
+    expect(await names()).toEqual(['a', 'b', 'd', 'from-file']);
+  });
+
+  it('caps the labels and the check names of a window', async () => {
+    const labels = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v']));
+    const refusals: [unknown, string][] = [
+      [{ name: 'big', start: '2026-01-01T00:00:00Z', duration: '1h', labels }, 'labels: has 65 labels, more than the limit of 64 (healthchecks.max-labels)'],
+      [{ name: 'big', start: '2026-01-01T00:00:00Z', duration: '1h', labels: { team: 'x'.repeat(1025) } }, 'labels.team: is 1025 bytes long, more than the limit of 1024 (healthchecks.max-label-value-bytes)'],
+      [{ name: 'big', start: '2026-01-01T00:00:00Z', duration: '1h', checks: Array.from({ length: 1001 }, (_, i) => `check-${i}`) }, 'checks: has 1001 check names, more than the limit of 1000 (healthchecks.max-maintenance-window-checks)'],
+      [{ name: 'big', start: '2026-01-01T00:00:00Z', duration: '1h', checks: ['x'.repeat(256)] }, 'checks[0]: must be at most 255 characters long'],
+      [{ name: 'x'.repeat(256), start: '2026-01-01T00:00:00Z', duration: '1h' }, 'name: must be at most 255 characters long'],
+    ];
+    for (const [body, problem] of refusals) {
+      const answer = await post(body);
+      expect(answer.status, problem).toBe(400);
+      expect(await answer.json()).toEqual({ message: `Invalid maintenance window: ${problem}` });
+    }
+    expect(storedNames()).toEqual(['a', 'b', 'd']);
+  });
+
+  it('skips and logs a stored window that no longer reads, and still lists the others after a restart', async () => {
+    expect(await server.stop()).toBe(0);
+    const db = new Database(join(server.dataDir, 'vigie.db'), { fileMustExist: true });
+    try {
+      const insert = db.prepare('insert into maintenance_windows (name, definition, created_at_s) values (?, ?, 0)');
+      // What today's code would have stored before durations were bounded, one past the dates RFC 3339 writes,
+      // and a row someone edited by hand.
+      insert.run('overflow', JSON.stringify({ name: 'overflow', start: '2026-01-01T00:00:00.000Z', duration: '1h0m0s', every: '9999999999999h0m0s' }));
+      insert.run('far', JSON.stringify({ name: 'far', start: '9999-12-31T00:00:00.000Z', duration: '2562047h0m0s' }));
+      insert.run('garbled', '{"name": "garbled", "start": ');
+    } finally {
+      db.close();
+    }
+    server = await startServer({ dataDir: server.dataDir, config: readFileSync(server.configFile, 'utf8') });
+    expect(await names()).toEqual(['a', 'b', 'd', 'from-file']);
+    const skipped = server.logs.filter((line) => line.includes('"window"')).map((line) => JSON.parse(line) as { level: number; window: string; msg: string });
+    expect(skipped.map((line) => [line.level, line.window])).toEqual([
+      [40, 'overflow'],
+      [40, 'far'],
+      [40, 'garbled'],
+    ]);
+    expect(skipped[0]?.msg).toBe('stored maintenance window "overflow" skipped: every: time: invalid duration "9999999999999h0m0s": out of range (at most 2562047h47m16.854775807s)');
+    expect(skipped[2]?.msg).toMatch(/^stored maintenance window "garbled" skipped: .*JSON/);
+    const metrics = await (await server.request('/metrics')).text();
+    expect(metrics).toContain('maintenance_windows_skipped_total{reason="unreadable"} 3');
+    expect((await server.request('/api/v1/maintenance/overflow')).status).toBe(404);
+    // A skipped row can be deleted (it is in no listing) or replaced by a good window; POSTs work meanwhile.
+    expect((await server.request('/api/v1/maintenance/garbled', { method: 'DELETE' })).status).toBe(200);
+    expect((await server.request('/api/v1/maintenance/garbled', { method: 'DELETE' })).status).toBe(404);
+    expect((await server.request('/api/v1/maintenance/d', { method: 'DELETE' })).status).toBe(200);
+    expect((await post({ name: 'overflow', start: '2026-01-01T00:00:00Z', duration: '1h', every: '24h' })).status).toBe(201);
+    expect(storedNames()).toEqual(['a', 'b', 'far', 'overflow']);
+    expect(await names()).toEqual(['a', 'b', 'from-file', 'overflow']);
+  });
+});
