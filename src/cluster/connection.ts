@@ -4,11 +4,38 @@
  * counted, and the parts that must behave differently while NATS is unreachable (membership freezes, results wait)
  * ask `connected`.
  */
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { Authenticator, NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { loadNats } from './nats.ts';
-import type { ClusterSettings } from './settings.ts';
+import type { ClusterSettings, NatsAuth } from './settings.ts';
+
+/**
+ * NATS refused this node, or this node refuses the server: joining is hopeless without a change of config, so the
+ * node stops (docs/cluster.md, "Securing NATS").
+ */
+export class NatsRefusedError extends Error {}
+
+type Nats = Awaited<ReturnType<typeof loadNats>>;
+
+function authenticator(nats: Nats, auth: NatsAuth): Authenticator {
+  switch (auth.kind) {
+    case 'user':
+      return nats.usernamePasswordAuthenticator(auth.user, auth.password);
+    case 'token':
+      return nats.tokenAuthenticator(auth.token);
+    case 'creds':
+      return nats.credsAuthenticator(new Uint8Array(auth.creds));
+    case 'nkey':
+      return nats.nkeyAuthenticator(new Uint8Array(auth.seed));
+  }
+}
+
+/** Whether the config names how this node authenticates, for the messages. */
+function credentialOf(settings: ClusterSettings): string {
+  if (settings.auth !== undefined) return settings.auth.kind === 'user' ? `user ${settings.auth.user}` : `its ${settings.auth.kind}`;
+  return settings.tls?.cert !== undefined ? 'its client certificate' : 'no credential';
+}
 
 export class ClusterConnection {
   connected = false;
@@ -26,25 +53,44 @@ export class ClusterConnection {
    * cluster parts start once it is up).
    */
   static async open(settings: ClusterSettings, logger: Logger, registry: Registry): Promise<ClusterConnection> {
-    const { connect, credsAuthenticator } = await loadNats();
-    const nc = await connect({
-      servers: settings.servers,
-      name: `vigie-${settings.node}`,
-      maxReconnectAttempts: -1,
-      waitOnFirstConnect: true,
-      reconnectTimeWait: 500,
-      pingInterval: 5_000,
-      ...(settings.tls
-        ? {
-            tls: {
-              ...(settings.tls.cert ? { cert: settings.tls.cert.toString('utf8') } : {}),
-              ...(settings.tls.key ? { key: settings.tls.key.toString('utf8') } : {}),
-              ...(settings.tls.ca ? { ca: settings.tls.ca.toString('utf8') } : {}),
-            },
-          }
-        : {}),
-      ...(settings.creds !== undefined ? { authenticator: credsAuthenticator(new TextEncoder().encode(settings.creds)) } : {}),
-    });
+    new Gauge({ name: 'cluster_nats_insecure', help: 'Whether cluster.nats.insecure lets this node run without NATS authentication (1) or not (0).', registers: [registry] }).set(settings.insecure ? 1 : 0);
+    if (settings.insecure) {
+      logger.warn('cluster.nats.insecure is true: NATS may be open to anyone, and whoever can reach it can make every node run any program (docs/cluster.md, "Securing NATS")');
+    }
+    const nats = await loadNats();
+    const nc = await nats
+      .connect({
+        servers: settings.servers,
+        name: `vigie-${settings.node}`,
+        maxReconnectAttempts: -1,
+        waitOnFirstConnect: true,
+        reconnectTimeWait: 500,
+        pingInterval: 5_000,
+        ...(settings.tls
+          ? {
+              tls: {
+                ...(settings.tls.cert ? { cert: settings.tls.cert.toString('utf8') } : {}),
+                ...(settings.tls.key ? { key: settings.tls.key.toString('utf8') } : {}),
+                ...(settings.tls.ca ? { ca: settings.tls.ca.toString('utf8') } : {}),
+              },
+            }
+          : {}),
+        ...(settings.auth !== undefined ? { authenticator: authenticator(nats, settings.auth) } : {}),
+      })
+      .catch((error: unknown) => {
+        // The client gives up on the first connection after the server refused the same credentials twice.
+        if (error instanceof nats.AuthorizationError || error instanceof nats.UserAuthenticationExpiredError) {
+          throw new NatsRefusedError(`NATS refused this node (${credentialOf(settings)}): ${error.message}; check cluster.nats's credentials against the server's users`);
+        }
+        throw error;
+      });
+    const info = nc.info;
+    if (!settings.insecure && info?.auth_required !== true && info?.tls_verify !== true) {
+      await nc.close();
+      throw new NatsRefusedError(
+        `the NATS server ${nc.getServer()} requires no authentication: anyone who can reach it can make every node run any program. Secure it (docs/cluster.md, "Securing NATS"), or set cluster.nats.insecure: true to run without`,
+      );
+    }
     const gauge = new Gauge({ name: 'cluster_nats_connected', help: 'Whether this node is connected to NATS (1) or not (0).', registers: [registry] });
     const reconnects = new Counter({ name: 'cluster_nats_reconnects_total', help: 'Reconnections to NATS after a disconnect.', registers: [registry] });
     const connection = new ClusterConnection(nc, logger, gauge, reconnects);

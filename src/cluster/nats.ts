@@ -11,7 +11,12 @@ export async function loadNats() {
   ]);
   return {
     connect: transport.connect,
+    AuthorizationError: transport.AuthorizationError,
     credsAuthenticator: transport.credsAuthenticator,
+    nkeyAuthenticator: transport.nkeyAuthenticator,
+    tokenAuthenticator: transport.tokenAuthenticator,
+    usernamePasswordAuthenticator: transport.usernamePasswordAuthenticator,
+    UserAuthenticationExpiredError: transport.UserAuthenticationExpiredError,
     jetstream: jetstreamModule.jetstream,
     jetstreamManager: jetstreamModule.jetstreamManager,
     Kvm: kv.Kvm,

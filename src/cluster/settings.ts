@@ -11,8 +11,10 @@ export interface ClusterSettings {
   node: string;
   servers: string[];
   tls?: { cert?: Buffer; key?: Buffer; ca?: Buffer };
-  /** The credentials file's content (NATS decentralised auth). */
-  creds?: string;
+  /** How this node proves who it is to NATS, besides a client certificate (docs/cluster.md, "Securing NATS"). */
+  auth?: NatsAuth;
+  /** Runs without credentials, or on a server that asks for none: anyone on the bus can create checks. */
+  insecure: boolean;
   /** A member not heard from for this long is gone (1 s to 5 min). */
   memberTtlMs: number;
   partitions: number;
@@ -25,13 +27,29 @@ export interface ClusterSettings {
 
 export interface ClusterInput {
   node?: string;
-  nats: { servers: string[]; tls?: { cert?: string; key?: string; cacert?: string }; creds?: string };
+  nats: {
+    servers: string[];
+    tls?: { cert?: string; key?: string; cacert?: string };
+    creds?: string;
+    user?: string;
+    password?: string;
+    token?: string;
+    nkey?: string;
+    insecure?: boolean;
+  };
   'member-ttl'?: string;
   partitions?: number;
   replicas?: 1 | 3;
   'max-buffered-results'?: number;
   'event-log-max-bytes'?: number;
 }
+
+/** One NATS credential: a user and password, a token, a credentials file (JWT and seed) or an NKey seed file. */
+export type NatsAuth =
+  | { kind: 'user'; user: string; password: string }
+  | { kind: 'token'; token: string }
+  | { kind: 'creds'; creds: Buffer }
+  | { kind: 'nkey'; seed: Buffer };
 
 export const DEFAULT_MEMBER_TTL = '10s';
 export const DEFAULT_MAX_BUFFERED_RESULTS = 100_000;
@@ -54,6 +72,15 @@ export function resolveCluster(file: string | null, raw: ClusterInput): ClusterS
   if (tls !== undefined && (tls.cert === undefined) !== (tls.key === undefined)) {
     throw new ConfigError(file, tls.cert === undefined ? 'cluster.nats.tls.cert' : 'cluster.nats.tls.key', 'cert and key go together (a client certificate needs both)');
   }
+  const auth = resolveAuth(file, raw.nats);
+  const insecure = raw.nats.insecure ?? false;
+  if (auth === undefined && tls?.cert === undefined && !insecure) {
+    throw new ConfigError(
+      file,
+      'cluster.nats.insecure',
+      'no credential (user + password, token, creds or nkey) and no client certificate (tls.cert) is set: anyone who can reach NATS could make every node run any program. Set one (docs/cluster.md, "Securing NATS"), or cluster.nats.insecure: true to run without',
+    );
+  }
   return {
     node,
     servers: raw.nats.servers,
@@ -66,11 +93,39 @@ export function resolveCluster(file: string | null, raw: ClusterInput): ClusterS
           },
         }
       : {}),
-    ...(raw.nats.creds !== undefined ? { creds: readConfigFile(file, 'cluster.nats.creds', raw.nats.creds).toString('utf8') } : {}),
+    ...(auth !== undefined ? { auth } : {}),
+    insecure,
     memberTtlMs,
     partitions: raw.partitions ?? 64,
     replicas: raw.replicas ?? 1,
     maxBufferedResults: raw['max-buffered-results'] ?? DEFAULT_MAX_BUFFERED_RESULTS,
     eventLogMaxBytes: raw['event-log-max-bytes'] ?? DEFAULT_EVENT_LOG_MAX_BYTES,
   };
+}
+
+const AUTH_KEYS = ['user', 'token', 'creds', 'nkey'] as const;
+
+/** At most one credential; a user needs its password; files are read now, so that a bad path fails the start. */
+function resolveAuth(file: string | null, nats: ClusterInput['nats']): NatsAuth | undefined {
+  const given = AUTH_KEYS.filter((key) => nats[key] !== undefined);
+  if (given.length > 1) throw new ConfigError(file, `cluster.nats.${given[1]}`, `cannot be set with cluster.nats.${given[0]}: give one credential`);
+  if (nats.password !== undefined && nats.user === undefined) throw new ConfigError(file, 'cluster.nats.user', 'is required with cluster.nats.password');
+  if (nats.user !== undefined) {
+    if (nats.password === undefined) throw new ConfigError(file, 'cluster.nats.password', 'is required with cluster.nats.user');
+    return { kind: 'user', user: nats.user, password: nats.password };
+  }
+  if (nats.token !== undefined) return { kind: 'token', token: nats.token };
+  if (nats.creds !== undefined) {
+    const creds = readConfigFile(file, 'cluster.nats.creds', nats.creds);
+    if (!creds.includes('BEGIN NATS USER JWT') || !creds.includes('BEGIN USER NKEY SEED')) {
+      throw new ConfigError(file, 'cluster.nats.creds', `${nats.creds} is not a NATS credentials file (a user JWT and its NKey seed, as nsc writes them)`);
+    }
+    return { kind: 'creds', creds };
+  }
+  if (nats.nkey !== undefined) {
+    const seed = readConfigFile(file, 'cluster.nats.nkey', nats.nkey).toString('utf8').trim();
+    if (!/^SU[A-Z2-7]{56}$/.test(seed)) throw new ConfigError(file, 'cluster.nats.nkey', `${nats.nkey} does not hold a user NKey seed (one line starting with SU, as nk -gen user writes it)`);
+    return { kind: 'nkey', seed: Buffer.from(seed, 'utf8') };
+  }
+  return undefined;
 }

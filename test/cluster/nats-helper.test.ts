@@ -1,6 +1,7 @@
 /**
- * The nats-server helper (test/helpers/nats.ts) with the real client: a single server takes a JetStream publish,
- * and a cluster of three keeps a stream of three replicas writable with one server killed, then takes the server
+ * The nats-server helper (test/helpers/nats.ts) with the real client: a single server runs the documented config
+ * (docs/examples/nats-server.conf: a node's user may use Vigie's subjects and nothing else, and no one gets in
+ * without a password) and takes a JetStream publish, and a cluster of three keeps a stream of three replicas writable with one server killed, then takes the server
  * back on its own ports and store.
  */
 import { type JetStreamClient, jetstream, jetstreamManager, type PubAck } from '@nats-io/jetstream';
@@ -13,7 +14,7 @@ const connections: NatsConnection[] = [];
 
 /** A connection to this server only: the client would otherwise learn the other servers and may move to one. */
 async function open(server: NatsServer): Promise<NatsConnection> {
-  const nc = await connect({ servers: server.url, ignoreClusterUpdates: true });
+  const nc = await connect({ ...server.connectOptions('node-a'), ignoreClusterUpdates: true });
   connections.push(nc);
   return nc;
 }
@@ -33,16 +34,22 @@ describe.skipIf(!hasNatsServer())('nats-server helper', () => {
   });
   afterAll(stopAllNats);
 
-  it('starts a single server that takes a JetStream publish', async () => {
+  it('starts a single server with the documented config that takes a JetStream publish on a subject of Vigie', async () => {
     const server = await startNatsServer();
     expect(server.url).toBe(`nats://127.0.0.1:${server.port}`);
     expect(server.clusterPort).toBeUndefined();
+    expect(server.security).toBe('users');
     expect(server.logs.some((line) => line.includes('Server is ready'))).toBe(true);
 
     const nc = await open(server);
-    await (await jetstreamManager(nc)).streams.add({ name: 'T', subjects: ['t.>'] });
-    const ack = await jetstream(nc).publish('t.x', 'hi');
-    expect(ack).toMatchObject({ stream: 'T', seq: 1, duplicate: false });
+    expect(nc.info?.auth_required).toBe(true);
+    await (await jetstreamManager(nc)).streams.add({ name: 'vigie_results', subjects: ['vigie.results.>'] });
+    const ack = await jetstream(nc).publish('vigie.results.node-a', 'hi');
+    expect(ack).toMatchObject({ stream: 'vigie_results', seq: 1, duplicate: false });
+    // Anything else is refused to a node's user: here a stream that is not Vigie's.
+    await expect((await jetstreamManager(nc)).streams.add({ name: 'T', subjects: ['t.>'] })).rejects.toThrow(/Permissions Violation for Publish to "\$JS\.API\.STREAM\.CREATE\.T"/);
+    // And no one gets in without a password.
+    await expect(connect({ servers: server.url, maxReconnectAttempts: 0 })).rejects.toThrow(/Authorization Violation/);
   });
 
   it('keeps a stream of three replicas writable with one server of three killed, and restarts it', async () => {
@@ -52,14 +59,14 @@ describe.skipIf(!hasNatsServer())('nats-server helper', () => {
     expect(new Set([n1.port, n2.port, n3.port, n1.clusterPort, n2.clusterPort, n3.clusterPort]).size).toBe(6);
 
     const nc1 = await open(n1);
-    const stream = await (await jetstreamManager(nc1)).streams.add({ name: 'R', subjects: ['r.>'], num_replicas: 3 });
+    const stream = await (await jetstreamManager(nc1)).streams.add({ name: 'vigie_events', subjects: ['vigie.events.>'], num_replicas: 3 });
     expect(stream.config.num_replicas).toBe(3);
-    expect((await publish(jetstream(await open(n2)), 'r.a', 'one', 'one')).seq).toBe(1);
+    expect((await publish(jetstream(await open(n2)), 'vigie.events.a', 'one', 'one')).seq).toBe(1);
 
     await n3.kill9();
     expect(n3.process).toBeNull();
     // Two of three are a quorum, for the stream as for the meta group.
-    expect((await publish(jetstream(nc1), 'r.b', 'two', 'two')).seq).toBe(2);
+    expect((await publish(jetstream(nc1), 'vigie.events.b', 'two', 'two')).seq).toBe(2);
 
     const { port, clusterPort, storeDir } = n3;
     await n3.restart();
@@ -68,7 +75,7 @@ describe.skipIf(!hasNatsServer())('nats-server helper', () => {
     expect(child?.exitCode).toBeNull();
     expect(child?.signalCode).toBeNull();
     expect(() => process.kill(child?.pid as number, 0)).not.toThrow();
-    expect((await publish(jetstream(await open(n3)), 'r.c', 'three', 'three')).seq).toBe(3);
+    expect((await publish(jetstream(await open(n3)), 'vigie.events.c', 'three', 'three')).seq).toBe(3);
 
     await cluster.stop();
     expect(cluster.servers.map((server) => server.process)).toEqual([null, null, null]);

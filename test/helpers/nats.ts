@@ -5,15 +5,25 @@
  * - `startNatsCluster`: a JetStream cluster (three servers by default), each server with its own name and store
  *   directory, routed to all the others.
  *
+ * Every server runs docs/examples/nats-server.conf, the documented config, with its users' passwords in the
+ * environment and its port and store directory replaced: the cluster tests prove that its permissions are all a node
+ * needs. `security` picks another way in for the tests of authentication: an open server, a token, NKeys, or TLS
+ * with client certificates (the last two with the documented permissions). `clusterNats(node)` is the `cluster.nats`
+ * section a Vigie node connects with, `connectOptions(node)` the options of a raw client with the same rights.
+ *
  * A server can be killed (`kill9`), stopped and restarted on the same ports and store directory, as an operator
  * would, and keeps every line it logged across restarts. Every server started here is remembered: `stopAllNats`
  * (in `afterAll`) kills them all, and so does the test process when it exits, so that no `nats-server` outlives
  * the tests even when a test forgets to stop one.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type ConnectionOptions, nkeyAuthenticator, nkeys, tokenAuthenticator, usernamePasswordAuthenticator } from '@nats-io/transport-node';
+import { createCa } from './certs.ts';
 import { freePorts } from './ports.ts';
 import { readLines } from './server.ts';
 
@@ -53,6 +63,131 @@ export function hasNatsServer(): boolean {
   return natsBinary() !== null;
 }
 
+/** The documented nats-server config (docs/cluster.md, "Securing NATS"). */
+export const DOCUMENTED_CONFIG = fileURLToPath(new URL('../../docs/examples/nats-server.conf', import.meta.url));
+/** Its users, one per node; a test with more nodes than users shares them in turn. */
+const USERS = ['vigie-a', 'vigie-b', 'vigie-c'] as const;
+const passwordVariable = (user: string) => `${user.replace('-', '_').toUpperCase()}_PASSWORD`;
+
+/**
+ * How clients get in: `users` is the documented config as it is (the default); `open` asks for nothing; `token` is
+ * one token for all, with no permissions; `nkey` and `tls` (client certificates mapped to users, `verify_and_map`)
+ * give the documented users their documented permissions.
+ */
+export type NatsSecurityKind = 'users' | 'open' | 'token' | 'nkey' | 'tls';
+
+/** The `cluster.nats` section of a Vigie node's config. */
+export type ClusterNatsConfig = Record<string, unknown> & { servers: string[] };
+
+/** The credentials of one server or of every server of a cluster (they share them). */
+class Security {
+  readonly passwords = new Map<string, string>(USERS.map((user) => [user, `pw${randomBytes(12).toString('hex')}`]));
+  readonly token = randomBytes(16).toString('hex');
+  readonly dir = makeTempDir();
+  /** Per user: its seed file and public key. */
+  readonly nkeys = new Map<string, { seedFile: string; publicKey: string; seed: Uint8Array }>();
+  /** Per user: its client certificate; and the server's, and their CA. */
+  readonly certs = new Map<string, { cert: string; key: string }>();
+  ca: { cert: string } | null = null;
+  serverCert: { cert: string; key: string } | null = null;
+  /** Node names in the order they asked for a user. */
+  private readonly nodes: string[] = [];
+
+  constructor(readonly kind: NatsSecurityKind) {
+    if (kind === 'nkey') {
+      for (const user of USERS) {
+        const pair = nkeys.createUser();
+        const seedFile = join(this.dir, `${user}.nk`);
+        writeFileSync(seedFile, `${new TextDecoder().decode(pair.getSeed())}\n`);
+        this.nkeys.set(user, { seedFile, publicKey: pair.getPublicKey(), seed: pair.getSeed() });
+      }
+    }
+    if (kind === 'tls') {
+      const ca = createCa('Vigie NATS Test CA');
+      this.ca = ca;
+      this.serverCert = ca.issue('nats-server', { ips: ['127.0.0.1'], dns: ['localhost'] });
+      for (const user of USERS) this.certs.set(user, ca.issue(user, { client: true, cn: user }));
+    }
+  }
+
+  /** The environment the documented config reads its passwords from. */
+  env(): Record<string, string> {
+    return Object.fromEntries([...this.passwords].map(([user, password]) => [passwordVariable(user), password]));
+  }
+
+  userOf(node: string): string {
+    if (!this.nodes.includes(node)) this.nodes.push(node);
+    return USERS[this.nodes.indexOf(node) % USERS.length] as string;
+  }
+
+  clusterNats(urls: string[], node: string): ClusterNatsConfig {
+    const user = this.userOf(node);
+    switch (this.kind) {
+      case 'users':
+        return { servers: urls, user, password: this.passwords.get(user) };
+      case 'open':
+        return { servers: urls, insecure: true };
+      case 'token':
+        return { servers: urls, token: this.token };
+      case 'nkey':
+        return { servers: urls, nkey: this.nkeys.get(user)?.seedFile };
+      case 'tls': {
+        const cert = this.certs.get(user) as { cert: string; key: string };
+        return { servers: urls, tls: { cert: cert.cert, key: cert.key, cacert: this.ca?.cert } };
+      }
+    }
+  }
+
+  connectOptions(urls: string[], node: string): ConnectionOptions {
+    const user = this.userOf(node);
+    switch (this.kind) {
+      case 'users':
+        return { servers: urls, authenticator: usernamePasswordAuthenticator(user, this.passwords.get(user)) };
+      case 'open':
+        return { servers: urls };
+      case 'token':
+        return { servers: urls, authenticator: tokenAuthenticator(this.token) };
+      case 'nkey':
+        return { servers: urls, authenticator: nkeyAuthenticator(this.nkeys.get(user)?.seed) };
+      case 'tls': {
+        const cert = this.certs.get(user) as { cert: string; key: string };
+        return { servers: urls, tls: { certFile: cert.cert, keyFile: cert.key, caFile: this.ca?.cert as string } };
+      }
+    }
+  }
+
+  /** The server's config file: the documented one, or its permissions with another way in. */
+  configText(port: number, storeDir: string): string {
+    const documented = readFileSync(DOCUMENTED_CONFIG, 'utf8');
+    const listen = `listen: 127.0.0.1:${port}`;
+    const jetstream = `jetstream {\n  store_dir: ${JSON.stringify(storeDir)}\n}`;
+    if (this.kind === 'users') return replaceOnce(replaceOnce(documented, /^listen: .*$/m, listen), /^jetstream \{\n {2}store_dir: .*\n\}$/m, jetstream);
+    const permissions = /^VIGIE_NODE = \{\n[\s\S]*?\n\}$/m.exec(documented)?.[0];
+    if (permissions === undefined) throw new Error(`${DOCUMENTED_CONFIG} has no VIGIE_NODE = {...} block`);
+    const lines = [listen, jetstream];
+    if (this.kind === 'token') lines.push(`authorization { token: "${this.token}" }`);
+    if (this.kind === 'nkey') {
+      lines.push(permissions, 'authorization {\n  users = [', ...USERS.map((user) => `    { nkey: ${this.nkeys.get(user)?.publicKey}, permissions: $VIGIE_NODE }`), '  ]\n}');
+    }
+    if (this.kind === 'tls') {
+      const server = this.serverCert as { cert: string; key: string };
+      lines.push(
+        `tls {\n  cert_file: ${JSON.stringify(server.cert)}\n  key_file: ${JSON.stringify(server.key)}\n  ca_file: ${JSON.stringify(this.ca?.cert)}\n  verify_and_map: true\n}`,
+        permissions,
+        'authorization {\n  users = [',
+        ...USERS.map((user) => `    { user: "CN=${user}", permissions: $VIGIE_NODE }`),
+        '  ]\n}',
+      );
+    }
+    return `${lines.join('\n\n')}\n`;
+  }
+}
+
+function replaceOnce(text: string, pattern: RegExp, by: string): string {
+  if (!pattern.test(text)) throw new Error(`${DOCUMENTED_CONFIG}: no line matches ${pattern}`);
+  return text.replace(pattern, by);
+}
+
 export interface NatsServer {
   /** Its server name (`-n`), e.g. `n1`. */
   readonly name: string;
@@ -68,6 +203,12 @@ export interface NatsServer {
   readonly process: ChildProcess | null;
   /** Every line it wrote (stdout and stderr), across restarts. */
   readonly logs: string[];
+  /** How clients get in. */
+  readonly security: NatsSecurityKind;
+  /** The `cluster.nats` section of node `node` (each node its own user, while there are users to give). */
+  clusterNats(node: string): ClusterNatsConfig;
+  /** The options of a raw client with the rights of node `node`. */
+  connectOptions(node?: string): ConnectionOptions;
   /** SIGKILL and wait for the exit. */
   kill9(): Promise<void>;
   /** SIGTERM and wait for the exit (SIGKILL after 5 s). */
@@ -81,6 +222,8 @@ export interface NatsCluster {
   servers: NatsServer[];
   /** The client URLs of `servers`, in order. */
   urls: string[];
+  /** The `cluster.nats` section of node `node`, with every server's URL. */
+  clusterNats(node: string): ClusterNatsConfig;
   /** Stops every server of the cluster. */
   stop(): Promise<void>;
 }
@@ -131,7 +274,20 @@ class Server implements NatsServer {
     readonly name: string,
     readonly storeDir: string,
     public ports: Ports,
+    private readonly credentials: Security,
   ) {}
+
+  get security(): NatsSecurityKind {
+    return this.credentials.kind;
+  }
+
+  clusterNats(node: string): ClusterNatsConfig {
+    return this.credentials.clusterNats([this.url], node);
+  }
+
+  connectOptions(node = 'test-client'): ConnectionOptions {
+    return this.credentials.connectOptions([this.url], node);
+  }
 
   get port(): number {
     return this.ports.client;
@@ -188,12 +344,14 @@ class Server implements NatsServer {
     const path = natsBinary();
     if (path === null) throw new Error('nats-server is not installed (neither on PATH nor at /usr/sbin/nats-server)');
     mkdirSync(this.storeDir, { recursive: true });
-    const args = ['-n', this.name, '-a', '127.0.0.1', '-p', String(this.ports.client), '-m', String(this.ports.monitor), '-js', '-sd', this.storeDir];
+    const configFile = join(this.credentials.dir, `${this.name}.conf`);
+    writeFileSync(configFile, this.credentials.configText(this.ports.client, this.storeDir));
+    const args = ['-c', configFile, '-n', this.name, '-m', String(this.ports.monitor)];
     if (this.ports.cluster !== undefined) {
       args.push('-cluster', this.clusterUrl, '-cluster_name', CLUSTER_NAME);
       if (this.routes.length > 0) args.push('-routes', this.routes.join(','));
     }
-    const child = spawn(path, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(path, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...this.credentials.env() } });
     registry.add(this);
     this.#child = child;
     this.#exited = new Promise((resolve) => {
@@ -261,12 +419,13 @@ function makeTempDir(): string {
 }
 
 /**
- * Starts one `nats-server` with JetStream (store in `storeDir`, a new temporary directory by default). Resolves
- * once it logged `Server is ready` and its monitoring endpoint answers /jsz; rejects after 20 s with its logs.
+ * Starts one `nats-server` with JetStream (store in `storeDir`, a new temporary directory by default), the
+ * documented config unless `security` says otherwise. Resolves once it logged `Server is ready` and its monitoring
+ * endpoint answers /jsz; rejects after 20 s with its logs.
  */
-export async function startNatsServer(options: { storeDir?: string } = {}): Promise<NatsServer> {
+export async function startNatsServer(options: { storeDir?: string; security?: NatsSecurityKind } = {}): Promise<NatsServer> {
   const [client, monitor] = (await freePorts(2)) as [number, number];
-  const server = new Server('n1', options.storeDir ?? makeTempDir(), { client, monitor });
+  const server = new Server('n1', options.storeDir ?? makeTempDir(), { client, monitor }, new Security(options.security ?? 'users'));
   try {
     await server.start();
   } catch (error) {
@@ -287,7 +446,8 @@ export async function startNatsServer(options: { storeDir?: string } = {}): Prom
  */
 export async function startNatsCluster(size = 3): Promise<NatsCluster> {
   const root = makeTempDir();
-  const servers = Array.from({ length: size }, (_, i) => new Server(`n${i + 1}`, join(root, `n${i + 1}`), { client: 0, monitor: 0 }));
+  const security = new Security('users');
+  const servers = Array.from({ length: size }, (_, i) => new Server(`n${i + 1}`, join(root, `n${i + 1}`), { client: 0, monitor: 0 }, security));
   const assignPorts = async () => {
     const ports = await freePorts(3 * size);
     servers.forEach((server, i) => {
@@ -315,6 +475,7 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
   return {
     servers,
     urls: servers.map((server) => server.url),
+    clusterNats: (node) => security.clusterNats(servers.map((server) => server.url), node),
     async stop() {
       await Promise.all(servers.map((server) => server.stop()));
     },
