@@ -203,8 +203,9 @@ async function failover(nodes: Node[]): Promise<Record<string, number | string>>
 const root = mkdtempSync(join(tmpdir(), 'vigie-bench-cluster-streams-'));
 const single = await ingestSingle(root);
 const nats = await startNatsServer({ storeDir: join(root, 'nats') });
-const cluster = { nats: { servers: [nats.url] }, 'member-ttl': MEMBER_TTL, partitions: PARTITIONS };
-const nodes = [await startNode(root, 'node-a', cluster), await startNode(root, 'node-b', cluster), await startNode(root, 'node-c', cluster)];
+// Each node with its own user of the documented NATS config (docs/cluster.md, "Securing NATS").
+const cluster = (node: string) => ({ nats: nats.clusterNats(node), 'member-ttl': MEMBER_TTL, partitions: PARTITIONS });
+const nodes = [await startNode(root, 'node-a', cluster('node-a')), await startNode(root, 'node-b', cluster('node-b')), await startNode(root, 'node-c', cluster('node-c'))];
 try {
   await sleep(3_000);
   const three = await ingestCluster(nodes, nats.process?.pid as number);

@@ -76,8 +76,9 @@ async function main(): Promise<void> {
     console.log(`single node: ${alone?.cpu_share_of_one_core} of a core, ${alone?.own_runs} runs in ${WINDOW_S} s, RSS ${alone?.rss_mb} MB`);
 
     // Three cluster nodes on one NATS server.
-    const cluster = { nats: { servers: [nats.url] }, 'member-ttl': MEMBER_TTL };
-    const nodes = [await startNode(root, 'node-a', cluster), await startNode(root, 'node-b', cluster), await startNode(root, 'node-c', cluster)];
+    // Each node with its own user of the documented NATS config (docs/cluster.md, "Securing NATS").
+    const cluster = (node: string) => ({ nats: nats.clusterNats(node), 'member-ttl': MEMBER_TTL });
+    const nodes = [await startNode(root, 'node-a', cluster('node-a')), await startNode(root, 'node-b', cluster('node-b')), await startNode(root, 'node-c', cluster('node-c'))];
     for (;;) {
       const views = await Promise.all(nodes.map(async (node) => (await (await fetch(`${node.url}/api/v1/cluster/members`)).json()) as { joined: boolean; result: unknown[] }));
       if (views.every((view) => view.joined && view.result.length === 3)) break;

@@ -9,7 +9,7 @@ import { Objm } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CheckpointStore, PARTITION_CHECKPOINT_VERSION, type PartitionCheckpoint } from '../../src/cluster/stream-checkpoints.ts';
+import { CHECKPOINTS_BUCKET, CheckpointStore, PARTITION_CHECKPOINT_VERSION, type PartitionCheckpoint } from '../../src/cluster/stream-checkpoints.ts';
 import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 
 const connections: NatsConnection[] = [];
@@ -33,11 +33,12 @@ function checkpoint(seq: number, node: string, entries: number): PartitionCheckp
 describe.skipIf(!hasNatsServer())('partition checkpoints in JetStream', () => {
   it('loads the newest back whole, never lets a stale view replace it, and keeps one object per partition', async () => {
     const nats = await startNatsServer();
-    const nc = await connect({ servers: nats.url });
+    // A node's user on the documented server: it may use Vigie's bucket and object store, and only those.
+    const nc = await connect(nats.connectOptions('node-a'));
     connections.push(nc);
     const js = jetstream(nc);
-    const kv = await new Kvm(js).create('cp_test', { history: 1 });
-    const objects = await new Objm(js).create('cp_test');
+    const kv = await new Kvm(js).create(CHECKPOINTS_BUCKET, { history: 1 });
+    const objects = await new Objm(js).create(CHECKPOINTS_BUCKET);
     const store = new CheckpointStore(kv, objects, pino({ level: 'silent' }));
 
     const empty = await store.load('s.3');

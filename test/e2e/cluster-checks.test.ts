@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { hasNatsServer, type NatsServer, startNatsCluster, startNatsServer, stopAllNats } from '../helpers/nats.ts';
+import { type ClusterNatsConfig, hasNatsServer, type NatsServer, startNatsCluster, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { type HttpTarget, startHttpTarget } from '../helpers/targets.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -55,11 +55,13 @@ afterAll(async () => {
   await stopAllNats();
 });
 
-async function startNode(node: string, urls: string[], dataDir?: string): Promise<TestServer> {
+/** `nats`: the node's `cluster.nats` (the documented server's credentials, test/helpers/nats.ts). */
+async function startNode(node: string, nats: ClusterNatsConfig, dataDir?: string): Promise<TestServer> {
   // On a NATS cluster, JetStream pauses for leader elections when a server dies: a member-ttl of a few seconds
   // rides through them.
-  const memberTtl = urls.length === 3 ? '5s' : `${MEMBER_TTL_S}s`;
-  const config = { cluster: { node, nats: { servers: urls }, 'member-ttl': memberTtl, ...(urls.length === 3 ? { replicas: 3 } : {}) } };
+  const onCluster = nats.servers.length === 3;
+  const memberTtl = onCluster ? '5s' : `${MEMBER_TTL_S}s`;
+  const config = { cluster: { node, nats, 'member-ttl': memberTtl, ...(onCluster ? { replicas: 3 } : {}) } };
   const server = await startServer({ config, ...(dataDir ? { dataDir } : {}) });
   servers.push(server);
   return server;
@@ -114,7 +116,7 @@ describe.skipIf(!hasNatsServer())('cluster: checks on one NATS server', () => {
     const nats = await startNatsServer();
     const { target, hits } = await countingTarget();
     try {
-      const [a, b, c] = [await startNode('node-a', [nats.url]), await startNode('node-b', [nats.url]), await startNode('node-c', [nats.url])] as TestServer[] as [TestServer, TestServer, TestServer];
+      const [a, b, c] = [await startNode('node-a', nats.clusterNats('node-a')), await startNode('node-b', nats.clusterNats('node-b')), await startNode('node-c', nats.clusterNats('node-c'))] as TestServer[] as [TestServer, TestServer, TestServer];
       await allJoined([a, b, c], 3);
       const names = Array.from({ length: 24 }, (_, i) => `web-${i}`);
       const created = await a.request('/api/v1/healthcheck/bulk', json('POST', { 'http-checks': httpChecks(target, names) }));
@@ -178,8 +180,8 @@ describe.skipIf(!hasNatsServer())('cluster: checks on one NATS server', () => {
     const nats = await startNatsServer();
     const { target, hits } = await countingTarget();
     try {
-      const a = await startNode('node-a', [nats.url]);
-      const b = await startNode('node-b', [nats.url]);
+      const a = await startNode('node-a', nats.clusterNats('node-a'));
+      const b = await startNode('node-b', nats.clusterNats('node-b'));
       await allJoined([a, b], 2);
       expect((await b.request('/api/v1/healthcheck/http', json('POST', httpChecks(target, ['made-on-b'])[0]))).status).toBe(201);
       expect((await a.request('/api/v1/healthcheck/bulk', json('POST', { 'http-checks': httpChecks(target, ['x1', 'x2', 'x3', 'x4']) }))).status).toBe(201);
@@ -248,8 +250,8 @@ describe.skipIf(!hasNatsServer())('cluster: checks on a 3-server NATS cluster', 
     const { target, hits } = await countingTarget();
     try {
       // Each Vigie node prefers a different NATS server (the client picks among the list at random otherwise).
-      const rotate = (i: number) => [...cluster.urls.slice(i), ...cluster.urls.slice(0, i)];
-      const nodes = [await startNode('node-a', rotate(0)), await startNode('node-b', rotate(1)), await startNode('node-c', rotate(2))];
+      const rotate = (node: string, i: number) => ({ ...cluster.clusterNats(node), servers: [...cluster.urls.slice(i), ...cluster.urls.slice(0, i)] });
+      const nodes = [await startNode('node-a', rotate('node-a', 0)), await startNode('node-b', rotate('node-b', 1)), await startNode('node-c', rotate('node-c', 2))];
       await allJoined(nodes, 3);
       const names = Array.from({ length: 12 }, (_, i) => `api-${i}`);
       expect((await (nodes[1] as TestServer).request('/api/v1/healthcheck/bulk', json('POST', { 'http-checks': httpChecks(target, names) }))).status).toBe(201);

@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
+import { hasNatsServer, type NatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -28,9 +28,9 @@ afterAll(async () => {
   await stopAllNats();
 });
 
-async function startNode(node: string, url: string, dataDir?: string): Promise<TestServer> {
+async function startNode(node: string, nats: NatsServer, dataDir?: string): Promise<TestServer> {
   const config = {
-    cluster: { node, nats: { servers: [url] }, 'member-ttl': '2s', partitions: 16 },
+    cluster: { node, nats: nats.clusterNats(node), 'member-ttl': '2s', partitions: 16 },
     // Checkpoints every second: a failover restores one and replays what came after it.
     streams: { 'snapshot-interval': '1s' },
   };
@@ -39,8 +39,8 @@ async function startNode(node: string, url: string, dataDir?: string): Promise<T
   return server;
 }
 
-async function startCluster(url: string): Promise<[TestServer, TestServer, TestServer]> {
-  const nodes = [await startNode('node-a', url), await startNode('node-b', url), await startNode('node-c', url)];
+async function startCluster(nats: NatsServer): Promise<[TestServer, TestServer, TestServer]> {
+  const nodes = [await startNode('node-a', nats), await startNode('node-b', nats), await startNode('node-c', nats)];
   await waitFor(
     async () => {
       for (const node of nodes) {
@@ -106,7 +106,7 @@ async function subscribe(server: TestServer, path: string): Promise<{ socket: We
 describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
   it('replicates a partitioned stream, finds events pushed through one node on every node, and spreads the partitions', async () => {
     const nats = await startNatsServer();
-    const [a, b, c] = await startCluster(nats.url);
+    const [a, b, c] = await startCluster(nats);
     const created = await addStream(a, 'hosts', '{:partition-by [:host] :actions {:action :index :params [[:host]]}}');
     expect(created.status).toBe(200);
     await waitFor(async () => (await Promise.all([b, c].map(streamNames))).every((names) => names.includes('hosts')), { timeoutMs: 10_000, message: 'the stream on every node' });
@@ -183,7 +183,7 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
 
   it('counts every event of a window on its new owner after a kill -9 of the old one halfway through', async () => {
     const nats = await startNatsServer();
-    const nodes = await startCluster(nats.url);
+    const nodes = await startCluster(nats);
     const config = '{:actions {:action :fixed-time-window :params [{:duration "20s"}] :children [{:action :coll-count :children [{:action :index :params [[:host]]}]}]}}';
     expect((await addStream(nodes[0], 'window', config)).status).toBe(200);
     const owner = await ownerOf(nodes, 'window');
@@ -220,7 +220,7 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
 
   it('loses no acknowledged event when a node is killed while events are pushed through another', async () => {
     const nats = await startNatsServer();
-    const [a, b, c] = await startCluster(nats.url);
+    const [a, b, c] = await startCluster(nats);
     expect((await addStream(a, 'acked', '{:partition-by [:host] :actions {:action :index :params [[:host]]}}')).status).toBe(200);
     await waitFor(async () => (await streamNames(c)).includes('acked'), { timeoutMs: 10_000 });
     const acknowledged = new Set<string>();
@@ -259,8 +259,8 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
   }, 120_000);
   it('moves partitions to a joining node and from a stopping one without losing or counting twice any event', async () => {
     const nats = await startNatsServer();
-    const a = await startNode('node-a', nats.url);
-    const b = await startNode('node-b', nats.url);
+    const a = await startNode('node-a', nats);
+    const b = await startNode('node-b', nats);
     await waitFor(async () => ((await (await a.request('/api/v1/cluster/members')).json()) as { result: unknown[] }).result.length === 2, { timeoutMs: 30_000 });
     // Each host's events summed over 10 minutes of event time: a lost event or one counted twice shows in its sum.
     const config = '{:partition-by [:host] :actions {:action :by :params [{:fields [:host]}] :children [{:action :sum :params [{:duration "10m"}] :children [{:action :index :params [[:host]]}]}]}}';
@@ -275,7 +275,7 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     while (Date.now() - started < 10_000) {
       const response = await a.request('/api/v1/stream/sums', json('PUT', { events: hosts.map((host) => ({ host, service: 'n', metric: 1, ttl: 1e6, time: t0 })) }));
       if (response.status === 200) acknowledged++;
-      if (c === null && Date.now() - started > 2_000) c = await startNode('node-c', nats.url);
+      if (c === null && Date.now() - started > 2_000) c = await startNode('node-c', nats);
       if (!stopped && Date.now() - started > 6_000) {
         stopped = true;
         expect(await b.stop()).toBe(0);

@@ -22,7 +22,7 @@ describe.skipIf(!hasNatsServer() || !hasChromium())('dashboard of a cluster node
   beforeAll(async () => {
     const nats = await startNatsServer();
     tcp = await startTcpTarget();
-    const cluster = (node: string) => ({ cluster: { node, nats: { servers: [nats.url] }, 'member-ttl': '2s' } });
+    const cluster = (node: string) => ({ cluster: { node, nats: nats.clusterNats(node), 'member-ttl': '2s' } });
     [a, b, browser] = await Promise.all([startServer({ config: cluster('node-a') }), startServer({ config: cluster('node-b') }), launchBrowser()]);
     await waitFor(async () => ((await (await b.request('/api/v1/cluster/members')).json()) as { result: unknown[] }).result.length === 2, { timeoutMs: 20_000 });
     const checks = Array.from({ length: 6 }, (_, i) => ({ name: `db-${i}`, target: '127.0.0.1', port: tcp.port, interval: '1s', timeout: '1s' }));
