@@ -95,6 +95,8 @@ export class BucketWatch {
       loaded();
     };
     if (keys === 0) finish();
+    // The followers guard their own handling (src/cluster/refusals.ts); this catch keeps a bug there from ending the
+    // process with an unhandled rejection.
     void (async () => {
       for await (const entry of watch) {
         if (entry.revision > this.seen) this.seen = entry.revision;
@@ -105,7 +107,7 @@ export class BucketWatch {
           if ((entry.delta ?? 0) === 0) finish();
         }
       }
-    })();
+    })().catch((error: unknown) => this.logger.error({ err: error, bucket: this.name }, `watching ${this.name} failed: ${(error as Error).message}; watched again at the next check`));
     await Promise.race([ready, new Promise((resolve) => setTimeout(resolve, 10_000))]);
     if (!snapshotDone) finish();
     this.healthy = true;

@@ -7,14 +7,20 @@
  *
  * Changes arriving together (a bulk of 12,000 checks is 12,000 puts) are applied together: one reconcile after
  * the watch has been quiet for a moment.
+ *
+ * Whoever can write to NATS can write this bucket, so each value goes through what the API applies to a check it is
+ * given (src/healthcheck/service.ts `applyReplicated`: the same validation, `healthchecks.command-checks-api`
+ * included); what fails is refused there, counted and logged, and neither runs nor is listed here.
  */
 import type { KV } from '@nats-io/kv';
+import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { HealthcheckError } from '../healthcheck/api-input.ts';
 import { type CheckDefinition, checkToJson } from '../healthcheck/kinds/index.ts';
 import type { ApiCheckReplica, HealthcheckService } from '../healthcheck/service.ts';
 import type { ClusterConnection } from './connection.ts';
 import { NamedBucket } from './named-bucket.ts';
+import { type MessageRefusals, WireSchema } from './refusals.ts';
 
 export const CHECKS_BUCKET = 'vigie_checks';
 /** Puts in flight at once during a bulk. */
@@ -24,6 +30,9 @@ interface Stored {
   kind: string;
   definition: unknown;
 }
+
+/** The definition itself is checked by the API's validation when it is applied. */
+const STORED = new WireSchema<Stored>(Type.Object({ kind: Type.String(), definition: Type.Unknown() }));
 
 function storedOf(def: CheckDefinition): Stored {
   return { kind: def.kind, definition: checkToJson(def, 'api') };
@@ -35,8 +44,12 @@ export class CheckReplica implements ApiCheckReplica {
   private applying: Promise<unknown> = Promise.resolve();
   private service: HealthcheckService | null = null;
 
-  constructor(kv: KV, private readonly logger: Logger) {
-    this.bucket = new NamedBucket<Stored>(kv, CHECKS_BUCKET, 'check', logger, () => void this.apply());
+  constructor(
+    kv: KV,
+    refusals: MessageRefusals,
+    private readonly logger: Logger,
+  ) {
+    this.bucket = new NamedBucket<Stored>(kv, CHECKS_BUCKET, { source: 'checks', schema: STORED, refusals }, logger, () => void this.apply());
   }
 
   /**
@@ -95,7 +108,8 @@ export class CheckReplica implements ApiCheckReplica {
     if (service === null) return Promise.resolve();
     this.applying = this.applying.then(async () => {
       try {
-        const plan = await service.applyReplicated([...this.bucket.current.values()]);
+        const desired = [...this.bucket.current].map(([name, { kind, definition }]) => ({ name, kind, definition }));
+        const plan = await service.applyReplicated(desired, (name, refusal) => this.bucket.refuse(name, refusal.reason === 'forbidden' ? 'forbidden' : 'invalid', refusal.message));
         if (plan.started.length + plan.removed.length > 0) {
           this.logger.info({ started: plan.started.length, removed: plan.removed.length, kept: plan.kept.length }, 'API checks changed by the cluster applied');
         }

@@ -6,12 +6,18 @@
  *
  * While this node is disconnected from NATS it hears nobody: the member list is frozen (it keeps running the
  * checks it owned) instead of shrinking to itself, and every member gets a fresh `member-ttl` on reconnection.
+ *
+ * An entry is untrusted input (docs/cluster.md, "What a node does with what it reads"): one that is not JSON, not a
+ * member's announcement, or that names another node than its key is refused (counted, logged) and owns nothing; an
+ * earlier valid announcement under that key is forgotten with it. Owners are computed over valid members only.
  */
 import type { KV, KvEntry } from '@nats-io/kv';
+import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import { BucketWatch } from './bucket-watch.ts';
 import type { ClusterConnection } from './connection.ts';
+import { type MessageRefusals, WireSchema } from './refusals.ts';
 import { rankMembers, type RankedMember } from './rendezvous.ts';
 
 export interface MemberInfo {
@@ -21,6 +27,16 @@ export interface MemberInfo {
   version: string;
   startedAtMs: number;
 }
+
+const MEMBER = new WireSchema<MemberInfo>(
+  Type.Object({
+    // As cluster.node allows (src/cluster/settings.ts).
+    node: Type.String({ pattern: '^[A-Za-z0-9._-]+$', maxLength: 255 }),
+    configHash: Type.String({ maxLength: 128 }),
+    version: Type.String({ maxLength: 128 }),
+    startedAtMs: Type.Integer({ minimum: 0 }),
+  }),
+);
 
 interface Heard {
   info: MemberInfo;
@@ -48,6 +64,7 @@ export class Membership {
     private readonly connection: ClusterConnection,
     private self: MemberInfo,
     private readonly ttlMs: number,
+    private readonly refusals: MessageRefusals,
     private readonly logger: Logger,
     registry: Registry,
   ) {
@@ -94,10 +111,10 @@ export class Membership {
   async start(): Promise<void> {
     this.watch = new BucketWatch(this.kv, MEMBERS_BUCKET, {
       snapshot: (entries) => {
-        for (const entry of entries) this.apply(entry, true);
+        for (const entry of entries) this.refusals.guard('members', () => this.apply(entry, true));
         this.recompute();
       },
-      update: (entry) => this.apply(entry, false),
+      update: (entry) => this.refusals.guard('members', () => this.apply(entry, false)),
     }, this.connection, this.logger);
     await this.watch.start();
     this.recompute();
@@ -135,18 +152,17 @@ export class Membership {
   private apply(entry: KvEntry, initial: boolean): void {
     if (entry.key === this.self.node) return;
     if (entry.operation !== 'PUT') {
-      if (this.heard.delete(entry.key)) {
-        this.logger.info({ node: entry.key }, `member ${entry.key} left the cluster`);
-        this.recompute();
-      }
+      this.forget(entry.key, `member ${entry.key} left the cluster`);
       return;
     }
-    let info: MemberInfo;
-    try {
-      info = entry.json<MemberInfo>();
-    } catch {
+    const decoded = MEMBER.decode(entry.value);
+    if (!decoded.ok || decoded.value.node !== entry.key) {
+      const { reason, detail } = decoded.ok ? { reason: 'key' as const, detail: `it announces node ${JSON.stringify(decoded.value.node)}` } : decoded;
+      this.refusals.refuse('members', reason, `${MEMBERS_BUCKET} entry ${JSON.stringify(entry.key)}: ${detail}; it owns nothing`, { key: entry.key });
+      this.forget(entry.key, `member ${entry.key} is not a valid member any more: it owns nothing`);
       return;
     }
+    const info = decoded.value;
     // A value loaded at startup may be old: heard when it was written, so that a dead member's key does not count.
     const atMs = initial ? Math.min(Date.now(), entry.created.getTime()) : Date.now();
     const wasLive = this.names.includes(entry.key);
@@ -155,6 +171,12 @@ export class Membership {
       this.logger.info({ node: entry.key, version: info.version }, `member ${entry.key} joined the cluster`);
       this.recompute();
     } else this.checkConfigs();
+  }
+
+  private forget(node: string, why: string): void {
+    if (!this.heard.delete(node)) return;
+    this.logger.info({ node }, why);
+    this.recompute();
   }
 
   private expire(): void {

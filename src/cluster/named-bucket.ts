@@ -3,11 +3,17 @@
  * the API checks in `vigie_checks`, the API streams in `vigie_streams`. The mirror follows the bucket through a
  * `BucketWatch` (so it is read again after each reconnection to NATS) and calls `changed` once the changes arriving
  * together have settled (a bulk of 12,000 checks is 12,000 puts, applied as one).
+ *
+ * What the bucket holds is untrusted (docs/cluster.md, "What a node does with what it reads"): a key that is not a
+ * name's base64url, a value that is not JSON or not of the bucket's schema is refused (counted, logged) and that name
+ * has no value here. The values are then validated as the API validates them by the replica that applies them, which
+ * reports its refusals through `refuse`: each revision of a key is reported once, however often it is applied again.
  */
 import type { KV, KvEntry } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { BucketWatch } from './bucket-watch.ts';
 import type { ClusterConnection } from './connection.ts';
+import type { MessageRefusals, RefusalReason, RefusalSource, WireSchema } from './refusals.ts';
 
 const SETTLE_MS = 100;
 
@@ -18,14 +24,16 @@ export function nameKey(name: string): string {
 export class NamedBucket<T> {
   /** The bucket's content as this node knows it, by name. */
   private values = new Map<string, T>();
+  /** The revision of each name's value, and the last revision refused per name (reported once). */
+  private revisions = new Map<string, number>();
+  private readonly refused = new Map<string, number>();
   private timer: ReturnType<typeof setTimeout> | null = null;
   private watch: BucketWatch | null = null;
 
   constructor(
     private readonly kv: KV,
     private readonly bucket: string,
-    /** What the values are, for the log line of an unreadable one ("check", "stream"). */
-    private readonly what: string,
+    private readonly wire: { readonly source: RefusalSource; readonly schema: WireSchema<T>; readonly refusals: MessageRefusals },
     private readonly logger: Logger,
     private readonly changed: () => void,
   ) {}
@@ -43,12 +51,13 @@ export class NamedBucket<T> {
       {
         snapshot: (entries) => {
           const snapshot = new Map<string, T>();
-          for (const entry of entries) this.note(snapshot, entry);
+          this.revisions = new Map();
+          for (const entry of entries) this.wire.refusals.guard(this.wire.source, () => this.note(snapshot, entry));
           this.values = snapshot;
           if (!first) this.schedule();
         },
         update: (entry) => {
-          this.note(this.values, entry);
+          this.wire.refusals.guard(this.wire.source, () => this.note(this.values, entry));
           this.schedule();
         },
       },
@@ -62,15 +71,28 @@ export class NamedBucket<T> {
 
   private note(into: Map<string, T>, entry: KvEntry): void {
     const name = Buffer.from(entry.key, 'base64url').toString('utf8');
-    if (entry.operation !== 'PUT') {
-      into.delete(name);
+    into.delete(name);
+    this.revisions.delete(name);
+    if (entry.operation !== 'PUT') return;
+    this.revisions.set(name, entry.revision);
+    if (nameKey(name) !== entry.key) {
+      this.refuse(name, 'key', `key ${JSON.stringify(entry.key)} is not the base64url of a name`);
       return;
     }
-    try {
-      into.set(name, entry.json<T>());
-    } catch {
-      this.logger.error({ key: entry.key }, `unreadable ${this.what} in ${this.bucket}: skipped`);
+    const decoded = this.wire.schema.decode(entry.value);
+    if (decoded.ok) into.set(name, decoded.value);
+    else this.refuse(name, decoded.reason, `${name}: ${decoded.detail}`);
+  }
+
+  /** Reports that the current value of `name` is refused (once per revision of its key). */
+  refuse(name: string, reason: RefusalReason, detail: string): void {
+    const revision = this.revisions.get(name) ?? 0;
+    if (this.refused.get(name) === revision) return;
+    this.refused.set(name, revision);
+    if (this.refused.size > 2 * (this.revisions.size + 1000)) {
+      for (const known of this.refused.keys()) if (!this.revisions.has(known)) this.refused.delete(known);
     }
+    this.wire.refusals.refuse(this.wire.source, reason, `${this.bucket}: ${detail}`, { bucket: this.bucket, name });
   }
 
   async put(name: string, value: T): Promise<void> {
@@ -87,7 +109,7 @@ export class NamedBucket<T> {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.changed();
+      this.wire.refusals.guard(this.wire.source, this.changed);
     }, SETTLE_MS);
   }
 

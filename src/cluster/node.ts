@@ -22,9 +22,10 @@ import type { CheckOwner } from '../healthcheck/registry.ts';
 import type { CheckResult } from '../healthcheck/result-types.ts';
 import type { ApiCheckReplica, HealthcheckService } from '../healthcheck/service.ts';
 import { CHECKS_BUCKET, CheckReplica } from './check-replica.ts';
-import { ClusterConnection, NatsRefusedError } from './connection.ts';
+import { ClusterConnection } from './connection.ts';
 import { MEMBERS_BUCKET, type MemberInfo, Membership } from './membership.ts';
 import { loadNats } from './nats.ts';
+import { MessageRefusals } from './refusals.ts';
 import { ownerOf } from './rendezvous.ts';
 import { ensureResultsStream, ResultConsumer, ResultMetrics, ResultPublisher } from './results.ts';
 import type { ClusterSettings } from './settings.ts';
@@ -77,6 +78,8 @@ export interface JoinedCluster {
   readonly jsm: JetStreamManager;
   readonly kvm: Kvm;
   readonly membership: Membership;
+  /** What this node refuses of what it reads from NATS: counted and logged (src/cluster/refusals.ts). */
+  readonly refusals: MessageRefusals;
 }
 
 export class ClusterNode implements CheckOwner, ApiCheckReplica {
@@ -88,6 +91,7 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
   private ready = false;
   private stopped = false;
   private readonly results: ResultMetrics;
+  private readonly refusals: MessageRefusals;
   private readonly owned: Gauge;
   private service: HealthcheckService | null = null;
   /** Results run before NATS answered: published once the publisher exists. */
@@ -107,6 +111,7 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
     private readonly registry: Registry,
   ) {
     this.results = new ResultMetrics(registry);
+    this.refusals = new MessageRefusals(registry, logger);
     this.owned = new Gauge({ name: 'cluster_checks_owned', help: 'Checks this node owns (runs).', registers: [registry] });
   }
 
@@ -156,14 +161,7 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
   start(service: HealthcheckService): void {
     this.service = service;
     void this.join().catch((error: unknown) => {
-      if (this.stopped) return;
-      if (error instanceof NatsRefusedError) {
-        // Before joining: this node owns nothing and published nothing, and only a change of config can help, so it
-        // stops as an invalid config would (docs/cluster.md, "Securing NATS").
-        this.logger.fatal(`cannot join the cluster: ${error.message}`);
-        process.exit(1);
-      }
-      this.logger.error({ err: error }, `cannot join the cluster: ${(error as Error).message}`);
+      if (!this.stopped) this.logger.error({ err: error }, `cannot join the cluster: ${(error as Error).message}`);
     });
   }
 
@@ -185,21 +183,21 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
     const checks = await kvm.create(CHECKS_BUCKET, { history: 1, replicas });
     await ensureResultsStream(jsm, replicas);
 
-    this.replica = new CheckReplica(checks, logger);
+    this.replica = new CheckReplica(checks, this.refusals, logger);
     await this.replica.start(service, this.connection);
     this.publisher = new ResultPublisher(js, this.connection, settings.node, settings.maxBufferedResults, this.results, logger);
     for (const result of this.early.splice(0)) this.publisher.offer(result);
     this.publisher.start();
-    this.consumer = new ResultConsumer(js, jsm, settings.node, (result) => service.registry.recordRemote(result), this.results, logger);
+    this.consumer = new ResultConsumer(js, jsm, settings.node, (result) => service.registry.recordRemote(result), this.results, this.refusals);
     await this.consumer.start();
 
     const self: MemberInfo = { node: settings.node, configHash: this.configHashValue, version: this.version, startedAtMs: this.startedAtMs };
-    this.membership = new Membership(members, this.connection, self, settings.memberTtlMs, logger, this.registry);
+    this.membership = new Membership(members, this.connection, self, settings.memberTtlMs, this.refusals, logger, this.registry);
     this.membership.onChange((names) => this.reassign(`members ${names.join(', ')}`));
     await this.membership.start();
     this.ready = true;
     this.reassign('joined');
-    this.joinedCluster = { connection: this.connection, js, jsm, kvm, membership: this.membership };
+    this.joinedCluster = { connection: this.connection, js, jsm, kvm, membership: this.membership, refusals: this.refusals };
     for (const listener of this.joinedListeners) listener(this.joinedCluster);
   }
 

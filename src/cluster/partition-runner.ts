@@ -9,6 +9,11 @@
  * messages it covers are purged from the log. A partition lost to another node (a member joined) stops at once
  * without a checkpoint: the new owner restores the last one and replays from it (outputs at-least-once); a node
  * that stops cleanly checkpoints first, then leaves.
+ *
+ * A message of the log is untrusted (docs/cluster.md, "What a node does with what it reads"): one that is not a record
+ * or whose events the HTTP ingest would refuse is skipped, counted and logged (`source="events"`), and covered by the
+ * next checkpoint's acknowledgement like the others (AckAll: terminating it would acknowledge every message before
+ * it ahead of the checkpoint); an exception of the engine on a message is counted and the partition goes on.
  */
 import type { AckPolicy, ConsumerMessages, DeliverPolicy, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
@@ -18,6 +23,8 @@ import type { StreamEngine } from '../stream/engine.ts';
 import type { Event } from '../stream/event.ts';
 import type { IndexStore } from '../stream/index-store.ts';
 import { saveUnits } from '../stream/state-units.ts';
+import type { MessageRefusals } from './refusals.ts';
+import { MAX_DELIVER } from './results.ts';
 import { type CheckpointStore, NO_POINTER, PARTITION_CHECKPOINT_VERSION, type PointerState } from './stream-checkpoints.ts';
 import { EVENTS_STREAM, eventsOfMessage, partitionSubject, streamId } from './stream-log.ts';
 
@@ -34,6 +41,7 @@ export interface RunnerContext {
   readonly node: string;
   readonly nodeId: string;
   readonly logger: Logger;
+  readonly refusals: MessageRefusals;
   /** A fresh engine for a partition (src/stream/service.ts `partitionEngine`). */
   newEngine(): StreamEngine;
   /** The checkpoint interval (streams.snapshot-interval). */
@@ -88,7 +96,7 @@ export class PartitionRunner {
   async start(): Promise<void> {
     const { context, stream } = this;
     this.engine.add(stream, this.config);
-    const { checkpoint, pointer } = await context.checkpoints.load(this.key);
+    const { checkpoint, pointer } = await context.checkpoints.load(this.key, stream, this.partition);
     this.pointer = pointer;
     if (checkpoint !== null) {
       const { loaded, failed } = this.engine.restoreStates(stream, new Map(checkpoint.units));
@@ -121,6 +129,7 @@ export class PartitionRunner {
       // Acknowledged at checkpoints only: never redelivered meanwhile.
       ack_wait: Math.max(10 * 60_000, 4 * context.checkpointEveryMs()) * NS_PER_MS,
       max_ack_pending: 1_000_000,
+      max_deliver: MAX_DELIVER,
       inactive_threshold: INACTIVE_MS * NS_PER_MS,
     });
     if (this.stopped) return;
@@ -161,10 +170,10 @@ export class PartitionRunner {
         delivered = delivery;
         // A message this state already covers (redelivered, or before the checkpoint): skipped.
         if (message.seq <= this.appliedSeq) continue;
-        const events = eventsOfMessage(message.data, (problem) =>
-          this.context.logger.error({ stream: this.stream, partition: this.partition, seq: message.seq }, `stream ${this.stream}: event-log message ${message.seq} skipped: ${problem}`),
+        const events = eventsOfMessage(message.data, (reason, problem) =>
+          this.context.refusals.refuse('events', reason, `stream ${this.stream} partition ${this.partition}: event-log message ${message.seq} skipped: ${problem}`, { stream: this.stream, seq: message.seq }),
         );
-        if (events !== null) this.engine.push(this.stream, events);
+        if (events !== null) this.context.refusals.guard('events', () => this.engine.push(this.stream, events));
         this.appliedSeq = message.seq;
         this.lastMessage = message;
       }

@@ -7,13 +7,21 @@
  * While NATS is unreachable the results wait in a bounded queue (`cluster.max-buffered-results`; past it the oldest
  * are dropped, counted) and go out when it is back. Each batch carries a message ID, so a batch published twice
  * (its ack lost in a disconnect) is stored once (JetStream's duplicate window).
+ *
+ * A message read is untrusted (docs/cluster.md, "What a node does with what it reads"): a batch that is not JSON or
+ * not a list of results is terminated (`term`: never delivered again) and refused; in a valid batch, a result that
+ * names another node than the subject it came on, or is stamped more than `MAX_AHEAD_S` ahead of this node's clock,
+ * is refused and the others are kept. Refusals are counted in `cluster_messages_refused_total{source="results"}`.
  */
 import { randomUUID } from 'node:crypto';
 import type { AckPolicy, Consumer, DeliverPolicy, JetStreamClient, JetStreamManager, JsMsg, RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
+import { CheckResultSchema } from '../healthcheck/api-schemas.ts';
 import type { CheckResult } from '../healthcheck/result-types.ts';
 import type { ClusterConnection } from './connection.ts';
+import { type MessageRefusals, WireSchema } from './refusals.ts';
 
 export const RESULTS_STREAM = 'vigie_results';
 const SUBJECT_PREFIX = 'vigie.results.';
@@ -22,6 +30,13 @@ const FLUSH_MS = 50;
 /** Results are kept this long in the stream: a node down for longer misses the oldest (its uptime has gaps). */
 const RETENTION_NS = 3_600 * 1e9;
 const MAX_STREAM_BYTES = 1024 ** 3;
+/** Deliveries of one message at most: one that cannot be stored after this many tries is given up (and counted by
+ *  JetStream's advisories), never redelivered for ever. */
+export const MAX_DELIVER = 5;
+/** A result stamped further ahead of this node's clock is refused: clocks disagree by seconds, not minutes. */
+const MAX_AHEAD_S = 300;
+
+const BATCH_SCHEMA = new WireSchema<CheckResult[]>(Type.Array(CheckResultSchema, { maxItems: BATCH }));
 
 export async function ensureResultsStream(jsm: JetStreamManager, replicas: number): Promise<void> {
   const config = {
@@ -163,18 +178,21 @@ export class ResultConsumer {
     private readonly node: string,
     private readonly record: (result: CheckResult) => boolean,
     private readonly metrics: ResultMetrics,
-    private readonly logger: Logger,
+    private readonly refusals: MessageRefusals,
   ) {}
 
   /** Starts consuming; resolves once what was published before is stored (or after `catchUpMs`). */
   async start(catchUpMs = 15_000): Promise<void> {
     const name = consumerName(this.node);
+    let existing: number | undefined;
     try {
-      await this.jsm.consumers.info(RESULTS_STREAM, name);
+      existing = (await this.jsm.consumers.info(RESULTS_STREAM, name)).config.max_deliver;
     } catch {
       // New: from now on (a node joining does not import the stream's last hour).
-      await this.jsm.consumers.add(RESULTS_STREAM, { durable_name: name, ack_policy: 'explicit' as AckPolicy, deliver_policy: 'new' as DeliverPolicy, max_ack_pending: 1_000 });
+      await this.jsm.consumers.add(RESULTS_STREAM, { durable_name: name, ack_policy: 'explicit' as AckPolicy, deliver_policy: 'new' as DeliverPolicy, max_ack_pending: 1_000, max_deliver: MAX_DELIVER });
     }
+    // A consumer created by an earlier version redelivered without end.
+    if (existing !== undefined && existing !== MAX_DELIVER) await this.jsm.consumers.update(RESULTS_STREAM, name, { max_deliver: MAX_DELIVER });
     this.consumer = await this.js.consumers.get(RESULTS_STREAM, name);
     const pending = (await this.consumer.info()).num_pending;
     // Pull requests renewed every 5 s rather than 30: after a NATS server dies (a stream leader moves), the
@@ -194,20 +212,32 @@ export class ResultConsumer {
     await Promise.race([done, new Promise((resolve) => setTimeout(resolve, catchUpMs))]);
   }
 
+  /** Stores the results of another node's message; never throws (what it cannot process is terminated). */
   private handle(message: JsMsg): void {
-    if (message.subject !== `${SUBJECT_PREFIX}${this.node}`) {
-      let results: CheckResult[] = [];
-      try {
-        results = message.json<CheckResult[]>();
-      } catch (error) {
-        this.logger.error({ err: error, seq: message.seq }, 'unreadable results message: skipped');
+    const node = message.subject.slice(SUBJECT_PREFIX.length);
+    if (node === this.node) {
+      message.ack();
+      return;
+    }
+    const handled = this.refusals.guard('results', () => {
+      const decoded = BATCH_SCHEMA.decode(message.data);
+      if (!decoded.ok) {
+        this.refusals.refuse('results', decoded.reason, `message ${message.seq} on ${message.subject}: ${decoded.detail}`, { seq: message.seq });
+        message.term();
+        return;
       }
-      for (const result of results) {
-        if (this.record(result)) this.metrics.received.inc();
+      const latest = Date.now() / 1000 + MAX_AHEAD_S;
+      for (const result of decoded.value) {
+        if (result.node !== node) {
+          this.refusals.refuse('results', 'key', `a result of ${result.name} on ${message.subject} names node ${JSON.stringify(result.node)}`, { seq: message.seq });
+        } else if (result['healthcheck-timestamp'] > latest) {
+          this.refusals.refuse('results', 'future', `a result of ${result.name} from ${node} is stamped ${result['healthcheck-timestamp']}, more than ${MAX_AHEAD_S} s ahead of this node's clock`, { seq: message.seq });
+        } else if (this.record(result)) this.metrics.received.inc();
         else this.metrics.dropped.inc({ reason: 'unknown_check' });
       }
-    }
-    message.ack();
+      message.ack();
+    });
+    if (!handled) message.term();
   }
 
   stop(): void {

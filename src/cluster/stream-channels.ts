@@ -7,12 +7,18 @@
  *
  * Delivery is NATS core (at most once), as a websocket is: a subscriber that is away misses what was published
  * meanwhile.
+ *
+ * What arrives on both subjects is untrusted (docs/cluster.md, "What a node does with what it reads"): an interest
+ * that is not a node's list of channels, or a forwarded emission whose events the HTTP ingest would refuse, is
+ * refused and counted (`source="channels"`), and reaches no subscriber.
  */
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import type { Logger } from 'pino';
-import type { Emission } from '../stream/event.ts';
+import { Type } from '@sinclair/typebox';
+import type { Emission, Event } from '../stream/event.ts';
 import type { IndexListener } from '../stream/index-store.ts';
 import { indexFeed, type PubSub, type StreamPublisher } from '../stream/pubsub/channels.ts';
+import { type MessageRefusals, WireSchema } from './refusals.ts';
+import { eventsProblem } from './stream-log.ts';
 
 const INTEREST_SUBJECT = 'vigie.pubsub.interest';
 const EVENTS_SUBJECT = 'vigie.pubsub.events';
@@ -31,6 +37,12 @@ interface Forwarded {
   emission: Emission;
 }
 
+const INTEREST = new WireSchema<Interest>(Type.Object({ node: Type.String(), channels: Type.Array(Type.String()) }));
+const FORWARDED = new WireSchema<Forwarded>(
+  Type.Object({ origin: Type.String(), channel: Type.String(), emission: Type.Union([Type.Object({}), Type.Array(Type.Object({}))]) }),
+  (forwarded) => eventsProblem(Array.isArray(forwarded.emission) ? forwarded.emission : [forwarded.emission as Event]),
+);
+
 export class ClusterChannels implements StreamPublisher {
   private readonly others = new Map<string, { channels: Set<string>; atMs: number }>();
   /** Channels some other node has subscribers on. */
@@ -42,7 +54,7 @@ export class ClusterChannels implements StreamPublisher {
     private readonly nc: NatsConnection,
     private readonly node: string,
     private readonly local: PubSub,
-    private readonly logger: Logger,
+    private readonly refusals: MessageRefusals,
   ) {}
 
   start(): void {
@@ -50,25 +62,29 @@ export class ClusterChannels implements StreamPublisher {
       this.nc.subscribe(INTEREST_SUBJECT, {
         callback: (error, message) => {
           if (error !== null) return;
-          try {
-            const interest = message.json<Interest>();
-            if (interest.node === this.node) return;
-            this.others.set(interest.node, { channels: new Set(interest.channels), atMs: Date.now() });
+          this.refusals.guard('channels', () => {
+            const interest = INTEREST.decode(message.data);
+            if (!interest.ok) {
+              this.refusals.refuse('channels', interest.reason, `a channel interest on ${INTEREST_SUBJECT}: ${interest.detail}`);
+              return;
+            }
+            if (interest.value.node === this.node) return;
+            this.others.set(interest.value.node, { channels: new Set(interest.value.channels), atMs: Date.now() });
             this.recompute();
-          } catch {
-            this.logger.warn('unreadable channel interest on NATS: ignored');
-          }
+          });
         },
       }),
       this.nc.subscribe(EVENTS_SUBJECT, {
         callback: (error, message) => {
           if (error !== null) return;
-          try {
-            const forwarded = message.json<Forwarded>();
-            if (forwarded.origin !== this.node) this.local.publish(forwarded.channel, forwarded.emission);
-          } catch {
-            this.logger.warn('unreadable channel event on NATS: ignored');
-          }
+          this.refusals.guard('channels', () => {
+            const forwarded = FORWARDED.decode(message.data);
+            if (!forwarded.ok) {
+              this.refusals.refuse('channels', forwarded.reason, `a channel event on ${EVENTS_SUBJECT}: ${forwarded.detail}`);
+              return;
+            }
+            if (forwarded.value.origin !== this.node) this.local.publish(forwarded.value.channel, forwarded.value.emission);
+          });
         },
       }),
     );

@@ -8,13 +8,21 @@
  * of the partition is stale (it lost the partition and still had a checkpoint in flight, or it took the partition
  * while the previous owner checkpointed and purged the log once more) cannot point it at a state that misses
  * events; it reloads the newest checkpoint instead.
+ *
+ * Pointers and checkpoints are untrusted (docs/cluster.md, "What a node does with what it reads"): a pointer that is
+ * not one, or names an object of another partition, and a checkpoint that is not one of this partition (its index
+ * events checked as the HTTP ingest checks events) are refused, counted (`source="checkpoints"`), and the partition
+ * starts afresh from the log.
  */
 import { randomUUID } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
 import type { ObjectStore } from '@nats-io/obj';
+import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { IndexSnapshot } from '../stream/index-store.ts';
 import type { SavedUnit } from '../stream/state-units.ts';
+import { type MessageRefusals, WireSchema } from './refusals.ts';
+import { eventsProblem } from './stream-log.ts';
 
 export const CHECKPOINTS_BUCKET = 'vigie_checkpoints';
 /** The layout of a checkpoint this version writes; another is skipped (the partition starts afresh). */
@@ -38,6 +46,21 @@ interface Pointer {
   atMs: number;
 }
 
+const POINTER = new WireSchema<Pointer>(Type.Object({ seq: Type.Integer({ minimum: 0 }), object: Type.String(), node: Type.String(), atMs: Type.Number() }));
+
+const CHECKPOINT = new WireSchema<PartitionCheckpoint>(
+  Type.Object({
+    version: Type.Number(),
+    stream: Type.String(),
+    partition: Type.Integer({ minimum: 0 }),
+    seq: Type.Integer({ minimum: 0 }),
+    node: Type.String(),
+    units: Type.Array(Type.Tuple([Type.String(), Type.Object({ hash: Type.String(), state: Type.Unknown() })])),
+    index: Type.Object({ currentTime: Type.Number(), entries: Type.Array(Type.Object({ key: Type.String(), event: Type.Object({}) })) }),
+  }),
+  (checkpoint) => eventsProblem(checkpoint.index.entries.map((entry) => entry.event)),
+);
+
 /** What a runner knows of a partition's pointer: its revision (0: there is none) and the object it names. */
 export interface PointerState {
   readonly revision: number;
@@ -52,41 +75,51 @@ export class CheckpointStore {
   constructor(
     private readonly kv: KV,
     private readonly objects: ObjectStore,
+    private readonly refusals: MessageRefusals,
     private readonly logger: Logger,
   ) {}
 
   /**
    * The latest checkpoint of a partition (null when there is none or it cannot be read, logged), and the pointer
-   * as it was: the runner's next save must find it unchanged.
+   * as it was: the runner's next save must find it unchanged. `stream` and `partition`: what the checkpoint must be of.
    */
-  async load(key: string): Promise<{ checkpoint: PartitionCheckpoint | null; pointer: PointerState }> {
+  async load(key: string, stream: string, partition: number): Promise<{ checkpoint: PartitionCheckpoint | null; pointer: PointerState }> {
     const entry = await this.kv.get(key);
     if (entry === null) return { checkpoint: null, pointer: NO_POINTER };
     if (entry.operation !== 'PUT') return { checkpoint: null, pointer: { revision: entry.revision, object: null } };
-    let pointer: Pointer;
-    try {
-      pointer = entry.json<Pointer>();
-    } catch {
-      this.logger.error({ key }, `unreadable checkpoint pointer ${key} in ${CHECKPOINTS_BUCKET}: the partition starts afresh`);
+    const decoded = POINTER.decode(entry.value);
+    // Objects are named after their partition's key: a pointer elsewhere would load another partition's state.
+    if (!decoded.ok || !decoded.value.object.startsWith(`${key}.`)) {
+      const { reason, detail } = decoded.ok ? { reason: 'key' as const, detail: `it names object ${JSON.stringify(decoded.value.object)}` } : decoded;
+      this.refusals.refuse('checkpoints', reason, `checkpoint pointer ${key} in ${CHECKPOINTS_BUCKET}: ${detail}; the partition starts afresh`, { key });
       return { checkpoint: null, pointer: { revision: entry.revision, object: null } };
     }
+    const pointer = decoded.value;
     const state: PointerState = { revision: entry.revision, object: pointer.object };
     const data = await this.objects.getBlob(pointer.object);
     if (data === null) {
       this.logger.error({ key, object: pointer.object }, `checkpoint ${pointer.object} is missing from ${CHECKPOINTS_BUCKET}: the partition starts afresh`);
       return { checkpoint: null, pointer: state };
     }
+    let parsed: unknown;
     try {
-      const checkpoint = JSON.parse(Buffer.from(data).toString('utf8')) as PartitionCheckpoint;
-      if (checkpoint.version !== PARTITION_CHECKPOINT_VERSION) {
-        this.logger.warn({ key, version: checkpoint.version }, `checkpoint ${pointer.object} has format ${checkpoint.version}, this version reads ${PARTITION_CHECKPOINT_VERSION}: skipped`);
-        return { checkpoint: null, pointer: state };
-      }
-      return { checkpoint, pointer: state };
+      parsed = JSON.parse(Buffer.from(data).toString('utf8'));
     } catch (error) {
-      this.logger.error({ key, err: error }, `checkpoint ${pointer.object} cannot be read (${(error as Error).message}): the partition starts afresh`);
+      this.refusals.refuse('checkpoints', 'not_json', `checkpoint ${pointer.object}: ${(error as Error).message}; the partition starts afresh`, { key });
       return { checkpoint: null, pointer: state };
     }
+    const version = (parsed as { version?: unknown } | null)?.version;
+    if (typeof version === 'number' && version !== PARTITION_CHECKPOINT_VERSION) {
+      this.logger.warn({ key, version }, `checkpoint ${pointer.object} has format ${version}, this version reads ${PARTITION_CHECKPOINT_VERSION}: skipped`);
+      return { checkpoint: null, pointer: state };
+    }
+    const checkpoint = CHECKPOINT.validate(parsed);
+    if (!checkpoint.ok || checkpoint.value.stream !== stream || checkpoint.value.partition !== partition) {
+      const { reason, detail } = checkpoint.ok ? { reason: 'key' as const, detail: `it is of stream ${checkpoint.value.stream} partition ${checkpoint.value.partition}` } : checkpoint;
+      this.refusals.refuse('checkpoints', reason, `checkpoint ${pointer.object}: ${detail}; the partition starts afresh`, { key });
+      return { checkpoint: null, pointer: state };
+    }
+    return { checkpoint: checkpoint.value, pointer: state };
   }
 
   /** Deletes the checkpoints of every partition whose key starts with `prefix` (a stream removed from the cluster). */

@@ -20,6 +20,7 @@ import { Counter, type Registry } from 'prom-client';
 import type { Event } from '../stream/event.ts';
 import type { IngestOutcome } from '../stream/ingest-gateway.ts';
 import { decodeRecords, encodeRecord, JournalWriteError, type LogEntry } from '../stream/journal.ts';
+import { eventsFromJsonBody } from '../stream/ingest/json.ts';
 import { eventsOf } from '../stream/journal-records.ts';
 import type { EventIngest } from '../stream/service.ts';
 
@@ -253,19 +254,37 @@ export class ClusterEventLog implements EventIngest {
   }
 }
 
-/** The events of one message of the log (a record, src/stream/journal.ts), or null when it does not decode. */
-export function eventsOfMessage(data: Uint8Array, onDamage: (problem: string) => void): Event[] | null {
+/** Why a message of the log was refused: not a record, a payload that is not JSON, events the ingest would refuse. */
+export type DamageReason = 'shape' | 'not_json' | 'invalid';
+
+/** The events of one message of the log (a record, src/stream/journal.ts), checked as the HTTP ingest checks events;
+ *  null when it does not decode or they do not pass. */
+export function eventsOfMessage(data: Uint8Array, onDamage: (reason: DamageReason, problem: string) => void): Event[] | null {
   const buffer = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   let entry: LogEntry | undefined;
-  for (const decoded of decodeRecords(buffer, (_offset, problem) => onDamage(problem))) {
+  let damage: string | undefined;
+  for (const decoded of decodeRecords(buffer, (_offset, problem) => (damage ??= problem))) {
     entry = decoded;
     break;
   }
-  if (entry === undefined) return null;
+  if (entry === undefined) {
+    onDamage('shape', damage ?? 'an empty message');
+    return null;
+  }
   try {
     return eventsOf(entry);
   } catch (error) {
-    onDamage((error as Error).message);
+    onDamage(error instanceof SyntaxError ? 'not_json' : 'invalid', (error as Error).message);
     return null;
+  }
+}
+
+/** What the HTTP ingest would refuse in these events (src/stream/ingest/json.ts), or null. */
+export function eventsProblem(events: unknown[]): string | null {
+  try {
+    eventsFromJsonBody({ events });
+    return null;
+  } catch (error) {
+    return (error as Error).message;
   }
 }

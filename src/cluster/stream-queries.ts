@@ -3,13 +3,19 @@
  * the partitions it runs hold (a search, or each stream's index size and current time); the node that got the HTTP
  * request asks the nodes concerned at once (NATS request/reply; itself without the network) and merges. A node that
  * does not answer in time makes the read a 503 naming it: a partial answer would look like missing events.
+ *
+ * Requests and answers are untrusted (docs/cluster.md, "What a node does with what it reads"): a request that is not
+ * one of the two is answered an error, an answer that is not what was asked (its events checked as the HTTP ingest
+ * checks events) makes the read a 503 naming the node; both are refused and counted (`source="queries"`).
  */
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { StreamError } from '../stream/errors.ts';
 import type { Event } from '../stream/event.ts';
 import type { IndexStats } from '../stream/service.ts';
-import { streamId } from './stream-log.ts';
+import { type MessageRefusals, WireSchema } from './refusals.ts';
+import { eventsProblem, streamId } from './stream-log.ts';
 
 const SUBJECT_PREFIX = 'vigie.streams.query.';
 const TIMEOUT_MS = 5_000;
@@ -22,6 +28,17 @@ export interface SearchAnswer {
 }
 
 export type StatsAnswer = Record<string, IndexStats>;
+
+const REQUEST = new WireSchema<QueryRequest>(
+  Type.Union([
+    Type.Object({ op: Type.Literal('search'), stream: Type.String(), query: Type.String(), limit: Type.Integer({ minimum: 1 }) }),
+    Type.Object({ op: Type.Literal('stats') }),
+  ]),
+);
+const FAILED = new WireSchema<{ error: string }>(Type.Object({ error: Type.String() }));
+/** A search's events are checked as the HTTP ingest checks events. */
+export const SEARCH_ANSWER = new WireSchema<SearchAnswer>(Type.Object({ events: Type.Array(Type.Object({})), truncated: Type.Boolean() }), (answer) => eventsProblem(answer.events));
+export const STATS_ANSWER = new WireSchema<StatsAnswer>(Type.Record(Type.String(), Type.Object({ size: Type.Integer({ minimum: 0 }), currentTime: Type.Number() })));
 
 /** What a node answers from the partitions it runs. */
 export interface LocalReads {
@@ -40,6 +57,7 @@ export class StreamQueries {
     private readonly nc: NatsConnection,
     private readonly node: string,
     private readonly local: LocalReads,
+    private readonly refusals: MessageRefusals,
     private readonly logger: Logger,
   ) {}
 
@@ -47,13 +65,21 @@ export class StreamQueries {
     this.subscription = this.nc.subscribe(querySubject(this.node), {
       callback: (error, message) => {
         if (error !== null) return;
-        let answer: unknown;
-        try {
-          answer = this.answer(message.json<QueryRequest>());
-        } catch (failure) {
-          answer = { error: (failure as Error).message };
-        }
-        message.respond(JSON.stringify(answer));
+        this.refusals.guard('queries', () => {
+          const request = REQUEST.decode(message.data);
+          let answer: unknown;
+          if (!request.ok) {
+            this.refusals.refuse('queries', request.reason, `an index read on ${message.subject}: ${request.detail}`);
+            answer = { error: `not an index read: ${request.detail}` };
+          } else {
+            try {
+              answer = this.answer(request.value);
+            } catch (failure) {
+              answer = { error: (failure as Error).message };
+            }
+          }
+          message.respond(JSON.stringify(answer));
+        });
       },
     });
   }
@@ -64,20 +90,26 @@ export class StreamQueries {
   }
 
   /** Asks each node (this one locally) and returns their answers, in the order of `nodes`. */
-  async ask<T>(nodes: readonly string[], request: QueryRequest): Promise<T[]> {
+  async ask<T>(nodes: readonly string[], request: QueryRequest, expected: WireSchema<T>): Promise<T[]> {
     const payload = JSON.stringify(request);
     return Promise.all(
       nodes.map(async (node) => {
         if (node === this.node) return this.answer(request) as T;
-        let answer: T | { error: string };
+        let data: Uint8Array;
         try {
-          answer = (await this.nc.request(querySubject(node), payload, { timeout: TIMEOUT_MS })).json<T | { error: string }>();
+          data = (await this.nc.request(querySubject(node), payload, { timeout: TIMEOUT_MS })).data;
         } catch (error) {
           this.logger.warn({ node, err: error }, `cluster member ${node} did not answer an index read: ${(error as Error).message}`);
           throw new StreamError('unavailable', `cluster member ${node}, which runs part of this stream, did not answer (${(error as Error).message}); retry`);
         }
-        if (typeof answer === 'object' && answer !== null && 'error' in answer) throw new StreamError('unavailable', `cluster member ${node} could not answer: ${answer.error}`);
-        return answer as T;
+        const failed = FAILED.decode(data);
+        if (failed.ok) throw new StreamError('unavailable', `cluster member ${node} could not answer: ${failed.value.error}`);
+        const answer = expected.decode(data);
+        if (!answer.ok) {
+          this.refusals.refuse('queries', answer.reason, `the answer of ${node} to an index read: ${answer.detail}`, { node });
+          throw new StreamError('unavailable', `cluster member ${node} answered something that is not an index read's answer (${answer.detail}); retry`);
+        }
+        return answer.value;
       }),
     );
   }

@@ -27,7 +27,7 @@ import type { PubSub } from '../stream/pubsub/channels.ts';
 import { ClusterChannels } from './stream-channels.ts';
 import { CHECKPOINTS_BUCKET, CheckpointStore } from './stream-checkpoints.ts';
 import { ClusterEventLog, ensureEventsStream, EVENTS_STREAM, EVENTS_SUBJECT_PREFIX, EventLogMetrics, type LogTarget, streamId } from './stream-log.ts';
-import { mergeSearches, mergeStats, type SearchAnswer, type StatsAnswer, StreamQueries } from './stream-queries.ts';
+import { mergeSearches, mergeStats, SEARCH_ANSWER, type SearchAnswer, STATS_ANSWER, type StatsAnswer, StreamQueries } from './stream-queries.ts';
 import { STREAMS_BUCKET, StreamReplica } from './stream-replica.ts';
 
 /** How often the partitions this node runs are compared with what it should run (besides every member change). */
@@ -131,7 +131,7 @@ export class ClusterStreams implements StreamClusterSeam {
     const pointers = await cluster.kvm.create(CHECKPOINTS_BUCKET, { history: 1, replicas });
     const objects = await new Objm(cluster.js).create(CHECKPOINTS_BUCKET, { replicas });
     const streamsKv = await cluster.kvm.create(STREAMS_BUCKET, { history: 1, replicas });
-    const replica = new StreamReplica(streamsKv, this.service, logger);
+    const replica = new StreamReplica(streamsKv, this.service, cluster.refusals, logger);
     try {
       await replica.start(cluster.connection);
     } catch (error) {
@@ -146,17 +146,18 @@ export class ClusterStreams implements StreamClusterSeam {
       (input) => this.service.metrics.rejected.inc({ route: input }),
       this.logMetrics,
     );
-    const queries = new StreamQueries(cluster.connection.nc, settings.node, { search: (stream, query, limit) => this.searchLocal(stream, query, limit), stats: () => this.statsLocal() }, logger);
+    const queries = new StreamQueries(cluster.connection.nc, settings.node, { search: (stream, query, limit) => this.searchLocal(stream, query, limit), stats: () => this.statsLocal() }, cluster.refusals, logger);
     queries.start();
-    const channels = new ClusterChannels(cluster.connection.nc, settings.node, this.pubsub, logger);
+    const channels = new ClusterChannels(cluster.connection.nc, settings.node, this.pubsub, cluster.refusals);
     channels.start();
     const context: RunnerContext = {
       js: cluster.js,
       jsm: cluster.jsm,
-      checkpoints: new CheckpointStore(pointers, objects, logger),
+      checkpoints: new CheckpointStore(pointers, objects, cluster.refusals, logger),
       node: settings.node,
       nodeId: createHash('sha256').update(settings.node).digest('hex').slice(0, 12),
       logger,
+      refusals: cluster.refusals,
       newEngine: () => this.service.partitionEngine((destination, event) => log.forward(destination, event), channels),
       checkpointEveryMs: () => this.service.snapshotIntervalMs,
       gaps: () => this.logMetrics.gaps.inc(),
@@ -294,14 +295,14 @@ export class ClusterStreams implements StreamClusterSeam {
   async search(name: string, queryText: string, limit: number): Promise<SearchAnswer> {
     const joined = this.joined;
     if (joined === null) throw new StreamError('unavailable', 'this node has not joined its cluster yet (NATS unreachable): the index cannot be read now');
-    const answers = await joined.queries.ask<SearchAnswer>([...this.ownersOf(name)], { op: 'search', stream: name, query: queryText, limit });
+    const answers = await joined.queries.ask([...this.ownersOf(name)], { op: 'search', stream: name, query: queryText, limit }, SEARCH_ANSWER);
     return mergeSearches(answers, limit);
   }
 
   async indexStats(): Promise<Map<string, IndexStats>> {
     const joined = this.joined;
     if (joined === null) throw new StreamError('unavailable', 'this node has not joined its cluster yet (NATS unreachable): the index cannot be read now');
-    return mergeStats(await joined.queries.ask<StatsAnswer>(joined.cluster.membership.members(), { op: 'stats' }));
+    return mergeStats(await joined.queries.ask(joined.cluster.membership.members(), { op: 'stats' }, STATS_ANSWER));
   }
 
   private searchLocal(stream: string, queryText: string, limit: number): SearchAnswer {

@@ -3,7 +3,7 @@
  * and the message the client sees), and the parsing of one definition or of a bulk body, worded as the API
  * answers (docs/http-api.md).
  */
-import { CHECK_KEYS, type CheckDefinition, type CheckKey, CheckValidationError, type KeyedCheck, type KindName, kindOfConfigKey, type LabelLimits, parseCheck } from './kinds/index.ts';
+import { CHECK_KEYS, type CheckDefinition, type CheckKey, CheckValidationError, isKindName, type KeyedCheck, type KindName, kindOfConfigKey, type LabelLimits, parseCheck } from './kinds/index.ts';
 
 export const API_SOURCE = 'api';
 export const CONFIG_SOURCE = 'configuration';
@@ -55,8 +55,36 @@ export function parseApiCheck(kind: KindName, raw: unknown, labelLimits: LabelLi
   }
 }
 
-/** Validates a whole bulk payload; the first problem names the list, the position, the check and the field. */
-export function parseBulk(body: unknown, labelLimits: LabelLimits): KeyedCheck[] {
+/** What every API path admits a definition under: the label caps, and why command checks are refused (null: they
+ *  are not; src/healthcheck/command-policy.ts). */
+export interface AdmissionRules {
+  labelLimits: LabelLimits;
+  commandRefusal: string | null;
+}
+
+/**
+ * One definition as every path of the API admits it: a create, each check of a bulk, and a check replicated from
+ * the cluster's store (docs/cluster.md, "What a node does with what it reads"), whoever wrote it there. A known
+ * kind, then the command-checks policy, then the kind's validation.
+ */
+export function admitApiCheck(kind: string, raw: unknown, rules: AdmissionRules, where = ''): CheckDefinition {
+  if (!isKindName(kind)) throw unknownKind(kind);
+  if (kind === 'command' && rules.commandRefusal !== null) throw new HealthcheckError('forbidden', rules.commandRefusal);
+  return parseApiCheck(kind, raw, rules.labelLimits, where);
+}
+
+/** A definition kept to run (a bulk's, the cluster store's): admitted, and not one-off. */
+export function admitStoredCheck(kind: string, raw: unknown, rules: AdmissionRules, where = ''): CheckDefinition {
+  const def = admitApiCheck(kind, raw, rules, where);
+  if (def.oneOff) throw new HealthcheckError('invalid', `Invalid healthcheck configuration: ${where}one-off: one-off healthchecks are not supported in bulk requests`);
+  return def;
+}
+
+/**
+ * Validates a whole bulk payload; the first problem names the list, the position, the check and the field.
+ * `commandRefusal`: the API's command-checks policy (a discovery source is not concerned).
+ */
+export function parseBulk(body: unknown, labelLimits: LabelLimits, commandRefusal: string | null = null): KeyedCheck[] {
   const invalid = (text: string) => new HealthcheckError('invalid', `Invalid healthcheck configuration: ${text}`);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw invalid(`the body must be an object with the lists ${CHECK_KEYS.join(', ')}`);
@@ -64,6 +92,9 @@ export function parseBulk(body: unknown, labelLimits: LabelLimits): KeyedCheck[]
   for (const key of Object.keys(body)) {
     if (!(CHECK_KEYS as readonly string[]).includes(key)) throw invalid(`unknown key ${JSON.stringify(key)} (expected ${CHECK_KEYS.join(', ')})`);
   }
+  const commands = (body as { 'command-checks'?: unknown })['command-checks'];
+  if (commandRefusal !== null && Array.isArray(commands) && commands.length > 0) throw new HealthcheckError('forbidden', commandRefusal);
+  const rules: AdmissionRules = { labelLimits, commandRefusal };
   const checks: KeyedCheck[] = [];
   const seen = new Map<string, string>();
   for (const key of CHECK_KEYS) {
@@ -74,8 +105,7 @@ export function parseBulk(body: unknown, labelLimits: LabelLimits): KeyedCheck[]
       const at = `${key}[${i}]`;
       const name = (raw as { name?: unknown } | null)?.name;
       const which = typeof name === 'string' ? `check ${JSON.stringify(name)} (${at})` : at;
-      const def = parseApiCheck(kindOfConfigKey(key), raw, labelLimits, `${which}: `);
-      if (def.oneOff) throw invalid(`${which}: one-off: one-off healthchecks are not supported in bulk requests`);
+      const def = admitStoredCheck(kindOfConfigKey(key), raw, rules, `${which}: `);
       const first = seen.get(def.name);
       if (first !== undefined) throw invalid(`${which}: name: duplicate name ${JSON.stringify(def.name)} (also ${first})`);
       seen.set(def.name, at);

@@ -75,6 +75,9 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
       ...(cluster ? { owner: cluster, node: cluster.node, replica: cluster } : {}),
       restoredSources: discovery.restore(config.discovery),
       maintenance: calendar,
+      // The listener (http.*) is fixed at startup; the setting follows reloads. It holds for every API path,
+      // the checks replicated from the cluster's store included.
+      commandChecksRefusal: () => commandChecksRefusal(current.healthchecks.commandChecksApi, config.http),
     });
     const running = service;
     return {
@@ -84,8 +87,6 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
           healthcheckRoutes(running, {
             healthcheckApi: !config.http.disableHealthcheckApi,
             resultApi: !config.http.disableResultApi,
-            // The listener (http.*) is fixed at startup; the setting follows reloads.
-            commandChecksRefusal: () => commandChecksRefusal(current.healthchecks.commandChecksApi, config.http),
           }),
         );
         // Reports and windows are the healthcheck API's writes; reports also reach config-file heartbeat checks.

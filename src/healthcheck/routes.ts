@@ -20,9 +20,6 @@ import { HealthcheckError, type HealthcheckErrorReason, type HealthcheckService,
 export interface RouteOptions {
   healthcheckApi: boolean;
   resultApi: boolean;
-  /** Null when the API may create command checks, else why not (src/healthcheck/command-policy.ts); read per
-   *  request so that a reload applies. */
-  commandChecksRefusal: () => string | null;
 }
 
 const STATUS: Record<HealthcheckErrorReason, number> = {
@@ -73,7 +70,7 @@ export function healthcheckRoutes(service: HealthcheckService, options: RouteOpt
       ['', false],
     ] as const) {
       if (options.healthcheckApi) {
-        await registerPartScope(app, `${prefix}/healthcheck`, healthcheckErrors, (scope) => registerHealthcheckRoutes(scope, service, wrap, options.commandChecksRefusal));
+        await registerPartScope(app, `${prefix}/healthcheck`, healthcheckErrors, (scope) => registerHealthcheckRoutes(scope, service, wrap));
       }
       if (options.resultApi) await registerPartScope(app, `${prefix}/result`, healthcheckErrors, (scope) => registerResultRoutes(scope, service, wrap));
     }
@@ -107,7 +104,7 @@ function typed(scope: FastifyInstance) {
   return scope.withTypeProvider<TypeBoxTypeProvider>();
 }
 
-function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckService, wrap: boolean, commandChecksRefusal: () => string | null): void {
+function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckService, wrap: boolean): void {
   const app = typed(scope);
   // Only JSON bodies: anything else is a 415 naming the expected type (fastify would take text/plain as is).
   app.removeContentTypeParser(['text/plain']);
@@ -132,7 +129,6 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
       `Body: one ${kind} check definition, with the fields of its kind (docs/checks.md). A check with the name of an API check replaces it; \`"one-off": true\` runs it once at once and answers its result instead.`,
     );
     app.post(`/${kind}`, { config, schema: { body: CHECK_KINDS[kind].schema, response: { 201: Created, 500: Created }, ...doc } }, async (request, reply) => {
-      if (kind === 'command') refuseCommandChecks(commandChecksRefusal);
       const outcome = await service.create(kind, request.body);
       if (!outcome.oneOff) return reply.code(201).send({ message: 'Healthcheck successfully added' });
       return reply.code(outcome.success ? 201 : 500).send({ message: outcome.message, result: outcome.result });
@@ -152,8 +148,6 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
     'Body: any of the lists `http-checks`, `tcp-checks`, `dns-checks`, `tls-checks`, `command-checks`, as in the config file. API checks missing from it are deleted, unchanged ones keep running; atomically.',
   );
   app.post('/bulk', { config: bulkConfig, schema: { body: BulkBody, response: { 201: Message }, ...bulkDoc } }, async (request, reply) => {
-    const commands = (request.body as { 'command-checks'?: unknown[] | null })['command-checks'];
-    if (commands !== undefined && commands !== null && commands.length > 0) refuseCommandChecks(commandChecksRefusal);
     await service.bulk(request.body);
     return reply.code(201).send({ message: 'Healthchecks successfully added' });
   });
@@ -184,11 +178,6 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
     await service.delete(name);
     return { message: `Successfully deleted healthcheck ${name}` };
   });
-}
-
-function refuseCommandChecks(refusal: () => string | null): void {
-  const message = refusal();
-  if (message !== null) throw new HealthcheckError('forbidden', message);
 }
 
 function registerResultRoutes(scope: FastifyInstance, service: HealthcheckService, wrap: boolean): void {

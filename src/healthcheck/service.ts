@@ -12,7 +12,7 @@ import type { Registry } from 'prom-client';
 import { ConfigError } from '../common/config-error.ts';
 import { durationToMs } from '../common/duration.ts';
 import type { Db } from '../db/client.ts';
-import { type CheckDefinition, CheckFailure, type CheckJson, checkSummary, checkToJson, isKindName, type KeyedCheck, type LabelLimits, type Prepared, parseCheck } from './kinds/index.ts';
+import { type CheckDefinition, CheckFailure, type CheckJson, checkSummary, checkToJson, type KeyedCheck, type LabelLimits, type Prepared, parseCheck } from './kinds/index.ts';
 import { HealthcheckMetrics, pendingResultMetrics } from './metrics.ts';
 import { CheckPrepareError, type ReconcilePlan, Reconciler, runsAlready } from './reconciler.ts';
 import { CheckRegistry, type ResultSink } from './registry.ts';
@@ -32,7 +32,7 @@ import { HeartbeatMonitor } from './kinds/heartbeat.ts';
 import { MaintenanceCalendar } from './maintenance.ts';
 import { buildResult } from './result.ts';
 import type { CheckOwner } from './registry.ts';
-import { API_SOURCE, CONFIG_SOURCE, HealthcheckError, notFound, ownedElsewhere, parseApiCheck, parseBulk, startFailed, unknownKind } from './api-input.ts';
+import { admitApiCheck, admitStoredCheck, type AdmissionRules, API_SOURCE, CONFIG_SOURCE, HealthcheckError, notFound, ownedElsewhere, parseBulk, startFailed } from './api-input.ts';
 import type { HealthcheckConfig } from './settings.ts';
 
 export { API_SOURCE, CONFIG_SOURCE, HealthcheckError, type HealthcheckErrorReason, parseApiCheck, parseBulk, unknownKind } from './api-input.ts';
@@ -80,6 +80,16 @@ export interface ServiceOptions {
   owner?: CheckOwner;
   node?: string;
   replica?: ApiCheckReplica;
+  /** Null when the API may create command checks, else why not (src/healthcheck/command-policy.ts); read at each
+   *  change, so that a reload applies. Never refused unless given. */
+  commandChecksRefusal?: () => string | null;
+}
+
+/** One entry of the cluster's store of API checks: its name (the key's) and what it holds, unchecked. */
+export interface ReplicatedCheck {
+  name: string;
+  kind: string;
+  definition: unknown;
 }
 
 /** The cluster's store of API definitions: written before the local change, so that every node gets it. */
@@ -105,6 +115,7 @@ export class HealthcheckService {
   private readonly restoredSources: readonly RestoredSource[];
   private readonly maintenance: MaintenanceCalendar;
   private readonly replica: ApiCheckReplica | undefined;
+  private readonly commandChecksRefusal: () => string | null;
 
   private constructor(options: ServiceOptions) {
     this.config = options.config;
@@ -136,6 +147,7 @@ export class HealthcheckService {
       ...(options.node !== undefined ? { node: options.node } : {}),
     });
     this.replica = options.replica;
+    this.commandChecksRefusal = options.commandChecksRefusal ?? (() => null);
     this.restoredSources = options.restoredSources ?? [];
     this.reconciler = new Reconciler(this.checks);
   }
@@ -302,6 +314,11 @@ export class HealthcheckService {
     return this.config.healthchecks.labelLimits;
   }
 
+  /** What every API change is admitted under (src/healthcheck/api-input.ts `admitApiCheck`). */
+  private admissionRules(): AdmissionRules {
+    return { labelLimits: this.labelLimits, commandRefusal: this.commandChecksRefusal() };
+  }
+
   // Mutations
 
   /**
@@ -309,8 +326,7 @@ export class HealthcheckService {
    * is one-off. The definition is committed to SQLite before this resolves.
    */
   async create(kind: string, raw: unknown): Promise<CreateOutcome> {
-    if (!isKindName(kind)) throw unknownKind(kind);
-    const def = parseApiCheck(kind, raw, this.labelLimits);
+    const def = admitApiCheck(kind, raw, this.admissionRules());
     if (def.oneOff) return { oneOff: true, ...(await this.runOneOff(def)) };
     await this.checks.exclusive(async () => {
       const existing = this.checks.get(def.name);
@@ -335,7 +351,7 @@ export class HealthcheckService {
    * a discovered check) is refused whole.
    */
   async bulk(body: unknown): Promise<void> {
-    const desired = parseBulk(body, this.labelLimits);
+    const desired = parseBulk(body, this.labelLimits, this.commandChecksRefusal());
     try {
       await this.reconciler.apply(API_SOURCE, desired, async (plan) => {
         // Checked here, under the registry's lock, so that a reload cannot slip a config name in meanwhile.
@@ -367,18 +383,22 @@ export class HealthcheckService {
 
   /**
    * The cluster's API definitions changed (docs/cluster.md): the API checks become exactly `desired`, as a bulk
-   * would make them, without writing to the cluster again. Names this node holds from its config file (or a
-   * discovery source) are skipped, logged: that check stays the file's here.
+   * would make them, without writing to the cluster again. Whoever can write to NATS wrote them, so each goes through
+   * what the API admits (`admitStoredCheck`: validation, label caps, `healthchecks.command-checks-api`) and must
+   * carry the name of its key; what fails is handed to `refused` and neither runs nor is listed here. Names this node
+   * holds from its config file (or a discovery source) are skipped, logged: that check stays the file's here.
    */
-  async applyReplicated(desired: readonly { kind: string; definition: unknown }[]): Promise<ReconcilePlan> {
+  async applyReplicated(desired: readonly ReplicatedCheck[], refused: (name: string, refusal: HealthcheckError) => void): Promise<ReconcilePlan> {
+    const rules = this.admissionRules();
     const keyed: KeyedCheck[] = [];
-    for (const { kind, definition } of desired) {
+    for (const { name, kind, definition } of desired) {
+      const where = `replicated check ${JSON.stringify(name)}: `;
       let def: CheckDefinition;
       try {
-        if (!isKindName(kind)) throw new Error(`unknown kind ${JSON.stringify(kind)}`);
-        def = parseCheck(kind, definition, this.labelLimits);
+        def = admitStoredCheck(kind, definition, rules, where);
+        if (def.name !== name) throw new HealthcheckError('invalid', `Invalid healthcheck configuration: ${where}name: the definition is named ${JSON.stringify(def.name)}`);
       } catch (error) {
-        this.logger.error({ err: error }, `a replicated API check cannot run here: ${(error as Error).message}`);
+        refused(name, error instanceof HealthcheckError ? error : new HealthcheckError('invalid', `Invalid healthcheck configuration: ${where}${(error as Error).message}`));
         continue;
       }
       const existing = this.checks.get(def.name);

@@ -17,8 +17,12 @@ export function jsonBodyRecord(target: string, body: Buffer, count: number, rece
   return { target, input: 'stream', format: 'json-body', receivedAtNs, count, payload: body };
 }
 
-/** The events of a journal entry, as they were pushed when it was written. */
+/**
+ * The events of a journal entry, as they were pushed when it was written. Checked as the HTTP ingest checks a body
+ * (throws its IngestError), whatever the format: what a journal on disk or the cluster's event log holds is read
+ * back, not trusted (docs/cluster.md, "What a node does with what it reads").
+ */
 export function eventsOf(entry: LogEntry): Event[] {
   const parsed: unknown = JSON.parse(entry.payload.toString('utf8'));
-  return entry.format === 'events' ? (parsed as Event[]) : eventsFromJsonBody(parsed, undefined, entry.receivedAtNs);
+  return eventsFromJsonBody(entry.format === 'events' ? { events: parsed } : parsed, undefined, entry.receivedAtNs > 0 ? entry.receivedAtNs : -1);
 }

@@ -180,18 +180,24 @@ export class StreamService {
 
   /**
    * The cluster's stream store changed: the API streams become exactly `desired` (src/cluster/stream-replica.ts).
-   * A stream that no longer compiles here is logged and left out.
+   * Whoever can write to NATS wrote them, so each goes through what the API admits (`admitApiStream`, then the
+   * compiler) and its `persist` must be what its text says; what the API would refuse is handed to `refused` and
+   * neither runs nor is listed here (a stream already running under that name keeps running, as after a refused
+   * POST). A stream that cannot run here for another reason (a stream file holds the name) is logged and left out.
    */
-  applyReplicatedStreams(desired: ReadonlyMap<string, { text: string; persist: boolean }>): void {
+  applyReplicatedStreams(desired: ReadonlyMap<string, { text: string; persist: boolean }>, refused: (name: string, why: string) => void): void {
     const current = new Map(this.catalog.apiStreamTexts().map((api) => [api.name, api]));
     for (const [name, wanted] of desired) {
       const have = current.get(name);
       if (have !== undefined && have.text === wanted.text && have.persist === wanted.persist) continue;
       try {
-        this.catalog.putApiStream(name, wanted.text, parseEdn(wanted.text), wanted.persist);
+        const { parsed, persist } = admitApiStream(name, wanted.text);
+        if (persist !== wanted.persist) throw new StreamError('invalid', `Invalid stream config: persist is ${wanted.persist} but the config says ${persist ? '' : 'no '}:persist true`);
+        this.catalog.putApiStream(name, wanted.text, parsed, persist);
         this.logger.info({ stream: name }, `stream ${name} set by the cluster`);
       } catch (error) {
-        this.logger.error({ stream: name, err: error }, `stream ${name} from the cluster cannot run here: ${(error as Error).message}`);
+        if (error instanceof StreamError && error.reason === 'invalid') refused(name, `stream ${name}: ${error.message}`);
+        else this.logger.error({ stream: name, err: error }, `stream ${name} from the cluster cannot run here: ${(error as Error).message}`);
       }
     }
     for (const name of current.keys()) {
@@ -302,17 +308,7 @@ export class StreamService {
    * the compiler's warnings (likely mistakes that still compile), also logged.
    */
   async addStream(name: string, text: string): Promise<readonly string[]> {
-    if (!STREAM_NAME.test(name)) {
-      throw new StreamError('invalid', `Invalid stream name ${JSON.stringify(name)}: use 1 to 255 characters of A-Z a-z 0-9 . _ -`);
-    }
-    let parsed: EdnValue;
-    try {
-      parsed = parseEdn(text);
-    } catch (error) {
-      if (error instanceof EdnError) throw new StreamError('invalid', `Invalid stream config: ${error.message}`);
-      throw error;
-    }
-    const persist = isEdnMap(parsed) && parsed.get(kw('persist')) === true;
+    const { parsed, persist } = admitApiStream(name, text);
     const previous = this.catalog.apiStreamText(name);
     this.catalog.putApiStream(name, text, parsed, persist);
     if (this.cluster !== null) {
@@ -373,6 +369,24 @@ export class StreamService {
     if (this.cluster !== null) return (await this.cluster.indexStats()).get(name)?.currentTime ?? 0;
     return index.currentTime;
   }
+}
+
+/**
+ * A stream as every API path admits it, before the compiler: a POST, and a stream replicated from the cluster's store
+ * (docs/cluster.md, "What a node does with what it reads"). Its name, its EDN, and whether it persists (`:persist`).
+ */
+function admitApiStream(name: string, text: string): { parsed: EdnValue; persist: boolean } {
+  if (!STREAM_NAME.test(name)) {
+    throw new StreamError('invalid', `Invalid stream name ${JSON.stringify(name)}: use 1 to 255 characters of A-Z a-z 0-9 . _ -`);
+  }
+  let parsed: EdnValue;
+  try {
+    parsed = parseEdn(text);
+  } catch (error) {
+    if (error instanceof EdnError) throw new StreamError('invalid', `Invalid stream config: ${error.message}`);
+    throw error;
+  }
+  return { parsed, persist: isEdnMap(parsed) && parsed.get(kw('persist')) === true };
 }
 
 /** A where-query, compiled; a 400 naming the problem when it does not compile. */

@@ -8,8 +8,10 @@ import { Kvm } from '@nats-io/kv';
 import { Objm } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import pino from 'pino';
+import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CHECKPOINTS_BUCKET, CheckpointStore, PARTITION_CHECKPOINT_VERSION, type PartitionCheckpoint } from '../../src/cluster/stream-checkpoints.ts';
+import { MessageRefusals } from '../../src/cluster/refusals.ts';
+import { CheckpointStore, PARTITION_CHECKPOINT_VERSION, type PartitionCheckpoint } from '../../src/cluster/stream-checkpoints.ts';
 import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 
 const connections: NatsConnection[] = [];
@@ -33,36 +35,35 @@ function checkpoint(seq: number, node: string, entries: number): PartitionCheckp
 describe.skipIf(!hasNatsServer())('partition checkpoints in JetStream', () => {
   it('loads the newest back whole, never lets a stale view replace it, and keeps one object per partition', async () => {
     const nats = await startNatsServer();
-    // A node's user on the documented server: it may use Vigie's bucket and object store, and only those.
-    const nc = await connect(nats.connectOptions('node-a'));
+    const nc = await connect({ servers: nats.url });
     connections.push(nc);
     const js = jetstream(nc);
-    const kv = await new Kvm(js).create(CHECKPOINTS_BUCKET, { history: 1 });
-    const objects = await new Objm(js).create(CHECKPOINTS_BUCKET);
-    const store = new CheckpointStore(kv, objects, pino({ level: 'silent' }));
+    const kv = await new Kvm(js).create('cp_test', { history: 1 });
+    const objects = await new Objm(js).create('cp_test');
+    const store = new CheckpointStore(kv, objects, new MessageRefusals(new Registry(), pino({ level: 'silent' })), pino({ level: 'silent' }));
 
-    const empty = await store.load('s.3');
+    const empty = await store.load('s.3', 's', 3);
     expect(empty.checkpoint).toBeNull();
     // node-a and node-b both believe they own the partition, and both loaded it empty.
     const a = empty.pointer;
-    const b = (await store.load('s.3')).pointer;
+    const b = (await store.load('s.3', 's', 3)).pointer;
     // 20,000 index entries: larger than a KV value may be, chunked by the object store.
     const first = await store.save('s.3', checkpoint(10, 'node-a', 20_000), a);
     expect(first.outcome).toBe('saved');
-    const loaded = await store.load('s.3');
+    const loaded = await store.load('s.3', 's', 3);
     expect(loaded.checkpoint?.seq).toBe(10);
     expect(loaded.checkpoint?.index.entries).toHaveLength(20_000);
     expect(loaded.checkpoint?.units).toEqual([['0', { hash: 'h', state: { count: 10 } }]]);
     // node-b's view is stale, even with a later sequence: its state lacks what node-a covered (and purged).
     expect((await store.save('s.3', checkpoint(40, 'node-b', 3), b)).outcome).toBe('superseded');
     // node-b reloads, then saves on top of node-a's.
-    const reloaded = await store.load('s.3');
+    const reloaded = await store.load('s.3', 's', 3);
     const second = await store.save('s.3', checkpoint(25, 'node-b', 3), reloaded.pointer);
     expect(second.outcome).toBe('saved');
     // node-a, still on its own last write, is now the stale one.
     if (first.outcome !== 'saved') throw new Error('unreachable');
     expect((await store.save('s.3', checkpoint(12, 'node-a', 3), first.pointer)).outcome).toBe('superseded');
-    expect((await store.load('s.3')).checkpoint?.node).toBe('node-b');
+    expect((await store.load('s.3', 's', 3)).checkpoint?.node).toBe('node-b');
 
     const names: string[] = [];
     for (const info of await objects.list()) names.push(info.name);

@@ -1,0 +1,262 @@
+/**
+ * The cluster's bus is a trust boundary (docs/cluster.md, "What a node does with what it reads"), from outside: a
+ * real `nats-server`, two Vigie processes, and a raw NATS client that writes what no Vigie node would. Malformed
+ * messages on every subject and bucket Vigie reads leave every node serving (now and after a restart), with every
+ * check still run somewhere and the streams still fed; definitions put straight into the buckets go through the
+ * API's own validation and policies (`command-checks-api: deny` holds for them); a result from the future is not
+ * shown. Every refusal is counted in `cluster_messages_refused_total{source,reason}`.
+ */
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { jetstream } from '@nats-io/jetstream';
+import { type KV, Kvm } from '@nats-io/kv';
+import { Objm } from '@nats-io/obj';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { partitionSubject, streamId } from '../../src/cluster/stream-log.ts';
+import { querySubject } from '../../src/cluster/stream-queries.ts';
+import { encodeRecord } from '../../src/stream/journal.ts';
+import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
+import { startServer, type TestServer } from '../helpers/server.ts';
+import { type HttpTarget, startHttpTarget } from '../helpers/targets.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const edn = (text: string) => Buffer.from(text, 'utf8').toString('base64');
+const key = (name: string) => Buffer.from(name, 'utf8').toString('base64url');
+const PARTITIONS = 4;
+/** Near NATS' default max_payload (1 MiB), with room for the headers. */
+const HUGE = `["${'x'.repeat(1000 * 1000)}"]`;
+/** What a careless or hostile writer could put anywhere: an object for a list, a list of nothing, not JSON, huge. */
+const MALFORMED = ['{"name":"db"}', '[null]', 'null', '{}', '\u0000\u00ff not json {', HUGE];
+
+const servers: TestServer[] = [];
+const connections: NatsConnection[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.kill9()));
+  await Promise.all(connections.splice(0).map((nc) => nc.close()));
+});
+afterAll(async () => {
+  await stopAllNats();
+});
+
+async function startNode(node: string, url: string, options: { dataDir?: string; config?: Record<string, unknown> } = {}): Promise<TestServer> {
+  const config = {
+    cluster: { node, nats: { servers: [url] }, 'member-ttl': '2s', partitions: PARTITIONS },
+    streams: { 'snapshot-interval': '1s' },
+    ...options.config,
+  };
+  const server = await startServer({ config, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+  servers.push(server);
+  return server;
+}
+
+async function joined(nodes: TestServer[]): Promise<void> {
+  await waitFor(
+    async () => {
+      for (const node of nodes) {
+        const view = (await (await node.request('/api/v1/cluster/members')).json()) as { joined: boolean; result: unknown[] };
+        if (!view.joined || view.result.length !== nodes.length) return false;
+      }
+      return true;
+    },
+    { timeoutMs: 30_000, message: `${nodes.length} members seen by every node` },
+  );
+}
+
+async function rawClient(url: string): Promise<{ nc: NatsConnection; kv: (bucket: string) => Promise<KV> }> {
+  const nc = await connect({ servers: url });
+  connections.push(nc);
+  const kvm = new Kvm(jetstream(nc));
+  return { nc, kv: (bucket) => kvm.open(bucket) };
+}
+
+async function refused(server: TestServer, source: string, reason?: string): Promise<number> {
+  const text = await (await server.request('/metrics')).text();
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('cluster_messages_refused_total{') && line.includes(`source="${source}"`) && (reason === undefined || line.includes(`reason="${reason}"`)))
+    .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+}
+
+interface Result {
+  name: string;
+  'healthcheck-timestamp': number;
+  node?: string;
+}
+
+async function results(server: TestServer): Promise<Result[]> {
+  return ((await (await server.request('/api/v1/result')).json()) as { result: Result[] }).result;
+}
+
+async function checkNames(server: TestServer): Promise<string[]> {
+  return ((await (await server.request('/api/v1/healthcheck')).json()) as { result: { name: string }[] }).result.map((check) => check.name);
+}
+
+async function streamNames(server: TestServer): Promise<string[]> {
+  return ((await (await server.request('/api/v1/stream')).json()) as { streams: string[] }).streams;
+}
+
+/** Every node has a result of every named check newer than `since` (unix s). */
+async function freshEverywhere(nodes: TestServer[], names: string[], since: number): Promise<void> {
+  await waitFor(
+    async () => {
+      for (const node of nodes) {
+        const fresh = new Set((await results(node)).filter((result) => result['healthcheck-timestamp'] >= since).map((result) => result.name));
+        if (names.some((name) => !fresh.has(name))) return false;
+      }
+      return true;
+    },
+    { timeoutMs: 30_000, intervalMs: 250, message: `fresh results of ${names.length} checks on every node` },
+  );
+}
+
+/** Pushes events through `through` and waits until a search on every node finds them. */
+async function fedAndFound(nodes: TestServer[], through: TestServer, tag: string): Promise<void> {
+  const events = Array.from({ length: 40 }, (_, i) => ({ host: `${tag}-${i}`, service: 'cpu', metric: i }));
+  await waitFor(async () => (await through.request('/api/v1/stream/hosts', json('PUT', { events }))).status === 200, { timeoutMs: 20_000, message: `events ${tag} taken` });
+  for (const node of nodes) {
+    await waitFor(
+      async () => {
+        const response = await node.request('/api/v1/index/hosts/search', json('POST', { query: edn(`[:= :service "cpu"]`), limit: 10_000 }));
+        if (response.status !== 200) return false;
+        const hosts = new Set(((await response.json()) as { events: { host: string }[] }).events.map((event) => event.host));
+        return events.every((event) => hosts.has(event.host));
+      },
+      { timeoutMs: 20_000, intervalMs: 250, message: `events ${tag} found through ${node.url}` },
+    );
+  }
+}
+
+function httpChecks(target: HttpTarget, names: string[]) {
+  return names.map((name) => ({ name, target: '127.0.0.1', port: target.port, path: `/${name}`, 'valid-status': [200], interval: '1s', timeout: '1s' }));
+}
+
+async function serving(nodes: TestServer[]): Promise<void> {
+  for (const node of nodes) {
+    expect(node.process.exitCode, node.logs.slice(-20).join('\n')).toBeNull();
+    expect((await node.request('/healthz')).status).toBe(200);
+  }
+}
+
+describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untrusted', () => {
+  it('malformed messages on every subject and bucket leave every node serving, now and after a restart; a malformed member owns nothing; a result from the future is not shown', async () => {
+    const nats = await startNatsServer();
+    const target = await startHttpTarget({ handler: (_request, response) => response.end('ok') });
+    const a = await startNode('node-a', nats.url);
+    const b = await startNode('node-b', nats.url);
+    await joined([a, b]);
+    const names = Array.from({ length: 12 }, (_, i) => `web-${i}`);
+    expect((await a.request('/api/v1/healthcheck/bulk', json('POST', { 'http-checks': httpChecks(target, names) }))).status).toBe(201);
+    expect((await a.request('/api/v1/stream/hosts', json('POST', { config: edn('{:partition-by [:host] :actions {:action :index :params [[:host]]}}') }))).status).toBe(200);
+    await waitFor(async () => (await streamNames(b)).includes('hosts'), { timeoutMs: 10_000, message: 'the stream on node-b' });
+    await fedAndFound([a, b], b, 'before');
+
+    const raw = await rawClient(nats.url);
+    const { nc } = raw;
+    const js = jetstream(nc);
+    const [checks, streams, members, pointers] = (await Promise.all(['vigie_checks', 'vigie_streams', 'vigie_members', 'vigie_checkpoints'].map(raw.kv))) as [KV, KV, KV, KV];
+    const objects = await new Objm(js).open('vigie_checkpoints');
+    for (const [i, payload] of MALFORMED.entries()) {
+      // Results: a batch must be a list of results.
+      await js.publish(`vigie.results.forger-${i}`, payload);
+      // Buckets of definitions: each value must be a definition.
+      await checks.put(key(`forged-check-${i}`), payload);
+      await streams.put(key(`forged-stream-${i}`), payload);
+      // Members: four and more malformed entries must own nothing.
+      await members.put(`ghost-${i}`, payload);
+      // The event log: bytes that are not a record, and records whose events are not events.
+      for (let partition = 0; partition < PARTITIONS; partition++) {
+        await js.publish(partitionSubject('hosts', partition), payload);
+        const record = { target: 'hosts', input: 'cluster', format: 'events', receivedAtNs: 0, count: 1, payload: Buffer.from(payload) } as const;
+        await js.publish(partitionSubject('hosts', partition), Buffer.concat(encodeRecord(0, record)));
+      }
+      // Core subjects: index reads, websocket channels.
+      const answer = await nc.request(querySubject('node-a'), payload, { timeout: 5_000 });
+      expect(answer.json<{ error?: string }>().error).toBeTypeOf('string');
+      nc.publish('vigie.pubsub.interest', payload);
+      nc.publish('vigie.pubsub.events', payload);
+      // Checkpoints: a pointer that points nowhere, an object that is not a checkpoint.
+      await pointers.put(`${streamId('hosts')}.${i % PARTITIONS}`, payload);
+      await objects.putBlob({ name: `forged-${i}` }, Buffer.from(payload));
+    }
+    // Well-formed, but from the year 2100.
+    const future = { name: 'web-0', summary: 'forged', success: false, 'healthcheck-timestamp': 4_102_444_800, message: 'forged', duration: 1, source: 'api', node: 'forger' };
+    await js.publish('vigie.results.forger', JSON.stringify([future]));
+    await js.publish(partitionSubject('hosts', 0), Buffer.concat(encodeRecord(0, { target: 'hosts', input: 'cluster', format: 'events', receivedAtNs: 0, count: 1, payload: Buffer.from('[{"host":"forged","time":"yesterday"}]') })));
+    await nc.flush();
+
+    await waitFor(async () => (await refused(a, 'results', 'future')) >= 1 && (await refused(b, 'results', 'future')) >= 1, { timeoutMs: 15_000, message: 'the future result refused on both nodes' });
+    await serving([a, b]);
+    for (const source of ['results', 'checks', 'streams', 'members', 'events', 'queries']) {
+      expect((await refused(a, source)) + (await refused(b, source)), source).toBeGreaterThan(0);
+    }
+    // Every check still runs somewhere and its results reach both nodes; none shows the year 2100.
+    await freshEverywhere([a, b], names, Math.floor(Date.now() / 1000) + 1);
+    for (const node of [a, b]) {
+      expect((await results(node)).filter((result) => result['healthcheck-timestamp'] > Date.now() / 1000 + 60)).toEqual([]);
+      expect((await checkNames(node)).filter((name) => name.startsWith('forged'))).toEqual([]);
+      expect((await streamNames(node)).filter((name) => name.startsWith('forged'))).toEqual([]);
+      const view = (await (await node.request('/api/v1/cluster/members')).json()) as { result: { node: string }[] };
+      expect(view.result.map((member) => member.node)).toEqual(['node-a', 'node-b']);
+    }
+    await fedAndFound([a, b], a, 'after');
+    const index = (await (await a.request('/api/v1/index/hosts/search', json('POST', { query: edn('[:= :host "forged"]') }))).json()) as { events: unknown[] };
+    expect(index.events).toEqual([]);
+
+    // The same bytes are still in NATS when the nodes come back: read again, refused again.
+    await Promise.all([a.stop(), b.stop()]);
+    const a2 = await startNode('node-a', nats.url, { dataDir: a.dataDir });
+    const b2 = await startNode('node-b', nats.url, { dataDir: b.dataDir });
+    await joined([a2, b2]);
+    await freshEverywhere([a2, b2], names, Math.floor(Date.now() / 1000) + 1);
+    await fedAndFound([a2, b2], b2, 'restarted');
+    await serving([a2, b2]);
+    expect((await refused(a2, 'checks')) + (await refused(b2, 'checks'))).toBeGreaterThan(0);
+    expect((await refused(a2, 'members')) + (await refused(b2, 'members'))).toBeGreaterThan(0);
+    await target.close();
+  }, 240_000);
+
+  it('definitions put straight into the buckets pass the API validation and policies: a command check does not run under deny, invalid ones are listed nowhere', async () => {
+    const nats = await startNatsServer();
+    const target = await startHttpTarget({ handler: (_request, response) => response.end('ok') });
+    const config = { healthchecks: { 'command-checks-api': 'deny' } };
+    const a = await startNode('node-a', nats.url, { config });
+    const b = await startNode('node-b', nats.url, { config });
+    await joined([a, b]);
+    const raw = await rawClient(nats.url);
+    const [checks, streams] = (await Promise.all(['vigie_checks', 'vigie_streams'].map(raw.kv))) as [KV, KV];
+    const proof = join(mkdtempSync(join(tmpdir(), 'vigie-pwn-')), 'pwned');
+    const put = (bucket: KV, name: string, value: unknown) => bucket.put(key(name), JSON.stringify(value));
+    await put(checks, 'pwn', { kind: 'command', definition: { name: 'pwn', command: 'sh', arguments: ['-c', `touch ${proof}`], interval: '1s', timeout: '1s' } });
+    await put(checks, 'no-port', { kind: 'http', definition: { name: 'no-port', target: '127.0.0.1', timeout: '1s', interval: '1s' } });
+    await put(checks, 'alias', { kind: 'http', definition: { ...httpChecks(target, ['other'])[0] } });
+    await put(checks, 'once', { kind: 'http', definition: { ...httpChecks(target, ['once'])[0], 'one-off': true } });
+    await put(checks, 'strange', { kind: 'exec', definition: { name: 'strange' } });
+    await put(streams, 'broken', { text: '{:actions [[[', persist: false });
+    await put(streams, 'sneaky', { text: '{:actions {:action :index :params [[:host]]}}', persist: true });
+    await put(streams, 'bad name!', { text: '{:actions {:action :index :params [[:host]]}}', persist: false });
+    // What the API would accept is applied: the proof that the nodes read the buckets meanwhile.
+    await put(checks, 'good', { kind: 'http', definition: httpChecks(target, ['good'])[0] });
+    await put(streams, 'fine', { text: '{:actions {:action :index :params [[:host]]}}', persist: false });
+
+    await freshEverywhere([a, b], ['good'], Math.floor(Date.now() / 1000));
+    await waitFor(async () => (await streamNames(a)).includes('fine') && (await streamNames(b)).includes('fine'), { timeoutMs: 10_000, message: 'the valid stream on both nodes' });
+    // The command check would have run several times by now (interval 1 s).
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(existsSync(proof)).toBe(false);
+    for (const node of [a, b]) {
+      expect(await checkNames(node)).toEqual(['good']);
+      expect(await streamNames(node)).toEqual(['fine']);
+      expect(await refused(node, 'checks', 'forbidden')).toBeGreaterThan(0);
+      expect(await refused(node, 'checks', 'invalid')).toBeGreaterThanOrEqual(4);
+      expect(await refused(node, 'streams', 'invalid')).toBeGreaterThanOrEqual(3);
+    }
+    // The API answers the same refusal for the same definition.
+    const api = await a.request('/api/v1/healthcheck/command', json('POST', { name: 'pwn', command: 'sh', arguments: ['-c', `touch ${proof}`], interval: '1s', timeout: '1s' }));
+    expect(api.status).toBe(403);
+    await serving([a, b]);
+    await target.close();
+  }, 120_000);
+});
