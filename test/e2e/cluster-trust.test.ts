@@ -1,6 +1,7 @@
 /**
  * The cluster's bus is a trust boundary (docs/cluster.md, "What a node does with what it reads"), from outside: a
- * real `nats-server`, two Vigie processes, and a raw NATS client that writes what no Vigie node would. Malformed
+ * real `nats-server` on the documented config, two Vigie processes, and a raw NATS client with a third node's
+ * credentials (what a stolen or compromised node holds) that writes what no Vigie node would. Malformed
  * messages on every subject and bucket Vigie reads leave every node serving (now and after a restart), with every
  * check still run somewhere and the streams still fed; definitions put straight into the buckets go through the
  * API's own validation and policies (`command-checks-api: deny` holds for them); a result from the future is not
@@ -17,7 +18,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { partitionSubject, streamId } from '../../src/cluster/stream-log.ts';
 import { querySubject } from '../../src/cluster/stream-queries.ts';
 import { encodeRecord } from '../../src/stream/journal.ts';
-import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
+import { hasNatsServer, type NatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { type HttpTarget, startHttpTarget } from '../helpers/targets.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -41,9 +42,9 @@ afterAll(async () => {
   await stopAllNats();
 });
 
-async function startNode(node: string, url: string, options: { dataDir?: string; config?: Record<string, unknown> } = {}): Promise<TestServer> {
+async function startNode(node: string, nats: NatsServer, options: { dataDir?: string; config?: Record<string, unknown> } = {}): Promise<TestServer> {
   const config = {
-    cluster: { node, nats: { servers: [url] }, 'member-ttl': '2s', partitions: PARTITIONS },
+    cluster: { node, nats: nats.clusterNats(node), 'member-ttl': '2s', partitions: PARTITIONS },
     streams: { 'snapshot-interval': '1s' },
     ...options.config,
   };
@@ -65,8 +66,9 @@ async function joined(nodes: TestServer[]): Promise<void> {
   );
 }
 
-async function rawClient(url: string): Promise<{ nc: NatsConnection; kv: (bucket: string) => Promise<KV> }> {
-  const nc = await connect({ servers: url });
+/** The forger: a client with the rights of a node (the documented permissions), not a Vigie node. */
+async function rawClient(nats: NatsServer): Promise<{ nc: NatsConnection; kv: (bucket: string) => Promise<KV> }> {
+  const nc = await connect(nats.connectOptions('forger'));
   connections.push(nc);
   const kvm = new Kvm(jetstream(nc));
   return { nc, kv: (bucket) => kvm.open(bucket) };
@@ -144,8 +146,8 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
   it('malformed messages on every subject and bucket leave every node serving, now and after a restart; a malformed member owns nothing; a result from the future is not shown', async () => {
     const nats = await startNatsServer();
     const target = await startHttpTarget({ handler: (_request, response) => response.end('ok') });
-    const a = await startNode('node-a', nats.url);
-    const b = await startNode('node-b', nats.url);
+    const a = await startNode('node-a', nats);
+    const b = await startNode('node-b', nats);
     await joined([a, b]);
     const names = Array.from({ length: 12 }, (_, i) => `web-${i}`);
     expect((await a.request('/api/v1/healthcheck/bulk', json('POST', { 'http-checks': httpChecks(target, names) }))).status).toBe(201);
@@ -153,7 +155,7 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
     await waitFor(async () => (await streamNames(b)).includes('hosts'), { timeoutMs: 10_000, message: 'the stream on node-b' });
     await fedAndFound([a, b], b, 'before');
 
-    const raw = await rawClient(nats.url);
+    const raw = await rawClient(nats);
     const { nc } = raw;
     const js = jetstream(nc);
     const [checks, streams, members, pointers] = (await Promise.all(['vigie_checks', 'vigie_streams', 'vigie_members', 'vigie_checkpoints'].map(raw.kv))) as [KV, KV, KV, KV];
@@ -189,7 +191,7 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
 
     await waitFor(async () => (await refused(a, 'results', 'future')) >= 1 && (await refused(b, 'results', 'future')) >= 1, { timeoutMs: 15_000, message: 'the future result refused on both nodes' });
     await serving([a, b]);
-    for (const source of ['results', 'checks', 'streams', 'members', 'events', 'queries']) {
+    for (const source of ['results', 'checks', 'streams', 'members', 'events', 'queries', 'channels']) {
       expect((await refused(a, source)) + (await refused(b, source)), source).toBeGreaterThan(0);
     }
     // Every check still runs somewhere and its results reach both nodes; none shows the year 2100.
@@ -205,16 +207,23 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
     const index = (await (await a.request('/api/v1/index/hosts/search', json('POST', { query: edn('[:= :host "forged"]') }))).json()) as { events: unknown[] };
     expect(index.events).toEqual([]);
 
-    // The same bytes are still in NATS when the nodes come back: read again, refused again.
+    // A partition's owner finds the pointer changed under it at its next checkpoint, reloads it: refused, afresh.
+    await waitFor(async () => (await refused(a, 'checkpoints')) + (await refused(b, 'checkpoints')) > 0, { timeoutMs: 20_000, message: 'a forged checkpoint pointer refused' });
+
+    // The same bytes are still in NATS when the nodes come back: read again, refused again; and forged pointers
+    // written while they were away are what the partitions load at start.
     await Promise.all([a.stop(), b.stop()]);
-    const a2 = await startNode('node-a', nats.url, { dataDir: a.dataDir });
-    const b2 = await startNode('node-b', nats.url, { dataDir: b.dataDir });
+    for (let partition = 0; partition < PARTITIONS; partition++) await pointers.put(`${streamId('hosts')}.${partition}`, MALFORMED[partition] as string);
+    const a2 = await startNode('node-a', nats, { dataDir: a.dataDir });
+    const b2 = await startNode('node-b', nats, { dataDir: b.dataDir });
     await joined([a2, b2]);
     await freshEverywhere([a2, b2], names, Math.floor(Date.now() / 1000) + 1);
     await fedAndFound([a2, b2], b2, 'restarted');
     await serving([a2, b2]);
     expect((await refused(a2, 'checks')) + (await refused(b2, 'checks'))).toBeGreaterThan(0);
     expect((await refused(a2, 'members')) + (await refused(b2, 'members'))).toBeGreaterThan(0);
+    // The partitions started from the forged pointers: refused, started afresh, and fed (above).
+    expect((await refused(a2, 'checkpoints')) + (await refused(b2, 'checkpoints'))).toBeGreaterThan(0);
     await target.close();
   }, 240_000);
 
@@ -222,10 +231,10 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
     const nats = await startNatsServer();
     const target = await startHttpTarget({ handler: (_request, response) => response.end('ok') });
     const config = { healthchecks: { 'command-checks-api': 'deny' } };
-    const a = await startNode('node-a', nats.url, { config });
-    const b = await startNode('node-b', nats.url, { config });
+    const a = await startNode('node-a', nats, { config });
+    const b = await startNode('node-b', nats, { config });
     await joined([a, b]);
-    const raw = await rawClient(nats.url);
+    const raw = await rawClient(nats);
     const [checks, streams] = (await Promise.all(['vigie_checks', 'vigie_streams'].map(raw.kv))) as [KV, KV];
     const proof = join(mkdtempSync(join(tmpdir(), 'vigie-pwn-')), 'pwned');
     const put = (bucket: KV, name: string, value: unknown) => bucket.put(key(name), JSON.stringify(value));
