@@ -26,6 +26,7 @@ import {
 } from './actions/types.ts';
 import { type EdnMap, type EdnValue, isEdnMap, isKeyword, kw, printEdn } from './edn.ts';
 import type { Emission } from './event.ts';
+import { loadChecked } from './state-units.ts';
 
 /** A stream config that cannot be compiled; the message names the action (or key) and the problem. */
 export class StreamConfigError extends Error {}
@@ -252,7 +253,7 @@ class Compiler {
       },
       load: (states) => {
         for (const entry of registered) {
-          if (Object.hasOwn(states, entry.path)) entry.handle.load(states[entry.path]);
+          if (Object.hasOwn(states, entry.path)) loadChecked(entry.handle, states[entry.path], `:${entry.action} at ${entry.path}`);
         }
       },
     };

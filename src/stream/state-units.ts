@@ -5,6 +5,8 @@
  * States always travel as JSON, at a reload as from a checkpoint, so that both paths restore the same thing.
  */
 import type { StateUnit } from './compiler.ts';
+import { StateShapeError } from './actions/state-shape.ts';
+import type { StateHandle } from './actions/types.ts';
 
 /** A state saved from the node at `path`, built from the subtree config of hash `hash`. */
 export interface SavedUnit {
@@ -26,12 +28,25 @@ export function loadUnits(units: readonly StateUnit[], saved: ReadonlyMap<string
     const state = saved.get(unit.path);
     if (state === undefined || state.hash !== unit.hash || skip.has(unit.path)) continue;
     try {
-      unit.handle.load(state.state);
+      loadChecked(unit.handle, state.state, '');
     } catch (error) {
       failures.push({ path: unit.path, action: unit.action, error: error instanceof Error ? error : new Error(String(error)) });
     }
   }
   return failures;
+}
+
+/**
+ * Loads a state into a node once it has the node's shape; `where` names the node in the message of a refusal (''
+ * when the caller names it). Every load of a saved state goes through here (src/stream/actions/state-shape.ts).
+ */
+export function loadChecked<S>(handle: StateHandle<S>, state: unknown, where: string): void {
+  try {
+    handle.load(handle.shape(state, ''));
+  } catch (error) {
+    // A refusal deeper down (a fork of a `:by` inside a fork) is named from here too.
+    throw error instanceof StateShapeError && where !== '' ? error.within(where) : error;
+  }
 }
 
 /** The states of the units, as a checkpoint would store them (through JSON). */

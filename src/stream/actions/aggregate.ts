@@ -11,6 +11,7 @@ import { type Aggregator, readWindowParams, type WindowParams, windowedAggregati
 import { compareValues, metricOrZero, quantileLabel, requireNumber, requireTime } from './numbers.ts';
 import { arity, boolean, condition, describe, duration, map, number, option, path, positiveInteger } from './params.ts';
 import { PercentileHistogram } from './percentile-histogram.ts';
+import * as shape from './state-shape.ts';
 import { type ActionDefinition, defineAction, type Emit, ParamError } from './types.ts';
 
 /** Emits one finalised event per flushed window. */
@@ -27,6 +28,8 @@ interface SumWindow {
 }
 
 const sumAggregator: Aggregator<SumWindow> = {
+  // The sum is checked when it is added to, like the metrics it sums.
+  shape: shape.record({ base: shape.event, sum: shape.anything, count: shape.natural }),
   start: (event) => ({ base: event, sum: event.metric, count: 1 }),
   add(window, event) {
     window.sum = requireNumber(window.sum, ':sum: :metric') + requireNumber(event.metric, ':sum: :metric');
@@ -57,6 +60,7 @@ interface MeanWindow {
 }
 
 const meanAggregator: Aggregator<MeanWindow> = {
+  shape: shape.record({ base: shape.event, sum: shape.finite, count: shape.natural }),
   start: (event) => ({ base: event, sum: metricOrZero(event, 'mean'), count: 1 }),
   add(window, event) {
     window.sum += metricOrZero(event, 'mean');
@@ -82,6 +86,7 @@ export const mean = defineAction({
 function extremumAggregator(action: string, keepCurrent: (current: number, candidate: number) => boolean): Aggregator<Event> {
   const what = `:${action}: :metric`;
   return {
+    shape: shape.event,
     start: (event) => event,
     // On equal metrics the newer arrival wins, as upstream.
     add: (current, event) => (keepCurrent(requireNumber(current.metric, what), requireNumber(event.metric, what)) ? current : event),
@@ -125,6 +130,7 @@ function rateAggregator(params: WindowParams): Aggregator<CountWindow> {
   // Per second, exact (upstream divides by whole seconds and so throws under 1 s).
   const seconds = params.duration / NS_PER_SECOND;
   return {
+    shape: shape.record({ base: shape.event, count: shape.natural }),
     start: (event) => ({ base: event, count: 1 }),
     add(window, event) {
       window.count++;
@@ -167,6 +173,7 @@ function ratioAggregator(params: RatioParams): Aggregator<RatioWindow> {
     if (second(event)) window.second += weight;
   };
   return {
+    shape: shape.record({ base: shape.event, first: shape.finite, second: shape.finite }),
     start(event) {
       const window = { base: event, first: 0, second: 0 };
       count(window, event);
@@ -214,6 +221,7 @@ interface SsortParams extends WindowParams {
 
 function ssortAggregator(field: Path): Aggregator<Event[]> {
   return {
+    shape: shape.list(shape.event),
     start: (event) => [event],
     add(window, event) {
       window.push(event);
@@ -293,6 +301,12 @@ function readPercentilesParams(raw: readonly EdnValue[]): PercentilesParams {
   };
 }
 
+/** The histogram as `[value, count, ...]` pairs (PercentileHistogram.save). */
+const percentilesShape = shape.record({
+  lastFlush: shape.finite,
+  recorded: shape.refine(shape.list(shape.natural), (pairs) => (pairs.length % 2 === 0 ? null : `expected [value count ...] pairs, got ${pairs.length} numbers`)),
+});
+
 /** HdrHistogram-backed; the triggering event counts in the next interval. */
 export const percentiles = defineAction({
   name: 'percentiles',
@@ -313,6 +327,7 @@ export const percentiles = defineAction({
     // Upstream uses 0 as "no event yet", so a first event at time 0 leaves the action unstarted: kept.
     let lastFlush = 0;
     ctx.keepState<{ lastFlush: number; recorded: number[] }>({
+      shape: percentilesShape,
       save: () => ({ lastFlush, recorded: histogram.save() }),
       load: (state) => {
         lastFlush = state.lastFlush;

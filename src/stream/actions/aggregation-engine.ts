@@ -15,6 +15,7 @@ import { type EdnValue, isKeyword } from '../edn.ts';
 import type { Event } from '../event.ts';
 import { arity, describe, duration, map, option } from './params.ts';
 import { requireTime } from './numbers.ts';
+import * as shape from './state-shape.ts';
 import { type BuildContext, type Emit, type Node, ParamError } from './types.ts';
 
 export interface Aggregator<A> {
@@ -24,6 +25,8 @@ export interface Aggregator<A> {
   add(accumulator: A, event: Event): A;
   /** Emits what the flushed windows give, oldest-created first. */
   flush(windows: A[], emit: Emit): void;
+  /** The shape of a saved accumulator (src/stream/actions/state-shape.ts). */
+  readonly shape: shape.Shape<A>;
 }
 
 export interface WindowParams {
@@ -80,6 +83,18 @@ interface WindowsState<A> {
   accumulators: A[];
 }
 
+function windowsShape<A>(accumulator: shape.Shape<A>): shape.Shape<WindowsState<A>> {
+  const fields = shape.record<WindowsState<A>>({
+    started: shape.boolean,
+    start: shape.finite,
+    currentWindow: shape.integer,
+    currentTime: shape.finite,
+    ids: shape.list(shape.integer),
+    accumulators: shape.list(accumulator),
+  });
+  return shape.refine(fields, (state) => (state.ids.length === state.accumulators.length ? null : `expected as many ids as accumulators, got ${state.ids.length} and ${state.accumulators.length}`));
+}
+
 /** The accumulators must be plain data (events, numbers, lists of events): they are saved as they are. */
 export function windowedAggregation<A>(action: string, params: WindowParams, aggregator: Aggregator<A>, ctx: BuildContext): Node {
   const emit = ctx.emit;
@@ -92,6 +107,7 @@ export function windowedAggregation<A>(action: string, params: WindowParams, agg
   let ids: number[] = [];
   let accumulators: A[] = [];
   ctx.keepState<WindowsState<A>>({
+    shape: windowsShape(aggregator.shape),
     save: () => ({ started, start, currentWindow, currentTime, ids, accumulators }),
     load: (state) => {
       ({ started, start, currentWindow, currentTime, ids, accumulators } = state);

@@ -6,6 +6,7 @@ import type { Condition } from '../condition.ts';
 import type { EdnValue } from '../edn.ts';
 import { type Emission, type Event, isExpired } from '../event.ts';
 import { arity, condition, describe, number } from './params.ts';
+import * as shape from './state-shape.ts';
 import { type ActionDefinition, type ActionDoc, defineAction, ParamError } from './types.ts';
 
 function isEvent(emission: Emission): emission is Event {
@@ -135,6 +136,8 @@ export const taggedAny = defineAction({
   },
 });
 
+const clockShape = shape.record({ clock: shape.finite });
+
 function expiryFilter(actionName: string, keepExpired: boolean, doc: ActionDoc) {
   return defineAction({
     name: actionName,
@@ -145,6 +148,7 @@ function expiryFilter(actionName: string, keepExpired: boolean, doc: ActionDoc) 
       // The clock of this action instance: the newest event time it has seen.
       let clock = 0;
       keepState<{ clock: number }>({
+        shape: clockShape,
         save: () => ({ clock }),
         load: (state) => {
           clock = state.clock;

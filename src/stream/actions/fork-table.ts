@@ -9,7 +9,8 @@
  * per fork per checkpoint.
  */
 import type { FieldKey } from './field-key.ts';
-import type { ForkedChildren, KeyedSaved, KeyedStateHandle, SavedStates } from './types.ts';
+import * as shape from './state-shape.ts';
+import type { ForkedChildren, KeyedSaved, KeyedStateHandle, SavedStates, StateHandle } from './types.ts';
 
 /**
  * A fork as the routing sees it. Its children's save and load live in a map of their own: holding them on this
@@ -30,6 +31,30 @@ export interface Fork {
 /** A saved fork: its last-seen time and the states of its children (null when none keeps state). */
 type SavedFork = [lastSeen: number, states: SavedStates | null];
 
+/** A saved fork as read back (null: no fork at that point); each child's state is then checked by its own shape. */
+const savedForkShape = shape.nullable(
+  shape.refine(shape.list(shape.anything, { length: 2 }), ([lastSeen, states]) => {
+    if (typeof lastSeen !== 'number' || !Number.isFinite(lastSeen)) return 'expected [last-seen time, states]: the time is not a finite number';
+    return states === null || (typeof states === 'object' && !Array.isArray(states)) ? null : 'expected [last-seen time, states]: the states are not a map or null';
+  }),
+);
+
+const savedEntryShape = shape.refine(shape.list(shape.anything, { length: 2 }), ([key]) =>
+  typeof key === 'string' ? null : 'expected [fork key, fork]: the key is not a string',
+) as shape.Shape<[string, unknown]>;
+
+/** A fork key as `JSON.stringify` wrote it: the value of the `:by` fields (src/stream/actions/field-key.ts). */
+function parseForkKey(text: string): FieldKey {
+  let key: unknown;
+  try {
+    key = JSON.parse(text);
+  } catch {
+    throw new shape.StateShapeError('', 'the fork key is not JSON');
+  }
+  if (key !== null && typeof key !== 'string' && typeof key !== 'number' && typeof key !== 'boolean') throw new shape.StateShapeError('', `the fork key is not a string, a number, a boolean or nil`);
+  return key;
+}
+
 export class ForkTable<O> implements KeyedStateHandle<O> {
   readonly keyed = true;
   /** The forks by key; read-only outside this class (the caller looks forks up here, on its hot path). */
@@ -45,8 +70,13 @@ export class ForkTable<O> implements KeyedStateHandle<O> {
 
   constructor(
     private readonly createChildren: () => ForkedChildren,
-    private readonly own: { save(): O; load(state: O): void },
-  ) {}
+    private readonly own: StateHandle<O>,
+  ) {
+    this.shape = shape.record<KeyedSaved<O>>({ own: own.shape, entries: shape.list(savedEntryShape) });
+  }
+
+  /** The whole table's shape; each fork's entry is checked as it is loaded (`loadEntry`). */
+  readonly shape: shape.Shape<KeyedSaved<O>>;
 
   get size(): number {
     return this.forks.size;
@@ -104,15 +134,21 @@ export class ForkTable<O> implements KeyedStateHandle<O> {
     for (const [text, saved] of state.entries) this.loadEntry(text, saved);
   }
 
-  /** Restores one entry of `save()` (a checkpoint stores them one per row). */
+  /** Restores one entry of `save()` (a checkpoint stores them one per row); a damaged one throws StateShapeError
+   *  naming the fork. */
   loadEntry(text: string, saved: unknown): void {
-    if (saved === null) return;
-    const [lastSeen, states] = saved as SavedFork;
-    const children = this.createChildren();
-    const fork: Fork = { key: JSON.parse(text) as FieldKey, emit: children.emit, lastSeen, changed: false, due: false };
-    if (states !== null) children.load(states);
-    this.forks.set(fork.key, fork);
-    this.children.set(fork.key, children);
+    try {
+      const checked = savedForkShape(saved, '') as SavedFork | null;
+      if (checked === null) return;
+      const [lastSeen, states] = checked;
+      const children = this.createChildren();
+      const fork: Fork = { key: parseForkKey(text), emit: children.emit, lastSeen, changed: false, due: false };
+      if (states !== null) children.load(states);
+      this.forks.set(fork.key, fork);
+      this.children.set(fork.key, children);
+    } catch (error) {
+      throw error instanceof shape.StateShapeError ? error.within(`fork ${text}`) : error;
+    }
   }
 
   beginCheckpoint(onSave: (key: string, saved: unknown) => void): void {

@@ -8,10 +8,12 @@ import { fieldKeyFunction } from './field-key.ts';
 import { ForkTable } from './fork-table.ts';
 import { requireTime } from './numbers.ts';
 import { arity, duration, map, option, paths } from './params.ts';
+import * as shape from './state-shape.ts';
 import { type ActionDefinition, defineAction, ParamError } from './types.ts';
 
 /** Upstream's default fork TTL, 3600, read in the unit of every other time param: 1 h in ns. */
 const DEFAULT_FORK_TTL_NS = 3600e9;
+const ownShape = shape.record({ lastGc: shape.finite });
 
 /** One fresh copy of the children per combination of field values; the GC runs before routing, so an
  *  event can land in a freshly recreated fork. Without `:gc-interval`, idle forks are released after
@@ -49,6 +51,7 @@ export const by = defineAction({
     // Upstream treats a last GC time of 0 as "never ran": kept, it only matters for events at time 0.
     let lastGc = 0;
     const forks = new ForkTable(() => ctx.forkChildren(), {
+      shape: ownShape,
       save: () => ({ lastGc }),
       load: (own: { lastGc: number }) => {
         lastGc = own.lastGc;

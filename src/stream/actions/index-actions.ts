@@ -5,6 +5,7 @@
  */
 import { indexLabels } from '../index-store.ts';
 import { arity, duration, name, paths } from './params.ts';
+import * as shape from './state-shape.ts';
 import { type ActionDefinition, defineAction } from './types.ts';
 
 /** Writes to the stream's index; its newest time is the stream's `current-time`. */
@@ -31,6 +32,8 @@ export const index = defineAction({
 });
 
 /** Expires index entries on event time and re-injects them. */
+const reaperShape = shape.record({ lastTick: shape.finite });
+
 export const reaper = defineAction({
   name: 'reaper',
   state: 'kept',
@@ -49,6 +52,7 @@ export const reaper = defineAction({
   build: ({ interval, destination }, { services, keepState }) => {
     let lastTick = 0;
     keepState<{ lastTick: number }>({
+      shape: reaperShape,
       save: () => ({ lastTick }),
       load: (state) => {
         lastTick = state.lastTick;

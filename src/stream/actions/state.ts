@@ -9,11 +9,14 @@ import type { Emission, Event } from '../event.ts';
 import { NS_PER_SECOND } from '../event.ts';
 import { getIn } from '../path.ts';
 import { arity, boolean, condition, duration, map, number, option, path, positiveInteger } from './params.ts';
+import * as shape from './state-shape.ts';
 import { type ActionDefinition, type ActionDoc, defineAction, ParamError } from './types.ts';
 
 function isEvent(emission: Emission): emission is Event {
   return emission !== null && !Array.isArray(emission);
 }
+
+const conditionRunShape = shape.record({ ok: shape.boolean, start: shape.finite });
 
 function conditionOverTime(actionName: string, doc: ActionDoc) {
   return defineAction({
@@ -28,6 +31,7 @@ function conditionOverTime(actionName: string, doc: ActionDoc) {
       let ok = false;
       let start = 0;
       keepState<{ ok: boolean; start: number }>({
+        shape: conditionRunShape,
         save: () => ({ ok, start }),
         load: (state) => {
           ({ ok, start } = state);
@@ -77,6 +81,8 @@ export const outsideDt = conditionOverTime('outside-dt', {
   example: '{:action :outside-dt :params [[:or [:< :metric 10] [:> :metric 90]] "30s"] :children [{:action :error}]}',
 });
 
+const throttleShape = shape.record({ windowStart: shape.nullable(shape.finite), passed: shape.natural });
+
 export const throttle = defineAction({
   name: 'throttle',
   state: 'kept',
@@ -95,6 +101,7 @@ export const throttle = defineAction({
     let windowStart: number | null = null;
     let passed = 0;
     keepState<{ windowStart: number | null; passed: number }>({
+      shape: throttleShape,
       save: () => ({ windowStart, passed }),
       load: (state) => {
         ({ windowStart, passed } = state);
@@ -116,6 +123,9 @@ export const throttle = defineAction({
   },
 });
 
+// The last value: any JSON, and nothing when the field was missing (`null` then, as `getIn(...) ?? null`).
+const changedShape = shape.record({ last: shape.anything });
+
 export const changed = defineAction({
   name: 'changed',
   state: 'kept',
@@ -132,6 +142,7 @@ export const changed = defineAction({
   build: ({ field, init }, { emit, keepState }) => {
     let last = init;
     keepState<{ last: unknown }>({
+      shape: changedShape,
       save: () => ({ last }),
       load: (state) => {
         last = state.last;
@@ -145,6 +156,21 @@ export const changed = defineAction({
       emit(emission);
     };
   },
+});
+
+interface StableState {
+  newest: number | null;
+  running: boolean;
+  value?: unknown;
+  start: number;
+  held: Event[];
+}
+const stableShape = shape.record<StableState>({
+  newest: shape.nullable(shape.finite),
+  running: shape.boolean,
+  value: shape.anything,
+  start: shape.finite,
+  held: shape.list(shape.event),
 });
 
 export const stable = defineAction({
@@ -167,7 +193,8 @@ export const stable = defineAction({
     let start = 0;
     let held: Event[] = [];
     // JSON has no -Infinity (no event seen yet) and no undefined (the field was missing): both are said apart.
-    keepState<{ newest: number | null; running: boolean; value?: unknown; start: number; held: Event[] }>({
+    keepState<StableState>({
+      shape: stableShape,
       save: () => ({ newest: newest === -Infinity ? null : newest, running, ...(value === undefined ? {} : { value }), start, held }),
       load: (state) => {
         newest = state.newest ?? -Infinity;
@@ -200,6 +227,8 @@ export const stable = defineAction({
   },
 });
 
+const derivativeShape = shape.record({ primed: shape.boolean, previousMetric: shape.finite, previousTime: shape.finite });
+
 function derivative(actionName: string, positiveByDefault: boolean, doc: ActionDoc) {
   return defineAction({
     name: actionName,
@@ -214,6 +243,7 @@ function derivative(actionName: string, positiveByDefault: boolean, doc: ActionD
       let previousMetric = 0;
       let previousTime = 0;
       keepState<{ primed: boolean; previousMetric: number; previousTime: number }>({
+        shape: derivativeShape,
         save: () => ({ primed, previousMetric, previousTime }),
         load: (state) => {
           ({ primed, previousMetric, previousTime } = state);
@@ -247,6 +277,8 @@ export const ddtPos = derivative('ddt-pos', true, {
   example: '{:action :ddt-pos :children [{:action :info}]}',
 });
 
+const ewmaShape = shape.record({ average: shape.finite });
+
 export const ewmaTimeless = defineAction({
   name: 'ewma-timeless',
   state: 'kept',
@@ -265,6 +297,7 @@ export const ewmaTimeless = defineAction({
   build: (r, { emit, keepState }) => {
     let average = 0;
     keepState<{ average: number }>({
+      shape: ewmaShape,
       save: () => ({ average }),
       load: (state) => {
         average = state.average;
@@ -283,6 +316,8 @@ export const ewmaTimeless = defineAction({
   },
 });
 
+const runningBestShape = shape.record({ best: shape.nullable(shape.event) });
+
 function runningBest(actionName: string, better: (candidate: number, best: number) => boolean, doc: ActionDoc) {
   return defineAction({
     name: actionName,
@@ -293,6 +328,7 @@ function runningBest(actionName: string, better: (candidate: number, best: numbe
     build: (_params, { emit, keepState }) => {
       let best: Event | null = null;
       keepState<{ best: Event | null }>({
+        shape: runningBestShape,
         save: () => ({ best }),
         load: (state) => {
           best = state.best;

@@ -7,6 +7,7 @@ import type { DropReason, StreamLimits } from '../limits.ts';
 import type { EdnValue } from '../edn.ts';
 import type { Emission, Event } from '../event.ts';
 import type { IndexStore } from '../index-store.ts';
+import type { Shape } from './state-shape.ts';
 
 /** A compiled node: receives one emission from its parent. */
 export type Node = (emission: Emission) => void;
@@ -49,9 +50,11 @@ export interface StreamServices {
  * How a node's state leaves and re-enters the process (docs/durability.md): `save` returns the state as plain
  * JSON data (objects, arrays, strings, finite numbers, booleans, null; events are plain objects already), which
  * the caller serialises at once, so it may share structure with the live state; `load` gets back what `save`
- * returned, through JSON, from a node compiled from the same config, and adopts it.
+ * returned, through JSON, from a node compiled from the same config, and adopts it. What `load` is given has
+ * passed `shape` first (src/stream/actions/state-shape.ts): a state read from the disk may be damaged.
  */
 export interface StateHandle<S = unknown> {
+  readonly shape: Shape<S>;
   save(): S;
   load(state: S): void;
 }

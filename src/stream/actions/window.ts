@@ -10,6 +10,7 @@ import { type Aggregator, readWindowParams, windowedAggregation } from './aggreg
 import { fieldKeyFunction, type FieldKey } from './field-key.ts';
 import { requireNumber } from './numbers.ts';
 import { arity, condition, describe, duration, map, option, paths, positiveInteger } from './params.ts';
+import * as shape from './state-shape.ts';
 import { type ActionDefinition, defineAction, ParamError } from './types.ts';
 
 function readSize(raw: readonly EdnValue[]): { size: number } {
@@ -30,7 +31,9 @@ export const fixedEventWindow = defineAction({
   build({ size }, ctx) {
     const emit = ctx.emit;
     let window: Event[] = [];
+    // A full window is emitted at once: a saved one holds fewer than `size` events (one of `size` would never emit).
     ctx.keepState<Event[]>({
+      shape: shape.list(shape.event, { max: size - 1 }),
       save: () => window,
       load: (state) => {
         window = state;
@@ -60,6 +63,7 @@ export const movingEventWindow = defineAction({
     const emit = ctx.emit;
     let window: Event[] = [];
     ctx.keepState<Event[]>({
+      shape: shape.list(shape.event, { max: size }),
       save: () => window,
       load: (state) => {
         window = state;
@@ -74,6 +78,7 @@ export const movingEventWindow = defineAction({
 });
 
 const listAggregator: Aggregator<Event[]> = {
+  shape: shape.list(shape.event),
   start: (event) => [event],
   add(window, event) {
     window.push(event);
@@ -105,6 +110,8 @@ function optionalTime(emission: Emission, action: string): number | undefined {
   return time === undefined || time === null ? undefined : requireNumber(time, `:${action}: :time`);
 }
 
+const movingTimeShape = shape.record({ cutoff: shape.finite, window: shape.list(shape.event) });
+
 export const movingTimeWindow = defineAction({
   name: 'moving-time-window',
   state: 'kept',
@@ -123,6 +130,7 @@ export const movingTimeWindow = defineAction({
     let cutoff = 0;
     let window: Event[] = [];
     ctx.keepState<{ cutoff: number; window: Event[] }>({
+      shape: movingTimeShape,
       save: () => ({ cutoff, window }),
       load: (state) => {
         ({ cutoff, window } = state);
@@ -144,6 +152,8 @@ export const movingTimeWindow = defineAction({
     };
   },
 });
+
+const coalesceShape = shape.record({ events: shape.list(shape.event), currentTime: shape.finite, lastTick: shape.nullable(shape.finite) });
 
 export const coalesce = defineAction({
   name: 'coalesce',
@@ -170,6 +180,7 @@ export const coalesce = defineAction({
     let lastTick: number | undefined;
     // The buffer is saved as its events: each one's key is its own fields' (`keyOf`), so it is rebuilt in order.
     ctx.keepState<{ events: Event[]; currentTime: number; lastTick: number | null }>({
+      shape: coalesceShape,
       save: () => ({ events: [...buffer.values()], currentTime, lastTick: lastTick ?? null }),
       load: (state) => {
         buffer.clear();
@@ -230,6 +241,7 @@ export const project = defineAction({
     let slots: (Event | null)[] = conditions.map(() => null);
     let currentTime = 0;
     ctx.keepState<{ slots: (Event | null)[]; currentTime: number }>({
+      shape: shape.record({ slots: shape.list(shape.nullable(shape.event), { length: conditions.length }), currentTime: shape.finite }),
       save: () => ({ slots, currentTime }),
       load: (state) => {
         ({ slots, currentTime } = state);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ForkTable } from '../../../src/stream/actions/fork-table.ts';
+import { finite } from '../../../src/stream/actions/state-shape.ts';
 import type { ForkedChildren, SavedStates } from '../../../src/stream/actions/types.ts';
 
 /** Children that count what they receive: the state a checkpoint must capture. */
@@ -19,7 +20,7 @@ function countingChildren(): ForkedChildren & { count: number } {
 
 function table() {
   let own = 0;
-  const forks = new ForkTable(countingChildren, { save: () => own, load: (state: number) => (own = state) });
+  const forks = new ForkTable(countingChildren, { shape: finite, save: () => own, load: (state: number) => (own = state) });
   /** What `by` does with an event: the fork for the key (made if needed), touched before it changes. */
   const route = (key: string, time: number) => {
     let fork = forks.get(key);

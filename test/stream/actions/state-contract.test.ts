@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { catalogue } from '../../../src/stream/actions/catalogue.ts';
+import { StateShapeError } from '../../../src/stream/actions/state-shape.ts';
 import type { StreamServices } from '../../../src/stream/actions/types.ts';
 import { compileStream } from '../../../src/stream/compiler.ts';
 import { type EdnValue, isEdnMap, kw, parseEdn, printEdn } from '../../../src/stream/edn.ts';
@@ -104,6 +105,33 @@ describe('the state contract of every action', () => {
     const straight = emissions(config, false);
     const restarted = emissions(config, true);
     expect(restarted).toEqual(straight);
+  });
+
+  /** Wrong values for a saved state: wholly wrong, then each number of its top level as a string and each list
+   *  as a map (fields that hold any value, like `:changed`'s last one, are strings or null and left alone). */
+  function damaged(state: unknown): unknown[] {
+    const wrong: unknown[] = [null, 'garbage', 42, [{}, 1]];
+    if (typeof state !== 'object' || state === null || Array.isArray(state)) return wrong;
+    for (const [key, value] of Object.entries(state)) {
+      if (typeof value === 'number') wrong.push({ ...state, [key]: String(value) });
+      if (Array.isArray(value)) wrong.push({ ...state, [key]: {} });
+    }
+    return wrong;
+  }
+
+  it.each(actions.filter((action) => action.state === 'kept').map((action) => [action.name]))('%s refuses a saved state of the wrong shape', (name) => {
+    const config = parseEdn(observed(name));
+    const stream = compileStream(config, services(new Map()), { onError: () => {} });
+    for (const event of EVENTS.slice(0, 30)) stream.push(structuredClone(event));
+    const unit = stream.stateUnits.find((candidate) => candidate.action === name);
+    const saved = saveUnits(stream.stateUnits).get(unit?.path as string);
+    expect(saved).toBeDefined();
+    for (const state of damaged(saved?.state)) {
+      const fresh = compileStream(config, services(new Map()), { onError: () => {} });
+      const failures = loadUnits(fresh.stateUnits, new Map([[unit?.path as string, { hash: saved?.hash as string, state }]]));
+      expect(failures, `${name} given ${JSON.stringify(state)}`).toHaveLength(1);
+      expect(failures[0]?.error, JSON.stringify(state)).toBeInstanceOf(StateShapeError);
+    }
   });
 
   it('the saved states are plain JSON: saving after a load gives the same data back', () => {
