@@ -9,18 +9,36 @@ import Database from 'better-sqlite3';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { MIGRATIONS_DIR } from '../paths.ts';
+import { checkDatabase, DatabaseDamagedError } from './integrity.ts';
 import * as schema from './schema.ts';
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
 
 
+/**
+ * Opens and checks the file (src/db/integrity.ts): a file that is not a database, or one damaged outside derived
+ * state, throws DatabaseDamagedError naming the file and docs/durability.md's recovery steps.
+ */
 export function openDatabase(file: string): Db {
   mkdirSync(dirname(file), { recursive: true });
   const sqlite = new Database(file);
-  sqlite.pragma('journal_mode = WAL');
+  try {
+    sqlite.pragma('journal_mode = WAL');
+  } catch (error) {
+    sqlite.close();
+    const code = (error as { code?: unknown }).code;
+    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') throw new DatabaseDamagedError(file, (error as Error).message);
+    throw error;
+  }
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
+  try {
+    checkDatabase(sqlite, file);
+  } catch (error) {
+    sqlite.close();
+    throw error;
+  }
   return drizzle(sqlite, { schema }) as Db;
 }
 

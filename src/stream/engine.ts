@@ -28,7 +28,7 @@ import type { Emission, Event } from './event.ts';
 import { IndexStore } from './index-store.ts';
 import { DEFAULT_STREAM_LIMITS, type DropReason, type StreamLimits } from './limits.ts';
 import type { StreamPublisher } from './pubsub/channels.ts';
-import { loadUnits, type SavedUnit, saveUnits } from './state-units.ts';
+import { loadUnits, type SavedUnit, saveUnits, type UnitFailure } from './state-units.ts';
 
 /** Where `output!` sends events; the service builds it from `streams.outputs`. */
 export interface OutputSink {
@@ -205,14 +205,14 @@ export class StreamEngine {
    * throws is logged and left out: the stream is compiled again (same index) and loaded without it, so no node is
    * left half-loaded.
    */
-  restoreStates(name: string, saved: ReadonlyMap<string, SavedUnit>): { loaded: number; failed: number } {
+  restoreStates(name: string, saved: ReadonlyMap<string, SavedUnit>): { loaded: number; failed: number; failures: readonly UnitFailure[] } {
     const entry = this.streams.get(name);
-    if (entry === undefined) return { loaded: 0, failed: 0 };
+    if (entry === undefined) return { loaded: 0, failed: 0, failures: [] };
     let matched = 0;
     for (const unit of entry.stateUnits) if (saved.get(unit.path)?.hash === unit.hash) matched++;
-    const { compiled, failed } = this.loadStates(name, entry.config, entry.index, entry.compiled, saved, 'restored');
+    const { compiled, failures } = this.loadStates(name, entry.config, entry.index, entry.compiled, saved, 'restored');
     if (compiled !== entry.compiled) this.streams.set(name, { ...entry, stateUnits: compiled.stateUnits, compiled, activity: entry.activity });
-    return { loaded: matched - failed, failed };
+    return { loaded: matched - failures.length, failed: failures.length, failures };
   }
 
   private compile(name: string, parsed: EdnValue, index: IndexStore): CompiledStream {
@@ -232,15 +232,15 @@ export class StreamEngine {
     compiled: CompiledStream,
     saved: ReadonlyMap<string, SavedUnit>,
     verb: string,
-  ): { compiled: CompiledStream; failed: number } {
+  ): { compiled: CompiledStream; failures: UnitFailure[] } {
     const failures = loadUnits(compiled.stateUnits, saved);
-    if (failures.length === 0) return { compiled, failed: 0 };
+    if (failures.length === 0) return { compiled, failures };
     for (const failure of failures) {
       this.logger.error({ stream: name, path: failure.path, err: failure.error }, `stream ${name}: the state of :${failure.action} at ${failure.path} could not be ${verb} (${failure.error.message}); it starts afresh`);
     }
     const fresh = this.compile(name, parsed, index);
     loadUnits(fresh.stateUnits, saved, new Set(failures.map((failure) => failure.path)));
-    return { compiled: fresh, failed: failures.length };
+    return { compiled: fresh, failures };
   }
 
   /** Runs what `async-queue!` queues hold (a checkpoint saves the state below them afterwards). */

@@ -6,6 +6,7 @@
 import { desc, eq, lt } from 'drizzle-orm';
 import { type WalCheckpointer, walCheckpointer } from '../db/checkpointer.ts';
 import type { Db } from '../db/client.ts';
+import { INDEX_TABLES, type SetAsideTable, setAsideTables, STATE_TABLES, tablesSetAsideAtOpen } from '../db/integrity.ts';
 import { indexMeta, streamCheckpoints, streams } from '../db/schema.ts';
 import type { LogPosition } from './journal.ts';
 
@@ -29,6 +30,9 @@ export interface StoredIndexSnapshot {
   configHash: string;
   entries: IndexSnapshotEntry[];
 }
+
+/** The derived tables of the streams (src/db/integrity.ts): the action states, and the index snapshots. */
+export type DerivedTables = 'state' | 'index';
 
 /** The newest committed checkpoint of the action states (docs/durability.md). */
 export interface StoredCheckpoint {
@@ -126,15 +130,41 @@ export class StreamRepository {
     return walCheckpointer(this.db, onError);
   }
 
-  loadIndexSnapshots(): StoredIndexSnapshot[] {
-    const metas = this.db.select().from(indexMeta).all();
-    const entriesOf = this.db.$client.prepare<[string], { key: string; event: string }>('select key, event from index_snapshots where stream = ?');
-    return metas.map((meta) => ({
-      stream: meta.stream,
-      currentTimeNs: meta.currentTimeNs,
-      configHash: meta.configHash,
-      entries: entriesOf.all(meta.stream).map((row) => ({ key: row.key, event: JSON.parse(row.event) as unknown })),
-    }));
+  /** The snapshot rows of every index, without their entries (read one stream at a time: `indexSnapshotEntries`). */
+  indexSnapshotMetas(): Omit<StoredIndexSnapshot, 'entries'>[] {
+    return this.db.select({ stream: indexMeta.stream, currentTimeNs: indexMeta.currentTimeNs, configHash: indexMeta.configHash }).from(indexMeta).all();
+  }
+
+  /** The entries of one index snapshot, their events still JSON text (parsed and checked by the caller). */
+  indexSnapshotEntries(stream: string): { key: string; event: string }[] {
+    return this.db.$client.prepare<[string], { key: string; event: string }>('select key, event from index_snapshots where stream = ?').all(stream);
+  }
+
+  /** The derived tables found damaged when the database was opened, set aside then (src/db/integrity.ts). */
+  tablesSetAsideAtOpen(): { tables: DerivedTables; setAside: SetAsideTable[] }[] {
+    const found = tablesSetAsideAtOpen(this.db.$client);
+    const groups: { tables: DerivedTables; setAside: SetAsideTable[] }[] = [];
+    for (const [tables, names] of [['state', STATE_TABLES], ['index', INDEX_TABLES]] as const) {
+      const setAside = found.filter((table) => names.includes(table.table));
+      if (setAside.length > 0) groups.push({ tables, setAside });
+    }
+    return groups;
+  }
+
+  /** Sets aside tables of action states or of index snapshots (they could not be read) and recreates them
+   *  empty (src/db/integrity.ts); returns the names they were set aside as. */
+  setAside(tables: 'states' | 'checkpoints' | 'indexes'): { table: string; asideAs: string }[] {
+    return setAsideTables(this.db.$client, tables === 'states' ? ['stream_state'] : tables === 'checkpoints' ? STATE_TABLES : INDEX_TABLES);
+  }
+
+  /** The streams a table set aside has rows of, if it can still say (its index may be sound where its rows are
+   *  not); null when that read fails too. */
+  streamsIn(setAsideTable: string): string[] | null {
+    try {
+      return this.db.$client.prepare<[], string>(`select distinct stream from "${setAsideTable.replace(/"/g, '""')}"`).pluck().all();
+    } catch {
+      return null;
+    }
   }
 
   /** The newest committed checkpoint, null when there is none. */

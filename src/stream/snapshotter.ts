@@ -22,11 +22,11 @@ import type { Logger } from 'pino';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { type EdnValue, printEdn } from './edn.ts';
 import type { StreamEngine } from './engine.ts';
-import type { Event } from './event.ts';
 import type { IndexStore } from './index-store.ts';
 import type { WalCheckpointer } from '../db/checkpointer.ts';
 import { type EventLog, LOG_START, type LogPosition } from './journal.ts';
-import type { StreamRepository } from './repository.ts';
+import type { DerivedTables, StoredCheckpoint, StreamRepository } from './repository.ts';
+import { readIndexSnapshot, RestoreFailures } from './restore-failures.ts';
 import { CHECKPOINT_FORMAT_VERSION, StateCheckpointer } from './state-checkpoint.ts';
 
 /** Longest a slice holds the event loop; `/healthz` must answer within 50 ms while a round runs. */
@@ -73,6 +73,7 @@ export class StreamSnapshotter {
   private roundPosition: LogPosition = LOG_START;
   private committedPosition: LogPosition = LOG_START;
   private readonly state: StateCheckpointer;
+  private readonly restoreFailures: RestoreFailures;
   private readonly position: () => LogPosition;
   private readonly log: EventLog | null;
   private readonly writer: ReturnType<StreamRepository['indexEntryWriter']>;
@@ -91,7 +92,8 @@ export class StreamSnapshotter {
   ) {
     this.position = options.position ?? (() => LOG_START);
     this.log = options.log ?? null;
-    this.state = new StateCheckpointer(engine, repository, logger);
+    this.restoreFailures = new RestoreFailures(registry, logger);
+    this.state = new StateCheckpointer(engine, repository, this.restoreFailures);
     this.writer = repository.indexEntryWriter();
     this.checkpointer = repository.walCheckpointer((message) => logger.warn(`WAL checkpoint after an index snapshot slice failed: ${message}`));
     const registers = [registry];
@@ -130,10 +132,52 @@ export class StreamSnapshotter {
 
   /**
    * Restores the action states of the last committed round and the index snapshots of the streams whose config
-   * is the one they were taken with; returns the journal position to replay from.
+   * is the one they were taken with; returns the journal position to replay from. Damaged derived state never
+   * stops it (docs/durability.md, "Damaged state"): tables that cannot be read are set aside (or were, when the
+   * database was opened) and the streams they held start afresh, each loss logged and counted.
    */
   restore(): LogPosition {
-    const checkpoint = this.repository.loadCheckpoint();
+    for (const { tables, setAside: moved } of this.repository.tablesSetAsideAtOpen()) this.tablesLost(tables, (moved[0] as { problem: string }).problem, moved);
+    // Tables set aside were created again, empty: what is left is read as usual.
+    let checkpoint: StoredCheckpoint | null | undefined;
+    this.readingDerived('checkpoints', () => (checkpoint = this.repository.loadCheckpoint()));
+    if (checkpoint !== undefined) this.readingDerived('states', () => this.restoreStates(checkpoint ?? null));
+    this.readingDerived('indexes', () => this.restoreIndexes());
+    return this.committedPosition;
+  }
+
+  /** Runs a restore; when it cannot read its tables, sets them aside so that the next round writes sound ones. */
+  private readingDerived(tables: 'states' | 'checkpoints' | 'indexes', restore: () => void): void {
+    try {
+      restore();
+    } catch (error) {
+      let moved: { table: string; asideAs: string }[] = [];
+      try {
+        moved = this.repository.setAside(tables);
+      } catch (setAsideError) {
+        this.logger.error({ err: setAsideError }, `the damaged tables of the ${tables} could not be set aside: ${(setAsideError as Error).message}`);
+      }
+      this.tablesLost(tables === 'indexes' ? 'index' : 'state', (error as Error).message, moved);
+    }
+  }
+
+  /** Reports the streams whose state or index was in tables set aside: those they can name, else every stream
+   *  that may have had some. */
+  private tablesLost(tables: DerivedTables, problem: string, moved: readonly { table: string; asideAs: string }[]): void {
+    const rowsTable = moved.find((table) => table.table === (tables === 'state' ? 'stream_state' : 'index_meta'));
+    const named = rowsTable === undefined ? null : this.repository.streamsIn(rowsTable.asideAs);
+    const where = moved.map((table) => `${table.table} set aside as ${table.asideAs}`).join(', ');
+    const detail = where === '' ? problem : `${problem}; ${where}`;
+    for (const stream of named ?? this.engine.names()) {
+      const info = this.engine.get(stream);
+      if (info === undefined) continue;
+      // An index restored before the read failed keeps what it restored (the next round writes it whole).
+      if (tables === 'index' && !this.written.has(stream)) this.restoreFailures.indexLost(stream, 'damaged', detail);
+      else if (info.stateUnits.length > 0) this.restoreFailures.stateLost(stream, 'damaged', `its saved action state is unreadable (${detail})`);
+    }
+  }
+
+  private restoreStates(checkpoint: StoredCheckpoint | null): void {
     if (checkpoint !== null) {
       this.round = checkpoint.round;
       this.committedPosition = checkpoint.position;
@@ -150,17 +194,22 @@ export class StreamSnapshotter {
         if (units > 0) this.logger.info({ round: checkpoint.round, units, forks, ms }, 'action states restored from the last checkpoint');
       }
     }
-    this.restoreIndexes();
-    return this.committedPosition;
   }
 
+  /** Restores each unchanged stream's index whose snapshot parses and has the shape of an index; a refused one
+   *  is left out (the first round deletes it: the stream is not in `written`). */
   private restoreIndexes(): void {
-    const snapshots = this.repository.loadIndexSnapshots();
+    const snapshots = this.repository.indexSnapshotMetas();
     let restored = 0;
     for (const snapshot of snapshots) {
       const info = this.engine.get(snapshot.stream);
       if (info === undefined || this.configHash(info.config) !== snapshot.configHash) continue;
-      info.index.restore({ currentTime: snapshot.currentTimeNs, entries: snapshot.entries as { key: string; event: Event }[] });
+      const read = readIndexSnapshot(snapshot.currentTimeNs, this.repository.indexSnapshotEntries(snapshot.stream));
+      if ('reason' in read) {
+        this.restoreFailures.indexLost(snapshot.stream, read.reason, read.problem);
+        continue;
+      }
+      info.index.restore(read);
       this.written.set(snapshot.stream, { index: info.index, configHash: snapshot.configHash });
       restored++;
     }

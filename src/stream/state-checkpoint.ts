@@ -13,11 +13,12 @@
  * row also says since which round its fork rows are complete (`since`): rows of forks older than that belong to
  * an earlier compilation and are ignored.
  */
-import type { Logger } from 'pino';
+import * as shape from './actions/state-shape.ts';
 import { isKeyedState, type KeyedStateHandle, type KeyedSaved } from './actions/types.ts';
 import type { StateUnit } from './compiler.ts';
 import type { StreamEngine } from './engine.ts';
 import type { StateRow, StateRowWriter, StreamRepository } from './repository.ts';
+import { failureReason, type RestoreFailureReason, type RestoreFailures } from './restore-failures.ts';
 import type { SavedUnit } from './state-units.ts';
 
 /** The layout of `stream_state` rows this version writes; a checkpoint of another version is skipped. */
@@ -47,6 +48,10 @@ interface KeyedOwnRow {
   own: unknown;
   since: number;
 }
+const keyedOwnRowShape = shape.record<KeyedOwnRow>({ own: shape.anything, since: shape.integer });
+
+/** The rows of one stream that did not load, by reason: how many, and the first one's description. */
+type RowFailures = Map<Exclude<RestoreFailureReason, 'damaged' | 'refused'>, { count: number; first: string; problem: string }>;
 
 export class StateCheckpointer {
   private readonly written = new Map<string, Written>();
@@ -68,7 +73,7 @@ export class StateCheckpointer {
   constructor(
     private readonly engine: StreamEngine,
     repository: StreamRepository,
-    private readonly logger: Logger,
+    private readonly failures: RestoreFailures,
   ) {
     this.writer = repository.stateRowWriter();
   }
@@ -181,8 +186,10 @@ export class StateCheckpointer {
   }
 
   /**
-   * Loads the committed rows into the running streams (startup). A row whose JSON does not parse is logged and
-   * left out, as is a state whose action throws while loading it: those start afresh, the rest resumes.
+   * Loads the committed rows into the running streams (startup). A row whose JSON does not parse, or whose state
+   * has not the shape its action saves, is left out, as is a state whose action throws while loading it: those
+   * start afresh (logged once per stream and reason, counted), the rest resumes. Their rows are rewritten whole
+   * by the first round.
    */
   restore(rows: readonly StateRow[], storedStreams: readonly string[]): { units: number; forks: number } {
     const byStream = new Map<string, StateRow[]>();
@@ -197,10 +204,12 @@ export class StateCheckpointer {
     for (const [stream, streamRows] of byStream) {
       const info = this.engine.get(stream);
       if (info === undefined) continue;
-      const { saved, since, forkCount, complete } = this.savedUnits(stream, info.stateUnits, streamRows);
+      const rowFailures: RowFailures = new Map();
+      const { saved, since, forkCount, complete } = this.savedUnits(info.stateUnits, streamRows, rowFailures);
       const outcome = this.engine.restoreStates(stream, saved);
       units += outcome.loaded;
       forks += forkCount;
+      this.reportFailures(stream, rowFailures, outcome.failures.map((failure) => failureReason(failure.error)));
       const restored = this.engine.get(stream);
       // Rows that matched nothing (an edited stream) or did not load are replaced by a whole rewrite at the first round.
       if (restored !== undefined && complete && outcome.failed === 0) {
@@ -212,9 +221,9 @@ export class StateCheckpointer {
   }
 
   private savedUnits(
-    stream: string,
     units: readonly StateUnit[],
     rows: readonly StateRow[],
+    failures: RowFailures,
   ): { saved: Map<string, SavedUnit>; since: Map<string, number>; forkCount: number; complete: boolean } {
     const byPath = new Map<string, StateRow[]>();
     for (const row of rows) {
@@ -232,7 +241,7 @@ export class StateCheckpointer {
       const ownRow = unitRows.find((row) => row.forkKey === '');
       if (ownRow === undefined) continue;
       matched += unitRows.length;
-      const own = this.parse(stream, ownRow);
+      const own = parseRow(ownRow, failures);
       if (own === undefined) {
         unreadable++;
         continue;
@@ -241,11 +250,19 @@ export class StateCheckpointer {
         saved.set(unit.path, { hash: unit.hash, state: own });
         continue;
       }
-      const { own: ownState, since: unitSince } = own as KeyedOwnRow;
+      let ownRowChecked: KeyedOwnRow;
+      try {
+        ownRowChecked = keyedOwnRowShape(own, '');
+      } catch (error) {
+        noteFailure(failures, 'wrong_shape', ownRow, (error as Error).message);
+        unreadable++;
+        continue;
+      }
+      const { own: ownState, since: unitSince } = ownRowChecked;
       const entries: [string, unknown][] = [];
       for (const row of unitRows) {
         if (row.forkKey === '' || row.round < unitSince || row.state === null) continue;
-        const fork = this.parse(stream, row);
+        const fork = parseRow(row, failures);
         if (fork === undefined) unreadable++;
         else entries.push([row.forkKey, fork]);
       }
@@ -256,14 +273,13 @@ export class StateCheckpointer {
     return { saved, since, forkCount, complete: matched === rows.length && unreadable === 0 };
   }
 
-  private parse(stream: string, row: StateRow): unknown {
-    try {
-      return JSON.parse(row.state ?? 'null') as unknown;
-    } catch (error) {
-      const where = row.forkKey === '' ? `:${row.action} at ${row.path}` : `:${row.action} at ${row.path}, fork ${row.forkKey}`;
-      this.logger.error({ stream, path: row.path, forkKey: row.forkKey, err: error }, `stream ${stream}: the saved state of ${where} is unreadable (${(error as Error).message}); it starts afresh`);
-      return undefined;
+  /** Logs (once per reason) and counts what did not load; the engine logged the actions whose load threw. */
+  private reportFailures(stream: string, rows: RowFailures, loads: readonly RestoreFailureReason[]): void {
+    for (const [reason, { count, first, problem }] of rows) {
+      const what = reason === 'invalid_json' ? 'unreadable' : 'not what the action saves';
+      this.failures.stateLost(stream, reason, count === 1 ? `the saved state of ${first} is ${what} (${problem})` : `${count} saved states are ${what}, the first of ${first} (${problem})`);
     }
+    for (const reason of new Set(loads)) if (!rows.has(reason as 'wrong_shape')) this.failures.countState(stream, reason);
   }
 
   private reset(): void {
@@ -273,4 +289,24 @@ export class StateCheckpointer {
     this.keyedCursor = 0;
     this.writtenKeys = [];
   }
+}
+
+/** A row's state, parsed; undefined (noted in `failures`) when its JSON does not parse. */
+function parseRow(row: StateRow, failures: RowFailures): unknown {
+  try {
+    return JSON.parse(row.state ?? 'null') as unknown;
+  } catch (error) {
+    noteFailure(failures, 'invalid_json', row, (error as Error).message);
+    return undefined;
+  }
+}
+
+function describeRow(row: StateRow): string {
+  return row.forkKey === '' ? `:${row.action} at ${row.path}` : `:${row.action} at ${row.path}, fork ${row.forkKey}`;
+}
+
+function noteFailure(failures: RowFailures, reason: 'invalid_json' | 'wrong_shape', row: StateRow, problem: string): void {
+  const noted = failures.get(reason);
+  if (noted === undefined) failures.set(reason, { count: 1, first: describeRow(row), problem });
+  else noted.count++;
 }
