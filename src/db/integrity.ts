@@ -1,7 +1,7 @@
 /**
  * Damage to the database file, found when it is opened (docs/durability.md, "Damaged state" and "Recovering a
  * damaged database"). Every table goes through SQLite's `quick_check` (the b-tree structure of its pages and of its
- * indexes, NOT NULL constraints; 0.2 to 0.5 s for a 70 MB file holding 300,000 history rows, see the docs).
+ * indexes, NOT NULL constraints): 0.2 to 0.5 s for a 70 MB file holding 300,000 history rows (docs/durability.md).
  *
  * Damage in a table of derived state (the streams' action state and checkpoints, the index snapshots) costs that
  * state only: the table and those of its group are set aside under a `damaged_` name, a new empty one takes its
