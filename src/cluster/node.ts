@@ -188,7 +188,7 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
     this.publisher = new ResultPublisher(js, this.connection, settings.node, settings.maxBufferedResults, this.results, logger);
     for (const result of this.early.splice(0)) this.publisher.offer(result);
     this.publisher.start();
-    this.consumer = new ResultConsumer(js, jsm, settings.node, (result) => service.registry.recordRemote(result), this.results, this.refusals);
+    this.consumer = new ResultConsumer(js, jsm, settings.node, (result) => service.registry.recordRemote(result), this.results, this.refusals, settings.maxResultAheadMs);
     await this.consumer.start();
 
     const self: MemberInfo = { node: settings.node, configHash: this.configHashValue, version: this.version, startedAtMs: this.startedAtMs };

@@ -10,8 +10,8 @@
  *
  * A message read is untrusted (docs/cluster.md, "What a node does with what it reads"): a batch that is not JSON or
  * not a list of results is terminated (`term`: never delivered again) and refused; in a valid batch, a result that
- * names another node than the subject it came on, or is stamped more than `MAX_AHEAD_S` ahead of this node's clock,
- * is refused and the others are kept. Refusals are counted in `cluster_messages_refused_total{source="results"}`.
+ * names another node than the subject it came on, or is stamped more than `cluster.max-result-ahead` ahead of this
+ * node's clock (clocks disagree by seconds, not minutes), is refused and the others are kept. Refusals are counted in `cluster_messages_refused_total{source="results"}`.
  */
 import { randomUUID } from 'node:crypto';
 import type { AckPolicy, Consumer, DeliverPolicy, JetStreamClient, JetStreamManager, JsMsg, RetentionPolicy, StorageType } from '@nats-io/jetstream';
@@ -33,8 +33,6 @@ const MAX_STREAM_BYTES = 1024 ** 3;
 /** Deliveries of one message at most: one that cannot be stored after this many tries is given up (and counted by
  *  JetStream's advisories), never redelivered for ever. */
 export const MAX_DELIVER = 5;
-/** A result stamped further ahead of this node's clock is refused: clocks disagree by seconds, not minutes. */
-const MAX_AHEAD_S = 300;
 
 const BATCH_SCHEMA = new WireSchema<CheckResult[]>(Type.Array(CheckResultSchema, { maxItems: BATCH }));
 
@@ -179,6 +177,7 @@ export class ResultConsumer {
     private readonly record: (result: CheckResult) => boolean,
     private readonly metrics: ResultMetrics,
     private readonly refusals: MessageRefusals,
+    private readonly maxAheadMs: number,
   ) {}
 
   /** Starts consuming; resolves once what was published before is stored (or after `catchUpMs`). */
@@ -226,12 +225,12 @@ export class ResultConsumer {
         message.term();
         return;
       }
-      const latest = Date.now() / 1000 + MAX_AHEAD_S;
+      const latest = (Date.now() + this.maxAheadMs) / 1000;
       for (const result of decoded.value) {
         if (result.node !== node) {
           this.refusals.refuse('results', 'key', `a result of ${result.name} on ${message.subject} names node ${JSON.stringify(result.node)}`, { seq: message.seq });
         } else if (result['healthcheck-timestamp'] > latest) {
-          this.refusals.refuse('results', 'future', `a result of ${result.name} from ${node} is stamped ${result['healthcheck-timestamp']}, more than ${MAX_AHEAD_S} s ahead of this node's clock`, { seq: message.seq });
+          this.refusals.refuse('results', 'future', `a result of ${result.name} from ${node} is stamped ${result['healthcheck-timestamp']}, more than ${this.maxAheadMs / 1000} s ahead of this node's clock (cluster.max-result-ahead)`, { seq: message.seq });
         } else if (this.record(result)) this.metrics.received.inc();
         else this.metrics.dropped.inc({ reason: 'unknown_check' });
       }

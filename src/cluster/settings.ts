@@ -23,6 +23,8 @@ export interface ClusterSettings {
   maxBufferedResults: number;
   /** Bytes the streams' event log may hold (what no checkpoint covers yet); past it ingest answers 503. */
   eventLogMaxBytes: number;
+  /** A result read from another node stamped further ahead of this node's clock is refused (docs/cluster.md). */
+  maxResultAheadMs: number;
 }
 
 export interface ClusterInput {
@@ -42,6 +44,7 @@ export interface ClusterInput {
   replicas?: 1 | 3;
   'max-buffered-results'?: number;
   'event-log-max-bytes'?: number;
+  'max-result-ahead'?: string;
 }
 
 /** One NATS credential: a user and password, a token, a credentials file (JWT and seed) or an NKey seed file. */
@@ -53,6 +56,7 @@ export type NatsAuth =
 
 export const DEFAULT_MEMBER_TTL = '10s';
 export const DEFAULT_MAX_BUFFERED_RESULTS = 100_000;
+export const DEFAULT_MAX_RESULT_AHEAD = '5m';
 export const DEFAULT_EVENT_LOG_MAX_BYTES = 4 * 1024 ** 3;
 
 /** Node names go into NATS keys and metric labels: letters, digits, `.`, `_` and `-`. */
@@ -62,6 +66,10 @@ export function resolveCluster(file: string | null, raw: ClusterInput): ClusterS
   const node = raw.node ?? hostname();
   if (!NODE_NAME.test(node)) throw new ConfigError(file, 'cluster.node', `must be letters, digits, ".", "_" or "-", got ${JSON.stringify(node)}`);
   const memberTtlMs = durationMs(file, 'cluster.member-ttl', raw['member-ttl'] ?? DEFAULT_MEMBER_TTL);
+  const maxResultAheadMs = durationMs(file, 'cluster.max-result-ahead', raw['max-result-ahead'] ?? DEFAULT_MAX_RESULT_AHEAD);
+  if (maxResultAheadMs < 1000 || maxResultAheadMs > 86_400_000) {
+    throw new ConfigError(file, 'cluster.max-result-ahead', `must be between 1s and 24h, got ${JSON.stringify(raw['max-result-ahead'])}`);
+  }
   if (memberTtlMs < 1000 || memberTtlMs > 300_000) throw new ConfigError(file, 'cluster.member-ttl', `must be between 1s and 5m, got ${JSON.stringify(raw['member-ttl'])}`);
   raw.nats.servers.forEach((server, i) => {
     if (!/^(nats|tls|ws|wss):\/\/[^\s]+$/.test(server) && !/^[^\s/]+:\d+$/.test(server)) {
@@ -100,6 +108,7 @@ export function resolveCluster(file: string | null, raw: ClusterInput): ClusterS
     replicas: raw.replicas ?? 1,
     maxBufferedResults: raw['max-buffered-results'] ?? DEFAULT_MAX_BUFFERED_RESULTS,
     eventLogMaxBytes: raw['event-log-max-bytes'] ?? DEFAULT_EVENT_LOG_MAX_BYTES,
+    maxResultAheadMs,
   };
 }
 

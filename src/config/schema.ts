@@ -219,6 +219,7 @@ const ClusterSchema = Type.Object(
     replicas: Type.Optional(Type.Union([Type.Literal(1), Type.Literal(3)])),
     'max-buffered-results': Type.Optional(Type.Integer({ minimum: 1 })),
     'event-log-max-bytes': Type.Optional(Type.Integer({ minimum: 1024 * 1024 })),
+    'max-result-ahead': Type.Optional(Duration),
   },
   closed,
 );
