@@ -22,7 +22,7 @@ import type { CheckOwner } from '../healthcheck/registry.ts';
 import type { CheckResult } from '../healthcheck/result-types.ts';
 import type { ApiCheckReplica, HealthcheckService } from '../healthcheck/service.ts';
 import { CHECKS_BUCKET, CheckReplica } from './check-replica.ts';
-import { ClusterConnection } from './connection.ts';
+import { ClusterConnection, NatsRefusedError } from './connection.ts';
 import { MEMBERS_BUCKET, type MemberInfo, Membership } from './membership.ts';
 import { loadNats } from './nats.ts';
 import { MessageRefusals } from './refusals.ts';
@@ -161,7 +161,14 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
   start(service: HealthcheckService): void {
     this.service = service;
     void this.join().catch((error: unknown) => {
-      if (!this.stopped) this.logger.error({ err: error }, `cannot join the cluster: ${(error as Error).message}`);
+      if (this.stopped) return;
+      if (error instanceof NatsRefusedError) {
+        // Before joining: this node owns nothing and published nothing, and only a change of config can help, so it
+        // stops as an invalid config would (docs/cluster.md, "Securing NATS").
+        this.logger.fatal(`cannot join the cluster: ${error.message}`);
+        process.exit(1);
+      }
+      this.logger.error({ err: error }, `cannot join the cluster: ${(error as Error).message}`);
     });
   }
 

@@ -11,7 +11,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MessageRefusals } from '../../src/cluster/refusals.ts';
-import { CheckpointStore, PARTITION_CHECKPOINT_VERSION, type PartitionCheckpoint } from '../../src/cluster/stream-checkpoints.ts';
+import { CHECKPOINTS_BUCKET, CheckpointStore, PARTITION_CHECKPOINT_VERSION, type PartitionCheckpoint } from '../../src/cluster/stream-checkpoints.ts';
 import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 
 const connections: NatsConnection[] = [];
@@ -35,11 +35,12 @@ function checkpoint(seq: number, node: string, entries: number): PartitionCheckp
 describe.skipIf(!hasNatsServer())('partition checkpoints in JetStream', () => {
   it('loads the newest back whole, never lets a stale view replace it, and keeps one object per partition', async () => {
     const nats = await startNatsServer();
-    const nc = await connect({ servers: nats.url });
+    // A node's user on the documented server: it may use Vigie's bucket and object store, and only those.
+    const nc = await connect(nats.connectOptions('node-a'));
     connections.push(nc);
     const js = jetstream(nc);
-    const kv = await new Kvm(js).create('cp_test', { history: 1 });
-    const objects = await new Objm(js).create('cp_test');
+    const kv = await new Kvm(js).create(CHECKPOINTS_BUCKET, { history: 1 });
+    const objects = await new Objm(js).create(CHECKPOINTS_BUCKET);
     const store = new CheckpointStore(kv, objects, new MessageRefusals(new Registry(), pino({ level: 'silent' })), pino({ level: 'silent' }));
 
     const empty = await store.load('s.3', 's', 3);
