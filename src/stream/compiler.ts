@@ -1,5 +1,5 @@
 /**
- * Stream config (EDN) -> executable graph. Every node of the action tree is looked up in the catalogue, its
+ * Stream config (EDN) -> executable graph. Every node of the action tree is looked up in the action table, its
  * params are validated by the action's `params()`, its child count checked, and `build()` turns it into a
  * closure that calls its compiled children. Any problem is a `StreamConfigError` naming the action, the
  * problem and where the node sits (`:actions > :where > :foo`); the HTTP layer answers 400 with it.
@@ -10,7 +10,7 @@
  * through `onHandledError`, so it is still counted and logged).
  */
 import { createHash } from 'node:crypto';
-import { catalogue } from './actions/catalogue.ts';
+import { actionTable } from './actions/action-table.ts';
 import { collectParamWarnings, describe, rejectUnknownOptions } from './actions/params.ts';
 import {
   type ActionDefinition,
@@ -110,7 +110,7 @@ function resolve(raw: EdnValue, parentPath: string, warnings: string[]): Resolve
   if (actionName === undefined) throw new StreamConfigError(`Invalid action at ${parentPath}: missing :action`);
   if (!isKeyword(actionName)) throw new StreamConfigError(`Invalid action at ${parentPath}: :action must be a keyword, got ${describe(actionName)}`);
   const path = `${parentPath} > :${actionName.name}`;
-  const action = catalogue.get(actionName.name);
+  const action = actionTable.get(actionName.name);
   if (action === undefined) throw new StreamConfigError(`Unknown action :${actionName.name} at ${path}`);
   checkKeys(raw, NODE_KEYS, `Invalid action :${action.name} at ${path}`);
   const rawParams = raw.get(kw('params')) ?? [];
@@ -140,7 +140,7 @@ function checkChildCount(action: AnyAction, count: number, path: string): void {
 }
 
 /**
- * The shape and example docs/actions.md gives for the action (the same catalogue entry), so that a wrong count or
+ * The shape and example docs/actions.md gives for the action (the same action table entry), so that a wrong count or
  * type says what to write, not only what is wrong.
  */
 function expectedShape(action: AnyAction): string {

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { catalogue } from '../../src/stream/actions/catalogue.ts';
+import { actionTable } from '../../src/stream/actions/action-table.ts';
 import type { StreamServices } from '../../src/stream/actions/types.ts';
 import { compileStream } from '../../src/stream/compiler.ts';
 import { type EdnMap, type EdnValue, isEdnMap, isKeyword, parseEdn } from '../../src/stream/edn.ts';
@@ -63,10 +63,10 @@ describe("Mirabelle's compiled EDN", () => {
     expect(names).toEqual(['filters', 'held', 'transforms', 'windows', 'aggregations', 'plumbing']);
   });
 
-  it('holds a compiled call of every action of Mirabelle (every action of the catalogue but the ones Vigie adds)', () => {
+  it('holds a compiled call of every action of Mirabelle (every action of the action table but the ones Vigie adds)', () => {
     const found = actionsIn([...compiled().values()], new Set());
     const vigieOnly = ['critical', 'warning', 'tagged-any', 'index', 'reaper'];
-    expect([...found].sort()).toEqual([...catalogue.keys()].filter((name) => !vigieOnly.includes(name)).sort());
+    expect([...found].sort()).toEqual([...actionTable.keys()].filter((name) => !vigieOnly.includes(name)).sort());
   });
 
   it('runs what it compiled: ssort with :nested? sorts by the nested field', () => {

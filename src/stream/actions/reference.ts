@@ -1,9 +1,9 @@
 /**
- * Renders docs/actions.md from the action catalogue, so that the reference cannot drift from the code:
+ * Renders docs/actions.md from the action table, so that the reference cannot drift from the code:
  * every action's `doc` (summary, params shape, example) and its child rule, grouped by family.
  * `npm run docs` writes the file; test/stream/actions/reference.test.ts fails when it is stale.
  */
-import { actionFamilies } from './catalogue.ts';
+import { actionFamilies } from './action-table.ts';
 import type { ActionDefinition } from './types.ts';
 
 const HEADER = `# Stream actions

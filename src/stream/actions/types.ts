@@ -1,5 +1,5 @@
 /**
- * The contract between the stream compiler and the action catalogue. An action is data in, a closure out:
+ * The contract between the stream compiler and the action table. An action is data in, a closure out:
  * `params` validates the raw EDN params once, when the stream is compiled; `build` returns the node that
  * receives what the parent emits, holding its state in the closure and calling `ctx.emit` for its children.
  */

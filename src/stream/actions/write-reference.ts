@@ -1,4 +1,4 @@
-/** `npm run docs`: writes docs/actions.md from the action catalogue. */
+/** `npm run docs`: writes docs/actions.md from the action table. */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { renderActionReference } from './reference.ts';

@@ -1,6 +1,6 @@
 /**
  * Issue 14, items 2 and 3, against the real server: a stream whose params do not fit answers 400 with the
- * precise problem, then the expected shape and an example from the action catalogue (the one docs/actions.md is
+ * precise problem, then the expected shape and an example from the action table (the one docs/actions.md is
  * generated from); a bare-number duration under one millisecond is accepted with a warning (in the answer, the
  * log, check-config and vigie test), and so are pushed events whose time reads as epoch seconds or milliseconds
  * or whose metric is a numeric string (in the answer, and counted in /metrics).
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { catalogue } from '../../../src/stream/actions/catalogue.ts';
+import { actionTable } from '../../../src/stream/actions/action-table.ts';
 import { runCli, startServer, type TestServer } from '../../helpers/server.ts';
 
 let server: TestServer;
@@ -33,7 +33,7 @@ async function addStream(name: string, edn: string): Promise<{ status: number; b
 }
 
 function shapeOf(action: string): string {
-  const definition = catalogue.get(action);
+  const definition = actionTable.get(action);
   if (!definition) throw new Error(`no action ${action}`);
   return `:${action} takes ${definition.doc.params}, e.g. ${definition.doc.example}`;
 }

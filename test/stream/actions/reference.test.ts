@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { actionFamilies, catalogue } from '../../../src/stream/actions/catalogue.ts';
+import { actionFamilies, actionTable } from '../../../src/stream/actions/action-table.ts';
 import { renderActionReference } from '../../../src/stream/actions/reference.ts';
 import type { StreamServices } from '../../../src/stream/actions/types.ts';
 import { compileStream } from '../../../src/stream/compiler.ts';
@@ -40,20 +40,20 @@ function findNode(node: EdnValue, name: string): EdnMap | undefined {
   return undefined;
 }
 
-const actions = [...catalogue.values()];
+const actions = [...actionTable.values()];
 
 describe('the action reference (docs/actions.md)', () => {
-  it('is up to date with the catalogue', () => {
+  it('is up to date with the action table', () => {
     const onDisk = readFileSync(new URL('../../../docs/actions.md', import.meta.url), 'utf8');
     expect(onDisk, 'docs/actions.md is stale: run `npm run docs` and commit the result').toBe(renderActionReference());
   });
 
-  it('lists every catalogue action exactly once, in a family', () => {
+  it('lists every action of the table exactly once, in a family', () => {
     const listed = actionFamilies.flatMap((family) => family.actions.map((action) => action.name));
     expect(listed.length).toBe(new Set(listed).size);
-    expect(new Set(listed)).toEqual(new Set(catalogue.keys()));
+    expect(new Set(listed)).toEqual(new Set(actionTable.keys()));
     const reference = renderActionReference();
-    for (const name of catalogue.keys()) expect(reference).toContain(`### :${name}\n`);
+    for (const name of actionTable.keys()) expect(reference).toContain(`### :${name}\n`);
   });
 
   it.each(actions.map((action) => [action.name, action] as const))('documents :%s with a summary, a params shape and an example', (_name, action) => {

@@ -1,11 +1,11 @@
 /**
  * The state contract (src/stream/actions/types.ts): every action says whether it keeps state, a `kept` action
  * registers it, and saving then loading it into a fresh compilation changes nothing that follows. This walks
- * the whole catalogue, so that a new action cannot forget it: one that keeps state without saying so, or without
+ * the whole action table, so that a new action cannot forget it: one that keeps state without saying so, or without
  * saving all of it, emits something else once restarted.
  */
 import { describe, expect, it } from 'vitest';
-import { catalogue } from '../../../src/stream/actions/catalogue.ts';
+import { actionTable } from '../../../src/stream/actions/action-table.ts';
 import { StateShapeError } from '../../../src/stream/actions/state-shape.ts';
 import type { StreamServices } from '../../../src/stream/actions/types.ts';
 import { compileStream } from '../../../src/stream/compiler.ts';
@@ -51,7 +51,7 @@ function observed(name: string): string {
     } else if (Array.isArray(children)) copy.set(kw('children'), children.map(replaceChildren));
     return copy;
   };
-  return `{:actions ${printEdn(replaceChildren(parseEdn((catalogue.get(name) as { doc: { example: string } }).doc.example)))}}`;
+  return `{:actions ${printEdn(replaceChildren(parseEdn((actionTable.get(name) as { doc: { example: string } }).doc.example)))}}`;
 }
 
 /** Sixty events of everything the actions read: times a second apart, hosts, metrics that move, states that flap. */
@@ -85,7 +85,7 @@ function emissions(config: string, restart: boolean): { taps: Record<string, Emi
 }
 
 describe('the state contract of every action', () => {
-  const actions = [...catalogue.values()];
+  const actions = [...actionTable.values()];
 
   it('every action says whether it keeps state', () => {
     for (const action of actions) expect(['kept', 'none'], action.name).toContain(action.state);

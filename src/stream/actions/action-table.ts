@@ -51,6 +51,6 @@ export const actionFamilies: readonly ActionFamily[] = [
 ];
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const catalogue: ReadonlyMap<string, ActionDefinition<any>> = new Map(
+export const actionTable: ReadonlyMap<string, ActionDefinition<any>> = new Map(
   actionFamilies.flatMap((family) => family.actions).map((action) => [action.name, action]),
 );
