@@ -4,7 +4,7 @@
  */
 import { hostname } from 'node:os';
 import { ConfigError } from '../common/config-error.ts';
-import { durationMs, readConfigFile } from '../config/values.ts';
+import { durationMs, readConfigFile } from '../common/config-values.ts';
 
 export interface ClusterSettings {
   /** Unique per node: owners are computed over these names, and results carry it. */

@@ -4,7 +4,7 @@
  */
 import type { Static } from '@sinclair/typebox';
 import { ConfigError } from '../common/config-error.ts';
-import { durationMs, readConfigFile } from './values.ts';
+import { durationMs, readConfigFile } from '../common/config-values.ts';
 import type { DiscoverySettings } from '../healthcheck/discovery/settings.ts';
 import type { ClientTls, ExporterSettings } from '../healthcheck/exporters/settings.ts';
 import type { ConfigFileSchema } from './schema.ts';

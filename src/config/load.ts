@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { ConfigError } from '../common/config-error.ts';
-import { durationMs, readConfigFile } from './values.ts';
+import { durationMs, readConfigFile } from '../common/config-values.ts';
 import { describeSchemaError, jsonPointerToKey } from '../common/schema-errors.ts';
 import { CHECK_KEYS, CheckValidationError, DEFAULT_LABEL_LIMITS, type KeyedCheck, kindOfConfigKey, type LabelLimits, parseCheck } from '../healthcheck/kinds/index.ts';
 import { DEFAULT_MAX_PENDING_RESULTS } from '../healthcheck/result-store.ts';

@@ -1,6 +1,6 @@
 /**
  * Reading one value of the config file into what the parts receive, with a ConfigError naming the file and the
- * key when it cannot be read: shared by the loader and the alerting sections (src/config/alerting.ts).
+ * key when it cannot be read: shared by every part's settings (`<part>/settings.ts`) and the loader.
  */
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../common/config-error.ts';
