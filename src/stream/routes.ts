@@ -10,6 +10,7 @@
  */
 import { type Static, Type, type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { Base64Error, decodeBase64Text } from '../common/base64.ts';
 import { type ErrorAnswer, type PartErrors, registerPartScope } from '../server/errors.ts';
 import { type Answer, operation, StreamErrorBody, streamError } from '../server/openapi.ts';
 import { StreamError, type StreamErrorReason } from './errors.ts';
@@ -434,16 +435,12 @@ function describeValidationError(error: FastifyError, request: FastifyRequest): 
   return { statusCode: 400, message: `field ${field} is incorrect${expected ? `: expected ${expected}` : ''}` };
 }
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2,3})?$/;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** Decodes a base64 field holding EDN text; Node's decoder skips bad characters silently, so check first. */
+/** Decodes a base64 field holding EDN text (src/common/base64.ts), a 400 naming the field when it holds none. */
 function decodeBase64Edn(value: string, name: string): string {
-  const compact = value.replace(/\s+/g, '');
-  if (!BASE64.test(compact)) throw new StreamError('invalid', `field ${name} is incorrect: invalid base64`);
   try {
-    return utf8.decode(Buffer.from(compact, 'base64'));
-  } catch {
-    throw new StreamError('invalid', `field ${name} is incorrect: the base64 does not decode to UTF-8 text`);
+    return decodeBase64Text(value, name);
+  } catch (error) {
+    if (error instanceof Base64Error) throw new StreamError('invalid', `field ${name} is incorrect: ${error.problem}`);
+    throw error;
   }
 }

@@ -73,6 +73,13 @@ describe('streams', () => {
     const base64 = await call('/api/v1/stream/bad', json('POST', { config: 'not base64!' }));
     expect(base64.status).toBe(400);
     expect(base64.body?.error).toMatch(/config.*invalid base64/);
+    // Node's decoder would skip the space and the newline, and read base64url: the one decoder refuses them.
+    const valid = Buffer.from('{:actions {:action :with :params [{:x "??>"}]}}').toString('base64');
+    for (const config of [`${valid.slice(0, 8)} ${valid.slice(8)}`, `${valid.slice(0, 8)}\n${valid.slice(8)}`, valid.replace('+', '-').replace('=', '')]) {
+      expect(await call('/api/v1/stream/bad', json('POST', { config }))).toMatchObject({ status: 400, body: { error: 'field config is incorrect: invalid base64' } });
+    }
+    const latin1 = await call('/api/v1/stream/bad', json('POST', { config: Buffer.from('{:actions {:action :info :params ["\xe9"]}}', 'latin1').toString('base64') }));
+    expect(latin1).toMatchObject({ status: 400, body: { error: 'field config is incorrect: the base64 does not decode to UTF-8 text' } });
     const edn = await addStream('bad', '{:actions {:action :index');
     expect(edn.status).toBe(400);
     expect(edn.body?.error).toMatch(/Invalid EDN/);

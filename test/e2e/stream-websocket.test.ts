@@ -109,7 +109,12 @@ describe('channels', () => {
 
   it('closes with 1008 and a reason naming the problem when the query is invalid', async () => {
     const notBase64 = await subscribe('/channel/alerts?query=%25%25%25');
-    expect(await notBase64.closed).toEqual({ code: 1008, reason: 'Invalid websocket query (base64 EDN condition): not base64' });
+    expect(await notBase64.closed).toEqual({ code: 1008, reason: 'Invalid websocket query (base64 EDN condition): invalid base64' });
+    // base64url, which Node's decoder reads silently, is not the standard base64 the query is documented as.
+    const urlSafe = await subscribe('/channel/alerts?query=Wzo9IDpob3N0ICI_PyJd');
+    expect(await urlSafe.closed).toEqual({ code: 1008, reason: 'Invalid websocket query (base64 EDN condition): invalid base64' });
+    const notUtf8 = await subscribe(`/channel/alerts?query=${encodeURIComponent(Buffer.from('[:= :host "\xe9"]', 'latin1').toString('base64'))}`);
+    expect(await notUtf8.closed).toEqual({ code: 1008, reason: 'Invalid websocket query (base64 EDN condition): the base64 does not decode to UTF-8 text' });
     const unknownOperator = await subscribe(`/channel/alerts?query=${encodeURIComponent(b64('[:like :host "a"]'))}`);
     const closed = await unknownOperator.closed;
     expect(closed.code).toBe(1008);

@@ -3,6 +3,7 @@
  * vector paths (`[:attributes :env]`) everywhere, `iterate-on` included (Mirabelle only took keywords
  * there). Applied to a list (a window's output), a transformation applies to each event of it.
  */
+import { decodeBase64Text } from '../../common/base64.ts';
 import { type EdnValue, ednToJs, jsToEdn, printEdn } from '../edn.ts';
 import type { Emission, Event } from '../event.ts';
 import { assocIn, dissocIn, getIn, type Path } from '../path.ts';
@@ -324,8 +325,6 @@ function stringAt(event: Event, field: Path, actionName: string): string {
   return value;
 }
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
 export const toBase64 = transformAction(
   'to-base64',
   {
@@ -343,7 +342,7 @@ export const toBase64 = transformAction(
 export const fromBase64 = transformAction(
   'from-base64',
   {
-    summary: 'Decodes the base64 string held in the field (as UTF-8); a field without valid base64 is an error. A list is transformed event by event.',
+    summary: 'Decodes the standard base64 (padding optional) held in the field as UTF-8 text; a field without valid base64 of UTF-8 text is an error. A list is transformed event by event.',
     params: '[field]',
     example: '{:action :from-base64 :params [[:payload]] :children [{:action :info}]}',
   },
@@ -353,8 +352,13 @@ export const fromBase64 = transformAction(
   },
   (field) => (event) => {
     const value = stringAt(event, field, 'from-base64');
-    if (!BASE64.test(value)) throw new Error(`:from-base64: ${field.join('.')} is not valid base64`);
-    return assocIn(event, field, Buffer.from(value, 'base64').toString('utf8'));
+    let text: string;
+    try {
+      text = decodeBase64Text(value, field.join('.'));
+    } catch (error) {
+      throw new Error(`:from-base64: ${(error as Error).message}`);
+    }
+    return assocIn(event, field, text);
   },
 );
 

@@ -13,6 +13,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { WebSocket } from 'ws';
+import { Base64Error, decodeBase64Text } from '../../common/base64.ts';
 import { operation } from '../../server/openapi.ts';
 import { type Condition, compileCondition } from '../condition.ts';
 import { parseEdn } from '../edn.ts';
@@ -26,7 +27,6 @@ export const TOO_MANY_CONNECTIONS_CLOSE_CODE = 1013;
 const MAX_CLOSE_REASON_BYTES = 123;
 /** Subscribers send nothing; a small cap keeps a client from making the server buffer large frames. */
 const MAX_INCOMING_PAYLOAD = 4096;
-const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 const everything: Condition = () => true;
 
 interface ChannelParams {
@@ -149,12 +149,11 @@ function parseQuery(query: FeedQuery['query']): Condition | string {
   if (Array.isArray(query)) return 'Invalid websocket query: give one query parameter';
   // The query itself is left out: the client has it, and a close reason holds 123 bytes.
   const prefix = 'Invalid websocket query (base64 EDN condition)';
-  if (!BASE64.test(query)) return `${prefix}: not base64`;
   try {
-    const value = parseEdn(Buffer.from(query, 'base64').toString('utf8'));
+    const value = parseEdn(decodeBase64Text(query, 'query'));
     return value === true ? everything : compileCondition(value);
   } catch (error) {
-    return `${prefix}: ${(error as Error).message}`;
+    return `${prefix}: ${error instanceof Base64Error ? error.problem : (error as Error).message}`;
   }
 }
 

@@ -67,6 +67,11 @@ describe('transform actions', () => {
     expect(pipe(':from-base64', '[:p]', [{ p: 'aMOpbGxv' }])).toEqual([{ p: 'héllo' }]);
   });
 
+  it('from-base64 refuses what is not standard base64 of UTF-8 text, naming the field', () => {
+    expect(() => pipe(':from-base64', '[:p]', [{ p: 'Wzo9IDpob3N0ICI_PyJd' }])).toThrow(':from-base64: p: invalid base64');
+    expect(() => pipe(':from-base64', '[[:a :p]]', [{ a: { p: '/w==' } }])).toThrow(':from-base64: a.p: the base64 does not decode to UTF-8 text');
+  });
+
   it('extract emits the value held in a field when truthy', () => {
     expect(pipe(':extract', '[:base-event]', [{ 'base-event': { host: 'a' } }, { 'base-event': null }, {}])).toEqual([{ host: 'a' }]);
   });
