@@ -7,6 +7,8 @@
 import { Type } from '@sinclair/typebox';
 import { Duration } from '../common/duration.ts';
 import { MAX_EDN_DEPTH_LIMIT, MAX_EVENT_DEPTH_LIMIT } from '../stream/nesting.ts';
+import { DiscoverySchema } from '../healthcheck/discovery/settings.ts';
+import { ExportersSchema } from '../healthcheck/exporters/settings.ts';
 
 const closed = { additionalProperties: false } as const;
 
@@ -36,95 +38,6 @@ export const HttpServerSchema = Type.Object(
     'request-timeout': Type.Optional(Duration),
     'keep-alive-timeout': Type.Optional(Duration),
     'max-connections': Type.Optional(Type.Integer({ minimum: 1 })),
-  },
-  closed,
-);
-
-const TlsClientFields = {
-  key: Type.Optional(Type.String()),
-  cert: Type.Optional(Type.String()),
-  cacert: Type.Optional(Type.String()),
-  insecure: Type.Optional(Type.Boolean()),
-};
-
-/** Where a Cabourotte exporter or discovery source connects: the fields they share. */
-const remoteEndpoint = {
-  name: Type.String({ minLength: 1 }),
-  host: Type.String({ minLength: 1 }),
-  port: Type.Integer({ minimum: 1, maximum: 65535 }),
-  path: Type.Optional(Type.String()),
-  protocol: Type.Optional(Type.Union([Type.Literal('http'), Type.Literal('https')])),
-  headers: Type.Optional(Type.Record(Type.String(), Type.String())),
-  ...TlsClientFields,
-};
-
-/** Vigie's own bounds of an exporter's queue (docs/configuration.md). */
-const exporterQueue = {
-  'queue-size': Type.Optional(Type.Integer({ minimum: 1 })),
-  'batch-size': Type.Optional(Type.Integer({ minimum: 1 })),
-};
-
-/** Cabourotte's exporters (HTTP, Riemann) with their keys, plus Vigie's results-into-a-stream exporter. */
-const ExportersSchema = Type.Object(
-  {
-    http: Type.Optional(
-      Type.Array(
-        Type.Object(
-          { ...remoteEndpoint, ...exporterQueue, retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })), timeout: Type.Optional(Duration) },
-          closed,
-        ),
-      ),
-    ),
-    riemann: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            name: Type.String({ minLength: 1 }),
-            host: Type.String({ minLength: 1 }),
-            port: Type.Integer({ minimum: 1, maximum: 65535 }),
-            ttl: Type.Optional(Duration),
-            ...TlsClientFields,
-            ...exporterQueue,
-            timeout: Type.Optional(Duration),
-          },
-          closed,
-        ),
-      ),
-    ),
-    stream: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            name: Type.String({ minLength: 1 }),
-            stream: Type.String({ minLength: 1 }),
-            service: Type.Optional(Type.String({ minLength: 1 })),
-            ttl: Type.Optional(Duration),
-            ...exporterQueue,
-          },
-          closed,
-        ),
-      ),
-    ),
-  },
-  closed,
-);
-
-const DiscoverySchema = Type.Object(
-  {
-    http: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            ...remoteEndpoint,
-            query: Type.Optional(Type.Record(Type.String(), Type.String())),
-            interval: Duration,
-            timeout: Type.Optional(Duration),
-            'max-body-size': Type.Optional(Type.Integer({ minimum: 1024 })),
-          },
-          closed,
-        ),
-      ),
-    ),
   },
   closed,
 );
