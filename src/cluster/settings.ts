@@ -1,10 +1,46 @@
 /**
- * The `cluster:` section, resolved (docs/cluster.md, docs/configuration.md "cluster"). Absent: the node runs alone
- * and nothing of NATS is loaded.
+ * The `cluster:` section of the config file: its schema, its defaults, and its values resolved (docs/cluster.md,
+ * docs/configuration.md "cluster"). Absent: the node runs alone and nothing of NATS is loaded.
  */
 import { hostname } from 'node:os';
+import { type Static, Type } from '@sinclair/typebox';
 import { ConfigError } from '../common/config-error.ts';
 import { durationMs, readConfigFile } from '../common/config-values.ts';
+import { Duration } from '../common/duration.ts';
+
+const closed = { additionalProperties: false } as const;
+
+/** `cluster:` (docs/cluster.md): present, the node joins a cluster over NATS JetStream; absent, nothing of NATS loads. */
+export const ClusterSchema = Type.Object(
+  {
+    node: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    nats: Type.Object(
+      {
+        servers: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
+        tls: Type.Optional(
+          Type.Object(
+            { cert: Type.Optional(Type.String({ minLength: 1 })), key: Type.Optional(Type.String({ minLength: 1 })), cacert: Type.Optional(Type.String({ minLength: 1 })) },
+            closed,
+          ),
+        ),
+        creds: Type.Optional(Type.String({ minLength: 1 })),
+        user: Type.Optional(Type.String({ minLength: 1 })),
+        password: Type.Optional(Type.String({ minLength: 1 })),
+        token: Type.Optional(Type.String({ minLength: 1 })),
+        nkey: Type.Optional(Type.String({ minLength: 1 })),
+        insecure: Type.Optional(Type.Boolean()),
+      },
+      closed,
+    ),
+    'member-ttl': Type.Optional(Duration),
+    partitions: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 })),
+    replicas: Type.Optional(Type.Union([Type.Literal(1), Type.Literal(3)])),
+    'max-buffered-results': Type.Optional(Type.Integer({ minimum: 1 })),
+    'event-log-max-bytes': Type.Optional(Type.Integer({ minimum: 1024 * 1024 })),
+    'max-result-ahead': Type.Optional(Duration),
+  },
+  closed,
+);
 
 export interface ClusterSettings {
   /** Unique per node: owners are computed over these names, and results carry it. */
@@ -27,25 +63,7 @@ export interface ClusterSettings {
   maxResultAheadMs: number;
 }
 
-export interface ClusterInput {
-  node?: string;
-  nats: {
-    servers: string[];
-    tls?: { cert?: string; key?: string; cacert?: string };
-    creds?: string;
-    user?: string;
-    password?: string;
-    token?: string;
-    nkey?: string;
-    insecure?: boolean;
-  };
-  'member-ttl'?: string;
-  partitions?: number;
-  replicas?: 1 | 3;
-  'max-buffered-results'?: number;
-  'event-log-max-bytes'?: number;
-  'max-result-ahead'?: string;
-}
+type ClusterInput = Static<typeof ClusterSchema>;
 
 /** One NATS credential: a user and password, a token, a credentials file (JWT and seed) or an NKey seed file. */
 export type NatsAuth =

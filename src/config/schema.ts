@@ -9,6 +9,7 @@ import { Duration } from '../common/duration.ts';
 import { MAX_EDN_DEPTH_LIMIT, MAX_EVENT_DEPTH_LIMIT } from '../stream/nesting.ts';
 import { DiscoverySchema } from '../healthcheck/discovery/settings.ts';
 import { ExportersSchema } from '../healthcheck/exporters/settings.ts';
+import { ClusterSchema } from '../cluster/settings.ts';
 
 const closed = { additionalProperties: false } as const;
 
@@ -104,38 +105,6 @@ export const StreamsSettingsSchema = Type.Object(
 
 /** Each `*-checks` entry is validated by its kind's own schema (src/healthcheck/kinds). */
 const CheckList = Type.Array(Type.Unknown());
-
-/** `cluster:` (docs/cluster.md): present, the node joins a cluster over NATS JetStream; absent, nothing of NATS loads. */
-const ClusterSchema = Type.Object(
-  {
-    node: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-    nats: Type.Object(
-      {
-        servers: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
-        tls: Type.Optional(
-          Type.Object(
-            { cert: Type.Optional(Type.String({ minLength: 1 })), key: Type.Optional(Type.String({ minLength: 1 })), cacert: Type.Optional(Type.String({ minLength: 1 })) },
-            closed,
-          ),
-        ),
-        creds: Type.Optional(Type.String({ minLength: 1 })),
-        user: Type.Optional(Type.String({ minLength: 1 })),
-        password: Type.Optional(Type.String({ minLength: 1 })),
-        token: Type.Optional(Type.String({ minLength: 1 })),
-        nkey: Type.Optional(Type.String({ minLength: 1 })),
-        insecure: Type.Optional(Type.Boolean()),
-      },
-      closed,
-    ),
-    'member-ttl': Type.Optional(Duration),
-    partitions: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 })),
-    replicas: Type.Optional(Type.Union([Type.Literal(1), Type.Literal(3)])),
-    'max-buffered-results': Type.Optional(Type.Integer({ minimum: 1 })),
-    'event-log-max-bytes': Type.Optional(Type.Integer({ minimum: 1024 * 1024 })),
-    'max-result-ahead': Type.Optional(Duration),
-  },
-  closed,
-);
 
 export const ConfigFileSchema = Type.Object(
   {
