@@ -9,8 +9,8 @@ import type { PartFactoryContext } from '../server/lifecycle.ts';
 import type { Part } from '../server/part.ts';
 import { createAsyncQueues } from './async-queues.ts';
 import { StreamError } from './errors.ts';
-import { describeFailures } from './ingest-gateway.ts';
 import { RiemannTcpServer } from './ingest/riemann-tcp.ts';
+import { submitOrRefuse } from './ingest/submit.ts';
 import { createPubSub, pubsubRoutes } from './pubsub/routes.ts';
 import { setNestingLimits } from './nesting.ts';
 import { StreamRepository } from './repository.ts';
@@ -65,10 +65,10 @@ export async function createStreamPart({ config, db, metrics, logger }: PartFact
         logger: log,
         ingest: async (target, events) => {
           service.requirePushTarget(target);
-          const pending = service.ingest.submit(target, events, 'riemann-tcp');
-          if (pending === 'full') return false;
-          const outcome = await pending;
-          if (outcome.errorCount > 0) throw new StreamError('action-failed', describeFailures(target, outcome));
+          const refusal = await submitOrRefuse(service.ingest, target, events, 'riemann-tcp');
+          // A full backlog pauses the connection until it drains; a batch the journal refused is an error reply.
+          if (refusal?.reason === 'full') return false;
+          if (refusal !== null) throw new StreamError('unavailable', refusal.message);
           return true;
         },
       })

@@ -15,14 +15,14 @@ import { type ErrorAnswer, type PartErrors, registerPartScope } from '../server/
 import { type Answer, operation, StreamErrorBody, streamError } from '../server/openapi.ts';
 import { StreamError, type StreamErrorReason } from './errors.ts';
 import { type Event, nowNs } from './event.ts';
-import { describeFailures } from './ingest-gateway.ts';
 import { eventsFromFluentBit } from './ingest/fluentbit.ts';
 import { acceptGzipBodies } from './ingest/fluentbit-gzip.ts';
 import { eventsFromJsonBody } from './ingest/json.ts';
 import { PushWarnings } from './ingest/push-warnings.ts';
 import { decodeOtlpTraces, encodeOtlpResponse } from './ingest/otlp.ts';
 import { decodeRemoteWrite } from './ingest/remote-write.ts';
-import { JournalWriteError, type LogRecord } from './journal.ts';
+import { replyRefused, submitOrRefuse } from './ingest/submit.ts';
+import type { LogRecord } from './journal.ts';
 import { jsonBodyRecord } from './journal-records.ts';
 import type { StreamService } from './service.ts';
 
@@ -238,28 +238,11 @@ type NameRequest = FastifyRequest<{ Params: Static<typeof NameParams> }>;
 export function streamRoutes(service: StreamService, options: { bodyLimit: number }): FastifyPluginAsync {
   const { metrics } = service;
 
-  /** Hands the events to the gateway; when its backlog is full, answers 503 (senders retry) and returns false. */
+  /** Hands the events to the gateway; when it refuses them for now, answers 503 (senders retry) and returns false. */
   const ingest = async (reply: FastifyReply, input: string, name: string, events: Event[], record?: LogRecord): Promise<boolean> => {
-    const gateway = service.ingest;
-    const pending = gateway.submit(name, events, input, record);
-    if (pending === 'full') {
-      reply
-        .code(503)
-        .header('Retry-After', '1')
-        .send({ error: `Too many events waiting to be processed (limit ${gateway.maxPending}), retry later` });
-      return false;
-    }
-    let outcome;
-    try {
-      outcome = await pending;
-    } catch (error) {
-      // Not durable, so not acknowledged: the sender retries, as after a full backlog.
-      if (!(error instanceof JournalWriteError)) throw error;
-      reply.code(503).header('Retry-After', '1').send({ error: error.message });
-      return false;
-    }
-    if (outcome.errorCount > 0) throw new StreamError('action-failed', describeFailures(name, outcome));
-    return true;
+    const refusal = await submitOrRefuse(service.ingest, name, events, input, record);
+    if (refusal !== null) replyRefused(reply, refusal);
+    return refusal === null;
   };
   // A push to an unknown stream is a 404 whatever its body, as before bodies had schemas.
   const requirePushTarget = async (request: NameRequest) => service.requirePushTarget(request.params.name);
