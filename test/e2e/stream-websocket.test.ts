@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createCa } from '../helpers/certs.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 const AUTH = { username: 'watcher', password: 's3cret' };
@@ -48,14 +49,6 @@ async function subscribe(path: string, headers: Record<string, string> = { autho
   return { socket, received, binary, closed };
 }
 
-async function until(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 async function metric(line: RegExp): Promise<number> {
   const text = await (await server.request('/metrics', { headers: { authorization: authHeader } })).text();
   const found = text.split('\n').find((one) => line.test(one));
@@ -82,7 +75,7 @@ describe('channels', () => {
       { host: 'b', service: 'cpu', state: 'critical', metric: 0.99, time: 2_000_000_000, tags: ['x'] },
     ];
     await push('alerts', events);
-    await until(() => all.received.length === 2 && critical.received.length === 1, 'the published events');
+    await waitFor(() => all.received.length === 2 && critical.received.length === 1, { message: 'the published events' });
     expect(all.received).toEqual(events);
     expect(all.binary).toEqual([true, true]);
     expect(critical.received).toEqual([events[1]]);
@@ -101,7 +94,7 @@ describe('channels', () => {
       { host: 'b', metric: 0.95, time: 3 },
       { host: 'b', time: 4 },
     ]);
-    await until(() => everything.received.length === 4, 'every event on the unfiltered subscriber');
+    await waitFor(() => everything.received.length === 4, { message: 'every event on the unfiltered subscriber' });
     expect(filtered.received).toEqual([{ host: 'b', metric: 0.95, time: 3 }]);
     filtered.socket.close();
     everything.socket.close();
@@ -129,7 +122,7 @@ describe('async-queue!', () => {
     await addStream('queued', '{:actions {:action :async-queue! :params [:later] :children [{:action :publish! :params [:queued]}]}}');
     const subscriber = await subscribe('/channel/queued');
     await push('queued', [{ host: 'q', time: 1 }]);
-    await until(() => subscriber.received.length === 1, 'the event published from the queue');
+    await waitFor(() => subscriber.received.length === 1, { message: 'the event published from the queue' });
     expect(subscriber.received).toEqual([{ host: 'q', time: 1 }]);
     subscriber.socket.close();
     const unknown = await server.request('/api/v1/stream/unknown-queue', json('POST', { config: b64('{:actions {:action :async-queue! :params [:nope] :children []}}') }));
@@ -148,7 +141,7 @@ describe('index feed', () => {
       { host: 'web-2', metric: 2, time: 2_000_000_000 },
       { host: 'web-1', state: 'expired', time: 3_000_000_000 },
     ]);
-    await until(() => feed.received.length === 2 && defaults.received.length === 3, 'the index updates');
+    await waitFor(() => feed.received.length === 2 && defaults.received.length === 3, { message: 'the index updates' });
     expect(feed.received).toEqual([
       { host: 'web-1', metric: 1, time: 1_000_000_000 },
       { host: 'web-1', state: 'expired', time: 3_000_000_000 },
@@ -161,8 +154,7 @@ describe('index feed', () => {
 
 describe('connection cap', () => {
   it('closes the websockets past streams.websocket.max-connections with 1013', async () => {
-    const deadline = Date.now() + 5_000;
-    while ((await metric(/^websocket_connections_count /)) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitFor(async () => (await metric(/^websocket_connections_count /)) === 0, { message: "the earlier tests' websockets closing" });
     const open = await Promise.all([1, 2, 3, 4].map(() => subscribe('/channel/cap')));
     const extra = await subscribe('/channel/cap');
     expect(await extra.closed).toEqual({ code: 1013, reason: 'Too many websocket connections (limit 4), retry later' });
@@ -225,7 +217,7 @@ describe('slow subscriber', () => {
           body: JSON.stringify({ events: Array.from({ length: perBatch }, (_, i) => ({ host: 'h', service: `s${batch}`, metric: i, time: batch * perBatch + i, description })) }),
         });
         expect(pushed.status).toBe(200);
-        await until(() => reader.received.length === (batch + 1) * perBatch, `batch ${batch} on the reading subscriber`, 30_000);
+        await waitFor(() => reader.received.length === (batch + 1) * perBatch, { timeoutMs: 30_000, message: `batch ${batch} on the reading subscriber` });
       }
       expect(reader.received.map((event) => event.time)).toEqual(Array.from({ length: batches * perBatch }, (_, i) => i));
       const text = await (await roomy.request('/metrics')).text();
@@ -269,7 +261,7 @@ describe('TLS', () => {
       });
       expect(put.statusCode).toBe(200);
       await put.body.text();
-      await until(() => received.length === 1, 'the event over wss');
+      await waitFor(() => received.length === 1, { message: 'the event over wss' });
       expect(JSON.parse(received[0] as string)).toEqual({ host: 'secure', time: 1 });
       socket.close();
       await dispatcher.close();

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Event } from '../../../src/stream/event.ts';
 import { loadProtos } from '../../../src/stream/ingest/protos.ts';
 import { RiemannTcpServer } from '../../../src/stream/ingest/riemann-tcp.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 interface Reply {
   ok?: boolean;
@@ -78,11 +79,7 @@ class TestClient {
   }
 
   async waitForEnd(timeoutMs = 5000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!this.ended) {
-      if (Date.now() > deadline) throw new Error('the server did not end the connection');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await waitFor(() => this.ended, { timeoutMs, intervalMs: 20, message: 'the server ending the connection' });
   }
 }
 

@@ -54,14 +54,7 @@ describe('file output', () => {
 });
 
 async function expectFileEventually(path: string, content: string): Promise<void> {
-  let last = '';
-  const deadline = Date.now() + 2000;
-  while (Date.now() < deadline) {
-    last = await readFile(path, 'utf8').catch(() => '');
-    if (last === content) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  expect(last).toBe(content);
+  await waitFor(async () => expect(await readFile(path, 'utf8').catch(() => '')).toBe(content), { timeoutMs: 2000, intervalMs: 10 });
 }
 
 describe('http output', () => {

@@ -9,6 +9,7 @@ import type { Event } from '../../../src/stream/event.ts';
 import type { DropReason, OutputObserver } from '../../../src/stream/outputs/index.ts';
 import { eventsToSeries, sanitiseLabelName, sanitiseMetricName } from '../../../src/stream/outputs/prometheus.ts';
 import { buildOutputsFrom } from '../../helpers/outputs.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 const PROMETHEUS = '/usr/bin/prometheus';
 const hasPrometheus = existsSync(PROMETHEUS);
@@ -23,13 +24,8 @@ async function freePort(): Promise<number> {
 }
 
 async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const found = await waitFor(async () => (await probe().catch(() => undefined)) ?? false, { timeoutMs, intervalMs: 100, message: what });
+  return found as T;
 }
 
 interface QueryResult {
