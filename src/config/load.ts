@@ -25,40 +25,19 @@ import { DEFAULT_KEPT_DAMAGED } from '../stream/journal.ts';
 import { DEFAULT_MAX_EDN_DEPTH, DEFAULT_MAX_EVENT_DEPTH, type NestingLimits } from '../stream/nesting.ts';
 import { DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_CONNECTIONS as DEFAULT_WEBSOCKET_MAX_CONNECTIONS } from '../stream/pubsub/channels.ts';
 import type { Static } from '@sinclair/typebox';
+import { DEFAULT_HOST, type HttpSettings, resolveHttp, type ServerTls } from '../server/settings.ts';
 import { type ClusterSettings, resolveCluster } from '../cluster/settings.ts';
 
 export { ConfigError } from '../common/config-error.ts';
 
 export type ConfigFile = Static<typeof ConfigFileSchema>;
 
-export interface ServerTls {
-  key: Buffer;
-  cert: Buffer;
-  /** Set when `cacert` is configured: clients must then present a certificate signed by it (mutual TLS). */
-  ca?: Buffer;
-}
-
 export interface VigieConfig {
   /** The file this was loaded from (absolute), or null on embedded defaults. */
   file: string | null;
   dataDir: string;
   databaseFile: string;
-  http: {
-    host: string;
-    port: number;
-    tls?: ServerTls;
-    basicAuth?: { username: string; password: string };
-    allowedCn: string[];
-    disableHealthcheckApi: boolean;
-    disableResultApi: boolean;
-    bodyLimit: number;
-    /** Connection hygiene (src/server/connections.ts): time to receive the headers, the whole request, and
-     *  how long an idle keep-alive connection is kept; concurrent connections past the cap are refused. */
-    headerTimeoutMs: number;
-    requestTimeoutMs: number;
-    keepAliveTimeoutMs: number;
-    maxConnections: number;
-  };
+  http: HttpSettings;
   healthchecks: HealthcheckSettings;
   /** Set with `cluster:` (docs/cluster.md); absent on a single node. */
   cluster?: ClusterSettings;
@@ -100,9 +79,6 @@ export interface RiemannTcpSettings {
   maxConnections: number;
 }
 
-export const DEFAULT_HOST = '127.0.0.1';
-export const DEFAULT_PORT = 9013;
-export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;
 /** Runs start on a 50 ms grid: measured in docs/performance.md, "Start tick". */
 const DEFAULT_START_TICK = '50ms';
 const MAX_START_TICK_MS = 1000;
@@ -110,8 +86,6 @@ const MAX_START_TICK_MS = 1000;
 const DEFAULT_WRITE_DELAY = '30s';
 const MAX_WRITE_DELAY_MS = 300_000;
 export const DEFAULT_RIEMANN_PORT = 5555;
-/** Well under the default descriptor limit (1,024) so that checks always have sockets of their own. */
-export const DEFAULT_MAX_CONNECTIONS = 512;
 export const DEFAULT_SEARCH_LIMIT = 10_000;
 export const DEFAULT_MAX_SEARCH_LIMIT = 100_000;
 
@@ -170,22 +144,8 @@ function withOverrides(raw: ConfigFile, overrides: ConfigOverrides): ConfigFile 
 }
 
 function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
-  const http = raw.http ?? {};
+  const http = resolveHttp(file, raw.http);
   const dataDir = resolve(raw['data-dir'] ?? 'data');
-  if ((http.key === undefined) !== (http.cert === undefined)) {
-    throw new ConfigError(file, http.key === undefined ? 'http.key' : 'http.cert', 'the key and cert options must be set together');
-  }
-  if (http.cacert !== undefined && http.cert === undefined) {
-    throw new ConfigError(file, 'http.cacert', 'mutual TLS needs http.key and http.cert too');
-  }
-  const tls: ServerTls | undefined =
-    http.key !== undefined && http.cert !== undefined
-      ? {
-          key: readConfigFile(file, 'http.key', http.key),
-          cert: readConfigFile(file, 'http.cert', http.cert),
-          ...(http.cacert !== undefined ? { ca: readConfigFile(file, 'http.cacert', http.cacert) } : {}),
-        }
-      : undefined;
   const streams = raw.streams ?? {};
   const checks = parseChecks(file, raw, labelLimits(raw));
   const windowLimits = maintenanceLimits(raw);
@@ -193,20 +153,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
     file,
     dataDir,
     databaseFile: resolve(dataDir, 'vigie.db'),
-    http: {
-      host: http.host ?? DEFAULT_HOST,
-      port: http.port ?? DEFAULT_PORT,
-      ...(tls ? { tls } : {}),
-      ...(http['basic-auth'] ? { basicAuth: http['basic-auth'] } : {}),
-      allowedCn: http['allowed-cn'] ?? [],
-      disableHealthcheckApi: http['disable-healthcheck-api'] ?? false,
-      disableResultApi: http['disable-result-api'] ?? false,
-      bodyLimit: http['body-limit'] ?? DEFAULT_BODY_LIMIT,
-      headerTimeoutMs: durationMs(file, 'http.header-timeout', http['header-timeout'] ?? '10s'),
-      requestTimeoutMs: durationMs(file, 'http.request-timeout', http['request-timeout'] ?? '60s'),
-      keepAliveTimeoutMs: durationMs(file, 'http.keep-alive-timeout', http['keep-alive-timeout'] ?? '5s'),
-      maxConnections: http['max-connections'] ?? DEFAULT_MAX_CONNECTIONS,
-    },
+    http,
     healthchecks: {
       labels: raw['healthchecks-labels'] ?? [],
       maxConcurrentRuns: raw.healthchecks?.['max-concurrent-runs'] ?? 1000,
@@ -235,7 +182,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
       ),
       websocketMaxBufferedBytes: streams.websocket?.['max-buffered-bytes'] ?? DEFAULT_MAX_BUFFERED_BYTES,
       websocketMaxConnections: streams.websocket?.['max-connections'] ?? DEFAULT_WEBSOCKET_MAX_CONNECTIONS,
-      ...(streams.tcp ? { tcp: resolveRiemannTcp(file, streams.tcp, http['body-limit'] ?? DEFAULT_BODY_LIMIT) } : {}),
+      ...(streams.tcp ? { tcp: resolveRiemannTcp(file, streams.tcp, http.bodyLimit) } : {}),
       searchLimit: Math.min(streams['search-limit'] ?? DEFAULT_SEARCH_LIMIT, streams['max-search-limit'] ?? DEFAULT_MAX_SEARCH_LIMIT),
       maxSearchLimit: streams['max-search-limit'] ?? DEFAULT_MAX_SEARCH_LIMIT,
       nesting: {

@@ -10,38 +10,9 @@ import { MAX_EDN_DEPTH_LIMIT, MAX_EVENT_DEPTH_LIMIT } from '../stream/nesting.ts
 import { DiscoverySchema } from '../healthcheck/discovery/settings.ts';
 import { ExportersSchema } from '../healthcheck/exporters/settings.ts';
 import { ClusterSchema } from '../cluster/settings.ts';
+import { HttpServerSchema, Port } from '../server/settings.ts';
 
 const closed = { additionalProperties: false } as const;
-
-export const Port = Type.Integer({ minimum: 0, maximum: 65535 });
-
-const BasicAuth = Type.Object(
-  {
-    username: Type.String({ minLength: 1 }),
-    password: Type.String({ minLength: 1 }),
-  },
-  closed,
-);
-
-export const HttpServerSchema = Type.Object(
-  {
-    host: Type.Optional(Type.String({ minLength: 1 })),
-    port: Type.Optional(Port),
-    key: Type.Optional(Type.String({ minLength: 1 })),
-    cert: Type.Optional(Type.String({ minLength: 1 })),
-    cacert: Type.Optional(Type.String({ minLength: 1 })),
-    'basic-auth': Type.Optional(BasicAuth),
-    'allowed-cn': Type.Optional(Type.Array(Type.String())),
-    'disable-healthcheck-api': Type.Optional(Type.Boolean()),
-    'disable-result-api': Type.Optional(Type.Boolean()),
-    'body-limit': Type.Optional(Type.Integer({ minimum: 1024 })),
-    'header-timeout': Type.Optional(Duration),
-    'request-timeout': Type.Optional(Duration),
-    'keep-alive-timeout': Type.Optional(Duration),
-    'max-connections': Type.Optional(Type.Integer({ minimum: 1 })),
-  },
-  closed,
-);
 
 const HealthchecksSettingsSchema = Type.Object(
   {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PORT, loadConfig, parseConfigText } from '../../src/config/load.ts';
+import { loadConfig, parseConfigText } from '../../src/config/load.ts';
+import { DEFAULT_PORT } from '../../src/server/settings.ts';
 import { configErrorOf as errorOf } from '../helpers/config.ts';
 
 describe('config loading', () => {

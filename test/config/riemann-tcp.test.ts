@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_BODY_LIMIT, parseConfigText } from '../../src/config/load.ts';
+import { parseConfigText } from '../../src/config/load.ts';
+import { DEFAULT_BODY_LIMIT } from '../../src/server/settings.ts';
 import { configErrorOf as errorOf } from '../helpers/config.ts';
 import { createCa } from '../helpers/certs.ts';
 

@@ -1,0 +1,103 @@
+/**
+ * The `http` section of the config file (docs/configuration.md, "http"): its schema, its defaults, and the
+ * server's values resolved once when the config is loaded: durations parsed, TLS files read. Errors name the key
+ * path.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import { ConfigError } from '../common/config-error.ts';
+import { durationMs, readConfigFile } from '../common/config-values.ts';
+import { Duration } from '../common/duration.ts';
+
+const closed = { additionalProperties: false } as const;
+
+export const Port = Type.Integer({ minimum: 0, maximum: 65535 });
+
+const BasicAuth = Type.Object(
+  {
+    username: Type.String({ minLength: 1 }),
+    password: Type.String({ minLength: 1 }),
+  },
+  closed,
+);
+
+export const HttpServerSchema = Type.Object(
+  {
+    host: Type.Optional(Type.String({ minLength: 1 })),
+    port: Type.Optional(Port),
+    key: Type.Optional(Type.String({ minLength: 1 })),
+    cert: Type.Optional(Type.String({ minLength: 1 })),
+    cacert: Type.Optional(Type.String({ minLength: 1 })),
+    'basic-auth': Type.Optional(BasicAuth),
+    'allowed-cn': Type.Optional(Type.Array(Type.String())),
+    'disable-healthcheck-api': Type.Optional(Type.Boolean()),
+    'disable-result-api': Type.Optional(Type.Boolean()),
+    'body-limit': Type.Optional(Type.Integer({ minimum: 1024 })),
+    'header-timeout': Type.Optional(Duration),
+    'request-timeout': Type.Optional(Duration),
+    'keep-alive-timeout': Type.Optional(Duration),
+    'max-connections': Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  closed,
+);
+
+export interface ServerTls {
+  key: Buffer;
+  cert: Buffer;
+  /** Set when `cacert` is configured: clients must then present a certificate signed by it (mutual TLS). */
+  ca?: Buffer;
+}
+
+export interface HttpSettings {
+  host: string;
+  port: number;
+  tls?: ServerTls;
+  basicAuth?: { username: string; password: string };
+  allowedCn: string[];
+  disableHealthcheckApi: boolean;
+  disableResultApi: boolean;
+  bodyLimit: number;
+  /** Connection hygiene (src/server/connections.ts): time to receive the headers, the whole request, and
+   *  how long an idle keep-alive connection is kept; concurrent connections past the cap are refused. */
+  headerTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+}
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 9013;
+export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;
+/** Well under the default descriptor limit (1,024) so that checks always have sockets of their own. */
+const DEFAULT_MAX_CONNECTIONS = 512;
+
+export function resolveHttp(file: string | null, raw: Static<typeof HttpServerSchema> | undefined): HttpSettings {
+  const http = raw ?? {};
+  if ((http.key === undefined) !== (http.cert === undefined)) {
+    throw new ConfigError(file, http.key === undefined ? 'http.key' : 'http.cert', 'the key and cert options must be set together');
+  }
+  if (http.cacert !== undefined && http.cert === undefined) {
+    throw new ConfigError(file, 'http.cacert', 'mutual TLS needs http.key and http.cert too');
+  }
+  const tls: ServerTls | undefined =
+    http.key !== undefined && http.cert !== undefined
+      ? {
+          key: readConfigFile(file, 'http.key', http.key),
+          cert: readConfigFile(file, 'http.cert', http.cert),
+          ...(http.cacert !== undefined ? { ca: readConfigFile(file, 'http.cacert', http.cacert) } : {}),
+        }
+      : undefined;
+  return {
+    host: http.host ?? DEFAULT_HOST,
+    port: http.port ?? DEFAULT_PORT,
+    ...(tls ? { tls } : {}),
+    ...(http['basic-auth'] ? { basicAuth: http['basic-auth'] } : {}),
+    allowedCn: http['allowed-cn'] ?? [],
+    disableHealthcheckApi: http['disable-healthcheck-api'] ?? false,
+    disableResultApi: http['disable-result-api'] ?? false,
+    bodyLimit: http['body-limit'] ?? DEFAULT_BODY_LIMIT,
+    headerTimeoutMs: durationMs(file, 'http.header-timeout', http['header-timeout'] ?? '10s'),
+    requestTimeoutMs: durationMs(file, 'http.request-timeout', http['request-timeout'] ?? '60s'),
+    keepAliveTimeoutMs: durationMs(file, 'http.keep-alive-timeout', http['keep-alive-timeout'] ?? '5s'),
+    maxConnections: http['max-connections'] ?? DEFAULT_MAX_CONNECTIONS,
+  };
+}
