@@ -18,7 +18,7 @@ import type { AckPolicy, Consumer, DeliverPolicy, JetStreamClient, JetStreamMana
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
-import { CheckResultSchema } from '../healthcheck/api-schemas.ts';
+import { CheckResult as CheckResultSchema } from '../healthcheck/wire.ts';
 import type { CheckResult } from '../healthcheck/result-types.ts';
 import type { ClusterConnection } from './connection.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';

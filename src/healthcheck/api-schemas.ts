@@ -1,12 +1,13 @@
 /**
  * TypeBox schemas of the healthcheck API (docs/http-api.md): params, query, bodies (the kinds' own schemas, so the API
- * and the config file accept exactly the same definitions) and responses. Response schemas list their fields in
- * the order clients see them; a check's listing stays open (`additionalProperties`), as each kind adds its own
- * fields after the base ones.
+ * and the config file accept exactly the same definitions) and the responses built on the wire types
+ * (src/healthcheck/wire.ts), which they reference (`ref`) rather than copy.
  */
 import { type TSchema, Type } from '@sinclair/typebox';
 import { CHECK_KEYS, CHECK_KINDS, type CheckKey, kindOfConfigKey } from './kinds/index.ts';
 import { UPTIME_WINDOWS } from './result-types.ts';
+import { ref } from '../common/wire.ts';
+import { CheckResult, HistoryEntry } from './wire.ts';
 
 export const NameParams = Type.Object({ name: Type.String() });
 
@@ -21,51 +22,10 @@ export const BulkBody = Type.Object(
 
 export const Message = Type.Object({ message: Type.String() });
 
-const Labels = Type.Record(Type.String(), Type.String());
-
-/** A check's listing: the base fields in upstream order, then the kind's own, `timeout` and `kind`. */
-export const CheckListing = Type.Object(
-  {
-    name: Type.String(),
-    description: Type.String(),
-    interval: Type.String(),
-    'one-off': Type.Boolean(),
-    source: Type.String(),
-    labels: Type.Optional(Labels),
-  },
-  { additionalProperties: true },
-);
-
-export const CheckResultSchema = Type.Object({
-  name: Type.String(),
-  summary: Type.String(),
-  labels: Type.Optional(Labels),
-  success: Type.Boolean(),
-  'healthcheck-timestamp': Type.Integer(),
-  message: Type.String(),
-  duration: Type.Integer(),
-  source: Type.String(),
-  /** Only in a maintenance window (docs/checks.md). */
-  maintenance: Type.Optional(Type.Literal(true)),
-  /** In a cluster: the node that ran the check (docs/cluster.md). */
-  node: Type.Optional(Type.String()),
-});
-
 /** A create answers its message; a one-off run adds its result. */
-export const Created = Type.Object({ message: Type.String(), result: Type.Optional(CheckResultSchema) });
+export const Created = Type.Object({ message: Type.String(), result: Type.Optional(ref(CheckResult)) });
 
-/** One raw result of a check's history. */
-export const HistoryEntry = Type.Object({
-  name: Type.String(),
-  success: Type.Boolean(),
-  'healthcheck-timestamp': Type.Integer(),
-  message: Type.String(),
-  duration: Type.Integer(),
-  maintenance: Type.Optional(Type.Literal(true)),
-  node: Type.Optional(Type.String()),
-});
-
-export const History = Type.Object({ result: Type.Array(HistoryEntry) });
+export const History = Type.Object({ result: Type.Array(ref(HistoryEntry)) });
 
 const OrNull = (schema: TSchema) => Type.Union([schema, Type.Null()]);
 

@@ -13,8 +13,11 @@ import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from '@fastify/typ
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type ErrorAnswer, type PartErrors, registerPartScope, SHADOWS_PARAMETRIC } from '../server/errors.ts';
 import { messageError, type Operation, operation } from '../server/openapi.ts';
-import { BulkBody, CheckListing, CheckResultSchema, Created, History, HistoryQuery, listOf, Message, NameParams, Uptime } from './api-schemas.ts';
+import { ref } from '../common/wire.ts';
+import { addWireSchemas } from '../server/wire-schemas.ts';
+import { BulkBody, Created, History, HistoryQuery, listOf, Message, NameParams, Uptime } from './api-schemas.ts';
 import { CHECK_KINDS, DEFAULT_LABEL_LIMITS, KIND_NAMES, type KindName } from './kinds/index.ts';
+import { CheckDefinition, CheckResult, HEALTHCHECK_WIRE_TYPES } from './wire.ts';
 import { HealthcheckError, type HealthcheckErrorReason, type HealthcheckService, parseApiCheck, parseBulk, unknownKind } from './service.ts';
 
 export interface RouteOptions {
@@ -65,6 +68,7 @@ export const healthcheckErrors: PartErrors = {
 
 export function healthcheckRoutes(service: HealthcheckService, options: RouteOptions): FastifyPluginAsync {
   return async (app) => {
+    addWireSchemas(app, HEALTHCHECK_WIRE_TYPES);
     for (const [prefix, wrap] of [
       ['/api/v1', true],
       ['', false],
@@ -110,7 +114,7 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
   app.removeContentTypeParser(['text/plain']);
   app.get(
     '',
-    { schema: { response: { 200: listOf(CheckListing, wrap) }, ...documented(wrap, 'List the check definitions', { 200: 'every check definition, sorted by name' }, listForm(wrap)) } },
+    { schema: { response: { 200: listOf(ref(CheckDefinition), wrap) }, ...documented(wrap, 'List the check definitions', { 200: 'every check definition, sorted by name' }, listForm(wrap)) } },
     async () => list(service.list(), wrap),
   );
 
@@ -166,7 +170,7 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
     'Get a check definition',
     { 200: 'the definition as Cabourotte lists it, with `source` and `kind`; it can be posted back as is', 404: unknownCheck },
   );
-  app.get('/:name', { schema: { params: NameParams, response: { 200: CheckListing }, ...getDoc } }, async (request) => service.get(request.params.name));
+  app.get('/:name', { schema: { params: NameParams, response: { 200: ref(CheckDefinition) }, ...getDoc } }, async (request) => service.get(request.params.name));
 
   const deleteDoc = documented(
     wrap,
@@ -183,11 +187,11 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
 function registerResultRoutes(scope: FastifyInstance, service: HealthcheckService, wrap: boolean): void {
   const app = typed(scope);
   const listDoc = documented(wrap, 'The latest result of every check', { 200: 'the latest results, sorted by name' }, listForm(wrap));
-  app.get('', { schema: { response: { 200: listOf(CheckResultSchema, wrap) }, ...listDoc } }, async () => list(service.results(), wrap));
+  app.get('', { schema: { response: { 200: listOf(ref(CheckResult), wrap) }, ...listDoc } }, async () => list(service.results(), wrap));
 
   const noResult = messageError('unknown check, or no run finished yet: `Result not found for healthcheck <name>`');
   const resultDoc = documented(wrap, 'The latest result of a check', { 200: 'the latest result', 404: noResult });
-  app.get('/:name', { schema: { params: NameParams, response: { 200: CheckResultSchema }, ...resultDoc } }, async (request) => service.result(request.params.name));
+  app.get('/:name', { schema: { params: NameParams, response: { 200: ref(CheckResult) }, ...resultDoc } }, async (request) => service.result(request.params.name));
 
   const historyDoc = documented(
     wrap,

@@ -1,0 +1,31 @@
+/**
+ * The cluster's HTTP wire type (docs/cluster.md, docs/http-api.md "Cluster"): a member as `GET
+ * /api/v1/cluster/members` lists it (src/cluster/routes.ts) and the dashboard's Cluster view reads it
+ * (src/frontend/app/api.ts, as a type), so this file imports nothing but TypeBox.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import { ref, wire } from '../common/wire.ts';
+
+export const ClusterMember = wire(
+  'ClusterMember',
+  Type.Object(
+    {
+      node: Type.String(),
+      self: Type.Boolean({ description: 'the node answering' }),
+      version: Type.String(),
+      'config-hash': Type.String({ description: "hash of the node's config-file checks and stream files: nodes should agree" }),
+      'started-at': Type.String({ description: 'RFC 3339' }),
+      checks: Type.Integer({ description: 'checks it owns (runs)' }),
+      partitions: Type.Integer({ description: 'stream partitions it runs' }),
+    },
+  ),
+);
+
+/** `GET /api/v1/cluster/members`. */
+export const ClusterMembers = Type.Object({ node: Type.String(), joined: Type.Boolean(), result: Type.Array(ref(ClusterMember)) });
+
+/** The wire types to add to fastify (src/server/wire-schemas.ts). */
+export const CLUSTER_WIRE_TYPES = [ClusterMember];
+
+export type ClusterMemberWire = Static<typeof ClusterMember>;
+export type ClusterMembersWire = Static<typeof ClusterMembers>;

@@ -1,0 +1,122 @@
+/**
+ * The healthcheck part's HTTP wire types (docs/http-api.md "Healthchecks API", docs/dashboard.md "Endpoints the
+ * page uses"): a result, a history entry, a check definition as listed, and the dashboard's overview answers. The
+ * routes serialize with them (src/healthcheck/routes.ts, overview-routes.ts) and the dashboard imports their types
+ * (src/frontend/app/api.ts), so this file imports nothing but TypeBox. Fields are listed in the order clients see
+ * them: fastify's serializer writes only the declared fields, in that order.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import { ref, wire } from '../common/wire.ts';
+
+const Labels = Type.Record(Type.String(), Type.String());
+
+/** The result of a run (docs/http-api.md, "Results"). */
+export const CheckResult = wire(
+  'CheckResult',
+  Type.Object(
+    {
+      name: Type.String(),
+      summary: Type.String(),
+      labels: Type.Optional(Labels),
+      success: Type.Boolean(),
+      'healthcheck-timestamp': Type.Integer({ description: 'Unix seconds, when the run finished' }),
+      message: Type.String(),
+      duration: Type.Integer({ description: 'milliseconds, truncated' }),
+      source: Type.String(),
+      maintenance: Type.Optional(Type.Literal(true, { description: 'only when the run finished in a maintenance window (docs/checks.md)' })),
+      node: Type.Optional(Type.String({ description: 'in a cluster: the node that ran the check (docs/cluster.md)' })),
+    },
+  ),
+);
+
+/** One raw result of a check's history. */
+export const HistoryEntry = wire(
+  'HistoryEntry',
+  Type.Object(
+    {
+      name: Type.String(),
+      success: Type.Boolean(),
+      'healthcheck-timestamp': Type.Integer({ description: 'Unix seconds' }),
+      message: Type.String(),
+      duration: Type.Integer({ description: 'milliseconds' }),
+      maintenance: Type.Optional(Type.Literal(true)),
+      node: Type.Optional(Type.String()),
+    },
+  ),
+);
+
+/** A check's definition as listed: the base fields in upstream order, then the kind's own, `timeout` and `kind`
+ *  (open: each kind adds its fields after the base ones). */
+export const CheckDefinition = wire(
+  'CheckDefinition',
+  Type.Object(
+    {
+      name: Type.String(),
+      description: Type.String(),
+      interval: Type.String(),
+      'one-off': Type.Boolean(),
+      source: Type.String(),
+      labels: Type.Optional(Labels),
+    },
+      { additionalProperties: true },
+  ),
+);
+
+const Ratio = Type.Unsafe<number | null>({ type: 'number', nullable: true, description: 'successes / runs; null without runs' });
+
+/** One row of the dashboard's check list, lean: 12,000 of them make one answer. */
+export const CheckOverview = wire(
+  'CheckOverview',
+  Type.Object(
+    {
+      name: Type.String(),
+      kind: Type.String(),
+      source: Type.String(),
+      description: Type.Optional(Type.String()),
+      labels: Type.Optional(Labels),
+      result: Type.Unsafe<{ success: boolean; timestamp: number; duration: number; message?: string; maintenance?: true; node?: string } | null>({
+        ...Type.Object({
+          success: Type.Boolean(),
+          timestamp: Type.Integer({ description: 'Unix seconds' }),
+          duration: Type.Integer({ description: 'milliseconds' }),
+          message: Type.Optional(Type.String({ description: 'failures only' })),
+          maintenance: Type.Optional(Type.Literal(true, { description: 'the run finished in a maintenance window' })),
+          node: Type.Optional(Type.String({ description: 'in a cluster: the node that ran it' })),
+        }),
+        nullable: true,
+        description: 'the latest run; null before any',
+      }),
+      uptime: Type.Object({ '24h': Ratio, '7d': Ratio, '30d': Ratio }),
+    },
+  ),
+);
+
+/** A response-time bucket of the aggregates. */
+export const DurationBucket = wire(
+  'DurationBucket',
+  Type.Object(
+    {
+      start: Type.Integer({ description: 'Unix seconds: the start of the hour or day' }),
+      runs: Type.Integer(),
+      successes: Type.Integer(),
+      mean: Type.Number({ description: 'milliseconds' }),
+      min: Type.Number({ description: 'milliseconds' }),
+      max: Type.Number({ description: 'milliseconds' }),
+    },
+  ),
+);
+
+/** `GET /api/v1/overview/healthchecks`. */
+export const HealthcheckOverview = Type.Object({ now: Type.Integer({ description: 'Unix seconds' }), checks: Type.Array(ref(CheckOverview)) });
+/** `POST /api/v1/overview/recent-results`. */
+export const RecentResults = Type.Object({ result: Type.Record(Type.String(), Type.Array(ref(HistoryEntry)), { description: 'by check name, oldest first' }) });
+/** `GET /api/v1/overview/durations/:name`. */
+export const Durations = Type.Object({ name: Type.String(), window: Type.String(), buckets: Type.Array(ref(DurationBucket)) });
+
+/** The wire types to add to fastify (src/server/wire-schemas.ts). */
+export const HEALTHCHECK_WIRE_TYPES = [CheckResult, HistoryEntry, CheckDefinition, CheckOverview, DurationBucket];
+
+export type CheckResultWire = Static<typeof CheckResult>;
+export type HistoryEntryWire = Static<typeof HistoryEntry>;
+export type CheckOverviewWire = Static<typeof CheckOverview>;
+export type DurationBucketWire = Static<typeof DurationBucket>;
