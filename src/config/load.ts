@@ -9,23 +9,18 @@ import { resolve } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { ConfigError } from '../common/config-error.ts';
-import { durationMs, readConfigFile } from '../common/config-values.ts';
+import { durationMs } from '../common/config-values.ts';
 import { describeSchemaError, jsonPointerToKey } from '../common/schema-errors.ts';
 import { CHECK_KEYS, CheckValidationError, DEFAULT_LABEL_LIMITS, type KeyedCheck, kindOfConfigKey, type LabelLimits, parseCheck } from '../healthcheck/kinds/index.ts';
 import { DEFAULT_MAX_PENDING_RESULTS } from '../healthcheck/result-store.ts';
 import type { HealthcheckSettings } from '../healthcheck/settings.ts';
 import { DEFAULT_MAINTENANCE_LIMITS, type MaintenanceLimits, type MaintenanceWindow, parseWindow } from '../healthcheck/maintenance.ts';
-import { type OutputSettings, resolveOutputs } from '../stream/outputs/schema.ts';
 import { type DiscoverySettings, resolveDiscovery } from '../healthcheck/discovery/settings.ts';
 import { type ExporterSettings, resolveExporters } from '../healthcheck/exporters/settings.ts';
 import { ConfigFileSchema } from './schema.ts';
-import { DEFAULT_ASYNC_QUEUE_SIZE } from '../stream/async-queues.ts';
-import { DEFAULT_STREAM_LIMITS, type StreamLimits } from '../stream/limits.ts';
-import { DEFAULT_KEPT_DAMAGED } from '../stream/journal.ts';
-import { DEFAULT_MAX_EDN_DEPTH, DEFAULT_MAX_EVENT_DEPTH, type NestingLimits } from '../stream/nesting.ts';
-import { DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_CONNECTIONS as DEFAULT_WEBSOCKET_MAX_CONNECTIONS } from '../stream/pubsub/channels.ts';
 import type { Static } from '@sinclair/typebox';
-import { DEFAULT_HOST, type HttpSettings, resolveHttp, type ServerTls } from '../server/settings.ts';
+import { type HttpSettings, resolveHttp } from '../server/settings.ts';
+import { resolveStreams, type StreamSettings } from '../stream/settings.ts';
 import { type ClusterSettings, resolveCluster } from '../cluster/settings.ts';
 
 export { ConfigError } from '../common/config-error.ts';
@@ -43,40 +38,7 @@ export interface VigieConfig {
   cluster?: ClusterSettings;
   exporters: ExporterSettings;
   discovery: DiscoverySettings;
-  streams: {
-    directories: string[];
-    snapshotIntervalMs: number;
-    /** Acknowledged events are written to the journal before the acknowledgement (docs/durability.md). */
-    journal: boolean;
-    /** Damaged journal segments kept as found (`<segment>.damaged`), the newest first. */
-    journalDamagedSegments: number;
-    maxPendingEvents: number;
-    /** Resolved once here (defaults, durations); the outputs never read the raw config. */
-    outputs: Readonly<Record<string, OutputSettings>>;
-    /** `async-queue!` queues by name. */
-    asyncQueues: Record<string, { queueSize: number }>;
-    /** Per websocket subscriber: bytes not yet written past which its messages are dropped. */
-    websocketMaxBufferedBytes: number;
-    /** Open websockets beyond this are closed at once (1013). */
-    websocketMaxConnections: number;
-    /** The Riemann TCP input, when `streams.tcp` is set. */
-    tcp?: RiemannTcpSettings;
-    /** Index search results: the default `limit` and the largest a request may ask for. */
-    searchLimit: number;
-    maxSearchLimit: number;
-    limits: StreamLimits;
-    /** `max-edn-depth` and `max-event-depth` (src/stream/nesting.ts). */
-    nesting: NestingLimits;
-  };
-}
-
-export interface RiemannTcpSettings {
-  host: string;
-  port: number;
-  /** Mutual TLS: set only when key, cert and cacert all are. */
-  tls?: Required<ServerTls>;
-  maxFrameBytes: number;
-  maxConnections: number;
+  streams: StreamSettings;
 }
 
 /** Runs start on a 50 ms grid: measured in docs/performance.md, "Start tick". */
@@ -85,9 +47,6 @@ const MAX_START_TICK_MS = 1000;
 /** Results wait up to 30 s to be written in groups per check: docs/performance.md, "Result writes". */
 const DEFAULT_WRITE_DELAY = '30s';
 const MAX_WRITE_DELAY_MS = 300_000;
-export const DEFAULT_RIEMANN_PORT = 5555;
-export const DEFAULT_SEARCH_LIMIT = 10_000;
-export const DEFAULT_MAX_SEARCH_LIMIT = 100_000;
 
 /** What `vigie serve --host/--port/--data-dir` set over the file (docs/configuration.md, "Command line"). */
 export interface ConfigOverrides {
@@ -146,7 +105,6 @@ function withOverrides(raw: ConfigFile, overrides: ConfigOverrides): ConfigFile 
 function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
   const http = resolveHttp(file, raw.http);
   const dataDir = resolve(raw['data-dir'] ?? 'data');
-  const streams = raw.streams ?? {};
   const checks = parseChecks(file, raw, labelLimits(raw));
   const windowLimits = maintenanceLimits(raw);
   return {
@@ -170,32 +128,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
     ...(raw.cluster ? { cluster: resolveCluster(file, raw.cluster) } : {}),
     exporters: resolveExporters(raw.exporters, file),
     discovery: resolveDiscovery(raw.discovery, file),
-    streams: {
-      directories: (streams.directories ?? [resolve(dataDir, 'streams')]).map((dir) => resolve(dir)),
-      snapshotIntervalMs: durationMs(file, 'streams.snapshot-interval', streams['snapshot-interval'] ?? '10s'),
-      journal: streams.journal === undefined || streams.journal === 'on' || streams.journal === true,
-      journalDamagedSegments: streams['journal-damaged-segments'] ?? DEFAULT_KEPT_DAMAGED,
-      maxPendingEvents: streams['max-pending-events'] ?? 100_000,
-      outputs: resolveOutputs(streams.outputs ?? {}, file),
-      asyncQueues: Object.fromEntries(
-        Object.entries(streams['async-queues'] ?? {}).map(([name, queue]) => [name, { queueSize: queue['queue-size'] ?? DEFAULT_ASYNC_QUEUE_SIZE }]),
-      ),
-      websocketMaxBufferedBytes: streams.websocket?.['max-buffered-bytes'] ?? DEFAULT_MAX_BUFFERED_BYTES,
-      websocketMaxConnections: streams.websocket?.['max-connections'] ?? DEFAULT_WEBSOCKET_MAX_CONNECTIONS,
-      ...(streams.tcp ? { tcp: resolveRiemannTcp(file, streams.tcp, http.bodyLimit) } : {}),
-      searchLimit: Math.min(streams['search-limit'] ?? DEFAULT_SEARCH_LIMIT, streams['max-search-limit'] ?? DEFAULT_MAX_SEARCH_LIMIT),
-      maxSearchLimit: streams['max-search-limit'] ?? DEFAULT_MAX_SEARCH_LIMIT,
-      nesting: {
-        ednDepth: streams['max-edn-depth'] ?? DEFAULT_MAX_EDN_DEPTH,
-        eventDepth: streams['max-event-depth'] ?? DEFAULT_MAX_EVENT_DEPTH,
-      },
-      limits: {
-        maxForks: streams['max-forks'] ?? DEFAULT_STREAM_LIMITS.maxForks,
-        maxIndexEntries: streams['max-index-entries'] ?? DEFAULT_STREAM_LIMITS.maxIndexEntries,
-        forkIdleNs:
-          streams['fork-idle-timeout'] === undefined ? DEFAULT_STREAM_LIMITS.forkIdleNs : durationMs(file, 'streams.fork-idle-timeout', streams['fork-idle-timeout']) * 1e6,
-      },
-    },
+    streams: resolveStreams(file, raw.streams, dataDir, http.bodyLimit),
   };
 }
 
@@ -231,30 +164,6 @@ function startTick(file: string | null, text: string | undefined): number {
   const tick = durationMs(file, 'healthchecks.start-tick', text ?? DEFAULT_START_TICK);
   if (tick > MAX_START_TICK_MS) throw new ConfigError(file, 'healthchecks.start-tick', `must be at most 1s, got ${JSON.stringify(text)}`);
   return tick;
-}
-
-/** `streams.tcp`: the certificate options go all three together (TLS with mandatory client certificates). */
-function resolveRiemannTcp(file: string | null, tcp: NonNullable<NonNullable<ConfigFile['streams']>['tcp']>, bodyLimit: number): RiemannTcpSettings {
-  const certs = (['key', 'cert', 'cacert'] as const).filter((key) => tcp[key] !== undefined);
-  if (certs.length > 0 && certs.length < 3) {
-    const missing = (['key', 'cert', 'cacert'] as const).filter((key) => tcp[key] === undefined);
-    throw new ConfigError(file, `streams.tcp.${missing[0]}`, 'TLS on the Riemann TCP input needs key, cert and cacert together (clients must present a certificate)');
-  }
-  return {
-    host: tcp.host ?? DEFAULT_HOST,
-    port: tcp.port ?? DEFAULT_RIEMANN_PORT,
-    ...(tcp.key !== undefined && tcp.cert !== undefined && tcp.cacert !== undefined
-      ? {
-          tls: {
-            key: readConfigFile(file, 'streams.tcp.key', tcp.key),
-            cert: readConfigFile(file, 'streams.tcp.cert', tcp.cert),
-            ca: readConfigFile(file, 'streams.tcp.cacert', tcp.cacert),
-          },
-        }
-      : {}),
-    maxFrameBytes: tcp['max-frame-size'] ?? bodyLimit,
-    maxConnections: tcp['max-connections'] ?? 1024,
-  };
 }
 
 /** `maintenance:` windows, each validated as the API validates one; names are unique. */

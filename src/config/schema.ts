@@ -6,11 +6,11 @@
  */
 import { Type } from '@sinclair/typebox';
 import { Duration } from '../common/duration.ts';
-import { MAX_EDN_DEPTH_LIMIT, MAX_EVENT_DEPTH_LIMIT } from '../stream/nesting.ts';
 import { DiscoverySchema } from '../healthcheck/discovery/settings.ts';
 import { ExportersSchema } from '../healthcheck/exporters/settings.ts';
 import { ClusterSchema } from '../cluster/settings.ts';
-import { HttpServerSchema, Port } from '../server/settings.ts';
+import { HttpServerSchema } from '../server/settings.ts';
+import { StreamsSettingsSchema } from '../stream/settings.ts';
 
 const closed = { additionalProperties: false } as const;
 
@@ -27,49 +27,6 @@ const HealthchecksSettingsSchema = Type.Object(
     'command-checks-api': Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('allow'), Type.Literal('deny')])),
     'max-maintenance-windows': Type.Optional(Type.Integer({ minimum: 0 })),
     'max-maintenance-window-checks': Type.Optional(Type.Integer({ minimum: 0 })),
-  },
-  closed,
-);
-
-/** Mirabelle's `:tcp`: the Riemann protocol over TCP; key, cert and cacert together mean mutual TLS. */
-const RiemannTcpSchema = Type.Object(
-  {
-    host: Type.Optional(Type.String({ minLength: 1 })),
-    port: Type.Optional(Port),
-    key: Type.Optional(Type.String({ minLength: 1 })),
-    cert: Type.Optional(Type.String({ minLength: 1 })),
-    cacert: Type.Optional(Type.String({ minLength: 1 })),
-    'max-frame-size': Type.Optional(Type.Integer({ minimum: 1024 })),
-    'max-connections': Type.Optional(Type.Integer({ minimum: 1 })),
-  },
-  closed,
-);
-
-export const StreamsSettingsSchema = Type.Object(
-  {
-    tcp: Type.Optional(RiemannTcpSchema),
-    directories: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
-    'snapshot-interval': Type.Optional(Duration),
-    // YAML 1.2 reads `on` and `off` as strings; `true` and `false` mean the same.
-    journal: Type.Optional(Type.Union([Type.Literal('on'), Type.Literal('off'), Type.Boolean()])),
-    'max-pending-events': Type.Optional(Type.Integer({ minimum: 1 })),
-    'journal-damaged-segments': Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
-    // Each entry is validated by its output kind's own schema (src/stream/outputs/schema.ts), so that the message
-    // is about that kind's fields.
-    outputs: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9._-]+$' }), Type.Unknown())),
-    'async-queues': Type.Optional(
-      Type.Record(Type.String({ pattern: '^[A-Za-z0-9._-]+$' }), Type.Object({ 'queue-size': Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })) }, closed)),
-    ),
-    websocket: Type.Optional(
-      Type.Object({ 'max-buffered-bytes': Type.Optional(Type.Integer({ minimum: 1024 })), 'max-connections': Type.Optional(Type.Integer({ minimum: 1 })) }, closed),
-    ),
-    'search-limit': Type.Optional(Type.Integer({ minimum: 1 })),
-    'max-search-limit': Type.Optional(Type.Integer({ minimum: 1 })),
-    'max-forks': Type.Optional(Type.Integer({ minimum: 1 })),
-    'max-index-entries': Type.Optional(Type.Integer({ minimum: 1 })),
-    'fork-idle-timeout': Type.Optional(Duration),
-    'max-edn-depth': Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_EDN_DEPTH_LIMIT })),
-    'max-event-depth': Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_EVENT_DEPTH_LIMIT })),
   },
   closed,
 );
