@@ -306,7 +306,7 @@ export class ClusterStreams implements StreamClusterSeam {
   }
 
   private searchLocal(stream: string, queryText: string, limit: number): SearchAnswer {
-    const condition = parseQuery(queryText);
+    const condition = parseQuery(queryText, this.service.nesting.ednDepth);
     const answers: SearchAnswer[] = [];
     for (const runner of this.runners.values()) if (runner.stream === stream) answers.push(runner.search(condition, limit));
     return mergeSearches(answers, limit);

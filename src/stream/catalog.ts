@@ -41,6 +41,8 @@ export interface StreamCatalogOptions {
   /** The stream directories (the first one also holds the files of persisted API streams). */
   directories: readonly string[];
   logger: Logger;
+  /** `streams.max-edn-depth` for the stream files, as the service holds it. */
+  nesting?: { readonly ednDepth: number };
 }
 
 const NO_DIRECTORY = 'The stream cannot be saved. No directory configured for streams';
@@ -61,7 +63,7 @@ export class StreamCatalog implements FileSyncTarget {
     this.outputs = options.outputs;
     this.asyncQueues = options.asyncQueues;
     this.logger = options.logger;
-    this.files = new StreamFileSync(options.directories, this, options.logger);
+    this.files = new StreamFileSync(options.directories, this, options.logger, options.nesting);
   }
 
   /** Who owns a running stream: the API (its own file too when persisted), or a stream file. */

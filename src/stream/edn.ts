@@ -10,7 +10,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { parseEDNString } from 'edn-data';
-import { DEFAULT_MAX_EDN_DEPTH, nesting } from './nesting.ts';
+import { DEFAULT_MAX_EDN_DEPTH } from './nesting.ts';
 
 export class Keyword {
   private static readonly interned = new Map<string, Keyword>();
@@ -99,7 +99,7 @@ function isDelimiter(char: string): boolean {
 }
 
 /** Throws an EdnError naming the position and what was expected at the first structural problem. */
-function checkStructure(text: string): void {
+function checkStructure(text: string, maxDepth: number): void {
   const stack: Frame[] = [];
   const prefixes: Prefix[] = [];
   let topForms = 0;
@@ -165,7 +165,7 @@ function checkStructure(text: string): void {
       completeForm(start);
     } else if (char === '(' || char === '[' || char === '{' || (char === '#' && text[i + 1] === '{')) {
       const open = char === '#' ? '#{' : char;
-      if (stack.length >= nesting.ednDepth) fail(start, `collections nest deeper than the limit of ${nesting.ednDepth} levels (streams.max-edn-depth)`);
+      if (stack.length >= maxDepth) fail(start, `collections nest deeper than the limit of ${maxDepth} levels (streams.max-edn-depth)`);
       advance(open.length);
       stack.push({ open, line: start.line, column: start.column, forms: 0, lastForm: null });
     } else if (char === ')' || char === ']' || char === '}') {
@@ -270,10 +270,11 @@ function fromTag(tag: string, value: EdnValue): EdnValue {
 /**
  * Reads one EDN value. Supports the aero tags `#env VAR` (the variable's value, nil when unset) and
  * `#secret x` (x), and reads a JVM object as Clojure prints it (`#object[...]`) as nil; any other tag is an error.
- * Throws EdnError naming the position of the problem.
+ * Throws EdnError naming the position of the problem, or saying that collections nest deeper than `maxDepth`
+ * (the reader's `streams.max-edn-depth`, which its caller holds: the default when it has no config).
  */
-export function parseEdn(text: string): EdnValue {
-  checkStructure(text);
+export function parseEdn(text: string, maxDepth = DEFAULT_MAX_EDN_DEPTH): EdnValue {
+  checkStructure(text, maxDepth);
   let raw: Raw;
   try {
     // #inst is handled by edn-data itself; routing it to the generic tag shape makes it fail like any tag.

@@ -27,6 +27,7 @@ import { type EdnMap, EdnError, ednEquals, type EdnValue, parseEdn, printEdn } f
 import type { Emission, Event } from './event.ts';
 import { IndexStore } from './index-store.ts';
 import { DEFAULT_STREAM_LIMITS, type DropReason, type StreamLimits } from './limits.ts';
+import { DEFAULT_MAX_EDN_DEPTH } from './nesting.ts';
 import type { StreamPublisher } from './pubsub/channels.ts';
 import { loadUnits, type SavedUnit, saveUnits, type UnitFailure } from './state-units.ts';
 
@@ -64,6 +65,9 @@ export interface StreamEngineOptions {
   logger?: StreamLogger;
   /** Cardinality caps of every stream; DEFAULT_STREAM_LIMITS when absent. */
   limits?: StreamLimits;
+  /** How deep a stream config given as text may nest (`streams.max-edn-depth`), read at each `add`: the owner
+   *  may change it at reload. DEFAULT_MAX_EDN_DEPTH when absent. */
+  nesting?: { readonly ednDepth: number };
   /**
    * Where `reinject!` and `:reaper` send events meant for another stream than the one they run in. Absent: into
    * that stream in this engine. A cluster partition's engine holds one stream and forwards the rest to the
@@ -145,6 +149,7 @@ export class StreamEngine {
   private readonly observer: StreamObserver;
   private readonly logger: StreamLogger;
   private readonly limits: StreamLimits;
+  private readonly nesting: { readonly ednDepth: number };
   private readonly tapped = new Map<string, Emission[]>();
   private currentErrors: PushErrors | null = null;
   private reinjectDepth = 0;
@@ -159,6 +164,7 @@ export class StreamEngine {
     this.observer = options.observer ?? {};
     this.logger = options.logger ?? silentLogger;
     this.limits = options.limits ?? DEFAULT_STREAM_LIMITS;
+    this.nesting = options.nesting ?? { ednDepth: DEFAULT_MAX_EDN_DEPTH };
   }
 
   /**
@@ -171,7 +177,7 @@ export class StreamEngine {
     let parsed: EdnValue;
     if (typeof config === 'string') {
       try {
-        parsed = parseEdn(config);
+        parsed = parseEdn(config, this.nesting.ednDepth);
       } catch (error) {
         if (error instanceof EdnError) throw new StreamConfigError(error.message);
         throw error;

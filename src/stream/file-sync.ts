@@ -65,8 +65,8 @@ function isStreamFileName(name: string): boolean {
 }
 
 /** Parses one stream file; throws an error whose message says what is wrong (the caller adds the path). */
-export function readStreamFile(path: string): FileStream[] {
-  const value = parseEdn(readFileSync(path, 'utf8'));
+export function readStreamFile(path: string, maxEdnDepth?: number): FileStream[] {
+  const value = parseEdn(readFileSync(path, 'utf8'), maxEdnDepth);
   if (!isEdnMap(value)) throw new Error('a stream file must hold one EDN map {:stream-name {:actions ...}}');
   const streams: FileStream[] = [];
   for (const [key, config] of value) {
@@ -109,14 +109,14 @@ export function readStreamPaths(paths: readonly string[]): Map<string, FileStrea
  * Reads every stream file of the directories (a missing directory holds none). A file that cannot be read or
  * parsed changes nothing: the streams `previous` had from it are kept as they were.
  */
-export function scanStreamDirectories(directories: readonly string[], previous: ReadonlyMap<string, FileStream>): DirectoryScan {
+export function scanStreamDirectories(directories: readonly string[], previous: ReadonlyMap<string, FileStream>, maxEdnDepth?: number): DirectoryScan {
   const streams = new Map<string, FileStream>();
   const problems: FileProblem[] = [];
   const broken = new Set<string>();
   for (const directory of directories) {
     for (const path of directoryFiles(directory)) {
       try {
-        for (const stream of readStreamFile(path)) {
+        for (const stream of readStreamFile(path, maxEdnDepth)) {
           if (!streams.has(stream.name)) streams.set(stream.name, stream);
         }
       } catch (error) {
@@ -194,6 +194,8 @@ export class StreamFileSync {
     private directories: readonly string[],
     private readonly target: FileSyncTarget,
     private readonly logger: FileSyncLogger,
+    /** The owner's `streams.max-edn-depth`, read at each scan (it may change at reload). */
+    private readonly nesting?: { readonly ednDepth: number },
   ) {}
 
   get streams(): ReadonlyMap<string, FileStream> {
@@ -218,7 +220,7 @@ export class StreamFileSync {
   }
 
   sync(): void {
-    const scan = scanStreamDirectories(this.directories, this.applied);
+    const scan = scanStreamDirectories(this.directories, this.applied, this.nesting?.ednDepth);
     for (const { path, problem } of scan.problems) this.logRejected(path, problem);
     const previous = this.applied;
     const changed = [...scan.streams.values()].filter((stream) => {

@@ -2,9 +2,11 @@
  * Nesting limits of what clients send (docs/configuration.md, `streams.max-edn-depth` and
  * `streams.max-event-depth`; docs/hardening.md): so that nothing that walks a value (the EDN reader, the stream
  * and condition compilers, conditions on events, outputs, snapshots) recurses without bound, and past a limit
- * the request is a 400 naming the limit and its key. Process-wide, like the config they come from: every reader
- * of EDN (API, stream files, `vigie test`) and every event decoder reads them here; the stream part sets them at
- * startup and at each reload.
+ * the request is a 400 naming the limit and its key. The EDN depth travels with each read: `parseEdn` takes it,
+ * and the stream service holds its own (`StreamService.nesting`, updated at reload) for the engine, the stream
+ * files, the API and the websocket queries, so that two services, or a `vigie test` run, never see each other's.
+ * The event depth is still process-wide (`setEventDepthLimit`, set by the stream part at startup and at each
+ * reload): the cluster's wire checks read it too.
  */
 
 /** A stream config needs two levels per action (`{:children [...]}`): 200 allows 100 actions deep. */
@@ -21,9 +23,9 @@ export interface NestingLimits {
   eventDepth: number;
 }
 
-export const nesting: NestingLimits = { ednDepth: DEFAULT_MAX_EDN_DEPTH, eventDepth: DEFAULT_MAX_EVENT_DEPTH };
+/** The event depth every event decoder reads (see above). */
+export const nesting: { readonly eventDepth: number } = { eventDepth: DEFAULT_MAX_EVENT_DEPTH };
 
-export function setNestingLimits(limits: NestingLimits): void {
-  nesting.ednDepth = limits.ednDepth;
-  nesting.eventDepth = limits.eventDepth;
+export function setEventDepthLimit(eventDepth: number): void {
+  (nesting as { eventDepth: number }).eventDepth = eventDepth;
 }

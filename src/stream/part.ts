@@ -12,7 +12,7 @@ import { StreamError } from './errors.ts';
 import { RiemannTcpServer } from './ingest/riemann-tcp.ts';
 import { submitOrRefuse } from './ingest/submit.ts';
 import { createPubSub, pubsubRoutes } from './pubsub/routes.ts';
-import { setNestingLimits } from './nesting.ts';
+import { setEventDepthLimit } from './nesting.ts';
 import { StreamRepository } from './repository.ts';
 import { streamOverviewRoutes } from './overview-routes.ts';
 import { streamRoutes } from './routes.ts';
@@ -28,8 +28,8 @@ export interface StreamSeams {
 
 export async function createStreamPart({ config, db, metrics, logger }: PartFactoryContext, seams: StreamSeams = {}): Promise<Part> {
   const log = logger.child({ part: 'streams' });
-  // Before anything reads EDN or events: the stream files and API streams are parsed at load.
-  setNestingLimits(config.streams.nesting);
+  // Before anything reads events; the EDN depth is the service's own (StreamService.nesting).
+  setEventDepthLimit(config.streams.nesting.eventDepth);
   // Built once, like the outputs: changes to streams.async-queues and streams.websocket apply at restart.
   const pubsub = createPubSub(config.streams.websocketMaxBufferedBytes, metrics.registry);
   const asyncQueues = createAsyncQueues(config.streams.asyncQueues, metrics.registry);
@@ -77,7 +77,7 @@ export async function createStreamPart({ config, db, metrics, logger }: PartFact
     name: 'streams',
     routes: async (app) => {
       await app.register(streamRoutes(service, { bodyLimit: config.http.bodyLimit }));
-      await app.register(pubsubRoutes(pubsub, metrics.registry, { maxConnections: config.streams.websocketMaxConnections }));
+      await app.register(pubsubRoutes(pubsub, metrics.registry, { maxConnections: config.streams.websocketMaxConnections, nesting: service.nesting }));
       await app.register(streamOverviewRoutes(service));
     },
     start: async () => {
@@ -96,7 +96,7 @@ export async function createStreamPart({ config, db, metrics, logger }: PartFact
         next.streams.websocketMaxConnections !== websocketMaxConnections;
       if (changed) log.warn('changes to streams.async-queues and streams.websocket take effect at the next restart');
       if (!isDeepStrictEqual(next.streams.tcp, tcpSettings)) log.warn('changes to streams.tcp take effect at the next restart');
-      setNestingLimits(next.streams.nesting);
+      setEventDepthLimit(next.streams.nesting.eventDepth);
       await service.reload(next);
     },
     stop: async () => {

@@ -21,6 +21,7 @@ import type { Event } from './event.ts';
 import { IngestGateway, type IngestOutcome } from './ingest-gateway.ts';
 import { FileJournal, type LogRecord } from './journal.ts';
 import { DropReporter } from './limits.ts';
+import type { NestingLimits } from './nesting.ts';
 import { StreamMetrics } from './metrics.ts';
 import { buildOutputs, type OutputRegistry } from './outputs/index.ts';
 import type { StreamPublisher } from './pubsub/channels.ts';
@@ -96,11 +97,15 @@ export class StreamService {
   private readonly logger: Logger;
   private readonly outputs: OutputRegistry;
   private settings: StreamSettings;
+  /** This service's `streams.max-edn-depth` and `max-event-depth` (src/stream/nesting.ts): its engine, stream
+   *  files and API read EDN with them; a reload changes them in place. */
+  readonly nesting: NestingLimits;
   private cluster: StreamClusterSeam | null = null;
   private readonly engineOptions: ConstructorParameters<typeof StreamEngine>[0] & object;
 
   constructor(options: StreamServiceOptions) {
     this.settings = options.settings;
+    this.nesting = { ...options.settings.nesting };
     this.logger = options.logger;
     const metrics = new StreamMetrics(options.registry, () => this.ingest.pending);
     this.metrics = metrics;
@@ -117,6 +122,7 @@ export class StreamService {
       asyncQueues: options.asyncQueues,
       logger: options.logger,
       limits: options.settings.limits,
+      nesting: this.nesting,
       observer: {
         pushed: (stream, events, seconds) => metrics.observePush(stream, events, seconds),
         error: (stream) => metrics.countError(stream),
@@ -134,6 +140,7 @@ export class StreamService {
       asyncQueues: options.asyncQueues,
       directories: options.settings.directories,
       logger: options.logger,
+      nesting: this.nesting,
     });
     this.snapshotter = new StreamSnapshotter(this.engine, options.repository, options.logger, options.registry, {
       position: () => this.gateway.applied,
@@ -191,7 +198,7 @@ export class StreamService {
       const have = current.get(name);
       if (have !== undefined && have.text === wanted.text && have.persist === wanted.persist) continue;
       try {
-        const { parsed, persist } = admitApiStream(name, wanted.text);
+        const { parsed, persist } = admitApiStream(name, wanted.text, this.nesting.ednDepth);
         if (persist !== wanted.persist) throw new StreamError('invalid', `Invalid stream config: persist is ${wanted.persist} but the config says ${persist ? '' : 'no '}:persist true`);
         this.catalog.putApiStream(name, wanted.text, parsed, persist);
         this.logger.info({ stream: name }, `stream ${name} set by the cluster`);
@@ -242,6 +249,7 @@ export class StreamService {
     const next = config.streams;
     const previous = this.settings;
     this.settings = next;
+    Object.assign(this.nesting, next.nesting);
     this.gateway.maxPending = next.maxPendingEvents;
     if (this.cluster !== null) this.cluster.ingest.maxPending = next.maxPendingEvents;
     if (next.journal !== previous.journal) {
@@ -308,7 +316,7 @@ export class StreamService {
    * the compiler's warnings (likely mistakes that still compile), also logged.
    */
   async addStream(name: string, text: string): Promise<readonly string[]> {
-    const { parsed, persist } = admitApiStream(name, text);
+    const { parsed, persist } = admitApiStream(name, text, this.nesting.ednDepth);
     const previous = this.catalog.apiStreamText(name);
     this.catalog.putApiStream(name, text, parsed, persist);
     if (this.cluster !== null) {
@@ -316,7 +324,7 @@ export class StreamService {
         await this.cluster.putApiStream(name, text, persist);
       } catch (error) {
         // Not in the cluster's store, so not here either: the API answers 503 and the client retries.
-        if (previous !== undefined) this.catalog.putApiStream(name, previous.text, parseEdn(previous.text), previous.persist);
+        if (previous !== undefined) this.catalog.putApiStream(name, previous.text, parseEdn(previous.text, this.nesting.ednDepth), previous.persist);
         else this.catalog.remove(name);
         throw error;
       }
@@ -357,7 +365,7 @@ export class StreamService {
     }
     const index = this.engine.index(name);
     if (index === undefined) throw streamNotFound(name);
-    const condition = parseQuery(queryText);
+    const condition = parseQuery(queryText, this.nesting.ednDepth);
     // In a cluster the query is checked here first, so that a bad one is a 400 without asking anyone.
     if (this.cluster !== null) return this.cluster.search(name, queryText, limit);
     return index.search(condition, limit);
@@ -375,13 +383,13 @@ export class StreamService {
  * A stream as every API path admits it, before the compiler: a POST, and a stream replicated from the cluster's store
  * (docs/cluster.md, "What a node does with what it reads"). Its name, its EDN, and whether it persists (`:persist`).
  */
-function admitApiStream(name: string, text: string): { parsed: EdnValue; persist: boolean } {
+function admitApiStream(name: string, text: string, maxEdnDepth: number): { parsed: EdnValue; persist: boolean } {
   if (!STREAM_NAME.test(name)) {
     throw new StreamError('invalid', `Invalid stream name ${JSON.stringify(name)}: use 1 to 255 characters of A-Z a-z 0-9 . _ -`);
   }
   let parsed: EdnValue;
   try {
-    parsed = parseEdn(text);
+    parsed = parseEdn(text, maxEdnDepth);
   } catch (error) {
     if (error instanceof EdnError) throw new StreamError('invalid', `Invalid stream config: ${error.message}`);
     throw error;
@@ -390,9 +398,9 @@ function admitApiStream(name: string, text: string): { parsed: EdnValue; persist
 }
 
 /** A where-query, compiled; a 400 naming the problem when it does not compile. */
-export function parseQuery(queryText: string): Condition {
+export function parseQuery(queryText: string, maxEdnDepth?: number): Condition {
   try {
-    return compileCondition(parseEdn(queryText));
+    return compileCondition(parseEdn(queryText, maxEdnDepth));
   } catch (error) {
     throw new StreamError('invalid', `Invalid query: ${(error as Error).message}`);
   }

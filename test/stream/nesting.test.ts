@@ -4,9 +4,9 @@ import { parseEdn } from '../../src/stream/edn.ts';
 import { StreamEngine } from '../../src/stream/engine.ts';
 import { eventsFromJsonBody } from '../../src/stream/ingest/json.ts';
 import { decodeOtlpTraces } from '../../src/stream/ingest/otlp.ts';
-import { DEFAULT_MAX_EDN_DEPTH, DEFAULT_MAX_EVENT_DEPTH, MAX_EDN_DEPTH_LIMIT, MAX_EVENT_DEPTH_LIMIT, setNestingLimits } from '../../src/stream/nesting.ts';
+import { DEFAULT_MAX_EVENT_DEPTH, MAX_EDN_DEPTH_LIMIT, MAX_EVENT_DEPTH_LIMIT, setEventDepthLimit } from '../../src/stream/nesting.ts';
 
-afterEach(() => setNestingLimits({ ednDepth: DEFAULT_MAX_EDN_DEPTH, eventDepth: DEFAULT_MAX_EVENT_DEPTH }));
+afterEach(() => setEventDepthLimit(DEFAULT_MAX_EVENT_DEPTH));
 
 const nestedObject = (depth: number): unknown => (depth === 0 ? 1 : { a: nestedObject(depth - 1) });
 const otlp = (depth: number) => {
@@ -24,9 +24,9 @@ describe('nesting limits from the config', () => {
   });
 
   it('a lower limit refuses EDN, JSON events and OTLP attribute values past it, naming the limit and the key', () => {
-    setNestingLimits({ ednDepth: 10, eventDepth: 4 });
-    expect(() => parseEdn(`${'['.repeat(11)}${']'.repeat(11)}`)).toThrow('collections nest deeper than the limit of 10 levels (streams.max-edn-depth)');
-    expect(parseEdn(`${'['.repeat(10)}${']'.repeat(10)}`)).toBeInstanceOf(Array);
+    setEventDepthLimit(4);
+    expect(() => parseEdn(`${'['.repeat(11)}${']'.repeat(11)}`, 10)).toThrow('collections nest deeper than the limit of 10 levels (streams.max-edn-depth)');
+    expect(parseEdn(`${'['.repeat(10)}${']'.repeat(10)}`, 10)).toBeInstanceOf(Array);
     expect(eventsFromJsonBody({ events: [{ host: 'a', deep: nestedObject(3) }] })).toHaveLength(1);
     expect(() => eventsFromJsonBody({ events: [{ host: 'a', deep: nestedObject(4) }] })).toThrow(
       'events[0].deep nests objects and arrays deeper than the limit of 4 levels (streams.max-event-depth)',
@@ -38,13 +38,33 @@ describe('nesting limits from the config', () => {
   });
 
   it('at the largest allowed values, a stream config that deep compiles and runs, and such events are indexed, without overflowing the stack', () => {
-    setNestingLimits({ ednDepth: MAX_EDN_DEPTH_LIMIT, eventDepth: MAX_EVENT_DEPTH_LIMIT });
+    setEventDepthLimit(MAX_EVENT_DEPTH_LIMIT);
     // The outer map, then two levels per action, the innermost holding the :index action and its params.
     const actions = MAX_EDN_DEPTH_LIMIT / 2 - 3;
-    const engine = new StreamEngine();
+    const engine = new StreamEngine({ nesting: { ednDepth: MAX_EDN_DEPTH_LIMIT } });
     engine.add('deep', `{:actions ${'{:action :sdo :children ['.repeat(actions)}{:action :index :params [[:host]]}${']}'.repeat(actions)}}`);
     const events = eventsFromJsonBody({ events: [{ host: 'a', time: 1, deep: nestedObject(MAX_EVENT_DEPTH_LIMIT - 1) }] });
     expect(engine.push('deep', events).errorCount).toBe(0);
     expect(engine.index('deep')?.size).toBe(1);
+  });
+
+  it('the EDN depth belongs to each reader: two engines with different limits, or a read with none, never see each other\'s', () => {
+    const config = (depth: number) => `{:actions ${'{:action :sdo :children ['.repeat(depth)}{:action :info}${']}'.repeat(depth)}}`;
+    const strict = new StreamEngine({ nesting: { ednDepth: 10 } });
+    const loose = new StreamEngine({ nesting: { ednDepth: 500 } });
+    const byDefault = new StreamEngine();
+    expect(() => strict.add('deep', config(5))).toThrow('collections nest deeper than the limit of 10 levels (streams.max-edn-depth)');
+    loose.add('deep', config(200));
+    expect(() => byDefault.add('deep', config(200))).toThrow('collections nest deeper than the limit of 200 levels (streams.max-edn-depth)');
+    byDefault.add('deep', config(5));
+    expect(() => strict.add('deep', config(5))).toThrow('limit of 10 levels');
+    // An owner changing its limits in place (a reload) changes its engine's, and nobody else's.
+    const owned = { ednDepth: 10 };
+    const reloaded = new StreamEngine({ nesting: owned });
+    expect(() => reloaded.add('deep', config(5))).toThrow('limit of 10 levels');
+    owned.ednDepth = 20;
+    reloaded.add('deep', config(5));
+    expect(() => strict.add('deep', config(5))).toThrow('limit of 10 levels');
+    expect(parseEdn(`${'['.repeat(150)}${']'.repeat(150)}`)).toBeInstanceOf(Array);
   });
 });

@@ -87,6 +87,8 @@ export function createPubSub(maxBufferedBytes: number, registry: Registry): PubS
 export interface PubSubRouteOptions {
   /** Open websockets beyond this are closed at once with 1013. */
   readonly maxConnections: number;
+  /** How deep a query's EDN may nest (`streams.max-edn-depth`), read at each subscription: the owner may change it. */
+  readonly nesting?: { readonly ednDepth: number };
 }
 
 export function pubsubRoutes(pubsub: PubSub, registry: Registry, options: PubSubRouteOptions): FastifyPluginAsync {
@@ -118,7 +120,7 @@ export function pubsubRoutes(pubsub: PubSub, registry: Registry, options: PubSub
 
     const serve = (socket: WebSocket, channel: string, query: FeedQuery['query']): void => {
       if (!admit(socket)) return;
-      const condition = parseQuery(query);
+      const condition = parseQuery(query, options.nesting?.ednDepth);
       if (typeof condition === 'string') {
         socket.close(INVALID_QUERY_CLOSE_CODE, closeReason(condition));
         return;
@@ -144,13 +146,13 @@ export function pubsubRoutes(pubsub: PubSub, registry: Registry, options: PubSub
 }
 
 /** The subscriber's condition, or the reason the query is refused. */
-function parseQuery(query: FeedQuery['query']): Condition | string {
+function parseQuery(query: FeedQuery['query'], maxEdnDepth: number | undefined): Condition | string {
   if (query === undefined || query === '' || query === 'true') return everything;
   if (Array.isArray(query)) return 'Invalid websocket query: give one query parameter';
   // The query itself is left out: the client has it, and a close reason holds 123 bytes.
   const prefix = 'Invalid websocket query (base64 EDN condition)';
   try {
-    const value = parseEdn(decodeBase64Text(query, 'query'));
+    const value = parseEdn(decodeBase64Text(query, 'query'), maxEdnDepth);
     return value === true ? everything : compileCondition(value);
   } catch (error) {
     return `${prefix}: ${error instanceof Base64Error ? error.problem : (error as Error).message}`;
