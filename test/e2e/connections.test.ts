@@ -6,6 +6,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let server: TestServer;
 const MAX_CONNECTIONS = 300;
@@ -62,14 +63,10 @@ it('closes trickling clients by the timeouts, refuses connections past the cap, 
 
   // Past the cap, a new connection is accepted by the kernel and closed by the server at once.
   const extra = await Promise.all(Array.from({ length: 100 }, () => trickle('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')));
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  const refused = extra.filter((trickler) => trickler.closedAt !== null);
-  expect(refused.length).toBeGreaterThanOrEqual(40);
+  await waitFor(() => expect(extra.filter((trickler) => trickler.closedAt !== null).length).toBeGreaterThanOrEqual(40), { timeoutMs: 2_000 });
 
   // Every trickler is closed by the server within the timeouts (plus the checking interval and some slack).
-  await new Promise((resolve) => setTimeout(resolve, 6_000));
-  const open = slow.filter((trickler) => trickler.closedAt === null);
-  expect(open).toHaveLength(0);
+  await waitFor(() => expect(slow.filter((trickler) => trickler.closedAt === null)).toHaveLength(0), { timeoutMs: 10_000 });
   const slowest = Math.max(...slow.map((trickler) => (trickler.closedAt as number) - started));
   expect(slowest).toBeLessThan(7_000);
   await healthzWithin(500);
