@@ -1,79 +1,30 @@
-/** The dashboard's calls to Vigie's API (same origin: basic auth credentials the browser holds apply). */
+/**
+ * The dashboard's calls to Vigie's API (same origin: basic auth credentials the browser holds apply). The answers'
+ * types are the server's wire types (src/healthcheck/wire.ts, src/stream/wire.ts, src/cluster/wire.ts), imported
+ * as types only: nothing of the server's modules reaches the bundle.
+ */
+import type { Static } from '@sinclair/typebox';
+import type { ClusterMembers as ClusterMembersWire } from '../../cluster/wire.ts';
+import type {
+  CheckOverview as CheckOverviewWire,
+  CheckResult as CheckResultWire,
+  DurationBucket as DurationBucketWire,
+  Durations,
+  HealthcheckOverview,
+  HistoryEntry as HistoryEntryWire,
+  RecentResults,
+} from '../../healthcheck/wire.ts';
+import type { StreamSummaries, StreamSummary as StreamSummaryWire } from '../../stream/wire.ts';
 
-export interface CheckResult {
-  name: string;
-  success: boolean;
-  'healthcheck-timestamp': number;
-  message: string;
-  duration: number;
-  source: string;
-  summary: string;
-  labels?: Record<string, string>;
-  /** The run finished during a maintenance window. */
-  maintenance?: true;
-  /** In a cluster: the node that ran it. */
-  node?: string;
-}
+type CheckResult = Static<typeof CheckResultWire>;
+export type CheckOverview = Static<typeof CheckOverviewWire>;
+export type HistoryEntry = Static<typeof HistoryEntryWire>;
+export type DurationBucket = Static<typeof DurationBucketWire>;
+export type StreamSummary = Static<typeof StreamSummaryWire>;
+type ClusterMembers = Static<typeof ClusterMembersWire>;
 
 export type Window = '24h' | '7d' | '30d';
 export const WINDOWS: readonly Window[] = ['24h', '7d', '30d'];
-export type Uptime = Record<Window, number | null>;
-
-export interface CheckOverview {
-  name: string;
-  kind: string;
-  source: string;
-  description?: string;
-  labels?: Record<string, string>;
-  result: { success: boolean; timestamp: number; duration: number; message?: string; maintenance?: true; node?: string } | null;
-  uptime: Uptime;
-}
-
-export interface HistoryEntry {
-  success: boolean;
-  'healthcheck-timestamp': number;
-  message: string;
-  duration: number;
-  maintenance?: true;
-  node?: string;
-}
-
-export interface ClusterMember {
-  node: string;
-  self: boolean;
-  version: string;
-  'config-hash': string;
-  'started-at': string;
-  checks: number;
-  partitions: number;
-}
-
-export interface ClusterMembers {
-  node: string;
-  joined: boolean;
-  result: ClusterMember[];
-}
-
-export interface DurationBucket {
-  start: number;
-  runs: number;
-  successes: number;
-  mean: number;
-  min: number;
-  max: number;
-}
-
-export interface StreamSummary {
-  name: string;
-  source: 'api' | 'file' | 'persisted';
-  config: string;
-  description: string | null;
-  default: boolean;
-  'index-size': number;
-  'current-time': number;
-  events: number;
-  errors: number;
-}
 
 export type IndexEvent = Record<string, unknown>;
 
@@ -97,17 +48,17 @@ const post = (body: unknown): RequestInit => ({ method: 'POST', body: JSON.strin
 const segment = encodeURIComponent;
 
 export const api = {
-  overview: () => call<{ now: number; checks: CheckOverview[] }>('/api/v1/overview/healthchecks'),
+  overview: () => call<Static<typeof HealthcheckOverview>>('/api/v1/overview/healthchecks'),
   recentResults: (names: string[], limit: number) =>
-    call<{ result: Record<string, HistoryEntry[]> }>('/api/v1/overview/recent-results', post({ names, limit })).then((body) => body.result),
+    call<Static<typeof RecentResults>>('/api/v1/overview/recent-results', post({ names, limit })).then((body) => body.result),
   definition: (name: string) => call<Record<string, unknown>>(`/api/v1/healthcheck/${segment(name)}`),
   result: (name: string) => call<CheckResult>(`/api/v1/result/${segment(name)}`),
   history: (name: string) => call<{ result: HistoryEntry[] }>(`/api/v1/result/${segment(name)}/history`).then((body) => body.result),
   uptime: (name: string) =>
     call<{ uptime: Record<string, { ratio: number | null; runs: number }> }>(`/api/v1/result/${segment(name)}/uptime`).then((body) => body.uptime),
   durations: (name: string, window: Window) =>
-    call<{ buckets: DurationBucket[] }>(`/api/v1/overview/durations/${segment(name)}?window=${window}`).then((body) => body.buckets),
-  streams: () => call<{ now: number; streams: StreamSummary[] }>('/api/v1/overview/streams'),
+    call<Static<typeof Durations>>(`/api/v1/overview/durations/${segment(name)}?window=${window}`).then((body) => body.buckets),
+  streams: () => call<Static<typeof StreamSummaries>>('/api/v1/overview/streams'),
   /** In a cluster only (`inCluster`): on a single node the route does not exist. */
   members: () => call<ClusterMembers>('/api/v1/cluster/members'),
   search: (stream: string, query: string) =>
