@@ -3,7 +3,9 @@
  * and the message the client sees), and the parsing of one definition or of a bulk body, worded as the API
  * answers (docs/http-api.md).
  */
-import { CHECK_KEYS, type CheckDefinition, type CheckKey, CheckValidationError, isKindName, type KeyedCheck, type KindName, kindOfConfigKey, type LabelLimits, parseCheck } from './kinds/index.ts';
+import { Value } from '@sinclair/typebox/value';
+import { BulkBody } from './api-schemas.ts';
+import { CHECK_KEYS, CHECK_KINDS, type CheckDefinition, type CheckKey, CheckValidationError, isKindName, type KeyedCheck, type KindName, kindOfConfigKey, type LabelLimits, parseCheck } from './kinds/index.ts';
 
 export const API_SOURCE = 'api';
 export const CONFIG_SOURCE = 'configuration';
@@ -67,10 +69,20 @@ export interface AdmissionRules {
  * the cluster's store (docs/cluster.md, "What a node does with what it reads"), whoever wrote it there. A known
  * kind, then the command-checks policy, then the kind's validation.
  */
-export function admitApiCheck(kind: string, raw: unknown, rules: AdmissionRules, where = ''): CheckDefinition {
+function admitApiCheck(kind: string, raw: unknown, rules: AdmissionRules, where = ''): CheckDefinition {
   if (!isKindName(kind)) throw unknownKind(kind);
   if (kind === 'command' && rules.commandRefusal !== null) throw new HealthcheckError('forbidden', rules.commandRefusal);
   return parseApiCheck(kind, raw, rules.labelLimits, where);
+}
+
+/**
+ * A create through the API (`POST /healthcheck/<kind>`), the one validation of its body: as `admitApiCheck`, except
+ * that a command definition of the wrong shape is refused as such (400 naming the field) before the command-checks
+ * policy (403) is looked at, as the API has always answered.
+ */
+export function admitCreate(kind: string, raw: unknown, rules: AdmissionRules): CheckDefinition {
+  if (kind === 'command' && rules.commandRefusal !== null && !Value.Check(CHECK_KINDS.command.schema, raw)) parseApiCheck(kind, raw, rules.labelLimits);
+  return admitApiCheck(kind, raw, rules);
 }
 
 /** A definition kept to run (a bulk's, the cluster store's): admitted, and not one-off. */
@@ -93,7 +105,11 @@ export function parseBulk(body: unknown, labelLimits: LabelLimits, commandRefusa
     if (!(CHECK_KEYS as readonly string[]).includes(key)) throw invalid(`unknown key ${JSON.stringify(key)} (expected ${CHECK_KEYS.join(', ')})`);
   }
   const commands = (body as { 'command-checks'?: unknown })['command-checks'];
-  if (commandRefusal !== null && Array.isArray(commands) && commands.length > 0) throw new HealthcheckError('forbidden', commandRefusal);
+  if (commandRefusal !== null && Array.isArray(commands) && commands.length > 0) {
+    // A body of the wrong shape is refused as such (400 naming the check and the field) before the policy (403).
+    if (!Value.Check(BulkBody, body)) parseBulk(body, labelLimits);
+    throw new HealthcheckError('forbidden', commandRefusal);
+  }
   const rules: AdmissionRules = { labelLimits, commandRefusal };
   const checks: KeyedCheck[] = [];
   const seen = new Map<string, string>();

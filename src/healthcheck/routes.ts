@@ -3,22 +3,24 @@
  * as `{"result": [...]}`) and upstream's v1 short form `/healthcheck...`, `/result...` (lists as bare arrays).
  * Statuses and messages are docs/http-api.md's; errors answer `{"message": ...}`.
  *
- * Params, query, bodies and responses are declared with TypeBox (src/healthcheck/api-schemas.ts) and checked by
- * TypeBox's compiler, so a body is refused on exactly the rules the config file applies. Creation has one static
+ * Params, query and responses are declared with TypeBox (src/healthcheck/api-schemas.ts, wire.ts); a definition is
+ * checked once, by its kind's parse in the service (the config file's rules and wording), so the creation routes
+ * only document their bodies (the kinds' own schemas) rather than have fastify check them a first time. Creation has one static
  * route per kind (`POST /healthcheck/http`, ..., `/healthcheck/bulk`), which find-my-way prefers to the
  * parametric `/healthcheck/:name` for POST only: `GET` and `DELETE /healthcheck/http` still reach a check named
  * `http`, as upstream allows, and `POST /healthcheck/<anything else>` is an unknown kind.
  */
 import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type ErrorAnswer, type PartErrors, registerPartScope, SHADOWS_PARAMETRIC } from '../server/errors.ts';
 import { messageError, type Operation, operation } from '../server/openapi.ts';
 import { ref } from '../common/wire.ts';
 import { addWireSchemas } from '../server/wire-schemas.ts';
 import { BulkBody, Created, History, HistoryQuery, listOf, Message, NameParams, Uptime } from './api-schemas.ts';
-import { CHECK_KINDS, DEFAULT_LABEL_LIMITS, KIND_NAMES, type KindName } from './kinds/index.ts';
+import { CHECK_KINDS, KIND_NAMES } from './kinds/index.ts';
 import { CheckDefinition, CheckResult, HEALTHCHECK_WIRE_TYPES } from './wire.ts';
-import { HealthcheckError, type HealthcheckErrorReason, type HealthcheckService, parseApiCheck, parseBulk, unknownKind } from './service.ts';
+import { HealthcheckError, type HealthcheckErrorReason, type HealthcheckService, unknownKind } from './service.ts';
 
 export interface RouteOptions {
   healthcheckApi: boolean;
@@ -36,11 +38,6 @@ const STATUS: Record<HealthcheckErrorReason, number> = {
   unavailable: 503,
 };
 
-/** Which definition a creation route takes: a kind, or the bulk lists. */
-interface CreateRouteConfig {
-  definition: KindName | 'bulk';
-}
-
 /** Cabourotte's body shape; the service's refusals carry their reason, mapped to a status here. */
 export const healthcheckErrors: PartErrors = {
   body: (message) => ({ message }),
@@ -48,19 +45,6 @@ export const healthcheckErrors: PartErrors = {
   fromValidationError: (error, request): ErrorAnswer => {
     if (error.validationContext === 'querystring') {
       return { statusCode: 400, message: `Invalid limit ${JSON.stringify((request.query as { limit?: unknown }).limit)}: expected a positive integer` };
-    }
-    const definition = (request.routeOptions.config as Partial<CreateRouteConfig>).definition;
-    if (error.validationContext === 'body' && definition !== undefined) {
-      // The compiler's errors carry a path and a terse message only: the kind's own parse words the refusal
-      // the way the config file does (the field, the problem, "did you mean"). The shape fails before the label
-      // caps are looked at, so the default caps word it as well as the configured ones.
-      try {
-        if (definition === 'bulk') parseBulk(request.body, DEFAULT_LABEL_LIMITS);
-        else parseApiCheck(definition, request.body, DEFAULT_LABEL_LIMITS);
-      } catch (refusal) {
-        if (refusal instanceof HealthcheckError) return { statusCode: STATUS[refusal.reason], message: refusal.message };
-        throw refusal;
-      }
     }
     return { statusCode: 400, message: `Invalid healthcheck configuration: ${error.message}` };
   },
@@ -85,13 +69,14 @@ export function healthcheckRoutes(service: HealthcheckService, options: RouteOpt
  * The OpenAPI documentation of a route (src/server/openapi.ts): the answers' bodies are the routes' own
  * `response` schemas, the errors `{"message": ...}`. `wrap` tells the form: the short one is said in the summary.
  */
-function documented(wrap: boolean, summary: string, responses: Operation['responses'], description?: string) {
+function documented(wrap: boolean, summary: string, responses: Operation['responses'], description?: string, body?: TSchema) {
   const form = wrap ? undefined : "The short form (Cabourotte's v1 path) of the same route under `/api/v1`.";
   return operation({
     summary: wrap ? summary : `${summary} (short form)`,
     description: [description, form].filter(Boolean).join(' ') || undefined,
     tags: ['healthchecks'],
     responses,
+    ...(body ? { body: { schema: body } } : {}),
   });
 }
 
@@ -119,7 +104,7 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
   );
 
   for (const kind of KIND_NAMES) {
-    const config: CreateRouteConfig & typeof SHADOWS_PARAMETRIC = { definition: kind, ...SHADOWS_PARAMETRIC };
+    const config = SHADOWS_PARAMETRIC;
     const doc = documented(
       wrap,
       `Create or replace a ${kind} check`,
@@ -131,14 +116,14 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
         500: 'for `"one-off": true`, the run failed (`result` is its result); or the check cannot be prepared (a TLS file unreadable)',
       },
       `Body: one ${kind} check definition, with the fields of its kind (docs/checks.md). A check with the name of an API check replaces it; \`"one-off": true\` runs it once at once and answers its result instead.`,
+      CHECK_KINDS[kind].schema,
     );
-    app.post(`/${kind}`, { config, schema: { body: CHECK_KINDS[kind].schema, response: { 201: Created, 500: Created }, ...doc } }, async (request, reply) => {
+    app.post(`/${kind}`, { config, schema: { response: { 201: Created, 500: Created }, ...doc } }, async (request, reply) => {
       const outcome = await service.create(kind, request.body);
       if (!outcome.oneOff) return reply.code(201).send({ message: 'Healthcheck successfully added' });
       return reply.code(outcome.success ? 201 : 500).send({ message: outcome.message, result: outcome.result });
     });
   }
-  const bulkConfig: CreateRouteConfig & typeof SHADOWS_PARAMETRIC = { definition: 'bulk', ...SHADOWS_PARAMETRIC };
   const bulkDoc = documented(
     wrap,
     'Replace the whole set of API checks',
@@ -150,8 +135,9 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
       500: messageError('a check cannot be prepared; nothing is applied'),
     },
     'Body: any of the lists `http-checks`, `tcp-checks`, `dns-checks`, `tls-checks`, `command-checks`, as in the config file. API checks missing from it are deleted, unchanged ones keep running; atomically.',
+    BulkBody,
   );
-  app.post('/bulk', { config: bulkConfig, schema: { body: BulkBody, response: { 201: Message }, ...bulkDoc } }, async (request, reply) => {
+  app.post('/bulk', { config: SHADOWS_PARAMETRIC, schema: { response: { 201: Message }, ...bulkDoc } }, async (request, reply) => {
     await service.bulk(request.body);
     return reply.code(201).send({ message: 'Healthchecks successfully added' });
   });

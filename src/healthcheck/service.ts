@@ -32,10 +32,10 @@ import { HeartbeatMonitor } from './kinds/heartbeat.ts';
 import { MaintenanceCalendar } from './maintenance.ts';
 import { buildResult } from './result.ts';
 import type { CheckOwner } from './registry.ts';
-import { admitApiCheck, admitStoredCheck, type AdmissionRules, API_SOURCE, CONFIG_SOURCE, HealthcheckError, notFound, ownedElsewhere, parseBulk, startFailed } from './api-input.ts';
+import { admitCreate, admitStoredCheck, type AdmissionRules, API_SOURCE, CONFIG_SOURCE, HealthcheckError, notFound, ownedElsewhere, parseBulk, startFailed } from './api-input.ts';
 import type { HealthcheckConfig } from './settings.ts';
 
-export { API_SOURCE, CONFIG_SOURCE, HealthcheckError, type HealthcheckErrorReason, parseApiCheck, parseBulk, unknownKind } from './api-input.ts';
+export { API_SOURCE, CONFIG_SOURCE, HealthcheckError, type HealthcheckErrorReason, parseBulk, unknownKind } from './api-input.ts';
 
 /** One row of the dashboard's check list, lean: 12,000 of them make one answer. */
 export interface CheckOverview {
@@ -314,7 +314,7 @@ export class HealthcheckService {
     return this.config.healthchecks.labelLimits;
   }
 
-  /** What every API change is admitted under (src/healthcheck/api-input.ts `admitApiCheck`). */
+  /** What every API change is admitted under (src/healthcheck/api-input.ts `admitCreate`, `admitStoredCheck`). */
   private admissionRules(): AdmissionRules {
     return { labelLimits: this.labelLimits, commandRefusal: this.commandChecksRefusal() };
   }
@@ -326,7 +326,7 @@ export class HealthcheckService {
    * is one-off. The definition is committed to SQLite before this resolves.
    */
   async create(kind: string, raw: unknown): Promise<CreateOutcome> {
-    const def = admitApiCheck(kind, raw, this.admissionRules());
+    const def = admitCreate(kind, raw, this.admissionRules());
     if (def.oneOff) return { oneOff: true, ...(await this.runOneOff(def)) };
     await this.checks.exclusive(async () => {
       const existing = this.checks.get(def.name);

@@ -33,6 +33,19 @@ async function post(server: TestServer, path: string, body: unknown, withAuth = 
 const command = (name: string, extra: Record<string, unknown> = {}) => ({ name, command: 'true', interval: '1s', timeout: '1s', ...extra });
 
 describe('command checks through the API', () => {
+  it('refused: a definition of the wrong shape is still a 400 naming the field, a well-shaped one a 403, alone or in bulk', async () => {
+    const wrongShape = await post(open, '/api/v1/healthcheck/command', command('shape', { timeout: 10 }));
+    expect(wrongShape).toEqual({ status: 400, body: { message: 'Invalid healthcheck configuration: timeout: must be a duration string such as "10s" or "1m30s", got the number 10' } });
+    expect((await post(open, '/api/v1/healthcheck/command', command('misspelt', { comand: 'true' }))).body.message).toMatch(/^Invalid healthcheck configuration: unknown key "comand"/);
+    expect((await post(open, '/api/v1/healthcheck/command', null)).body).toEqual({ message: 'Invalid healthcheck configuration: the definition must be a JSON object' });
+    // Well shaped but a bad value: the policy speaks first.
+    expect((await post(open, '/api/v1/healthcheck/command', command('bad-value', { timeout: '0s' }))).status).toBe(403);
+    const bulkShape = await post(open, '/api/v1/healthcheck/bulk', { 'command-checks': [command('in-bulk', { timeout: 10 })] });
+    expect(bulkShape.status).toBe(400);
+    expect(bulkShape.body.message).toMatch(/^Invalid healthcheck configuration: check "in-bulk" \(command-checks\[0\]\): timeout: must be a duration string/);
+    expect((await post(open, '/api/v1/healthcheck/bulk', { 'command-checks': [command('in-bulk', { timeout: '0s' })] })).status).toBe(403);
+  });
+
   it('auto, on a non-loopback address without authentication: refused with 403 naming the setting; config-file ones run', async () => {
     for (const path of ['/api/v1/healthcheck/command', '/healthcheck/command']) {
       const refused = await post(open, path, command('from-api'));
