@@ -6,9 +6,9 @@
  */
 import { type Static, type TSchema, Type, type TUnsafe } from '@sinclair/typebox';
 
-/** Names a schema as a wire type: its `$id`, the name its `$ref`s and the OpenAPI document use. */
+/** Names a schema as a wire type: its `$id`, which its `$ref`s use, and its `title` in the OpenAPI document. */
 export function wire<T extends TSchema>($id: string, schema: T): T {
-  return Object.assign(schema, { $id });
+  return Object.assign(schema, { $id, title: $id });
 }
 
 /** A `$ref` to a wire type, typed as the type itself (TypeBox 0.34's way of a typed reference). */

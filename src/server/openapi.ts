@@ -7,8 +7,9 @@
  * - `body`, `querystring`, `params` and `headers` validate the request (and the parts word the refusals: tests
  *   assert those words);
  * - `response` serializes the answers with fast-json-stringify, which writes only the declared fields, in the
- *   declared order. The healthcheck and stream routes already declare their 2xx answers that way (their order
- *   and fields are the API's), and every other answer (errors, the dashboard's overviews, `/healthz`) goes
+ *   declared order. The healthcheck and stream routes declare their 2xx answers that way (their order and
+ *   fields are the API's), the dashboard's overviews and the cluster's members too, on the shared wire types
+ *   (`$ref`s to the schemas src/server/wire-schemas.ts adds); every other answer (errors, `/healthz`) goes
  *   through `JSON.stringify`.
  * So those keys stay exactly what they were, and everything that only documents a route goes under the route
  * schema's own key `documented` (`operation()` builds it), which fastify ignores: its answers (descriptions,

@@ -85,6 +85,12 @@ describe('the overview answers and their wire types', () => {
     return schema;
   };
 
+  it('lists the wire types once, under components.schemas, by name', () => {
+    const titles = Object.values(document.components?.schemas ?? {}).map((schema) => (schema as { title?: string }).title);
+    expect(titles).toEqual(expect.arrayContaining(['CheckResult', 'HistoryEntry', 'CheckDefinition', 'CheckOverview', 'DurationBucket', 'StreamSummary']));
+    expect(new Set(titles).size).toBe(titles.length);
+  });
+
   it('GET /api/v1/overview/healthchecks: every field, maintenance and message included, is declared and sent', async () => {
     const body = (await (await server.request('/api/v1/overview/healthchecks')).json()) as { checks: { name: string; result: Record<string, unknown> }[] };
     const db = body.checks.find((check) => check.name === 'db');
