@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { actionTable } from './actions/action-table.ts';
-import { collectParamWarnings, describe, rejectUnknownOptions } from './actions/params.ts';
+import { describe, readParams } from './actions/params.ts';
 import {
   type ActionDefinition,
   type BuildContext,
@@ -123,7 +123,7 @@ function resolve(raw: EdnValue, parentPath: string, warnings: string[]): Resolve
   let params: unknown;
   const found: string[] = [];
   try {
-    params = collectParamWarnings(found, () => rejectUnknownOptions(() => action.params(rawParams)));
+    params = readParams(found, (reading) => action.params(rawParams, reading));
   } catch (error) {
     throw asConfigError(error, action, path);
   }

@@ -9,7 +9,7 @@ import { NS_PER_SECOND } from '../event.ts';
 import { assocIn, getIn, type Path } from '../path.ts';
 import { type Aggregator, readWindowParams, type WindowParams, windowedAggregation } from './aggregation-engine.ts';
 import { compareValues, metricOrZero, quantileLabel, requireNumber, requireTime } from './numbers.ts';
-import { arity, boolean, condition, describe, duration, map, number, option, path, positiveInteger } from './params.ts';
+import { arity, boolean, condition, describe, number, type ParamReading, path, positiveInteger } from './params.ts';
 import { PercentileHistogram } from './percentile-histogram.ts';
 import * as shape from './state-shape.ts';
 import { type ActionDefinition, defineAction, type Emit, ParamError } from './types.ts';
@@ -49,7 +49,7 @@ export const sum = defineAction({
     params: '[{:duration duration :delay duration?}]',
     example: '{:action :sum :params [{:duration "10s" :delay "2s"}] :children [{:action :info}]}',
   },
-  params: (raw) => readWindowParams('sum', raw),
+  params: (raw, read) => readWindowParams('sum', raw, read),
   build: (params, ctx) => windowedAggregation('sum', params, sumAggregator, ctx),
 });
 
@@ -79,7 +79,7 @@ export const mean = defineAction({
     params: '[{:duration duration :delay duration?}]',
     example: '{:action :mean :params [{:duration 60000000000}] :children [{:action :info}]}',
   },
-  params: (raw) => readWindowParams('mean', raw),
+  params: (raw, read) => readWindowParams('mean', raw, read),
   build: (params, ctx) => windowedAggregation('mean', params, meanAggregator, ctx),
 });
 
@@ -105,7 +105,7 @@ export const top = defineAction({
     params: '[{:duration duration :delay duration?}]',
     example: '{:action :top :params [{:duration "1m"}] :children [{:action :info}]}',
   },
-  params: (raw) => readWindowParams('top', raw),
+  params: (raw, read) => readWindowParams('top', raw, read),
   build: (params, ctx) => windowedAggregation('top', params, topAggregator, ctx),
 });
 
@@ -117,7 +117,7 @@ export const bottom = defineAction({
     params: '[{:duration duration :delay duration?}]',
     example: '{:action :bottom :params [{:duration "1m"}] :children [{:action :info}]}',
   },
-  params: (raw) => readWindowParams('bottom', raw),
+  params: (raw, read) => readWindowParams('bottom', raw, read),
   build: (params, ctx) => windowedAggregation('bottom', params, bottomAggregator, ctx),
 });
 
@@ -149,7 +149,7 @@ export const rate = defineAction({
     params: '[{:duration duration :delay duration?}]',
     example: '{:action :rate :params [{:duration "10s"}] :children [{:action :info}]}',
   },
-  params: (raw) => readWindowParams('rate', raw),
+  params: (raw, read) => readWindowParams('rate', raw, read),
   build: (params, ctx) => windowedAggregation('rate', params, rateAggregator(params), ctx),
 });
 
@@ -197,13 +197,13 @@ export const ratio = defineAction({
     params: '[{:duration duration :conditions [condition condition] :delay duration? :metric boolean?}]',
     example: '{:action :ratio :params [{:duration "1m" :conditions [[:= :state "error"] [:always-true]]}] :children [{:action :info}]}',
   },
-  params(raw): RatioParams {
-    const window = readWindowParams('ratio', raw);
-    const conditions = option(window.options, 'conditions');
+  params(raw, read): RatioParams {
+    const window = readWindowParams('ratio', raw, read);
+    const conditions = read.option(window.options, 'conditions');
     if (!Array.isArray(conditions) || conditions.length !== 2) {
       throw new ParamError(':conditions', `expected a vector of two conditions, got ${describe(conditions)}`);
     }
-    const metric = option(window.options, 'metric');
+    const metric = read.option(window.options, 'metric');
     return {
       duration: window.duration,
       delay: window.delay,
@@ -244,10 +244,10 @@ export const ssort = defineAction({
     params: '[{:duration duration :field field :delay duration? :nested? boolean?}]',
     example: '{:action :ssort :params [{:duration "10s" :field :time :delay "5s"}] :children [{:action :info}]}',
   },
-  params(raw): SsortParams {
-    const window = readWindowParams('ssort', raw);
-    const field = option(window.options, 'field');
-    const nested = option(window.options, 'nested?');
+  params(raw, read): SsortParams {
+    const window = readWindowParams('ssort', raw, read);
+    const field = read.option(window.options, 'field');
+    const nested = read.option(window.options, 'nested?');
     // What Mirabelle's compiler writes: whether :field is a vector, which its runtime then sorts by.
     if (nested !== undefined && boolean(nested, ':nested?') !== Array.isArray(field)) {
       throw new ParamError(':nested?', `is ${String(nested)} but :field ${describe(field)} is ${Array.isArray(field) ? '' : 'not '}a nested path`);
@@ -266,16 +266,16 @@ interface PercentilesParams extends WindowParams {
   readonly lowestDiscernibleValue: number | undefined;
 }
 
-function readPercentilesParams(raw: readonly EdnValue[]): PercentilesParams {
+function readPercentilesParams(raw: readonly EdnValue[], read: ParamReading): PercentilesParams {
   arity(raw, 1);
-  const options = map(raw[0], 'config');
-  const quantiles = option(options, 'percentiles');
+  const options = read.map(raw[0], 'config');
+  const quantiles = read.option(options, 'percentiles');
   if (!Array.isArray(quantiles)) throw new ParamError(':percentiles', `expected a vector of quantiles, got ${describe(quantiles)}`);
-  const digits = option(options, 'nb-significant-digits');
+  const digits = read.option(options, 'nb-significant-digits');
   const significantDigits = digits === undefined ? 3 : positiveInteger(digits, ':nb-significant-digits');
   if (significantDigits > 5) throw new ParamError(':nb-significant-digits', `expected 1 to 5, got ${significantDigits}`);
-  const highest = option(options, 'highest-trackable-value');
-  const lowest = option(options, 'lowest-discernible-value');
+  const highest = read.option(options, 'highest-trackable-value');
+  const lowest = read.option(options, 'lowest-discernible-value');
   const highestTrackableValue = highest === undefined ? undefined : positiveInteger(highest, ':highest-trackable-value');
   const lowestDiscernibleValue = lowest === undefined ? undefined : positiveInteger(lowest, ':lowest-discernible-value');
   if (lowestDiscernibleValue !== undefined) {
@@ -286,10 +286,10 @@ function readPercentilesParams(raw: readonly EdnValue[]): PercentilesParams {
   } else if (highestTrackableValue !== undefined && highestTrackableValue < 2) {
     throw new ParamError(':highest-trackable-value', 'must be at least 2');
   }
-  const delay = option(options, 'delay');
+  const delay = read.option(options, 'delay');
   return {
-    duration: duration(option(options, 'duration'), ':duration'),
-    delay: delay === undefined ? 0 : duration(delay, ':delay', { allowZero: true }),
+    duration: read.duration(read.option(options, 'duration'), ':duration'),
+    delay: delay === undefined ? 0 : read.duration(delay, ':delay', { allowZero: true }),
     quantiles: quantiles.map((q, i) => {
       const value = number(q, `:percentiles[${i}]`);
       if (value < 0 || value > 1) throw new ParamError(`:percentiles[${i}]`, `expected a quantile between 0 and 1, got ${value}`);

@@ -13,7 +13,7 @@
  */
 import { type EdnValue, isKeyword } from '../edn.ts';
 import type { Event } from '../event.ts';
-import { arity, describe, duration, map, option } from './params.ts';
+import { arity, describe, type ParamReading } from './params.ts';
 import { requireTime } from './numbers.ts';
 import * as shape from './state-shape.ts';
 import { type BuildContext, type Emit, type Node, ParamError } from './types.ts';
@@ -41,17 +41,17 @@ export interface WindowParams {
  * its runtime picks the aggregation by (docs/differences.md, "Compiled EDN"): here the action's name picks it, so
  * `:aggr-fn` may only be the one the compiler writes for that action (`:+` for `:sum`...), never another one.
  */
-export function readWindowParams(action: keyof typeof AGGR_FN, raw: readonly EdnValue[]): WindowParams & { readonly options: Map<EdnValue, EdnValue> } {
+export function readWindowParams(action: keyof typeof AGGR_FN, raw: readonly EdnValue[], read: ParamReading): WindowParams & { readonly options: Map<EdnValue, EdnValue> } {
   arity(raw, 1);
-  const options = map(raw[0], 'config');
-  const windowDuration = duration(option(options, 'duration'), ':duration');
-  const delay = option(options, 'delay');
-  const aggrFn = option(options, 'aggr-fn');
+  const options = read.map(raw[0], 'config');
+  const windowDuration = read.duration(read.option(options, 'duration'), ':duration');
+  const delay = read.option(options, 'delay');
+  const aggrFn = read.option(options, 'aggr-fn');
   const expected = AGGR_FN[action];
   if (aggrFn !== undefined && !(isKeyword(aggrFn) && aggrFn.name === expected)) {
     throw new ParamError(':aggr-fn', `expected :${expected} (what Mirabelle's compiler writes for :${action}), got ${describe(aggrFn)}`);
   }
-  return { options, duration: windowDuration, delay: delay === undefined ? 0 : duration(delay, ':delay', { allowZero: true }) };
+  return { options, duration: windowDuration, delay: delay === undefined ? 0 : read.duration(delay, ':delay', { allowZero: true }) };
 }
 
 /** The `:aggr-fn` Mirabelle's compiler writes for each windowed action. */

@@ -7,7 +7,7 @@ import type { Event } from '../event.ts';
 import { fieldKeyFunction } from './field-key.ts';
 import { ForkTable } from './fork-table.ts';
 import { requireTime } from './numbers.ts';
-import { arity, duration, map, option, paths } from './params.ts';
+import { arity, paths } from './params.ts';
 import * as shape from './state-shape.ts';
 import { type ActionDefinition, defineAction, ParamError } from './types.ts';
 
@@ -28,17 +28,17 @@ export const by = defineAction({
     params: '[{:fields [field ...] :gc-interval duration? :fork-ttl duration?}]',
     example: '{:action :by :params [{:fields [:host :service] :gc-interval "10m" :fork-ttl "1h"}] :children [{:action :ddt :children [{:action :info}]}]}',
   },
-  params(raw) {
+  params(raw, read) {
     arity(raw, 1);
-    const options = map(raw[0], 'config');
-    const fields = paths(option(options, 'fields'), ':fields');
+    const options = read.map(raw[0], 'config');
+    const fields = paths(read.option(options, 'fields'), ':fields');
     if (fields.length === 0) throw new ParamError(':fields', 'expected at least one field');
-    const gcInterval = option(options, 'gc-interval');
-    const forkTtl = option(options, 'fork-ttl');
+    const gcInterval = read.option(options, 'gc-interval');
+    const forkTtl = read.option(options, 'fork-ttl');
     return {
       fields,
-      gcInterval: gcInterval === undefined ? undefined : duration(gcInterval, ':gc-interval'),
-      forkTtl: forkTtl === undefined ? DEFAULT_FORK_TTL_NS : duration(forkTtl, ':fork-ttl'),
+      gcInterval: gcInterval === undefined ? undefined : read.duration(gcInterval, ':gc-interval'),
+      forkTtl: forkTtl === undefined ? DEFAULT_FORK_TTL_NS : read.duration(forkTtl, ':fork-ttl'),
     };
   },
   build(params, ctx) {

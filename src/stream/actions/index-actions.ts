@@ -4,7 +4,7 @@
  * older than their ttl and re-injects them with `state: "expired"`.
  */
 import { indexLabels } from '../index-store.ts';
-import { arity, duration, name, paths } from './params.ts';
+import { arity, name, paths } from './params.ts';
 import * as shape from './state-shape.ts';
 import { type ActionDefinition, defineAction } from './types.ts';
 
@@ -43,10 +43,10 @@ export const reaper = defineAction({
     params: '[duration keyword?]',
     example: '{:action :reaper :params ["5s" nil]}',
   },
-  params: (raw) => {
+  params: (raw, read) => {
     arity(raw, 1, 2);
     const destination = raw[1];
-    return { interval: duration(raw[0], 'interval'), destination: destination === undefined || destination === null ? null : name(destination, 'destination') };
+    return { interval: read.duration(raw[0], 'interval'), destination: destination === undefined || destination === null ? null : name(destination, 'destination') };
   },
   children: 'none',
   build: ({ interval, destination }, { services, keepState }) => {

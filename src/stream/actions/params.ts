@@ -29,12 +29,6 @@ export function arity(raw: readonly EdnValue[], min: number, max = min): void {
   }
 }
 
-/** An options map (`[{:duration "10s" ...}]`): every key of it must be one `option()` reads (see `rejectUnknownOptions`). */
-export function map(value: EdnValue | undefined, name: string): EdnMap {
-  if (!isEdnMap(value)) throw new ParamError(name, `expected a map, got ${describe(value)}`);
-  optionsRead?.set(value, optionsRead.get(value) ?? new Set());
-  return value;
-}
 
 /** A map whose keys are the user's (fields to set, fields to rename), not options: any key goes. */
 export function freeMap(value: EdnValue | undefined, name: string): EdnMap {
@@ -42,37 +36,68 @@ export function freeMap(value: EdnValue | undefined, name: string): EdnMap {
   return value;
 }
 
-/** Reads `:key` of an options map; `undefined` when absent or nil. */
-export function option(options: EdnMap, key: string): EdnValue | undefined {
-  optionsRead?.get(options)?.add(key);
-  const value = options.get(kw(key));
-  return value === null ? undefined : value;
+/**
+ * What reading one action's params gathers, handed to its `params()`: the options maps it read and the keys it
+ * read from each (to refuse the others), and the warnings its readers give. One per action per compile, so two
+ * compilations never see each other's.
+ */
+export class ParamReading {
+  private readonly optionsRead = new Map<EdnMap, Set<string>>();
+
+  /** `into` receives the warnings (a bare-number duration under 1 ms...). */
+  constructor(private readonly into: string[]) {}
+
+  /** An options map (`[{:duration "10s" ...}]`): every key of it must be one `option()` reads. */
+  map(value: EdnValue | undefined, name: string): EdnMap {
+    if (!isEdnMap(value)) throw new ParamError(name, `expected a map, got ${describe(value)}`);
+    this.optionsRead.set(value, this.optionsRead.get(value) ?? new Set());
+    return value;
+  }
+
+  /** Reads `:key` of an options map; `undefined` when absent or nil. */
+  option(options: EdnMap, key: string): EdnValue | undefined {
+    this.optionsRead.get(options)?.add(key);
+    const value = options.get(kw(key));
+    return value === null ? undefined : value;
+  }
+
+  /**
+   * A time param: a number is nanoseconds (what Mirabelle's compiled EDN holds), a string is a Go duration. A
+   * number under 1 ms is accepted (tests use small times) with a warning: `10` most often means ten seconds
+   * (docs/stream-language.md, time and durations).
+   */
+  duration(value: EdnValue | undefined, name: string, options: { allowZero?: boolean } = {}): number {
+    const ns = durationParam(value, name, options);
+    if (typeof value === 'number' && ns > 0 && ns < SUSPICIOUS_BARE_DURATION_NS) {
+      this.into.push(`${name} ${value} is ${value} ns; write "${value}s" for seconds`);
+    }
+    return ns;
+  }
+
+  /** The first key of an options map that no `option()` read (only one close to a read key when `closeOnly`). */
+  unknownKey(closeOnly: boolean): ParamError | null {
+    return firstUnknownKey(this.optionsRead, closeOnly);
+  }
 }
 
-/** The keys `option()` read from each options map `map()` gave, while `rejectUnknownOptions` runs. */
-let optionsRead: Map<EdnMap, Set<string>> | null = null;
-
 /**
- * Runs `read` (an action's `params()`), then refuses a key of an options map that no `option()` read: a typo
- * (`:durration`) must not be ignored while the action runs with a default. When `read` failed first (a required
- * key missing, which the typo often causes), a key close to one it did read is named instead, with the key it
- * most likely meant; the keys it had not reached yet are not judged.
+ * Runs `read` (an action's `params()`) with a fresh `ParamReading` whose warnings go to `warnings`, then refuses
+ * a key of an options map that no `option()` read: a typo (`:durration`) must not be ignored while the action
+ * runs with a default. When `read` failed first (a required key missing, which the typo often causes), a key
+ * close to one it did read is named instead, with the key it most likely meant; the keys it had not reached yet
+ * are not judged.
  */
-export function rejectUnknownOptions<T>(read: () => T): T {
-  const outer = optionsRead;
-  const maps = new Map<EdnMap, Set<string>>();
-  optionsRead = maps;
+export function readParams<T>(warnings: string[], read: (reading: ParamReading) => T): T {
+  const reading = new ParamReading(warnings);
   let result: T;
   try {
-    result = read();
+    result = read(reading);
   } catch (error) {
-    const misspelled = firstUnknownKey(maps, true);
+    const misspelled = reading.unknownKey(true);
     if (misspelled !== null) throw misspelled;
     throw error;
-  } finally {
-    optionsRead = outer;
   }
-  const unknown = firstUnknownKey(maps, false);
+  const unknown = reading.unknownKey(false);
   if (unknown !== null) throw unknown;
   return result;
 }
@@ -108,27 +133,8 @@ export function positiveInteger(value: EdnValue | undefined, name: string): numb
 /** Bare-number durations below this many nanoseconds (1 ms) are most likely seconds written without a unit. */
 const SUSPICIOUS_BARE_DURATION_NS = 1_000_000;
 
-/** Where `duration()` reports its warnings while a compile reads params (compiles are synchronous); see
- *  `collectParamWarnings`. */
-let paramWarnings: string[] | null = null;
-
-/** Runs `read` (an action's `params()`), adding to `into` the warnings the readers give on the way. */
-export function collectParamWarnings<T>(into: string[], read: () => T): T {
-  const outer = paramWarnings;
-  paramWarnings = into;
-  try {
-    return read();
-  } finally {
-    paramWarnings = outer;
-  }
-}
-
-/**
- * A time param: a number is nanoseconds (what Mirabelle's compiled EDN holds), a string is a Go duration. A
- * number under 1 ms is accepted (tests use small times) with a warning: `10` most often means ten seconds
- * (docs/stream-language.md, time and durations).
- */
-export function duration(value: EdnValue | undefined, name: string, { allowZero = false } = {}): number {
+/** A time param without its warning (see `ParamReading.duration`). */
+function durationParam(value: EdnValue | undefined, name: string, { allowZero = false }: { allowZero?: boolean }): number {
   let ns: number;
   if (typeof value === 'number') ns = value;
   else if (typeof value === 'string') {
@@ -140,9 +146,6 @@ export function duration(value: EdnValue | undefined, name: string, { allowZero 
     }
   } else throw new ParamError(name, `expected a duration (nanoseconds or a string like "10s"), got ${describe(value)}`);
   if (ns < 0 || (!allowZero && ns === 0)) throw new ParamError(name, `expected a ${allowZero ? 'non-negative' : 'positive'} duration, got ${describe(value)}`);
-  if (typeof value === 'number' && ns > 0 && ns < SUSPICIOUS_BARE_DURATION_NS) {
-    paramWarnings?.push(`${name} ${value} is ${value} ns; write "${value}s" for seconds`);
-  }
   return ns;
 }
 

@@ -8,7 +8,7 @@ import { type EdnValue, ednToJs } from '../edn.ts';
 import type { Emission, Event } from '../event.ts';
 import { NS_PER_SECOND } from '../event.ts';
 import { getIn } from '../path.ts';
-import { arity, boolean, condition, duration, map, number, option, path, positiveInteger } from './params.ts';
+import { arity, boolean, condition, number, path, positiveInteger } from './params.ts';
 import * as shape from './state-shape.ts';
 import { type ActionDefinition, type ActionDoc, defineAction, ParamError } from './types.ts';
 
@@ -23,9 +23,9 @@ function conditionOverTime(actionName: string, doc: ActionDoc) {
     name: actionName,
     doc,
     state: 'kept',
-    params: (raw) => {
+    params: (raw, read) => {
       arity(raw, 2);
-      return { test: condition(raw[0], 'condition'), dt: duration(raw[1], 'duration', { allowZero: true }) };
+      return { test: condition(raw[0], 'condition'), dt: read.duration(raw[1], 'duration', { allowZero: true }) };
     },
     build: ({ test, dt }: { test: Condition; dt: number }, { emit, keepState }) => {
       let ok = false;
@@ -92,10 +92,10 @@ export const throttle = defineAction({
     params: '[{:count integer :duration duration}]',
     example: '{:action :throttle :params [{:count 3 :duration "1m"}] :children [{:action :error}]}',
   },
-  params: (raw) => {
+  params: (raw, read) => {
     arity(raw, 1);
-    const options = map(raw[0], 'options');
-    return { count: positiveInteger(option(options, 'count'), 'count'), window: duration(option(options, 'duration'), 'duration') };
+    const options = read.map(raw[0], 'options');
+    return { count: positiveInteger(read.option(options, 'count'), 'count'), window: read.duration(read.option(options, 'duration'), 'duration') };
   },
   build: ({ count, window }, { emit, keepState }) => {
     let windowStart: number | null = null;
@@ -134,10 +134,10 @@ export const changed = defineAction({
     params: '[{:field field :init value?}]',
     example: '{:action :changed :params [{:field :state :init "ok"}] :children [{:action :error}]}',
   },
-  params: (raw) => {
+  params: (raw, read) => {
     arity(raw, 1);
-    const options = map(raw[0], 'options');
-    return { field: path(option(options, 'field'), 'field'), init: ednToJs(option(options, 'init') ?? null) };
+    const options = read.map(raw[0], 'options');
+    return { field: path(read.option(options, 'field'), 'field'), init: ednToJs(read.option(options, 'init') ?? null) };
   },
   build: ({ field, init }, { emit, keepState }) => {
     let last = init;
@@ -182,9 +182,9 @@ export const stable = defineAction({
     params: '[duration field]',
     example: '{:action :stable :params ["1m" :state] :children [{:action :info}]}',
   },
-  params: (raw) => {
+  params: (raw, read) => {
     arity(raw, 2);
-    return { dt: duration(raw[0], 'duration', { allowZero: true }), field: path(raw[1], 'field') };
+    return { dt: read.duration(raw[0], 'duration', { allowZero: true }), field: path(raw[1], 'field') };
   },
   build: ({ dt, field }, { emit, keepState }) => {
     let newest = -Infinity;

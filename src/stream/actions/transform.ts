@@ -7,7 +7,7 @@ import { decodeBase64Text } from '../../common/base64.ts';
 import { type EdnValue, ednToJs, jsToEdn, printEdn } from '../edn.ts';
 import type { Emission, Event } from '../event.ts';
 import { assocIn, dissocIn, getIn, type Path } from '../path.ts';
-import { arity, describe, freeMap, map, number, option, path, paths, string } from './params.ts';
+import { arity, describe, freeMap, number, path, paths, string } from './params.ts';
 import { type ActionDefinition, type ActionDoc, defineAction, ParamError } from './types.ts';
 
 type Transform = (event: Event) => Event;
@@ -391,10 +391,10 @@ export const iterateOn = defineAction({
     params: '[{:source field :destination field}]',
     example: '{:action :iterate-on :params [{:source :events :destination :event}] :children [{:action :info}]}',
   },
-  params: (raw) => {
+  params: (raw, read) => {
     arity(raw, 1);
-    const options = map(raw[0], 'options');
-    return { source: path(option(options, 'source'), 'source'), destination: path(option(options, 'destination'), 'destination') };
+    const options = read.map(raw[0], 'options');
+    return { source: path(read.option(options, 'source'), 'source'), destination: path(read.option(options, 'destination'), 'destination') };
   },
   build: ({ source, destination }, { emit }) => (emission) => {
     if (emission === null || Array.isArray(emission)) return;

@@ -3,6 +3,7 @@
  * `params` validates the raw EDN params once, when the stream is compiled; `build` returns the node that
  * receives what the parent emits, holding its state in the closure and calling `ctx.emit` for its children.
  */
+import type { ParamReading } from './params.ts';
 import type { DropReason, StreamLimits } from '../limits.ts';
 import type { EdnValue } from '../edn.ts';
 import type { Emission, Event } from '../event.ts';
@@ -142,8 +143,9 @@ export interface ActionDefinition<P = unknown> {
   /** The EDN keyword name, without the colon (`fixed-time-window`). */
   readonly name: string;
   readonly doc: ActionDoc;
-  /** Validates and normalises the raw params; throws `ParamError` naming the parameter and the problem. */
-  params(raw: readonly EdnValue[]): P;
+  /** Validates and normalises the raw params; throws `ParamError` naming the parameter and the problem. Options
+   *  maps and durations are read through `read` (src/stream/actions/params.ts), this compile's own. */
+  params(raw: readonly EdnValue[], read: ParamReading): P;
   /** Child count rule checked at compile time (`exception-stream` needs exactly 2, leaves none). */
   readonly children?: 'none' | 'any' | number;
   /**

@@ -9,14 +9,14 @@ import { isExpired } from '../event.ts';
 import { type Aggregator, readWindowParams, windowedAggregation } from './aggregation-engine.ts';
 import { fieldKeyFunction, type FieldKey } from './field-key.ts';
 import { requireNumber } from './numbers.ts';
-import { arity, condition, describe, duration, map, option, paths, positiveInteger } from './params.ts';
+import { arity, condition, describe, type ParamReading, paths, positiveInteger } from './params.ts';
 import * as shape from './state-shape.ts';
 import { type ActionDefinition, defineAction, ParamError } from './types.ts';
 
-function readSize(raw: readonly EdnValue[]): { size: number } {
+function readSize(raw: readonly EdnValue[], read: ParamReading): { size: number } {
   arity(raw, 1);
-  const options = map(raw[0], 'config');
-  return { size: positiveInteger(option(options, 'size'), ':size') };
+  const options = read.map(raw[0], 'config');
+  return { size: positiveInteger(read.option(options, 'size'), ':size') };
 }
 
 export const fixedEventWindow = defineAction({
@@ -98,7 +98,7 @@ export const fixedTimeWindow = defineAction({
     params: '[{:duration duration :delay duration?}]',
     example: '{:action :fixed-time-window :params [{:duration "1m" :delay "10s"}] :children [{:action :coll-max :children [{:action :info}]}]}',
   },
-  params: (raw) => readWindowParams('fixed-time-window', raw),
+  params: (raw, read) => readWindowParams('fixed-time-window', raw, read),
   build: (params, ctx) => windowedAggregation('fixed-time-window', params, listAggregator, ctx),
 });
 
@@ -121,9 +121,9 @@ export const movingTimeWindow = defineAction({
     params: '[{:duration duration}]',
     example: '{:action :moving-time-window :params [{:duration "30s"}] :children [{:action :coll-mean :children [{:action :info}]}]}',
   },
-  params(raw) {
+  params(raw, read) {
     arity(raw, 1);
-    return { duration: duration(option(map(raw[0], 'config'), 'duration'), ':duration') };
+    return { duration: read.duration(read.option(read.map(raw[0], 'config'), 'duration'), ':duration') };
   },
   build({ duration: windowDuration }, ctx) {
     const emit = ctx.emit;
@@ -164,12 +164,12 @@ export const coalesce = defineAction({
     params: '[{:duration duration :fields [field ...]}]',
     example: '{:action :coalesce :params [{:duration "10s" :fields [:host :service]}] :children [{:action :coll-sum :children [{:action :info}]}]}',
   },
-  params(raw) {
+  params(raw, read) {
     arity(raw, 1);
-    const options = map(raw[0], 'config');
+    const options = read.map(raw[0], 'config');
     return {
-      duration: duration(option(options, 'duration'), ':duration'),
-      fields: paths(option(options, 'fields'), ':fields'),
+      duration: read.duration(read.option(options, 'duration'), ':duration'),
+      fields: paths(read.option(options, 'fields'), ':fields'),
     };
   },
   build({ duration: interval, fields }, ctx) {

@@ -5,6 +5,7 @@
  * given the state the previous one saved, through JSON; a fork's recording is its saved state, so that `forks`
  * still lists one recording per fork.
  */
+import { readParams } from '../../../src/stream/actions/params.ts';
 import { compileStream } from '../../../src/stream/compiler.ts';
 import { parseEdn, type EdnValue } from '../../../src/stream/edn.ts';
 import { IndexStore } from '../../../src/stream/index-store.ts';
@@ -63,7 +64,7 @@ export function buildNode<P>(definition: ActionDefinition<P>, paramsEdn = '[]', 
       throw error;
     },
   };
-  const params = definition.params(parseEdn(paramsEdn) as EdnValue[]);
+  const params = readParams([], (read) => definition.params(parseEdn(paramsEdn) as EdnValue[], read));
   let node: Node = definition.build(params, ctx);
   const restart = () => {
     if (handle === null) return;

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { actionFamilies, actionTable } from '../../../src/stream/actions/action-table.ts';
+import { readParams } from '../../../src/stream/actions/params.ts';
 import { renderActionReference } from '../../../src/stream/actions/reference.ts';
 import type { StreamServices } from '../../../src/stream/actions/types.ts';
 import { compileStream } from '../../../src/stream/compiler.ts';
@@ -80,7 +81,7 @@ describe('the action reference (docs/actions.md)', () => {
     for (const action of actions) {
       const takesNone = (() => {
         try {
-          action.params([]);
+          readParams([], (read) => action.params([], read));
           return true;
         } catch {
           return false;
