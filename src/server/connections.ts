@@ -7,9 +7,7 @@
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import type { VigieConfig } from '../config/load.ts';
-
-type HttpSettings = VigieConfig['http'];
+import type { HttpSettings } from './settings.ts';
 
 /** Fastify options; `http` reaches node's createServer (plain HTTP), whose timeout checks run at that interval. */
 export function connectionOptions(http: HttpSettings) {

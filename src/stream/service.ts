@@ -26,6 +26,7 @@ import { StreamMetrics } from './metrics.ts';
 import { buildOutputs, type OutputRegistry } from './outputs/index.ts';
 import type { StreamPublisher } from './pubsub/channels.ts';
 import type { StreamRepository } from './repository.ts';
+import type { StreamSettings } from './settings.ts';
 import { StreamSnapshotter } from './snapshotter.ts';
 
 export interface StreamSummary {
@@ -42,8 +43,6 @@ export interface StreamSummary {
   events: number;
   errors: number;
 }
-
-export type StreamSettings = VigieConfig['streams'];
 
 /** What the inputs hand their events to: the ingest gateway, or a cluster node's event log publisher. */
 export interface EventIngest {

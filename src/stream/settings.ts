@@ -87,7 +87,7 @@ export interface StreamSettings {
   nesting: NestingLimits;
 }
 
-export interface RiemannTcpSettings {
+interface RiemannTcpSettings {
   host: string;
   port: number;
   /** Mutual TLS: set only when key, cert and cacert all are. */
