@@ -5,10 +5,14 @@
  * (src/frontend/app/api.ts), so this file imports nothing but TypeBox. Fields are listed in the order clients see
  * them: fastify's serializer writes only the declared fields, in that order.
  */
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { ref, wire } from '../common/wire.ts';
 
 const Labels = Type.Record(Type.String(), Type.String());
+/** The same map for answers only (never validated): `additionalProperties` rather than TypeBox's `patternProperties`,
+ *  which fast-json-stringify tests each key against (the overview of 12,000 checks took 35 ms to write with it,
+ *  6 ms without, JSON.stringify 10 ms). */
+const StringMap = <T>(values: TSchema, description?: string) => Type.Unsafe<Record<string, T>>({ type: 'object', additionalProperties: values, ...(description ? { description } : {}) });
 
 /** The result of a run (docs/http-api.md, "Results"). */
 export const CheckResult = wire(
@@ -73,7 +77,7 @@ export const CheckOverview = wire(
       kind: Type.String(),
       source: Type.String(),
       description: Type.Optional(Type.String()),
-      labels: Type.Optional(Labels),
+      labels: Type.Optional(StringMap<string>(Type.String())),
       result: Type.Unsafe<{ success: boolean; timestamp: number; duration: number; message?: string; maintenance?: true; node?: string } | null>({
         ...Type.Object({
           success: Type.Boolean(),
@@ -109,7 +113,7 @@ export const DurationBucket = wire(
 /** `GET /api/v1/overview/healthchecks`. */
 export const HealthcheckOverview = Type.Object({ now: Type.Integer({ description: 'Unix seconds' }), checks: Type.Array(ref(CheckOverview)) });
 /** `POST /api/v1/overview/recent-results`. */
-export const RecentResults = Type.Object({ result: Type.Record(Type.String(), Type.Array(ref(HistoryEntry)), { description: 'by check name, oldest first' }) });
+export const RecentResults = Type.Object({ result: StringMap<Static<typeof HistoryEntry>[]>(Type.Array(ref(HistoryEntry)), 'by check name, oldest first') });
 /** `GET /api/v1/overview/durations/:name`. */
 export const Durations = Type.Object({ name: Type.String(), window: Type.String(), buckets: Type.Array(ref(DurationBucket)) });
 
