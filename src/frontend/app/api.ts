@@ -6,6 +6,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { ClusterMembers as ClusterMembersWire } from '../../cluster/wire.ts';
 import type {
+  CheckDefinition,
   CheckOverview as CheckOverviewWire,
   CheckResult as CheckResultWire,
   DurationBucket as DurationBucketWire,
@@ -51,7 +52,7 @@ export const api = {
   overview: () => call<Static<typeof HealthcheckOverview>>('/api/v1/overview/healthchecks'),
   recentResults: (names: string[], limit: number) =>
     call<Static<typeof RecentResults>>('/api/v1/overview/recent-results', post({ names, limit })).then((body) => body.result),
-  definition: (name: string) => call<Record<string, unknown>>(`/api/v1/healthcheck/${segment(name)}`),
+  definition: (name: string) => call<Static<typeof CheckDefinition> & Record<string, unknown>>(`/api/v1/healthcheck/${segment(name)}`),
   result: (name: string) => call<CheckResult>(`/api/v1/result/${segment(name)}`),
   history: (name: string) => call<{ result: HistoryEntry[] }>(`/api/v1/result/${segment(name)}/history`).then((body) => body.result),
   uptime: (name: string) =>
