@@ -81,10 +81,12 @@ export class BucketWatch {
     this.behindAt = null;
     const status = await this.kv.status();
     const keys = status.values;
-    // The snapshot covers every revision up to now, those of expired or deleted keys included.
-    this.seen = Math.max(this.seen, status.streamInfo.state.last_seq);
     const watch = await this.kv.watch();
     this.watcher = watch;
+    // The snapshot covers every revision up to now, those of expired or deleted keys included. Counted as seen only
+    // once the watch exists: a restart whose request failed (a timeout while a leader moves) must leave the watch
+    // behind, so that the next check starts it again; counted before, it passed for caught up and never came back.
+    this.seen = Math.max(this.seen, status.streamInfo.state.last_seq);
     const entries: KvEntry[] = [];
     let snapshotDone = false;
     let loaded!: () => void;

@@ -1,0 +1,73 @@
+/**
+ * A bucket watch on a real nats-server (src/cluster/bucket-watch.ts) that never silently stops: a watch that stops
+ * delivering is started again, and so is a restart that failed (a JetStream request timing out while a leader moves,
+ * as seen when a NATS server of three is killed), until one delivers what the bucket holds.
+ */
+import { jetstream } from '@nats-io/jetstream';
+import { type KV, type KvEntry, Kvm } from '@nats-io/kv';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import pino from 'pino';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BucketWatch } from '../../src/cluster/bucket-watch.ts';
+import type { ClusterConnection } from '../../src/cluster/connection.ts';
+import { CHECKS_BUCKET } from '../../src/cluster/check-replica.ts';
+import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const connections: NatsConnection[] = [];
+afterAll(async () => {
+  await Promise.all(connections.map((nc) => nc.close()));
+  await stopAllNats();
+});
+
+describe.skipIf(!hasNatsServer())('bucket watch', () => {
+  it('starts the watch again after a restart that failed, and delivers what the bucket holds', async () => {
+    const nats = await startNatsServer();
+    const nc = await connect(nats.connectOptions('node-a'));
+    connections.push(nc);
+    const kv = await new Kvm(jetstream(nc)).create(CHECKS_BUCKET, { history: 1 });
+    await kv.put('first', '1');
+
+    // The real bucket, except that the second watch (the first restart) fails as a timed-out JetStream request
+    // does, and the first one is kept to be stopped by the test: a watch that silently stopped delivering.
+    const watches: { stop(): void }[] = [];
+    let calls = 0;
+    const flaky = new Proxy(kv, {
+      get(target, property, receiver) {
+        if (property === 'watch') {
+          return async (...args: Parameters<KV['watch']>) => {
+            calls++;
+            if (calls === 2) throw new Error('timeout');
+            const watch = await target.watch(...args);
+            watches.push(watch);
+            return watch;
+          };
+        }
+        const value = Reflect.get(target, property, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const keys = new Set<string>();
+    const follower = {
+      snapshot: (entries: readonly KvEntry[]) => {
+        keys.clear();
+        for (const entry of entries) if (entry.operation === 'PUT') keys.add(entry.key);
+      },
+      update: (entry: KvEntry) => void (entry.operation === 'PUT' ? keys.add(entry.key) : keys.delete(entry.key)),
+    };
+    const connection = { connected: true, onChange: () => {} } as unknown as ClusterConnection;
+    const watch = new BucketWatch(flaky, CHECKS_BUCKET, follower, connection, pino({ level: 'silent' }));
+    try {
+      expect(await watch.start()).toBe(1);
+      expect([...keys]).toEqual(['first']);
+
+      (watches[0] as { stop(): void }).stop();
+      await kv.put('late', '2');
+      // Found behind twice (two checks a second apart), restarted: that restart fails; the next check must try again.
+      await waitFor(() => keys.has('late'), { timeoutMs: 10_000, message: 'the key put after a failed restart' });
+      expect(calls).toBeGreaterThanOrEqual(3);
+    } finally {
+      watch.stop();
+    }
+  });
+});
