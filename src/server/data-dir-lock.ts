@@ -141,6 +141,19 @@ async function judge(file: string, seen: Seen, me: Holder): Promise<'alive' | 's
  */
 export async function lockDataDir(dataDir: string, warn: (message: string) => void): Promise<DataDirLock> {
   const file = join(dataDir, 'lock');
+  try {
+    return await takeLock(dataDir, file, warn);
+  } catch (error) {
+    if (error instanceof DataDirLockedError) throw error;
+    // A lock path that cannot be created or read (a directory in its place, no permission): named, not a stack.
+    throw new DataDirLockedError(
+      `cannot use ${file}: ${(error as Error).message}. It must be a file this process can create, read and remove ` +
+        '(docs/durability.md "One process per data directory")',
+    );
+  }
+}
+
+async function takeLock(dataDir: string, file: string, warn: (message: string) => void): Promise<DataDirLock> {
   const guard = `${file}.takeover`;
   const me = ownIdentity();
   const text = `${JSON.stringify(me)}\n`;

@@ -4,7 +4,7 @@
  * by `kill -9` (or naming a PID now used by another process) does not block a restart, a SIGTERM removes it, and
  * of two servers started at once exactly one serves.
  */
-import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { makeDataDir, runCli, startServer, type TestServer } from '../helpers/server.ts';
@@ -46,6 +46,17 @@ it('refuses a second server on the data directory, naming the lock file and the 
   // The first one is untouched and still serving.
   expect((await first.request('/healthz')).status).toBe(200);
 }, 120_000);
+
+it('exits 1 naming the lock file when it cannot be used (a directory in its place)', async () => {
+  const dataDir = makeDataDir();
+  mkdirSync(lockOf(dataDir));
+  const refused = await start(dataDir);
+  expect(refused).toBeInstanceOf(Error);
+  const message = (refused as Error).message;
+  expect(message).toContain('exited with code 1');
+  expect(message).toContain(`cannot use ${lockOf(dataDir)}`);
+  expect(message).toContain('EISDIR');
+}, 60_000);
 
 it('restarts after a kill -9 on the lock it left, and a SIGTERM removes the lock', async () => {
   const first = await start(makeDataDir());
