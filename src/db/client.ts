@@ -47,8 +47,18 @@ export function migrateDatabase(db: Db): void {
   migrate(db, { migrationsFolder: MIGRATIONS_DIR });
 }
 
-export function closeDatabase(db: Db): void {
-  // A checkpoint on close keeps the -wal file small for people who copy the database around.
-  db.$client.pragma('wal_checkpoint(TRUNCATE)');
+/**
+ * Closes the database; returns why its last checkpoint failed, or null. The checkpoint keeps the -wal file small for
+ * people who copy the database around; on a full disk it fails, and what the -wal holds is applied by the next open,
+ * so the close goes on.
+ */
+export function closeDatabase(db: Db): string | null {
+  let failed: string | null = null;
+  try {
+    db.$client.pragma('wal_checkpoint(TRUNCATE)');
+  } catch (error) {
+    failed = (error as Error).message;
+  }
   db.$client.close();
+  return failed;
 }

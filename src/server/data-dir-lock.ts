@@ -12,7 +12,7 @@
  * A stale lock is removed under a short-lived guard file (`lock.takeover`, also created exclusively) and only if
  * it is still the very file that was judged, so that of two processes starting at once exactly one gets it.
  */
-import { readFileSync, readlinkSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, readFileSync, readlinkSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -105,13 +105,36 @@ const describe = (holder: Holder) =>
   `PID ${typeof holder.pid === 'number' ? holder.pid : '?'}${typeof holder.host === 'string' ? ` on ${holder.host}` : ''}` +
   `${typeof holder.since === 'string' ? `, since ${holder.since}` : ''}`;
 
-function createExclusive(file: string, text: string): boolean {
+/** Errors of a write that found no room: the file exists, its holder could not be written into it. */
+const NO_ROOM = new Set(['ENOSPC', 'EDQUOT']);
+
+/**
+ * Creates `file` exclusively and writes `text` into it; null when it exists already. Returns what the file holds:
+ * `text`, or '' on a full disk. An empty lock is still this process's (it created it), and is judged by others
+ * through its refresh, as a holder that cannot be checked: a full disk must not keep a restart from reading its
+ * journal (docs/durability.md "One process per data directory").
+ */
+function createExclusive(file: string, text: string, warn: (message: string) => void): string | null {
+  let fd: number;
   try {
-    writeFileSync(file, text, { flag: 'wx' });
-    return true;
+    fd = openSync(file, 'wx');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return null;
     throw error;
+  }
+  try {
+    writeSync(fd, text);
+    return text;
+  } catch (error) {
+    if (!NO_ROOM.has((error as NodeJS.ErrnoException).code ?? '')) {
+      readOr(() => unlinkSync(file), undefined);
+      throw error;
+    }
+    ftruncateSync(fd, 0);
+    warn(`${file} is held without naming its holder: ${(error as Error).message}; other processes judge it by its refresh`);
+    return '';
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -160,7 +183,8 @@ async function takeLock(dataDir: string, file: string, warn: (message: string) =
   // A guard seen unchanged for GUARD_STALE_MS was left by a process killed in its takeover.
   let guardSeen: { seen: Seen; since: number } | null = null;
   for (;;) {
-    if (createExclusive(file, text)) return holding(file, text, warn);
+    const written = createExclusive(file, text, warn);
+    if (written !== null) return holding(file, written, warn);
     const seen = read(file);
     if (seen === null) continue; // removed meanwhile: try again
     const holder = parse(seen.text);
@@ -173,7 +197,7 @@ async function takeLock(dataDir: string, file: string, warn: (message: string) =
           'Stop that process, or give this one another data-dir (docs/durability.md "One process per data directory")',
       );
     }
-    if (!createExclusive(guard, text)) {
+    if (createExclusive(guard, text, warn) === null) {
       const current = read(guard);
       if (guardSeen === null || !same(current, guardSeen.seen)) guardSeen = current && { seen: current, since: performance.now() };
       else if (performance.now() - guardSeen.since > GUARD_STALE_MS) {

@@ -93,9 +93,13 @@ export async function startService(
             logger.error({ err: error, part: part.name }, 'part failed to stop cleanly');
           }
         }
-        await checkpointer.close();
-        closeDatabase(db);
-        lock.release();
+        try {
+          await checkpointer.close();
+          const failed = closeDatabase(db);
+          if (failed !== null) logger.warn(`the last WAL checkpoint failed (${failed}): the next start applies what the -wal file holds`);
+        } finally {
+          lock.release();
+        }
         logger.info('vigie stopped');
       })();
       return stopping;

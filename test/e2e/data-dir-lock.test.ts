@@ -4,10 +4,11 @@
  * by `kill -9` (or naming a PID now used by another process) does not block a restart, a SIGTERM removes it, and
  * of two servers started at once exactly one serves.
  */
-import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { makeDataDir, runCli, startServer, type TestServer } from '../helpers/server.ts';
+import { canMountTmpfs, fillDisk, tmpfsDataDir, unmountAll } from '../helpers/tmpfs.ts';
 
 const running: TestServer[] = [];
 afterEach(async () => {
@@ -132,3 +133,30 @@ it('serves exactly one of two servers started at once, on a fresh directory and 
     for (const server of running.splice(0)) await server.kill9();
   }
 }, 180_000);
+
+describe.skipIf(!canMountTmpfs())('on a full disk (needs permission to mount a tmpfs)', () => {
+  afterAll(unmountAll);
+
+  it('still takes the lock, which a second server respects, and a SIGTERM removes it', async () => {
+    const dataDir = tmpfsDataDir('8m');
+    const first = await start(dataDir);
+    if (first instanceof Error) throw first;
+    // Killed, as a server on a disk that fills would be: its database's -wal and -shm stay, as SQLite needs them to open.
+    await first.kill9();
+    // The stale lock is removed as a takeover does; the disk is then full before the new lock is written.
+    rmSync(lockOf(dataDir));
+    fillDisk(dataDir);
+
+    // The lock's file is made, but its holder cannot be written into it: it is an empty lock, kept alive by its refresh.
+    const restarted = await start(dataDir);
+    if (restarted instanceof Error) throw restarted;
+    expect(readFileSync(lockOf(dataDir), 'utf8')).toBe('');
+    expect(restarted.logs.join('\n')).toContain('no space left');
+    const second = await start(dataDir);
+    expect(second).toBeInstanceOf(Error);
+    expect((second as Error).message).toContain(lockOf(dataDir));
+    expect((await restarted.request('/healthz')).status).toBe(200);
+    expect(await restarted.stop(), restarted.logs.join('\n')).toBe(0);
+    expect(existsSync(lockOf(dataDir))).toBe(false);
+  }, 120_000);
+});

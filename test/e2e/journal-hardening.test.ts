@@ -2,11 +2,11 @@
  * The journal on unlucky disks (docs/durability.md, "The journal"): a full disk refuses batches without applying
  * them, and a damaged record costs that record only. The full disk is a real one: a 5 MB tmpfs as data directory.
  */
-import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { makeDataDir, startServer, type TestServer } from '../helpers/server.ts';
+import { canMountTmpfs, tmpfsDataDir, unmountAll } from '../helpers/tmpfs.ts';
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -15,13 +15,10 @@ const INDEX = '{:actions {:action :index :params [[:host]]}}';
 const CONFIG = { streams: { 'snapshot-interval': '1h' } };
 
 const servers: TestServer[] = [];
-const mounts: string[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.kill9()));
 });
-afterAll(() => {
-  for (const dir of mounts.splice(0)) execFileSync('umount', [dir]);
-});
+afterAll(unmountAll);
 
 async function start(dataDir: string, streams: Record<string, unknown> = {}): Promise<TestServer> {
   const server = await startServer({ dataDir, config: { streams: { ...CONFIG.streams, ...streams } } });
@@ -46,27 +43,11 @@ async function metric(server: TestServer, name: string): Promise<number> {
   return line === undefined ? Number.NaN : Number(line.split(' ')[1]);
 }
 
-/** Whether this process may mount a tmpfs (root on Linux); the full-disk test needs a real full disk. */
-function canMountTmpfs(): boolean {
-  const probe = makeDataDir();
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', probe], { stdio: 'ignore' });
-    execFileSync('umount', [probe]);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    rmSync(probe, { recursive: true, force: true });
-  }
-}
-
 const segments = (dataDir: string) => readdirSync(join(dataDir, 'journal')).filter((name) => name.endsWith('.log'));
 
 describe.skipIf(!canMountTmpfs())('a full disk (needs permission to mount a tmpfs)', () => {
   it('refuses a batch it cannot write without applying it: the index holds exactly the acknowledged events, after a restart too', async () => {
-    const dataDir = makeDataDir();
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=5m', 'tmpfs', dataDir]);
-    mounts.push(dataDir);
+    const dataDir = tmpfsDataDir('5m');
     const server = await start(dataDir);
     await createIndex(server, 'full');
 
