@@ -1,31 +1,36 @@
 /**
- * The parts the service runs, in start order, and the seams between them: the healthcheck part's stream exporter
- * pushes results through the stream part's ingest gateway (its public seam), bound here once that part exists.
+ * The parts the service runs, in build and start order, and the doors between them (docs/architecture.md):
+ * - the cluster part, only with `cluster:`, first: it hands the healthcheck part its `CheckCluster` and the stream
+ *   part the placement of its streams on partitions, and is stopped last (the lifecycle stops parts in reverse);
+ * - the stream part, before the healthcheck part, whose stream exporter pushes results through its ingest (and is
+ *   flushed into it at stop);
+ * - the healthcheck part, then the dashboard.
+ * A single node never loads the cluster's modules (nor the NATS clients).
  */
-import type { PartFactory } from './server/lifecycle.ts';
+import { createFrontendPart } from './frontend/part.ts';
+import type { ClusterPart } from './cluster/part.ts';
 import { createHealthcheckPart } from './healthcheck/part.ts';
 import type { StreamIngest } from './healthcheck/exporters/stream.ts';
-import type { ClusterNodeHandle } from './cluster/streams.ts';
-import { createFrontendPart } from './frontend/part.ts';
+import type { PartFactory } from './server/lifecycle.ts';
 import { createStreamPart } from './stream/part.ts';
 
 export function createPartFactories(): PartFactory[] {
+  let cluster = null as ClusterPart | null;
   let streamIngest: StreamIngest | null = null;
-  let clusterNode: ClusterNodeHandle | null = null;
   return [
-    createHealthcheckPart({
-      streamIngest: () => streamIngest,
-      onCluster: (node) => {
-        clusterNode = node;
-      },
-    }),
+    async (context) => {
+      if (context.config.cluster === undefined) return null;
+      cluster = (await import('./cluster/part.ts')).createClusterPart(context);
+      return cluster.part;
+    },
     (context) =>
       createStreamPart(context, {
         onIngest: (gateway) => {
           streamIngest = gateway;
         },
-        cluster: () => clusterNode,
+        ...(cluster ? { placement: cluster.placeStreams } : {}),
       }),
+    (context) => createHealthcheckPart({ streamIngest: () => streamIngest, cluster: cluster?.checks ?? null })(context),
     createFrontendPart,
   ];
 }

@@ -15,12 +15,13 @@
 import type { KV } from '@nats-io/kv';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
-import { HealthcheckError } from '../healthcheck/api-input.ts';
 import { type CheckDefinition, checkToJson } from '../healthcheck/kinds/index.ts';
-import type { ApiCheckReplica, HealthcheckService } from '../healthcheck/service.ts';
+import type { CheckHost } from '../healthcheck/cluster-port.ts';
+import type { ApiCheckReplica } from '../healthcheck/service.ts';
 import type { ClusterConnection } from './connection.ts';
 import { NamedBucket } from './named-bucket.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
+import { ClusterUnavailableError } from './errors.ts';
 
 export const CHECKS_BUCKET = 'vigie_checks';
 /** Puts in flight at once during a bulk. */
@@ -42,7 +43,7 @@ export class CheckReplica implements ApiCheckReplica {
   /** The bucket's content as this node knows it: what the API checks must be. */
   private readonly bucket: NamedBucket<Stored>;
   private applying: Promise<unknown> = Promise.resolve();
-  private service: HealthcheckService | null = null;
+  private host: CheckHost | null = null;
 
   constructor(
     kv: KV,
@@ -57,12 +58,12 @@ export class CheckReplica implements ApiCheckReplica {
    * cluster made of single nodes brings its checks along). After each reconnection to NATS the bucket is read
    * again: a watch can miss what changed while the node was cut off.
    */
-  async start(service: HealthcheckService, connection: ClusterConnection): Promise<void> {
-    this.service = service;
+  async start(host: CheckHost, connection: ClusterConnection): Promise<void> {
+    this.host = host;
     // The first snapshot is applied below, after the seeding; later ones (a new watch) when they settle.
     const keys = await this.bucket.start(connection);
     if (keys === 0) {
-      const own = service.apiDefinitions();
+      const own = host.apiDefinitions();
       if (own.length > 0) {
         this.logger.info({ checks: own.length }, `${CHECKS_BUCKET} is empty: seeding it with this node's API checks`);
         await this.replace(own);
@@ -98,18 +99,18 @@ export class CheckReplica implements ApiCheckReplica {
     try {
       await work();
     } catch (error) {
-      throw new HealthcheckError('unavailable', `the cluster's check store (${CHECKS_BUCKET}) cannot be written: ${(error as Error).message}`);
+      throw new ClusterUnavailableError(`the cluster's check store (${CHECKS_BUCKET}) cannot be written: ${(error as Error).message}`);
     }
   }
 
   /** One reconcile at a time, with the bucket's content at the time it starts. */
   private apply(): Promise<unknown> {
-    const service = this.service;
-    if (service === null) return Promise.resolve();
+    const host = this.host;
+    if (host === null) return Promise.resolve();
     this.applying = this.applying.then(async () => {
       try {
         const desired = [...this.bucket.current].map(([name, { kind, definition }]) => ({ name, kind, definition }));
-        const plan = await service.applyReplicated(desired, (name, refusal) => this.bucket.refuse(name, refusal.reason === 'forbidden' ? 'forbidden' : 'invalid', refusal.message));
+        const plan = await host.applyReplicated(desired, (name, refusal) => this.bucket.refuse(name, refusal.reason === 'forbidden' ? 'forbidden' : 'invalid', refusal.message));
         if (plan.started.length + plan.removed.length > 0) {
           this.logger.info({ started: plan.started.length, removed: plan.removed.length, kept: plan.kept.length }, 'API checks changed by the cluster applied');
         }

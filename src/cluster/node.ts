@@ -1,26 +1,20 @@
 /**
- * This node's place in a cluster (docs/cluster.md): loaded only with `cluster:` (src/healthcheck/part.ts imports it
- * dynamically), it connects to NATS, keeps the membership, computes which checks this node owns, mirrors the
- * cluster's API checks, and publishes and consumes results. To the healthcheck part it is three seams: an owner
- * function, a result sink and the API check store.
+ * This node's place in a cluster (docs/cluster.md): loaded only with `cluster:` (by src/cluster/part.ts), it
+ * connects to NATS, keeps the membership, computes which checks this node owns, mirrors the cluster's API checks,
+ * and publishes and consumes results. To the healthcheck part it is its cluster door (src/healthcheck/
+ * cluster-port.ts): an owner function, a result sink and the API check store.
  *
  * It starts in the background: until NATS answers and this node has caught up with the others' results, it owns
  * no check (a node that cannot see the cluster must not run everything) and API changes answer 503; the API keeps
  * serving what SQLite holds.
  */
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { basename } from 'node:path';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { Kvm } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
-import { HealthcheckError } from '../healthcheck/api-input.ts';
-import { streamFilesAt } from '../stream/file-sync.ts';
-import { type CheckDefinition, checkToJson, type KeyedCheck } from '../healthcheck/kinds/index.ts';
-import type { CheckOwner } from '../healthcheck/registry.ts';
+import type { CheckDefinition } from '../healthcheck/kinds/index.ts';
 import type { CheckResult } from '../healthcheck/result-types.ts';
-import type { ApiCheckReplica, HealthcheckService } from '../healthcheck/service.ts';
+import type { CheckCluster, CheckHost } from '../healthcheck/cluster-port.ts';
 import { CHECKS_BUCKET, CheckReplica } from './check-replica.ts';
 import { ClusterConnection, NatsRefusedError } from './connection.ts';
 import { MEMBERS_BUCKET, type MemberInfo, Membership } from './membership.ts';
@@ -29,35 +23,7 @@ import { MessageRefusals } from './refusals.ts';
 import { ownerOf } from './rendezvous.ts';
 import { ensureResultsStream, ResultConsumer, ResultMetrics, ResultPublisher } from './results.ts';
 import type { ClusterSettings } from './settings.ts';
-
-/** The hash nodes compare: their config file's checks and their stream files, by name (docs/cluster.md, "Config
- *  files"). */
-export function configHash(checks: readonly KeyedCheck[], streamFiles: readonly (readonly [name: string, text: string])[] = []): string {
-  const definitions = checks.map(({ def }) => checkToJson(def)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const files = [...streamFiles].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return createHash('sha256').update(JSON.stringify({ definitions, files })).digest('hex').slice(0, 16);
-}
-
-/** The stream files of these directories, by file name, with their text (a missing directory has none). */
-export function streamFileTexts(directories: readonly string[]): [string, string][] {
-  const texts: [string, string][] = [];
-  for (const directory of directories) {
-    let files: string[];
-    try {
-      files = streamFilesAt(directory);
-    } catch {
-      continue;
-    }
-    for (const file of files) {
-      try {
-        texts.push([basename(file), readFileSync(file, 'utf8')]);
-      } catch {
-        // Removed between the listing and the read.
-      }
-    }
-  }
-  return texts;
-}
+import { ClusterUnavailableError } from './errors.ts';
 
 export interface MemberView {
   node: string;
@@ -82,7 +48,7 @@ export interface JoinedCluster {
   readonly refusals: MessageRefusals;
 }
 
-export class ClusterNode implements CheckOwner, ApiCheckReplica {
+export class ClusterNode implements CheckCluster {
   private connection: ClusterConnection | null = null;
   private membership: Membership | null = null;
   private replica: CheckReplica | null = null;
@@ -93,12 +59,11 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
   private readonly results: ResultMetrics;
   private readonly refusals: MessageRefusals;
   private readonly owned: Gauge;
-  private service: HealthcheckService | null = null;
+  private host: CheckHost | null = null;
   /** Results run before NATS answered: published once the publisher exists. */
   private early: CheckResult[] = [];
   private readonly startedAtMs = Date.now();
   private readonly joinedListeners: ((joined: JoinedCluster) => void)[] = [];
-  private readonly leaveHooks: (() => Promise<void>)[] = [];
   private joinedCluster: JoinedCluster | null = null;
   /** The stream partitions' keys (`<stream>/<partition>`), set by the stream side: counted per owner. */
   private partitionKeys: () => readonly string[] = () => [];
@@ -150,7 +115,7 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
   }
 
   private store(): CheckReplica {
-    if (this.replica === null) throw new HealthcheckError('unavailable', 'this node has not joined its cluster yet (NATS unreachable): API checks cannot change now');
+    if (this.replica === null) throw new ClusterUnavailableError('this node has not joined its cluster yet (NATS unreachable): API checks cannot change now');
     return this.replica;
   }
 
@@ -158,8 +123,8 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
    * Joins in the background: connect (retrying for ever), create Vigie's buckets and stream if needed, mirror the
    * API checks, catch up with the results, then announce this node and take its checks.
    */
-  start(service: HealthcheckService): void {
-    this.service = service;
+  serve(host: CheckHost): void {
+    this.host = host;
     void this.join().catch((error: unknown) => {
       if (this.stopped) return;
       if (error instanceof NatsRefusedError) {
@@ -173,7 +138,7 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
   }
 
   private async join(): Promise<void> {
-    const service = this.service as HealthcheckService;
+    const host = this.host as CheckHost;
     const { settings, logger } = this;
     this.connection = await ClusterConnection.open(settings, logger, this.registry);
     if (this.stopped) {
@@ -191,11 +156,11 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
     await ensureResultsStream(jsm, replicas);
 
     this.replica = new CheckReplica(checks, this.refusals, logger);
-    await this.replica.start(service, this.connection);
+    await this.replica.start(host, this.connection);
     this.publisher = new ResultPublisher(js, this.connection, settings.node, settings.maxBufferedResults, this.results, logger);
     for (const result of this.early.splice(0)) this.publisher.offer(result);
     this.publisher.start();
-    this.consumer = new ResultConsumer(js, jsm, settings.node, (result) => service.registry.recordRemote(result), this.results, this.refusals, settings.maxResultAheadMs);
+    this.consumer = new ResultConsumer(js, jsm, settings.node, (result) => host.recordRemote(result), this.results, this.refusals, settings.maxResultAheadMs);
     await this.consumer.start();
 
     const self: MemberInfo = { node: settings.node, configHash: this.configHashValue, version: this.version, startedAtMs: this.startedAtMs };
@@ -219,17 +184,12 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
     this.partitionKeys = keys;
   }
 
-  /** Work to do at stop while this node is still a member and connected (the streams' last checkpoints). */
-  beforeLeave(hook: () => Promise<void>): void {
-    this.leaveHooks.push(hook);
-  }
-
   private reassign(why: string): void {
-    const service = this.service;
-    if (service === null || !this.ready) return;
-    const { started, stopped } = service.registry.reassign();
+    const host = this.host;
+    if (host === null || !this.ready) return;
+    const { started, stopped } = host.reassign();
     let owned = 0;
-    for (const check of service.registry.all()) if (this.owns(check.def.name)) owned++;
+    for (const name of host.checkNames()) if (this.owns(name)) owned++;
     this.owned.set(owned);
     this.logger.info({ members: this.membership?.members(), owned, started, stopped }, `cluster owners computed (${why})`);
   }
@@ -246,11 +206,11 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
     const infos = membership?.infos() ?? [{ node: this.settings.node, configHash: this.configHashValue, version: this.version, startedAtMs: this.startedAtMs }];
     const counts = new Map<string, number>();
     const partitions = new Map<string, number>();
-    const service = this.service;
-    if (membership !== null && service !== null) {
+    const host = this.host;
+    if (membership !== null && host !== null) {
       const ranking = membership.ranking();
-      for (const check of service.registry.all()) {
-        const owner = ownerOf(check.def.name, ranking) as string;
+      for (const name of host.checkNames()) {
+        const owner = ownerOf(name, ranking) as string;
         counts.set(owner, (counts.get(owner) ?? 0) + 1);
       }
       for (const key of this.partitionKeys()) {
@@ -275,9 +235,6 @@ export class ClusterNode implements CheckOwner, ApiCheckReplica {
 
   /** Leaves (the others take this node's checks at once), publishes what waits, disconnects. */
   async stop(): Promise<void> {
-    for (const hook of this.leaveHooks) {
-      await hook().catch((error: unknown) => this.logger.error({ err: error }, `cluster stop: ${(error as Error).message}`));
-    }
     this.stopped = true;
     this.ready = false;
     await this.membership?.stop();

@@ -19,10 +19,12 @@ import type { DiscardPolicy, JetStreamClient, JetStreamManager, RetentionPolicy,
 import { Counter, type Registry } from 'prom-client';
 import type { Event } from '../stream/event.ts';
 import type { IngestOutcome } from '../stream/ingest-gateway.ts';
-import { decodeRecords, encodeRecord, JournalWriteError, type LogEntry } from '../stream/journal.ts';
+import { decodeRecords, encodeRecord, type LogEntry } from '../stream/journal.ts';
 import { eventsFromJsonBody } from '../stream/ingest/json.ts';
 import { eventsOf } from '../stream/journal-records.ts';
-import type { EventIngest } from '../stream/service.ts';
+import type { EventIngest } from '../stream/placement.ts';
+import { streamNotFound } from '../stream/errors.ts';
+import { ClusterUnavailableError } from './errors.ts';
 
 export const EVENTS_STREAM = 'vigie_events';
 export const EVENTS_SUBJECT_PREFIX = 'vigie.events.';
@@ -153,9 +155,9 @@ export class ClusterEventLog implements EventIngest {
       this.onFull(input);
       return 'full';
     }
-    if (this.closed) return Promise.reject(new JournalWriteError('this node is stopping: its event log is closed'));
+    if (this.closed) return Promise.reject(new ClusterUnavailableError('this node is stopping: its event log is closed'));
     const streams = this.resolve(target);
-    if (streams === null) return Promise.reject(new JournalWriteError(`Stream ${target} not found`));
+    if (streams === null) return Promise.reject(streamNotFound(target));
     if (events.length === 0 || streams.length === 0) return Promise.resolve(NO_EVENTS);
     return new Promise<IngestOutcome>((resolve, reject) => {
       const waiter: Waiter = { remaining: 0, failed: false, events: events.length * streams.length, resolve, reject };
@@ -237,7 +239,7 @@ export class ClusterEventLog implements EventIngest {
       },
       (error: unknown) => {
         this.metrics.failures.inc();
-        const failure = new JournalWriteError(`the cluster's event log did not take these events: ${(error as Error).message}`);
+        const failure = new ClusterUnavailableError(`the cluster's event log did not take these events: ${(error as Error).message}`);
         for (const waiter of pending.waiters) {
           if (waiter.failed) continue;
           waiter.failed = true;

@@ -11,11 +11,11 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
-import { StreamError } from '../stream/errors.ts';
 import type { Event } from '../stream/event.ts';
-import type { IndexStats } from '../stream/service.ts';
+import type { IndexStats } from '../stream/placement.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
 import { eventsProblem, streamId } from './stream-log.ts';
+import { ClusterUnavailableError } from './errors.ts';
 
 const SUBJECT_PREFIX = 'vigie.streams.query.';
 const TIMEOUT_MS = 5_000;
@@ -100,14 +100,14 @@ export class StreamQueries {
           data = (await this.nc.request(querySubject(node), payload, { timeout: TIMEOUT_MS })).data;
         } catch (error) {
           this.logger.warn({ node, err: error }, `cluster member ${node} did not answer an index read: ${(error as Error).message}`);
-          throw new StreamError('unavailable', `cluster member ${node}, which runs part of this stream, did not answer (${(error as Error).message}); retry`);
+          throw new ClusterUnavailableError(`cluster member ${node}, which runs part of this stream, did not answer (${(error as Error).message}); retry`);
         }
         const failed = FAILED.decode(data);
-        if (failed.ok) throw new StreamError('unavailable', `cluster member ${node} could not answer: ${failed.value.error}`);
+        if (failed.ok) throw new ClusterUnavailableError(`cluster member ${node} could not answer: ${failed.value.error}`);
         const answer = expected.decode(data);
         if (!answer.ok) {
           this.refusals.refuse('queries', answer.reason, `the answer of ${node} to an index read: ${answer.detail}`, { node });
-          throw new StreamError('unavailable', `cluster member ${node} answered something that is not an index read's answer (${answer.detail}); retry`);
+          throw new ClusterUnavailableError(`cluster member ${node} answered something that is not an index read's answer (${answer.detail}); retry`);
         }
         return answer.value;
       }),

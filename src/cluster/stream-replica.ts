@@ -11,10 +11,10 @@
 import type { KV } from '@nats-io/kv';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
-import { StreamError } from '../stream/errors.ts';
 import type { ClusterConnection } from './connection.ts';
 import { NamedBucket } from './named-bucket.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
+import { ClusterUnavailableError } from './errors.ts';
 
 export const STREAMS_BUCKET = 'vigie_streams';
 
@@ -70,7 +70,7 @@ export class StreamReplica {
     try {
       await work();
     } catch (error) {
-      throw new StreamError('unavailable', `the cluster's stream store (${STREAMS_BUCKET}) cannot be written: ${(error as Error).message}`);
+      throw new ClusterUnavailableError(`the cluster's stream store (${STREAMS_BUCKET}) cannot be written: ${(error as Error).message}`);
     }
   }
 

@@ -1,6 +1,7 @@
 /**
  * The streams of a cluster node (docs/cluster.md, "Streams"), loaded only with `cluster:` (src/stream/part.ts
- * imports it dynamically). To the stream service it is one seam (src/stream/service.ts `StreamClusterSeam`):
+ * builds it, src/parts.ts hands it to the stream part). To the stream service it is its placement
+ * (src/stream/placement.ts), chosen when the part is built:
  * - inputs publish to the cluster's event log (src/cluster/stream-log.ts) instead of pushing into the local engine;
  * - API streams are kept in the KV bucket `vigie_streams` (src/cluster/stream-replica.ts);
  * - this node runs the partitions it owns, each in a `PartitionRunner` (src/cluster/partition-runner.ts): a stream
@@ -15,9 +16,10 @@ import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import type { Event } from '../stream/event.ts';
 import type { IngestOutcome } from '../stream/ingest-gateway.ts';
-import { StreamError } from '../stream/errors.ts';
-import { JournalWriteError } from '../stream/journal.ts';
-import { type EventIngest, type IndexStats, parseQuery, type StreamClusterSeam, type StreamService } from '../stream/service.ts';
+import type { Condition } from '../stream/condition.ts';
+import type { EventIngest, IndexStats, StreamHost, StreamPlacement } from '../stream/placement.ts';
+import { parseQuery } from '../stream/service.ts';
+import type { StreamSettings } from '../stream/settings.ts';
 import { loadNats } from './nats.ts';
 import type { JoinedCluster } from './node.ts';
 import { PartitionRunner, partitionKey, type RunnerContext } from './partition-runner.ts';
@@ -29,6 +31,7 @@ import { CHECKPOINTS_BUCKET, CheckpointStore } from './stream-checkpoints.ts';
 import { ClusterEventLog, ensureEventsStream, EVENTS_STREAM, EVENTS_SUBJECT_PREFIX, EventLogMetrics, type LogTarget, streamId } from './stream-log.ts';
 import { mergeSearches, mergeStats, SEARCH_ANSWER, type SearchAnswer, STATS_ANSWER, type StatsAnswer, StreamQueries } from './stream-queries.ts';
 import { STREAMS_BUCKET, StreamReplica } from './stream-replica.ts';
+import { ClusterUnavailableError } from './errors.ts';
 
 /** How often the partitions this node runs are compared with what it should run (besides every member change). */
 const REASSIGN_EVERY_MS = 1_000;
@@ -45,23 +48,23 @@ interface Joined {
   readonly context: RunnerContext;
 }
 
+/** What the streams use of this node's membership (src/cluster/node.ts). */
 export interface ClusterNodeHandle {
   readonly node: string;
   countPartitions(keys: () => readonly string[]): void;
   onJoined(listener: (joined: JoinedCluster) => void): void;
-  beforeLeave(hook: () => Promise<void>): void;
 }
 
 /** The inputs' seam: the event log once this node has joined, a 503 before. */
 class JoiningIngest implements EventIngest {
   constructor(
     private readonly log: () => ClusterEventLog | null,
-    private readonly service: StreamService,
+    private readonly service: StreamHost,
   ) {}
 
   submit(target: string, events: Event[], input: string): Promise<IngestOutcome> | 'full' {
     const log = this.log();
-    if (log === null) return Promise.reject(new JournalWriteError('this node has not joined its cluster yet (NATS unreachable): its events would have nowhere to go; retry'));
+    if (log === null) return Promise.reject(new ClusterUnavailableError('this node has not joined its cluster yet (NATS unreachable): its events would have nowhere to go; retry'));
     return log.submit(target, events, input);
   }
 
@@ -79,7 +82,7 @@ class JoiningIngest implements EventIngest {
   }
 }
 
-export class ClusterStreams implements StreamClusterSeam {
+export class ClusterStreams implements StreamPlacement {
   readonly ingest: EventIngest;
   private joined: Joined | null = null;
   private readonly runners = new Map<string, PartitionRunner>();
@@ -90,7 +93,7 @@ export class ClusterStreams implements StreamClusterSeam {
 
   constructor(
     private readonly settings: ClusterSettings,
-    private readonly service: StreamService,
+    private readonly service: StreamHost,
     private readonly node: ClusterNodeHandle,
     /** This node's websocket channels: the cluster's channels deliver to them. */
     private readonly pubsub: PubSub,
@@ -102,12 +105,19 @@ export class ClusterStreams implements StreamClusterSeam {
     this.ingest = new JoiningIngest(() => this.joined?.log ?? null, service);
   }
 
-  /** Starts once the node has joined; partitions are taken at the first member list. */
+  /** The partitions' owners keep the state, and the event log is JetStream's: nothing to restore here. */
+  load(): void {}
+
+  /** Starts once the node has joined; partitions are taken at the first member list. The stream part stops before
+   *  the cluster part (src/server/lifecycle.ts): the partitions are checkpointed while this node is still a member,
+   *  so that their next owners start from here. */
   start(): void {
     this.node.onJoined((cluster) => void this.joinUntilDone(cluster));
-    // Before the node leaves: the partitions it runs are checkpointed, so that their next owners start from here.
-    this.node.beforeLeave(() => this.stop());
     this.node.countPartitions(() => this.partitionKeys());
+  }
+
+  reload(next: StreamSettings): void {
+    this.ingest.maxPending = next.maxPendingEvents;
   }
 
   /** Joins; a failure (JetStream electing a leader, a timeout) is logged and the join tried again 2 s later. */
@@ -143,7 +153,7 @@ export class ClusterStreams implements StreamClusterSeam {
       settings.partitions,
       (target) => this.targets(target),
       this.service.maxPendingEvents,
-      (input) => this.service.metrics.rejected.inc({ route: input }),
+      (input) => this.service.countRejected(input),
       this.logMetrics,
     );
     const queries = new StreamQueries(cluster.connection.nc, settings.node, { search: (stream, query, limit) => this.searchLocal(stream, query, limit), stats: () => this.statsLocal() }, cluster.refusals, logger);
@@ -288,20 +298,20 @@ export class ClusterStreams implements StreamClusterSeam {
 
   private replica(): StreamReplica {
     const joined = this.joined;
-    if (joined === null) throw new StreamError('unavailable', 'this node has not joined its cluster yet (NATS unreachable): API streams cannot change now');
+    if (joined === null) throw new ClusterUnavailableError('this node has not joined its cluster yet (NATS unreachable): API streams cannot change now');
     return joined.replica;
   }
 
-  async search(name: string, queryText: string, limit: number): Promise<SearchAnswer> {
+  async search(name: string, _condition: Condition, queryText: string, limit: number): Promise<SearchAnswer> {
     const joined = this.joined;
-    if (joined === null) throw new StreamError('unavailable', 'this node has not joined its cluster yet (NATS unreachable): the index cannot be read now');
+    if (joined === null) throw new ClusterUnavailableError('this node has not joined its cluster yet (NATS unreachable): the index cannot be read now');
     const answers = await joined.queries.ask([...this.ownersOf(name)], { op: 'search', stream: name, query: queryText, limit }, SEARCH_ANSWER);
     return mergeSearches(answers, limit);
   }
 
   async indexStats(): Promise<Map<string, IndexStats>> {
     const joined = this.joined;
-    if (joined === null) throw new StreamError('unavailable', 'this node has not joined its cluster yet (NATS unreachable): the index cannot be read now');
+    if (joined === null) throw new ClusterUnavailableError('this node has not joined its cluster yet (NATS unreachable): the index cannot be read now');
     return mergeStats(await joined.queries.ask(joined.cluster.membership.members(), { op: 'stats' }, STATS_ANSWER));
   }
 

@@ -5,11 +5,9 @@
  * listens; checks start running, exporters connect and discovery sources are first polled at `start`.
  */
 import { Counter } from 'prom-client';
-import type { ClusterNode } from '../cluster/node.ts';
-import type { VigieConfig } from '../config/load.ts';
 import type { PartFactory, PartFactoryContext } from '../server/lifecycle.ts';
-import { packageVersion } from '../server/openapi.ts';
 import type { Part } from '../server/part.ts';
+import type { CheckCluster, CheckHost } from './cluster-port.ts';
 import { commandChecksRefusal } from './command-policy.ts';
 import { HttpDiscovery } from './discovery/http.ts';
 import { DiscoveryMetrics } from './discovery/metrics.ts';
@@ -27,13 +25,8 @@ import { HealthcheckService, parseBulk } from './service.ts';
 export interface HealthcheckSeams {
   /** The stream part's ingest seam for the stream exporter; null until (or unless) that part exists. */
   streamIngest: () => StreamIngest | null;
-  /** Receives this node's cluster membership (cluster mode only), which the stream part runs its partitions on. */
-  onCluster?: (node: ClusterNode) => void;
-}
-
-async function clusterConfigHash(config: VigieConfig): Promise<string> {
-  const { configHash, streamFileTexts } = await import('../cluster/node.ts');
-  return configHash(config.healthchecks.checks, streamFileTexts(config.streams.directories));
+  /** This node's cluster (src/healthcheck/cluster-port.ts); null on a single node. */
+  cluster: CheckCluster | null;
 }
 
 export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
@@ -41,11 +34,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
     const log = logger.child({ part: 'healthchecks' });
     const exporters = new Exporters(metrics.registry, log, seams.streamIngest);
     let service: HealthcheckService | null = null;
-    // Cluster mode is loaded only with `cluster:` (docs/cluster.md): a single node never loads the NATS clients.
-    const cluster = config.cluster
-      ? new (await import('../cluster/node.ts')).ClusterNode(config.cluster, await clusterConfigHash(config), packageVersion(), log.child({ part: 'cluster' }), metrics.registry)
-      : null;
-    if (cluster) seams.onCluster?.(cluster);
+    const cluster = seams.cluster;
     let current = config;
     const calendar = new MaintenanceCalendar();
     const maintenance = new MaintenanceApi(calendar, new MaintenanceStore(db), () => current.healthchecks.maintenanceLimits);
@@ -92,7 +81,6 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
         // Reports and windows are the healthcheck API's writes; reports also reach config-file heartbeat checks.
         await app.register(heartbeatRoutes(running));
         if (!config.http.disableHealthcheckApi) await app.register(maintenanceRoutes(maintenance));
-        if (cluster) await app.register((await import('../cluster/routes.ts')).clusterRoutes(cluster));
         if (!config.http.disableResultApi) {
           await app.register(healthcheckOverviewRoutes(running));
           await app.register(badgeRoutes(running));
@@ -101,23 +89,32 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
       start: async () => {
         await exporters.apply(current.exporters);
         running.start();
-        cluster?.start(running);
+        cluster?.serve(clusterHost(running));
         discovery.start(current.discovery);
       },
       reload: async (next) => {
         await running.reload(next);
         current = next;
         calendar.setConfig(next.healthchecks.maintenance);
-        if (cluster) cluster.setConfigHash(await clusterConfigHash(next));
         await exporters.apply(next.exporters);
         await discovery.reload(next.discovery);
       },
       stop: async () => {
         await discovery.stop();
         await running.stop();
-        await cluster?.stop();
         await exporters.close();
       },
     };
+  };
+}
+
+/** What the cluster may do with this part's checks (src/healthcheck/cluster-port.ts). */
+function clusterHost(service: HealthcheckService): CheckHost {
+  return {
+    recordRemote: (result) => service.registry.recordRemote(result),
+    reassign: () => service.registry.reassign(),
+    checkNames: () => service.registry.names(),
+    apiDefinitions: () => service.apiDefinitions(),
+    applyReplicated: (desired, refused) => service.applyReplicated(desired, refused),
   };
 }

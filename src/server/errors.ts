@@ -4,9 +4,11 @@
  * Each part (healthchecks, streams) throws its own domain errors and registers its routes in scopes
  * (`registerPartScope`) that carry the part's error handler, not-found handler and body shape
  * (`{"message": ...}` for healthchecks as Cabourotte, `{"error": ...}` for streams as Mirabelle). So the server
- * knows no part's URLs, and no stack trace ever reaches a client.
+ * knows no part's URLs, and no stack trace ever reaches a client. An `UnavailableError` (src/common/unavailable.ts:
+ * the cluster cannot serve now) is a 503 in every scope.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import { UnavailableError } from '../common/unavailable.ts';
 
 /** A refusal for an HTTP reason, answered with `statusCode` in the body shape of the scope that handles it. */
 export class HttpError extends Error {
@@ -107,6 +109,7 @@ function installErrorHandler(scope: FastifyInstance, errors: PartErrors): void {
   scope.setErrorHandler((error: FastifyError, request, reply) => {
     const answer =
       errors.fromDomainError(error) ??
+      (error instanceof UnavailableError ? { statusCode: 503, message: error.message } : undefined) ??
       (error.code === 'FST_ERR_VALIDATION' && errors.fromValidationError ? errors.fromValidationError(error, request) : undefined) ??
       describeHttpError(error, request, bodyLimit);
     if (answer.statusCode >= 500) request.log.error({ err: error }, 'request failed');

@@ -1,6 +1,6 @@
 /**
  * Runs the service: config → the data directory's lock → database (migrated) → parts → server listening → parts
- * started; then signals.
+ * started; then signals. Parts are built and started in order, and stopped in reverse (src/parts.ts).
  * SIGHUP re-reads the config and hands it to each part (a failed reload is logged and changes nothing);
  * SIGTERM/SIGINT stop accepting, let in-flight requests finish, flush the parts to SQLite and exit 0; a second
  * one while stopping is ignored, a third forces the exit.
@@ -29,7 +29,8 @@ export interface PartFactoryContext {
  */
 const CHECKPOINT_INTERVAL_MS = 1_000;
 
-export type PartFactory = (context: PartFactoryContext) => Part | Promise<Part>;
+/** Builds a part; null when the config leaves it out (the cluster part without `cluster:`). */
+export type PartFactory = (context: PartFactoryContext) => Part | null | Promise<Part | null>;
 
 export interface RunningService {
   readonly url: string;
@@ -86,7 +87,8 @@ export async function startService(
     stop() {
       stopping ??= (async () => {
         await app.close();
-        for (const part of parts) {
+        // In reverse: a part is stopped before those it uses (the cluster part, built first, stops last).
+        for (const part of [...parts].reverse()) {
           try {
             await part.stop();
           } catch (error) {
@@ -113,7 +115,10 @@ async function startParts(config: VigieConfig, logger: Logger, partFactories: re
   migrateDatabase(db);
   const metrics = createServerMetrics();
   const parts: Part[] = [];
-  for (const factory of partFactories) parts.push(await factory({ config, db, metrics, logger }));
+  for (const factory of partFactories) {
+    const part = await factory({ config, db, metrics, logger });
+    if (part !== null) parts.push(part);
+  }
   const app = await buildServer({ config, metrics, parts, logger });
   const url = await app.listen({ host: config.http.host, port: config.http.port });
   for (const part of parts) await part.start();

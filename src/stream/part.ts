@@ -16,14 +16,16 @@ import { setEventDepthLimit } from './nesting.ts';
 import { StreamRepository } from './repository.ts';
 import { streamOverviewRoutes } from './overview-routes.ts';
 import { streamRoutes } from './routes.ts';
-import { type EventIngest, StreamService } from './service.ts';
-import type { ClusterNodeHandle } from '../cluster/streams.ts';
+import type { EventIngest, StreamHost, StreamPlacement } from './placement.ts';
+import type { PubSub } from './pubsub/channels.ts';
+import { StreamService } from './service.ts';
 
 export interface StreamSeams {
   /** Receives the ingest seam through which other parts push events (src/parts.ts). */
   onIngest?: (ingest: EventIngest) => void;
-  /** This node's cluster membership (src/cluster/node.ts), when the config has `cluster:`. */
-  cluster?: () => ClusterNodeHandle | null;
+  /** Where the streams run when not in this process (a cluster's partitions, src/stream/placement.ts), given the
+   *  service and its websocket channels. */
+  placement?: (host: StreamHost, pubsub: PubSub) => StreamPlacement;
 }
 
 export async function createStreamPart({ config, db, metrics, logger }: PartFactoryContext, seams: StreamSeams = {}): Promise<Part> {
@@ -41,12 +43,8 @@ export async function createStreamPart({ config, db, metrics, logger }: PartFact
     pubsub,
     asyncQueues,
     journalDirectory: join(config.dataDir, 'journal'),
+    ...(seams.placement ? { placement: (host: StreamHost) => (seams.placement as NonNullable<StreamSeams['placement']>)(host, pubsub) } : {}),
   });
-  // Cluster mode is loaded only with `cluster:` (docs/cluster.md): a single node never loads it.
-  const node = seams.cluster?.() ?? null;
-  const cluster =
-    config.cluster && node !== null ? new (await import('../cluster/streams.ts')).ClusterStreams(config.cluster, service, node, pubsub, metrics.registry, log.child({ part: 'cluster-streams' })) : null;
-  if (cluster !== null) service.useCluster(cluster);
   service.load();
   seams.onIngest?.({
     submit: (target, events, input, record) => service.ingest.submit(target, events, input, record),
@@ -82,7 +80,6 @@ export async function createStreamPart({ config, db, metrics, logger }: PartFact
     },
     start: async () => {
       await service.start();
-      cluster?.start();
       if (tcp) {
         const address = await tcp.listen();
         log.info({ riemannTcp: address, tls: tcpSettings?.tls !== undefined }, `Riemann TCP input listening on ${address.host}:${address.port}`);
@@ -103,8 +100,6 @@ export async function createStreamPart({ config, db, metrics, logger }: PartFact
       await tcp?.close();
       // What async queues still hold reaches the outputs before they flush.
       asyncQueues.drain();
-      // Normally done already, before the node left the cluster (src/cluster/node.ts beforeLeave).
-      await cluster?.stop();
       await service.stop();
     },
   };

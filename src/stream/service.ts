@@ -3,8 +3,9 @@
  * lifecycle, over the pieces that do the work:
  * - the catalog (src/stream/catalog.ts): who owns a stream name, API or file, and what the engine runs;
  * - the file sync (src/stream/file-sync.ts): the stream directories, scanned, diffed and watched;
- * - the snapshotter (src/stream/snapshotter.ts): index snapshots in SQLite;
- * - the ingest gateway (src/stream/ingest-gateway.ts): the bounded backlog between the inputs and the engine.
+ * - the placement (src/stream/placement.ts): where events run and indexes live, chosen once when the part is built:
+ *   this process (src/stream/local-placement.ts: the ingest gateway, the journal, checkpoint rounds in SQLite) or
+ *   a cluster's partitions.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
@@ -18,8 +19,6 @@ import { EdnError, type EdnValue, isEdnMap, isKeyword, kw, parseEdn } from './ed
 import { STREAM_NAME, StreamEngine, type StreamInfo } from './engine.ts';
 import { StreamError, streamNotFound } from './errors.ts';
 import type { Event } from './event.ts';
-import { IngestGateway, type IngestOutcome } from './ingest-gateway.ts';
-import { FileJournal, type LogRecord } from './journal.ts';
 import { DropReporter } from './limits.ts';
 import type { NestingLimits } from './nesting.ts';
 import { StreamMetrics } from './metrics.ts';
@@ -27,7 +26,8 @@ import { buildOutputs, type OutputRegistry } from './outputs/index.ts';
 import type { StreamPublisher } from './pubsub/channels.ts';
 import type { StreamRepository } from './repository.ts';
 import type { StreamSettings } from './settings.ts';
-import { StreamSnapshotter } from './snapshotter.ts';
+import { LocalPlacement } from './local-placement.ts';
+import type { EventIngest, PlacementFactory, SearchAnswer, StreamHost, StreamPlacement } from './placement.ts';
 
 export interface StreamSummary {
   name: string;
@@ -44,35 +44,6 @@ export interface StreamSummary {
   errors: number;
 }
 
-/** What the inputs hand their events to: the ingest gateway, or a cluster node's event log publisher. */
-export interface EventIngest {
-  submit(target: string, events: Event[], input: string, record?: LogRecord): Promise<IngestOutcome> | 'full';
-  readonly pending: number;
-  maxPending: number;
-}
-
-export interface IndexStats {
-  size: number;
-  currentTime: number;
-}
-
-/**
- * A cluster node's streams (docs/cluster.md, "Streams"; src/cluster/streams.ts), loaded only with `cluster:`. The
- * engine of this service then holds the streams' definitions only: events go to the cluster's event log, the
- * owners of the partitions run them, and the index reads ask the owners.
- */
-export interface StreamClusterSeam {
-  readonly ingest: EventIngest;
-  /** Written to the cluster's stream store after the local change (an error there undoes it: 503). */
-  putApiStream(name: string, text: string, persist: boolean): Promise<void>;
-  deleteApiStream(name: string): Promise<void>;
-  search(name: string, queryText: string, limit: number): Promise<{ events: Event[]; truncated: boolean }>;
-  /** Index size and current time of each stream, over every partition in the cluster. */
-  indexStats(): Promise<Map<string, IndexStats>>;
-  /** The streams changed here (API, files, a reload): the partitions this node runs follow. */
-  catalogChanged(): void;
-}
-
 export interface StreamServiceOptions {
   settings: StreamSettings;
   repository: StreamRepository;
@@ -82,24 +53,23 @@ export interface StreamServiceOptions {
   pubsub?: StreamPublisher;
   /** `async-queue!` queues; handed to the engine. */
   asyncQueues?: AsyncQueueRunner;
-  /** Where the journal's segments are (`<data-dir>/journal`). */
+  /** Where the journal's segments are (`<data-dir>/journal`), for the local placement. */
   journalDirectory: string;
+  /** Where events run and indexes live: this process unless given (a cluster's partitions, src/parts.ts). */
+  placement?: PlacementFactory;
 }
 
-export class StreamService {
+export class StreamService implements StreamHost {
   readonly metrics: StreamMetrics;
-  readonly gateway: IngestGateway;
+  private readonly placement: StreamPlacement;
   private readonly engine: StreamEngine;
   private readonly catalog: StreamCatalog;
-  private readonly snapshotter: StreamSnapshotter;
-  private readonly journal: FileJournal;
   private readonly logger: Logger;
   private readonly outputs: OutputRegistry;
   private settings: StreamSettings;
   /** This service's `streams.max-edn-depth` and `max-event-depth` (src/stream/nesting.ts): its engine, stream
    *  files and API read EDN with them; a reload changes them in place. */
   readonly nesting: NestingLimits;
-  private cluster: StreamClusterSeam | null = null;
   private readonly engineOptions: ConstructorParameters<typeof StreamEngine>[0] & object;
 
   constructor(options: StreamServiceOptions) {
@@ -129,9 +99,6 @@ export class StreamService {
       },
     };
     this.engine = new StreamEngine(this.engineOptions);
-    this.journal = new FileJournal(options.journalDirectory, options.registry, options.logger, options.settings.journalDamagedSegments);
-    const log = options.settings.journal ? this.journal : null;
-    this.gateway = new IngestGateway(this.engine, options.settings.maxPendingEvents, (input) => metrics.rejected.inc({ route: input }), log);
     this.catalog = new StreamCatalog({
       engine: this.engine,
       repository: options.repository,
@@ -141,11 +108,17 @@ export class StreamService {
       logger: options.logger,
       nesting: this.nesting,
     });
-    this.snapshotter = new StreamSnapshotter(this.engine, options.repository, options.logger, options.registry, {
-      position: () => this.gateway.applied,
-      // Truncated by every committed round even while the journal is off, so nothing covered stays behind.
-      log: this.journal,
-    });
+    this.placement =
+      options.placement?.(this) ??
+      new LocalPlacement({
+        engine: this.engine,
+        repository: options.repository,
+        registry: options.registry,
+        logger: options.logger,
+        settings: options.settings,
+        journalDirectory: options.journalDirectory,
+        rejected: (input) => this.countRejected(input),
+      });
   }
 
   get maxPendingEvents(): number {
@@ -156,14 +129,13 @@ export class StreamService {
     return this.settings.snapshotIntervalMs;
   }
 
-  /** Cluster mode (before `load`): events, API changes and index reads go through the cluster. */
-  useCluster(cluster: StreamClusterSeam): void {
-    this.cluster = cluster;
-  }
-
   /** Where the inputs hand their events. */
   get ingest(): EventIngest {
-    return this.cluster?.ingest ?? this.gateway;
+    return this.placement.ingest;
+  }
+
+  countRejected(input: string): void {
+    this.metrics.rejected.inc({ route: input });
   }
 
   /**
@@ -212,7 +184,7 @@ export class StreamService {
       if (!this.engine.has(name)) this.metrics.forget(name);
       this.logger.info({ stream: name }, `stream ${name} removed by the cluster`);
     }
-    this.cluster?.catalogChanged();
+    this.placement.catalogChanged();
   }
 
   /**
@@ -222,16 +194,7 @@ export class StreamService {
   load(): void {
     this.catalog.loadApiStreams();
     this.catalog.files.sync();
-    // In a cluster the partitions' owners keep the state and the event log is JetStream's (src/cluster/streams.ts).
-    if (this.cluster !== null) return;
-    const position = this.snapshotter.restore();
-    this.gateway.useLog(this.settings.journal ? this.journal : null, position);
-    // Replayed even with the journal now off: those events were acknowledged when it was on.
-    const started = performance.now();
-    const replayed = this.gateway.replay(this.journal.entriesAfter(position));
-    if (replayed > 0) {
-      this.logger.info({ events: replayed, ms: Math.round(performance.now() - started) }, 'journal replayed: the events acknowledged after the last checkpoint went through the streams again');
-    }
+    this.placement.load();
     this.logger.info(
       { streams: this.engine.names().length, api: this.catalog.apiStreamCount, files: this.catalog.files.streams.size },
       'streams loaded',
@@ -240,7 +203,7 @@ export class StreamService {
 
   async start(): Promise<void> {
     await this.catalog.files.watch();
-    if (this.cluster === null) this.snapshotter.start(this.settings.snapshotIntervalMs);
+    this.placement.start();
   }
 
   /** SIGHUP: new settings, and the stream files read again (only changed streams are recompiled). */
@@ -249,19 +212,12 @@ export class StreamService {
     const previous = this.settings;
     this.settings = next;
     Object.assign(this.nesting, next.nesting);
-    this.gateway.maxPending = next.maxPendingEvents;
-    if (this.cluster !== null) this.cluster.ingest.maxPending = next.maxPendingEvents;
-    if (next.journal !== previous.journal) {
-      const log = next.journal ? this.journal : null;
-      this.gateway.useLog(log, this.gateway.applied);
-      this.logger.info(`streams.journal is now ${next.journal ? 'on' : 'off'}`);
-    }
+    this.placement.reload(next, previous);
     // Before the files are read again: a changed stream file may use an output this reload adds.
     if (!isDeepStrictEqual(next.outputs, previous.outputs)) await this.reconfigureOutputs(next);
-    if (next.snapshotIntervalMs !== previous.snapshotIntervalMs && this.cluster === null) this.snapshotter.start(next.snapshotIntervalMs);
     await this.catalog.files.setDirectories(next.directories);
     this.catalog.files.sync();
-    this.cluster?.catalogChanged();
+    this.placement.catalogChanged();
   }
 
   private async reconfigureOutputs(next: StreamSettings): Promise<void> {
@@ -276,13 +232,9 @@ export class StreamService {
   }
 
   async stop(): Promise<void> {
-    this.snapshotter.stop();
     await this.catalog.files.close();
-    // Every batch acknowledged so far is written; the last round then covers them all and drops the journal.
-    await this.journal.close();
-    await this.gateway.idle();
-    if (this.cluster === null) this.snapshotter.write();
-    await this.snapshotter.close();
+    // What was acknowledged reaches the outputs and is kept for a restart (or the partitions' next owners) first.
+    await this.placement.stop();
     await this.outputs.close();
   }
 
@@ -293,10 +245,10 @@ export class StreamService {
   /** Every running stream as the dashboard lists it: where it comes from, its config, index and counters. In a
    *  cluster the index figures are the whole cluster's and the counters this node's. */
   async summaries(): Promise<StreamSummary[]> {
-    const stats = this.cluster === null ? null : await this.cluster.indexStats();
+    const stats = await this.placement.indexStats();
     return this.engine.names().map((name) => {
       const info = this.engine.get(name) as StreamInfo;
-      const index = stats === null ? { size: info.index.size, currentTime: info.index.currentTime } : (stats.get(name) ?? { size: 0, currentTime: 0 });
+      const index = stats.get(name) ?? { size: 0, currentTime: 0 };
       return {
         name,
         source: this.catalog.ownerOf(name),
@@ -318,17 +270,15 @@ export class StreamService {
     const { parsed, persist } = admitApiStream(name, text, this.nesting.ednDepth);
     const previous = this.catalog.apiStreamText(name);
     this.catalog.putApiStream(name, text, parsed, persist);
-    if (this.cluster !== null) {
-      try {
-        await this.cluster.putApiStream(name, text, persist);
-      } catch (error) {
-        // Not in the cluster's store, so not here either: the API answers 503 and the client retries.
-        if (previous !== undefined) this.catalog.putApiStream(name, previous.text, parseEdn(previous.text, this.nesting.ednDepth), previous.persist);
-        else this.catalog.remove(name);
-        throw error;
-      }
-      this.cluster.catalogChanged();
+    try {
+      await this.placement.putApiStream(name, text, persist);
+    } catch (error) {
+      // Not in the cluster's store, so not here either: the API answers 503 and the client retries.
+      if (previous !== undefined) this.catalog.putApiStream(name, previous.text, parseEdn(previous.text, this.nesting.ednDepth), previous.persist);
+      else this.catalog.remove(name);
+      throw error;
     }
+    this.placement.catalogChanged();
     this.logger.info({ stream: name, persist }, `stream ${name} added through the API`);
     const warnings = this.engine.get(name)?.warnings ?? [];
     for (const warning of warnings) this.logger.warn({ stream: name }, `stream ${name}: ${warning}`);
@@ -345,9 +295,9 @@ export class StreamService {
   async removeStream(name: string): Promise<void> {
     if (!this.engine.has(name)) throw streamNotFound(name);
     const api = this.catalog.apiStreamText(name);
-    if (this.cluster !== null && api !== undefined) await this.cluster.deleteApiStream(name);
+    if (api !== undefined) await this.placement.deleteApiStream(name);
     this.catalog.remove(name);
-    this.cluster?.catalogChanged();
+    this.placement.catalogChanged();
     if (!this.engine.has(name)) this.metrics.forget(name);
     this.logger.info({ stream: name }, `stream ${name} removed`);
   }
@@ -358,23 +308,19 @@ export class StreamService {
   }
 
   /** The first `limit` matching entries (streams.search-limit by default, at most streams.max-search-limit). */
-  async searchIndex(name: string, queryText: string, limit = this.settings.searchLimit): Promise<{ events: Event[]; truncated: boolean }> {
+  async searchIndex(name: string, queryText: string, limit = this.settings.searchLimit): Promise<SearchAnswer> {
     if (!Number.isInteger(limit) || limit < 1 || limit > this.settings.maxSearchLimit) {
       throw new StreamError('invalid', `field limit is incorrect: expected an integer from 1 to ${this.settings.maxSearchLimit} (streams.max-search-limit)`);
     }
-    const index = this.engine.index(name);
-    if (index === undefined) throw streamNotFound(name);
+    if (this.engine.index(name) === undefined) throw streamNotFound(name);
+    // Checked here first, so that a bad query is a 400 without asking anyone (a cluster's owners).
     const condition = parseQuery(queryText, this.nesting.ednDepth);
-    // In a cluster the query is checked here first, so that a bad one is a 400 without asking anyone.
-    if (this.cluster !== null) return this.cluster.search(name, queryText, limit);
-    return index.search(condition, limit);
+    return this.placement.search(name, condition, queryText, limit);
   }
 
   async currentTime(name: string): Promise<number> {
-    const index = this.engine.index(name);
-    if (index === undefined) throw streamNotFound(name);
-    if (this.cluster !== null) return (await this.cluster.indexStats()).get(name)?.currentTime ?? 0;
-    return index.currentTime;
+    if (this.engine.index(name) === undefined) throw streamNotFound(name);
+    return (await this.placement.indexStats()).get(name)?.currentTime ?? 0;
   }
 }
 

@@ -145,7 +145,8 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     // The index feed and publish! channels reach subscribers on every node, whichever node runs the partition.
     const feeds = await Promise.all([a, b, c].map((node) => subscribe(node, '/index?stream=hosts')));
     expect((await addStream(a, 'alerts', '{:partition-by [:host] :actions {:action :publish! :params [:alerts]}}')).status).toBe(200);
-    await waitFor(async () => (await streamNames(c)).includes('alerts'), { timeoutMs: 10_000 });
+    // Pushed through b below: every node must know it (the replica reaches each node on its own).
+    await waitFor(async () => (await Promise.all([a, b, c].map(streamNames))).every((names) => names.includes('alerts')), { timeoutMs: 10_000 });
     const alerts = await Promise.all([a, b, c].map((node) => subscribe(node, '/channel/alerts')));
     // Interest travels every 2 s at most.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
@@ -160,7 +161,7 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
 
     // reinject! into another stream: through the event log to that stream's partitions, wherever they run.
     expect((await addStream(a, 'relay', '{:actions {:action :reinject! :params [:hosts]}}')).status).toBe(200);
-    await waitFor(async () => (await streamNames(c)).includes('relay'), { timeoutMs: 10_000 });
+    await waitFor(async () => (await Promise.all([a, b, c].map(streamNames))).every((names) => names.includes('relay')), { timeoutMs: 10_000 });
     const relayed = Array.from({ length: 20 }, (_, i) => ({ host: `relayed-${i}`, service: 'cpu', metric: i, time: 3_000_000 + i }));
     expect((await b.request('/api/v1/stream/relay', json('PUT', { events: relayed }))).status).toBe(200);
     await waitFor(async () => (await search(a, 'hosts', '[:= :service "cpu"]')).events.filter((event) => event.host?.startsWith('relayed-')).length === 20, {

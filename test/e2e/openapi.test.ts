@@ -17,6 +17,7 @@ import { ROOT } from '../../bin/build.mjs';
 import { loadConfig } from '../../src/config/load.ts';
 import { closeDatabase, migrateDatabase, openDatabase } from '../../src/db/client.ts';
 import { createPartFactories } from '../../src/parts.ts';
+import type { Part } from '../../src/server/part.ts';
 import { buildServer } from '../../src/server/app.ts';
 import { METHOD_NOT_ALLOWED } from '../../src/server/errors.ts';
 import { createServerMetrics } from '../../src/server/metrics.ts';
@@ -51,8 +52,11 @@ async function registeredRoutes(configFile: string): Promise<string[]> {
   migrateDatabase(db);
   const metrics = createServerMetrics();
   const logger = pino({ level: 'silent' });
-  const parts = [];
-  for (const factory of createPartFactories()) parts.push(await factory({ config, db, metrics, logger }));
+  const parts: Part[] = [];
+  for (const factory of createPartFactories()) {
+    const part = await factory({ config, db, metrics, logger });
+    if (part !== null) parts.push(part);
+  }
   const routes: string[] = [];
   const onRoute = (route: RouteOptions) => {
     if ((route.config as { methodNotAllowed?: boolean } | undefined)?.methodNotAllowed === METHOD_NOT_ALLOWED.methodNotAllowed) return;
@@ -62,7 +66,7 @@ async function registeredRoutes(configFile: string): Promise<string[]> {
   const app = await buildServer({ config, metrics, parts, logger, onRoute });
   await app.ready();
   await app.close();
-  for (const part of parts) await part.stop();
+  for (const part of parts.reverse()) await part.stop();
   closeDatabase(db);
   return routes;
 }

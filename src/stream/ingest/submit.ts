@@ -5,11 +5,12 @@
  * failed is a `StreamError` (action-failed) naming the stream and the first failure.
  */
 import type { FastifyReply } from 'fastify';
+import { UnavailableError } from '../../common/unavailable.ts';
 import { StreamError } from '../errors.ts';
 import type { Event } from '../event.ts';
 import { describeFailures, type IngestOutcome } from '../ingest-gateway.ts';
 import { JournalWriteError, type LogRecord } from '../journal.ts';
-import type { EventIngest } from '../service.ts';
+import type { EventIngest } from '../placement.ts';
 
 /** Why a batch was not taken: the backlog is full, or the journal could not make it durable (not acknowledged). */
 export interface IngestRefusal {
@@ -31,8 +32,9 @@ export async function submitOrRefuse(
   try {
     outcome = await pending;
   } catch (error) {
-    // Not durable, so not acknowledged: the sender retries, as after a full backlog.
-    if (!(error instanceof JournalWriteError)) throw error;
+    // Not durable (the journal, or the cluster's event log, did not take it), so not acknowledged: the sender
+    // retries, as after a full backlog.
+    if (!(error instanceof JournalWriteError) && !(error instanceof UnavailableError)) throw error;
     return { reason: 'not-durable', message: error.message };
   }
   if (outcome.errorCount > 0) throw new StreamError('action-failed', describeFailures(target, outcome));

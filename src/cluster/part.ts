@@ -1,0 +1,85 @@
+/**
+ * The cluster as a part of its own (docs/cluster.md, docs/architecture.md "Parts"), loaded only with `cluster:`:
+ * src/parts.ts builds it before the parts it serves and the lifecycle stops it after them, so that the streams'
+ * partitions are checkpointed and the last results published while this node is still a member and connected.
+ * It holds this node's membership (src/cluster/node.ts) and hands each part its door: the healthcheck part a
+ * `CheckCluster` (src/healthcheck/cluster-port.ts), the stream part a placement of its streams on partitions
+ * (src/stream/placement.ts). Its route is the member list; a reload tells the others the config's new hash.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import type { VigieConfig } from '../config/load.ts';
+import type { CheckCluster } from '../healthcheck/cluster-port.ts';
+import { checkToJson, type KeyedCheck } from '../healthcheck/kinds/index.ts';
+import type { PartFactoryContext } from '../server/lifecycle.ts';
+import { packageVersion } from '../server/openapi.ts';
+import type { Part } from '../server/part.ts';
+import { streamFilesAt } from '../stream/file-sync.ts';
+import type { StreamHost, StreamPlacement } from '../stream/placement.ts';
+import type { PubSub } from '../stream/pubsub/channels.ts';
+import { ClusterNode } from './node.ts';
+import { clusterRoutes } from './routes.ts';
+import { ClusterStreams } from './streams.ts';
+
+export interface ClusterPart {
+  readonly part: Part;
+  /** The healthcheck part's door. */
+  readonly checks: CheckCluster;
+  /** The stream part's placement, built with the stream service it serves. */
+  placeStreams(host: StreamHost, pubsub: PubSub): StreamPlacement;
+}
+
+export function createClusterPart({ config, metrics, logger }: PartFactoryContext): ClusterPart {
+  if (config.cluster === undefined) throw new Error('the cluster part needs the cluster: section');
+  const settings = config.cluster;
+  const log = logger.child({ part: 'cluster' });
+  const node = new ClusterNode(settings, configHashOf(config), packageVersion(), log, metrics.registry);
+  return {
+    checks: node,
+    placeStreams: (host, pubsub) => new ClusterStreams(settings, host, node, pubsub, metrics.registry, logger.child({ part: 'cluster-streams' })),
+    part: {
+      name: 'cluster',
+      routes: async (app) => {
+        await app.register(clusterRoutes(node));
+      },
+      // The node joins once the healthcheck part serves it its checks (CheckCluster.serve), in the background.
+      start: async () => {},
+      reload: async (next) => node.setConfigHash(configHashOf(next)),
+      stop: () => node.stop(),
+    },
+  };
+}
+
+function configHashOf(config: VigieConfig): string {
+  return configHash(config.healthchecks.checks, streamFileTexts(config.streams.directories));
+}
+
+/** The hash nodes compare: their config file's checks and their stream files, by name (docs/cluster.md, "Config
+ *  files"). */
+function configHash(checks: readonly KeyedCheck[], streamFiles: readonly (readonly [name: string, text: string])[] = []): string {
+  const definitions = checks.map(({ def }) => checkToJson(def)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const files = [...streamFiles].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash('sha256').update(JSON.stringify({ definitions, files })).digest('hex').slice(0, 16);
+}
+
+/** The stream files of these directories, by file name, with their text (a missing directory has none). */
+function streamFileTexts(directories: readonly string[]): [string, string][] {
+  const texts: [string, string][] = [];
+  for (const directory of directories) {
+    let files: string[];
+    try {
+      files = streamFilesAt(directory);
+    } catch {
+      continue;
+    }
+    for (const file of files) {
+      try {
+        texts.push([basename(file), readFileSync(file, 'utf8')]);
+      } catch {
+        // Removed between the listing and the read.
+      }
+    }
+  }
+  return texts;
+}

@@ -1,0 +1,37 @@
+/**
+ * The healthcheck part's door to a cluster (docs/architecture.md, "Ports"): what the part uses of one
+ * (`CheckCluster`: who runs which check, where results go, where API checks are stored) and what it lets the cluster
+ * do (`CheckHost`). Both are written here, in the part's own words, so that healthcheck/ imports nothing from
+ * cluster/: the cluster part (src/cluster/part.ts) implements `CheckCluster` and src/parts.ts hands it over. A
+ * single node has none.
+ */
+import type { CheckDefinition } from './kinds/index.ts';
+import type { HealthcheckError } from './api-input.ts';
+import type { ReconcilePlan } from './reconciler.ts';
+import type { CheckOwner } from './registry.ts';
+import type { CheckResult } from './result-types.ts';
+import type { ApiCheckReplica, ReplicatedCheck } from './service.ts';
+
+/** What the cluster may do with this node's checks. */
+export interface CheckHost {
+  /** A result another node ran: this node's latest result and history for the check. */
+  recordRemote(result: CheckResult): boolean;
+  /** The members changed: the checks this node now owns start, the others stop. */
+  reassign(): { started: number; stopped: number };
+  /** Every check this node knows, from its config file, discovery or the API. */
+  checkNames(): Iterable<string>;
+  /** The API checks, to seed an empty cluster store. */
+  apiDefinitions(): CheckDefinition[];
+  /** The cluster's store changed: the API checks become exactly `desired`; what the API would refuse goes to `refused`. */
+  applyReplicated(desired: readonly ReplicatedCheck[], refused: (name: string, refusal: HealthcheckError) => void): Promise<ReconcilePlan>;
+}
+
+/** What this part uses of its cluster. */
+export interface CheckCluster extends CheckOwner, ApiCheckReplica {
+  /** This node's name, carried by every result it runs. */
+  readonly node: string;
+  /** Where the results of the checks this node ran go, besides its own store. */
+  readonly offer: (result: CheckResult) => void;
+  /** The part started: the cluster joins, runs this node's share of `host`'s checks and mirrors the others'. */
+  serve(host: CheckHost): void;
+}
