@@ -11,7 +11,8 @@ import { messageError, nameParams, operation } from '../server/openapi.ts';
 import { statusBadge, UPTIME_BADGE_WINDOWS, uptimeBadge } from './badges.ts';
 import { healthcheckErrors } from './routes.ts';
 import type { CheckResult } from './result-types.ts';
-import { HealthcheckError, type HealthcheckService } from './service.ts';
+import { HealthcheckError } from './api-input.ts';
+import type { HealthcheckService } from './service.ts';
 
 const CACHE_SECONDS = 60;
 

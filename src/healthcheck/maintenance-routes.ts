@@ -12,7 +12,7 @@ import { json, messageError, nameParams, operation } from '../server/openapi.ts'
 import { CheckValidationError } from './kinds/types.ts';
 import { type MaintenanceCalendar, type MaintenanceLimits, type MaintenanceStore, type MaintenanceWindow, type MaintenanceWindowJson, MaintenanceWindowSchema, parseWindow, windowToJson } from './maintenance.ts';
 import { healthcheckErrors } from './routes.ts';
-import { HealthcheckError } from './service.ts';
+import { HealthcheckError } from './api-input.ts';
 
 /** The API's verbs over the calendar and the store. */
 export class MaintenanceApi {

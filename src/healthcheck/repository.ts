@@ -1,11 +1,12 @@
 /**
- * SQLite storage of the healthcheck part, composed of its three stores: API-created definitions
- * (definition-store.ts), results with their history and aggregates (result-store.ts), and the uptime reads over
- * the aggregates (uptime-reads.ts). What spans them lives here: a bulk replace and a delete change definitions and
- * results in one transaction. Knows nothing of HTTP or of scheduling.
+ * SQLite storage of the healthcheck part, composed of its stores: API-created definitions
+ * (definition-store.ts), results with their history and aggregates (result-store.ts), the history reads
+ * (history-reads.ts) and the uptime reads over the aggregates (uptime-reads.ts). What spans them lives here: a
+ * bulk replace and a delete change definitions and results in one transaction. Knows nothing of HTTP or of scheduling.
  */
 import type { Db } from '../db/client.ts';
 import { DefinitionStore } from './definition-store.ts';
+import { HistoryReads } from './history-reads.ts';
 import { type RepositoryOptions, ResultStore } from './result-store.ts';
 import type { CheckResult, DurationBucket, HistoryEntry, SeriesWindow, StoredCheck, UptimeRatios, UptimeWindow, UptimeWindowName } from './result-types.ts';
 import { UptimeReads } from './uptime-reads.ts';
@@ -16,6 +17,7 @@ export * from './result-types.ts';
 export class HealthcheckRepository {
   readonly definitions: DefinitionStore;
   readonly results: ResultStore;
+  readonly histories: HistoryReads;
   readonly uptimes: UptimeReads;
 
   constructor(
@@ -25,6 +27,7 @@ export class HealthcheckRepository {
     const nowS = options.nowS ?? (() => Math.floor(Date.now() / 1000));
     this.definitions = new DefinitionStore(db, nowS);
     this.results = new ResultStore(db, options);
+    this.histories = new HistoryReads(db, this.results.pending, options.historySize);
     this.uptimes = new UptimeReads(db, this.results.pending, nowS);
   }
 
@@ -108,11 +111,11 @@ export class HealthcheckRepository {
   }
 
   history(name: string, limit: number): HistoryEntry[] {
-    return this.results.history(name, limit);
+    return this.histories.history(name, limit);
   }
 
   recentResults(names: readonly string[], limit: number): Map<string, HistoryEntry[]> {
-    return this.results.recentResults(names, limit);
+    return this.histories.recentResults(names, limit);
   }
 
   // Uptime

@@ -20,7 +20,8 @@ import { addWireSchemas } from '../server/wire-schemas.ts';
 import { BulkBody, Created, History, HistoryQuery, listOf, Message, NameParams, Uptime } from './api-schemas.ts';
 import { CHECK_KINDS, KIND_NAMES } from './kinds/index.ts';
 import { CheckDefinition, CheckResult, HEALTHCHECK_WIRE_TYPES } from './wire.ts';
-import { HealthcheckError, type HealthcheckErrorReason, type HealthcheckService, unknownKind } from './service.ts';
+import { HealthcheckError, type HealthcheckErrorReason, unknownKind } from './api-input.ts';
+import type { HealthcheckService } from './service.ts';
 
 export interface RouteOptions {
   healthcheckApi: boolean;

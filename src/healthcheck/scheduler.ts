@@ -9,6 +9,7 @@
  * never overlap, and a run that ends after its next slot skips to the first slot still in the future (no burst
  * of catch-up runs). A removed job never starts again, not even when it is removed during its initial delay.
  */
+import { DueHeap } from './due-heap.ts';
 
 export interface SchedulerJob {
   readonly intervalMs: number;
@@ -78,7 +79,7 @@ function abortOnTimeout(controller: AbortController): void {
 }
 
 export class Scheduler<J extends SchedulerJob> {
-  private readonly heap: ScheduledJob<J>[] = [];
+  private readonly heap = new DueHeap<ScheduledJob<J>>();
   /** FIFO of due jobs waiting for a run slot; `queueHead` avoids O(n) shifts. */
   private queue: (ScheduledJob<J> | null)[] = [];
   private queueHead = 0;
@@ -150,7 +151,7 @@ export class Scheduler<J extends SchedulerJob> {
     const entry = new ScheduledJob(job, this);
     const now = this.now();
     entry.due = this.onGrid(now + (delayMs !== undefined ? Math.max(0, delayMs) : this.random() * Math.min(job.intervalMs, MAX_INITIAL_DELAY_MS)));
-    this.heapPush(entry);
+    this.heap.push(entry);
     this.arm();
     return entry;
   }
@@ -163,7 +164,7 @@ export class Scheduler<J extends SchedulerJob> {
     const state = entry.state;
     entry.state = State.Removed;
     if (state === State.Scheduled) {
-      this.heapRemove(entry);
+      this.heap.remove(entry);
       this.arm();
     } else if (state === State.Running) {
       return new Promise((resolve) => {
@@ -180,8 +181,7 @@ export class Scheduler<J extends SchedulerJob> {
     this.stopping = true;
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
-    for (const entry of this.heap) entry.state = State.Removed;
-    this.heap.length = 0;
+    for (const entry of this.heap.drain()) entry.state = State.Removed;
     for (let i = this.queueHead; i < this.queue.length; i++) {
       const entry = this.queue[i];
       if (entry) entry.state = State.Removed;
@@ -196,8 +196,8 @@ export class Scheduler<J extends SchedulerJob> {
     this.timerDue = Infinity;
     // Node's timers have ms resolution and may fire a fraction of a ms before a fractional due time.
     const horizon = this.now() + 1;
-    for (let top = this.heap[0]; top !== undefined && top.due <= horizon; top = this.heap[0]) {
-      this.heapPop();
+    for (let top = this.heap.peek(); top !== undefined && top.due <= horizon; top = this.heap.peek()) {
+      this.heap.pop();
       if (this.running < this.cap) this.startRun(top);
       else {
         top.state = State.Queued;
@@ -262,7 +262,7 @@ export class Scheduler<J extends SchedulerJob> {
     if (due <= now) due += (Math.floor((now - due) / interval) + 1) * interval;
     entry.due = due;
     entry.state = State.Scheduled;
-    this.heapPush(entry);
+    this.heap.push(entry);
     this.arm();
   }
 
@@ -284,7 +284,7 @@ export class Scheduler<J extends SchedulerJob> {
   /** Keeps the one timer armed for the earliest due time. */
   private arm(): void {
     if (!this.started || this.stopping) return;
-    const top = this.heap[0];
+    const top = this.heap.peek();
     const due = top === undefined ? Infinity : top.due;
     if (due === this.timerDue) return;
     if (this.timer !== null) clearTimeout(this.timer);
@@ -298,65 +298,5 @@ export class Scheduler<J extends SchedulerJob> {
   private onGrid(time: number): number {
     const tick = this.tickLength;
     return tick > 0 ? Math.ceil(time / tick) * tick : time;
-  }
-
-  // Binary min-heap on `due`, each entry knowing its index so that removal is O(log n).
-
-  private heapPush(entry: ScheduledJob<J>): void {
-    entry.heapIndex = this.heap.length;
-    this.heap.push(entry);
-    this.siftUp(entry.heapIndex);
-  }
-
-  private heapPop(): void {
-    const top = this.heap[0];
-    if (top !== undefined) this.heapRemove(top);
-  }
-
-  private heapRemove(entry: ScheduledJob<J>): void {
-    const index = entry.heapIndex;
-    if (index < 0) return;
-    const last = this.heap.pop() as ScheduledJob<J>;
-    entry.heapIndex = -1;
-    if (last === entry) return;
-    this.heap[index] = last;
-    last.heapIndex = index;
-    this.siftDown(index);
-    this.siftUp(last.heapIndex);
-  }
-
-  private siftUp(index: number): void {
-    const heap = this.heap;
-    const entry = heap[index] as ScheduledJob<J>;
-    while (index > 0) {
-      const parentIndex = (index - 1) >> 1;
-      const parent = heap[parentIndex] as ScheduledJob<J>;
-      if (parent.due <= entry.due) break;
-      heap[index] = parent;
-      parent.heapIndex = index;
-      index = parentIndex;
-    }
-    heap[index] = entry;
-    entry.heapIndex = index;
-  }
-
-  private siftDown(index: number): void {
-    const heap = this.heap;
-    const length = heap.length;
-    const entry = heap[index] as ScheduledJob<J>;
-    for (;;) {
-      const left = 2 * index + 1;
-      if (left >= length) break;
-      const right = left + 1;
-      let child = left;
-      if (right < length && (heap[right] as ScheduledJob<J>).due < (heap[left] as ScheduledJob<J>).due) child = right;
-      const smaller = heap[child] as ScheduledJob<J>;
-      if (smaller.due >= entry.due) break;
-      heap[index] = smaller;
-      smaller.heapIndex = index;
-      index = child;
-    }
-    heap[index] = entry;
-    entry.heapIndex = index;
   }
 }
