@@ -6,7 +6,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { closestName } from '../common/schema-errors.ts';
 
-export type OptionSpec = NonNullable<ParseArgsConfig['options']>[string] & { valueName?: string; help: string };
+type OptionSpec = NonNullable<ParseArgsConfig['options']>[string] & { valueName?: string; help: string };
 
 export interface CommandSpec {
   name: string;

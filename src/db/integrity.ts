@@ -30,7 +30,7 @@ const SET_ASIDE_WITH = new Map<string, readonly string[]>([
 const SET_ASIDE_PREFIX = 'damaged_';
 
 /** The section of docs/durability.md that says how to recover, named by every message about a damaged file. */
-export const RECOVERY_DOC = 'docs/durability.md, "Recovering a damaged database"';
+const RECOVERY_DOC = 'docs/durability.md, "Recovering a damaged database"';
 
 export class DatabaseDamagedError extends Error {
   constructor(

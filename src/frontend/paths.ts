@@ -2,5 +2,4 @@
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../paths.ts';
 
-export const FRONTEND_SOURCE = join(PACKAGE_ROOT, 'src/frontend/app');
 export const FRONTEND_DIST = join(PACKAGE_ROOT, 'dist/frontend');

@@ -13,7 +13,7 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { HttpError } from '../server/errors.ts';
 import { messageError, operation } from '../server/openapi.ts';
 
-export const CONTENT_SECURITY_POLICY = [
+const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",

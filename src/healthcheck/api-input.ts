@@ -45,7 +45,7 @@ export function startFailed(name: string, cause: string): HealthcheckError {
 }
 
 /** Parses one API definition of `kind`; a refusal is worded as the API answers it (`Invalid healthcheck configuration: ...`). */
-export function parseApiCheck(kind: KindName, raw: unknown, labelLimits: LabelLimits, where = ''): CheckDefinition {
+function parseApiCheck(kind: KindName, raw: unknown, labelLimits: LabelLimits, where = ''): CheckDefinition {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new HealthcheckError('invalid', `Invalid healthcheck configuration: ${where}the definition must be a JSON object`);
   }

@@ -14,15 +14,15 @@ import { json, messageError, nameParams, operation } from '../server/openapi.ts'
 import { healthcheckErrors } from './routes.ts';
 import type { HealthcheckService } from './service.ts';
 
-export const MAX_HEARTBEAT_MESSAGE_BYTES = 4096;
+const MAX_HEARTBEAT_MESSAGE_BYTES = 4096;
 /** The most of a report's body held in memory. */
-export const MAX_HEARTBEAT_BODY_BYTES = 64 * 1024;
+const MAX_HEARTBEAT_BODY_BYTES = 64 * 1024;
 const DEFAULT_FAILURE = 'failure reported';
 
 type Report = FastifyRequest<{ Params: { name: string } }>;
 
 /** The body's first 4 KiB as text (a cut UTF-8 sequence at the end is dropped), trimmed. */
-export function failureMessage(body: unknown): string {
+function failureMessage(body: unknown): string {
   if (!Buffer.isBuffer(body) || body.length === 0) return DEFAULT_FAILURE;
   const text = new TextDecoder('utf-8', { fatal: false }).decode(body.subarray(0, MAX_HEARTBEAT_MESSAGE_BYTES)).replace(/\uFFFD$/, '').trim();
   return text === '' ? DEFAULT_FAILURE : text;

@@ -21,7 +21,7 @@ import type { HealthcheckService } from './service.ts';
 import { Durations, HEALTHCHECK_WIRE_TYPES, HealthcheckOverview, RecentResults } from './wire.ts';
 
 /** A page of the list asks for its strips at once; more names than this is a client bug, not a page. */
-export const MAX_RECENT_NAMES = 500;
+const MAX_RECENT_NAMES = 500;
 const WINDOWS: readonly SeriesWindow[] = ['24h', '7d', '30d'];
 
 const recentBody = Type.Object(

@@ -119,8 +119,3 @@ export const Durations = Type.Object({ name: Type.String(), window: Type.String(
 
 /** The wire types to add to fastify (src/server/wire-schemas.ts). */
 export const HEALTHCHECK_WIRE_TYPES = [CheckResult, HistoryEntry, CheckDefinition, CheckOverview, DurationBucket];
-
-export type CheckResultWire = Static<typeof CheckResult>;
-export type HistoryEntryWire = Static<typeof HistoryEntry>;
-export type CheckOverviewWire = Static<typeof CheckOverview>;
-export type DurationBucketWire = Static<typeof DurationBucket>;

@@ -7,7 +7,7 @@ import compress from '@fastify/compress';
 import type { FastifyInstance } from 'fastify';
 
 /** Below this an answer goes out as is: compressing a few hundred bytes saves less than it costs. */
-export const COMPRESSION_THRESHOLD_BYTES = 1024;
+const COMPRESSION_THRESHOLD_BYTES = 1024;
 
 /** Compresses the answers of the routes registered in `scope` after this call, when the client accepts it. */
 export async function compressAnswers(scope: FastifyInstance): Promise<void> {

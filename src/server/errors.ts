@@ -126,7 +126,7 @@ function sendAnswer(reply: FastifyReply, errors: PartErrors, answer: ErrorAnswer
 }
 
 /** HTTP errors and fastify's own (body parsing, limits, content types) as a status and a message naming the problem. */
-export function describeHttpError(error: FastifyError, request: FastifyRequest, bodyLimit: number): ErrorAnswer {
+function describeHttpError(error: FastifyError, request: FastifyRequest, bodyLimit: number): ErrorAnswer {
   if (error instanceof HttpError) return { statusCode: error.statusCode, message: error.message };
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

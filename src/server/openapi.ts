@@ -26,9 +26,9 @@ import type { FastifyInstance, FastifySchema } from 'fastify';
 import { PACKAGE_ROOT } from '../paths.ts';
 
 /** Where the document is served. */
-export const OPENAPI_PATH = '/api/v1/openapi.json';
+const OPENAPI_PATH = '/api/v1/openapi.json';
 
-export type Tag = 'healthchecks' | 'streams' | 'ingest' | 'service';
+type Tag = 'healthchecks' | 'streams' | 'ingest' | 'service';
 
 const TAGS: { name: Tag; description: string }[] = [
   { name: 'healthchecks', description: 'Cabourotte-compatible healthchecks: definitions, results, badges and the dashboard\'s summaries (docs/http-api.md "Healthchecks API")' },
@@ -54,7 +54,7 @@ export interface Answer {
  * A request body that the route reads by hand: it declares no `body` schema, or one that checks only an envelope
  * (`{"events": ...}`), and the documented body replaces it in the document only.
  */
-export type DocumentedBody =
+type DocumentedBody =
   | {
       schema: TSchema;
       /** `application/json` unless said. */
@@ -63,7 +63,7 @@ export type DocumentedBody =
   | { /** A schema per content type. */ content: Record<string, TSchema> };
 
 /** What `operation()` puts under the route schema's `documented` key: never compiled by fastify. */
-export interface RouteDocumentation {
+interface RouteDocumentation {
   body?: DocumentedBody;
   querystring?: TSchema;
   params?: TSchema;
@@ -106,7 +106,7 @@ export function operation({ summary, description, tags, body, querystring, param
 }
 
 /** The error body of the healthcheck part and of the shared routes (Cabourotte's). */
-export const MessageErrorBody = Type.Object({ message: Type.String({ description: 'what went wrong' }) }, { title: 'MessageError' });
+const MessageErrorBody = Type.Object({ message: Type.String({ description: 'what went wrong' }) }, { title: 'MessageError' });
 /** The error body of the stream part (Mirabelle's). */
 export const StreamErrorBody = Type.Object({ error: Type.String({ description: 'what went wrong' }) }, { title: 'StreamError' });
 

@@ -9,7 +9,7 @@ const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO ', 
 /** Fields every record has, shown in the line's head or not at all. */
 const HEAD_FIELDS = new Set(['level', 'time', 'msg', 'hostname', 'pid', 'v']);
 
-export function formatRecord(record: Record<string, unknown>): string {
+function formatRecord(record: Record<string, unknown>): string {
   const time = typeof record.time === 'number' ? new Date(record.time).toISOString().slice(11, 23) : '';
   const level = LEVELS[record.level as number] ?? String(record.level);
   let line = `${time} ${level} ${typeof record.msg === 'string' ? record.msg : ''}`;

@@ -159,7 +159,7 @@ function asConfigError(error: unknown, action: AnyAction, path: string): StreamC
 }
 
 /** Sends to each node in order; a node that throws is reported and the next one still runs. */
-export function isolatedEmit(nodes: readonly Node[], onError: ErrorHandler): Emit {
+function isolatedEmit(nodes: readonly Node[], onError: ErrorHandler): Emit {
   if (nodes.length === 0) return noChildren;
   if (nodes.length === 1) {
     const only = nodes[0] as Node;

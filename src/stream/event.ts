@@ -21,7 +21,7 @@ export interface Event {
  *  nil (Mirabelle passes nil on, e.g. `coll-max` of a list without metrics). */
 export type Emission = Event | Event[] | null;
 
-export const DEFAULT_TTL_SECONDS = 120;
+const DEFAULT_TTL_SECONDS = 120;
 export const NS_PER_SECOND = 1e9;
 
 /** Mirabelle's expiry rule with the unit bug fixed: `ttl` is seconds. */

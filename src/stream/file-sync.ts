@@ -23,7 +23,7 @@ export interface FileStream {
   text: string;
 }
 
-export interface FileProblem {
+interface FileProblem {
   path: string;
   problem: string;
 }

@@ -29,7 +29,7 @@ const FIELD_SEPARATOR = '\u001f';
 
 /** The key of `select-keys(event, labels)`: each present label contributes its name, a type mark and its
  *  value, so `{host "1"}` and `{host 1}` and a missing host are three keys. */
-export function indexKey(event: Event, labels: IndexLabels): string {
+function indexKey(event: Event, labels: IndexLabels): string {
   let key = '';
   for (let i = 0; i < labels.paths.length; i++) {
     const value = getIn(event, labels.paths[i] as Path);

@@ -18,7 +18,7 @@ export interface StoredStream {
   persist: boolean;
 }
 
-export interface IndexSnapshotEntry {
+interface IndexSnapshotEntry {
   key: string;
   event: unknown;
 }

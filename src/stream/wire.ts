@@ -3,7 +3,7 @@
  * `GET /api/v1/overview/streams` serializes with (src/stream/overview-routes.ts) and the dashboard imports as a
  * type (src/frontend/app/api.ts), so this file imports nothing but TypeBox.
  */
-import { type Static, Type } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { ref, wire } from '../common/wire.ts';
 
 export const StreamSummary = wire(
@@ -28,5 +28,3 @@ export const StreamSummaries = Type.Object({ now: Type.Integer({ description: 'U
 
 /** The wire types to add to fastify (src/server/wire-schemas.ts). */
 export const STREAM_WIRE_TYPES = [StreamSummary];
-
-export type StreamSummaryWire = Static<typeof StreamSummary>;

@@ -64,7 +64,7 @@ export function hasNatsServer(): boolean {
 }
 
 /** The documented nats-server config (docs/cluster.md, "Securing NATS"). */
-export const DOCUMENTED_CONFIG = fileURLToPath(new URL('../../docs/examples/nats-server.conf', import.meta.url));
+const DOCUMENTED_CONFIG = fileURLToPath(new URL('../../docs/examples/nats-server.conf', import.meta.url));
 /** Its users, one per node; a test with more nodes than users shares them in turn. */
 const USERS = ['vigie-a', 'vigie-b', 'vigie-c'] as const;
 const passwordVariable = (user: string) => `${user.replace('-', '_').toUpperCase()}_PASSWORD`;

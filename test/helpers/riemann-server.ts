@@ -8,7 +8,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import protobuf from 'protobufjs';
 import { PROTO_DIR } from '../../src/paths.ts';
 
-export interface RiemannEvent {
+interface RiemannEvent {
   time?: number;
   time_micros?: number;
   state?: string;

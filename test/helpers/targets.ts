@@ -25,7 +25,7 @@ import { type CertFiles, createCa, readPem } from './certs.ts';
 
 // ---------------------------------------------------------------------------------------------------- HTTP
 
-export interface RecordedRequest {
+interface RecordedRequest {
   method: string;
   /** Path and query as sent (`/echo?a=1+2&b=2`). */
   url: string;
@@ -40,7 +40,7 @@ export interface RecordedRequest {
 }
 
 /** Answers a recorded request. Not answering at all is allowed (a server that hangs). */
-export type HttpHandler = (request: RecordedRequest, response: ServerResponse) => void;
+type HttpHandler = (request: RecordedRequest, response: ServerResponse) => void;
 
 export interface HttpTargetOptions {
   /** Default `127.0.0.1`; `::1` for IPv6. */
@@ -278,7 +278,7 @@ export async function closedPort(host = '127.0.0.1'): Promise<number> {
 
 // ---------------------------------------------------------------------------------------------------- DNS
 
-export interface DnsRecords {
+interface DnsRecords {
   A?: string[];
   AAAA?: string[];
   CNAME?: string;

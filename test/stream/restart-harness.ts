@@ -5,7 +5,7 @@
  * and the state is loaded into it, as a checkpoint restore does. The same assertions must pass: whatever an
  * action emits after a restart is what it emits when nothing stops it.
  */
-import { compileStream, type CompiledStream } from '../../src/stream/compiler.ts';
+import type { CompiledStream } from '../../src/stream/compiler.ts';
 import type { PushResult, StreamEngine } from '../../src/stream/engine.ts';
 import type { Event } from '../../src/stream/event.ts';
 import { loadUnits, saveUnits } from '../../src/stream/state-units.ts';
@@ -57,5 +57,3 @@ export function restartingStream(compile: () => CompiledStream): (event: Event) 
     if (failures.length > 0) throw failures[0]?.error;
   };
 }
-
-export { compileStream };

@@ -29,7 +29,7 @@ export const WINDOWS: readonly Window[] = ['24h', '7d', '30d'];
 
 export type IndexEvent = Record<string, unknown>;
 
-export class ApiError extends Error {
+class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,

@@ -8,7 +8,7 @@ import { api, type CheckOverview, type HistoryEntry, WINDOWS } from './api.ts';
 import { ago, dateTime, milliseconds, percent } from './format.ts';
 import { usePoll } from './hooks.ts';
 
-export const PAGE_SIZE = 100;
+const PAGE_SIZE = 100;
 const STRIP_LENGTH = 30;
 const POLL_MS = 5000;
 
@@ -26,7 +26,7 @@ interface Filters {
 
 const NO_FILTERS: Filters = { state: 'all', kind: '', source: '', label: '', name: '', node: '' };
 
-export function stateOf(check: CheckOverview): Exclude<StateFilter, 'all'> {
+function stateOf(check: CheckOverview): Exclude<StateFilter, 'all'> {
   return check.result === null ? 'pending' : check.result.success ? 'ok' : 'failing';
 }
 

@@ -18,7 +18,7 @@ import type { DiscoveryStore } from './store.ts';
 /** Upstream's documented minimum; shorter intervals are accepted (as upstream) with a warning. */
 const ADVISED_MIN_INTERVAL_MS = 10_000;
 
-export function discoverySource(name: string): string {
+function discoverySource(name: string): string {
   return `http-discovery-${name}`;
 }
 

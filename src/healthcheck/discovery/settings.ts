@@ -44,8 +44,6 @@ export interface DiscoverySettings {
   http: HttpDiscoverySettings[];
 }
 
-export const NO_DISCOVERY: DiscoverySettings = { http: [] };
-
 /** Upstream's timeout of a discovery request: 5 s. */
 const DEFAULT_DISCOVERY_TIMEOUT = '5s';
 const DEFAULT_DISCOVERY_MAX_BODY = 16 * 1024 * 1024;

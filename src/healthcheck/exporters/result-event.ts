@@ -7,7 +7,7 @@
  */
 import type { CheckResult } from '../result-types.ts';
 
-export const RESULT_TAGS: readonly string[] = ['cabourotte'];
+const RESULT_TAGS: readonly string[] = ['cabourotte'];
 
 /** Fields of Riemann's protobuf `Event` (src/stream/ingest/protos/riemann/proto.proto), as protobufjs takes them. */
 export interface RiemannEventFields {

@@ -132,8 +132,6 @@ export interface ExporterSettings {
   stream: StreamExporterSettings[];
 }
 
-export const NO_EXPORTERS: ExporterSettings = { http: [], riemann: [], stream: [] };
-
 const DEFAULT_QUEUE_SIZE = 10_000;
 const DEFAULT_BATCH_SIZE = 100;
 const DEFAULT_HTTP_RETRIES = 3;

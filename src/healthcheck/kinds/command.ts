@@ -16,12 +16,12 @@ export interface CommandDefinition extends BaseDefinition {
   arguments?: string[];
 }
 
-export const commandSchema = checkSchema({
+const commandSchema = checkSchema({
   command: Type.String(),
   arguments: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Null()])),
 });
 
-export function parseCommand(raw: unknown): CommandDefinition {
+function parseCommand(raw: unknown): CommandDefinition {
   const input = validateShape(commandSchema, raw);
   return withFields(parseBase('command', input), {
     command: executable(nonEmpty('command', input.command)),
@@ -42,7 +42,7 @@ function executable(command: string): string {
   );
 }
 
-export function commandToJson(def: CommandDefinition, source = ''): CheckJson {
+function commandToJson(def: CommandDefinition, source = ''): CheckJson {
   const json = baseToJson(def, source);
   json.command = def.command;
   json.arguments = def.arguments ?? null;
@@ -51,7 +51,7 @@ export function commandToJson(def: CommandDefinition, source = ''): CheckJson {
   return json;
 }
 
-export function commandSummary(def: CommandDefinition): string {
+function commandSummary(def: CommandDefinition): string {
   return def.description === '' ? `command ${def.command}` : `${def.description}, command ${def.command}`;
 }
 
@@ -80,7 +80,7 @@ function boundedCapture(stream: NodeJS.ReadableStream, limit: number): () => str
   return () => Buffer.concat(chunks).toString('utf8');
 }
 
-export function runCommand(def: CommandDefinition, signal: AbortSignal): Promise<void> {
+function runCommand(def: CommandDefinition, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     let stderr = (): string => '';
     let stdoutTail = (): string => '';

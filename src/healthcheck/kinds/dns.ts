@@ -12,8 +12,8 @@ import { baseToJson, checkSchema, describeCheck, errorText, ipField, nonEmpty, p
 import { lookupHostsFile } from './hosts-file.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
 
-export const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS'] as const;
-export type RecordType = (typeof RECORD_TYPES)[number];
+const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS'] as const;
+type RecordType = (typeof RECORD_TYPES)[number];
 
 export interface DnsDefinition extends BaseDefinition {
   kind: 'dns';
@@ -25,14 +25,14 @@ export interface DnsDefinition extends BaseDefinition {
   recordType?: RecordType;
 }
 
-export const dnsSchema = checkSchema({
+const dnsSchema = checkSchema({
   domain: Type.String(),
   'expected-ips': Type.Optional(Type.Array(Type.String())),
   resolver: Type.Optional(Type.String()),
   'record-type': Type.Optional(Type.String()),
 });
 
-export function parseDns(raw: unknown): DnsDefinition {
+function parseDns(raw: unknown): DnsDefinition {
   const input = validateShape(dnsSchema, raw);
   const base = parseBase('dns', input);
   const domain = nonEmpty('domain', input.domain);
@@ -54,7 +54,7 @@ export function parseDns(raw: unknown): DnsDefinition {
 }
 
 /** `1.2.3.4`, `1.2.3.4:53`, `::1`, `[::1]:53` → the form `Resolver.setServers` takes. */
-export function resolverServer(text: string): string {
+function resolverServer(text: string): string {
   const invalid = (): CheckValidationError =>
     new CheckValidationError('resolver', `must be an IP address with an optional port, such as "127.0.0.1:53" or "[::1]:53", got ${JSON.stringify(text)}`);
   let host = text;
@@ -78,7 +78,7 @@ export function resolverServer(text: string): string {
   return host;
 }
 
-export function dnsToJson(def: DnsDefinition, source = ''): CheckJson {
+function dnsToJson(def: DnsDefinition, source = ''): CheckJson {
   const json = baseToJson(def, source);
   json.timeout = formatDuration(def.timeoutNs);
   if (def.expectedIps.length > 0) json['expected-ips'] = def.expectedIps;
@@ -89,7 +89,7 @@ export function dnsToJson(def: DnsDefinition, source = ''): CheckJson {
   return json;
 }
 
-export function dnsSummary(def: DnsDefinition): string {
+function dnsSummary(def: DnsDefinition): string {
   return describeCheck('DNS', def.description, def.domain);
 }
 
@@ -122,7 +122,7 @@ async function lookupAddresses(resolver: Resolver, domain: string): Promise<stri
 }
 
 /** Canonical text of an IP so that `::1` equals `0:0:0:0:0:0:0:1` and `::ffff:10.0.0.1` equals `10.0.0.1`. */
-export function canonicalIp(ip: string): string {
+function canonicalIp(ip: string): string {
   if (isIPv4(ip)) return ip;
   const v6 = new URL(`http://[${ip}]/`).hostname.slice(1, -1);
   const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(v6);
@@ -132,7 +132,7 @@ export function canonicalIp(ip: string): string {
   return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
 }
 
-export async function runDns(def: DnsDefinition, signal: AbortSignal): Promise<void> {
+async function runDns(def: DnsDefinition, signal: AbortSignal): Promise<void> {
   const answer = await resolve(def, signal);
   if (def.expectedIps.length === 0) return;
   const found = new Set(answer.map((ip) => (isIP(ip) === 0 ? ip : canonicalIp(ip))));

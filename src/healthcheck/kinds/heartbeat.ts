@@ -28,7 +28,7 @@ const DEFAULT_GRACE = '1m';
 /** The longest a timer can wait (2^31 - 1 ms): later deadlines are reached in steps. */
 const MAX_TIMER_MS = 2_147_483_647;
 
-export const heartbeatSchema = Type.Object(
+const heartbeatSchema = Type.Object(
   {
     kind: Type.Optional(Type.String()),
     name: Type.String(),
@@ -43,7 +43,7 @@ export const heartbeatSchema = Type.Object(
   { additionalProperties: false },
 );
 
-export function parseHeartbeat(raw: unknown): HeartbeatDefinition {
+function parseHeartbeat(raw: unknown): HeartbeatDefinition {
   const input = validateShape(heartbeatSchema, raw);
   if (input.kind !== undefined && input.kind !== 'heartbeat') {
     throw new CheckValidationError('kind', `must be "heartbeat" for a heartbeat check, got ${JSON.stringify(input.kind)}`);
@@ -65,14 +65,14 @@ export function parseHeartbeat(raw: unknown): HeartbeatDefinition {
   };
 }
 
-export function heartbeatToJson(def: HeartbeatDefinition, source = ''): CheckJson {
+function heartbeatToJson(def: HeartbeatDefinition, source = ''): CheckJson {
   const json = baseToJson(def, source);
   json.grace = formatDuration(def.graceNs);
   json.kind = def.kind;
   return json;
 }
 
-export function heartbeatSummary(def: HeartbeatDefinition): string {
+function heartbeatSummary(def: HeartbeatDefinition): string {
   const what = def.description === '' ? 'Heartbeat healthcheck' : `Heartbeat healthcheck ${def.description}`;
   return `${what} expected every ${formatDuration(def.intervalNs)} (grace ${formatDuration(def.graceNs)})`;
 }
@@ -85,7 +85,7 @@ export function isSilence(message: string): boolean {
 }
 
 /** The failure of a silent check (the message of docs/checks.md). */
-export function silenceMessage(def: HeartbeatDefinition, sinceMs: number): string {
+function silenceMessage(def: HeartbeatDefinition, sinceMs: number): string {
   return `${SILENCE_PREFIX}${new Date(sinceMs).toISOString()} (expected every ${formatDuration(def.intervalNs)}, grace ${formatDuration(def.graceNs)})`;
 }
 

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 
-export const HOSTS_FILE = '/etc/hosts';
+const HOSTS_FILE = '/etc/hosts';
 
 /** The addresses the hosts file gives `name` (case-insensitive, trailing dot ignored), of one family or both;
  *  empty when the name is absent or the file cannot be read. Read on every call: it is small, and edits apply. */

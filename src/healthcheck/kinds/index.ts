@@ -11,9 +11,8 @@ import { type TlsDefinition, tlsKind } from './tls.ts';
 import { checkLabels, DEFAULT_LABEL_LIMITS, type LabelLimits } from './common.ts';
 import type { BaseDefinition, CheckJson, CheckKind, KindName, Prepared } from './types.ts';
 
-export type { CommandDefinition, DnsDefinition, HeartbeatDefinition, HttpDefinition, TcpDefinition, TlsDefinition };
 export { DEFAULT_LABEL_LIMITS, type LabelLimits } from './common.ts';
-export { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type KindName, type Prepared } from './types.ts';
+export { type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type KindName, type Prepared } from './types.ts';
 
 export type CheckDefinition = HttpDefinition | TcpDefinition | DnsDefinition | TlsDefinition | CommandDefinition | HeartbeatDefinition;
 

@@ -30,14 +30,14 @@ export interface TcpDefinition extends BaseDefinition {
   shouldFail: boolean;
 }
 
-export const tcpSchema = checkSchema({
+const tcpSchema = checkSchema({
   target: Type.String(),
   port: Type.Integer(),
   'source-ip': Type.Optional(Type.String()),
   'should-fail': Type.Optional(Type.Boolean()),
 });
 
-export function parseTcp(raw: unknown): TcpDefinition {
+function parseTcp(raw: unknown): TcpDefinition {
   const input = validateShape(tcpSchema, raw);
   return withFields(parseBase('tcp', input), {
     target: hostTarget(input.target, 'port'),
@@ -47,7 +47,7 @@ export function parseTcp(raw: unknown): TcpDefinition {
   });
 }
 
-export function tcpToJson(def: TcpDefinition, source = ''): CheckJson {
+function tcpToJson(def: TcpDefinition, source = ''): CheckJson {
   const json = baseToJson(def, source);
   json.target = def.target;
   json.port = def.port;
@@ -58,7 +58,7 @@ export function tcpToJson(def: TcpDefinition, source = ''): CheckJson {
   return json;
 }
 
-export function tcpSummary(def: TcpDefinition): string {
+function tcpSummary(def: TcpDefinition): string {
   const summary = describeCheck('TCP', def.description, `${def.target}:${def.port}`);
   return def.shouldFail ? `${summary}. This healthcheck has should-fail=true.` : summary;
 }

@@ -42,7 +42,7 @@ export interface TlsDefinition extends BaseDefinition, TlsClientFiles {
   sourceIp?: string;
 }
 
-export const tlsSchema = checkSchema({
+const tlsSchema = checkSchema({
   target: Type.String(),
   port: Type.Integer(),
   'server-name': Type.Optional(Type.String()),
@@ -52,7 +52,7 @@ export const tlsSchema = checkSchema({
   ...tlsClientProperties,
 });
 
-export function parseTls(raw: unknown): TlsDefinition {
+function parseTls(raw: unknown): TlsDefinition {
   const input = validateShape(tlsSchema, raw);
   const base = parseBase('tls', input);
   const expirationDelayNs = input['expiration-delay'] === undefined ? 0 : durationField('expiration-delay', input['expiration-delay']);
@@ -69,7 +69,7 @@ export function parseTls(raw: unknown): TlsDefinition {
   });
 }
 
-export function tlsToJson(def: TlsDefinition, source = ''): CheckJson {
+function tlsToJson(def: TlsDefinition, source = ''): CheckJson {
   const json = baseToJson(def, source);
   json.target = def.target;
   json.port = def.port;
@@ -83,12 +83,12 @@ export function tlsToJson(def: TlsDefinition, source = ''): CheckJson {
   return json;
 }
 
-export function tlsSummary(def: TlsDefinition): string {
+function tlsSummary(def: TlsDefinition): string {
   return describeCheck('TLS', def.description, `${def.target}:${def.port}`);
 }
 
 /** The earliest NotAfter of the chain, walking `issuerCertificate` up to the self-issued root. */
-export function earliestExpiry(leaf: DetailedPeerCertificate): Date {
+function earliestExpiry(leaf: DetailedPeerCertificate): Date {
   let earliest = new Date(leaf.valid_to);
   const seen = new Set<DetailedPeerCertificate>([leaf]);
   let current = leaf.issuerCertificate as DetailedPeerCertificate | undefined;
@@ -149,7 +149,7 @@ function handshake(def: TlsDefinition, tls: TlsMaterial, signal: AbortSignal): P
   });
 }
 
-export async function prepareTls(def: TlsDefinition): Promise<Prepared> {
+async function prepareTls(def: TlsDefinition): Promise<Prepared> {
   const tls = await loadTlsFiles(def);
   let lastExpirySeconds: number | undefined;
   const run = async (signal: AbortSignal): Promise<void> => {

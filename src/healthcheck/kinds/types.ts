@@ -49,7 +49,7 @@ export interface Prepared {
 /** What a pushed check records through: a result now (`failure` undefined is a success). */
 export type RecordResult = (failure: unknown) => void;
 
-export interface PushedChecks {
+interface PushedChecks {
   /** This node owns the check: it watches for silence from the last report (at startup, when added, on takeover). */
   start(record: RecordResult, reports: PushReports): void;
   /** Another node owns it now. */

@@ -14,7 +14,7 @@ function isEvent(emission: Emission): emission is Event {
 }
 
 /** Keeps what matches a condition (grammar: docs/stream-language.md). */
-export const where = defineAction({
+const where = defineAction({
   name: 'where',
   state: 'none',
   doc: {
@@ -32,7 +32,7 @@ export const where = defineAction({
 });
 
 /** Routes each event to the child of the first matching condition. */
-export const split = defineAction({
+const split = defineAction({
   name: 'split',
   state: 'none',
   doc: {
@@ -81,12 +81,12 @@ function metricFilter(actionName: string, keep: (metric: number, threshold: numb
   });
 }
 
-export const over = metricFilter('over', (metric, threshold) => metric > threshold, {
+const over = metricFilter('over', (metric, threshold) => metric > threshold, {
   summary: 'Keeps the events whose metric is strictly above the threshold (events without a numeric metric are dropped).',
   params: '[number]',
   example: '{:action :over :params [1.5] :children [{:action :info}]}',
 });
-export const under = metricFilter('under', (metric, threshold) => metric < threshold, {
+const under = metricFilter('under', (metric, threshold) => metric < threshold, {
   summary: 'Keeps the events whose metric is strictly below the threshold (events without a numeric metric are dropped).',
   params: '[number]',
   example: '{:action :under :params [0] :children [{:action :info}]}',
@@ -107,7 +107,7 @@ function hasTag(event: Event, tag: string): boolean {
   return Array.isArray(tags) && tags.includes(tag);
 }
 
-export const taggedAll = defineAction({
+const taggedAll = defineAction({
   name: 'tagged-all',
   state: 'none',
   doc: {
@@ -122,7 +122,7 @@ export const taggedAll = defineAction({
 });
 
 /** Not in Mirabelle: the `tagged-any` of Riemann. */
-export const taggedAny = defineAction({
+const taggedAny = defineAction({
   name: 'tagged-any',
   state: 'none',
   doc: {
@@ -164,13 +164,13 @@ function expiryFilter(actionName: string, keepExpired: boolean, doc: ActionDoc) 
   });
 }
 
-export const expired = expiryFilter('expired', true, {
+const expired = expiryFilter('expired', true, {
   summary:
     'Keeps the expired events: `:state "expired"`, or older than their `:ttl` (seconds, default 120) relative to the newest `:time` this action has seen.',
   params: '[]',
   example: '{:action :expired :children [{:action :error}]}',
 });
-export const notExpired = expiryFilter('not-expired', false, {
+const notExpired = expiryFilter('not-expired', false, {
   summary: 'Keeps the events that are not expired (the opposite of `:expired`).',
   params: '[]',
   example: '{:action :not-expired :children [{:action :info}]}',
@@ -193,8 +193,8 @@ function stateFilter(state: string) {
   });
 }
 
-export const critical = stateFilter('critical');
-export const warning = stateFilter('warning');
+const critical = stateFilter('critical');
+const warning = stateFilter('warning');
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const filterActions: ActionDefinition<any>[] = [where, split, over, under, taggedAll, taggedAny, expired, notExpired, critical, warning];

@@ -9,7 +9,7 @@ import * as shape from './state-shape.ts';
 import { type ActionDefinition, defineAction } from './types.ts';
 
 /** Writes to the stream's index; its newest time is the stream's `current-time`. */
-export const index = defineAction({
+const index = defineAction({
   name: 'index',
   // The index itself is kept by the index snapshots (src/stream/snapshotter.ts).
   state: 'none',
@@ -34,7 +34,7 @@ export const index = defineAction({
 /** Expires index entries on event time and re-injects them. */
 const reaperShape = shape.record({ lastTick: shape.finite });
 
-export const reaper = defineAction({
+const reaper = defineAction({
   name: 'reaper',
   state: 'kept',
   doc: {

@@ -12,7 +12,7 @@ const noParams = (raw: readonly EdnValue[]): null => {
 };
 
 /** Fan-out to every child. */
-export const sdo = defineAction({
+const sdo = defineAction({
   name: 'sdo',
   state: 'none',
   doc: {
@@ -25,7 +25,7 @@ export const sdo = defineAction({
 });
 
 /** `sdo` outside test mode; drops everything in test mode. */
-export const io = defineAction({
+const io = defineAction({
   name: 'io',
   state: 'none',
   doc: {
@@ -38,7 +38,7 @@ export const io = defineAction({
 });
 
 /** Routes what fails below its first child, as Mirabelle's error event, to its second child. */
-export const exceptionStream = defineAction({
+const exceptionStream = defineAction({
   name: 'exception-stream',
   state: 'none',
   doc: {
@@ -83,7 +83,7 @@ function exceptionEvent(error: unknown, base: Emission): Event {
 }
 
 /** Pushes events into another stream, or this one; no loop protection beyond a depth limit. */
-export const reinject = defineAction({
+const reinject = defineAction({
   name: 'reinject!',
   state: 'none',
   doc: {
@@ -106,7 +106,7 @@ export const reinject = defineAction({
 });
 
 /** Mirabelle's thread-pool hand-off, as a bounded queue of `streams.async-queues` run on later ticks. */
-export const asyncQueue = defineAction({
+const asyncQueue = defineAction({
   name: 'async-queue!',
   state: 'none',
   doc: {
@@ -127,7 +127,7 @@ export const asyncQueue = defineAction({
 });
 
 /** Test-mode recorder that `vigie test` compares; a no-op when serving. */
-export const tap = defineAction({
+const tap = defineAction({
   name: 'tap',
   state: 'none',
   doc: {
@@ -161,12 +161,12 @@ function logAction(level: 'debug' | 'info' | 'error') {
   });
 }
 
-export const debug = logAction('debug');
-export const info = logAction('info');
-export const error = logAction('error');
+const debug = logAction('debug');
+const info = logAction('info');
+const error = logAction('error');
 
 /** Hands emissions to a configured output; an unknown name fails the compilation. */
-export const output = defineAction({
+const output = defineAction({
   name: 'output!',
   state: 'none',
   doc: {
@@ -188,7 +188,7 @@ export const output = defineAction({
 });
 
 /** Publishes to the websocket subscribers of a channel (src/stream/pubsub/). */
-export const publish = defineAction({
+const publish = defineAction({
   name: 'publish!',
   state: 'none',
   doc: {

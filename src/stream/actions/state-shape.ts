@@ -57,8 +57,6 @@ export const boolean = shape<boolean>('a boolean', (value) => typeof value === '
 export const anything = shape<unknown>('anything', () => true);
 /** An event: a map, whatever its fields (actions check the fields they read, as they do for live events). */
 export const event = shape<Event>('an event (a map)', isMap);
-/** A map of anything (the states of a `:by` fork's actions, each then checked by its own shape). */
-export const anyMap = shape<Record<string, unknown>>('a map', isMap);
 
 export function nullable<T>(inner: Shape<T>): Shape<T | null> {
   const what = `${inner.what} or null`;

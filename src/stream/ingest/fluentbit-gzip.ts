@@ -13,7 +13,7 @@ import { createGunzip } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
 import { IngestError } from './errors.ts';
 
-export type GzipRefusal = 'too_large' | 'invalid_gzip' | 'unsupported_encoding';
+type GzipRefusal = 'too_large' | 'invalid_gzip' | 'unsupported_encoding';
 
 export interface GzipBodyOptions {
   /** The largest decompressed body accepted, in bytes (the HTTP body limit). */

@@ -19,7 +19,7 @@ export interface OtlpLimits {
   readonly maxDecompressedBytes: number;
 }
 
-export type OtlpEncoding = 'protobuf' | 'json';
+type OtlpEncoding = 'protobuf' | 'json';
 
 const KINDS = ['unspecified', 'internal', 'server', 'client', 'producer', 'consumer'] as const;
 const KIND_NAMES: Record<string, number> = {
@@ -34,7 +34,7 @@ const STATES = ['unset', 'ok', 'error'] as const;
 const STATUS_NAMES: Record<string, number> = { STATUS_CODE_UNSET: 0, STATUS_CODE_OK: 1, STATUS_CODE_ERROR: 2 };
 
 /** The encoding a Content-Type names (parameters such as charset ignored); throws a 415 for anything else. */
-export function otlpEncodingOf(contentType: string | undefined): OtlpEncoding {
+function otlpEncodingOf(contentType: string | undefined): OtlpEncoding {
   const mediaType = (contentType ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? '';
   if (mediaType === 'application/x-protobuf' || mediaType === 'application/protobuf') return 'protobuf';
   if (mediaType === 'application/json') return 'json';

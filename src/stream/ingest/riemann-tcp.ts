@@ -18,7 +18,7 @@ import { decodeRiemannMsg, encodeRiemannReply, RiemannDecodeError } from './riem
 
 /** Pushes events into a target (a stream name or `default`): false when the backlog is full; throws when the
  *  stream does not exist or its actions failed (the message becomes the error reply). */
-export type RiemannIngest = (target: string, events: Event[]) => Promise<boolean>;
+type RiemannIngest = (target: string, events: Event[]) => Promise<boolean>;
 
 export interface RiemannTcpOptions {
   host: string;
@@ -34,7 +34,7 @@ export interface RiemannTcpOptions {
   logger: Logger;
 }
 
-export const QUERIES_NOT_SUPPORTED = 'queries are not supported';
+const QUERIES_NOT_SUPPORTED = 'queries are not supported';
 
 interface Metrics {
   duration: Histogram;

@@ -153,7 +153,7 @@ export function resolveElasticsearchSettings(entry: ElasticsearchEntry, batching
 }
 
 /** The two NDJSON lines of one event. */
-export function bulkLines(settings: Pick<ElasticsearchSettings, 'defaultIndex' | 'indexDate'>, event: Event): string {
+function bulkLines(settings: Pick<ElasticsearchSettings, 'defaultIndex' | 'indexDate'>, event: Event): string {
   const time = typeof event.time === 'number' ? Math.round(event.time / 1e6) : Date.now();
   const date = new Date(time);
   const explicit = event['elasticsearch/index'];

@@ -17,8 +17,8 @@ import { deliverEach } from './partial.ts';
 import { compileTemplate, inMaintenance, type Template } from './templates.ts';
 import { DeliveryError, type OutputObserver } from './types.ts';
 
-export const DEFAULT_EMAIL_SUBJECT = '{{host}} {{service}} is {{state}}';
-export const DEFAULT_EMAIL_BODY = `{{host}} {{service}} is {{state}}.
+const DEFAULT_EMAIL_SUBJECT = '{{host}} {{service}} is {{state}}';
+const DEFAULT_EMAIL_BODY = `{{host}} {{service}} is {{state}}.
 
 {{description}}
 

@@ -10,7 +10,7 @@ export function createFileOutput(name: string, path: string, batching: BatchSett
   return new BatchingOutput(name, batching, deliver, observer);
 }
 
-export function jsonLines(batch: readonly Event[]): string {
+function jsonLines(batch: readonly Event[]): string {
   let text = '';
   for (let i = 0; i < batch.length; i++) text += `${JSON.stringify(batch[i])}\n`;
   return text;

@@ -14,10 +14,10 @@ import type { OutputSettings } from './schema.ts';
 import { createSlackOutput, createWebhookOutput } from './webhook.ts';
 import { noopObserver, type Output, type OutputObserver } from './types.ts';
 
-export { DeliveryError, type DropReason, type Output, type OutputObserver } from './types.ts';
+export { type DropReason, type Output, type OutputObserver } from './types.ts';
 export { type OutputSettings, resolveOutputs } from './schema.ts';
 
-export const DEFAULT_CLOSE_TIMEOUT_MS = 5_000;
+const DEFAULT_CLOSE_TIMEOUT_MS = 5_000;
 
 /** What a reload changed in `streams.outputs`, by output name. */
 export interface OutputChanges {
@@ -104,7 +104,7 @@ export class OutputRegistry {
   }
 }
 
-export function createOutput(name: string, settings: OutputSettings, observer: OutputObserver = noopObserver): Output {
+function createOutput(name: string, settings: OutputSettings, observer: OutputObserver = noopObserver): Output {
   switch (settings.type) {
     case 'file':
       return createFileOutput(name, settings.path, settings.batching, observer);

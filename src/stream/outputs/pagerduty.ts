@@ -82,7 +82,7 @@ export function resolvePagerDutySettings(entry: PagerDutyEntry, batching: BatchS
 }
 
 /** The event's action, or null when `pagerduty/action` is set to something PagerDuty does not know. */
-export function pagerDutyAction(event: Event): string | null {
+function pagerDutyAction(event: Event): string | null {
   const explicit = event['pagerduty/action'];
   if (explicit !== undefined && explicit !== null) {
     const action = isKeyword(explicit) ? explicit.name : explicit;
@@ -100,7 +100,7 @@ function text(value: unknown): string {
   return typeof value === 'string' ? value : isKeyword(value) ? value.name : JSON.stringify(value);
 }
 
-export function pagerDutyBody(settings: PagerDutySettings, event: Event, action: string): Record<string, unknown> {
+function pagerDutyBody(settings: PagerDutySettings, event: Event, action: string): Record<string, unknown> {
   const state = typeof event.state === 'string' ? event.state : 'critical';
   const severity = state === 'ok' ? 'info' : SEVERITIES.has(state) ? state : 'critical';
   const time = typeof event.time === 'number' ? Math.round(event.time / 1e6) : Date.now();

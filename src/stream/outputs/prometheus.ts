@@ -28,7 +28,7 @@ export function createPrometheusOutput(name: string, target: HttpTarget, batchin
   return new BatchingOutput(name, batching, deliver, observer, (event) => (isWritable(event) ? null : 'unusable'), () => agent.close());
 }
 
-export function isWritable(event: Event): boolean {
+function isWritable(event: Event): boolean {
   return typeof event.metric === 'number' && metricNameOf(event) !== undefined;
 }
 

@@ -41,27 +41,14 @@ const remote = {
   timeout: Type.Optional(Duration),
 };
 
-export const FileOutputSchema = Type.Object({ type: Type.Literal('file'), path: Type.String({ minLength: 1 }), ...batching }, closed);
-export const HttpOutputSchema = Type.Object({ type: Type.Literal('http'), ...remote, ...batching }, closed);
-export const PrometheusOutputSchema = Type.Object({ type: Type.Literal('prometheus'), ...remote, ...batching }, closed);
-export const PagerDutyOutputSchema = Type.Object({ ...PAGERDUTY_FIELDS, ...batching }, closed);
-export const ElasticsearchOutputSchema = Type.Object({ ...ELASTICSEARCH_FIELDS, ...batching }, closed);
-export const WebhookOutputSchema = Type.Object({ ...WEBHOOK_FIELDS, ...batching }, closed);
-export const SlackOutputSchema = Type.Object({ ...SLACK_FIELDS, ...batching }, closed);
-export const EmailOutputSchema = Type.Object({ ...EMAIL_FIELDS, ...batching }, closed);
-
-/** One entry of `streams.outputs`. */
-export const OutputConfigSchema = Type.Union([
-  FileOutputSchema,
-  HttpOutputSchema,
-  PrometheusOutputSchema,
-  PagerDutyOutputSchema,
-  ElasticsearchOutputSchema,
-  WebhookOutputSchema,
-  SlackOutputSchema,
-  EmailOutputSchema,
-]);
-export type OutputConfigEntry = Static<typeof OutputConfigSchema>;
+const FileOutputSchema = Type.Object({ type: Type.Literal('file'), path: Type.String({ minLength: 1 }), ...batching }, closed);
+const HttpOutputSchema = Type.Object({ type: Type.Literal('http'), ...remote, ...batching }, closed);
+const PrometheusOutputSchema = Type.Object({ type: Type.Literal('prometheus'), ...remote, ...batching }, closed);
+const PagerDutyOutputSchema = Type.Object({ ...PAGERDUTY_FIELDS, ...batching }, closed);
+const ElasticsearchOutputSchema = Type.Object({ ...ELASTICSEARCH_FIELDS, ...batching }, closed);
+const WebhookOutputSchema = Type.Object({ ...WEBHOOK_FIELDS, ...batching }, closed);
+const SlackOutputSchema = Type.Object({ ...SLACK_FIELDS, ...batching }, closed);
+const EmailOutputSchema = Type.Object({ ...EMAIL_FIELDS, ...batching }, closed);
 
 const SCHEMAS = {
   file: FileOutputSchema,
@@ -73,15 +60,17 @@ const SCHEMAS = {
   slack: SlackOutputSchema,
   email: EmailOutputSchema,
 } as const;
+/** One entry of `streams.outputs`. */
+type OutputConfigEntry = Static<(typeof SCHEMAS)[keyof typeof SCHEMAS]>;
 
-export const DEFAULT_BATCHING = {
+const DEFAULT_BATCHING = {
   queueSize: 10_000,
   batchSize: 1_000,
   flushIntervalMs: 1_000,
   retries: 3,
   retryBackoffMs: 200,
 } as const satisfies BatchSettings;
-export const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_TIMEOUT_MS = 10_000;
 
 export type OutputSettings =
   | { readonly type: 'file'; readonly path: string; readonly batching: BatchSettings }

@@ -22,9 +22,9 @@ import { deliverEach } from './partial.ts';
 import { compileTemplate, hasControlCharacters, inMaintenance, type Template } from './templates.ts';
 import type { OutputObserver } from './types.ts';
 
-export const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-export type WebhookMethod = (typeof WEBHOOK_METHODS)[number];
-export const DEFAULT_SLACK_TEXT = '{{host}} {{service}} is {{state}}: {{description}}';
+const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+type WebhookMethod = (typeof WEBHOOK_METHODS)[number];
+const DEFAULT_SLACK_TEXT = '{{host}} {{service}} is {{state}}: {{description}}';
 
 /** The kinds' own keys of `streams.outputs.<name>` (the batching keys are added by schema.ts). */
 export const WEBHOOK_FIELDS = {

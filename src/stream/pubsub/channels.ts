@@ -25,7 +25,7 @@ export interface Subscriber {
   readonly socket: SubscriberSocket;
 }
 
-export type PubSubDropReason = 'slow_subscriber';
+type PubSubDropReason = 'slow_subscriber';
 
 export interface PubSubObserver {
   sent(count: number): void;

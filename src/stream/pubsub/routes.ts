@@ -20,9 +20,9 @@ import { parseEdn } from '../edn.ts';
 import { DEFAULT_INDEX_CHANNEL, indexChannel, type PubSub, PubSub as PubSubChannels, type PubSubObserver } from './channels.ts';
 
 /** RFC 6455 1008: the message (here, the query) violates the endpoint's policy. */
-export const INVALID_QUERY_CLOSE_CODE = 1008;
+const INVALID_QUERY_CLOSE_CODE = 1008;
 /** RFC 6455 1013: try again later (here, too many open websockets). */
-export const TOO_MANY_CONNECTIONS_CLOSE_CODE = 1013;
+const TOO_MANY_CONNECTIONS_CLOSE_CODE = 1013;
 /** A close reason must fit in 123 bytes. */
 const MAX_CLOSE_REASON_BYTES = 123;
 /** Subscribers send nothing; a small cap keeps a client from making the server buffer large frames. */
@@ -160,7 +160,7 @@ function parseQuery(query: FeedQuery['query'], maxEdnDepth: number | undefined):
 }
 
 /** Cuts the reason to what a close frame holds, on a character boundary. */
-export function closeReason(text: string): string {
+function closeReason(text: string): string {
   if (Buffer.byteLength(text) <= MAX_CLOSE_REASON_BYTES) return text;
   let cut = text.slice(0, MAX_CLOSE_REASON_BYTES - 3);
   while (Buffer.byteLength(cut) > MAX_CLOSE_REASON_BYTES - 3) cut = cut.slice(0, -1);

@@ -3,7 +3,7 @@ import { type CheckDefinition, parseCheck, prepareCheck } from '../../../src/hea
 import type { KindName } from '../../../src/healthcheck/kinds/types.ts';
 
 /** `success`, or the failure message (what a result's `message` holds). */
-export async function runOnce(def: CheckDefinition): Promise<string> {
+async function runOnce(def: CheckDefinition): Promise<string> {
   const prepared = await prepareCheck(def);
   try {
     await prepared.run(AbortSignal.timeout(def.timeoutNs / 1e6));
