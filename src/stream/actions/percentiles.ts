@@ -13,7 +13,6 @@ import { PercentileHistogram } from './percentile-histogram.ts';
 import * as shape from './state-shape.ts';
 import { defineAction, ParamError } from './types.ts';
 
-
 const QUANTILE_PATH: Path = ['attributes', 'quantile'];
 
 interface PercentilesParams extends WindowParams {

@@ -9,7 +9,6 @@ import { arity, boolean, number } from './params.ts';
 import * as shape from './state-shape.ts';
 import { type ActionDoc, defineAction, ParamError } from './types.ts';
 
-
 const derivativeShape = shape.record({ primed: shape.boolean, previousMetric: shape.finite, previousTime: shape.finite });
 
 function derivative(actionName: string, positiveByDefault: boolean, doc: ActionDoc) {

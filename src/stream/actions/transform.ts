@@ -191,7 +191,6 @@ export const untag = transformAction(
   tags: existingTags(event).filter((existing) => !tags.includes(existing as string)) as string[],
 }));
 
-
 export const extract = defineAction({
   name: 'extract',
   state: 'none',
