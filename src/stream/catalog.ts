@@ -13,7 +13,8 @@ import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { StreamConfigError } from './compiler.ts';
 import { type EdnValue, printEdn } from './edn.ts';
-import { type OutputSink, StreamEngine } from './engine.ts';
+import { StreamEngine } from './engine.ts';
+import type { OutputSink } from './engine-options.ts';
 import { StreamError } from './errors.ts';
 import {
   type FileChanges,

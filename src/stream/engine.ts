@@ -24,57 +24,13 @@ import type { ErrorHandler, StreamServices } from './actions/types.ts';
 import type { AsyncQueueRunner } from './async-queues.ts';
 import { type CompiledStream, compileStream, StreamConfigError, type StateUnit } from './compiler.ts';
 import { type EdnMap, EdnError, ednEquals, type EdnValue, parseEdn, printEdn } from './edn.ts';
+import { noOutputs, noQueues, type OutputSink, silentLogger, type StreamEngineOptions, type StreamLogger, type StreamObserver } from './engine-options.ts';
 import type { Emission, Event } from './event.ts';
 import { IndexStore } from './index-store.ts';
-import { DEFAULT_STREAM_LIMITS, type DropReason, type StreamLimits } from './limits.ts';
+import { DEFAULT_STREAM_LIMITS, type StreamLimits } from './limits.ts';
 import { DEFAULT_MAX_EDN_DEPTH } from './nesting.ts';
 import type { StreamPublisher } from './pubsub/channels.ts';
 import { loadUnits, type SavedUnit, saveUnits, type UnitFailure } from './state-units.ts';
-
-/** Where `output!` sends events; the service builds it from `streams.outputs`. */
-export interface OutputSink {
-  has(name: string): boolean;
-  send(name: string, emission: Emission): void;
-}
-
-/** Metric hooks (the service wires them to prom-client). */
-export interface StreamObserver {
-  /** After a stream processed a batch pushed to it: its size and the time it took. */
-  pushed?(stream: string, events: number, seconds: number): void;
-  /** Every error an action raised; `handled` when an `exception-stream` caught it. */
-  error?(stream: string, error: unknown, handled: boolean): void;
-  /** An event dropped at a cardinality cap (src/stream/limits.ts). */
-  dropped?(stream: string, reason: DropReason): void;
-}
-
-/** The subset of pino's API the engine uses. */
-export interface StreamLogger {
-  debug(object: object, message: string): void;
-  info(object: object, message: string): void;
-  error(object: object, message: string): void;
-}
-
-export interface StreamEngineOptions {
-  testMode?: boolean;
-  outputs?: OutputSink;
-  /** Websocket channels for `publish!` and the index feeds (none: `publish!` drops). */
-  pubsub?: StreamPublisher;
-  /** The queues of `async-queue!` (none: every queue name is unknown outside test mode). */
-  asyncQueues?: AsyncQueueRunner;
-  observer?: StreamObserver;
-  logger?: StreamLogger;
-  /** Cardinality caps of every stream; DEFAULT_STREAM_LIMITS when absent. */
-  limits?: StreamLimits;
-  /** How deep a stream config given as text may nest (`streams.max-edn-depth`), read at each `add`: the owner
-   *  may change it at reload. DEFAULT_MAX_EDN_DEPTH when absent. */
-  nesting?: { readonly ednDepth: number };
-  /**
-   * Where `reinject!` and `:reaper` send events meant for another stream than the one they run in. Absent: into
-   * that stream in this engine. A cluster partition's engine holds one stream and forwards the rest to the
-   * cluster's event log (docs/cluster.md, "Streams").
-   */
-  forward?: (destination: string, event: Event) => void;
-}
 
 export interface StreamFailure {
   stream: string;
@@ -123,17 +79,6 @@ interface StreamEntry extends StreamInfo {
   readonly compiled: CompiledStream;
   activity: number;
 }
-
-const silentLogger: StreamLogger = { debug: () => {}, info: () => {}, error: () => {} };
-const noOutputs: OutputSink = {
-  has: () => false,
-  send: () => {},
-};
-const noQueues: AsyncQueueRunner = {
-  has: () => false,
-  enqueue: () => {},
-  drain: () => {},
-};
 
 interface PushErrors {
   errors: StreamFailure[];

@@ -21,6 +21,11 @@ export interface Event {
  *  nil (Mirabelle passes nil on, e.g. `coll-max` of a list without metrics). */
 export type Emission = Event | Event[] | null;
 
+/** One event rather than a list or nil: what the actions that take single events keep. */
+export function isEvent(emission: Emission): emission is Event {
+  return emission !== null && !Array.isArray(emission);
+}
+
 const DEFAULT_TTL_SECONDS = 120;
 export const NS_PER_SECOND = 1e9;
 

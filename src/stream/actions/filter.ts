@@ -4,14 +4,10 @@
  */
 import type { Condition } from '../condition.ts';
 import type { EdnValue } from '../edn.ts';
-import { type Emission, type Event, isExpired } from '../event.ts';
+import { type Emission, type Event, isEvent, isExpired } from '../event.ts';
 import { arity, condition, describe, number } from './params.ts';
 import * as shape from './state-shape.ts';
 import { type ActionDefinition, type ActionDoc, defineAction, ParamError } from './types.ts';
-
-function isEvent(emission: Emission): emission is Event {
-  return emission !== null && !Array.isArray(emission);
-}
 
 /** Keeps what matches a condition (grammar: docs/stream-language.md). */
 const where = defineAction({
