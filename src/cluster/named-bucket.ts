@@ -17,7 +17,7 @@ import type { MessageRefusals, RefusalReason, RefusalSource, WireSchema } from '
 
 const SETTLE_MS = 100;
 
-export function nameKey(name: string): string {
+function nameKey(name: string): string {
   return Buffer.from(name, 'utf8').toString('base64url');
 }
 

@@ -23,7 +23,7 @@ import type { CheckResult } from '../healthcheck/result-types.ts';
 import type { ClusterConnection } from './connection.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
 
-export const RESULTS_STREAM = 'vigie_results';
+const RESULTS_STREAM = 'vigie_results';
 const SUBJECT_PREFIX = 'vigie.results.';
 const BATCH = 500;
 const FLUSH_MS = 50;

@@ -72,10 +72,10 @@ export type NatsAuth =
   | { kind: 'creds'; creds: Buffer }
   | { kind: 'nkey'; seed: Buffer };
 
-export const DEFAULT_MEMBER_TTL = '10s';
-export const DEFAULT_MAX_BUFFERED_RESULTS = 100_000;
-export const DEFAULT_MAX_RESULT_AHEAD = '5m';
-export const DEFAULT_EVENT_LOG_MAX_BYTES = 4 * 1024 ** 3;
+const DEFAULT_MEMBER_TTL = '10s';
+const DEFAULT_MAX_BUFFERED_RESULTS = 100_000;
+const DEFAULT_MAX_RESULT_AHEAD = '5m';
+const DEFAULT_EVENT_LOG_MAX_BYTES = 4 * 1024 ** 3;
 
 /** Node names go into NATS keys and metric labels: letters, digits, `.`, `_` and `-`. */
 const NODE_NAME = /^[A-Za-z0-9._-]+$/;

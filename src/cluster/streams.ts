@@ -14,11 +14,9 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
-import type { Event } from '../stream/event.ts';
-import type { IngestOutcome } from '../stream/ingest-gateway.ts';
 import type { Condition } from '../stream/condition.ts';
 import type { EventIngest, IndexStats, StreamHost, StreamPlacement } from '../stream/placement.ts';
-import { parseQuery } from '../stream/service.ts';
+import { parseQuery } from '../stream/api-admission.ts';
 import type { StreamSettings } from '../stream/settings.ts';
 import { loadNats } from './nats.ts';
 import type { JoinedCluster } from './node.ts';
@@ -27,6 +25,7 @@ import { ownerOf } from './rendezvous.ts';
 import type { ClusterSettings } from './settings.ts';
 import type { PubSub } from '../stream/pubsub/channels.ts';
 import { ClusterChannels } from './stream-channels.ts';
+import { JoiningIngest } from './joining-ingest.ts';
 import { CHECKPOINTS_BUCKET, CheckpointStore } from './stream-checkpoints.ts';
 import { ClusterEventLog, ensureEventsStream, EVENTS_STREAM, EVENTS_SUBJECT_PREFIX, EventLogMetrics, type LogTarget, streamId } from './stream-log.ts';
 import { mergeSearches, mergeStats, SEARCH_ANSWER, type SearchAnswer, STATS_ANSWER, type StatsAnswer, StreamQueries } from './stream-queries.ts';
@@ -53,33 +52,6 @@ export interface ClusterNodeHandle {
   readonly node: string;
   countPartitions(keys: () => readonly string[]): void;
   onJoined(listener: (joined: JoinedCluster) => void): void;
-}
-
-/** The inputs' seam: the event log once this node has joined, a 503 before. */
-class JoiningIngest implements EventIngest {
-  constructor(
-    private readonly log: () => ClusterEventLog | null,
-    private readonly service: StreamHost,
-  ) {}
-
-  submit(target: string, events: Event[], input: string): Promise<IngestOutcome> | 'full' {
-    const log = this.log();
-    if (log === null) return Promise.reject(new ClusterUnavailableError('this node has not joined its cluster yet (NATS unreachable): its events would have nowhere to go; retry'));
-    return log.submit(target, events, input);
-  }
-
-  get pending(): number {
-    return this.log()?.pending ?? 0;
-  }
-
-  get maxPending(): number {
-    return this.service.maxPendingEvents;
-  }
-
-  set maxPending(value: number) {
-    const log = this.log();
-    if (log !== null) log.maxPending = value;
-  }
 }
 
 export class ClusterStreams implements StreamPlacement {

@@ -3,10 +3,10 @@
  * /api/v1/cluster/members` lists it (src/cluster/routes.ts) and the dashboard's Cluster view reads it
  * (src/frontend/app/api.ts, as a type), so this file imports nothing but TypeBox.
  */
-import { type Static, Type } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { ref, wire } from '../common/wire.ts';
 
-export const ClusterMember = wire(
+const ClusterMember = wire(
   'ClusterMember',
   Type.Object(
     {
@@ -26,6 +26,3 @@ export const ClusterMembers = Type.Object({ node: Type.String(), joined: Type.Bo
 
 /** The wire types to add to fastify (src/server/wire-schemas.ts). */
 export const CLUSTER_WIRE_TYPES = [ClusterMember];
-
-export type ClusterMemberWire = Static<typeof ClusterMember>;
-export type ClusterMembersWire = Static<typeof ClusterMembers>;

@@ -10,7 +10,8 @@ import type { HealthcheckError } from './api-input.ts';
 import type { ReconcilePlan } from './reconciler.ts';
 import type { CheckOwner } from './registry.ts';
 import type { CheckResult } from './result-types.ts';
-import type { ApiCheckReplica, ReplicatedCheck } from './service.ts';
+import type { ReplicatedCheck } from './replicated-checks.ts';
+import type { ApiCheckReplica } from './service.ts';
 
 /** What the cluster may do with this node's checks. */
 export interface CheckHost {

@@ -20,7 +20,8 @@ import { MaintenanceCalendar, MaintenanceStore } from './maintenance.ts';
 import { MaintenanceApi, maintenanceRoutes } from './maintenance-routes.ts';
 import { healthcheckOverviewRoutes } from './overview-routes.ts';
 import { healthcheckRoutes } from './routes.ts';
-import { HealthcheckService, parseBulk } from './service.ts';
+import { parseBulk } from './api-input.ts';
+import { HealthcheckService } from './service.ts';
 
 export interface HealthcheckSeams {
   /** The stream part's ingest seam for the stream exporter; null until (or unless) that part exists. */

@@ -37,7 +37,7 @@ export interface SchedulerOptions<J extends SchedulerJob> {
 }
 
 /** The first run waits at most this long, so that a check with a 1 h interval does not stay silent for an hour. */
-export const MAX_INITIAL_DELAY_MS = 30_000;
+const MAX_INITIAL_DELAY_MS = 30_000;
 
 /** Idle controllers kept for reuse: enough for the runs a tick starts, bounded whatever the cap on runs. */
 const MAX_IDLE_CONTROLLERS = 1024;

@@ -26,9 +26,6 @@ import { HealthcheckRepository } from './repository.ts';
 import type { CheckResult, DurationBucket, HistoryEntry, SeriesWindow, StoredCheck, UptimeWindow, UptimeWindowName } from './result-types.ts';
 import type { HealthcheckConfig } from './settings.ts';
 
-/** part.ts parses discovery payloads as bulks; it takes this from here until it imports api-input.ts itself. */
-export { parseBulk } from './api-input.ts';
-
 export type CreateOutcome = { oneOff: false } | ({ oneOff: true } & OneOffOutcome);
 
 export interface ServiceOptions {

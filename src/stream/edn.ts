@@ -141,7 +141,7 @@ function printString(value: string): string {
 
 /** Numbers: integral values print as integers (a JS number does not remember `1.0`), others like Java
  *  doubles (`0.5`, `1.0E-7`, `1.0E21`). */
-export function printNumber(value: number): string {
+function printNumber(value: number): string {
   if (Number.isNaN(value)) return '##NaN';
   if (!Number.isFinite(value)) return value > 0 ? '##Inf' : '##-Inf';
   const text = String(value);

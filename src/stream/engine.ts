@@ -72,7 +72,7 @@ export class StreamNotFoundError extends Error {
 }
 
 export const STREAM_NAME = /^[A-Za-z0-9._-]{1,255}$/;
-export const MAX_REPORTED_ERRORS = 10;
+const MAX_REPORTED_ERRORS = 10;
 const MAX_REINJECT_DEPTH = 64;
 
 interface StreamEntry extends StreamInfo {

@@ -13,10 +13,11 @@ import type { Registry } from 'prom-client';
 import type { VigieConfig } from '../config/load.ts';
 import type { AsyncQueueRunner } from './async-queues.ts';
 import { StreamCatalog } from './catalog.ts';
-import { compileCondition, type Condition } from './condition.ts';
+import type { Static } from '@sinclair/typebox';
 import { prettyEdn } from './edn-pretty.ts';
-import { EdnError, type EdnValue, isEdnMap, isKeyword, kw, parseEdn } from './edn.ts';
-import { STREAM_NAME, StreamEngine, type StreamInfo } from './engine.ts';
+import { type EdnValue, isEdnMap, isKeyword, kw, parseEdn } from './edn.ts';
+import { StreamEngine, type StreamInfo } from './engine.ts';
+import { admitApiStream, parseQuery } from './api-admission.ts';
 import { StreamError, streamNotFound } from './errors.ts';
 import type { Event } from './event.ts';
 import { DropReporter } from './limits.ts';
@@ -28,21 +29,10 @@ import type { StreamRepository } from './repository.ts';
 import type { StreamSettings } from './settings.ts';
 import { LocalPlacement } from './local-placement.ts';
 import type { EventIngest, PlacementFactory, SearchAnswer, StreamHost, StreamPlacement } from './placement.ts';
+import type { StreamSummary as StreamSummaryWire } from './wire.ts';
 
-export interface StreamSummary {
-  name: string;
-  source: 'api' | 'file' | 'persisted';
-  /** The config printed back as indented EDN. */
-  config: string;
-  description: string | null;
-  default: boolean;
-  'index-size': number;
-  /** Epoch nanoseconds of the newest event the index saw (0 before any). */
-  'current-time': number;
-  /** Events pushed and action errors since the service started. */
-  events: number;
-  errors: number;
-}
+/** A stream as the dashboard lists it (the wire type of `GET /api/v1/overview/streams`). */
+type StreamSummary = Static<typeof StreamSummaryWire>;
 
 export interface StreamServiceOptions {
   settings: StreamSettings;
@@ -321,33 +311,6 @@ export class StreamService implements StreamHost {
   async currentTime(name: string): Promise<number> {
     if (this.engine.index(name) === undefined) throw streamNotFound(name);
     return (await this.placement.indexStats()).get(name)?.currentTime ?? 0;
-  }
-}
-
-/**
- * A stream as every API path admits it, before the compiler: a POST, and a stream replicated from the cluster's store
- * (docs/cluster.md, "What a node does with what it reads"). Its name, its EDN, and whether it persists (`:persist`).
- */
-function admitApiStream(name: string, text: string, maxEdnDepth: number): { parsed: EdnValue; persist: boolean } {
-  if (!STREAM_NAME.test(name)) {
-    throw new StreamError('invalid', `Invalid stream name ${JSON.stringify(name)}: use 1 to 255 characters of A-Z a-z 0-9 . _ -`);
-  }
-  let parsed: EdnValue;
-  try {
-    parsed = parseEdn(text, maxEdnDepth);
-  } catch (error) {
-    if (error instanceof EdnError) throw new StreamError('invalid', `Invalid stream config: ${error.message}`);
-    throw error;
-  }
-  return { parsed, persist: isEdnMap(parsed) && parsed.get(kw('persist')) === true };
-}
-
-/** A where-query, compiled; a 400 naming the problem when it does not compile. */
-export function parseQuery(queryText: string, maxEdnDepth?: number): Condition {
-  try {
-    return compileCondition(parseEdn(queryText, maxEdnDepth));
-  } catch (error) {
-    throw new StreamError('invalid', `Invalid query: ${(error as Error).message}`);
   }
 }
 

@@ -16,7 +16,7 @@ import { CheckFailure, type Prepared } from './types.ts';
  * The path and query as Go's client sends them: when `query` is set, it is merged with the path's own query
  * and the whole is re-encoded sorted by key (url.Values.Encode); otherwise the path is kept verbatim.
  */
-export function pathWithQuery(path: string, query: Record<string, string>): string {
+function pathWithQuery(path: string, query: Record<string, string>): string {
   const extra = Object.entries(query);
   if (extra.length === 0) return path;
   const mark = path.indexOf('?');

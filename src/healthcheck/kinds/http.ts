@@ -28,7 +28,7 @@ import {
 import { prepareHttp } from './http-probe.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckValidationError } from './types.ts';
 
-export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 
 export interface HttpDefinition extends BaseDefinition, TlsClientFiles {
@@ -55,7 +55,7 @@ export interface HttpDefinition extends BaseDefinition, TlsClientFiles {
 
 const StringMap = Type.Record(Type.String(), Type.String());
 
-export const httpSchema = checkSchema({
+const httpSchema = checkSchema({
   target: Type.String(),
   port: Type.Integer(),
   'valid-status': Type.Array(Type.Integer()),
@@ -78,7 +78,7 @@ export const httpSchema = checkSchema({
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_VALUE_FORBIDDEN = /[\r\n\0]/;
 
-export function parseHttp(raw: unknown): HttpDefinition {
+function parseHttp(raw: unknown): HttpDefinition {
   const input = validateShape(httpSchema, raw);
   const base = parseBase('http', input);
   const target = hostTarget(input.target, 'protocol-port-path');
@@ -134,7 +134,7 @@ export function parseHttp(raw: unknown): HttpDefinition {
   });
 }
 
-export function httpToJson(def: HttpDefinition, source = ''): CheckJson {
+function httpToJson(def: HttpDefinition, source = ''): CheckJson {
   const json = baseToJson(def, source);
   json['valid-status'] = def.validStatus;
   json.target = def.target;
@@ -157,7 +157,7 @@ export function httpToJson(def: HttpDefinition, source = ''): CheckJson {
   return json;
 }
 
-export function httpSummary(def: HttpDefinition): string {
+function httpSummary(def: HttpDefinition): string {
   return describeCheck('HTTP', def.description, `${def.target}:${def.port}`);
 }
 

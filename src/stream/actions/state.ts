@@ -51,28 +51,28 @@ function conditionOverTime(actionName: string, doc: ActionDoc) {
 
 /** Mirabelle's DSL compiles `(above-dt {:threshold t :duration d})` to `[[:> :metric t] d]`, and likewise
  *  for the others: all five take the condition itself. */
-export const condDt = conditionOverTime('cond-dt', {
+const condDt = conditionOverTime('cond-dt', {
   summary:
     'Forwards events once the condition has held for longer than the duration (in event time), and every matching event after that; a non-matching event ends the run. Events without `:time` are ignored.',
   params: '[condition duration]',
   example: '{:action :cond-dt :params [[:= :state "critical"] "1m"] :children [{:action :error}]}',
 });
-export const aboveDt = conditionOverTime('above-dt', {
+const aboveDt = conditionOverTime('above-dt', {
   summary: '`:cond-dt` under the name Mirabelle\'s DSL gives it for `[:> :metric threshold]`.',
   params: '[condition duration]',
   example: '{:action :above-dt :params [[:> :metric 90] 60000000000] :children [{:action :error}]}',
 });
-export const belowDt = conditionOverTime('below-dt', {
+const belowDt = conditionOverTime('below-dt', {
   summary: '`:cond-dt` under the name Mirabelle\'s DSL gives it for `[:< :metric threshold]`.',
   params: '[condition duration]',
   example: '{:action :below-dt :params [[:< :metric 10] "1m"] :children [{:action :error}]}',
 });
-export const betweenDt = conditionOverTime('between-dt', {
+const betweenDt = conditionOverTime('between-dt', {
   summary: '`:cond-dt` under the name Mirabelle\'s DSL gives it for `[:and [:> :metric low] [:< :metric high]]`.',
   params: '[condition duration]',
   example: '{:action :between-dt :params [[:and [:> :metric 10] [:< :metric 90]] "30s"] :children [{:action :info}]}',
 });
-export const outsideDt = conditionOverTime('outside-dt', {
+const outsideDt = conditionOverTime('outside-dt', {
   summary: '`:cond-dt` under the name Mirabelle\'s DSL gives it for `[:or [:< :metric low] [:> :metric high]]`.',
   params: '[condition duration]',
   example: '{:action :outside-dt :params [[:or [:< :metric 10] [:> :metric 90]] "30s"] :children [{:action :error}]}',
@@ -80,7 +80,7 @@ export const outsideDt = conditionOverTime('outside-dt', {
 
 const throttleShape = shape.record({ windowStart: shape.nullable(shape.finite), passed: shape.natural });
 
-export const throttle = defineAction({
+const throttle = defineAction({
   name: 'throttle',
   state: 'kept',
   doc: {
@@ -123,7 +123,7 @@ export const throttle = defineAction({
 // The last value: any JSON, and nothing when the field was missing (`null` then, as `getIn(...) ?? null`).
 const changedShape = shape.record({ last: shape.anything });
 
-export const changed = defineAction({
+const changed = defineAction({
   name: 'changed',
   state: 'kept',
   doc: {
@@ -170,7 +170,7 @@ const stableShape = shape.record<StableState>({
   held: shape.list(shape.event),
 });
 
-export const stable = defineAction({
+const stable = defineAction({
   name: 'stable',
   state: 'kept',
   doc: {

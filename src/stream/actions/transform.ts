@@ -21,7 +21,7 @@ function numericMetric(event: Event, actionName: string): number {
   return metric;
 }
 
-export const withAction = transformAction(
+const withAction = transformAction(
   'with',
   {
     summary: 'Sets fields to the given values (a vector key is a path; nil values are set too). A list is transformed event by event.',
@@ -47,7 +47,7 @@ export const withAction = transformAction(
   },
 );
 
-export const defaultAction = transformAction(
+const defaultAction = transformAction(
   'default',
   {
     summary: 'Sets a field to the value only when it is missing, nil or false. A list is transformed event by event.',
@@ -62,7 +62,7 @@ export const defaultAction = transformAction(
     (event) => (truthy(getIn(event, field)) ? event : assocIn(event, field, value)),
 );
 
-export const increment = transformAction(
+const increment = transformAction(
   'increment',
   {
     summary: 'Adds 1 to the metric (an event without a numeric metric is an error). A list is transformed event by event.',
@@ -73,7 +73,7 @@ export const increment = transformAction(
   () => (event) => ({ ...event, metric: numericMetric(event, 'increment') + 1 }),
 );
 
-export const decrement = transformAction(
+const decrement = transformAction(
   'decrement',
   {
     summary: 'Subtracts 1 from the metric (an event without a numeric metric is an error). A list is transformed event by event.',
@@ -84,7 +84,7 @@ export const decrement = transformAction(
   () => (event) => ({ ...event, metric: numericMetric(event, 'decrement') - 1 }),
 );
 
-export const scale = transformAction(
+const scale = transformAction(
   'scale',
   {
     summary: 'Multiplies the metric by the factor (an event without a numeric metric is an error). A list is transformed event by event.',
@@ -98,7 +98,7 @@ export const scale = transformAction(
   (factor) => (event) => ({ ...event, metric: numericMetric(event, 'scale') * factor }),
 );
 
-export const sdissoc = transformAction(
+const sdissoc = transformAction(
   'sdissoc',
   {
     summary: 'Removes the fields; removing a nested field also removes the maps it leaves empty. A list is transformed event by event.',
@@ -121,7 +121,7 @@ function hasPath(event: Event, field: Path): boolean {
   return parent !== null && typeof parent === 'object' && !Array.isArray(parent) && Object.prototype.hasOwnProperty.call(parent, field[field.length - 1] as string);
 }
 
-export const keepKeys = transformAction(
+const keepKeys = transformAction(
   'keep-keys',
   {
     summary: 'Keeps only these fields (a nested path keeps only that leaf); absent fields are not created. A list is transformed event by event.',
@@ -139,7 +139,7 @@ export const keepKeys = transformAction(
   },
 );
 
-export const renameKeys = transformAction(
+const renameKeys = transformAction(
   'rename-keys',
   {
     summary: 'Moves each value from the key field to the value field (overwriting it), when the old value is neither nil nor false. A list is transformed event by event.',
@@ -170,7 +170,7 @@ function tagParam(raw: readonly EdnValue[]): string[] {
 
 const existingTags = (event: Event): unknown[] => (Array.isArray(event.tags) ? event.tags : []);
 
-export const tag = transformAction(
+const tag = transformAction(
   'tag',
   {
     summary: 'Adds tags: `:tags` becomes the new tags followed by the existing ones, without duplicates. A list is transformed event by event.',
@@ -179,7 +179,7 @@ export const tag = transformAction(
   },
   tagParam, (tags) => (event) => ({ ...event, tags: [...new Set([...tags, ...existingTags(event)])] as string[] }));
 
-export const untag = transformAction(
+const untag = transformAction(
   'untag',
   {
     summary: 'Removes the tags from `:tags`; an event without tags gets an empty `:tags`. A list is transformed event by event.',
@@ -191,7 +191,7 @@ export const untag = transformAction(
   tags: existingTags(event).filter((existing) => !tags.includes(existing as string)) as string[],
 }));
 
-export const extract = defineAction({
+const extract = defineAction({
   name: 'extract',
   state: 'none',
   doc: {
@@ -211,7 +211,7 @@ export const extract = defineAction({
 });
 
 /** Paths work in `:source` and `:destination`, unlike in Mirabelle. */
-export const iterateOn = defineAction({
+const iterateOn = defineAction({
   name: 'iterate-on',
   state: 'none',
   doc: {
@@ -234,7 +234,7 @@ export const iterateOn = defineAction({
   },
 });
 
-export const sflatten = defineAction({
+const sflatten = defineAction({
   name: 'sflatten',
   state: 'none',
   doc: {
