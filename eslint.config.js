@@ -19,6 +19,13 @@ export default tseslint.config(
     rules: { 'max-lines': ['error', { max: 350 }] },
   },
   {
+    // The domain parts reach a cluster only through the ports they declare (docs/architecture.md, "Ports").
+    files: ['src/healthcheck/**', 'src/stream/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/cluster/*'], message: 'healthcheck/ and stream/ import nothing from cluster/: declare a port (docs/architecture.md)' }] }],
+    },
+  },
+  {
     // The dashboard runs in the browser (its own tsconfig adds the DOM types).
     files: ['src/frontend/app/**'],
     languageOptions: { globals: { window: 'readonly', document: 'readonly', location: 'readonly', addEventListener: 'readonly', removeEventListener: 'readonly', btoa: 'readonly', HTMLElement: 'readonly', HTMLDivElement: 'readonly' } },
