@@ -29,6 +29,9 @@ import type { Db } from './client.ts';
 /** The main connection's page cache from the first `hold()` on (KiB). */
 const BULK_CACHE_KIB = 65_536;
 
+/** How much longer than its interval the look for changes may wait while nothing changes (background). */
+const IDLE_BACKOFF = 8;
+
 /** Checkpoints asked for after `release()` before automatic checkpoints come back regardless. */
 const RELEASE_ATTEMPTS = 20;
 
@@ -97,7 +100,9 @@ export class WalCheckpointer {
 
   /**
    * Turns the main connection's automatic checkpoints off until `close()`, and asks the worker for one every
-   * `intervalMs` if rows changed since the last time it did.
+   * `intervalMs` if rows changed since the last time it did. While nothing changes the look is taken less and less
+   * often, up to IDLE_BACKOFF times `intervalMs`, so that an idle service is not woken every second
+   * (docs/performance.md, "An idle service"); the first change seen brings it back to `intervalMs`.
    */
   background(intervalMs: number): void {
     if (this.file === '' || this.permanent) return;
@@ -105,12 +110,19 @@ export class WalCheckpointer {
     this.stopAutocheckpoints();
     const changes = this.db.$client.prepare('select total_changes()').pluck();
     this.changesAtRequest = changes.get() as number;
-    this.timer = setInterval(() => {
+    let delayMs = intervalMs;
+    const look = () => {
       const now = changes.get() as number;
-      if (now === this.changesAtRequest) return;
-      this.changesAtRequest = now;
-      this.request();
-    }, intervalMs);
+      if (now === this.changesAtRequest) delayMs = Math.min(delayMs * 2, intervalMs * IDLE_BACKOFF);
+      else {
+        delayMs = intervalMs;
+        this.changesAtRequest = now;
+        this.request();
+      }
+      this.timer = setTimeout(look, delayMs);
+      this.timer.unref();
+    };
+    this.timer = setTimeout(look, delayMs);
     this.timer.unref();
   }
 
@@ -209,7 +221,7 @@ export class WalCheckpointer {
   }
 
   private stopBackground(): void {
-    if (this.timer !== null) clearInterval(this.timer);
+    if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     this.permanent = false;
   }

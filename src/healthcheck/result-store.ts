@@ -57,6 +57,7 @@ interface StoredState {
 export class ResultStore {
   readonly pending: PendingResults;
   private flushTimer: ReturnType<typeof setInterval> | null = null;
+  private started = false;
   /** The writes under way (`all`: every waiting check, not only the due ones) and their end, or none. */
   private round: { all: boolean; done: Promise<void> } | null = null;
   /** What the writes keep per check: the hour it last wrote an aggregate for, and its history rows. */
@@ -117,18 +118,28 @@ export class ResultStore {
     };
   }
 
-  /** Starts the periodic writes. */
+  /** Starts the periodic writes: they tick while results wait, so that an idle service is not woken for nothing
+   *  (docs/performance.md, "An idle service"). */
   start(): void {
+    this.started = true;
+    if (!this.pending.empty) this.armFlush();
+  }
+
+  private armFlush(): void {
     if (this.flushTimer !== null) return;
     this.flushTimer = setInterval(() => {
       const [oldest] = this.pending.entries();
-      if (oldest !== undefined && oldest[1].sinceS <= this.nowS() - this.writeDelayS) void this.writeDue();
+      if (oldest === undefined) {
+        clearInterval(this.flushTimer as ReturnType<typeof setInterval>);
+        this.flushTimer = null;
+      } else if (oldest[1].sinceS <= this.nowS() - this.writeDelayS) void this.writeDue();
     }, this.flushIntervalMs);
     this.flushTimer.unref();
   }
 
   /** Writes what is waiting and stops the periodic writes. */
   stop(): void {
+    this.started = false;
     if (this.flushTimer !== null) clearInterval(this.flushTimer);
     this.flushTimer = null;
     this.round = null;
@@ -156,6 +167,7 @@ export class ResultStore {
   /** Keeps a result for the next write of its check; at the cap, every waiting check is written (in slices). */
   record(result: CheckResult): void {
     this.pending.add(result);
+    if (this.started) this.armFlush();
     if (this.pending.full) void this.startRound(true);
   }
 

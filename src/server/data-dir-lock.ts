@@ -18,8 +18,9 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** How often the holder refreshes its lock's modification time. */
-const HEARTBEAT_MS = 2_000;
+/** How often the holder refreshes its lock's modification time: a few times within QUIET_MS, rarely enough not
+ *  to wake an idle service (docs/performance.md, "An idle service"). */
+const HEARTBEAT_MS = 4_000;
 /** How long a lock whose holder cannot be checked must stay unrefreshed before it is taken over. */
 const QUIET_MS = 10_000;
 /** A takeover guard seen unchanged for longer than this was left by a process killed in the middle of its takeover. */

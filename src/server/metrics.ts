@@ -47,9 +47,15 @@ export async function* renderMetrics(registry: Registry): AsyncGenerator<string>
   }
 }
 
+/** How often the event loop's delay is sampled for `nodejs_eventloop_lag_*`. */
+const EVENT_LOOP_SAMPLE_MS = 2_000;
+
 export function createServerMetrics(): ServerMetrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  // The event loop's delay is sampled by a timer of this period: prom-client's 10 ms default woke an idle service
+  // 100 times a second (docs/performance.md, "An idle service"). A block of the loop still shows: it delays the
+  // next sample by as much.
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   // These three gauges end in `_total`, which `promtool check metrics` rejects for non-counters; the
   // process_* and nodejs_eventloop_* series cover the same ground.
   for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { closeDatabase, type Db, migrateDatabase, openDatabase } from '../../src/db/client.ts';
 import { type CheckResult, HealthcheckRepository } from '../../src/healthcheck/repository.ts';
 
@@ -40,6 +40,27 @@ beforeEach(() => {
 afterEach(() => closeDatabase(db));
 
 describe('the healthcheck repository', () => {
+  it('ticks its periodic writes only while results wait: none armed when idle, armed by a result, disarmed once written', async () => {
+    const repo = new HealthcheckRepository(db, { historySize: 5, writeDelayS: 0, maxPendingResults: 10_000, flushIntervalMs: 20 });
+    const armed = vi.spyOn(globalThis, 'setInterval');
+    const disarmed = vi.spyOn(globalThis, 'clearInterval');
+    try {
+      repo.start();
+      expect(armed).not.toHaveBeenCalled();
+      repo.record(result('plain', Math.floor(Date.now() / 1000)));
+      repo.record(result('other', Math.floor(Date.now() / 1000)));
+      expect(armed).toHaveBeenCalledTimes(1);
+      await vi.waitFor(() => expect(count('select count(*) n from healthcheck_results')).toBe(2));
+      await vi.waitFor(() => expect(disarmed).toHaveBeenCalledTimes(1));
+      repo.record(result('plain', Math.floor(Date.now() / 1000) + 1));
+      expect(armed).toHaveBeenCalledTimes(2);
+    } finally {
+      repo.stop();
+      armed.mockRestore();
+      disarmed.mockRestore();
+    }
+  });
+
   it('writes buffered results only at flush, and loads the latest one per check back', () => {
     const repo = open();
     repo.record(result('labelled', nowS - 20, false, 7));
