@@ -12,8 +12,7 @@
  * A stale lock is removed under a short-lived guard file (`lock.takeover`, also created exclusively) and only if
  * it is still the very file that was judged, so that of two processes starting at once exactly one gets it.
  */
-import { closeSync, ftruncateSync, openSync, readFileSync, readlinkSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { utimes } from 'node:fs/promises';
+import { closeSync, ftruncateSync, openSync, readFileSync, readlinkSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -225,14 +224,16 @@ function holding(file: string, text: string, warn: (message: string) => void): D
   let failing = false;
   const heartbeat = setInterval(() => {
     const now = new Date();
-    utimes(file, now, now).then(
-      () => (failing = false),
-      (error: unknown) => {
-        // Once per streak of failures: a holder elsewhere that cannot see this process relies on the refresh.
-        if (!failing) warn(`cannot refresh ${file}: ${(error as Error).message}`);
-        failing = true;
-      },
-    );
+    // One metadata write, done here rather than in libuv's thread pool, whose answer would wake the loop a second
+    // time (docs/performance.md, "An idle service"); SQLite writes on the same disk synchronously anyway.
+    try {
+      utimesSync(file, now, now);
+      failing = false;
+    } catch (error) {
+      // Once per streak of failures: a holder elsewhere that cannot see this process relies on the refresh.
+      if (!failing) warn(`cannot refresh ${file}: ${(error as Error).message}`);
+      failing = true;
+    }
   }, HEARTBEAT_MS);
   heartbeat.unref();
   return {
