@@ -7,11 +7,12 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { decodeOtlpTraces } from '../src/stream/ingest/otlp.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../src/stream/nesting.ts';
 import { otlpExportRequest } from './otlp-payload.ts';
 
 const SPANS_PER_REQUEST = 500;
 const REQUESTS = 400;
-const limits = { maxDecompressedBytes: 64 * 1024 * 1024 };
+const limits = { maxDecompressedBytes: 64 * 1024 * 1024, eventDepth: DEFAULT_MAX_EVENT_DEPTH };
 
 const bodies = Array.from({ length: 10 }, (_, i) => otlpExportRequest(i, SPANS_PER_REQUEST));
 for (let i = 0; i < 40; i++) decodeOtlpTraces(bodies[i % bodies.length] as Uint8Array, 'application/x-protobuf', undefined, limits);

@@ -42,6 +42,8 @@ export interface RunnerContext {
   readonly nodeId: string;
   readonly logger: Logger;
   readonly refusals: MessageRefusals;
+  /** The service's nesting limits (its StreamHost's, updated at reload): the event log's events are checked with them. */
+  readonly nesting: { readonly eventDepth: number };
   /** A fresh engine for a partition (src/stream/service.ts `partitionEngine`). */
   newEngine(): StreamEngine;
   /** The checkpoint interval (streams.snapshot-interval). */
@@ -170,7 +172,7 @@ export class PartitionRunner {
         delivered = delivery;
         // A message this state already covers (redelivered, or before the checkpoint): skipped.
         if (message.seq <= this.appliedSeq) continue;
-        const events = eventsOfMessage(message.data, (reason, problem) =>
+        const events = eventsOfMessage(message.data, this.context.nesting.eventDepth, (reason, problem) =>
           this.context.refusals.refuse('events', reason, `stream ${this.stream} partition ${this.partition}: event-log message ${message.seq} skipped: ${problem}`, { stream: this.stream, seq: message.seq }),
         );
         if (events !== null) this.context.refusals.guard('events', () => this.engine.push(this.stream, events));

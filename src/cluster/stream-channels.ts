@@ -38,16 +38,19 @@ interface Forwarded {
 }
 
 const INTEREST = new WireSchema<Interest>(Type.Object({ node: Type.String(), channels: Type.Array(Type.String()) }));
-const FORWARDED = new WireSchema<Forwarded>(
-  Type.Object({ origin: Type.String(), channel: Type.String(), emission: Type.Union([Type.Object({}), Type.Array(Type.Object({}))]) }),
-  (forwarded) => eventsProblem(Array.isArray(forwarded.emission) ? forwarded.emission : [forwarded.emission as Event]),
-);
+/** Its events checked under the receiving service's `streams.max-event-depth`, read at each message (a reload changes it). */
+const forwardedSchema = (nesting: { readonly eventDepth: number }) =>
+  new WireSchema<Forwarded>(
+    Type.Object({ origin: Type.String(), channel: Type.String(), emission: Type.Union([Type.Object({}), Type.Array(Type.Object({}))]) }),
+    (forwarded) => eventsProblem(Array.isArray(forwarded.emission) ? forwarded.emission : [forwarded.emission as Event], nesting.eventDepth),
+  );
 
 export class ClusterChannels implements StreamPublisher {
   private readonly others = new Map<string, { channels: Set<string>; atMs: number }>();
   /** Channels some other node has subscribers on. */
   private wanted = new Set<string>();
   private subscriptions: Subscription[] = [];
+  private readonly forwarded: WireSchema<Forwarded>;
   private timer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
@@ -55,7 +58,10 @@ export class ClusterChannels implements StreamPublisher {
     private readonly node: string,
     private readonly local: PubSub,
     private readonly refusals: MessageRefusals,
-  ) {}
+    nesting: { readonly eventDepth: number },
+  ) {
+    this.forwarded = forwardedSchema(nesting);
+  }
 
   start(): void {
     this.subscriptions.push(
@@ -78,7 +84,7 @@ export class ClusterChannels implements StreamPublisher {
         callback: (error, message) => {
           if (error !== null) return;
           this.refusals.guard('channels', () => {
-            const forwarded = FORWARDED.decode(message.data);
+            const forwarded = this.forwarded.decode(message.data);
             if (!forwarded.ok) {
               this.refusals.refuse('channels', forwarded.reason, `a channel event on ${EVENTS_SUBJECT}: ${forwarded.detail}`);
               return;

@@ -48,18 +48,20 @@ interface Pointer {
 
 const POINTER = new WireSchema<Pointer>(Type.Object({ seq: Type.Integer({ minimum: 0 }), object: Type.String(), node: Type.String(), atMs: Type.Number() }));
 
-const CHECKPOINT = new WireSchema<PartitionCheckpoint>(
-  Type.Object({
-    version: Type.Number(),
-    stream: Type.String(),
-    partition: Type.Integer({ minimum: 0 }),
-    seq: Type.Integer({ minimum: 0 }),
-    node: Type.String(),
-    units: Type.Array(Type.Tuple([Type.String(), Type.Object({ hash: Type.String(), state: Type.Unknown() })])),
-    index: Type.Object({ currentTime: Type.Number(), entries: Type.Array(Type.Object({ key: Type.String(), event: Type.Object({}) })) }),
-  }),
-  (checkpoint) => eventsProblem(checkpoint.index.entries.map((entry) => entry.event)),
-);
+/** Its index events checked under the reading service's `streams.max-event-depth`, read at each load. */
+const checkpointSchema = (nesting: { readonly eventDepth: number }) =>
+  new WireSchema<PartitionCheckpoint>(
+    Type.Object({
+      version: Type.Number(),
+      stream: Type.String(),
+      partition: Type.Integer({ minimum: 0 }),
+      seq: Type.Integer({ minimum: 0 }),
+      node: Type.String(),
+      units: Type.Array(Type.Tuple([Type.String(), Type.Object({ hash: Type.String(), state: Type.Unknown() })])),
+      index: Type.Object({ currentTime: Type.Number(), entries: Type.Array(Type.Object({ key: Type.String(), event: Type.Object({}) })) }),
+    }),
+    (checkpoint) => eventsProblem(checkpoint.index.entries.map((entry) => entry.event), nesting.eventDepth),
+  );
 
 /** What a runner knows of a partition's pointer: its revision (0: there is none) and the object it names. */
 export interface PointerState {
@@ -72,12 +74,17 @@ export const NO_POINTER: PointerState = { revision: 0, object: null };
 export type SaveOutcome = { outcome: 'saved'; pointer: PointerState } | { outcome: 'superseded' };
 
 export class CheckpointStore {
+  private readonly checkpoint: WireSchema<PartitionCheckpoint>;
+
   constructor(
     private readonly kv: KV,
     private readonly objects: ObjectStore,
     private readonly refusals: MessageRefusals,
     private readonly logger: Logger,
-  ) {}
+    nesting: { readonly eventDepth: number },
+  ) {
+    this.checkpoint = checkpointSchema(nesting);
+  }
 
   /**
    * The latest checkpoint of a partition (null when there is none or it cannot be read, logged), and the pointer
@@ -113,7 +120,7 @@ export class CheckpointStore {
       this.logger.warn({ key, version }, `checkpoint ${pointer.object} has format ${version}, this version reads ${PARTITION_CHECKPOINT_VERSION}: skipped`);
       return { checkpoint: null, pointer: state };
     }
-    const checkpoint = CHECKPOINT.validate(parsed);
+    const checkpoint = this.checkpoint.validate(parsed);
     if (!checkpoint.ok || checkpoint.value.stream !== stream || checkpoint.value.partition !== partition) {
       const { reason, detail } = checkpoint.ok ? { reason: 'key' as const, detail: `it is of stream ${checkpoint.value.stream} partition ${checkpoint.value.partition}` } : checkpoint;
       this.refusals.refuse('checkpoints', reason, `checkpoint ${pointer.object}: ${detail}; the partition starts afresh`, { key });

@@ -261,7 +261,7 @@ export type DamageReason = 'shape' | 'not_json' | 'invalid';
 
 /** The events of one message of the log (a record, src/stream/journal.ts), checked as the HTTP ingest checks events;
  *  null when it does not decode or they do not pass. */
-export function eventsOfMessage(data: Uint8Array, onDamage: (reason: DamageReason, problem: string) => void): Event[] | null {
+export function eventsOfMessage(data: Uint8Array, eventDepth: number, onDamage: (reason: DamageReason, problem: string) => void): Event[] | null {
   const buffer = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   let entry: LogEntry | undefined;
   let damage: string | undefined;
@@ -274,7 +274,7 @@ export function eventsOfMessage(data: Uint8Array, onDamage: (reason: DamageReaso
     return null;
   }
   try {
-    return eventsOf(entry);
+    return eventsOf(entry, eventDepth);
   } catch (error) {
     onDamage(error instanceof SyntaxError ? 'not_json' : 'invalid', (error as Error).message);
     return null;
@@ -282,9 +282,9 @@ export function eventsOfMessage(data: Uint8Array, onDamage: (reason: DamageReaso
 }
 
 /** What the HTTP ingest would refuse in these events (src/stream/ingest/json.ts), or null. */
-export function eventsProblem(events: unknown[]): string | null {
+export function eventsProblem(events: unknown[], eventDepth: number): string | null {
   try {
-    eventsFromJsonBody({ events });
+    eventsFromJsonBody({ events }, eventDepth);
     return null;
   } catch (error) {
     return (error as Error).message;

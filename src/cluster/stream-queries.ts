@@ -36,8 +36,9 @@ const REQUEST = new WireSchema<QueryRequest>(
   ]),
 );
 const FAILED = new WireSchema<{ error: string }>(Type.Object({ error: Type.String() }));
-/** A search's events are checked as the HTTP ingest checks events. */
-export const SEARCH_ANSWER = new WireSchema<SearchAnswer>(Type.Object({ events: Type.Array(Type.Object({})), truncated: Type.Boolean() }), (answer) => eventsProblem(answer.events));
+/** A search's events are checked as the HTTP ingest checks events, under the asking service's `streams.max-event-depth`. */
+export const searchAnswerSchema = (nesting: { readonly eventDepth: number }) =>
+  new WireSchema<SearchAnswer>(Type.Object({ events: Type.Array(Type.Object({})), truncated: Type.Boolean() }), (answer) => eventsProblem(answer.events, nesting.eventDepth));
 export const STATS_ANSWER = new WireSchema<StatsAnswer>(Type.Record(Type.String(), Type.Object({ size: Type.Integer({ minimum: 0 }), currentTime: Type.Number() })));
 
 /** What a node answers from the partitions it runs. */

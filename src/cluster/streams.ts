@@ -28,7 +28,7 @@ import { ClusterChannels } from './stream-channels.ts';
 import { JoiningIngest } from './joining-ingest.ts';
 import { CHECKPOINTS_BUCKET, CheckpointStore } from './stream-checkpoints.ts';
 import { ClusterEventLog, ensureEventsStream, EVENTS_STREAM, EVENTS_SUBJECT_PREFIX, EventLogMetrics, type LogTarget, streamId } from './stream-log.ts';
-import { mergeSearches, mergeStats, SEARCH_ANSWER, type SearchAnswer, STATS_ANSWER, type StatsAnswer, StreamQueries } from './stream-queries.ts';
+import { mergeSearches, mergeStats, type SearchAnswer, searchAnswerSchema, STATS_ANSWER, type StatsAnswer, StreamQueries } from './stream-queries.ts';
 import { STREAMS_BUCKET, StreamReplica } from './stream-replica.ts';
 import { ClusterUnavailableError } from './errors.ts';
 
@@ -62,6 +62,7 @@ export class ClusterStreams implements StreamPlacement {
   private readonly logMetrics: EventLogMetrics;
   private timer: ReturnType<typeof setInterval> | null = null;
   private stopping = false;
+  private readonly searchAnswer: ReturnType<typeof searchAnswerSchema>;
 
   constructor(
     private readonly settings: ClusterSettings,
@@ -75,6 +76,7 @@ export class ClusterStreams implements StreamPlacement {
     this.owned = new Gauge({ name: 'cluster_partitions_owned', help: 'Stream partitions this node runs, by stream.', labelNames: ['stream'], registers: [registry] });
     this.logMetrics = new EventLogMetrics(registry);
     this.ingest = new JoiningIngest(() => this.joined?.log ?? null, service);
+    this.searchAnswer = searchAnswerSchema(service.nesting);
   }
 
   /** The partitions' owners keep the state, and the event log is JetStream's: nothing to restore here. */
@@ -130,16 +132,17 @@ export class ClusterStreams implements StreamPlacement {
     );
     const queries = new StreamQueries(cluster.connection.nc, settings.node, { search: (stream, query, limit) => this.searchLocal(stream, query, limit), stats: () => this.statsLocal() }, cluster.refusals, logger);
     queries.start();
-    const channels = new ClusterChannels(cluster.connection.nc, settings.node, this.pubsub, cluster.refusals);
+    const channels = new ClusterChannels(cluster.connection.nc, settings.node, this.pubsub, cluster.refusals, this.service.nesting);
     channels.start();
     const context: RunnerContext = {
       js: cluster.js,
       jsm: cluster.jsm,
-      checkpoints: new CheckpointStore(pointers, objects, cluster.refusals, logger),
+      checkpoints: new CheckpointStore(pointers, objects, cluster.refusals, logger, this.service.nesting),
       node: settings.node,
       nodeId: createHash('sha256').update(settings.node).digest('hex').slice(0, 12),
       logger,
       refusals: cluster.refusals,
+      nesting: this.service.nesting,
       newEngine: () => this.service.partitionEngine((destination, event) => log.forward(destination, event), channels),
       checkpointEveryMs: () => this.service.snapshotIntervalMs,
       gaps: () => this.logMetrics.gaps.inc(),
@@ -277,7 +280,7 @@ export class ClusterStreams implements StreamPlacement {
   async search(name: string, _condition: Condition, queryText: string, limit: number): Promise<SearchAnswer> {
     const joined = this.joined;
     if (joined === null) throw new ClusterUnavailableError('this node has not joined its cluster yet (NATS unreachable): the index cannot be read now');
-    const answers = await joined.queries.ask([...this.ownersOf(name)], { op: 'search', stream: name, query: queryText, limit }, SEARCH_ANSWER);
+    const answers = await joined.queries.ask([...this.ownersOf(name)], { op: 'search', stream: name, query: queryText, limit }, this.searchAnswer);
     return mergeSearches(answers, limit);
   }
 

@@ -57,12 +57,13 @@ export class IngestGateway {
 
   /**
    * Pushes what the log holds after a checkpoint (startup), in order, as it went the first time; returns how many
-   * events went through. Entries of streams that no longer exist are skipped.
+   * events went through. Entries of streams that no longer exist are skipped. `eventDepth`: the service's
+   * `streams.max-event-depth`, which the events read back are checked against.
    */
-  replay(entries: Iterable<LogEntry>): number {
+  replay(entries: Iterable<LogEntry>, eventDepth: number): number {
     let replayed = 0;
     for (const entry of entries) {
-      let events = eventsOf(entry);
+      let events = eventsOf(entry, eventDepth);
       if (entry.seq === this.appliedSeq) events = events.slice(this.appliedOffset);
       this.push(entry.target, events, entry.seq, entry.count);
       replayed += events.length;

@@ -20,9 +20,9 @@ export function jsonBodyRecord(target: string, body: Buffer, count: number, rece
 /**
  * The events of a journal entry, as they were pushed when it was written. Checked as the HTTP ingest checks a body
  * (throws its IngestError), whatever the format: what a journal on disk or the cluster's event log holds is read
- * back, not trusted (docs/cluster.md, "What a node does with what it reads").
+ * back, not trusted (docs/cluster.md, "What a node does with what it reads"), under the reader's `streams.max-event-depth`.
  */
-export function eventsOf(entry: LogEntry): Event[] {
+export function eventsOf(entry: LogEntry, eventDepth: number): Event[] {
   const parsed: unknown = JSON.parse(entry.payload.toString('utf8'));
-  return eventsFromJsonBody(entry.format === 'events' ? { events: parsed } : parsed, undefined, entry.receivedAtNs > 0 ? entry.receivedAtNs : -1);
+  return eventsFromJsonBody(entry.format === 'events' ? { events: parsed } : parsed, eventDepth, undefined, entry.receivedAtNs > 0 ? entry.receivedAtNs : -1);
 }

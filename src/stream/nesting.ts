@@ -2,11 +2,13 @@
  * Nesting limits of what clients send (docs/configuration.md, `streams.max-edn-depth` and
  * `streams.max-event-depth`; docs/hardening.md): so that nothing that walks a value (the EDN reader, the stream
  * and condition compilers, conditions on events, outputs, snapshots) recurses without bound, and past a limit
- * the request is a 400 naming the limit and its key. The EDN depth travels with each read: `parseEdn` takes it,
- * and the stream service holds its own (`StreamService.nesting`, updated at reload) for the engine, the stream
- * files, the API and the websocket queries, so that two services, or a `vigie test` run, never see each other's.
- * The event depth is still process-wide (`setEventDepthLimit`, set by the stream part at startup and at each
- * reload): the cluster's wire checks read it too.
+ * the request is a 400 naming the limit and its key. Both travel with each read, and nothing here is
+ * process-wide: `parseEdn` takes the EDN depth, and the event decoders (`eventsFromJsonBody`, `decodeOtlpTraces`,
+ * the journal's `eventsOf`) take the event depth from their caller. The stream service holds its own limits
+ * (`StreamService.nesting`, updated in place at reload) for the engine, the stream files, the API, the websocket
+ * queries, the HTTP inputs and the journal replay; a cluster node's readers of the event log, checkpoints, search
+ * answers and forwarded emissions read them from the StreamHost (src/stream/placement.ts). So two services, or a
+ * `vigie test` run, never see each other's.
  */
 
 /** A stream config needs two levels per action (`{:children [...]}`): 200 allows 100 actions deep. */
@@ -21,11 +23,4 @@ export const MAX_EVENT_DEPTH_LIMIT = 100;
 export interface NestingLimits {
   ednDepth: number;
   eventDepth: number;
-}
-
-/** The event depth every event decoder reads (see above). */
-export const nesting: { readonly eventDepth: number } = { eventDepth: DEFAULT_MAX_EVENT_DEPTH };
-
-export function setEventDepthLimit(eventDepth: number): void {
-  (nesting as { eventDepth: number }).eventDepth = eventDepth;
 }

@@ -12,7 +12,6 @@ import { StreamError } from './errors.ts';
 import { RiemannTcpServer } from './ingest/riemann-tcp.ts';
 import { submitOrRefuse } from './ingest/submit.ts';
 import { createPubSub, pubsubRoutes } from './pubsub/routes.ts';
-import { setEventDepthLimit } from './nesting.ts';
 import { StreamRepository } from './repository.ts';
 import { streamOverviewRoutes } from './overview-routes.ts';
 import { streamRoutes } from './routes.ts';
@@ -30,8 +29,6 @@ export interface StreamSeams {
 
 export async function createStreamPart({ config, db, metrics, logger }: PartFactoryContext, seams: StreamSeams = {}): Promise<Part> {
   const log = logger.child({ part: 'streams' });
-  // Before anything reads events; the EDN depth is the service's own (StreamService.nesting).
-  setEventDepthLimit(config.streams.nesting.eventDepth);
   // Built once, like the outputs: changes to streams.async-queues and streams.websocket apply at restart.
   const pubsub = createPubSub(config.streams.websocketMaxBufferedBytes, metrics.registry);
   const asyncQueues = createAsyncQueues(config.streams.asyncQueues, metrics.registry);
@@ -93,7 +90,6 @@ export async function createStreamPart({ config, db, metrics, logger }: PartFact
         next.streams.websocketMaxConnections !== websocketMaxConnections;
       if (changed) log.warn('changes to streams.async-queues and streams.websocket take effect at the next restart');
       if (!isDeepStrictEqual(next.streams.tcp, tcpSettings)) log.warn('changes to streams.tcp take effect at the next restart');
-      setEventDepthLimit(next.streams.nesting.eventDepth);
       await service.reload(next);
     },
     stop: async () => {

@@ -84,7 +84,7 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
         const warnings = new PushWarnings();
         const name = request.params.name;
         const receivedAtNs = nowNs();
-        const events = eventsFromJsonBody(request.body, warnings, receivedAtNs);
+        const events = eventsFromJsonBody(request.body, service.nesting.eventDepth, warnings, receivedAtNs);
         // The journal keeps the body as received: encoding the events again would cost more than the push.
         const raw = rawJsonBodies.get(request);
         if (!(await ingest(reply, 'stream', name, events, raw && jsonBodyRecord(name, raw, events.length, receivedAtNs)))) return reply;
@@ -129,7 +129,7 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
         const { name } = request.params;
         service.requirePushTarget(name);
         const contentType = request.headers['content-type'] ?? '';
-        const events = decodeOtlpTraces(rawBody(request), contentType, request.headers['content-encoding'], { maxDecompressedBytes });
+        const events = decodeOtlpTraces(rawBody(request), contentType, request.headers['content-encoding'], { maxDecompressedBytes, eventDepth: service.nesting.eventDepth });
         metrics.otlpSpans.inc(events.length);
         if (!(await ingest(reply, 'otlp', name, events))) return reply;
         const response = encodeOtlpResponse(contentType);

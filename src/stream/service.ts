@@ -58,7 +58,8 @@ export class StreamService implements StreamHost {
   private readonly outputs: OutputRegistry;
   private settings: StreamSettings;
   /** This service's `streams.max-edn-depth` and `max-event-depth` (src/stream/nesting.ts): its engine, stream
-   *  files and API read EDN with them; a reload changes them in place. */
+   *  files and API read EDN with them, its inputs, journal replay and placement decode events with them; a reload
+   *  changes them in place. */
   readonly nesting: NestingLimits;
   private readonly engineOptions: ConstructorParameters<typeof StreamEngine>[0] & object;
 

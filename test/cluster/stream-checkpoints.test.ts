@@ -12,6 +12,7 @@ import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MessageRefusals } from '../../src/cluster/refusals.ts';
 import { CHECKPOINTS_BUCKET, CheckpointStore, PARTITION_CHECKPOINT_VERSION, type PartitionCheckpoint } from '../../src/cluster/stream-checkpoints.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/nesting.ts';
 import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 
 const connections: NatsConnection[] = [];
@@ -41,7 +42,7 @@ describe.skipIf(!hasNatsServer())('partition checkpoints in JetStream', () => {
     const js = jetstream(nc);
     const kv = await new Kvm(js).create(CHECKPOINTS_BUCKET, { history: 1 });
     const objects = await new Objm(js).create(CHECKPOINTS_BUCKET);
-    const store = new CheckpointStore(kv, objects, new MessageRefusals(new Registry(), pino({ level: 'silent' })), pino({ level: 'silent' }));
+    const store = new CheckpointStore(kv, objects, new MessageRefusals(new Registry(), pino({ level: 'silent' })), pino({ level: 'silent' }), { eventDepth: DEFAULT_MAX_EVENT_DEPTH });
 
     const empty = await store.load('s.3', 's', 3);
     expect(empty.checkpoint).toBeNull();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { partitionOf, partitionSubject, streamId } from '../../src/cluster/stream-log.ts';
+import { eventsOfMessage, eventsProblem, partitionOf, partitionSubject, streamId } from '../../src/cluster/stream-log.ts';
+import { encodeRecord } from '../../src/stream/journal.ts';
 import { mergeSearches, mergeStats } from '../../src/cluster/stream-queries.ts';
 
 describe('partitionOf', () => {
@@ -48,5 +49,19 @@ describe('merging reads of several nodes', () => {
     const merged = mergeStats([{ s: { size: 2, currentTime: 10 } }, { s: { size: 3, currentTime: 7 }, t: { size: 1, currentTime: 1 } }]);
     expect(merged.get('s')).toEqual({ size: 5, currentTime: 10 });
     expect(merged.get('t')).toEqual({ size: 1, currentTime: 1 });
+  });
+});
+
+describe('events read from the cluster', () => {
+  it("are checked under the reader's streams.max-event-depth, not a process-wide one", () => {
+    const events = [{ host: 'a', time: 1, deep: { b: { c: { d: 1 } } } }];
+    const message = Buffer.concat(encodeRecord(0, { target: 's', input: 'cluster', format: 'events', receivedAtNs: 0, count: 1, payload: Buffer.from(JSON.stringify(events)) }));
+    const problem = 'events[0].deep nests objects and arrays deeper than the limit of 3 levels (streams.max-event-depth)';
+    expect(eventsProblem(events, 3)).toBe(problem);
+    expect(eventsProblem(events, 4)).toBeNull();
+    const damage: string[] = [];
+    expect(eventsOfMessage(message, 3, (reason, detail) => damage.push(`${reason}: ${detail}`))).toBeNull();
+    expect(damage).toEqual([`invalid: ${problem}`]);
+    expect(eventsOfMessage(message, 4, () => undefined)).toEqual(events);
   });
 });

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Event } from '../../src/stream/event.ts';
 import { FileJournal, type LogEntry, LOG_START } from '../../src/stream/journal.ts';
 import { eventsOf, eventsRecord, jsonBodyRecord } from '../../src/stream/journal-records.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/nesting.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -44,7 +45,7 @@ describe('FileJournal', () => {
       [2, 's', 'stream', 2],
       [3, 's', 'stream', 2],
     ]);
-    expect(eventsOf(entries[1] as LogEntry)).toEqual(batch(2, 20));
+    expect(eventsOf(entries[1] as LogEntry, DEFAULT_MAX_EVENT_DEPTH)).toEqual(batch(2, 20));
     // Numbering goes on after the last record, in a segment of its own.
     expect(reopened.append(eventsRecord('s', 'stream', batch(1), 5)).seq).toBe(4);
     await reopened.close();
@@ -74,7 +75,7 @@ describe('FileJournal', () => {
   it('replays a JSON body with the time it stamped the first time', () => {
     const body = Buffer.from(JSON.stringify({ events: [{ host: 'a' }, { host: 'b', time: '2024-12-24T13:44:32.5Z' }] }));
     const record = jsonBodyRecord('s', body, 2, 42);
-    expect(eventsOf({ ...record, seq: 1 })).toEqual([
+    expect(eventsOf({ ...record, seq: 1 }, DEFAULT_MAX_EVENT_DEPTH)).toEqual([
       { host: 'a', time: 42 },
       { host: 'b', time: 1_735_047_872_500_000_000 },
     ]);

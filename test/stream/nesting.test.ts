@@ -1,12 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.ts';
 import { parseEdn } from '../../src/stream/edn.ts';
 import { StreamEngine } from '../../src/stream/engine.ts';
 import { eventsFromJsonBody } from '../../src/stream/ingest/json.ts';
 import { decodeOtlpTraces } from '../../src/stream/ingest/otlp.ts';
-import { DEFAULT_MAX_EVENT_DEPTH, MAX_EDN_DEPTH_LIMIT, MAX_EVENT_DEPTH_LIMIT, setEventDepthLimit } from '../../src/stream/nesting.ts';
-
-afterEach(() => setEventDepthLimit(DEFAULT_MAX_EVENT_DEPTH));
+import { DEFAULT_MAX_EVENT_DEPTH, MAX_EDN_DEPTH_LIMIT, MAX_EVENT_DEPTH_LIMIT } from '../../src/stream/nesting.ts';
 
 const nestedObject = (depth: number): unknown => (depth === 0 ? 1 : { a: nestedObject(depth - 1) });
 const otlp = (depth: number) => {
@@ -24,26 +22,27 @@ describe('nesting limits from the config', () => {
   });
 
   it('a lower limit refuses EDN, JSON events and OTLP attribute values past it, naming the limit and the key', () => {
-    setEventDepthLimit(4);
     expect(() => parseEdn(`${'['.repeat(11)}${']'.repeat(11)}`, 10)).toThrow('collections nest deeper than the limit of 10 levels (streams.max-edn-depth)');
     expect(parseEdn(`${'['.repeat(10)}${']'.repeat(10)}`, 10)).toBeInstanceOf(Array);
-    expect(eventsFromJsonBody({ events: [{ host: 'a', deep: nestedObject(3) }] })).toHaveLength(1);
-    expect(() => eventsFromJsonBody({ events: [{ host: 'a', deep: nestedObject(4) }] })).toThrow(
+    expect(eventsFromJsonBody({ events: [{ host: 'a', deep: nestedObject(3) }] }, 4)).toHaveLength(1);
+    expect(() => eventsFromJsonBody({ events: [{ host: 'a', deep: nestedObject(4) }] }, 4)).toThrow(
       'events[0].deep nests objects and arrays deeper than the limit of 4 levels (streams.max-event-depth)',
     );
-    expect(decodeOtlpTraces(otlp(4), 'application/json', undefined, { maxDecompressedBytes: 1e6 })).toHaveLength(1);
-    expect(() => decodeOtlpTraces(otlp(5), 'application/json', undefined, { maxDecompressedBytes: 1e6 })).toThrow(
+    expect(decodeOtlpTraces(otlp(4), 'application/json', undefined, { maxDecompressedBytes: 1e6, eventDepth: 4 })).toHaveLength(1);
+    expect(() => decodeOtlpTraces(otlp(5), 'application/json', undefined, { maxDecompressedBytes: 1e6, eventDepth: 4 })).toThrow(
       'an attribute value nests arrays and kvlists deeper than the limit of 4 levels (streams.max-event-depth)',
     );
+    // The limit is the caller's: the same events under the default are accepted.
+    expect(eventsFromJsonBody({ events: [{ host: 'a', deep: nestedObject(4) }] }, DEFAULT_MAX_EVENT_DEPTH)).toHaveLength(1);
+    expect(decodeOtlpTraces(otlp(5), 'application/json', undefined, { maxDecompressedBytes: 1e6, eventDepth: DEFAULT_MAX_EVENT_DEPTH })).toHaveLength(1);
   });
 
   it('at the largest allowed values, a stream config that deep compiles and runs, and such events are indexed, without overflowing the stack', () => {
-    setEventDepthLimit(MAX_EVENT_DEPTH_LIMIT);
     // The outer map, then two levels per action, the innermost holding the :index action and its params.
     const actions = MAX_EDN_DEPTH_LIMIT / 2 - 3;
     const engine = new StreamEngine({ nesting: { ednDepth: MAX_EDN_DEPTH_LIMIT } });
     engine.add('deep', `{:actions ${'{:action :sdo :children ['.repeat(actions)}{:action :index :params [[:host]]}${']}'.repeat(actions)}}`);
-    const events = eventsFromJsonBody({ events: [{ host: 'a', time: 1, deep: nestedObject(MAX_EVENT_DEPTH_LIMIT - 1) }] });
+    const events = eventsFromJsonBody({ events: [{ host: 'a', time: 1, deep: nestedObject(MAX_EVENT_DEPTH_LIMIT - 1) }] }, MAX_EVENT_DEPTH_LIMIT);
     expect(engine.push('deep', events).errorCount).toBe(0);
     expect(engine.index('deep')?.size).toBe(1);
   });

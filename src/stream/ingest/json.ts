@@ -6,7 +6,7 @@
  * `PushWarnings`.
  */
 import { type Event, nowNs } from '../event.ts';
-import { DEFAULT_MAX_EVENT_DEPTH, nesting } from '../nesting.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../nesting.ts';
 import { IngestError } from './errors.ts';
 import type { PushWarnings } from './push-warnings.ts';
 
@@ -28,10 +28,11 @@ function nestsDeeperThan(value: object, limit: number): boolean {
   return false;
 }
 
-/** `warnings`, when given, collects the likely mistakes that are accepted (epoch seconds as `time`, a numeric
- *  string as `metric`). `now` stamps the events without a time (read from the clock once when not given; a
- *  journal replay gives the time of the first push). */
-export function eventsFromJsonBody(body: unknown, warnings?: PushWarnings, now = -1): Event[] {
+/** `eventDepth`: `streams.max-event-depth` of the service that decodes (src/stream/nesting.ts). `warnings`, when
+ *  given, collects the likely mistakes that are accepted (epoch seconds as `time`, a numeric string as `metric`).
+ *  `now` stamps the events without a time (read from the clock once when not given; a journal replay gives the
+ *  time of the first push). */
+export function eventsFromJsonBody(body: unknown, eventDepth: number, warnings?: PushWarnings, now = -1): Event[] {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new IngestError('the body must be a JSON object with an "events" field');
   }
@@ -45,8 +46,8 @@ export function eventsFromJsonBody(body: unknown, warnings?: PushWarnings, now =
     const fields = event as Event;
     for (const key in fields) {
       const value: unknown = fields[key];
-      if (typeof value === 'object' && value !== null && nestsDeeperThan(value, nesting.eventDepth - 1)) {
-        throw new IngestError(`events[${i}].${key} nests objects and arrays deeper than the limit of ${nesting.eventDepth} levels (streams.max-event-depth)`);
+      if (typeof value === 'object' && value !== null && nestsDeeperThan(value, eventDepth - 1)) {
+        throw new IngestError(`events[${i}].${key} nests objects and arrays deeper than the limit of ${eventDepth} levels (streams.max-event-depth)`);
       }
     }
     const time: unknown = fields.time;

@@ -10,13 +10,16 @@
  */
 import { gunzipSync } from 'node:zlib';
 import type { Event } from '../event.ts';
-import { DEFAULT_MAX_EVENT_DEPTH, nesting } from '../nesting.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../nesting.ts';
 import { IngestError } from './errors.ts';
 import { type Int64, int64ToNumber, loadProtos } from './protos.ts';
 
 export interface OtlpLimits {
   /** The largest body accepted after gzip decompression. */
   readonly maxDecompressedBytes: number;
+  /** `streams.max-event-depth` of the service that decodes (src/stream/nesting.ts): how deep arrays and kvlists
+   *  may nest inside an attribute value. */
+  readonly eventDepth: number;
 }
 
 type OtlpEncoding = 'protobuf' | 'json';
@@ -52,8 +55,8 @@ export function decodeOtlpTraces(
 ): Event[] {
   const encoding = otlpEncodingOf(contentType);
   const data = decodeContentEncoding(body, contentEncoding, limits.maxDecompressedBytes);
-  const request = encoding === 'protobuf' ? parseProtobuf(data) : parseJson(data);
-  return spansToEvents(request);
+  const request = encoding === 'protobuf' ? parseProtobuf(data, limits.eventDepth) : parseJson(data);
+  return spansToEvents(request, limits.eventDepth);
 }
 
 /** An empty ExportTraceServiceResponse in the request's encoding. */
@@ -80,12 +83,12 @@ function decodeContentEncoding(body: Uint8Array, contentEncoding: string | undef
   }
 }
 
-function parseProtobuf(data: Uint8Array): OtlpRequest {
+function parseProtobuf(data: Uint8Array, eventDepth: number): OtlpRequest {
   try {
     return loadProtos().exportTraceServiceRequest.decode(data) as unknown as OtlpRequest;
   } catch (error) {
     // protobufjs decodes nested messages by recursion: a body nested past the stack is refused like any bad body.
-    if (error instanceof RangeError) throw new IngestError(`invalid ExportTraceServiceRequest protobuf: nested deeper than the decoder allows (attribute values are limited to ${nesting.eventDepth} levels, streams.max-event-depth)`);
+    if (error instanceof RangeError) throw new IngestError(`invalid ExportTraceServiceRequest protobuf: nested deeper than the decoder allows (attribute values are limited to ${eventDepth} levels, streams.max-event-depth)`);
     throw new IngestError(`invalid ExportTraceServiceRequest protobuf: ${(error as Error).message}`);
   }
 }
@@ -164,11 +167,11 @@ interface OtlpRequest {
   resourceSpans?: OtlpResourceSpans[] | null;
 }
 
-function spansToEvents(request: OtlpRequest): Event[] {
+function spansToEvents(request: OtlpRequest, limit: number): Event[] {
   const events: Event[] = [];
   try {
     for (const resourceSpans of list(request.resourceSpans)) {
-      const resourceAttributes = attributeMap(resourceSpans.resource?.attributes);
+      const resourceAttributes = attributeMap(resourceSpans.resource?.attributes, limit);
       const resource = { attributes: resourceAttributes, 'schema-url': resourceSpans.schemaUrl ?? '' };
       const serviceName = resourceAttributes['service.name'];
       const service = typeof serviceName === 'string' ? serviceName : undefined;
@@ -176,11 +179,11 @@ function spansToEvents(request: OtlpRequest): Event[] {
         const scope = {
           name: scopeSpans.scope?.name ?? '',
           version: scopeSpans.scope?.version ?? '',
-          attributes: attributeMap(scopeSpans.scope?.attributes),
+          attributes: attributeMap(scopeSpans.scope?.attributes, limit),
           'dropped-attributes-count': scopeSpans.scope?.droppedAttributesCount ?? 0,
         };
         const schemaUrl = scopeSpans.schemaUrl ?? '';
-        for (const span of list(scopeSpans.spans)) events.push(spanEvent(span, resource, service, scope, schemaUrl));
+        for (const span of list(scopeSpans.spans)) events.push(spanEvent(span, resource, service, scope, schemaUrl, limit));
       }
     }
   } catch (error) {
@@ -190,7 +193,7 @@ function spansToEvents(request: OtlpRequest): Event[] {
   return events;
 }
 
-function spanEvent(span: OtlpSpan, resource: object, service: string | undefined, scope: object, schemaUrl: string): Event {
+function spanEvent(span: OtlpSpan, resource: object, service: string | undefined, scope: object, schemaUrl: string, limit: number): Event {
   const statusCode = enumNumber(span.status?.code, STATUS_NAMES, 'status.code');
   const kind = enumNumber(span.kind, KIND_NAMES, 'kind');
   const start = int64ToNumber(span.startTimeUnixNano);
@@ -213,12 +216,12 @@ function spanEvent(span: OtlpSpan, resource: object, service: string | undefined
     'start-time': start,
     'end-time': end,
     metric: durationNs(span.startTimeUnixNano, span.endTimeUnixNano, start, end),
-    attributes: attributeMap(span.attributes),
+    attributes: attributeMap(span.attributes, limit),
     'dropped-attributes-count': span.droppedAttributesCount ?? 0,
     events: list(span.events).map((event) => ({
       time: int64ToNumber(event.timeUnixNano),
       name: event.name ?? '',
-      attributes: attributeMap(event.attributes),
+      attributes: attributeMap(event.attributes, limit),
       'dropped-attributes-count': event.droppedAttributesCount ?? 0,
     })),
     'dropped-events-count': span.droppedEventsCount ?? 0,
@@ -226,7 +229,7 @@ function spanEvent(span: OtlpSpan, resource: object, service: string | undefined
       'trace-id': hex(link.traceId),
       'span-id': hex(link.spanId),
       state: link.traceState ?? '',
-      attributes: attributeMap(link.attributes),
+      attributes: attributeMap(link.attributes, limit),
       'dropped-attributes-count': link.droppedAttributesCount ?? 0,
     })),
     'dropped-links-count': span.droppedLinksCount ?? 0,
@@ -272,18 +275,18 @@ function hex(id: Bytes): string {
  *  it the request is refused (400) instead of recursing without bound (src/stream/nesting.ts). */
 export const MAX_ANY_VALUE_DEPTH = DEFAULT_MAX_EVENT_DEPTH;
 
-function checkDepth(depth: number): void {
-  if (depth > nesting.eventDepth) {
-    throw new IngestError(`an attribute value nests arrays and kvlists deeper than the limit of ${nesting.eventDepth} levels (streams.max-event-depth)`);
+function checkDepth(depth: number, limit: number): void {
+  if (depth > limit) {
+    throw new IngestError(`an attribute value nests arrays and kvlists deeper than the limit of ${limit} levels (streams.max-event-depth)`);
   }
 }
 
-function attributeMap(attributes: OtlpKeyValue[] | null | undefined, depth = 0): Record<string, unknown> {
-  checkDepth(depth);
+function attributeMap(attributes: OtlpKeyValue[] | null | undefined, limit: number, depth = 0): Record<string, unknown> {
+  checkDepth(depth, limit);
   const map: Record<string, unknown> = {};
   for (const attribute of list(attributes)) {
     // defineProperty, so that a key such as "__proto__" is stored as data like any other key.
-    Object.defineProperty(map, attribute.key ?? '', { value: anyValue(attribute.value, depth), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(map, attribute.key ?? '', { value: anyValue(attribute.value, limit, depth), enumerable: true, writable: true, configurable: true });
   }
   return map;
 }
@@ -292,17 +295,17 @@ const hasOwn = Object.prototype.hasOwnProperty;
 
 /** protobufjs puts defaults on the prototype and the value actually sent as an own property (it is a oneof),
  *  so own properties tell which member is set, for messages and JSON alike. */
-function anyValue(value: OtlpAnyValue | null | undefined, depth: number): unknown {
+function anyValue(value: OtlpAnyValue | null | undefined, limit: number, depth: number): unknown {
   if (value === null || value === undefined) return null;
   if (hasOwn.call(value, 'stringValue')) return value.stringValue ?? '';
   if (hasOwn.call(value, 'boolValue')) return value.boolValue === true;
   if (hasOwn.call(value, 'intValue')) return int64ToNumber(value.intValue);
   if (hasOwn.call(value, 'doubleValue')) return doubleValue(value.doubleValue);
   if (hasOwn.call(value, 'arrayValue')) {
-    checkDepth(depth + 1);
-    return list(value.arrayValue?.values).map((item) => anyValue(item, depth + 1));
+    checkDepth(depth + 1, limit);
+    return list(value.arrayValue?.values).map((item) => anyValue(item, limit, depth + 1));
   }
-  if (hasOwn.call(value, 'kvlistValue')) return attributeMap(value.kvlistValue?.values, depth + 1);
+  if (hasOwn.call(value, 'kvlistValue')) return attributeMap(value.kvlistValue?.values, limit, depth + 1);
   if (hasOwn.call(value, 'bytesValue')) return bytesBase64(value.bytesValue);
   return null;
 }

@@ -8,7 +8,7 @@ const statusOf = (error: unknown): number | undefined => streamErrors.fromDomain
 
 function rejection(body: unknown): string {
   try {
-    eventsFromJsonBody(body);
+    eventsFromJsonBody(body, MAX_EVENT_DEPTH);
   } catch (error) {
     expect(error).toBeInstanceOf(IngestError);
     expect(statusOf(error)).toBe(400);
@@ -22,7 +22,7 @@ describe('eventsFromJsonBody', () => {
     const before = Date.now() * 1e6;
     const events = eventsFromJsonBody({
       events: [{ service: 'a' }, { time: null }, { time: false }, { time: 0 }, { time: 1_735_047_872_000_000_000, metric: 1 }],
-    });
+    }, MAX_EVENT_DEPTH);
     const after = Date.now() * 1e6;
     const stamped = events[0]?.time as number;
     expect(stamped).toBeGreaterThanOrEqual(before);
@@ -33,7 +33,7 @@ describe('eventsFromJsonBody', () => {
 
   it('returns the body objects themselves, without copying', () => {
     const event = { host: 'h', time: 5 };
-    expect(eventsFromJsonBody({ events: [event] })[0]).toBe(event);
+    expect(eventsFromJsonBody({ events: [event] }, MAX_EVENT_DEPTH)[0]).toBe(event);
   });
 
   it('converts RFC 3339 times to ns, with the fraction to the nanosecond and offsets applied', () => {
@@ -44,12 +44,12 @@ describe('eventsFromJsonBody', () => {
         { time: '1970-01-01T00:00:01.000000123Z' },
         { time: '1970-01-01 00:00:00.25z' },
       ],
-    });
+    }, MAX_EVENT_DEPTH);
     expect(utc?.time).toBe(Date.UTC(2024, 11, 24, 13, 44, 32) * 1e6);
     expect(offset?.time).toBe(Date.UTC(2024, 11, 24, 13, 44, 32, 500) * 1e6);
     expect(nanos?.time).toBe(1_000_000_123);
     expect(spaced?.time).toBe(250_000_000);
-    expect(eventsFromJsonBody({ events: [{ time: '1735047872000000000' }] })[0]?.time).toBe(1_735_047_872_000_000_000);
+    expect(eventsFromJsonBody({ events: [{ time: '1735047872000000000' }] }, MAX_EVENT_DEPTH)[0]?.time).toBe(1_735_047_872_000_000_000);
   });
 
   it('rejects times that are neither numbers nor RFC 3339, naming the index and the field', () => {
@@ -62,7 +62,7 @@ describe('eventsFromJsonBody', () => {
 
   it('rejects a ttl that is not a number', () => {
     expect(rejection({ events: [{ ttl: 60 }, { ttl: '60' }] })).toBe('events[1].ttl must be a number of seconds, got "60"');
-    expect(eventsFromJsonBody({ events: [{ ttl: null, time: 1 }] })).toEqual([{ ttl: null, time: 1 }]);
+    expect(eventsFromJsonBody({ events: [{ ttl: null, time: 1 }] }, MAX_EVENT_DEPTH)).toEqual([{ ttl: null, time: 1 }]);
   });
 
   it('rejects a body whose events are not an array of objects', () => {
@@ -76,7 +76,7 @@ describe('eventsFromJsonBody', () => {
   });
 
   it('accepts an empty list', () => {
-    expect(eventsFromJsonBody({ events: [] })).toEqual([]);
+    expect(eventsFromJsonBody({ events: [] }, MAX_EVENT_DEPTH)).toEqual([]);
   });
 });
 
@@ -96,8 +96,8 @@ describe('event nesting limit', () => {
   };
 
   it('accepts events nested up to MAX_EVENT_DEPTH (the event included) and refuses deeper ones naming the field and the limit', () => {
-    expect(eventsFromJsonBody({ events: [{ host: 'a', attributes: nested(MAX_EVENT_DEPTH - 1) }] })).toHaveLength(1);
-    expect(() => eventsFromJsonBody({ events: [{ host: 'a' }, { host: 'b', attributes: nested(MAX_EVENT_DEPTH) }] })).toThrow(
+    expect(eventsFromJsonBody({ events: [{ host: 'a', attributes: nested(MAX_EVENT_DEPTH - 1) }] }, MAX_EVENT_DEPTH)).toHaveLength(1);
+    expect(() => eventsFromJsonBody({ events: [{ host: 'a' }, { host: 'b', attributes: nested(MAX_EVENT_DEPTH) }] }, MAX_EVENT_DEPTH)).toThrow(
       new IngestError(`events[1].attributes nests objects and arrays deeper than the limit of ${MAX_EVENT_DEPTH} levels (streams.max-event-depth)`),
     );
   });

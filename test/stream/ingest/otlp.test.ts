@@ -21,7 +21,7 @@ interface Captured {
   contentEncoding: string | undefined;
 }
 
-const limits = { maxDecompressedBytes: 1024 * 1024 };
+const limits = { maxDecompressedBytes: 1024 * 1024, eventDepth: MAX_ANY_VALUE_DEPTH };
 let server: Server;
 let url: string;
 const captured: Captured[] = [];
@@ -245,14 +245,14 @@ describe('attribute nesting limit', () => {
   };
 
   it('accepts attribute values nested up to MAX_ANY_VALUE_DEPTH arrays and kvlists', () => {
-    expect(decodeOtlpTraces(protobuf(MAX_ANY_VALUE_DEPTH), 'application/x-protobuf', undefined, { maxDecompressedBytes: 1e6 })).toHaveLength(1);
+    expect(decodeOtlpTraces(protobuf(MAX_ANY_VALUE_DEPTH), 'application/x-protobuf', undefined, { maxDecompressedBytes: 1e6, eventDepth: MAX_ANY_VALUE_DEPTH })).toHaveLength(1);
   });
 
   it('refuses deeper ones, in protobuf and JSON, naming the limit', () => {
     const message = `an attribute value nests arrays and kvlists deeper than the limit of ${MAX_ANY_VALUE_DEPTH} levels`;
-    expect(() => decodeOtlpTraces(protobuf(MAX_ANY_VALUE_DEPTH + 1), 'application/x-protobuf', undefined, { maxDecompressedBytes: 1e6 })).toThrow(message);
+    expect(() => decodeOtlpTraces(protobuf(MAX_ANY_VALUE_DEPTH + 1), 'application/x-protobuf', undefined, { maxDecompressedBytes: 1e6, eventDepth: MAX_ANY_VALUE_DEPTH })).toThrow(message);
     const json = Buffer.from(JSON.stringify(request(MAX_ANY_VALUE_DEPTH + 1)));
-    expect(() => decodeOtlpTraces(json, 'application/json', undefined, { maxDecompressedBytes: 1e6 })).toThrow(message);
+    expect(() => decodeOtlpTraces(json, 'application/json', undefined, { maxDecompressedBytes: 1e6, eventDepth: MAX_ANY_VALUE_DEPTH })).toThrow(message);
   });
 
   it('refuses a protobuf nested past what the decoder can follow with a 400, not a crash', () => {
@@ -273,7 +273,7 @@ describe('attribute nesting limit', () => {
     const resource = Buffer.concat([Buffer.from([0x0a]), varint(attribute.length), attribute]); // Resource.attributes = 1
     const resourceSpans = Buffer.concat([Buffer.from([0x0a]), varint(resource.length), resource]); // ResourceSpans.resource = 1
     const body = Buffer.concat([Buffer.from([0x0a]), varint(resourceSpans.length), resourceSpans]); // request.resource_spans = 1
-    expect(() => decodeOtlpTraces(body, 'application/x-protobuf', undefined, { maxDecompressedBytes: 1e8 })).toThrow(IngestError);
+    expect(() => decodeOtlpTraces(body, 'application/x-protobuf', undefined, { maxDecompressedBytes: 1e8, eventDepth: MAX_ANY_VALUE_DEPTH })).toThrow(IngestError);
   });
 });
 
