@@ -13,6 +13,7 @@
  *   node --import tsx bench/checks.ts --minutes 10             10 min window, bench/results/checks-600s.json
  *   node --import tsx bench/checks.ts --peer /path/cabourotte  then the same YAML against Cabourotte, and the ratios
  *   node --import tsx bench/checks.ts --node-flags='--max-semi-space-size=1'   extra node flags for the service
+ *   node --import tsx bench/checks.ts --tcp 1000 --http 200   a small deployment, bench/results/checks-1000tcp-200http.json
  *   node --import tsx bench/checks.ts --cpu-prof DIR           the service runs under `node --cpu-prof`; the
  *                                                              window's breakdown by component (bench/profile.ts)
  *
@@ -30,8 +31,6 @@ import { ensureBundle, readLines, serviceNodeFlags } from '../test/helpers/serve
 import { cpuSeconds, parseMetrics, percentile, rssMb, type Scrape, startTargets, threadCpuSeconds, threadCpuShares } from './check-load.ts';
 import { profileBreakdown } from './profile.ts';
 
-const TCP_CHECKS = 10_000;
-const HTTP_CHECKS = 2_000;
 const WARMUP_S = 20;
 
 const { values: args } = parseArgs({
@@ -41,8 +40,17 @@ const { values: args } = parseArgs({
     'cpu-prof': { type: 'string' },
     /** Extra `node` flags for the service, e.g. `--node-flags=--max-semi-space-size=4` to compare heap settings. */
     'node-flags': { type: 'string' },
+    /** The workload's size: `--tcp 1000 --http 200` is a small deployment (docs/performance.md). */
+    tcp: { type: 'string', default: '10000' },
+    http: { type: 'string', default: '2000' },
   },
 });
+const TCP_CHECKS = Number(args.tcp);
+const HTTP_CHECKS = Number(args.http);
+for (const [flag, value] of [['--tcp', TCP_CHECKS], ['--http', HTTP_CHECKS]] as const) {
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${flag}: must be a whole number of checks, got ${value}`);
+}
+const DEFAULT_SIZE = TCP_CHECKS === 10_000 && HTTP_CHECKS === 2_000;
 const WINDOW_S = args.minutes !== undefined ? Math.round(Number(args.minutes) * 60) : 60;
 if (!Number.isFinite(WINDOW_S) || WINDOW_S <= 0) throw new Error(`--minutes: must be a positive number, got ${args.minutes}`);
 
@@ -280,7 +288,8 @@ async function main(): Promise<void> {
     const written = { ...figures, vigie: vigieWithoutProfile, pass };
     mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
     // A longer window writes its own file so that the 60 s figures of `npm run bench` stay as they are.
-    const resultName = WINDOW_S === 60 ? 'checks' : `checks-${WINDOW_S}s`;
+    const sized = DEFAULT_SIZE ? 'checks' : `checks-${TCP_CHECKS}tcp-${HTTP_CHECKS}http`;
+    const resultName = WINDOW_S === 60 ? sized : `${sized}-${WINDOW_S}s`;
     writeFileSync(join(import.meta.dirname, 'results', `${resultName}.json`), `${JSON.stringify(written)}\n`);
     if (profile !== undefined) writeFileSync(join(profileDir as string, 'breakdown.json'), `${JSON.stringify(profile, null, 2)}\n`);
     console.log(JSON.stringify(written, null, 2));

@@ -23,11 +23,26 @@
  * connection's setting, and one worker is enough for any number of writers.
  */
 import { createRequire } from 'node:module';
+import { statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { Db } from './client.ts';
 
 /** The main connection's page cache from the first `hold()` on (KiB). */
 const BULK_CACHE_KIB = 65_536;
+
+/** The WAL size at which the background mode asks for a checkpoint: SQLite's own default (1,000 pages of 4 KiB). */
+const WAL_CHECKPOINT_BYTES = 1_000 * 4096;
+/** The longest changes wait in the WAL in the background mode before a checkpoint is asked for anyway. */
+const WAL_MAX_AGE_MS = 30_000;
+
+/** The WAL file's size (0 when it cannot be read: then only the age asks for checkpoints). */
+function walBytes(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
 
 /** How much longer than its interval the look for changes may wait while nothing changes (background). */
 const IDLE_BACKOFF = 8;
@@ -99,25 +114,32 @@ export class WalCheckpointer {
   }
 
   /**
-   * Turns the main connection's automatic checkpoints off until `close()`, and asks the worker for one every
-   * `intervalMs` if rows changed since the last time it did. While nothing changes the look is taken less and less
-   * often, up to IDLE_BACKOFF times `intervalMs`, so that an idle service is not woken every second
-   * (docs/performance.md, "An idle service"); the first change seen brings it back to `intervalMs`.
+   * Turns the main connection's automatic checkpoints off until `close()`, and every `intervalMs` looks whether
+   * rows changed since it last asked the worker for a checkpoint: it asks again once the WAL holds what SQLite's own
+   * automatic checkpoint waits for (WAL_CHECKPOINT_BYTES), or once the changes are WAL_MAX_AGE_MS old, so that a
+   * small deployment's trickle of results is not copied into the database file (and synced) every second. While
+   * nothing changes the look is taken less and less often, up to IDLE_BACKOFF times `intervalMs`, so that an idle
+   * service is not woken every second (docs/performance.md, "An idle service").
    */
   background(intervalMs: number): void {
     if (this.file === '' || this.permanent) return;
     this.permanent = true;
     this.stopAutocheckpoints();
     const changes = this.db.$client.prepare('select total_changes()').pluck();
+    const wal = `${this.file}-wal`;
     this.changesAtRequest = changes.get() as number;
+    let requestedAtMs = performance.now();
     let delayMs = intervalMs;
     const look = () => {
       const now = changes.get() as number;
       if (now === this.changesAtRequest) delayMs = Math.min(delayMs * 2, intervalMs * IDLE_BACKOFF);
       else {
         delayMs = intervalMs;
-        this.changesAtRequest = now;
-        this.request();
+        if (walBytes(wal) >= WAL_CHECKPOINT_BYTES || performance.now() - requestedAtMs >= WAL_MAX_AGE_MS) {
+          this.changesAtRequest = now;
+          requestedAtMs = performance.now();
+          this.request();
+        }
       }
       this.timer = setTimeout(look, delayMs);
       this.timer.unref();

@@ -52,6 +52,21 @@ describe('WalCheckpointer', () => {
     expect(autocheckpoint()).toBe(1000);
   });
 
+  it('in the background, leaves a trickle of small writes in the WAL rather than checkpointing every interval', async () => {
+    const { db, file, checkpointer } = setup();
+    checkpointer.background(10);
+    const before = statSync(file).size;
+    const insert = db.$client.prepare('insert into t (payload) values (?)');
+    // 20 intervals, each with a small write: the WAL stays far below SQLite's checkpoint size.
+    for (let i = 0; i < 20; i++) {
+      insert.run(Buffer.alloc(100, i));
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(statSync(`${file}-wal`).size).toBeGreaterThan(0);
+    expect(statSync(file).size).toBe(before);
+    await checkpointer.close();
+  });
+
   it('without the background mode, a COMMIT checkpoints as SQLite does by default', () => {
     const { file, write, autocheckpoint } = setup();
     expect(autocheckpoint()).toBe(1000);
