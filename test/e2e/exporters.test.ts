@@ -92,7 +92,11 @@ describe('exporters', () => {
   });
 
   it('delivers to a Riemann server that comes up after the start, one event per result as upstream maps it', async () => {
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // While its server is down, the exporter's failed attempts to reach it are counted.
+    await waitFor(async () => /exporter_failures_total\{name="riemann"\} [1-9]/.test(await (await server.request('/metrics')).text()), {
+      timeoutMs: 10_000,
+      message: 'exporter_failures_total of the riemann exporter while its server is down',
+    });
     riemann = await startRiemannServer(riemannPort);
     const server_ = riemann;
     await waitFor(() => server_.events.some((event) => event.attributes?.some((a) => a.key === 'healthcheck' && a.value === 'down')) && server_.events.some((event) => event.state === 'ok'), { timeoutMs: 15_000 });

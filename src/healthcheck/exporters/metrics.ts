@@ -60,6 +60,11 @@ export class ExporterMetrics {
     if (!success) this.failuresTotal.inc({ name });
   }
 
+  /** An attempt to reach the exporter's target that failed before anything was sent (a refused connection). */
+  unreachable(name: string): void {
+    this.failuresTotal.inc({ name });
+  }
+
   sent(name: string, count: number): void {
     this.sentTotal.inc({ name }, count);
   }

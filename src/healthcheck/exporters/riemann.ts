@@ -151,6 +151,8 @@ export class RiemannExporter extends QueuedExporter {
       factor: 2,
       signal: this.abort.signal,
       onFailedAttempt: ({ error, attemptNumber }) => {
+        // Counted: while its server is down, failed connections are all the exporter does (docs/http-api.md, metrics).
+        this.metrics.unreachable(this.name);
         if (attemptNumber === 1) this.logger.warn({ exporter: this.name }, `Riemann exporter ${this.name}: cannot connect to ${this.address()}, retrying in the background: ${error.message}`);
       },
     })
