@@ -22,7 +22,8 @@ import { metric, type Node, startNode } from './cluster-nodes.ts';
 import { round, writeResult } from './http-load.ts';
 
 const BATCH = 1_000;
-const PARTITIONS = 64;
+// BENCH_PARTITIONS=<n>: fewer partitions, more events per message (how the cost splits per message and per event).
+const PARTITIONS = Number(process.env.BENCH_PARTITIONS ?? 64);
 const MEMBER_TTL = '5s';
 const INGEST_MS = 8_000;
 const OFFERED_PER_S = 100_000;
