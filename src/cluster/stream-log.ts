@@ -7,8 +7,9 @@
  *
  * Batching is group commit, as in the single-node journal: the events submitted during one turn of the event loop
  * are gathered per partition into one message (cut at `MAX_MESSAGE_BYTES`), so a push of 1,000 events over 64
- * partitions costs at most 64 publishes, and 100 concurrent pushes to one stream cost one. A message
- * costs the nodes and `nats-server` about as much as the events in it (docs/performance.md, "Cluster: streams").
+ * partitions costs at most 64 publishes, and 100 concurrent pushes to one stream cost one. A message costs the
+ * nodes and `nats-server` more than the 16 or so events such a push puts in it (docs/performance.md, "Cluster: what
+ * an event costs"): the fewer the messages, the cheaper the event.
  *
  * Backpressure: events published and not yet acknowledged count as pending, capped by `streams.max-pending-events`;
  * past it `submit` answers 'full' (HTTP 503 with Retry-After, Riemann TCP stops reading), as the single node's
