@@ -28,7 +28,9 @@ export async function startNode(root: string, name: string, cluster: Record<stri
   const port = await freePort();
   const file = join(dir, 'vigie.yaml');
   writeFileSync(file, stringify({ 'data-dir': dir, http: { host: '127.0.0.1', port }, ...extra, ...(cluster ? { cluster: { node: name, ...cluster } } : {}) }));
-  const child = spawn(process.execPath, [...serviceNodeFlags(), join(ROOT, 'bin/vigie.js'), 'serve', '--config', file, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // BENCH_CPU_PROF=<dir>: each node writes a V8 CPU profile to <dir>/<name>/ when it stops (bench/profile.ts reads it).
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${join(process.env.BENCH_CPU_PROF, name)}`] : [];
+  const child = spawn(process.execPath, [...serviceNodeFlags(), ...profile, join(ROOT, 'bin/vigie.js'), 'serve', '--config', file, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   readLines(child.stdout, (line) => logs.push(line));
   readLines(child.stderr, (line) => logs.push(line));

@@ -22,13 +22,15 @@ import { metric, type Node, startNode } from './cluster-nodes.ts';
 import { round, writeResult } from './http-load.ts';
 
 const BATCH = 1_000;
-const PARTITIONS = 64;
+// BENCH_PARTITIONS=<n>: fewer partitions, more events per message (how the cost splits per message and per event).
+const PARTITIONS = Number(process.env.BENCH_PARTITIONS ?? 64);
 const MEMBER_TTL = '5s';
 const INGEST_MS = 8_000;
 const OFFERED_PER_S = 100_000;
 const FAILOVER_PUSH_MS = 20_000;
 const KILL_AT_MS = 8_000;
 const HOSTS = 1_000;
+const IDLE_MS = 5_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const edn = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 
@@ -52,7 +54,7 @@ interface Pushed {
  * Pushes batches to every URL, `connections` requests in flight per URL, for `ms`; at most `perSecond` events a
  * second overall when given. A 503 is a refusal (counted, not fatal); `onAccepted` sees each acknowledged batch.
  */
-async function push(urls: string[], stream: string, bodies: (i: number) => Buffer, options: { ms: number; connections: number; perSecond?: number; onAccepted?: (i: number) => void }): Promise<Pushed> {
+async function push(urls: string[], stream: string, bodies: (i: number) => Buffer, options: { ms: number; connections: number; batches?: number; perSecond?: number; onAccepted?: (i: number) => void }): Promise<Pushed> {
   const pools = urls.map((url) => new Pool(url, { connections: options.connections, pipelining: 1 }));
   let next = 0;
   let accepted = 0;
@@ -62,7 +64,7 @@ async function push(urls: string[], stream: string, bodies: (i: number) => Buffe
   const perWorker = options.perSecond === undefined ? 0 : (BATCH * urls.length * options.connections * 1000) / options.perSecond;
   const worker = async (pool: Pool) => {
     let due = performance.now();
-    while (performance.now() < deadline) {
+    while (performance.now() < deadline && next < (options.batches ?? Infinity)) {
       const i = next++;
       const response = await pool.request({ path: `/api/v1/stream/${stream}`, method: 'PUT', headers: { 'content-type': 'application/json' }, body: bodies(i) });
       await response.body.dump();
@@ -103,15 +105,59 @@ async function processed(nodes: Node[], stream: string, events: number, since: n
   return (performance.now() - started) / 1000;
 }
 
+/** The events both runs' CPU is measured on: the same 300 bodies of 1,000 events, in the same order. */
+const MEASURED_BATCHES = 300;
+
+/**
+ * Pushes the measured events through `nodes` and waits until their partitions' owners processed them all; the CPU
+ * (user + system, every thread) each of `pids` spent from the first push to the last event processed, in µs per
+ * event. A single node acknowledges before its engine runs the events (its backlog), so the CPU until processed is
+ * what an event costs, on both sides.
+ */
+async function measured(nodes: Node[], pids: number[]): Promise<{ pushed: Pushed; drainS: number; usPerEvent: number[]; messages: number }> {
+  const before = (await Promise.all(nodes.map((node) => metricOf(node, 'stream_events_total', 'name="bench"')))).reduce((sum, value) => sum + value, 0);
+  const messages = async () => (await Promise.all(nodes.map((node) => metricOf(node, 'cluster_event_messages_published_total')))).reduce((sum, value) => sum + value, 0);
+  const messagesBefore = await messages();
+  const cpuBefore = pids.map(cpuSeconds);
+  const pushed = await push(
+    nodes.map((node) => node.url),
+    'bench',
+    (i) => ingestBodies[i % ingestBodies.length] as Buffer,
+    { ms: 600_000, connections: 2, batches: MEASURED_BATCHES },
+  );
+  const drainS = await processed(nodes, 'bench', pushed.accepted, before);
+  const usPerEvent = pids.map((pid, i) => round(((cpuSeconds(pid) - (cpuBefore[i] as number)) * 1e6) / pushed.accepted));
+  return { pushed, drainS, usPerEvent, messages: (await messages()) - messagesBefore };
+}
+
 async function ingestSingle(root: string): Promise<Record<string, number>> {
   const node = await startNode(root, 'single', null);
   try {
     await createStream(node, 'bench', '{:actions {:action :index :params [[:host :service]]}}');
     await push([node.url], 'bench', (i) => ingestBodies[i % ingestBodies.length] as Buffer, { ms: 2_000, connections: 2 });
     const result = await push([node.url], 'bench', (i) => ingestBodies[i % ingestBodies.length] as Buffer, { ms: INGEST_MS, connections: 2 });
-    return { accepted_per_s: Math.round(result.accepted / result.seconds), refused: result.refused };
+    await waitIdle([node]);
+    const cost = await measured([node], [node.process.pid as number]);
+    return {
+      accepted_per_s: Math.round(result.accepted / result.seconds),
+      refused: result.refused,
+      measured_events: cost.pushed.accepted,
+      measured_accepted_per_s: Math.round(cost.pushed.accepted / cost.pushed.seconds),
+      cpu_us_per_event: cost.usPerEvent[0] as number,
+    };
   } finally {
     await node.stop();
+  }
+}
+
+/** Until the nodes' engines stop counting events (what earlier pushes left behind is processed). */
+async function waitIdle(nodes: Node[]): Promise<void> {
+  let last = -1;
+  for (let tries = 0; tries < 240; tries++) {
+    const total = (await Promise.all(nodes.map((node) => metricOf(node, 'stream_events_total', 'name="bench"')))).reduce((sum, value) => sum + value, 0);
+    if (total === last) return;
+    last = total;
+    await sleep(500);
   }
 }
 
@@ -129,6 +175,14 @@ async function ingestCluster(nodes: Node[], natsPid: number): Promise<Record<str
   const cpu = pids.map((pid, i) => round((cpuSeconds(pid) - (cpuBefore[i] as number)) / result.seconds));
   const drainS = await processed(nodes, 'bench', result.accepted, before);
   const perNode = await Promise.all(nodes.map((node) => metricOf(node, 'stream_events_total', 'name="bench"')));
+  await waitIdle(nodes);
+  // What the cluster spends with no event at all (membership, reassignment, checkpoint timers, this bench's
+  // /metrics polls): part of every per-event figure below, more so the slower the events go through.
+  const idleBefore = pids.map(cpuSeconds);
+  await sleep(IDLE_MS);
+  const idle = pids.map((pid, i) => round((cpuSeconds(pid) - (idleBefore[i] as number)) / (IDLE_MS / 1000)));
+  const cost = await measured(nodes, pids);
+  const nodesUs = cost.usPerEvent.slice(0, -1);
   return {
     accepted_per_s: Math.round(result.accepted / result.seconds),
     refused: result.refused,
@@ -136,6 +190,15 @@ async function ingestCluster(nodes: Node[], natsPid: number): Promise<Record<str
     ...Object.fromEntries(perNode.map((value, i) => [`processed_by_node_${i}`, value])),
     ...Object.fromEntries(cpu.slice(0, -1).map((share, i) => [`cpu_cores_node_${i}`, share])),
     cpu_cores_nats_server: cpu.at(-1) as number,
+    measured_events: cost.pushed.accepted,
+    measured_processed_after_s: round(cost.drainS),
+    measured_events_per_message: round(cost.pushed.accepted / cost.messages),
+    measured_accepted_per_s: Math.round(cost.pushed.accepted / cost.pushed.seconds),
+    idle_cores_nodes: round(idle.slice(0, -1).reduce((sum, share) => sum + share, 0)),
+    idle_cores_nats_server: idle.at(-1) as number,
+    ...Object.fromEntries(nodesUs.map((us, i) => [`cpu_us_per_event_node_${i}`, us])),
+    cpu_us_per_event_nodes: round(nodesUs.reduce((sum, us) => sum + us, 0)),
+    cpu_us_per_event_nats_server: cost.usPerEvent.at(-1) as number,
   };
 }
 
@@ -201,6 +264,8 @@ async function failover(nodes: Node[]): Promise<Record<string, number | string>>
 }
 
 const root = mkdtempSync(join(tmpdir(), 'vigie-bench-cluster-streams-'));
+// BENCH_INGEST_ONLY=1: the per-event costs only (no failover), the nodes stopped cleanly (their profiles written).
+const ingestOnly = process.env.BENCH_INGEST_ONLY === '1';
 const single = await ingestSingle(root);
 const nats = await startNatsServer({ storeDir: join(root, 'nats') });
 // Each node with its own user of the documented NATS config (docs/cluster.md, "Securing NATS").
@@ -209,8 +274,14 @@ const nodes = [await startNode(root, 'node-a', cluster('node-a')), await startNo
 try {
   await sleep(3_000);
   const three = await ingestCluster(nodes, nats.process?.pid as number);
-  const failed = await failover(nodes);
-  writeResult('cluster-streams', { single_node_ingest: single, three_node_ingest: three, failover_at_100k: failed, member_ttl: MEMBER_TTL, partitions: PARTITIONS });
+  const ratio = { cluster_to_single_cpu_per_event: round((three.cpu_us_per_event_nodes as number) / (single.cpu_us_per_event as number)) };
+  if (ingestOnly) {
+    writeResult('cluster-streams-ingest', { single_node_ingest: single, three_node_ingest: three, ...ratio, partitions: PARTITIONS });
+    await Promise.all(nodes.map((node) => node.stop()));
+  } else {
+    const failed = await failover(nodes);
+    writeResult('cluster-streams', { single_node_ingest: single, three_node_ingest: three, ...ratio, failover_at_100k: failed, member_ttl: MEMBER_TTL, partitions: PARTITIONS });
+  }
 } finally {
   await Promise.all(nodes.map((node) => node.kill9()));
   await nats.kill9();

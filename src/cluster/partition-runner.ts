@@ -136,9 +136,30 @@ export class PartitionRunner {
     });
     if (this.stopped) return;
     const consumer = await context.js.consumers.get(EVENTS_STREAM, this.consumerName);
-    this.messages = await consumer.consume({ max_messages: PULL_BATCH });
+    // A callback rather than an async iterator: no promise and microtask per message.
+    let delivered = 0;
+    let live = true;
     this.lastMessage = null;
-    void this.consume(this.messages);
+    const messages: ConsumerMessages = await consumer.consume({
+      max_messages: PULL_BATCH,
+      callback: (message) => {
+        if (this.stopped || !live) return;
+        const delivery = message.info.deliverySequence;
+        if (delivered > 0 && delivery !== delivered + 1) {
+          live = false;
+          this.reopen(messages, delivered + 1, delivery);
+          return;
+        }
+        delivered = delivery;
+        this.apply(message);
+      },
+    });
+    this.messages = messages;
+    void messages.closed().then((error) => {
+      if (error && !this.stopped && live) {
+        this.context.logger.error({ err: error, stream, partition: this.partition }, `stream ${stream} partition ${this.partition}: consuming stopped: ${error.message}`);
+      }
+    });
   }
 
   /** A gap in the consumer's delivery sequence: the consumer starts again after the last message applied. */
@@ -159,29 +180,15 @@ export class PartitionRunner {
       });
   }
 
-  private async consume(messages: ConsumerMessages): Promise<void> {
-    let delivered = 0;
-    try {
-      for await (const message of messages) {
-        if (this.stopped) break;
-        const delivery = message.info.deliverySequence;
-        if (delivered > 0 && delivery !== delivered + 1) {
-          this.reopen(messages, delivered + 1, delivery);
-          break;
-        }
-        delivered = delivery;
-        // A message this state already covers (redelivered, or before the checkpoint): skipped.
-        if (message.seq <= this.appliedSeq) continue;
-        const events = eventsOfMessage(message.data, this.context.nesting.eventDepth, (reason, problem) =>
-          this.context.refusals.refuse('events', reason, `stream ${this.stream} partition ${this.partition}: event-log message ${message.seq} skipped: ${problem}`, { stream: this.stream, seq: message.seq }),
-        );
-        if (events !== null) this.context.refusals.guard('events', () => this.engine.push(this.stream, events));
-        this.appliedSeq = message.seq;
-        this.lastMessage = message;
-      }
-    } catch (error) {
-      if (!this.stopped) this.context.logger.error({ err: error, stream: this.stream, partition: this.partition }, `stream ${this.stream} partition ${this.partition}: consuming stopped: ${(error as Error).message}`);
-    }
+  private apply(message: JsMsg): void {
+    // A message this state already covers (redelivered, or before the checkpoint): skipped.
+    if (message.seq <= this.appliedSeq) return;
+    const events = eventsOfMessage(message.data, this.context.nesting.eventDepth, (reason, problem) =>
+      this.context.refusals.refuse('events', reason, `stream ${this.stream} partition ${this.partition}: event-log message ${message.seq} skipped: ${problem}`, { stream: this.stream, seq: message.seq }),
+    );
+    if (events !== null) this.context.refusals.guard('events', () => this.engine.push(this.stream, events));
+    this.appliedSeq = message.seq;
+    this.lastMessage = message;
   }
 
   /** The stream's config changed: recompiled, keeping the state of every unchanged branch (its index starts empty). */

@@ -7,7 +7,9 @@
  *
  * Batching is group commit, as in the single-node journal: the events submitted during one turn of the event loop
  * are gathered per partition into one message (cut at `MAX_MESSAGE_BYTES`), so a push of 1,000 events over 64
- * partitions costs at most 64 publishes, and 100 concurrent pushes to one stream cost one.
+ * partitions costs at most 64 publishes, and 100 concurrent pushes to one stream cost one. A message costs the
+ * nodes and `nats-server` more than the 16 or so events such a push puts in it (docs/performance.md, "Cluster: what
+ * an event costs"): the fewer the messages, the cheaper the event.
  *
  * Backpressure: events published and not yet acknowledged count as pending, capped by `streams.max-pending-events`;
  * past it `submit` answers 'full' (HTTP 503 with Retry-After, Riemann TCP stops reading), as the single node's
@@ -15,7 +17,7 @@
  * (503): they were not acknowledged, so the sender retries.
  */
 import { createHash } from 'node:crypto';
-import type { DiscardPolicy, JetStreamClient, JetStreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import type { DiscardPolicy, JetStreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { Counter, type Registry } from 'prom-client';
 import type { Event } from '../stream/event.ts';
 import type { IngestOutcome } from '../stream/ingest-gateway.ts';
@@ -25,19 +27,28 @@ import { eventsOf } from '../stream/journal-records.ts';
 import type { EventIngest } from '../stream/placement.ts';
 import { streamNotFound } from '../stream/errors.ts';
 import { ClusterUnavailableError } from './errors.ts';
+import type { LogPublisher } from './log-publisher.ts';
 
 export const EVENTS_STREAM = 'vigie_events';
 export const EVENTS_SUBJECT_PREFIX = 'vigie.events.';
 /** Under NATS' default max_payload (1 MiB), with room for the record's header. */
 const MAX_MESSAGE_BYTES = 900 * 1024;
 /** How long a publish may wait for JetStream's acknowledgement before its inputs get a 503. */
-const PUBLISH_TIMEOUT_MS = 5_000;
+export const PUBLISH_TIMEOUT_MS = 5_000;
 const NO_EVENTS: IngestOutcome = { errorCount: 0, firstFailure: undefined };
 
 /** A stream's id in subjects and consumer names: stream names allow `.`, which NATS uses as a separator. */
 export function streamId(stream: string): string {
-  return createHash('sha256').update(stream).digest('hex').slice(0, 16);
+  let id = streamIds.get(stream);
+  if (id === undefined) {
+    if (streamIds.size >= 1_000) streamIds.clear();
+    id = createHash('sha256').update(stream).digest('hex').slice(0, 16);
+    streamIds.set(stream, id);
+  }
+  return id;
 }
+/** Every message of the log names its stream's id: computed once per stream, not per message. */
+const streamIds = new Map<string, string>();
 
 export function partitionSubject(stream: string, partition: number): string {
   return `${EVENTS_SUBJECT_PREFIX}${streamId(stream)}.${partition}`;
@@ -137,7 +148,7 @@ export class ClusterEventLog implements EventIngest {
   private closed = false;
 
   constructor(
-    private readonly js: JetStreamClient,
+    private readonly publisher: LogPublisher,
     private readonly partitions: number,
     /** The stream a target names, or the `:default true` streams for `default`; null: no such stream. */
     private readonly resolve: (target: string) => readonly LogTarget[] | null,
@@ -227,8 +238,8 @@ export class ClusterEventLog implements EventIngest {
     if (this.queued.get(pending.subject) === pending) this.queued.delete(pending.subject);
     const payload = Buffer.from(`[${pending.parts.join(',')}]`);
     const record = Buffer.concat(encodeRecord(0, { target: pending.stream, input: 'cluster', format: 'events', receivedAtNs: 0, count: pending.count, payload }));
-    this.js.publish(pending.subject, record, { timeout: PUBLISH_TIMEOUT_MS }).then(
-      () => {
+    this.publisher.publish(pending.subject, record, (error) => {
+      if (error === undefined) {
         this.metrics.messages.inc();
         this.metrics.published.inc({ stream: pending.stream }, pending.count);
         for (const waiter of pending.waiters) {
@@ -236,18 +247,17 @@ export class ClusterEventLog implements EventIngest {
           this.pendingEvents -= waiter.events;
           waiter.resolve(NO_EVENTS);
         }
-      },
-      (error: unknown) => {
-        this.metrics.failures.inc();
-        const failure = new ClusterUnavailableError(`the cluster's event log did not take these events: ${(error as Error).message}`);
-        for (const waiter of pending.waiters) {
-          if (waiter.failed) continue;
-          waiter.failed = true;
-          this.pendingEvents -= waiter.events;
-          waiter.reject(failure);
-        }
-      },
-    );
+        return;
+      }
+      this.metrics.failures.inc();
+      const failure = new ClusterUnavailableError(`the cluster's event log did not take these events: ${error.message}`);
+      for (const waiter of pending.waiters) {
+        if (waiter.failed) continue;
+        waiter.failed = true;
+        this.pendingEvents -= waiter.events;
+        waiter.reject(failure);
+      }
+    });
   }
 
   /** Refuses new events and waits for nothing: what was published is acknowledged or failed on its own. */

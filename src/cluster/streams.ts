@@ -27,7 +27,8 @@ import type { PubSub } from '../stream/pubsub/channels.ts';
 import { ClusterChannels } from './stream-channels.ts';
 import { JoiningIngest } from './joining-ingest.ts';
 import { CHECKPOINTS_BUCKET, CheckpointStore } from './stream-checkpoints.ts';
-import { ClusterEventLog, ensureEventsStream, EVENTS_STREAM, EVENTS_SUBJECT_PREFIX, EventLogMetrics, type LogTarget, streamId } from './stream-log.ts';
+import { ClusterEventLog, ensureEventsStream, EVENTS_STREAM, EVENTS_SUBJECT_PREFIX, EventLogMetrics, type LogTarget, PUBLISH_TIMEOUT_MS, streamId } from './stream-log.ts';
+import { AckedPublisher } from './log-publisher.ts';
 import { mergeSearches, mergeStats, type SearchAnswer, searchAnswerSchema, STATS_ANSWER, type StatsAnswer, StreamQueries } from './stream-queries.ts';
 import { STREAMS_BUCKET, StreamReplica } from './stream-replica.ts';
 import { ClusterUnavailableError } from './errors.ts';
@@ -123,7 +124,7 @@ export class ClusterStreams implements StreamPlacement {
       throw error;
     }
     const log = new ClusterEventLog(
-      cluster.js,
+      new AckedPublisher(cluster.connection.nc, EVENTS_STREAM, PUBLISH_TIMEOUT_MS),
       settings.partitions,
       (target) => this.targets(target),
       this.service.maxPendingEvents,
