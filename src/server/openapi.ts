@@ -191,14 +191,18 @@ function withDocumentation(schema: FastifySchema): FastifySchema {
  * document. The routes that answer a wrong method with 405 are hidden (`schema.hide`, src/server/errors.ts):
  * the description above says it once.
  */
-export async function registerOpenApi(app: FastifyInstance, options: { basicAuth: boolean }): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, options: { basicAuth: boolean; bearer: boolean }): Promise<void> {
+  const schemes = {
+    ...(options.basicAuth ? { basicAuth: { type: 'http' as const, scheme: 'basic' } } : {}),
+    ...(options.bearer ? { bearerAuth: { type: 'http' as const, scheme: 'bearer' } } : {}),
+  };
   await app.register(swagger, {
     mode: 'dynamic',
     openapi: {
       openapi: '3.0.3',
       info: { title: 'Vigie', version: packageVersion(), description: DESCRIPTION },
       tags: TAGS,
-      ...(options.basicAuth ? { components: { securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' } } }, security: [{ basicAuth: [] }] } : {}),
+      ...(Object.keys(schemes).length > 0 ? { components: { securitySchemes: schemes }, security: Object.keys(schemes).map((scheme) => ({ [scheme]: [] })) } : {}),
     },
     transform: ({ schema, url, route }) => {
       // @fastify/websocket hides its routes (it sets `hide` on their schema): their upgrade GET is documented here.
