@@ -123,6 +123,9 @@ describe('http.public', () => {
     const badge = await server.request('/api/v1/badge/backup/status.svg');
     expect(badge.status).toBe(200);
     expect(badge.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+    // Served to anyone, so never sniffed into something else nor allowed to run anything.
+    expect(badge.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(badge.headers.get('content-security-policy')).toBe("default-src 'none'; style-src 'unsafe-inline'");
     expect((await server.request('/api/v1/badge/backup/uptime-24h.svg')).status).toBe(200);
     for (const path of ['/api/v1/result/backup', '/api/v1/healthcheck', '/metrics', '/api/v1/overview/healthchecks', '/frontend/']) {
       expect((await server.request(path)).status, path).toBe(401);
