@@ -24,21 +24,20 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const basic = { authorization: `Basic ${Buffer.from('ops:pw').toString('base64')}` };
 const jsonBody = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
+const CONFIG = {
+  http: {
+    'basic-auth': { username: 'ops', password: 'pw' },
+    tokens: SCOPES.map((scope) => ({ name: `${scope}-token`, sha256: sha256(secretOf(scope)), scopes: [scope] })),
+    public: ['badges'],
+  },
+  'heartbeat-checks': [
+    { name: 'backup', interval: '1h', token: HEARTBEAT_TOKEN },
+    { name: 'other', interval: '1h' },
+  ],
+};
 let server: TestServer;
 beforeAll(async () => {
-  server = await startServer({
-    config: {
-      http: {
-        'basic-auth': { username: 'ops', password: 'pw' },
-        tokens: SCOPES.map((scope) => ({ name: `${scope}-token`, sha256: sha256(secretOf(scope)), scopes: [scope] })),
-        public: ['badges'],
-      },
-      'heartbeat-checks': [
-        { name: 'backup', interval: '1h', token: HEARTBEAT_TOKEN },
-        { name: 'other', interval: '1h' },
-      ],
-    },
-  });
+  server = await startServer({ config: CONFIG });
 });
 afterAll(async () => {
   await server?.stop();
@@ -110,6 +109,17 @@ describe("a heartbeat check's own token", () => {
     expect((await server.request(`/api/v1/result/backup?token=${HEARTBEAT_TOKEN}`)).status).toBe(401);
   });
 
+  it('is taken by the API too, as the secret or its SHA-256, not both', async () => {
+    const write = { ...bearer(secretOf('write')), 'content-type': 'application/json' };
+    const create = (body: unknown) => server.request('/api/v1/healthcheck/heartbeat', { ...jsonBody(body), headers: write });
+    expect((await create({ name: 'api-job', interval: '1h', token: 'api-job-own-token-0123' })).status).toBe(201);
+    expect((await server.request('/api/v1/heartbeat/api-job?token=api-job-own-token-0123')).status).toBe(200);
+    expect((await server.request('/api/v1/heartbeat/backup?token=api-job-own-token-0123')).status).toBe(401);
+    const both = await create({ name: 'both', interval: '1h', token: 'api-job-own-token-0123', 'token-sha256': sha256('x') });
+    expect(both.status).toBe(400);
+    expect(await both.json()).toEqual({ message: expect.stringContaining('token') });
+  });
+
   it('is listed as its SHA-256, never as the secret', async () => {
     const response = await server.request('/api/v1/healthcheck/backup', { headers: bearer(secretOf('read')) });
     const text = await response.text();
@@ -165,6 +175,19 @@ describe('tokens through the API', () => {
     expect(deleted.status).toBe(200);
     expect((await asCi('/api/v1/healthcheck/nope', { method: 'DELETE' })).status).toBe(401);
     expect((await server.request('/api/v1/tokens/ci', { method: 'DELETE', headers: admin })).status).toBe(404);
+  });
+});
+
+describe('tokens through the API, across a restart', () => {
+  it('keeps working: only the SHA-256 was stored, and that is all it takes', async () => {
+    const admin = { ...bearer(secretOf('admin')), 'content-type': 'application/json' };
+    const created = await server.request('/api/v1/tokens', { ...jsonBody({ name: 'kept', scopes: ['read'] }), headers: admin });
+    const { token } = (await created.json()) as { token: string };
+    await server.stop();
+    server = await startServer({ config: CONFIG, dataDir: server.dataDir });
+    expect((await server.request('/api/v1/healthcheck', { headers: bearer(token) })).status).toBe(200);
+    const { tokens } = (await (await server.request('/api/v1/tokens', { headers: basic })).json()) as { tokens: { name: string }[] };
+    expect(tokens.map(({ name }) => name)).toContain('kept');
   });
 });
 
