@@ -1,10 +1,11 @@
 /**
- * The `vigie` command line: `serve`, `migrate`, `check-config`, `test`, `graph`. A command is one entry of COMMANDS
+ * The `vigie` command line: `serve`, `migrate`, `check-config`, `test`, `graph`, `token`. A command is one entry of COMMANDS
  * (src/cli/command.ts gives each `--help`, strict flags and the one-line usage errors, exit 2).
  */
 import { mkdirSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config/load.ts';
 import { type CommandSpec, oneOf, parseCommandLine, portOf, UsageError, usageOf } from './cli/command.ts';
+import { tokenCommand } from './cli/token.ts';
 import { closeDatabase, migrateDatabase, openDatabase } from './db/client.ts';
 import { type DataDirLock, DataDirLockedError, lockDataDir } from './server/data-dir-lock.ts';
 import { createLogger, handleSignals, type LogFormat, startService } from './server/lifecycle.ts';
@@ -63,6 +64,7 @@ const COMMANDS: CommandSpec[] = [
     },
     run: streamGraph,
   },
+  tokenCommand,
 ];
 
 function overview(): string {

@@ -6,7 +6,7 @@ export function describeConfig(config: VigieConfig): string {
   const { http, healthchecks, streams } = config;
   const lines = [
     `config: ${config.file ?? '<embedded defaults>'} is valid`,
-    `listen: ${http.tls ? 'https' : 'http'}://${http.host}:${http.port}${http.tls?.ca ? ' (mutual TLS)' : ''}${http.basicAuth ? ' (basic auth)' : ''}`,
+    `listen: ${http.tls ? 'https' : 'http'}://${http.host}:${http.port}${http.tls?.ca ? ' (mutual TLS)' : ''}${http.basicAuth ? ' (basic auth)' : ''}${http.tokens.length > 0 ? ` (${http.tokens.length} tokens)` : ''}`,
     `database: ${config.databaseFile}`,
   ];
   for (const kind of KIND_NAMES) {

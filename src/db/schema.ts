@@ -153,3 +153,12 @@ export const maintenanceWindows = sqliteTable('maintenance_windows', {
   definition: text('definition', { mode: 'json' }).notNull(),
   createdAtS: integer('created_at_s').notNull(),
 });
+
+/** Tokens created through the API (docs/http-api.md, "Credentials"): only the secret's SHA-256 is kept, the
+ *  secret itself is shown once when the token is created. `scopes` is a JSON array of scope names. */
+export const apiTokens = sqliteTable('api_tokens', {
+  name: text('name').primaryKey(),
+  sha256: text('sha256').notNull().unique(),
+  scopes: text('scopes', { mode: 'json' }).notNull(),
+  createdAtS: integer('created_at_s').notNull(),
+});

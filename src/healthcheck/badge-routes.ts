@@ -15,9 +15,12 @@ import { HealthcheckError } from './api-input.ts';
 import type { HealthcheckService } from './service.ts';
 
 const CACHE_SECONDS = 60;
+/** Badges may be public (`http.public: [badges]`): an SVG opened on its own must not run anything nor be sniffed
+ *  into another type (docs/http-api.md "Credentials"). */
+const SVG_HEADERS = { 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" };
 
 function sendSvg(reply: FastifyReply, svg: string): FastifyReply {
-  return reply.type('image/svg+xml; charset=utf-8').header('cache-control', `public, max-age=${CACHE_SECONDS}`).send(svg);
+  return reply.type('image/svg+xml; charset=utf-8').header('cache-control', `public, max-age=${CACHE_SECONDS}`).headers(SVG_HEADERS).send(svg);
 }
 
 /** The latest result of a check that exists; undefined before its first run. */

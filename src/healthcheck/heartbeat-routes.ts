@@ -9,6 +9,7 @@
 import type { Readable } from 'node:stream';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
+import { ownTokenRoute } from '../server/credentials.ts';
 import { registerPartScope } from '../server/errors.ts';
 import { json, messageError, nameParams, operation } from '../server/openapi.ts';
 import { healthcheckErrors } from './routes.ts';
@@ -85,10 +86,12 @@ export function heartbeatRoutes(service: HealthcheckService): FastifyPluginAsync
         body: { schema: Type.String({ description: 'the failure message (first 4 KiB kept)' }), contentTypes: ['text/plain', 'application/octet-stream'] },
         responses: answers,
       });
-      scope.post<{ Params: { name: string } }>('/:name', { schema: successDoc }, success);
-      scope.get<{ Params: { name: string } }>('/:name', { schema: successDoc }, success);
-      scope.post<{ Params: { name: string } }>('/:name/fail', { schema: failureDoc }, failure);
-      scope.get<{ Params: { name: string } }>('/:name/fail', { schema: failureDoc }, failure);
+      // The check's own token opens these routes (as a bearer or `?token=`), and nothing else.
+      const config = ownTokenRoute((request) => service.heartbeatTokenSha256((request.params as { name: string }).name));
+      scope.post<{ Params: { name: string } }>('/:name', { config, schema: successDoc }, success);
+      scope.get<{ Params: { name: string } }>('/:name', { config, schema: successDoc }, success);
+      scope.post<{ Params: { name: string } }>('/:name/fail', { config, schema: failureDoc }, failure);
+      scope.get<{ Params: { name: string } }>('/:name/fail', { config, schema: failureDoc }, failure);
     });
   };
 }

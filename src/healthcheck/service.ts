@@ -304,6 +304,12 @@ export class HealthcheckService {
     this.checks.reportPushed(check, success, message);
   }
 
+  /** The SHA-256 of a heartbeat check's own token (src/server/credentials.ts `ownTokenRoute`). */
+  heartbeatTokenSha256(name: string): string | undefined {
+    const def = this.checks.get(name)?.def;
+    return def?.kind === 'heartbeat' ? def.tokenSha256 : undefined;
+  }
+
   private async prepareForApi(def: CheckDefinition): Promise<Prepared> {
     try {
       return await this.checks.prepare(def);

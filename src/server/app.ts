@@ -1,23 +1,29 @@
 /**
- * The fastify composition shared by both parts: TLS (mutual when `cacert` is set), basic auth, the body limit,
+ * The fastify composition shared by both parts: TLS (mutual when `cacert` is set), credentials and their scopes
+ * (src/server/credentials.ts) with the token routes, the body limit,
  * the error and not-found handlers, 405 with `Allow` for a wrong method on a known path, `/healthz`, `/health`,
  * `/metrics` and the OpenAPI document of every route (src/server/openapi.ts), and the HTTP metrics.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
-import Fastify, { LogController, type FastifyInstance, type onRequestAsyncHookHandler, type RouteOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
 import type { VigieConfig } from '../config/load.ts';
+import type { Db } from '../db/client.ts';
+import { credentialsHook } from './credentials.ts';
 import { closeRefusedUpgrades, connectionOptions, limitConnections } from './connections.ts';
 import { HttpError, installErrorHandlers, ROOT_ERRORS, withMethodNotAllowed } from './errors.ts';
 import { renderMetrics, type ServerMetrics } from './metrics.ts';
 import { json, messageError, openApiRoute, operation, registerOpenApi } from './openapi.ts';
 import type { Part } from './part.ts';
+import { tokenRoutes } from './token-routes.ts';
+import { TokenStore } from './tokens.ts';
 
 export interface ServerOptions {
   config: VigieConfig;
+  /** Holds the tokens created through the API. */
+  db: Db;
   metrics: ServerMetrics;
   parts: readonly Part[];
   logger: Logger;
@@ -25,7 +31,7 @@ export interface ServerOptions {
   onRoute?: (route: RouteOptions) => void;
 }
 
-export async function buildServer({ config, metrics, parts, logger, onRoute }: ServerOptions): Promise<FastifyInstance> {
+export async function buildServer({ config, db, metrics, parts, logger, onRoute }: ServerOptions): Promise<FastifyInstance> {
   const { http } = config;
   const app = Fastify({
     loggerInstance: logger,
@@ -51,7 +57,7 @@ export async function buildServer({ config, metrics, parts, logger, onRoute }: S
   closeRefusedUpgrades(app);
   if (onRoute) app.addHook('onRoute', onRoute);
   // Before any route, so that the document sees every one.
-  await registerOpenApi(app, { basicAuth: http.basicAuth !== undefined });
+  await registerOpenApi(app, { basicAuth: http.basicAuth !== undefined, bearer: http.tokens.length > 0 });
 
   app.addHook('onResponse', async (request, reply) => {
     const route = reply.statusCode === 404 && !request.routeOptions.url ? '?' : (request.routeOptions.url ?? '?');
@@ -61,7 +67,9 @@ export async function buildServer({ config, metrics, parts, logger, onRoute }: S
   });
 
   // Refusals of these hooks are HttpErrors: the scope of the matched route answers them in its part's shape.
-  if (http.basicAuth) app.addHook('onRequest', basicAuthHook(http.basicAuth));
+  const tokens = new TokenStore(db, http.tokens);
+  const credentials = credentialsHook(http, tokens);
+  if (credentials) app.addHook('onRequest', credentials);
   if (http.tls?.ca && http.allowedCn.length > 0) {
     const allowed = new Set(http.allowedCn);
     app.addHook('onRequest', async (request) => {
@@ -100,27 +108,7 @@ export async function buildServer({ config, metrics, parts, logger, onRoute }: S
     }),
   );
 
+  await app.register(async (scope) => tokenRoutes(scope, tokens));
   for (const part of parts) await app.register(part.routes);
   return app;
-}
-
-function basicAuthHook(credentials: { username: string; password: string }): onRequestAsyncHookHandler {
-  // Comparing digests keeps the comparison constant-time whatever the lengths of the inputs.
-  const digest = (value: string) => createHash('sha256').update(value).digest();
-  const expectedUser = digest(credentials.username);
-  const expectedPassword = digest(credentials.password);
-  return async (request) => {
-    const header = request.headers.authorization ?? '';
-    const match = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header);
-    const decoded = match ? Buffer.from(match[1] as string, 'base64').toString('utf8') : '';
-    const separator = decoded.indexOf(':');
-    const user = digest(separator >= 0 ? decoded.slice(0, separator) : '');
-    const password = digest(separator >= 0 ? decoded.slice(separator + 1) : '');
-    // Both comparisons always run so the timing does not tell which half was wrong.
-    const userOk = timingSafeEqual(user, expectedUser);
-    const passwordOk = timingSafeEqual(password, expectedPassword);
-    if (separator < 0 || !userOk || !passwordOk) {
-      throw new HttpError(401, 'Unauthorized', { 'WWW-Authenticate': 'Basic realm="vigie", charset="UTF-8"' });
-    }
-  };
 }

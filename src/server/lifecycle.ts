@@ -119,7 +119,7 @@ async function startParts(config: VigieConfig, logger: Logger, partFactories: re
     const part = await factory({ config, db, metrics, logger });
     if (part !== null) parts.push(part);
   }
-  const app = await buildServer({ config, metrics, parts, logger });
+  const app = await buildServer({ config, db, metrics, parts, logger });
   const url = await app.listen({ host: config.http.host, port: config.http.port });
   for (const part of parts) await part.start();
   const checkpointer = walCheckpointer(db, (message) => logger.warn(`WAL checkpoint failed: ${message}`));

@@ -127,8 +127,9 @@ const DESCRIPTION = [
   'this document is generated from the routes the running service registered, for client generators and tools.',
   '',
   'Common to every route (docs/http-api.md "Errors common to every route"): a wrong method on a known path answers',
-  '405 with an `Allow` header (`OPTIONS` answers 204 with it), an unknown path 404; 401 with basic auth configured',
-  'and no or wrong credentials; 403 when mutual TLS lists allowed client CNs; 413 past `http.body-limit`; 415 for',
+  '405 with an `Allow` header (`OPTIONS` answers 204 with it), an unknown path 404; 401 with credentials configured',
+  'and no or wrong credentials, 403 for a credential without the route\'s scope (docs/http-api.md "Credentials") or',
+  'a client CN that mutual TLS does not allow; 413 past `http.body-limit`; 415 for',
   'a JSON route given another content type; 400 for malformed JSON; 500 `Internal error`. Errors are',
   '`{"message": ...}` on the healthcheck and shared routes, `{"error": ...}` on the stream routes. `HEAD` works on',
   'every `GET` route.',
@@ -191,14 +192,18 @@ function withDocumentation(schema: FastifySchema): FastifySchema {
  * document. The routes that answer a wrong method with 405 are hidden (`schema.hide`, src/server/errors.ts):
  * the description above says it once.
  */
-export async function registerOpenApi(app: FastifyInstance, options: { basicAuth: boolean }): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, options: { basicAuth: boolean; bearer: boolean }): Promise<void> {
+  const schemes = {
+    ...(options.basicAuth ? { basicAuth: { type: 'http' as const, scheme: 'basic' } } : {}),
+    ...(options.bearer ? { bearerAuth: { type: 'http' as const, scheme: 'bearer' } } : {}),
+  };
   await app.register(swagger, {
     mode: 'dynamic',
     openapi: {
       openapi: '3.0.3',
       info: { title: 'Vigie', version: packageVersion(), description: DESCRIPTION },
       tags: TAGS,
-      ...(options.basicAuth ? { components: { securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' } } }, security: [{ basicAuth: [] }] } : {}),
+      ...(Object.keys(schemes).length > 0 ? { components: { securitySchemes: schemes }, security: Object.keys(schemes).map((scheme) => ({ [scheme]: [] })) } : {}),
     },
     transform: ({ schema, url, route }) => {
       // @fastify/websocket hides its routes (it sets `hide` on their schema): their upgrade GET is documented here.

@@ -7,6 +7,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { ConfigError } from '../common/config-error.ts';
 import { durationMs, readConfigFile } from '../common/config-values.ts';
 import { Duration } from '../common/duration.ts';
+import { PUBLIC_FAMILIES, type PublicFamily, SCOPES, type Scope } from './scopes.ts';
 
 const closed = { additionalProperties: false } as const;
 
@@ -36,9 +37,18 @@ export const HttpServerSchema = Type.Object(
     'request-timeout': Type.Optional(Duration),
     'keep-alive-timeout': Type.Optional(Duration),
     'max-connections': Type.Optional(Type.Integer({ minimum: 1 })),
+    tokens: Type.Optional(Type.Array(Type.Object({ name: Type.String(), sha256: Type.String(), scopes: Type.Array(Type.String()) }, closed))),
+    public: Type.Optional(Type.Array(Type.String())),
   },
   closed,
 );
+
+/** A token of `http.tokens`: the SHA-256 of its secret in hex, never the secret. */
+export interface ConfigToken {
+  name: string;
+  sha256: string;
+  scopes: Scope[];
+}
 
 export interface ServerTls {
   key: Buffer;
@@ -53,6 +63,9 @@ export interface HttpSettings {
   tls?: ServerTls;
   basicAuth?: { username: string; password: string };
   allowedCn: string[];
+  tokens: ConfigToken[];
+  /** Route families answered without credentials (docs/http-api.md, "Credentials"). */
+  public: PublicFamily[];
   disableHealthcheckApi: boolean;
   disableResultApi: boolean;
   bodyLimit: number;
@@ -92,6 +105,8 @@ export function resolveHttp(file: string | null, raw: Static<typeof HttpServerSc
     ...(tls ? { tls } : {}),
     ...(http['basic-auth'] ? { basicAuth: http['basic-auth'] } : {}),
     allowedCn: http['allowed-cn'] ?? [],
+    tokens: resolveTokens(file, http.tokens ?? []),
+    public: (http.public ?? []).map((family, i) => oneOfKey(file, `http.public[${i}]`, family, PUBLIC_FAMILIES)),
     disableHealthcheckApi: http['disable-healthcheck-api'] ?? false,
     disableResultApi: http['disable-result-api'] ?? false,
     bodyLimit: http['body-limit'] ?? DEFAULT_BODY_LIMIT,
@@ -100,4 +115,27 @@ export function resolveHttp(file: string | null, raw: Static<typeof HttpServerSc
     keepAliveTimeoutMs: durationMs(file, 'http.keep-alive-timeout', http['keep-alive-timeout'] ?? '5s'),
     maxConnections: http['max-connections'] ?? DEFAULT_MAX_CONNECTIONS,
   };
+}
+
+/** A token name as the API takes it: it appears in URLs (`DELETE /api/v1/tokens/<name>`) and logs. */
+export const TOKEN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+function resolveTokens(file: string | null, tokens: NonNullable<Static<typeof HttpServerSchema>['tokens']>): ConfigToken[] {
+  const seen = new Set<string>();
+  return tokens.map(({ name, sha256, scopes }, i) => {
+    const key = `http.tokens[${i}]`;
+    if (!TOKEN_NAME.test(name)) throw new ConfigError(file, `${key}.name`, `${JSON.stringify(name)} is not a token name (letters, digits, '.', '_', '-', at most 64)`);
+    if (seen.has(name)) throw new ConfigError(file, `${key}.name`, `the token name ${JSON.stringify(name)} is used twice`);
+    seen.add(name);
+    if (!/^[0-9a-fA-F]{64}$/.test(sha256)) {
+      throw new ConfigError(file, `${key}.sha256`, 'must be the SHA-256 of the secret, 64 hex digits (`vigie token create` prints it), never the secret');
+    }
+    if (scopes.length === 0) throw new ConfigError(file, `${key}.scopes`, `needs at least one of ${SCOPES.join(', ')}`);
+    return { name, sha256: sha256.toLowerCase(), scopes: scopes.map((scope, j) => oneOfKey(file, `${key}.scopes[${j}]`, scope, SCOPES)) };
+  });
+}
+
+function oneOfKey<T extends string>(file: string | null, key: string, value: string, allowed: readonly T[]): T {
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new ConfigError(file, key, `${JSON.stringify(value)} is not one of ${allowed.join(', ')}`);
 }

@@ -51,7 +51,7 @@ describe('command checks through the API', () => {
       const refused = await post(open, path, command('from-api'));
       expect(refused.status).toBe(403);
       expect(refused.body.message).toContain('healthchecks.command-checks-api is "auto"');
-      expect(refused.body.message).toContain('the API listens on 0.0.0.0 without basic auth or mutual TLS');
+      expect(refused.body.message).toContain('the API listens on 0.0.0.0 without basic auth, tokens or mutual TLS');
     }
     expect((await post(open, '/api/v1/healthcheck/command', command('one-off', { 'one-off': true }))).status).toBe(403);
     const bulk = await post(open, '/api/v1/healthcheck/bulk', { 'command-checks': [command('in-bulk')] });

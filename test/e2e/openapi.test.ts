@@ -63,7 +63,7 @@ async function registeredRoutes(configFile: string): Promise<string[]> {
     const path = route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
     for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push(`${method} ${path}`);
   };
-  const app = await buildServer({ config, metrics, parts, logger, onRoute });
+  const app = await buildServer({ config, db, metrics, parts, logger, onRoute });
   await app.ready();
   await app.close();
   for (const part of parts.reverse()) await part.stop();

@@ -11,7 +11,7 @@ describe('healthchecks.command-checks-api', () => {
     expect(commandChecksRefusal('auto', { host: '0.0.0.0', tls: { ca: Buffer.from('ca') } })).toBeNull();
     // TLS without client certificates authenticates the server only.
     for (const http of [{ host: '0.0.0.0' }, { host: '::' }, { host: '10.0.0.5' }, { host: 'monitoring.example.net' }, { host: '0.0.0.0', tls: {} }]) {
-      expect(commandChecksRefusal('auto', http), http.host).toMatch(/listens on .* without basic auth or mutual TLS \(healthchecks\.command-checks-api is "auto"\)/);
+      expect(commandChecksRefusal('auto', http), http.host).toMatch(/listens on .* without basic auth, tokens or mutual TLS \(healthchecks\.command-checks-api is "auto"\)/);
     }
   });
 

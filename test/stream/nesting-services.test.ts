@@ -30,7 +30,7 @@ async function serviceWith(eventDepth: number): Promise<{ app: FastifyInstance; 
   migrateDatabase(db);
   const metrics = createServerMetrics();
   const part = await createStreamPart({ config, db, metrics, logger });
-  const app = await buildServer({ config, metrics, parts: [part], logger });
+  const app = await buildServer({ config, db, metrics, parts: [part], logger });
   cleanups.push(async () => {
     await app.close();
     await part.stop();

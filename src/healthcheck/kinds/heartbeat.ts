@@ -4,6 +4,7 @@
  * past `interval` + `grace` is a failure, recorded again every `interval` while the silence lasts. The last
  * report is kept in SQLite, so a restart counts the silence from it, not from the restart.
  */
+import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { Duration, durationToMs, formatDuration } from '../../common/duration.ts';
 import { baseToJson, durationField, nameField, validateShape } from './common.ts';
@@ -22,6 +23,8 @@ import {
 export interface HeartbeatDefinition extends BaseDefinition {
   kind: 'heartbeat';
   graceNs: number;
+  /** The SHA-256 (hex) of the check's own token, which opens its report URLs (docs/checks.md "Heartbeat checks"). */
+  tokenSha256?: string;
 }
 
 const DEFAULT_GRACE = '1m';
@@ -39,6 +42,9 @@ const heartbeatSchema = Type.Object(
     'one-off': Type.Optional(Type.Literal(false)),
     source: Type.Optional(Type.String()),
     labels: Type.Optional(Type.Record(Type.String(), Type.String())),
+    /** The secret, as written in the config or sent to the API: only its SHA-256 is kept and shown. */
+    token: Type.Optional(Type.String({ minLength: 16 })),
+    'token-sha256': Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
   },
   { additionalProperties: false },
 );
@@ -62,13 +68,21 @@ function parseHeartbeat(raw: unknown): HeartbeatDefinition {
     oneOff: false,
     labels: { ...input.labels },
     graceNs,
+    ...tokenDigest(input.token, input['token-sha256']),
   };
+}
+
+function tokenDigest(token: string | undefined, sha256: string | undefined): { tokenSha256?: string } {
+  if (token !== undefined && sha256 !== undefined) throw new CheckValidationError('token', 'give the token or its token-sha256, not both');
+  if (token !== undefined) return { tokenSha256: createHash('sha256').update(token).digest('hex') };
+  return sha256 !== undefined ? { tokenSha256: sha256 } : {};
 }
 
 function heartbeatToJson(def: HeartbeatDefinition, source = ''): CheckJson {
   const json = baseToJson(def, source);
   json.grace = formatDuration(def.graceNs);
   json.kind = def.kind;
+  if (def.tokenSha256 !== undefined) json['token-sha256'] = def.tokenSha256;
   return json;
 }
 

@@ -1,0 +1,89 @@
+/**
+ * Who may do what (docs/http-api.md, "Credentials"). When `http.basic-auth` or `http.tokens` is set, every
+ * request needs a credential holding the scope its route needs (src/server/scopes.ts): basic auth is `admin`, a
+ * bearer token has its scopes. No credential, or a wrong one, is a 401; a credential without the scope a 403
+ * naming it. The route families of `http.public` answer anyone. A route may accept a token of its own (a
+ * heartbeat check's, `ownTokenRoute`), as a bearer or `?token=`; it opens that route and nothing else. Without
+ * basic auth and tokens in the config, the API stays open, as a single node without credentials always was.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import { HttpError } from './errors.ts';
+import { routeAccess } from './scopes.ts';
+import type { HttpSettings } from './settings.ts';
+import { sha256Hex, type TokenStore } from './tokens.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** See `ownTokenRoute`. */
+    ownTokenSha256?: (request: FastifyRequest) => string | undefined;
+  }
+}
+
+/** Route config of a route that also takes a token of its own: `sha256` answers its digest (hex) for the
+ *  request, undefined when the route has none. */
+export function ownTokenRoute(sha256: (request: FastifyRequest) => string | undefined) {
+  return { ownTokenSha256: sha256 };
+}
+
+interface Principal {
+  name: string;
+  scopes: readonly string[];
+}
+
+export function credentialsHook(http: HttpSettings, tokens: TokenStore): onRequestAsyncHookHandler | null {
+  if (http.basicAuth === undefined && http.tokens.length === 0) return null;
+  const basic = http.basicAuth ? basicCheck(http.basicAuth) : null;
+  const publicFamilies = new Set<string>(http.public);
+  const challenge = { 'WWW-Authenticate': basic ? 'Basic realm="vigie", charset="UTF-8"' : 'Bearer realm="vigie"' };
+  return async (request) => {
+    const path = request.routeOptions.url ?? request.url.split('?')[0] ?? '/';
+    const access = routeAccess(request.method, path);
+    if (access.publicAs !== undefined && publicFamilies.has(access.publicAs)) return;
+    const header = request.headers.authorization ?? '';
+    const bearer = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header)?.[1];
+    const own = request.routeOptions.config?.ownTokenSha256;
+    const presented = bearer ?? (own ? queryToken(request) : undefined);
+    if (own && presented !== undefined) {
+      const expected = own(request);
+      if (expected !== undefined && digestsEqual(sha256Hex(presented), expected)) return;
+    }
+    let principal: Principal | undefined;
+    if (presented !== undefined) {
+      principal = tokens.find(sha256Hex(presented));
+    } else if (basic && /^Basic /i.test(header) && basic(header)) {
+      principal = { name: http.basicAuth?.username ?? '', scopes: ['admin'] };
+    }
+    if (principal === undefined) throw new HttpError(401, 'Unauthorized', challenge);
+    if (!principal.scopes.includes(access.scope) && !principal.scopes.includes('admin')) {
+      throw new HttpError(403, `Forbidden: ${request.method} ${path} needs the scope "${access.scope}", which ${principal.name} does not have`);
+    }
+  };
+}
+
+function queryToken(request: FastifyRequest): string | undefined {
+  const token = (request.query as Record<string, unknown> | undefined)?.token;
+  return typeof token === 'string' && token !== '' ? token : undefined;
+}
+
+function digestsEqual(a: string, b: string): boolean {
+  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+}
+
+function basicCheck(credentials: { username: string; password: string }): (header: string) => boolean {
+  // Comparing digests keeps the comparison constant-time whatever the lengths of the inputs.
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  const expectedUser = digest(credentials.username);
+  const expectedPassword = digest(credentials.password);
+  return (header) => {
+    const match = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header);
+    const decoded = match ? Buffer.from(match[1] as string, 'base64').toString('utf8') : '';
+    const separator = decoded.indexOf(':');
+    const user = digest(separator >= 0 ? decoded.slice(0, separator) : '');
+    const password = digest(separator >= 0 ? decoded.slice(separator + 1) : '');
+    // Both comparisons always run so the timing does not tell which half was wrong.
+    const userOk = timingSafeEqual(user, expectedUser);
+    const passwordOk = timingSafeEqual(password, expectedPassword);
+    return separator >= 0 && userOk && passwordOk;
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * Which scope each route needs (docs/http-api.md, "Credentials"), decided here in one table by URL prefix and
+ * method rather than route by route: a new route of a known family needs nothing more. Reading (`GET`, searches,
+ * websocket subscribes, `/metrics`) is `read`; changing checks, streams and maintenance windows is `write`; every
+ * event input is `ingest`; heartbeat reports are `heartbeat`; tokens, and anything the table does not name, are
+ * `admin`, which also holds every other scope.
+ */
+export const SCOPES = ['read', 'write', 'ingest', 'heartbeat', 'admin'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** Route families that `http.public` may open to requests without credentials. */
+export const PUBLIC_FAMILIES = ['badges', 'status-pages'] as const;
+export type PublicFamily = (typeof PUBLIC_FAMILIES)[number];
+
+export interface RouteAccess {
+  scope: Scope;
+  /** Set for the routes `http.public` can open. */
+  publicAs?: PublicFamily;
+}
+
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+interface Rule {
+  prefixes: readonly string[];
+  /** The methods the rule applies to; every method when absent. */
+  methods?: ReadonlySet<string>;
+  access: RouteAccess;
+}
+
+/** First match wins: the specific families, then reads, then changes; what matches nothing is `admin`. */
+const RULES: readonly Rule[] = [
+  { prefixes: ['/api/v1/tokens'], access: { scope: 'admin' } },
+  { prefixes: ['/api/v1/heartbeat/'], access: { scope: 'heartbeat' } },
+  { prefixes: ['/api/v1/badge/'], methods: READ_METHODS, access: { scope: 'read', publicAs: 'badges' } },
+  { prefixes: ['/status/'], methods: READ_METHODS, access: { scope: 'read', publicAs: 'status-pages' } },
+  { prefixes: ['/api/v1/fluentbit/', '/api/v1/opentelemetry/', '/api/v1/prometheus/'], access: { scope: 'ingest' } },
+  { prefixes: ['/api/v1/stream/'], methods: new Set(['PUT']), access: { scope: 'ingest' } },
+  { prefixes: ['/api/v1/index/'], access: { scope: 'read' } },
+  { prefixes: ['/'], methods: READ_METHODS, access: { scope: 'read' } },
+  {
+    prefixes: ['/healthcheck', '/api/v1/healthcheck', '/api/v1/stream', '/api/v1/maintenance'],
+    access: { scope: 'write' },
+  },
+];
+
+/** `path` is the matched route's pattern (`/api/v1/heartbeat/:name`), or the request's path when none matched. */
+export function routeAccess(method: string, path: string): RouteAccess {
+  for (const rule of RULES) {
+    if (rule.methods && !rule.methods.has(method)) continue;
+    if (rule.prefixes.some((prefix) => path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`))) return rule.access;
+  }
+  return { scope: 'admin' };
+}
