@@ -21,14 +21,15 @@ export interface Node {
   kill9(): Promise<void>;
 }
 
-export async function startNode(root: string, name: string, cluster: Record<string, unknown> | null, extra: Record<string, unknown> = {}): Promise<Node> {
+/** `nodeFlags`: more `node` flags for this node (e.g. `--cpu-prof`). */
+export async function startNode(root: string, name: string, cluster: Record<string, unknown> | null, extra: Record<string, unknown> = {}, nodeFlags: string[] = []): Promise<Node> {
   await ensureBundle();
   const dir = join(root, name);
   mkdirSync(dir, { recursive: true });
   const port = await freePort();
   const file = join(dir, 'vigie.yaml');
   writeFileSync(file, stringify({ 'data-dir': dir, http: { host: '127.0.0.1', port }, ...extra, ...(cluster ? { cluster: { node: name, ...cluster } } : {}) }));
-  const child = spawn(process.execPath, [...serviceNodeFlags(), join(ROOT, 'bin/vigie.js'), 'serve', '--config', file, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...serviceNodeFlags(), ...nodeFlags, join(ROOT, 'bin/vigie.js'), 'serve', '--config', file, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   readLines(child.stdout, (line) => logs.push(line));
   readLines(child.stderr, (line) => logs.push(line));
