@@ -21,7 +21,8 @@ export interface Node {
   kill9(): Promise<void>;
 }
 
-export async function startNode(root: string, name: string, cluster: Record<string, unknown> | null, extra: Record<string, unknown> = {}): Promise<Node> {
+/** `nodeFlags`: more `node` flags for this node (e.g. `--cpu-prof`). */
+export async function startNode(root: string, name: string, cluster: Record<string, unknown> | null, extra: Record<string, unknown> = {}, nodeFlags: string[] = []): Promise<Node> {
   await ensureBundle();
   const dir = join(root, name);
   mkdirSync(dir, { recursive: true });
@@ -30,7 +31,7 @@ export async function startNode(root: string, name: string, cluster: Record<stri
   writeFileSync(file, stringify({ 'data-dir': dir, http: { host: '127.0.0.1', port }, ...extra, ...(cluster ? { cluster: { node: name, ...cluster } } : {}) }));
   // BENCH_CPU_PROF=<dir>: each node writes a V8 CPU profile to <dir>/<name>/ when it stops (bench/profile.ts reads it).
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${join(process.env.BENCH_CPU_PROF, name)}`] : [];
-  const child = spawn(process.execPath, [...serviceNodeFlags(), ...profile, join(ROOT, 'bin/vigie.js'), 'serve', '--config', file, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...serviceNodeFlags(), ...profile, ...nodeFlags, join(ROOT, 'bin/vigie.js'), 'serve', '--config', file, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   readLines(child.stdout, (line) => logs.push(line));
   readLines(child.stderr, (line) => logs.push(line));

@@ -226,13 +226,21 @@ export class ResultConsumer {
         return;
       }
       const latest = (Date.now() + this.maxAheadMs) / 1000;
-      for (const result of decoded.value) {
-        if (result.node !== node) {
-          this.refusals.refuse('results', 'key', `a result of ${result.name} on ${message.subject} names node ${JSON.stringify(result.node)}`, { seq: message.seq });
-        } else if (result['healthcheck-timestamp'] > latest) {
-          this.refusals.refuse('results', 'future', `a result of ${result.name} from ${node} is stamped ${result['healthcheck-timestamp']}, more than ${this.maxAheadMs / 1000} s ahead of this node's clock (cluster.max-result-ahead)`, { seq: message.seq });
-        } else if (this.record(result)) this.metrics.received.inc();
-        else this.metrics.dropped.inc({ reason: 'unknown_check' });
+      let received = 0;
+      let unknown = 0;
+      try {
+        for (const result of decoded.value) {
+          if (result.node !== node) {
+            this.refusals.refuse('results', 'key', `a result of ${result.name} on ${message.subject} names node ${JSON.stringify(result.node)}`, { seq: message.seq });
+          } else if (result['healthcheck-timestamp'] > latest) {
+            this.refusals.refuse('results', 'future', `a result of ${result.name} from ${node} is stamped ${result['healthcheck-timestamp']}, more than ${this.maxAheadMs / 1000} s ahead of this node's clock (cluster.max-result-ahead)`, { seq: message.seq });
+          } else if (this.record(result)) received++;
+          else unknown++;
+        }
+      } finally {
+        // Counted once per message, not per result.
+        if (received > 0) this.metrics.received.inc(received);
+        if (unknown > 0) this.metrics.dropped.inc({ reason: 'unknown_check' }, unknown);
       }
       message.ack();
     });
