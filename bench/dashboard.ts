@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ARTIFACTS, hasChromium, launchBrowser } from '../test/helpers/browser.ts';
+import { createManyChecks } from '../test/helpers/many-checks.ts';
 import { startTcpTarget } from '../test/helpers/targets.ts';
 import { startBenchServer, writeResult } from './http-load.ts';
 
@@ -33,26 +34,7 @@ if (!hasChromium()) {
 
 const [server, tcp, browser] = await Promise.all([startBenchServer(), startTcpTarget(), launchBrowser()]);
 try {
-  const checks = Array.from({ length: CHECKS }, (_, i) => ({
-    name: `check-${String(i).padStart(5, '0')}`,
-    target: '127.0.0.1',
-    port: tcp.port,
-    interval: '1h',
-    timeout: '2s',
-    labels: { shard: String(i % 10) },
-  }));
-  const created = await server.request('/api/v1/healthcheck/bulk', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ 'tcp-checks': checks }),
-  });
-  if (created.status !== 201) throw new Error(`bulk creation answered ${created.status}: ${await created.text()}`);
-  // The first runs of 12,000 checks keep the service busy for a while; the page is timed once they are done.
-  for (;;) {
-    const results = (await (await server.request('/api/v1/result')).json()) as { result: unknown[] };
-    if (results.result.length === CHECKS) break;
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-  }
+  await createManyChecks(server, tcp.port, CHECKS);
   await new Promise((resolve) => setTimeout(resolve, 1000));
 
   const pid = server.process.pid as number;

@@ -6,8 +6,9 @@
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ARTIFACTS, type Browser, hasChromium, launchBrowser } from '../helpers/browser.ts';
+import { createManyChecks } from '../helpers/many-checks.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { startTcpTarget, type TcpTarget } from '../helpers/targets.ts';
 
@@ -34,28 +35,7 @@ describe.skipIf(!hasChromium())('dashboard with 12,000 checks', () => {
 
   beforeAll(async () => {
     [server, tcp, browser] = await Promise.all([startServer({ config: { http: { 'body-limit': 16 * 1024 * 1024 } } }), startTcpTarget(), launchBrowser()]);
-    const checks = Array.from({ length: CHECKS }, (_, i) => ({
-      name: `check-${String(i).padStart(5, '0')}`,
-      target: '127.0.0.1',
-      port: tcp.port,
-      interval: '1h',
-      timeout: '2s',
-      labels: { shard: String(i % 10) },
-    }));
-    const created = await server.request('/api/v1/healthcheck/bulk', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ 'tcp-checks': checks }),
-    });
-    expect(created.status, await created.text()).toBe(201);
-    // The first runs of 12,000 checks keep the service busy for a while; the page is timed once they are done.
-    await vi.waitFor(
-      async () => {
-        const results = (await (await server.request('/api/v1/result')).json()) as { result: unknown[] };
-        expect(results.result).toHaveLength(CHECKS);
-      },
-      { timeout: 150_000, interval: 2000 },
-    );
+    await createManyChecks(server, tcp.port, CHECKS);
   }, 240_000);
 
   afterAll(async () => {
