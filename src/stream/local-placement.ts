@@ -96,6 +96,10 @@ export class LocalPlacement implements StreamPlacement {
     return stats;
   }
 
+  currentTime(name: string): number {
+    return this.engine.index(name)?.currentTime ?? 0;
+  }
+
   catalogChanged(): void {}
 
   /** Every batch acknowledged so far is written; the last round then covers them all and drops the journal. */

@@ -46,6 +46,8 @@ export interface StreamPlacement {
   search(name: string, condition: Condition, queryText: string, limit: number): SearchAnswer | Promise<SearchAnswer>;
   /** Index size and current time of each stream. */
   indexStats(): Map<string, IndexStats> | Promise<Map<string, IndexStats>>;
+  /** One stream's current time (epoch ns of the newest event its index saw, 0 before any). */
+  currentTime(name: string): number | Promise<number>;
   /** The streams changed here (API, files, a reload). */
   catalogChanged(): void;
   /** Takes no more events, and leaves what a restart (or the next owner) needs. */

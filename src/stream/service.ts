@@ -311,7 +311,7 @@ export class StreamService implements StreamHost {
 
   async currentTime(name: string): Promise<number> {
     if (this.engine.index(name) === undefined) throw streamNotFound(name);
-    return (await this.placement.indexStats()).get(name)?.currentTime ?? 0;
+    return this.placement.currentTime(name);
   }
 }
 
