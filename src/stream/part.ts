@@ -32,6 +32,7 @@ export async function createStreamPart({ config, db, metrics, logger }: PartFact
   // Built once, like the outputs: changes to streams.async-queues and streams.websocket apply at restart.
   const pubsub = createPubSub(config.streams.websocketMaxBufferedBytes, metrics.registry);
   const asyncQueues = createAsyncQueues(config.streams.asyncQueues, metrics.registry);
+  const place = seams.placement;
   const service = new StreamService({
     settings: config.streams,
     repository: new StreamRepository(db),
@@ -40,7 +41,7 @@ export async function createStreamPart({ config, db, metrics, logger }: PartFact
     pubsub,
     asyncQueues,
     journalDirectory: join(config.dataDir, 'journal'),
-    ...(seams.placement ? { placement: (host: StreamHost) => (seams.placement as NonNullable<StreamSeams['placement']>)(host, pubsub) } : {}),
+    ...(place ? { placement: (host: StreamHost) => place(host, pubsub) } : {}),
   });
   service.load();
   seams.onIngest?.({
