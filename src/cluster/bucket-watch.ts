@@ -9,6 +9,10 @@ import type { Logger } from 'pino';
 import type { ClusterConnection } from './connection.ts';
 
 const CHECK_EVERY_MS = 1_000;
+/** A snapshot from which no entry arrived for this long is abandoned (see `watch`). */
+const SNAPSHOT_STALL_MS = 10_000;
+
+class SnapshotStalled extends Error {}
 
 export interface BucketFollower {
   /** The bucket's whole content (each key's latest value), at start and after each restart of the watch. */
@@ -35,11 +39,22 @@ export class BucketWatch {
     private readonly follower: BucketFollower,
     private readonly connection: ClusterConnection,
     private readonly logger: Logger,
+    private readonly snapshotStallMs = SNAPSHOT_STALL_MS,
   ) {}
 
-  /** Delivers the snapshot, then follows; resolves with the number of keys of the snapshot. */
+  /** Delivers the snapshot, then follows; resolves with the number of keys of the snapshot. A first watch whose
+   *  snapshot stalls is started again until one delivers the whole bucket. */
   async start(): Promise<number> {
-    const keys = await this.watch();
+    let keys: number;
+    for (;;) {
+      try {
+        keys = await this.watch();
+        break;
+      } catch (error) {
+        if (this.stopped || !(error instanceof SnapshotStalled)) throw error;
+        this.logger.warn({ bucket: this.name }, `${error.message}; watching it again`);
+      }
+    }
     this.connection.onChange((connected) => {
       if (connected) this.restart('reconnected to NATS');
     });
@@ -59,6 +74,10 @@ export class BucketWatch {
 
   private async check(): Promise<void> {
     if (!this.connection.connected || this.restarting !== null) return;
+    if (!this.healthy) {
+      this.restart('its last start delivered no snapshot');
+      return;
+    }
     let last: number;
     try {
       last = (await this.kv.status()).streamInfo.state.last_seq;
@@ -83,16 +102,19 @@ export class BucketWatch {
     const keys = status.values;
     const watch = await this.kv.watch();
     this.watcher = watch;
-    // The snapshot covers every revision up to now, those of expired or deleted keys included. Counted as seen only
-    // once the watch exists: a restart whose request failed (a timeout while a leader moves) must leave the watch
-    // behind, so that the next check starts it again; counted before, it passed for caught up and never came back.
-    this.seen = Math.max(this.seen, status.streamInfo.state.last_seq);
     const entries: KvEntry[] = [];
     let snapshotDone = false;
+    let lastProgressMs = Date.now();
+    let snapshotRevision = 0;
     let loaded!: () => void;
     const ready = new Promise<void>((resolve) => (loaded = resolve));
     const finish = () => {
       snapshotDone = true;
+      // The snapshot covers every revision up to its start, those of expired or deleted keys included, which the
+      // watch does not deliver. Counted as seen only once delivered: a restart that failed (a request timing out
+      // while a leader moves, a stalled snapshot) must leave the watch behind, so that the next check starts it
+      // again; counted before, it passed for caught up and never came back.
+      this.seen = Math.max(this.seen, status.streamInfo.state.last_seq, snapshotRevision);
       this.follower.snapshot(entries);
       loaded();
     };
@@ -101,17 +123,30 @@ export class BucketWatch {
     // process with an unhandled rejection.
     void (async () => {
       for await (const entry of watch) {
-        if (entry.revision > this.seen) this.seen = entry.revision;
+        if (snapshotDone && entry.revision > this.seen) this.seen = entry.revision;
         // The snapshot comes first, the last of it with `delta` 0 (nothing pending); updates follow.
         if (snapshotDone) this.follower.update(entry);
         else {
+          lastProgressMs = Date.now();
+          if (entry.revision > snapshotRevision) snapshotRevision = entry.revision;
           entries.push(entry);
           if ((entry.delta ?? 0) === 0) finish();
         }
       }
     })().catch((error: unknown) => this.logger.error({ err: error, bucket: this.name }, `watching ${this.name} failed: ${(error as Error).message}; watched again at the next check`));
-    await Promise.race([ready, new Promise((resolve) => setTimeout(resolve, 10_000))]);
-    if (!snapshotDone) finish();
+    // A snapshot is never delivered in part: followers take it for the whole bucket (a mirror of the API checks
+    // would drop those not yet arrived). One that stops arriving for SNAPSHOT_STALL_MS is abandoned instead, and
+    // the watch stays unhealthy until a new one delivers; one that keeps arriving, however large, is waited for.
+    while (!snapshotDone) {
+      const waitMs = lastProgressMs + this.snapshotStallMs - Date.now();
+      if (waitMs <= 0) {
+        watch.stop();
+        if (this.watcher === watch) this.watcher = null;
+        this.healthy = false;
+        throw new SnapshotStalled(`the snapshot of ${this.name} (${keys} keys, ${entries.length} arrived) stalled for ${this.snapshotStallMs} ms`);
+      }
+      await Promise.race([ready, new Promise((resolve) => setTimeout(resolve, waitMs))]);
+    }
     this.healthy = true;
     return keys;
   }

@@ -163,8 +163,12 @@ export class Membership {
       return;
     }
     const info = decoded.value;
-    // A value loaded at startup may be old: heard when it was written, so that a dead member's key does not count.
-    const atMs = initial ? Math.min(Date.now(), entry.created.getTime()) : Date.now();
+    // A value of a snapshot may be old: heard when it was written, so that a dead member's key does not count. But
+    // it never makes a member older than this node already holds it: a snapshot comes again after each reconnection,
+    // which has just given every member a fresh member-ttl, and keys written before an outage that took no puts
+    // (JetStream re-electing its leaders) would otherwise drop every member at once.
+    const known = this.heard.get(entry.key)?.atMs ?? 0;
+    const atMs = initial ? Math.max(known, Math.min(Date.now(), entry.created.getTime())) : Date.now();
     const wasLive = this.names.includes(entry.key);
     this.heard.set(entry.key, { info, atMs });
     if (!wasLive && Date.now() - atMs < this.ttlMs) {
@@ -183,7 +187,7 @@ export class Membership {
     // A node that cannot announce itself, or whose watch of the bucket is stuck, cannot tell a silent member from
     // its own trouble (JetStream unreachable while the connection stands, during a leader election): it judges
     // nobody then.
-    if (!this.connection.connected || !this.announced || this.watch?.healthy === false) return;
+    if (!this.judging()) return;
     const cutoff = Date.now() - this.ttlMs;
     let changed = false;
     for (const [node, heard] of this.heard) {
@@ -198,9 +202,16 @@ export class Membership {
     if (changed) this.recompute();
   }
 
+  private judging(): boolean {
+    return this.connection.connected && this.announced && this.watch?.healthy !== false;
+  }
+
   private recompute(): void {
     const cutoff = Date.now() - this.ttlMs;
-    const names = [this.self.node, ...[...this.heard].filter(([, heard]) => heard.atMs >= cutoff).map(([node]) => node)].sort();
+    // While this node judges nobody (see `expire`), a live member stays live whatever a snapshot says of it.
+    const frozen = !this.judging();
+    const live = ([node, heard]: [string, Heard]) => heard.atMs >= cutoff || (frozen && this.names.includes(node));
+    const names = [this.self.node, ...[...this.heard].filter(live).map(([node]) => node)].sort();
     this.checkConfigs();
     if (names.join('\n') === this.names.join('\n')) return;
     this.names = names;

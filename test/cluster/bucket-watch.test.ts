@@ -70,4 +70,60 @@ describe.skipIf(!hasNatsServer())('bucket watch', () => {
       watch.stop();
     }
   });
+
+  it('never delivers a snapshot in part: one that stalls is abandoned and watched again, the first start included', async () => {
+    const nats = await startNatsServer();
+    const nc = await connect(nats.connectOptions('node-a'));
+    connections.push(nc);
+    const kv = await new Kvm(jetstream(nc)).create(CHECKS_BUCKET, { history: 1 });
+    await kv.put('a', '1');
+    await kv.put('b', '2');
+    await kv.put('c', '3');
+
+    // The first watch delivers one entry of three, then nothing more (its stream's leader died meanwhile).
+    let calls = 0;
+    const stalling = new Proxy(kv, {
+      get(target, property, receiver) {
+        if (property === 'watch') {
+          return async (...args: Parameters<KV['watch']>) => {
+            calls++;
+            const watch = await target.watch(...args);
+            if (calls > 1) return watch;
+            let stopped!: () => void;
+            const ended = new Promise<void>((resolve) => (stopped = resolve));
+            return {
+              stop: () => {
+                watch.stop();
+                stopped();
+              },
+              async *[Symbol.asyncIterator]() {
+                for await (const entry of watch) {
+                  yield entry;
+                  break;
+                }
+                await ended;
+              },
+            };
+          };
+        }
+        const value = Reflect.get(target, property, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const snapshots: string[][] = [];
+    const follower = {
+      snapshot: (entries: readonly KvEntry[]) => void snapshots.push(entries.map((entry) => entry.key)),
+      update: () => {},
+    };
+    const connection = { connected: true, onChange: () => {} } as unknown as ClusterConnection;
+    const watch = new BucketWatch(stalling, CHECKS_BUCKET, follower, connection, pino({ level: 'silent' }), 500);
+    try {
+      expect(await watch.start()).toBe(3);
+      expect(calls).toBe(2);
+      expect(snapshots).toEqual([['a', 'b', 'c']]);
+      expect(watch.healthy).toBe(true);
+    } finally {
+      watch.stop();
+    }
+  });
 });

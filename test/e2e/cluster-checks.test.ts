@@ -270,7 +270,10 @@ describe.skipIf(!hasNatsServer())('cluster: checks on a 3-server NATS cluster', 
         message: 'an API change after the loss of a NATS server',
       });
       await freshEverywhere(nodes, [...names, 'late'], Math.floor(Date.now() / 1000), 60_000);
-      for (const node of nodes) expect((await members(node)).result).toHaveLength(3);
+      for (const node of nodes) {
+        const membershipLog = node.logs.filter((line) => /member|watching/.test(line)).slice(-12).join('\n');
+        expect((await members(node)).result, `the members ${node.url} sees; its membership log:\n${membershipLog}`).toHaveLength(3);
+      }
     } finally {
       await target.close();
       await cluster.stop();

@@ -1,0 +1,78 @@
+/**
+ * Membership on a real nats-server (src/cluster/membership.ts): after a reconnection every member gets a fresh
+ * member-ttl, and the bucket's snapshot that the restarted watch delivers must not take it back. That snapshot
+ * carries each key's write time; a member whose last put is older than member-ttl (JetStream could not take puts
+ * during the outage, as while a NATS server of three is lost and its leaders are re-elected) was dropped at once.
+ * Seen in CI: a node of three listed only itself after the loss of a NATS server.
+ */
+import { jetstream } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { ClusterConnection } from '../../src/cluster/connection.ts';
+import { MEMBERS_BUCKET, Membership } from '../../src/cluster/membership.ts';
+import { MessageRefusals } from '../../src/cluster/refusals.ts';
+import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const connections: NatsConnection[] = [];
+afterAll(async () => {
+  await Promise.all(connections.map((nc) => nc.close()));
+  await stopAllNats();
+});
+
+/** A connection whose state the test sets, telling its listeners as the real one does. */
+function fakeConnection() {
+  const listeners: ((connected: boolean) => void)[] = [];
+  const connection = {
+    connected: true,
+    onChange: (listener: (connected: boolean) => void) => void listeners.push(listener),
+  };
+  const set = (connected: boolean) => {
+    connection.connected = connected;
+    for (const listener of listeners) listener(connected);
+  };
+  return { connection: connection as unknown as ClusterConnection, set };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.skipIf(!hasNatsServer())('membership', () => {
+  it('gives every member a fresh member-ttl on reconnection, which the snapshot of the watch started again keeps', async () => {
+    const nats = await startNatsServer();
+    const nc = await connect(nats.connectOptions('node-a'));
+    connections.push(nc);
+    const kv = await new Kvm(jetstream(nc)).create(MEMBERS_BUCKET, { history: 1 });
+    // node-x announced itself once, then went quiet: as every member does while JetStream takes no puts.
+    await kv.put('node-x', JSON.stringify({ node: 'node-x', configHash: 'h', version: '1', startedAtMs: Date.now() }));
+
+    const ttlMs = 1_500;
+    const { connection, set } = fakeConnection();
+    const registry = new Registry();
+    const logger = pino({ level: 'silent' });
+    const membership = new Membership(kv, connection, { node: 'node-a', configHash: 'h', version: '1', startedAtMs: Date.now() }, ttlMs, new MessageRefusals(registry, logger), logger, registry);
+    try {
+      await membership.start();
+      expect(membership.members()).toEqual(['node-a', 'node-x']);
+
+      // Disconnected for longer than member-ttl: the list is frozen, nobody is judged.
+      set(false);
+      await sleep(ttlMs + 500);
+      expect(membership.members()).toEqual(['node-a', 'node-x']);
+
+      // Back: node-x gets a fresh member-ttl, and the watch is started again from a snapshot of the bucket.
+      set(true);
+      const backAt = Date.now();
+      await sleep(ttlMs / 2);
+      expect(membership.members(), 'half a member-ttl after the reconnection').toEqual(['node-a', 'node-x']);
+
+      // Still silent a whole member-ttl after the reconnection: gone.
+      await waitFor(() => membership.members().length === 1, { timeoutMs: 5_000, message: 'node-x expires once silent for member-ttl after the reconnection' });
+      expect(Date.now() - backAt).toBeGreaterThanOrEqual(ttlMs);
+    } finally {
+      await membership.stop();
+    }
+  });
+});
