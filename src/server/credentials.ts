@@ -7,6 +7,7 @@
  * basic auth and tokens in the config, the API stays open, as a single node without credentials always was.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { TLSSocket } from 'node:tls';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { HttpError } from './errors.ts';
 import { routeAccess } from './scopes.ts';
@@ -18,6 +19,20 @@ declare module 'fastify' {
     /** See `ownTokenRoute`. */
     ownTokenSha256?: (request: FastifyRequest) => string | undefined;
   }
+  interface FastifyRequest {
+    /** Who the request was admitted as, once the credentials hook has run (see `principalOf`). */
+    principal?: string;
+  }
+}
+
+/**
+ * Who made a request, as the audit log names it: `token:<name>`, `basic:<user>`, `heartbeat:<check>` (a heartbeat
+ * check's own token), `cn:<client certificate CN>` (mutual TLS), or `anonymous`.
+ */
+export function principalOf(request: FastifyRequest): string {
+  if (request.principal !== undefined) return request.principal;
+  const cn = (request.raw.socket as TLSSocket).getPeerCertificate?.()?.subject?.CN;
+  return typeof cn === 'string' && cn !== '' ? `cn:${cn}` : 'anonymous';
 }
 
 /** Route config of a route that also takes a token of its own: `sha256` answers its digest (hex) for the
@@ -27,6 +42,7 @@ export function ownTokenRoute(sha256: (request: FastifyRequest) => string | unde
 }
 
 interface Principal {
+  /** As `principalOf` names it. */
   name: string;
   scopes: readonly string[];
 }
@@ -46,15 +62,20 @@ export function credentialsHook(http: HttpSettings, tokens: TokenStore): onReque
     const presented = bearer ?? (own ? queryToken(request) : undefined);
     if (own && presented !== undefined) {
       const expected = own(request);
-      if (expected !== undefined && digestsEqual(sha256Hex(presented), expected)) return;
+      if (expected !== undefined && digestsEqual(sha256Hex(presented), expected)) {
+        request.principal = `heartbeat:${(request.params as { name?: string } | undefined)?.name ?? '?'}`;
+        return;
+      }
     }
     let principal: Principal | undefined;
     if (presented !== undefined) {
-      principal = tokens.find(sha256Hex(presented));
+      const token = tokens.find(sha256Hex(presented));
+      if (token !== undefined) principal = { name: `token:${token.name}`, scopes: token.scopes };
     } else if (basic && /^Basic /i.test(header) && basic(header)) {
-      principal = { name: http.basicAuth?.username ?? '', scopes: ['admin'] };
+      principal = { name: `basic:${http.basicAuth?.username ?? ''}`, scopes: ['admin'] };
     }
     if (principal === undefined) throw new HttpError(401, 'Unauthorized', challenge);
+    request.principal = principal.name;
     if (!principal.scopes.includes(access.scope) && !principal.scopes.includes('admin')) {
       throw new HttpError(403, `Forbidden: ${request.method} ${path} needs the scope "${access.scope}", which ${principal.name} does not have`);
     }
