@@ -5,6 +5,7 @@
  */
 import { Value } from '@sinclair/typebox/value';
 import { BulkBody } from './api-schemas.ts';
+import { type ApiCheckRefusals, NO_REFUSALS, refusalFor } from './api-check-policy.ts';
 import { CHECK_KEYS, CHECK_KINDS, type CheckDefinition, type CheckKey, CheckValidationError, isKindName, type KeyedCheck, type KindName, kindOfConfigKey, type LabelLimits, parseCheck } from './kinds/index.ts';
 
 export const API_SOURCE = 'api';
@@ -57,31 +58,32 @@ function parseApiCheck(kind: KindName, raw: unknown, labelLimits: LabelLimits, w
   }
 }
 
-/** What every API path admits a definition under: the label caps, and why command checks are refused (null: they
- *  are not; src/healthcheck/command-policy.ts). */
+/** What every API path admits a definition under: the label caps, and why command or network checks are refused
+ *  (src/healthcheck/api-check-policy.ts). */
 export interface AdmissionRules {
   labelLimits: LabelLimits;
-  commandRefusal: string | null;
+  refusals: ApiCheckRefusals;
 }
 
 /**
  * One definition as every path of the API admits it: a create, each check of a bulk, and a check replicated from
  * the cluster's store (docs/cluster.md, "What a node does with what it reads"), whoever wrote it there. A known
- * kind, then the command-checks policy, then the kind's validation.
+ * kind, then the policy of its family (src/healthcheck/api-check-policy.ts), then the kind's validation.
  */
 function admitApiCheck(kind: string, raw: unknown, rules: AdmissionRules, where = ''): CheckDefinition {
   if (!isKindName(kind)) throw unknownKind(kind);
-  if (kind === 'command' && rules.commandRefusal !== null) throw new HealthcheckError('forbidden', rules.commandRefusal);
+  const refusal = refusalFor(kind, rules.refusals);
+  if (refusal !== null) throw new HealthcheckError('forbidden', refusal);
   return parseApiCheck(kind, raw, rules.labelLimits, where);
 }
 
 /**
  * A create through the API (`POST /healthcheck/<kind>`), the one validation of its body: as `admitApiCheck`, except
- * that a command definition of the wrong shape is refused as such (400 naming the field) before the command-checks
- * policy (403) is looked at, as the API has always answered.
+ * that a definition of the wrong shape is refused as such (400 naming the field) before the policy of its family
+ * (403) is looked at, as the API has always answered for command checks.
  */
 export function admitCreate(kind: string, raw: unknown, rules: AdmissionRules): CheckDefinition {
-  if (kind === 'command' && rules.commandRefusal !== null && !Value.Check(CHECK_KINDS.command.schema, raw)) parseApiCheck(kind, raw, rules.labelLimits);
+  if (isKindName(kind) && refusalFor(kind, rules.refusals) !== null && !Value.Check(CHECK_KINDS[kind].schema, raw)) parseApiCheck(kind, raw, rules.labelLimits);
   return admitApiCheck(kind, raw, rules);
 }
 
@@ -94,9 +96,9 @@ export function admitStoredCheck(kind: string, raw: unknown, rules: AdmissionRul
 
 /**
  * Validates a whole bulk payload; the first problem names the list, the position, the check and the field.
- * `commandRefusal`: the API's command-checks policy (a discovery source is not concerned).
+ * `refusals`: the API's policies of command and network checks (a discovery source is not concerned).
  */
-export function parseBulk(body: unknown, labelLimits: LabelLimits, commandRefusal: string | null = null): KeyedCheck[] {
+export function parseBulk(body: unknown, labelLimits: LabelLimits, refusals: ApiCheckRefusals = NO_REFUSALS): KeyedCheck[] {
   const invalid = (text: string) => new HealthcheckError('invalid', `Invalid healthcheck configuration: ${text}`);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw invalid(`the body must be an object with the lists ${CHECK_KEYS.join(', ')}`);
@@ -104,13 +106,15 @@ export function parseBulk(body: unknown, labelLimits: LabelLimits, commandRefusa
   for (const key of Object.keys(body)) {
     if (!(CHECK_KEYS as readonly string[]).includes(key)) throw invalid(`unknown key ${JSON.stringify(key)} (expected ${CHECK_KEYS.join(', ')})`);
   }
-  const commands = (body as { 'command-checks'?: unknown })['command-checks'];
-  if (commandRefusal !== null && Array.isArray(commands) && commands.length > 0) {
+  for (const key of CHECK_KEYS) {
+    const list = (body as Partial<Record<CheckKey, unknown>>)[key];
+    const refusal = refusalFor(kindOfConfigKey(key), refusals);
+    if (refusal === null || !Array.isArray(list) || list.length === 0) continue;
     // A body of the wrong shape is refused as such (400 naming the check and the field) before the policy (403).
     if (!Value.Check(BulkBody, body)) parseBulk(body, labelLimits);
-    throw new HealthcheckError('forbidden', commandRefusal);
+    throw new HealthcheckError('forbidden', refusal);
   }
-  const rules: AdmissionRules = { labelLimits, commandRefusal };
+  const rules: AdmissionRules = { labelLimits, refusals };
   const checks: KeyedCheck[] = [];
   const seen = new Map<string, string>();
   for (const key of CHECK_KEYS) {

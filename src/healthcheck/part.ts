@@ -8,7 +8,7 @@ import { Counter } from 'prom-client';
 import type { PartFactory, PartFactoryContext } from '../server/lifecycle.ts';
 import type { Part } from '../server/part.ts';
 import type { CheckCluster, CheckHost } from './cluster-port.ts';
-import { commandChecksRefusal } from './command-policy.ts';
+import { apiCheckRefusals } from './api-check-policy.ts';
 import { HttpDiscovery } from './discovery/http.ts';
 import { DiscoveryMetrics } from './discovery/metrics.ts';
 import { DiscoveryStore } from './discovery/store.ts';
@@ -67,7 +67,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
       maintenance: calendar,
       // The listener (http.*) is fixed at startup; the setting follows reloads. It holds for every API path,
       // the checks replicated from the cluster's store included.
-      commandChecksRefusal: () => commandChecksRefusal(current.healthchecks.commandChecksApi, config.http),
+      apiCheckRefusals: () => apiCheckRefusals(current.healthchecks, config.http),
     });
     const running = service;
     return {

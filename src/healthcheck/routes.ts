@@ -88,6 +88,8 @@ const unknownCheck = messageError('unknown check: `Healthcheck <name> not found`
 const owned = messageError('a check of the config file or of a discovery source, which the API may not change: `healthcheck <name> comes from ...`');
 const invalidDefinition = messageError('invalid definition: `Invalid healthcheck configuration: <field>: <problem>` (docs/checks.md "Validation messages")');
 const commandRefused = messageError('command checks refused by `healthchecks.command-checks-api` (docs/hardening.md)');
+const networkRefused = messageError('network checks refused by `healthchecks.checks-api` (docs/hardening.md)');
+const bulkRefused = messageError('command or network checks refused by `healthchecks.command-checks-api` or `healthchecks.checks-api` (docs/hardening.md); nothing is applied');
 
 function typed(scope: FastifyInstance) {
   scope.setValidatorCompiler(TypeBoxValidatorCompiler);
@@ -112,7 +114,7 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
       {
         201: 'created or replaced (`Healthcheck successfully added`); for `"one-off": true`, the run succeeded and `result` is its result',
         400: invalidDefinition,
-        403: kind === 'command' ? commandRefused : undefined,
+        403: kind === 'command' ? commandRefused : kind === 'heartbeat' ? undefined : networkRefused,
         409: owned,
         500: 'for `"one-off": true`, the run failed (`result` is its result); or the check cannot be prepared (a TLS file unreadable)',
       },
@@ -131,7 +133,7 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
     {
       201: 'applied (`Healthchecks successfully added`)',
       400: messageError('an invalid body or check, a one-off check, a name used twice: `Invalid healthcheck configuration: ...`; nothing is applied'),
-      403: commandRefused,
+      403: bulkRefused,
       409: owned,
       500: messageError('a check cannot be prepared; nothing is applied'),
     },

@@ -7,6 +7,7 @@
  * config file takes its names back at the next start or reload. Mutations run one at a time (the registry's
  * `exclusive`), so two requests on one name never interleave between preparing a check and swapping it in.
  */
+import { type ApiCheckRefusals, NO_REFUSALS } from './api-check-policy.ts';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Db } from '../db/client.ts';
@@ -49,9 +50,9 @@ export interface ServiceOptions {
   owner?: CheckOwner;
   node?: string;
   replica?: ApiCheckReplica;
-  /** Null when the API may create command checks, else why not (src/healthcheck/command-policy.ts); read at each
-   *  change, so that a reload applies. Never refused unless given. */
-  commandChecksRefusal?: () => string | null;
+  /** Why the API may not create command or network checks now (src/healthcheck/api-check-policy.ts); read at
+   *  each change, so that a reload applies. Never refused unless given. */
+  apiCheckRefusals?: () => ApiCheckRefusals;
 }
 
 /** The cluster's store of API definitions: written before the local change, so that every node gets it. */
@@ -71,7 +72,7 @@ export class HealthcheckService {
   private config: HealthcheckConfig;
   private readonly maintenance: MaintenanceCalendar;
   private readonly replica: ApiCheckReplica | undefined;
-  private readonly commandChecksRefusal: () => string | null;
+  private readonly apiCheckRefusals: () => ApiCheckRefusals;
 
   private constructor(options: ServiceOptions) {
     this.config = options.config;
@@ -103,7 +104,7 @@ export class HealthcheckService {
       ...(options.node !== undefined ? { node: options.node } : {}),
     });
     this.replica = options.replica;
-    this.commandChecksRefusal = options.commandChecksRefusal ?? (() => null);
+    this.apiCheckRefusals = options.apiCheckRefusals ?? (() => NO_REFUSALS);
     this.reconciler = new Reconciler(this.checks);
     this.reads = new CheckReads(this.checks, this.repository);
   }
@@ -185,7 +186,7 @@ export class HealthcheckService {
 
   /** What every API change is admitted under (src/healthcheck/api-input.ts `admitCreate`, `admitStoredCheck`). */
   private admissionRules(): AdmissionRules {
-    return { labelLimits: this.labelLimits, commandRefusal: this.commandChecksRefusal() };
+    return { labelLimits: this.labelLimits, refusals: this.apiCheckRefusals() };
   }
 
   // Mutations
@@ -220,7 +221,7 @@ export class HealthcheckService {
    * a discovered check) is refused whole.
    */
   async bulk(body: unknown): Promise<void> {
-    const desired = parseBulk(body, this.labelLimits, this.commandChecksRefusal());
+    const desired = parseBulk(body, this.labelLimits, this.apiCheckRefusals());
     try {
       await this.reconciler.apply(API_SOURCE, desired, async (plan) => {
         // Checked here, under the registry's lock, so that a reload cannot slip a config name in meanwhile.

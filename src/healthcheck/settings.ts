@@ -8,12 +8,14 @@ import { type Static, type TObject, Type } from '@sinclair/typebox';
 import { ConfigError } from '../common/config-error.ts';
 import { durationMs } from '../common/config-values.ts';
 import { Duration } from '../common/duration.ts';
-import type { CommandChecksApi } from './command-policy.ts';
+import type { ApiChecksSetting } from './api-check-policy.ts';
 import { CHECK_KEYS, CheckValidationError, DEFAULT_LABEL_LIMITS, type KeyedCheck, kindOfConfigKey, type LabelLimits, parseCheck } from './kinds/index.ts';
 import { DEFAULT_MAINTENANCE_LIMITS, type MaintenanceLimits, type MaintenanceWindow, parseWindow } from './maintenance.ts';
 import { DEFAULT_MAX_PENDING_RESULTS } from './result-store.ts';
 
 const closed = { additionalProperties: false } as const;
+
+const ApiChecks = Type.Union([Type.Literal('auto'), Type.Literal('allow'), Type.Literal('deny')]);
 
 const HealthchecksSettingsSchema = Type.Object(
   {
@@ -25,7 +27,8 @@ const HealthchecksSettingsSchema = Type.Object(
     'max-labels': Type.Optional(Type.Integer({ minimum: 0 })),
     'max-label-key-bytes': Type.Optional(Type.Integer({ minimum: 1 })),
     'max-label-value-bytes': Type.Optional(Type.Integer({ minimum: 0 })),
-    'command-checks-api': Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('allow'), Type.Literal('deny')])),
+    'command-checks-api': Type.Optional(ApiChecks),
+    'checks-api': Type.Optional(ApiChecks),
     'max-maintenance-windows': Type.Optional(Type.Integer({ minimum: 0 })),
     'max-maintenance-window-checks': Type.Optional(Type.Integer({ minimum: 0 })),
   },
@@ -64,8 +67,9 @@ export interface HealthcheckSettings {
   maxPendingResults: number;
   /** `healthchecks.max-labels`, `max-label-key-bytes`, `max-label-value-bytes`, for every check of every source. */
   labelLimits: LabelLimits;
-  /** Whether the API may create command checks (src/healthcheck/command-policy.ts). */
-  commandChecksApi: CommandChecksApi;
+  /** Whether the API may create command checks, and network checks (src/healthcheck/api-check-policy.ts). */
+  commandChecksApi: ApiChecksSetting;
+  checksApi: ApiChecksSetting;
   /** The `*-checks` lists, parsed by their kinds, in file order, each with its key path (`http-checks[2]`). */
   checks: KeyedCheck[];
   /** `healthchecks.max-maintenance-windows`, `max-maintenance-window-checks`, and the label caps for windows. */
@@ -99,6 +103,7 @@ export function resolveHealthchecks(file: string | null, raw: HealthcheckFile): 
     maxPendingResults: raw.healthchecks?.['max-pending-results'] ?? DEFAULT_MAX_PENDING_RESULTS,
     labelLimits: labelLimits(raw),
     commandChecksApi: raw.healthchecks?.['command-checks-api'] ?? 'auto',
+    checksApi: raw.healthchecks?.['checks-api'] ?? 'auto',
     checks,
     maintenanceLimits: windowLimits,
     maintenance: parseMaintenance(file, raw, windowLimits),

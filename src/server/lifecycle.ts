@@ -12,6 +12,7 @@ import { walCheckpointer } from '../db/checkpointer.ts';
 import { closeDatabase, type Db, migrateDatabase, openDatabase } from '../db/client.ts';
 import { buildServer } from './app.ts';
 import { lockDataDir } from './data-dir-lock.ts';
+import { exposureWarning } from './exposure.ts';
 import { createServerMetrics, type ServerMetrics } from './metrics.ts';
 import type { Part } from './part.ts';
 import { prettyDestination } from './pretty-log.ts';
@@ -121,6 +122,8 @@ async function startParts(config: VigieConfig, logger: Logger, partFactories: re
   }
   const app = await buildServer({ config, db, metrics, parts, logger });
   const url = await app.listen({ host: config.http.host, port: config.http.port });
+  const exposed = exposureWarning(config.http);
+  if (exposed !== null) logger.warn(exposed);
   for (const part of parts) await part.start();
   const checkpointer = walCheckpointer(db, (message) => logger.warn(`WAL checkpoint failed: ${message}`));
   checkpointer.background(CHECKPOINT_INTERVAL_MS);

@@ -30,6 +30,7 @@ describe('config sections', () => {
         "file": null,
         "healthchecks": {
           "checks": [],
+          "checksApi": "auto",
           "commandChecksApi": "auto",
           "historySize": 100,
           "labelLimits": {
@@ -103,7 +104,7 @@ describe('config sections', () => {
       'result-buffer: 10',
       'healthchecks-labels: [env]',
       'http: {host: 0.0.0.0, port: 9999, body-limit: 2048, header-timeout: 2s, request-timeout: 3s, keep-alive-timeout: 4s, max-connections: 7, allowed-cn: [a], disable-healthcheck-api: true, disable-result-api: true, basic-auth: {username: u, password: p}, tokens: [{name: ci, sha256: abababababababababababababababababababababababababababababababab, scopes: [read, ingest]}], public: [badges]}',
-      'healthchecks: {max-concurrent-runs: 5, start-tick: 10ms, write-delay: 2s, history-size: 7, max-pending-results: 2000, max-labels: 3, max-label-key-bytes: 9, max-label-value-bytes: 10, command-checks-api: deny, max-maintenance-windows: 4, max-maintenance-window-checks: 2}',
+      'healthchecks: {max-concurrent-runs: 5, start-tick: 10ms, write-delay: 2s, history-size: 7, max-pending-results: 2000, max-labels: 3, max-label-key-bytes: 9, max-label-value-bytes: 10, command-checks-api: deny, checks-api: allow, max-maintenance-windows: 4, max-maintenance-window-checks: 2}',
       'tcp-checks:',
       '  - {name: db, target: 127.0.0.1, port: 5432, timeout: 1s, interval: 10s, labels: {env: prod}}',
       'maintenance:',
@@ -238,6 +239,7 @@ describe('config sections', () => {
               "key": "tcp-checks[0]",
             },
           ],
+          "checksApi": "allow",
           "commandChecksApi": "deny",
           "historySize": 7,
           "labelLimits": {

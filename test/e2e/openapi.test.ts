@@ -153,7 +153,7 @@ describe('the OpenAPI document', () => {
     const body = create.requestBody?.content['application/json']?.schema;
     expect(Object.keys(body?.properties ?? {})).toEqual(expect.arrayContaining(['name', 'target', 'port', 'valid-status', 'interval', 'timeout']));
     expect(body?.required).toContain('target');
-    expect(Object.keys(create.responses).sort()).toEqual(['201', '400', '409', '500']);
+    expect(Object.keys(create.responses).sort()).toEqual(['201', '400', '403', '409', '500']);
     expect(create.responses['400']?.content?.['application/json']?.schema.properties).toHaveProperty('message');
 
     const badge = operation('get', '/api/v1/badge/{name}/status.svg');
