@@ -6,6 +6,7 @@
  */
 import type { TLSSocket } from 'node:tls';
 import { Readable } from 'node:stream';
+import rateLimit from '@fastify/rate-limit';
 import { Type } from '@sinclair/typebox';
 import Fastify, { LogController, type FastifyInstance, type RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
@@ -68,7 +69,9 @@ export async function buildServer({ config, db, metrics, parts, logger, onRoute 
 
   // Refusals of these hooks are HttpErrors: the scope of the matched route answers them in its part's shape.
   const tokens = new TokenStore(db, http.tokens);
-  const credentials = credentialsHook(http, tokens);
+  await app.register(rateLimit, { global: false });
+  const limiter = app.createRateLimit({ max: http.maxAuthFailures, timeWindow: http.authFailureWindowMs });
+  const credentials = credentialsHook(http, tokens, { limiter, failures: metrics.authFailures, limited: metrics.authLimited });
   if (credentials) app.addHook('onRequest', credentials);
   if (http.tls?.ca && http.allowedCn.length > 0) {
     const allowed = new Set(http.allowedCn);

@@ -47,15 +47,40 @@ interface Principal {
   scopes: readonly string[];
 }
 
-export function credentialsHook(http: HttpSettings, tokens: TokenStore): onRequestAsyncHookHandler | null {
+/**
+ * Counts wrong credentials per client address in a fixed window (`@fastify/rate-limit`'s store: an LRU of 5,000
+ * addresses, IPv6 by /64). `peek` does not count.
+ */
+type FailureLimiter = (request: FastifyRequest, options?: { increment?: boolean }) => Promise<{ isAllowed: boolean; remaining?: number; ttlInSeconds?: number }>;
+
+export interface FailureCounting {
+  limiter: FailureLimiter;
+  failures: { inc(): void };
+  limited: { inc(): void };
+}
+
+export function credentialsHook(http: HttpSettings, tokens: TokenStore, counting: FailureCounting): onRequestAsyncHookHandler | null {
   if (http.basicAuth === undefined && http.tokens.length === 0) return null;
   const basic = http.basicAuth ? basicCheck(http.basicAuth) : null;
   const publicFamilies = new Set<string>(http.public);
   const challenge = { 'WWW-Authenticate': basic ? 'Basic realm="vigie", charset="UTF-8"' : 'Bearer realm="vigie"' };
+  const { limiter } = counting;
   return async (request) => {
     const path = request.routeOptions.url ?? request.url.split('?')[0] ?? '/';
     const access = routeAccess(request.method, path);
     if (access.publicAs !== undefined && publicFamilies.has(access.publicAs)) return;
+    // An address past the limit is refused whatever it presents: were a right credential let through, the 401s
+    // and the 200 would tell the guesses apart, and guessing would go on at full speed.
+    const status = await limiter(request, { increment: false });
+    if (!status.isAllowed && status.remaining === 0) {
+      counting.limited.inc();
+      const wait = Math.max(1, status.ttlInSeconds ?? 1);
+      throw new HttpError(
+        429,
+        `Too many failed authentications from ${request.ip} (http.max-auth-failures: ${http.maxAuthFailures} within ${http.authFailureWindowMs} ms): retry in ${wait} s`,
+        { 'Retry-After': String(wait) },
+      );
+    }
     const header = request.headers.authorization ?? '';
     const bearer = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header)?.[1];
     const own = request.routeOptions.config?.ownTokenSha256;
@@ -74,7 +99,14 @@ export function credentialsHook(http: HttpSettings, tokens: TokenStore): onReque
     } else if (basic && /^Basic /i.test(header) && basic(header)) {
       principal = { name: `basic:${http.basicAuth?.username ?? ''}`, scopes: ['admin'] };
     }
-    if (principal === undefined) throw new HttpError(401, 'Unauthorized', challenge);
+    if (principal === undefined) {
+      // A request without any credential (a browser before its login prompt) is no guess.
+      if (header !== '' || presented !== undefined) {
+        counting.failures.inc();
+        await limiter(request);
+      }
+      throw new HttpError(401, 'Unauthorized', challenge);
+    }
     request.principal = principal.name;
     if (!principal.scopes.includes(access.scope) && !principal.scopes.includes('admin')) {
       throw new HttpError(403, `Forbidden: ${request.method} ${path} needs the scope "${access.scope}", which ${principal.name} does not have`);

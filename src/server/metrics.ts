@@ -13,6 +13,9 @@ export interface ServerMetrics {
   readonly registry: Registry;
   readonly requestDuration: Histogram<'method' | 'route' | 'status'>;
   readonly responses: Counter<'method' | 'route' | 'status'>;
+  /** Wrong credentials, and requests refused for them (docs/hardening.md, "Guessing credentials"). */
+  readonly authFailures: Counter;
+  readonly authLimited: Counter;
 }
 
 /**
@@ -74,6 +77,16 @@ export function createServerMetrics(): ServerMetrics {
       name: 'http_responses_total',
       help: 'Count of HTTP responses, by route template ("?" for unknown routes).',
       labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+    }),
+    authFailures: new Counter({
+      name: 'http_auth_failures_total',
+      help: 'Requests whose credential matched nothing: basic auth, a token, or a heartbeat check\'s own token.',
+      registers: [registry],
+    }),
+    authLimited: new Counter({
+      name: 'http_auth_limited_total',
+      help: 'Requests refused (429) because their address presented http.max-auth-failures wrong credentials within http.auth-failure-window.',
       registers: [registry],
     }),
   };

@@ -39,6 +39,8 @@ export const HttpServerSchema = Type.Object(
     'max-connections': Type.Optional(Type.Integer({ minimum: 1 })),
     tokens: Type.Optional(Type.Array(Type.Object({ name: Type.String(), sha256: Type.String(), scopes: Type.Array(Type.String()) }, closed))),
     public: Type.Optional(Type.Array(Type.String())),
+    'max-auth-failures': Type.Optional(Type.Integer({ minimum: 1 })),
+    'auth-failure-window': Type.Optional(Duration),
   },
   closed,
 );
@@ -66,6 +68,10 @@ export interface HttpSettings {
   tokens: ConfigToken[];
   /** Route families answered without credentials (docs/http-api.md, "Credentials"). */
   public: PublicFamily[];
+  /** Wrong credentials one address may present within `authFailureWindowMs` before its requests are refused
+   *  (429) until the window ends (docs/hardening.md, "Guessing credentials"). */
+  maxAuthFailures: number;
+  authFailureWindowMs: number;
   disableHealthcheckApi: boolean;
   disableResultApi: boolean;
   bodyLimit: number;
@@ -107,6 +113,8 @@ export function resolveHttp(file: string | null, raw: Static<typeof HttpServerSc
     allowedCn: http['allowed-cn'] ?? [],
     tokens: resolveTokens(file, http.tokens ?? []),
     public: (http.public ?? []).map((family, i) => oneOfKey(file, `http.public[${i}]`, family, PUBLIC_FAMILIES)),
+    maxAuthFailures: http['max-auth-failures'] ?? 10,
+    authFailureWindowMs: durationMs(file, 'http.auth-failure-window', http['auth-failure-window'] ?? '1m'),
     disableHealthcheckApi: http['disable-healthcheck-api'] ?? false,
     disableResultApi: http['disable-result-api'] ?? false,
     bodyLimit: http['body-limit'] ?? DEFAULT_BODY_LIMIT,

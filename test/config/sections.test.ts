@@ -58,12 +58,14 @@ describe('config sections', () => {
         },
         "http": {
           "allowedCn": [],
+          "authFailureWindowMs": 60000,
           "bodyLimit": 16777216,
           "disableHealthcheckApi": false,
           "disableResultApi": false,
           "headerTimeoutMs": 10000,
           "host": "127.0.0.1",
           "keepAliveTimeoutMs": 5000,
+          "maxAuthFailures": 10,
           "maxConnections": 512,
           "port": 9013,
           "public": [],
@@ -103,7 +105,7 @@ describe('config sections', () => {
       'data-dir: /var/lib/vigie',
       'result-buffer: 10',
       'healthchecks-labels: [env]',
-      'http: {host: 0.0.0.0, port: 9999, body-limit: 2048, header-timeout: 2s, request-timeout: 3s, keep-alive-timeout: 4s, max-connections: 7, allowed-cn: [a], disable-healthcheck-api: true, disable-result-api: true, basic-auth: {username: u, password: p}, tokens: [{name: ci, sha256: abababababababababababababababababababababababababababababababab, scopes: [read, ingest]}], public: [badges]}',
+      'http: {host: 0.0.0.0, port: 9999, body-limit: 2048, header-timeout: 2s, request-timeout: 3s, keep-alive-timeout: 4s, max-connections: 7, allowed-cn: [a], disable-healthcheck-api: true, disable-result-api: true, basic-auth: {username: u, password: p}, tokens: [{name: ci, sha256: abababababababababababababababababababababababababababababababab, scopes: [read, ingest]}], public: [badges], max-auth-failures: 5, auth-failure-window: 30s}',
       'healthchecks: {max-concurrent-runs: 5, start-tick: 10ms, write-delay: 2s, history-size: 7, max-pending-results: 2000, max-labels: 3, max-label-key-bytes: 9, max-label-value-bytes: 10, command-checks-api: deny, checks-api: allow, max-maintenance-windows: 4, max-maintenance-window-checks: 2}',
       'tcp-checks:',
       '  - {name: db, target: 127.0.0.1, port: 5432, timeout: 1s, interval: 10s, labels: {env: prod}}',
@@ -280,6 +282,7 @@ describe('config sections', () => {
           "allowedCn": [
             "a",
           ],
+          "authFailureWindowMs": 30000,
           "basicAuth": {
             "password": "p",
             "username": "u",
@@ -290,6 +293,7 @@ describe('config sections', () => {
           "headerTimeoutMs": 2000,
           "host": "0.0.0.0",
           "keepAliveTimeoutMs": 4000,
+          "maxAuthFailures": 5,
           "maxConnections": 7,
           "port": 9999,
           "public": [
