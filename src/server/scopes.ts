@@ -1,9 +1,9 @@
 /**
  * Which scope each route needs (docs/http-api.md, "Credentials"), decided here in one table by URL prefix and
  * method rather than route by route: a new route of a known family needs nothing more. Reading (`GET`, searches,
- * websocket subscribes, `/metrics`) is `read`; changing checks, streams and maintenance windows is `write`; every
- * event input is `ingest`; heartbeat reports are `heartbeat`; tokens, and anything the table does not name, are
- * `admin`, which also holds every other scope.
+ * the dashboard's summaries, websocket subscribes, `/metrics`) is `read`; changing checks, streams and maintenance
+ * windows is `write`; every event input is `ingest`; heartbeat reports are `heartbeat`; tokens, and anything the
+ * table does not name, are `admin`, which also holds every other scope.
  */
 export const SCOPES = ['read', 'write', 'ingest', 'heartbeat', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -36,6 +36,8 @@ const RULES: readonly Rule[] = [
   { prefixes: ['/api/v1/fluentbit/', '/api/v1/opentelemetry/', '/api/v1/prometheus/'], access: { scope: 'ingest' } },
   { prefixes: ['/api/v1/stream/'], methods: new Set(['PUT']), access: { scope: 'ingest' } },
   { prefixes: ['/api/v1/index/'], access: { scope: 'read' } },
+  // `POST /api/v1/overview/recent-results` reads: its body is the list of checks to read.
+  { prefixes: ['/api/v1/overview/'], access: { scope: 'read' } },
   { prefixes: ['/'], methods: READ_METHODS, access: { scope: 'read' } },
   {
     prefixes: ['/healthcheck', '/api/v1/healthcheck', '/api/v1/stream', '/api/v1/maintenance'],
