@@ -11,11 +11,13 @@
  * - the row cap (`http.audit.max-rows`) holds at every insert, the retention (`http.audit.retention`) at startup
  *   and hourly: an idle service wakes up once an hour for it.
  */
+import type { Static } from '@sinclair/typebox';
 import type { Statement } from 'better-sqlite3';
 import { and, desc, eq, lt } from 'drizzle-orm';
 import { Counter, type Registry } from 'prom-client';
 import type { Db } from '../db/client.ts';
 import { auditLog } from '../db/schema.ts';
+import type { AuditPage } from './audit-wire.ts';
 import type { AuditSettings } from './settings.ts';
 
 /** One API change, as the hook sees it. */
@@ -32,13 +34,6 @@ export interface AuditEntry {
   name: string | null;
   /** The HTTP status answered. */
   outcome: number;
-}
-
-/** A row as `GET /api/v1/audit` answers it. */
-export interface AuditRow extends AuditEntry {
-  id: number;
-  /** Milliseconds since the epoch. */
-  time: number;
 }
 
 export interface AuditQuery {
@@ -131,7 +126,7 @@ export class AuditLog {
   }
 
   /** Newest first; `next` is set when older rows may remain (the `before` of the next page). */
-  list({ limit, before, principal, name }: AuditQuery): { result: AuditRow[]; next?: number } {
+  list({ limit, before, principal, name }: AuditQuery): Static<typeof AuditPage> {
     const rows = this.db
       .select()
       .from(auditLog)

@@ -6,6 +6,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, onResponseAsyncHookHandler } from 'fastify';
 import type { AuditLog } from './audit-log.ts';
+import { AuditPage } from './audit-wire.ts';
 import { principalOf } from './credentials.ts';
 import { registerPartScope, ROOT_ERRORS } from './errors.ts';
 import { json, messageError, operation } from './openapi.ts';
@@ -57,26 +58,6 @@ const Query = Type.Object({
   name: Type.Optional(Type.String({ description: 'only the changes naming this object' })),
 });
 
-const Row = Type.Object(
-  {
-    id: Type.Integer(),
-    time: Type.Integer({ description: 'milliseconds since the epoch' }),
-    principal: Type.String({ description: '`token:<name>`, `basic:<user>`, `heartbeat:<check>`, `cn:<CN>` or `anonymous`' }),
-    address: Type.String({ description: 'the client address' }),
-    method: Type.String(),
-    route: Type.String({ description: 'the route pattern, e.g. `/api/v1/healthcheck/:name`' }),
-    path: Type.String({ description: 'the request path, without the query' }),
-    name: Type.Union([Type.String(), Type.Null()], { description: 'the object changed, when the request names one' }),
-    outcome: Type.Integer({ description: 'the HTTP status answered' }),
-  },
-  { title: 'AuditRow' },
-);
-
-const Page = Type.Object({
-  result: Type.Array(Row, { description: 'newest first' }),
-  next: Type.Optional(Type.Integer({ description: 'set when older rows may remain: pass it as `before`' })),
-});
-
 export async function auditRoutes(app: FastifyInstance, log: AuditLog): Promise<void> {
   await registerPartScope(app, '/api/v1/audit', ROOT_ERRORS, (scope) => {
     const doc = operation({
@@ -84,7 +65,7 @@ export async function auditRoutes(app: FastifyInstance, log: AuditLog): Promise<
       description:
         'Every API change (checks, streams, maintenance windows, tokens), refused ones included: who, from where, what and the status answered (docs/http-api.md "Audit log"). A bad parameter is a 400 naming it.',
       tags: ['service'],
-      responses: { 200: json('a page of rows', Page), 400: messageError('a bad parameter, named: `Invalid request: querystring/limit must be <= 1000`') },
+      responses: { 200: json('a page of rows', AuditPage), 400: messageError('a bad parameter, named: `Invalid request: querystring/limit must be <= 1000`') },
     });
     scope.get<{ Querystring: Static<typeof Query> }>('', { schema: { querystring: Query, ...doc } }, async (request) =>
       log.list({ ...request.query, limit: request.query.limit ?? DEFAULT_LIMIT }),
