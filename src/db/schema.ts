@@ -162,3 +162,25 @@ export const apiTokens = sqliteTable('api_tokens', {
   scopes: text('scopes', { mode: 'json' }).notNull(),
   createdAtS: integer('created_at_s').notNull(),
 });
+
+/**
+ * Every API change (docs/http-api.md, "Audit log"), refused ones included: who (`principal`, as
+ * src/server/credentials.ts names it), from where (`address`), what (`method`, the route's pattern in `route`, the
+ * request's path in `path`, the object's `name` when the change names one) and the HTTP status answered
+ * (`outcome`). Bounded by `http.audit.retention` and `http.audit.max-rows`, oldest first.
+ */
+export const auditLog = sqliteTable(
+  'audit_log',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    atMs: integer('at_ms').notNull(),
+    principal: text('principal').notNull(),
+    address: text('address').notNull(),
+    method: text('method').notNull(),
+    route: text('route').notNull(),
+    path: text('path').notNull(),
+    name: text('name'),
+    outcome: integer('outcome').notNull(),
+  },
+  (table) => [index('audit_log_at_ms').on(table.atMs)],
+);

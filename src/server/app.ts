@@ -2,7 +2,8 @@
  * The fastify composition shared by both parts: TLS (mutual when `cacert` is set), credentials and their scopes
  * (src/server/credentials.ts) with the token routes, the body limit,
  * the error and not-found handlers, 405 with `Allow` for a wrong method on a known path, `/healthz`, `/health`,
- * `/metrics` and the OpenAPI document of every route (src/server/openapi.ts), and the HTTP metrics.
+ * `/metrics` and the OpenAPI document of every route (src/server/openapi.ts), the HTTP metrics, and the audit log
+ * of the API changes (src/server/audit-routes.ts).
  */
 import type { TLSSocket } from 'node:tls';
 import { Readable } from 'node:stream';
@@ -12,6 +13,8 @@ import Fastify, { LogController, type FastifyInstance, type RouteOptions } from 
 import type { Logger } from 'pino';
 import type { VigieConfig } from '../config/load.ts';
 import type { Db } from '../db/client.ts';
+import { AuditLog } from './audit-log.ts';
+import { auditChanges, auditRoutes } from './audit-routes.ts';
 import { credentialsHook } from './credentials.ts';
 import { closeRefusedUpgrades, connectionOptions, limitConnections } from './connections.ts';
 import { HttpError, installErrorHandlers, ROOT_ERRORS, withMethodNotAllowed } from './errors.ts';
@@ -23,7 +26,7 @@ import { TokenStore } from './tokens.ts';
 
 export interface ServerOptions {
   config: VigieConfig;
-  /** Holds the tokens created through the API. */
+  /** Holds the tokens created through the API and the audit log. */
   db: Db;
   metrics: ServerMetrics;
   parts: readonly Part[];
@@ -66,6 +69,9 @@ export async function buildServer({ config, db, metrics, parts, logger, onRoute 
     metrics.requestDuration.observe(labels, reply.elapsedTime / 1000);
     metrics.responses.inc(labels);
   });
+  const audit = new AuditLog(db, http.audit, { registry: metrics.registry, warn: (message) => logger.warn(message) });
+  app.addHook('onResponse', auditChanges(audit));
+  app.addHook('onClose', async () => audit.close());
 
   // Refusals of these hooks are HttpErrors: the scope of the matched route answers them in its part's shape.
   const tokens = new TokenStore(db, http.tokens);
@@ -112,6 +118,7 @@ export async function buildServer({ config, db, metrics, parts, logger, onRoute 
   );
 
   await app.register(async (scope) => tokenRoutes(scope, tokens));
+  await app.register(async (scope) => auditRoutes(scope, audit));
   for (const part of parts) await app.register(part.routes);
   return app;
 }

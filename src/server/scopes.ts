@@ -1,9 +1,10 @@
 /**
  * Which scope each route needs (docs/http-api.md, "Credentials"), decided here in one table by URL prefix and
  * method rather than route by route: a new route of a known family needs nothing more. Reading (`GET`, searches,
- * websocket subscribes, `/metrics`) is `read`; changing checks, streams and maintenance windows is `write`; every
- * event input is `ingest`; heartbeat reports are `heartbeat`; tokens, and anything the table does not name, are
- * `admin`, which also holds every other scope.
+ * the dashboard's summaries, websocket subscribes, `/metrics`) is `read`; changing checks, streams and maintenance
+ * windows is `write`; every event input is `ingest`; heartbeat reports are `heartbeat`; tokens and the audit log
+ * (reading it included: it names who did what from where), and anything the table does not name, are `admin`,
+ * which also holds every other scope. The same table says which requests the audit log records (`isApiChange`).
  */
 export const SCOPES = ['read', 'write', 'ingest', 'heartbeat', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -29,13 +30,15 @@ interface Rule {
 
 /** First match wins: the specific families, then reads, then changes; what matches nothing is `admin`. */
 const RULES: readonly Rule[] = [
-  { prefixes: ['/api/v1/tokens'], access: { scope: 'admin' } },
+  { prefixes: ['/api/v1/tokens', '/api/v1/audit'], access: { scope: 'admin' } },
   { prefixes: ['/api/v1/heartbeat/'], access: { scope: 'heartbeat' } },
   { prefixes: ['/api/v1/badge/'], methods: READ_METHODS, access: { scope: 'read', publicAs: 'badges' } },
   { prefixes: ['/status/'], methods: READ_METHODS, access: { scope: 'read', publicAs: 'status-pages' } },
   { prefixes: ['/api/v1/fluentbit/', '/api/v1/opentelemetry/', '/api/v1/prometheus/'], access: { scope: 'ingest' } },
   { prefixes: ['/api/v1/stream/'], methods: new Set(['PUT']), access: { scope: 'ingest' } },
   { prefixes: ['/api/v1/index/'], access: { scope: 'read' } },
+  // `POST /api/v1/overview/recent-results` reads: its body is the list of checks to read.
+  { prefixes: ['/api/v1/overview/'], access: { scope: 'read' } },
   { prefixes: ['/'], methods: READ_METHODS, access: { scope: 'read' } },
   {
     prefixes: ['/healthcheck', '/api/v1/healthcheck', '/api/v1/stream', '/api/v1/maintenance'],
@@ -50,4 +53,15 @@ export function routeAccess(method: string, path: string): RouteAccess {
     if (rule.prefixes.some((prefix) => path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`))) return rule.access;
   }
   return { scope: 'admin' };
+}
+
+/**
+ * Whether a request is an API change for the audit log (src/server/audit-routes.ts): a method that changes
+ * something on a route of `write` or `admin`. Event pushes (`ingest`) and heartbeat reports are traffic rather
+ * than changes, and would flood the log.
+ */
+export function isApiChange(method: string, path: string): boolean {
+  if (READ_METHODS.has(method)) return false;
+  const { scope } = routeAccess(method, path);
+  return scope === 'write' || scope === 'admin';
 }

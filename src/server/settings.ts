@@ -41,6 +41,7 @@ export const HttpServerSchema = Type.Object(
     public: Type.Optional(Type.Array(Type.String())),
     'max-auth-failures': Type.Optional(Type.Integer({ minimum: 1 })),
     'auth-failure-window': Type.Optional(Duration),
+    audit: Type.Optional(Type.Object({ retention: Type.Optional(Duration), 'max-rows': Type.Optional(Type.Integer({ minimum: 1 })) }, closed)),
   },
   closed,
 );
@@ -57,6 +58,13 @@ export interface ServerTls {
   cert: Buffer;
   /** Set when `cacert` is configured: clients must then present a certificate signed by it (mutual TLS). */
   ca?: Buffer;
+}
+
+/** The bounds of the audit log (src/server/audit-log.ts): rows older than the retention go, and the oldest past
+ *  the row cap. */
+export interface AuditSettings {
+  retentionMs: number;
+  maxRows: number;
 }
 
 export interface HttpSettings {
@@ -81,6 +89,7 @@ export interface HttpSettings {
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
   maxConnections: number;
+  audit: AuditSettings;
 }
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -88,6 +97,10 @@ export const DEFAULT_PORT = 9013;
 export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;
 /** Well under the default descriptor limit (1,024) so that checks always have sockets of their own. */
 const DEFAULT_MAX_CONNECTIONS = 512;
+/** 90 days, and 100,000 rows: about 20 MB of rows as the API writes them (a few hundred bytes each), 300 MB at
+ *  most (every string of every row at its truncation, src/server/audit-log.ts). */
+const DEFAULT_AUDIT_RETENTION = '2160h';
+const DEFAULT_AUDIT_MAX_ROWS = 100_000;
 
 export function resolveHttp(file: string | null, raw: Static<typeof HttpServerSchema> | undefined): HttpSettings {
   const http = raw ?? {};
@@ -122,6 +135,10 @@ export function resolveHttp(file: string | null, raw: Static<typeof HttpServerSc
     requestTimeoutMs: durationMs(file, 'http.request-timeout', http['request-timeout'] ?? '60s'),
     keepAliveTimeoutMs: durationMs(file, 'http.keep-alive-timeout', http['keep-alive-timeout'] ?? '5s'),
     maxConnections: http['max-connections'] ?? DEFAULT_MAX_CONNECTIONS,
+    audit: {
+      retentionMs: durationMs(file, 'http.audit.retention', http.audit?.retention ?? DEFAULT_AUDIT_RETENTION),
+      maxRows: http.audit?.['max-rows'] ?? DEFAULT_AUDIT_MAX_ROWS,
+    },
   };
 }
 

@@ -58,6 +58,10 @@ describe('config sections', () => {
         },
         "http": {
           "allowedCn": [],
+          "audit": {
+            "maxRows": 100000,
+            "retentionMs": 7776000000,
+          },
           "authFailureWindowMs": 60000,
           "bodyLimit": 16777216,
           "disableHealthcheckApi": false,
@@ -105,7 +109,7 @@ describe('config sections', () => {
       'data-dir: /var/lib/vigie',
       'result-buffer: 10',
       'healthchecks-labels: [env]',
-      'http: {host: 0.0.0.0, port: 9999, body-limit: 2048, header-timeout: 2s, request-timeout: 3s, keep-alive-timeout: 4s, max-connections: 7, allowed-cn: [a], disable-healthcheck-api: true, disable-result-api: true, basic-auth: {username: u, password: p}, tokens: [{name: ci, sha256: abababababababababababababababababababababababababababababababab, scopes: [read, ingest]}], public: [badges], max-auth-failures: 5, auth-failure-window: 30s}',
+      'http: {host: 0.0.0.0, port: 9999, body-limit: 2048, header-timeout: 2s, request-timeout: 3s, keep-alive-timeout: 4s, max-connections: 7, audit: {retention: 720h, max-rows: 500}, allowed-cn: [a], disable-healthcheck-api: true, disable-result-api: true, basic-auth: {username: u, password: p}, tokens: [{name: ci, sha256: abababababababababababababababababababababababababababababababab, scopes: [read, ingest]}], public: [badges], max-auth-failures: 5, auth-failure-window: 30s}',
       'healthchecks: {max-concurrent-runs: 5, start-tick: 10ms, write-delay: 2s, history-size: 7, max-pending-results: 2000, max-labels: 3, max-label-key-bytes: 9, max-label-value-bytes: 10, command-checks-api: deny, checks-api: allow, max-maintenance-windows: 4, max-maintenance-window-checks: 2}',
       'tcp-checks:',
       '  - {name: db, target: 127.0.0.1, port: 5432, timeout: 1s, interval: 10s, labels: {env: prod}}',
@@ -282,6 +286,10 @@ describe('config sections', () => {
           "allowedCn": [
             "a",
           ],
+          "audit": {
+            "maxRows": 500,
+            "retentionMs": 2592000000,
+          },
           "authFailureWindowMs": 30000,
           "basicAuth": {
             "password": "p",
@@ -357,6 +365,8 @@ describe('config sections', () => {
       'http: {body-limit: 10}',
       'http: {cacert: /ca}',
       'http: {header-timeout: 0s}',
+      'http: {audit: {retention: 90d}}',
+      'http: {audit: {max-rows: 0}}',
       'healthchecks: {history-size: 0}',
       'healthchecks: {command-checks-api: maybe}',
       'tcp-checks:\n  - {name: db, target: 127.0.0.1, port: 5432, timeout: 1s}',
@@ -390,6 +400,8 @@ describe('config sections', () => {
         "/etc/vigie.yaml: http.body-limit: expected integer to be greater or equal to 1024, got the number 10",
         "/etc/vigie.yaml: http.cacert: mutual TLS needs http.key and http.cert too",
         "/etc/vigie.yaml: http.header-timeout: must be positive, got "0s"",
+        "/etc/vigie.yaml: http.audit.retention: time: unknown unit "d" in duration "90d"",
+        "/etc/vigie.yaml: http.audit.max-rows: expected integer to be greater or equal to 1, got the number 0",
         "/etc/vigie.yaml: healthchecks.history-size: expected integer to be greater or equal to 1, got the number 0",
         "/etc/vigie.yaml: healthchecks.command-checks-api: must be one of "auto", "allow", "deny", got the string "maybe"",
         "/etc/vigie.yaml: tcp-checks[0].interval: is required (unless one-off is true)",

@@ -51,6 +51,8 @@ const FAMILIES: { family: string; scope: (typeof SCOPES)[number]; path: string; 
   { family: 'read: results', scope: 'read', path: '/result' },
   { family: 'read: metrics', scope: 'read', path: '/metrics' },
   { family: 'read: an index search', scope: 'read', path: '/api/v1/index/default/search', init: jsonBody({ query: Buffer.from('true').toString('base64') }) },
+  { family: "read: the dashboard's recent results", scope: 'read', path: '/api/v1/overview/recent-results', init: jsonBody({ names: ['backup'], limit: 5 }) },
+  { family: 'admin: the audit log', scope: 'admin', path: '/api/v1/audit' },
   { family: 'write: a check', scope: 'write', path: '/api/v1/healthcheck/nope', init: { method: 'DELETE' } },
   { family: 'write: a stream', scope: 'write', path: '/api/v1/stream/nope', init: { method: 'DELETE' } },
   { family: 'write: maintenance', scope: 'write', path: '/api/v1/maintenance', init: jsonBody({}) },

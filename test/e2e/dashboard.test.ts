@@ -426,6 +426,11 @@ describe.skipIf(!hasChromium())('dashboard behind basic auth, without the result
       console.log(`index search behind basic auth: ${mode} (${await page.locator('.feed').getAttribute('title')})`);
       await server.request('/api/v1/stream/guarded', { method: 'PUT', headers: auth, body: JSON.stringify(event('web-2')) });
       await expect.poll(() => page.locator('table.events tbody tr').count(), { timeout: mode === 'websocket' ? 1900 : 6000 }).toBe(2);
+      // The stream's creation above, with the same credentials, is in the audit log (the pushes are not changes).
+      await page.click('header a:text-is("Audit")');
+      const rows = page.locator('table.audit tbody tr');
+      await expect.poll(() => rows.count()).toBe(1);
+      expect(await rows.first().textContent()).toMatch(/basic:ops.*POST.*\/api\/v1\/stream\/:name.*guarded.*200/);
       expect(watched.pageErrors).toEqual([]);
       expect(watched.cspViolations).toEqual([]);
     } finally {

@@ -131,6 +131,7 @@ describe('the OpenAPI document', () => {
         'GET /index',
         'GET /api/v1/overview/streams',
         'GET /frontend/{file}',
+        'GET /api/v1/audit',
       ]),
     );
   });
@@ -177,5 +178,6 @@ describe('the OpenAPI document', () => {
     const history = operation('get', '/result/{name}/history');
     expect(history.parameters?.map(({ name, in: where }) => `${where} ${name}`).sort()).toEqual(['path name', 'query limit']);
     expect(operation('get', '/index').parameters?.map(({ name }) => name).sort()).toEqual(['query', 'stream']);
+    expect(operation('get', '/api/v1/audit').parameters?.map(({ name, in: where }) => `${where} ${name}`).sort()).toEqual(['query before', 'query limit', 'query name', 'query principal']);
   });
 });

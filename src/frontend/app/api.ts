@@ -1,10 +1,11 @@
 /**
  * The dashboard's calls to Vigie's API (same origin: basic auth credentials the browser holds apply). The answers'
- * types are the server's wire types (src/healthcheck/wire.ts, src/stream/wire.ts, src/cluster/wire.ts), imported
- * as types only: nothing of the server's modules reaches the bundle.
+ * types are the server's wire types (src/healthcheck/wire.ts, src/stream/wire.ts, src/cluster/wire.ts,
+ * src/server/audit-wire.ts), imported as types only: nothing of the server's modules reaches the bundle.
  */
 import type { Static } from '@sinclair/typebox';
 import type { ClusterMembers as ClusterMembersWire } from '../../cluster/wire.ts';
+import type { AuditPage as AuditPageWire } from '../../server/audit-wire.ts';
 import type {
   CheckDefinition,
   CheckOverview as CheckOverviewWire,
@@ -23,13 +24,15 @@ export type HistoryEntry = Static<typeof HistoryEntryWire>;
 export type DurationBucket = Static<typeof DurationBucketWire>;
 export type StreamSummary = Static<typeof StreamSummaryWire>;
 type ClusterMembers = Static<typeof ClusterMembersWire>;
+export type AuditPage = Static<typeof AuditPageWire>;
 
 export type Window = '24h' | '7d' | '30d';
 export const WINDOWS: readonly Window[] = ['24h', '7d', '30d'];
 
 export type IndexEvent = Record<string, unknown>;
 
-class ApiError extends Error {
+/** A refusal of the API, with its status (the Audit view tells a 403 from a failure). */
+export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
@@ -62,6 +65,8 @@ export const api = {
   streams: () => call<Static<typeof StreamSummaries>>('/api/v1/overview/streams'),
   /** In a cluster only (`inCluster`): on a single node the route does not exist. */
   members: () => call<ClusterMembers>('/api/v1/cluster/members'),
+  /** Scope admin: a 403 for another credential. */
+  audit: (limit: number) => call<AuditPage>(`/api/v1/audit?limit=${limit}`),
   search: (stream: string, query: string) =>
     call<{ events: IndexEvent[] }>(`/api/v1/index/${segment(stream)}/search`, post({ query: base64(query) })).then((body) => body.events),
 };

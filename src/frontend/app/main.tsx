@@ -1,9 +1,11 @@
 /**
- * Vigie's dashboard (docs/dashboard.md): checks, one check, streams, chosen by the URL fragment. Every value
- * from checks, results and events goes through Preact's text rendering: nothing is ever parsed as HTML.
+ * Vigie's dashboard (docs/dashboard.md): checks, one check, streams, the cluster, the audit log, chosen by the URL
+ * fragment. Every value from checks, results and events goes through Preact's text rendering: nothing is ever
+ * parsed as HTML.
  */
 import { render } from 'preact';
 import { inCluster } from './api.ts';
+import { AuditView } from './audit.tsx';
 import { CheckView } from './check.tsx';
 import { ChecksView } from './checks.tsx';
 import { ClusterView } from './cluster.tsx';
@@ -14,7 +16,7 @@ import './style.css';
 function App() {
   const hash = useHash();
   const checkName = hash.startsWith('/check/') ? decodeURIComponent(hash.slice('/check/'.length)) : null;
-  const tab = hash.startsWith('/streams') ? 'streams' : hash.startsWith('/cluster') ? 'cluster' : 'checks';
+  const tab = hash.startsWith('/streams') ? 'streams' : hash.startsWith('/cluster') ? 'cluster' : hash.startsWith('/audit') ? 'audit' : 'checks';
   const nodeFilter = hash.startsWith('/checks?') ? (new URLSearchParams(hash.slice('/checks?'.length)).get('node') ?? '') : '';
   return (
     <>
@@ -32,6 +34,9 @@ function App() {
               Cluster
             </a>
           )}
+          <a href="#/audit" class={tab === 'audit' ? 'current' : ''}>
+            Audit
+          </a>
         </nav>
       </header>
       <main>
@@ -41,6 +46,8 @@ function App() {
           <StreamsView />
         ) : tab === 'cluster' ? (
           <ClusterView />
+        ) : tab === 'audit' ? (
+          <AuditView />
         ) : (
           <ChecksView key={nodeFilter} node={nodeFilter} />
         )}

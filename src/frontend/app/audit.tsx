@@ -1,0 +1,71 @@
+/**
+ * The Audit view (docs/dashboard.md): the latest API changes on this node, refused ones included, newest first, as
+ * `GET /api/v1/audit` lists them. Reading the log needs the scope `admin`: a credential without it is told so
+ * rather than shown an error.
+ */
+import { api, ApiError, type AuditPage } from './api.ts';
+import { Status } from './checks.tsx';
+import { dateTime } from './format.ts';
+import { usePoll } from './hooks.ts';
+
+const POLL_MS = 10_000;
+const LIMIT = 100;
+
+/** null when the credential lacks `admin`. */
+async function load(): Promise<AuditPage | null> {
+  try {
+    return await api.audit(LIMIT);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 403) return null;
+    throw error;
+  }
+}
+
+export function AuditView() {
+  const page = usePoll(load, POLL_MS, 'audit');
+  if (page.data === undefined) return <Status error={page.error} what="the audit log" />;
+  if (page.data === null) {
+    return (
+      <p class="loading" role="note">
+        Reading the audit log needs the scope <code>admin</code>, which the credential of this page does not hold.
+      </p>
+    );
+  }
+  const rows = page.data.result;
+  return (
+    <section class="audit-view">
+      <h2>Audit</h2>
+      <p class="description">The latest {LIMIT} API changes received by this node, refused ones included, newest first.</p>
+      {rows.length === 0 ? (
+        <p class="loading">No change recorded.</p>
+      ) : (
+        <table class="audit">
+          <thead>
+            <tr>
+              <th>Time</th>
+              <th>Principal</th>
+              <th>Address</th>
+              <th>Method</th>
+              <th>Route</th>
+              <th>Name</th>
+              <th class="num">Outcome</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((row) => (
+              <tr key={row.id} class={row.outcome >= 400 ? 'refused' : undefined}>
+                <td>{dateTime(row.time / 1000)}</td>
+                <td>{row.principal}</td>
+                <td>{row.address}</td>
+                <td>{row.method}</td>
+                <td title={row.path}>{row.route}</td>
+                <td class="name">{row.name ?? ''}</td>
+                <td class="num outcome">{row.outcome}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

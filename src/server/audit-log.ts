@@ -1,0 +1,182 @@
+/**
+ * The audit log's store (docs/http-api.md, "Audit log"): one row of SQLite's `audit_log` per API change, written
+ * as its answer goes out (src/server/audit-routes.ts), read back newest first.
+ *
+ * Never stalled, never fooled:
+ * - each change is one synchronous INSERT, nothing waits in memory: API changes are rare, and a flood of them
+ *   costs SQLite writes, never a queue that grows;
+ * - a write that fails (a full disk) is counted in `audit_write_failures_total` and logged at most once a minute;
+ *   the request it was about is answered as if nothing happened;
+ * - every string is truncated, so that a hostile client cannot write megabytes per row;
+ * - the row cap (`http.audit.max-rows`) holds at every insert, the retention (`http.audit.retention`) at startup
+ *   and hourly: an idle service wakes up once an hour for it.
+ */
+import type { Static } from '@sinclair/typebox';
+import type { Statement } from 'better-sqlite3';
+import { and, desc, eq, lt } from 'drizzle-orm';
+import { Counter, type Registry } from 'prom-client';
+import type { Db } from '../db/client.ts';
+import { auditLog } from '../db/schema.ts';
+import type { AuditPage } from './audit-wire.ts';
+import type { AuditSettings } from './settings.ts';
+
+/** One API change, as the hook sees it. */
+export interface AuditEntry {
+  /** As `principalOf` names it (src/server/credentials.ts). */
+  principal: string;
+  address: string;
+  method: string;
+  /** The route's pattern (`/api/v1/healthcheck/:name`). */
+  route: string;
+  /** The request's path, without its query. */
+  path: string;
+  /** The object changed, when the request names one (a path parameter or the body's `name`). */
+  name: string | null;
+  /** The HTTP status answered. */
+  outcome: number;
+}
+
+export interface AuditQuery {
+  limit: number;
+  /** Only rows of a smaller id: the `next` of the previous page. */
+  before?: number | undefined;
+  principal?: string | undefined;
+  name?: string | undefined;
+}
+
+/** The longest string kept in a row, in UTF-16 code units: longer ones are cut. */
+const MAX_TEXT = 512;
+const PRUNE_INTERVAL_MS = 3_600_000;
+const WARNING_INTERVAL_MS = 60_000;
+
+export interface AuditLogOptions {
+  registry: Registry;
+  warn: (message: string) => void;
+  /** The clock, for tests. */
+  now?: () => number;
+}
+
+export class AuditLog {
+  private readonly insert: Statement;
+  private readonly cap: Statement<[number]>;
+  private readonly expire: Statement<[number]>;
+  private readonly writeAndCap: (values: unknown[]) => void;
+  private readonly failures: Counter;
+  private readonly warn: (message: string) => void;
+  private readonly now: () => number;
+  private lastWarningMs = -Infinity;
+  private failedSinceWarning = 0;
+  private readonly timer: ReturnType<typeof setInterval>;
+
+  constructor(
+    private readonly db: Db,
+    private readonly settings: AuditSettings,
+    options: AuditLogOptions,
+  ) {
+    const sqlite = db.$client;
+    this.insert = sqlite.prepare(
+      'insert into audit_log (at_ms, principal, address, method, route, path, name, outcome) values (?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    // Ids only grow (AUTOINCREMENT never reuses one), so the newest max-rows rows are those above max(id) - max-rows:
+    // a seek on the primary key, deleting the one row an insert pushes out.
+    this.cap = sqlite.prepare('delete from audit_log where id <= (select coalesce(max(id), 0) from audit_log) - ?');
+    this.expire = sqlite.prepare('delete from audit_log where at_ms < ?');
+    this.writeAndCap = sqlite.transaction((values: unknown[]) => {
+      this.insert.run(...values);
+      this.cap.run(this.settings.maxRows);
+    });
+    this.failures = new Counter({
+      name: 'audit_write_failures_total',
+      help: 'API changes the audit log could not record (a full disk): the requests were answered all the same.',
+      registers: [options.registry],
+    });
+    this.warn = options.warn;
+    this.now = options.now ?? Date.now;
+    this.prune();
+    this.timer = setInterval(() => this.prune(), PRUNE_INTERVAL_MS).unref();
+  }
+
+  /** Records a change; never throws. */
+  record(entry: AuditEntry): void {
+    try {
+      this.writeAndCap([
+        this.now(),
+        cut(entry.principal),
+        cut(entry.address),
+        cut(entry.method),
+        cut(entry.route),
+        cut(entry.path),
+        entry.name === null ? null : cut(entry.name),
+        entry.outcome,
+      ]);
+    } catch (error) {
+      this.failed('record an API change', error);
+    }
+  }
+
+  /** Drops the rows past the retention, and the oldest past the row cap (lowered since the last start); answers
+   *  how many went. Never throws. */
+  prune(): number {
+    try {
+      return this.expire.run(this.now() - this.settings.retentionMs).changes + this.cap.run(this.settings.maxRows).changes;
+    } catch (error) {
+      this.failed('drop its old rows', error);
+      return 0;
+    }
+  }
+
+  /** Newest first; `next` is set when older rows may remain (the `before` of the next page). */
+  list({ limit, before, principal, name }: AuditQuery): Static<typeof AuditPage> {
+    const rows = this.db
+      .select()
+      .from(auditLog)
+      .where(
+        and(
+          before === undefined ? undefined : lt(auditLog.id, before),
+          principal === undefined ? undefined : eq(auditLog.principal, principal),
+          name === undefined ? undefined : eq(auditLog.name, name),
+        ),
+      )
+      .orderBy(desc(auditLog.id))
+      .limit(limit + 1)
+      .all();
+    const result = rows.slice(0, limit).map(({ id, atMs, principal, address, method, route, path, name, outcome }) => ({
+      id,
+      time: atMs,
+      principal,
+      address,
+      method,
+      route,
+      path,
+      name,
+      outcome,
+    }));
+    const last = result.at(-1);
+    return rows.length > limit && last !== undefined ? { result, next: last.id } : { result };
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+
+  private failed(what: string, error: unknown): void {
+    this.failures.inc();
+    this.failedSinceWarning++;
+    const now = this.now();
+    if (now - this.lastWarningMs < WARNING_INTERVAL_MS) return;
+    const others = this.failedSinceWarning - 1;
+    this.warn(
+      `the audit log could not ${what} (${(error as Error).message}); requests are answered all the same` +
+        (others > 0 ? ` (${others} other failures since the last warning; audit_write_failures_total counts them)` : ''),
+    );
+    this.lastWarningMs = now;
+    this.failedSinceWarning = 0;
+  }
+}
+
+/** At most MAX_TEXT code units, never half of a surrogate pair. */
+function cut(text: string): string {
+  if (text.length <= MAX_TEXT) return text;
+  const end = /[\uD800-\uDBFF]/.test(text.charAt(MAX_TEXT - 1)) ? MAX_TEXT - 1 : MAX_TEXT;
+  return text.slice(0, end);
+}
