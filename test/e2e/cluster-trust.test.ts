@@ -54,16 +54,23 @@ async function startNode(node: string, nats: NatsServer, options: { dataDir?: st
 }
 
 async function joined(nodes: TestServer[]): Promise<void> {
+  let views = '';
   await waitFor(
     async () => {
+      views = '';
+      let all = true;
       for (const node of nodes) {
-        const view = (await (await node.request('/api/v1/cluster/members')).json()) as { joined: boolean; result: unknown[] };
-        if (!view.joined || view.result.length !== nodes.length) return false;
+        const view = (await (await node.request('/api/v1/cluster/members')).json()) as { joined: boolean; result: { node: string }[] };
+        views += `${node.url}: joined ${view.joined}, members ${view.result.map((member) => member.node).join(', ')}\n`;
+        if (!view.joined || view.result.length !== nodes.length) all = false;
       }
-      return true;
+      return all;
     },
     { timeoutMs: 30_000, message: `${nodes.length} members seen by every node` },
-  );
+  ).catch((error: unknown) => {
+    const logs = nodes.map((node) => node.logs.filter((line) => /cluster|member|watching|NATS/.test(line)).slice(-15).join('\n')).join('\n---\n');
+    throw new Error(`${(error as Error).message}:\n${views}${logs}`);
+  });
 }
 
 /** The forger: a client with the rights of a node (the documented permissions), not a Vigie node. */
