@@ -74,7 +74,7 @@ export async function buildServer({ config, db, metrics, parts, logger, onRoute 
   app.addHook('onClose', async () => audit.close());
 
   // Refusals of these hooks are HttpErrors: the scope of the matched route answers them in its part's shape.
-  const tokens = new TokenStore(db, http.tokens);
+  const tokens = new TokenStore(db, http.tokens, http.maxApiTokens);
   await app.register(rateLimit, { global: false });
   const limiter = app.createRateLimit({ max: http.maxAuthFailures, timeWindow: http.authFailureWindowMs });
   const credentials = credentialsHook(http, tokens, { limiter, failures: metrics.authFailures, limited: metrics.authLimited });

@@ -63,7 +63,8 @@ export function credentialsHook(http: HttpSettings, tokens: TokenStore, counting
   if (http.basicAuth === undefined && http.tokens.length === 0) return null;
   const basic = http.basicAuth ? basicCheck(http.basicAuth) : null;
   const publicFamilies = new Set<string>(http.public);
-  const challenge = { 'WWW-Authenticate': basic ? 'Basic realm="vigie", charset="UTF-8"' : 'Bearer realm="vigie"' };
+  // Basic even with tokens only: a browser prompts for nothing else, and takes a token as the password.
+  const challenge = { 'WWW-Authenticate': 'Basic realm="vigie", charset="UTF-8"' };
   const { limiter } = counting;
   return async (request) => {
     const path = request.routeOptions.url ?? request.url.split('?')[0] ?? '/';
@@ -96,8 +97,13 @@ export function credentialsHook(http: HttpSettings, tokens: TokenStore, counting
     if (presented !== undefined) {
       const token = tokens.find(sha256Hex(presented));
       if (token !== undefined) principal = { name: `token:${token.name}`, scopes: token.scopes };
-    } else if (basic && /^Basic /i.test(header) && basic(header)) {
-      principal = { name: `basic:${http.basicAuth?.username ?? ''}`, scopes: ['admin'] };
+    } else if (/^Basic /i.test(header)) {
+      if (basic?.(header)) principal = { name: `basic:${http.basicAuth?.username ?? ''}`, scopes: ['admin'] };
+      else {
+        // A token as the password (any user name): how a browser logs in to a server with tokens only.
+        const token = tokens.find(sha256Hex(basicPassword(header)));
+        if (token !== undefined) principal = { name: `token:${token.name}`, scopes: token.scopes };
+      }
     }
     if (principal === undefined) {
       // A request without any credential (a browser before its login prompt) is no guess.
@@ -121,6 +127,13 @@ function queryToken(request: FastifyRequest): string | undefined {
 
 function digestsEqual(a: string, b: string): boolean {
   return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+}
+
+function basicPassword(header: string): string {
+  const match = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header);
+  const decoded = match ? Buffer.from(match[1] as string, 'base64').toString('utf8') : '';
+  const separator = decoded.indexOf(':');
+  return separator >= 0 ? decoded.slice(separator + 1) : '';
 }
 
 function basicCheck(credentials: { username: string; password: string }): (header: string) => boolean {

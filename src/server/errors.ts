@@ -128,6 +128,10 @@ function sendAnswer(reply: FastifyReply, errors: PartErrors, answer: ErrorAnswer
 /** HTTP errors and fastify's own (body parsing, limits, content types) as a status and a message naming the problem. */
 function describeHttpError(error: FastifyError, request: FastifyRequest, bodyLimit: number): ErrorAnswer {
   if (error instanceof HttpError) return { statusCode: error.statusCode, message: error.message };
+  // SQLite refused the write of the change (its transaction rolled back): the route changed nothing.
+  if (error.code === 'SQLITE_FULL') {
+    return { statusCode: 507, message: 'Insufficient storage: the disk of the data directory is full; nothing was written' };
+  }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { statusCode: 413, message: `Request body is larger than the limit of ${bodyLimit} bytes` };

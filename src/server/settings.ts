@@ -40,6 +40,7 @@ export const HttpServerSchema = Type.Object(
     tokens: Type.Optional(Type.Array(Type.Object({ name: Type.String(), sha256: Type.String(), scopes: Type.Array(Type.String()) }, closed))),
     public: Type.Optional(Type.Array(Type.String())),
     'max-auth-failures': Type.Optional(Type.Integer({ minimum: 1 })),
+    'max-api-tokens': Type.Optional(Type.Integer({ minimum: 0 })),
     'auth-failure-window': Type.Optional(Duration),
     audit: Type.Optional(Type.Object({ retention: Type.Optional(Duration), 'max-rows': Type.Optional(Type.Integer({ minimum: 1 })) }, closed)),
   },
@@ -80,6 +81,8 @@ export interface HttpSettings {
    *  (429) until the window ends (docs/hardening.md, "Guessing credentials"). */
   maxAuthFailures: number;
   authFailureWindowMs: number;
+  /** Tokens the API may hold (those of `http.tokens` not counted). */
+  maxApiTokens: number;
   disableHealthcheckApi: boolean;
   disableResultApi: boolean;
   bodyLimit: number;
@@ -127,6 +130,7 @@ export function resolveHttp(file: string | null, raw: Static<typeof HttpServerSc
     tokens: resolveTokens(file, http.tokens ?? []),
     public: (http.public ?? []).map((family, i) => oneOfKey(file, `http.public[${i}]`, family, PUBLIC_FAMILIES)),
     maxAuthFailures: http['max-auth-failures'] ?? 10,
+    maxApiTokens: http['max-api-tokens'] ?? 1000,
     authFailureWindowMs: durationMs(file, 'http.auth-failure-window', http['auth-failure-window'] ?? '1m'),
     disableHealthcheckApi: http['disable-healthcheck-api'] ?? false,
     disableResultApi: http['disable-result-api'] ?? false,

@@ -9,7 +9,7 @@ import { HttpError, registerPartScope, ROOT_ERRORS } from './errors.ts';
 import { json, messageError, nameParams, operation } from './openapi.ts';
 import { SCOPES, type Scope } from './scopes.ts';
 import { TOKEN_NAME } from './settings.ts';
-import { sha256Hex, TokenConflictError, type TokenStore } from './tokens.ts';
+import { sha256Hex, TokenConflictError, TokenLimitError, type TokenStore } from './tokens.ts';
 
 const ScopeList = Type.Array(Type.Union(SCOPES.map((scope) => Type.Literal(scope))), { minItems: 1, description: 'what the token may do' });
 const TokenRequest = Type.Object({ name: Type.String({ pattern: TOKEN_NAME.source }), scopes: ScopeList }, { additionalProperties: false });
@@ -28,7 +28,11 @@ const Created = Type.Object({
   sha256: Type.String({ description: 'its SHA-256 in hex, as `http.tokens` takes it' }),
 });
 
-const tokenErrors = { ...ROOT_ERRORS, fromDomainError: (error: unknown) => (error instanceof TokenConflictError ? { statusCode: 409, message: error.message } : undefined) };
+const tokenErrors = {
+  ...ROOT_ERRORS,
+  fromDomainError: (error: unknown) =>
+    error instanceof TokenConflictError ? { statusCode: 409, message: error.message } : error instanceof TokenLimitError ? { statusCode: 400, message: error.message } : undefined,
+};
 
 export async function tokenRoutes(app: FastifyInstance, tokens: TokenStore): Promise<void> {
   await registerPartScope(app, '/api/v1/tokens', tokenErrors, (scope) => {
@@ -39,8 +43,9 @@ export async function tokenRoutes(app: FastifyInstance, tokens: TokenStore): Pro
       tags,
       responses: {
         201: json('created: the secret is in this answer only', Created),
-        400: messageError('a name that is not `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`, or an unknown scope'),
+        400: messageError('a name that is not `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`, an unknown scope, or `http.max-api-tokens` reached'),
         409: messageError('a token of that name exists'),
+        507: messageError('the disk of the data directory is full: nothing was written'),
       },
     });
     scope.post<{ Body: { name: string; scopes: Scope[] } }>('', { schema: { body: TokenRequest, ...createDoc } }, async (request, reply) => {

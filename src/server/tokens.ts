@@ -28,20 +28,25 @@ export function newSecret(): string {
 }
 
 export class TokenConflictError extends Error {}
+export class TokenLimitError extends Error {}
 
 export class TokenStore {
   private readonly byDigest = new Map<string, TokenInfo>();
   private readonly byName = new Map<string, { digest: string; info: TokenInfo }>();
+  private apiTokens = 0;
 
   constructor(
     private readonly db: Db,
     configTokens: readonly ConfigToken[],
+    /** `http.max-api-tokens`. */
+    private readonly maxApiTokens: number,
   ) {
     for (const { name, sha256, scopes } of configTokens) this.remember(sha256, { name, scopes, source: 'config' });
     for (const row of db.select().from(apiTokens).all()) {
       // A name of the config file wins over an API token of the same name (the config is what the operator wrote).
       if (this.byName.has(row.name)) continue;
       this.remember(row.sha256, { name: row.name, scopes: row.scopes as Scope[], created: row.createdAtS, source: 'api' });
+      this.apiTokens++;
     }
   }
 
@@ -57,11 +62,13 @@ export class TokenStore {
   /** Creates an API token and answers its secret, which nothing keeps. */
   create(name: string, scopes: Scope[]): { secret: string; info: TokenInfo } {
     if (this.byName.has(name)) throw new TokenConflictError(`Token ${name} already exists (${this.byName.get(name)?.info.source === 'config' ? 'in http.tokens' : 'created through the API'})`);
+    if (this.apiTokens >= this.maxApiTokens) throw new TokenLimitError(`Too many API tokens: http.max-api-tokens is ${this.maxApiTokens}; delete one first`);
     const secret = newSecret();
     const digest = sha256Hex(secret);
     const info: TokenInfo = { name, scopes: [...new Set(scopes)], created: Math.floor(Date.now() / 1000), source: 'api' };
     this.db.insert(apiTokens).values({ name, sha256: digest, scopes: info.scopes, createdAtS: info.created as number }).run();
     this.remember(digest, info);
+    this.apiTokens++;
     return { secret, info };
   }
 
@@ -73,6 +80,7 @@ export class TokenStore {
     this.db.delete(apiTokens).where(eq(apiTokens.name, name)).run();
     this.byName.delete(name);
     this.byDigest.delete(entry.digest);
+    this.apiTokens--;
     return true;
   }
 
