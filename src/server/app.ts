@@ -7,7 +7,7 @@
  */
 import type { TLSSocket } from 'node:tls';
 import { Readable } from 'node:stream';
-import rateLimit from '@fastify/rate-limit';
+import type {} from '@fastify/rate-limit';
 import { Type } from '@sinclair/typebox';
 import Fastify, { LogController, type FastifyInstance, type RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
@@ -15,7 +15,7 @@ import type { VigieConfig } from '../config/load.ts';
 import type { Db } from '../db/client.ts';
 import { AuditLog } from './audit-log.ts';
 import { auditChanges, auditRoutes } from './audit-routes.ts';
-import { credentialsHook } from './credentials.ts';
+import { credentialsHook, needsCredentials } from './credentials.ts';
 import { closeRefusedUpgrades, connectionOptions, limitConnections } from './connections.ts';
 import { HttpError, installErrorHandlers, ROOT_ERRORS, withMethodNotAllowed } from './errors.ts';
 import { renderMetrics, type ServerMetrics } from './metrics.ts';
@@ -75,10 +75,14 @@ export async function buildServer({ config, db, metrics, parts, logger, onRoute 
 
   // Refusals of these hooks are HttpErrors: the scope of the matched route answers them in its part's shape.
   const tokens = new TokenStore(db, http.tokens, http.maxApiTokens);
-  await app.register(rateLimit, { global: false });
-  const limiter = app.createRateLimit({ max: http.maxAuthFailures, timeWindow: http.authFailureWindowMs });
-  const credentials = credentialsHook(http, tokens, { limiter, failures: metrics.authFailures, limited: metrics.authLimited });
-  if (credentials) app.addHook('onRequest', credentials);
+  if (needsCredentials(http)) {
+    // Imported only when credentials are configured: its store and address parsing cost 1.1 MB of heap that an
+    // open API never uses (docs/performance.md, "Memory").
+    const { default: rateLimit } = await import('@fastify/rate-limit');
+    await app.register(rateLimit, { global: false });
+    const limiter = app.createRateLimit({ max: http.maxAuthFailures, timeWindow: http.authFailureWindowMs });
+    app.addHook('onRequest', credentialsHook(http, tokens, { limiter, failures: metrics.authFailures, limited: metrics.authLimited }));
+  }
   if (http.tls?.ca && http.allowedCn.length > 0) {
     const allowed = new Set(http.allowedCn);
     app.addHook('onRequest', async (request) => {

@@ -59,8 +59,12 @@ export interface FailureCounting {
   limited: { inc(): void };
 }
 
-export function credentialsHook(http: HttpSettings, tokens: TokenStore, counting: FailureCounting): onRequestAsyncHookHandler | null {
-  if (http.basicAuth === undefined && http.tokens.length === 0) return null;
+/** Whether requests need credentials: without basic auth and tokens in the config, the API stays open. */
+export function needsCredentials(http: HttpSettings): boolean {
+  return http.basicAuth !== undefined || http.tokens.length > 0;
+}
+
+export function credentialsHook(http: HttpSettings, tokens: TokenStore, counting: FailureCounting): onRequestAsyncHookHandler {
   const basic = http.basicAuth ? basicCheck(http.basicAuth) : null;
   const publicFamilies = new Set<string>(http.public);
   // Basic even with tokens only: a browser prompts for nothing else, and takes a token as the password.
