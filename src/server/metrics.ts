@@ -51,7 +51,7 @@ export async function* renderMetrics(registry: Registry): AsyncGenerator<string>
 }
 
 /** How often the event loop's delay is sampled for `nodejs_eventloop_lag_*`. */
-const EVENT_LOOP_SAMPLE_MS = 2_000;
+const EVENT_LOOP_SAMPLE_MS = 5_000;
 
 export function createServerMetrics(): ServerMetrics {
   const registry = new Registry();
