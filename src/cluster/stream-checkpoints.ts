@@ -21,10 +21,13 @@ import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { IndexSnapshot } from '../stream/index-store.ts';
 import type { SavedUnit } from '../stream/state-units.ts';
+import { encodeCheckpoint } from './checkpoint-encoding.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
 import { eventsProblem } from './stream-log.ts';
 
 export const CHECKPOINTS_BUCKET = 'vigie_checkpoints';
+/** Longest a slice of a checkpoint's encoding holds the event loop, as a single node's snapshot slices. */
+const ENCODE_SLICE_MS = 8;
 /** The layout of a checkpoint this version writes; another is skipped (the partition starts afresh). */
 export const PARTITION_CHECKPOINT_VERSION = 1;
 
@@ -154,7 +157,7 @@ export class CheckpointStore {
    */
   async save(key: string, checkpoint: PartitionCheckpoint, known: PointerState): Promise<SaveOutcome> {
     const object = `${key}.${checkpoint.seq}.${randomUUID().slice(0, 8)}`;
-    await this.objects.putBlob({ name: object }, Buffer.from(JSON.stringify(checkpoint)));
+    await this.objects.putBlob({ name: object }, await encodeCheckpoint(checkpoint, ENCODE_SLICE_MS));
     const pointer = JSON.stringify({ seq: checkpoint.seq, object, node: checkpoint.node, atMs: Date.now() } satisfies Pointer);
     let revision: number;
     try {
