@@ -78,10 +78,10 @@ describe.skipIf(!hasChromium())('status page in a browser', () => {
       expect(await page.locator('.incident').innerText()).toContain(`Slow API ${HOSTILE}`);
       expect(await page.locator('h1').innerText()).toBe(`Acme ${HOSTILE}`);
       expect(await page.locator('.check[data-name="api"] .bar').count()).toBe(90);
-      looks[scheme] = await page.evaluate(() => {
+      looks[scheme] = (await page.evaluate(`(() => {
         const style = getComputedStyle(document.body);
         return { background: style.backgroundColor, text: style.color };
-      });
+      })()`)) as { background: string; text: string };
       const path = join(shots, `status-${scheme}.png`);
       await page.screenshot({ path, fullPage: true });
       expect(statSync(path).size).toBeGreaterThan(10_000);

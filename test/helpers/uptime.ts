@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 
-export const DAY_S = 86_400;
+const DAY_S = 86_400;
 
 export interface DayRow {
   name: string;
