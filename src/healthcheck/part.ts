@@ -142,6 +142,6 @@ function statusSource(service: HealthcheckService, calendar: MaintenanceCalendar
     latest: (name) => service.registry.latestResult(name),
     inMaintenance: (name, labels) => calendar.inMaintenance(name, labels),
     windows: () => calendar.windows(),
-    dailyRuns: (names, sinceS) => service.periods.dailyRuns(names, sinceS),
+    dailyRuns: (names, sinceS, days) => service.periods.dailyRuns(names, sinceS, days),
   };
 }

@@ -194,15 +194,21 @@ describe('status pages', () => {
     const bars = byClass('bar');
     expect(bars).toHaveLength(90);
     const day = (daysAgo: number) => new Date(dayStart(daysAgo) * 1000).toISOString().slice(0, 10);
-    const bar = (daysAgo: number) => bars.find((one) => one.attribs['data-day'] === day(daysAgo)) as Element;
-    expect(bars[0]?.attribs['data-day']).toBe(day(89));
-    expect(bars[89]?.attribs['data-day']).toBe(day(0));
-    expect(bar(89).attribs['data-level']).toBe('ok');
-    expect(bar(10).attribs['data-level']).toBe('down');
-    expect(bar(10).attribs.title).toMatch(/50(\.00)? ?%/);
-    expect(bar(2).attribs['data-level']).toBe('up');
-    expect(bar(5).attribs['data-level']).toBe('maintenance');
-    expect(bar(30).attribs['data-level']).toBe('none');
+    // Each bar: its level as a class, its day and figures in its title.
+    const dayOf = (one: Element) => one.attribs.title?.slice(0, 10);
+    const bar = (daysAgo: number) => bars.find((one) => dayOf(one) === day(daysAgo)) as Element;
+    const level = (daysAgo: number) => bar(daysAgo).attribs.class?.split(' ')[1];
+    expect(dayOf(bars[0] as Element)).toBe(day(89));
+    expect(dayOf(bars[89] as Element)).toBe(day(0));
+    expect(level(89)).toBe('ok');
+    expect(bar(89).attribs.title).toBe(`${day(89)}: 99.00 % of 100 runs`);
+    expect(level(10)).toBe('down');
+    expect(bar(10).attribs.title).toBe(`${day(10)}: 50.00 % of 100 runs`);
+    expect(level(2)).toBe('up');
+    expect(bar(2).attribs.title).toBe(`${day(2)}: 100 % of 200 runs`);
+    expect(level(5)).toBe('maintenance');
+    expect(bar(5).attribs.title).toBe(`${day(5)}: maintenance`);
+    expect(level(30)).toBe('none');
     // 349 successes of 400 runs over the 90 days (and today's runs, all successful).
     const [uptime] = byClass('uptime');
     expect(text(uptime as Element)).toMatch(/^(8[7-9]|9\d)\.\d\d % uptime over 90 days$/);

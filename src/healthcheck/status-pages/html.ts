@@ -5,7 +5,7 @@
  */
 import { escapeHtml as e } from './escape.ts';
 import type { INCIDENT_STATUSES, Incident } from './incidents.ts';
-import { type Bar, type CheckState, type CheckView, DAYS, type PageState, type PageView } from './view.ts';
+import { type CheckState, type CheckView, DAYS, levelOf, type PageState, type PageView } from './view.ts';
 
 export const PAGE_WORDS: Record<PageState, string> = {
   operational: 'All systems operational',
@@ -39,9 +39,8 @@ section{background:var(--card);border:1px solid var(--line);border-radius:.5rem;
 .row{display:flex;justify-content:space-between;gap:1rem}.name{font-weight:600;overflow-wrap:anywhere}
 [data-state=operational]>.row .state{color:var(--up)}[data-state=down]>.row .state{color:var(--down)}[data-state=maintenance]>.row .state{color:var(--maint)}[data-state=unknown]>.row .state{color:var(--muted)}
 .bars{display:flex;gap:2px;list-style:none;margin:.4rem 0 .2rem;padding:0;height:2rem}
-.bar{flex:1;border-radius:2px;background:var(--none)}.bar[data-level=up]{background:var(--up)}.bar[data-level=ok]{background:var(--ok)}
-.bar[data-level=warn]{background:var(--warn)}.bar[data-level=down]{background:var(--down)}.bar[data-level=maintenance]{background:var(--maint)}
-.bar.m:not([data-level=maintenance]){box-shadow:inset 0 -5px 0 var(--maint)}
+.bar{flex:1;border-radius:2px;background:var(--none)}.up{background:var(--up)}.ok{background:var(--ok)}
+.warn{background:var(--warn)}.down{background:var(--down)}.maintenance{background:var(--maint)}.m{box-shadow:inset 0 -5px 0 var(--maint)}
 .legend{display:flex;justify-content:space-between;font-size:.8rem;color:var(--muted)}
 .incident{border-top:1px solid var(--line);padding:.75rem 0}.incident:first-of-type{border-top:0}.incident h3{margin:0;font-size:1rem}
 .timeline{list-style:none;margin:.4rem 0 0;padding:0}.timeline li{margin:.3rem 0}.timeline p{margin:.1rem 0;white-space:pre-wrap;overflow-wrap:anywhere}
@@ -53,26 +52,37 @@ function when(ms: number): string {
   return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
-/** A ratio as a percentage, floored to two decimals (so that 99.996 % of failed runs never reads 100 %). */
+/** A ratio as a percentage, floored to two decimals (so that 99.996 % with failed runs never reads 100 %). */
 function percent(successes: number, runs: number): string {
-  return successes === runs ? '100.00' : (Math.floor((successes / runs) * 10_000) / 100).toFixed(2);
+  return successes === runs ? '100' : (Math.floor((successes / runs) * 10_000) / 100).toFixed(2);
 }
 
-function bar(day: Bar): string {
-  const date = new Date(day.dayS * 1000).toISOString().slice(0, 10);
-  let title = day.runs === 0 ? `${date}: ${day.maintenance ? 'maintenance' : 'no data'}` : `${date}: ${percent(day.successes, day.runs)} % of ${day.runs} runs`;
-  if (day.maintenance && day.runs > 0) title += ', maintenance excluded';
-  return `<li class="bar${day.maintenance ? ' m' : ''}" data-day="${date}" data-level="${day.level}" title="${title}"></li>`;
+/**
+ * One day of one check, as small as it reads: a page of 500 checks has 45,000 of them, and their bytes are most of
+ * the page's cost (docs/status-pages.md, "Scale"). The level is a class, the day and the figures are in the title.
+ * `date` is written once per page rather than once per bar.
+ */
+function bar(date: string, runs: number, successes: number, maintenance: boolean): string {
+  const level = levelOf(runs, successes, maintenance);
+  if (runs === 0) return `<li class="bar ${level}" title="${date}: ${maintenance ? 'maintenance' : 'no data'}"></li>`;
+  return `<li class="bar ${level}${maintenance ? ' m' : ''}" title="${date}: ${percent(successes, runs)} % of ${runs} runs${maintenance ? ', maintenance excluded' : ''}"></li>`;
 }
 
-function check(view: CheckView): string {
+function check(view: CheckView, dates: readonly string[]): string {
   const uptime = view.runs === 0 ? `No runs over ${DAYS} days` : `${percent(view.successes, view.runs)} % uptime over ${DAYS} days`;
   const message = view.message === undefined ? '' : `<div class="message">${e(view.message)}</div>`;
   return (
     `<li class="check" data-name="${e(view.name)}" data-state="${view.state}"><div class="row"><span class="name">${e(view.name)}</span><span class="state">${CHECK_WORDS[view.state]}</span></div>${message}` +
-    `<ol class="bars" aria-label="daily uptime, oldest first">${view.bars.map(bar).join('')}</ol>` +
+    `<ol class="bars" aria-label="daily uptime, oldest first">${bars(view, dates)}</ol>` +
     `<div class="legend"><span>${DAYS} days ago</span><span class="uptime">${uptime}</span><span>today</span></div></li>`
   );
+}
+
+function bars(view: CheckView, dates: readonly string[]): string {
+  let html = '';
+  const { runs, successes } = view.days;
+  for (let i = 0; i < DAYS; i++) html += bar(dates[i] as string, runs[i] as number, successes[i] as number, view.maintenance?.[i] === true);
+  return html;
 }
 
 function incident(one: Incident): string {
@@ -83,26 +93,51 @@ function incident(one: Incident): string {
   return `<article class="incident" id="incident-${one.id}" data-status="${one.status}"><h3>${e(one.title)}</h3><ol class="timeline">${updates}</ol></article>`;
 }
 
-export function renderPage(view: PageView): string {
+/**
+ * The page's bytes, encoded a chunk at a time: held as one string, 45,000 bars are as many young strings alive
+ * until the end, which the young generation copies at every scavenge; encoded every 64 KB, they die young.
+ */
+class Chunks {
+  private readonly buffers: Buffer[] = [];
+  private pending = '';
+
+  push(text: string): void {
+    this.pending += text;
+    if (this.pending.length >= 65_536) {
+      this.buffers.push(Buffer.from(this.pending));
+      this.pending = '';
+    }
+  }
+
+  toBuffer(): Buffer {
+    this.buffers.push(Buffer.from(this.pending));
+    return Buffer.concat(this.buffers);
+  }
+}
+
+export function renderPage(view: PageView): Buffer {
   const { page } = view;
+  const dates = Array.from({ length: DAYS }, (_, i) => new Date((view.firstDayS + i * 86_400) * 1000).toISOString().slice(0, 10));
   const feed = `/status/${page.slug}/feed.atom`;
   const open = view.incidents.filter((one) => one.status !== 'resolved');
   const resolved = view.incidents.filter((one) => one.status === 'resolved');
-  const parts = [
+  const parts = new Chunks();
+  for (const text of [
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark">`,
     `<title>${e(page.title)}</title><link rel="alternate" type="application/atom+xml" href="${feed}" title="Incidents"><style>${CSS}</style></head><body><main>`,
     `<header><h1>${e(page.title)}</h1>${page.description === undefined ? '' : `<p class="description">${e(page.description)}</p>`}</header>`,
     `<div class="banner" role="status" data-state="${view.state}">${PAGE_WORDS[view.state]}</div>`,
-  ];
+  ])
+    parts.push(text);
   if (open.length > 0) parts.push(`<section class="incidents open"><h2>Current incidents</h2>${open.map(incident).join('')}</section>`);
   for (const group of view.groups) {
     parts.push(`<section class="group"><header><h2>${e(group.name)}</h2><span class="muted">${PAGE_WORDS[group.state]}</span></header><ul class="checks">`);
-    for (const one of group.checks) parts.push(check(one));
+    for (const one of group.checks) parts.push(check(one, dates));
     parts.push('</ul></section>');
   }
   if (resolved.length > 0) parts.push(`<section class="incidents resolved"><h2>Resolved in the last 7 days</h2>${resolved.map(incident).join('')}</section>`);
   parts.push(
     `<footer>As of ${when(view.nowMs)}. Days are UTC; runs during maintenance count in no bar. <a href="${feed}">Atom feed</a> · <a href="/status/${page.slug}/summary.json">summary.json</a></footer></main></body></html>`,
   );
-  return parts.join('');
+  return parts.toBuffer();
 }

@@ -133,7 +133,7 @@ function incidentRoutes(scope: FastifyInstance, status: StatusPages): void {
   });
 }
 
-function send(reply: FastifyReply, type: string, body: string): FastifyReply {
+function send(reply: FastifyReply, type: string, body: string | Buffer): FastifyReply {
   return reply.type(type).header('cache-control', 'no-cache').headers(PUBLIC_HEADERS).send(body);
 }
 

@@ -11,7 +11,7 @@
  */
 import { covers, type MaintenanceWindow } from '../maintenance.ts';
 import type { CheckResult } from '../result-types.ts';
-import type { DayRuns } from '../uptime-periods.ts';
+import type { DailySeries } from '../uptime-periods.ts';
 import type { Incident } from './incidents.ts';
 import type { StatusGroup, StatusPage } from './page.ts';
 
@@ -25,22 +25,15 @@ export type CheckState = 'operational' | 'down' | 'maintenance' | 'unknown';
 export type PageState = 'operational' | 'degraded' | 'partial-outage' | 'major-outage' | 'maintenance';
 type BarLevel = 'up' | 'ok' | 'warn' | 'down' | 'maintenance' | 'none';
 
-export interface Bar {
-  /** The day's start, unix seconds (UTC). */
-  dayS: number;
-  runs: number;
-  successes: number;
-  /** A maintenance window the calendar still knows covered part of the day. */
-  maintenance: boolean;
-  level: BarLevel;
-}
-
 export interface CheckView {
   name: string;
   state: CheckState;
   /** The latest result's message when down. */
   message?: string;
-  bars: Bar[];
+  /** Runs and successes of each of the `DAYS` days, oldest first (arrays: a page of 500 checks has 45,000 days). */
+  days: DailySeries;
+  /** Per day: a maintenance window the calendar still knows covered part of it; null when none did. */
+  maintenance: boolean[] | null;
   runs: number;
   successes: number;
 }
@@ -57,6 +50,8 @@ export interface PageView {
   groups: GroupView[];
   incidents: Incident[];
   nowMs: number;
+  /** The start of the oldest day shown, unix seconds (UTC). */
+  firstDayS: number;
 }
 
 /** What the view reads of the healthcheck part. */
@@ -67,7 +62,7 @@ export interface StatusSource {
   latest(name: string): CheckResult | undefined;
   inMaintenance(name: string, labels: Readonly<Record<string, string>>): boolean;
   windows(): readonly MaintenanceWindow[];
-  dailyRuns(names: readonly string[], sinceS: number): Map<string, Map<number, DayRuns>>;
+  dailyRuns(names: readonly string[], sinceS: number, days: number): Map<string, DailySeries>;
 }
 
 /** The checks of a group, in its order: named ones as listed, labelled ones by name. */
@@ -93,7 +88,7 @@ function stateOf(states: readonly CheckState[]): PageState {
   return share < 0.25 ? 'degraded' : share < 0.5 ? 'partial-outage' : 'major-outage';
 }
 
-function levelOf(runs: number, successes: number, maintenance: boolean): BarLevel {
+export function levelOf(runs: number, successes: number, maintenance: boolean): BarLevel {
   if (runs === 0) return maintenance ? 'maintenance' : 'none';
   const ratio = successes / runs;
   return ratio === 1 ? 'up' : ratio >= 0.99 ? 'ok' : ratio >= 0.95 ? 'warn' : 'down';
@@ -130,34 +125,31 @@ export function buildView(page: StatusPage, source: StatusSource, incidents: Inc
   const firstDayS = todayS - (DAYS - 1) * DAY_S;
   const groups = page.groups.map((group) => ({ group, members: membersOf(group, source) }));
   const names = [...new Set(groups.flatMap(({ members }) => members.map((member) => member.name)))];
-  const daily = source.dailyRuns(names, firstDayS);
+  const daily = source.dailyRuns(names, firstDayS, DAYS);
   const windows = windowDays(source.windows(), firstDayS, nowMs);
   const views = new Map<string, CheckView>();
   const viewOf = (name: string, labels: Readonly<Record<string, string>>): CheckView => {
     let view = views.get(name);
     if (view !== undefined) return view;
-    const maintenanceDays: boolean[] = new Array<boolean>(DAYS).fill(false);
-    for (const [window, days] of windows) if (covers(window, name, labels)) for (let i = 0; i < DAYS; i++) if (days[i]) maintenanceDays[i] = true;
-    const runsByDay = daily.get(name);
-    const bars: Bar[] = [];
+    let maintenance: boolean[] | null = null;
+    for (const [window, days] of windows) {
+      if (!covers(window, name, labels)) continue;
+      maintenance ??= new Array<boolean>(DAYS).fill(false);
+      for (let i = 0; i < DAYS; i++) if (days[i]) maintenance[i] = true;
+    }
+    const days = daily.get(name) as DailySeries;
     let runs = 0;
     let successes = 0;
     for (let i = 0; i < DAYS; i++) {
-      const dayS = firstDayS + i * DAY_S;
-      const day = runsByDay?.get(dayS);
-      const dayRuns = day?.runs ?? 0;
-      const daySuccesses = day?.successes ?? 0;
-      runs += dayRuns;
-      successes += daySuccesses;
-      const maintenance = maintenanceDays[i] as boolean;
-      bars.push({ dayS, runs: dayRuns, successes: daySuccesses, maintenance, level: levelOf(dayRuns, daySuccesses, maintenance) });
+      runs += days.runs[i] as number;
+      successes += days.successes[i] as number;
     }
     const latest = source.latest(name);
     const known = source.labelsOf(name) !== undefined;
     let state: CheckState = 'unknown';
     if (known && (latest?.maintenance === true || source.inMaintenance(name, labels))) state = 'maintenance';
     else if (known && latest !== undefined) state = latest.success ? 'operational' : 'down';
-    view = { name, state, bars, runs, successes };
+    view = { name, state, days, maintenance, runs, successes };
     if (state === 'down' && latest !== undefined) view.message = latest.message;
     views.set(name, view);
     return view;
@@ -166,7 +158,7 @@ export function buildView(page: StatusPage, source: StatusSource, incidents: Inc
     const checks = members.map((member) => viewOf(member.name, member.labels));
     return { name: group.name, state: stateOf(checks.map((check) => check.state)), checks };
   });
-  return { page, state: stateOf([...views.values()].map((view) => view.state)), groups: groupViews, incidents, nowMs };
+  return { page, state: stateOf([...views.values()].map((view) => view.state)), groups: groupViews, incidents, nowMs, firstDayS };
 }
 
 /** Whether an incident is shown on a page: it names the page, or one of the page's checks. */
