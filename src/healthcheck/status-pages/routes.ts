@@ -19,6 +19,7 @@ import { IncidentInput, incidentToJson, UpdateInput } from './incidents.ts';
 import { StatusPageSchema } from './page.ts';
 import type { StatusPages } from './service.ts';
 import { summaryJson } from './summary.ts';
+import { Incident, IncidentList } from './wire.ts';
 
 const PUBLIC_HEADERS = { 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'" };
 const tags = ['healthchecks'] as const;
@@ -26,21 +27,6 @@ const slugParams = Type.Object({ slug: Type.String({ description: 'the page' }) 
 const idParams = Type.Object({ id: Type.String({ description: 'the incident (an integer)' }) });
 
 const ListedPage = Type.Composite([Type.Omit(StatusPageSchema, ['source']), Type.Object({ source: Type.Union([Type.Literal('configuration'), Type.Literal('api')]) })], { title: 'StatusPage' });
-const Update = Type.Object({ status: Type.String(), message: Type.String(), at: Type.String({ description: 'RFC 3339' }) });
-const Incident = Type.Object(
-  {
-    id: Type.Integer(),
-    title: Type.String(),
-    status: Type.String({ description: 'the latest update\'s: investigating, identified, monitoring or resolved' }),
-    pages: Type.Array(Type.String()),
-    checks: Type.Array(Type.String()),
-    'created-at': Type.String(),
-    'updated-at': Type.String(),
-    'resolved-at': Type.Optional(Type.String({ description: 'while resolved' })),
-    updates: Type.Array(Update, { description: 'the timeline, oldest first' }),
-  },
-  { title: 'Incident' },
-);
 const Message = Type.Object({ message: Type.String() });
 
 function pageUrl(request: FastifyRequest, slug: string): string {
@@ -108,7 +94,7 @@ function incidentRoutes(scope: FastifyInstance, status: StatusPages): void {
   const ListQuery = Type.Object({ page: Type.Optional(Type.String({ description: 'only the incidents shown on this page' })), limit: Type.Optional(Type.Integer({ minimum: 1, description: 'at most this many (100)' })) });
   scope.get<{ Querystring: { page?: string; limit?: string } }>(
     '',
-    { schema: operation({ summary: 'List the incidents', description: 'Newest first.', tags, querystring: ListQuery, responses: { 200: json('the incidents', Type.Object({ result: Type.Array(Incident) })), 400: messageError('`Invalid limit ...`'), 404: messageError('`Status page <slug> not found`') } }) },
+    { schema: operation({ summary: 'List the incidents', description: 'Newest first.', tags, querystring: ListQuery, responses: { 200: json('the incidents', IncidentList), 400: messageError('`Invalid limit ...`'), 404: messageError('`Status page <slug> not found`') } }) },
     async (request) => {
       const { page, limit = '100' } = request.query;
       if (!/^[1-9]\d{0,8}$/.test(limit)) throw new HealthcheckError('invalid', `Invalid limit ${JSON.stringify(limit)}: expected a positive integer`);
