@@ -42,25 +42,25 @@ function bannerState(html: string): string | undefined {
 describe('status pages', () => {
   let server: TestServer;
   let tcp: TcpTarget;
+  let config: Record<string, unknown>;
   beforeAll(async () => {
     tcp = await startTcpTarget();
     const closed = await closedPort();
     const up = (name: string, labels: Record<string, string> = {}) => ({ name, target: '127.0.0.1', port: tcp.port, interval: '300ms', timeout: '300ms', labels });
     const down = (name: string, labels: Record<string, string> = {}) => ({ name, target: '127.0.0.1', port: closed, interval: '300ms', timeout: '300ms', labels });
-    server = await startServer({
-      config: {
-        'tcp-checks': [
-          up('up-1', { team: 'web' }),
-          up('up-2', { team: 'web' }),
-          up('up-3'),
-          up('up-4'),
-          down('down-1', { team: 'db' }),
-          down('maint'),
-          up(HOSTILE_NAME),
-        ],
-        'status-pages': [{ slug: 'from-config', title: 'Config page', groups: [{ name: 'Web', labels: { team: 'web' } }] }],
-      },
-    });
+    config = {
+      'tcp-checks': [
+        up('up-1', { team: 'web' }),
+        up('up-2', { team: 'web' }),
+        up('up-3'),
+        up('up-4'),
+        down('down-1', { team: 'db' }),
+        down('maint'),
+        up(HOSTILE_NAME),
+      ],
+      'status-pages': [{ slug: 'from-config', title: 'Config page', groups: [{ name: 'Web', labels: { team: 'web' } }] }],
+    };
+    server = await startServer({ config });
     await waitFor(async () => ((await (await server.request('/api/v1/result')).json()) as { result: unknown[] }).result.length === 7, { timeoutMs: 15_000 });
   }, 60_000);
   afterAll(async () => {
@@ -328,6 +328,21 @@ describe('status pages', () => {
     const feed = await (await server.request('/status/hostile/feed.atom')).text();
     expect(XMLValidator.validate(feed)).toBe(true);
     expect(feed).not.toContain('<script>');
+  });
+
+  it('re-reads the config pages at SIGHUP, and keeps the API pages and incidents across a restart', async () => {
+    server.writeConfig({ ...config, 'status-pages': [{ slug: 'from-config', title: 'Config page, reloaded', groups: [{ name: 'Web', checks: ['up-1'] }] }] });
+    server.process.kill('SIGHUP');
+    await server.waitForLog(/config reloaded/);
+    expect(((await (await server.request('/api/v1/status-page/from-config')).json()) as { title: string }).title).toBe('Config page, reloaded');
+    expect(dom((await page(server, 'from-config')).html).byClass('check').map((check) => check.attribs['data-name'])).toEqual(['up-1']);
+
+    const incidentsBefore = await (await server.request('/api/v1/incident?page=summary')).json();
+    await server.stop();
+    server = await startServer({ config, dataDir: server.dataDir });
+    expect((await server.request('/api/v1/status-page/summary')).status).toBe(200);
+    expect(await (await server.request('/api/v1/incident?page=summary')).json()).toEqual(incidentsBefore);
+    expect(dom((await page(server, 'summary')).html).byClass('incident').map((one) => one.attribs['data-status'])).toEqual(['monitoring']);
   });
 
   it('caps the incidents and their updates', async () => {

@@ -65,13 +65,18 @@ export interface StatusSource {
   dailyRuns(names: readonly string[], sinceS: number, days: number): Map<string, DailySeries>;
 }
 
-/** The checks of a group, in its order: named ones as listed, labelled ones by name. */
-function membersOf(group: StatusGroup, source: StatusSource): { name: string; labels: Readonly<Record<string, string>> }[] {
-  if (group.checks !== undefined) return group.checks.map((name) => ({ name, labels: source.labelsOf(name) ?? {} }));
-  const wanted = Object.entries(group.labels ?? {});
-  const members = [];
-  for (const check of source.checks()) if (wanted.every(([key, value]) => check.labels[key] === value)) members.push(check);
-  return members;
+type Member = { name: string; labels: Readonly<Record<string, string>> };
+
+/** The checks of each group, in its order: named ones as listed, labelled ones by name (every check listed once
+ *  for all the groups by labels). */
+function membersOf(groups: readonly StatusGroup[], source: StatusSource): Member[][] {
+  let all: Member[] | undefined;
+  return groups.map((group) => {
+    if (group.checks !== undefined) return group.checks.map((name) => ({ name, labels: source.labelsOf(name) ?? {} }));
+    const wanted = Object.entries(group.labels ?? {});
+    all ??= [...source.checks()];
+    return all.filter((check) => wanted.every(([key, value]) => check.labels[key] === value));
+  });
 }
 
 function stateOf(states: readonly CheckState[]): PageState {
@@ -123,7 +128,8 @@ function windowDays(windows: readonly MaintenanceWindow[], firstDayS: number, no
 export function buildView(page: StatusPage, source: StatusSource, incidents: Incident[], nowMs: number): PageView {
   const todayS = Math.floor(nowMs / 1000 / DAY_S) * DAY_S;
   const firstDayS = todayS - (DAYS - 1) * DAY_S;
-  const groups = page.groups.map((group) => ({ group, members: membersOf(group, source) }));
+  const memberLists = membersOf(page.groups, source);
+  const groups = page.groups.map((group, i) => ({ group, members: memberLists[i] as Member[] }));
   const names = [...new Set(groups.flatMap(({ members }) => members.map((member) => member.name)))];
   const daily = source.dailyRuns(names, firstDayS, DAYS);
   const windows = windowDays(source.windows(), firstDayS, nowMs);
@@ -168,5 +174,5 @@ export function concerns(page: StatusPage, checkNames: ReadonlySet<string>): (in
 
 /** The names of every check a page shows. */
 export function pageCheckNames(page: StatusPage, source: StatusSource): Set<string> {
-  return new Set(page.groups.flatMap((group) => membersOf(group, source).map((member) => member.name)));
+  return new Set(membersOf(page.groups, source).flatMap((members) => members.map((member) => member.name)));
 }
