@@ -77,11 +77,16 @@ describe.skipIf(!hasChromium())('status page in a browser', () => {
       expect(await page.locator('.check[data-name="db"]').getAttribute('data-state')).toBe('maintenance');
       expect(await page.locator('.incident').innerText()).toContain(`Slow API ${HOSTILE}`);
       expect(await page.locator('h1').innerText()).toBe(`Acme ${HOSTILE}`);
-      expect(await page.locator('.check[data-name="api"] .bar').count()).toBe(90);
+      expect(await page.locator('.check[data-name="api"] .bars > li').count()).toBe(90);
       looks[scheme] = (await page.evaluate(`(() => {
         const style = getComputedStyle(document.body);
         return { background: style.backgroundColor, text: style.color };
       })()`)) as { background: string; text: string };
+      // Each level of bar has its own colour: a day of 100 %, one below 95 %, one without data.
+      const barColour = (selector: string) =>
+        page.locator(selector).first().evaluate((element) => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(element).backgroundColor);
+      const colours = await Promise.all(['.bars > li.up', '.bars > li.down', '.bars > li.none'].map(barColour));
+      expect(new Set(colours).size, colours.join(' ')).toBe(3);
       const path = join(shots, `status-${scheme}.png`);
       await page.screenshot({ path, fullPage: true });
       expect(statSync(path).size).toBeGreaterThan(10_000);

@@ -26,7 +26,9 @@ function dom(html: string) {
   const document = parseDocument(html);
   const all = (predicate: (element: Element) => boolean) => DomUtils.findAll(predicate, document.children);
   const byClass = (name: string) => all((element) => (element.attribs.class ?? '').split(' ').includes(name));
-  return { document, all, byClass, text: (element: Element) => DomUtils.textContent(element).replace(/\s+/g, ' ').trim() };
+  /** The day bars: the items of each `ol.bars`. */
+  const bars = () => all((element) => element.name === 'li' && (element.parent as Element | null)?.attribs?.class === 'bars');
+  return { document, all, byClass, bars, text: (element: Element) => DomUtils.textContent(element).replace(/\s+/g, ' ').trim() };
 }
 
 async function page(server: TestServer, slug: string): Promise<{ html: string; response: Response }> {
@@ -190,14 +192,14 @@ describe('status pages', () => {
     const windowed = await server.request('/api/v1/maintenance', json('POST', { name: 'past-upgrade', start: new Date(dayStart(5) * 1000).toISOString(), duration: '24h', checks: ['up-4'] }));
     expect(windowed.status).toBe(201);
     expect((await server.request('/api/v1/status-page', json('POST', { slug: 'bars', title: 'Bars', groups: [{ name: 'g', checks: ['up-4'] }] }))).status).toBe(201);
-    const { byClass, text } = dom((await page(server, 'bars')).html);
-    const bars = byClass('bar');
+    const { byClass, text, bars: barsOf } = dom((await page(server, 'bars')).html);
+    const bars = barsOf();
     expect(bars).toHaveLength(90);
     const day = (daysAgo: number) => new Date(dayStart(daysAgo) * 1000).toISOString().slice(0, 10);
     // Each bar: its level as a class, its day and figures in its title.
     const dayOf = (one: Element) => one.attribs.title?.slice(0, 10);
     const bar = (daysAgo: number) => bars.find((one) => dayOf(one) === day(daysAgo)) as Element;
-    const level = (daysAgo: number) => bar(daysAgo).attribs.class?.split(' ')[1];
+    const level = (daysAgo: number) => bar(daysAgo).attribs.class?.split(' ')[0];
     expect(dayOf(bars[0] as Element)).toBe(day(89));
     expect(dayOf(bars[89] as Element)).toBe(day(0));
     expect(level(89)).toBe('ok');

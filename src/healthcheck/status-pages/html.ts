@@ -39,8 +39,8 @@ section{background:var(--card);border:1px solid var(--line);border-radius:.5rem;
 .row{display:flex;justify-content:space-between;gap:1rem}.name{font-weight:600;overflow-wrap:anywhere}
 [data-state=operational]>.row .state{color:var(--up)}[data-state=down]>.row .state{color:var(--down)}[data-state=maintenance]>.row .state{color:var(--maint)}[data-state=unknown]>.row .state{color:var(--muted)}
 .bars{display:flex;gap:2px;list-style:none;margin:.4rem 0 .2rem;padding:0;height:2rem}
-.bar{flex:1;border-radius:2px;background:var(--none)}.up{background:var(--up)}.ok{background:var(--ok)}
-.warn{background:var(--warn)}.down{background:var(--down)}.maintenance{background:var(--maint)}.m{box-shadow:inset 0 -5px 0 var(--maint)}
+.bars>li{flex:1;border-radius:2px;background:var(--none)}.bars>.up{background:var(--up)}.bars>.ok{background:var(--ok)}
+.bars>.warn{background:var(--warn)}.bars>.down{background:var(--down)}.bars>.maintenance{background:var(--maint)}.bars>.m{box-shadow:inset 0 -5px 0 var(--maint)}
 .legend{display:flex;justify-content:space-between;font-size:.8rem;color:var(--muted)}
 .incident{border-top:1px solid var(--line);padding:.75rem 0}.incident:first-of-type{border-top:0}.incident h3{margin:0;font-size:1rem}
 .timeline{list-style:none;margin:.4rem 0 0;padding:0}.timeline li{margin:.3rem 0}.timeline p{margin:.1rem 0;white-space:pre-wrap;overflow-wrap:anywhere}
@@ -59,13 +59,15 @@ function percent(successes: number, runs: number): string {
 
 /**
  * One day of one check, as small as it reads: a page of 500 checks has 45,000 of them, and their bytes are most of
- * the page's cost (docs/status-pages.md, "Scale"). The level is a class, the day and the figures are in the title.
+ * the page's cost (docs/status-pages.md, "Scale"). The level is its class, the day and the figures are in its title.
  * `date` is written once per page rather than once per bar.
  */
 function bar(date: string, runs: number, successes: number, maintenance: boolean): string {
   const level = levelOf(runs, successes, maintenance);
-  if (runs === 0) return `<li class="bar ${level}" title="${date}: ${maintenance ? 'maintenance' : 'no data'}"></li>`;
-  return `<li class="bar ${level}${maintenance ? ' m' : ''}" title="${date}: ${percent(successes, runs)} % of ${runs} runs${maintenance ? ', maintenance excluded' : ''}"></li>`;
+  // `</li>` is implied by the next `<li>` and by `</ol>` (HTML's optional end tags).
+  if (runs === 0) return `<li class=${level} title="${date}: ${maintenance ? 'maintenance' : 'no data'}">`;
+  if (maintenance) return `<li class="${level} m" title="${date}: ${percent(successes, runs)} % of ${runs} runs, maintenance excluded">`;
+  return `<li class=${level} title="${date}: ${percent(successes, runs)} % of ${runs} runs">`;
 }
 
 function check(view: CheckView, dates: readonly string[]): string {
