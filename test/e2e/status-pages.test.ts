@@ -389,8 +389,16 @@ describe('status pages and credentials', () => {
   it('records the changes of pages and incidents in the audit log', async () => {
     const created = await closed.request('/api/v1/incident', { ...json('POST', { title: 't', status: 'investigating', message: 'm', pages: ['public'] }), headers: { ...basic, 'content-type': 'application/json' } });
     expect(created.status).toBe(201);
-    const audit = (await (await closed.request('/api/v1/audit', { headers: basic })).json()) as { result: { method: string; route: string; outcome: number }[] };
-    expect(audit.result.map((row) => [row.method, row.route, row.outcome])).toContainEqual(['POST', '/api/v1/incident', 201]);
+    const { id } = ((await created.json()) as { result: { id: number } }).result;
+    const update = { ...json('POST', { status: 'resolved', message: 'done' }), headers: { ...basic, 'content-type': 'application/json' } };
+    expect((await closed.request(`/api/v1/incident/${id}/update`, update)).status).toBe(201);
+    expect((await closed.request('/api/v1/status-page/public', { method: 'DELETE', headers: basic })).status).toBe(409);
+    const audit = (await (await closed.request('/api/v1/audit', { headers: basic })).json()) as { result: { method: string; route: string; name: string | null; outcome: number }[] };
+    expect(audit.result.map((row) => [row.method, row.route, row.name, row.outcome]).reverse()).toEqual([
+      ['POST', '/api/v1/incident', null, 201],
+      ['POST', '/api/v1/incident/:id/update', String(id), 201],
+      ['DELETE', '/api/v1/status-page/:slug', 'public', 409],
+    ]);
   });
 });
 

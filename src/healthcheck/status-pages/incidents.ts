@@ -5,7 +5,7 @@
  * before the answer.
  */
 import { Type } from '@sinclair/typebox';
-import { and, asc, desc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
+import { asc, desc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { incidents, incidentUpdates } from '../../db/schema.ts';
 import { HealthcheckError } from '../api-input.ts';
@@ -159,7 +159,7 @@ export class IncidentStore {
     const rows = this.db
       .select()
       .from(incidents)
-      .where(or(isNull(incidents.resolvedAtMs), and(sql`${incidents.resolvedAtMs} >= ${sinceMs}`)))
+      .where(or(isNull(incidents.resolvedAtMs), sql`${incidents.resolvedAtMs} >= ${sinceMs}`))
       .orderBy(desc(incidents.updatedAtMs), desc(incidents.id))
       .all();
     return this.withUpdates(rows.filter(concerns));
