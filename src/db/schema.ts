@@ -184,3 +184,44 @@ export const auditLog = sqliteTable(
   },
   (table) => [index('audit_log_at_ms').on(table.atMs)],
 );
+
+/** Status pages created through the API (docs/status-pages.md; those of the config file are re-read from it).
+ *  `definition` is the page as the API takes it. */
+export const statusPages = sqliteTable('status_pages', {
+  slug: text('slug').primaryKey(),
+  definition: text('definition', { mode: 'json' }).notNull(),
+  createdAtS: integer('created_at_s').notNull(),
+  updatedAtS: integer('updated_at_s').notNull(),
+});
+
+/** Incidents (docs/status-pages.md, "Incidents"): `status` is the latest update's, `pages` and `checks` JSON arrays
+ *  of slugs and check names; `resolved_at_ms` is set while the status is `resolved`. */
+export const incidents = sqliteTable(
+  'incidents',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    title: text('title').notNull(),
+    status: text('status', { enum: ['investigating', 'identified', 'monitoring', 'resolved'] }).notNull(),
+    pages: text('pages', { mode: 'json' }).notNull(),
+    checks: text('checks', { mode: 'json' }).notNull(),
+    createdAtMs: integer('created_at_ms').notNull(),
+    updatedAtMs: integer('updated_at_ms').notNull(),
+    resolvedAtMs: integer('resolved_at_ms'),
+  },
+  (table) => [index('incidents_updated_at_ms').on(table.updatedAtMs)],
+);
+
+/** The timeline of each incident, oldest first by `id`; deleted with it. */
+export const incidentUpdates = sqliteTable(
+  'incident_updates',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    incidentId: integer('incident_id')
+      .notNull()
+      .references(() => incidents.id, { onDelete: 'cascade' }),
+    status: text('status', { enum: ['investigating', 'identified', 'monitoring', 'resolved'] }).notNull(),
+    message: text('message').notNull(),
+    atMs: integer('at_ms').notNull(),
+  },
+  (table) => [index('incident_updates_incident_id').on(table.incidentId, table.id)],
+);

@@ -84,7 +84,7 @@ const FIRST_MS = new Date(0).setUTCFullYear(0, 0, 1);
 /** Whole milliseconds of Go's largest duration, so that a stored duration reads back within Go's bound. */
 const MAX_DURATION_MS = 9_223_372_036_854;
 
-function timeField(field: string, text: string): number {
+export function timeField(field: string, text: string): number {
   const match = RFC3339.exec(text);
   if (match === null) throw new CheckValidationError(field, `must be an RFC 3339 date and time with a zone (2026-12-01T22:00:00Z), got ${JSON.stringify(text)}`);
   const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
@@ -177,7 +177,7 @@ function isOn(window: MaintenanceWindow, nowMs: number): boolean {
   return into < window.durationMs;
 }
 
-function covers(window: MaintenanceWindow, name: string, labels: Readonly<Record<string, string>>): boolean {
+export function covers(window: MaintenanceWindow, name: string, labels: Readonly<Record<string, string>>): boolean {
   const byLabels = Object.keys(window.labels).length > 0;
   const byName = window.checks.size > 0;
   if (!byLabels && !byName) return true;
@@ -266,6 +266,11 @@ export class MaintenanceCalendar {
       if (isOn(window, nowMs) && covers(window, name, labels)) return true;
     }
     return false;
+  }
+
+  /** The windows in force, for status pages that mark the days they covered. */
+  windows(): readonly MaintenanceWindow[] {
+    return this.inForce;
   }
 
   list(): MaintenanceWindowJson[] {

@@ -22,6 +22,10 @@ import { healthcheckOverviewRoutes } from './overview-routes.ts';
 import { healthcheckRoutes } from './routes.ts';
 import { parseBulk } from './api-input.ts';
 import { HealthcheckService } from './service.ts';
+import { reportRoutes } from './status-pages/report.ts';
+import { statusPageRoutes } from './status-pages/routes.ts';
+import { StatusPages } from './status-pages/service.ts';
+import type { StatusSource } from './status-pages/view.ts';
 
 export interface HealthcheckSeams {
   /** The stream part's ingest seam for the stream exporter; null until (or unless) that part exists. */
@@ -70,6 +74,8 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
       apiCheckRefusals: () => apiCheckRefusals(current.healthchecks, config.http),
     });
     const running = service;
+    const statusPages = new StatusPages(db, () => current.healthchecks.statusLimits, statusSource(running, calendar));
+    statusPages.load(config.healthchecks.statusPages, log);
     return {
       name: 'healthchecks',
       routes: async (app) => {
@@ -85,6 +91,9 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
         if (!config.http.disableResultApi) {
           await app.register(healthcheckOverviewRoutes(running));
           await app.register(badgeRoutes(running));
+          // Pages show results, and the report counts them: both go with the result API.
+          await app.register(statusPageRoutes(statusPages));
+          await app.register(reportRoutes({ checks: () => checksOf(running), periods: running.periods }));
         }
       },
       start: async () => {
@@ -97,6 +106,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
         await running.reload(next);
         current = next;
         calendar.setConfig(next.healthchecks.maintenance);
+        statusPages.pages.setConfig(next.healthchecks.statusPages);
         await exporters.apply(next.exporters);
         await discovery.reload(next.discovery);
       },
@@ -117,5 +127,21 @@ function clusterHost(service: HealthcheckService): CheckHost {
     checkNames: () => service.registry.names(),
     apiDefinitions: () => service.apiDefinitions(),
     applyReplicated: (desired, refused) => service.applyReplicated(desired, refused),
+  };
+}
+
+function* checksOf(service: HealthcheckService): Iterable<{ name: string; labels: Readonly<Record<string, string>> }> {
+  for (const { def } of service.registry.all()) yield { name: def.name, labels: def.labels };
+}
+
+/** What status pages read of this part (src/healthcheck/status-pages/view.ts). */
+function statusSource(service: HealthcheckService, calendar: MaintenanceCalendar): StatusSource {
+  return {
+    checks: () => [...checksOf(service)].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+    labelsOf: (name) => service.registry.get(name)?.def.labels,
+    latest: (name) => service.registry.latestResult(name),
+    inMaintenance: (name, labels) => calendar.inMaintenance(name, labels),
+    windows: () => calendar.windows(),
+    dailyRuns: (names, sinceS, days) => service.periods.dailyRuns(names, sinceS, days),
   };
 }

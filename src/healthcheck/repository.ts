@@ -9,6 +9,7 @@ import { DefinitionStore } from './definition-store.ts';
 import { HistoryReads } from './history-reads.ts';
 import { type RepositoryOptions, ResultStore } from './result-store.ts';
 import type { CheckResult, DurationBucket, HistoryEntry, SeriesWindow, StoredCheck, UptimeRatios, UptimeWindow, UptimeWindowName } from './result-types.ts';
+import { UptimePeriods } from './uptime-periods.ts';
 import { UptimeReads } from './uptime-reads.ts';
 
 export type { RepositoryOptions } from './result-store.ts';
@@ -19,6 +20,7 @@ export class HealthcheckRepository {
   readonly results: ResultStore;
   readonly histories: HistoryReads;
   readonly uptimes: UptimeReads;
+  readonly periods: UptimePeriods;
 
   constructor(
     private readonly db: Db,
@@ -29,6 +31,7 @@ export class HealthcheckRepository {
     this.results = new ResultStore(db, options);
     this.histories = new HistoryReads(db, this.results.pending, options.historySize);
     this.uptimes = new UptimeReads(db, this.results.pending, nowS);
+    this.periods = new UptimePeriods(db, this.results.pending, nowS);
   }
 
   start(): void {

@@ -26,6 +26,7 @@ import { admitReplicated, type ReplicatedCheck } from './replicated-checks.ts';
 import { HealthcheckRepository } from './repository.ts';
 import type { CheckResult, DurationBucket, HistoryEntry, SeriesWindow, StoredCheck, UptimeWindow, UptimeWindowName } from './result-types.ts';
 import type { HealthcheckConfig } from './settings.ts';
+import type { UptimePeriods } from './uptime-periods.ts';
 
 export type CreateOutcome = { oneOff: false } | ({ oneOff: true } & OneOffOutcome);
 
@@ -173,6 +174,11 @@ export class HealthcheckService {
 
   durationSeries(name: string, window: SeriesWindow): DurationBucket[] {
     return this.reads.durationSeries(name, window);
+  }
+
+  /** Daily runs and period totals over the aggregates, for status pages and the uptime report. */
+  get periods(): UptimePeriods {
+    return this.repository.periods;
   }
 
   get historySize(): number {

@@ -12,6 +12,8 @@ import type { ApiChecksSetting } from './api-check-policy.ts';
 import { CHECK_KEYS, CheckValidationError, DEFAULT_LABEL_LIMITS, type KeyedCheck, kindOfConfigKey, type LabelLimits, parseCheck } from './kinds/index.ts';
 import { DEFAULT_MAINTENANCE_LIMITS, type MaintenanceLimits, type MaintenanceWindow, parseWindow } from './maintenance.ts';
 import { DEFAULT_MAX_PENDING_RESULTS } from './result-store.ts';
+import { parseStatusPages, statusLimits } from './status-pages/config.ts';
+import type { StatusLimits, StatusPage } from './status-pages/page.ts';
 
 const closed = { additionalProperties: false } as const;
 
@@ -31,6 +33,13 @@ const HealthchecksSettingsSchema = Type.Object(
     'checks-api': Type.Optional(ApiChecks),
     'max-maintenance-windows': Type.Optional(Type.Integer({ minimum: 0 })),
     'max-maintenance-window-checks': Type.Optional(Type.Integer({ minimum: 0 })),
+    'max-status-pages': Type.Optional(Type.Integer({ minimum: 0 })),
+    'max-status-page-groups': Type.Optional(Type.Integer({ minimum: 0 })),
+    'max-status-page-checks': Type.Optional(Type.Integer({ minimum: 0 })),
+    'max-incidents': Type.Optional(Type.Integer({ minimum: 0 })),
+    'max-incident-updates': Type.Optional(Type.Integer({ minimum: 1 })),
+    'max-status-title-bytes': Type.Optional(Type.Integer({ minimum: 1 })),
+    'max-status-text-bytes': Type.Optional(Type.Integer({ minimum: 1 })),
   },
   closed,
 );
@@ -50,6 +59,8 @@ export const HealthcheckKeys = {
   'heartbeat-checks': Type.Optional(CheckList),
   /** Each window is validated by src/healthcheck/maintenance.ts. */
   maintenance: Type.Optional(Type.Array(Type.Unknown())),
+  /** Each page is validated by src/healthcheck/status-pages/page.ts. */
+  'status-pages': Type.Optional(Type.Array(Type.Unknown())),
 };
 
 type HealthcheckFile = Static<TObject<typeof HealthcheckKeys>>;
@@ -76,6 +87,10 @@ export interface HealthcheckSettings {
   maintenanceLimits: MaintenanceLimits;
   /** The `maintenance:` windows of the config file (src/healthcheck/maintenance.ts). */
   maintenance: MaintenanceWindow[];
+  /** The caps on status pages and incidents (`healthchecks.max-status-*`, `max-incident*`). */
+  statusLimits: StatusLimits;
+  /** The `status-pages:` of the config file (src/healthcheck/status-pages/). */
+  statusPages: StatusPage[];
 }
 
 /** What the part needs of a loaded config: its section, and the file to name in errors. */
@@ -94,6 +109,7 @@ const MAX_WRITE_DELAY_MS = 300_000;
 export function resolveHealthchecks(file: string | null, raw: HealthcheckFile): HealthcheckSettings {
   const checks = parseChecks(file, raw, labelLimits(raw));
   const windowLimits = maintenanceLimits(raw);
+  const pageLimits = statusLimits(raw.healthchecks, labelLimits(raw));
   return {
     labels: raw['healthchecks-labels'] ?? [],
     maxConcurrentRuns: raw.healthchecks?.['max-concurrent-runs'] ?? 1000,
@@ -107,6 +123,8 @@ export function resolveHealthchecks(file: string | null, raw: HealthcheckFile): 
     checks,
     maintenanceLimits: windowLimits,
     maintenance: parseMaintenance(file, raw, windowLimits),
+    statusLimits: pageLimits,
+    statusPages: parseStatusPages(file, raw['status-pages'] ?? [], pageLimits),
   };
 }
 

@@ -37,14 +37,16 @@ export function auditChanges(log: AuditLog): onResponseAsyncHookHandler {
   };
 }
 
-/** The `:name` of the route, else the body's `name` (a check, a window, a token); null for bulk bodies, and for
- *  requests refused before their body was read. */
+/** The object the route names (`:name`, a status page's `:slug`, an incident's `:id`), else the body's `name` or
+ *  `slug` (a check, a window, a token, a page); null for bulk bodies, a new incident, and for requests refused
+ *  before their body was read. */
 function nameOf(request: FastifyRequest): string | null {
-  const param = (request.params as Record<string, unknown> | undefined)?.name;
+  const params = request.params as Record<string, unknown> | undefined;
+  const param = params?.name ?? params?.slug ?? params?.id;
   if (typeof param === 'string') return param;
   const body: unknown = request.body;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
-  const name = (body as Record<string, unknown>).name;
+  const name = (body as Record<string, unknown>).name ?? (body as Record<string, unknown>).slug;
   return typeof name === 'string' ? name : null;
 }
 

@@ -1,8 +1,8 @@
 /**
  * Which scope each route needs (docs/http-api.md, "Credentials"), decided here in one table by URL prefix and
  * method rather than route by route: a new route of a known family needs nothing more. Reading (`GET`, searches,
- * the dashboard's summaries, websocket subscribes, `/metrics`) is `read`; changing checks, streams and maintenance
- * windows is `write`; every event input is `ingest`; heartbeat reports are `heartbeat`; tokens and the audit log
+ * the dashboard's summaries, websocket subscribes, `/metrics`, status pages, uptime reports) is `read`; changing
+ * checks, streams, maintenance windows, status pages and incidents is `write`; every event input is `ingest`; heartbeat reports are `heartbeat`; tokens and the audit log
  * (reading it included: it names who did what from where), and anything the table does not name, are `admin`,
  * which also holds every other scope. The same table says which requests the audit log records (`isApiChange`).
  */
@@ -41,7 +41,7 @@ const RULES: readonly Rule[] = [
   { prefixes: ['/api/v1/overview/'], access: { scope: 'read' } },
   { prefixes: ['/'], methods: READ_METHODS, access: { scope: 'read' } },
   {
-    prefixes: ['/healthcheck', '/api/v1/healthcheck', '/api/v1/stream', '/api/v1/maintenance'],
+    prefixes: ['/healthcheck', '/api/v1/healthcheck', '/api/v1/stream', '/api/v1/maintenance', '/api/v1/status-page', '/api/v1/incident'],
     access: { scope: 'write' },
   },
 ];

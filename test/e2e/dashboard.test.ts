@@ -248,6 +248,29 @@ describe.skipIf(!hasChromium())('dashboard', () => {
     }
   });
 
+  it('lists the open incidents above the checks, as text, and no longer once resolved', async () => {
+    const created = await server.request('/api/v1/incident', json('POST', { title: HOSTILE_DESCRIPTION, status: 'identified', message: HOSTILE_BODY, checks: ['db-down'] }));
+    expect(created.status).toBe(201);
+    const { id } = ((await created.json()) as { result: { id: number } }).result;
+    try {
+      const watched = await browser.open(`${server.url}/frontend/index.html`);
+      const { page } = watched;
+      const incident = page.locator('section.incidents li');
+      await expect.poll(() => incident.count(), { timeout: 10_000 }).toBe(1);
+      expect(await incident.locator('strong').textContent()).toBe(HOSTILE_DESCRIPTION);
+      expect(await incident.textContent()).toContain(HOSTILE_BODY);
+      expect(await incident.locator('.incident-status').textContent()).toBe('identified');
+      await expectNothingRan(watched);
+      expect((await server.request(`/api/v1/incident/${id}/update`, json('POST', { status: 'resolved', message: 'fixed' }))).status).toBe(201);
+      await page.reload();
+      await expect.poll(() => page.locator('tr.check').count()).toBeGreaterThan(0);
+      expect(await page.locator('section.incidents').count()).toBe(0);
+      await page.close();
+    } finally {
+      await server.request(`/api/v1/incident/${id}`, { method: 'DELETE' });
+    }
+  });
+
   it('renders hostile names, descriptions, labels and messages as text and runs nothing', async () => {
     const watched = await browser.open(`${server.url}/frontend/index.html`);
     const { page } = watched;

@@ -16,6 +16,7 @@ import type {
   HistoryEntry as HistoryEntryWire,
   RecentResults,
 } from '../../healthcheck/wire.ts';
+import type { IncidentList } from '../../healthcheck/status-pages/wire.ts';
 import type { StreamSummaries, StreamSummary as StreamSummaryWire } from '../../stream/wire.ts';
 
 type CheckResult = Static<typeof CheckResultWire>;
@@ -25,6 +26,7 @@ export type DurationBucket = Static<typeof DurationBucketWire>;
 export type StreamSummary = Static<typeof StreamSummaryWire>;
 type ClusterMembers = Static<typeof ClusterMembersWire>;
 export type AuditPage = Static<typeof AuditPageWire>;
+export type Incidents = Static<typeof IncidentList>;
 
 export type Window = '24h' | '7d' | '30d';
 export const WINDOWS: readonly Window[] = ['24h', '7d', '30d'];
@@ -67,6 +69,7 @@ export const api = {
   members: () => call<ClusterMembers>('/api/v1/cluster/members'),
   /** Scope admin: a 403 for another credential. */
   audit: (limit: number) => call<AuditPage>(`/api/v1/audit?limit=${limit}`),
+  incidents: (limit: number) => call<Incidents>(`/api/v1/incident?limit=${limit}`).then((body) => body.result),
   search: (stream: string, query: string) =>
     call<{ events: IndexEvent[] }>(`/api/v1/index/${segment(stream)}/search`, post({ query: base64(query) })).then((body) => body.events),
 };

@@ -10,6 +10,7 @@ import { CheckView } from './check.tsx';
 import { ChecksView } from './checks.tsx';
 import { ClusterView } from './cluster.tsx';
 import { useHash } from './hooks.ts';
+import { OpenIncidents } from './incidents.tsx';
 import { StreamsView } from './streams.tsx';
 import './style.css';
 
@@ -49,7 +50,10 @@ function App() {
         ) : tab === 'audit' ? (
           <AuditView />
         ) : (
-          <ChecksView key={nodeFilter} node={nodeFilter} />
+          <>
+            <OpenIncidents />
+            <ChecksView key={nodeFilter} node={nodeFilter} />
+          </>
         )}
       </main>
     </>

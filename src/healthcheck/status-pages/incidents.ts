@@ -1,0 +1,203 @@
+/**
+ * Incidents (docs/status-pages.md, "Incidents"): a title, the pages and checks it concerns, and a timeline of
+ * updates, each a status (investigating, identified, monitoring, resolved) and a message; the incident's status is
+ * its latest update's. Kept in SQLite only (read per request: at most `healthchecks.max-incidents` rows), committed
+ * before the answer.
+ */
+import { Type } from '@sinclair/typebox';
+import { asc, desc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.ts';
+import { incidents, incidentUpdates } from '../../db/schema.ts';
+import { HealthcheckError } from '../api-input.ts';
+import { validateShape } from '../kinds/common.ts';
+import { CheckValidationError } from '../kinds/types.ts';
+import { checkNamesField, slugField, type StatusLimits, textField } from './page.ts';
+
+export const INCIDENT_STATUSES = ['investigating', 'identified', 'monitoring', 'resolved'] as const;
+type IncidentStatus = (typeof INCIDENT_STATUSES)[number];
+
+const Status = Type.String({ description: INCIDENT_STATUSES.join(', ') });
+export const IncidentInput = Type.Object(
+  {
+    title: Type.String(),
+    status: Status,
+    message: Type.String(),
+    pages: Type.Optional(Type.Array(Type.String(), { description: 'slugs of the pages it is shown on' })),
+    checks: Type.Optional(Type.Array(Type.String(), { description: 'check names: shown on every page that shows one of them' })),
+  },
+  { additionalProperties: false, title: 'IncidentInput' },
+);
+export const UpdateInput = Type.Object({ status: Status, message: Type.String() }, { additionalProperties: false, title: 'IncidentUpdateInput' });
+
+interface IncidentUpdate {
+  status: IncidentStatus;
+  message: string;
+  /** Milliseconds since the epoch. */
+  atMs: number;
+}
+
+export interface Incident {
+  id: number;
+  title: string;
+  status: IncidentStatus;
+  pages: string[];
+  checks: string[];
+  createdAtMs: number;
+  updatedAtMs: number;
+  resolvedAtMs: number | null;
+  /** Oldest first. */
+  updates: IncidentUpdate[];
+}
+
+function statusField(status: string): IncidentStatus {
+  if (!(INCIDENT_STATUSES as readonly string[]).includes(status)) throw new CheckValidationError('status', `must be one of ${INCIDENT_STATUSES.join(', ')}, got ${JSON.stringify(status.slice(0, 40))}`);
+  return status as IncidentStatus;
+}
+
+function invalid(problem: string): HealthcheckError {
+  return new HealthcheckError('invalid', `Invalid incident: ${problem}`);
+}
+
+function notFound(id: number | string): HealthcheckError {
+  return new HealthcheckError('not-found', `Incident ${id} not found`);
+}
+
+/** Runs a validation, wording its refusal as the API's 400. */
+function validated<T>(build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    if (error instanceof CheckValidationError) throw invalid(error.message);
+    throw error;
+  }
+}
+
+type Row = typeof incidents.$inferSelect;
+
+export class IncidentStore {
+  constructor(
+    private readonly db: Db,
+    private readonly limits: () => StatusLimits,
+    /** Whether a page of that slug exists now: an incident must name existing pages. */
+    private readonly pageExists: (slug: string) => boolean,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  create(raw: unknown): Incident {
+    const limits = this.limits();
+    const input = validated(() => {
+      const body = validateShape(IncidentInput, raw);
+      const pages = (body.pages ?? []).map((slug, i) => {
+        slugField(`pages[${i}]`, slug);
+        if (!this.pageExists(slug)) throw new CheckValidationError(`pages[${i}]`, `no status page ${JSON.stringify(slug)}`);
+        return slug;
+      });
+      if (body.checks !== undefined && body.checks.length > limits.maxChecks) {
+        throw new CheckValidationError('checks', `has ${body.checks.length} names, more than the limit of ${limits.maxChecks} (healthchecks.max-status-page-checks)`);
+      }
+      return {
+        title: textField('title', body.title, limits.maxTitleBytes, 'max-status-title-bytes'),
+        status: statusField(body.status),
+        message: textField('message', body.message, limits.maxTextBytes, 'max-status-text-bytes'),
+        pages: [...new Set(pages)],
+        checks: [...new Set(checkNamesField('checks', body.checks ?? []))],
+      };
+    });
+    const count = this.db.select({ n: sql<number>`count(*)` }).from(incidents).get()?.n ?? 0;
+    if (count >= limits.maxIncidents) throw invalid(`there are already ${count} incidents, the most healthchecks.max-incidents allows; delete old ones first`);
+    const atMs = this.now();
+    const id = this.db.transaction((tx) => {
+      const row = tx
+        .insert(incidents)
+        .values({ title: input.title, status: input.status, pages: input.pages, checks: input.checks, createdAtMs: atMs, updatedAtMs: atMs, resolvedAtMs: input.status === 'resolved' ? atMs : null })
+        .returning({ id: incidents.id })
+        .get();
+      tx.insert(incidentUpdates).values({ incidentId: row.id, status: input.status, message: input.message, atMs }).run();
+      return row.id;
+    });
+    return this.get(id);
+  }
+
+  /** Appends an update to the timeline; the incident takes its status. */
+  update(id: number, raw: unknown): Incident {
+    const limits = this.limits();
+    const input = validated(() => {
+      const body = validateShape(UpdateInput, raw);
+      return { status: statusField(body.status), message: textField('message', body.message, limits.maxTextBytes, 'max-status-text-bytes') };
+    });
+    const row = this.db.select().from(incidents).where(eq(incidents.id, id)).get();
+    if (row === undefined) throw notFound(id);
+    const count = this.db.select({ n: sql<number>`count(*)` }).from(incidentUpdates).where(eq(incidentUpdates.incidentId, id)).get()?.n ?? 0;
+    if (count >= limits.maxUpdates) throw invalid(`updates: has ${count} updates, the most healthchecks.max-incident-updates allows`);
+    const atMs = Math.max(this.now(), row.updatedAtMs);
+    const resolvedAtMs = input.status === 'resolved' ? (row.resolvedAtMs ?? atMs) : null;
+    this.db.transaction((tx) => {
+      tx.insert(incidentUpdates).values({ incidentId: id, status: input.status, message: input.message, atMs }).run();
+      tx.update(incidents).set({ status: input.status, updatedAtMs: atMs, resolvedAtMs }).where(eq(incidents.id, id)).run();
+    });
+    return this.get(id);
+  }
+
+  get(id: number): Incident {
+    const row = this.db.select().from(incidents).where(eq(incidents.id, id)).get();
+    if (row === undefined) throw notFound(id);
+    return this.withUpdates([row])[0] as Incident;
+  }
+
+  delete(id: number): void {
+    if (this.db.delete(incidents).where(eq(incidents.id, id)).run().changes === 0) throw notFound(id);
+  }
+
+  /** Newest first: every incident, or those shown on a page (`concerns`). */
+  list(limit: number, concerns?: (incident: Row) => boolean): Incident[] {
+    const rows = this.db.select().from(incidents).orderBy(desc(incidents.id)).all();
+    return this.withUpdates((concerns ? rows.filter(concerns) : rows).slice(0, limit));
+  }
+
+  /** The open incidents, and those resolved since `sinceMs`, that `concerns` keeps; most recently updated first. */
+  current(sinceMs: number, concerns: (incident: Row) => boolean): Incident[] {
+    const rows = this.db
+      .select()
+      .from(incidents)
+      .where(or(isNull(incidents.resolvedAtMs), sql`${incidents.resolvedAtMs} >= ${sinceMs}`))
+      .orderBy(desc(incidents.updatedAtMs), desc(incidents.id))
+      .all();
+    return this.withUpdates(rows.filter(concerns));
+  }
+
+  private withUpdates(rows: readonly Row[]): Incident[] {
+    if (rows.length === 0) return [];
+    const updates = new Map<number, IncidentUpdate[]>(rows.map((row) => [row.id, []]));
+    const u = incidentUpdates;
+    for (const update of this.db.select().from(u).where(inArray(u.incidentId, [...updates.keys()])).orderBy(asc(u.id)).all()) {
+      updates.get(update.incidentId)?.push({ status: update.status, message: update.message, atMs: update.atMs });
+    }
+    return rows.map((row) => ({
+      id: row.id,
+      title: row.title,
+      status: row.status,
+      pages: row.pages as string[],
+      checks: row.checks as string[],
+      createdAtMs: row.createdAtMs,
+      updatedAtMs: row.updatedAtMs,
+      resolvedAtMs: row.resolvedAtMs,
+      updates: updates.get(row.id) ?? [],
+    }));
+  }
+}
+
+/** An incident as the API answers it. */
+export function incidentToJson(incident: Incident): Record<string, unknown> {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return {
+    id: incident.id,
+    title: incident.title,
+    status: incident.status,
+    pages: incident.pages,
+    checks: incident.checks,
+    'created-at': iso(incident.createdAtMs),
+    'updated-at': iso(incident.updatedAtMs),
+    ...(incident.resolvedAtMs !== null ? { 'resolved-at': iso(incident.resolvedAtMs) } : {}),
+    updates: incident.updates.map((update) => ({ status: update.status, message: update.message, at: iso(update.atMs) })),
+  };
+}
