@@ -132,7 +132,7 @@ describe('TCP, DNS, TLS and command definitions', () => {
   it('DNS: domain, expected-ips, record-type and resolver', () => {
     expect(rejection('dns', { domain: '' })).toBe('domain: must not be empty');
     expect(rejection('dns', { 'expected-ips': ['10.0.0.1', 'nope'] })).toBe('expected-ips[1]: must be an IP address, got "nope"');
-    expect(rejection('dns', { 'record-type': 'SRV' })).toBe('record-type: must be one of A, AAAA, CNAME, MX, TXT, NS, got "SRV"');
+    expect(rejection('dns', { 'record-type': 'PTR' })).toBe('record-type: must be one of A, AAAA, CNAME, MX, TXT, NS, SRV, CAA, got "PTR"');
     expect(rejection('dns', { 'record-type': 'MX', 'expected-ips': ['10.0.0.1'] })).toBe('expected-ips: only applies to A and AAAA records, not MX');
     for (const resolver of ['127.0.0.1', '127.0.0.1:5353', '::1', '[::1]:53', '[fd00::1]']) {
       expect(parse('dns', { resolver })).toMatchObject({ resolver });
