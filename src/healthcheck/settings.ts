@@ -46,6 +46,7 @@ export const HealthcheckKeys = {
   'tcp-checks': Type.Optional(CheckList),
   'dns-checks': Type.Optional(CheckList),
   'tls-checks': Type.Optional(CheckList),
+  'websocket-checks': Type.Optional(CheckList),
   'command-checks': Type.Optional(CheckList),
   'heartbeat-checks': Type.Optional(CheckList),
   /** Each window is validated by src/healthcheck/maintenance.ts. */

@@ -8,21 +8,30 @@ import { type HeartbeatDefinition, heartbeatKind } from './heartbeat.ts';
 import { type HttpDefinition, httpKind } from './http.ts';
 import { type TcpDefinition, tcpKind } from './tcp.ts';
 import { type TlsDefinition, tlsKind } from './tls.ts';
+import { type WebsocketDefinition, websocketKind } from './websocket.ts';
 import { checkLabels, DEFAULT_LABEL_LIMITS, type LabelLimits } from './common.ts';
 import type { BaseDefinition, CheckJson, CheckKind, KindName, Prepared } from './types.ts';
 
 export { DEFAULT_LABEL_LIMITS, type LabelLimits } from './common.ts';
 export { type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type KindName, type Prepared } from './types.ts';
 
-export type CheckDefinition = HttpDefinition | TcpDefinition | DnsDefinition | TlsDefinition | CommandDefinition | HeartbeatDefinition;
+export type CheckDefinition =
+  | HttpDefinition
+  | TcpDefinition
+  | DnsDefinition
+  | TlsDefinition
+  | WebsocketDefinition
+  | CommandDefinition
+  | HeartbeatDefinition;
 
-export const KIND_NAMES: readonly KindName[] = ['http', 'tcp', 'dns', 'tls', 'command', 'heartbeat'];
+export const KIND_NAMES: readonly KindName[] = ['http', 'tcp', 'dns', 'tls', 'websocket', 'command', 'heartbeat'];
 
 export const CHECK_KINDS: { readonly [K in KindName]: CheckKind<Extract<CheckDefinition, { kind: K }>> } = {
   http: httpKind,
   tcp: tcpKind,
   dns: dnsKind,
   tls: tlsKind,
+  websocket: websocketKind,
   command: commandKind,
   heartbeat: heartbeatKind,
 };
