@@ -47,6 +47,7 @@ export const HealthcheckKeys = {
   'dns-checks': Type.Optional(CheckList),
   'tls-checks': Type.Optional(CheckList),
   'websocket-checks': Type.Optional(CheckList),
+  'grpc-checks': Type.Optional(CheckList),
   'command-checks': Type.Optional(CheckList),
   'heartbeat-checks': Type.Optional(CheckList),
   /** Each window is validated by src/healthcheck/maintenance.ts. */

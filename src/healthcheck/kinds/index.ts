@@ -4,6 +4,7 @@
  */
 import { type CommandDefinition, commandKind } from './command.ts';
 import { type DnsDefinition, dnsKind } from './dns.ts';
+import { type GrpcDefinition, grpcKind } from './grpc.ts';
 import { type HeartbeatDefinition, heartbeatKind } from './heartbeat.ts';
 import { type HttpDefinition, httpKind } from './http.ts';
 import { type TcpDefinition, tcpKind } from './tcp.ts';
@@ -21,10 +22,11 @@ export type CheckDefinition =
   | DnsDefinition
   | TlsDefinition
   | WebsocketDefinition
+  | GrpcDefinition
   | CommandDefinition
   | HeartbeatDefinition;
 
-export const KIND_NAMES: readonly KindName[] = ['http', 'tcp', 'dns', 'tls', 'websocket', 'command', 'heartbeat'];
+export const KIND_NAMES: readonly KindName[] = ['http', 'tcp', 'dns', 'tls', 'websocket', 'grpc', 'command', 'heartbeat'];
 
 export const CHECK_KINDS: { readonly [K in KindName]: CheckKind<Extract<CheckDefinition, { kind: K }>> } = {
   http: httpKind,
@@ -32,6 +34,7 @@ export const CHECK_KINDS: { readonly [K in KindName]: CheckKind<Extract<CheckDef
   dns: dnsKind,
   tls: tlsKind,
   websocket: websocketKind,
+  grpc: grpcKind,
   command: commandKind,
   heartbeat: heartbeatKind,
 };

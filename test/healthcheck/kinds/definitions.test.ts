@@ -18,6 +18,7 @@ const MINIMAL: Record<KindName, Record<string, unknown>> = {
   dns: { domain: 'example.org' },
   tls: { target: 'example.org', port: 443 },
   websocket: { url: 'ws://127.0.0.1:8080/live' },
+  grpc: { target: '127.0.0.1', port: 50051 },
   command: { command: 'true' },
   heartbeat: {},
 };
@@ -232,7 +233,7 @@ describe('registry', () => {
       expect(CHECK_KINDS[kind].kind).toBe(kind);
       expect(CHECK_KINDS[kind].schema).toMatchObject({ type: 'object', additionalProperties: false });
     }
-    expect(KIND_NAMES.map(configKeyOf)).toEqual(['http-checks', 'tcp-checks', 'dns-checks', 'tls-checks', 'websocket-checks', 'command-checks', 'heartbeat-checks']);
+    expect(KIND_NAMES.map(configKeyOf)).toEqual(['http-checks', 'tcp-checks', 'dns-checks', 'tls-checks', 'websocket-checks', 'grpc-checks', 'command-checks', 'heartbeat-checks']);
     expect(KIND_NAMES.every(isKindName)).toBe(true);
     expect(isKindName('bulk')).toBe(false);
   });
