@@ -48,6 +48,9 @@ export const HealthcheckKeys = {
   'tls-checks': Type.Optional(CheckList),
   'websocket-checks': Type.Optional(CheckList),
   'grpc-checks': Type.Optional(CheckList),
+  'smtp-checks': Type.Optional(CheckList),
+  'imap-checks': Type.Optional(CheckList),
+  'pop3-checks': Type.Optional(CheckList),
   'command-checks': Type.Optional(CheckList),
   'heartbeat-checks': Type.Optional(CheckList),
   /** Each window is validated by src/healthcheck/maintenance.ts. */

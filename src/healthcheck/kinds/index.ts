@@ -6,6 +6,7 @@ import { type CommandDefinition, commandKind } from './command.ts';
 import { type DnsDefinition, dnsKind } from './dns.ts';
 import { type GrpcDefinition, grpcKind } from './grpc.ts';
 import { type HeartbeatDefinition, heartbeatKind } from './heartbeat.ts';
+import { imapKind, type MailDefinition, pop3Kind, smtpKind } from './mail.ts';
 import { type HttpDefinition, httpKind } from './http.ts';
 import { type TcpDefinition, tcpKind } from './tcp.ts';
 import { type TlsDefinition, tlsKind } from './tls.ts';
@@ -23,10 +24,13 @@ export type CheckDefinition =
   | TlsDefinition
   | WebsocketDefinition
   | GrpcDefinition
+  | MailDefinition<'smtp'>
+  | MailDefinition<'imap'>
+  | MailDefinition<'pop3'>
   | CommandDefinition
   | HeartbeatDefinition;
 
-export const KIND_NAMES: readonly KindName[] = ['http', 'tcp', 'dns', 'tls', 'websocket', 'grpc', 'command', 'heartbeat'];
+export const KIND_NAMES: readonly KindName[] = ['http', 'tcp', 'dns', 'tls', 'websocket', 'grpc', 'smtp', 'imap', 'pop3', 'command', 'heartbeat'];
 
 export const CHECK_KINDS: { readonly [K in KindName]: CheckKind<Extract<CheckDefinition, { kind: K }>> } = {
   http: httpKind,
@@ -35,6 +39,9 @@ export const CHECK_KINDS: { readonly [K in KindName]: CheckKind<Extract<CheckDef
   tls: tlsKind,
   websocket: websocketKind,
   grpc: grpcKind,
+  smtp: smtpKind,
+  imap: imapKind,
+  pop3: pop3Kind,
   command: commandKind,
   heartbeat: heartbeatKind,
 };
