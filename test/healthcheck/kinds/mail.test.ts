@@ -3,8 +3,8 @@ import { createSecureContext, TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CheckValidationError, checkSummary, checkToJson, parseCheck, prepareCheck } from '../../../src/healthcheck/kinds/index.ts';
 import type { KindName } from '../../../src/healthcheck/kinds/types.ts';
-import { readPem } from '../../helpers/certs.ts';
-import { type CertFiles, createTestPki, type TestPki } from '../../helpers/targets.ts';
+import { type CertFiles, readPem } from '../../helpers/certs.ts';
+import { createTestPki, type TestPki } from '../../helpers/targets.ts';
 import { check } from './run.ts';
 
 type Protocol = 'smtp' | 'imap' | 'pop3';
