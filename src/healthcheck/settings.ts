@@ -51,6 +51,7 @@ export const HealthcheckKeys = {
   'smtp-checks': Type.Optional(CheckList),
   'imap-checks': Type.Optional(CheckList),
   'pop3-checks': Type.Optional(CheckList),
+  'domain-checks': Type.Optional(CheckList),
   'command-checks': Type.Optional(CheckList),
   'heartbeat-checks': Type.Optional(CheckList),
   /** Each window is validated by src/healthcheck/maintenance.ts. */

@@ -4,6 +4,7 @@
  */
 import { type CommandDefinition, commandKind } from './command.ts';
 import { type DnsDefinition, dnsKind } from './dns.ts';
+import { type DomainDefinition, domainKind } from './domain.ts';
 import { type GrpcDefinition, grpcKind } from './grpc.ts';
 import { type HeartbeatDefinition, heartbeatKind } from './heartbeat.ts';
 import { imapKind, type MailDefinition, pop3Kind, smtpKind } from './mail.ts';
@@ -27,10 +28,11 @@ export type CheckDefinition =
   | MailDefinition<'smtp'>
   | MailDefinition<'imap'>
   | MailDefinition<'pop3'>
+  | DomainDefinition
   | CommandDefinition
   | HeartbeatDefinition;
 
-export const KIND_NAMES: readonly KindName[] = ['http', 'tcp', 'dns', 'tls', 'websocket', 'grpc', 'smtp', 'imap', 'pop3', 'command', 'heartbeat'];
+export const KIND_NAMES: readonly KindName[] = ['http', 'tcp', 'dns', 'tls', 'websocket', 'grpc', 'smtp', 'imap', 'pop3', 'domain', 'command', 'heartbeat'];
 
 export const CHECK_KINDS: { readonly [K in KindName]: CheckKind<Extract<CheckDefinition, { kind: K }>> } = {
   http: httpKind,
@@ -42,6 +44,7 @@ export const CHECK_KINDS: { readonly [K in KindName]: CheckKind<Extract<CheckDef
   smtp: smtpKind,
   imap: imapKind,
   pop3: pop3Kind,
+  domain: domainKind,
   command: commandKind,
   heartbeat: heartbeatKind,
 };
