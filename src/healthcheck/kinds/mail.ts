@@ -29,7 +29,7 @@ import { prepareMail } from './mail-probe.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckValidationError } from './types.ts';
 
 export type MailProtocol = 'smtp' | 'imap' | 'pop3';
-export type MailTls = 'none' | 'starttls' | 'tls';
+type MailTls = 'none' | 'starttls' | 'tls';
 const MAIL_TLS: readonly MailTls[] = ['none', 'starttls', 'tls'];
 
 /** The IANA ports: clear text (and STARTTLS), then implicit TLS. */

@@ -2,45 +2,9 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CheckValidationError, checkSummary, parseCheck } from '../../../src/healthcheck/kinds/index.ts';
 import { readPem } from '../../helpers/certs.ts';
+import { startGrpcHealthServer } from '../../helpers/protocol-targets.ts';
 import { closedPort, createTestPki, startHttpTarget, startTcpTarget, type TestPki } from '../../helpers/targets.ts';
 import { check } from './run.ts';
-
-/**
- * A real grpc-js server implementing grpc.health.v1.Health/Check with hand-written protobuf (the messages are one
- * field each), so the test needs no .proto loader: `""` and `api` are SERVING, `batch` NOT_SERVING, `slow` never
- * answers, any other service is NOT_FOUND, as the reference health service answers.
- */
-const STATUSES: Record<string, number> = { '': 1, api: 1, batch: 2 };
-
-const healthService: grpc.ServiceDefinition = {
-  Check: {
-    path: '/grpc.health.v1.Health/Check',
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: ({ service }: { service: string }) => Buffer.concat([Buffer.from([0x0a, Buffer.byteLength(service)]), Buffer.from(service)]),
-    // An object, not the bare name: grpc-js takes a falsy request (the empty name) for no request at all.
-    requestDeserialize: (bytes: Buffer) => ({ service: bytes.length === 0 ? '' : bytes.subarray(2, 2 + (bytes[1] as number)).toString('utf8') }),
-    responseSerialize: (status: number) => Buffer.from([0x08, status]),
-    responseDeserialize: (bytes: Buffer) => bytes[1] as number,
-  },
-};
-
-async function startGrpcServer(credentials: grpc.ServerCredentials): Promise<{ port: number; services: string[]; close: () => Promise<void> }> {
-  const server = new grpc.Server();
-  const services: string[] = [];
-  server.addService(healthService, {
-    Check: (call: grpc.ServerUnaryCall<{ service: string }, number>, callback: grpc.sendUnaryData<number>) => {
-      const { service } = call.request;
-      services.push(service);
-      if (service === 'slow') return;
-      const status = STATUSES[service];
-      if (status === undefined) callback({ code: grpc.status.NOT_FOUND, details: 'unknown service' });
-      else callback(null, status);
-    },
-  });
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', credentials, (error, bound) => (error ? reject(error) : resolve(bound))));
-  return { port, services, close: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())).then(() => server.forceShutdown()) };
-}
 
 function rejection(raw: Record<string, unknown>): string {
   try {
@@ -53,13 +17,13 @@ function rejection(raw: Record<string, unknown>): string {
 }
 
 describe('gRPC check against a grpc-js health service', () => {
-  let plain: Awaited<ReturnType<typeof startGrpcServer>>;
-  let secure: Awaited<ReturnType<typeof startGrpcServer>>;
+  let plain: Awaited<ReturnType<typeof startGrpcHealthServer>>;
+  let secure: Awaited<ReturnType<typeof startGrpcHealthServer>>;
   let pki: TestPki;
   beforeAll(async () => {
     pki = createTestPki();
-    plain = await startGrpcServer(grpc.ServerCredentials.createInsecure());
-    secure = await startGrpcServer(grpc.ServerCredentials.createSsl(null, [{ private_key: readPem(pki.server.key), cert_chain: readPem(pki.server.cert) }]));
+    plain = await startGrpcHealthServer(grpc.ServerCredentials.createInsecure());
+    secure = await startGrpcHealthServer(grpc.ServerCredentials.createSsl(null, [{ private_key: readPem(pki.server.key), cert_chain: readPem(pki.server.cert) }]));
   });
   afterAll(async () => {
     await plain.close();

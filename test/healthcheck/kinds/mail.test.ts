@@ -1,81 +1,10 @@
-import { type AddressInfo, createServer, type Socket } from 'node:net';
-import { createSecureContext, TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CheckValidationError, checkSummary, checkToJson, parseCheck, prepareCheck } from '../../../src/healthcheck/kinds/index.ts';
 import type { KindName } from '../../../src/healthcheck/kinds/types.ts';
-import { type CertFiles, readPem } from '../../helpers/certs.ts';
+import type { CertFiles } from '../../helpers/certs.ts';
+import { GREETINGS, type MailServerOptions, startMailServer } from '../../helpers/protocol-targets.ts';
 import { createTestPki, type TestPki } from '../../helpers/targets.ts';
 import { check } from './run.ts';
-
-type Protocol = 'smtp' | 'imap' | 'pop3';
-
-interface MailServerOptions {
-  protocol: Protocol;
-  cert: CertFiles;
-  /** `implicit`: TLS from the first byte; `starttls`: offered and accepted; `refuse`: offered, refused; `none`: not offered. */
-  tls: 'implicit' | 'starttls' | 'refuse' | 'none';
-  greeting?: string;
-  /** Never greet (a server that accepts and hangs). */
-  mute?: boolean;
-}
-
-const GREETINGS: Record<Protocol, string> = { smtp: '220-mail.test ESMTP Postfix\r\n220 ready', imap: '* OK [CAPABILITY IMAP4rev1 STARTTLS] Dovecot ready.', pop3: '+OK Dovecot ready.' };
-
-/**
- * A tiny mail server speaking just what the checks say: the greeting, EHLO, STARTTLS / STLS, QUIT / LOGOUT. It
- * records the commands received, in clear text and over TLS, so a test sees the dialogue.
- */
-async function startMailServer(options: MailServerOptions): Promise<{ port: number; commands: string[]; close: () => Promise<void> }> {
-  const context = createSecureContext({ key: readPem(options.cert.key), cert: readPem(options.cert.cert) });
-  const commands: string[] = [];
-  const sockets = new Set<Socket>();
-  const converse = (socket: Socket, secure: boolean): void => {
-    let buffer = '';
-    const onData = (chunk: Buffer): void => {
-      buffer += chunk.toString('latin1');
-      let newline: number;
-      while ((newline = buffer.indexOf('\r\n')) !== -1) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 2);
-        commands.push(secure ? `tls:${line}` : line);
-        const upper = line.toUpperCase();
-        if (upper.startsWith('EHLO')) socket.write(`250-mail.test\r\n250-PIPELINING\r\n${options.tls === 'none' ? '' : '250-STARTTLS\r\n'}250 8BITMIME\r\n`);
-        else if (upper === 'STARTTLS' || upper === 'A1 STARTTLS' || upper === 'STLS') {
-          if (options.tls === 'refuse' || options.tls === 'none') {
-            socket.write(options.protocol === 'smtp' ? '454 TLS not available\r\n' : options.protocol === 'imap' ? 'a1 NO not now\r\n' : '-ERR not now\r\n');
-            continue;
-          }
-          socket.write(options.protocol === 'smtp' ? '220 go ahead\r\n' : options.protocol === 'imap' ? 'a1 OK Begin TLS negotiation now\r\n' : '+OK Begin TLS\r\n');
-          socket.removeListener('data', onData);
-          const upgraded = new TLSSocket(socket, { isServer: true, secureContext: context });
-          upgraded.on('error', () => {});
-          converse(upgraded, true);
-          return;
-        } else if (upper === 'QUIT' || upper === 'A2 LOGOUT') socket.end(options.protocol === 'imap' ? '* BYE\r\na2 OK\r\n' : options.protocol === 'smtp' ? '221 bye\r\n' : '+OK bye\r\n');
-        else socket.write(options.protocol === 'smtp' ? '500 unknown\r\n' : '-ERR unknown\r\n');
-      }
-    };
-    socket.on('data', onData);
-  };
-  const server = createServer((raw) => {
-    sockets.add(raw);
-    raw.on('close', () => sockets.delete(raw));
-    raw.on('error', () => {});
-    const socket = options.tls === 'implicit' ? new TLSSocket(raw, { isServer: true, secureContext: context }) : raw;
-    socket.on('error', () => {});
-    if (!options.mute) socket.write(`${options.greeting ?? GREETINGS[options.protocol]}\r\n`);
-    converse(socket, options.tls === 'implicit');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    commands,
-    close: () => {
-      for (const socket of sockets) socket.destroy();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 function rejection(kind: KindName, raw: Record<string, unknown>): string {
   try {

@@ -1,46 +1,8 @@
-import { createServer as createHttpServer, type Server } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebSocketServer } from 'ws';
 import { CheckValidationError, checkSummary, parseCheck } from '../../../src/healthcheck/kinds/index.ts';
-import { readPem } from '../../helpers/certs.ts';
+import { startWsServer } from '../../helpers/protocol-targets.ts';
 import { createTestPki, startTcpTarget, type TestPki } from '../../helpers/targets.ts';
 import { check } from './run.ts';
-
-/**
- * A real ws server on loopback: `/echo` answers each message with `echo: <message>`, `/greet` sends `hello` at
- * once, `/silent` never sends, `/bye` closes at once; other paths are refused with 404 before the upgrade.
- */
-async function startWsServer(tls?: { key: string; cert: string }): Promise<{ url: string; headers: Record<string, string | string[] | undefined>[]; close: () => Promise<void> }> {
-  const server: Server = tls ? createHttpsServer({ key: readPem(tls.key), cert: readPem(tls.cert) }) : createHttpServer();
-  const wss = new WebSocketServer({ noServer: true });
-  const headers: Record<string, string | string[] | undefined>[] = [];
-  server.on('upgrade', (request, socket, head) => {
-    if (!['/echo', '/greet', '/silent', '/bye'].includes(request.url ?? '')) {
-      socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n');
-      return;
-    }
-    headers.push(request.headers);
-    wss.handleUpgrade(request, socket, head, (ws) => {
-      if (request.url === '/echo') ws.on('message', (data: Buffer) => ws.send(`echo: ${data.toString()}`));
-      if (request.url === '/greet') ws.send('hello');
-      if (request.url === '/bye') ws.close(1001, 'going away');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `${tls ? 'wss' : 'ws'}://127.0.0.1:${port}`,
-    headers,
-    close: async () => {
-      for (const client of wss.clients) client.terminate();
-      wss.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 function rejection(raw: Record<string, unknown>): string {
   try {
