@@ -15,7 +15,7 @@
  *   node --import tsx bench/checks.ts --node-flags='--max-semi-space-size=1'   extra node flags for the service
  *   node --import tsx bench/checks.ts --tcp 1000 --http 200   a small deployment, bench/results/checks-1000tcp-200http.json
  *   node --import tsx bench/checks.ts --tcp 0 --http 0 --grpc 2000   one of the newer kinds alone (also --websocket,
- *                                                              --smtp, --domain): bench/results/checks-0tcp-0http-2000grpc.json;
+ *                                                              --smtp, --domain, --icmp): bench/results/checks-0tcp-0http-2000grpc.json;
  *                                                              `cpu_us_per_run` compares a kind's cost with TCP's
  *   node --import tsx bench/checks.ts --cpu-prof DIR           the service runs under `node --cpu-prof`; the
  *                                                              window's breakdown by component (bench/profile.ts)
@@ -51,11 +51,13 @@ const { values: args } = parseArgs({
     grpc: { type: 'string', default: '0' },
     smtp: { type: 'string', default: '0' },
     domain: { type: 'string', default: '0' },
+    /** Pings 127.0.0.1: needs root, CAP_NET_RAW or ping_group_range. */
+    icmp: { type: 'string', default: '0' },
   },
 });
 const TCP_CHECKS = Number(args.tcp);
 const HTTP_CHECKS = Number(args.http);
-const NEW_KINDS = { websocket: Number(args.websocket), grpc: Number(args.grpc), smtp: Number(args.smtp), domain: Number(args.domain) };
+const NEW_KINDS = { websocket: Number(args.websocket), grpc: Number(args.grpc), smtp: Number(args.smtp), domain: Number(args.domain), icmp: Number(args.icmp) };
 for (const [flag, value] of [['--tcp', TCP_CHECKS], ['--http', HTTP_CHECKS], ...Object.entries(NEW_KINDS).map(([kind, n]) => [`--${kind}`, n] as const)] as const) {
   if (!Number.isInteger(value) || value < 0) throw new Error(`${flag}: must be a whole number of checks, got ${value}`);
 }
@@ -102,6 +104,7 @@ function writeConfig(dir: string, targets: Targets, apiPort: number): string {
     'websocket-checks': series(NEW_KINDS.websocket, (i) => ({ name: `websocket-${i}`, url: `ws://127.0.0.1:${targets.wsPort}/greet`, 'expected-regexp': 'hello', ...every })),
     'grpc-checks': series(NEW_KINDS.grpc, (i) => ({ name: `grpc-${i}`, target: '127.0.0.1', port: targets.grpcPort, ...every })),
     'smtp-checks': series(NEW_KINDS.smtp, (i) => ({ name: `smtp-${i}`, target: '127.0.0.1', port: targets.smtpPort, ...every })),
+    'icmp-checks': series(NEW_KINDS.icmp, (i) => ({ name: `icmp-${i}`, target: '127.0.0.1', ...every })),
     'domain-checks': series(NEW_KINDS.domain, (i) => ({ name: `domain-${i}`, domain: 'example.com', 'rdap-url': `http://127.0.0.1:${targets.rdapPort}`, 'expiration-delay': '720h', ...every })),
   };
   const file = join(dir, 'checks.yaml');

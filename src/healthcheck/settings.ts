@@ -52,6 +52,7 @@ export const HealthcheckKeys = {
   'imap-checks': Type.Optional(CheckList),
   'pop3-checks': Type.Optional(CheckList),
   'domain-checks': Type.Optional(CheckList),
+  'icmp-checks': Type.Optional(CheckList),
   'command-checks': Type.Optional(CheckList),
   'heartbeat-checks': Type.Optional(CheckList),
   /** Each window is validated by src/healthcheck/maintenance.ts. */

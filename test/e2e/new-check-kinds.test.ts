@@ -1,5 +1,5 @@
 /**
- * The newer check kinds (websocket, grpc, smtp, imap, pop3, domain) through the real server: from the config file
+ * The newer check kinds (websocket, grpc, smtp, imap, pop3, domain, icmp: as root) through the real server: from the config file
  * (`<kind>-checks`), as API one-offs, in a bulk body, refused with a 400 naming the field, and their metrics.
  */
 import * as grpc from '@grpc/grpc-js';
@@ -44,6 +44,8 @@ beforeAll(async () => {
       'grpc-checks': [{ name: 'cfg-grpc', target: '127.0.0.1', port: grpcServer.port, service: 'api', ...every }],
       'smtp-checks': [{ name: 'cfg-smtp', target: '127.0.0.1', port: smtp.port, tls: 'starttls', cacert: pki.ca, ...every }],
       'domain-checks': [{ name: 'cfg-domain', domain: 'example.test', 'rdap-url': rdap.origin, 'expiration-delay': '720h', ...every }],
+      // The service runs as the test's user: ICMP needs root (or CAP_NET_RAW, or ping_group_range).
+      ...(process.getuid?.() === 0 ? { 'icmp-checks': [{ name: 'cfg-icmp', target: '127.0.0.1', ...every }] } : {}),
     },
   });
 });
@@ -74,6 +76,7 @@ describe('the newer check kinds in the real server', () => {
     expect(await resultOf('cfg-grpc')).toMatchObject({ success: true, summary: `gRPC healthcheck on 127.0.0.1:${targets.grpc.port} (service api)` });
     expect(await resultOf('cfg-smtp')).toMatchObject({ success: true, summary: `SMTP healthcheck on 127.0.0.1:${targets.smtp.port}` });
     expect(await resultOf('cfg-domain')).toMatchObject({ success: true, summary: 'Domain healthcheck on example.test' });
+    if (process.getuid?.() === 0) expect(await resultOf('cfg-icmp')).toMatchObject({ success: true, summary: 'ICMP healthcheck on 127.0.0.1' });
     const listed = (await (await server.request('/api/v1/healthcheck/cfg-grpc')).json()) as Record<string, unknown>;
     expect(listed).toMatchObject({ kind: 'grpc', service: 'api', tls: false });
   });

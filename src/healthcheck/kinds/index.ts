@@ -8,6 +8,7 @@ import { type DomainDefinition, domainKind } from './domain.ts';
 import { type GrpcDefinition, grpcKind } from './grpc.ts';
 import { type HeartbeatDefinition, heartbeatKind } from './heartbeat.ts';
 import { imapKind, type MailDefinition, pop3Kind, smtpKind } from './mail.ts';
+import { type IcmpDefinition, icmpKind } from './icmp.ts';
 import { type HttpDefinition, httpKind } from './http.ts';
 import { type TcpDefinition, tcpKind } from './tcp.ts';
 import { type TlsDefinition, tlsKind } from './tls.ts';
@@ -29,10 +30,11 @@ export type CheckDefinition =
   | MailDefinition<'imap'>
   | MailDefinition<'pop3'>
   | DomainDefinition
+  | IcmpDefinition
   | CommandDefinition
   | HeartbeatDefinition;
 
-export const KIND_NAMES: readonly KindName[] = ['http', 'tcp', 'dns', 'tls', 'websocket', 'grpc', 'smtp', 'imap', 'pop3', 'domain', 'command', 'heartbeat'];
+export const KIND_NAMES: readonly KindName[] = ['http', 'tcp', 'dns', 'tls', 'websocket', 'grpc', 'smtp', 'imap', 'pop3', 'domain', 'icmp', 'command', 'heartbeat'];
 
 export const CHECK_KINDS: { readonly [K in KindName]: CheckKind<Extract<CheckDefinition, { kind: K }>> } = {
   http: httpKind,
@@ -45,6 +47,7 @@ export const CHECK_KINDS: { readonly [K in KindName]: CheckKind<Extract<CheckDef
   imap: imapKind,
   pop3: pop3Kind,
   domain: domainKind,
+  icmp: icmpKind,
   command: commandKind,
   heartbeat: heartbeatKind,
 };

@@ -4,7 +4,7 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 
-export type KindName = 'http' | 'tcp' | 'dns' | 'tls' | 'websocket' | 'grpc' | 'smtp' | 'imap' | 'pop3' | 'domain' | 'command' | 'heartbeat';
+export type KindName = 'http' | 'tcp' | 'dns' | 'tls' | 'websocket' | 'grpc' | 'smtp' | 'imap' | 'pop3' | 'domain' | 'icmp' | 'command' | 'heartbeat';
 
 /** Fields every normalised definition has. Durations are nanoseconds (see src/common/duration.ts). */
 export interface BaseDefinition {

@@ -22,6 +22,7 @@ const MINIMAL: Record<KindName, Record<string, unknown>> = {
   smtp: { target: 'mail.example.org', tls: 'starttls' },
   imap: { target: 'mail.example.org', tls: 'tls', 'expiration-delay': '720h' },
   pop3: { target: 'mail.example.org' },
+  icmp: { target: '127.0.0.1' },
   domain: { domain: 'example.org', 'rdap-url': 'http://127.0.0.1:8080/rdap', 'expiration-delay': '720h' },
   command: { command: 'true' },
   heartbeat: {},
@@ -237,7 +238,7 @@ describe('registry', () => {
       expect(CHECK_KINDS[kind].kind).toBe(kind);
       expect(CHECK_KINDS[kind].schema).toMatchObject({ type: 'object', additionalProperties: false });
     }
-    expect(KIND_NAMES.map(configKeyOf)).toEqual(['http-checks', 'tcp-checks', 'dns-checks', 'tls-checks', 'websocket-checks', 'grpc-checks', 'smtp-checks', 'imap-checks', 'pop3-checks', 'domain-checks', 'command-checks', 'heartbeat-checks']);
+    expect(KIND_NAMES.map(configKeyOf)).toEqual(['http-checks', 'tcp-checks', 'dns-checks', 'tls-checks', 'websocket-checks', 'grpc-checks', 'smtp-checks', 'imap-checks', 'pop3-checks', 'domain-checks', 'icmp-checks', 'command-checks', 'heartbeat-checks']);
     expect(KIND_NAMES.every(isKindName)).toBe(true);
     expect(isKindName('bulk')).toBe(false);
   });
