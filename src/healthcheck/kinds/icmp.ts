@@ -12,9 +12,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
-import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { Type } from '@sinclair/typebox';
+import type * as rawSocketTypes from 'raw-socket';
 import { formatDuration } from '../../common/duration.ts';
 import { baseToJson, checkSchema, describeCheck, errorText, hostTarget, parseBase, timeoutText, validateShape, withFields } from './common.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
@@ -43,30 +43,14 @@ function icmpToJson(def: IcmpDefinition, source = ''): CheckJson {
   return json;
 }
 
-/** What the check uses of raw-socket (it ships no types). */
-interface RawSocket {
-  on(event: 'message', listener: (buffer: Buffer, source: string) => void): void;
-  on(event: 'error', listener: (error: Error) => void): void;
-  send(buffer: Buffer, offset: number, length: number, address: string, done: (error: Error | null) => void): void;
-  close(): void;
-}
-interface RawSocketModule {
-  createSocket(options: { protocol: number; addressFamily: number }): RawSocket;
-  AddressFamily: { IPv4: number; IPv6: number };
-  Protocol: { ICMP: number; ICMPv6: number };
-}
+type RawSocketModule = typeof rawSocketTypes;
+type RawSocket = ReturnType<RawSocketModule['createSocket']>;
 
-let rawSocket: RawSocketModule | Error | undefined;
+let rawSocket: Promise<RawSocketModule | Error> | undefined;
 
 /** Loaded at the first ICMP run, so that a machine where the native module did not build only fails ICMP checks. */
-function loadRawSocket(): RawSocketModule | Error {
-  if (rawSocket === undefined) {
-    try {
-      rawSocket = createRequire(import.meta.url)('raw-socket') as RawSocketModule;
-    } catch (error) {
-      rawSocket = new Error(`ICMP is not available: the raw-socket module could not be loaded (${errorText(error)})`);
-    }
-  }
+function loadRawSocket(): Promise<RawSocketModule | Error> {
+  rawSocket ??= import('raw-socket').catch((error: unknown) => new Error(`ICMP is not available: the raw-socket module could not be loaded (${errorText(error)})`));
   return rawSocket;
 }
 
@@ -90,9 +74,10 @@ class EchoSocket {
   constructor(private readonly v6: boolean) {}
 
   /** The socket, opened if need be; an Error saying why it cannot be. */
-  open(): RawSocket | Error {
+  async open(): Promise<RawSocket | Error> {
     if (this.socket !== null) return this.socket;
-    const module = loadRawSocket();
+    const module = await loadRawSocket();
+    if (this.socket !== null) return this.socket; // opened by a run that loaded the module first
     if (module instanceof Error) return module;
     try {
       const socket = this.v6
@@ -174,7 +159,7 @@ function prepareIcmp(def: IcmpDefinition): Promise<Prepared> {
       used.add(echo);
       echo.users++;
     }
-    const socket = echo.open();
+    const socket = await echo.open();
     if (socket instanceof Error) throw new CheckFailure(socket.message);
     const number = (nextNumber = (nextNumber + 1) >>> 0);
     await new Promise<void>((resolve, reject) => {
