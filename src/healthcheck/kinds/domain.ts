@@ -5,8 +5,10 @@
  * the domain (its bootstrap follows IANA's registry, RFC 9224); a registry's own base URL can be given instead.
  */
 import { Type } from '@sinclair/typebox';
-import { Duration, formatDuration } from '../../common/duration.ts';
+import { type Dispatcher, interceptors } from 'undici';
+import { Duration, durationToMs, formatDuration } from '../../common/duration.ts';
 import { baseToJson, checkSchema, describeCheck, durationField, errorText, nonEmpty, parseBase, timeoutText, validateShape, withFields } from './common.ts';
+import { acquireAgent } from './http-agents.ts';
 import { goUtcTime } from './tls.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
 
@@ -62,11 +64,10 @@ function domainToJson(def: DomainDefinition, source = ''): CheckJson {
 }
 
 /** The body as text, up to the limit (a larger one fails: it is not an RDAP answer). */
-async function readCapped(response: Response): Promise<string> {
-  if (response.body === null) return '';
-  const chunks: Uint8Array[] = [];
+async function readCapped(body: Dispatcher.ResponseData['body']): Promise<string> {
+  const chunks: Buffer[] = [];
   let bytes = 0;
-  for await (const chunk of response.body) {
+  for await (const chunk of body as AsyncIterable<Buffer>) {
     bytes += chunk.length;
     if (bytes > MAX_ANSWER_BYTES) throw new Error(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`);
     chunks.push(chunk);
@@ -89,23 +90,26 @@ function expirationOf(answer: unknown): Date | undefined {
 
 async function prepareDomain(def: DomainDefinition): Promise<Prepared> {
   const url = `${def.rdapUrl}/domain/${encodeURIComponent(def.domain)}`;
+  const { origin, pathname } = new URL(url);
+  // An undici Agent shared as HTTP checks share theirs (http-agents.ts): the checks of one RDAP server reuse its
+  // keep-alive connections. Redirects are followed (rdap.org's bootstrap answers with one).
+  const undiciTimeoutMs = durationToMs(def.timeoutNs) + 1_000;
+  const keepAliveTimeoutMs = Math.min(90_000, Math.max(4_000, durationToMs(def.intervalNs) + 1_000));
+  const { agent, release } = acquireAgent(`rdap|${undiciTimeoutMs}|${keepAliveTimeoutMs}`, { keepAliveTimeoutMs, undiciTimeoutMs, connect: {} });
+  const dispatcher = agent.compose(interceptors.redirect({ maxRedirections: 5 }));
+  const headers = { accept: 'application/rdap+json, application/json', 'user-agent': 'Vigie' };
   const failed = (tail: string): CheckFailure => new CheckFailure(`RDAP lookup of ${def.domain} failed (${url}): ${tail}`);
   let lastExpirySeconds: number | undefined;
   const run = async (signal: AbortSignal): Promise<void> => {
     let answer: unknown;
     try {
-      // fetch: a domain check runs hourly or daily, so undici's per-request cost does not matter here, and
-      // redirects (rdap.org's bootstrap) are followed.
-      const response = await fetch(url, { signal, redirect: 'follow', headers: { accept: 'application/rdap+json, application/json', 'user-agent': 'Vigie' } });
-      if (response.status === 404) {
-        await response.body?.cancel();
-        throw new CheckFailure(`the domain ${def.domain} is not registered (RDAP answered 404 at ${response.url})`);
+      const response = await dispatcher.request({ origin, path: pathname, method: 'GET', headers, signal });
+      if (response.statusCode !== 200) {
+        await response.body.dump();
+        if (response.statusCode === 404) throw new CheckFailure(`the domain ${def.domain} is not registered (RDAP answered 404 at ${url})`);
+        throw failed(`status ${response.statusCode}`);
       }
-      if (response.status !== 200) {
-        await response.body?.cancel();
-        throw failed(`status ${response.status}`);
-      }
-      const text = await readCapped(response);
+      const text = await readCapped(response.body);
       try {
         answer = JSON.parse(text);
       } catch (error) {
@@ -121,7 +125,7 @@ async function prepareDomain(def: DomainDefinition): Promise<Prepared> {
     lastExpirySeconds = Math.floor(expiry.getTime() / 1000);
     if (expiry.getTime() < Date.now() + def.expirationDelayNs / 1e6) throw new CheckFailure(`the domain ${def.domain} will expire at ${goUtcTime(expiry)}`);
   };
-  return { run, close: () => Promise.resolve(), domainExpirySeconds: () => lastExpirySeconds };
+  return { run, close: release, domainExpirySeconds: () => lastExpirySeconds };
 }
 
 export const domainKind: CheckKind<DomainDefinition> = {
