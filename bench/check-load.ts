@@ -16,17 +16,48 @@ export interface Targets {
   httpPort: number;
   /** An HTTP collector that reads each request and answers 200 after `collectorDelayMs` (0: not started). */
   collectorPort: number;
+  /** With `newKinds`: a ws server (`/greet` sends `hello`), a grpc-js health server (SERVING), an SMTP greeter and
+   *  an RDAP server (an expiry a year away); 0 otherwise. */
+  wsPort: number;
+  grpcPort: number;
+  smtpPort: number;
+  rdapPort: number;
   process: ChildProcess;
 }
 
-const targetsSource = (collectorDelayMs: number, keepAliveTimeoutMs: number | undefined) => `
+const targetsSource = (collectorDelayMs: number, keepAliveTimeoutMs: number | undefined, newKinds: boolean) => `
 const net = require('node:net');
 const http = require('node:http');
 const tcpPorts = [];
 let httpPort = 0;
 let collectorPort = 0;
-let pending = ${TCP_PORTS} + 1 + ${collectorDelayMs > 0 ? 1 : 0};
-const ready = () => { if (--pending === 0) process.stdout.write(JSON.stringify({ tcpPorts, httpPort, collectorPort }) + '\\n'); };
+let wsPort = 0, grpcPort = 0, smtpPort = 0, rdapPort = 0;
+let pending = ${TCP_PORTS} + 1 + ${collectorDelayMs > 0 ? 1 : 0} + ${newKinds ? 4 : 0};
+const ready = () => { if (--pending === 0) process.stdout.write(JSON.stringify({ tcpPorts, httpPort, collectorPort, wsPort, grpcPort, smtpPort, rdapPort }) + '\\n'); };
+if (${newKinds}) {
+  const { WebSocketServer } = require('ws');
+  const wsHttp = http.createServer();
+  const wss = new WebSocketServer({ server: wsHttp, perMessageDeflate: false });
+  wss.on('connection', (socket) => { socket.on('error', () => {}); socket.send('hello'); });
+  wsHttp.listen({ host: '127.0.0.1', port: 0, backlog: 4096 }, () => { wsPort = wsHttp.address().port; ready(); });
+  const grpc = require('@grpc/grpc-js');
+  const server = new grpc.Server();
+  server.addService({ Check: { path: '/grpc.health.v1.Health/Check', requestStream: false, responseStream: false,
+    requestSerialize: (value) => value, requestDeserialize: (bytes) => ({ bytes }),
+    responseSerialize: (status) => Buffer.from([0x08, status]), responseDeserialize: (bytes) => bytes[1] } },
+    { Check: (call, callback) => callback(null, 1) });
+  server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) => { grpcPort = port; ready(); });
+  const smtp = net.createServer((socket) => {
+    socket.on('error', () => {});
+    socket.write('220 bench ESMTP\\r\\n');
+    socket.on('data', (data) => { if (/QUIT/i.test(data.toString())) socket.end('221 bye\\r\\n'); });
+  });
+  smtp.listen({ host: '127.0.0.1', port: 0, backlog: 4096 }, () => { smtpPort = smtp.address().port; ready(); });
+  const expiry = new Date(Date.now() + 365 * 86400000).toISOString();
+  const rdapBody = JSON.stringify({ objectClassName: 'domain', events: [{ eventAction: 'expiration', eventDate: expiry }] });
+  const rdap = http.createServer((request, response) => response.writeHead(200, { 'content-type': 'application/rdap+json' }).end(rdapBody));
+  rdap.listen({ host: '127.0.0.1', port: 0, backlog: 4096 }, () => { rdapPort = rdap.address().port; ready(); });
+}
 for (let i = 0; i < ${TCP_PORTS}; i++) {
   const server = net.createServer((socket) => { socket.on('error', () => {}); socket.resume(); });
   server.listen({ host: '127.0.0.1', port: 0, backlog: 4096 }, () => { tcpPorts.push(server.address().port); ready(); });
@@ -45,8 +76,8 @@ if (${collectorDelayMs} > 0) {
 `;
 
 /** `keepAliveTimeoutMs`: the HTTP target's keep-alive timeout; Node's default (5 s) when not given. */
-export async function startTargets(options: { collectorDelayMs?: number; keepAliveTimeoutMs?: number } = {}): Promise<Targets> {
-  const source = targetsSource(options.collectorDelayMs ?? 0, options.keepAliveTimeoutMs);
+export async function startTargets(options: { collectorDelayMs?: number; keepAliveTimeoutMs?: number; newKinds?: boolean } = {}): Promise<Targets> {
+  const source = targetsSource(options.collectorDelayMs ?? 0, options.keepAliveTimeoutMs, options.newKinds ?? false);
   const child = spawn(process.execPath, ['-e', source], { stdio: ['ignore', 'pipe', 'inherit'] });
   const ports = await new Promise<Omit<Targets, 'process'>>((resolve) =>
     child.stdout.once('data', (chunk: Buffer) => resolve(JSON.parse(chunk.toString()) as Omit<Targets, 'process'>)),

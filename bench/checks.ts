@@ -14,6 +14,9 @@
  *   node --import tsx bench/checks.ts --peer /path/cabourotte  then the same YAML against Cabourotte, and the ratios
  *   node --import tsx bench/checks.ts --node-flags='--max-semi-space-size=1'   extra node flags for the service
  *   node --import tsx bench/checks.ts --tcp 1000 --http 200   a small deployment, bench/results/checks-1000tcp-200http.json
+ *   node --import tsx bench/checks.ts --tcp 0 --http 0 --grpc 2000   one of the newer kinds alone (also --websocket,
+ *                                                              --smtp, --domain, --icmp): bench/results/checks-0tcp-0http-2000grpc.json;
+ *                                                              `cpu_us_per_run` compares a kind's cost with TCP's
  *   node --import tsx bench/checks.ts --cpu-prof DIR           the service runs under `node --cpu-prof`; the
  *                                                              window's breakdown by component (bench/profile.ts)
  *
@@ -28,7 +31,7 @@ import { stringify } from 'yaml';
 import { ROOT } from '../bin/build.mjs';
 import { freePort } from '../test/helpers/ports.ts';
 import { ensureBundle, readLines, serviceNodeFlags } from '../test/helpers/server.ts';
-import { cpuSeconds, parseMetrics, percentile, rssMb, type Scrape, startTargets, threadCpuSeconds, threadCpuShares } from './check-load.ts';
+import { cpuSeconds, parseMetrics, percentile, rssMb, type Scrape, startTargets, type Targets, threadCpuSeconds, threadCpuShares } from './check-load.ts';
 import { profileBreakdown } from './profile.ts';
 
 const WARMUP_S = 20;
@@ -43,14 +46,23 @@ const { values: args } = parseArgs({
     /** The workload's size: `--tcp 1000 --http 200` is a small deployment (docs/performance.md). */
     tcp: { type: 'string', default: '10000' },
     http: { type: 'string', default: '2000' },
+    /** The newer kinds, each against one local server (0 by default: `npm run bench` is unchanged). */
+    websocket: { type: 'string', default: '0' },
+    grpc: { type: 'string', default: '0' },
+    smtp: { type: 'string', default: '0' },
+    domain: { type: 'string', default: '0' },
+    /** Pings 127.0.0.1: needs root, CAP_NET_RAW or ping_group_range. */
+    icmp: { type: 'string', default: '0' },
   },
 });
 const TCP_CHECKS = Number(args.tcp);
 const HTTP_CHECKS = Number(args.http);
-for (const [flag, value] of [['--tcp', TCP_CHECKS], ['--http', HTTP_CHECKS]] as const) {
+const NEW_KINDS = { websocket: Number(args.websocket), grpc: Number(args.grpc), smtp: Number(args.smtp), domain: Number(args.domain), icmp: Number(args.icmp) };
+for (const [flag, value] of [['--tcp', TCP_CHECKS], ['--http', HTTP_CHECKS], ...Object.entries(NEW_KINDS).map(([kind, n]) => [`--${kind}`, n] as const)] as const) {
   if (!Number.isInteger(value) || value < 0) throw new Error(`${flag}: must be a whole number of checks, got ${value}`);
 }
-const DEFAULT_SIZE = TCP_CHECKS === 10_000 && HTTP_CHECKS === 2_000;
+const NEW_KIND_CHECKS = Object.values(NEW_KINDS).reduce((sum, n) => sum + n, 0);
+const DEFAULT_SIZE = TCP_CHECKS === 10_000 && HTTP_CHECKS === 2_000 && NEW_KIND_CHECKS === 0;
 const WINDOW_S = args.minutes !== undefined ? Math.round(Number(args.minutes) * 60) : 60;
 if (!Number.isFinite(WINDOW_S) || WINDOW_S <= 0) throw new Error(`--minutes: must be a positive number, got ${args.minutes}`);
 
@@ -70,7 +82,11 @@ function median(values: number[]): number {
 }
 
 /** The one YAML both services read: Cabourotte ignores `data-dir`, Vigie accepts Cabourotte's keys. */
-function writeConfig(dir: string, ports: number[], httpPort: number, apiPort: number): string {
+function writeConfig(dir: string, targets: Targets, apiPort: number): string {
+  const ports = targets.tcpPorts;
+  const httpPort = targets.httpPort;
+  const every = { timeout: '5s', interval: '10s' };
+  const series = <T>(count: number, make: (i: number) => T): T[] | undefined => (count > 0 ? Array.from({ length: count }, (_, i) => make(i)) : undefined);
   const config = {
     'data-dir': dir,
     http: { host: '127.0.0.1', port: apiPort },
@@ -85,6 +101,11 @@ function writeConfig(dir: string, ports: number[], httpPort: number, apiPort: nu
       timeout: '5s',
       interval: '10s',
     })),
+    'websocket-checks': series(NEW_KINDS.websocket, (i) => ({ name: `websocket-${i}`, url: `ws://127.0.0.1:${targets.wsPort}/greet`, 'expected-regexp': 'hello', ...every })),
+    'grpc-checks': series(NEW_KINDS.grpc, (i) => ({ name: `grpc-${i}`, target: '127.0.0.1', port: targets.grpcPort, ...every })),
+    'smtp-checks': series(NEW_KINDS.smtp, (i) => ({ name: `smtp-${i}`, target: '127.0.0.1', port: targets.smtpPort, ...every })),
+    'icmp-checks': series(NEW_KINDS.icmp, (i) => ({ name: `icmp-${i}`, target: '127.0.0.1', ...every })),
+    'domain-checks': series(NEW_KINDS.domain, (i) => ({ name: `domain-${i}`, domain: 'example.com', 'rdap-url': `http://127.0.0.1:${targets.rdapPort}`, 'expiration-delay': '720h', ...every })),
   };
   const file = join(dir, 'checks.yaml');
   writeFileSync(file, stringify(config, { collectionStyle: 'flow', lineWidth: 0 }).replace(/\}, \{/g, '},\n  {'));
@@ -202,6 +223,8 @@ async function runVigie(configFile: string, dataDir: string, profileDir: string 
     }
     return {
       ...figures,
+      // The service's CPU time per run: what a kind costs, whatever the number of checks.
+      cpu_us_per_run: figures.runs > 0 ? Math.round((figures.cpu_share_of_one_core * WINDOW_S * 1e6) / figures.runs) : null,
       lag_p50_ms: p50 === null ? null : Number((p50 * 1000).toFixed(2)),
       lag_p99_ms: p99 === null ? null : Number((p99 * 1000).toFixed(2)),
       database_mb: Number(((fileSize(dbFile) + fileSize(`${dbFile}-wal`)) / 1e6).toFixed(1)),
@@ -234,11 +257,14 @@ async function runPeer(binary: string, configFile: string) {
 
 async function main(): Promise<void> {
   const load = loadavg()[0] ?? 0;
-  console.log(`checks: ${cpus().length} cores, load ${load.toFixed(1)}, ${TCP_CHECKS} TCP + ${HTTP_CHECKS} HTTP checks at 10s, ${WARMUP_S}s warm-up, ${WINDOW_S}s window`);
-  const targets = await startTargets();
+  const newKinds = Object.entries(NEW_KINDS).filter(([, n]) => n > 0);
+  console.log(
+    `checks: ${cpus().length} cores, load ${load.toFixed(1)}, ${TCP_CHECKS} TCP + ${HTTP_CHECKS} HTTP${newKinds.map(([kind, n]) => ` + ${n} ${kind}`).join('')} checks at 10s, ${WARMUP_S}s warm-up, ${WINDOW_S}s window`,
+  );
+  const targets = await startTargets({ newKinds: NEW_KIND_CHECKS > 0 });
   try {
     const dataDir = mkdtempSync(join(tmpdir(), 'vigie-bench-'));
-    const configFile = writeConfig(dataDir, targets.tcpPorts, targets.httpPort, await freePort());
+    const configFile = writeConfig(dataDir, targets, await freePort());
     const profileDir = args['cpu-prof'];
     if (profileDir !== undefined) mkdirSync(profileDir, { recursive: true });
 
@@ -260,7 +286,8 @@ async function main(): Promise<void> {
       cores: cpus().length,
       load_average_1m_at_start: Number(load.toFixed(1)),
       load_average_1m_at_end: Number((loadavg()[0] ?? 0).toFixed(1)),
-      checks: TCP_CHECKS + HTTP_CHECKS,
+      checks: TCP_CHECKS + HTTP_CHECKS + NEW_KIND_CHECKS,
+      ...(NEW_KIND_CHECKS > 0 ? { new_kinds: Object.fromEntries(newKinds) } : {}),
       warmup_s: WARMUP_S,
       window_s: WINDOW_S,
       node_flags: [...serviceNodeFlags(), args['node-flags'] ?? ''].join(' ').trim(),
@@ -288,7 +315,7 @@ async function main(): Promise<void> {
     const written = { ...figures, vigie: vigieWithoutProfile, pass };
     mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
     // A longer window writes its own file so that the 60 s figures of `npm run bench` stay as they are.
-    const sized = DEFAULT_SIZE ? 'checks' : `checks-${TCP_CHECKS}tcp-${HTTP_CHECKS}http`;
+    const sized = DEFAULT_SIZE ? 'checks' : `checks-${TCP_CHECKS}tcp-${HTTP_CHECKS}http${newKinds.map(([kind, n]) => `-${n}${kind}`).join('')}`;
     const resultName = WINDOW_S === 60 ? sized : `${sized}-${WINDOW_S}s`;
     writeFileSync(join(import.meta.dirname, 'results', `${resultName}.json`), `${JSON.stringify(written)}\n`);
     if (profile !== undefined) writeFileSync(join(profileDir as string, 'breakdown.json'), `${JSON.stringify(profile, null, 2)}\n`);

@@ -7,7 +7,7 @@ import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlit
 /** API-created healthcheck definitions (config-file checks are always re-read from the file). */
 export const healthchecks = sqliteTable('healthchecks', {
   name: text('name').primaryKey(),
-  kind: text('kind', { enum: ['http', 'tcp', 'dns', 'tls', 'command', 'heartbeat'] }).notNull(),
+  kind: text('kind', { enum: ['http', 'tcp', 'dns', 'tls', 'websocket', 'grpc', 'smtp', 'imap', 'pop3', 'domain', 'icmp', 'command', 'heartbeat'] }).notNull(),
   source: text('source').notNull(),
   definition: text('definition', { mode: 'json' }).notNull(),
   createdAtS: integer('created_at_s').notNull(),

@@ -6,7 +6,20 @@
 import { Value } from '@sinclair/typebox/value';
 import { BulkBody } from './api-schemas.ts';
 import { type ApiCheckRefusals, NO_REFUSALS, refusalFor } from './api-check-policy.ts';
-import { CHECK_KEYS, CHECK_KINDS, type CheckDefinition, type CheckKey, CheckValidationError, isKindName, type KeyedCheck, type KindName, kindOfConfigKey, type LabelLimits, parseCheck } from './kinds/index.ts';
+import {
+  CHECK_KEYS,
+  CHECK_KINDS,
+  type CheckDefinition,
+  type CheckKey,
+  CheckValidationError,
+  isKindName,
+  KIND_NAMES,
+  type KeyedCheck,
+  type KindName,
+  kindOfConfigKey,
+  type LabelLimits,
+  parseCheck,
+} from './kinds/index.ts';
 
 export const API_SOURCE = 'api';
 export const CONFIG_SOURCE = 'configuration';
@@ -38,7 +51,7 @@ export function notFound(name: string): HealthcheckError {
 }
 
 export function unknownKind(kind: string): HealthcheckError {
-  return new HealthcheckError('unknown-kind', `Unknown healthcheck kind ${JSON.stringify(kind)}: expected http, tcp, dns, tls, command, heartbeat or bulk`);
+  return new HealthcheckError('unknown-kind', `Unknown healthcheck kind ${JSON.stringify(kind)}: expected ${KIND_NAMES.join(', ')} or bulk`);
 }
 
 export function startFailed(name: string, cause: string): HealthcheckError {

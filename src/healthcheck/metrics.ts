@@ -6,7 +6,8 @@
  *
  * The last result per check, as gauges (so that an alert rule needs no rate): `healthcheck_up` 1/0 (as
  * blackbox_exporter's `probe_success`), `healthcheck_last_duration_seconds`, and for TLS checks
- * `healthcheck_tls_certificate_expiry_seconds`, the earliest NotAfter of the chain as a Unix time.
+ * `healthcheck_tls_certificate_expiry_seconds`, the earliest NotAfter of the chain as a Unix time (TLS checks, and
+ * the mail checks with TLS), and for domain checks `healthcheck_domain_expiry_seconds`, the registration's expiry.
  *
  * The per-check series are kept here as plain numbers in one small object per check, and written in the text
  * format by a text collector (src/server/metrics.ts): a run only adds to numbers, and a scrape of 12,000 checks
@@ -34,6 +35,7 @@ const FAMILIES = {
     'gauge',
     'TLS healthchecks: the earliest expiry (NotAfter) of the certificate chain seen by the last handshake, as a Unix time in seconds.',
   ),
+  domainExpiry: header('healthcheck_domain_expiry_seconds', 'gauge', 'Domain healthchecks: the expiry of the registration found through RDAP by the last run, as a Unix time in seconds.'),
 };
 
 function header(name: string, type: string, help: string): string {
@@ -82,6 +84,8 @@ export class CheckSeries {
   lastDurationSeconds = 0;
   /** NaN until a TLS handshake reported one. */
   certificateExpirySeconds = Number.NaN;
+  /** NaN until a domain check's RDAP answer reported one. */
+  domainExpirySeconds = Number.NaN;
 
   constructor(labelText: string) {
     this.labelText = labelText;
@@ -113,8 +117,9 @@ export class HealthcheckMetrics {
     return new CheckSeries(text);
   }
 
-  /** `certificateExpirySeconds`: what the run's TLS handshake saw, when the check makes one. */
-  observeRun(series: CheckSeries, success: boolean, durationSeconds: number, certificateExpirySeconds?: number): void {
+  /** `certificateExpirySeconds`: what the run's TLS handshake saw, when the check makes one; `domainExpirySeconds`
+   *  what a domain check's RDAP answer said. */
+  observeRun(series: CheckSeries, success: boolean, durationSeconds: number, certificateExpirySeconds?: number, domainExpirySeconds?: number): void {
     // Added at its first run, so that a check created and dropped before it ran (a refused bulk) leaves nothing.
     if (series.up < 0) this.checks.add(series);
     if (success) series.successes++;
@@ -126,6 +131,7 @@ export class HealthcheckMetrics {
     series.up = success ? 1 : 0;
     series.lastDurationSeconds = durationSeconds;
     if (certificateExpirySeconds !== undefined) series.certificateExpirySeconds = certificateExpirySeconds;
+    if (domainExpirySeconds !== undefined) series.domainExpirySeconds = domainExpirySeconds;
   }
 
   observeLag(lagSeconds: number): void {
@@ -162,6 +168,9 @@ export class HealthcheckMetrics {
     yield* this.family(FAMILIES.lastDuration, (series) => `healthcheck_last_duration_seconds{${series.labelText}} ${series.lastDurationSeconds}\n`);
     yield* this.family(FAMILIES.certificateExpiry, (series) =>
       Number.isNaN(series.certificateExpirySeconds) ? '' : `healthcheck_tls_certificate_expiry_seconds{${series.labelText}} ${series.certificateExpirySeconds}\n`,
+    );
+    yield* this.family(FAMILIES.domainExpiry, (series) =>
+      Number.isNaN(series.domainExpirySeconds) ? '' : `healthcheck_domain_expiry_seconds{${series.labelText}} ${series.domainExpirySeconds}\n`,
     );
   }
 

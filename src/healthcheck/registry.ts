@@ -302,7 +302,7 @@ export class CheckRegistry {
     this.latest.set(result.name, result);
     this.repository.record(result);
     for (let i = 0; i < this.resultSinks.length; i++) (this.resultSinks[i] as ResultSink)(result);
-    this.metrics.observeRun(check.metricSeries, result.success, durationMs / 1000, check.prepared.certificateExpirySeconds?.());
+    this.metrics.observeRun(check.metricSeries, result.success, durationMs / 1000, check.prepared.certificateExpirySeconds?.(), check.prepared.domainExpirySeconds?.());
     if (result.success !== check.lastSuccess) {
       if (!result.success) this.logger.warn({ name: result.name, cause: result.message }, 'healthcheck failed');
       else if (check.lastSuccess === false) this.logger.info({ name: result.name }, 'healthcheck recovered');

@@ -137,7 +137,7 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
       409: owned,
       500: messageError('a check cannot be prepared; nothing is applied'),
     },
-    'Body: any of the lists `http-checks`, `tcp-checks`, `dns-checks`, `tls-checks`, `command-checks`, as in the config file. API checks missing from it are deleted, unchanged ones keep running; atomically.',
+    `Body: any of the lists ${KIND_NAMES.map((kind) => `\`${kind}-checks\``).join(', ')}, as in the config file. API checks missing from it are deleted, unchanged ones keep running; atomically.`,
     BulkBody,
   );
   app.post('/bulk', { config: SHADOWS_PARAMETRIC, schema: { response: { 201: Message }, ...bulkDoc } }, async (request, reply) => {
@@ -147,7 +147,7 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
   const unknownKindDoc = documented(
     wrap,
     'Create a check of an unknown kind',
-    { 404: messageError('always: `Unknown healthcheck kind "<kind>": expected http, tcp, dns, tls, command or bulk`') },
+    { 404: messageError(`always: \`Unknown healthcheck kind "<kind>": expected ${KIND_NAMES.join(', ')} or bulk\``) },
     'The kinds have their own routes (`/healthcheck/http`, ...); any other last segment is an unknown kind.',
   );
   app.post('/:name', { schema: { params: NameParams, ...unknownKindDoc } }, async (request) => {

@@ -55,6 +55,13 @@ export const HealthcheckKeys = {
   'tcp-checks': Type.Optional(CheckList),
   'dns-checks': Type.Optional(CheckList),
   'tls-checks': Type.Optional(CheckList),
+  'websocket-checks': Type.Optional(CheckList),
+  'grpc-checks': Type.Optional(CheckList),
+  'smtp-checks': Type.Optional(CheckList),
+  'imap-checks': Type.Optional(CheckList),
+  'pop3-checks': Type.Optional(CheckList),
+  'domain-checks': Type.Optional(CheckList),
+  'icmp-checks': Type.Optional(CheckList),
   'command-checks': Type.Optional(CheckList),
   'heartbeat-checks': Type.Optional(CheckList),
   /** Each window is validated by src/healthcheck/maintenance.ts. */

@@ -54,7 +54,7 @@ describe('network checks through the API (healthchecks.checks-api)', () => {
     const refused = await post(open, '/api/v1/healthcheck/http', httpOneOff('probe'));
     expect(refused.status).toBe(403);
     expect(refused.body.message).toBe(
-      'Network checks (http, tcp, dns, tls) cannot be created through the API: the API listens on 0.0.0.0 without basic auth, tokens or mutual TLS ' +
+      'Network checks (http, tcp, dns, tls, websocket, grpc, smtp, imap, pop3, domain, icmp) cannot be created through the API: the API listens on 0.0.0.0 without basic auth, tokens or mutual TLS ' +
         '(healthchecks.checks-api is "auto"); set http.basic-auth, http.tokens, mutual TLS (http.cacert), a loopback http.host, or healthchecks.checks-api: allow',
     );
     expect(refused.text).not.toContain(SECRET);
@@ -90,7 +90,7 @@ describe('network checks through the API (healthchecks.checks-api)', () => {
   it('deny refuses even with authentication; config-file network checks run', async () => {
     const refused = await post(denied, '/api/v1/healthcheck/http', httpOneOff('denied'), true);
     expect(refused.status).toBe(403);
-    expect(refused.body.message).toBe('Network checks (http, tcp, dns, tls) cannot be created through the API: healthchecks.checks-api is "deny"; define them in the config file');
+    expect(refused.body.message).toBe('Network checks (http, tcp, dns, tls, websocket, grpc, smtp, imap, pop3, domain, icmp) cannot be created through the API: healthchecks.checks-api is "deny"; define them in the config file');
     expect((await post(denied, '/api/v1/healthcheck/bulk', { 'tcp-checks': [NETWORK[1]?.[1]] }, true)).status).toBe(403);
     expect(internal.requests.filter((request) => request.path === '/denied')).toHaveLength(0);
     await waitFor(() => internal.requests.some((request) => request.path === '/config'), { message: 'the config-file HTTP check to run' });

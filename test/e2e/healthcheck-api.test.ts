@@ -179,7 +179,7 @@ describe.each(FORMS)('the healthcheck API under "$prefix/"', ({ prefix, wrap }) 
     expect((await send('DELETE', `${prefix}/healthcheck/http`)).status).toBe(200);
     expect(await json(send('POST', `${prefix}/healthcheck/nope`, tcpCheck('x')))).toEqual({
       status: 404,
-      body: { message: 'Unknown healthcheck kind "nope": expected http, tcp, dns, tls, command, heartbeat or bulk' },
+      body: { message: 'Unknown healthcheck kind "nope": expected http, tcp, dns, tls, websocket, grpc, smtp, imap, pop3, domain, icmp, command, heartbeat or bulk' },
     });
   });
 

@@ -19,7 +19,7 @@ describe('healthchecks.command-checks-api and healthchecks.checks-api', () => {
     for (const http of [{ host: '0.0.0.0' }, { host: '::' }, { host: '10.0.0.5' }, { host: 'monitoring.example.net' }, { host: '0.0.0.0', tls: {} }]) {
       const refusals = apiCheckRefusals(both('auto'), http);
       expect(refusals.command, http.host).toMatch(/^Command checks cannot be created through the API: the API listens on .* without basic auth, tokens or mutual TLS \(healthchecks\.command-checks-api is "auto"\)/);
-      expect(refusals.network, http.host).toMatch(/^Network checks \(http, tcp, dns, tls\) cannot be created through the API: .*\(healthchecks\.checks-api is "auto"\)/);
+      expect(refusals.network, http.host).toMatch(/^Network checks \(http, tcp, dns, tls, websocket, grpc, smtp, imap, pop3, domain, icmp\) cannot be created through the API: .*\(healthchecks\.checks-api is "auto"\)/);
       expect(exposureWarning(http), http.host).toMatch(/without basic auth, tokens or mutual TLS: anyone who reaches it/);
     }
   });
@@ -28,7 +28,7 @@ describe('healthchecks.command-checks-api and healthchecks.checks-api', () => {
     expect(apiCheckRefusals(both('allow'), { host: '0.0.0.0' })).toEqual({ command: null, network: null });
     const denied = apiCheckRefusals({ commandChecksApi: 'allow', checksApi: 'deny' }, { host: '127.0.0.1', basicAuth: {} });
     expect(denied.command).toBeNull();
-    expect(denied.network).toBe('Network checks (http, tcp, dns, tls) cannot be created through the API: healthchecks.checks-api is "deny"; define them in the config file');
+    expect(denied.network).toBe('Network checks (http, tcp, dns, tls, websocket, grpc, smtp, imap, pop3, domain, icmp) cannot be created through the API: healthchecks.checks-api is "deny"; define them in the config file');
     expect(apiCheckRefusals({ commandChecksApi: 'deny', checksApi: 'allow' }, { host: '127.0.0.1' }).command).toContain('healthchecks.command-checks-api is "deny"');
   });
 

@@ -8,7 +8,7 @@
  * - `startTcpTarget`: TCP listener that accepts and never sends a byte (also the "server that never answers"
  *   for HTTP and TLS timeouts), `closedPort` for a port nothing listens on, and `startFullBacklogTarget` for a
  *   port where connecting hangs;
- * - `startDnsTarget`: DNS server on UDP answering A/AAAA/CNAME/MX/TXT/NS from a table (NXDOMAIN otherwise),
+ * - `startDnsTarget`: DNS server on UDP answering A/AAAA/CNAME/MX/TXT/NS/SRV/CAA from a table (NXDOMAIN otherwise),
  *   or, with `silent`, a UDP socket that never answers.
  *
  * Every target has `close()`; call it in `afterAll`/`afterEach`.
@@ -285,6 +285,8 @@ interface DnsRecords {
   MX?: { priority: number; exchange: string }[];
   TXT?: string[];
   NS?: string[];
+  SRV?: { priority: number; weight: number; port: number; target: string }[];
+  CAA?: { flags: number; tag: 'issue' | 'issuewild' | 'iodef'; value: string }[];
 }
 
 /** Records by domain name (case-insensitive, no trailing dot). A name absent from the table is NXDOMAIN. */
@@ -354,6 +356,12 @@ function answer(query: dnsPacket.DecodedPacket, records: Map<string, DnsRecords>
         break;
       case 'TXT':
         for (const text of entry.TXT ?? []) answers.push({ ...base, type: 'TXT', data: text });
+        break;
+      case 'SRV':
+        for (const srv of entry.SRV ?? []) answers.push({ ...base, type: 'SRV', data: srv });
+        break;
+      case 'CAA':
+        for (const caa of entry.CAA ?? []) answers.push({ ...base, type: 'CAA', data: caa });
         break;
     }
   }

@@ -1,24 +1,26 @@
 /**
  * DNS check: resolve `domain` (A and AAAA by default, or one `record-type`) with a c-ares Resolver, on the
- * system's name servers or on `resolver`, within the timeout. `expected-ips` must all be in the answer.
+ * system's name servers or on `resolver`, within the timeout. `expected-ips` and `expected-values` (answers as
+ * dns-records.ts writes them: `10 mx.example.com`) must all be in the answer.
  * Addresses (A, AAAA) are looked up in /etc/hosts first, as Go's resolver does, unless `resolver` is set.
- * Extension over upstream: `resolver` and `record-type` (docs/checks.md, DNS).
+ * Extension over upstream: `resolver`, `record-type` and `expected-values` (docs/checks.md, DNS).
  */
 import { Resolver } from 'node:dns/promises';
-import { isIP, isIPv4 } from 'node:net';
+import { isIP } from 'node:net';
 import { Type } from '@sinclair/typebox';
 import { durationToMs, formatDuration } from '../../common/duration.ts';
 import { baseToJson, checkSchema, describeCheck, errorText, ipField, nonEmpty, parseBase, timeoutText, validateShape, withFields } from './common.ts';
+import { canonicalIp, canonicalValue, expectedValueField, queryRecords, RECORD_TYPES, type RecordType } from './dns-records.ts';
 import { lookupHostsFile } from './hosts-file.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
 
-const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS'] as const;
-type RecordType = (typeof RECORD_TYPES)[number];
 
 export interface DnsDefinition extends BaseDefinition {
   kind: 'dns';
   domain: string;
   expectedIps: string[];
+  /** Answer lines that must all be in the answer, in dns-records.ts's form for the record type. */
+  expectedValues: string[];
   /** `host[:port]` as written; the system's name servers when absent. */
   resolver?: string;
   /** Absent: A and AAAA, like Go's LookupIPAddr. */
@@ -28,6 +30,7 @@ export interface DnsDefinition extends BaseDefinition {
 const dnsSchema = checkSchema({
   domain: Type.String(),
   'expected-ips': Type.Optional(Type.Array(Type.String())),
+  'expected-values': Type.Optional(Type.Array(Type.String())),
   resolver: Type.Optional(Type.String()),
   'record-type': Type.Optional(Type.String()),
 });
@@ -44,10 +47,13 @@ function parseDns(raw: unknown): DnsDefinition {
   if (expectedIps.length > 0 && recordType !== undefined && recordType !== 'A' && recordType !== 'AAAA') {
     throw new CheckValidationError('expected-ips', `only applies to A and AAAA records, not ${recordType}`);
   }
+  const type = recordType as RecordType | undefined;
+  const expectedValues = (input['expected-values'] ?? []).map((value, i) => expectedValueField(`expected-values[${i}]`, value, type));
   if (input.resolver !== undefined) resolverServer(input.resolver);
   return withFields(base, {
     domain,
     expectedIps,
+    expectedValues,
     ...(input.resolver !== undefined ? { resolver: input.resolver } : {}),
     ...(recordType !== undefined ? { recordType: recordType as RecordType } : {}),
   });
@@ -82,6 +88,7 @@ function dnsToJson(def: DnsDefinition, source = ''): CheckJson {
   const json = baseToJson(def, source);
   json.timeout = formatDuration(def.timeoutNs);
   if (def.expectedIps.length > 0) json['expected-ips'] = def.expectedIps;
+  if (def.expectedValues.length > 0) json['expected-values'] = def.expectedValues;
   json.domain = def.domain;
   if (def.resolver !== undefined) json.resolver = def.resolver;
   if (def.recordType !== undefined) json['record-type'] = def.recordType;
@@ -91,24 +98,6 @@ function dnsToJson(def: DnsDefinition, source = ''): CheckJson {
 
 function dnsSummary(def: DnsDefinition): string {
   return describeCheck('DNS', def.description, def.domain);
-}
-
-/** The records of one type as strings (IPs, names, `10 mx.example`, TXT chunks joined). */
-async function query(resolver: Resolver, domain: string, type: RecordType): Promise<string[]> {
-  switch (type) {
-    case 'A':
-      return resolver.resolve4(domain);
-    case 'AAAA':
-      return resolver.resolve6(domain);
-    case 'CNAME':
-      return resolver.resolveCname(domain);
-    case 'MX':
-      return (await resolver.resolveMx(domain)).map((mx) => `${mx.priority} ${mx.exchange}`);
-    case 'TXT':
-      return (await resolver.resolveTxt(domain)).map((chunks) => chunks.join(''));
-    case 'NS':
-      return resolver.resolveNs(domain);
-  }
 }
 
 /** A and AAAA together succeed when either has addresses (Go's LookupIPAddr); the A error is reported first. */
@@ -121,19 +110,16 @@ async function lookupAddresses(resolver: Resolver, domain: string): Promise<stri
   throw new Error(`no addresses for ${domain}`);
 }
 
-/** Canonical text of an IP so that `::1` equals `0:0:0:0:0:0:0:1` and `::ffff:10.0.0.1` equals `10.0.0.1`. */
-function canonicalIp(ip: string): string {
-  if (isIPv4(ip)) return ip;
-  const v6 = new URL(`http://[${ip}]/`).hostname.slice(1, -1);
-  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(v6);
-  if (mapped === null) return v6;
-  const high = parseInt(mapped[1] as string, 16);
-  const low = parseInt(mapped[2] as string, 16);
-  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
-}
-
 async function runDns(def: DnsDefinition, signal: AbortSignal): Promise<void> {
   const answer = await resolve(def, signal);
+  if (def.expectedValues.length > 0) {
+    const lines = new Set(answer.map((line) => canonicalValue(def.recordType, line)));
+    const missing = def.expectedValues.filter((value) => !lines.has(canonicalValue(def.recordType, value)));
+    if (missing.length > 0) {
+      const quoted = (values: string[]): string => values.map((value) => JSON.stringify(value)).join(', ');
+      throw new CheckFailure(`the values ${quoted(missing)} were not found in the ${def.recordType ?? 'A and AAAA'} records of ${def.domain}: ${quoted(answer)}`);
+    }
+  }
   if (def.expectedIps.length === 0) return;
   const found = new Set(answer.map((ip) => (isIP(ip) === 0 ? ip : canonicalIp(ip))));
   const missing = def.expectedIps.filter((ip) => !found.has(canonicalIp(ip)));
@@ -160,7 +146,7 @@ async function resolve(def: DnsDefinition, signal: AbortSignal): Promise<string[
   const onAbort = (): void => resolver.cancel();
   signal.addEventListener('abort', onAbort, { once: true });
   try {
-    const answer = type === undefined ? await lookupAddresses(resolver, def.domain) : await query(resolver, def.domain, type);
+    const answer = type === undefined ? await lookupAddresses(resolver, def.domain) : await queryRecords(resolver, def.domain, type);
     if (answer.length === 0) throw new Error(`no ${type ?? 'A or AAAA'} records for ${def.domain}`);
     return answer;
   } catch (error) {

@@ -9,6 +9,7 @@ import { durationToMs } from '../../common/duration.ts';
 import { compileRegex } from '../../common/regex.ts';
 import { errorText, joinHostPort, loadTlsFiles, timeoutText, type TlsMaterial } from './common.ts';
 import { acquireAgent } from './http-agents.ts';
+import { JSON_BODY_LIMIT, JsonConditions } from './http-json.ts';
 import type { HttpDefinition, HttpMethod } from './http.ts';
 import { CheckFailure, type Prepared } from './types.ts';
 
@@ -92,7 +93,10 @@ class HttpProbe implements Prepared {
   readonly request: Dispatcher.DispatchOptions;
   readonly regexps: { pattern: string; regexp: ReturnType<typeof compileRegex> }[];
   readonly failurePrefix: string;
-  /** Bytes of the body a run keeps: the message quotes the first 1000, the regexps need all of it. */
+  /** Null without `json` conditions. */
+  readonly json: JsonConditions | null;
+  /** Bytes of the body a run keeps: the message quotes the first 1000, the regexps need all of it, the JSON
+   *  conditions up to their limit and one byte more (to tell a body over the limit). */
   readonly keptBytes: number;
 
   constructor(
@@ -105,7 +109,8 @@ class HttpProbe implements Prepared {
     this.request = requestOptions(def, origin, shownPath);
     this.regexps = def.bodyRegexp.map((pattern) => ({ pattern, regexp: compileRegex(pattern, 'search') }));
     this.failurePrefix = `HTTP request failed: ${goMethod(def.method)} "${origin}${shownPath}": `;
-    this.keptBytes = this.regexps.length > 0 ? Infinity : MESSAGE_BODY_BYTES;
+    this.json = def.json.length > 0 ? new JsonConditions(def.json) : null;
+    this.keptBytes = this.regexps.length > 0 ? Infinity : this.json !== null ? JSON_BODY_LIMIT + 1 : MESSAGE_BODY_BYTES;
   }
 
   run(signal: AbortSignal): Promise<void> {
@@ -172,7 +177,7 @@ class HttpRun implements Dispatcher.DispatchHandler {
     if (this.settled) return;
     const body = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.bytes);
     const message = body.subarray(0, MESSAGE_BODY_BYTES).toString('utf8');
-    const { def, regexps } = this.probe;
+    const { def, regexps, json } = this.probe;
     if (!def.validStatus.includes(this.statusCode)) {
       this.fail(`HTTP request failed: status ${this.statusCode}. Body: '${escapeHtml(message)}'`);
       return;
@@ -185,6 +190,11 @@ class HttpRun implements Dispatcher.DispatchHandler {
           return;
         }
       }
+    }
+    const jsonFailure = json?.failure(body) ?? null;
+    if (jsonFailure !== null) {
+      this.fail(jsonFailure);
+      return;
     }
     this.finish();
     this.resolve();

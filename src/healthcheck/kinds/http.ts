@@ -2,7 +2,8 @@
  * HTTP check: its definition (schema, parsing, JSON form, summary). A run sends one request through an undici Agent
  * shared by the checks that connect the same way (keep-alive connections are reused from one run to the next, and
  * between checks of one server), then the status must be in `valid-status` and every `body-regexp` must match the
- * body (RE2 syntax and linear time, as Go's regexp: src/common/regex.ts); that run is http-probe.ts's. The run signal
+ * body (RE2 syntax and linear time, as Go's regexp: src/common/regex.ts), and every `json` condition must hold
+ * (http-json.ts); that run is http-probe.ts's. The run signal
  * bounds everything, body read included.
  */
 import { Type } from '@sinclair/typebox';
@@ -25,6 +26,7 @@ import {
   validateShape,
   withFields,
 } from './common.ts';
+import { type JsonCondition, jsonConditionSchema, parseJsonConditions } from './http-json.ts';
 import { prepareHttp } from './http-probe.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckValidationError } from './types.ts';
 
@@ -46,6 +48,8 @@ export interface HttpDefinition extends BaseDefinition, TlsClientFiles {
   body?: string;
   /** Patterns as written (checked to compile at parse time). */
   bodyRegexp: string[];
+  /** JSON conditions as written (http-json.ts); empty when the body is not parsed. */
+  json: JsonCondition[];
   validStatus: number[];
   redirect: boolean;
   insecure: boolean;
@@ -67,6 +71,7 @@ const httpSchema = checkSchema({
   query: Type.Optional(StringMap),
   body: Type.Optional(Type.String()),
   'body-regexp': Type.Optional(Type.Array(Type.String())),
+  json: Type.Optional(Type.Array(jsonConditionSchema)),
   redirect: Type.Optional(Type.Boolean()),
   'server-name': Type.Optional(Type.String()),
   /** Upstream's YAML spelling of `server-name` (docs/checks.md, HTTP). */
@@ -125,6 +130,7 @@ function parseHttp(raw: unknown): HttpDefinition {
     query: { ...input.query },
     ...(input.body !== undefined ? { body: input.body } : {}),
     bodyRegexp,
+    json: parseJsonConditions(input.json),
     validStatus,
     redirect: input.redirect ?? false,
     insecure: input.insecure ?? false,
@@ -149,6 +155,7 @@ function httpToJson(def: HttpDefinition, source = ''): CheckJson {
   if (def.path !== '') json.path = def.path;
   if (def.sourceIp !== undefined) json['source-ip'] = def.sourceIp;
   if (def.bodyRegexp.length > 0) json['body-regexp'] = def.bodyRegexp;
+  if (def.json.length > 0) json.json = def.json;
   json.insecure = def.insecure;
   json['server-name'] = def.serverName ?? '';
   json.timeout = formatDuration(def.timeoutNs);

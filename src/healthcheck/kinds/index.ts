@@ -4,25 +4,50 @@
  */
 import { type CommandDefinition, commandKind } from './command.ts';
 import { type DnsDefinition, dnsKind } from './dns.ts';
+import { type DomainDefinition, domainKind } from './domain.ts';
+import { type GrpcDefinition, grpcKind } from './grpc.ts';
 import { type HeartbeatDefinition, heartbeatKind } from './heartbeat.ts';
+import { imapKind, type MailDefinition, pop3Kind, smtpKind } from './mail.ts';
+import { type IcmpDefinition, icmpKind } from './icmp.ts';
 import { type HttpDefinition, httpKind } from './http.ts';
 import { type TcpDefinition, tcpKind } from './tcp.ts';
 import { type TlsDefinition, tlsKind } from './tls.ts';
+import { type WebsocketDefinition, websocketKind } from './websocket.ts';
 import { checkLabels, DEFAULT_LABEL_LIMITS, type LabelLimits } from './common.ts';
 import type { BaseDefinition, CheckJson, CheckKind, KindName, Prepared } from './types.ts';
 
 export { DEFAULT_LABEL_LIMITS, type LabelLimits } from './common.ts';
 export { type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type KindName, type Prepared } from './types.ts';
 
-export type CheckDefinition = HttpDefinition | TcpDefinition | DnsDefinition | TlsDefinition | CommandDefinition | HeartbeatDefinition;
+export type CheckDefinition =
+  | HttpDefinition
+  | TcpDefinition
+  | DnsDefinition
+  | TlsDefinition
+  | WebsocketDefinition
+  | GrpcDefinition
+  | MailDefinition<'smtp'>
+  | MailDefinition<'imap'>
+  | MailDefinition<'pop3'>
+  | DomainDefinition
+  | IcmpDefinition
+  | CommandDefinition
+  | HeartbeatDefinition;
 
-export const KIND_NAMES: readonly KindName[] = ['http', 'tcp', 'dns', 'tls', 'command', 'heartbeat'];
+export const KIND_NAMES: readonly KindName[] = ['http', 'tcp', 'dns', 'tls', 'websocket', 'grpc', 'smtp', 'imap', 'pop3', 'domain', 'icmp', 'command', 'heartbeat'];
 
 export const CHECK_KINDS: { readonly [K in KindName]: CheckKind<Extract<CheckDefinition, { kind: K }>> } = {
   http: httpKind,
   tcp: tcpKind,
   dns: dnsKind,
   tls: tlsKind,
+  websocket: websocketKind,
+  grpc: grpcKind,
+  smtp: smtpKind,
+  imap: imapKind,
+  pop3: pop3Kind,
+  domain: domainKind,
+  icmp: icmpKind,
   command: commandKind,
   heartbeat: heartbeatKind,
 };

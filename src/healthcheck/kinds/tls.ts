@@ -88,7 +88,7 @@ function tlsSummary(def: TlsDefinition): string {
 }
 
 /** The earliest NotAfter of the chain, walking `issuerCertificate` up to the self-issued root. */
-function earliestExpiry(leaf: DetailedPeerCertificate): Date {
+export function earliestExpiry(leaf: DetailedPeerCertificate): Date {
   let earliest = new Date(leaf.valid_to);
   const seen = new Set<DetailedPeerCertificate>([leaf]);
   let current = leaf.issuerCertificate as DetailedPeerCertificate | undefined;

@@ -4,7 +4,7 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 
-export type KindName = 'http' | 'tcp' | 'dns' | 'tls' | 'command' | 'heartbeat';
+export type KindName = 'http' | 'tcp' | 'dns' | 'tls' | 'websocket' | 'grpc' | 'smtp' | 'imap' | 'pop3' | 'domain' | 'icmp' | 'command' | 'heartbeat';
 
 /** Fields every normalised definition has. Durations are nanoseconds (see src/common/duration.ts). */
 export interface BaseDefinition {
@@ -41,6 +41,8 @@ export interface Prepared {
   close(): Promise<void>;
   /** TLS checks: the earliest certificate expiry the last handshake saw (Unix seconds), for the metrics. */
   certificateExpirySeconds?(): number | undefined;
+  /** Domain checks: the registration's expiry the last RDAP answer gave (Unix seconds), for the metrics. */
+  domainExpirySeconds?(): number | undefined;
   /** Set on checks whose results are pushed to them (heartbeats): the scheduler never runs them; the registry
    *  starts them instead, and they record their results themselves. */
   pushed?: PushedChecks;

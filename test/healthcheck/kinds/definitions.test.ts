@@ -17,6 +17,13 @@ const MINIMAL: Record<KindName, Record<string, unknown>> = {
   tcp: { target: '127.0.0.1', port: 22 },
   dns: { domain: 'example.org' },
   tls: { target: 'example.org', port: 443 },
+  websocket: { url: 'ws://127.0.0.1:8080/live' },
+  grpc: { target: '127.0.0.1', port: 50051 },
+  smtp: { target: 'mail.example.org', tls: 'starttls' },
+  imap: { target: 'mail.example.org', tls: 'tls', 'expiration-delay': '720h' },
+  pop3: { target: 'mail.example.org' },
+  icmp: { target: '127.0.0.1' },
+  domain: { domain: 'example.org', 'rdap-url': 'http://127.0.0.1:8080/rdap', 'expiration-delay': '720h' },
   command: { command: 'true' },
   heartbeat: {},
 };
@@ -132,7 +139,7 @@ describe('TCP, DNS, TLS and command definitions', () => {
   it('DNS: domain, expected-ips, record-type and resolver', () => {
     expect(rejection('dns', { domain: '' })).toBe('domain: must not be empty');
     expect(rejection('dns', { 'expected-ips': ['10.0.0.1', 'nope'] })).toBe('expected-ips[1]: must be an IP address, got "nope"');
-    expect(rejection('dns', { 'record-type': 'SRV' })).toBe('record-type: must be one of A, AAAA, CNAME, MX, TXT, NS, got "SRV"');
+    expect(rejection('dns', { 'record-type': 'PTR' })).toBe('record-type: must be one of A, AAAA, CNAME, MX, TXT, NS, SRV, CAA, got "PTR"');
     expect(rejection('dns', { 'record-type': 'MX', 'expected-ips': ['10.0.0.1'] })).toBe('expected-ips: only applies to A and AAAA records, not MX');
     for (const resolver of ['127.0.0.1', '127.0.0.1:5353', '::1', '[::1]:53', '[fd00::1]']) {
       expect(parse('dns', { resolver })).toMatchObject({ resolver });
@@ -231,7 +238,7 @@ describe('registry', () => {
       expect(CHECK_KINDS[kind].kind).toBe(kind);
       expect(CHECK_KINDS[kind].schema).toMatchObject({ type: 'object', additionalProperties: false });
     }
-    expect(KIND_NAMES.map(configKeyOf)).toEqual(['http-checks', 'tcp-checks', 'dns-checks', 'tls-checks', 'command-checks', 'heartbeat-checks']);
+    expect(KIND_NAMES.map(configKeyOf)).toEqual(['http-checks', 'tcp-checks', 'dns-checks', 'tls-checks', 'websocket-checks', 'grpc-checks', 'smtp-checks', 'imap-checks', 'pop3-checks', 'domain-checks', 'icmp-checks', 'command-checks', 'heartbeat-checks']);
     expect(KIND_NAMES.every(isKindName)).toBe(true);
     expect(isKindName('bulk')).toBe(false);
   });

@@ -1,0 +1,132 @@
+/**
+ * Mail server checks, three kinds with one definition: `smtp`, `imap` and `pop3`. A run reads the greeting (it
+ * must be the protocol's "ready", and match `expected-banner` if given), with `tls: starttls` upgrades the
+ * connection (EHLO + STARTTLS, STARTTLS, STLS), with `tls: tls` speaks TLS from the first byte (ports 465, 993,
+ * 995), and with `expiration-delay` fails when the certificate expires within the delay, as TLS checks do. The
+ * dialogue is mail-probe.ts's.
+ */
+import { Type } from '@sinclair/typebox';
+import { Duration, formatDuration } from '../../common/duration.ts';
+import { compileRegex } from '../../common/regex.ts';
+import {
+  aliased,
+  baseToJson,
+  checkSchema,
+  describeCheck,
+  durationField,
+  errorText,
+  hostTarget,
+  parseBase,
+  parseTlsFiles,
+  portField,
+  type TlsClientFiles,
+  tlsClientProperties,
+  tlsFilesToJson,
+  validateShape,
+  withFields,
+} from './common.ts';
+import { prepareMail } from './mail-probe.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckValidationError } from './types.ts';
+
+export type MailProtocol = 'smtp' | 'imap' | 'pop3';
+type MailTls = 'none' | 'starttls' | 'tls';
+const MAIL_TLS: readonly MailTls[] = ['none', 'starttls', 'tls'];
+
+/** The IANA ports: clear text (and STARTTLS), then implicit TLS. */
+const DEFAULT_PORTS: Record<MailProtocol, { plain: number; tls: number }> = {
+  smtp: { plain: 25, tls: 465 },
+  imap: { plain: 143, tls: 993 },
+  pop3: { plain: 110, tls: 995 },
+};
+
+export const MAIL_LABELS: Record<MailProtocol, string> = { smtp: 'SMTP', imap: 'IMAP', pop3: 'POP3' };
+
+export interface MailDefinition<P extends MailProtocol = MailProtocol> extends BaseDefinition, TlsClientFiles {
+  kind: P;
+  target: string;
+  port: number;
+  tls: MailTls;
+  insecure: boolean;
+  serverName?: string;
+  /** 0: no expiry check. */
+  expirationDelayNs: number;
+  expectedBanner?: string;
+}
+
+const mailSchema = checkSchema({
+  target: Type.String(),
+  port: Type.Optional(Type.Integer()),
+  tls: Type.Optional(Type.String()),
+  'expected-banner': Type.Optional(Type.String()),
+  'expiration-delay': Type.Optional(Duration),
+  'server-name': Type.Optional(Type.String()),
+  servername: Type.Optional(Type.String()),
+  ...tlsClientProperties,
+});
+
+function parseMail<P extends MailProtocol>(protocol: P, raw: unknown): MailDefinition<P> {
+  const input = validateShape(mailSchema, raw);
+  const base = parseBase(protocol, input);
+  const tls = (input.tls ?? 'none') as MailTls;
+  if (!MAIL_TLS.includes(tls)) throw new CheckValidationError('tls', `must be "none", "starttls" or "tls", got ${JSON.stringify(input.tls)}`);
+  const serverName = aliased('server-name', input['server-name'], 'servername', input.servername) ?? '';
+  const expirationDelayNs = input['expiration-delay'] === undefined ? 0 : durationField('expiration-delay', input['expiration-delay']);
+  if (expirationDelayNs < 0) throw new CheckValidationError('expiration-delay', `must not be negative, got ${JSON.stringify(input['expiration-delay'])}`);
+  if (tls === 'none') {
+    // TLS options without TLS would be silently ignored: say so instead.
+    const tlsOnly =
+      (['insecure', 'cacert', 'cert', 'key', 'expiration-delay'] as const).find((key) => input[key] !== undefined) ?? (serverName !== '' ? 'server-name' : undefined);
+    if (tlsOnly !== undefined) throw new CheckValidationError(tlsOnly, 'only applies with "tls": "starttls" or "tls"');
+  }
+  const banner = input['expected-banner'];
+  if (banner !== undefined) {
+    try {
+      compileRegex(banner, 'search');
+    } catch (error) {
+      throw new CheckValidationError('expected-banner', `must be a valid RE2 regular expression: ${errorText(error)}`);
+    }
+  }
+  const ports = DEFAULT_PORTS[protocol];
+  return withFields(base, {
+    target: hostTarget(input.target, 'port'),
+    port: input.port === undefined ? (tls === 'tls' ? ports.tls : ports.plain) : portField('port', input.port),
+    tls,
+    insecure: input.insecure ?? false,
+    ...(serverName !== '' ? { serverName } : {}),
+    expirationDelayNs,
+    ...(banner !== undefined ? { expectedBanner: banner } : {}),
+    ...parseTlsFiles(input),
+  });
+}
+
+function mailToJson(def: MailDefinition, source = ''): CheckJson {
+  const json = baseToJson(def, source);
+  json.target = def.target;
+  json.port = def.port;
+  json.tls = def.tls;
+  if (def.expectedBanner !== undefined) json['expected-banner'] = def.expectedBanner;
+  if (def.tls !== 'none') {
+    json.insecure = def.insecure;
+    json['expiration-delay'] = formatDuration(def.expirationDelayNs);
+  }
+  if (def.serverName !== undefined) json['server-name'] = def.serverName;
+  json.timeout = formatDuration(def.timeoutNs);
+  tlsFilesToJson(def, json);
+  json.kind = def.kind;
+  return json;
+}
+
+function mailKind<P extends MailProtocol>(protocol: P): CheckKind<MailDefinition<P>> {
+  return {
+    kind: protocol,
+    schema: mailSchema,
+    parse: (raw) => parseMail(protocol, raw),
+    toJson: mailToJson,
+    summary: (def) => describeCheck(MAIL_LABELS[protocol], def.description, `${def.target}:${def.port}`),
+    prepare: prepareMail,
+  };
+}
+
+export const smtpKind = mailKind('smtp');
+export const imapKind = mailKind('imap');
+export const pop3Kind = mailKind('pop3');
