@@ -14,6 +14,7 @@ import { CheckValidationError } from '../kinds/types.ts';
 import { timeField } from '../maintenance.ts';
 import { healthcheckErrors } from '../routes.ts';
 import type { PeriodTotals, UptimePeriods } from '../uptime-periods.ts';
+import type { UptimeWindow } from '../result-types.ts';
 
 const DEFAULT_PERIOD_S = 30 * 86_400;
 
@@ -22,15 +23,10 @@ export interface ReportSource {
   periods: UptimePeriods;
 }
 
-interface Row {
+/** A check's figures over the report's period, as an uptime window has them (src/healthcheck/result-types.ts). */
+interface Row extends Omit<UptimeWindow, 'since'> {
   name: string;
   labels?: Readonly<Record<string, string>>;
-  runs: number;
-  successes: number;
-  ratio: number | null;
-  'mean-duration': number | null;
-  'min-duration': number | null;
-  'max-duration': number | null;
 }
 
 function invalid(problem: string): HealthcheckError {
