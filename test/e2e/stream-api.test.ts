@@ -231,27 +231,31 @@ describe('configuration limits', () => {
       expect((await limited.request('/api/v1/stream/slow', json('POST', { config: b64(slow) }))).status).toBe(200);
       // A batch far over the backlog is taken when nothing waits, then pushed in slices; batches that arrive
       // meanwhile do not fit and get 503 with Retry-After.
+      // On a loaded machine a small push may only get through once the big one is done: the big one is then sent
+      // again, a few times at most, until a small push lands while its slices run.
       const big = Array.from({ length: 150_000 }, (_, i) => ({ host: `h${i}`, time: i }));
-      const bigPush = limited.request('/api/v1/stream/slow', json('PUT', { events: big }));
       const statuses: number[] = [];
       let retryAfter: string | null = null;
-      let bigDone = false;
-      void bigPush.then(() => (bigDone = true));
-      while (!bigDone && !statuses.includes(503)) {
-        const response = await limited.request('/api/v1/stream/slow', json('PUT', { events: Array.from({ length: 100 }, () => ({ host: 'small', time: 1 })) }));
-        statuses.push(response.status);
-        if (response.status === 503) {
-          retryAfter = response.headers.get('retry-after');
-          expect((await response.json()) as unknown).toEqual({ error: 'Too many events waiting to be processed (limit 5000), retry later' });
-        } else await response.arrayBuffer();
+      for (let attempt = 0; attempt < 5 && !statuses.includes(503); attempt++) {
+        const bigPush = limited.request('/api/v1/stream/slow', json('PUT', { events: big }));
+        let bigDone = false;
+        void bigPush.then(() => (bigDone = true));
+        while (!bigDone && !statuses.includes(503)) {
+          const response = await limited.request('/api/v1/stream/slow', json('PUT', { events: Array.from({ length: 100 }, () => ({ host: 'small', time: 1 })) }));
+          statuses.push(response.status);
+          if (response.status === 503) {
+            retryAfter = response.headers.get('retry-after');
+            expect((await response.json()) as unknown).toEqual({ error: 'Too many events waiting to be processed (limit 5000), retry later' });
+          } else await response.arrayBuffer();
+        }
+        expect((await bigPush).status).toBe(200);
       }
       expect(statuses).toContain(503);
       expect(retryAfter).toBe('1');
-      expect((await bigPush).status).toBe(200);
       const metrics = await (await limited.request('/metrics')).text();
       expect(metrics).toMatch(/stream_ingest_rejected_total\{route="stream"\} [1-9]/);
     } finally {
       await limited.kill9();
     }
-  });
+  }, 120_000);
 });
