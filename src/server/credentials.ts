@@ -49,7 +49,7 @@ interface Principal {
 
 /**
  * Counts wrong credentials per client address in a fixed window (`@fastify/rate-limit`'s store: an LRU of 5,000
- * addresses, IPv6 by /64). `peek` does not count.
+ * addresses, IPv6 by /64). Called with `increment: false`, it only reads the address's count.
  */
 type FailureLimiter = (request: FastifyRequest, options?: { increment?: boolean }) => Promise<{ isAllowed: boolean; remaining?: number; ttlInSeconds?: number }>;
 
