@@ -23,6 +23,7 @@ import { healthcheckRoutes } from './routes.ts';
 import { parseBulk } from './api-input.ts';
 import { HealthcheckService } from './service.ts';
 import { reportRoutes } from './status-pages/report.ts';
+import { RenderCache } from './status-pages/render-cache.ts';
 import { statusPageRoutes } from './status-pages/routes.ts';
 import { StatusPages } from './status-pages/service.ts';
 import type { StatusSource } from './status-pages/view.ts';
@@ -76,6 +77,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
     const running = service;
     const statusPages = new StatusPages(db, () => current.healthchecks.statusLimits, statusSource(running, calendar));
     statusPages.load(config.healthchecks.statusPages, log);
+    const statusRenders = new RenderCache(() => current.healthchecks.statusPageCacheMs, metrics.registry);
     return {
       name: 'healthchecks',
       routes: async (app) => {
@@ -92,7 +94,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
           await app.register(healthcheckOverviewRoutes(running));
           await app.register(badgeRoutes(running));
           // Pages show results, and the report counts them: both go with the result API.
-          await app.register(statusPageRoutes(statusPages));
+          await app.register(statusPageRoutes(statusPages, statusRenders));
           await app.register(reportRoutes({ checks: () => checksOf(running), periods: running.periods }));
         }
       },
@@ -107,6 +109,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
         current = next;
         calendar.setConfig(next.healthchecks.maintenance);
         statusPages.pages.setConfig(next.healthchecks.statusPages);
+        statusRenders.invalidate();
         await exporters.apply(next.exporters);
         await discovery.reload(next.discovery);
       },

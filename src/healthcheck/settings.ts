@@ -40,6 +40,7 @@ const HealthchecksSettingsSchema = Type.Object(
     'max-incident-updates': Type.Optional(Type.Integer({ minimum: 1 })),
     'max-status-title-bytes': Type.Optional(Type.Integer({ minimum: 1 })),
     'max-status-text-bytes': Type.Optional(Type.Integer({ minimum: 1 })),
+    'status-page-cache': Type.Optional(Duration),
   },
   closed,
 );
@@ -96,6 +97,8 @@ export interface HealthcheckSettings {
   maintenance: MaintenanceWindow[];
   /** The caps on status pages and incidents (`healthchecks.max-status-*`, `max-incident*`). */
   statusLimits: StatusLimits;
+  /** `healthchecks.status-page-cache`: how long a rendered public answer of a status page is served again (0: never). */
+  statusPageCacheMs: number;
   /** The `status-pages:` of the config file (src/healthcheck/status-pages/). */
   statusPages: StatusPage[];
 }
@@ -131,6 +134,7 @@ export function resolveHealthchecks(file: string | null, raw: HealthcheckFile): 
     maintenanceLimits: windowLimits,
     maintenance: parseMaintenance(file, raw, windowLimits),
     statusLimits: pageLimits,
+    statusPageCacheMs: durationMs(file, 'healthchecks.status-page-cache', raw.healthchecks?.['status-page-cache'] ?? '5s', { zero: true }),
     statusPages: parseStatusPages(file, raw['status-pages'] ?? [], pageLimits),
   };
 }

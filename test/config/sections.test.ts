@@ -68,6 +68,7 @@ describe('config sections', () => {
             "maxTitleBytes": 200,
             "maxUpdates": 100,
           },
+          "statusPageCacheMs": 5000,
           "statusPages": [],
           "writeDelayS": 30,
         },
@@ -312,6 +313,7 @@ describe('config sections', () => {
             "maxTitleBytes": 80,
             "maxUpdates": 7,
           },
+          "statusPageCacheMs": 5000,
           "statusPages": [
             {
               "description": "All of it",

@@ -15,6 +15,7 @@ import { HealthcheckError } from '../api-input.ts';
 import { healthcheckErrors } from '../routes.ts';
 import { atomFeed } from './atom.ts';
 import { renderPage } from './html.ts';
+import type { RenderCache } from './render-cache.ts';
 import { IncidentInput, incidentToJson, UpdateInput } from './incidents.ts';
 import { StatusPageSchema } from './page.ts';
 import type { StatusPages } from './service.ts';
@@ -123,27 +124,40 @@ function send(reply: FastifyReply, type: string, body: string | Buffer): Fastify
   return reply.type(type).header('cache-control', 'no-cache').headers(PUBLIC_HEADERS).send(body);
 }
 
-async function publicRoutes(scope: FastifyInstance, status: StatusPages): Promise<void> {
+async function publicRoutes(scope: FastifyInstance, status: StatusPages, cache: RenderCache): Promise<void> {
   await compressAnswers(scope);
   const notFound = messageError('`Status page <slug> not found`');
   const doc = (summary: string, description: string, contentType: string) =>
     operation({ summary, description: `${description} Public with \`http.public: [status-pages]\` (docs/http-api.md "Credentials").`, tags, params: slugParams, responses: { 200: { description: summary, schema: Type.String(), contentTypes: [contentType] }, 404: notFound } });
+  // The page names no host; summary.json and the feed hold absolute URLs, so they are kept per host.
   scope.get<{ Params: { slug: string } }>('/:slug', { schema: doc('A status page', 'HTML without JavaScript, light and dark (docs/status-pages.md).', 'text/html') }, async (request, reply) =>
-    send(reply, 'text/html; charset=utf-8', renderPage(status.view(request.params.slug))),
+    send(reply, 'text/html; charset=utf-8', cache.get('page', request.params.slug, () => renderPage(status.view(request.params.slug)))),
   );
-  scope.get<{ Params: { slug: string } }>('/:slug/summary.json', { schema: doc("A status page's summary.json", "In the shape of Atlassian Statuspage's `summary.json`.", 'application/json') }, async (request, reply) =>
-    send(reply, 'application/json; charset=utf-8', JSON.stringify(summaryJson(status.view(request.params.slug), pageUrl(request, request.params.slug)))),
-  );
+  scope.get<{ Params: { slug: string } }>('/:slug/summary.json', { schema: doc("A status page's summary.json", "In the shape of Atlassian Statuspage's `summary.json`.", 'application/json') }, async (request, reply) => {
+    const url = pageUrl(request, request.params.slug);
+    return send(reply, 'application/json; charset=utf-8', cache.get('summary.json', url, () => JSON.stringify(summaryJson(status.view(request.params.slug), url))));
+  });
   scope.get<{ Params: { slug: string } }>('/:slug/feed.atom', { schema: doc("A status page's incidents as an Atom feed", 'The newest 50 incidents, most recently updated first.', 'application/atom+xml') }, async (request, reply) => {
-    const { page, incidents } = status.feed(request.params.slug);
-    return send(reply, 'application/atom+xml; charset=utf-8', atomFeed(page, incidents, pageUrl(request, page.slug), Date.now()));
+    const url = pageUrl(request, request.params.slug);
+    return send(
+      reply,
+      'application/atom+xml; charset=utf-8',
+      cache.get('feed.atom', url, () => {
+        const { page, incidents } = status.feed(request.params.slug);
+        return atomFeed(page, incidents, url, Date.now());
+      }),
+    );
   });
 }
 
-export function statusPageRoutes(status: StatusPages): FastifyPluginAsync {
+export function statusPageRoutes(status: StatusPages, cache: RenderCache): FastifyPluginAsync {
   return async (app) => {
+    // A change through the API shows at once on the public answers.
+    app.addHook('onResponse', async (request, reply) => {
+      if (request.method !== 'GET' && reply.statusCode < 300) cache.invalidate();
+    });
     await registerPartScope(app, '/api/v1/status-page', healthcheckErrors, (scope) => pageRoutes(scope, status));
     await registerPartScope(app, '/api/v1/incident', healthcheckErrors, (scope) => incidentRoutes(scope, status));
-    await registerPartScope(app, '/status', healthcheckErrors, (scope) => publicRoutes(scope, status));
+    await registerPartScope(app, '/status', healthcheckErrors, (scope) => publicRoutes(scope, status, cache));
   };
 }
