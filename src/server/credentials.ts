@@ -102,10 +102,11 @@ export function credentialsHook(http: HttpSettings, tokens: TokenStore, counting
       const token = tokens.find(sha256Hex(presented));
       if (token !== undefined) principal = { name: `token:${token.name}`, scopes: token.scopes };
     } else if (/^Basic /i.test(header)) {
-      if (basic?.(header)) principal = { name: `basic:${http.basicAuth?.username ?? ''}`, scopes: ['admin'] };
+      const pair = decodeBasic(header);
+      if (basic?.(pair)) principal = { name: `basic:${http.basicAuth?.username ?? ''}`, scopes: ['admin'] };
       else {
         // A token as the password (any user name): how a browser logs in to a server with tokens only.
-        const token = tokens.find(sha256Hex(basicPassword(header)));
+        const token = tokens.find(sha256Hex(pair?.password ?? ''));
         if (token !== undefined) principal = { name: `token:${token.name}`, scopes: token.scopes };
       }
     }
@@ -133,27 +134,23 @@ function digestsEqual(a: string, b: string): boolean {
   return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 }
 
-function basicPassword(header: string): string {
+/** The user and password of a `Basic` header; null when it is not one (no `:` in what it decodes to). */
+function decodeBasic(header: string): { user: string; password: string } | null {
   const match = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header);
   const decoded = match ? Buffer.from(match[1] as string, 'base64').toString('utf8') : '';
   const separator = decoded.indexOf(':');
-  return separator >= 0 ? decoded.slice(separator + 1) : '';
+  return separator >= 0 ? { user: decoded.slice(0, separator), password: decoded.slice(separator + 1) } : null;
 }
 
-function basicCheck(credentials: { username: string; password: string }): (header: string) => boolean {
+function basicCheck(credentials: { username: string; password: string }): (pair: { user: string; password: string } | null) => boolean {
   // Comparing digests keeps the comparison constant-time whatever the lengths of the inputs.
   const digest = (value: string) => createHash('sha256').update(value).digest();
   const expectedUser = digest(credentials.username);
   const expectedPassword = digest(credentials.password);
-  return (header) => {
-    const match = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header);
-    const decoded = match ? Buffer.from(match[1] as string, 'base64').toString('utf8') : '';
-    const separator = decoded.indexOf(':');
-    const user = digest(separator >= 0 ? decoded.slice(0, separator) : '');
-    const password = digest(separator >= 0 ? decoded.slice(separator + 1) : '');
+  return (pair) => {
     // Both comparisons always run so the timing does not tell which half was wrong.
-    const userOk = timingSafeEqual(user, expectedUser);
-    const passwordOk = timingSafeEqual(password, expectedPassword);
-    return separator >= 0 && userOk && passwordOk;
+    const userOk = timingSafeEqual(digest(pair?.user ?? ''), expectedUser);
+    const passwordOk = timingSafeEqual(digest(pair?.password ?? ''), expectedPassword);
+    return pair !== null && userOk && passwordOk;
   };
 }
