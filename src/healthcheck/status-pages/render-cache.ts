@@ -7,7 +7,7 @@
  * A change of a page or an incident through the API empties the cache (`invalidate`), so it shows at once; a check's
  * new state shows within the period. An unknown page throws before anything is kept. The cache is bounded in bytes:
  * answers keyed by the request's host (summary.json and the feed hold absolute URLs) cannot grow it past
- * MAX_BYTES, which empties it instead.
+ * MAX_BYTES, keys included, which empties it instead.
  */
 import { Counter, type Registry } from 'prom-client';
 
@@ -22,7 +22,7 @@ interface Kept {
   body: Body;
 }
 
-/** Strings are counted as two bytes a character, as V8 may hold them. */
+/** Strings (keys too: a key holds a request's host) are counted as two bytes a character, as V8 may hold them. */
 const sizeOf = (body: Body) => (typeof body === 'string' ? 2 * body.length : body.length);
 
 export class RenderCache {
@@ -34,6 +34,7 @@ export class RenderCache {
     private readonly ttlMs: () => number,
     registry: Registry,
     private readonly now: () => number = Date.now,
+    private readonly maxBytes = MAX_BYTES,
   ) {
     this.renders = new Counter({
       name: 'status_page_renders_total',
@@ -54,9 +55,10 @@ export class RenderCache {
     this.renders.inc({ what });
     if (kept !== undefined) this.forget(id, kept);
     if (ttlMs > 0) {
-      if (this.bytes + sizeOf(body) > MAX_BYTES) this.invalidate();
+      const bytes = sizeOf(id) + sizeOf(body);
+      if (this.bytes + bytes > this.maxBytes) this.invalidate();
       this.kept.set(id, { atMs: nowMs, body });
-      this.bytes += sizeOf(body);
+      this.bytes += bytes;
     }
     return body;
   }
@@ -69,6 +71,6 @@ export class RenderCache {
 
   private forget(id: string, kept: Kept): void {
     this.kept.delete(id);
-    this.bytes -= sizeOf(kept.body);
+    this.bytes -= sizeOf(id) + sizeOf(kept.body);
   }
 }
