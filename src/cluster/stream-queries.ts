@@ -4,10 +4,18 @@
  * request asks the nodes concerned at once (NATS request/reply; itself without the network) and merges. A node that
  * does not answer in time makes the read a 503 naming it: a partial answer would look like missing events.
  *
+ * Answers go to `vigie.streams.answer.<asker's node id>.<token>`, not to the asker's `_INBOX`: a node may then
+ * publish its answers without NATS' `allow_responses`, which makes nats-server remember the reply subject of every
+ * message it delivers to the node (every event-log message, acknowledged only at checkpoints) and scan them all
+ * on each delivery past 4,096 of them: half of its CPU under ingest (docs/performance.md, "Cluster: what an event
+ * costs").
+ *
  * Requests and answers are untrusted (docs/cluster.md, "What a node does with what it reads"): a request that is not
- * one of the two is answered an error, an answer that is not what was asked (its events checked as the HTTP ingest
- * checks events) makes the read a 503 naming the node; both are refused and counted (`source="queries"`).
+ * one of the two is answered an error, one whose reply subject is not an answer subject is not answered, an answer
+ * that is not what was asked (its events checked as the HTTP ingest checks events) makes the read a 503 naming the
+ * node; all are refused and counted (`source="queries"`).
  */
+import { randomBytes } from 'node:crypto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
@@ -18,6 +26,7 @@ import { eventsProblem, streamId } from './stream-log.ts';
 import { ClusterUnavailableError } from './errors.ts';
 
 const SUBJECT_PREFIX = 'vigie.streams.query.';
+export const ANSWER_PREFIX = 'vigie.streams.answer.';
 const TIMEOUT_MS = 5_000;
 
 export type QueryRequest = { op: 'search'; stream: string; query: string; limit: number } | { op: 'stats' };
@@ -51,6 +60,11 @@ export function querySubject(node: string): string {
   return `${SUBJECT_PREFIX}${streamId(node)}`;
 }
 
+/** Where the answers to one read of `node` go. */
+export function answerSubject(node: string): string {
+  return `${ANSWER_PREFIX}${streamId(node)}.${randomBytes(9).toString('base64url')}`;
+}
+
 export class StreamQueries {
   private subscription: Subscription | null = null;
 
@@ -67,6 +81,10 @@ export class StreamQueries {
       callback: (error, message) => {
         if (error !== null) return;
         this.refusals.guard('queries', () => {
+          if (message.reply === undefined || !message.reply.startsWith(ANSWER_PREFIX)) {
+            this.refusals.refuse('queries', 'shape', `an index read on ${message.subject} whose reply subject (${message.reply ?? 'none'}) is not under ${ANSWER_PREFIX}: not answered`);
+            return;
+          }
           const request = REQUEST.decode(message.data);
           let answer: unknown;
           if (!request.ok) {
@@ -98,7 +116,8 @@ export class StreamQueries {
         if (node === this.node) return this.answer(request) as T;
         let data: Uint8Array;
         try {
-          data = (await this.nc.request(querySubject(node), payload, { timeout: TIMEOUT_MS })).data;
+          // noMux: the reply subject is this read's own, under the answer prefix (above), with a subscription of its own.
+          data = (await this.nc.request(querySubject(node), payload, { timeout: TIMEOUT_MS, noMux: true, reply: answerSubject(this.node) })).data;
         } catch (error) {
           this.logger.warn({ node, err: error }, `cluster member ${node} did not answer an index read: ${(error as Error).message}`);
           throw new ClusterUnavailableError(`cluster member ${node}, which runs part of this stream, did not answer (${(error as Error).message}); retry`);

@@ -16,7 +16,7 @@ import { Objm } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { partitionSubject, streamId } from '../../src/cluster/stream-log.ts';
-import { querySubject } from '../../src/cluster/stream-queries.ts';
+import { answerSubject, querySubject } from '../../src/cluster/stream-queries.ts';
 import { encodeRecord } from '../../src/stream/journal.ts';
 import { hasNatsServer, type NatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
@@ -182,8 +182,10 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
         await js.publish(partitionSubject('hosts', partition), Buffer.concat(encodeRecord(0, record)));
       }
       // Core subjects: index reads, websocket channels.
-      const answer = await nc.request(querySubject('node-a'), payload, { timeout: 5_000 });
+      const answer = await nc.request(querySubject('node-a'), payload, { timeout: 5_000, noMux: true, reply: answerSubject('forger') });
       expect(answer.json<{ error?: string }>().error).toBeTypeOf('string');
+      // A reply subject outside the answer prefix (the asker's inbox, or any subject it wants written) gets nothing.
+      await expect(nc.request(querySubject('node-a'), JSON.stringify({ op: 'stats' }), { timeout: 1_000 })).rejects.toThrow();
       nc.publish('vigie.pubsub.interest', payload);
       nc.publish('vigie.pubsub.events', payload);
       // Checkpoints: a pointer that points nowhere, an object that is not a checkpoint.
