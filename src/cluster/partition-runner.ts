@@ -133,6 +133,10 @@ export class PartitionRunner {
       max_ack_pending: 1_000_000,
       max_deliver: MAX_DELIVER,
       inactive_threshold: INACTIVE_MS * NS_PER_MS,
+      // Its state in memory: a file-backed consumer had nats-server write each consumer's state file after every
+      // few deliveries (a sixth of its CPU under ingest, docs/performance.md), and this consumer is made again from
+      // the checkpoint whenever it is lost (below), so it needs no state that outlives a nats-server.
+      mem_storage: true,
     });
     if (this.stopped) return;
     const consumer = await context.js.consumers.get(EVENTS_STREAM, this.consumerName);
@@ -142,6 +146,9 @@ export class PartitionRunner {
     this.lastMessage = null;
     const messages: ConsumerMessages = await consumer.consume({
       max_messages: PULL_BATCH,
+      // A consumer that no longer exists (deleted, or lost with a nats-server's restart) ends this consume with an
+      // error, and it is made again below, rather than asked for again and again while nothing arrives.
+      abort_on_missing_resource: true,
       callback: (message) => {
         if (this.stopped || !live) return;
         const delivery = message.info.deliverySequence;
@@ -156,9 +163,13 @@ export class PartitionRunner {
     });
     this.messages = messages;
     void messages.closed().then((error) => {
-      if (error && !this.stopped && live) {
-        this.context.logger.error({ err: error, stream, partition: this.partition }, `stream ${stream} partition ${this.partition}: consuming stopped: ${error.message}`);
-      }
+      if (!error || this.stopped || !live) return;
+      live = false;
+      this.context.logger.warn(
+        { err: error, stream, partition: this.partition, seq: this.appliedSeq },
+        `stream ${stream} partition ${this.partition}: its consumer of the event log is gone (${error.message}); consuming again from log sequence ${this.appliedSeq + 1}`,
+      );
+      this.consumeAgain(messages);
     });
   }
 
@@ -169,6 +180,11 @@ export class PartitionRunner {
       { stream: this.stream, partition: this.partition, expected, got, seq: this.appliedSeq },
       `stream ${this.stream} partition ${this.partition}: delivery ${expected} never arrived (got ${got}); consuming again from log sequence ${this.appliedSeq + 1}`,
     );
+    this.consumeAgain(messages);
+  }
+
+  /** Closes `messages` and makes the consumer again, starting after the last message applied. */
+  private consumeAgain(messages: ConsumerMessages): void {
     void messages
       .close()
       .catch(() => undefined)

@@ -6,7 +6,11 @@
  * no acknowledged event.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { WebSocket } from 'ws';
+import { streamId } from '../../src/cluster/stream-log.ts';
 import { hasNatsServer, type NatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -301,5 +305,39 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     // The joining node ran partitions (some of them b's until b stopped).
     expect(metricValue(await metric(c as TestServer, 'stream_events_total'), 'name="sums"')).toBeGreaterThan(0);
     expect(sums.map((event) => event.metric)).toEqual(hosts.map(() => acknowledged));
+  }, 120_000);
+
+  it('consumes again when its consumer of the event log is gone: deleted under it, or lost with a NATS restart', async () => {
+    const nats = await startNatsServer();
+    const a = await startNode('node-a', nats);
+    await waitFor(async () => ((await (await a.request('/api/v1/cluster/members')).json()) as { joined: boolean }).joined, { timeoutMs: 30_000 });
+    expect((await addStream(a, 'kept', '{:actions {:action :index :params [[:host]]}}')).status).toBe(200);
+    await ownerOf([a], 'kept');
+    const push = async (hosts: string[]) => {
+      const response = await a.request('/api/v1/stream/kept', json('PUT', { events: hosts.map((host) => ({ host, service: 's', metric: 1, ttl: 1e6 })) }));
+      expect(response.status).toBe(200);
+    };
+    const found = (count: number, message: string) =>
+      waitFor(async () => (await search(a, 'kept')).events.length === count, { timeoutMs: 30_000, intervalMs: 250, message });
+    await push(['h0', 'h1']);
+    await found(2, 'the first events');
+    // The consumer's name: p_<stream id>_<partition>_<node id> (src/cluster/partition-runner.ts).
+    const nc = await connect(nats.connectOptions('node-a'));
+    try {
+      const consumer = `p_${streamId('kept')}_0_${createHash('sha256').update('node-a').digest('hex').slice(0, 12)}`;
+      expect(await jetstreamManager(nc).then((jsm) => jsm.consumers.delete('vigie_events', consumer))).toBe(true);
+    } finally {
+      await nc.close();
+    }
+    await push(['h2', 'h3']);
+    await found(4, 'the events pushed after the consumer was deleted');
+    await nats.restart();
+    // The node's publishes fail (503) until it has reconnected.
+    await waitFor(
+      async () => (await a.request('/api/v1/stream/kept', json('PUT', { events: [{ host: 'h4', service: 's', metric: 1, ttl: 1e6 }] }))).status === 200,
+      { timeoutMs: 30_000, intervalMs: 500, message: 'a push accepted after the NATS restart' },
+    );
+    await found(5, 'the events pushed after NATS restarted');
+    expect(a.logs.some((line) => /consuming again/.test(line))).toBe(true);
   }, 120_000);
 });
