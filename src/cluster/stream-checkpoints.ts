@@ -1,8 +1,11 @@
 /**
  * Checkpoints of stream partitions (docs/cluster.md, "What moves on a failover"): the action states and the index of
- * one partition, with the sequence number of the last event-log message they cover, in the object store
- * `vigie_checkpoints` (a big index does not fit a KV value), and for each partition a pointer to its latest one in
- * the KV bucket `vigie_checkpoints`.
+ * one partition, with the sequence number of the last event-log message they cover. For each partition a pointer
+ * in the KV bucket `vigie_checkpoints` holds its latest one: inside it when it encodes to at most
+ * `INLINE_MAX_BYTES` (one KV write), otherwise in the object store `vigie_checkpoints` under a name the pointer
+ * gives (a big index does not fit a KV value). The object store costs six JetStream requests or more per save
+ * (the chunks, their metadata, then the deletion of the previous object); with 64 partitions checkpointed every
+ * few seconds those were a quarter of a node's CPU under ingest (docs/performance.md).
  *
  * The pointer is written with compare-and-set on the revision the writer last loaded or wrote: a node whose view
  * of the partition is stale (it lost the partition and still had a checkpoint in flight, or it took the partition
@@ -30,6 +33,8 @@ export const CHECKPOINTS_BUCKET = 'vigie_checkpoints';
 const ENCODE_SLICE_MS = 8;
 /** The layout of a checkpoint this version writes; another is skipped (the partition starts afresh). */
 export const PARTITION_CHECKPOINT_VERSION = 1;
+/** A checkpoint up to this size is written in its pointer: well under NATS' default max_payload (1 MiB). */
+export const INLINE_MAX_BYTES = 256 * 1024;
 
 export interface PartitionCheckpoint {
   version: number;
@@ -42,14 +47,19 @@ export interface PartitionCheckpoint {
   index: IndexSnapshot;
 }
 
+/** A pointer names its checkpoint's object, or holds the checkpoint itself (checked on its own, below). */
 interface Pointer {
   seq: number;
-  object: string;
+  object?: string;
+  checkpoint?: unknown;
   node: string;
   atMs: number;
 }
 
-const POINTER = new WireSchema<Pointer>(Type.Object({ seq: Type.Integer({ minimum: 0 }), object: Type.String(), node: Type.String(), atMs: Type.Number() }));
+const POINTER = new WireSchema<Pointer>(
+  Type.Object({ seq: Type.Integer({ minimum: 0 }), object: Type.Optional(Type.String()), checkpoint: Type.Optional(Type.Unknown()), node: Type.String(), atMs: Type.Number() }),
+  (pointer) => ((pointer.object === undefined) === (pointer.checkpoint === undefined) ? 'a pointer names an object or holds a checkpoint, one of the two' : null),
+);
 
 /** Its index events checked under the reading service's `streams.max-event-depth`, read at each load. */
 const checkpointSchema = (nesting: { readonly eventDepth: number }) =>
@@ -99,12 +109,16 @@ export class CheckpointStore {
     if (entry.operation !== 'PUT') return { checkpoint: null, pointer: { revision: entry.revision, object: null } };
     const decoded = POINTER.decode(entry.value);
     // Objects are named after their partition's key: a pointer elsewhere would load another partition's state.
-    if (!decoded.ok || !decoded.value.object.startsWith(`${key}.`)) {
+    if (!decoded.ok || (decoded.value.object !== undefined && !decoded.value.object.startsWith(`${key}.`))) {
       const { reason, detail } = decoded.ok ? { reason: 'key' as const, detail: `it names object ${JSON.stringify(decoded.value.object)}` } : decoded;
       this.refusals.refuse('checkpoints', reason, `checkpoint pointer ${key} in ${CHECKPOINTS_BUCKET}: ${detail}; the partition starts afresh`, { key });
       return { checkpoint: null, pointer: { revision: entry.revision, object: null } };
     }
     const pointer = decoded.value;
+    if (pointer.object === undefined) {
+      const state: PointerState = { revision: entry.revision, object: null };
+      return { checkpoint: this.checked(pointer.checkpoint, `the checkpoint in pointer ${key}`, key, stream, partition), pointer: state };
+    }
     const state: PointerState = { revision: entry.revision, object: pointer.object };
     const data = await this.objects.getBlob(pointer.object);
     if (data === null) {
@@ -118,18 +132,23 @@ export class CheckpointStore {
       this.refusals.refuse('checkpoints', 'not_json', `checkpoint ${pointer.object}: ${(error as Error).message}; the partition starts afresh`, { key });
       return { checkpoint: null, pointer: state };
     }
+    return { checkpoint: this.checked(parsed, `checkpoint ${pointer.object}`, key, stream, partition), pointer: state };
+  }
+
+  /** The checkpoint `parsed` is, if it is one of this format and of this partition; null (logged, counted) if not. */
+  private checked(parsed: unknown, what: string, key: string, stream: string, partition: number): PartitionCheckpoint | null {
     const version = (parsed as { version?: unknown } | null)?.version;
     if (typeof version === 'number' && version !== PARTITION_CHECKPOINT_VERSION) {
-      this.logger.warn({ key, version }, `checkpoint ${pointer.object} has format ${version}, this version reads ${PARTITION_CHECKPOINT_VERSION}: skipped`);
-      return { checkpoint: null, pointer: state };
+      this.logger.warn({ key, version }, `${what} has format ${version}, this version reads ${PARTITION_CHECKPOINT_VERSION}: skipped`);
+      return null;
     }
     const checkpoint = this.checkpoint.validate(parsed);
     if (!checkpoint.ok || checkpoint.value.stream !== stream || checkpoint.value.partition !== partition) {
       const { reason, detail } = checkpoint.ok ? { reason: 'key' as const, detail: `it is of stream ${checkpoint.value.stream} partition ${checkpoint.value.partition}` } : checkpoint;
-      this.refusals.refuse('checkpoints', reason, `checkpoint ${pointer.object}: ${detail}; the partition starts afresh`, { key });
-      return { checkpoint: null, pointer: state };
+      this.refusals.refuse('checkpoints', reason, `${what}: ${detail}; the partition starts afresh`, { key });
+      return null;
     }
-    return { checkpoint: checkpoint.value, pointer: state };
+    return checkpoint.value;
   }
 
   /** Deletes the checkpoints of every partition whose key starts with `prefix` (a stream removed from the cluster). */
@@ -139,7 +158,8 @@ export class CheckpointStore {
       const entry = await this.kv.get(key);
       if (entry?.operation === 'PUT') {
         try {
-          await this.objects.delete(entry.json<Pointer>().object);
+          const { object } = entry.json<Pointer>();
+          if (typeof object === 'string') await this.objects.delete(object);
         } catch {
           // Unreadable, or already gone.
         }
@@ -156,14 +176,23 @@ export class CheckpointStore {
    * what that node covered (and purged from the log), so it is not saved and the partition must be reloaded.
    */
   async save(key: string, checkpoint: PartitionCheckpoint, known: PointerState): Promise<SaveOutcome> {
-    const object = `${key}.${checkpoint.seq}.${randomUUID().slice(0, 8)}`;
-    await this.objects.putBlob({ name: object }, await encodeCheckpoint(checkpoint, ENCODE_SLICE_MS));
-    const pointer = JSON.stringify({ seq: checkpoint.seq, object, node: checkpoint.node, atMs: Date.now() } satisfies Pointer);
+    const encoded = await encodeCheckpoint(checkpoint, ENCODE_SLICE_MS);
+    const head = { seq: checkpoint.seq, node: checkpoint.node, atMs: Date.now() };
+    let object: string | null = null;
+    let pointer: Uint8Array;
+    if (encoded.length <= INLINE_MAX_BYTES) {
+      // The checkpoint's JSON as the pointer's `checkpoint` field, without parsing and encoding it again.
+      pointer = Buffer.concat([Buffer.from(`${JSON.stringify(head).slice(0, -1)},"checkpoint":`), encoded, Buffer.from('}')]);
+    } else {
+      object = `${key}.${checkpoint.seq}.${randomUUID().slice(0, 8)}`;
+      await this.objects.putBlob({ name: object }, encoded);
+      pointer = Buffer.from(JSON.stringify({ ...head, object } satisfies Pointer));
+    }
     let revision: number;
     try {
       revision = known.revision === 0 ? await this.kv.create(key, pointer) : await this.kv.update(key, pointer, known.revision);
     } catch (error) {
-      await this.objects.delete(object).catch(() => undefined);
+      if (object !== null) await this.objects.delete(object).catch(() => undefined);
       if (/wrong last sequence|key exists/i.test((error as Error).message)) return { outcome: 'superseded' };
       throw error;
     }

@@ -67,9 +67,23 @@ describe.skipIf(!hasNatsServer())('partition checkpoints in JetStream', () => {
     expect((await store.save('s.3', checkpoint(12, 'node-a', 3), first.pointer)).outcome).toBe('superseded');
     expect((await store.load('s.3', 's', 3)).checkpoint?.node).toBe('node-b');
 
-    const names: string[] = [];
-    for (const info of await objects.list()) names.push(info.name);
-    expect(names).toHaveLength(1);
-    expect(names[0]).toMatch(/^s\.3\.25\./);
+    // node-b's checkpoint is small: written in the pointer itself (one KV write), and node-a's object deleted.
+    const names = async () => (await objects.list()).map((info) => info.name);
+    expect(await names()).toEqual([]);
+    const pointer = (await kv.get('s.3'))?.json<{ seq: number; checkpoint?: { node: string } }>();
+    expect(pointer?.seq).toBe(25);
+    expect(pointer?.checkpoint?.node).toBe('node-b');
+    // A large one goes to the object store again, and is loaded back from there.
+    const current = await store.load('s.3', 's', 3);
+    const large = await store.save('s.3', checkpoint(30, 'node-b', 20_000), current.pointer);
+    expect(large.outcome).toBe('saved');
+    expect(await names()).toEqual([expect.stringMatching(/^s\.3\.30\./)]);
+    const back = await store.load('s.3', 's', 3);
+    expect(back.checkpoint?.seq).toBe(30);
+    expect(back.checkpoint?.index.entries).toHaveLength(20_000);
+    // And back to a small one: the large one's object is deleted.
+    expect((await store.save('s.3', checkpoint(31, 'node-b', 3), back.pointer)).outcome).toBe('saved');
+    expect(await names()).toEqual([]);
+    expect((await store.load('s.3', 's', 3)).checkpoint?.seq).toBe(31);
   }, 60_000);
 });
