@@ -23,7 +23,7 @@ export interface LocatedCheck {
   readonly source: string;
 }
 
-export interface ResultView {
+interface ResultView {
   /** The check's latest result now: the result itself, or the state of a check with locations. */
   state: CheckResult;
   /** Whether this node hands `state` to the exporters. */

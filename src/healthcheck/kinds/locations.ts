@@ -9,10 +9,10 @@ import { Type } from '@sinclair/typebox';
 import { CheckValidationError } from './types.ts';
 
 /** Nodes a check may run on at once: every location's result is stored by every node, and listed with the check. */
-export const MAX_LOCATIONS = 64;
+const MAX_LOCATIONS = 64;
 
 /** Caps of `node-labels` and of `cluster.labels` (src/cluster/settings.ts), as the caps of a check's labels. */
-export const NODE_LABEL_LIMITS = { maxLabels: 64, maxKeyBytes: 256, maxValueBytes: 1024 } as const;
+const NODE_LABEL_LIMITS = { maxLabels: 64, maxKeyBytes: 256, maxValueBytes: 1024 } as const;
 
 export interface LocationSpec {
   /** How many eligible members run the check: all of them, or at most this many. */
