@@ -4,6 +4,9 @@
  * not heard from for `member-ttl` is gone; a node that stops cleanly deletes its key, so the others see it leave at
  * once. "Heard from" is this node's clock at the moment the put arrived, so clocks need not agree.
  *
+ * Each member announces its `cluster.labels` too: a check's `node-labels` pick the members that may run it (docs/checks.md
+ * "Locations"), so a member whose labels change (a restart with another config) makes the listeners recompute owners.
+ *
  * While this node is disconnected from NATS it hears nobody: the member list is frozen (it keeps running the
  * checks it owned) instead of shrinking to itself, and every member gets a fresh `member-ttl` on reconnection.
  *
@@ -26,7 +29,11 @@ export interface MemberInfo {
   configHash: string;
   version: string;
   startedAtMs: number;
+  /** Its `cluster.labels`; absent from a member of an earlier version (it has none). */
+  labels?: Record<string, string>;
 }
+
+const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
 
 const MEMBER = new WireSchema<MemberInfo>(
   Type.Object({
@@ -35,6 +42,8 @@ const MEMBER = new WireSchema<MemberInfo>(
     configHash: Type.String({ maxLength: 128 }),
     version: Type.String({ maxLength: 128 }),
     startedAtMs: Type.Integer({ minimum: 0 }),
+    // Caps of cluster.labels (src/healthcheck/kinds/locations.ts NODE_LABEL_LIMITS), keys bounded by the value's size.
+    labels: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 1024 }), { maxProperties: 64 })),
   }),
 );
 
@@ -97,6 +106,12 @@ export class Membership {
 
   ranking(): readonly RankedMember[] {
     return this.ranked;
+  }
+
+  /** A live member's `cluster.labels` (none for an unknown member). */
+  labelsOf(node: string): Readonly<Record<string, string>> {
+    const info = node === this.self.node ? this.self : this.heard.get(node)?.info;
+    return info?.labels ?? NO_LABELS;
   }
 
   infos(): MemberInfo[] {
@@ -170,10 +185,14 @@ export class Membership {
     const known = this.heard.get(entry.key)?.atMs ?? 0;
     const atMs = initial ? Math.max(known, Math.min(Date.now(), entry.created.getTime())) : Date.now();
     const wasLive = this.names.includes(entry.key);
+    const relabelled = wasLive && !sameLabels(this.heard.get(entry.key)?.info.labels, info.labels);
     this.heard.set(entry.key, { info, atMs });
     if (!wasLive && Date.now() - atMs < this.ttlMs) {
       this.logger.info({ node: entry.key, version: info.version }, `member ${entry.key} joined the cluster`);
       this.recompute();
+    } else if (relabelled) {
+      this.logger.info({ node: entry.key, labels: info.labels ?? {} }, `member ${entry.key} has new labels`);
+      this.recompute(true);
     } else this.checkConfigs();
   }
 
@@ -206,14 +225,15 @@ export class Membership {
     return this.connection.connected && this.announced && this.watch?.healthy !== false;
   }
 
-  private recompute(): void {
+  /** `relabelled`: a live member's labels changed, which changes owners even when the names do not. */
+  private recompute(relabelled = false): void {
     const cutoff = Date.now() - this.ttlMs;
     // While this node judges nobody (see `expire`), a live member stays live whatever a snapshot says of it.
     const frozen = !this.judging();
     const live = ([node, heard]: [string, Heard]) => heard.atMs >= cutoff || (frozen && this.names.includes(node));
     const names = [this.self.node, ...[...this.heard].filter(live).map(([node]) => node)].sort();
     this.checkConfigs();
-    if (names.join('\n') === this.names.join('\n')) return;
+    if (!relabelled && names.join('\n') === this.names.join('\n')) return;
     this.names = names;
     this.ranked = rankMembers(names);
     this.membersGauge.set(names.length);
@@ -241,4 +261,9 @@ export class Membership {
     this.listeners.clear();
     if (this.connection.connected) await this.kv.delete(this.self.node).catch(() => undefined);
   }
+}
+
+function sameLabels(a: Readonly<Record<string, string>> = NO_LABELS, b: Readonly<Record<string, string>> = NO_LABELS): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && b[key] === a[key]);
 }

@@ -13,6 +13,7 @@ import type { Kvm } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import type { CheckDefinition } from '../healthcheck/kinds/index.ts';
+import { labelsMatch, type LocationSpec } from '../healthcheck/kinds/locations.ts';
 import type { CheckResult } from '../healthcheck/result-types.ts';
 import type { CheckCluster, CheckHost } from '../healthcheck/cluster-port.ts';
 import { CHECKS_BUCKET, CheckReplica } from './check-replica.ts';
@@ -20,7 +21,7 @@ import { ClusterConnection, NatsRefusedError } from './connection.ts';
 import { MEMBERS_BUCKET, type MemberInfo, Membership } from './membership.ts';
 import { loadNats } from './nats.ts';
 import { MessageRefusals } from './refusals.ts';
-import { ownerOf } from './rendezvous.ts';
+import { chooseMembers, ownerOf } from './rendezvous.ts';
 import { ensureResultsStream, ResultConsumer, ResultMetrics, ResultPublisher } from './results.ts';
 import type { ClusterSettings } from './settings.ts';
 import { ClusterUnavailableError } from './errors.ts';
@@ -31,7 +32,9 @@ export interface MemberView {
   version: string;
   'config-hash': string;
   'started-at': string;
-  /** Checks it owns, of those this node knows. */
+  /** Its `cluster.labels`. */
+  labels: Record<string, string>;
+  /** Checks it runs (owns, or is a chosen location of), of those this node knows. */
   checks: number;
   /** Stream partitions it runs, of the streams this node knows (docs/cluster.md, "Streams"). */
   partitions: number;
@@ -86,10 +89,29 @@ export class ClusterNode implements CheckCluster {
 
   // Owner function
 
-  owns(name: string): boolean {
+  owns(name: string, locations?: LocationSpec): boolean {
     const membership = this.membership;
     if (!this.ready || membership === null) return false;
-    return ownerOf(name, membership.ranking()) === this.settings.node;
+    if (locations === undefined) return ownerOf(name, membership.ranking()) === this.settings.node;
+    return this.chosen(name, locations).includes(this.settings.node);
+  }
+
+  /**
+   * The members that run a check with locations (docs/checks.md "Locations"), best-ranked first: among those whose
+   * `cluster.labels` hold its `node-labels`, the `count` highest by rendezvous rank. Every node computes the same list
+   * from the same members; none before this node has joined.
+   */
+  chosen(name: string, locations: LocationSpec): readonly string[] {
+    const membership = this.membership;
+    if (!this.ready || membership === null) return [];
+    return chooseMembers(name, membership.ranking(), locations.count, (member) => labelsMatch(locations.nodeLabels, membership.labelsOf(member)));
+  }
+
+  /** The nodes that run a check: its owner, or its chosen locations. */
+  private runners(check: { readonly name: string; readonly locations?: LocationSpec }): readonly string[] {
+    if (check.locations !== undefined) return this.chosen(check.name, check.locations);
+    const owner = ownerOf(check.name, (this.membership as Membership).ranking());
+    return owner === undefined ? [] : [owner];
   }
 
   // Result sink: the results of checks this node ran.
@@ -163,14 +185,18 @@ export class ClusterNode implements CheckCluster {
     this.consumer = new ResultConsumer(js, jsm, settings.node, (result) => host.recordRemote(result), this.results, this.refusals, settings.maxResultAheadMs);
     await this.consumer.start();
 
-    const self: MemberInfo = { node: settings.node, configHash: this.configHashValue, version: this.version, startedAtMs: this.startedAtMs };
-    this.membership = new Membership(members, this.connection, self, settings.memberTtlMs, this.refusals, logger, this.registry);
+    this.membership = new Membership(members, this.connection, this.selfInfo(), settings.memberTtlMs, this.refusals, logger, this.registry);
     this.membership.onChange((names) => this.reassign(`members ${names.join(', ')}`));
     await this.membership.start();
     this.ready = true;
     this.reassign('joined');
     this.joinedCluster = { connection: this.connection, js, jsm, kvm, membership: this.membership, refusals: this.refusals };
     for (const listener of this.joinedListeners) listener(this.joinedCluster);
+  }
+
+  /** What this node announces of itself. */
+  private selfInfo(): MemberInfo {
+    return { node: this.settings.node, configHash: this.configHashValue, version: this.version, startedAtMs: this.startedAtMs, labels: this.settings.labels };
   }
 
   /** Calls `listener` once this node has joined (at once if it has). */
@@ -189,9 +215,18 @@ export class ClusterNode implements CheckCluster {
     if (host === null || !this.ready) return;
     const { started, stopped } = host.reassign();
     let owned = 0;
-    for (const name of host.checkNames()) if (this.owns(name)) owned++;
+    const nowhere: string[] = [];
+    for (const check of host.checks()) {
+      const runners = this.runners(check);
+      if (runners.includes(this.settings.node)) owned++;
+      if (runners.length === 0) nowhere.push(check.name);
+    }
     this.owned.set(owned);
     this.logger.info({ members: this.membership?.members(), owned, started, stopped }, `cluster owners computed (${why})`);
+    // A check whose node-labels no member's cluster.labels hold runs nowhere: said at each change of members.
+    if (nowhere.length > 0) {
+      this.logger.warn({ checks: nowhere.slice(0, 20), count: nowhere.length }, `${nowhere.length} check(s) with locations run nowhere: no member's cluster.labels hold their node-labels`);
+    }
   }
 
   /** The config file changed (a reload): the others are told the new hash. */
@@ -203,16 +238,13 @@ export class ClusterNode implements CheckCluster {
   /** The members as this node sees them, with how many of the known checks each owns. */
   members(): MemberView[] {
     const membership = this.membership;
-    const infos = membership?.infos() ?? [{ node: this.settings.node, configHash: this.configHashValue, version: this.version, startedAtMs: this.startedAtMs }];
+    const infos = membership?.infos() ?? [this.selfInfo()];
     const counts = new Map<string, number>();
     const partitions = new Map<string, number>();
     const host = this.host;
     if (membership !== null && host !== null) {
       const ranking = membership.ranking();
-      for (const name of host.checkNames()) {
-        const owner = ownerOf(name, ranking) as string;
-        counts.set(owner, (counts.get(owner) ?? 0) + 1);
-      }
+      for (const check of host.checks()) for (const runner of this.runners(check)) counts.set(runner, (counts.get(runner) ?? 0) + 1);
       for (const key of this.partitionKeys()) {
         const owner = ownerOf(key, ranking) as string;
         partitions.set(owner, (partitions.get(owner) ?? 0) + 1);
@@ -224,6 +256,7 @@ export class ClusterNode implements CheckCluster {
       version: info.version,
       'config-hash': info.configHash,
       'started-at': new Date(info.startedAtMs).toISOString(),
+      labels: info.labels ?? {},
       checks: counts.get(info.node) ?? 0,
       partitions: partitions.get(info.node) ?? 0,
     }));

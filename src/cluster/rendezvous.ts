@@ -44,3 +44,21 @@ export function ownerOf(key: string, members: readonly RankedMember[]): string |
   }
   return best?.name;
 }
+
+/**
+ * The members that run a key from several places (docs/checks.md "Locations"): the eligible members ranked by
+ * their hash of (member, key), highest first, cut at `count`. The first is the owner among the eligible; asking for
+ * one more only adds a member; a member leaving is replaced, in the lists it was in only, by the next in rank. Ties
+ * (astronomically rare) go to the first name in byte order, as in `ownerOf`.
+ */
+export function chooseMembers(key: string, members: readonly RankedMember[], count: number | 'all', eligible: (name: string) => boolean): string[] {
+  const scored: { name: string; score: number }[] = [];
+  for (let i = 0; i < members.length; i++) {
+    const member = members[i] as RankedMember;
+    if (eligible(member.name)) scored.push({ name: member.name, score: hash(key, member.seed) });
+  }
+  // `members` is sorted by name (rankMembers) and the sort is stable: equal scores keep that order.
+  scored.sort((a, b) => b.score - a.score);
+  const chosen = count === 'all' ? scored : scored.slice(0, count);
+  return chosen.map((member) => member.name);
+}

@@ -34,7 +34,8 @@ const MAX_STREAM_BYTES = 1024 ** 3;
  *  JetStream's advisories), never redelivered for ever. */
 export const MAX_DELIVER = 5;
 
-const BATCH_SCHEMA = new WireSchema<CheckResult[]>(Type.Array(CheckResultSchema, { maxItems: BATCH }));
+/** A node publishes what it ran: results, never the state of a check with locations (each node computes that). */
+const BATCH_SCHEMA = new WireSchema<CheckResult[]>(Type.Array(Type.Omit(CheckResultSchema, ['quorum', 'locations']), { maxItems: BATCH }));
 
 export async function ensureResultsStream(jsm: JetStreamManager, replicas: number): Promise<void> {
   const config = {
@@ -232,6 +233,8 @@ export class ResultConsumer {
         for (const result of decoded.value) {
           if (result.node !== node) {
             this.refusals.refuse('results', 'key', `a result of ${result.name} on ${message.subject} names node ${JSON.stringify(result.node)}`, { seq: message.seq });
+          } else if ('locations' in result || 'quorum' in result) {
+            this.refusals.refuse('results', 'shape', `a result of ${result.name} from ${node} carries locations or a quorum: a run's result has neither`, { seq: message.seq });
           } else if (result['healthcheck-timestamp'] > latest) {
             this.refusals.refuse('results', 'future', `a result of ${result.name} from ${node} is stamped ${result['healthcheck-timestamp']}, more than ${this.maxAheadMs / 1000} s ahead of this node's clock (cluster.max-result-ahead)`, { seq: message.seq });
           } else if (this.record(result)) received++;

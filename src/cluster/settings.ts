@@ -7,6 +7,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { ConfigError } from '../common/config-error.ts';
 import { durationMs, readConfigFile } from '../common/config-values.ts';
 import { Duration } from '../common/duration.ts';
+import { checkNodeLabels } from '../healthcheck/kinds/locations.ts';
 
 const closed = { additionalProperties: false } as const;
 
@@ -38,6 +39,7 @@ export const ClusterSchema = Type.Object(
     'max-buffered-results': Type.Optional(Type.Integer({ minimum: 1 })),
     'event-log-max-bytes': Type.Optional(Type.Integer({ minimum: 1024 * 1024 })),
     'max-result-ahead': Type.Optional(Duration),
+    labels: Type.Optional(Type.Record(Type.String(), Type.String())),
   },
   closed,
 );
@@ -61,6 +63,8 @@ export interface ClusterSettings {
   eventLogMaxBytes: number;
   /** A result read from another node stamped further ahead of this node's clock is refused (docs/cluster.md). */
   maxResultAheadMs: number;
+  /** Announced to the other members; a check's `node-labels` pick the members that may run it (docs/checks.md "Locations"). */
+  labels: Record<string, string>;
 }
 
 type ClusterInput = Static<typeof ClusterSchema>;
@@ -98,6 +102,8 @@ export function resolveCluster(file: string | null, raw: ClusterInput): ClusterS
   if (tls !== undefined && (tls.cert === undefined) !== (tls.key === undefined)) {
     throw new ConfigError(file, tls.cert === undefined ? 'cluster.nats.tls.cert' : 'cluster.nats.tls.key', 'cert and key go together (a client certificate needs both)');
   }
+  const labels = { ...raw.labels };
+  checkNodeLabels(labels, (key, problem) => new ConfigError(file, key === '' ? 'cluster.labels' : `cluster.labels.${key}`, problem));
   const auth = resolveAuth(file, raw.nats);
   const insecure = raw.nats.insecure ?? false;
   if (auth === undefined && tls?.cert === undefined && !insecure) {
@@ -127,6 +133,7 @@ export function resolveCluster(file: string | null, raw: ClusterInput): ClusterS
     maxBufferedResults: raw['max-buffered-results'] ?? DEFAULT_MAX_BUFFERED_RESULTS,
     eventLogMaxBytes: raw['event-log-max-bytes'] ?? DEFAULT_EVENT_LOG_MAX_BYTES,
     maxResultAheadMs,
+    labels,
   };
 }
 

@@ -51,6 +51,13 @@ export function describeSchemaError(error: ValueError): string {
       if (options.length > 0 && options.every((option) => typeof option === 'string')) {
         return `must be one of ${options.map((option) => JSON.stringify(option)).join(', ')}, got ${got}`;
       }
+      // A word or a number (`locations: all | <n>`): name both.
+      const kinds = ((schema as { anyOf?: { const?: unknown; type?: unknown }[] }).anyOf ?? []).map((option) =>
+        typeof option.const === 'string' ? JSON.stringify(option.const) : option.type === 'integer' ? 'an integer' : undefined,
+      );
+      if (kinds.length > 1 && kinds.every((kind) => kind !== undefined) && kinds.some((kind) => kind === 'an integer')) {
+        return `must be ${kinds.join(' or ')}, got ${got}`;
+      }
       return `${error.message.toLowerCase()}, got ${got}`;
     }
     default:

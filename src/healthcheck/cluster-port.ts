@@ -6,6 +6,7 @@
  * single node has none.
  */
 import type { CheckDefinition } from './kinds/index.ts';
+import type { LocationSpec } from './kinds/locations.ts';
 import type { HealthcheckError } from './api-input.ts';
 import type { ReconcilePlan } from './reconciler.ts';
 import type { CheckOwner } from './registry.ts';
@@ -19,8 +20,8 @@ export interface CheckHost {
   recordRemote(result: CheckResult): boolean;
   /** The members changed: the checks this node now owns start, the others stop. */
   reassign(): { started: number; stopped: number };
-  /** Every check this node knows, from its config file, discovery or the API. */
-  checkNames(): Iterable<string>;
+  /** Every check this node knows, from its config file, discovery or the API, with its locations when it has some. */
+  checks(): Iterable<{ readonly name: string; readonly locations?: LocationSpec }>;
   /** The API checks, to seed an empty cluster store. */
   apiDefinitions(): CheckDefinition[];
   /** The cluster's store changed: the API checks become exactly `desired`; what the API would refuse goes to `refused`. */

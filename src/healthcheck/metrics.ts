@@ -8,6 +8,8 @@
  * blackbox_exporter's `probe_success`), `healthcheck_last_duration_seconds`, and for TLS checks
  * `healthcheck_tls_certificate_expiry_seconds`, the earliest NotAfter of the chain as a Unix time (TLS checks, and
  * the mail checks with TLS), and for domain checks `healthcheck_domain_expiry_seconds`, the registration's expiry.
+ * A check run from several places (docs/checks.md "Locations") has `healthcheck_location_success{node}` 1/0 for each
+ * chosen location's latest result, and its `healthcheck_up` is its state (failing at quorum), not its last run's.
  *
  * The per-check series are kept here as plain numbers in one small object per check, and written in the text
  * format by a text collector (src/server/metrics.ts): a run only adds to numbers, and a scrape of 12,000 checks
@@ -17,6 +19,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { registerTextCollector } from '../server/metrics.ts';
 import type { FoldReason } from './pending-results.ts';
+import type { CheckResult } from './result-types.ts';
 
 /** Upstream's buckets (docs/http-api.md, metrics). */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
@@ -36,6 +39,7 @@ const FAMILIES = {
     'TLS healthchecks: the earliest expiry (NotAfter) of the certificate chain seen by the last handshake, as a Unix time in seconds.',
   ),
   domainExpiry: header('healthcheck_domain_expiry_seconds', 'gauge', 'Domain healthchecks: the expiry of the registration found through RDAP by the last run, as a Unix time in seconds.'),
+  locationSuccess: header('healthcheck_location_success', 'gauge', "Healthchecks with locations, in a cluster: whether each chosen location's (node's) latest run succeeded (1) or failed (0)."),
 };
 
 function header(name: string, type: string, help: string): string {
@@ -86,6 +90,8 @@ export class CheckSeries {
   certificateExpirySeconds = Number.NaN;
   /** NaN until a domain check's RDAP answer reported one. */
   domainExpirySeconds = Number.NaN;
+  /** A check with locations: its `healthcheck_location_success` lines, rewritten at each of its results. */
+  locationLines = '';
 
   constructor(labelText: string) {
     this.labelText = labelText;
@@ -134,6 +140,20 @@ export class HealthcheckMetrics {
     if (domainExpirySeconds !== undefined) series.domainExpirySeconds = domainExpirySeconds;
   }
 
+  /** The check's state after a run (src/healthcheck/locations.ts): for a check with locations, `healthcheck_up` is
+   *  its state and each chosen location that has run gets its line. Nothing to do for the others (observeRun did). */
+  observeState(series: CheckSeries, state: CheckResult): void {
+    const locations = state.locations;
+    if (locations === undefined) return;
+    series.up = state.success ? 1 : 0;
+    let lines = '';
+    for (const location of locations) {
+      if (location.success === undefined) continue;
+      lines += `healthcheck_location_success{${series.labelText},node="${escapeLabelValue(location.node)}"} ${location.success ? 1 : 0}\n`;
+    }
+    series.locationLines = lines;
+  }
+
   observeLag(lagSeconds: number): void {
     this.lag.observe(lagSeconds);
   }
@@ -172,6 +192,7 @@ export class HealthcheckMetrics {
     yield* this.family(FAMILIES.domainExpiry, (series) =>
       Number.isNaN(series.domainExpirySeconds) ? '' : `healthcheck_domain_expiry_seconds{${series.labelText}} ${series.domainExpirySeconds}\n`,
     );
+    yield* this.family(FAMILIES.locationSuccess, (series) => series.locationLines);
   }
 
   /** One family: its header before its first sample, then its samples in pieces. */

@@ -8,6 +8,7 @@ import { Counter } from 'prom-client';
 import type { PartFactory, PartFactoryContext } from '../server/lifecycle.ts';
 import type { Part } from '../server/part.ts';
 import type { CheckCluster, CheckHost } from './cluster-port.ts';
+import type { CheckDefinition } from './kinds/index.ts';
 import { apiCheckRefusals } from './api-check-policy.ts';
 import { HttpDiscovery } from './discovery/http.ts';
 import { DiscoveryMetrics } from './discovery/metrics.ts';
@@ -66,8 +67,8 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
       db,
       registry: metrics.registry,
       logger: log,
-      onResult: cluster ? [exporters.offer, cluster.offer] : [exporters.offer],
-      ...(cluster ? { owner: cluster, node: cluster.node, replica: cluster } : {}),
+      onResult: [exporters.offer],
+      ...(cluster ? { publish: cluster.offer, owner: cluster, node: cluster.node, replica: cluster } : {}),
       restoredSources: discovery.restore(config.discovery),
       maintenance: calendar,
       // The listener (http.*) is fixed at startup; the setting follows reloads. It holds for every API path,
@@ -127,10 +128,14 @@ function clusterHost(service: HealthcheckService): CheckHost {
   return {
     recordRemote: (result) => service.registry.recordRemote(result),
     reassign: () => service.registry.reassign(),
-    checkNames: () => service.registry.names(),
+    checks: () => checkDefinitions(service),
     apiDefinitions: () => service.apiDefinitions(),
     applyReplicated: (desired, refused) => service.applyReplicated(desired, refused),
   };
+}
+
+function* checkDefinitions(service: HealthcheckService): Iterable<CheckDefinition> {
+  for (const { def } of service.registry.all()) yield def;
 }
 
 function* checksOf(service: HealthcheckService): Iterable<{ name: string; labels: Readonly<Record<string, string>> }> {

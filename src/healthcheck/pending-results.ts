@@ -63,14 +63,16 @@ export class PendingResults implements PendingRuns {
     return this.count >= this.maxResults;
   }
 
-  add(result: CheckResult): void {
+  /** A raw result, and the check's `state` it gives: its latest result, and what its run counts as in the uptime
+   *  (the state of a check with locations is up while fewer than its quorum of locations fail). */
+  add(result: CheckResult, state: CheckResult = result): void {
     let check = this.checks.get(result.name);
     if (check === undefined) {
-      check = { results: [], hours: [], latest: result, sinceS: result['healthcheck-timestamp'] };
+      check = { results: [], hours: [], latest: state, sinceS: result['healthcheck-timestamp'] };
       this.checks.set(result.name, check);
     }
-    check.latest = result;
-    if (!result.maintenance) addRun(check.hours, result);
+    check.latest = state;
+    if (!result.maintenance) addRun(check.hours, result, state.success);
     if (this.count >= this.maxResults) {
       this.onFolded('pending_full');
       if (check.results.length === 0) return;
@@ -120,11 +122,11 @@ export class PendingResults implements PendingRuns {
   }
 }
 
-function addRun(hours: PendingHour[], result: CheckResult): void {
+function addRun(hours: PendingHour[], result: CheckResult, up: boolean): void {
   const timestampS = result['healthcheck-timestamp'];
   const hour = timestampS - (timestampS % HOUR_S);
   const durationMs = result.duration;
-  const success = result.success ? 1 : 0;
+  const success = up ? 1 : 0;
   // Results come in time order: the hour is nearly always the last one.
   const last = hours[hours.length - 1];
   const bucket = last !== undefined && last.hour === hour ? last : hours.find((candidate) => candidate.hour === hour);

@@ -9,6 +9,8 @@ import type { Logger } from 'pino';
 import { durationToMs } from '../common/duration.ts';
 import { type CheckDefinition, CheckFailure, checkSummary, type Prepared, prepareCheck } from './kinds/index.ts';
 import { isSilence } from './kinds/heartbeat.ts';
+import type { LocationSpec } from './kinds/locations.ts';
+import { type ResultLocations, trackLocations } from './locations.ts';
 import type { PushReports } from './kinds/types.ts';
 import type { CheckSeries, HealthcheckMetrics } from './metrics.ts';
 import type { HealthcheckRepository } from './repository.ts';
@@ -58,8 +60,10 @@ export interface RegistryOptions {
   /** Scheduler clock (ms) and random source of the first-run spread, for tests. */
   now?: () => number;
   random?: () => number;
-  /** Handed every periodic result (the exporters' queues): each must return at once and never throw. */
+  /** Handed every result this node exports (the exporters' queues): each must return at once and never throw. */
   onResult?: readonly ResultSink[];
+  /** Handed every result this node ran (in a cluster, to publish it to the others): returns at once, never throws. */
+  publish?: ResultSink;
   /** Whether a result of this check finishing now falls in a maintenance window (src/healthcheck/maintenance.ts). */
   inMaintenance?: (name: string, labels: Readonly<Record<string, string>>) => boolean;
   /** Where pushed checks (heartbeats) keep their last report. */
@@ -71,10 +75,14 @@ export interface RegistryOptions {
 }
 
 export interface CheckOwner {
-  owns(name: string): boolean;
+  /** Whether this node runs the check: its owner, or one of its chosen locations when it has `locations`. */
+  owns(name: string, locations?: LocationSpec): boolean;
+  /** The nodes chosen to run a check with locations, best-ranked first (docs/checks.md "Locations"). */
+  chosen(name: string, locations: LocationSpec): readonly string[];
 }
 
-const ALWAYS_ME: CheckOwner = { owns: () => true };
+/** A single node runs every check, and is the one location of those with locations. */
+const ALWAYS_ME: CheckOwner = { owns: () => true, chosen: () => [] };
 
 export type ResultSink = (result: CheckResult) => void;
 
@@ -90,6 +98,9 @@ export class CheckRegistry {
   private readonly repository: HealthcheckRepository;
   private readonly logger: Logger;
   private readonly resultSinks: readonly ResultSink[];
+  private readonly publish: ResultSink;
+  /** Each check's state from its locations' results, in a cluster; each result as it comes on a single node. */
+  private readonly locations: ResultLocations;
   private readonly inMaintenance: (name: string, labels: Readonly<Record<string, string>>) => boolean;
   private readonly pushReports: PushReports;
   private readonly owner: CheckOwner;
@@ -103,10 +114,16 @@ export class CheckRegistry {
     this.logger = options.logger;
     this.prepare = options.prepare ?? prepareCheck;
     this.resultSinks = options.onResult ?? [];
+    this.publish = options.publish ?? (() => undefined);
     this.inMaintenance = options.inMaintenance ?? (() => false);
     this.pushReports = options.pushReports ?? NO_REPORTS;
     this.owner = options.owner ?? ALWAYS_ME;
     this.node = options.node;
+    this.locations = trackLocations({
+      node: options.node,
+      chosen: (name, locations) => this.owner.chosen(name, locations),
+      history: (name) => this.repository.history(name, Infinity),
+    });
     this.scheduler = new Scheduler<RunningCheck>({
       maxConcurrentRuns: options.maxConcurrentRuns,
       ...(options.startTickMs !== undefined ? { tickMs: options.startTickMs } : {}),
@@ -177,7 +194,7 @@ export class CheckRegistry {
    * past) rather than after the random first-run spread.
    */
   private activate(check: RunningCheck, takenOver = false): void {
-    if (!this.owner.owns(check.def.name)) return;
+    if (!this.owner.owns(check.def.name, check.def.locations)) return;
     const pushed = check.prepared.pushed;
     if (pushed !== undefined) {
       if (!check.pushStarted) pushed.start((failure) => this.recordRun(check, failure, 0), this.pushReports);
@@ -185,9 +202,10 @@ export class CheckRegistry {
       return;
     }
     if (check.handle !== null) return;
-    const last = takenOver ? this.latest.get(check.def.name) : undefined;
+    // This node's own last run: another location's does not delay it.
+    const lastS = takenOver ? this.locations.lastRun(check, this.latest.get(check.def.name)) : undefined;
     // Result timestamps are wall-clock seconds; the scheduler's clock is its own: hand it a delay.
-    check.handle = this.scheduler.add(check, last !== undefined ? last['healthcheck-timestamp'] * 1000 + check.intervalMs - Date.now() : undefined);
+    check.handle = this.scheduler.add(check, lastS !== undefined ? lastS * 1000 + check.intervalMs - Date.now() : undefined);
   }
 
   /**
@@ -199,7 +217,7 @@ export class CheckRegistry {
     let stopped = 0;
     if (!this.started) return { started, stopped };
     for (const check of this.checks.values()) {
-      const owned = this.owner.owns(check.def.name);
+      const owned = this.owner.owns(check.def.name, check.def.locations);
       const running = check.handle !== null || check.pushStarted;
       if (owned && !running) {
         this.activate(check, true);
@@ -225,17 +243,21 @@ export class CheckRegistry {
 
   /**
    * A result another node ran (a cluster): kept as if it had run here (latest, history, aggregates, metric
-   * series), but not exported again (its owner exported it). Dropped when the check is unknown here.
+   * series), but not exported again (its owner exported it), unless it changes the state of a check with locations
+   * that this node exports. Dropped when the check is unknown here.
    */
   recordRemote(result: CheckResult): boolean {
     const check = this.checks.get(result.name);
     if (check === undefined) return false;
     const latest = this.latest.get(result.name);
+    const view = this.locations.observe(check, result, false, latest);
     // A result older than the latest kept (results replayed after a restart) does not replace it; it still goes to
     // the history.
-    if (latest === undefined || latest['healthcheck-timestamp'] <= result['healthcheck-timestamp']) this.latest.set(result.name, result);
-    this.repository.record(result);
+    if (latest === undefined || latest['healthcheck-timestamp'] <= view.state['healthcheck-timestamp']) this.latest.set(result.name, view.state);
+    this.repository.record(result, view.state);
     this.metrics.observeRun(check.metricSeries, result.success, result.duration / 1000, undefined);
+    this.metrics.observeState(check.metricSeries, view.state);
+    if (view.exported) this.export(view.state);
     const pushed = check.prepared.pushed;
     if (pushed !== undefined && !isSilence(result.message)) {
       const report = { atMs: result['healthcheck-timestamp'] * 1000, success: result.success, message: result.message };
@@ -267,6 +289,7 @@ export class CheckRegistry {
     this.retire(check);
     this.checks.delete(check.def.name);
     this.latest.delete(check.def.name);
+    this.locations.forget(check.def.name);
     this.repository.dropBuffered(new Set([check.def.name]));
   }
 
@@ -296,13 +319,20 @@ export class CheckRegistry {
       .catch((error: unknown) => this.logger.warn({ err: error, name: check.def.name }, 'releasing a removed healthcheck failed'));
   }
 
+  private export(result: CheckResult): void {
+    for (let i = 0; i < this.resultSinks.length; i++) (this.resultSinks[i] as ResultSink)(result);
+  }
+
   private recordRun(check: RunningCheck, failure: unknown, durationMs: number): void {
     const name = check.def.name;
     const result = buildResult(name, check.summary, check.labels, check.source, failure, durationMs, this.inMaintenance(name, check.def.labels), this.node);
-    this.latest.set(result.name, result);
-    this.repository.record(result);
-    for (let i = 0; i < this.resultSinks.length; i++) (this.resultSinks[i] as ResultSink)(result);
+    const view = this.locations.observe(check, result, true, this.latest.get(name));
+    this.latest.set(result.name, view.state);
+    this.repository.record(result, view.state);
+    this.publish(result);
+    if (view.exported) this.export(view.state);
     this.metrics.observeRun(check.metricSeries, result.success, durationMs / 1000, check.prepared.certificateExpirySeconds?.(), check.prepared.domainExpirySeconds?.());
+    this.metrics.observeState(check.metricSeries, view.state);
     if (result.success !== check.lastSuccess) {
       if (!result.success) this.logger.warn({ name: result.name, cause: result.message }, 'healthcheck failed');
       else if (check.lastSuccess === false) this.logger.info({ name: result.name }, 'healthcheck recovered');

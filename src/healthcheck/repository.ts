@@ -97,8 +97,9 @@ export class HealthcheckRepository {
     return this.results.loadResults();
   }
 
-  record(result: CheckResult): void {
-    this.results.record(result);
+  /** A run's result; `state`, the check's state it gives (a check with locations), is its latest result. */
+  record(result: CheckResult, state: CheckResult = result): void {
+    this.results.record(result, state);
   }
 
   writeDue(): Promise<void> {

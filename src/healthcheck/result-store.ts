@@ -164,9 +164,13 @@ export class ResultStore {
     }));
   }
 
-  /** Keeps a result for the next write of its check; at the cap, every waiting check is written (in slices). */
-  record(result: CheckResult): void {
-    this.pending.add(result);
+  /**
+   * Keeps a result for the next write of its check; at the cap, every waiting check is written (in slices). `state`
+   * is what the result makes the check's latest result and its uptime count: itself, or the state of a check with
+   * locations (docs/checks.md "Locations").
+   */
+  record(result: CheckResult, state: CheckResult = result): void {
+    this.pending.add(result, state);
     if (this.started) this.armFlush();
     if (this.pending.full) void this.startRound(true);
   }

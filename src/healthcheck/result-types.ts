@@ -18,8 +18,22 @@ export interface CheckResult {
   source: string;
   /** Set (true) when the run finished during a maintenance window (docs/checks.md, "Maintenance windows"). */
   maintenance?: true;
-  /** In a cluster: the node that ran the check (docs/cluster.md). */
+  /** In a cluster: the node that ran the check (docs/cluster.md); absent on the state of a check with locations. */
   node?: string;
+  /** A check with locations, in a cluster: the failing locations that make it fail (docs/checks.md "Locations"). */
+  quorum?: number;
+  /** A check with locations, in a cluster: its chosen locations, best-ranked first, with their latest results. */
+  locations?: LocationResult[];
+}
+
+/** A location of a check and its latest result; the result fields are absent until the location has run it. */
+export interface LocationResult {
+  node: string;
+  success?: boolean;
+  'healthcheck-timestamp'?: number;
+  message?: string;
+  duration?: number;
+  maintenance?: true;
 }
 
 export interface HistoryEntry {

@@ -40,8 +40,10 @@ export interface ServiceOptions {
   random?: () => number;
   /** Builds a check's resources; the kinds' own unless a test counts runs. */
   prepare?: (def: CheckDefinition) => Promise<Prepared>;
-  /** Handed every periodic result (the exporters). */
+  /** Handed every result this node exports (the exporters). */
   onResult?: readonly ResultSink[];
+  /** Handed every result this node ran (a cluster publishes it to the other nodes). */
+  publish?: ResultSink;
   /** Checks of other sources to run from the start (the last good payload of each discovery source). */
   restoredSources?: readonly RestoredSource[];
   /** The maintenance windows that mark results; none unless given. */
@@ -101,6 +103,7 @@ export class HealthcheckService {
       ...(options.now ? { now: options.now } : {}),
       ...(options.random ? { random: options.random } : {}),
       ...(options.onResult ? { onResult: options.onResult } : {}),
+      ...(options.publish ? { publish: options.publish } : {}),
       ...(options.owner ? { owner: options.owner } : {}),
       ...(options.node !== undefined ? { node: options.node } : {}),
     });

@@ -14,7 +14,22 @@ const Labels = Type.Record(Type.String(), Type.String());
  *  6 ms without, JSON.stringify 10 ms). */
 const StringMap = <T>(values: TSchema, description?: string) => Type.Unsafe<Record<string, T>>({ type: 'object', additionalProperties: values, ...(description ? { description } : {}) });
 
-/** The result of a run (docs/http-api.md, "Results"). */
+/** A location of a check run from several places, with its latest result (docs/checks.md "Locations"). */
+export const LocationResult = wire(
+  'LocationResult',
+  Type.Object(
+    {
+      node: Type.String({ description: 'the node, one of the chosen locations' }),
+      success: Type.Optional(Type.Boolean({ description: 'the result fields are absent until the location has run the check' })),
+      'healthcheck-timestamp': Type.Optional(Type.Integer({ description: 'Unix seconds, when its latest run finished' })),
+      message: Type.Optional(Type.String()),
+      duration: Type.Optional(Type.Integer({ description: 'milliseconds, truncated' })),
+      maintenance: Type.Optional(Type.Literal(true)),
+    },
+  ),
+);
+
+/** The result of a run (docs/http-api.md, "Results"); for a check with locations in a cluster, the check's state. */
 export const CheckResult = wire(
   'CheckResult',
   Type.Object(
@@ -28,7 +43,9 @@ export const CheckResult = wire(
       duration: Type.Integer({ description: 'milliseconds, truncated' }),
       source: Type.String(),
       maintenance: Type.Optional(Type.Literal(true, { description: 'only when the run finished in a maintenance window (docs/checks.md)' })),
-      node: Type.Optional(Type.String({ description: 'in a cluster: the node that ran the check (docs/cluster.md)' })),
+      node: Type.Optional(Type.String({ description: 'in a cluster: the node that ran the check (docs/cluster.md); absent on the state of a check with locations' })),
+      quorum: Type.Optional(Type.Integer({ description: 'a check with locations, in a cluster: failing locations that make it fail (docs/checks.md "Locations")' })),
+      locations: Type.Optional(Type.Array(ref(LocationResult), { description: 'a check with locations, in a cluster: its chosen locations, best-ranked first, each with its latest result' })),
     },
   ),
 );
@@ -118,4 +135,4 @@ export const RecentResults = Type.Object({ result: StringMap<Static<typeof Histo
 export const Durations = Type.Object({ name: Type.String(), window: Type.String(), buckets: Type.Array(ref(DurationBucket)) });
 
 /** The wire types to add to fastify (src/server/wire-schemas.ts). */
-export const HEALTHCHECK_WIRE_TYPES = [CheckResult, HistoryEntry, CheckDefinition, CheckOverview, DurationBucket];
+export const HEALTHCHECK_WIRE_TYPES = [LocationResult, CheckResult, HistoryEntry, CheckDefinition, CheckOverview, DurationBucket];

@@ -75,4 +75,48 @@ describe.skipIf(!hasNatsServer())('membership', () => {
       await membership.stop();
     }
   });
+
+  it("knows each member's labels, recomputes owners when a live member's labels change, and refuses a member with too many", async () => {
+    const nats = await startNatsServer();
+    const nc = await connect(nats.connectOptions('node-a'));
+    connections.push(nc);
+    const kv = await new Kvm(jetstream(nc)).create(MEMBERS_BUCKET, { history: 1 });
+    const announce = (node: string, labels: Record<string, string>) =>
+      kv.put(node, JSON.stringify({ node, configHash: 'h', version: '1', startedAtMs: Date.now(), labels }));
+    await announce('node-x', { region: 'eu' });
+
+    const { connection } = fakeConnection();
+    const registry = new Registry();
+    const logger = pino({ level: 'silent' });
+    const membership = new Membership(kv, connection, { node: 'node-a', configHash: 'h', version: '1', startedAtMs: Date.now(), labels: { region: 'us' } }, 10_000, new MessageRefusals(registry, logger), logger, registry);
+    const changes: string[][] = [];
+    membership.onChange((names) => changes.push([...names]));
+    try {
+      await membership.start();
+      expect(membership.members()).toEqual(['node-a', 'node-x']);
+      expect(membership.labelsOf('node-a')).toEqual({ region: 'us' });
+      expect(membership.labelsOf('node-x')).toEqual({ region: 'eu' });
+      expect(membership.labelsOf('node-unknown')).toEqual({});
+
+      // Same members, other labels: the listeners are told (the locations of checks with node-labels move).
+      const before = changes.length;
+      await announce('node-x', { region: 'us' });
+      await waitFor(() => changes.length > before, { message: 'a change of labels told' });
+      expect(changes.at(-1)).toEqual(['node-a', 'node-x']);
+      expect(membership.labelsOf('node-x')).toEqual({ region: 'us' });
+
+      // A heartbeat with the same labels tells nobody.
+      const settled = changes.length;
+      await announce('node-x', { region: 'us' });
+      await sleep(300);
+      expect(changes.length).toBe(settled);
+
+      // 65 labels: refused, and the member owns nothing.
+      await announce('node-x', Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v'])));
+      await waitFor(() => membership.members().length === 1, { message: 'the member with 65 labels forgotten' });
+      expect(await registry.getSingleMetricAsString('cluster_messages_refused_total')).toMatch(/source="members",reason="shape"\} 1/);
+    } finally {
+      await membership.stop();
+    }
+  });
 });

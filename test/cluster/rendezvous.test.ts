@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ownerOf, rankMembers } from '../../src/cluster/rendezvous.ts';
+import { chooseMembers, ownerOf, rankMembers } from '../../src/cluster/rendezvous.ts';
 
 const KEYS = Array.from({ length: 12_000 }, (_, i) => `check-${i}`);
 
@@ -26,5 +26,52 @@ describe('rendezvous hashing', () => {
     expect(moved.every((key) => four.get(key) === 'd')).toBe(true);
     expect(Math.abs(moved.length - 3000)).toBeLessThan(400);
     expect(ownerOf('x', [])).toBeUndefined();
+  });
+});
+
+describe('choosing several members (checks from several places)', () => {
+  const everyone = () => true;
+
+  it('ranks from the owner down: the first chosen is the owner, and every node gets the same list whatever its order', () => {
+    const ranked = rankMembers(['a', 'b', 'c', 'd']);
+    for (const key of KEYS.slice(0, 500)) {
+      const chosen = chooseMembers(key, ranked, 3, everyone);
+      expect(chosen).toHaveLength(3);
+      expect(new Set(chosen).size).toBe(3);
+      expect(chosen[0]).toBe(ownerOf(key, ranked));
+      expect(chooseMembers(key, rankMembers(['d', 'c', 'b', 'a']), 3, everyone)).toEqual(chosen);
+      // n is a prefix of n + 1: asking for more locations only adds some.
+      expect(chooseMembers(key, ranked, 2, everyone)).toEqual(chosen.slice(0, 2));
+    }
+  });
+
+  it('chooses among the eligible members only, and all of them when fewer than asked (or "all")', () => {
+    const ranked = rankMembers(['eu-1', 'eu-2', 'us-1', 'us-2', 'us-3']);
+    const inEu = (name: string) => name.startsWith('eu-');
+    for (const key of KEYS.slice(0, 200)) {
+      expect(chooseMembers(key, ranked, 2, inEu).sort()).toEqual(['eu-1', 'eu-2']);
+      expect(chooseMembers(key, ranked, 5, inEu).sort()).toEqual(['eu-1', 'eu-2']);
+      expect(chooseMembers(key, ranked, 'all', everyone)).toHaveLength(5);
+      expect(chooseMembers(key, ranked, 3, () => false)).toEqual([]);
+    }
+    expect(chooseMembers('x', [], 3, everyone)).toEqual([]);
+  });
+
+  it('moves minimally: a member leaving is replaced in the lists it was in, and only there', () => {
+    const five = rankMembers(['a', 'b', 'c', 'd', 'e']);
+    const four = rankMembers(['a', 'b', 'c', 'd']);
+    let replaced = 0;
+    for (const key of KEYS) {
+      const before = chooseMembers(key, five, 3, everyone);
+      const after = chooseMembers(key, four, 3, everyone);
+      if (!before.includes('e')) expect(after).toEqual(before);
+      else {
+        // The others keep their places' order; one new member fills in.
+        expect(after.filter((name) => before.includes(name))).toEqual(before.filter((name) => name !== 'e'));
+        replaced++;
+      }
+    }
+    // e was in about 3/5 of the lists.
+    expect(Math.abs(replaced - 7200)).toBeLessThan(400);
   });
 });

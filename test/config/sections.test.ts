@@ -169,6 +169,7 @@ describe('config sections', () => {
       '  max-buffered-results: 10',
       '  event-log-max-bytes: 2097152',
       '  max-result-ahead: 1m',
+      '  labels: {region: eu}',
     ].join('\n');
     expect(plain(text)).toMatchInlineSnapshot(`
       {
@@ -180,6 +181,9 @@ describe('config sections', () => {
           },
           "eventLogMaxBytes": 2097152,
           "insecure": false,
+          "labels": {
+            "region": "eu",
+          },
           "maxBufferedResults": 10,
           "maxResultAheadMs": 60000,
           "memberTtlMs": 3000,
@@ -450,6 +454,11 @@ describe('config sections', () => {
       'cluster: {nats: {servers: ["nats://127.0.0.1:4222"], user: u, token: t}}',
       'cluster: {nats: {servers: ["nats://127.0.0.1:4222"], tls: {key: /k}}}',
       'cluster: {replicas: 2, nats: {servers: ["nats://127.0.0.1:4222"]}}',
+      'cluster: {labels: {region: 1}, nats: {servers: ["nats://127.0.0.1:4222"], insecure: true}}',
+      'cluster: {labels: {"": x}, nats: {servers: ["nats://127.0.0.1:4222"], insecure: true}}',
+      'tcp-checks:\n  - {name: db, target: 127.0.0.1, port: 5432, timeout: 1s, interval: 10s, locations: 0}',
+      'tcp-checks:\n  - {name: db, target: 127.0.0.1, port: 5432, timeout: 1s, interval: 10s, locations: 2, quorum: 3}',
+      'tcp-checks:\n  - {name: db, target: 127.0.0.1, port: 5432, timeout: 1s, interval: 10s, locations: all, node-labels: {region: [eu]}}',
       'clusters: {}',
       // Two sections wrong: the first in the file's schema order is named, whatever the order in the file.
       'cluster: {replicas: 2}\nstreams: {max-forks: 0}\nhttp: {port: -1}',
@@ -488,6 +497,11 @@ describe('config sections', () => {
         "/etc/vigie.yaml: cluster.nats.token: cannot be set with cluster.nats.user: give one credential",
         "/etc/vigie.yaml: cluster.nats.tls.cert: cert and key go together (a client certificate needs both)",
         "/etc/vigie.yaml: cluster.replicas: expected union value, got the number 2",
+        "/etc/vigie.yaml: cluster.labels.region: must be a string, got the number 1",
+        "/etc/vigie.yaml: cluster.labels: a key must not be empty",
+        "/etc/vigie.yaml: tcp-checks[0].locations: must be "all" or between 1 and 64, got 0",
+        "/etc/vigie.yaml: tcp-checks[0].quorum: must be between 1 and locations (2), got 3",
+        "/etc/vigie.yaml: tcp-checks[0].node-labels.region: must be a string, got a list",
         "/etc/vigie.yaml: clusters: unknown key "clusters" (did you mean "cluster"?)",
         "/etc/vigie.yaml: http.port: expected integer to be greater or equal to 0, got the number -1",
       ]

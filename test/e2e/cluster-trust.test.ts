@@ -4,7 +4,8 @@
  * credentials (what a stolen or compromised node holds) that writes what no Vigie node would. Malformed
  * messages on every subject and bucket Vigie reads leave every node serving (now and after a restart), with every
  * check still run somewhere and the streams still fed; definitions put straight into the buckets go through the
- * API's own validation and policies (`command-checks-api: deny` holds for them); a result from the future is not
+ * API's own validation and policies (`command-checks-api: deny` holds for them); a result from the future, or one
+ * that carries a check's state (locations, a quorum) rather than a run, is not
  * shown. Every refusal is counted in `cluster_messages_refused_total{source,reason}`.
  */
 import { existsSync, mkdtempSync } from 'node:fs';
@@ -195,6 +196,10 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
     // Well-formed, but from the year 2100.
     const future = { name: 'web-0', summary: 'forged', success: false, 'healthcheck-timestamp': 4_102_444_800, message: 'forged', duration: 1, source: 'api', node: 'forger' };
     await js.publish('vigie.results.forger', JSON.stringify([future]));
+    // Well-formed, but a check's state rather than a run (each node computes states itself): stamped ahead so that,
+    // were it taken, it would stay web-0's latest result and show its forged locations.
+    const state = { ...future, 'healthcheck-timestamp': Math.floor(Date.now() / 1000) + 120, quorum: 1, locations: [{ node: 'forger', success: false }] };
+    await js.publish('vigie.results.forger', JSON.stringify([state]));
     await js.publish(partitionSubject('hosts', 0), Buffer.concat(encodeRecord(0, { target: 'hosts', input: 'cluster', format: 'events', receivedAtNs: 0, count: 1, payload: Buffer.from('[{"host":"forged","time":"yesterday"}]') })));
     await nc.flush();
 
@@ -207,6 +212,7 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
     await freshEverywhere([a, b], names, Math.floor(Date.now() / 1000) + 1);
     for (const node of [a, b]) {
       expect((await results(node)).filter((result) => result['healthcheck-timestamp'] > Date.now() / 1000 + 60)).toEqual([]);
+      expect((await results(node)).filter((result) => 'locations' in result || 'quorum' in result)).toEqual([]);
       expect((await checkNames(node)).filter((name) => name.startsWith('forged'))).toEqual([]);
       expect((await streamNames(node)).filter((name) => name.startsWith('forged'))).toEqual([]);
       const view = (await (await node.request('/api/v1/cluster/members')).json()) as { result: { node: string }[] };

@@ -4,7 +4,8 @@
  * node that ran its latest result), the nav a Cluster link, the Cluster view the members with the checks each owns,
  * and a member's link filters the list on its checks. A single node shows none of it (test/e2e/dashboard.test.ts).
  * The stream view of a node shows a partitioned stream's whole index (both nodes' partitions), searches it, and
- * shows live the events the other node's partitions index.
+ * shows live the events the other node's partitions index. A check run from both nodes (`locations: all`) shows each
+ * location's latest result in its view.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, hasChromium, launchBrowser } from '../helpers/browser.ts';
@@ -90,6 +91,25 @@ describe.skipIf(!hasNatsServer() || !hasChromium())('dashboard of a cluster node
     expect((await a.request('/api/v1/stream/dash.cluster', json('PUT', { events: late }))).status).toBe(200);
     await expect.poll(() => page.locator('table.events tbody tr').count(), { timeout: 10_000 }).toBe(50);
     await watched.screenshot('cluster-stream');
+    expect(watched.pageErrors).toEqual([]);
+    await page.close();
+  });
+
+  it('shows each location of a check run from several places with its latest result', async () => {
+    const check = { name: 'everywhere', target: '127.0.0.1', port: tcp.port, interval: '1s', timeout: '1s', locations: 'all' };
+    const created = await a.request('/api/v1/healthcheck/tcp', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(check) });
+    expect(created.status).toBe(201);
+    await waitFor(
+      async () => ((await (await b.request('/api/v1/result/everywhere')).json()) as { locations?: { success?: boolean }[] }).locations?.filter((location) => location.success).length === 2,
+      { timeoutMs: 20_000, message: 'both locations ran it' },
+    );
+    const watched = await browser.open(`${b.url}/frontend/index.html#/check/everywhere`);
+    const { page } = watched;
+    await expect.poll(() => page.locator('table.locations tbody tr').count(), { timeout: 10_000 }).toBe(2);
+    expect(new Set(await page.locator('table.locations td.node').allTextContents())).toEqual(new Set(['node-a', 'node-b']));
+    expect(await page.locator('table.locations .badge.ok').count()).toBe(2);
+    expect(await page.locator('.locations-summary').textContent()).toBe('0 of 2 failing; the check fails when 2 do.');
+    await watched.screenshot('cluster-locations');
     expect(watched.pageErrors).toEqual([]);
     await page.close();
   });

@@ -154,6 +154,11 @@ describe('the OpenAPI document', () => {
     const body = create.requestBody?.content['application/json']?.schema;
     expect(Object.keys(body?.properties ?? {})).toEqual(expect.arrayContaining(['name', 'target', 'port', 'valid-status', 'interval', 'timeout']));
     expect(body?.required).toContain('target');
+    // Checks from several places (docs/checks.md "Locations"): every kind that runs takes them.
+    expect(Object.keys(body?.properties ?? {})).toEqual(expect.arrayContaining(['locations', 'node-labels', 'quorum']));
+    const resultRef = (operation('get', '/api/v1/result/{name}').responses['200']?.content?.['application/json']?.schema as { $ref?: string }).$ref ?? '';
+    const components = (document as unknown as { components: { schemas: Record<string, Schema> } }).components.schemas;
+    expect(Object.keys(components[resultRef.split('/').pop() as string]?.properties ?? {})).toEqual(expect.arrayContaining(['node', 'quorum', 'locations']));
     expect(Object.keys(create.responses).sort()).toEqual(['201', '400', '403', '409', '500']);
     expect(create.responses['400']?.content?.['application/json']?.schema.properties).toHaveProperty('message');
 

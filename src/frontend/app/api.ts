@@ -14,6 +14,7 @@ import type {
   Durations,
   HealthcheckOverview,
   HistoryEntry as HistoryEntryWire,
+  LocationResult as LocationResultWire,
   RecentResults,
 } from '../../healthcheck/wire.ts';
 import type { IncidentList } from '../../healthcheck/status-pages/wire.ts';
@@ -22,6 +23,7 @@ import type { StreamSummaries, StreamSummary as StreamSummaryWire } from '../../
 type CheckResult = Static<typeof CheckResultWire>;
 export type CheckOverview = Static<typeof CheckOverviewWire>;
 export type HistoryEntry = Static<typeof HistoryEntryWire>;
+export type LocationResult = Static<typeof LocationResultWire>;
 export type DurationBucket = Static<typeof DurationBucketWire>;
 export type StreamSummary = Static<typeof StreamSummaryWire>;
 type ClusterMembers = Static<typeof ClusterMembersWire>;

@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { api, type DurationBucket, type Window, WINDOWS } from './api.ts';
+import { api, type DurationBucket, type LocationResult, type Window, WINDOWS } from './api.ts';
 
 const WINDOW_SECONDS: Record<Window, number> = { '24h': 86_400, '7d': 7 * 86_400, '30d': 30 * 86_400 };
 import { Labels, Status, Strip } from './checks.tsx';
@@ -44,6 +44,7 @@ export function CheckView({ name }: { name: string }) {
           {!latest.success && <span class="message">{latest.message}</span>}
         </p>
       )}
+      {latest?.locations !== undefined && <Locations locations={latest.locations} quorum={latest.quorum ?? 0} />}
       <div class="uptimes">
         {WINDOWS.map((w) => (
           <div class="uptime-box" data-window={w}>
@@ -98,6 +99,47 @@ export function CheckView({ name }: { name: string }) {
         </>
       )}
     </section>
+  );
+}
+
+/** A check run from several places: each chosen location's latest result (docs/checks.md "Locations"). */
+function Locations({ locations, quorum }: { locations: LocationResult[]; quorum: number }) {
+  const failing = locations.filter((location) => location.success === false).length;
+  return (
+    <>
+      <h3>Locations</h3>
+      <p class="locations-summary">
+        {failing} of {locations.length} failing; the check fails when {quorum} {quorum === 1 ? 'does' : 'do'}.
+      </p>
+      <table class="locations">
+        <thead>
+          <tr>
+            <th>Node</th>
+            <th>State</th>
+            <th>Last run</th>
+            <th class="num">Duration</th>
+            <th>Message</th>
+          </tr>
+        </thead>
+        <tbody>
+          {locations.map((location) => {
+            const state = location.success === undefined ? 'pending' : location.success ? 'ok' : 'failing';
+            return (
+              <tr class={state} data-node={location.node}>
+                <td class="node">{location.node}</td>
+                <td>
+                  <span class={`badge ${state}`}>{state === 'pending' ? 'not run' : state}</span>
+                  {location.maintenance && <span class="badge maintenance">maintenance</span>}
+                </td>
+                <td>{location['healthcheck-timestamp'] !== undefined ? dateTime(location['healthcheck-timestamp']) : '–'}</td>
+                <td class="num">{location.duration !== undefined ? milliseconds(location.duration) : '–'}</td>
+                <td class="message-cell">{location.success === false ? location.message : ''}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </>
   );
 }
 

@@ -8,6 +8,7 @@ import { type Static, type TObject, type TProperties, Type } from '@sinclair/typ
 import { Value, type ValueError, ValueErrorType } from '@sinclair/typebox/value';
 import { describeSchemaError, jsonPointerToKey } from '../../common/schema-errors.ts';
 import { Duration, DurationError, formatDuration, parseDuration } from '../../common/duration.ts';
+import { locationProperties, locationsToJson, parseLocations } from './locations.ts';
 import { type BaseDefinition, CheckFailure, type CheckJson, CheckValidationError, type KindName } from './types.ts';
 
 const baseProperties = {
@@ -23,6 +24,7 @@ const baseProperties = {
   /** Always set by the server; ignored on input. */
   source: Type.Optional(Type.String()),
   labels: Type.Optional(Type.Record(Type.String(), Type.String())),
+  ...locationProperties,
 };
 
 type BaseInput = Static<TObject<typeof baseProperties>>;
@@ -88,7 +90,8 @@ export function parseBase<K extends KindName>(kind: K, input: BaseInput): BaseDe
       );
     }
   }
-  return { kind, name, description: input.description ?? '', intervalNs, timeoutNs, oneOff, labels: { ...input.labels } };
+  const locations = parseLocations(input);
+  return { kind, name, description: input.description ?? '', intervalNs, timeoutNs, oneOff, labels: { ...input.labels }, ...(locations !== undefined ? { locations } : {}) };
 }
 
 /** Caps on a check's labels (`healthchecks.max-labels`, `max-label-key-bytes`, `max-label-value-bytes`). */
@@ -139,6 +142,7 @@ export function baseToJson(def: BaseDefinition, source: string): CheckJson {
     source,
   };
   if (Object.keys(def.labels).length > 0) json.labels = def.labels;
+  locationsToJson(def.locations, json);
   return json;
 }
 

@@ -3,6 +3,7 @@
  * routes only ever hold a `CheckDefinition` and a `Prepared`; everything kind-specific stays in the kind's file.
  */
 import type { TSchema } from '@sinclair/typebox';
+import type { LocationSpec } from './locations.ts';
 
 export type KindName = 'http' | 'tcp' | 'dns' | 'tls' | 'websocket' | 'grpc' | 'smtp' | 'imap' | 'pop3' | 'domain' | 'icmp' | 'command' | 'heartbeat';
 
@@ -17,6 +18,8 @@ export interface BaseDefinition {
   oneOff: boolean;
   /** Empty when the check has none. */
   labels: Record<string, string>;
+  /** In a cluster: the nodes that run it and its quorum (docs/checks.md "Locations"); absent, one owner. */
+  locations?: LocationSpec;
 }
 
 /** A check's listing: the base fields in upstream order, then the kind's own, `timeout` and `kind`. */
