@@ -34,7 +34,7 @@ const ENCODE_SLICE_MS = 8;
 /** The layout of a checkpoint this version writes; another is skipped (the partition starts afresh). */
 export const PARTITION_CHECKPOINT_VERSION = 1;
 /** A checkpoint up to this size is written in its pointer: well under NATS' default max_payload (1 MiB). */
-export const INLINE_MAX_BYTES = 256 * 1024;
+const INLINE_MAX_BYTES = 256 * 1024;
 
 export interface PartitionCheckpoint {
   version: number;

@@ -26,7 +26,7 @@ import { eventsProblem, streamId } from './stream-log.ts';
 import { ClusterUnavailableError } from './errors.ts';
 
 const SUBJECT_PREFIX = 'vigie.streams.query.';
-export const ANSWER_PREFIX = 'vigie.streams.answer.';
+const ANSWER_PREFIX = 'vigie.streams.answer.';
 const TIMEOUT_MS = 5_000;
 
 export type QueryRequest = { op: 'search'; stream: string; query: string; limit: number } | { op: 'stats' };
