@@ -311,7 +311,8 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     const nats = await startNatsServer();
     const a = await startNode('node-a', nats);
     await waitFor(async () => ((await (await a.request('/api/v1/cluster/members')).json()) as { joined: boolean }).joined, { timeoutMs: 30_000 });
-    expect((await addStream(a, 'kept', '{:actions {:action :index :params [[:host]]}}')).status).toBe(200);
+    // Right after joining, the streams' part may still be opening its buckets (503, retried as a client would).
+    await waitFor(async () => (await addStream(a, 'kept', '{:actions {:action :index :params [[:host]]}}')).status === 200, { timeoutMs: 30_000, message: 'the stream created' });
     await ownerOf([a], 'kept');
     const push = async (hosts: string[]) => {
       const response = await a.request('/api/v1/stream/kept', json('PUT', { events: hosts.map((host) => ({ host, service: 's', metric: 1, ttl: 1e6 })) }));
