@@ -10,8 +10,11 @@
  *   failover time is from the kill until the survivors own every partition.
  *
  *   node --import tsx bench/cluster-streams.ts      bench/results/cluster-streams.json
+ *
+ * BENCH_INGEST_ONLY=1 (no failover), BENCH_CPU_PROF=<dir> (V8 profiles of the nodes), BENCH_PARTITIONS=<n>,
+ * BENCH_NATS_PROF=<file> (a pprof profile of nats-server, below).
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
@@ -119,6 +122,7 @@ async function measured(nodes: Node[], pids: number[]): Promise<{ pushed: Pushed
   const messages = async () => (await Promise.all(nodes.map((node) => metricOf(node, 'cluster_event_messages_published_total')))).reduce((sum, value) => sum + value, 0);
   const messagesBefore = await messages();
   const cpuBefore = pids.map(cpuSeconds);
+  const profiled = natsProfile !== null && pids.length > 1 ? profileNats(natsProfile) : null;
   const pushed = await push(
     nodes.map((node) => node.url),
     'bench',
@@ -127,6 +131,7 @@ async function measured(nodes: Node[], pids: number[]): Promise<{ pushed: Pushed
   );
   const drainS = await processed(nodes, 'bench', pushed.accepted, before);
   const usPerEvent = pids.map((pid, i) => round(((cpuSeconds(pid) - (cpuBefore[i] as number)) * 1e6) / pushed.accepted));
+  await profiled;
   return { pushed, drainS, usPerEvent, messages: (await messages()) - messagesBefore };
 }
 
@@ -263,11 +268,22 @@ async function failover(nodes: Node[]): Promise<Record<string, number | string>>
   };
 }
 
+/**
+ * BENCH_NATS_PROF=<file>: nats-server runs with Go's pprof endpoint, and a CPU profile of the first 3 s of the
+ * measured pushes is written to <file> (gzipped pprof protobuf: `go tool pprof`, or any pprof reader).
+ */
+const natsProfile = process.env.BENCH_NATS_PROF ?? null;
+
+async function profileNats(file: string): Promise<void> {
+  const response = await fetch(`http://127.0.0.1:${nats.profilePort}/debug/pprof/profile?seconds=3`);
+  writeFileSync(file, Buffer.from(await response.arrayBuffer()));
+}
+
 const root = mkdtempSync(join(tmpdir(), 'vigie-bench-cluster-streams-'));
 // BENCH_INGEST_ONLY=1: the per-event costs only (no failover), the nodes stopped cleanly (their profiles written).
 const ingestOnly = process.env.BENCH_INGEST_ONLY === '1';
 const single = await ingestSingle(root);
-const nats = await startNatsServer({ storeDir: join(root, 'nats') });
+const nats = await startNatsServer({ storeDir: join(root, 'nats'), profile: natsProfile !== null });
 // Each node with its own user of the documented NATS config (docs/cluster.md, "Securing NATS").
 const cluster = (node: string) => ({ nats: nats.clusterNats(node), 'member-ttl': MEMBER_TTL, partitions: PARTITIONS });
 const nodes = [await startNode(root, 'node-a', cluster('node-a')), await startNode(root, 'node-b', cluster('node-b')), await startNode(root, 'node-c', cluster('node-c'))];

@@ -197,6 +197,8 @@ export interface NatsServer {
   readonly url: string;
   /** Route port, in a cluster only. */
   readonly clusterPort?: number;
+  /** Go's pprof port, when started with `profile`. */
+  readonly profilePort?: number;
   /** Its JetStream store directory (`-sd`), kept across restarts. */
   readonly storeDir: string;
   /** The running process; null while stopped. */
@@ -252,6 +254,8 @@ interface Ports {
   client: number;
   monitor: number;
   cluster?: number;
+  /** Go's pprof endpoint (`--profile`), for a benchmark that profiles nats-server. */
+  profile?: number;
 }
 
 class StartError extends Error {
@@ -301,6 +305,10 @@ class Server implements NatsServer {
     return this.ports.cluster;
   }
 
+  get profilePort(): number | undefined {
+    return this.ports.profile;
+  }
+
   get process(): ChildProcess | null {
     return this.#child;
   }
@@ -347,6 +355,7 @@ class Server implements NatsServer {
     const configFile = join(this.credentials.dir, `${this.name}.conf`);
     writeFileSync(configFile, this.credentials.configText(this.ports.client, this.storeDir));
     const args = ['-c', configFile, '-n', this.name, '-m', String(this.ports.monitor)];
+    if (this.ports.profile !== undefined) args.push('--profile', String(this.ports.profile));
     if (this.ports.cluster !== undefined) {
       args.push('-cluster', this.clusterUrl, '-cluster_name', CLUSTER_NAME);
       if (this.routes.length > 0) args.push('-routes', this.routes.join(','));
@@ -423,16 +432,18 @@ function makeTempDir(): string {
  * documented config unless `security` says otherwise. Resolves once it logged `Server is ready` and its monitoring
  * endpoint answers /jsz; rejects after 20 s with its logs.
  */
-export async function startNatsServer(options: { storeDir?: string; security?: NatsSecurityKind } = {}): Promise<NatsServer> {
-  const [client, monitor] = (await freePorts(2)) as [number, number];
-  const server = new Server('n1', options.storeDir ?? makeTempDir(), { client, monitor }, new Security(options.security ?? 'users'));
+/** `profile`: nats-server also serves Go's pprof endpoint, on the port `NatsServer.ports.profile` gives. */
+export async function startNatsServer(options: { storeDir?: string; security?: NatsSecurityKind; profile?: boolean } = {}): Promise<NatsServer> {
+  const [client, monitor, profilePort] = (await freePorts(3)) as [number, number, number];
+  const profile = options.profile === true ? { profile: profilePort } : {};
+  const server = new Server('n1', options.storeDir ?? makeTempDir(), { client, monitor, ...profile }, new Security(options.security ?? 'users'));
   try {
     await server.start();
   } catch (error) {
     // The ports were free a moment ago, but another process can take one before the server binds it.
     if (!(error instanceof StartError && error.addressInUse)) throw error;
-    const [retryClient, retryMonitor] = (await freePorts(2)) as [number, number];
-    server.ports = { client: retryClient, monitor: retryMonitor };
+    const [retryClient, retryMonitor, retryProfile] = (await freePorts(3)) as [number, number, number];
+    server.ports = { client: retryClient, monitor: retryMonitor, ...(options.profile === true ? { profile: retryProfile } : {}) };
     await server.start();
   }
   return server;
