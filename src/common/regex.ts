@@ -7,7 +7,18 @@
  * Engine: re2js (pure JavaScript), chosen over the native `re2` binding by `bench/regex.ts` (docs/hardening.md):
  * it needs no compiler at install time and is as fast on the short values events carry.
  */
-import { RE2JS } from 're2js';
+import { createRequire } from 'node:module';
+import type { RE2JS } from 're2js';
+
+/**
+ * re2js is loaded by the first pattern compiled, not at startup: a service whose checks and streams have no
+ * regular expression never holds it (0.8 MB of heap; docs/performance.md, "Modules loaded when used").
+ */
+let engine: typeof RE2JS | undefined;
+function re2js(): typeof RE2JS {
+  engine ??= (createRequire(import.meta.url)('re2js') as { RE2JS: typeof RE2JS }).RE2JS;
+  return engine;
+}
 
 /** A pattern the linear-time engine cannot run, or not a pattern at all; the message says which and why. */
 export class RegexError extends Error {}
@@ -26,7 +37,7 @@ const UNSUPPORTED: readonly [RegExp, string][] = [
 export function compileRegex(source: string, mode: 'whole' | 'search'): LinearRegex {
   let compiled: RE2JS;
   try {
-    compiled = RE2JS.compile(source);
+    compiled = re2js().compile(source);
   } catch (error) {
     const reason = UNSUPPORTED.find(([construct]) => construct.test(source));
     if (reason !== undefined) throw new RegexError(reason[1]);

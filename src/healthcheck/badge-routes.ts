@@ -54,12 +54,12 @@ export function badgeRoutes(service: HealthcheckService): FastifyPluginAsync {
       app.get<{ Params: { name: string } }>('/api/v1/badge/:name/status.svg', { schema: statusDoc }, async (request, reply) => {
         const { name } = request.params;
         service.get(name);
-        return sendSvg(reply, statusBadge(name, latestResult(service, name)));
+        return sendSvg(reply, await statusBadge(name, latestResult(service, name)));
       });
       for (const window of UPTIME_BADGE_WINDOWS) {
         const uptimeDoc = badgeDoc(`Uptime badge of a check over ${window}`, `The share of successful runs over ${window}, coloured from green (>= 99.9 %) to red (< 90 %); \`no data\` (grey) without runs.`);
         app.get<{ Params: { name: string } }>(`/api/v1/badge/:name/uptime-${window}.svg`, { schema: uptimeDoc }, async (request, reply) =>
-          sendSvg(reply, uptimeBadge(window, service.uptime(request.params.name)[window])),
+          sendSvg(reply, await uptimeBadge(window, service.uptime(request.params.name)[window])),
         );
       }
     });

@@ -3,22 +3,32 @@
  * 7 d or 30 d, as shields.io draws them. The SVG comes from shields.io's own renderer (`badge-maker`), which
  * measures the text with the font's metrics, so a badge is as wide as its words.
  */
-import { makeBadge } from 'badge-maker';
+import type { makeBadge as render } from 'badge-maker';
 import type { CheckResult, UptimeWindow } from './result-types.ts';
+
+/**
+ * badge-maker is loaded by the first badge asked for, not at startup: with its font metrics it holds 4 MB of heap,
+ * a tenth of a small service's, for a route few deployments call (docs/performance.md, "Modules loaded when used").
+ */
+let renderer: Promise<typeof render> | null = null;
+async function makeBadge(format: Parameters<typeof render>[0]): Promise<string> {
+  renderer ??= import('badge-maker').then((module) => module.makeBadge);
+  return (await renderer)(format);
+}
 
 export const UPTIME_BADGE_WINDOWS = ['24h', '7d', '30d'] as const;
 export type UptimeBadgeWindow = (typeof UPTIME_BADGE_WINDOWS)[number];
 
 /** `up` (green) or `down` (red) from the latest result, `maintenance` (blue) when it fell in a maintenance window,
  *  `not run yet` (grey) before the first. */
-export function statusBadge(name: string, latest: CheckResult | undefined): string {
+export function statusBadge(name: string, latest: CheckResult | undefined): Promise<string> {
   if (latest === undefined) return makeBadge({ label: name, message: 'not run yet', color: 'lightgrey' });
   if (latest.maintenance) return makeBadge({ label: name, message: 'maintenance', color: 'blue' });
   return makeBadge({ label: name, message: latest.success ? 'up' : 'down', color: latest.success ? 'brightgreen' : 'red' });
 }
 
 /** The share of successful runs over the window, two decimals below 100 %; `no data` (grey) without runs. */
-export function uptimeBadge(window: UptimeBadgeWindow, uptime: UptimeWindow): string {
+export function uptimeBadge(window: UptimeBadgeWindow, uptime: UptimeWindow): Promise<string> {
   const label = `uptime ${window}`;
   if (uptime.ratio === null) return makeBadge({ label, message: 'no data', color: 'lightgrey' });
   const percent = uptime.ratio * 100;

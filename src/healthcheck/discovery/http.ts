@@ -8,7 +8,8 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import { Agent, request } from 'undici';
+import type { Agent, request } from 'undici';
+import { undici } from '../../common/undici.ts';
 import type { KeyedCheck } from '../kinds/index.ts';
 import { tlsConnectOptions } from '../exporters/tls.ts';
 import type { DiscoveryFailure, DiscoveryMetrics } from './metrics.ts';
@@ -57,7 +58,7 @@ class HttpDiscoverySource {
     private readonly logger: Logger,
   ) {
     this.source = discoverySource(settings.name);
-    this.pool = new Agent({
+    this.pool = new (undici().Agent)({
       connections: 1,
       connect: { timeout: settings.timeoutMs, ...(settings.tls ? tlsConnectOptions(settings.tls) : {}) },
       headersTimeout: settings.timeoutMs,
@@ -126,7 +127,7 @@ class HttpDiscoverySource {
     let response: Awaited<ReturnType<typeof request>>;
     try {
       // undici follows no redirect unless told to, as upstream.
-      response = await request(url, { method: 'GET', headers: this.headers, dispatcher: this.pool, signal: this.abort.signal });
+      response = await undici().request(url, { method: 'GET', headers: this.headers, dispatcher: this.pool, signal: this.abort.signal });
     } catch (error) {
       throw new PollFailed('request', `HTTP discovery: fail to send request to ${url}: ${(error as Error).message}`);
     }

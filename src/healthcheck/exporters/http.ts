@@ -7,7 +7,8 @@
  * other status ≥ 300 drops it at once.
  */
 import type { Logger } from 'pino';
-import { Agent, RetryAgent, errors } from 'undici';
+import type { Agent, RetryAgent } from 'undici';
+import { undici } from '../../common/undici.ts';
 import type { CheckResult } from '../result-types.ts';
 import type { ExporterMetrics } from './metrics.ts';
 import { BatchDropped, QueuedExporter } from './queue.ts';
@@ -51,13 +52,13 @@ export class HttpExporter extends QueuedExporter {
     const url = new URL(settings.url);
     this.origin = url.origin;
     this.path = `${url.pathname}${url.search}`;
-    this.pool = new Agent({
+    this.pool = new (undici().Agent)({
       connections: CONNECTIONS,
       connect: { timeout: settings.timeoutMs, ...(settings.tls ? tlsConnectOptions(settings.tls) : {}) },
       headersTimeout: settings.timeoutMs,
       bodyTimeout: settings.timeoutMs,
     });
-    this.client = new RetryAgent(this.pool, {
+    this.client = new (undici().RetryAgent)(this.pool, {
       maxRetries: settings.retries,
       minTimeout: FIRST_BACKOFF_MS,
       maxTimeout: MAX_BACKOFF_MS,
@@ -95,7 +96,7 @@ export class HttpExporter extends QueuedExporter {
 
 /** A final failure: retried ones exhausted their attempts; a non-retried status is a refusal. */
 function failureOf(error: unknown, settings: HttpExporterSettings): BatchDropped {
-  if (error instanceof errors.RequestRetryError) {
+  if (error instanceof undici().errors.RequestRetryError) {
     const status = error.statusCode;
     const reason = RETRIED_STATUSES.includes(status) ? 'retries_exhausted' : 'rejected';
     return new BatchDropped(reason, `HTTP exporter: request failed, status ${status}`);

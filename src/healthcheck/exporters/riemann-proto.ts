@@ -2,14 +2,18 @@
  * Riemann's `Msg` (src/stream/ingest/protos/riemann/proto.proto, Riemann's own field numbers), parsed once on
  * first use, and the TCP framing: each message is preceded by its length as a 4-byte big-endian integer.
  */
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import protobuf from 'protobufjs';
+import type protobufjs from 'protobufjs';
 import { PROTO_DIR } from '../../paths.ts';
 
-let msgType: protobuf.Type | null = null;
+let msgType: protobufjs.Type | null = null;
 
-export function riemannMsg(): protobuf.Type {
+export function riemannMsg(): protobufjs.Type {
   if (msgType) return msgType;
+  // Loaded with the first message, not at startup: a service without a Riemann exporter never holds protobufjs
+  // (docs/performance.md, "Modules loaded when used").
+  const protobuf = createRequire(import.meta.url)('protobufjs') as typeof protobufjs;
   // keepCase: Riemann's snake_case field names (time_micros, metric_sint64), as every Riemann client spells them.
   const root = new protobuf.Root().loadSync(join(PROTO_DIR, 'riemann/proto.proto'), { keepCase: true });
   root.resolveAll();

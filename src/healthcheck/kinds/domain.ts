@@ -5,8 +5,9 @@
  * the domain (its bootstrap follows IANA's registry, RFC 9224); a registry's own base URL can be given instead.
  */
 import { Type } from '@sinclair/typebox';
-import { type Dispatcher, interceptors } from 'undici';
+import type { Dispatcher } from 'undici';
 import { Duration, durationToMs, formatDuration } from '../../common/duration.ts';
+import { undici } from '../../common/undici.ts';
 import { baseToJson, checkSchema, describeCheck, durationField, errorText, nonEmpty, parseBase, timeoutText, validateShape, withFields } from './common.ts';
 import { acquireAgent } from './http-agents.ts';
 import { goUtcTime } from './tls.ts';
@@ -96,7 +97,8 @@ async function prepareDomain(def: DomainDefinition): Promise<Prepared> {
   const undiciTimeoutMs = durationToMs(def.timeoutNs) + 1_000;
   const keepAliveTimeoutMs = Math.min(90_000, Math.max(4_000, durationToMs(def.intervalNs) + 1_000));
   const { agent, release } = acquireAgent(`rdap|${undiciTimeoutMs}|${keepAliveTimeoutMs}`, { keepAliveTimeoutMs, undiciTimeoutMs, connect: {} });
-  const dispatcher = agent.compose(interceptors.redirect({ maxRedirections: 5 }));
+  // The whole of undici (src/common/undici.ts), not only the Agent HTTP checks load: `request()` comes with it.
+  const dispatcher = agent.compose(undici().interceptors.redirect({ maxRedirections: 5 }));
   const headers = { accept: 'application/rdap+json, application/json', 'user-agent': 'Vigie' };
   const failed = (tail: string): CheckFailure => new CheckFailure(`RDAP lookup of ${def.domain} failed (${url}): ${tail}`);
   let lastExpirySeconds: number | undefined;

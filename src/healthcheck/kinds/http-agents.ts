@@ -5,7 +5,8 @@
  * each. Checks with certificate files keep an Agent of their own, since their material is read per check.
  * An Agent is closed when the last check using it is closed. See docs/checks.md, "HTTP".
  */
-import { Agent, type buildConnector } from 'undici';
+import type { Agent, buildConnector } from 'undici';
+import { agentClass } from '../../common/undici.ts';
 
 export interface AgentSettings {
   keepAliveTimeoutMs: number;
@@ -22,6 +23,7 @@ interface SharedAgent {
 const shared = new Map<string, SharedAgent>();
 
 function createAgent(settings: AgentSettings): Agent {
+  const Agent = agentClass();
   return new Agent({
     keepAliveTimeout: settings.keepAliveTimeoutMs,
     headersTimeout: settings.undiciTimeoutMs,

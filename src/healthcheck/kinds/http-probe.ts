@@ -4,8 +4,9 @@
  * answer judged as upstream words it (status in `valid-status`, every `body-regexp` matching the body).
  */
 import { isIP } from 'node:net';
-import { type Dispatcher, interceptors } from 'undici';
+import type { Dispatcher } from 'undici';
 import { durationToMs } from '../../common/duration.ts';
+import { redirectInterceptor } from '../../common/undici.ts';
 import { compileRegex } from '../../common/regex.ts';
 import { errorText, joinHostPort, loadTlsFiles, timeoutText, type TlsMaterial } from './common.ts';
 import { acquireAgent } from './http-agents.ts';
@@ -65,7 +66,7 @@ function createDispatcher(def: HttpDefinition, tls: TlsMaterial): { dispatcher: 
     undiciTimeoutMs,
     connect: { rejectUnauthorized: !def.insecure, ...tls, ...(def.sourceIp !== undefined ? { localAddress: def.sourceIp } : {}) },
   });
-  return { dispatcher: def.redirect ? agent.compose(interceptors.redirect({ maxRedirections: 10 })) : agent, release };
+  return { dispatcher: def.redirect ? agent.compose(redirectInterceptor()({ maxRedirections: 10 })) : agent, release };
 }
 
 function requestOptions(def: HttpDefinition, origin: string, shownPath: string): Dispatcher.DispatchOptions {

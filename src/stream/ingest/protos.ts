@@ -3,21 +3,25 @@
  * Imports inside the files are written as upstream writes them (`opentelemetry/proto/...`), resolved against
  * the `protos/` directory.
  */
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import protobuf from 'protobufjs';
+import type protobufjs from 'protobufjs';
 import { PROTO_DIR } from '../../paths.ts';
 
 export interface Protos {
-  readonly writeRequest: protobuf.Type;
-  readonly exportTraceServiceRequest: protobuf.Type;
-  readonly exportTraceServiceResponse: protobuf.Type;
-  readonly riemannMsg: protobuf.Type;
+  readonly writeRequest: protobufjs.Type;
+  readonly exportTraceServiceRequest: protobufjs.Type;
+  readonly exportTraceServiceResponse: protobufjs.Type;
+  readonly riemannMsg: protobufjs.Type;
 }
 
 let loaded: Protos | null = null;
 
 export function loadProtos(): Protos {
   if (loaded) return loaded;
+  // protobufjs itself is loaded here too, not at startup: a service that receives no remote-write, OTLP or Riemann
+  // message never holds it (docs/performance.md, "Modules loaded when used").
+  const protobuf = createRequire(import.meta.url)('protobufjs') as typeof protobufjs;
   const root = new protobuf.Root();
   root.resolvePath = (_origin, target) => join(PROTO_DIR, target);
   root.loadSync(['prometheus/remote.proto', 'opentelemetry/proto/collector/trace/v1/trace_service.proto']);

@@ -9,7 +9,12 @@ interface SnappyJs {
   uncompress(input: Uint8Array, maxLength?: number): Uint8Array;
 }
 
-const snappy = createRequire(import.meta.url)('snappyjs') as SnappyJs;
+/** Loaded by the first remote-write body, not at startup (docs/performance.md, "Modules loaded when used"). */
+let loaded: SnappyJs | undefined;
+function snappyjs(): SnappyJs {
+  loaded ??= createRequire(import.meta.url)('snappyjs') as SnappyJs;
+  return loaded;
+}
 
 /** The message of snappyjs when a block declares more than `maxLength` bytes (checked before it allocates). */
 const TOO_BIG = /^The uncompressed length of (\d+) is too big/;
@@ -21,7 +26,7 @@ const TOO_BIG = /^The uncompressed length of (\d+) is too big/;
 export function snappyUncompress(block: Uint8Array, maxLength?: number): Buffer {
   let out: Uint8Array;
   try {
-    out = snappy.uncompress(block, maxLength);
+    out = snappyjs().uncompress(block, maxLength);
   } catch (error) {
     const tooBig = TOO_BIG.exec((error as Error).message);
     if (tooBig !== null) throw new SnappyTooLargeError(Number(tooBig[1]));
@@ -37,6 +42,6 @@ export class SnappyTooLargeError extends Error {
 }
 
 export function snappyCompress(data: Uint8Array): Buffer {
-  const out = snappy.compress(data);
+  const out = snappyjs().compress(data);
   return Buffer.isBuffer(out) ? out : Buffer.from(out.buffer, out.byteOffset, out.byteLength);
 }

@@ -18,7 +18,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { Type } from '@sinclair/typebox';
-import { Agent, request } from 'undici';
+import type { request } from 'undici';
+import { undici } from '../../common/undici.ts';
 import { ConfigError } from '../../common/config-error.ts';
 import { isKeyword } from '../edn.ts';
 import type { Event } from '../event.ts';
@@ -178,7 +179,7 @@ interface BulkAnswer {
 }
 
 export function createElasticsearchOutput(name: string, settings: ElasticsearchSettings, observer: OutputObserver): BatchingOutput {
-  const agent = new Agent({ connections: settings.connections, connect: { timeout: settings.connectTimeoutMs, ...settings.tls } });
+  const agent = new (undici().Agent)({ connections: settings.connections, connect: { timeout: settings.connectTimeoutMs, ...settings.tls } });
   const headers: Record<string, string> = { 'content-type': 'application/x-ndjson', accept: 'application/json', 'user-agent': 'vigie' };
   if (settings.authorization !== null) headers.authorization = settings.authorization;
   let host = 0;
@@ -187,7 +188,7 @@ export function createElasticsearchOutput(name: string, settings: ElasticsearchS
     const url = settings.bulkUrls[host % settings.bulkUrls.length] as string;
     let response: Awaited<ReturnType<typeof request>>;
     try {
-      response = await request(url, {
+      response = await undici().request(url, {
         method: 'POST',
         dispatcher: agent,
         headers,

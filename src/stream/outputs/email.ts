@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Type } from '@sinclair/typebox';
-import { createTransport } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import { ConfigError } from '../../common/config-error.ts';
 import { Duration } from '../../common/duration.ts';
 import type { Event } from '../event.ts';
@@ -106,7 +106,7 @@ function oneLine(text: string): string {
 }
 
 export function createEmailOutput(name: string, settings: EmailSettings, observer: OutputObserver): BatchingOutput {
-  const transport = createTransport({
+  const options = {
     host: settings.host,
     port: settings.port,
     secure: settings.tls === 'tls',
@@ -117,15 +117,22 @@ export function createEmailOutput(name: string, settings: EmailSettings, observe
     connectionTimeout: settings.timeoutMs,
     greetingTimeout: settings.timeoutMs,
     socketTimeout: settings.timeoutMs,
-  });
+  };
+  // nodemailer (2.5 MB of heap) is loaded by the first e-mail sent, not at startup (docs/performance.md,
+  // "Modules loaded when used"); a transport opens no connection before its first message anyway.
+  let transport: Promise<Transporter> | null = null;
+  const connect = () => (transport ??= import('nodemailer').then(({ createTransport }) => createTransport(options)));
   const deliver = deliverEach(name, observer, async (event: Event) => {
     try {
-      await transport.sendMail({ from: settings.from, to: [...settings.to], subject: oneLine(settings.subject.render(event)), text: settings.body.render(event) });
+      await (await connect()).sendMail({ from: settings.from, to: [...settings.to], subject: oneLine(settings.subject.render(event)), text: settings.body.render(event) });
     } catch (error) {
       const code = (error as { responseCode?: number }).responseCode;
       // 5xx is the server's final no; anything else (a 4xx, a connection or TLS failure) may pass later.
       throw new DeliveryError(`SMTP ${settings.host}:${settings.port}: ${(error as Error).message}`, code === undefined || code < 500);
     }
   });
-  return new BatchingOutput(name, settings.batching, deliver, observer, (event) => (inMaintenance(event) ? 'maintenance' : null), async () => transport.close());
+  return new BatchingOutput(name, settings.batching, deliver, observer, (event) => (inMaintenance(event) ? 'maintenance' : null), async () => {
+    // A transport whose module failed to load has nothing to close.
+    await transport?.then((opened) => opened.close(), () => undefined);
+  });
 }

@@ -2,7 +2,8 @@
  * The `http` output (a JSON array of events POSTed per batch) and the POST both HTTP outputs share: undici
  * with one keep-alive Agent per output, a per-request timeout, and the status mapped to retry or drop.
  */
-import { Agent, request } from 'undici';
+import type { Agent, request } from 'undici';
+import { undici } from '../../common/undici.ts';
 import type { Event } from '../event.ts';
 import { BatchingOutput, type BatchSettings } from './batcher.ts';
 import { DeliveryError, type OutputObserver } from './types.ts';
@@ -29,7 +30,7 @@ export async function sendRequest(
 ): Promise<void> {
   let response: Awaited<ReturnType<typeof request>>;
   try {
-    response = await request(target.url, {
+    response = await undici().request(target.url, {
       method,
       dispatcher: agent,
       headers: { ...headers, ...target.headers },
@@ -47,7 +48,7 @@ export async function sendRequest(
 }
 
 export function createHttpOutput(name: string, target: HttpTarget, batching: BatchSettings, observer: OutputObserver): BatchingOutput {
-  const agent = new Agent({ connections: 4 });
+  const agent = new (undici().Agent)({ connections: 4 });
   const headers = { 'content-type': 'application/json', 'user-agent': 'vigie' };
   const deliver = (batch: Event[], signal: AbortSignal) => postBatch(agent, target, headers, JSON.stringify(batch), signal);
   return new BatchingOutput(name, batching, deliver, observer, null, () => agent.close());

@@ -17,7 +17,7 @@
  * sent (dropped, reason `maintenance`).
  */
 import { Type } from '@sinclair/typebox';
-import { Agent } from 'undici';
+import { undici } from '../../common/undici.ts';
 import { Duration } from '../../common/duration.ts';
 import { isKeyword } from '../edn.ts';
 import type { Event } from '../event.ts';
@@ -120,7 +120,7 @@ function pagerDutyBody(settings: PagerDutySettings, event: Event, action: string
 }
 
 export function createPagerDutyOutput(name: string, settings: PagerDutySettings, observer: OutputObserver): BatchingOutput {
-  const agent = new Agent({ connections: 2 });
+  const agent = new (undici().Agent)({ connections: 2 });
   const target: HttpTarget = { url: settings.url, headers: {}, timeoutMs: settings.timeoutMs };
   // PagerDuty answers 400 for an event it cannot take: deliverEach drops that event alone.
   const deliver = deliverEach(name, observer, (event, signal) =>

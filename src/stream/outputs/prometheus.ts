@@ -6,7 +6,7 @@
  * Names are sanitised to valid metric and label names. Events without a numeric metric or a name are dropped
  * as `unusable` before they are queued.
  */
-import { Agent } from 'undici';
+import { undici } from '../../common/undici.ts';
 import type { Event } from '../event.ts';
 import { encodeRemoteWrite, type RemoteWriteSeries } from '../ingest/remote-write.ts';
 import { BatchingOutput, type BatchSettings } from './batcher.ts';
@@ -23,7 +23,7 @@ const REMOTE_WRITE_HEADERS = {
 const NOT_LABELS = new Set(['description', 'time', 'metric', 'ttl', 'tags', 'attributes']);
 
 export function createPrometheusOutput(name: string, target: HttpTarget, batching: BatchSettings, observer: OutputObserver): BatchingOutput {
-  const agent = new Agent({ connections: 2 });
+  const agent = new (undici().Agent)({ connections: 2 });
   const deliver = (batch: Event[], signal: AbortSignal) => postBatch(agent, target, REMOTE_WRITE_HEADERS, encodeRemoteWrite(eventsToSeries(batch)), signal);
   return new BatchingOutput(name, batching, deliver, observer, (event) => (isWritable(event) ? null : 'unusable'), () => agent.close());
 }

@@ -7,9 +7,18 @@
  * a parameter), control characters as spaces in a header value (a value cannot end its header), Slack's three
  * entities in a Slack message, nothing in a plain-text body or an e-mail.
  */
-import Mustache from 'mustache';
+import { createRequire } from 'node:module';
+import type MustacheJs from 'mustache';
 import { ConfigError } from '../../common/config-error.ts';
 import type { Event } from '../event.ts';
+
+/** Loaded by the first template, not at startup: a service without notification outputs never holds it
+ *  (docs/performance.md, "Modules loaded when used"). */
+let loaded: typeof MustacheJs | undefined;
+function mustache(): typeof MustacheJs {
+  loaded ??= createRequire(import.meta.url)('mustache') as typeof MustacheJs;
+  return loaded;
+}
 
 export type TemplateEscaping = 'json' | 'form' | 'header' | 'slack' | 'none';
 
@@ -22,7 +31,7 @@ export class Template {
   ) {}
 
   render(event: Event): string {
-    return Mustache.render(this.source, event, {}, { escape: escapers[this.escaping] });
+    return mustache().render(this.source, event, {}, { escape: escapers[this.escaping] });
   }
 }
 
@@ -51,7 +60,7 @@ function text(value: unknown): string {
 /** Parses `source` once (cached by Mustache); throws a ConfigError at `key` when it does not parse. */
 export function compileTemplate(source: string, escaping: TemplateEscaping, file: string | null, key: string): Template {
   try {
-    Mustache.parse(source);
+    mustache().parse(source);
   } catch (error) {
     throw new ConfigError(file, key, `is not a valid Mustache template: ${(error as Error).message}`);
   }

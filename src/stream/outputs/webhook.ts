@@ -13,7 +13,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { ConfigError } from '../../common/config-error.ts';
-import { Agent } from 'undici';
+import { undici } from '../../common/undici.ts';
 import { Duration } from '../../common/duration.ts';
 import type { Event } from '../event.ts';
 import { BatchingOutput, type BatchSettings } from './batcher.ts';
@@ -117,7 +117,7 @@ export function resolveSlackSettings(entry: SlackEntry, batching: BatchSettings,
 const refuseMaintenance = (event: Event) => (inMaintenance(event) ? 'maintenance' : null);
 
 export function createWebhookOutput(name: string, settings: WebhookSettings, observer: OutputObserver): BatchingOutput {
-  const agent = new Agent({ connections: 2 });
+  const agent = new (undici().Agent)({ connections: 2 });
   // The headers go with each request (sendRequest lays the target's over its own): none on the target.
   const target: HttpTarget = { url: settings.url, headers: {}, timeoutMs: settings.timeoutMs };
   const body = (event: Event) => (settings.body === null ? JSON.stringify(event) : settings.body.render(event));
@@ -128,7 +128,7 @@ export function createWebhookOutput(name: string, settings: WebhookSettings, obs
 }
 
 export function createSlackOutput(name: string, settings: SlackSettings, observer: OutputObserver): BatchingOutput {
-  const agent = new Agent({ connections: 2 });
+  const agent = new (undici().Agent)({ connections: 2 });
   const target: HttpTarget = { url: settings.url, headers: {}, timeoutMs: settings.timeoutMs };
   const headers = { 'content-type': 'application/json', 'user-agent': 'vigie' };
   const deliver = deliverEach(name, observer, (event, signal) => sendRequest(agent, target, 'POST', headers, JSON.stringify({ text: settings.text.render(event) }), signal));
