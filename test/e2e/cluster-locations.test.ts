@@ -1,14 +1,14 @@
 /**
  * Checks from several places (docs/checks.md "Locations", docs/cluster.md), from outside: a real `nats-server` and
  * three Vigie processes on loopback, each with its own `cluster.labels`. The check's target is a local HTTP server
- * that answers 200 or 500 according to which node asks: the check is a command (curl) that sends the node's name,
- * which each Vigie process has in its environment. One failing location does not fail the check, two do; the change
+ * that answers 200 or 500 according to which node asks: the check is a command (a `node -e` GET, Node being the
+ * one program every machine running the tests has) that sends the node's name, which each Vigie process has in its
+ * environment. One failing location does not fail the check, two do; the change
  * is exported once (counted at a local HTTP exporter's receiver that every node sends to); each location's latest
  * result shows through every node's API, and `healthcheck_location_success{name,node}` in every node's metrics.
  *
  * On a single node the fields are accepted and change nothing, and a hostile value in each is a 400 naming it.
  */
-import { execFileSync } from 'node:child_process';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { hasNatsServer, type NatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
@@ -18,14 +18,10 @@ import { waitFor } from '../helpers/wait.ts';
 const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function hasCurl(): boolean {
-  try {
-    execFileSync('curl', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** A GET that sends this process's PROBE_NODE and fails (exit 1, the status on stderr) unless it is answered 200. */
+const GET = `fetch(process.argv[1], { headers: { 'x-probe': process.env.PROBE_NODE ?? '' }, signal: AbortSignal.timeout(1500) })
+  .then((r) => { if (r.status !== 200) { console.error('status ' + r.status); process.exit(1); } })
+  .catch((e) => { console.error(e.message); process.exit(1); });`;
 
 interface Location {
   node: string;
@@ -60,19 +56,19 @@ async function result(server: TestServer, name: string): Promise<Result | null> 
   return response.status === 200 ? ((await response.json()) as Result) : null;
 }
 
-/** The check as every node's config file has it: curl sends the node's name, which each process has in PROBE_NODE. */
+/** The check as every node's config file has it: the GET sends the node's name, which each process has in PROBE_NODE. */
 function probe(name: string, port: number, placement: Record<string, unknown>) {
   return {
     name,
-    command: 'sh',
-    arguments: ['-c', `exec curl -fsS -o /dev/null -m 1 -H "x-probe: $PROBE_NODE" http://127.0.0.1:${port}/${name}`],
+    command: process.execPath,
+    arguments: ['-e', GET, `http://127.0.0.1:${port}/${name}`],
     interval: '2s',
     timeout: '2s',
     ...placement,
   };
 }
 
-describe.skipIf(!hasNatsServer() || !hasCurl())('cluster: a check run from several places', () => {
+describe.skipIf(!hasNatsServer())('cluster: a check run from several places', () => {
   it('fails at quorum only, exports the change once, and shows every location through every node', async () => {
     const nats: NatsServer = await startNatsServer();
     // The target: 500 to the nodes named in `failing`, 200 to the others; it remembers who asked for what.
@@ -138,7 +134,7 @@ describe.skipIf(!hasNatsServer() || !hasCurl())('cluster: a check run from sever
         everywhere((web) => {
           const onB = web.locations?.find((location) => location.node === 'node-b');
           expect(onB).toMatchObject({ success: false });
-          expect(onB?.message).toMatch(/code=22/);
+          expect(onB?.message).toMatch(/code=1\b/);
           expect(web.success).toBe(true);
         }),
       { timeoutMs: 15_000, intervalMs: 250 },
@@ -154,7 +150,7 @@ describe.skipIf(!hasNatsServer() || !hasCurl())('cluster: a check run from sever
         everywhere((web) => {
           expect(web.success).toBe(false);
           // Failing locations in rank order, each with its own message.
-          expect(web.message).toMatch(/^2 of 3 locations failing \(quorum 2\): node-[bc]: The command failed with code=22[\s\S]*; node-[bc]: /);
+          expect(web.message).toMatch(/^2 of 3 locations failing \(quorum 2\): node-[bc]: The command failed with code=1[\s\S]*; node-[bc]: /);
           expect(web.message).toContain('node-b: ');
           expect(web.message).toContain('node-c: ');
         }),
