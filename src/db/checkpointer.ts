@@ -125,6 +125,11 @@ export class WalCheckpointer {
     if (this.file === '' || this.permanent) return;
     this.permanent = true;
     this.stopAutocheckpoints();
+    // The WAL's size must tell how much waits in it. A writer restarts the WAL from its beginning once a
+    // checkpoint has copied all of it, but the file keeps the size it reached: past WAL_CHECKPOINT_BYTES once,
+    // every look with a change asked for a checkpoint (a small deployment checkpointed and synced every 4 s, not
+    // every 30 s). With this limit the restart truncates the file, so its size is what was written since.
+    this.db.$client.pragma('journal_size_limit = 0');
     const changes = this.db.$client.prepare('select total_changes()').pluck();
     const wal = `${this.file}-wal`;
     this.changesAtRequest = changes.get() as number;
