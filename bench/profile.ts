@@ -28,6 +28,7 @@ interface Profile {
 /** Tested in order against each frame's source; the first pattern that matches names the frame's component. */
 const LIBRARIES: [string, RegExp][] = [
   ['undici', /node_modules\/undici\//],
+  ['NATS client', /node_modules\/@nats-io\//],
   ['prom-client', /node_modules\/prom-client\//],
   ['SQLite', /node_modules\/(better-sqlite3|drizzle-orm)\//],
   ['logging', /node_modules\/(pino|pino-std-serializers|sonic-boom|thread-stream)\//],
@@ -41,6 +42,7 @@ const OURS: [string, RegExp][] = [
   ['result objects', /src\/healthcheck\/(result|registry)\.ts$/],
   ['timers/scheduler', /src\/healthcheck\/scheduler\.ts$/],
   ['stream part', /src\/stream\//],
+  ['cluster part', /src\/cluster\//],
 ];
 const NODE: [string, RegExp][] = [
   ['TCP connect', /^node:(net|internal\/net|internal\/stream_base_commons|internal\/dns|dns)/],

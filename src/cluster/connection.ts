@@ -66,6 +66,9 @@ export class ClusterConnection {
         waitOnFirstConnect: true,
         reconnectTimeWait: 500,
         pingInterval: 5_000,
+        // Async traces make the client capture a stack (an Error) for every request and its timer: a publish to
+        // JetStream is a request, and the errors it logs name their cause without those stacks.
+        noAsyncTraces: true,
         ...(settings.tls
           ? {
               tls: {

@@ -26,7 +26,12 @@ import { type MessageRefusals, WireSchema } from './refusals.ts';
 const RESULTS_STREAM = 'vigie_results';
 const SUBJECT_PREFIX = 'vigie.results.';
 const BATCH = 500;
-const FLUSH_MS = 50;
+/**
+ * A result waits at most this long for others to go out with it. Each message costs a publish, a delivery and an
+ * ack on every other node, whatever it carries (docs/performance.md, "Cluster"): at 50 ms a node of three published
+ * 20 messages a second under 12,000 checks, and its NATS client took a fifth of its CPU.
+ */
+const LINGER_MS = 1_000;
 /** Results are kept this long in the stream: a node down for longer misses the oldest (its uptime has gaps). */
 const RETENTION_NS = 3_600 * 1e9;
 const MAX_STREAM_BYTES = 1024 ** 3;
@@ -104,7 +109,8 @@ export class ResultPublisher {
       this.metrics.dropped.inc({ reason: 'buffer_full' });
     }
     this.queue.push(result);
-    if (this.queue.length >= BATCH) this.wake?.();
+    // The first result ends the pump's idle wait (it then lingers); a full batch ends the linger.
+    if (this.queue.length === 1 || this.queue.length >= BATCH) this.wake?.();
   };
 
   start(): void {
@@ -114,11 +120,20 @@ export class ResultPublisher {
 
   private async run(): Promise<void> {
     while (this.running || this.queue.length > 0) {
-      if (this.queue.length === 0 || !this.connection.connected) {
+      if (this.queue.length === 0) {
         if (!this.running) break;
-        await this.sleep(this.connection.connected ? FLUSH_MS : 1_000);
+        // Nothing to send: no timer, the next offer wakes the pump (an idle node does not wake for this).
+        await this.sleep(null);
         continue;
       }
+      if (!this.connection.connected) {
+        if (!this.running) break;
+        await this.sleep(1_000);
+        continue;
+      }
+      // Lingers for the results that come after the first (a full batch, or a stop, goes at once).
+      if (this.running && this.queue.length < BATCH) await this.sleep(LINGER_MS);
+      if (this.queue.length === 0 || !this.connection.connected) continue;
       const batch = this.queue.slice(0, BATCH);
       try {
         await this.js.publish(`${SUBJECT_PREFIX}${this.node}`, JSON.stringify(batch), { msgID: `${this.node}:${this.boot}:${this.batchNumber}`, timeout: 5_000 });
@@ -138,13 +153,16 @@ export class ResultPublisher {
     }
   }
 
-  private sleep(ms: number): Promise<void> {
+  /** Until `wake` is called, or `ms` have passed (never, when null). */
+  private sleep(ms: number | null): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
+      let timer: NodeJS.Timeout | null = null;
+      const done = () => {
+        if (timer !== null) clearTimeout(timer);
+        if (this.wake === done) this.wake = null;
         resolve();
-      }
+      };
+      if (ms !== null) timer = setTimeout(done, ms);
       this.wake = done;
     });
   }
