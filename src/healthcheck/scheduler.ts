@@ -93,7 +93,11 @@ export class Scheduler<J extends SchedulerJob> {
   private readonly random: () => number;
   private readonly onTimer = () => this.tick();
   private cap: number;
+  /** The configured tick, and the one in force: never more than a quarter of the shortest interval. */
+  private configuredTick: number;
   private tickLength: number;
+  /** How many jobs have each interval, for the shortest one. */
+  private readonly intervals = new Map<number, number>();
   /**
    * Controllers of runs that ended without being aborted, for the next runs to take. Not one per check: on Node
    * 20 every AbortSignal has a hidden class of its own, and 12,000 signals held for the checks' lives were 5 MB;
@@ -105,16 +109,37 @@ export class Scheduler<J extends SchedulerJob> {
     this.now = options.now ?? (() => performance.now());
     this.random = options.random ?? Math.random;
     this.cap = options.maxConcurrentRuns;
-    this.tickLength = options.tickMs ?? 0;
+    this.configuredTick = options.tickMs ?? 0;
+    this.tickLength = this.configuredTick;
   }
 
   get tickMs(): number {
-    return this.tickLength;
+    return this.configuredTick;
   }
 
   /** Applies to first runs added from now on and to every later arming of the timer. */
   set tickMs(tick: number) {
-    this.tickLength = tick;
+    this.configuredTick = tick;
+    this.fitTick();
+  }
+
+  /**
+   * A tick longer than a check's interval would make it run once a tick, fewer times than asked: the tick in force
+   * is at most a quarter of the shortest interval (so a 100 ms check still runs every 100 ms under a 250 ms tick).
+   */
+  private fitTick(): void {
+    let shortest = Infinity;
+    for (const interval of this.intervals.keys()) if (interval < shortest) shortest = interval;
+    const tick = this.configuredTick;
+    this.tickLength = tick > 0 && shortest < tick * 4 ? Math.max(1, Math.floor(shortest / 4)) : tick;
+  }
+
+  private countInterval(interval: number, delta: 1 | -1): void {
+    const count = (this.intervals.get(interval) ?? 0) + delta;
+    if (count > 0) this.intervals.set(interval, count);
+    else this.intervals.delete(interval);
+    // The shortest interval changes only when an interval appears or goes.
+    if (count === 0 || (delta === 1 && count === 1)) this.fitTick();
   }
 
   get maxConcurrentRuns(): number {
@@ -149,6 +174,7 @@ export class Scheduler<J extends SchedulerJob> {
   add(job: J, delayMs?: number): ScheduledJob<J> {
     if (this.stopping) throw new Error('the scheduler is stopped');
     const entry = new ScheduledJob(job, this);
+    this.countInterval(job.intervalMs, 1);
     const now = this.now();
     entry.due = this.onGrid(now + (delayMs !== undefined ? Math.max(0, delayMs) : this.random() * Math.min(job.intervalMs, MAX_INITIAL_DELAY_MS)));
     this.heap.push(entry);
@@ -162,7 +188,9 @@ export class Scheduler<J extends SchedulerJob> {
    */
   remove(entry: ScheduledJob<J>): Promise<void> {
     const state = entry.state;
+    if (state === State.Removed) return Promise.resolve();
     entry.state = State.Removed;
+    this.countInterval(entry.job.intervalMs, -1);
     if (state === State.Scheduled) {
       this.heap.remove(entry);
       this.arm();

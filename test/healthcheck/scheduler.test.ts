@@ -112,6 +112,23 @@ describe('the scheduler', () => {
     await scheduler.stop();
   });
 
+  it('narrows the tick to a quarter of the shortest interval, and widens it back once that check is gone', async () => {
+    const { scheduler } = makeScheduler({ tickMs: 250 });
+    const fast = new TestJob('fast', 100, 50, 1);
+    const handle = scheduler.add(fast);
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(1_000);
+    // On a 250 ms grid a 100 ms check would run every 250 ms: 4 runs in a second instead of 10.
+    expect(fast.starts).toEqual([0, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1_000]);
+    await scheduler.remove(handle);
+    const slow = new TestJob('slow', 1_010, 500, 1);
+    scheduler.add(slow, 0);
+    await vi.advanceTimersByTimeAsync(2_100);
+    // Back on the 250 ms grid: due at 2,010 ms, it waits for the 2,250 ms tick.
+    expect(slow.starts).toEqual([1_000, 2_250]);
+    await scheduler.stop();
+  });
+
   it('never overlaps runs of one check and skips the missed slots after an overrun instead of bursting', async () => {
     const { scheduler, lags } = makeScheduler();
     const job = new TestJob('slow', 10_000, 60_000, 25_000);
