@@ -109,8 +109,8 @@ export interface HealthcheckConfig {
   healthchecks: HealthcheckSettings;
 }
 
-/** Runs start on a 50 ms grid: measured in docs/performance.md, "Start tick". */
-const DEFAULT_START_TICK = '50ms';
+/** Runs start on a 250 ms grid: measured in docs/performance.md, "Start tick". */
+const DEFAULT_START_TICK = '250ms';
 const MAX_START_TICK_MS = 1000;
 /** Results wait up to 30 s to be written in groups per check: docs/performance.md, "Result writes". */
 const DEFAULT_WRITE_DELAY = '30s';
@@ -166,7 +166,7 @@ function writeDelay(file: string | null, text: string | undefined): number {
   return Math.floor(delayMs / 1000);
 }
 
-/** `healthchecks.start-tick`: 50 ms unless set, at most a second (a run may start up to one tick late). */
+/** `healthchecks.start-tick`: 250 ms unless set, at most a second (a run may start up to one tick late). */
 function startTick(file: string | null, text: string | undefined): number {
   const tick = durationMs(file, 'healthchecks.start-tick', text ?? DEFAULT_START_TICK);
   if (tick > MAX_START_TICK_MS) throw new ConfigError(file, 'healthchecks.start-tick', `must be at most 1s, got ${JSON.stringify(text)}`);

@@ -12,7 +12,7 @@ describe('config loading', () => {
     expect(config.databaseFile).toMatch(/data\/vigie\.db$/);
     expect(config.streams.directories[0]).toMatch(/data\/streams$/);
     expect(config.healthchecks.maxConcurrentRuns).toBe(1000);
-    expect(config.healthchecks.startTickMs).toBe(50);
+    expect(config.healthchecks.startTickMs).toBe(250);
     expect(config.healthchecks.writeDelayS).toBe(30);
   });
 

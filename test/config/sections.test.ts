@@ -53,7 +53,7 @@ describe('config sections', () => {
           },
           "maxConcurrentRuns": 1000,
           "maxPendingResults": 100000,
-          "startTickMs": 50,
+          "startTickMs": 250,
           "statusLimits": {
             "labels": {
               "maxKeyBytes": 256,

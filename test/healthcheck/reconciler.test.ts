@@ -150,7 +150,8 @@ describe('the API', () => {
     await vi.advanceTimersByTimeAsync(1000);
     const [old, replaced] = instancesOf('api');
     expect(old).toMatchObject({ runs: [500], closed: true });
-    expect(replaced).toMatchObject({ port: 81, runs: [1300], closed: false });
+    // Created at 1,200 ms with a 100 ms spread: due at 1,300 ms, started on the next 250 ms tick.
+    expect(replaced).toMatchObject({ port: 81, runs: [1500], closed: false });
   });
 
   it('applies a bulk set through the reconciler: unchanged kept, changed restarted, missing removed, config checks untouched', async () => {
@@ -168,7 +169,7 @@ describe('the API', () => {
     expect(instancesOf('a')[0]?.runs).toEqual([500, 1500]);
     expect(instancesOf('b').map((instance) => [instance.runs, instance.closed])).toEqual([
       [[500], true],
-      [[1300], false],
+      [[1500], false],
     ]);
     expect(instancesOf('c')[0]).toMatchObject({ runs: [500], closed: true });
     expect(instancesOf('from-file')[0]?.runs).toEqual([500, 1500]);
