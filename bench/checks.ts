@@ -32,7 +32,7 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { ROOT } from '../bin/build.mjs';
 import { freePort } from '../test/helpers/ports.ts';
-import { ensureBundle, readLines, serviceNodeFlags } from '../test/helpers/server.ts';
+import { ensureBundle, readLines, serviceEnv, serviceNodeFlags } from '../test/helpers/server.ts';
 import { cpuSeconds, parseMetrics, percentile, rssMb, type Scrape, startTargets, type Targets, threadCpuSeconds, threadCpuShares } from './check-load.ts';
 import { profileBreakdown } from './profile.ts';
 
@@ -167,12 +167,12 @@ async function measure(pid: number, scrape: () => Promise<Scrape>): Promise<Wind
   };
 }
 
-/** The V8 flags of bin/vigie.js's first line, which `npm start` passes too (docs/performance.md). */
-
-/** The service as `npm start` runs it (bin/vigie.js on the bundle, its heap flags), then `node` flags of the run's. */
+/** The service as `npm start` runs it (bin/vigie.js on the bundle, its heap flags and environment), then `node`
+ *  flags of the run's. */
 async function startVigie(configFile: string, nodeArgs: string[]) {
   await ensureBundle();
   const child = spawn(process.execPath, [...serviceNodeFlags(), ...nodeArgs, join(ROOT, 'bin/vigie.js'), 'serve', '--config', configFile, '--log-level', 'warn'], {
+    env: { ...process.env, ...serviceEnv() },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
@@ -297,6 +297,7 @@ async function main(): Promise<void> {
       warmup_s: WARMUP_S,
       window_s: WINDOW_S,
       node_flags: [...serviceNodeFlags(), args['node-flags'] ?? ''].join(' ').trim(),
+      service_env: serviceEnv(),
       vigie,
       ...(peer ? { cabourotte: peer } : {}),
       ...(peer

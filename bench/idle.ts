@@ -8,7 +8,7 @@
  * `node --import tsx bench/idle.ts`
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { serviceNodeFlags, startServer } from '../test/helpers/server.ts';
+import { serviceEnv, serviceNodeFlags, startServer } from '../test/helpers/server.ts';
 import { cpuSeconds, threadCpuSeconds } from './check-load.ts';
 import { round, writeResult } from './http-load.ts';
 
@@ -38,7 +38,7 @@ function wakeups(pid: number): Map<string, number> {
 
 const rssMb = (pid: number) => Math.round(Number(/^VmRSS:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
 
-const server = await startServer({ nodeArgs: serviceNodeFlags() });
+const server = await startServer({ nodeArgs: serviceNodeFlags(), env: serviceEnv() });
 try {
   const pid = server.process.pid as number;
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));

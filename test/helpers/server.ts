@@ -72,10 +72,18 @@ export interface TestServer {
   waitForLog(pattern: RegExp, timeoutMs?: number): Promise<string>;
 }
 
+function shebangWords(): string[] {
+  return (readFileSync(BIN, 'utf8').split('\n', 1)[0] ?? '').split(' ');
+}
+
 /** The V8 flags the service starts with: those of bin/vigie.js's first line (docs/performance.md). */
 export function serviceNodeFlags(): string[] {
-  const shebang = readFileSync(BIN, 'utf8').split('\n', 1)[0] ?? '';
-  return shebang.split(' ').filter((word) => word.startsWith('--'));
+  return shebangWords().filter((word) => word.startsWith('--'));
+}
+
+/** The environment variables bin/vigie.js's first line sets (MALLOC_ARENA_MAX, docs/performance.md). */
+export function serviceEnv(): Record<string, string> {
+  return Object.fromEntries(shebangWords().flatMap((word) => (/^[A-Z_]+=/.test(word) ? [[word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]] : [])));
 }
 
 export function makeDataDir(): string {
