@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { ROOT } from '../bin/build.mjs';
 import { freePort } from '../test/helpers/ports.ts';
-import { ensureBundle, readLines, serviceNodeFlags } from '../test/helpers/server.ts';
+import { ensureBundle, readLines, serviceEnv, serviceNodeFlags } from '../test/helpers/server.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -30,8 +30,10 @@ export async function startNode(root: string, name: string, cluster: Record<stri
   const file = join(dir, 'vigie.yaml');
   writeFileSync(file, stringify({ 'data-dir': dir, http: { host: '127.0.0.1', port }, ...extra, ...(cluster ? { cluster: { node: name, ...cluster } } : {}) }));
   // BENCH_CPU_PROF=<dir>: each node writes a V8 CPU profile to <dir>/<name>/ when it stops (bench/profile.ts reads it).
-  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${join(process.env.BENCH_CPU_PROF, name)}`] : [];
-  const child = spawn(process.execPath, [...serviceNodeFlags(), ...profile, ...nodeFlags, join(ROOT, 'bin/vigie.js'), 'serve', '--config', file, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // BENCH_CPU_PROF_NODES=<name,...>: only these nodes (a profiler in each of three nodes sharing the cores skews them).
+  const only = process.env.BENCH_CPU_PROF_NODES?.split(',');
+  const profile = process.env.BENCH_CPU_PROF && (only === undefined || only.includes(name)) ? ['--cpu-prof', `--cpu-prof-dir=${join(process.env.BENCH_CPU_PROF, name)}`] : [];
+  const child = spawn(process.execPath, [...serviceNodeFlags(), ...profile, ...nodeFlags, join(ROOT, 'bin/vigie.js'), 'serve', '--config', file, '--log-level', 'warn'], { env: { ...process.env, ...serviceEnv() }, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   readLines(child.stdout, (line) => logs.push(line));
   readLines(child.stderr, (line) => logs.push(line));
