@@ -1,0 +1,79 @@
+/**
+ * The publisher of a node's results on a real nats-server (src/cluster/results.ts): each message costs a publish,
+ * a delivery and an ack on every other node whatever it carries, so results linger up to a second to go out
+ * together; a full batch goes at once, and an idle publisher keeps no timer (it polled every 50 ms).
+ */
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { ClusterConnection } from '../../src/cluster/connection.ts';
+import { ensureResultsStream, ResultMetrics, ResultPublisher } from '../../src/cluster/results.ts';
+import type { CheckResult } from '../../src/healthcheck/result-types.ts';
+import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const connections: NatsConnection[] = [];
+afterAll(async () => {
+  await Promise.all(connections.map((nc) => nc.close()));
+  await stopAllNats();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+
+function result(i: number): CheckResult {
+  return { name: `check-${i}`, summary: 'tcp', success: true, 'healthcheck-timestamp': Math.floor(Date.now() / 1000), message: 'success', duration: 1, source: 'api', node: 'node-a' };
+}
+
+describe.skipIf(!hasNatsServer())('the results publisher', () => {
+  it('sends the results of a second in one message, a full batch at once, and keeps no timer while idle', async () => {
+    // Open: the documented permissions (tested in cluster-trust) do not let a watcher read the results subjects.
+    const nats = await startNatsServer({ security: 'open' });
+    const nc = await connect(nats.connectOptions('node-a'));
+    connections.push(nc);
+    await ensureResultsStream(await jetstreamManager(nc), 1);
+    const watcher = await connect(nats.connectOptions());
+    connections.push(watcher);
+    const received: { at: number; results: number }[] = [];
+    const sub = watcher.subscribe('vigie.results.node-a');
+    void (async () => {
+      for await (const message of sub) received.push({ at: performance.now(), results: (message.json() as unknown[]).length });
+    })();
+
+    const connection = { connected: true, onChange: () => {} } as unknown as ClusterConnection;
+    const registry = new Registry();
+    const metrics = new ResultMetrics(registry);
+    const publisher = new ResultPublisher(jetstream(nc), connection, 'node-a', 10_000, metrics, pino({ level: 'silent' }));
+    const idle = timers();
+    publisher.start();
+    await sleep(300);
+    expect(timers()).toBe(idle);
+
+    const offeredAt = performance.now();
+    for (let i = 0; i < 3; i++) publisher.offer(result(i));
+    await sleep(150);
+    publisher.offer(result(3));
+    await waitFor(() => received.length === 1);
+    expect(received[0]?.results).toBe(4);
+    // One message for results offered 150 ms apart, about a second after the first.
+    expect((received[0]?.at as number) - offeredAt).toBeGreaterThanOrEqual(900);
+    await sleep(200);
+    expect(timers()).toBe(idle);
+
+    const fullAt = performance.now();
+    for (let i = 0; i < 500; i++) publisher.offer(result(i));
+    await waitFor(() => received.length === 2);
+    expect(received[1]?.results).toBe(500);
+    expect((received[1]?.at as number) - fullAt).toBeLessThan(900);
+
+    // A stop sends what waits without lingering.
+    publisher.offer(result(0));
+    const stopAt = performance.now();
+    await publisher.stop();
+    await waitFor(() => received.length === 3);
+    expect((received[2]?.at as number) - stopAt).toBeLessThan(900);
+    sub.unsubscribe();
+  });
+});
