@@ -7,18 +7,14 @@
  * Engine: re2js (pure JavaScript), chosen over the native `re2` binding by `bench/regex.ts` (docs/hardening.md):
  * it needs no compiler at install time and is as fast on the short values events carry.
  */
-import { createRequire } from 'node:module';
 import type { RE2JS } from 're2js';
+import { lazyModule } from './lazy-module.ts';
 
 /**
  * re2js is loaded by the first pattern compiled, not at startup: a service whose checks and streams have no
  * regular expression never holds it (0.8 MB of heap; docs/performance.md, "Modules loaded when used").
  */
-let engine: typeof RE2JS | undefined;
-function re2js(): typeof RE2JS {
-  engine ??= (createRequire(import.meta.url)('re2js') as { RE2JS: typeof RE2JS }).RE2JS;
-  return engine;
-}
+const re2js = lazyModule<{ RE2JS: typeof RE2JS }>('re2js');
 
 /** A pattern the linear-time engine cannot run, or not a pattern at all; the message says which and why. */
 export class RegexError extends Error {}
@@ -37,7 +33,7 @@ const UNSUPPORTED: readonly [RegExp, string][] = [
 export function compileRegex(source: string, mode: 'whole' | 'search'): LinearRegex {
   let compiled: RE2JS;
   try {
-    compiled = re2js().compile(source);
+    compiled = re2js().RE2JS.compile(source);
   } catch (error) {
     const reason = UNSUPPORTED.find(([construct]) => construct.test(source));
     if (reason !== undefined) throw new RegexError(reason[1]);

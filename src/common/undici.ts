@@ -13,13 +13,13 @@
  */
 import { createRequire } from 'node:module';
 import type * as Undici from 'undici';
+import { lazyModule } from './lazy-module.ts';
 
 const require = createRequire(import.meta.url);
 
-/** The whole of undici. Loading it also gives every dispatcher its `request()`, `stream()`... methods. */
-export function undici(): typeof Undici {
-  return require('undici') as typeof Undici;
-}
+/** The whole of undici, loaded by the first call; the outputs call it per request. Loading it also gives every
+ *  dispatcher its `request()`, `stream()`... methods. */
+export const undici = lazyModule<typeof Undici>('undici');
 
 /** A file of undici, or what the index exports under that name when the file is not where it was. */
 function part<T>(file: string, fromIndex: (whole: typeof Undici) => T): T {

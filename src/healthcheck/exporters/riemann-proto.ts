@@ -2,10 +2,12 @@
  * Riemann's `Msg` (src/stream/ingest/protos/riemann/proto.proto, Riemann's own field numbers), parsed once on
  * first use, and the TCP framing: each message is preceded by its length as a 4-byte big-endian integer.
  */
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type protobufjs from 'protobufjs';
+import { lazyModule } from '../../common/lazy-module.ts';
 import { PROTO_DIR } from '../../paths.ts';
+
+const protobufModule = lazyModule<typeof protobufjs>('protobufjs');
 
 let msgType: protobufjs.Type | null = null;
 
@@ -13,7 +15,7 @@ export function riemannMsg(): protobufjs.Type {
   if (msgType) return msgType;
   // Loaded with the first message, not at startup: a service without a Riemann exporter never holds protobufjs
   // (docs/performance.md, "Modules loaded when used").
-  const protobuf = createRequire(import.meta.url)('protobufjs') as typeof protobufjs;
+  const protobuf = protobufModule();
   // keepCase: Riemann's snake_case field names (time_micros, metric_sint64), as every Riemann client spells them.
   const root = new protobuf.Root().loadSync(join(PROTO_DIR, 'riemann/proto.proto'), { keepCase: true });
   root.resolveAll();

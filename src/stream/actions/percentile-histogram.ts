@@ -3,19 +3,15 @@
  * with Java HdrHistogram's `getValueAtPercentile` rule (hdr-histogram-js rounds the count differently: it
  * subtracts one ulp from the count, Java from the percentile, and the two disagree on some quantiles).
  */
-import { createRequire } from 'node:module';
 import type * as HdrHistogramJs from 'hdr-histogram-js';
+import { lazyModule } from '../../common/lazy-module.ts';
 
 /**
  * hdr-histogram-js is loaded by the first histogram, not at startup: at load it builds an `Intl.NumberFormat`
  * (which pages in ICU's data) and loads its WebAssembly build and pako: 5 MB more RSS in the service (16 MB in a
  * bare node), for a service that may never run a `:percentiles` action (docs/performance.md, "Memory").
  */
-let hdr: typeof HdrHistogramJs | undefined;
-function hdrHistogram(): typeof HdrHistogramJs {
-  hdr ??= createRequire(import.meta.url)('hdr-histogram-js') as typeof HdrHistogramJs;
-  return hdr;
-}
+const hdrHistogram = lazyModule<typeof HdrHistogramJs>('hdr-histogram-js');
 
 export interface HistogramOptions {
   readonly significantDigits: number;

@@ -3,10 +3,12 @@
  * Imports inside the files are written as upstream writes them (`opentelemetry/proto/...`), resolved against
  * the `protos/` directory.
  */
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type protobufjs from 'protobufjs';
+import { lazyModule } from '../../common/lazy-module.ts';
 import { PROTO_DIR } from '../../paths.ts';
+
+const protobufModule = lazyModule<typeof protobufjs>('protobufjs');
 
 export interface Protos {
   readonly writeRequest: protobufjs.Type;
@@ -21,7 +23,7 @@ export function loadProtos(): Protos {
   if (loaded) return loaded;
   // protobufjs itself is loaded here too, not at startup: a service that receives no remote-write, OTLP or Riemann
   // message never holds it (docs/performance.md, "Modules loaded when used").
-  const protobuf = createRequire(import.meta.url)('protobufjs') as typeof protobufjs;
+  const protobuf = protobufModule();
   const root = new protobuf.Root();
   root.resolvePath = (_origin, target) => join(PROTO_DIR, target);
   root.loadSync(['prometheus/remote.proto', 'opentelemetry/proto/collector/trace/v1/trace_service.proto']);

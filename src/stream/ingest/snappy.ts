@@ -2,19 +2,15 @@
  * Snappy block format (what Prometheus remote-write uses, not the framed format) through snappyjs, which ships
  * no type declarations: it is loaded with `require` and typed here once.
  */
-import { createRequire } from 'node:module';
+import { lazyModule } from '../../common/lazy-module.ts';
 
 interface SnappyJs {
   compress(input: Uint8Array): Uint8Array;
   uncompress(input: Uint8Array, maxLength?: number): Uint8Array;
 }
 
-/** Loaded by the first remote-write body, not at startup (docs/performance.md, "Modules loaded when used"). */
-let loaded: SnappyJs | undefined;
-function snappyjs(): SnappyJs {
-  loaded ??= createRequire(import.meta.url)('snappyjs') as SnappyJs;
-  return loaded;
-}
+/** Loaded by the first remote-write body, not at startup. */
+const snappyjs = lazyModule<SnappyJs>('snappyjs');
 
 /** The message of snappyjs when a block declares more than `maxLength` bytes (checked before it allocates). */
 const TOO_BIG = /^The uncompressed length of (\d+) is too big/;

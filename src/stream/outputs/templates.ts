@@ -7,18 +7,14 @@
  * a parameter), control characters as spaces in a header value (a value cannot end its header), Slack's three
  * entities in a Slack message, nothing in a plain-text body or an e-mail.
  */
-import { createRequire } from 'node:module';
 import type MustacheJs from 'mustache';
 import { ConfigError } from '../../common/config-error.ts';
+import { lazyModule } from '../../common/lazy-module.ts';
 import type { Event } from '../event.ts';
 
 /** Loaded by the first template, not at startup: a service without notification outputs never holds it
  *  (docs/performance.md, "Modules loaded when used"). */
-let loaded: typeof MustacheJs | undefined;
-function mustache(): typeof MustacheJs {
-  loaded ??= createRequire(import.meta.url)('mustache') as typeof MustacheJs;
-  return loaded;
-}
+const mustache = lazyModule<typeof MustacheJs>('mustache');
 
 export type TemplateEscaping = 'json' | 'form' | 'header' | 'slack' | 'none';
 
