@@ -36,6 +36,8 @@ export interface SchedulerOptions<J extends SchedulerJob> {
   random?: () => number;
 }
 
+/** The narrowest tick a short interval brings (src/healthcheck/scheduler.ts, fitTick): the default before 250 ms. */
+const NARROWEST_TICK_MS = 50;
 /** The first run waits at most this long, so that a check with a 1 h interval does not stay silent for an hour. */
 const MAX_INITIAL_DELAY_MS = 30_000;
 
@@ -125,13 +127,15 @@ export class Scheduler<J extends SchedulerJob> {
 
   /**
    * A tick longer than a check's interval would make it run once a tick, fewer times than asked: the tick in force
-   * is at most a quarter of the shortest interval (so a 100 ms check still runs every 100 ms under a 250 ms tick).
+   * is at most a quarter of the shortest interval (so a 100 ms check still runs every 100 ms under a 250 ms tick),
+   * but never below NARROWEST_TICK_MS (or the configured tick, if lower): there is no minimum interval, and a check
+   * at `interval: 1ms` would otherwise run a thousand times a second and take every other check's batching away.
    */
   private fitTick(): void {
     let shortest = Infinity;
     for (const interval of this.intervals.keys()) if (interval < shortest) shortest = interval;
     const tick = this.configuredTick;
-    this.tickLength = tick > 0 && shortest < tick * 4 ? Math.max(1, Math.floor(shortest / 4)) : tick;
+    this.tickLength = tick > 0 && shortest < tick * 4 ? Math.max(Math.min(tick, NARROWEST_TICK_MS), Math.floor(shortest / 4)) : tick;
   }
 
   private countInterval(interval: number, delta: 1 | -1): void {

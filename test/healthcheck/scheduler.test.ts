@@ -129,6 +129,21 @@ describe('the scheduler', () => {
     await scheduler.stop();
   });
 
+  it('narrows the tick no further than 50 ms, so that a check at interval 1ms cannot set the whole grid to 1 ms', async () => {
+    const { scheduler } = makeScheduler({ tickMs: 250 });
+    // Cabourotte has no minimum interval; before the narrowing, a 50 ms tick bounded such a check to 20 runs a second.
+    const hostile = new TestJob('hostile', 1, 1, 0);
+    scheduler.add(hostile);
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(hostile.starts.length).toBeLessThanOrEqual(21);
+    expect(hostile.starts.every((at) => at % 50 === 0)).toBe(true);
+    // The run started at 1,000 ms ends on the fake clock.
+    const stopped = scheduler.stop();
+    await vi.advanceTimersByTimeAsync(10);
+    await stopped;
+  });
+
   it('never overlaps runs of one check and skips the missed slots after an overrun instead of bursting', async () => {
     const { scheduler, lags } = makeScheduler();
     const job = new TestJob('slow', 10_000, 60_000, 25_000);
