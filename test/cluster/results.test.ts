@@ -76,4 +76,35 @@ describe.skipIf(!hasNatsServer())('the results publisher', () => {
     expect((received[2]?.at as number) - stopAt).toBeLessThan(900);
     sub.unsubscribe();
   });
+
+  it('keeps the newest max-buffered-results while NATS is unreachable, counts each one dropped, and sends the rest once back', async () => {
+    const nats = await startNatsServer({ security: 'open' });
+    const nc = await connect(nats.connectOptions('node-a'));
+    connections.push(nc);
+    await ensureResultsStream(await jetstreamManager(nc), 1);
+    const watcher = await connect(nats.connectOptions());
+    connections.push(watcher);
+    const names: string[] = [];
+    const sub = watcher.subscribe('vigie.results.node-a');
+    void (async () => {
+      for await (const message of sub) for (const one of message.json() as CheckResult[]) names.push(one.name);
+    })();
+    const listeners: ((connected: boolean) => void)[] = [];
+    const connection = { connected: false, onChange: (listener: (connected: boolean) => void) => void listeners.push(listener) } as unknown as ClusterConnection;
+    const registry = new Registry();
+    const publisher = new ResultPublisher(jetstream(nc), connection, 'node-a', 1_200, new ResultMetrics(registry), pino({ level: 'silent' }));
+    publisher.start();
+    for (let i = 0; i < 5_000; i++) publisher.offer(result(i));
+    expect(publisher.waiting).toBe(1_200);
+    expect((await registry.getSingleMetric('cluster_results_dropped_total')?.get())?.values).toEqual([{ value: 3_800, labels: { reason: 'buffer_full' } }]);
+
+    (connection as { connected: boolean }).connected = true;
+    for (const listener of listeners) listener(true);
+    await waitFor(() => names.length === 1_200);
+    // The newest, in order, each once.
+    expect(names).toEqual(Array.from({ length: 1_200 }, (_, i) => `check-${3_800 + i}`));
+    expect(publisher.waiting).toBe(0);
+    await publisher.stop();
+    sub.unsubscribe();
+  });
 });
