@@ -54,6 +54,22 @@ interface Heard {
 
 export const MEMBERS_BUCKET = 'vigie_members';
 
+/** The membership's gauges: registered once per node, whichever attempt to join builds its `Membership`. */
+export class MembershipMetrics {
+  readonly members: Gauge;
+  readonly mismatch: Gauge<'node'>;
+
+  constructor(registry: Registry) {
+    this.members = new Gauge({ name: 'cluster_members', help: 'Live members of the cluster, as this node sees them.', registers: [registry] });
+    this.mismatch = new Gauge({
+      name: 'cluster_config_mismatch',
+      help: "1 for each member whose config hash differs from this node's (its config file's checks or streams differ).",
+      labelNames: ['node'],
+      registers: [registry],
+    });
+  }
+}
+
 export class Membership {
   private readonly heard = new Map<string, Heard>();
   private ranked: RankedMember[];
@@ -67,6 +83,8 @@ export class Membership {
   private mismatched = new Set<string>();
   /** The last announcement of this node succeeded. */
   private announced = true;
+  /** Stopped: a join attempt that failed, or the node stopping. It announces nothing more. */
+  private stopped = false;
 
   constructor(
     private readonly kv: KV,
@@ -75,20 +93,15 @@ export class Membership {
     private readonly ttlMs: number,
     private readonly refusals: MessageRefusals,
     private readonly logger: Logger,
-    registry: Registry,
+    metrics: MembershipMetrics,
   ) {
     this.names = [self.node];
     this.ranked = rankMembers(this.names);
-    this.membersGauge = new Gauge({ name: 'cluster_members', help: 'Live members of the cluster, as this node sees them.', registers: [registry] });
-    this.mismatchGauge = new Gauge({
-      name: 'cluster_config_mismatch',
-      help: "1 for each member whose config hash differs from this node's (its config file's checks or streams differ).",
-      labelNames: ['node'],
-      registers: [registry],
-    });
+    this.membersGauge = metrics.members;
+    this.mismatchGauge = metrics.mismatch;
     this.membersGauge.set(1);
     connection.onChange((connected) => {
-      if (!connected) return;
+      if (!connected || this.stopped) return;
       const now = Date.now();
       for (const heard of this.heard.values()) heard.atMs = now;
       void this.heartbeat();
@@ -134,6 +147,7 @@ export class Membership {
     await this.watch.start();
     this.recompute();
     await this.heartbeat();
+    if (this.stopped) return;
     const every = Math.max(250, Math.floor(this.ttlMs / 3));
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), every);
     this.heartbeatTimer.unref();
@@ -149,7 +163,7 @@ export class Membership {
   }
 
   private async heartbeat(): Promise<void> {
-    if (!this.connection.connected) return;
+    if (!this.connection.connected || this.stopped) return;
     try {
       await this.kv.put(this.self.node, JSON.stringify(this.self));
       if (!this.announced) {
@@ -255,10 +269,13 @@ export class Membership {
 
   /** Stops announcing and deletes this node's key: the others see it leave at once. */
   async stop(): Promise<void> {
+    this.stopped = true;
     if (this.heartbeatTimer !== null) clearInterval(this.heartbeatTimer);
     if (this.expiryTimer !== null) clearInterval(this.expiryTimer);
     this.watch?.stop();
     this.listeners.clear();
+    for (const node of this.mismatched) this.mismatchGauge.remove({ node });
+    this.mismatched.clear();
     if (this.connection.connected) await this.kv.delete(this.self.node).catch(() => undefined);
   }
 }

@@ -10,6 +10,7 @@
  */
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { Kvm } from '@nats-io/kv';
+import pRetry from 'p-retry';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import type { CheckDefinition } from '../healthcheck/kinds/index.ts';
@@ -18,13 +19,17 @@ import type { CheckResult } from '../healthcheck/result-types.ts';
 import type { CheckCluster, CheckHost } from '../healthcheck/cluster-port.ts';
 import { CHECKS_BUCKET, CheckReplica } from './check-replica.ts';
 import { ClusterConnection, NatsRefusedError } from './connection.ts';
-import { MEMBERS_BUCKET, type MemberInfo, Membership } from './membership.ts';
+import { MEMBERS_BUCKET, type MemberInfo, Membership, MembershipMetrics } from './membership.ts';
 import { loadNats } from './nats.ts';
 import { MessageRefusals } from './refusals.ts';
 import { chooseMembers, ownerOf } from './rendezvous.ts';
 import { ensureResultsStream, ResultConsumer, ResultMetrics, ResultPublisher } from './results.ts';
 import type { ClusterSettings } from './settings.ts';
 import { ClusterUnavailableError } from './errors.ts';
+
+/** Backoff between attempts to join once connected (`ClusterNode.join`). */
+const JOIN_RETRY_FIRST_MS = 1_000;
+const JOIN_RETRY_MAX_MS = 15_000;
 
 export interface MemberView {
   node: string;
@@ -59,7 +64,10 @@ export class ClusterNode implements CheckCluster {
   private consumer: ResultConsumer | null = null;
   private ready = false;
   private stopped = false;
+  /** Aborted by `stop`: ends the waits between join attempts. */
+  private readonly stopping = new AbortController();
   private readonly results: ResultMetrics;
+  private readonly membershipMetrics: MembershipMetrics;
   private readonly refusals: MessageRefusals;
   private readonly owned: Gauge;
   private host: CheckHost | null = null;
@@ -79,6 +87,7 @@ export class ClusterNode implements CheckCluster {
     private readonly registry: Registry,
   ) {
     this.results = new ResultMetrics(registry);
+    this.membershipMetrics = new MembershipMetrics(registry);
     this.refusals = new MessageRefusals(registry, logger);
     this.owned = new Gauge({ name: 'cluster_checks_owned', help: 'Checks this node owns (runs).', registers: [registry] });
   }
@@ -143,11 +152,13 @@ export class ClusterNode implements CheckCluster {
 
   /**
    * Joins in the background: connect (retrying for ever), create Vigie's buckets and stream if needed, mirror the
-   * API checks, catch up with the results, then announce this node and take its checks.
+   * API checks, catch up with the results, then announce this node and take its checks. A failed attempt after the
+   * connection (JetStream off, or a request timing out while the server is loaded or electing a leader) is undone and
+   * tried again with backoff: one failure must not leave the node out of its cluster for good.
    */
   serve(host: CheckHost): void {
     this.host = host;
-    void this.join().catch((error: unknown) => {
+    void this.join(host).catch((error: unknown) => {
       if (this.stopped) return;
       if (error instanceof NatsRefusedError) {
         // Before joining: this node owns nothing and published nothing, and only a change of config can help, so it
@@ -159,39 +170,71 @@ export class ClusterNode implements CheckCluster {
     });
   }
 
-  private async join(): Promise<void> {
-    const host = this.host as CheckHost;
-    const { settings, logger } = this;
-    this.connection = await ClusterConnection.open(settings, logger, this.registry);
+  private async join(host: CheckHost): Promise<void> {
+    const connection = await ClusterConnection.open(this.settings, this.logger, this.registry);
+    this.connection = connection;
     if (this.stopped) {
-      await this.connection.close();
+      await connection.close();
       return;
     }
+    await pRetry(() => this.attemptJoin(host, connection), {
+      retries: Number.POSITIVE_INFINITY,
+      minTimeout: JOIN_RETRY_FIRST_MS,
+      maxTimeout: JOIN_RETRY_MAX_MS,
+      factor: 2,
+      signal: this.stopping.signal,
+      onFailedAttempt: async ({ error, attemptNumber }) => {
+        this.logger.warn({ err: error, attempt: attemptNumber }, `cannot join the cluster (attempt ${attemptNumber}, trying again with backoff up to ${JOIN_RETRY_MAX_MS / 1000} s): ${error.message}`);
+        await this.undoAttempt();
+      },
+    });
+  }
+
+  /** One attempt to join over an open connection; `undoAttempt` takes back what a failed one started. */
+  private async attemptJoin(host: CheckHost, connection: ClusterConnection): Promise<void> {
+    const { settings, logger } = this;
     const { jetstream, jetstreamManager, Kvm } = await loadNats();
-    const nc = this.connection.nc;
-    const js = jetstream(nc);
-    const jsm = await jetstreamManager(nc);
+    const js = jetstream(connection.nc);
+    const jsm = await jetstreamManager(connection.nc);
     const kvm = new Kvm(js);
     const replicas = settings.replicas;
     const members = await kvm.create(MEMBERS_BUCKET, { history: 1, replicas, ttl: Math.max(60_000, settings.memberTtlMs * 6) });
     const checks = await kvm.create(CHECKS_BUCKET, { history: 1, replicas });
     await ensureResultsStream(jsm, replicas);
+    if (this.stopped) return;
 
     this.replica = new CheckReplica(checks, this.refusals, logger);
-    await this.replica.start(host, this.connection);
-    this.publisher = new ResultPublisher(js, this.connection, settings.node, settings.maxBufferedResults, this.results, logger);
-    for (const result of this.early.splice(0)) this.publisher.offer(result);
-    this.publisher.start();
+    await this.replica.start(host, connection);
+    if (this.publisher === null) {
+      // Kept across attempts: it holds the results waiting to go out.
+      this.publisher = new ResultPublisher(js, connection, settings.node, settings.maxBufferedResults, this.results, logger);
+      for (const result of this.early.splice(0)) this.publisher.offer(result);
+      this.publisher.start();
+    }
     this.consumer = new ResultConsumer(js, jsm, settings.node, (result) => host.recordRemote(result), this.results, this.refusals, settings.maxResultAheadMs);
     await this.consumer.start();
 
-    this.membership = new Membership(members, this.connection, this.selfInfo(), settings.memberTtlMs, this.refusals, logger, this.registry);
+    this.membership = new Membership(members, connection, this.selfInfo(), settings.memberTtlMs, this.refusals, logger, this.membershipMetrics);
     this.membership.onChange((names) => this.reassign(`members ${names.join(', ')}`));
     await this.membership.start();
+    if (this.stopped) {
+      await this.undoAttempt();
+      return;
+    }
     this.ready = true;
     this.reassign('joined');
-    this.joinedCluster = { connection: this.connection, js, jsm, kvm, membership: this.membership, refusals: this.refusals };
+    this.joinedCluster = { connection, js, jsm, kvm, membership: this.membership, refusals: this.refusals };
     for (const listener of this.joinedListeners) listener(this.joinedCluster);
+  }
+
+  private async undoAttempt(): Promise<void> {
+    const { membership, replica, consumer } = this;
+    this.membership = null;
+    this.replica = null;
+    this.consumer = null;
+    await membership?.stop();
+    replica?.stop();
+    consumer?.stop();
   }
 
   /** What this node announces of itself. */
@@ -269,6 +312,7 @@ export class ClusterNode implements CheckCluster {
   /** Leaves (the others take this node's checks at once), publishes what waits, disconnects. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     this.ready = false;
     await this.membership?.stop();
     this.replica?.stop();

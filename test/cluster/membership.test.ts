@@ -12,7 +12,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ClusterConnection } from '../../src/cluster/connection.ts';
-import { MEMBERS_BUCKET, Membership } from '../../src/cluster/membership.ts';
+import { MEMBERS_BUCKET, Membership, MembershipMetrics } from '../../src/cluster/membership.ts';
 import { MessageRefusals } from '../../src/cluster/refusals.ts';
 import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -52,7 +52,7 @@ describe.skipIf(!hasNatsServer())('membership', () => {
     const { connection, set } = fakeConnection();
     const registry = new Registry();
     const logger = pino({ level: 'silent' });
-    const membership = new Membership(kv, connection, { node: 'node-a', configHash: 'h', version: '1', startedAtMs: Date.now() }, ttlMs, new MessageRefusals(registry, logger), logger, registry);
+    const membership = new Membership(kv, connection, { node: 'node-a', configHash: 'h', version: '1', startedAtMs: Date.now() }, ttlMs, new MessageRefusals(registry, logger), logger, new MembershipMetrics(registry));
     try {
       await membership.start();
       expect(membership.members()).toEqual(['node-a', 'node-x']);
@@ -88,7 +88,7 @@ describe.skipIf(!hasNatsServer())('membership', () => {
     const { connection } = fakeConnection();
     const registry = new Registry();
     const logger = pino({ level: 'silent' });
-    const membership = new Membership(kv, connection, { node: 'node-a', configHash: 'h', version: '1', startedAtMs: Date.now(), labels: { region: 'us' } }, 10_000, new MessageRefusals(registry, logger), logger, registry);
+    const membership = new Membership(kv, connection, { node: 'node-a', configHash: 'h', version: '1', startedAtMs: Date.now(), labels: { region: 'us' } }, 10_000, new MessageRefusals(registry, logger), logger, new MembershipMetrics(registry));
     const changes: string[][] = [];
     membership.onChange((names) => changes.push([...names]));
     try {

@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type ClusterNatsConfig, hasNatsServer, type NatsServer, startNatsCluster, startNatsServer, stopAllNats } from '../helpers/nats.ts';
+import { allJoined } from '../helpers/cluster.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { type HttpTarget, startHttpTarget } from '../helpers/targets.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -71,12 +72,6 @@ async function members(server: TestServer): Promise<Members> {
   return (await (await server.request('/api/v1/cluster/members')).json()) as Members;
 }
 
-async function allJoined(nodes: TestServer[], count: number): Promise<void> {
-  await waitFor(async () => (await Promise.all(nodes.map(members))).every((view) => view.joined && view.result.length === count), {
-    timeoutMs: 30_000,
-    message: `${count} members seen by every node`,
-  });
-}
 
 async function results(server: TestServer): Promise<Result[]> {
   return ((await (await server.request('/api/v1/result')).json()) as { result: Result[] }).result;
@@ -117,7 +112,7 @@ describe.skipIf(!hasNatsServer())('cluster: checks on one NATS server', () => {
     const { target, hits } = await countingTarget();
     try {
       const [a, b, c] = [await startNode('node-a', nats.clusterNats('node-a')), await startNode('node-b', nats.clusterNats('node-b')), await startNode('node-c', nats.clusterNats('node-c'))] as TestServer[] as [TestServer, TestServer, TestServer];
-      await allJoined([a, b, c], 3);
+      await allJoined([a, b, c]);
       const names = Array.from({ length: 24 }, (_, i) => `web-${i}`);
       const created = await a.request('/api/v1/healthcheck/bulk', json('POST', { 'http-checks': httpChecks(target, names) }));
       expect(created.status, await created.text()).toBe(201);
@@ -162,7 +157,7 @@ describe.skipIf(!hasNatsServer())('cluster: checks on one NATS server', () => {
       // node-c comes back (same data directory): it takes its checks back, and nothing runs twice.
       const back = await startServer({ dataDir: c.dataDir, config: readFileSync(c.configFile, 'utf8') });
       servers.push(back);
-      await allJoined([a, b, back], 3);
+      await allJoined([a, b, back]);
       await waitFor(async () => (await results(a)).some((result) => result.node === 'node-c' && result['healthcheck-timestamp'] * 1000 >= Date.now() - 3_000), { timeoutMs: 15_000 });
       const rejoined = Date.now();
       await new Promise((resolve) => setTimeout(resolve, 10_000));
@@ -182,7 +177,7 @@ describe.skipIf(!hasNatsServer())('cluster: checks on one NATS server', () => {
     try {
       const a = await startNode('node-a', nats.clusterNats('node-a'));
       const b = await startNode('node-b', nats.clusterNats('node-b'));
-      await allJoined([a, b], 2);
+      await allJoined([a, b]);
       expect((await b.request('/api/v1/healthcheck/http', json('POST', httpChecks(target, ['made-on-b'])[0]))).status).toBe(201);
       expect((await a.request('/api/v1/healthcheck/bulk', json('POST', { 'http-checks': httpChecks(target, ['x1', 'x2', 'x3', 'x4']) }))).status).toBe(201);
       // The bulk made the API checks exactly x1..x4 on every node: made-on-b is gone everywhere.
@@ -252,7 +247,7 @@ describe.skipIf(!hasNatsServer())('cluster: checks on a 3-server NATS cluster', 
       // Each Vigie node prefers a different NATS server (the client picks among the list at random otherwise).
       const rotate = (node: string, i: number) => ({ ...cluster.clusterNats(node), servers: [...cluster.urls.slice(i), ...cluster.urls.slice(0, i)] });
       const nodes = [await startNode('node-a', rotate('node-a', 0)), await startNode('node-b', rotate('node-b', 1)), await startNode('node-c', rotate('node-c', 2))];
-      await allJoined(nodes, 3);
+      await allJoined(nodes);
       const names = Array.from({ length: 12 }, (_, i) => `api-${i}`);
       expect((await (nodes[1] as TestServer).request('/api/v1/healthcheck/bulk', json('POST', { 'http-checks': httpChecks(target, names) }))).status).toBe(201);
       await freshEverywhere(nodes, names, Math.floor(Date.now() / 1000));

@@ -12,6 +12,7 @@ import { connect } from '@nats-io/transport-node';
 import { WebSocket } from 'ws';
 import { streamId } from '../../src/cluster/stream-log.ts';
 import { hasNatsServer, type NatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
+import { allJoined } from '../helpers/cluster.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -45,16 +46,7 @@ async function startNode(node: string, nats: NatsServer, dataDir?: string): Prom
 
 async function startCluster(nats: NatsServer): Promise<[TestServer, TestServer, TestServer]> {
   const nodes = [await startNode('node-a', nats), await startNode('node-b', nats), await startNode('node-c', nats)];
-  await waitFor(
-    async () => {
-      for (const node of nodes) {
-        const view = (await (await node.request('/api/v1/cluster/members')).json()) as { joined: boolean; result: unknown[] };
-        if (!view.joined || view.result.length !== 3) return false;
-      }
-      return true;
-    },
-    { timeoutMs: 30_000, message: 'three members seen by every node' },
-  );
+  await allJoined(nodes);
   return nodes as [TestServer, TestServer, TestServer];
 }
 
@@ -266,7 +258,7 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     const nats = await startNatsServer();
     const a = await startNode('node-a', nats);
     const b = await startNode('node-b', nats);
-    await waitFor(async () => ((await (await a.request('/api/v1/cluster/members')).json()) as { result: unknown[] }).result.length === 2, { timeoutMs: 30_000 });
+    await allJoined([a, b]);
     // Each host's events summed over 10 minutes of event time: a lost event or one counted twice shows in its sum.
     const config = '{:partition-by [:host] :actions {:action :by :params [{:fields [:host]}] :children [{:action :sum :params [{:duration "10m"}] :children [{:action :index :params [[:host]]}]}]}}';
     expect((await addStream(a, 'sums', config)).status).toBe(200);
@@ -310,7 +302,7 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
   it('consumes again when its consumer of the event log is gone: deleted under it, or lost with a NATS restart', async () => {
     const nats = await startNatsServer();
     const a = await startNode('node-a', nats);
-    await waitFor(async () => ((await (await a.request('/api/v1/cluster/members')).json()) as { joined: boolean }).joined, { timeoutMs: 30_000 });
+    await allJoined([a]);
     // Right after joining, the streams' part may still be opening its buckets (503, retried as a client would).
     await waitFor(async () => (await addStream(a, 'kept', '{:actions {:action :index :params [[:host]]}}')).status === 200, { timeoutMs: 30_000, message: 'the stream created' });
     await ownerOf([a], 'kept');

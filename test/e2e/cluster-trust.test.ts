@@ -20,6 +20,7 @@ import { partitionSubject, streamId } from '../../src/cluster/stream-log.ts';
 import { answerSubject, querySubject } from '../../src/cluster/stream-queries.ts';
 import { encodeRecord } from '../../src/stream/journal.ts';
 import { hasNatsServer, type NatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
+import { allJoined } from '../helpers/cluster.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { type HttpTarget, startHttpTarget } from '../helpers/targets.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -52,26 +53,6 @@ async function startNode(node: string, nats: NatsServer, options: { dataDir?: st
   const server = await startServer({ config, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
   servers.push(server);
   return server;
-}
-
-async function joined(nodes: TestServer[]): Promise<void> {
-  let views = '';
-  await waitFor(
-    async () => {
-      views = '';
-      let all = true;
-      for (const node of nodes) {
-        const view = (await (await node.request('/api/v1/cluster/members')).json()) as { joined: boolean; result: { node: string }[] };
-        views += `${node.url}: joined ${view.joined}, members ${view.result.map((member) => member.node).join(', ')}\n`;
-        if (!view.joined || view.result.length !== nodes.length) all = false;
-      }
-      return all;
-    },
-    { timeoutMs: 30_000, message: `${nodes.length} members seen by every node` },
-  ).catch((error: unknown) => {
-    const logs = nodes.map((node) => node.logs.filter((line) => /cluster|member|watching|NATS/.test(line)).slice(-15).join('\n')).join('\n---\n');
-    throw new Error(`${(error as Error).message}:\n${views}${logs}`);
-  });
 }
 
 /** The forger: a client with the rights of a node (the documented permissions), not a Vigie node. */
@@ -156,7 +137,7 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
     const target = await startHttpTarget({ handler: (_request, response) => response.end('ok') });
     const a = await startNode('node-a', nats);
     const b = await startNode('node-b', nats);
-    await joined([a, b]);
+    await allJoined([a, b]);
     const names = Array.from({ length: 12 }, (_, i) => `web-${i}`);
     expect((await a.request('/api/v1/healthcheck/bulk', json('POST', { 'http-checks': httpChecks(target, names) }))).status).toBe(201);
     expect((await a.request('/api/v1/stream/hosts', json('POST', { config: edn('{:partition-by [:host] :actions {:action :index :params [[:host]]}}') }))).status).toBe(200);
@@ -231,7 +212,7 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
     for (let partition = 0; partition < PARTITIONS; partition++) await pointers.put(`${streamId('hosts')}.${partition}`, MALFORMED[partition] as string);
     const a2 = await startNode('node-a', nats, { dataDir: a.dataDir });
     const b2 = await startNode('node-b', nats, { dataDir: b.dataDir });
-    await joined([a2, b2]);
+    await allJoined([a2, b2]);
     await freshEverywhere([a2, b2], names, Math.floor(Date.now() / 1000) + 1);
     await fedAndFound([a2, b2], b2, 'restarted');
     await serving([a2, b2]);
@@ -248,7 +229,7 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
     const config = { healthchecks: { 'command-checks-api': 'deny' } };
     const a = await startNode('node-a', nats, { config });
     const b = await startNode('node-b', nats, { config });
-    await joined([a, b]);
+    await allJoined([a, b]);
     const raw = await rawClient(nats);
     const [checks, streams] = (await Promise.all(['vigie_checks', 'vigie_streams'].map(raw.kv))) as [KV, KV];
     const proof = join(mkdtempSync(join(tmpdir(), 'vigie-pwn-')), 'pwned');

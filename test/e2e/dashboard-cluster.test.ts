@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, hasChromium, launchBrowser } from '../helpers/browser.ts';
 import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
+import { allJoined } from '../helpers/cluster.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { startTcpTarget, type TcpTarget } from '../helpers/targets.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -25,7 +26,7 @@ describe.skipIf(!hasNatsServer() || !hasChromium())('dashboard of a cluster node
     tcp = await startTcpTarget();
     const cluster = (node: string) => ({ cluster: { node, nats: nats.clusterNats(node), 'member-ttl': '2s' } });
     [a, b, browser] = await Promise.all([startServer({ config: cluster('node-a') }), startServer({ config: cluster('node-b') }), launchBrowser()]);
-    await waitFor(async () => ((await (await b.request('/api/v1/cluster/members')).json()) as { result: unknown[] }).result.length === 2, { timeoutMs: 20_000 });
+    await allJoined([a, b]);
     const checks = Array.from({ length: 6 }, (_, i) => ({ name: `db-${i}`, target: '127.0.0.1', port: tcp.port, interval: '1s', timeout: '1s' }));
     const created = await a.request('/api/v1/healthcheck/bulk', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ 'tcp-checks': checks }) });
     expect(created.status).toBe(201);

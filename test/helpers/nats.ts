@@ -157,10 +157,11 @@ class Security {
   }
 
   /** The server's config file: the documented one, or its permissions with another way in. */
-  configText(port: number, storeDir: string): string {
+  /** `storeDir` null: a server without JetStream. */
+  configText(port: number, storeDir: string | null): string {
     const documented = readFileSync(DOCUMENTED_CONFIG, 'utf8');
     const listen = `listen: 127.0.0.1:${port}`;
-    const jetstream = `jetstream {\n  store_dir: ${JSON.stringify(storeDir)}\n}`;
+    const jetstream = storeDir === null ? '' : `jetstream {\n  store_dir: ${JSON.stringify(storeDir)}\n}`;
     if (this.kind === 'users') return replaceOnce(replaceOnce(documented, /^listen: .*$/m, listen), /^jetstream \{\n {2}store_dir: .*\n\}$/m, jetstream);
     const permissions = /^VIGIE_NODE = \{\n[\s\S]*?\n\}$/m.exec(documented)?.[0];
     if (permissions === undefined) throw new Error(`${DOCUMENTED_CONFIG} has no VIGIE_NODE = {...} block`);
@@ -216,8 +217,8 @@ export interface NatsServer {
   /** SIGTERM and wait for the exit (SIGKILL after 5 s). */
   stop(): Promise<void>;
   /** Starts it again (stopping it first if it runs) on the same ports and store directory; resolves once it is
-   *  ready (see `startNatsServer`). */
-  restart(): Promise<void>;
+   *  ready (see `startNatsServer`). `jetstream` turns JetStream on or off from then on (on by default). */
+  restart(options?: { jetstream?: boolean }): Promise<void>;
 }
 
 export interface NatsCluster {
@@ -273,6 +274,8 @@ class Server implements NatsServer {
   #exited: Promise<void> = Promise.resolve();
   /** The other servers' route URLs, set by the cluster once every port is known. */
   routes: string[] = [];
+  /** Off: the server runs without JetStream, as a misconfigured one would. */
+  jetstream = true;
 
   constructor(
     readonly name: string,
@@ -333,8 +336,9 @@ class Server implements NatsServer {
     clearTimeout(timer);
   }
 
-  async restart(): Promise<void> {
+  async restart(options: { jetstream?: boolean } = {}): Promise<void> {
     await this.stop();
+    if (options.jetstream !== undefined) this.jetstream = options.jetstream;
     try {
       await this.start();
     } catch (error) {
@@ -353,7 +357,7 @@ class Server implements NatsServer {
     if (path === null) throw new Error('nats-server is not installed (neither on PATH nor at /usr/sbin/nats-server)');
     mkdirSync(this.storeDir, { recursive: true });
     const configFile = join(this.credentials.dir, `${this.name}.conf`);
-    writeFileSync(configFile, this.credentials.configText(this.ports.client, this.storeDir));
+    writeFileSync(configFile, this.credentials.configText(this.ports.client, this.jetstream ? this.storeDir : null));
     const args = ['-c', configFile, '-n', this.name, '-m', String(this.ports.monitor)];
     if (this.ports.profile !== undefined) args.push('--profile', String(this.ports.profile));
     if (this.ports.cluster !== undefined) {
@@ -397,7 +401,7 @@ class Server implements NatsServer {
         await new Promise((resolve) => setTimeout(resolve, 50));
         throw failure(`exited (${child.exitCode ?? child.signalCode}) before it was ready`);
       }
-      if (serving && (await this.jetStreamReady())) return;
+      if (serving && (!this.jetstream || (await this.jetStreamReady()))) return;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     child.kill('SIGKILL');
@@ -432,11 +436,15 @@ function makeTempDir(): string {
  * documented config unless `security` says otherwise. Resolves once it logged `Server is ready` and its monitoring
  * endpoint answers /jsz; rejects after 20 s with its logs.
  */
-/** `profile`: nats-server also serves Go's pprof endpoint, on the port `NatsServer.ports.profile` gives. */
-export async function startNatsServer(options: { storeDir?: string; security?: NatsSecurityKind; profile?: boolean } = {}): Promise<NatsServer> {
+/**
+ * `profile`: nats-server also serves Go's pprof endpoint, on the port `NatsServer.ports.profile` gives.
+ * `jetstream: false`: it runs without JetStream until restarted with it (`restart({ jetstream: true })`).
+ */
+export async function startNatsServer(options: { storeDir?: string; security?: NatsSecurityKind; profile?: boolean; jetstream?: boolean } = {}): Promise<NatsServer> {
   const [client, monitor, profilePort] = (await freePorts(3)) as [number, number, number];
   const profile = options.profile === true ? { profile: profilePort } : {};
   const server = new Server('n1', options.storeDir ?? makeTempDir(), { client, monitor, ...profile }, new Security(options.security ?? 'users'));
+  server.jetstream = options.jetstream ?? true;
   try {
     await server.start();
   } catch (error) {
