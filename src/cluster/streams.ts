@@ -12,6 +12,7 @@
  * Until this node has joined, it runs no partition and its inputs answer 503: its events would have nowhere to go.
  */
 import { createHash } from 'node:crypto';
+import pRetry from 'p-retry';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import type { Condition } from '../stream/condition.ts';
@@ -35,6 +36,8 @@ import { ClusterUnavailableError } from './errors.ts';
 
 /** How often the partitions this node runs are compared with what it should run (besides every member change). */
 const REASSIGN_EVERY_MS = 1_000;
+/** Between attempts of the streams' part to join (`joinUntilDone`). */
+const JOIN_RETRY_MS = 2_000;
 /** How long after a stream's removal its log and checkpoints are deleted: every node has stopped its partitions. */
 const FORGET_AFTER_MS = 3_000;
 
@@ -95,17 +98,19 @@ export class ClusterStreams implements StreamPlacement {
     this.ingest.maxPending = next.maxPendingEvents;
   }
 
-  /** Joins; a failure (JetStream electing a leader, a timeout) is logged and the join tried again 2 s later. */
+  /** Joins; a failure (JetStream electing a leader, a timeout) is logged and the join tried again, every 2 s. */
   private async joinUntilDone(cluster: JoinedCluster): Promise<void> {
-    while (!this.stopping && this.joined === null) {
-      try {
-        await this.join(cluster);
-      } catch (error) {
-        if (this.stopping) return;
-        this.logger.error({ err: error }, `streams cannot join the cluster (tried again in 2 s): ${(error as Error).message}`);
-        await new Promise((resolve) => setTimeout(resolve, 2_000));
-      }
-    }
+    await pRetry(() => (this.stopping ? undefined : this.join(cluster)), {
+      retries: Number.POSITIVE_INFINITY,
+      minTimeout: JOIN_RETRY_MS,
+      factor: 1,
+      onFailedAttempt: ({ error }) => {
+        if (!this.stopping) this.logger.error({ err: error }, `streams cannot join the cluster (tried again in ${JOIN_RETRY_MS / 1000} s): ${error.message}`);
+      },
+      shouldRetry: () => !this.stopping,
+    }).catch((error: unknown) => {
+      if (!this.stopping) this.logger.error({ err: error }, `streams cannot join the cluster: ${(error as Error).message}`);
+    });
   }
 
   private async join(cluster: JoinedCluster): Promise<void> {

@@ -1,10 +1,9 @@
 /**
  * Checks from several places (docs/checks.md "Locations", docs/cluster.md), from outside: a real `nats-server` and
  * three Vigie processes on loopback, each with its own `cluster.labels`. The check's target is a local HTTP server
- * that answers 200 or 500 according to which node asks: the check is a command (a `node -e` GET, Node being the
- * one program every machine running the tests has) that sends the node's name, which each Vigie process has in its
- * environment. One failing location does not fail the check, two do; the change
- * is exported once (counted at a local HTTP exporter's receiver that every node sends to); each location's latest
+ * that answers 200 or 500 according to which node asks: the check is a command (a GET from bash, over /dev/tcp) that
+ * sends the node's name, which each Vigie process has in its environment. One failing location does not fail the
+ * check, two do; the change is exported once (counted at a local HTTP exporter's receiver that every node sends to); each location's latest
  * result shows through every node's API, and `healthcheck_location_success{name,node}` in every node's metrics.
  *
  * On a single node the fields are accepted and change nothing, and a hostile value in each is a 400 naming it.
@@ -18,10 +17,15 @@ import { waitFor } from '../helpers/wait.ts';
 const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A GET that sends this process's PROBE_NODE and fails (exit 1, the status on stderr) unless it is answered 200. */
-const GET = `fetch(process.argv[1], { headers: { 'x-probe': process.env.PROBE_NODE ?? '' }, signal: AbortSignal.timeout(1500) })
-  .then((r) => { if (r.status !== 200) { console.error('status ' + r.status); process.exit(1); } })
-  .catch((e) => { console.error(e.message); process.exit(1); });`;
+/**
+ * A GET that sends this process's PROBE_NODE and fails (exit 1, the status line on stderr) unless it is answered 200.
+ * Bash and its /dev/tcp: it starts in a millisecond where `node -e` takes tens, and a probe slowed past its timeout
+ * on a loaded machine is a location failing for no reason of the target's.
+ */
+const GET = `exec 3<>"/dev/tcp/127.0.0.1/$0" || exit 1
+printf 'GET /%s HTTP/1.0\\r\\nx-probe: %s\\r\\n\\r\\n' "$1" "$PROBE_NODE" >&3
+IFS= read -r -t 2 status <&3
+case "$status" in *' 200 '*) exit 0 ;; *) echo "status $status" >&2; exit 1 ;; esac`;
 
 interface Location {
   node: string;
@@ -60,8 +64,8 @@ async function result(server: TestServer, name: string): Promise<Result | null> 
 function probe(name: string, port: number, placement: Record<string, unknown>) {
   return {
     name,
-    command: process.execPath,
-    arguments: ['-e', GET, `http://127.0.0.1:${port}/${name}`],
+    command: 'bash',
+    arguments: ['-c', GET, String(port), name],
     interval: '2s',
     timeout: '2s',
     ...placement,
