@@ -29,6 +29,7 @@ export class BucketWatch {
   private timer: ReturnType<typeof setInterval> | null = null;
   private restarting: Promise<number> | null = null;
   private stopped = false;
+  private unlisten: (() => void) | null = null;
   /** False from the moment the watch is found behind until a new one has delivered its snapshot: what it says
    *  may be stale meanwhile (membership does not expire anyone on a stale view). */
   healthy = true;
@@ -55,7 +56,8 @@ export class BucketWatch {
         this.logger.warn({ bucket: this.name }, `${error.message}; watching it again`);
       }
     }
-    this.connection.onChange((connected) => {
+    if (this.stopped) return keys;
+    this.unlisten = this.connection.onChange((connected) => {
       if (connected) this.restart('reconnected to NATS');
     });
     this.timer = setInterval(() => void this.check(), CHECK_EVERY_MS);
@@ -154,6 +156,7 @@ export class BucketWatch {
   stop(): void {
     this.stopped = true;
     if (this.timer !== null) clearInterval(this.timer);
+    this.unlisten?.();
     this.watcher?.stop();
   }
 }

@@ -103,8 +103,10 @@ export class ClusterConnection {
     return connection;
   }
 
-  onChange(listener: (connected: boolean) => void): void {
+  /** Calls `listener` at each disconnection and reconnection; the function returned removes it. */
+  onChange(listener: (connected: boolean) => void): () => void {
     this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   private setConnected(connected: boolean): void {

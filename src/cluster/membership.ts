@@ -85,6 +85,7 @@ export class Membership {
   private announced = true;
   /** Stopped: a join attempt that failed, or the node stopping. It announces nothing more. */
   private stopped = false;
+  private readonly unlisten: () => void;
 
   constructor(
     private readonly kv: KV,
@@ -100,8 +101,8 @@ export class Membership {
     this.membersGauge = metrics.members;
     this.mismatchGauge = metrics.mismatch;
     this.membersGauge.set(1);
-    connection.onChange((connected) => {
-      if (!connected || this.stopped) return;
+    this.unlisten = connection.onChange((connected) => {
+      if (!connected) return;
       const now = Date.now();
       for (const heard of this.heard.values()) heard.atMs = now;
       void this.heartbeat();
@@ -270,6 +271,7 @@ export class Membership {
   /** Stops announcing and deletes this node's key: the others see it leave at once. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.unlisten();
     if (this.heartbeatTimer !== null) clearInterval(this.heartbeatTimer);
     if (this.expiryTimer !== null) clearInterval(this.expiryTimer);
     this.watch?.stop();

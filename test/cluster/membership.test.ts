@@ -28,13 +28,16 @@ function fakeConnection() {
   const listeners: ((connected: boolean) => void)[] = [];
   const connection = {
     connected: true,
-    onChange: (listener: (connected: boolean) => void) => void listeners.push(listener),
+    onChange: (listener: (connected: boolean) => void) => {
+      listeners.push(listener);
+      return () => listeners.splice(listeners.indexOf(listener), 1);
+    },
   };
   const set = (connected: boolean) => {
     connection.connected = connected;
-    for (const listener of listeners) listener(connected);
+    for (const listener of [...listeners]) listener(connected);
   };
-  return { connection: connection as unknown as ClusterConnection, set };
+  return { connection: connection as unknown as ClusterConnection, set, listeners };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -74,6 +77,31 @@ describe.skipIf(!hasNatsServer())('membership', () => {
     } finally {
       await membership.stop();
     }
+  });
+
+  it('once stopped (a failed attempt to join is undone so), leaves no listener on the connection and announces nothing more', async () => {
+    const nats = await startNatsServer();
+    const nc = await connect(nats.connectOptions('node-a'));
+    connections.push(nc);
+    const kv = await new Kvm(jetstream(nc)).create(MEMBERS_BUCKET, { history: 1 });
+    const { connection, set, listeners } = fakeConnection();
+    const registry = new Registry();
+    const logger = pino({ level: 'silent' });
+    const metrics = new MembershipMetrics(registry);
+    const refusals = new MessageRefusals(registry, logger);
+    // Attempts after attempts, as a join failing past the membership's start would make them.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const membership = new Membership(kv, connection, { node: 'node-a', configHash: 'h', version: '1', startedAtMs: Date.now() }, 1_500, refusals, logger, metrics);
+      await membership.start();
+      expect(await kv.get('node-a')).toMatchObject({ operation: 'PUT' });
+      await membership.stop();
+    }
+    expect(listeners).toHaveLength(0);
+    // A reconnection after the stop: nobody puts node-a's key back.
+    set(false);
+    set(true);
+    await sleep(600);
+    expect((await kv.get('node-a'))?.operation).not.toBe('PUT');
   });
 
   it("knows each member's labels, recomputes owners when a live member's labels change, and refuses a member with too many", async () => {
