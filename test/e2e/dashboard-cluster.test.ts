@@ -33,7 +33,7 @@ describe.skipIf(!hasNatsServer() || !hasChromium())('dashboard of a cluster node
     await waitFor(async () => ((await (await b.request('/api/v1/result')).json()) as { result: { node?: string }[] }).result.filter((result) => result.node).length === 6, {
       timeoutMs: 20_000,
     });
-  }, 60_000);
+  }, 90_000);
 
   afterAll(async () => {
     await Promise.all([browser?.close(), a?.kill9(), b?.kill9(), tcp?.close()]);

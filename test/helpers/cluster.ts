@@ -1,7 +1,7 @@
 /**
  * Waiting for Vigie nodes to form their cluster (docs/cluster.md, "Membership"), as every cluster test does before
- * it asks anything of them. On a timeout the error carries what each node saw and its last cluster log lines: a
- * node that never joined says why in them.
+ * it asks anything of them. On a timeout the error carries what each node sees (a node cut short was still
+ * answering) and its last log lines: a node that never joined says why in them.
  */
 import type { TestServer } from './server.ts';
 import { waitFor } from './wait.ts';
@@ -11,7 +11,10 @@ interface MembersView {
   result: { node: string }[];
 }
 
-/** Every node of `nodes` has joined and sees `count` members (all of `nodes` by default). */
+/**
+ * Every node of `nodes` has joined and sees `count` members (all of `nodes` by default), within 60 s by default:
+ * a join takes well under a second, but a loaded CI machine has starved one for more than 30.
+ */
 export async function allJoined(nodes: readonly TestServer[], options: { count?: number; timeoutMs?: number } = {}): Promise<void> {
   const count = options.count ?? nodes.length;
   let views = '';
@@ -20,15 +23,16 @@ export async function allJoined(nodes: readonly TestServer[], options: { count?:
       views = '';
       let all = true;
       for (const node of nodes) {
+        views += `${node.url}: `;
         const view = (await (await node.request('/api/v1/cluster/members')).json()) as MembersView;
-        views += `${node.url}: joined ${view.joined}, members ${view.result.map((member) => member.node).join(', ')}\n`;
+        views += `joined ${view.joined}, members ${view.result.map((member) => member.node).join(', ')}\n`;
         if (!view.joined || view.result.length !== count) all = false;
       }
       return all;
     },
-    { timeoutMs: options.timeoutMs ?? 30_000, message: `${count} members seen by every node` },
+    { timeoutMs: options.timeoutMs ?? 60_000, message: `${count} members seen by every node` },
   ).catch((error: unknown) => {
-    const logs = nodes.map((node) => node.logs.filter((line) => /cluster|member|watching|NATS/.test(line)).slice(-15).join('\n')).join('\n---\n');
+    const logs = nodes.map((node) => `${node.url}:\n${node.logs.slice(-15).join('\n')}`).join('\n---\n');
     throw new Error(`${(error as Error).message}:\n${views}${logs}`);
   });
 }
