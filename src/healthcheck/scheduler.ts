@@ -36,7 +36,7 @@ export interface SchedulerOptions<J extends SchedulerJob> {
   random?: () => number;
 }
 
-/** The narrowest tick a short interval brings (src/healthcheck/scheduler.ts, fitTick): the default before 250 ms. */
+/** The narrowest tick a short interval brings (`fitTick`): the default start tick before it was 250 ms. */
 const NARROWEST_TICK_MS = 50;
 /** The first run waits at most this long, so that a check with a 1 h interval does not stay silent for an hour. */
 const MAX_INITIAL_DELAY_MS = 30_000;

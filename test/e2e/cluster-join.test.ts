@@ -8,7 +8,6 @@ import { allJoined } from '../helpers/cluster.ts';
 import { hasNatsServer, type NatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 
-
 const servers: TestServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.kill9()));
