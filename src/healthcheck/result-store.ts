@@ -24,7 +24,7 @@ import { type CheckResult, DAILY_RETENTION_S, DAY_S, HOURLY_RETENTION_S } from '
 /** `healthchecks.max-pending-results`: raw results held for all checks until they are written. */
 export const DEFAULT_MAX_PENDING_RESULTS = 100_000;
 /** A slice of the periodic writes holds the event loop about this long, then commits and yields. */
-const SLICE_MS = 8;
+const DEFAULT_SLICE_MS = 8;
 /** Rows of one check written between two looks at the clock. */
 const ROWS_PER_STEP = 256;
 
@@ -38,6 +38,8 @@ export interface RepositoryOptions {
   maxPendingResults?: number;
   /** Unix seconds; injectable for tests. */
   nowS?: () => number;
+  /** How long a slice of the periodic writes may hold the event loop (8 ms); a slice writes one step at least. */
+  sliceMs?: number;
   /** A periodic write failed (disk full, database locked for too long); the slice is lost. */
   onFlushError?: (error: unknown) => void;
   /** A raw result was not kept (its run still counts in the aggregates). */
@@ -218,16 +220,20 @@ export class ResultStore {
 
   /**
    * One slice of a round, in its transaction: the due checks (every waiting one when `all`), oldest first, until
-   * about SLICE_MS have passed; a check with many rows may be written over several slices. True when some are left.
+   * about `sliceMs` have passed; a check with many rows may be written over several slices. A slice writes one
+   * step at least, so that a pause (GC) between reading the clock and the first step cannot stall the round.
+   * True when some are left.
    */
   private writeSlice(all: boolean, cutoffS: number): boolean {
-    const deadline = performance.now() + SLICE_MS;
+    const deadline = performance.now() + (this.options.sliceMs ?? DEFAULT_SLICE_MS);
+    let wrote = false;
     for (const [name, check] of this.pending.entries()) {
       if (!all && check.sinceS > cutoffS) return false;
-      if (performance.now() >= deadline) return true;
+      if (wrote && performance.now() >= deadline) return true;
       while (!this.writeCheck(name, check, ROWS_PER_STEP)) {
         if (performance.now() >= deadline) return true;
       }
+      wrote = true;
     }
     return false;
   }
