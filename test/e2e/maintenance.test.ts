@@ -55,6 +55,8 @@ describe('maintenance windows in the running service', () => {
     ((await (await server.request(`/api/v1/result/${name}/uptime`)).json()) as { uptime: { '1h': { runs: number } } }).uptime['1h'].runs;
   const hookEvents = () => hooks.requests.map((request) => JSON.parse(request.body) as { healthcheck: string; maintenance?: boolean });
 
+  // Four waits of up to 15 s each: the test's own limit is over their sum, so a slow machine fails a wait, which
+  // says what was missing, rather than the test's timeout.
   it('a window by label marks results everywhere, leaves uptime alone and silences the notification output, counted', async () => {
     await waitFor(async () => (await history('db')).length >= 2 && hookEvents().some((event) => event.healthcheck === 'db'), { timeoutMs: 15_000 });
     const now = new Date(Date.now() - 1000).toISOString();
@@ -93,7 +95,7 @@ describe('maintenance windows in the running service', () => {
     await waitFor(async () => (await history('db')).filter((result) => result['healthcheck-timestamp'] > ended).length >= 2, { timeoutMs: 15_000 });
     expect((await history('db')).filter((result) => result['healthcheck-timestamp'] > ended).some((result) => result.maintenance)).toBe(false);
     expect(await runs1h('db')).toBeGreaterThan(runsBefore);
-  });
+  }, 90_000);
 
   it('a repeating window marks the results of the checks it names only while it is on', async () => {
     // On for 2 s of every 4 s: eight seconds of 1 s runs see both.
@@ -109,7 +111,7 @@ describe('maintenance windows in the running service', () => {
     expect(listed.every).toBe('4s');
     expect(Date.parse(listed['next-end']) - Date.parse(listed['next-start'])).toBe(2000);
     expect((await server.request('/api/v1/maintenance/flap', { method: 'DELETE' })).status).toBe(200);
-  });
+  }, 60_000);
 
   it("lists the config file's windows, which the API cannot change, and refuses a bad window naming the field", async () => {
     const list = (await (await server.request('/api/v1/maintenance')).json()) as { result: { name: string; source: string }[] };
