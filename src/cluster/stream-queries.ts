@@ -4,6 +4,10 @@
  * request asks the nodes concerned at once (NATS request/reply; itself without the network) and merges. A node that
  * does not answer in time makes the read a 503 naming it: a partial answer would look like missing events.
  *
+ * A search's answer goes in parts, each under NATS' max_payload (1 MiB by default), the last one without `"more":
+ * true`: a node holding 30,000 matching events answers 3 MB. Before, such an answer could not be published and the
+ * read timed out as if the node were down. The asker stops at the first part that goes past the read's limit.
+ *
  * Answers go to `vigie.streams.answer.<asker's node id>.<token>`, not to the asker's `_INBOX`: a node may then
  * publish its answers without NATS' `allow_responses`, which makes nats-server remember the reply subject of every
  * message it delivers to the node (every event-log message, acknowledged only at checkpoints) and scan them all
@@ -27,13 +31,18 @@ import { ClusterUnavailableError } from './errors.ts';
 
 const SUBJECT_PREFIX = 'vigie.streams.query.';
 const ANSWER_PREFIX = 'vigie.streams.answer.';
+/** How long an asker waits for an answer, and then for each of its next parts. */
 const TIMEOUT_MS = 5_000;
+/** Room left in a part for what is not its events (the envelope, NATS' own headers). */
+const PART_ENVELOPE_BYTES = 4_096;
 
 export type QueryRequest = { op: 'search'; stream: string; query: string; limit: number } | { op: 'stats' };
 
 export interface SearchAnswer {
   events: Event[];
   truncated: boolean;
+  /** On the wire only: another part of this answer follows. */
+  more?: boolean;
 }
 
 export type StatsAnswer = Record<string, IndexStats>;
@@ -47,7 +56,9 @@ const REQUEST = new WireSchema<QueryRequest>(
 const FAILED = new WireSchema<{ error: string }>(Type.Object({ error: Type.String() }));
 /** A search's events are checked as the HTTP ingest checks events, under the asking service's `streams.max-event-depth`. */
 export const searchAnswerSchema = (nesting: { readonly eventDepth: number }) =>
-  new WireSchema<SearchAnswer>(Type.Object({ events: Type.Array(Type.Object({})), truncated: Type.Boolean() }), (answer) => eventsProblem(answer.events, nesting.eventDepth));
+  new WireSchema<SearchAnswer>(Type.Object({ events: Type.Array(Type.Object({})), truncated: Type.Boolean(), more: Type.Optional(Type.Boolean()) }), (answer) =>
+    eventsProblem(answer.events, nesting.eventDepth),
+  );
 export const STATS_ANSWER = new WireSchema<StatsAnswer>(Type.Record(Type.String(), Type.Object({ size: Type.Integer({ minimum: 0 }), currentTime: Type.Number() })));
 
 /** What a node answers from the partitions it runs. */
@@ -97,10 +108,38 @@ export class StreamQueries {
               answer = { error: (failure as Error).message };
             }
           }
-          message.respond(JSON.stringify(answer));
+          const reply = message.reply;
+          if (request.ok && request.value.op === 'search' && !('error' in (answer as object))) {
+            for (const part of this.parts(answer as SearchAnswer)) this.nc.publish(reply, part);
+          } else message.respond(JSON.stringify(answer));
         });
       },
     });
+  }
+
+  /** A search's answer as the parts it is sent in, each under the server's max_payload; one when it fits. */
+  private parts(answer: SearchAnswer): string[] {
+    const whole = JSON.stringify(answer);
+    const room = (this.nc.info?.max_payload ?? 1_048_576) - PART_ENVELOPE_BYTES;
+    if (Buffer.byteLength(whole) <= room) return [whole];
+    const parts: string[] = [];
+    let texts: string[] = [];
+    let bytes = 0;
+    const close = (more: boolean) => parts.push(`{"events":[${texts.join(',')}],"truncated":${answer.truncated},"more":${more}}`);
+    for (const event of answer.events) {
+      const text = JSON.stringify(event);
+      const size = Buffer.byteLength(text) + 1;
+      if (size > room) return [JSON.stringify({ error: `an event of this answer is ${size} bytes, more than NATS' max_payload allows in one message` })];
+      if (bytes + size > room) {
+        close(true);
+        texts = [];
+        bytes = 0;
+      }
+      texts.push(text);
+      bytes += size;
+    }
+    close(false);
+    return parts;
   }
 
   private answer(request: QueryRequest): SearchAnswer | StatsAnswer {
@@ -111,27 +150,78 @@ export class StreamQueries {
   /** Asks each node (this one locally) and returns their answers, in the order of `nodes`. */
   async ask<T>(nodes: readonly string[], request: QueryRequest, expected: WireSchema<T>): Promise<T[]> {
     const payload = JSON.stringify(request);
+    // The most events a search's parts may bring together: what it asked for.
+    const maxEvents = request.op === 'search' ? request.limit : 0;
     return Promise.all(
       nodes.map(async (node) => {
         if (node === this.node) return this.answer(request) as T;
-        let data: Uint8Array;
-        try {
-          // noMux: the reply subject is this read's own, under the answer prefix (above), with a subscription of its own.
-          data = (await this.nc.request(querySubject(node), payload, { timeout: TIMEOUT_MS, noMux: true, reply: answerSubject(this.node) })).data;
-        } catch (error) {
-          this.logger.warn({ node, err: error }, `cluster member ${node} did not answer an index read: ${(error as Error).message}`);
-          throw new ClusterUnavailableError(`cluster member ${node}, which runs part of this stream, did not answer (${(error as Error).message}); retry`);
-        }
-        const failed = FAILED.decode(data);
-        if (failed.ok) throw new ClusterUnavailableError(`cluster member ${node} could not answer: ${failed.value.error}`);
-        const answer = expected.decode(data);
-        if (!answer.ok) {
-          this.refusals.refuse('queries', answer.reason, `the answer of ${node} to an index read: ${answer.detail}`, { node });
-          throw new ClusterUnavailableError(`cluster member ${node} answered something that is not an index read's answer (${answer.detail}); retry`);
-        }
-        return answer.value;
+        const parts = await this.request(node, payload, expected, maxEvents);
+        if (parts.length === 1) return parts[0] as T;
+        // The parts of a search, put back together.
+        const events = (parts as SearchAnswer[]).flatMap((part) => part.events);
+        return { events, truncated: (parts as SearchAnswer[]).some((part) => part.truncated) } as T;
       }),
     );
+  }
+
+  /**
+   * Sends a read to `node` and collects its answer's parts: each must check, and one announcing more must hold
+   * events, all of them together no more than `maxEvents`. Waits TIMEOUT_MS for the first part and for each next.
+   */
+  private request<T>(node: string, payload: string, expected: WireSchema<T>, maxEvents: number): Promise<T[]> {
+    const reply = answerSubject(this.node);
+    return new Promise<T[]>((resolve, reject) => {
+      const parts: T[] = [];
+      let events = 0;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const finish = (error: Error | null) => {
+        clearTimeout(timer);
+        subscription.unsubscribe();
+        if (error === null) resolve(parts);
+        else reject(error);
+      };
+      const unavailable = (why: string) => {
+        this.logger.warn({ node }, `cluster member ${node} did not answer an index read: ${why}`);
+        finish(new ClusterUnavailableError(`cluster member ${node}, which runs part of this stream, did not answer (${why}); retry`));
+      };
+      const refused = (reason: 'shape' | 'not_json', detail: string) => {
+        this.refusals.refuse('queries', reason, `the answer of ${node} to an index read: ${detail}`, { node });
+        finish(new ClusterUnavailableError(`cluster member ${node} answered something that is not an index read's answer (${detail}); retry`));
+      };
+      const wait = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => unavailable('timeout'), TIMEOUT_MS);
+      };
+      // A subscription of this read's own, under the answer prefix (above): several parts may come.
+      const subscription = this.nc.subscribe(reply, {
+        callback: (error, message) => {
+          if (error !== null) return unavailable(error.message);
+          // No node listens on its subject: nats-server says so at once (a 503 status, no data).
+          if (message.data.length === 0 && message.headers?.code === 503) return unavailable('no responders');
+          let value: unknown;
+          try {
+            value = message.json();
+          } catch (failure) {
+            return refused('not_json', (failure as Error).message);
+          }
+          if (FAILED.validate(value).ok) return finish(new ClusterUnavailableError(`cluster member ${node} could not answer: ${(value as { error: string }).error}`));
+          const answer = expected.validate(value);
+          if (!answer.ok) return refused(answer.reason, answer.detail);
+          const more = (value as { more?: unknown }).more === true;
+          if (more || parts.length > 0) {
+            const held = (value as SearchAnswer).events.length;
+            events += held;
+            if (events > maxEvents) return refused('shape', `more than the ${maxEvents} events asked for`);
+            if (more && held === 0) return refused('shape', 'a part with no event that announces more');
+          }
+          parts.push(answer.value);
+          if (more) wait();
+          else finish(null);
+        },
+      });
+      wait();
+      this.nc.publish(querySubject(node), payload, { reply });
+    });
   }
 
   stop(): void {

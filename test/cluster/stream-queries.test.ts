@@ -1,0 +1,72 @@
+/**
+ * Index reads between nodes on a real nats-server (src/cluster/stream-queries.ts): an answer larger than NATS'
+ * max_payload (1 MiB) goes in parts and arrives whole; a peer that sends more parts than the read asked for is
+ * refused, not followed.
+ */
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MessageRefusals } from '../../src/cluster/refusals.ts';
+import { answerSubject, querySubject, searchAnswerSchema, StreamQueries } from '../../src/cluster/stream-queries.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/nesting.ts';
+import type { Event } from '../../src/stream/event.ts';
+import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
+
+const connections: NatsConnection[] = [];
+afterAll(async () => {
+  await Promise.all(connections.map((nc) => nc.close()));
+  await stopAllNats();
+});
+
+const silent = pino({ level: 'silent' });
+const nesting = { eventDepth: DEFAULT_MAX_EVENT_DEPTH };
+const events = (n: number): Event[] => Array.from({ length: n }, (_, i) => ({ host: `host-${i}`, service: 'a service name of some length', metric: i, time: 1_700_000_000_000_000_000 + i }));
+
+describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
+  it('sends an answer larger than max_payload in parts, and the asker gets it whole', async () => {
+    const nats = await startNatsServer();
+    const [a, b] = await Promise.all([connect(nats.connectOptions('node-a')), connect(nats.connectOptions('node-b'))]);
+    connections.push(a, b);
+    // 40,000 events of about 110 bytes: 4.4 MB of JSON, four times what one NATS message may hold.
+    const held = events(40_000);
+    const local = (name: string) => ({ search: (_stream: string, _query: string, limit: number) => ({ events: name === 'node-b' ? held.slice(0, limit) : [], truncated: held.length > limit }), stats: () => ({}) });
+    const refusalsA = new MessageRefusals(new Registry(), silent);
+    const asker = new StreamQueries(a, 'node-a', local('node-a'), refusalsA, silent);
+    const answerer = new StreamQueries(b, 'node-b', local('node-b'), new MessageRefusals(new Registry(), silent), silent);
+    asker.start();
+    answerer.start();
+    await b.flush();
+    const [answer] = await asker.ask(['node-b'], { op: 'search', stream: 's', query: '[:always-true]', limit: 100_000 }, searchAnswerSchema(nesting));
+    expect(answer?.events).toHaveLength(40_000);
+    expect(answer?.events[39_999]).toEqual(held[39_999]);
+    expect(answer?.truncated).toBe(false);
+    // The limit is applied by the answering node, and said.
+    const [cut] = await asker.ask(['node-b'], { op: 'search', stream: 's', query: '[:always-true]', limit: 10 }, searchAnswerSchema(nesting));
+    expect(cut?.events).toHaveLength(10);
+    expect(cut?.truncated).toBe(true);
+  }, 60_000);
+
+  it('refuses an answer that goes on past the limit of the read, or whose parts are empty', async () => {
+    const nats = await startNatsServer();
+    const [a, liar] = await Promise.all([connect(nats.connectOptions('node-a')), connect(nats.connectOptions('node-b'))]);
+    connections.push(a, liar);
+    const refusals = new MessageRefusals(new Registry(), silent);
+    const asker = new StreamQueries(a, 'node-a', { search: () => ({ events: [], truncated: false }), stats: () => ({}) }, refusals, silent);
+    asker.start();
+    let mode: 'flood' | 'empty' = 'flood';
+    // A peer that answers every read with parts that never end, or with empty parts that announce more.
+    liar.subscribe(querySubject('node-b'), {
+      callback: (_error, message) => {
+        if (message.reply === undefined) return;
+        for (let i = 0; i < 50; i++) liar.publish(message.reply, JSON.stringify({ events: mode === 'flood' ? events(5) : [], truncated: false, more: true }));
+      },
+    });
+    await liar.flush();
+    const read = () => asker.ask(['node-b'], { op: 'search', stream: 's', query: '[:always-true]', limit: 20 }, searchAnswerSchema(nesting));
+    await expect(read()).rejects.toThrow(/node-b answered something that is not an index read's answer \(more than the 20 events asked for\)/);
+    mode = 'empty';
+    await expect(read()).rejects.toThrow(/node-b answered something that is not an index read's answer \(a part with no event that announces more\)/);
+    expect(answerSubject('node-a').startsWith('vigie.streams.answer.')).toBe(true);
+  }, 60_000);
+});
