@@ -32,7 +32,9 @@ import { ClusterUnavailableError } from './errors.ts';
 const SUBJECT_PREFIX = 'vigie.streams.query.';
 const ANSWER_PREFIX = 'vigie.streams.answer.';
 /** How long an asker waits for an answer, and then for each of its next parts. */
-const TIMEOUT_MS = 5_000;
+const PART_TIMEOUT_MS = 5_000;
+/** How long a whole answer may take: a peer dripping one part every few seconds cannot hold a read open longer. */
+const ANSWER_TIMEOUT_MS = 30_000;
 /** Room left in a part for what is not its events (the envelope, NATS' own headers). */
 const PART_ENVELOPE_BYTES = 4_096;
 
@@ -85,6 +87,7 @@ export class StreamQueries {
     private readonly local: LocalReads,
     private readonly refusals: MessageRefusals,
     private readonly logger: Logger,
+    private readonly timeouts = { partMs: PART_TIMEOUT_MS, answerMs: ANSWER_TIMEOUT_MS },
   ) {}
 
   start(): void {
@@ -166,7 +169,8 @@ export class StreamQueries {
 
   /**
    * Sends a read to `node` and collects its answer's parts: each must check, and one announcing more must hold
-   * events, all of them together no more than `maxEvents`. Waits TIMEOUT_MS for the first part and for each next.
+   * events, all of them together no more than `maxEvents`. Waits `partMs` for the first part and for each next,
+   * and `answerMs` for them all.
    */
   private request<T>(node: string, payload: string, expected: WireSchema<T>, maxEvents: number): Promise<T[]> {
     const reply = answerSubject(this.node);
@@ -174,8 +178,10 @@ export class StreamQueries {
       const parts: T[] = [];
       let events = 0;
       let timer: ReturnType<typeof setTimeout> | undefined;
+      const deadline = setTimeout(() => unavailable(`its answer took more than ${this.timeouts.answerMs / 1000} s`), this.timeouts.answerMs);
       const finish = (error: Error | null) => {
         clearTimeout(timer);
+        clearTimeout(deadline);
         subscription.unsubscribe();
         if (error === null) resolve(parts);
         else reject(error);
@@ -190,7 +196,7 @@ export class StreamQueries {
       };
       const wait = () => {
         clearTimeout(timer);
-        timer = setTimeout(() => unavailable('timeout'), TIMEOUT_MS);
+        timer = setTimeout(() => unavailable('timeout'), this.timeouts.partMs);
       };
       // A subscription of this read's own, under the answer prefix (above): several parts may come.
       const subscription = this.nc.subscribe(reply, {

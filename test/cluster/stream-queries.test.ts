@@ -69,4 +69,28 @@ describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
     await expect(read()).rejects.toThrow(/node-b answered something that is not an index read's answer \(a part with no event that announces more\)/);
     expect(answerSubject('node-a').startsWith('vigie.streams.answer.')).toBe(true);
   }, 60_000);
+
+  it('gives up on an answer that drips in past its deadline, each part in time', async () => {
+    const nats = await startNatsServer();
+    const [a, slow] = await Promise.all([connect(nats.connectOptions('node-a')), connect(nats.connectOptions('node-b'))]);
+    connections.push(a, slow);
+    const asker = new StreamQueries(a, 'node-a', { search: () => ({ events: [], truncated: false }), stats: () => ({}) }, new MessageRefusals(new Registry(), silent), silent, { partMs: 1_000, answerMs: 2_000 });
+    asker.start();
+    const drips: ReturnType<typeof setInterval>[] = [];
+    slow.subscribe(querySubject('node-b'), {
+      callback: (_error, message) => {
+        const reply = message.reply;
+        if (reply === undefined) return;
+        // One event every 300 ms, always announcing more: each part in time, the whole never.
+        drips.push(setInterval(() => slow.publish(reply, JSON.stringify({ events: events(1), truncated: false, more: true })), 300));
+      },
+    });
+    await slow.flush();
+    const started = Date.now();
+    await expect(asker.ask(['node-b'], { op: 'search', stream: 's', query: '[:always-true]', limit: 10_000 }, searchAnswerSchema(nesting))).rejects.toThrow(
+      /node-b, which runs part of this stream, did not answer \(its answer took more than 2 s\)/,
+    );
+    expect(Date.now() - started).toBeLessThan(5_000);
+    for (const drip of drips) clearInterval(drip);
+  }, 60_000);
 });
