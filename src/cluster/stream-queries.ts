@@ -182,7 +182,7 @@ export class StreamQueries {
       const finish = (error: Error | null) => {
         clearTimeout(timer);
         clearTimeout(deadline);
-        subscription.unsubscribe();
+        subscription?.unsubscribe();
         if (error === null) resolve(parts);
         else reject(error);
       };
@@ -199,34 +199,40 @@ export class StreamQueries {
         timer = setTimeout(() => unavailable('timeout'), this.timeouts.partMs);
       };
       // A subscription of this read's own, under the answer prefix (above): several parts may come.
-      const subscription = this.nc.subscribe(reply, {
-        callback: (error, message) => {
-          if (error !== null) return unavailable(error.message);
-          // No node listens on its subject: nats-server says so at once (a 503 status, no data).
-          if (message.data.length === 0 && message.headers?.code === 503) return unavailable('no responders');
-          let value: unknown;
-          try {
-            value = message.json();
-          } catch (failure) {
-            return refused('not_json', (failure as Error).message);
-          }
-          if (FAILED.validate(value).ok) return finish(new ClusterUnavailableError(`cluster member ${node} could not answer: ${(value as { error: string }).error}`));
-          const answer = expected.validate(value);
-          if (!answer.ok) return refused(answer.reason, answer.detail);
-          const more = (value as { more?: unknown }).more === true;
-          if (more || parts.length > 0) {
-            const held = (value as SearchAnswer).events.length;
-            events += held;
-            if (events > maxEvents) return refused('shape', `more than the ${maxEvents} events asked for`);
-            if (more && held === 0) return refused('shape', 'a part with no event that announces more');
-          }
-          parts.push(answer.value);
-          if (more) wait();
-          else finish(null);
-        },
-      });
-      wait();
-      this.nc.publish(querySubject(node), payload, { reply });
+      let subscription: Subscription | undefined;
+      try {
+        subscription = this.nc.subscribe(reply, {
+          callback: (error, message) => {
+            if (error !== null) return unavailable(error.message);
+            // No node listens on its subject: nats-server says so at once (a 503 status, no data).
+            if (message.data.length === 0 && message.headers?.code === 503) return unavailable('no responders');
+            let value: unknown;
+            try {
+              value = message.json();
+            } catch (failure) {
+              return refused('not_json', (failure as Error).message);
+            }
+            if (FAILED.validate(value).ok) return finish(new ClusterUnavailableError(`cluster member ${node} could not answer: ${(value as { error: string }).error}`));
+            const answer = expected.validate(value);
+            if (!answer.ok) return refused(answer.reason, answer.detail);
+            const more = (value as { more?: unknown }).more === true;
+            if (more || parts.length > 0) {
+              const held = (value as SearchAnswer).events.length;
+              events += held;
+              if (events > maxEvents) return refused('shape', `more than the ${maxEvents} events asked for`);
+              if (more && held === 0) return refused('shape', 'a part with no event that announces more');
+            }
+            parts.push(answer.value);
+            if (more) wait();
+            else finish(null);
+          },
+        });
+        wait();
+        this.nc.publish(querySubject(node), payload, { reply });
+      } catch (error) {
+        // The connection is closed or closing: the same 503 as a member that does not answer.
+        unavailable((error as Error).message);
+      }
     });
   }
 

@@ -8,7 +8,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MessageRefusals } from '../../src/cluster/refusals.ts';
-import { answerSubject, querySubject, searchAnswerSchema, StreamQueries } from '../../src/cluster/stream-queries.ts';
+import { answerSubject, querySubject, searchAnswerSchema, STATS_ANSWER, StreamQueries } from '../../src/cluster/stream-queries.ts';
 import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/nesting.ts';
 import type { Event } from '../../src/stream/event.ts';
 import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
@@ -68,6 +68,14 @@ describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
     mode = 'empty';
     await expect(read()).rejects.toThrow(/node-b answered something that is not an index read's answer \(a part with no event that announces more\)/);
     expect(answerSubject('node-a').startsWith('vigie.streams.answer.')).toBe(true);
+  }, 60_000);
+
+  it('answers a read asked on a closed connection as a member that did not answer', async () => {
+    const nats = await startNatsServer();
+    const a = await connect(nats.connectOptions('node-a'));
+    const asker = new StreamQueries(a, 'node-a', { search: () => ({ events: [], truncated: false }), stats: () => ({}) }, new MessageRefusals(new Registry(), silent), silent);
+    await a.close();
+    await expect(asker.ask(['node-b'], { op: 'stats' }, STATS_ANSWER)).rejects.toThrow(/cluster member node-b, which runs part of this stream, did not answer \(.*closed.*\); retry/);
   }, 60_000);
 
   it('gives up on an answer that drips in past its deadline, each part in time', async () => {
