@@ -120,11 +120,10 @@ export class StreamQueries {
     });
   }
 
-  /** A search's answer as the parts it is sent in, each under the server's max_payload; one when it fits. */
+  /** A search's answer as the parts it is sent in, each under the server's max_payload; one when it fits. Each
+   *  event is encoded once, and the parts are joined from those texts. */
   private parts(answer: SearchAnswer): string[] {
-    const whole = JSON.stringify(answer);
     const room = (this.nc.info?.max_payload ?? 1_048_576) - PART_ENVELOPE_BYTES;
-    if (Buffer.byteLength(whole) <= room) return [whole];
     const parts: string[] = [];
     let texts: string[] = [];
     let bytes = 0;
