@@ -51,14 +51,25 @@ describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
     const nats = await startNatsServer();
     const [a, liar] = await Promise.all([connect(nats.connectOptions('node-a')), connect(nats.connectOptions('node-b'))]);
     connections.push(a, liar);
-    const refusals = new MessageRefusals(new Registry(), silent);
+    const registry = new Registry();
+    const refusals = new MessageRefusals(registry, silent);
     const asker = new StreamQueries(a, 'node-a', { search: () => ({ events: [], truncated: false }), stats: () => ({}) }, refusals, silent);
     asker.start();
-    let mode: 'flood' | 'empty' = 'flood';
-    // A peer that answers every read with parts that never end, or with empty parts that announce more.
+    let mode: 'flood' | 'empty' | 'garbled' | 'more-not-boolean' = 'flood';
+    // A peer that answers every read with parts that never end, with empty parts that announce more, with a second
+    // part that is not JSON, or with a `more` that is not a boolean.
     liar.subscribe(querySubject('node-b'), {
       callback: (_error, message) => {
         if (message.reply === undefined) return;
+        if (mode === 'garbled') {
+          liar.publish(message.reply, JSON.stringify({ events: events(2), truncated: false, more: true }));
+          liar.publish(message.reply, '{"events":[{"host":');
+          return;
+        }
+        if (mode === 'more-not-boolean') {
+          liar.publish(message.reply, JSON.stringify({ events: events(2), truncated: false, more: 'yes' }));
+          return;
+        }
         for (let i = 0; i < 50; i++) liar.publish(message.reply, JSON.stringify({ events: mode === 'flood' ? events(5) : [], truncated: false, more: true }));
       },
     });
@@ -67,6 +78,15 @@ describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
     await expect(read()).rejects.toThrow(/node-b answered something that is not an index read's answer \(more than the 20 events asked for\)/);
     mode = 'empty';
     await expect(read()).rejects.toThrow(/node-b answered something that is not an index read's answer \(a part with no event that announces more\)/);
+    mode = 'garbled';
+    await expect(read()).rejects.toThrow(/node-b answered something that is not an index read's answer \(.*JSON.*\)/);
+    mode = 'more-not-boolean';
+    await expect(read()).rejects.toThrow(/node-b answered something that is not an index read's answer \(\/more: Expected boolean\)/);
+    const counted = (await registry.getSingleMetric('cluster_messages_refused_total')?.get())?.values ?? [];
+    expect(counted.filter((value) => value.labels.source === 'queries').map((value) => [value.labels.reason, value.value])).toEqual([
+      ['shape', 3],
+      ['not_json', 1],
+    ]);
     expect(answerSubject('node-a').startsWith('vigie.streams.answer.')).toBe(true);
   }, 60_000);
 
