@@ -202,9 +202,13 @@ export class ClusterNode implements CheckCluster {
     const checks = await kvm.create(CHECKS_BUCKET, { history: 1, replicas });
     await ensureResultsStream(jsm, replicas);
     if (this.stopped) return;
+    // Each step of a join is logged: a join that stalls then shows where (two CI runs saw a node connect and then
+    // say nothing for 60 s; docs/cluster.md, "Membership and owners").
+    logger.info('joining: JetStream answers, buckets and results stream ready');
 
     this.replica = new CheckReplica(checks, this.refusals, logger);
     await this.replica.start(host, connection);
+    logger.info('joining: check definitions mirrored');
     if (this.publisher === null) {
       // Kept across attempts: it holds the results waiting to go out.
       this.publisher = new ResultPublisher(js, connection, settings.node, settings.maxBufferedResults, this.results, logger);
@@ -213,6 +217,7 @@ export class ClusterNode implements CheckCluster {
     }
     this.consumer = new ResultConsumer(js, jsm, settings.node, (result) => host.recordRemote(result), this.results, this.refusals, settings.maxResultAheadMs);
     await this.consumer.start();
+    logger.info("joining: other nodes' results caught up");
 
     this.membership = new Membership(members, connection, this.selfInfo(), settings.memberTtlMs, this.refusals, logger, this.membershipMetrics);
     this.membership.onChange((names) => this.reassign(`members ${names.join(', ')}`));
