@@ -217,3 +217,21 @@ export function rssMb(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) / 1024 : 0;
 }
+
+/** Voluntary context switches of each thread, summed by thread name. */
+export function wakeups(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+      const name = /^Name:\s*(.*)$/m.exec(status)?.[1] ?? '?';
+      const switches = Number(/^voluntary_ctxt_switches:\s*(\d+)$/m.exec(status)?.[1] ?? 0);
+      // The main thread has the process's own id.
+      const key = tid === String(pid) ? 'main' : name;
+      byName.set(key, (byName.get(key) ?? 0) + switches);
+    } catch {
+      // A thread that ended meanwhile.
+    }
+  }
+  return byName;
+}

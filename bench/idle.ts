@@ -7,9 +7,8 @@
  *
  * `node --import tsx bench/idle.ts`
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { serviceEnv, serviceNodeFlags, startServer } from '../test/helpers/server.ts';
-import { cpuSeconds, threadCpuSeconds } from './check-load.ts';
+import { cpuSeconds, rssMb, threadCpuSeconds, wakeups } from './check-load.ts';
 import { round, writeResult } from './http-load.ts';
 
 /** Startup compiles (route schemas, V8's optimizing threads) and V8's memory reducer (two full collections once
@@ -19,26 +18,6 @@ const SETTLE_MS = 45_000;
 const WINDOW_S = Number(process.env.IDLE_WINDOW_S ?? 60);
 const FLOOR_CORES = 0.002;
 const FLOOR_MAIN_WAKEUPS_PER_S = 1;
-
-/** Voluntary context switches of each thread, summed by thread name. */
-function wakeups(pid: number): Map<string, number> {
-  const byName = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
-      const name = /^Name:\s*(.*)$/m.exec(status)?.[1] ?? '?';
-      const switches = Number(/^voluntary_ctxt_switches:\s*(\d+)$/m.exec(status)?.[1] ?? 0);
-      // The main thread has the process's own id.
-      const key = tid === String(pid) ? 'main' : name;
-      byName.set(key, (byName.get(key) ?? 0) + switches);
-    } catch {
-      // A thread that ended meanwhile.
-    }
-  }
-  return byName;
-}
-
-const rssMb = (pid: number) => Math.round(Number(/^VmRSS:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
 
 const server = await startServer({ nodeArgs: serviceNodeFlags(), env: serviceEnv() });
 try {
@@ -63,7 +42,7 @@ try {
     cpuCores: round(cores * 10_000) / 10_000,
     cpuCoresByThread: threadCores,
     wakeupsPerS: perThread,
-    rssMb: rssMb(pid),
+    rssMb: Math.round(rssMb(pid)),
     floors: { cpuCores: FLOOR_CORES, mainWakeupsPerS: FLOOR_MAIN_WAKEUPS_PER_S },
     pass: cores <= FLOOR_CORES && main <= FLOOR_MAIN_WAKEUPS_PER_S,
   });
