@@ -3,14 +3,26 @@
  * the bucket's stream; when the server holding it dies (a stream leader moves) or the connection drops, it can stop
  * delivering without an error. So the watch is started again, from a fresh snapshot of the bucket, after every
  * reconnection and whenever the bucket has a revision the watch has not delivered for a whole check period.
+ *
+ * Each check is a JetStream request (the bucket's stream info) that also costs `nats-server`, so its period is the
+ * owner's choice: membership, whose staleness delays failover, checks every quarter of member-ttl; the definition
+ * buckets, which change at an operator's pace, every 5 s (docs/cluster.md, "What a cluster costs at rest").
  */
 import type { KV, KvEntry } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import type { ClusterConnection } from './connection.ts';
 
-const CHECK_EVERY_MS = 1_000;
+/** How often a bucket is checked for revisions its watch has not delivered, unless its owner says otherwise. */
+const DEFAULT_CHECK_EVERY_MS = 5_000;
 /** A snapshot from which no entry arrived for this long is abandoned (see `watch`). */
 const SNAPSHOT_STALL_MS = 10_000;
+
+interface BucketWatchTiming {
+  /** How often the bucket's last revision is compared with what the watch delivered. */
+  readonly checkEveryMs?: number;
+  /** How long a snapshot may go without delivering an entry before it is abandoned. */
+  readonly snapshotStallMs?: number;
+}
 
 class SnapshotStalled extends Error {}
 
@@ -33,6 +45,8 @@ export class BucketWatch {
   /** False from the moment the watch is found behind until a new one has delivered its snapshot: what it says
    *  may be stale meanwhile (membership does not expire anyone on a stale view). */
   healthy = true;
+  private readonly checkEveryMs: number;
+  private readonly snapshotStallMs: number;
 
   constructor(
     private readonly kv: KV,
@@ -40,8 +54,11 @@ export class BucketWatch {
     private readonly follower: BucketFollower,
     private readonly connection: ClusterConnection,
     private readonly logger: Logger,
-    private readonly snapshotStallMs = SNAPSHOT_STALL_MS,
-  ) {}
+    timing: BucketWatchTiming = {},
+  ) {
+    this.checkEveryMs = timing.checkEveryMs ?? DEFAULT_CHECK_EVERY_MS;
+    this.snapshotStallMs = timing.snapshotStallMs ?? SNAPSHOT_STALL_MS;
+  }
 
   /** Delivers the snapshot, then follows; resolves with the number of keys of the snapshot. A first watch whose
    *  snapshot stalls is started again until one delivers the whole bucket. */
@@ -60,7 +77,7 @@ export class BucketWatch {
     this.unlisten = this.connection.onChange((connected) => {
       if (connected) this.restart('reconnected to NATS');
     });
-    this.timer = setInterval(() => void this.check(), CHECK_EVERY_MS);
+    this.timer = setInterval(() => void this.check(), this.checkEveryMs);
     this.timer.unref();
     return keys;
   }

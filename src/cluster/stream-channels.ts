@@ -1,7 +1,8 @@
 /**
  * Websocket channels across a cluster (docs/cluster.md, "Reads"): a client subscribed on any node gets what
  * `publish!` and the index feeds publish on every node. Each node tells the others, on `vigie.pubsub.interest`, which
- * channels have subscribers here (at each change and every `ANNOUNCE_MS`); a partition's engine publishes locally and,
+ * channels have subscribers here (at each change and every `ANNOUNCE_MS`); its first announcement asks the others
+ * for theirs, so a node that starts knows at once what they want. A partition's engine publishes locally and,
  * only for a channel some other node wants, on `vigie.pubsub.events` too, where every node hands it to its own
  * subscribers. A channel nobody else watches costs nothing more than on a single node.
  *
@@ -22,13 +23,17 @@ import { eventsProblem } from './stream-log.ts';
 
 const INTEREST_SUBJECT = 'vigie.pubsub.interest';
 const EVENTS_SUBJECT = 'vigie.pubsub.events';
-const ANNOUNCE_MS = 2_000;
+/** The renewal that repairs an announcement lost on the way (NATS core); changes are announced when they happen.
+ *  Every 2 s, three idle nodes woke each other twice a second (docs/cluster.md, "What a cluster costs at rest"). */
+const ANNOUNCE_MS = 10_000;
 /** A node's interest not renewed for this long is forgotten (it died, or stopped announcing). */
 const INTEREST_TTL_MS = 3 * ANNOUNCE_MS;
 
 interface Interest {
   node: string;
   channels: string[];
+  /** Set on a node's first announcement: every node that hears it announces its own at once. */
+  ask?: boolean;
 }
 
 interface Forwarded {
@@ -37,7 +42,7 @@ interface Forwarded {
   emission: Emission;
 }
 
-const INTEREST = new WireSchema<Interest>(Type.Object({ node: Type.String(), channels: Type.Array(Type.String()) }));
+const INTEREST = new WireSchema<Interest>(Type.Object({ node: Type.String(), channels: Type.Array(Type.String()), ask: Type.Optional(Type.Boolean()) }));
 /** Its events checked under the receiving service's `streams.max-event-depth`, read at each message (a reload changes it). */
 const forwardedSchema = (nesting: { readonly eventDepth: number }) =>
   new WireSchema<Forwarded>(
@@ -77,6 +82,7 @@ export class ClusterChannels implements StreamPublisher {
             if (interest.value.node === this.node) return;
             this.others.set(interest.value.node, { channels: new Set(interest.value.channels), atMs: Date.now() });
             this.recompute();
+            if (interest.value.ask === true) this.announce();
           });
         },
       }),
@@ -100,12 +106,14 @@ export class ClusterChannels implements StreamPublisher {
       this.announce();
     }, ANNOUNCE_MS);
     this.timer.unref();
-    this.announce();
+    this.announce(true);
   }
 
-  private announce(): void {
+  private announce(ask = false): void {
     if (this.nc.isClosed()) return;
-    this.nc.publish(INTEREST_SUBJECT, JSON.stringify({ node: this.node, channels: this.local.channelNames() } satisfies Interest));
+    const interest: Interest = { node: this.node, channels: this.local.channelNames() };
+    if (ask) interest.ask = true;
+    this.nc.publish(INTEREST_SUBJECT, JSON.stringify(interest));
   }
 
   private expire(): void {

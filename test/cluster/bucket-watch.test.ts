@@ -56,7 +56,7 @@ describe.skipIf(!hasNatsServer())('bucket watch', () => {
       update: (entry: KvEntry) => void (entry.operation === 'PUT' ? keys.add(entry.key) : keys.delete(entry.key)),
     };
     const connection = { connected: true, onChange: () => {} } as unknown as ClusterConnection;
-    const watch = new BucketWatch(flaky, CHECKS_BUCKET, follower, connection, pino({ level: 'silent' }));
+    const watch = new BucketWatch(flaky, CHECKS_BUCKET, follower, connection, pino({ level: 'silent' }), { checkEveryMs: 1_000 });
     try {
       expect(await watch.start()).toBe(1);
       expect([...keys]).toEqual(['first']);
@@ -116,7 +116,7 @@ describe.skipIf(!hasNatsServer())('bucket watch', () => {
       update: () => {},
     };
     const connection = { connected: true, onChange: () => {} } as unknown as ClusterConnection;
-    const watch = new BucketWatch(stalling, CHECKS_BUCKET, follower, connection, pino({ level: 'silent' }), 500);
+    const watch = new BucketWatch(stalling, CHECKS_BUCKET, follower, connection, pino({ level: 'silent' }), { snapshotStallMs: 500 });
     try {
       expect(await watch.start()).toBe(3);
       expect(calls).toBe(2);
