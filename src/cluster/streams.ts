@@ -158,7 +158,13 @@ export class ClusterStreams implements StreamPlacement {
         void runner.stop(false);
       },
     };
-    if (this.stopping) return;
+    if (this.stopping) {
+      // Stopped while joining: `stop` saw no `joined`, so what this join started is stopped here.
+      replica.stop();
+      queries.stop();
+      channels.stop();
+      return;
+    }
     this.joined = { cluster, log, replica, queries, channels, context };
     cluster.membership.onChange(() => this.reassign());
     this.timer = setInterval(() => this.reassign(), REASSIGN_EVERY_MS);
