@@ -28,6 +28,16 @@ const EVENTS_SUBJECT = 'vigie.pubsub.events';
 const ANNOUNCE_MS = 10_000;
 /** A node's interest not renewed for this long is forgotten (it died, or stopped announcing). */
 const INTEREST_TTL_MS = 3 * ANNOUNCE_MS;
+/** Asks are answered at most this often, however many arrive: one answer covers every node that asked meanwhile. */
+const ANSWER_EVERY_MS = 1_000;
+/** Other nodes whose interest is kept, and channels over all of them: a peer that announces from made-up node names
+ *  or with endless channel lists is refused past these, not held. A real node's channels have subscribers, and
+ *  `streams.max-connections` (1,000 by default) bounds those. */
+const MAX_NODES = 256;
+const MAX_CHANNELS = 16_384;
+/** Longer than any channel a websocket can name: a stream's index channel (a name of at most 255, then `-index`),
+ *  or `/channel/<name>` (at most 100, fastify's route parameter limit). */
+const MAX_CHANNEL_LENGTH = 512;
 
 interface Interest {
   node: string;
@@ -42,7 +52,9 @@ interface Forwarded {
   emission: Emission;
 }
 
-const INTEREST = new WireSchema<Interest>(Type.Object({ node: Type.String(), channels: Type.Array(Type.String()), ask: Type.Optional(Type.Boolean()) }));
+const INTEREST = new WireSchema<Interest>(
+  Type.Object({ node: Type.String({ pattern: '^[A-Za-z0-9._-]+$', maxLength: 255 }), channels: Type.Array(Type.String({ maxLength: MAX_CHANNEL_LENGTH }), { maxItems: MAX_CHANNELS }), ask: Type.Optional(Type.Boolean()) }),
+);
 /** Its events checked under the receiving service's `streams.max-event-depth`, read at each message (a reload changes it). */
 const forwardedSchema = (nesting: { readonly eventDepth: number }) =>
   new WireSchema<Forwarded>(
@@ -57,6 +69,10 @@ export class ClusterChannels implements StreamPublisher {
   private subscriptions: Subscription[] = [];
   private readonly forwarded: WireSchema<Forwarded>;
   private timer: ReturnType<typeof setInterval> | null = null;
+  /** Channels over every other node's interest (MAX_CHANNELS). */
+  private channelCount = 0;
+  private answering: ReturnType<typeof setTimeout> | null = null;
+  private answeredAtMs = 0;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -79,10 +95,20 @@ export class ClusterChannels implements StreamPublisher {
               this.refusals.refuse('channels', interest.reason, `a channel interest on ${INTEREST_SUBJECT}: ${interest.detail}`);
               return;
             }
-            if (interest.value.node === this.node) return;
-            this.others.set(interest.value.node, { channels: new Set(interest.value.channels), atMs: Date.now() });
+            const { node, channels, ask } = interest.value;
+            if (node === this.node) return;
+            const previous = this.others.get(node);
+            if (previous === undefined && this.others.size >= MAX_NODES) {
+              this.refusals.refuse('channels', 'invalid', `a channel interest from ${JSON.stringify(node)}: the interests of ${MAX_NODES} other nodes are kept already`);
+              return;
+            }
+            if (this.channelCount - (previous?.channels.size ?? 0) + channels.length > MAX_CHANNELS) {
+              this.refusals.refuse('channels', 'invalid', `a channel interest from ${JSON.stringify(node)}: more than ${MAX_CHANNELS} channels over all nodes`);
+              return;
+            }
+            this.others.set(node, { channels: new Set(channels), atMs: Date.now() });
             this.recompute();
-            if (interest.value.ask === true) this.announce();
+            if (ask === true) this.answer();
           });
         },
       }),
@@ -109,6 +135,22 @@ export class ClusterChannels implements StreamPublisher {
     this.announce(true);
   }
 
+  /** Announces this node's interest to a node that asked, now or once ANSWER_EVERY_MS has passed since the last answer. */
+  private answer(): void {
+    if (this.answering !== null) return;
+    const send = () => {
+      this.answering = null;
+      this.answeredAtMs = Date.now();
+      this.announce();
+    };
+    const waitMs = this.answeredAtMs + ANSWER_EVERY_MS - Date.now();
+    if (waitMs <= 0) send();
+    else {
+      this.answering = setTimeout(send, waitMs);
+      this.answering.unref();
+    }
+  }
+
   private announce(ask = false): void {
     if (this.nc.isClosed()) return;
     const interest: Interest = { node: this.node, channels: this.local.channelNames() };
@@ -129,8 +171,13 @@ export class ClusterChannels implements StreamPublisher {
 
   private recompute(): void {
     const wanted = new Set<string>();
-    for (const interest of this.others.values()) for (const channel of interest.channels) wanted.add(channel);
+    let count = 0;
+    for (const interest of this.others.values()) {
+      count += interest.channels.size;
+      for (const channel of interest.channels) wanted.add(channel);
+    }
     this.wanted = wanted;
+    this.channelCount = count;
   }
 
   publish(channel: string, emission: Emission): void {
@@ -146,6 +193,7 @@ export class ClusterChannels implements StreamPublisher {
 
   stop(): void {
     if (this.timer !== null) clearInterval(this.timer);
+    if (this.answering !== null) clearTimeout(this.answering);
     this.local.onChannelsChange = null;
     for (const subscription of this.subscriptions) subscription.unsubscribe();
   }

@@ -66,3 +66,68 @@ describe.skipIf(!hasNatsServer())('websocket channels between nodes', () => {
     expect(watcher.received[0]).toEqual({ channel: 'alerts', emission: event });
   });
 });
+
+describe.skipIf(!hasNatsServer())('websocket channels between nodes: a lying peer', () => {
+  /** A node with no subscribers of its own, its refusals counted in a registry of its own. */
+  async function startNode(name: string, connect: () => Promise<NatsConnection>): Promise<{ refused: (reason: string) => Promise<number> }> {
+    const nc = await connect();
+    connections.push(nc);
+    const registry = new Registry();
+    const node = new ClusterChannels(nc, name, localPubSub([]).pubsub, new MessageRefusals(registry, silent), { eventDepth: DEFAULT_MAX_EVENT_DEPTH });
+    node.start();
+    started.push(node);
+    await nc.flush();
+    return {
+      refused: async (reason) => {
+        const values = (await registry.getSingleMetric('cluster_messages_refused_total')?.get())?.values ?? [];
+        return values.filter((value) => value.labels.source === 'channels' && value.labels.reason === reason).reduce((sum, value) => sum + value.value, 0);
+      },
+    };
+  }
+
+  it('answers a flood of asks at most once a second', async () => {
+    const nats = await startNatsServer();
+    await startNode('node-a', () => connect(nats.connectOptions('node-a')));
+    const forger = await connect(nats.connectOptions('node-b'));
+    connections.push(forger);
+    const answers: number[] = [];
+    forger.subscribe('vigie.pubsub.interest', {
+      callback: (_error, message) => {
+        const interest = JSON.parse(message.string()) as { node: string; ask?: boolean };
+        if (interest.node === 'node-a' && interest.ask !== true) answers.push(Date.now());
+      },
+    });
+    await forger.flush();
+    const floodAt = Date.now();
+    for (let i = 0; i < 500; i++) forger.publish('vigie.pubsub.interest', JSON.stringify({ node: 'node-b', channels: [], ask: true }));
+    await forger.flush();
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    // The first at once, then one for all the others a second later; 500 without the limit.
+    expect(answers.length).toBeGreaterThanOrEqual(1);
+    expect(answers.length).toBeLessThanOrEqual(3);
+    expect((answers[0] as number) - floodAt).toBeLessThan(1_000);
+  });
+
+  it('refuses and counts interests past 256 other nodes or 16,384 channels, and a malformed one', async () => {
+    const nats = await startNatsServer();
+    const nodeA = await startNode('node-a', () => connect(nats.connectOptions('node-a')));
+    const forger = await connect(nats.connectOptions('node-b'));
+    connections.push(forger);
+    for (let i = 0; i < 300; i++) forger.publish('vigie.pubsub.interest', JSON.stringify({ node: `made-up-${i}`, channels: ['c'] }));
+    await forger.flush();
+    await waitFor(async () => (await nodeA.refused('invalid')) === 300 - 256, { message: '44 interests refused past 256 nodes' });
+
+    const other = await startNatsServer();
+    const nodeC = await startNode('node-c', () => connect(other.connectOptions('node-a')));
+    const forger2 = await connect(other.connectOptions('node-b'));
+    connections.push(forger2);
+    const many = (from: number) => Array.from({ length: 6_000 }, (_, i) => `channel-${from + i}`);
+    // Three nodes of 6,000 channels each: the third would make 18,000, past 16,384.
+    for (const [i, node] of ['x', 'y', 'z'].entries()) forger2.publish('vigie.pubsub.interest', JSON.stringify({ node, channels: many(i * 6_000) }));
+    // A channel name no websocket can subscribe to, and a node name cluster.node does not allow.
+    forger2.publish('vigie.pubsub.interest', JSON.stringify({ node: 'w', channels: ['x'.repeat(600)] }));
+    forger2.publish('vigie.pubsub.interest', JSON.stringify({ node: 'not a node name', channels: [] }));
+    await forger2.flush();
+    await waitFor(async () => (await nodeC.refused('invalid')) === 1 && (await nodeC.refused('shape')) === 2, { message: 'the interest past 16,384 channels and the two malformed ones refused' });
+  });
+});
