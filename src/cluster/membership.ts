@@ -35,6 +35,13 @@ export interface MemberInfo {
 
 const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
 
+export interface MembershipLimits {
+  /** A member not heard from for this long is gone (`cluster.member-ttl`). */
+  readonly ttlMs: number;
+  /** Members kept at most, this node included (`cluster.max-members`): past it a new one is refused. */
+  readonly maxMembers: number;
+}
+
 /**
  * How often the members bucket is checked for revisions its watch missed: a quarter of member-ttl, so that a stuck
  * watch is found (two checks behind) within half of it, but at least 1 s and at most 5 s apart. A check is a request
@@ -95,16 +102,20 @@ export class Membership {
   /** Stopped: a join attempt that failed, or the node stopping. It announces nothing more. */
   private stopped = false;
   private readonly unlisten: () => void;
+  private readonly ttlMs: number;
+  private readonly maxMembers: number;
 
   constructor(
     private readonly kv: KV,
     private readonly connection: ClusterConnection,
     private self: MemberInfo,
-    private readonly ttlMs: number,
+    limits: MembershipLimits,
     private readonly refusals: MessageRefusals,
     private readonly logger: Logger,
     metrics: MembershipMetrics,
   ) {
+    this.ttlMs = limits.ttlMs;
+    this.maxMembers = limits.maxMembers;
     this.names = [self.node];
     this.ranked = rankMembers(this.names);
     this.membersGauge = metrics.members;
@@ -202,6 +213,12 @@ export class Membership {
       return;
     }
     const info = decoded.value;
+    // Every member is ranked for every check at each change: members made up by whoever can write the bucket would
+    // stall every node once there are enough of them. Past the cap a new one is refused; those kept go on.
+    if (!this.heard.has(entry.key) && this.heard.size + 1 >= this.maxMembers) {
+      this.refusals.refuse('members', 'invalid', `${MEMBERS_BUCKET} entry ${JSON.stringify(entry.key)}: ${this.maxMembers} members are kept already (cluster.max-members); it owns nothing`, { key: entry.key });
+      return;
+    }
     // A value of a snapshot may be old: heard when it was written, so that a dead member's key does not count. But
     // it never makes a member older than this node already holds it: a snapshot comes again after each reconnection,
     // which has just given every member a fresh member-ttl, and keys written before an outage that took no puts

@@ -219,7 +219,7 @@ export class ClusterNode implements CheckCluster {
     await this.consumer.start();
     logger.info("joining: other nodes' results caught up");
 
-    this.membership = new Membership(members, connection, this.selfInfo(), settings.memberTtlMs, this.refusals, logger, this.membershipMetrics);
+    this.membership = new Membership(members, connection, this.selfInfo(), { ttlMs: settings.memberTtlMs, maxMembers: settings.maxMembers }, this.refusals, logger, this.membershipMetrics);
     this.membership.onChange((names) => this.reassign(`members ${names.join(', ')}`));
     await this.membership.start();
     if (this.stopped) {

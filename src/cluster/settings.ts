@@ -39,6 +39,7 @@ export const ClusterSchema = Type.Object(
     'max-buffered-results': Type.Optional(Type.Integer({ minimum: 1 })),
     'event-log-max-bytes': Type.Optional(Type.Integer({ minimum: 1024 * 1024 })),
     'max-result-ahead': Type.Optional(Duration),
+    'max-members': Type.Optional(Type.Integer({ minimum: 2, maximum: 4096 })),
     labels: Type.Optional(Type.Record(Type.String(), Type.String())),
   },
   closed,
@@ -63,6 +64,8 @@ export interface ClusterSettings {
   eventLogMaxBytes: number;
   /** A result read from another node stamped further ahead of this node's clock is refused (docs/cluster.md). */
   maxResultAheadMs: number;
+  /** Members kept at most, this node included: past it a new one is refused, counted (docs/cluster.md). */
+  maxMembers: number;
   /** Announced to the other members; a check's `node-labels` pick the members that may run it (docs/checks.md "Locations"). */
   labels: Record<string, string>;
 }
@@ -80,6 +83,7 @@ const DEFAULT_MEMBER_TTL = '10s';
 const DEFAULT_MAX_BUFFERED_RESULTS = 100_000;
 const DEFAULT_MAX_RESULT_AHEAD = '5m';
 const DEFAULT_EVENT_LOG_MAX_BYTES = 4 * 1024 ** 3;
+const DEFAULT_MAX_MEMBERS = 128;
 
 /** Node names go into NATS keys and metric labels: letters, digits, `.`, `_` and `-`. */
 const NODE_NAME = /^[A-Za-z0-9._-]+$/;
@@ -133,6 +137,7 @@ export function resolveCluster(file: string | null, raw: ClusterInput): ClusterS
     maxBufferedResults: raw['max-buffered-results'] ?? DEFAULT_MAX_BUFFERED_RESULTS,
     eventLogMaxBytes: raw['event-log-max-bytes'] ?? DEFAULT_EVENT_LOG_MAX_BYTES,
     maxResultAheadMs,
+    maxMembers: raw['max-members'] ?? DEFAULT_MAX_MEMBERS,
     labels,
   };
 }

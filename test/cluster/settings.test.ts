@@ -33,3 +33,10 @@ describe('cluster.labels', () => {
     expect(labels({ region: 'x'.repeat(1025) })).toThrow('vigie.yaml: cluster.labels.region: is 1025 bytes long, more than the limit of 1024');
   });
 });
+
+describe('cluster.max-members', () => {
+  it('is 128 by default, and an integer from 2 to 4096', () => {
+    expect(resolveCluster('vigie.yaml', { node: 'a', nats }).maxMembers).toBe(128);
+    expect(resolveCluster('vigie.yaml', { node: 'a', nats, 'max-members': 16 }).maxMembers).toBe(16);
+  });
+});
