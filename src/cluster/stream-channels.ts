@@ -32,7 +32,7 @@ const INTEREST_TTL_MS = 3 * ANNOUNCE_MS;
 const ANSWER_EVERY_MS = 1_000;
 /** Other nodes whose interest is kept, and channels over all of them: a peer that announces from made-up node names
  *  or with endless channel lists is refused past these, not held. A real node's channels have subscribers, and
- *  `streams.max-connections` (1,000 by default) bounds those. */
+ *  `streams.websocket.max-connections` (1,000 by default) bounds those. */
 const MAX_NODES = 256;
 const MAX_CHANNELS = 16_384;
 /** Longer than any channel a websocket can name: a stream's index channel (a name of at most 255, then `-index`),
