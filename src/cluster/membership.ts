@@ -45,8 +45,8 @@ export interface MembershipLimits {
 /**
  * How often the members bucket is checked for revisions its watch missed: a quarter of member-ttl, so that a stuck
  * watch is found (two checks behind) within half of it, but at least 1 s and at most 5 s apart. A check is a request
- * to JetStream, answered by nats-server: at 1 s for each of three buckets, they were about a third of an idle node's eight
- * wake-ups a second (docs/cluster.md, "What a cluster costs at rest").
+ * to JetStream, answered by nats-server: at 1 s for each of three buckets, they were about a third of an idle
+ * node's eight wake-ups a second (docs/cluster.md, "What a cluster costs at rest").
  */
 function membersCheckMs(ttlMs: number): number {
   return Math.min(5_000, Math.max(1_000, Math.floor(ttlMs / 4)));
