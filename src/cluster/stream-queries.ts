@@ -20,7 +20,7 @@
  * node; all are refused and counted (`source="queries"`).
  */
 import { randomBytes } from 'node:crypto';
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { Event } from '../stream/event.ts';
@@ -37,6 +37,10 @@ const PART_TIMEOUT_MS = 5_000;
 const ANSWER_TIMEOUT_MS = 30_000;
 /** Room left in a part for what is not its events (the envelope, NATS' own headers). */
 const PART_ENVELOPE_BYTES = 4_096;
+/** Reads from other nodes waiting to be answered at most. They are answered one per turn of the event loop, so that a
+ *  burst of them (NATS hands over every request of a socket read at once) does not hold the loop; past this many a
+ *  read is answered `busy` at once (a 503 for its asker) and counted (`reason="busy"`). */
+const MAX_WAITING_READS = 64;
 
 export type QueryRequest = { op: 'search'; stream: string; query: string; limit: number } | { op: 'stats' };
 
@@ -67,6 +71,9 @@ export const STATS_ANSWER = new WireSchema<StatsAnswer>(Type.Record(Type.String(
 export interface LocalReads {
   search(stream: string, query: string, limit: number): SearchAnswer;
   stats(): StatsAnswer;
+  /** This node's `streams.max-search-limit` (a reload changes it): a read asking for more gets at most this many,
+   *  `truncated` if cut. */
+  maxSearchLimit(): number;
 }
 
 export function querySubject(node: string): string {
@@ -80,6 +87,8 @@ export function answerSubject(node: string): string {
 
 export class StreamQueries {
   private subscription: Subscription | null = null;
+  private readonly waiting: Msg[] = [];
+  private draining = false;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -99,25 +108,51 @@ export class StreamQueries {
             this.refusals.refuse('queries', 'shape', `an index read on ${message.subject} whose reply subject (${message.reply ?? 'none'}) is not under ${ANSWER_PREFIX}: not answered`);
             return;
           }
-          const request = REQUEST.decode(message.data);
-          let answer: unknown;
-          if (!request.ok) {
-            this.refusals.refuse('queries', request.reason, `an index read on ${message.subject}: ${request.detail}`);
-            answer = { error: `not an index read: ${request.detail}` };
-          } else {
-            try {
-              answer = this.answer(request.value);
-            } catch (failure) {
-              answer = { error: (failure as Error).message };
-            }
+          if (this.waiting.length >= MAX_WAITING_READS) {
+            this.refusals.refuse('queries', 'busy', `an index read on ${message.subject}: ${MAX_WAITING_READS} are waiting already; answered busy`);
+            message.respond(JSON.stringify({ error: `busy: ${MAX_WAITING_READS} index reads are waiting on this node` }));
+            return;
           }
-          const reply = message.reply;
-          if (request.ok && request.value.op === 'search' && !('error' in (answer as object))) {
-            for (const part of this.parts(answer as SearchAnswer)) this.nc.publish(reply, part);
-          } else message.respond(JSON.stringify(answer));
+          this.waiting.push(message);
+          if (!this.draining) {
+            this.draining = true;
+            setImmediate(() => this.drain());
+          }
         });
       },
     });
+  }
+
+  /** Answers the oldest waiting read, then comes back for the next one at the next turn of the event loop. */
+  private drain(): void {
+    const message = this.waiting.shift();
+    if (message === undefined) {
+      this.draining = false;
+      return;
+    }
+    this.refusals.guard('queries', () => this.respond(message));
+    setImmediate(() => this.drain());
+  }
+
+  /** Answers one read: a search in parts, a stats read or an error in one message. */
+  private respond(message: Msg): void {
+    const request = REQUEST.decode(message.data);
+    let answer: unknown;
+    if (!request.ok) {
+      this.refusals.refuse('queries', request.reason, `an index read on ${message.subject}: ${request.detail}`);
+      answer = { error: `not an index read: ${request.detail}` };
+    } else {
+      try {
+        answer = this.answer(request.value);
+      } catch (failure) {
+        answer = { error: (failure as Error).message };
+      }
+    }
+    const reply = message.reply as string;
+    if (this.nc.isClosed()) return;
+    if (request.ok && request.value.op === 'search' && !('error' in (answer as object))) {
+      for (const part of this.parts(answer as SearchAnswer)) this.nc.publish(reply, part);
+    } else message.respond(JSON.stringify(answer));
   }
 
   /** A search's answer as the parts it is sent in, each under the server's max_payload; one when it fits. Each
@@ -145,8 +180,13 @@ export class StreamQueries {
   }
 
   private answer(request: QueryRequest): SearchAnswer | StatsAnswer {
-    if (request.op === 'search') return this.local.search(request.stream, request.query, request.limit);
-    return this.local.stats();
+    if (request.op === 'stats') return this.local.stats();
+    const { stream, query, limit } = request;
+    const allowed = this.local.maxSearchLimit();
+    if (limit <= allowed) return this.local.search(stream, query, limit);
+    // More than this node answers any client: the most it allows, said to be cut if there is more.
+    const answer = this.local.search(stream, query, allowed + 1);
+    return answer.events.length > allowed ? { events: answer.events.slice(0, allowed), truncated: true } : answer;
   }
 
   /** Asks each node (this one locally) and returns their answers, in the order of `nodes`. */
@@ -237,6 +277,7 @@ export class StreamQueries {
 
   stop(): void {
     this.subscription?.unsubscribe();
+    this.waiting.length = 0;
   }
 }
 

@@ -60,6 +60,8 @@ export interface StreamHost {
   streamInfo(name: string): StreamInfo | undefined;
   readonly maxPendingEvents: number;
   readonly snapshotIntervalMs: number;
+  /** `streams.max-search-limit`: what a search may ask for at most, here or from another node. */
+  readonly maxSearchLimit: number;
   readonly nesting: NestingLimits;
   /** Counts a batch an input refused (`stream_ingest_rejected_total`). */
   countRejected(input: string): void;

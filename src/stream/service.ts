@@ -120,6 +120,10 @@ export class StreamService implements StreamHost {
     return this.settings.snapshotIntervalMs;
   }
 
+  get maxSearchLimit(): number {
+    return this.settings.maxSearchLimit;
+  }
+
   /** Where the inputs hand their events. */
   get ingest(): EventIngest {
     return this.placement.ingest;

@@ -12,6 +12,7 @@ import { answerSubject, querySubject, searchAnswerSchema, STATS_ANSWER, StreamQu
 import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/nesting.ts';
 import type { Event } from '../../src/stream/event.ts';
 import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const connections: NatsConnection[] = [];
 afterAll(async () => {
@@ -30,7 +31,7 @@ describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
     connections.push(a, b);
     // 40,000 events of about 110 bytes: 4.4 MB of JSON, four times what one NATS message may hold.
     const held = events(40_000);
-    const local = (name: string) => ({ search: (_stream: string, _query: string, limit: number) => ({ events: name === 'node-b' ? held.slice(0, limit) : [], truncated: held.length > limit }), stats: () => ({}) });
+    const local = (name: string) => ({ search: (_stream: string, _query: string, limit: number) => ({ events: name === 'node-b' ? held.slice(0, limit) : [], truncated: held.length > limit }), stats: () => ({}), maxSearchLimit: () => 100_000 });
     const refusalsA = new MessageRefusals(new Registry(), silent);
     const asker = new StreamQueries(a, 'node-a', local('node-a'), refusalsA, silent);
     const answerer = new StreamQueries(b, 'node-b', local('node-b'), new MessageRefusals(new Registry(), silent), silent);
@@ -53,7 +54,7 @@ describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
     connections.push(a, liar);
     const registry = new Registry();
     const refusals = new MessageRefusals(registry, silent);
-    const asker = new StreamQueries(a, 'node-a', { search: () => ({ events: [], truncated: false }), stats: () => ({}) }, refusals, silent);
+    const asker = new StreamQueries(a, 'node-a', { search: () => ({ events: [], truncated: false }), stats: () => ({}), maxSearchLimit: () => 100_000 }, refusals, silent);
     asker.start();
     let mode: 'flood' | 'empty' | 'garbled' | 'more-not-boolean' = 'flood';
     // A peer that answers every read with parts that never end, with empty parts that announce more, with a second
@@ -93,7 +94,7 @@ describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
   it('answers a read asked on a closed connection as a member that did not answer', async () => {
     const nats = await startNatsServer();
     const a = await connect(nats.connectOptions('node-a'));
-    const asker = new StreamQueries(a, 'node-a', { search: () => ({ events: [], truncated: false }), stats: () => ({}) }, new MessageRefusals(new Registry(), silent), silent);
+    const asker = new StreamQueries(a, 'node-a', { search: () => ({ events: [], truncated: false }), stats: () => ({}), maxSearchLimit: () => 100_000 }, new MessageRefusals(new Registry(), silent), silent);
     await a.close();
     await expect(asker.ask(['node-b'], { op: 'stats' }, STATS_ANSWER)).rejects.toThrow(/cluster member node-b, which runs part of this stream, did not answer \(.*closed.*\); retry/);
   }, 60_000);
@@ -102,7 +103,7 @@ describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
     const nats = await startNatsServer();
     const [a, slow] = await Promise.all([connect(nats.connectOptions('node-a')), connect(nats.connectOptions('node-b'))]);
     connections.push(a, slow);
-    const asker = new StreamQueries(a, 'node-a', { search: () => ({ events: [], truncated: false }), stats: () => ({}) }, new MessageRefusals(new Registry(), silent), silent, { partMs: 1_000, answerMs: 2_000 });
+    const asker = new StreamQueries(a, 'node-a', { search: () => ({ events: [], truncated: false }), stats: () => ({}), maxSearchLimit: () => 100_000 }, new MessageRefusals(new Registry(), silent), silent, { partMs: 1_000, answerMs: 2_000 });
     asker.start();
     const drips: ReturnType<typeof setInterval>[] = [];
     slow.subscribe(querySubject('node-b'), {
@@ -120,5 +121,57 @@ describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
     );
     expect(Date.now() - started).toBeLessThan(5_000);
     for (const drip of drips) clearInterval(drip);
+  }, 60_000);
+
+  it('answers a burst of reads one per turn of the event loop, and busy past 64 waiting; never more than its max-search-limit', async () => {
+    const nats = await startNatsServer();
+    const [b, forger] = await Promise.all([connect(nats.connectOptions('node-b')), connect(nats.connectOptions('node-a'))]);
+    connections.push(b, forger);
+    const registry = new Registry();
+    const limits: number[] = [];
+    let turnsBetween = 0;
+    let searching = false;
+    const answerer = new StreamQueries(
+      b,
+      'node-b',
+      {
+        search: (_stream, _query, limit) => {
+          // Two searches in one turn of the loop would find `searching` still set by the first.
+          if (searching) turnsBetween = -Infinity;
+          searching = true;
+          setImmediate(() => (searching = false));
+          limits.push(limit);
+          return { events: events(Math.min(limit, 300)), truncated: limit < 300 };
+        },
+        stats: () => ({}),
+        maxSearchLimit: () => 100,
+      },
+      new MessageRefusals(registry, silent),
+      silent,
+    );
+    answerer.start();
+    await b.flush();
+    const answers: { busy: boolean; events: number; truncated: boolean }[] = [];
+    const reply = answerSubject('node-a');
+    forger.subscribe(reply, {
+      callback: (_error, message) => {
+        const value = message.json() as { error?: string; events?: unknown[]; truncated?: boolean };
+        answers.push({ busy: value.error?.startsWith('busy') === true, events: value.events?.length ?? 0, truncated: value.truncated === true });
+      },
+    });
+    // 500 reads at once, each asking for a billion events.
+    const request = JSON.stringify({ op: 'search', stream: 's', query: '[:always-true]', limit: 1_000_000_000 });
+    for (let i = 0; i < 500; i++) forger.publish(querySubject('node-b'), request, { reply });
+    await forger.flush();
+    await waitFor(() => answers.length === 500, { timeoutMs: 20_000, message: 'an answer to each of the 500 reads' });
+    const busy = answers.filter((answer) => answer.busy).length;
+    expect(busy).toBeGreaterThan(0);
+    expect(limits.length + busy).toBe(500);
+    expect(turnsBetween).toBe(0);
+    // Asked for a billion: at most its own max-search-limit (100), said to be cut.
+    expect(new Set(limits)).toEqual(new Set([101]));
+    expect(answers.filter((answer) => !answer.busy).every((answer) => answer.events === 100 && answer.truncated)).toBe(true);
+    const counted = (await registry.getSingleMetric('cluster_messages_refused_total')?.get())?.values ?? [];
+    expect(counted.filter((value) => value.labels.source === 'queries' && value.labels.reason === 'busy').map((value) => value.value)).toEqual([busy]);
   }, 60_000);
 });
