@@ -156,7 +156,14 @@ export class BucketWatch {
     // A snapshot is never delivered in part: followers take it for the whole bucket (a mirror of the API checks
     // would drop those not yet arrived). One that stops arriving for SNAPSHOT_STALL_MS is abandoned instead, and
     // the watch stays unhealthy until a new one delivers; one that keeps arriving, however large, is waited for.
+    const startedMs = Date.now();
+    let toldMs = startedMs;
     while (!snapshotDone) {
+      // A snapshot that keeps arriving is waited for, however long; said every stall period, so that it is seen.
+      if (Date.now() - toldMs >= this.snapshotStallMs) {
+        toldMs = Date.now();
+        this.logger.info({ bucket: this.name }, `the snapshot of ${this.name} is still arriving after ${Math.round((toldMs - startedMs) / 1000)} s: ${entries.length} entries of ${keys}`);
+      }
       const waitMs = lastProgressMs + this.snapshotStallMs - Date.now();
       if (waitMs <= 0) {
         watch.stop();

@@ -168,7 +168,10 @@ export class Membership {
     }, this.connection, this.logger, { checkEveryMs: membersCheckMs(this.ttlMs) });
     await this.watch.start();
     this.recompute();
+    // Logged as the steps of a join are (src/cluster/node.ts): a join that stalls shows where.
+    this.logger.info({ members: this.names.length }, `joining: ${MEMBERS_BUCKET} followed`);
     await this.heartbeat();
+    this.logger.info(this.announced ? 'joining: this node announced' : 'joining: this node could not announce itself yet');
     if (this.stopped) return;
     const every = Math.max(250, Math.floor(this.ttlMs / 3));
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), every);
