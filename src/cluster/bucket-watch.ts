@@ -119,6 +119,7 @@ export class BucketWatch {
     this.behindAt = null;
     const status = await this.kv.status();
     const keys = status.values;
+    const lastAtStart = status.streamInfo.state.last_seq;
     const watch = await this.kv.watch();
     this.watcher = watch;
     const entries: KvEntry[] = [];
@@ -143,13 +144,17 @@ export class BucketWatch {
     void (async () => {
       for await (const entry of watch) {
         if (snapshotDone && entry.revision > this.seen) this.seen = entry.revision;
-        // The snapshot comes first, the last of it with `delta` 0 (nothing pending); updates follow.
+        // The snapshot comes first, the last of it with `delta` 0 (nothing pending); updates follow. An entry at or
+        // past the bucket's last revision when the watch started ends it too: the snapshot delivers keys in revision
+        // order, so every key's value at the start has arrived by then. Waiting for `delta` 0 alone, a bucket that
+        // members keep writing to could deliver entries for ever without one (the server's count of what is pending
+        // stayed above 0), and the join waited with them: a node connected, then silent.
         if (snapshotDone) this.follower.update(entry);
         else {
           lastProgressMs = Date.now();
           if (entry.revision > snapshotRevision) snapshotRevision = entry.revision;
           entries.push(entry);
-          if ((entry.delta ?? 0) === 0) finish();
+          if ((entry.delta ?? 0) === 0 || entry.revision >= lastAtStart) finish();
         }
       }
     })().catch((error: unknown) => this.logger.error({ err: error, bucket: this.name }, `watching ${this.name} failed: ${(error as Error).message}; watched again at the next check`));

@@ -126,4 +126,44 @@ describe.skipIf(!hasNatsServer())('bucket watch', () => {
       watch.stop();
     }
   });
+
+  it('ends a snapshot at the revision the bucket had when it started, even when the server never counts its pending to 0', async () => {
+    const nats = await startNatsServer();
+    const nc = await connect(nats.connectOptions('node-a'));
+    connections.push(nc);
+    const kv = await new Kvm(jetstream(nc)).create(CHECKS_BUCKET, { history: 1 });
+    for (const key of ['a', 'b', 'c']) await kv.put(key, '1');
+    // A server whose count of what is pending stays above 0 (as seen once the bucket held expired and deleted keys),
+    // in a bucket that a member writes to every 100 ms: entries keep arriving, none of them says the snapshot is over.
+    const miscounting = new Proxy(kv, {
+      get(target, property, receiver) {
+        if (property === 'watch') {
+          return async (...args: Parameters<KV['watch']>) => {
+            const watch = await target.watch(...args);
+            return {
+              stop: () => watch.stop(),
+              async *[Symbol.asyncIterator]() {
+                for await (const entry of watch) yield new Proxy(entry, { get: (e, p, r) => (p === 'delta' ? (e.delta ?? 0) + 1 : Reflect.get(e, p, r)) });
+              },
+            };
+          };
+        }
+        const value = Reflect.get(target, property, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const writer = setInterval(() => void kv.put('heartbeat', String(Date.now())).catch(() => undefined), 100);
+    const snapshots: string[][] = [];
+    const follower = { snapshot: (entries: readonly KvEntry[]) => void snapshots.push(entries.map((entry) => entry.key)), update: () => {} };
+    const connection = { connected: true, onChange: () => {} } as unknown as ClusterConnection;
+    const watch = new BucketWatch(miscounting, CHECKS_BUCKET, follower, connection, pino({ level: 'silent' }));
+    try {
+      const started = await Promise.race([watch.start(), new Promise<'never'>((resolve) => setTimeout(() => resolve('never'), 5_000))]);
+      expect(started, 'the snapshot ends').not.toBe('never');
+      expect(snapshots[0]?.slice(0, 3)).toEqual(['a', 'b', 'c']);
+    } finally {
+      clearInterval(writer);
+      watch.stop();
+    }
+  });
 });
