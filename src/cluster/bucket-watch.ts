@@ -117,11 +117,12 @@ export class BucketWatch {
   private async watch(): Promise<number> {
     this.watcher?.stop();
     this.behindAt = null;
+    const watch = await this.kv.watch();
+    this.watcher = watch;
+    // Read once the watch exists: its snapshot holds nothing past this revision (see the loop below).
     const status = await this.kv.status();
     const keys = status.values;
     const lastAtStart = status.streamInfo.state.last_seq;
-    const watch = await this.kv.watch();
-    this.watcher = watch;
     const entries: KvEntry[] = [];
     let snapshotDone = false;
     let lastProgressMs = Date.now();
@@ -145,10 +146,11 @@ export class BucketWatch {
       for await (const entry of watch) {
         if (snapshotDone && entry.revision > this.seen) this.seen = entry.revision;
         // The snapshot comes first, the last of it with `delta` 0 (nothing pending); updates follow. An entry at or
-        // past the bucket's last revision when the watch started ends it too: the snapshot delivers keys in revision
-        // order, so every key's value at the start has arrived by then. Waiting for `delta` 0 alone, a bucket that
-        // members keep writing to could deliver entries for ever without one (the server's count of what is pending
-        // stayed above 0), and the join waited with them: a node connected, then silent.
+        // past the bucket's last revision read after the watch was made ends it too: the snapshot is each key's last
+        // value when the watch was made, delivered in revision order, so all of it has arrived by then (read before
+        // the watch, a key written in between would come after that revision and be left out). Waiting for `delta`
+        // 0 alone, a bucket that members keep writing to could deliver entries for ever without one (the server's
+        // count of what is pending stayed above 0), and the join waited with them: a node connected, then silent.
         if (snapshotDone) this.follower.update(entry);
         else {
           lastProgressMs = Date.now();
