@@ -20,6 +20,37 @@ afterAll(async () => {
   await stopAllNats();
 });
 
+type Watch = Awaited<ReturnType<KV['watch']>>;
+type Watcher = Pick<Watch, 'stop'> & AsyncIterable<KvEntry>;
+
+/** The real bucket, except for its `watch`, which `watch` makes from the real one. */
+function withWatch(kv: KV, watch: (real: () => Promise<Watch>) => Promise<Watcher>): KV {
+  return new Proxy(kv, {
+    get(target, property, receiver) {
+      if (property === 'watch') return (...args: Parameters<KV['watch']>) => watch(() => target.watch(...args));
+      const value = Reflect.get(target, property, receiver) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/** A watch whose entries say one more is pending than the server has: as seen, a snapshot's `delta` never 0. */
+function miscounted(watch: Watch): Watcher {
+  return {
+    stop: () => watch.stop(),
+    async *[Symbol.asyncIterator]() {
+      for await (const entry of watch) yield new Proxy(entry, { get: (e, p, r) => (p === 'delta' ? (e.delta ?? 0) + 1 : Reflect.get(e, p, r)) });
+    },
+  };
+}
+
+const connected = { connected: true, onChange: () => {} } as unknown as ClusterConnection;
+
+/** What `watch.start()` resolves with, or 'never' if it has not within `ms`. */
+function startWithin(watch: BucketWatch, ms: number): Promise<number | 'never'> {
+  return Promise.race([watch.start(), new Promise<'never'>((resolve) => setTimeout(() => resolve('never'), ms))]);
+}
+
 describe.skipIf(!hasNatsServer())('bucket watch', () => {
   it('starts the watch again after a restart that failed, and delivers what the bucket holds', async () => {
     const nats = await startNatsServer();
@@ -32,20 +63,12 @@ describe.skipIf(!hasNatsServer())('bucket watch', () => {
     // does, and the first one is kept to be stopped by the test: a watch that silently stopped delivering.
     const watches: { stop(): void }[] = [];
     let calls = 0;
-    const flaky = new Proxy(kv, {
-      get(target, property, receiver) {
-        if (property === 'watch') {
-          return async (...args: Parameters<KV['watch']>) => {
-            calls++;
-            if (calls === 2) throw new Error('timeout');
-            const watch = await target.watch(...args);
-            watches.push(watch);
-            return watch;
-          };
-        }
-        const value = Reflect.get(target, property, receiver) as unknown;
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
+    const flaky = withWatch(kv, async (real) => {
+      calls++;
+      if (calls === 2) throw new Error('timeout');
+      const watch = await real();
+      watches.push(watch);
+      return watch;
     });
     const keys = new Set<string>();
     const follower = {
@@ -55,8 +78,7 @@ describe.skipIf(!hasNatsServer())('bucket watch', () => {
       },
       update: (entry: KvEntry) => void (entry.operation === 'PUT' ? keys.add(entry.key) : keys.delete(entry.key)),
     };
-    const connection = { connected: true, onChange: () => {} } as unknown as ClusterConnection;
-    const watch = new BucketWatch(flaky, CHECKS_BUCKET, follower, connection, pino({ level: 'silent' }), { checkEveryMs: 1_000 });
+    const watch = new BucketWatch(flaky, CHECKS_BUCKET, follower, connected, pino({ level: 'silent' }), { checkEveryMs: 1_000 });
     try {
       expect(await watch.start()).toBe(1);
       expect([...keys]).toEqual(['first']);
@@ -82,41 +104,32 @@ describe.skipIf(!hasNatsServer())('bucket watch', () => {
 
     // The first watch delivers one entry of three, then nothing more (its stream's leader died meanwhile).
     let calls = 0;
-    const stalling = new Proxy(kv, {
-      get(target, property, receiver) {
-        if (property === 'watch') {
-          return async (...args: Parameters<KV['watch']>) => {
-            calls++;
-            const watch = await target.watch(...args);
-            if (calls > 1) return watch;
-            let stopped!: () => void;
-            const ended = new Promise<void>((resolve) => (stopped = resolve));
-            return {
-              stop: () => {
-                watch.stop();
-                stopped();
-              },
-              async *[Symbol.asyncIterator]() {
-                for await (const entry of watch) {
-                  yield entry;
-                  break;
-                }
-                await ended;
-              },
-            };
-          };
-        }
-        const value = Reflect.get(target, property, receiver) as unknown;
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
+    const stalling = withWatch(kv, async (real) => {
+      calls++;
+      const watch = await real();
+      if (calls > 1) return watch;
+      let stopped!: () => void;
+      const ended = new Promise<void>((resolve) => (stopped = resolve));
+      return {
+        stop: () => {
+          watch.stop();
+          stopped();
+        },
+        async *[Symbol.asyncIterator]() {
+          for await (const entry of watch) {
+            yield entry;
+            break;
+          }
+          await ended;
+        },
+      };
     });
     const snapshots: string[][] = [];
     const follower = {
       snapshot: (entries: readonly KvEntry[]) => void snapshots.push(entries.map((entry) => entry.key)),
       update: () => {},
     };
-    const connection = { connected: true, onChange: () => {} } as unknown as ClusterConnection;
-    const watch = new BucketWatch(stalling, CHECKS_BUCKET, follower, connection, pino({ level: 'silent' }), { snapshotStallMs: 500 });
+    const watch = new BucketWatch(stalling, CHECKS_BUCKET, follower, connected, pino({ level: 'silent' }), { snapshotStallMs: 500 });
     try {
       expect(await watch.start()).toBe(3);
       expect(calls).toBe(2);
@@ -127,39 +140,21 @@ describe.skipIf(!hasNatsServer())('bucket watch', () => {
     }
   });
 
-  it('ends a snapshot at the revision the bucket had when it started, even when the server never counts its pending to 0', async () => {
+  it('ends a snapshot at the revision the bucket had once the watch was made, even when the server never counts its pending to 0', async () => {
     const nats = await startNatsServer();
     const nc = await connect(nats.connectOptions('node-a'));
     connections.push(nc);
     const kv = await new Kvm(jetstream(nc)).create(CHECKS_BUCKET, { history: 1 });
     for (const key of ['a', 'b', 'c']) await kv.put(key, '1');
-    // A server whose count of what is pending stays above 0 (as seen once the bucket held expired and deleted keys),
+    // A server whose count of what is pending stays above 0 (as seen in a members bucket a node kept writing to),
     // in a bucket that a member writes to every 100 ms: entries keep arriving, none of them says the snapshot is over.
-    const miscounting = new Proxy(kv, {
-      get(target, property, receiver) {
-        if (property === 'watch') {
-          return async (...args: Parameters<KV['watch']>) => {
-            const watch = await target.watch(...args);
-            return {
-              stop: () => watch.stop(),
-              async *[Symbol.asyncIterator]() {
-                for await (const entry of watch) yield new Proxy(entry, { get: (e, p, r) => (p === 'delta' ? (e.delta ?? 0) + 1 : Reflect.get(e, p, r)) });
-              },
-            };
-          };
-        }
-        const value = Reflect.get(target, property, receiver) as unknown;
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
-    });
+    const miscounting = withWatch(kv, async (real) => miscounted(await real()));
     const writer = setInterval(() => void kv.put('heartbeat', String(Date.now())).catch(() => undefined), 100);
     const snapshots: string[][] = [];
     const follower = { snapshot: (entries: readonly KvEntry[]) => void snapshots.push(entries.map((entry) => entry.key)), update: () => {} };
-    const connection = { connected: true, onChange: () => {} } as unknown as ClusterConnection;
-    const watch = new BucketWatch(miscounting, CHECKS_BUCKET, follower, connection, pino({ level: 'silent' }));
+    const watch = new BucketWatch(miscounting, CHECKS_BUCKET, follower, connected, pino({ level: 'silent' }));
     try {
-      const started = await Promise.race([watch.start(), new Promise<'never'>((resolve) => setTimeout(() => resolve('never'), 5_000))]);
-      expect(started, 'the snapshot ends').not.toBe('never');
+      expect(await startWithin(watch, 5_000), 'the snapshot ends').not.toBe('never');
       expect(snapshots[0]?.slice(0, 3)).toEqual(['a', 'b', 'c']);
     } finally {
       clearInterval(writer);
@@ -174,31 +169,15 @@ describe.skipIf(!hasNatsServer())('bucket watch', () => {
     const kv = await new Kvm(jetstream(nc)).create(CHECKS_BUCKET, { history: 1 });
     for (const key of ['a', 'b', 'c']) await kv.put(key, '1');
     // `a` is written again just before the watch is made: its value comes last in the snapshot, after `c`.
-    const racing = new Proxy(kv, {
-      get(target, property, receiver) {
-        if (property === 'watch') {
-          return async (...args: Parameters<KV['watch']>) => {
-            await target.put('a', '2');
-            const watch = await target.watch(...args);
-            return {
-              stop: () => watch.stop(),
-              async *[Symbol.asyncIterator]() {
-                for await (const entry of watch) yield new Proxy(entry, { get: (e, p, r) => (p === 'delta' ? (e.delta ?? 0) + 1 : Reflect.get(e, p, r)) });
-              },
-            };
-          };
-        }
-        const value = Reflect.get(target, property, receiver) as unknown;
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
+    const racing = withWatch(kv, async (real) => {
+      await kv.put('a', '2');
+      return miscounted(await real());
     });
     const snapshots: string[][] = [];
     const follower = { snapshot: (entries: readonly KvEntry[]) => void snapshots.push(entries.map((entry) => `${entry.key}=${entry.string()}`)), update: () => {} };
-    const connection = { connected: true, onChange: () => {} } as unknown as ClusterConnection;
-    const watch = new BucketWatch(racing, CHECKS_BUCKET, follower, connection, pino({ level: 'silent' }));
+    const watch = new BucketWatch(racing, CHECKS_BUCKET, follower, connected, pino({ level: 'silent' }));
     try {
-      const started = await Promise.race([watch.start(), new Promise<'never'>((resolve) => setTimeout(() => resolve('never'), 5_000))]);
-      expect(started, 'the snapshot ends').not.toBe('never');
+      expect(await startWithin(watch, 5_000), 'the snapshot ends').not.toBe('never');
       expect(snapshots[0]).toEqual(['b=1', 'c=1', 'a=2']);
     } finally {
       watch.stop();
