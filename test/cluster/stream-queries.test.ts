@@ -8,10 +8,10 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MessageRefusals } from '../../src/cluster/refusals.ts';
-import { answerSubject, querySubject, searchAnswerSchema, STATS_ANSWER, StreamQueries } from '../../src/cluster/stream-queries.ts';
+import { answerSubject, type LocalReads, querySubject, searchAnswerSchema, STATS_ANSWER, StreamQueries } from '../../src/cluster/stream-queries.ts';
 import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/nesting.ts';
 import type { Event } from '../../src/stream/event.ts';
-import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
+import { hasNatsServer, type NatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const connections: NatsConnection[] = [];
@@ -22,13 +22,20 @@ afterAll(async () => {
 
 const silent = pino({ level: 'silent' });
 const nesting = { eventDepth: DEFAULT_MAX_EVENT_DEPTH };
+/** The local reads of a node that runs no partition: only asking matters in the tests that use it. */
+const holdingNothing: LocalReads = { search: () => ({ events: [], truncated: false }), stats: () => ({}), maxSearchLimit: () => 100_000 };
+/** Two clients of `nats`, with the rights of these nodes, closed after the tests. */
+async function clients(nats: NatsServer, first: string, second: string): Promise<[NatsConnection, NatsConnection]> {
+  const pair = await Promise.all([connect(nats.connectOptions(first)), connect(nats.connectOptions(second))]);
+  connections.push(...pair);
+  return pair;
+}
 const events = (n: number): Event[] => Array.from({ length: n }, (_, i) => ({ host: `host-${i}`, service: 'a service name of some length', metric: i, time: 1_700_000_000_000_000_000 + i }));
 
 describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
   it('sends an answer larger than max_payload in parts, and the asker gets it whole', async () => {
     const nats = await startNatsServer();
-    const [a, b] = await Promise.all([connect(nats.connectOptions('node-a')), connect(nats.connectOptions('node-b'))]);
-    connections.push(a, b);
+    const [a, b] = await clients(nats, 'node-a', 'node-b');
     // 40,000 events of about 110 bytes: 4.4 MB of JSON, four times what one NATS message may hold.
     const held = events(40_000);
     const local = (name: string) => ({ search: (_stream: string, _query: string, limit: number) => ({ events: name === 'node-b' ? held.slice(0, limit) : [], truncated: held.length > limit }), stats: () => ({}), maxSearchLimit: () => 100_000 });
@@ -50,11 +57,10 @@ describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
 
   it('refuses an answer that goes on past the limit of the read, or whose parts are empty', async () => {
     const nats = await startNatsServer();
-    const [a, liar] = await Promise.all([connect(nats.connectOptions('node-a')), connect(nats.connectOptions('node-b'))]);
-    connections.push(a, liar);
+    const [a, liar] = await clients(nats, 'node-a', 'node-b');
     const registry = new Registry();
     const refusals = new MessageRefusals(registry, silent);
-    const asker = new StreamQueries(a, 'node-a', { search: () => ({ events: [], truncated: false }), stats: () => ({}), maxSearchLimit: () => 100_000 }, refusals, silent);
+    const asker = new StreamQueries(a, 'node-a', holdingNothing, refusals, silent);
     asker.start();
     let mode: 'flood' | 'empty' | 'garbled' | 'more-not-boolean' = 'flood';
     // A peer that answers every read with parts that never end, with empty parts that announce more, with a second
@@ -94,16 +100,15 @@ describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
   it('answers a read asked on a closed connection as a member that did not answer', async () => {
     const nats = await startNatsServer();
     const a = await connect(nats.connectOptions('node-a'));
-    const asker = new StreamQueries(a, 'node-a', { search: () => ({ events: [], truncated: false }), stats: () => ({}), maxSearchLimit: () => 100_000 }, new MessageRefusals(new Registry(), silent), silent);
+    const asker = new StreamQueries(a, 'node-a', holdingNothing, new MessageRefusals(new Registry(), silent), silent);
     await a.close();
     await expect(asker.ask(['node-b'], { op: 'stats' }, STATS_ANSWER)).rejects.toThrow(/cluster member node-b, which runs part of this stream, did not answer \(.*closed.*\); retry/);
   }, 60_000);
 
   it('gives up on an answer that drips in past its deadline, each part in time', async () => {
     const nats = await startNatsServer();
-    const [a, slow] = await Promise.all([connect(nats.connectOptions('node-a')), connect(nats.connectOptions('node-b'))]);
-    connections.push(a, slow);
-    const asker = new StreamQueries(a, 'node-a', { search: () => ({ events: [], truncated: false }), stats: () => ({}), maxSearchLimit: () => 100_000 }, new MessageRefusals(new Registry(), silent), silent, { partMs: 1_000, answerMs: 2_000 });
+    const [a, slow] = await clients(nats, 'node-a', 'node-b');
+    const asker = new StreamQueries(a, 'node-a', holdingNothing, new MessageRefusals(new Registry(), silent), silent, { partMs: 1_000, answerMs: 2_000 });
     asker.start();
     const drips: ReturnType<typeof setInterval>[] = [];
     slow.subscribe(querySubject('node-b'), {
@@ -125,8 +130,7 @@ describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
 
   it('answers a burst of reads one per turn of the event loop, and busy past 64 waiting; never more than its max-search-limit', async () => {
     const nats = await startNatsServer();
-    const [b, forger] = await Promise.all([connect(nats.connectOptions('node-b')), connect(nats.connectOptions('node-a'))]);
-    connections.push(b, forger);
+    const [b, forger] = await clients(nats, 'node-b', 'node-a');
     const registry = new Registry();
     const limits: number[] = [];
     let turnsBetween = 0;
