@@ -21,6 +21,7 @@ import { Gauge, type Registry } from 'prom-client';
 import { BucketWatch } from './bucket-watch.ts';
 import type { ClusterConnection } from './connection.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
+import { WireNodeName } from './settings.ts';
 import { rankMembers, type RankedMember } from './rendezvous.ts';
 
 export interface MemberInfo {
@@ -54,8 +55,7 @@ function membersCheckMs(ttlMs: number): number {
 
 const MEMBER = new WireSchema<MemberInfo>(
   Type.Object({
-    // As cluster.node allows (src/cluster/settings.ts).
-    node: Type.String({ pattern: '^[A-Za-z0-9._-]+$', maxLength: 255 }),
+    node: WireNodeName,
     configHash: Type.String({ maxLength: 128 }),
     version: Type.String({ maxLength: 128 }),
     startedAtMs: Type.Integer({ minimum: 0 }),

@@ -87,6 +87,8 @@ const DEFAULT_MAX_MEMBERS = 128;
 
 /** Node names go into NATS keys and metric labels: letters, digits, `.`, `_` and `-`. */
 const NODE_NAME = /^[A-Za-z0-9._-]+$/;
+/** A node's name as another node reads it from NATS (members, channel interests): what cluster.node allows. */
+export const WireNodeName = Type.String({ pattern: NODE_NAME.source, maxLength: 255 });
 
 export function resolveCluster(file: string | null, raw: ClusterInput): ClusterSettings {
   const node = raw.node ?? hostname();

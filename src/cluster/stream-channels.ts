@@ -19,6 +19,7 @@ import type { Emission, Event } from '../stream/event.ts';
 import type { IndexListener } from '../stream/index-store.ts';
 import { indexFeed, type PubSub, type StreamPublisher } from '../stream/pubsub/channels.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
+import { WireNodeName } from './settings.ts';
 import { eventsProblem } from './stream-log.ts';
 
 const INTEREST_SUBJECT = 'vigie.pubsub.interest';
@@ -53,7 +54,7 @@ interface Forwarded {
 }
 
 const INTEREST = new WireSchema<Interest>(
-  Type.Object({ node: Type.String({ pattern: '^[A-Za-z0-9._-]+$', maxLength: 255 }), channels: Type.Array(Type.String({ maxLength: MAX_CHANNEL_LENGTH }), { maxItems: MAX_CHANNELS }), ask: Type.Optional(Type.Boolean()) }),
+  Type.Object({ node: WireNodeName, channels: Type.Array(Type.String({ maxLength: MAX_CHANNEL_LENGTH }), { maxItems: MAX_CHANNELS }), ask: Type.Optional(Type.Boolean()) }),
 );
 /** Its events checked under the receiving service's `streams.max-event-depth`, read at each message (a reload changes it). */
 const forwardedSchema = (nesting: { readonly eventDepth: number }) =>
