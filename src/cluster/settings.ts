@@ -40,6 +40,8 @@ export const ClusterSchema = Type.Object(
     'event-log-max-bytes': Type.Optional(Type.Integer({ minimum: 1024 * 1024 })),
     'max-result-ahead': Type.Optional(Duration),
     'max-members': Type.Optional(Type.Integer({ minimum: 2, maximum: 4096 })),
+    'max-channels': Type.Optional(Type.Integer({ minimum: 1, maximum: 1_048_576 })),
+    'max-waiting-reads': Type.Optional(Type.Integer({ minimum: 1, maximum: 65_536 })),
     labels: Type.Optional(Type.Record(Type.String(), Type.String())),
   },
   closed,
@@ -66,6 +68,10 @@ export interface ClusterSettings {
   maxResultAheadMs: number;
   /** Members kept at most, this node included: past it a new one is refused, counted (docs/cluster.md). */
   maxMembers: number;
+  /** Websocket channels kept over every other node's interest: past it a node's announcement is refused, counted. */
+  maxChannels: number;
+  /** Index reads from other nodes waiting for their turn here: past it one is answered busy, counted. */
+  maxWaitingReads: number;
   /** Announced to the other members; a check's `node-labels` pick the members that may run it (docs/checks.md "Locations"). */
   labels: Record<string, string>;
 }
@@ -84,6 +90,9 @@ const DEFAULT_MAX_BUFFERED_RESULTS = 100_000;
 const DEFAULT_MAX_RESULT_AHEAD = '5m';
 const DEFAULT_EVENT_LOG_MAX_BYTES = 4 * 1024 ** 3;
 const DEFAULT_MAX_MEMBERS = 128;
+const DEFAULT_MAX_CHANNELS = 16_384;
+/** src/cluster/stream-queries.ts (QueryOptions) says why reads wait, and what past it means. */
+export const DEFAULT_MAX_WAITING_READS = 64;
 
 /** Node names go into NATS keys and metric labels: letters, digits, `.`, `_` and `-`. */
 const NODE_NAME = /^[A-Za-z0-9._-]+$/;
@@ -140,6 +149,8 @@ export function resolveCluster(file: string | null, raw: ClusterInput): ClusterS
     eventLogMaxBytes: raw['event-log-max-bytes'] ?? DEFAULT_EVENT_LOG_MAX_BYTES,
     maxResultAheadMs,
     maxMembers: raw['max-members'] ?? DEFAULT_MAX_MEMBERS,
+    maxChannels: raw['max-channels'] ?? DEFAULT_MAX_CHANNELS,
+    maxWaitingReads: raw['max-waiting-reads'] ?? DEFAULT_MAX_WAITING_READS,
     labels,
   };
 }

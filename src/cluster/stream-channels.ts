@@ -31,11 +31,10 @@ const ANNOUNCE_MS = 10_000;
 const INTEREST_TTL_MS = 3 * ANNOUNCE_MS;
 /** Asks are answered at most this often, however many arrive: one answer covers every node that asked meanwhile. */
 const ANSWER_EVERY_MS = 1_000;
-/** Other nodes whose interest is kept, and channels over all of them: a peer that announces from made-up node names
- *  or with endless channel lists is refused past these, not held. A real node's channels have subscribers, and
- *  `streams.websocket.max-connections` (1,000 by default) bounds those. */
-const MAX_NODES = 256;
-const MAX_CHANNELS = 16_384;
+/* Other nodes whose interest is kept (cluster.max-members, less this node) and channels over all of them
+ * (cluster.max-channels): a peer that announces from made-up node names or with endless channel lists is refused
+ * past these, not held. A real node's channels have subscribers, and `streams.websocket.max-connections` (1,000 by
+ * default) bounds those. */
 /** Longer than any channel a websocket can name: a stream's index channel (a name of at most 255, then `-index`),
  *  or `/channel/<name>` (at most 100, fastify's route parameter limit). */
 const MAX_CHANNEL_LENGTH = 512;
@@ -53,9 +52,10 @@ interface Forwarded {
   emission: Emission;
 }
 
-const INTEREST = new WireSchema<Interest>(
-  Type.Object({ node: WireNodeName, channels: Type.Array(Type.String({ maxLength: MAX_CHANNEL_LENGTH }), { maxItems: MAX_CHANNELS }), ask: Type.Optional(Type.Boolean()) }),
-);
+const interestSchema = (maxChannels: number) =>
+  new WireSchema<Interest>(
+    Type.Object({ node: WireNodeName, channels: Type.Array(Type.String({ maxLength: MAX_CHANNEL_LENGTH }), { maxItems: maxChannels }), ask: Type.Optional(Type.Boolean()) }),
+  );
 /** Its events checked under the receiving service's `streams.max-event-depth`, read at each message (a reload changes it). */
 const forwardedSchema = (nesting: { readonly eventDepth: number }) =>
   new WireSchema<Forwarded>(
@@ -69,8 +69,11 @@ export class ClusterChannels implements StreamPublisher {
   private wanted = new Set<string>();
   private subscriptions: Subscription[] = [];
   private readonly forwarded: WireSchema<Forwarded>;
+  private readonly interest: WireSchema<Interest>;
+  /** Other nodes whose interest is kept at most. */
+  private readonly maxNodes: number;
   private timer: ReturnType<typeof setInterval> | null = null;
-  /** Channels over every other node's interest (MAX_CHANNELS). */
+  /** Channels over every other node's interest (at most `limits.maxChannels`). */
   private channelCount = 0;
   private answering: ReturnType<typeof setTimeout> | null = null;
   private answeredAtMs = 0;
@@ -81,8 +84,11 @@ export class ClusterChannels implements StreamPublisher {
     private readonly local: PubSub,
     private readonly refusals: MessageRefusals,
     nesting: { readonly eventDepth: number },
+    private readonly limits: { readonly maxMembers: number; readonly maxChannels: number },
   ) {
     this.forwarded = forwardedSchema(nesting);
+    this.interest = interestSchema(limits.maxChannels);
+    this.maxNodes = limits.maxMembers - 1;
   }
 
   start(): void {
@@ -91,7 +97,7 @@ export class ClusterChannels implements StreamPublisher {
         callback: (error, message) => {
           if (error !== null) return;
           this.refusals.guard('channels', () => {
-            const interest = INTEREST.decode(message.data);
+            const interest = this.interest.decode(message.data);
             if (!interest.ok) {
               this.refusals.refuse('channels', interest.reason, `a channel interest on ${INTEREST_SUBJECT}: ${interest.detail}`);
               return;
@@ -99,12 +105,12 @@ export class ClusterChannels implements StreamPublisher {
             const { node, channels, ask } = interest.value;
             if (node === this.node) return;
             const previous = this.others.get(node);
-            if (previous === undefined && this.others.size >= MAX_NODES) {
-              this.refusals.refuse('channels', 'invalid', `a channel interest from ${JSON.stringify(node)}: the interests of ${MAX_NODES} other nodes are kept already`);
+            if (previous === undefined && this.others.size >= this.maxNodes) {
+              this.refusals.refuse('channels', 'invalid', `a channel interest from ${JSON.stringify(node)}: the interests of ${this.maxNodes} other nodes are kept already (cluster.max-members)`);
               return;
             }
-            if (this.channelCount - (previous?.channels.size ?? 0) + channels.length > MAX_CHANNELS) {
-              this.refusals.refuse('channels', 'invalid', `a channel interest from ${JSON.stringify(node)}: more than ${MAX_CHANNELS} channels over all nodes`);
+            if (this.channelCount - (previous?.channels.size ?? 0) + channels.length > this.limits.maxChannels) {
+              this.refusals.refuse('channels', 'invalid', `a channel interest from ${JSON.stringify(node)}: more than ${this.limits.maxChannels} channels over all nodes (cluster.max-channels)`);
               return;
             }
             this.others.set(node, { channels: new Set(channels), atMs: Date.now() });

@@ -28,6 +28,7 @@ import type { IndexStats } from '../stream/placement.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
 import { eventsProblem, streamId } from './stream-log.ts';
 import { ClusterUnavailableError } from './errors.ts';
+import { DEFAULT_MAX_WAITING_READS } from './settings.ts';
 
 const SUBJECT_PREFIX = 'vigie.streams.query.';
 const ANSWER_PREFIX = 'vigie.streams.answer.';
@@ -37,10 +38,16 @@ const PART_TIMEOUT_MS = 5_000;
 const ANSWER_TIMEOUT_MS = 30_000;
 /** Room left in a part for what is not its events (the envelope, NATS' own headers). */
 const PART_ENVELOPE_BYTES = 4_096;
-/** Reads from other nodes waiting to be answered at most. They are answered one per turn of the event loop, so that a
- *  burst of them (NATS hands over every request of a socket read at once) does not hold the loop; past this many a
- *  read is answered `busy` at once (a 503 for its asker) and counted (`reason="busy"`). */
-const MAX_WAITING_READS = 64;
+export interface QueryOptions {
+  /** How long an asker waits for each part of an answer, and for the whole of it. */
+  partMs: number;
+  answerMs: number;
+  /** Reads from other nodes waiting to be answered at most (`cluster.max-waiting-reads`). They are answered one per
+   *  turn of the event loop, so that a burst of them (NATS hands over every request of a socket read at once) does
+   *  not hold the loop; past this many a read is answered `busy` at once (a 503 for its asker) and counted
+   *  (`reason="busy"`). */
+  maxWaitingReads: number;
+}
 
 export type QueryRequest = { op: 'search'; stream: string; query: string; limit: number } | { op: 'stats' };
 
@@ -89,6 +96,7 @@ export class StreamQueries {
   private subscription: Subscription | null = null;
   private readonly waiting: Msg[] = [];
   private draining = false;
+  private readonly options: QueryOptions;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -96,8 +104,10 @@ export class StreamQueries {
     private readonly local: LocalReads,
     private readonly refusals: MessageRefusals,
     private readonly logger: Logger,
-    private readonly timeouts = { partMs: PART_TIMEOUT_MS, answerMs: ANSWER_TIMEOUT_MS },
-  ) {}
+    options: Partial<QueryOptions> = {},
+  ) {
+    this.options = { partMs: PART_TIMEOUT_MS, answerMs: ANSWER_TIMEOUT_MS, maxWaitingReads: DEFAULT_MAX_WAITING_READS, ...options };
+  }
 
   start(): void {
     this.subscription = this.nc.subscribe(querySubject(this.node), {
@@ -108,9 +118,10 @@ export class StreamQueries {
             this.refusals.refuse('queries', 'shape', `an index read on ${message.subject} whose reply subject (${message.reply ?? 'none'}) is not under ${ANSWER_PREFIX}: not answered`);
             return;
           }
-          if (this.waiting.length >= MAX_WAITING_READS) {
-            this.refusals.refuse('queries', 'busy', `an index read on ${message.subject}: ${MAX_WAITING_READS} are waiting already; answered busy`);
-            message.respond(JSON.stringify({ error: `busy: ${MAX_WAITING_READS} index reads are waiting on this node` }));
+          const max = this.options.maxWaitingReads;
+          if (this.waiting.length >= max) {
+            this.refusals.refuse('queries', 'busy', `an index read on ${message.subject}: ${max} are waiting already (cluster.max-waiting-reads); answered busy`);
+            message.respond(JSON.stringify({ error: `busy: ${max} index reads are waiting on this node` }));
             return;
           }
           this.waiting.push(message);
@@ -217,7 +228,7 @@ export class StreamQueries {
       const parts: T[] = [];
       let events = 0;
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const deadline = setTimeout(() => unavailable(`its answer took more than ${this.timeouts.answerMs / 1000} s`), this.timeouts.answerMs);
+      const deadline = setTimeout(() => unavailable(`its answer took more than ${this.options.answerMs / 1000} s`), this.options.answerMs);
       const finish = (error: Error | null) => {
         clearTimeout(timer);
         clearTimeout(deadline);
@@ -235,7 +246,7 @@ export class StreamQueries {
       };
       const wait = () => {
         clearTimeout(timer);
-        timer = setTimeout(() => unavailable('timeout'), this.timeouts.partMs);
+        timer = setTimeout(() => unavailable('timeout'), this.options.partMs);
       };
       // A subscription of this read's own, under the answer prefix (above): several parts may come.
       let subscription: Subscription | undefined;

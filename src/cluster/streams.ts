@@ -136,9 +136,11 @@ export class ClusterStreams implements StreamPlacement {
       (input) => this.service.countRejected(input),
       this.logMetrics,
     );
-    const queries = new StreamQueries(cluster.connection.nc, settings.node, { search: (stream, query, limit) => this.searchLocal(stream, query, limit), stats: () => this.statsLocal(), maxSearchLimit: () => this.service.maxSearchLimit }, cluster.refusals, logger);
+    const queries = new StreamQueries(cluster.connection.nc, settings.node, { search: (stream, query, limit) => this.searchLocal(stream, query, limit), stats: () => this.statsLocal(), maxSearchLimit: () => this.service.maxSearchLimit }, cluster.refusals, logger, {
+      maxWaitingReads: settings.maxWaitingReads,
+    });
     queries.start();
-    const channels = new ClusterChannels(cluster.connection.nc, settings.node, this.pubsub, cluster.refusals, this.service.nesting);
+    const channels = new ClusterChannels(cluster.connection.nc, settings.node, this.pubsub, cluster.refusals, this.service.nesting, settings);
     channels.start();
     const context: RunnerContext = {
       js: cluster.js,

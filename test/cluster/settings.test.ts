@@ -40,3 +40,12 @@ describe('cluster.max-members', () => {
     expect(resolveCluster('vigie.yaml', { node: 'a', nats, 'max-members': 16 }).maxMembers).toBe(16);
   });
 });
+
+describe('cluster.max-channels and cluster.max-waiting-reads', () => {
+  it('are 16,384 and 64 by default, and take a whole number', () => {
+    const defaults = resolveCluster('vigie.yaml', { node: 'a', nats });
+    expect([defaults.maxChannels, defaults.maxWaitingReads]).toEqual([16_384, 64]);
+    const set = resolveCluster('vigie.yaml', { node: 'a', nats, 'max-channels': 100, 'max-waiting-reads': 8 });
+    expect([set.maxChannels, set.maxWaitingReads]).toEqual([100, 8]);
+  });
+});

@@ -42,14 +42,15 @@ describe.skipIf(!hasNatsServer())('websocket channels between nodes', () => {
     const [a, b] = await Promise.all([connect(nats.connectOptions('node-a')), connect(nats.connectOptions('node-b'))]);
     connections.push(a, b);
     const nesting = { eventDepth: DEFAULT_MAX_EVENT_DEPTH };
+    const limits = { maxMembers: 128, maxChannels: 16_384 };
     const watcher = localPubSub(['alerts']);
-    const nodeA = new ClusterChannels(a, 'node-a', watcher.pubsub, new MessageRefusals(new Registry(), silent), nesting);
+    const nodeA = new ClusterChannels(a, 'node-a', watcher.pubsub, new MessageRefusals(new Registry(), silent), nesting, limits);
     nodeA.start();
     started.push(nodeA);
     await a.flush();
 
     // node-b starts after node-a's subscriber: node-a's renewal is 10 s away.
-    const nodeB = new ClusterChannels(b, 'node-b', localPubSub([]).pubsub, new MessageRefusals(new Registry(), silent), nesting);
+    const nodeB = new ClusterChannels(b, 'node-b', localPubSub([]).pubsub, new MessageRefusals(new Registry(), silent), nesting, limits);
     nodeB.start();
     started.push(nodeB);
     const event = { host: 'db-1', service: 'disk', state: 'critical', time: 1_700_000_000 };
@@ -69,11 +70,15 @@ describe.skipIf(!hasNatsServer())('websocket channels between nodes', () => {
 
 describe.skipIf(!hasNatsServer())('websocket channels between nodes: a lying peer', () => {
   /** A node with no subscribers of its own, its refusals counted in a registry of its own. */
-  async function startNode(name: string, connect: () => Promise<NatsConnection>): Promise<{ refused: (reason: string) => Promise<number> }> {
+  async function startNode(
+    name: string,
+    connect: () => Promise<NatsConnection>,
+    limits = { maxMembers: 128, maxChannels: 16_384 },
+  ): Promise<{ refused: (reason: string) => Promise<number> }> {
     const nc = await connect();
     connections.push(nc);
     const registry = new Registry();
-    const node = new ClusterChannels(nc, name, localPubSub([]).pubsub, new MessageRefusals(registry, silent), { eventDepth: DEFAULT_MAX_EVENT_DEPTH });
+    const node = new ClusterChannels(nc, name, localPubSub([]).pubsub, new MessageRefusals(registry, silent), { eventDepth: DEFAULT_MAX_EVENT_DEPTH }, limits);
     node.start();
     started.push(node);
     await nc.flush();
@@ -108,26 +113,31 @@ describe.skipIf(!hasNatsServer())('websocket channels between nodes: a lying pee
     expect((answers[0] as number) - floodAt).toBeLessThan(1_000);
   });
 
-  it('refuses and counts interests past 256 other nodes or 16,384 channels, and a malformed one', async () => {
+  it('refuses and counts interests past cluster.max-members - 1 other nodes or cluster.max-channels channels, and a malformed one', async () => {
     const nats = await startNatsServer();
-    const nodeA = await startNode('node-a', () => connect(nats.connectOptions('node-a')));
+    const nodeA = await startNode('node-a', () => connect(nats.connectOptions('node-a')), { maxMembers: 11, maxChannels: 16_384 });
     const forger = await connect(nats.connectOptions('node-b'));
     connections.push(forger);
-    for (let i = 0; i < 300; i++) forger.publish('vigie.pubsub.interest', JSON.stringify({ node: `made-up-${i}`, channels: ['c'] }));
+    for (let i = 0; i < 30; i++) forger.publish('vigie.pubsub.interest', JSON.stringify({ node: `made-up-${i}`, channels: ['c'] }));
     await forger.flush();
-    await waitFor(async () => (await nodeA.refused('invalid')) === 300 - 256, { message: '44 interests refused past 256 nodes' });
+    // Eleven members at most, node-a one of them: ten others kept.
+    await waitFor(async () => (await nodeA.refused('invalid')) === 30 - 10, { message: '20 interests refused past 10 other nodes' });
 
     const other = await startNatsServer();
-    const nodeC = await startNode('node-c', () => connect(other.connectOptions('node-a')));
+    const nodeC = await startNode('node-c', () => connect(other.connectOptions('node-a')), { maxMembers: 128, maxChannels: 50 });
     const forger2 = await connect(other.connectOptions('node-b'));
     connections.push(forger2);
-    const many = (from: number) => Array.from({ length: 6_000 }, (_, i) => `channel-${from + i}`);
-    // Three nodes of 6,000 channels each: the third would make 18,000, past 16,384.
-    for (const [i, node] of ['x', 'y', 'z'].entries()) forger2.publish('vigie.pubsub.interest', JSON.stringify({ node, channels: many(i * 6_000) }));
-    // A channel name no websocket can subscribe to, and a node name cluster.node does not allow.
+    const many = (from: number) => Array.from({ length: 20 }, (_, i) => `channel-${from + i}`);
+    // Three nodes of 20 channels each: the third would make 60, past 50.
+    for (const [i, node] of ['x', 'y', 'z'].entries()) forger2.publish('vigie.pubsub.interest', JSON.stringify({ node, channels: many(i * 20) }));
+    // A channel name no websocket can subscribe to, a node name cluster.node does not allow, and a list longer
+    // than max-channels on its own.
     forger2.publish('vigie.pubsub.interest', JSON.stringify({ node: 'w', channels: ['x'.repeat(600)] }));
     forger2.publish('vigie.pubsub.interest', JSON.stringify({ node: 'not a node name', channels: [] }));
+    forger2.publish('vigie.pubsub.interest', JSON.stringify({ node: 'v', channels: many(1_000).concat(many(2_000), many(3_000)) }));
     await forger2.flush();
-    await waitFor(async () => (await nodeC.refused('invalid')) === 1 && (await nodeC.refused('shape')) === 2, { message: 'the interest past 16,384 channels and the two malformed ones refused' });
+    await waitFor(async () => (await nodeC.refused('invalid')) === 1 && (await nodeC.refused('shape')) === 3, {
+      message: 'the interest past 50 channels and the three malformed ones refused',
+    });
   });
 });

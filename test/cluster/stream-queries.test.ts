@@ -128,7 +128,7 @@ describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
     for (const drip of drips) clearInterval(drip);
   }, 60_000);
 
-  it('answers a burst of reads one per turn of the event loop, and busy past 64 waiting; never more than its max-search-limit', async () => {
+  it('answers a burst of reads one per turn of the event loop, and busy past cluster.max-waiting-reads; never more than its max-search-limit', async () => {
     const nats = await startNatsServer();
     const [b, forger] = await clients(nats, 'node-b', 'node-a');
     const registry = new Registry();
@@ -152,14 +152,17 @@ describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
       },
       new MessageRefusals(registry, silent),
       silent,
+      { maxWaitingReads: 8 },
     );
     answerer.start();
     await b.flush();
     const answers: { busy: boolean; events: number; truncated: boolean }[] = [];
+    const errors = new Set<string>();
     const reply = answerSubject('node-a');
     forger.subscribe(reply, {
       callback: (_error, message) => {
         const value = message.json() as { error?: string; events?: unknown[]; truncated?: boolean };
+        if (value.error !== undefined) errors.add(value.error);
         answers.push({ busy: value.error?.startsWith('busy') === true, events: value.events?.length ?? 0, truncated: value.truncated === true });
       },
     });
@@ -171,6 +174,7 @@ describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
     const busy = answers.filter((answer) => answer.busy).length;
     expect(busy).toBeGreaterThan(0);
     expect(limits.length + busy).toBe(500);
+    expect([...errors]).toEqual(['busy: 8 index reads are waiting on this node']);
     expect(turnsBetween).toBe(0);
     // Asked for a billion: at most its own max-search-limit (100), said to be cut.
     expect(new Set(limits)).toEqual(new Set([101]));
