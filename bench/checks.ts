@@ -30,9 +30,8 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { ROOT } from '../bin/build.mjs';
 import { freePort } from '../test/helpers/ports.ts';
-import { ensureBundle, readLines, serviceEnv, serviceNodeFlags } from '../test/helpers/server.ts';
+import { ensureBundle, readLines, serviceCommand, serviceEnv, serviceNodeFlags } from '../test/helpers/server.ts';
 import { cpuSeconds, parseMetrics, percentile, rssMb, type Scrape, startTargets, type Targets, threadCpuSeconds, threadCpuShares } from './check-load.ts';
 import { profileBreakdown } from './profile.ts';
 
@@ -171,8 +170,9 @@ async function measure(pid: number, scrape: () => Promise<Scrape>): Promise<Wind
  *  flags of the run's. */
 async function startVigie(configFile: string, nodeArgs: string[]) {
   await ensureBundle();
-  const child = spawn(process.execPath, [...serviceNodeFlags(), ...nodeArgs, join(ROOT, 'bin/vigie.js'), 'serve', '--config', configFile, '--log-level', 'warn'], {
-    env: { ...process.env, ...serviceEnv() },
+  const service = serviceCommand(['serve', '--config', configFile, '--log-level', 'warn'], nodeArgs);
+  const child = spawn(process.execPath, service.args, {
+    env: service.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];

@@ -6,9 +6,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { ROOT } from '../bin/build.mjs';
 import { freePort } from '../test/helpers/ports.ts';
-import { ensureBundle, readLines, serviceEnv, serviceNodeFlags } from '../test/helpers/server.ts';
+import { ensureBundle, readLines, serviceCommand } from '../test/helpers/server.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -33,7 +32,8 @@ export async function startNode(root: string, name: string, cluster: Record<stri
   // BENCH_CPU_PROF_NODES=<name,...>: only these nodes (a profiler in each of three nodes sharing the cores skews them).
   const only = process.env.BENCH_CPU_PROF_NODES?.split(',');
   const profile = process.env.BENCH_CPU_PROF && (only === undefined || only.includes(name)) ? ['--cpu-prof', `--cpu-prof-dir=${join(process.env.BENCH_CPU_PROF, name)}`] : [];
-  const child = spawn(process.execPath, [...serviceNodeFlags(), ...profile, ...nodeFlags, join(ROOT, 'bin/vigie.js'), 'serve', '--config', file, '--log-level', 'warn'], { env: { ...process.env, ...serviceEnv() }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const service = serviceCommand(['serve', '--config', file, '--log-level', 'warn'], [...profile, ...nodeFlags]);
+  const child = spawn(process.execPath, service.args, { env: service.env, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   readLines(child.stdout, (line) => logs.push(line));
   readLines(child.stderr, (line) => logs.push(line));

@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { serviceEnv, serviceNodeFlags, startServer, type TestServer } from '../test/helpers/server.ts';
+import { startServer, type TestServer } from '../test/helpers/server.ts';
 
 export interface LoadOptions {
   path: string;
@@ -42,7 +42,7 @@ function cpuSeconds(pid: number): number {
 }
 
 export async function startBenchServer(config: Record<string, unknown> = {}): Promise<TestServer> {
-  return startServer({ config: { http: { 'body-limit': 64 * 1024 * 1024 }, ...config }, nodeArgs: serviceNodeFlags(), env: serviceEnv() });
+  return startServer({ config: { http: { 'body-limit': 64 * 1024 * 1024 }, ...config }, asService: true });
 }
 
 export async function createStream(server: TestServer, name: string, config: string): Promise<void> {

@@ -7,7 +7,7 @@
  *
  * `node --import tsx bench/idle.ts`
  */
-import { serviceEnv, serviceNodeFlags, startServer } from '../test/helpers/server.ts';
+import { startServer } from '../test/helpers/server.ts';
 import { cpuSeconds, rssMb, threadCpuSeconds, wakeups } from './check-load.ts';
 import { round, writeResult } from './http-load.ts';
 
@@ -19,7 +19,7 @@ const WINDOW_S = Number(process.env.IDLE_WINDOW_S ?? 60);
 const FLOOR_CORES = 0.002;
 const FLOOR_MAIN_WAKEUPS_PER_S = 1;
 
-const server = await startServer({ nodeArgs: serviceNodeFlags(), env: serviceEnv() });
+const server = await startServer({ asService: true });
 try {
   const pid = server.process.pid as number;
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));

@@ -9,7 +9,7 @@
  * `node --import tsx bench/state-checkpoint.ts [forks]`
  */
 import { createStream, percentile, round, startBenchServer, writeResult } from './http-load.ts';
-import { serviceEnv, startServer, serviceNodeFlags, type TestServer } from '../test/helpers/server.ts';
+import { startServer, type TestServer } from '../test/helpers/server.ts';
 
 const FORKS = Number(process.argv[2] ?? 100_000);
 const BATCH = 20_000;
@@ -92,7 +92,7 @@ try {
   const stopSeconds = (performance.now() - stopStarted) / 1000;
   dataDir = server.dataDir;
   const startStarted = performance.now();
-  restarted = await startServer({ dataDir, config, nodeArgs: serviceNodeFlags(), env: serviceEnv() });
+  restarted = await startServer({ dataDir, config, asService: true });
   const startSeconds = (performance.now() - startStarted) / 1000;
   const restoredLine = JSON.parse(await restarted.waitForLog(/action states restored/)) as { units: number; forks: number; ms: number };
 

@@ -47,8 +47,11 @@ export interface StartOptions {
   dataDir?: string;
   logLevel?: string;
   env?: Record<string, string>;
-  /** `node` flags for the service process, e.g. serviceNodeFlags() to run it as `npm start` does (benchmarks). */
+  /** More `node` flags for the service process. */
   nodeArgs?: string[];
+  /** Runs it as `npm start` and bin/vigie.js do, with the V8 flags and environment of bin/vigie.js's first line
+   *  (benchmarks); tests run it on Node's defaults. */
+  asService?: boolean;
   /** How long to wait for "vigie is serving" (20 s by default). */
   readyTimeoutMs?: number;
 }
@@ -86,6 +89,14 @@ export function serviceEnv(): Record<string, string> {
   return Object.fromEntries(shebangWords().flatMap((word) => (/^[A-Z_]+=/.test(word) ? [[word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]] : [])));
 }
 
+/**
+ * `node` arguments and environment that run `bin/vigie.js <args>` as `npm start` does: bin/vigie.js's first line
+ * (its V8 flags and environment) is what a user's service starts with, and a spawn of `node` does not read it.
+ */
+export function serviceCommand(args: readonly string[], extraFlags: readonly string[] = []): { args: string[]; env: NodeJS.ProcessEnv } {
+  return { args: [...serviceNodeFlags(), ...extraFlags, BIN, ...args], env: { ...process.env, ...serviceEnv() } };
+}
+
 export function makeDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'vigie-test-'));
 }
@@ -103,9 +114,10 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   };
   writeConfig(options.config ?? {});
   await ensureBundle();
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN, 'serve', '--config', configFile, '--log-level', options.logLevel ?? 'info'], {
+  const flags = [...(options.asService === true ? serviceNodeFlags() : []), ...(options.nodeArgs ?? [])];
+  const child = spawn(process.execPath, [...flags, BIN, 'serve', '--config', configFile, '--log-level', options.logLevel ?? 'info'], {
     cwd: dataDir,
-    env: { ...process.env, ...options.env },
+    env: { ...process.env, ...(options.asService === true ? serviceEnv() : {}), ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
