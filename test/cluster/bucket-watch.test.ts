@@ -51,13 +51,19 @@ function startWithin(watch: BucketWatch, ms: number): Promise<number | 'never'> 
   return Promise.race([watch.start(), new Promise<'never'>((resolve) => setTimeout(() => resolve('never'), ms))]);
 }
 
+/** The checks bucket on a nats-server of its own, holding `entries` (put in this order). */
+async function checksBucket(entries: Record<string, string>): Promise<KV> {
+  const nats = await startNatsServer();
+  const nc = await connect(nats.connectOptions('node-a'));
+  connections.push(nc);
+  const kv = await new Kvm(jetstream(nc)).create(CHECKS_BUCKET, { history: 1 });
+  for (const [key, value] of Object.entries(entries)) await kv.put(key, value);
+  return kv;
+}
+
 describe.skipIf(!hasNatsServer())('bucket watch', () => {
   it('starts the watch again after a restart that failed, and delivers what the bucket holds', async () => {
-    const nats = await startNatsServer();
-    const nc = await connect(nats.connectOptions('node-a'));
-    connections.push(nc);
-    const kv = await new Kvm(jetstream(nc)).create(CHECKS_BUCKET, { history: 1 });
-    await kv.put('first', '1');
+    const kv = await checksBucket({ first: '1' });
 
     // The real bucket, except that the second watch (the first restart) fails as a timed-out JetStream request
     // does, and the first one is kept to be stopped by the test: a watch that silently stopped delivering.
@@ -94,13 +100,7 @@ describe.skipIf(!hasNatsServer())('bucket watch', () => {
   });
 
   it('never delivers a snapshot in part: one that stalls is abandoned and watched again, the first start included', async () => {
-    const nats = await startNatsServer();
-    const nc = await connect(nats.connectOptions('node-a'));
-    connections.push(nc);
-    const kv = await new Kvm(jetstream(nc)).create(CHECKS_BUCKET, { history: 1 });
-    await kv.put('a', '1');
-    await kv.put('b', '2');
-    await kv.put('c', '3');
+    const kv = await checksBucket({ a: '1', b: '2', c: '3' });
 
     // The first watch delivers one entry of three, then nothing more (its stream's leader died meanwhile).
     let calls = 0;
@@ -141,11 +141,7 @@ describe.skipIf(!hasNatsServer())('bucket watch', () => {
   });
 
   it('ends a snapshot at the revision the bucket had once the watch was made, even when the server never counts its pending to 0', async () => {
-    const nats = await startNatsServer();
-    const nc = await connect(nats.connectOptions('node-a'));
-    connections.push(nc);
-    const kv = await new Kvm(jetstream(nc)).create(CHECKS_BUCKET, { history: 1 });
-    for (const key of ['a', 'b', 'c']) await kv.put(key, '1');
+    const kv = await checksBucket({ a: '1', b: '1', c: '1' });
     // A server whose count of what is pending stays above 0 (as seen in a members bucket a node kept writing to),
     // in a bucket that a member writes to every 100 ms: entries keep arriving, none of them says the snapshot is over.
     const miscounting = withWatch(kv, async (real) => miscounted(await real()));
@@ -163,11 +159,7 @@ describe.skipIf(!hasNatsServer())('bucket watch', () => {
   });
 
   it('leaves out no key written while the watch is made, with the same miscounted pending', async () => {
-    const nats = await startNatsServer();
-    const nc = await connect(nats.connectOptions('node-a'));
-    connections.push(nc);
-    const kv = await new Kvm(jetstream(nc)).create(CHECKS_BUCKET, { history: 1 });
-    for (const key of ['a', 'b', 'c']) await kv.put(key, '1');
+    const kv = await checksBucket({ a: '1', b: '1', c: '1' });
     // `a` is written again just before the watch is made: its value comes last in the snapshot, after `c`.
     const racing = withWatch(kv, async (real) => {
       await kv.put('a', '2');
