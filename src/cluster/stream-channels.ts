@@ -31,10 +31,6 @@ const ANNOUNCE_MS = 10_000;
 const INTEREST_TTL_MS = 3 * ANNOUNCE_MS;
 /** Asks are answered at most this often, however many arrive: one answer covers every node that asked meanwhile. */
 const ANSWER_EVERY_MS = 1_000;
-/* Other nodes whose interest is kept (cluster.max-members, less this node) and channels over all of them
- * (cluster.max-channels): a peer that announces from made-up node names or with endless channel lists is refused
- * past these, not held. A real node's channels have subscribers, and `streams.websocket.max-connections` (1,000 by
- * default) bounds those. */
 /** Longer than any channel a websocket can name: a stream's index channel (a name of at most 255, then `-index`),
  *  or `/channel/<name>` (at most 100, fastify's route parameter limit). */
 const MAX_CHANNEL_LENGTH = 512;
@@ -84,6 +80,10 @@ export class ClusterChannels implements StreamPublisher {
     private readonly local: PubSub,
     private readonly refusals: MessageRefusals,
     nesting: { readonly eventDepth: number },
+    /** Other nodes whose interest is kept (cluster.max-members, less this node) and channels over all of them
+     *  (cluster.max-channels): a peer that announces from made-up node names or with endless channel lists is
+     *  refused past these, not held. A real node's channels have subscribers, and
+     *  `streams.websocket.max-connections` (1,000 by default) bounds those. */
     private readonly limits: { readonly maxMembers: number; readonly maxChannels: number },
   ) {
     this.forwarded = forwardedSchema(nesting);
