@@ -37,7 +37,7 @@ const RETENTION_NS = 3_600 * 1e9;
 const MAX_STREAM_BYTES = 1024 ** 3;
 /** Deliveries of one message at most: one that cannot be stored after this many tries is given up (and counted by
  *  JetStream's advisories), never redelivered for ever. */
-export const MAX_DELIVER = 5;
+const MAX_DELIVER = 5;
 
 /** A node publishes what it ran: results, never the state of a check with locations (each node computes that). */
 const BATCH_SCHEMA = new WireSchema<CheckResult[]>(Type.Array(Type.Omit(CheckResultSchema, ['quorum', 'locations']), { maxItems: BATCH }));

@@ -12,6 +12,9 @@
  * while the previous owner checkpointed and purged the log once more) cannot point it at a state that misses
  * events; it reloads the newest checkpoint instead.
  *
+ * Beside each pointer, `<key>.seq` holds the bare sequence of its checkpoint: the log of a stream is purged below
+ * the lowest of its partitions' (`floor`), read without fetching checkpoints that may weigh 256 KB each.
+ *
  * Pointers and checkpoints are untrusted (docs/cluster.md, "What a node does with what it reads"): a pointer that is
  * not one, or names an object of another partition, and a checkpoint that is not one of this partition (its index
  * events checked as the HTTP ingest checks events) are refused, counted (`source="checkpoints"`), and the partition
@@ -165,7 +168,7 @@ export class CheckpointStore {
         }
       }
       await this.kv.purge(key);
-      forgotten++;
+      if (!key.endsWith('.seq')) forgotten++;
     }
     return forgotten;
   }
@@ -197,6 +200,29 @@ export class CheckpointStore {
       throw error;
     }
     if (known.object !== null) await this.objects.delete(known.object).catch(() => undefined);
+    await this.kv.put(`${key}.seq`, String(checkpoint.seq));
     return { outcome: 'saved', pointer: { revision, object } };
+  }
+
+  /**
+   * The lowest sequence the checkpoints of partitions `0` to `partitions - 1` of a stream cover (its id), 0 when one
+   * of them has none: the stream's log up to it is needed by no partition. A value that is not a sequence is refused
+   * and counts as none.
+   */
+  async floor(id: string, partitions: number): Promise<number> {
+    let floor = Number.POSITIVE_INFINITY;
+    for (let partition = 0; partition < partitions; partition++) {
+      const key = `${id}.${partition}.seq`;
+      const entry = await this.kv.get(key);
+      if (entry === null || entry.operation !== 'PUT') return 0;
+      const text = entry.string();
+      const seq = /^\d{1,15}$/.test(text) ? Number(text) : -1;
+      if (seq < 0) {
+        this.refusals.refuse('checkpoints', 'shape', `checkpoint sequence ${key} in ${CHECKPOINTS_BUCKET} is ${JSON.stringify(text.slice(0, 40))}, not a sequence: the log is not purged`, { key });
+        return 0;
+      }
+      floor = Math.min(floor, seq);
+    }
+    return Number.isFinite(floor) ? floor : 0;
   }
 }

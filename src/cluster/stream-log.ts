@@ -1,15 +1,15 @@
 /**
- * The cluster's event log (docs/cluster.md, "Streams"): the JetStream stream `vigie_events`, one subject per stream
- * partition, `vigie.events.<stream id>.<partition>`. Every input of every node hands its events to
- * `ClusterEventLog.submit`, which splits them by partition and publishes them; the input acknowledges once JetStream
- * has acknowledged every message that holds them, so an acknowledged event is on the log's disks (and replicas),
- * whatever happens to the node that took it or to the one that runs its partition.
+ * The cluster's event log (docs/cluster.md, "The event log"): the JetStream stream `vigie_events`, one subject per
+ * stream, `vigie.events.<stream id>`. Every input of every node hands its events to `ClusterEventLog.submit`, which
+ * splits them by partition and publishes them; the input acknowledges once JetStream has acknowledged every message
+ * that holds them, so an acknowledged event is on the log's disks (and replicas), whatever happens to the node that
+ * took it or to the one that runs its partition.
  *
- * Batching is group commit, as in the single-node journal: the events submitted during one turn of the event loop
- * are gathered per partition into one message (cut at `MAX_MESSAGE_BYTES`), so a push of 1,000 events over 64
- * partitions costs at most 64 publishes, and 100 concurrent pushes to one stream cost one. A message costs the
- * nodes and `nats-server` more than the 16 or so events such a push puts in it (docs/performance.md, "Cluster: what
- * an event costs"): the fewer the messages, the cheaper the event.
+ * Batching is group commit, as in the single-node journal: the events submitted to one stream during one turn of the
+ * event loop go out as one message (cut at `MAX_MESSAGE_BYTES`), each partition's events a part of it
+ * (src/cluster/log-message.ts), so a push of 1,000 events over 64 partitions is one publish, and 100 concurrent
+ * pushes to one stream are one too. Every node running partitions of the stream reads each message once and parses
+ * its own parts (src/cluster/log-reader.ts).
  *
  * Backpressure: events published and not yet acknowledged count as pending, capped by `streams.max-pending-events`;
  * past it `submit` answers 'full' (HTTP 503 with Retry-After, Riemann TCP stops reading), as the single node's
@@ -21,17 +21,16 @@ import type { DiscardPolicy, JetStreamManager, RetentionPolicy, StorageType } fr
 import { Counter, type Registry } from 'prom-client';
 import type { Event } from '../stream/event.ts';
 import type { IngestOutcome } from '../stream/ingest-gateway.ts';
-import { decodeRecords, encodeRecord, type LogEntry } from '../stream/journal.ts';
 import { eventsFromJsonBody } from '../stream/ingest/json.ts';
-import { eventsOf } from '../stream/journal-records.ts';
 import type { EventIngest } from '../stream/placement.ts';
 import { streamNotFound } from '../stream/errors.ts';
 import { ClusterUnavailableError } from './errors.ts';
+import { encodeLogMessage } from './log-message.ts';
 import type { LogPublisher } from './log-publisher.ts';
 
 export const EVENTS_STREAM = 'vigie_events';
-export const EVENTS_SUBJECT_PREFIX = 'vigie.events.';
-/** Under NATS' default max_payload (1 MiB), with room for the record's header. */
+const EVENTS_SUBJECT_PREFIX = 'vigie.events.';
+/** Under NATS' default max_payload (1 MiB), with room for the message's head. */
 const MAX_MESSAGE_BYTES = 900 * 1024;
 /** How long a publish may wait for JetStream's acknowledgement before its inputs get a 503. */
 export const PUBLISH_TIMEOUT_MS = 5_000;
@@ -50,8 +49,9 @@ export function streamId(stream: string): string {
 /** Every message of the log names its stream's id: computed once per stream, not per message. */
 const streamIds = new Map<string, string>();
 
-export function partitionSubject(stream: string, partition: number): string {
-  return `${EVENTS_SUBJECT_PREFIX}${streamId(stream)}.${partition}`;
+/** The log's subject for a stream's events, every partition's. */
+export function streamSubject(stream: string): string {
+  return `${EVENTS_SUBJECT_PREFIX}${streamId(stream)}`;
 }
 
 /**
@@ -105,11 +105,11 @@ export interface LogTarget {
   readonly partitionBy: readonly string[] | null;
 }
 
-/** The events of one partition waiting for the next publish, and the inputs waiting for it. */
+/** The events of one stream waiting for the next publish, per partition, and the inputs waiting for it. */
 interface Pending {
   readonly stream: string;
-  readonly subject: string;
-  parts: string[];
+  /** Per partition, its events as the insides of JSON arrays. */
+  readonly parts: Map<number, string[]>;
   bytes: number;
   count: number;
   readonly waiters: Waiter[];
@@ -136,7 +136,7 @@ export class EventLogMetrics {
       registers: [registry],
     });
     this.published = new Counter({ name: 'cluster_events_published_total', help: "Events this node's inputs published to the cluster's event log.", labelNames: ['stream'], registers: [registry] });
-    this.messages = new Counter({ name: 'cluster_event_messages_published_total', help: 'Messages (batches of events of one partition) published to the event log.', registers: [registry] });
+    this.messages = new Counter({ name: 'cluster_event_messages_published_total', help: 'Messages (batches of events of one stream) published to the event log.', registers: [registry] });
     this.failures = new Counter({ name: 'cluster_event_publish_failures_total', help: 'Publishes to the event log that failed (their inputs answered 503).', registers: [registry] });
   }
 }
@@ -201,21 +201,23 @@ export class ClusterEventLog implements EventIngest {
   }
 
   private add(stream: string, partition: number, events: readonly Event[], waiter: Waiter): void {
-    const subject = partitionSubject(stream, partition);
     const json = JSON.stringify(events);
     // The inside of the array: batches of several inputs are joined with commas into one array.
     const part = json.slice(1, -1);
-    let pending = this.queued.get(subject);
-    if (pending !== undefined && pending.bytes + part.length > MAX_MESSAGE_BYTES) {
+    let pending = this.queued.get(stream);
+    // A part's bytes, its partition's number and commas in the head: 16 is more than enough for the last two.
+    if (pending !== undefined && pending.bytes + part.length + 16 > MAX_MESSAGE_BYTES) {
       this.publish(pending);
       pending = undefined;
     }
     if (pending === undefined) {
-      pending = { stream, subject, parts: [], bytes: 0, count: 0, waiters: [] };
-      this.queued.set(subject, pending);
+      pending = { stream, parts: new Map(), bytes: 0, count: 0, waiters: [] };
+      this.queued.set(stream, pending);
     }
-    if (part.length > 0) pending.parts.push(part);
-    pending.bytes += part.length + 1;
+    let pieces = pending.parts.get(partition);
+    if (pieces === undefined) pending.parts.set(partition, (pieces = []));
+    if (part.length > 0) pieces.push(part);
+    pending.bytes += part.length + 16;
     pending.count += events.length;
     if (pending.waiters.at(-1) !== waiter) {
       pending.waiters.push(waiter);
@@ -235,10 +237,8 @@ export class ClusterEventLog implements EventIngest {
   }
 
   private publish(pending: Pending): void {
-    if (this.queued.get(pending.subject) === pending) this.queued.delete(pending.subject);
-    const payload = Buffer.from(`[${pending.parts.join(',')}]`);
-    const record = Buffer.concat(encodeRecord(0, { target: pending.stream, input: 'cluster', format: 'events', receivedAtNs: 0, count: pending.count, payload }));
-    this.publisher.publish(pending.subject, record, (error) => {
+    if (this.queued.get(pending.stream) === pending) this.queued.delete(pending.stream);
+    this.publisher.publish(streamSubject(pending.stream), encodeLogMessage(pending.stream, pending.parts), (error) => {
       if (error === undefined) {
         this.metrics.messages.inc();
         this.metrics.published.inc({ stream: pending.stream }, pending.count);
@@ -263,31 +263,6 @@ export class ClusterEventLog implements EventIngest {
   /** Refuses new events and waits for nothing: what was published is acknowledged or failed on its own. */
   close(): void {
     this.closed = true;
-  }
-}
-
-/** Why a message of the log was refused: not a record, a payload that is not JSON, events the ingest would refuse. */
-export type DamageReason = 'shape' | 'not_json' | 'invalid';
-
-/** The events of one message of the log (a record, src/stream/journal.ts), checked as the HTTP ingest checks events;
- *  null when it does not decode or they do not pass. */
-export function eventsOfMessage(data: Uint8Array, eventDepth: number, onDamage: (reason: DamageReason, problem: string) => void): Event[] | null {
-  const buffer = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  let entry: LogEntry | undefined;
-  let damage: string | undefined;
-  for (const decoded of decodeRecords(buffer, (_offset, problem) => (damage ??= problem))) {
-    entry = decoded;
-    break;
-  }
-  if (entry === undefined) {
-    onDamage('shape', damage ?? 'an empty message');
-    return null;
-  }
-  try {
-    return eventsOf(entry, eventDepth);
-  } catch (error) {
-    onDamage(error instanceof SyntaxError ? 'not_json' : 'invalid', (error as Error).message);
-    return null;
   }
 }
 

@@ -28,7 +28,8 @@ import type { PubSub } from '../stream/pubsub/channels.ts';
 import { ClusterChannels } from './stream-channels.ts';
 import { JoiningIngest } from './joining-ingest.ts';
 import { CHECKPOINTS_BUCKET, CheckpointStore } from './stream-checkpoints.ts';
-import { ClusterEventLog, ensureEventsStream, EVENTS_STREAM, EVENTS_SUBJECT_PREFIX, EventLogMetrics, type LogTarget, PUBLISH_TIMEOUT_MS, streamId } from './stream-log.ts';
+import { ClusterEventLog, ensureEventsStream, EVENTS_STREAM, EventLogMetrics, type LogTarget, PUBLISH_TIMEOUT_MS } from './stream-log.ts';
+import { StreamLogReaders } from './log-reader.ts';
 import { AckedPublisher } from './log-publisher.ts';
 import { mergeSearches, mergeStats, type SearchAnswer, searchAnswerSchema, STATS_ANSWER, type StatsAnswer, StreamQueries } from './stream-queries.ts';
 import { STREAMS_BUCKET, StreamReplica } from './stream-replica.ts';
@@ -49,6 +50,7 @@ interface Joined {
   readonly queries: StreamQueries;
   readonly channels: ClusterChannels;
   readonly context: RunnerContext;
+  readonly readers: StreamLogReaders;
 }
 
 /** What the streams use of this node's membership (src/cluster/node.ts). */
@@ -142,23 +144,28 @@ export class ClusterStreams implements StreamPlacement {
     queries.start();
     const channels = new ClusterChannels(cluster.connection.nc, settings.node, this.pubsub, cluster.refusals, this.service.nesting, settings);
     channels.start();
+    const nodeId = createHash('sha256').update(settings.node).digest('hex').slice(0, 12);
+    const checkpoints = new CheckpointStore(pointers, objects, cluster.refusals, logger, this.service.nesting);
+    const drop = (runner: PartitionRunner) => {
+      if (this.runners.get(runner.key) !== runner) return;
+      this.runners.delete(runner.key);
+      void runner.stop(false);
+    };
+    const readers = new StreamLogReaders(
+      { js: cluster.js, jsm: cluster.jsm, nodeId, logger, refusals: cluster.refusals, nesting: this.service.nesting, gaps: () => this.logMetrics.gaps.inc(), failed: (runners) => runners.forEach(drop) },
+      checkpoints,
+      (stream) => this.partitionCount(stream),
+    );
     const context: RunnerContext = {
-      js: cluster.js,
-      jsm: cluster.jsm,
-      checkpoints: new CheckpointStore(pointers, objects, cluster.refusals, logger, this.service.nesting),
+      checkpoints,
       node: settings.node,
-      nodeId: createHash('sha256').update(settings.node).digest('hex').slice(0, 12),
       logger,
       refusals: cluster.refusals,
       nesting: this.service.nesting,
       newEngine: () => this.service.partitionEngine((destination, event) => log.forward(destination, event), channels),
       checkpointEveryMs: () => this.service.snapshotIntervalMs,
-      gaps: () => this.logMetrics.gaps.inc(),
-      superseded: (runner) => {
-        if (this.runners.get(runner.key) !== runner) return;
-        this.runners.delete(runner.key);
-        void runner.stop(false);
-      },
+      readers,
+      superseded: drop,
     };
     if (this.stopping) {
       // Stopped while joining: `stop` saw no `joined`, so what this join started is stopped here.
@@ -167,7 +174,7 @@ export class ClusterStreams implements StreamPlacement {
       channels.stop();
       return;
     }
-    this.joined = { cluster, log, replica, queries, channels, context };
+    this.joined = { cluster, log, replica, queries, channels, context, readers };
     cluster.membership.onChange(() => this.reassign());
     this.timer = setInterval(() => this.reassign(), REASSIGN_EVERY_MS);
     this.timer.unref();
@@ -272,17 +279,8 @@ export class ClusterStreams implements StreamPlacement {
     // under the same name starts afresh. Once every node has applied the removal and stopped its partitions (a
     // checkpoint still in flight then fails its compare-and-set on the purged pointer).
     setTimeout(() => {
-      this.forget(name).catch((error: unknown) => this.logger.warn({ err: error, stream: name }, `stream ${name} removed, but its event log and checkpoints could not be cleaned: ${(error as Error).message}`));
+      (this.joined?.readers.forget(name) ?? Promise.resolve()).catch((error: unknown) => this.logger.warn({ err: error, stream: name }, `stream ${name} removed, but its event log and checkpoints could not be cleaned: ${(error as Error).message}`));
     }, FORGET_AFTER_MS).unref();
-  }
-
-  private async forget(name: string): Promise<void> {
-    const joined = this.joined;
-    if (joined === null) return;
-    const id = streamId(name);
-    await joined.cluster.jsm.streams.purge(EVENTS_STREAM, { filter: `${EVENTS_SUBJECT_PREFIX}${id}.>` });
-    const checkpoints = await joined.context.checkpoints.forget(id);
-    this.logger.info({ stream: name, checkpoints }, `stream ${name} removed from the cluster: its events in the log and its ${checkpoints} checkpoints deleted`);
   }
 
   private replica(): StreamReplica {
@@ -341,6 +339,7 @@ export class ClusterStreams implements StreamPlacement {
     const runners = [...this.runners.values()];
     this.runners.clear();
     await Promise.all(runners.map((runner) => runner.stop(true)));
+    await joined?.readers.close();
     joined?.replica.stop();
     joined?.queries.stop();
     joined?.channels.stop();

@@ -19,9 +19,6 @@ import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { decodeRecords, encodeRecord, type ScanDamage, scanRecords } from './journal-format.ts';
 
-// The record format is the cluster's event log's too (src/cluster/stream-log.ts).
-export { decodeRecords, encodeRecord };
-
 /** How far the engine got in the log: every entry before `seq`, and the first `offset` events of entry `seq`. */
 export interface LogPosition {
   readonly seq: number;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { eventsOfMessage, eventsProblem, partitionOf, partitionSubject, streamId } from '../../src/cluster/stream-log.ts';
-import { encodeRecord } from '../../src/stream/journal.ts';
+import { decodeLogHead, encodeLogMessage, eventsOfPart, type LogDamage, type LogHead } from '../../src/cluster/log-message.ts';
+import { eventsProblem, partitionOf, streamId, streamSubject } from '../../src/cluster/stream-log.ts';
 import { mergeSearches, mergeStats } from '../../src/cluster/stream-queries.ts';
 
 describe('partitionOf', () => {
@@ -26,7 +26,7 @@ describe('partitionOf', () => {
   });
 
   it('names subjects with a token NATS accepts whatever the stream name', () => {
-    expect(partitionSubject('my.stream-1', 7)).toMatch(/^vigie\.events\.[0-9a-f]{16}\.7$/);
+    expect(streamSubject('my.stream-1')).toMatch(/^vigie\.events\.[0-9a-f]{16}$/);
     expect(streamId('a.b')).not.toBe(streamId('a_b'));
   });
 });
@@ -52,16 +52,58 @@ describe('merging reads of several nodes', () => {
   });
 });
 
-describe('events read from the cluster', () => {
-  it("are checked under the reader's streams.max-event-depth, not a process-wide one", () => {
-    const events = [{ host: 'a', time: 1, deep: { b: { c: { d: 1 } } } }];
-    const message = Buffer.concat(encodeRecord(0, { target: 's', input: 'cluster', format: 'events', receivedAtNs: 0, count: 1, payload: Buffer.from(JSON.stringify(events)) }));
+describe('messages of the event log', () => {
+  const head = (data: Buffer, partitions = 64) => decodeLogHead(data, partitions) as LogHead;
+  const damage = (data: Buffer, partitions = 64) => decodeLogHead(data, partitions) as LogDamage;
+  const raw = (text: string) => Buffer.from(text);
+
+  it('carries each partition in a part of its own, non-ASCII included, read without the others', () => {
+    const parts = new Map([
+      [3, ['{"host":"a","time":1}', '{"host":"é€𝄞","time":2}']],
+      [0, ['{"host":"b","time":3}']],
+      [9, []],
+    ]);
+    const data = encodeLogMessage('s', parts);
+    const decoded = head(data);
+    expect(decoded.stream).toBe('s');
+    expect(decoded.parts.map((part) => part.partition)).toEqual([3, 0, 9]);
+    const [three, zero, nine] = decoded.parts as [never, never, never];
+    expect(eventsOfPart(data, three, 8)).toEqual([{ host: 'a', time: 1 }, { host: 'é€𝄞', time: 2 }]);
+    expect(eventsOfPart(data, zero, 8)).toEqual([{ host: 'b', time: 3 }]);
+    expect(eventsOfPart(data, nine, 8)).toEqual([]);
+  });
+
+  it('refuses a head that lies, naming the problem', () => {
+    const body = '[{"host":"a"}]';
+    const lie = (parts: unknown, text = body, stream: unknown = 's') => raw(`${JSON.stringify({ stream, parts })}\n${text}`);
+    expect(damage(raw('no head at all'))).toEqual({ reason: 'shape', problem: 'no head: no newline in its first 14 bytes' });
+    expect(damage(raw(`${' '.repeat(70_000)}\n[]`)).problem).toBe('no head: no newline in its first 65536 bytes');
+    expect(damage(raw('{"stream":\n[]')).reason).toBe('not_json');
+    expect(damage(raw('[1,2]\n')).problem).toBe('its head is not {"stream": <name>, "parts": [...]}');
+    expect(damage(lie([[1, 14]], body, 7)).reason).toBe('shape');
+    expect(damage(lie([[64, 14]])).problem).toBe('a part names partition 64: the stream has 64');
+    expect(damage(lie([[-1, 14]])).problem).toBe('a part names partition -1: the stream has 64');
+    expect(damage(lie([['1', 14]])).problem).toBe('a part names partition "1": the stream has 64');
+    expect(damage(lie([[1]])).problem).toBe('a part names partition undefined: the stream has 64');
+    expect(damage(lie([[1, 0.5]])).problem).toBe("partition 1's part has 0.5 bytes");
+    expect(damage(lie([[1, 7], [1, 7]])).problem).toBe('partition 1 has two parts');
+    expect(damage(lie([[1, 1e9]])).problem).toBe('its parts add up to 1000000000 bytes, the message holds 14 after its head');
+    expect(damage(lie([[1, 10]])).problem).toBe('its parts add up to 10 bytes, the message holds 14 after its head');
+    expect(head(lie([[1, 14]]), 2).parts).toEqual([{ partition: 1, start: 32, end: 46 }]);
+    expect(damage(lie([[1, 14]]), 1).problem).toBe('a part names partition 1: the stream has 1');
+  });
+
+  it('refuses a part that is not events, under the reader\'s streams.max-event-depth', () => {
+    const part = (text: string) => {
+      const data = raw(`${JSON.stringify({ stream: 's', parts: [[0, Buffer.byteLength(text)]] })}\n${text}`);
+      return eventsOfPart(data, head(data).parts[0] as never, 3);
+    };
+    expect(part('[{"host":')).toMatchObject({ reason: 'not_json' });
+    expect(part('{"host":"a"}')).toEqual({ reason: 'invalid', problem: 'events must be an array of objects' });
+    expect(part('[null]')).toEqual({ reason: 'invalid', problem: 'events[0] must be an object, got null' });
     const problem = 'events[0].deep nests objects and arrays deeper than the limit of 3 levels (streams.max-event-depth)';
-    expect(eventsProblem(events, 3)).toBe(problem);
-    expect(eventsProblem(events, 4)).toBeNull();
-    const damage: string[] = [];
-    expect(eventsOfMessage(message, 3, (reason, detail) => damage.push(`${reason}: ${detail}`))).toBeNull();
-    expect(damage).toEqual([`invalid: ${problem}`]);
-    expect(eventsOfMessage(message, 4, () => undefined)).toEqual(events);
+    expect(part('[{"host":"a","time":1,"deep":{"b":{"c":{"d":1}}}}]')).toEqual({ reason: 'invalid', problem });
+    expect(eventsProblem([{ host: 'a', time: 1, deep: { b: { c: { d: 1 } } } }], 3)).toBe(problem);
+    expect(eventsProblem([{ host: 'a', time: 1, deep: { b: { c: { d: 1 } } } }], 4)).toBeNull();
   });
 });

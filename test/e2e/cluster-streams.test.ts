@@ -117,6 +117,16 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     }
     const found = await search(b, 'hosts', '[:= :host "host-2999"]');
     expect(found.events).toEqual([expect.objectContaining({ host: 'host-2999', metric: 2_999 })]);
+    // One message of the log per push, every partition's events in it (src/cluster/log-message.ts).
+    expect(metricValue(await metric(a, 'cluster_event_messages_published_total'), '')).toBe(6);
+    // Once every partition's checkpoint covers them, the log holds none of them.
+    const nc = await connect(nats.connectOptions('node-a'));
+    try {
+      const jsm = await jetstreamManager(nc);
+      await waitFor(async () => (await jsm.streams.info('vigie_events')).state.messages === 0, { timeoutMs: 15_000, message: 'the event log purged below every checkpoint' });
+    } finally {
+      await nc.close();
+    }
     // A search keeps its cap across nodes.
     const capped = await search(c, 'hosts', '[:always-true]', 100);
     expect(capped.events).toHaveLength(100);
@@ -321,10 +331,10 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
       waitFor(async () => (await search(a, 'kept')).events.length === count, { timeoutMs: 30_000, intervalMs: 250, message });
     await push(['h0', 'h1']);
     await found(2, 'the first events');
-    // The consumer's name: p_<stream id>_<partition>_<node id> (src/cluster/partition-runner.ts).
+    // The reader's consumer: r_<stream id>_<node id>_<readers of the stream made before> (src/cluster/log-reader.ts).
     const nc = await connect(nats.connectOptions('node-a'));
     try {
-      const consumer = `p_${streamId('kept')}_0_${createHash('sha256').update('node-a').digest('hex').slice(0, 12)}`;
+      const consumer = `r_${streamId('kept')}_${createHash('sha256').update('node-a').digest('hex').slice(0, 12)}_0`;
       expect(await jetstreamManager(nc).then((jsm) => jsm.consumers.delete('vigie_events', consumer))).toBe(true);
     } finally {
       await nc.close();
@@ -338,6 +348,6 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
       { timeoutMs: 30_000, intervalMs: 500, message: 'a push accepted after the NATS restart' },
     );
     await found(5, 'the events pushed after NATS restarted');
-    expect(a.logs.some((line) => /consuming again/.test(line))).toBe(true);
+    expect(a.logs.some((line) => /reading again/.test(line))).toBe(true);
   }, 120_000);
 });

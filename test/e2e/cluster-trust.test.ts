@@ -16,9 +16,8 @@ import { type KV, Kvm } from '@nats-io/kv';
 import { Objm } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { partitionSubject, streamId } from '../../src/cluster/stream-log.ts';
+import { streamId, streamSubject } from '../../src/cluster/stream-log.ts';
 import { answerSubject, querySubject } from '../../src/cluster/stream-queries.ts';
-import { encodeRecord } from '../../src/stream/journal.ts';
 import { hasNatsServer, type NatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 import { allJoined } from '../helpers/cluster.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
@@ -33,6 +32,9 @@ const PARTITIONS = 4;
 const HUGE = `["${'x'.repeat(1000 * 1000)}"]`;
 /** What a careless or hostile writer could put anywhere: an object for a list, a list of nothing, not JSON, huge. */
 const MALFORMED = ['{"name":"db"}', '[null]', 'null', '{}', '\u0000\u00ff not json {', HUGE];
+/** A message of the event log with these parts, each as given (src/cluster/log-message.ts), and a head that may lie. */
+const logMessage = (parts: [number, string][], head: { stream?: unknown; parts?: unknown } = {}) =>
+  Buffer.from(`${JSON.stringify({ stream: 'hosts', parts: parts.map(([partition, text]) => [partition, Buffer.byteLength(text)]), ...head })}\n${parts.map(([, text]) => text).join('')}`);
 
 const servers: TestServer[] = [];
 const connections: NatsConnection[] = [];
@@ -157,12 +159,9 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
       await streams.put(key(`forged-stream-${i}`), payload);
       // Members: four and more malformed entries must own nothing.
       await members.put(`ghost-${i}`, payload);
-      // The event log: bytes that are not a record, and records whose events are not events.
-      for (let partition = 0; partition < PARTITIONS; partition++) {
-        await js.publish(partitionSubject('hosts', partition), payload);
-        const record = { target: 'hosts', input: 'cluster', format: 'events', receivedAtNs: 0, count: 1, payload: Buffer.from(payload) } as const;
-        await js.publish(partitionSubject('hosts', partition), Buffer.concat(encodeRecord(0, record)));
-      }
+      // The event log: bytes that are not a message, and messages whose parts are not events.
+      await js.publish(streamSubject('hosts'), payload);
+      await js.publish(streamSubject('hosts'), logMessage([[i % PARTITIONS, payload]]));
       // Core subjects: index reads, websocket channels.
       const answer = await nc.request(querySubject('node-a'), payload, { timeout: 5_000, noMux: true, reply: answerSubject('forger') });
       expect(answer.json<{ error?: string }>().error).toBeTypeOf('string');
@@ -181,7 +180,12 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
     // were it taken, it would stay web-0's latest result and show its forged locations.
     const state = { ...future, 'healthcheck-timestamp': Math.floor(Date.now() / 1000) + 120, quorum: 1, locations: [{ node: 'forger', success: false }] };
     await js.publish('vigie.results.forger', JSON.stringify([state]));
-    await js.publish(partitionSubject('hosts', 0), Buffer.concat(encodeRecord(0, { target: 'hosts', input: 'cluster', format: 'events', receivedAtNs: 0, count: 1, payload: Buffer.from('[{"host":"forged","time":"yesterday"}]') })));
+    await js.publish(streamSubject('hosts'), logMessage([[0, '[{"host":"forged","time":"yesterday"}]']]));
+    // Heads that lie: a partition the stream does not have, two parts of one partition, lengths past the end, another stream.
+    await js.publish(streamSubject('hosts'), logMessage([[PARTITIONS, '[{"host":"forged"}]']]));
+    await js.publish(streamSubject('hosts'), logMessage([[1, '[{"host":"forged"}]'], [1, '[{"host":"forged"}]']]));
+    await js.publish(streamSubject('hosts'), logMessage([[2, '[{"host":"forged"}]']], { parts: [[2, 1_000_000]] }));
+    await js.publish(streamSubject('hosts'), logMessage([[3, '[{"host":"forged"}]']], { stream: 'elsewhere' }));
     await nc.flush();
 
     await waitFor(async () => (await refused(a, 'results', 'future')) >= 1 && (await refused(b, 'results', 'future')) >= 1, { timeoutMs: 15_000, message: 'the future result refused on both nodes' });
