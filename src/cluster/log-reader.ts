@@ -22,8 +22,11 @@ import type { CheckpointStore } from './stream-checkpoints.ts';
 import { EVENTS_STREAM, streamId, streamSubject } from './stream-log.ts';
 
 const NS_PER_MS = 1e6;
-/** Bytes of messages pulled ahead of the partitions (a message holds up to 900 KiB): what a slow node buffers. */
-const PULL_BYTES = 8 * 1024 * 1024;
+/**
+ * Messages pulled ahead of the partitions: at most 14 MiB of 900 KiB messages, what a slow node buffers. A pull
+ * bounded in bytes instead stalled until the pull expired (30 s) whenever the next message did not fit in it.
+ */
+const PULL_MESSAGES = 16;
 /** A consumer left behind by a node that died is deleted by JetStream after this long unused. */
 const INACTIVE_MS = 10 * 60_000;
 
@@ -145,7 +148,7 @@ export class StreamLogReader {
     this.delivered = from - 1;
     // A callback rather than an async iterator: no promise and microtask per message.
     const messages: ConsumerMessages = await consumer.consume({
-      max_bytes: PULL_BYTES,
+      max_messages: PULL_MESSAGES,
       // A consumer that no longer exists ends this consume with an error, and it is made again below, rather than
       // asked for again and again while nothing arrives.
       abort_on_missing_resource: true,
