@@ -18,6 +18,7 @@ import type { Logger } from 'pino';
 import { decodeLogHead, eventsOfPart, isDamage, type LogPart } from './log-message.ts';
 import type { PartitionRunner } from './partition-runner.ts';
 import type { MessageRefusals } from './refusals.ts';
+import { MAX_PARTITIONS } from './settings.ts';
 import type { CheckpointStore } from './stream-checkpoints.ts';
 import { EVENTS_STREAM, streamId, streamSubject } from './stream-log.ts';
 
@@ -61,7 +62,6 @@ export class StreamLogReader {
 
   constructor(
     readonly stream: string,
-    private readonly partitions: number,
     private readonly context: ReaderContext,
     /** How many readers of the stream this node made before: a reader closing (deleting its consumer) must not
      *  delete the consumer of the stream's next reader here. */
@@ -188,14 +188,15 @@ export class StreamLogReader {
     this.delivered = seq;
     const { context } = this;
     const data = Buffer.from(message.data.buffer, message.data.byteOffset, message.data.byteLength);
-    const head = decodeLogHead(data, this.partitions);
-    let parts: (LogPart | undefined)[] = [];
+    // Any partition `cluster.partitions` allows: a stream that gains or loses `:partition-by` is published by some
+    // nodes under its old count for a moment, and a part of a partition that does not run here is simply not read.
+    const head = decodeLogHead(data, MAX_PARTITIONS);
+    const parts: (LogPart | undefined)[] = [];
     if (isDamage(head)) {
       context.refusals.refuse('events', head.reason, `stream ${this.stream}: event-log message ${seq} skipped: ${head.problem}`, { stream: this.stream, seq });
     } else if (head.stream !== this.stream) {
       context.refusals.refuse('events', 'key', `stream ${this.stream}: event-log message ${seq} names stream ${JSON.stringify(head.stream)}: skipped`, { stream: this.stream, seq });
     } else {
-      parts = new Array<LogPart | undefined>(this.partitions);
       for (const part of head.parts) parts[part.partition] = part;
     }
     for (const runner of this.fed.values()) {
@@ -245,7 +246,7 @@ export class StreamLogReaders {
     if (reader === undefined) {
       const instance = this.made.get(runner.stream) ?? 0;
       this.made.set(runner.stream, instance + 1);
-      reader = new StreamLogReader(runner.stream, this.partitionCount(runner.stream), this.context, instance);
+      reader = new StreamLogReader(runner.stream, this.context, instance);
       this.readers.set(runner.stream, reader);
     }
     reader.attach(runner);

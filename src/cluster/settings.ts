@@ -9,6 +9,8 @@ import { durationMs, readConfigFile } from '../common/config-values.ts';
 import { Duration } from '../common/duration.ts';
 import { checkNodeLabels } from '../healthcheck/kinds/locations.ts';
 
+/** `cluster.partitions` at most: also the bound on a partition named in the event log (src/cluster/log-reader.ts). */
+export const MAX_PARTITIONS = 1024;
 const closed = { additionalProperties: false } as const;
 
 /** `cluster:` (docs/cluster.md): present, the node joins a cluster over NATS JetStream; absent, nothing of NATS loads. */
@@ -34,7 +36,7 @@ export const ClusterSchema = Type.Object(
       closed,
     ),
     'member-ttl': Type.Optional(Duration),
-    partitions: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 })),
+    partitions: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PARTITIONS })),
     replicas: Type.Optional(Type.Union([Type.Literal(1), Type.Literal(3)])),
     'max-buffered-results': Type.Optional(Type.Integer({ minimum: 1 })),
     'event-log-max-bytes': Type.Optional(Type.Integer({ minimum: 1024 * 1024 })),

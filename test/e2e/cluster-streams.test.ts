@@ -316,6 +316,32 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     expect(sums.map((event) => event.metric)).toEqual(hosts.map(() => acknowledged));
   }, 120_000);
 
+  it('keeps every event of a stream that gains :partition-by while its one partition runs', async () => {
+    const nats = await startNatsServer();
+    const [a, b] = [await startNode('node-a', nats), await startNode('node-b', nats)];
+    await allJoined([a, b]);
+    await waitFor(async () => (await addStream(a, 'grows', '{:actions {:action :index :params [[:host]]}}')).status === 200, { timeoutMs: 30_000, message: 'the stream created' });
+    const owned = async () => {
+      let total = 0;
+      for (const node of [a, b]) total += metricValue(await metric(node, 'cluster_partitions_owned'), 'stream="grows"');
+      return total;
+    };
+    await waitFor(async () => (await owned()) === 1, { timeoutMs: 10_000, message: 'its one partition running' });
+    const push = async (node: TestServer, from: number) => {
+      const events = Array.from({ length: 50 }, (_, i) => ({ host: `h${from + i}`, service: 's', metric: 1, ttl: 1e6 }));
+      expect((await node.request('/api/v1/stream/grows', json('PUT', { events }))).status).toBe(200);
+    };
+    await push(a, 0);
+    await waitFor(async () => (await search(b, 'grows')).events.length === 50, { timeoutMs: 10_000, message: 'the first events' });
+    // Replaced with :partition-by: 16 partitions, the first of which was running (its index starts again).
+    expect((await addStream(b, 'grows', '{:partition-by [:host] :actions {:action :index :params [[:host]]}}')).status).toBe(200);
+    await waitFor(async () => (await owned()) === 16, { timeoutMs: 10_000, message: 'the 16 partitions running' });
+    await push(a, 1_000);
+    await push(b, 2_000);
+    await waitFor(async () => (await search(a, 'grows')).events.length === 100, { timeoutMs: 15_000, intervalMs: 250, message: 'every event pushed after the change' });
+    for (const node of [a, b]) expect(metricValue(await metric(node, 'cluster_messages_refused_total'), 'source="events"')).toBe(0);
+  }, 90_000);
+
   it('consumes again when its consumer of the event log is gone: deleted under it, or lost with a NATS restart', async () => {
     const nats = await startNatsServer();
     const a = await startNode('node-a', nats);
