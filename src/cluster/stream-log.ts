@@ -132,7 +132,7 @@ export class EventLogMetrics {
   constructor(registry: Registry) {
     this.gaps = new Counter({
       name: 'cluster_partition_consumer_gaps_total',
-      help: 'Messages of a partition lost between NATS and this node (a reconnection, a slow consumer): its consumer started again from the last one applied.',
+      help: "Messages of the event log lost between NATS and this node (a reconnection, a slow consumer): the stream's consumer started again after the lowest sequence of its partitions here.",
       registers: [registry],
     });
     this.published = new Counter({ name: 'cluster_events_published_total', help: "Events this node's inputs published to the cluster's event log.", labelNames: ['stream'], registers: [registry] });

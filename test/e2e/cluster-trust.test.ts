@@ -171,6 +171,8 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
       nc.publish('vigie.pubsub.events', payload);
       // Checkpoints: a pointer that points nowhere, an object that is not a checkpoint.
       await pointers.put(`${streamId('hosts')}.${i % PARTITIONS}`, payload);
+      // What the log is purged up to: a sequence, or no purge.
+      await pointers.put(`${streamId('hosts')}.${i % PARTITIONS}.seq`, payload);
       await objects.putBlob({ name: `forged-${i}` }, Buffer.from(payload));
     }
     // Well-formed, but from the year 2100.
