@@ -21,6 +21,7 @@ import type { DiscardPolicy, JetStreamManager, RetentionPolicy, StorageType } fr
 import { Counter, type Registry } from 'prom-client';
 import type { Event } from '../stream/event.ts';
 import type { IngestOutcome } from '../stream/ingest-gateway.ts';
+import { IngestError } from '../stream/ingest/errors.ts';
 import { eventsFromJsonBody } from '../stream/ingest/json.ts';
 import type { EventIngest } from '../stream/placement.ts';
 import { streamNotFound } from '../stream/errors.ts';
@@ -141,6 +142,42 @@ export class EventLogMetrics {
   }
 }
 
+/** Some of a partition's events of one batch, as the inside of a JSON array, and its size in UTF-8. */
+interface EncodedPart {
+  readonly stream: string;
+  readonly partition: number;
+  readonly text: string;
+  readonly bytes: number;
+  readonly count: number;
+}
+
+/** An event that no message can hold (it alone encodes to more than MAX_MESSAGE_BYTES). */
+class EventTooLarge extends Error {
+  constructor(
+    readonly event: Event,
+    readonly bytes: number,
+  ) {
+    super('an event larger than a message of the event log');
+  }
+}
+
+/**
+ * A partition's events of one batch in parts a message can hold: halved until each part encodes (in UTF-8, what
+ * NATS counts, not in characters) to at most MAX_MESSAGE_BYTES.
+ */
+function encodePart(stream: string, partition: number, events: readonly Event[], into: EncodedPart[]): void {
+  const json = JSON.stringify(events);
+  const bytes = Buffer.byteLength(json) - 2;
+  if (bytes <= MAX_MESSAGE_BYTES) {
+    into.push({ stream, partition, text: json.slice(1, -1), bytes, count: events.length });
+    return;
+  }
+  if (events.length === 1) throw new EventTooLarge(events[0] as Event, bytes);
+  const half = Math.ceil(events.length / 2);
+  encodePart(stream, partition, events.slice(0, half), into);
+  encodePart(stream, partition, events.slice(half), into);
+}
+
 export class ClusterEventLog implements EventIngest {
   private pendingEvents = 0;
   private queued = new Map<string, Pending>();
@@ -170,10 +207,18 @@ export class ClusterEventLog implements EventIngest {
     const streams = this.resolve(target);
     if (streams === null) return Promise.reject(streamNotFound(target));
     if (events.length === 0 || streams.length === 0) return Promise.resolve(NO_EVENTS);
+    // Encoded whole before any of it is queued: an event too large for a message refuses the batch, none of it sent.
+    const parts: EncodedPart[] = [];
+    try {
+      for (const stream of streams) this.encode(stream, events, parts);
+    } catch (error) {
+      if (!(error instanceof EventTooLarge)) throw error;
+      return Promise.reject(new IngestError(`events[${events.indexOf(error.event)}] encodes to ${error.bytes} bytes: the cluster's event log takes events of at most ${MAX_MESSAGE_BYTES} bytes`));
+    }
     return new Promise<IngestOutcome>((resolve, reject) => {
       const waiter: Waiter = { remaining: 0, failed: false, events: events.length * streams.length, resolve, reject };
       this.pendingEvents += waiter.events;
-      for (const stream of streams) this.queue(stream, events, waiter);
+      for (const part of parts) this.add(part, waiter);
       this.schedule();
     });
   }
@@ -184,10 +229,11 @@ export class ClusterEventLog implements EventIngest {
     if (pending !== 'full') pending.catch(() => undefined);
   }
 
-  private queue(stream: LogTarget, events: readonly Event[], waiter: Waiter): void {
+  /** A stream's share of a batch, split by partition and encoded. */
+  private encode(stream: LogTarget, events: readonly Event[], into: EncodedPart[]): void {
     const fields = stream.partitionBy;
     if (fields === null) {
-      this.add(stream.name, 0, events, waiter);
+      encodePart(stream.name, 0, events, into);
       return;
     }
     const groups = new Map<number, Event[]>();
@@ -197,28 +243,25 @@ export class ClusterEventLog implements EventIngest {
       if (group === undefined) groups.set(partition, (group = []));
       group.push(event);
     }
-    for (const [partition, group] of groups) this.add(stream.name, partition, group, waiter);
+    for (const [partition, group] of groups) encodePart(stream.name, partition, group, into);
   }
 
-  private add(stream: string, partition: number, events: readonly Event[], waiter: Waiter): void {
-    const json = JSON.stringify(events);
-    // The inside of the array: batches of several inputs are joined with commas into one array.
-    const part = json.slice(1, -1);
-    let pending = this.queued.get(stream);
-    // A part's bytes, its partition's number and commas in the head: 16 is more than enough for the last two.
-    if (pending !== undefined && pending.bytes + part.length + 16 > MAX_MESSAGE_BYTES) {
+  private add(part: EncodedPart, waiter: Waiter): void {
+    let pending = this.queued.get(part.stream);
+    // A part's bytes, plus its partition's number, length and commas in the head: 16 is more than enough for those.
+    if (pending !== undefined && pending.bytes + part.bytes + 16 > MAX_MESSAGE_BYTES) {
       this.publish(pending);
       pending = undefined;
     }
     if (pending === undefined) {
-      pending = { stream, parts: new Map(), bytes: 0, count: 0, waiters: [] };
-      this.queued.set(stream, pending);
+      pending = { stream: part.stream, parts: new Map(), bytes: 0, count: 0, waiters: [] };
+      this.queued.set(part.stream, pending);
     }
-    let pieces = pending.parts.get(partition);
-    if (pieces === undefined) pending.parts.set(partition, (pieces = []));
-    if (part.length > 0) pieces.push(part);
-    pending.bytes += part.length + 16;
-    pending.count += events.length;
+    let pieces = pending.parts.get(part.partition);
+    if (pieces === undefined) pending.parts.set(part.partition, (pieces = []));
+    pieces.push(part.text);
+    pending.bytes += part.bytes + 16;
+    pending.count += part.count;
     if (pending.waiters.at(-1) !== waiter) {
       pending.waiters.push(waiter);
       waiter.remaining++;

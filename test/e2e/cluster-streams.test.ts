@@ -342,6 +342,26 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     for (const node of [a, b]) expect(metricValue(await metric(node, 'cluster_messages_refused_total'), 'source="events"')).toBe(0);
   }, 90_000);
 
+  it('takes a push larger than a NATS message, ASCII or not, in several messages', async () => {
+    const nats = await startNatsServer();
+    const a = await startNode('node-a', nats);
+    await allJoined([a]);
+    await waitFor(async () => (await addStream(a, 'big', '{:actions {:action :index :params [[:host]]}}')).status === 200, { timeoutMs: 30_000, message: 'the stream created' });
+    await ownerOf([a], 'big');
+    // 2.6 MB of ASCII, then 1.4 MB in 0.7 million characters: NATS takes at most 1 MiB a message.
+    const ascii = Array.from({ length: 30_000 }, (_, i) => ({ host: `ascii-${i}`, service: 'a-service-name', metric: i, ttl: 1e6 }));
+    const euros = Array.from({ length: 7_000 }, (_, i) => ({ host: `euro-${i}`, description: '€'.repeat(50), ttl: 1e6 }));
+    for (const events of [ascii, euros]) {
+      const response = await a.request('/api/v1/stream/big', json('PUT', { events }));
+      expect(response.status, await response.text()).toBe(200);
+    }
+    await waitFor(async () => (await search(a, 'big', '[:always-true]', 50_000)).events.length === 37_000, { timeoutMs: 30_000, intervalMs: 500, message: 'every event found' });
+    // One event larger than a message is refused, naming the limit.
+    const huge = await a.request('/api/v1/stream/big', json('PUT', { events: [{ host: 'huge', description: 'x'.repeat(1_000_000) }] }));
+    expect(huge.status).toBe(400);
+    expect(await huge.text()).toMatch(/events\[0\] encodes to 1000\d+ bytes: the cluster's event log takes events of at most 921600 bytes/);
+  }, 90_000);
+
   it('consumes again when its consumer of the event log is gone: deleted under it, or lost with a NATS restart', async () => {
     const nats = await startNatsServer();
     const a = await startNode('node-a', nats);
