@@ -5,7 +5,8 @@
  *   stream partitioned by host. Accepted events/s, and how long the partitions' owners took to process them all.
  *   Everything shares the machine's cores: three nodes, NATS and the load generator.
  * - CPU per event: the same 300,000 events pushed through the single node, then through the cluster, in
- *   BENCH_ROUNDS pairs (3) back to back; the medians, and each pair.
+ *   BENCH_ROUNDS pairs (3) back to back; the medians, and each pair. Each pair also splits the CPU of the single node and
+ *   of the three nodes into main thread (user, kernel) and the other threads, in µs per event.
  * - Failover: events offered at 100,000/s through two nodes into a stream partitioned by host that sums each host's
  *   events (`:by [:host]` then `:sum` over 10 minutes of event time), the third node killed with kill -9 halfway
  *   through. Then every host's window is closed: the sums must add up to the events acknowledged (lost = 0). The
@@ -21,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { partitionOf } from '../src/cluster/stream-log.ts';
-import { cpuSeconds } from './check-load.ts';
+import { cpuSeconds, rssMb, threadCpuSeconds } from './check-load.ts';
 import { startNatsServer } from '../test/helpers/nats.ts';
 import { metric, type Node, startNode } from './cluster-nodes.ts';
 import { round, writeResult } from './http-load.ts';
@@ -119,11 +120,38 @@ const MEASURED_BATCHES = 300;
  * event. A single node acknowledges before its engine runs the events (its backlog), so the CPU until processed is
  * what an event costs, on both sides.
  */
-async function measured(nodes: Node[], pids: number[]): Promise<{ pushed: Pushed; drainS: number; usPerEvent: number[]; messages: number }> {
+/** µs per event of the main thread in user space, of the main thread in the kernel (sockets), and of the other
+ *  threads (V8's garbage collection and compiler helpers, libuv's pool: on Node 20 all are named `node`), summed over
+ *  `pids`: where a main-thread profile cannot look. */
+interface ThreadSplit {
+  main_user: number;
+  main_system: number;
+  other_threads: number;
+}
+
+function threadSplit(pids: number[], before: Map<string, { user: number; system: number }>[], events: number): ThreadSplit {
+  const split = { main_user: 0, main_system: 0, other_threads: 0 };
+  pids.forEach((pid, i) => {
+    for (const [name, end] of threadCpuSeconds(pid)) {
+      const start = before[i]?.get(name) ?? { user: 0, system: 0 };
+      if (name === 'main') {
+        split.main_user += end.user - start.user;
+        split.main_system += end.system - start.system;
+      } else split.other_threads += end.user - start.user + end.system - start.system;
+    }
+  });
+  const us = (seconds: number) => round((seconds * 1e6) / events);
+  return { main_user: us(split.main_user), main_system: us(split.main_system), other_threads: us(split.other_threads) };
+}
+
+async function measured(nodes: Node[], pids: number[]): Promise<{ pushed: Pushed; drainS: number; usPerEvent: number[]; messages: number; split: ThreadSplit }> {
   const before = (await Promise.all(nodes.map((node) => metricOf(node, 'stream_events_total', 'name="bench"')))).reduce((sum, value) => sum + value, 0);
   const messages = async () => (await Promise.all(nodes.map((node) => metricOf(node, 'cluster_event_messages_published_total')))).reduce((sum, value) => sum + value, 0);
   const messagesBefore = await messages();
   const cpuBefore = pids.map(cpuSeconds);
+  // The nodes' threads (not nats-server's, the last pid of a cluster).
+  const nodePids = pids.length > 1 ? pids.slice(0, -1) : pids;
+  const threadsBefore = nodePids.map(threadCpuSeconds);
   const profiled = natsProfile !== null && pids.length > 1 ? profileNats(natsProfile) : null;
   const pushed = await push(
     nodes.map((node) => node.url),
@@ -133,8 +161,9 @@ async function measured(nodes: Node[], pids: number[]): Promise<{ pushed: Pushed
   );
   const drainS = await processed(nodes, 'bench', pushed.accepted, before);
   const usPerEvent = pids.map((pid, i) => round(((cpuSeconds(pid) - (cpuBefore[i] as number)) * 1e6) / pushed.accepted));
+  const split = threadSplit(nodePids, threadsBefore, pushed.accepted);
   await profiled;
-  return { pushed, drainS, usPerEvent, messages: (await messages()) - messagesBefore };
+  return { pushed, drainS, usPerEvent, messages: (await messages()) - messagesBefore, split };
 }
 
 /** The single node, warmed and its throughput taken; left running for the measured rounds. */
@@ -223,6 +252,8 @@ async function measuredRounds(single: Node, nodes: Node[], natsPid: number): Pro
       events_per_message: round(cost.pushed.accepted / cost.messages),
       cluster_accepted_per_s: Math.round(cost.pushed.accepted / cost.pushed.seconds),
       processed_after_s: round(cost.drainS),
+      ...Object.fromEntries(Object.entries(one.split).map(([key, us]) => [`single_${key}_us`, us])),
+      ...Object.fromEntries(Object.entries(cost.split).map(([key, us]) => [`nodes_${key}_us`, us])),
     });
   }
   const of = (key: string) => median(rounds.map((round) => round[key] as number));
@@ -233,6 +264,9 @@ async function measuredRounds(single: Node, nodes: Node[], natsPid: number): Pro
     cpu_us_per_event_nats_server: of('cpu_us_per_event_nats_server'),
     cluster_to_single_cpu_per_event: of('cluster_to_single_cpu_per_event'),
     events_per_message: of('events_per_message'),
+    // After the rounds: the single node's index holds 50,000 events, each node's about a third of them.
+    rss_mb_single: Math.round(rssMb(single.process.pid as number)),
+    rss_mb_nodes: nodes.map((node) => Math.round(rssMb(node.process.pid as number))),
     rounds,
   };
 }
