@@ -124,7 +124,13 @@ export class PartitionRunner {
   private schedule(): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
-      void this.checkpoint().finally(() => this.schedule());
+      // A checkpoint JetStream did not take (NATS away, a timeout) is logged and tried again at the next interval: the
+      // partition's state and the log are still there. Unhandled, the rejection ended the process.
+      void this.checkpoint()
+        .catch((error: unknown) => {
+          this.context.logger.warn({ err: error, stream: this.stream, partition: this.partition }, `stream ${this.stream} partition ${this.partition}: checkpoint not saved (tried again at the next interval): ${(error as Error).message}`);
+        })
+        .finally(() => this.schedule());
     }, this.context.checkpointEveryMs());
     this.timer.unref();
   }

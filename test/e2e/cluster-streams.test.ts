@@ -87,6 +87,17 @@ async function ownerOf(nodes: TestServer[], stream: string): Promise<TestServer>
   return owner as TestServer;
 }
 
+/** One node on its own NATS server, running an index stream `name` (no :partition-by). */
+async function oneNodeWithStream(name: string): Promise<{ nats: NatsServer; a: TestServer }> {
+  const nats = await startNatsServer();
+  const a = await startNode('node-a', nats);
+  await allJoined([a]);
+  // Right after joining, the streams' part may still be opening its buckets (503, retried as a client would).
+  await waitFor(async () => (await addStream(a, name, '{:actions {:action :index :params [[:host]]}}')).status === 200, { timeoutMs: 30_000, message: 'the stream created' });
+  await ownerOf([a], name);
+  return { nats, a };
+}
+
 /** A websocket subscriber on a node: what it receives, one event per message. */
 async function subscribe(server: TestServer, path: string): Promise<{ socket: WebSocket; received: Event[] }> {
   const socket = new WebSocket(server.url.replace(/^http/, 'ws') + path);
@@ -343,11 +354,7 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
   }, 90_000);
 
   it('takes a push larger than a NATS message, ASCII or not, in several messages', async () => {
-    const nats = await startNatsServer();
-    const a = await startNode('node-a', nats);
-    await allJoined([a]);
-    await waitFor(async () => (await addStream(a, 'big', '{:actions {:action :index :params [[:host]]}}')).status === 200, { timeoutMs: 30_000, message: 'the stream created' });
-    await ownerOf([a], 'big');
+    const { a } = await oneNodeWithStream('big');
     // 2.6 MB of ASCII, then 1.4 MB in 0.7 million characters: NATS takes at most 1 MiB a message.
     const ascii = Array.from({ length: 30_000 }, (_, i) => ({ host: `ascii-${i}`, service: 'a-service-name', metric: i, ttl: 1e6 }));
     const euros = Array.from({ length: 7_000 }, (_, i) => ({ host: `euro-${i}`, description: '€'.repeat(50), ttl: 1e6 }));
@@ -362,13 +369,26 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     expect(await huge.text()).toMatch(/events\[0\] encodes to 1000\d+ bytes: the cluster's event log takes events of at most 921600 bytes/);
   }, 90_000);
 
+  it('keeps running when NATS goes away while a checkpoint is due, and checkpoints once it is back', async () => {
+    const { nats, a } = await oneNodeWithStream('due');
+    const push = async (host: string) => (await a.request('/api/v1/stream/due', json('PUT', { events: [{ host, service: 's', metric: 1, ttl: 1e6 }] }))).status;
+    expect(await push('h0')).toBe(200);
+    await waitFor(async () => (await search(a, 'due')).events.length === 1, { timeoutMs: 10_000, message: 'the first event' });
+    // Its checkpoint is due within the second (streams.snapshot-interval 1s), and NATS is gone by then.
+    await nats.stop();
+    await new Promise((resolve) => setTimeout(resolve, 8_000));
+    expect((await a.request('/healthz')).status).toBe(200);
+    // Started again (restart's stop is a no-op on a stopped server). The checkpoint's request times out around now,
+    // which ended the process (an unhandled rejection) until 2026-11-26.
+    await nats.restart();
+    await waitFor(async () => (await push('h1')) === 200, { timeoutMs: 30_000, intervalMs: 500, message: 'a push accepted once NATS is back' });
+    await waitFor(async () => (await search(a, 'due')).events.length === 2, { timeoutMs: 10_000, message: 'both events' });
+    expect(a.logs.some((line) => /checkpoint not saved/.test(line))).toBe(true);
+    expect(a.process.exitCode).toBeNull();
+  }, 90_000);
+
   it('consumes again when its consumer of the event log is gone: deleted under it, or lost with a NATS restart', async () => {
-    const nats = await startNatsServer();
-    const a = await startNode('node-a', nats);
-    await allJoined([a]);
-    // Right after joining, the streams' part may still be opening its buckets (503, retried as a client would).
-    await waitFor(async () => (await addStream(a, 'kept', '{:actions {:action :index :params [[:host]]}}')).status === 200, { timeoutMs: 30_000, message: 'the stream created' });
-    await ownerOf([a], 'kept');
+    const { nats, a } = await oneNodeWithStream('kept');
     const push = async (hosts: string[]) => {
       const response = await a.request('/api/v1/stream/kept', json('PUT', { events: hosts.map((host) => ({ host, service: 's', metric: 1, ttl: 1e6 })) }));
       expect(response.status).toBe(200);
