@@ -11,7 +11,7 @@
  * from it: the others skip what they applied. So does a gap in the deliveries (a reconnection, a slow-consumer
  * disconnect) and a consumer that is lost (deleted, or gone with a nats-server's restart). The consumer keeps no
  * acknowledgements (`ack_policy: none`) and its state in memory: the checkpoints are where the partitions' positions
- * are kept, and the log is purged below all of them (src/cluster/streams.ts).
+ * are kept, and the log is purged below all of them (`StreamLogReaders.checkpointed` below).
  */
 import type { AckPolicy, ConsumerMessages, DeliverPolicy, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import type { Logger } from 'pino';

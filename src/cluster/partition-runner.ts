@@ -136,7 +136,7 @@ export class PartitionRunner {
   }
 
   /** Saves the state as it is now, with the sequence it covers, which the log is then purged up to once every
-   *  partition of the stream covers it (src/cluster/streams.ts). */
+   *  partition of the stream covers it (src/cluster/log-reader.ts, `StreamLogReaders.checkpointed`). */
   checkpoint(): Promise<void> {
     this.saving ??= this.save().finally(() => (this.saving = null));
     return this.saving;
