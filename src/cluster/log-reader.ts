@@ -233,6 +233,8 @@ export class StreamLogReaders {
   private readonly made = new Map<string, number>();
   /** The streams whose log is being purged now: one purge at a time each. */
   private readonly purging = new Set<string>();
+  /** The streams whose partitions checkpointed again during their purge: purged once more after it. */
+  private readonly purgeAgain = new Set<string>();
 
   constructor(
     private readonly context: ReaderContext,
@@ -263,18 +265,27 @@ export class StreamLogReaders {
   }
 
   /**
-   * After a checkpoint of partition 0 (so one node per stream does it), the stream's log is purged up to the lowest
-   * sequence every partition's checkpoint covers: no partition, wherever it runs or will run, needs those messages.
+   * After a checkpoint of one of its partitions here, the stream's log is purged up to the lowest sequence every
+   * partition's checkpoint covers: no partition, wherever it runs or will run, needs those messages. Any partition's
+   * checkpoint may be the last one that lifts the lowest, so each of them asks; the asks of one stream meanwhile are
+   * one more purge after the one under way.
    */
   checkpointed(runner: PartitionRunner, seq: number): void {
     const { stream } = runner;
-    if (runner.partition !== 0 || seq === 0 || this.purging.has(stream)) return;
+    if (seq === 0) return;
+    if (this.purging.has(stream)) {
+      this.purgeAgain.add(stream);
+      return;
+    }
     this.purging.add(stream);
     void this.checkpoints
       .floor(streamId(stream), this.partitionCount(stream))
       .then((floor) => (floor > 0 ? this.context.jsm.streams.purge(EVENTS_STREAM, { filter: streamSubject(stream), seq: floor + 1 }) : undefined))
       .catch((error: unknown) => this.context.logger.warn({ err: error, stream }, `cannot purge the event log of stream ${stream}: ${(error as Error).message}`))
-      .finally(() => this.purging.delete(stream));
+      .finally(() => {
+        this.purging.delete(stream);
+        if (this.purgeAgain.delete(stream)) this.checkpointed(runner, seq);
+      });
   }
 
   /** Deletes a removed stream's events from the log and its checkpoints: a stream created later under the same name
