@@ -17,7 +17,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { decodeLogHead, encodeLogMessage, eventsOfPart, isDamage, type LogHead } from '../src/cluster/log-message.ts';
-import { partitionOf } from '../src/cluster/stream-log.ts';
+import { type EncodedPart, encodeBatch } from '../src/cluster/stream-log.ts';
 import type { Event } from '../src/stream/event.ts';
 import { eventsFromJsonBody } from '../src/stream/ingest/json.ts';
 import { DEFAULT_MAX_EVENT_DEPTH } from '../src/stream/nesting.ts';
@@ -26,6 +26,7 @@ const BATCH = 1_000;
 const PUSHES = 50;
 const PARTITIONS = 64;
 const ROUNDS = 5;
+const TARGET = { name: 'bench', partitionBy: ['host'] };
 
 const bodies = Array.from({ length: PUSHES }, (_, b) =>
   Buffer.from(
@@ -47,22 +48,13 @@ function parseBody(body: Buffer): Event[] {
   return eventsFromJsonBody(JSON.parse(body.toString('utf8')), DEFAULT_MAX_EVENT_DEPTH);
 }
 
-/** The taker: as ClusterEventLog.encode and encodePart do for one push, then the message. */
+/** The taker: ClusterEventLog's split and encoding of one push, then the message its parts go out in. */
 function encode(events: readonly Event[]): Buffer {
-  const groups = new Map<number, Event[]>();
-  for (const event of events) {
-    const partition = partitionOf(event, ['host'], PARTITIONS);
-    let group = groups.get(partition);
-    if (group === undefined) groups.set(partition, (group = []));
-    group.push(event);
-  }
-  const parts = new Map<number, string[]>();
-  for (const [partition, group] of groups) {
-    const json = JSON.stringify(group);
-    Buffer.byteLength(json);
-    parts.set(partition, [json.slice(1, -1)]);
-  }
-  return encodeLogMessage('bench', parts);
+  const parts: EncodedPart[] = [];
+  encodeBatch(TARGET, events, PARTITIONS, parts);
+  const pieces = new Map<number, string[]>();
+  for (const part of parts) pieces.set(part.partition, [part.text]);
+  return encodeLogMessage(TARGET.name, pieces);
 }
 
 /** Every owner together: each reads the head, and parses and checks its parts. */

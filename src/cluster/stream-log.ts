@@ -143,7 +143,7 @@ export class EventLogMetrics {
 }
 
 /** Some of a partition's events of one batch, as the inside of a JSON array, and its size in UTF-8. */
-interface EncodedPart {
+export interface EncodedPart {
   readonly stream: string;
   readonly partition: number;
   readonly text: string;
@@ -178,6 +178,24 @@ function encodePart(stream: string, partition: number, events: readonly Event[],
   encodePart(stream, partition, events.slice(half), into);
 }
 
+/** A stream's share of a batch, split by partition and encoded (bench/cluster-codec.ts measures it). Throws
+ *  EventTooLarge for an event no message can hold. */
+export function encodeBatch(stream: LogTarget, events: readonly Event[], partitions: number, into: EncodedPart[]): void {
+  const fields = stream.partitionBy;
+  if (fields === null) {
+    encodePart(stream.name, 0, events, into);
+    return;
+  }
+  const groups = new Map<number, Event[]>();
+  for (const event of events) {
+    const partition = partitionOf(event, fields, partitions);
+    let group = groups.get(partition);
+    if (group === undefined) groups.set(partition, (group = []));
+    group.push(event);
+  }
+  for (const [partition, group] of groups) encodePart(stream.name, partition, group, into);
+}
+
 export class ClusterEventLog implements EventIngest {
   private pendingEvents = 0;
   private queued = new Map<string, Pending>();
@@ -210,7 +228,7 @@ export class ClusterEventLog implements EventIngest {
     // Encoded whole before any of it is queued: an event too large for a message refuses the batch, none of it sent.
     const parts: EncodedPart[] = [];
     try {
-      for (const stream of streams) this.encode(stream, events, parts);
+      for (const stream of streams) encodeBatch(stream, events, this.partitions, parts);
     } catch (error) {
       if (!(error instanceof EventTooLarge)) throw error;
       return Promise.reject(new IngestError(`events[${events.indexOf(error.event)}] encodes to ${error.bytes} bytes: the cluster's event log takes events of at most ${MAX_MESSAGE_BYTES} bytes`));
@@ -227,23 +245,6 @@ export class ClusterEventLog implements EventIngest {
   forward(target: string, event: Event): void {
     const pending = this.submit(target, [event], 'reinject');
     if (pending !== 'full') pending.catch(() => undefined);
-  }
-
-  /** A stream's share of a batch, split by partition and encoded. */
-  private encode(stream: LogTarget, events: readonly Event[], into: EncodedPart[]): void {
-    const fields = stream.partitionBy;
-    if (fields === null) {
-      encodePart(stream.name, 0, events, into);
-      return;
-    }
-    const groups = new Map<number, Event[]>();
-    for (const event of events) {
-      const partition = partitionOf(event, fields, this.partitions);
-      let group = groups.get(partition);
-      if (group === undefined) groups.set(partition, (group = []));
-      group.push(event);
-    }
-    for (const [partition, group] of groups) encodePart(stream.name, partition, group, into);
   }
 
   private add(part: EncodedPart, waiter: Waiter): void {
