@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=8 --heap-growing-percent=20
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=8 --heap-growing-percent=20 --no-sparkplug
 // Runs the bundle that `npm install` (the `prepare` script) and `npm start` build into dist/, so `npx vigie`
 // and `npm start` run the same code. The V8 heap flags of the first line (also in package.json's `start` and
 // `vigie` scripts) are explained in docs/performance.md, as is MALLOC_ARENA_MAX=2: glibc gives each thread that
