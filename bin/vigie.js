@@ -1,7 +1,8 @@
 #!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=8 --heap-growing-percent=20 --no-sparkplug
 // Runs the bundle that `npm install` (the `prepare` script) and `npm start` build into dist/, so `npx vigie`
-// and `npm start` run the same code. The V8 heap flags of the first line (also in package.json's `start` and
-// `vigie` scripts) are explained in docs/performance.md, as is MALLOC_ARENA_MAX=2: glibc gives each thread that
+// and `npm start` run the same code. The V8 flags of the first line (also in package.json's `start` and `vigie`
+// scripts: the heap's sizing, and no Sparkplug baseline code, 4 MB of a small service's RSS) are explained in
+// docs/performance.md ("V8 heap flags"), as is MALLOC_ARENA_MAX=2: glibc gives each thread that
 // allocates (V8's compiler and GC threads) an arena of its own, which keeps what it freed; two arenas for all hold
 // 4 MB less of a small service's RSS, for no measurable CPU. Source maps are off: with them on, Node loads the map
 // of every module that names one, the dependencies' included, 7 MB of RSS so that stack traces point into src/
