@@ -114,12 +114,6 @@ async function processed(nodes: Node[], stream: string, events: number, since: n
 /** The events both runs' CPU is measured on: the same 300 bodies of 1,000 events, in the same order. */
 const MEASURED_BATCHES = 300;
 
-/**
- * Pushes the measured events through `nodes` and waits until their partitions' owners processed them all; the CPU
- * (user + system, every thread) each of `pids` spent from the first push to the last event processed, in µs per
- * event. A single node acknowledges before its engine runs the events (its backlog), so the CPU until processed is
- * what an event costs, on both sides.
- */
 /** µs per event of the main thread in user space, of the main thread in the kernel (sockets), and of the other
  *  threads (V8's garbage collection and compiler helpers, libuv's pool: on Node 20 all are named `node`), summed over
  *  `pids`: where a main-thread profile cannot look. */
@@ -144,6 +138,12 @@ function threadSplit(pids: number[], before: Map<string, { user: number; system:
   return { main_user: us(split.main_user), main_system: us(split.main_system), other_threads: us(split.other_threads) };
 }
 
+/**
+ * Pushes the measured events through `nodes` and waits until their partitions' owners processed them all; the CPU
+ * (user + system, every thread) each of `pids` spent from the first push to the last event processed, in µs per
+ * event. A single node acknowledges before its engine runs the events (its backlog), so the CPU until processed is
+ * what an event costs, on both sides.
+ */
 async function measured(nodes: Node[], pids: number[]): Promise<{ pushed: Pushed; drainS: number; usPerEvent: number[]; messages: number; split: ThreadSplit }> {
   const before = (await Promise.all(nodes.map((node) => metricOf(node, 'stream_events_total', 'name="bench"')))).reduce((sum, value) => sum + value, 0);
   const messages = async () => (await Promise.all(nodes.map((node) => metricOf(node, 'cluster_event_messages_published_total')))).reduce((sum, value) => sum + value, 0);
