@@ -52,8 +52,13 @@ function parseBody(body: Buffer): Event[] {
 function encode(events: readonly Event[]): Buffer {
   const parts: EncodedPart[] = [];
   encodeBatch(TARGET, events, PARTITIONS, parts);
+  // As ClusterEventLog.add gathers them: a partition halved into several parts keeps all of them.
   const pieces = new Map<number, string[]>();
-  for (const part of parts) pieces.set(part.partition, [part.text]);
+  for (const part of parts) {
+    const texts = pieces.get(part.partition);
+    if (texts === undefined) pieces.set(part.partition, [part.text]);
+    else texts.push(part.text);
+  }
   return encodeLogMessage(TARGET.name, pieces);
 }
 
