@@ -19,6 +19,7 @@ import { credentialsHook, needsCredentials } from './credentials.ts';
 import { closeRefusedUpgrades, connectionOptions, limitConnections } from './connections.ts';
 import { HttpError, installErrorHandlers, ROOT_ERRORS, withMethodNotAllowed } from './errors.ts';
 import { renderMetrics, type ServerMetrics } from './metrics.ts';
+import { jsonBodyParser } from './json-body.ts';
 import { json, messageError, openApiRoute, operation, registerOpenApi } from './openapi.ts';
 import type { Part } from './part.ts';
 import { tokenRoutes } from './token-routes.ts';
@@ -57,6 +58,8 @@ export async function buildServer({ config, db, metrics, parts, logger, onRoute 
       : {}),
   }) as unknown as FastifyInstance;
   limitConnections(app.server, http);
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser);
   // First of the onRequest hooks: it must see the upgrade requests that basic auth or a client certificate refuses.
   closeRefusedUpgrades(app);
   if (onRoute) app.addHook('onRoute', onRoute);

@@ -24,6 +24,7 @@ import { decodeRemoteWrite } from './ingest/remote-write.ts';
 import { replyRefused, submitOrRefuse } from './ingest/submit.ts';
 import type { LogRecord } from './journal.ts';
 import { jsonBodyRecord } from './journal-records.ts';
+import { jsonBodyParser } from '../server/json-body.ts';
 import type { StreamService } from './service.ts';
 
 const STATUS_BY_REASON: Record<StreamErrorReason, number> = {
@@ -159,14 +160,14 @@ function typed(scope: FastifyInstance) {
   return scope.withTypeProvider<TypeBoxTypeProvider>();
 }
 
-/** The bytes of each JSON body, parsed as fastify's own parser does (src/stream/journal-records.ts keeps them). */
+/** The bytes of each JSON body, parsed as every other route's are (src/stream/journal-records.ts keeps them). */
 const rawJsonBodies = new WeakMap<FastifyRequest, Buffer>();
 
 function keepRawJsonBodies(scope: FastifyInstance): void {
-  const parse = scope.getDefaultJsonParser('error', 'error');
+  scope.removeContentTypeParser('application/json');
   scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     rawJsonBodies.set(request, body as Buffer);
-    parse(request, body as unknown as string, done);
+    jsonBodyParser(request, body, done);
   });
 }
 

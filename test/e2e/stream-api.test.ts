@@ -124,7 +124,7 @@ describe('streams', () => {
     expect(notObjects.body?.error).toMatch(/events\[0\]/);
     const invalidJson = await call('/api/v1/stream/push.inc', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"events": [' });
     expect(invalidJson.status).toBe(400);
-    expect(invalidJson.body?.error).toMatch(/^Invalid JSON/);
+    expect(invalidJson.body?.error).toBe('Invalid JSON: Unexpected end of JSON input');
   });
 
   it('sends events pushed to "default" to every :default true stream', async () => {
