@@ -16,6 +16,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { loadEventCodec } from '../src/cluster/event-codec.ts';
 import { decodeLogHead, encodeLogMessage, eventsOfPart, isDamage, type LogHead } from '../src/cluster/log-message.ts';
 import { type EncodedPart, encodeBatch } from '../src/cluster/stream-log.ts';
 import type { Event } from '../src/stream/event.ts';
@@ -27,6 +28,7 @@ const PUSHES = 50;
 const PARTITIONS = 64;
 const ROUNDS = 5;
 const TARGET = { name: 'bench', partitionBy: ['host'] };
+const codec = await loadEventCodec();
 
 const bodies = Array.from({ length: PUSHES }, (_, b) =>
   Buffer.from(
@@ -51,15 +53,15 @@ function parseBody(body: Buffer): Event[] {
 /** The taker: ClusterEventLog's split and encoding of one push, then the message its parts go out in. */
 function encode(events: readonly Event[]): Buffer {
   const parts: EncodedPart[] = [];
-  encodeBatch(TARGET, events, PARTITIONS, parts);
+  encodeBatch(codec, TARGET, events, PARTITIONS, parts);
   // As ClusterEventLog.add gathers them: a partition halved into several parts keeps all of them.
-  const pieces = new Map<number, string[]>();
+  const packs = new Map<number, Buffer[]>();
   for (const part of parts) {
-    const texts = pieces.get(part.partition);
-    if (texts === undefined) pieces.set(part.partition, [part.text]);
-    else texts.push(part.text);
+    const gathered = packs.get(part.partition);
+    if (gathered === undefined) packs.set(part.partition, [part.pack]);
+    else gathered.push(part.pack);
   }
-  return encodeLogMessage(TARGET.name, pieces);
+  return encodeLogMessage(TARGET.name, packs);
 }
 
 /** Every owner together: each reads the head, and parses and checks its parts. */
@@ -68,7 +70,7 @@ function decode(message: Buffer): number {
   if (isDamage(head)) throw new Error(head.problem);
   let count = 0;
   for (const part of (head as LogHead).parts) {
-    const events = eventsOfPart(message, part, DEFAULT_MAX_EVENT_DEPTH);
+    const events = eventsOfPart(message, (head as LogHead).encoding, part, DEFAULT_MAX_EVENT_DEPTH, codec);
     if (isDamage(events)) throw new Error(events.problem);
     count += events.length;
   }

@@ -1,19 +1,23 @@
 /**
  * A message of the cluster's event log (docs/cluster.md, "The event log"): the events of one stream that one node
- * took during one turn of its event loop, every partition's in the same message. Each partition's events are a JSON
- * array of their own, so that a partition's owner parses its partitions' events and skips the others' bytes:
+ * took during one turn of its event loop, every partition's in the same message. Each partition's events are a part
+ * of their own, so that a partition's owner decodes its partitions' events and skips the others' bytes:
  *
- *   {"stream":"<name>","parts":[[<partition>,<bytes>],...]}\n[<events of the first part>][<events of the next>]...
+ *   {"stream":"<name>","encoding":"msgpack","parts":[[<partition>,<bytes>],...]}\n<first part><next part>...
  *
- * The head lists the parts in the order of the bytes after it. One message per stream and turn rather than one
- * per partition: a message costs nats-server and the nodes far more than one of the 16 or so events a push of
- * 1,000 put in each of 64 partitions (docs/performance.md, "Cluster: one message per push").
+ * The head lists the parts in the order of the bytes after it. A part is one or more MessagePack arrays of events
+ * back to back (src/cluster/event-codec.ts). Messages of versions before 2026-11-27 have no `encoding`: each part is
+ * a JSON array, still read, since the log may hold them when a cluster is upgraded. One message per stream and turn
+ * rather than one per partition: a message costs nats-server and the nodes far more than one of the 16 or so events
+ * a push of 1,000 put in each of 64 partitions (docs/performance.md, "Cluster: one message per push").
  *
  * Untrusted (docs/cluster.md, "What a node does with what it reads"): a head that does not decode refuses the whole
- * message; a part whose bytes are not a JSON array of events the HTTP ingest would take refuses that part only.
+ * message; a part whose bytes are not events the HTTP ingest would take (JSON values only, whatever else
+ * MessagePack can say) refuses that part only.
  */
 import type { Event } from '../stream/event.ts';
 import { eventsFromJsonBody } from '../stream/ingest/json.ts';
+import type { EventCodec } from './event-codec.ts';
 
 const NEWLINE = 0x0a;
 /** A head lists at most `cluster.partitions` (1,024) parts of a few characters each: no lie makes it read further. */
@@ -27,28 +31,31 @@ export interface LogPart {
   readonly end: number;
 }
 
+/** How a message's parts are written: MessagePack, or JSON in messages of earlier versions. */
+export type LogEncoding = 'msgpack' | 'json';
+
 export interface LogHead {
   readonly stream: string;
+  readonly encoding: LogEncoding;
   readonly parts: readonly LogPart[];
 }
 
 /** Why a message or a part of it was refused: see `RefusalReason` (src/cluster/refusals.ts). */
-export type LogDamage = { readonly reason: 'shape' | 'not_json' | 'invalid'; readonly problem: string };
+export type LogDamage = { readonly reason: 'shape' | 'not_json' | 'not_msgpack' | 'invalid'; readonly problem: string };
 
-/**
- * A message's bytes from the parts gathered for it, each the inside of a JSON array (events joined by commas).
- * Each part is encoded on its own and the buffers joined: building one string of the whole message and measuring
- * its parts' UTF-8 lengths took 1 ms for a message of 1,700 events, against 0.18 ms.
- */
-export function encodeLogMessage(stream: string, parts: ReadonlyMap<number, readonly string[]>): Buffer {
+/** A message's bytes from the parts gathered for it: per partition, one or more packs of its events. */
+export function encodeLogMessage(stream: string, parts: ReadonlyMap<number, readonly Buffer[]>): Buffer {
   const head: [number, number][] = [];
   const buffers: Buffer[] = [EMPTY];
-  for (const [partition, pieces] of parts) {
-    const bytes = Buffer.from(pieces.length === 1 ? `[${pieces[0] as string}]` : `[${pieces.join(',')}]`);
-    head.push([partition, bytes.length]);
-    buffers.push(bytes);
+  for (const [partition, packs] of parts) {
+    let bytes = 0;
+    for (const pack of packs) {
+      buffers.push(pack);
+      bytes += pack.length;
+    }
+    head.push([partition, bytes]);
   }
-  buffers[0] = Buffer.from(`${JSON.stringify({ stream, parts: head })}\n`);
+  buffers[0] = Buffer.from(`${JSON.stringify({ stream, encoding: 'msgpack', parts: head })}\n`);
   return Buffer.concat(buffers);
 }
 
@@ -62,8 +69,11 @@ export function decodeLogHead(data: Buffer, partitions: number): LogHead | LogDa
   } catch (error) {
     return { reason: 'not_json', problem: `its head: ${(error as Error).message}` };
   }
-  const { stream, parts } = (typeof head === 'object' && head !== null ? head : {}) as { stream?: unknown; parts?: unknown };
+  const { stream, encoding = 'json', parts } = (typeof head === 'object' && head !== null ? head : {}) as { stream?: unknown; encoding?: unknown; parts?: unknown };
   if (typeof stream !== 'string' || !Array.isArray(parts)) return { reason: 'shape', problem: 'its head is not {"stream": <name>, "parts": [...]}' };
+  if (encoding !== 'msgpack' && encoding !== 'json') return { reason: 'shape', problem: `its head names the encoding ${JSON.stringify(encoding)}: this node reads "msgpack" and "json"` };
+  // The least a part holds: an empty array, `[]` in JSON, one byte in MessagePack.
+  const least = encoding === 'json' ? 2 : 1;
   const seen = new Set<number>();
   const decoded: LogPart[] = [];
   let start = newline + 1;
@@ -72,29 +82,92 @@ export function decodeLogHead(data: Buffer, partitions: number): LogHead | LogDa
     if (!Number.isInteger(partition) || (partition as number) < 0 || (partition as number) >= partitions) {
       return { reason: 'shape', problem: `a part names partition ${JSON.stringify(partition)}: the stream has ${partitions}` };
     }
-    if (!Number.isInteger(bytes) || (bytes as number) < 2) return { reason: 'shape', problem: `partition ${partition as number}'s part has ${JSON.stringify(bytes)} bytes` };
+    if (!Number.isInteger(bytes) || (bytes as number) < least) return { reason: 'shape', problem: `partition ${partition as number}'s part has ${JSON.stringify(bytes)} bytes` };
     if (seen.has(partition as number)) return { reason: 'shape', problem: `partition ${partition as number} has two parts` };
     seen.add(partition as number);
     decoded.push({ partition: partition as number, start, end: start + (bytes as number) });
     start += bytes as number;
   }
   if (start !== data.length) return { reason: 'shape', problem: `its parts add up to ${start - newline - 1} bytes, the message holds ${data.length - newline - 1} after its head` };
-  return { stream, parts: decoded };
+  return { stream, encoding, parts: decoded };
 }
 
 /** The events of one part, checked as the HTTP ingest checks events, or why they are refused. */
-export function eventsOfPart(data: Buffer, part: LogPart, eventDepth: number): Event[] | LogDamage {
+export function eventsOfPart(data: Buffer, encoding: LogEncoding, part: LogPart, eventDepth: number, codec: EventCodec): Event[] | LogDamage {
   let events: unknown;
-  try {
-    events = JSON.parse(data.toString('utf8', part.start, part.end));
-  } catch (error) {
-    return { reason: 'not_json', problem: (error as Error).message };
+  if (encoding === 'json') {
+    try {
+      events = JSON.parse(data.toString('utf8', part.start, part.end));
+    } catch (error) {
+      return { reason: 'not_json', problem: (error as Error).message };
+    }
+  } else {
+    let packs: unknown[];
+    try {
+      packs = codec.unpack(data.subarray(part.start, part.end));
+    } catch (error) {
+      // Bytes cut short, or nested past the stack (a RangeError): either way not what a node writes.
+      return { reason: 'not_msgpack', problem: (error as Error).message };
+    }
+    if (!packs.every(Array.isArray)) return { reason: 'invalid', problem: 'events must be an array of objects' };
+    events = packs.length === 1 ? packs[0] : (packs as unknown[][]).flat(1);
   }
+  let checked: Event[];
   try {
-    return eventsFromJsonBody({ events }, eventDepth);
+    checked = eventsFromJsonBody({ events }, eventDepth);
   } catch (error) {
     return { reason: 'invalid', problem: (error as Error).message };
   }
+  if (encoding === 'msgpack') {
+    for (let i = 0; i < checked.length; i++) {
+      const event = checked[i] as Event;
+      if (Object.getPrototypeOf(event) !== Object.prototype) return notJson(`events[${i}]`, event);
+      for (const key in event) {
+        const value = event[key];
+        // Only objects can be what JSON cannot hold: msgpackr gives numbers, never BigInts (`int64AsType`).
+        if (typeof value === 'object' && value !== null && !onlyJson(value)) {
+          const found = firstNotJson(value);
+          return notJson(`events[${i}].${key}${found.path}`, found.value);
+        }
+      }
+    }
+  }
+  return checked;
+}
+
+/**
+ * Whether `value` (an object or array) holds only what JSON can: plain objects and arrays, strings, numbers,
+ * booleans and null. Not so for what else MessagePack can hold (a Date, a binary string, an extension's object).
+ * Its depth is already checked (`eventsFromJsonBody`): the walk is bounded by `streams.max-event-depth`.
+ * `undefined` passes: JSON drops such a field, and no code here tells the two apart.
+ */
+function onlyJson(value: object): boolean {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item === 'object' && item !== null && !onlyJson(item)) return false;
+    }
+    return true;
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  for (const key in value) {
+    const item: unknown = (value as Record<string, unknown>)[key];
+    if (typeof item === 'object' && item !== null && !onlyJson(item)) return false;
+  }
+  return true;
+}
+
+/** Where under `value` (which `onlyJson` refused) the first value JSON cannot hold is, and that value. */
+function firstNotJson(value: object, path = ''): { path: string; value: object } {
+  const items: [string, unknown][] = Array.isArray(value) ? value.map((item, i) => [`[${i}]`, item]) : Object.getPrototypeOf(value) === Object.prototype ? Object.entries(value).map(([key, item]) => [`.${key}`, item]) : [];
+  for (const [step, item] of items) {
+    if (typeof item === 'object' && item !== null && !onlyJson(item)) return firstNotJson(item, `${path}${step}`);
+  }
+  return { path, value };
+}
+
+function notJson(path: string, value: object): LogDamage {
+  return { reason: 'invalid', problem: `${path} is a ${Object.prototype.toString.call(value).slice(8, -1)}, which JSON cannot hold` };
 }
 
 export function isDamage(value: object): value is LogDamage {

@@ -15,7 +15,8 @@
  */
 import type { AckPolicy, ConsumerMessages, DeliverPolicy, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
-import { decodeLogHead, eventsOfPart, isDamage, type LogPart } from './log-message.ts';
+import type { EventCodec } from './event-codec.ts';
+import { decodeLogHead, eventsOfPart, isDamage, type LogEncoding, type LogPart } from './log-message.ts';
 import type { PartitionRunner } from './partition-runner.ts';
 import type { MessageRefusals } from './refusals.ts';
 import { MAX_PARTITIONS } from './settings.ts';
@@ -38,6 +39,7 @@ export interface ReaderContext {
   readonly logger: Logger;
   readonly refusals: MessageRefusals;
   readonly nesting: { readonly eventDepth: number };
+  readonly codec: EventCodec;
   /** Counts a gap in a consumer's deliveries (the consumer started again). */
   gaps(): void;
   /** The consumer cannot be made: the partitions it was to feed are dropped here (and taken again). */
@@ -192,11 +194,13 @@ export class StreamLogReader {
     // nodes under its old count for a moment, and a part of a partition that does not run here is simply not read.
     const head = decodeLogHead(data, MAX_PARTITIONS);
     const parts: (LogPart | undefined)[] = [];
+    let encoding: LogEncoding = 'msgpack';
     if (isDamage(head)) {
       context.refusals.refuse('events', head.reason, `stream ${this.stream}: event-log message ${seq} skipped: ${head.problem}`, { stream: this.stream, seq });
     } else if (head.stream !== this.stream) {
       context.refusals.refuse('events', 'key', `stream ${this.stream}: event-log message ${seq} names stream ${JSON.stringify(head.stream)}: skipped`, { stream: this.stream, seq });
     } else {
+      encoding = head.encoding;
       for (const part of head.parts) parts[part.partition] = part;
     }
     for (const runner of this.fed.values()) {
@@ -206,7 +210,7 @@ export class StreamLogReader {
         runner.apply(seq, null);
         continue;
       }
-      const events = eventsOfPart(data, part, context.nesting.eventDepth);
+      const events = eventsOfPart(data, encoding, part, context.nesting.eventDepth, context.codec);
       if (isDamage(events)) {
         context.refusals.refuse('events', events.reason, `stream ${this.stream} partition ${runner.partition}: its events in event-log message ${seq} skipped: ${events.problem}`, { stream: this.stream, seq });
         runner.apply(seq, null);

@@ -13,12 +13,13 @@ import { Counter, type Registry } from 'prom-client';
 export type RefusalSource = 'checks' | 'streams' | 'members' | 'results' | 'events' | 'checkpoints' | 'queries' | 'channels';
 
 /**
- * Why: `not_json` (bytes that are not JSON), `shape` (JSON, but not the message's schema), `key` (a KV key that is
- * not what its value says), `invalid` (refused by the same validation as the API's), `forbidden` (refused by a
- * policy, `healthchecks.command-checks-api`), `future` (a result stamped ahead of this node's clock), `busy` (an
- * index read past those waiting to be answered), `exception` (the handler threw: a bug, counted so that it is seen).
+ * Why: `not_json` (bytes that are not JSON), `not_msgpack` (an event-log part that is not MessagePack), `shape`
+ * (JSON, but not the message's schema), `key` (a KV key that is not what its value says), `invalid` (refused by the
+ * same validation as the API's), `forbidden` (refused by a policy, `healthchecks.command-checks-api`), `future` (a
+ * result stamped ahead of this node's clock), `busy` (an index read past those waiting to be answered), `exception`
+ * (the handler threw: a bug, counted so that it is seen).
  */
-export type RefusalReason = 'not_json' | 'shape' | 'key' | 'invalid' | 'forbidden' | 'future' | 'busy' | 'exception';
+export type RefusalReason = 'not_json' | 'not_msgpack' | 'shape' | 'key' | 'invalid' | 'forbidden' | 'future' | 'busy' | 'exception';
 
 const LOG_EVERY_MS = 10_000;
 

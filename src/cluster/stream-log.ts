@@ -26,6 +26,7 @@ import { eventsFromJsonBody } from '../stream/ingest/json.ts';
 import type { EventIngest } from '../stream/placement.ts';
 import { streamNotFound } from '../stream/errors.ts';
 import { ClusterUnavailableError } from './errors.ts';
+import type { EventCodec } from './event-codec.ts';
 import { encodeLogMessage } from './log-message.ts';
 import type { LogPublisher } from './log-publisher.ts';
 
@@ -109,8 +110,8 @@ export interface LogTarget {
 /** The events of one stream waiting for the next publish, per partition, and the inputs waiting for it. */
 interface Pending {
   readonly stream: string;
-  /** Per partition, its events as the insides of JSON arrays. */
-  readonly parts: Map<number, string[]>;
+  /** Per partition, its events in one or more packs (src/cluster/event-codec.ts). */
+  readonly parts: Map<number, Buffer[]>;
   bytes: number;
   count: number;
   readonly waiters: Waiter[];
@@ -142,12 +143,11 @@ export class EventLogMetrics {
   }
 }
 
-/** Some of a partition's events of one batch, as the inside of a JSON array, and its size in UTF-8. */
+/** Some of a partition's events of one batch, packed. */
 export interface EncodedPart {
   readonly stream: string;
   readonly partition: number;
-  readonly text: string;
-  readonly bytes: number;
+  readonly pack: Buffer;
   readonly count: number;
 }
 
@@ -161,29 +161,25 @@ class EventTooLarge extends Error {
   }
 }
 
-/**
- * A partition's events of one batch in parts a message can hold: halved until each part encodes (in UTF-8, what
- * NATS counts, not in characters) to at most MAX_MESSAGE_BYTES.
- */
-function encodePart(stream: string, partition: number, events: readonly Event[], into: EncodedPart[]): void {
-  const json = JSON.stringify(events);
-  const bytes = Buffer.byteLength(json) - 2;
-  if (bytes <= MAX_MESSAGE_BYTES) {
-    into.push({ stream, partition, text: json.slice(1, -1), bytes, count: events.length });
+/** A partition's events of one batch in packs a message can hold: halved until each is at most MAX_MESSAGE_BYTES. */
+function encodePart(codec: EventCodec, stream: string, partition: number, events: readonly Event[], into: EncodedPart[]): void {
+  const pack = codec.pack(events);
+  if (pack.length <= MAX_MESSAGE_BYTES) {
+    into.push({ stream, partition, pack, count: events.length });
     return;
   }
-  if (events.length === 1) throw new EventTooLarge(events[0] as Event, bytes);
+  if (events.length === 1) throw new EventTooLarge(events[0] as Event, pack.length);
   const half = Math.ceil(events.length / 2);
-  encodePart(stream, partition, events.slice(0, half), into);
-  encodePart(stream, partition, events.slice(half), into);
+  encodePart(codec, stream, partition, events.slice(0, half), into);
+  encodePart(codec, stream, partition, events.slice(half), into);
 }
 
 /** A stream's share of a batch, split by partition and encoded (bench/cluster-codec.ts measures it). Throws
  *  EventTooLarge for an event no message can hold. */
-export function encodeBatch(stream: LogTarget, events: readonly Event[], partitions: number, into: EncodedPart[]): void {
+export function encodeBatch(codec: EventCodec, stream: LogTarget, events: readonly Event[], partitions: number, into: EncodedPart[]): void {
   const fields = stream.partitionBy;
   if (fields === null) {
-    encodePart(stream.name, 0, events, into);
+    encodePart(codec, stream.name, 0, events, into);
     return;
   }
   const groups = new Map<number, Event[]>();
@@ -193,7 +189,7 @@ export function encodeBatch(stream: LogTarget, events: readonly Event[], partiti
     if (group === undefined) groups.set(partition, (group = []));
     group.push(event);
   }
-  for (const [partition, group] of groups) encodePart(stream.name, partition, group, into);
+  for (const [partition, group] of groups) encodePart(codec, stream.name, partition, group, into);
 }
 
 export class ClusterEventLog implements EventIngest {
@@ -204,6 +200,7 @@ export class ClusterEventLog implements EventIngest {
 
   constructor(
     private readonly publisher: LogPublisher,
+    private readonly codec: EventCodec,
     private readonly partitions: number,
     /** The stream a target names, or the `:default true` streams for `default`; null: no such stream. */
     private readonly resolve: (target: string) => readonly LogTarget[] | null,
@@ -228,7 +225,7 @@ export class ClusterEventLog implements EventIngest {
     // Encoded whole before any of it is queued: an event too large for a message refuses the batch, none of it sent.
     const parts: EncodedPart[] = [];
     try {
-      for (const stream of streams) encodeBatch(stream, events, this.partitions, parts);
+      for (const stream of streams) encodeBatch(this.codec, stream, events, this.partitions, parts);
     } catch (error) {
       if (!(error instanceof EventTooLarge)) throw error;
       return Promise.reject(new IngestError(`events[${events.indexOf(error.event)}] encodes to ${error.bytes} bytes: the cluster's event log takes events of at most ${MAX_MESSAGE_BYTES} bytes`));
@@ -249,8 +246,8 @@ export class ClusterEventLog implements EventIngest {
 
   private add(part: EncodedPart, waiter: Waiter): void {
     let pending = this.queued.get(part.stream);
-    // A part's bytes, plus its partition's number, length and commas in the head: 16 is more than enough for those.
-    if (pending !== undefined && pending.bytes + part.bytes + 16 > MAX_MESSAGE_BYTES) {
+    // A pack's bytes, plus its partition's number, length and commas in the head: 16 is more than enough for those.
+    if (pending !== undefined && pending.bytes + part.pack.length + 16 > MAX_MESSAGE_BYTES) {
       this.publish(pending);
       pending = undefined;
     }
@@ -258,10 +255,10 @@ export class ClusterEventLog implements EventIngest {
       pending = { stream: part.stream, parts: new Map(), bytes: 0, count: 0, waiters: [] };
       this.queued.set(part.stream, pending);
     }
-    let pieces = pending.parts.get(part.partition);
-    if (pieces === undefined) pending.parts.set(part.partition, (pieces = []));
-    pieces.push(part.text);
-    pending.bytes += part.bytes + 16;
+    let packs = pending.parts.get(part.partition);
+    if (packs === undefined) pending.parts.set(part.partition, (packs = []));
+    packs.push(part.pack);
+    pending.bytes += part.pack.length + 16;
     pending.count += part.count;
     if (pending.waiters.at(-1) !== waiter) {
       pending.waiters.push(waiter);

@@ -19,6 +19,7 @@ import type { Condition } from '../stream/condition.ts';
 import type { EventIngest, IndexStats, StreamHost, StreamPlacement } from '../stream/placement.ts';
 import { parseQuery } from '../stream/api-admission.ts';
 import type { StreamSettings } from '../stream/settings.ts';
+import { loadEventCodec } from './event-codec.ts';
 import { loadNats } from './nats.ts';
 import type { JoinedCluster } from './node.ts';
 import { PartitionRunner, partitionKey, type RunnerContext } from './partition-runner.ts';
@@ -117,7 +118,7 @@ export class ClusterStreams implements StreamPlacement {
 
   private async join(cluster: JoinedCluster): Promise<void> {
     const { settings, logger } = this;
-    const { Objm } = await loadNats();
+    const [{ Objm }, codec] = await Promise.all([loadNats(), loadEventCodec()]);
     const replicas = settings.replicas;
     await ensureEventsStream(cluster.jsm, { replicas, maxBytes: settings.eventLogMaxBytes });
     const pointers = await cluster.kvm.create(CHECKPOINTS_BUCKET, { history: 1, replicas });
@@ -132,6 +133,7 @@ export class ClusterStreams implements StreamPlacement {
     }
     const log = new ClusterEventLog(
       new AckedPublisher(cluster.connection.nc, EVENTS_STREAM, PUBLISH_TIMEOUT_MS),
+      codec,
       settings.partitions,
       (target) => this.targets(target),
       this.service.maxPendingEvents,
@@ -152,7 +154,7 @@ export class ClusterStreams implements StreamPlacement {
       void runner.stop(false);
     };
     const readers = new StreamLogReaders(
-      { js: cluster.js, jsm: cluster.jsm, nodeId, logger, refusals: cluster.refusals, nesting: this.service.nesting, gaps: () => this.logMetrics.gaps.inc(), failed: (runners) => runners.forEach(drop) },
+      { js: cluster.js, jsm: cluster.jsm, nodeId, logger, refusals: cluster.refusals, nesting: this.service.nesting, codec, gaps: () => this.logMetrics.gaps.inc(), failed: (runners) => runners.forEach(drop) },
       checkpoints,
       (stream) => this.partitionCount(stream),
     );

@@ -1,5 +1,8 @@
-import { describe, expect, it } from 'vitest';
-import { decodeLogHead, encodeLogMessage, eventsOfPart, type LogDamage, type LogHead } from '../../src/cluster/log-message.ts';
+import { Packr } from 'msgpackr';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type EventCodec, loadEventCodec } from '../../src/cluster/event-codec.ts';
+import { decodeLogHead, encodeLogMessage, eventsOfPart, type LogDamage, type LogHead, type LogPart } from '../../src/cluster/log-message.ts';
+import type { Event } from '../../src/stream/event.ts';
 import { eventsProblem, partitionOf, streamId, streamSubject } from '../../src/cluster/stream-log.ts';
 import { mergeSearches, mergeStats } from '../../src/cluster/stream-queries.ts';
 
@@ -53,24 +56,43 @@ describe('merging reads of several nodes', () => {
 });
 
 describe('messages of the event log', () => {
+  let codec: EventCodec;
+  beforeAll(async () => {
+    codec = await loadEventCodec();
+  });
   const head = (data: Buffer, partitions = 64) => decodeLogHead(data, partitions) as LogHead;
   const damage = (data: Buffer, partitions = 64) => decodeLogHead(data, partitions) as LogDamage;
   const raw = (text: string) => Buffer.from(text);
+  const read = (data: Buffer, part: LogPart, depth = 8) => eventsOfPart(data, head(data).encoding, part, depth, codec);
 
   it('carries each partition in a part of its own, non-ASCII included, read without the others', () => {
     const parts = new Map([
-      [3, ['{"host":"a","time":1}', '{"host":"é€𝄞","time":2}']],
-      [0, ['{"host":"b","time":3}']],
-      [9, []],
+      [3, [codec.pack([{ host: 'a', time: 1 }]), codec.pack([{ host: 'é€𝄞', time: 2, tags: ['x'], attributes: { k: 'v' } }])]],
+      [0, [codec.pack([{ host: 'b', time: 1.7e18, metric: 2 ** 40, ratio: 0.5 }])]],
+      [9, [codec.pack([])]],
     ]);
     const data = encodeLogMessage('s', parts);
     const decoded = head(data);
     expect(decoded.stream).toBe('s');
+    expect(decoded.encoding).toBe('msgpack');
     expect(decoded.parts.map((part) => part.partition)).toEqual([3, 0, 9]);
-    const [three, zero, nine] = decoded.parts as [never, never, never];
-    expect(eventsOfPart(data, three, 8)).toEqual([{ host: 'a', time: 1 }, { host: 'é€𝄞', time: 2 }]);
-    expect(eventsOfPart(data, zero, 8)).toEqual([{ host: 'b', time: 3 }]);
-    expect(eventsOfPart(data, nine, 8)).toEqual([]);
+    const [three, zero, nine] = decoded.parts as [LogPart, LogPart, LogPart];
+    expect(read(data, zero)).toEqual([{ host: 'b', time: 1.7e18, metric: 2 ** 40, ratio: 0.5 }]);
+    expect(read(data, three)).toEqual([
+      { host: 'a', time: 1 },
+      { host: 'é€𝄞', time: 2, tags: ['x'], attributes: { k: 'v' } },
+    ]);
+    expect(read(data, nine)).toEqual([]);
+  });
+
+  it('reads the JSON parts of messages written before MessagePack, which the log may hold through an upgrade', () => {
+    const body = '[{"host":"a","time":1},{"host":"é","time":2}]';
+    const data = raw(`${JSON.stringify({ stream: 's', parts: [[4, Buffer.byteLength(body)]] })}\n${body}`);
+    expect(head(data).encoding).toBe('json');
+    expect(read(data, head(data).parts[0] as LogPart)).toEqual([
+      { host: 'a', time: 1 },
+      { host: 'é', time: 2 },
+    ]);
   });
 
   it('refuses a head that lies, naming the problem', () => {
@@ -80,6 +102,7 @@ describe('messages of the event log', () => {
     expect(damage(raw(`${' '.repeat(70_000)}\n[]`)).problem).toBe('no head: no newline in its first 65536 bytes');
     expect(damage(raw('{"stream":\n[]')).reason).toBe('not_json');
     expect(damage(raw('[1,2]\n')).problem).toBe('its head is not {"stream": <name>, "parts": [...]}');
+    expect(damage(raw('{"stream":"s","encoding":"gzip","parts":[]}\n')).problem).toBe('its head names the encoding "gzip": this node reads "msgpack" and "json"');
     expect(damage(lie([[1, 14]], body, 7)).reason).toBe('shape');
     expect(damage(lie([[64, 14]])).problem).toBe('a part names partition 64: the stream has 64');
     expect(damage(lie([[-1, 14]])).problem).toBe('a part names partition -1: the stream has 64');
@@ -93,10 +116,10 @@ describe('messages of the event log', () => {
     expect(damage(lie([[1, 14]]), 1).problem).toBe('a part names partition 1: the stream has 1');
   });
 
-  it('refuses a part that is not events, under the reader\'s streams.max-event-depth', () => {
+  it('refuses a JSON part that is not events, under the reader\'s streams.max-event-depth', () => {
     const part = (text: string) => {
       const data = raw(`${JSON.stringify({ stream: 's', parts: [[0, Buffer.byteLength(text)]] })}\n${text}`);
-      return eventsOfPart(data, head(data).parts[0] as never, 3);
+      return read(data, head(data).parts[0] as LogPart, 3);
     };
     expect(part('[{"host":')).toMatchObject({ reason: 'not_json' });
     expect(part('{"host":"a"}')).toEqual({ reason: 'invalid', problem: 'events must be an array of objects' });
@@ -105,5 +128,43 @@ describe('messages of the event log', () => {
     expect(part('[{"host":"a","time":1,"deep":{"b":{"c":{"d":1}}}}]')).toEqual({ reason: 'invalid', problem });
     expect(eventsProblem([{ host: 'a', time: 1, deep: { b: { c: { d: 1 } } } }], 3)).toBe(problem);
     expect(eventsProblem([{ host: 'a', time: 1, deep: { b: { c: { d: 1 } } } }], 4)).toBeNull();
+  });
+
+  it('refuses a MessagePack part that is not events, or holds what JSON cannot, and reads the next one still', () => {
+    const part = (...packs: Buffer[]) => {
+      const data = encodeLogMessage('s', new Map([[0, packs]]));
+      return read(data, head(data).parts[0] as LogPart, 3);
+    };
+    // What a lying peer can write: every type MessagePack and msgpackr's extensions have.
+    const anything = new Packr({ moreTypes: true, useRecords: false });
+    const valid = codec.pack([{ host: 'a', time: 1 }]);
+    expect(part(valid.subarray(0, valid.length - 2))).toMatchObject({ reason: 'not_msgpack' });
+    expect(part(Buffer.alloc(100_000, 0x91))).toMatchObject({ reason: 'not_msgpack' });
+    expect(part(anything.pack({ host: 'a' }))).toEqual({ reason: 'invalid', problem: 'events must be an array of objects' });
+    expect(part(valid, anything.pack({ host: 'a' }))).toEqual({ reason: 'invalid', problem: 'events must be an array of objects' });
+    expect(part(anything.pack([null]))).toEqual({ reason: 'invalid', problem: 'events[0] must be an object, got null' });
+    expect(part(anything.pack([{ host: 'a', time: 1, deep: { b: { c: { d: 1 } } } }]))).toMatchObject({ reason: 'invalid', problem: expect.stringContaining('deeper than the limit of 3 levels') });
+    const cases: [unknown, string][] = [
+      [new Date(0), 'Date'],
+      [/a+/, 'RegExp'],
+      [new Set([1]), 'Set'],
+      [new Error('x'), 'Error'],
+      [new Uint8Array([1, 2]), 'Uint8Array'],
+    ];
+    // A 64-bit integer is a number, as JSON.parse would give it, never a BigInt.
+    expect(part(anything.pack([{ host: 'a', time: 1, field: 2n ** 64n - 1n }]))).toEqual([{ host: 'a', time: 1, field: 2 ** 64 }]);
+    for (const [value, kind] of cases) {
+      expect(part(anything.pack([{ host: 'a', time: 1, field: value }]))).toEqual({ reason: 'invalid', problem: `events[0].field is a ${kind}, which JSON cannot hold` });
+      expect(part(anything.pack([{ host: 'a', time: 1, tags: ['ok', value] }]))).toEqual({ reason: 'invalid', problem: `events[0].tags[1] is a ${kind}, which JSON cannot hold` });
+      expect(part(anything.pack([{ host: 'a', time: 1, attributes: { inner: value } }]))).toEqual({ reason: 'invalid', problem: `events[0].attributes.inner is a ${kind}, which JSON cannot hold` });
+    }
+    expect(part(anything.pack([new Date(0)]))).toEqual({ reason: 'invalid', problem: 'events[0] is a Date, which JSON cannot hold' });
+    // 0xc1 is never used by MessagePack: msgpackr reads it as an object of its own.
+    expect(part(Buffer.concat([Buffer.from([0x91, 0x81, 0xa1, 0x78]), Buffer.from([0xc1])]))).toMatchObject({ reason: 'invalid', problem: expect.stringMatching(/^events\[0\]\.x is a /) });
+    // A key that would reach Object.prototype stays a key of the event.
+    const proto = part(Buffer.concat([Buffer.from([0x91, 0x82, 0xa9]), Buffer.from('__proto__'), Buffer.from([0x81, 0xa1, 0x70, 0x01, 0xa4]), Buffer.from('host'), Buffer.from([0xa1, 0x61])])) as Event[];
+    expect(({} as Record<string, unknown>).p).toBeUndefined();
+    expect(proto[0]?.host).toBe('a');
+    expect(part(valid)).toEqual([{ host: 'a', time: 1 }]);
   });
 });
