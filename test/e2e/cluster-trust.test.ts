@@ -15,6 +15,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { type KV, Kvm } from '@nats-io/kv';
 import { Objm } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { Packr } from 'msgpackr';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { streamId, streamSubject } from '../../src/cluster/stream-log.ts';
 import { answerSubject, querySubject } from '../../src/cluster/stream-queries.ts';
@@ -33,8 +34,13 @@ const HUGE = `["${'x'.repeat(1000 * 1000)}"]`;
 /** What a careless or hostile writer could put anywhere: an object for a list, a list of nothing, not JSON, huge. */
 const MALFORMED = ['{"name":"db"}', '[null]', 'null', '{}', '\u0000\u00ff not json {', HUGE];
 /** A message of the event log with these parts, each as given (src/cluster/log-message.ts), and a head that may lie. */
-const logMessage = (parts: [number, string][], head: { stream?: unknown; parts?: unknown } = {}) =>
-  Buffer.from(`${JSON.stringify({ stream: 'hosts', parts: parts.map(([partition, text]) => [partition, Buffer.byteLength(text)]), ...head })}\n${parts.map(([, text]) => text).join('')}`);
+const logMessage = (parts: [number, string | Buffer][], head: { stream?: unknown; parts?: unknown; encoding?: string } = {}) =>
+  Buffer.concat([
+    Buffer.from(`${JSON.stringify({ stream: 'hosts', parts: parts.map(([partition, bytes]) => [partition, Buffer.byteLength(bytes)]), ...head })}\n`),
+    ...parts.map(([, bytes]) => Buffer.from(bytes)),
+  ]);
+/** What a lying peer can write in MessagePack: any type msgpackr has, JSON's or not. */
+const anything = new Packr({ moreTypes: true });
 
 const servers: TestServer[] = [];
 const connections: NatsConnection[] = [];
@@ -162,6 +168,7 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
       // The event log: bytes that are not a message, and messages whose parts are not events.
       await js.publish(streamSubject('hosts'), payload);
       await js.publish(streamSubject('hosts'), logMessage([[i % PARTITIONS, payload]]));
+      await js.publish(streamSubject('hosts'), logMessage([[i % PARTITIONS, payload]], { encoding: 'msgpack' }));
       // Core subjects: index reads, websocket channels.
       const answer = await nc.request(querySubject('node-a'), payload, { timeout: 5_000, noMux: true, reply: answerSubject('forger') });
       expect(answer.json<{ error?: string }>().error).toBeTypeOf('string');
@@ -183,6 +190,10 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
     const state = { ...future, 'healthcheck-timestamp': Math.floor(Date.now() / 1000) + 120, quorum: 1, locations: [{ node: 'forger', success: false }] };
     await js.publish('vigie.results.forger', JSON.stringify([state]));
     await js.publish(streamSubject('hosts'), logMessage([[0, '[{"host":"forged","time":"yesterday"}]']]));
+    // MessagePack that decodes to what JSON cannot hold, or nests past the stack.
+    await js.publish(streamSubject('hosts'), logMessage([[0, anything.pack([{ host: 'forged', time: 1, at: new Date() }])]], { encoding: 'msgpack' }));
+    await js.publish(streamSubject('hosts'), logMessage([[0, anything.pack([{ host: 'forged', time: 1, tags: [new Uint8Array(8)] }])]], { encoding: 'msgpack' }));
+    await js.publish(streamSubject('hosts'), logMessage([[0, Buffer.alloc(500_000, 0x91)]], { encoding: 'msgpack' }));
     // Heads that lie: a partition the stream does not have, two parts of one partition, lengths past the end, another stream.
     await js.publish(streamSubject('hosts'), logMessage([[PARTITIONS, '[{"host":"forged"}]']]));
     await js.publish(streamSubject('hosts'), logMessage([[1, '[{"host":"forged"}]'], [1, '[{"host":"forged"}]']]));
@@ -194,6 +205,9 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
     await serving([a, b]);
     for (const source of ['results', 'checks', 'streams', 'members', 'events', 'queries', 'channels']) {
       expect((await refused(a, source)) + (await refused(b, source)), source).toBeGreaterThan(0);
+    }
+    for (const reason of ['not_json', 'not_msgpack', 'invalid', 'shape']) {
+      expect((await refused(a, 'events', reason)) + (await refused(b, 'events', reason)), `events ${reason}`).toBeGreaterThan(0);
     }
     // Every check still runs somewhere and its results reach both nodes; none shows the year 2100.
     await freshEverywhere([a, b], names, Math.floor(Date.now() / 1000) + 1);
