@@ -29,6 +29,7 @@ interface Profile {
 const LIBRARIES: [string, RegExp][] = [
   ['undici', /node_modules\/undici\//],
   ['NATS client', /node_modules\/@nats-io\//],
+  ['MessagePack (event log)', /node_modules\/msgpackr\//],
   ['prom-client', /node_modules\/prom-client\//],
   ['SQLite', /node_modules\/(better-sqlite3|drizzle-orm)\//],
   ['logging', /node_modules\/(pino|pino-std-serializers|sonic-boom|thread-stream)\//],
@@ -143,7 +144,7 @@ export function profileBreakdown(file: string, options: { windowS: number; endSk
     top_functions: [...selfByFunction.values()]
       .filter((entry) => entry.name !== '(idle)')
       .sort((a, b) => b.us - a.us)
-      .slice(0, 25)
+      .slice(0, Number(process.env.PROFILE_TOP ?? 25))
       .map((entry) => ({ name: entry.name, where: entry.where, share_of_one_core: share(entry.us) })),
   };
 }

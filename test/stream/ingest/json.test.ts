@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { IngestError } from '../../../src/stream/ingest/errors.ts';
 import { streamErrors } from '../../../src/stream/routes.ts';
 import { eventsFromJsonBody, MAX_EVENT_DEPTH, rfc3339ToNs } from '../../../src/stream/ingest/json.ts';
+import { MAX_EVENT_DEPTH_LIMIT } from '../../../src/stream/nesting.ts';
 
 /** The HTTP status the stream routes answer for a decoder's error. */
 const statusOf = (error: unknown): number | undefined => streamErrors.fromDomainError(error)?.statusCode;
@@ -100,5 +101,13 @@ describe('event nesting limit', () => {
     expect(() => eventsFromJsonBody({ events: [{ host: 'a' }, { host: 'b', attributes: nested(MAX_EVENT_DEPTH) }] }, MAX_EVENT_DEPTH)).toThrow(
       new IngestError(`events[1].attributes nests objects and arrays deeper than the limit of ${MAX_EVENT_DEPTH} levels (streams.max-event-depth)`),
     );
+  });
+
+  it('refuses a value 100,000 levels deep at the highest limit the config allows, without going 100,000 calls deep', () => {
+    const bomb = JSON.parse(`${'['.repeat(100_000)}${']'.repeat(100_000)}`) as unknown;
+    expect(() => eventsFromJsonBody({ events: [{ host: 'a', tags: bomb }] }, MAX_EVENT_DEPTH_LIMIT)).toThrow(
+      new IngestError(`events[0].tags nests objects and arrays deeper than the limit of ${MAX_EVENT_DEPTH_LIMIT} levels (streams.max-event-depth)`),
+    );
+    expect(eventsFromJsonBody({ events: [{ host: 'a', tags: nested(MAX_EVENT_DEPTH_LIMIT - 1) }] }, MAX_EVENT_DEPTH_LIMIT)).toHaveLength(1);
   });
 });
