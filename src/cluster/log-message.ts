@@ -112,62 +112,11 @@ export function eventsOfPart(data: Buffer, encoding: LogEncoding, part: LogPart,
     if (!packs.every(Array.isArray)) return { reason: 'invalid', problem: 'events must be an array of objects' };
     events = packs.length === 1 ? packs[0] : (packs as unknown[][]).flat(1);
   }
-  let checked: Event[];
   try {
-    checked = eventsFromJsonBody({ events }, eventDepth);
+    return eventsFromJsonBody({ events }, eventDepth, undefined, -1, encoding === 'msgpack');
   } catch (error) {
     return { reason: 'invalid', problem: (error as Error).message };
   }
-  if (encoding === 'msgpack') {
-    for (let i = 0; i < checked.length; i++) {
-      const event = checked[i] as Event;
-      if (Object.getPrototypeOf(event) !== Object.prototype) return notJson(`events[${i}]`, event);
-      for (const key in event) {
-        const value = event[key];
-        // Only objects can be what JSON cannot hold: msgpackr gives numbers, never BigInts (`int64AsType`).
-        if (typeof value === 'object' && value !== null && !onlyJson(value)) {
-          const found = firstNotJson(value);
-          return notJson(`events[${i}].${key}${found.path}`, found.value);
-        }
-      }
-    }
-  }
-  return checked;
-}
-
-/**
- * Whether `value` (an object or array) holds only what JSON can: plain objects and arrays, strings, numbers,
- * booleans and null. Not so for what else MessagePack can hold (a Date, a binary string, an extension's object).
- * Its depth is already checked (`eventsFromJsonBody`): the walk is bounded by `streams.max-event-depth`.
- * `undefined` passes: JSON drops such a field, and no code here tells the two apart.
- */
-function onlyJson(value: object): boolean {
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const item: unknown = value[i];
-      if (typeof item === 'object' && item !== null && !onlyJson(item)) return false;
-    }
-    return true;
-  }
-  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
-  for (const key in value) {
-    const item: unknown = (value as Record<string, unknown>)[key];
-    if (typeof item === 'object' && item !== null && !onlyJson(item)) return false;
-  }
-  return true;
-}
-
-/** Where under `value` (which `onlyJson` refused) the first value JSON cannot hold is, and that value. */
-function firstNotJson(value: object, path = ''): { path: string; value: object } {
-  const items: [string, unknown][] = Array.isArray(value) ? value.map((item, i) => [`[${i}]`, item]) : Object.getPrototypeOf(value) === Object.prototype ? Object.entries(value).map(([key, item]) => [`.${key}`, item]) : [];
-  for (const [step, item] of items) {
-    if (typeof item === 'object' && item !== null && !onlyJson(item)) return firstNotJson(item, `${path}${step}`);
-  }
-  return { path, value };
-}
-
-function notJson(path: string, value: object): LogDamage {
-  return { reason: 'invalid', problem: `${path} is a ${Object.prototype.toString.call(value).slice(8, -1)}, which JSON cannot hold` };
 }
 
 export function isDamage(value: object): value is LogDamage {

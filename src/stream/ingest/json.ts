@@ -35,11 +35,44 @@ function nestsDeeperThan(value: object, limit: number): boolean {
   return false;
 }
 
+/**
+ * Whether `value` (an object or array) holds only what JSON can: plain objects and arrays, strings, numbers,
+ * booleans and null, for events a decoder other than JSON.parse gave. MessagePack (the cluster's event log) can
+ * also hold a date, a binary string or an extension's object. The walk is bounded as `nestsDeeperThan`'s, which
+ * runs first. `undefined` passes: JSON drops such a field, and no code here tells the two apart.
+ */
+function onlyJson(value: object): boolean {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item === 'object' && item !== null && !onlyJson(item)) return false;
+    }
+    return true;
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  for (const key in value) {
+    const item: unknown = (value as Record<string, unknown>)[key];
+    if (typeof item === 'object' && item !== null && !onlyJson(item)) return false;
+  }
+  return true;
+}
+
+/** The problem with `value` at `path`, which `onlyJson` refused: where under it the first value JSON cannot hold
+ *  is, and what that value is. */
+function notJsonProblem(path: string, value: object): string {
+  const items: [string, unknown][] = Array.isArray(value) ? value.map((item, i) => [`[${i}]`, item]) : Object.getPrototypeOf(value) === Object.prototype ? Object.entries(value).map(([key, item]) => [`.${key}`, item]) : [];
+  for (const [step, item] of items) {
+    if (typeof item === 'object' && item !== null && !onlyJson(item)) return notJsonProblem(`${path}${step}`, item);
+  }
+  return `${path} is a ${Object.prototype.toString.call(value).slice(8, -1)}, which JSON cannot hold`;
+}
+
 /** `eventDepth`: `streams.max-event-depth` of the service that decodes (src/stream/nesting.ts). `warnings`, when
  *  given, collects the likely mistakes that are accepted (epoch seconds as `time`, a numeric string as `metric`).
  *  `now` stamps the events without a time (read from the clock once when not given; a journal replay gives the
- *  time of the first push). */
-export function eventsFromJsonBody(body: unknown, eventDepth: number, warnings?: PushWarnings, now = -1): Event[] {
+ *  time of the first push). `jsonOnly`: the events come from another decoder than JSON.parse, and what JSON cannot
+ *  hold is refused too (`onlyJson`). */
+export function eventsFromJsonBody(body: unknown, eventDepth: number, warnings?: PushWarnings, now = -1, jsonOnly = false): Event[] {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new IngestError('the body must be a JSON object with an "events" field');
   }
@@ -50,11 +83,15 @@ export function eventsFromJsonBody(body: unknown, eventDepth: number, warnings?:
     if (typeof event !== 'object' || event === null || Array.isArray(event)) {
       throw new IngestError(`events[${i}] must be an object, got ${describe(event)}`);
     }
+    if (jsonOnly && Object.getPrototypeOf(event) !== Object.prototype) throw new IngestError(notJsonProblem(`events[${i}]`, event));
     const fields = event as Event;
     for (const key in fields) {
       const value: unknown = fields[key];
-      if (typeof value === 'object' && value !== null && nestsDeeperThan(value, eventDepth - 1)) {
-        throw new IngestError(`events[${i}].${key} nests objects and arrays deeper than the limit of ${eventDepth} levels (streams.max-event-depth)`);
+      if (typeof value === 'object' && value !== null) {
+        if (nestsDeeperThan(value, eventDepth - 1)) {
+          throw new IngestError(`events[${i}].${key} nests objects and arrays deeper than the limit of ${eventDepth} levels (streams.max-event-depth)`);
+        }
+        if (jsonOnly && !onlyJson(value)) throw new IngestError(notJsonProblem(`events[${i}].${key}`, value));
       }
     }
     const time: unknown = fields.time;
