@@ -6,7 +6,7 @@
  *   (src/stream/ingest/json.ts);
  * - `encode_us`: the taker's share, the events grouped by partition, each group encoded and the message built
  *   (src/cluster/stream-log.ts, src/cluster/log-message.ts);
- * - `decode_us`: the owners' share, every message's head read and each part parsed and checked again.
+ * - `decode_us`: the owners' share, every message's head read and each part decoded and checked again.
  * A cluster event costs at least `single_us + encode_us + decode_us` on its nodes, before NATS, garbage collection of
  * the copies, and the stream's own work, which both pay. `encode_us + decode_us` over a single node's whole cost per
  * event (bench/cluster-streams.ts) is how far above 1 the ratio of the two can go down with this encoding.
