@@ -136,6 +136,14 @@ describe.each(FORMS)('the healthcheck API under "$prefix/"', ({ prefix, wrap }) 
       body: { message: 'Invalid JSON: Object contains forbidden prototype property' },
     });
     expect(await json(send('POST', `${prefix}/healthcheck/tcp`, ''))).toEqual({ status: 400, body: { message: 'Invalid JSON: the body is empty' } });
+    // Spelled with escapes, or as constructor.prototype: refused the same.
+    const forbidden = { status: 400, body: { message: 'Invalid JSON: Object contains forbidden prototype property' } };
+    expect(await json(send('POST', `${prefix}/healthcheck/tcp`, JSON.stringify(tcpCheck(`${tag}-esc`)).replace('{', '{"\\u005f_proto__": {"polluted": 1}, ')))).toEqual(forbidden);
+    expect(await json(send('POST', `${prefix}/healthcheck/tcp`, JSON.stringify(tcpCheck(`${tag}-ctor`)).replace('{', '{"constructor": {"prototype": {"polluted": 1}}, ')))).toEqual(forbidden);
+    expect(await json(send('POST', `${prefix}/healthcheck/tcp`, JSON.stringify(tcpCheck(`${tag}-ctor`)).replace('{', '{"const\\u0072uctor": {"prototype": {"polluted": 1}}, ')))).toEqual(forbidden);
+    // The words themselves, and escapes, in values are not keys: such a body is taken.
+    const words = { ...tcpCheck(`${tag}-words`), description: 'the constructor of __proto__, caf\u00e9' };
+    expect((await send('POST', `${prefix}/healthcheck/tcp`, JSON.stringify(words))).status).toBe(201);
   });
 
   it('answers 415 naming application/json for another content type', async () => {
