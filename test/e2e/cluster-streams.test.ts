@@ -372,20 +372,25 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
   it('keeps running when NATS goes away while a checkpoint is due, and checkpoints once it is back', async () => {
     const { nats, a } = await oneNodeWithStream('due');
     const push = async (host: string) => (await a.request('/api/v1/stream/due', json('PUT', { events: [{ host, service: 's', metric: 1, ttl: 1e6 }] }))).status;
+    const failed = () => a.logs.some((line) => /checkpoint not saved/.test(line));
     expect(await push('h0')).toBe(200);
     await waitFor(async () => (await search(a, 'due')).events.length === 1, { timeoutMs: 10_000, message: 'the first event' });
-    // Its checkpoint is due within the second (streams.snapshot-interval 1s), and NATS is gone by then.
-    await nats.stop();
-    await new Promise((resolve) => setTimeout(resolve, 8_000));
-    expect((await a.request('/healthz')).status).toBe(200);
-    // Started again (restart's stop is a no-op on a stopped server). The checkpoint's request times out around now,
-    // which ended the process (an unhandled rejection) until 2026-11-26.
-    await nats.restart();
-    await waitFor(async () => (await push('h1')) === 200, { timeoutMs: 30_000, intervalMs: 500, message: 'a push accepted once NATS is back' });
-    await waitFor(async () => (await search(a, 'due')).events.length === 2, { timeoutMs: 10_000, message: 'both events' });
-    expect(a.logs.some((line) => /checkpoint not saved/.test(line))).toBe(true);
+    // Its checkpoint is due within the second (streams.snapshot-interval 1s), and NATS is gone by then, unless that
+    // second's tick came before the stop: a partition with nothing new does not checkpoint, so nothing fails. Then
+    // the same again with the next event (three times at most).
+    for (let attempt = 1; attempt <= 3 && !failed(); attempt++) {
+      await nats.stop();
+      await new Promise((resolve) => setTimeout(resolve, 8_000));
+      expect((await a.request('/healthz')).status).toBe(200);
+      // Started again (restart's stop is a no-op on a stopped server). The checkpoint's request times out around
+      // now, which ended the process (an unhandled rejection) until 2026-11-26.
+      await nats.restart();
+      await waitFor(async () => (await push(`h${attempt}`)) === 200, { timeoutMs: 30_000, intervalMs: 500, message: 'a push accepted once NATS is back' });
+      await waitFor(async () => (await search(a, 'due')).events.length === attempt + 1, { timeoutMs: 10_000, message: `${attempt + 1} events` });
+    }
+    expect(failed()).toBe(true);
     expect(a.process.exitCode).toBeNull();
-  }, 90_000);
+  }, 150_000);
 
   it('consumes again when its consumer of the event log is gone: deleted under it, or lost with a NATS restart', async () => {
     const { nats, a } = await oneNodeWithStream('kept');
