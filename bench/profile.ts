@@ -6,6 +6,8 @@
  * through dist/main.js.map. Shares are of one core over the window: they add up to the process's main-thread CPU.
  *
  *   node --import tsx bench/profile.ts FILE.cpuprofile [windowS] [endSkipMs]
+ *
+ * PROFILE_TOP=<n>: how many of the busiest functions to list (25).
  */
 import { readFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
