@@ -1,12 +1,12 @@
-import type { FastifyRequest } from 'fastify';
-import { parse } from 'secure-json-parse';
-import { HttpError } from './errors.ts';
-
 /**
  * The JSON bodies of every route, parsed as fastify's own parser does (secure-json-parse, refusing `__proto__`
  * and `constructor.prototype` keys), but with the parser's own words in the error: fastify's replaces them with
  * "Body is not valid JSON", which names neither the problem nor where it is (docs/http-api.md, "Errors").
  */
+import type { FastifyRequest } from 'fastify';
+import { parse } from 'secure-json-parse';
+import { HttpError } from './errors.ts';
+
 const POISONING = { protoAction: 'error', constructorAction: 'error' } as const;
 
 function parseJsonBody(body: string | Buffer): unknown {
