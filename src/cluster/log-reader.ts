@@ -15,9 +15,11 @@
  */
 import type { AckPolicy, ConsumerMessages, DeliverPolicy, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
+import type { Event } from '../stream/event.ts';
 import type { EventCodec } from './event-codec.ts';
 import { decodeLogHead, eventsOfPart, isDamage, type LogEncoding, type LogPart } from './log-message.ts';
 import type { PartitionRunner } from './partition-runner.ts';
+import type { OwnMessages } from './own-messages.ts';
 import type { MessageRefusals } from './refusals.ts';
 import { MAX_PARTITIONS } from './settings.ts';
 import type { CheckpointStore } from './stream-checkpoints.ts';
@@ -40,6 +42,8 @@ export interface ReaderContext {
   readonly refusals: MessageRefusals;
   readonly nesting: { readonly eventDepth: number };
   readonly codec: EventCodec;
+  /** The messages this node published, with the events of its partitions (src/cluster/own-messages.ts). */
+  readonly own: OwnMessages;
   /** Counts a gap in a consumer's deliveries (the consumer started again). */
   gaps(): void;
   /** The consumer cannot be made: the partitions it was to feed are dropped here (and taken again). */
@@ -203,11 +207,19 @@ export class StreamLogReader {
       encoding = head.encoding;
       for (const part of head.parts) parts[part.partition] = part;
     }
+    // A message this node published holds, for the partitions that ran here then, the events it encoded: those
+    // are applied as they are rather than decoded back.
+    const own = parts.length > 0 ? context.own.take(data) : undefined;
     for (const runner of this.fed.values()) {
       if (seq <= runner.appliedSeq) continue;
       const part = parts[runner.partition];
       if (part === undefined) {
         runner.apply(seq, null);
+        continue;
+      }
+      const packs = own?.get(runner.partition);
+      if (packs !== undefined) {
+        runner.apply(seq, packs.length === 1 ? (packs[0] as Event[]) : packs.flat());
         continue;
       }
       const events = eventsOfPart(data, encoding, part, context.nesting.eventDepth, context.codec);

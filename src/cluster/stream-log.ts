@@ -22,13 +22,14 @@ import { Counter, type Registry } from 'prom-client';
 import type { Event } from '../stream/event.ts';
 import type { IngestOutcome } from '../stream/ingest-gateway.ts';
 import { IngestError } from '../stream/ingest/errors.ts';
-import { eventsFromJsonBody } from '../stream/ingest/json.ts';
+import { eventsFromJsonBody, JSON_PUSH_INPUT } from '../stream/ingest/json.ts';
 import type { EventIngest } from '../stream/placement.ts';
 import { streamNotFound } from '../stream/errors.ts';
 import { ClusterUnavailableError } from './errors.ts';
 import type { EventCodec } from './event-codec.ts';
 import { encodeLogMessage } from './log-message.ts';
 import type { LogPublisher } from './log-publisher.ts';
+import type { OwnMessages, OwnParts } from './own-messages.ts';
 
 export const EVENTS_STREAM = 'vigie_events';
 const EVENTS_SUBJECT_PREFIX = 'vigie.events.';
@@ -112,6 +113,8 @@ interface Pending {
   readonly stream: string;
   /** Per partition, its events in one or more packs (src/cluster/event-codec.ts). */
   readonly parts: Map<number, Buffer[]>;
+  /** The events themselves, of the partitions that run here (src/cluster/own-messages.ts); null when none. */
+  own: Map<number, (readonly Event[])[]> | null;
   bytes: number;
   count: number;
   readonly waiters: Waiter[];
@@ -149,6 +152,8 @@ export interface EncodedPart {
   readonly partition: number;
   readonly pack: Buffer;
   readonly count: number;
+  /** The events packed, kept when their partition runs here. */
+  readonly events: readonly Event[] | null;
 }
 
 /** An event that no message can hold (it alone encodes to more than MAX_MESSAGE_BYTES). */
@@ -161,25 +166,28 @@ class EventTooLarge extends Error {
   }
 }
 
+/** Which partitions' events a batch keeps beside their packs: those of a stream that run here. */
+export type KeepEvents = ((stream: string, partition: number) => boolean) | null;
+
 /** A partition's events of one batch in packs a message can hold: halved until each is at most MAX_MESSAGE_BYTES. */
-function encodePart(codec: EventCodec, stream: string, partition: number, events: readonly Event[], into: EncodedPart[]): void {
+function encodePart(codec: EventCodec, stream: string, partition: number, events: readonly Event[], keep: boolean, into: EncodedPart[]): void {
   const pack = codec.pack(events);
   if (pack.length <= MAX_MESSAGE_BYTES) {
-    into.push({ stream, partition, pack, count: events.length });
+    into.push({ stream, partition, pack, count: events.length, events: keep ? events : null });
     return;
   }
   if (events.length === 1) throw new EventTooLarge(events[0] as Event, pack.length);
   const half = Math.ceil(events.length / 2);
-  encodePart(codec, stream, partition, events.slice(0, half), into);
-  encodePart(codec, stream, partition, events.slice(half), into);
+  encodePart(codec, stream, partition, events.slice(0, half), keep, into);
+  encodePart(codec, stream, partition, events.slice(half), keep, into);
 }
 
 /** A stream's share of a batch, split by partition and encoded (bench/cluster-codec.ts measures it). Throws
  *  EventTooLarge for an event no message can hold. */
-export function encodeBatch(codec: EventCodec, stream: LogTarget, events: readonly Event[], partitions: number, into: EncodedPart[]): void {
+export function encodeBatch(codec: EventCodec, stream: LogTarget, events: readonly Event[], partitions: number, into: EncodedPart[], keep: KeepEvents = null): void {
   const fields = stream.partitionBy;
   if (fields === null) {
-    encodePart(codec, stream.name, 0, events, into);
+    encodePart(codec, stream.name, 0, events, keep !== null && keep(stream.name, 0), into);
     return;
   }
   const groups = new Map<number, Event[]>();
@@ -189,7 +197,7 @@ export function encodeBatch(codec: EventCodec, stream: LogTarget, events: readon
     if (group === undefined) groups.set(partition, (group = []));
     group.push(event);
   }
-  for (const [partition, group] of groups) encodePart(codec, stream.name, partition, group, into);
+  for (const [partition, group] of groups) encodePart(codec, stream.name, partition, group, keep !== null && keep(stream.name, partition), into);
 }
 
 export class ClusterEventLog implements EventIngest {
@@ -207,6 +215,8 @@ export class ClusterEventLog implements EventIngest {
     public maxPending: number,
     private readonly onFull: (input: string) => void,
     private readonly metrics: EventLogMetrics,
+    /** Where the events of the partitions that run here are kept until this node reads them back; null: nowhere. */
+    private readonly own: { readonly messages: OwnMessages; readonly runsHere: (stream: string, partition: number) => boolean } | null = null,
   ) {}
 
   get pending(): number {
@@ -224,8 +234,9 @@ export class ClusterEventLog implements EventIngest {
     if (events.length === 0 || streams.length === 0) return Promise.resolve(NO_EVENTS);
     // Encoded whole before any of it is queued: an event too large for a message refuses the batch, none of it sent.
     const parts: EncodedPart[] = [];
+    const keep = this.keepFor(input, streams.length);
     try {
-      for (const stream of streams) encodeBatch(this.codec, stream, events, this.partitions, parts);
+      for (const stream of streams) encodeBatch(this.codec, stream, events, this.partitions, parts, keep);
     } catch (error) {
       if (!(error instanceof EventTooLarge)) throw error;
       return Promise.reject(new IngestError(`events[${events.indexOf(error.event)}] encodes to ${error.bytes} bytes: the cluster's event log takes events of at most ${MAX_MESSAGE_BYTES} bytes`));
@@ -236,6 +247,17 @@ export class ClusterEventLog implements EventIngest {
       for (const part of parts) this.add(part, waiter);
       this.schedule();
     });
+  }
+
+  /**
+   * Whether this batch's events are kept for the partitions that run here. Only those of a JSON push, which are JSON
+   * values as the log's reader checks them, and go to one stream only: events of several streams would be the same
+   * objects in each, where decoding gives every partition its own; a reinjected event may be held by the stream that
+   * sent it.
+   */
+  private keepFor(input: string, streams: number): KeepEvents {
+    const own = this.own;
+    return own !== null && input === JSON_PUSH_INPUT && streams === 1 ? own.runsHere : null;
   }
 
   /** Fire and forget (`reinject!` into a stream another node may run): counted as a failure when it fails. */
@@ -252,12 +274,18 @@ export class ClusterEventLog implements EventIngest {
       pending = undefined;
     }
     if (pending === undefined) {
-      pending = { stream: part.stream, parts: new Map(), bytes: 0, count: 0, waiters: [] };
+      pending = { stream: part.stream, parts: new Map(), own: null, bytes: 0, count: 0, waiters: [] };
       this.queued.set(part.stream, pending);
     }
     let packs = pending.parts.get(part.partition);
     if (packs === undefined) pending.parts.set(part.partition, (packs = []));
     packs.push(part.pack);
+    if (part.events !== null) {
+      pending.own ??= new Map();
+      const kept = pending.own.get(part.partition);
+      if (kept === undefined) pending.own.set(part.partition, [part.events]);
+      else kept.push(part.events);
+    }
     pending.bytes += part.pack.length + 16;
     pending.count += part.count;
     if (pending.waiters.at(-1) !== waiter) {
@@ -279,7 +307,10 @@ export class ClusterEventLog implements EventIngest {
 
   private publish(pending: Pending): void {
     if (this.queued.get(pending.stream) === pending) this.queued.delete(pending.stream);
-    this.publisher.publish(streamSubject(pending.stream), encodeLogMessage(pending.stream, pending.parts), (error) => {
+    const bytes = encodeLogMessage(pending.stream, pending.parts);
+    const own = this.own !== null && pending.own !== null ? this.own.messages : null;
+    own?.remember(bytes, pending.own as OwnParts);
+    this.publisher.publish(streamSubject(pending.stream), bytes, (error) => {
       if (error === undefined) {
         this.metrics.messages.inc();
         this.metrics.published.inc({ stream: pending.stream }, pending.count);
@@ -291,6 +322,7 @@ export class ClusterEventLog implements EventIngest {
         return;
       }
       this.metrics.failures.inc();
+      own?.forget(bytes);
       const failure = new ClusterUnavailableError(`the cluster's event log did not take these events: ${error.message}`);
       for (const waiter of pending.waiters) {
         if (waiter.failed) continue;

@@ -31,6 +31,7 @@ import { JoiningIngest } from './joining-ingest.ts';
 import { CHECKPOINTS_BUCKET, CheckpointStore } from './stream-checkpoints.ts';
 import { ClusterEventLog, ensureEventsStream, EVENTS_STREAM, EventLogMetrics, type LogTarget, PUBLISH_TIMEOUT_MS } from './stream-log.ts';
 import { StreamLogReaders } from './log-reader.ts';
+import { OwnMessages } from './own-messages.ts';
 import { AckedPublisher } from './log-publisher.ts';
 import { mergeSearches, mergeStats, type SearchAnswer, searchAnswerSchema, STATS_ANSWER, type StatsAnswer, StreamQueries } from './stream-queries.ts';
 import { STREAMS_BUCKET, StreamReplica } from './stream-replica.ts';
@@ -131,6 +132,7 @@ export class ClusterStreams implements StreamPlacement {
       replica.stop();
       throw error;
     }
+    const own = new OwnMessages();
     const log = new ClusterEventLog(
       new AckedPublisher(cluster.connection.nc, EVENTS_STREAM, PUBLISH_TIMEOUT_MS),
       codec,
@@ -139,6 +141,7 @@ export class ClusterStreams implements StreamPlacement {
       this.service.maxPendingEvents,
       (input) => this.service.countRejected(input),
       this.logMetrics,
+      { messages: own, runsHere: (stream, partition) => this.runners.has(partitionKey(stream, partition)) },
     );
     const queries = new StreamQueries(cluster.connection.nc, settings.node, { search: (stream, query, limit) => this.searchLocal(stream, query, limit), stats: () => this.statsLocal(), maxSearchLimit: () => this.service.maxSearchLimit }, cluster.refusals, logger, {
       maxWaitingReads: settings.maxWaitingReads,
@@ -154,7 +157,7 @@ export class ClusterStreams implements StreamPlacement {
       void runner.stop(false);
     };
     const readers = new StreamLogReaders(
-      { js: cluster.js, jsm: cluster.jsm, nodeId, logger, refusals: cluster.refusals, nesting: this.service.nesting, codec, gaps: () => this.logMetrics.gaps.inc(), failed: (runners) => runners.forEach(drop) },
+      { js: cluster.js, jsm: cluster.jsm, nodeId, logger, refusals: cluster.refusals, nesting: this.service.nesting, codec, own, gaps: () => this.logMetrics.gaps.inc(), failed: (runners) => runners.forEach(drop) },
       checkpoints,
       (stream) => this.partitionCount(stream),
     );

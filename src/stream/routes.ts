@@ -17,7 +17,7 @@ import { StreamError, type StreamErrorReason } from './errors.ts';
 import { type Event, nowNs } from './event.ts';
 import { eventsFromFluentBit } from './ingest/fluentbit.ts';
 import { acceptGzipBodies } from './ingest/fluentbit-gzip.ts';
-import { eventsFromJsonBody } from './ingest/json.ts';
+import { eventsFromJsonBody, JSON_PUSH_INPUT } from './ingest/json.ts';
 import { PushWarnings } from './ingest/push-warnings.ts';
 import { decodeOtlpTraces, encodeOtlpResponse } from './ingest/otlp.ts';
 import { decodeRemoteWrite } from './ingest/remote-write.ts';
@@ -88,7 +88,7 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
         const events = eventsFromJsonBody(request.body, service.nesting.eventDepth, warnings, receivedAtNs);
         // The journal keeps the body as received: encoding the events again would cost more than the push.
         const raw = rawJsonBodies.get(request);
-        if (!(await ingest(reply, 'stream', name, events, raw && jsonBodyRecord(name, raw, events.length, receivedAtNs)))) return reply;
+        if (!(await ingest(reply, JSON_PUSH_INPUT, name, events, raw && jsonBodyRecord(name, raw, events.length, receivedAtNs)))) return reply;
         const { time, metric } = warnings.counts;
         if (time + metric === 0) return { message: 'ok' };
         if (time > 0) metrics.ingestWarnings.inc({ field: 'time' }, time);

@@ -1,9 +1,12 @@
 import { Packr } from 'msgpackr';
+import { Registry } from 'prom-client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type EventCodec, loadEventCodec } from '../../src/cluster/event-codec.ts';
 import { decodeLogHead, encodeLogMessage, eventsOfPart, type LogDamage, type LogHead, type LogPart } from '../../src/cluster/log-message.ts';
 import type { Event } from '../../src/stream/event.ts';
-import { eventsProblem, partitionOf, streamId, streamSubject } from '../../src/cluster/stream-log.ts';
+import { OwnMessages, type OwnParts } from '../../src/cluster/own-messages.ts';
+import { ClusterEventLog, EventLogMetrics, eventsProblem, type LogTarget, partitionOf, streamId, streamSubject } from '../../src/cluster/stream-log.ts';
+import { JSON_PUSH_INPUT } from '../../src/stream/ingest/json.ts';
 import { mergeSearches, mergeStats } from '../../src/cluster/stream-queries.ts';
 
 describe('partitionOf', () => {
@@ -166,5 +169,93 @@ describe('messages of the event log', () => {
     expect(({} as Record<string, unknown>).p).toBeUndefined();
     expect(proto[0]?.host).toBe('a');
     expect(part(valid)).toEqual([{ host: 'a', time: 1 }]);
+  });
+});
+
+describe("a taker's own partitions", () => {
+  let codec: EventCodec;
+  beforeAll(async () => {
+    codec = await loadEventCodec();
+  });
+
+  /** A log of `partitions` partitions whose publishes are kept, `runsHere` the partitions that run on this node. */
+  const logWith = (runsHere: readonly number[], streams: LogTarget[] = [{ name: 's', partitionBy: ['host'] }]) => {
+    const published: { data: Buffer; done: (error?: Error) => void }[] = [];
+    const own = new OwnMessages();
+    const log = new ClusterEventLog(
+      { publish: (_subject, data, done) => published.push({ data: data as Buffer, done }) },
+      codec,
+      8,
+      (target) => (target === 'default' ? streams : streams.filter((stream) => stream.name === target)),
+      1_000_000,
+      () => undefined,
+      new EventLogMetrics(new Registry()),
+      { messages: own, runsHere: (stream, partition) => stream === 's' && runsHere.includes(partition) },
+    );
+    return { log, own, published };
+  };
+  const events = () => Array.from({ length: 40 }, (_, i) => ({ host: `h${i}`, time: i, metric: i / 2 }));
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('keeps the events of a JSON push for the partitions that run here, until the message is read back once', async () => {
+    const { log, own, published } = logWith([1, 5]);
+    const pushed = events();
+    const acked = log.submit('s', pushed, JSON_PUSH_INPUT);
+    await turn();
+    expect(published).toHaveLength(1);
+    const data = (published[0] as { data: Buffer }).data;
+    // A copy of the bytes, as a delivery is: matched by what it holds.
+    const parts = own.take(Buffer.from(data)) as OwnParts;
+    expect([...parts.keys()].sort()).toEqual([1, 5]);
+    for (const [partition, packs] of parts) {
+      const kept = packs.flat();
+      expect(kept.length).toBeGreaterThan(0);
+      // The very objects pushed, and what decoding the part gives.
+      for (const event of kept) expect(pushed).toContain(event);
+      const part = (decodeLogHead(data, 8) as LogHead).parts.find((p) => p.partition === partition) as LogPart;
+      expect(eventsOfPart(data, 'msgpack', part, 8, codec)).toEqual(kept);
+    }
+    expect(own.take(Buffer.from(data))).toBeUndefined();
+    (published[0] as { done: () => void }).done();
+    await expect(acked).resolves.toMatchObject({ errorCount: 0 });
+  });
+
+  it('keeps nothing for other inputs, for several streams, or when no partition runs here', async () => {
+    const cases: [number[], string, string, LogTarget[]?][] = [
+      [[1, 5], 'remote-write', 's'],
+      [[1, 5], 'reinject', 's'],
+      [[], JSON_PUSH_INPUT, 's'],
+      [[1, 5], JSON_PUSH_INPUT, 'default', [{ name: 's', partitionBy: ['host'] }, { name: 't', partitionBy: null }]],
+    ];
+    for (const [runsHere, input, target, streams] of cases) {
+      const { log, own, published } = logWith(runsHere, streams);
+      void log.submit(target, events(), input);
+      await turn();
+      expect(published.length).toBeGreaterThan(0);
+      expect(own.size).toBe(0);
+    }
+  });
+
+  it('matches a message by all its bytes, forgets one that failed, and holds a bounded number', async () => {
+    const { log, own, published } = logWith([0, 1, 2, 3, 4, 5, 6, 7]);
+    const failed = log.submit('s', events(), JSON_PUSH_INPUT) as Promise<unknown>;
+    await turn();
+    const data = (published[0] as { data: Buffer }).data;
+    const altered = Buffer.from(data);
+    altered[altered.length - 1] ^= 1;
+    expect(own.take(altered)).toBeUndefined();
+    expect(own.take(data.subarray(0, data.length - 1))).toBeUndefined();
+    (published[0] as { done: (error?: Error) => void }).done(new Error('no acknowledgement'));
+    await expect(failed).rejects.toThrow('no acknowledgement');
+    expect(own.size).toBe(0);
+    // One message a turn.
+    for (let i = 0; i < 100; i++) {
+      void log.submit('s', [{ host: `h${i}`, time: i }], JSON_PUSH_INPUT);
+      await turn();
+    }
+    expect(own.size).toBe(64);
+    // The oldest went first: the last message published is still held, the first is not.
+    expect(own.take((published.at(-1) as { data: Buffer }).data)).toBeDefined();
+    expect(own.take((published[1] as { data: Buffer }).data)).toBeUndefined();
   });
 });

@@ -13,6 +13,8 @@ import type { PushWarnings } from './push-warnings.ts';
 /** The default of `streams.max-event-depth`: values inside an event nest at most this deep (objects and arrays,
  *  the event included), so that nothing that walks an event recurses without bound (src/stream/nesting.ts). */
 export const MAX_EVENT_DEPTH = DEFAULT_MAX_EVENT_DEPTH;
+/** The input name of a JSON push (`PUT /api/v1/stream/:name`): its events are JSON values, checked here. */
+export const JSON_PUSH_INPUT = 'stream';
 
 /**
  * True when `value` nests objects or arrays more than `limit` levels deep. Recursive, but never more than `limit`

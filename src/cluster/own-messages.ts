@@ -1,0 +1,57 @@
+/**
+ * The events of the messages this node published to the event log, for the partitions it ran when it published
+ * them, kept until its own reader reads the message back (docs/cluster.md, "The event log"). A node that takes a
+ * push owns about 1/N of its partitions: those parts are applied from the events it already holds rather than
+ * decoded from the bytes it just encoded (a third of every decode in a cluster of three, docs/performance.md,
+ * "Cluster: a taker's own partitions").
+ *
+ * A message read is matched by its bytes, whole: only a message whose every byte is one this node published takes
+ * its events from here, so a peer that sends the same message again (or one that lies about where it comes from)
+ * gets what decoding those bytes would give. Held for a moment only (the time from a publish to its delivery):
+ * at most `MAX_MESSAGES` messages, the oldest forgotten first (a partition that moved away meanwhile, a message
+ * JetStream never stored); a forgotten message is decoded as any other.
+ */
+import type { Event } from '../stream/event.ts';
+
+/** Messages held at most: far more than are between a publish and its delivery. */
+const MAX_MESSAGES = 64;
+
+/** A message's events, per partition that ran here: the events of each of its packs, in their order. */
+export type OwnParts = ReadonlyMap<number, readonly (readonly Event[])[]>;
+
+interface Own {
+  readonly bytes: Buffer;
+  readonly parts: OwnParts;
+}
+
+export class OwnMessages {
+  private held: Own[] = [];
+
+  /** The message `bytes` holds `parts` (the events as they were encoded); called before it is published. */
+  remember(bytes: Buffer, parts: OwnParts): void {
+    if (this.held.length >= MAX_MESSAGES) this.held.shift();
+    this.held.push({ bytes, parts });
+  }
+
+  /** A message that failed to go out: no longer waited for. */
+  forget(bytes: Buffer): void {
+    const index = this.held.findIndex((own) => own.bytes === bytes);
+    if (index >= 0) this.held.splice(index, 1);
+  }
+
+  /** The events of `data`, a message read from the log, if it is one this node published and still holds; once. */
+  take(data: Buffer): OwnParts | undefined {
+    const { held } = this;
+    for (let i = 0; i < held.length; i++) {
+      const own = held[i] as Own;
+      if (own.bytes.length !== data.length || !own.bytes.equals(data)) continue;
+      held.splice(i, 1);
+      return own.parts;
+    }
+    return undefined;
+  }
+
+  get size(): number {
+    return this.held.length;
+  }
+}
