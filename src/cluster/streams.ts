@@ -133,16 +133,9 @@ export class ClusterStreams implements StreamPlacement {
       throw error;
     }
     const own = new OwnMessages();
-    const log = new ClusterEventLog(
-      new AckedPublisher(cluster.connection.nc, EVENTS_STREAM, PUBLISH_TIMEOUT_MS),
-      codec,
-      settings.partitions,
-      (target) => this.targets(target),
-      this.service.maxPendingEvents,
-      (input) => this.service.countRejected(input),
-      this.logMetrics,
-      { messages: own, runsHere: (stream, partition) => this.runners.has(partitionKey(stream, partition)) },
-    );
+    const runsHere = (stream: string, partition: number) => this.runners.has(partitionKey(stream, partition));
+    const publisher = new AckedPublisher(cluster.connection.nc, EVENTS_STREAM, PUBLISH_TIMEOUT_MS);
+    const log = new ClusterEventLog(publisher, codec, settings.partitions, (target) => this.targets(target), this.service.maxPendingEvents, (input) => this.service.countRejected(input), this.logMetrics, { messages: own, runsHere });
     const queries = new StreamQueries(cluster.connection.nc, settings.node, { search: (stream, query, limit) => this.searchLocal(stream, query, limit), stats: () => this.statsLocal(), maxSearchLimit: () => this.service.maxSearchLimit }, cluster.refusals, logger, {
       maxWaitingReads: settings.maxWaitingReads,
     });
