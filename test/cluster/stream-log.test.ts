@@ -242,7 +242,7 @@ describe("a taker's own partitions", () => {
     await turn();
     const data = (published[0] as { data: Buffer }).data;
     const altered = Buffer.from(data);
-    altered[altered.length - 1] ^= 1;
+    altered.writeUInt8((altered.at(-1) as number) ^ 1, altered.length - 1);
     expect(own.take(altered)).toBeUndefined();
     expect(own.take(data.subarray(0, data.length - 1))).toBeUndefined();
     (published[0] as { done: (error?: Error) => void }).done(new Error('no acknowledgement'));
