@@ -219,7 +219,7 @@ export class StreamLogReader {
       }
       const packs = own?.get(runner.partition);
       if (packs !== undefined) {
-        runner.apply(seq, packs.length === 1 ? (packs[0] as Event[]) : packs.flat());
+        runner.apply(seq, packs.length === 1 ? (packs[0] as Event[]) : concat(packs));
         continue;
       }
       const events = eventsOfPart(data, encoding, part, context.nesting.eventDepth, context.codec);
@@ -240,6 +240,19 @@ export class StreamLogReader {
     this.messages = null;
     await this.context.jsm.consumers.delete(EVENTS_STREAM, this.consumerName).catch(() => undefined);
   }
+}
+
+/** The events of several packs in one array: `flat()` took several times as long, on every partition of a busy turn. */
+function concat(packs: readonly (readonly Event[])[]): Event[] {
+  let length = 0;
+  for (let i = 0; i < packs.length; i++) length += (packs[i] as readonly Event[]).length;
+  const events = new Array<Event>(length);
+  let at = 0;
+  for (let i = 0; i < packs.length; i++) {
+    const pack = packs[i] as readonly Event[];
+    for (let j = 0; j < pack.length; j++) events[at++] = pack[j] as Event;
+  }
+  return events;
 }
 
 /** This node's readers, one per stream with partitions here; and the purges of the streams' logs. */

@@ -41,9 +41,17 @@ export interface RunnerContext {
   superseded(runner: PartitionRunner): void;
 }
 
+/** A partition's key, made once: it is asked for each partition of each batch a node takes (src/cluster/streams.ts). */
 export function partitionKey(stream: string, partition: number): string {
-  return `${streamId(stream)}.${partition}`;
+  let keys = partitionKeys.get(stream);
+  if (keys === undefined) {
+    if (partitionKeys.size >= 1_000) partitionKeys.clear();
+    partitionKeys.set(stream, (keys = []));
+  }
+  return (keys[partition] ??= `${streamId(stream)}.${partition}`);
 }
+/** Per stream, the keys of its partitions made so far (at most `cluster.partitions` each). */
+const partitionKeys = new Map<string, string[]>();
 
 export class PartitionRunner {
   readonly key: string;

@@ -199,8 +199,10 @@ describe("a taker's own partitions", () => {
 
   it('keeps the events of a JSON push for the partitions that run here, until the message is read back once', async () => {
     const { log, own, published } = logWith([1, 5]);
-    const pushed = events();
-    const acked = log.submit('s', pushed, JSON_PUSH_INPUT);
+    // Two pushes in one turn: one message, each partition's events in two packs.
+    const pushed = [...events(), ...events()];
+    const acked = log.submit('s', pushed.slice(0, 40), JSON_PUSH_INPUT);
+    void log.submit('s', pushed.slice(40), JSON_PUSH_INPUT);
     await turn();
     expect(published).toHaveLength(1);
     const data = (published[0] as { data: Buffer }).data;
@@ -208,6 +210,7 @@ describe("a taker's own partitions", () => {
     const parts = own.take(Buffer.from(data)) as OwnParts;
     expect([...parts.keys()].sort()).toEqual([1, 5]);
     for (const [partition, packs] of parts) {
+      expect(packs).toHaveLength(2);
       const kept = packs.flat();
       expect(kept.length).toBeGreaterThan(0);
       // The very objects pushed, and what decoding the part gives.
