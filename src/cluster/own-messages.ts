@@ -9,7 +9,9 @@
  * its events from here, so a peer that sends the same message again (or one that lies about where it comes from)
  * gets what decoding those bytes would give. Held for a moment only (the time from a publish to its delivery):
  * at most `MAX_MESSAGES` messages, the oldest forgotten first (a partition that moved away meanwhile, a message
- * JetStream never stored); a forgotten message is decoded as any other.
+ * JetStream never stored), and no more events than the inputs may have waiting (`streams.max-pending-events`), so
+ * a reader that falls behind holds no more here than its node's inputs may have in flight. A forgotten message is
+ * decoded as any other.
  */
 import type { Event } from '../stream/event.ts';
 
@@ -22,21 +24,31 @@ export type OwnParts = ReadonlyMap<number, readonly (readonly Event[])[]>;
 interface Own {
   readonly bytes: Buffer;
   readonly parts: OwnParts;
+  readonly events: number;
 }
 
 export class OwnMessages {
   private held: Own[] = [];
+  private events = 0;
 
-  /** The message `bytes` holds `parts` (the events as they were encoded); called before it is published. */
-  remember(bytes: Buffer, parts: OwnParts): void {
-    if (this.held.length >= MAX_MESSAGES) this.held.shift();
-    this.held.push({ bytes, parts });
+  /** The message `bytes` holds `parts`, `events` events in all, as they were encoded; called before it is
+   *  published. Held within `maxEvents` events, the oldest messages forgotten first. */
+  remember(bytes: Buffer, parts: OwnParts, events: number, maxEvents: number): void {
+    if (events > maxEvents) return;
+    while (this.held.length >= MAX_MESSAGES || (this.held.length > 0 && this.events + events > maxEvents)) this.drop(0);
+    this.held.push({ bytes, parts, events });
+    this.events += events;
   }
 
   /** A message that failed to go out: no longer waited for. */
   forget(bytes: Buffer): void {
     const index = this.held.findIndex((own) => own.bytes === bytes);
-    if (index >= 0) this.held.splice(index, 1);
+    if (index >= 0) this.drop(index);
+  }
+
+  private drop(index: number): void {
+    const [own] = this.held.splice(index, 1);
+    if (own !== undefined) this.events -= own.events;
   }
 
   /** The events of `data`, a message read from the log, if it is one this node published and still holds; once. */
@@ -45,13 +57,19 @@ export class OwnMessages {
     for (let i = 0; i < held.length; i++) {
       const own = held[i] as Own;
       if (own.bytes.length !== data.length || !own.bytes.equals(data)) continue;
-      held.splice(i, 1);
+      this.drop(i);
       return own.parts;
     }
     return undefined;
   }
 
+  /** Messages held. */
   get size(): number {
     return this.held.length;
+  }
+
+  /** Events held, all messages together. */
+  get heldEvents(): number {
+    return this.events;
   }
 }

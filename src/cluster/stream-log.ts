@@ -113,8 +113,9 @@ interface Pending {
   readonly stream: string;
   /** Per partition, its events in one or more packs (src/cluster/event-codec.ts). */
   readonly parts: Map<number, Buffer[]>;
-  /** The events themselves, of the partitions that run here (src/cluster/own-messages.ts); null when none. */
+  /** The events themselves, of the partitions that run here (src/cluster/own-messages.ts), and how many. */
   own: Map<number, (readonly Event[])[]> | null;
+  ownCount: number;
   bytes: number;
   count: number;
   readonly waiters: Waiter[];
@@ -249,12 +250,9 @@ export class ClusterEventLog implements EventIngest {
     });
   }
 
-  /**
-   * Whether this batch's events are kept for the partitions that run here. Only those of a JSON push, which are JSON
-   * values as the log's reader checks them, and go to one stream only: events of several streams would be the same
-   * objects in each, where decoding gives every partition its own; a reinjected event may be held by the stream that
-   * sent it.
-   */
+  /** Whether a batch's events are kept for the partitions that run here: those of a JSON push (JSON values, as the
+   *  reader checks them) to one stream only. Several streams would share the objects; a reinjected event may be held
+   *  by the stream that sent it. */
   private keepFor(input: string, streams: number): KeepEvents {
     const own = this.own;
     return own !== null && input === JSON_PUSH_INPUT && streams === 1 ? own.runsHere : null;
@@ -274,7 +272,7 @@ export class ClusterEventLog implements EventIngest {
       pending = undefined;
     }
     if (pending === undefined) {
-      pending = { stream: part.stream, parts: new Map(), own: null, bytes: 0, count: 0, waiters: [] };
+      pending = { stream: part.stream, parts: new Map(), own: null, ownCount: 0, bytes: 0, count: 0, waiters: [] };
       this.queued.set(part.stream, pending);
     }
     let packs = pending.parts.get(part.partition);
@@ -285,6 +283,7 @@ export class ClusterEventLog implements EventIngest {
       const kept = pending.own.get(part.partition);
       if (kept === undefined) pending.own.set(part.partition, [part.events]);
       else kept.push(part.events);
+      pending.ownCount += part.count;
     }
     pending.bytes += part.pack.length + 16;
     pending.count += part.count;
@@ -309,7 +308,7 @@ export class ClusterEventLog implements EventIngest {
     if (this.queued.get(pending.stream) === pending) this.queued.delete(pending.stream);
     const bytes = encodeLogMessage(pending.stream, pending.parts);
     const own = this.own !== null && pending.own !== null ? this.own.messages : null;
-    own?.remember(bytes, pending.own as OwnParts);
+    own?.remember(bytes, pending.own as OwnParts, pending.ownCount, this.maxPending);
     this.publisher.publish(streamSubject(pending.stream), bytes, (error) => {
       if (error === undefined) {
         this.metrics.messages.inc();

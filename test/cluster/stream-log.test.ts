@@ -178,8 +178,8 @@ describe("a taker's own partitions", () => {
     codec = await loadEventCodec();
   });
 
-  /** A log of `partitions` partitions whose publishes are kept, `runsHere` the partitions that run on this node. */
-  const logWith = (runsHere: readonly number[], streams: LogTarget[] = [{ name: 's', partitionBy: ['host'] }]) => {
+  /** A log of 8 partitions whose publishes are kept, `runsHere` the partitions that run on this node. */
+  const logWith = (runsHere: readonly number[], streams: LogTarget[] = [{ name: 's', partitionBy: ['host'] }], maxPending = 1_000_000) => {
     const published: { data: Buffer; done: (error?: Error) => void }[] = [];
     const own = new OwnMessages();
     const log = new ClusterEventLog(
@@ -187,7 +187,7 @@ describe("a taker's own partitions", () => {
       codec,
       8,
       (target) => (target === 'default' ? streams : streams.filter((stream) => stream.name === target)),
-      1_000_000,
+      maxPending,
       () => undefined,
       new EventLogMetrics(new Registry()),
       { messages: own, runsHere: (stream, partition) => stream === 's' && runsHere.includes(partition) },
@@ -260,5 +260,26 @@ describe("a taker's own partitions", () => {
     // The oldest went first: the last message published is still held, the first is not.
     expect(own.take((published.at(-1) as { data: Buffer }).data)).toBeDefined();
     expect(own.take((published[1] as { data: Buffer }).data)).toBeUndefined();
+  });
+
+  it('holds no more events than the inputs may have waiting (streams.max-pending-events), the oldest forgotten first', async () => {
+    const { log, own, published } = logWith([0, 1, 2, 3, 4, 5, 6, 7], undefined, 100);
+    for (let i = 0; i < 10; i++) {
+      void log.submit('s', events().slice(0, 30), JSON_PUSH_INPUT);
+      await turn();
+      for (const { done } of published.splice(0)) done();
+    }
+    // 30 events a message: three fit under 100.
+    expect(own.size).toBe(3);
+    expect(own.heldEvents).toBe(90);
+    // A message of more events than the cap is not held at all (and holds nothing else back).
+    void log.submit('s', Array.from({ length: 99 }, (_, i) => ({ host: `x${i}`, time: i })), JSON_PUSH_INPUT);
+    await turn();
+    expect(own.heldEvents).toBe(99);
+    const { done } = published.pop() as { done: () => void };
+    done();
+    void log.submit('s', Array.from({ length: 101 }, (_, i) => ({ host: `x${i}`, time: i })), JSON_PUSH_INPUT);
+    await turn();
+    expect(own.heldEvents).toBe(99);
   });
 });
