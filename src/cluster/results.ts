@@ -280,8 +280,12 @@ export class ResultConsumer {
             this.refusals.refuse('results', 'shape', `a result of ${result.name} from ${node} carries locations or a quorum: a run's result has neither`, { seq: message.seq });
           } else if (result['healthcheck-timestamp'] > latest) {
             this.refusals.refuse('results', 'future', `a result of ${result.name} from ${node} is stamped ${result['healthcheck-timestamp']}, more than ${this.maxAheadMs / 1000} s ahead of this node's clock (cluster.max-result-ahead)`, { seq: message.seq });
-          } else if (this.record(result)) received++;
-          else unknown++;
+          } else {
+            // One string for the node of every result of the message, rather than a copy each.
+            result.node = node;
+            if (this.record(result)) received++;
+            else unknown++;
+          }
         }
       } finally {
         // Counted once per message, not per result.

@@ -15,7 +15,7 @@ import type { PushReports } from './kinds/types.ts';
 import type { CheckSeries, HealthcheckMetrics } from './metrics.ts';
 import type { HealthcheckRepository } from './repository.ts';
 import type { CheckResult } from './result-types.ts';
-import { buildResult } from './result.ts';
+import { buildResult, shareCheckStrings } from './result.ts';
 import { type ScheduledJob, Scheduler, type SchedulerJob } from './scheduler.ts';
 
 /** A check that is registered: what the scheduler runs and what the listings show. */
@@ -249,6 +249,7 @@ export class CheckRegistry {
   recordRemote(result: CheckResult): boolean {
     const check = this.checks.get(result.name);
     if (check === undefined) return false;
+    shareCheckStrings(result, check.def.name, check.summary, check.labels, check.source);
     const latest = this.latest.get(result.name);
     const view = this.locations.observe(check, result, false, latest);
     // A result older than the latest kept (results replayed after a restart) does not replace it; it still goes to

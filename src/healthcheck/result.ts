@@ -1,6 +1,8 @@
 /** The result of one run, as the API shows it and the repository stores it (docs/http-api.md, "Results"). */
 import type { CheckResult } from './result-types.ts';
 
+const SUCCESS = 'success';
+
 export function buildResult(
   name: string,
   summary: string,
@@ -17,7 +19,7 @@ export function buildResult(
     ...(labels ? { labels } : {}),
     success: failure === undefined,
     'healthcheck-timestamp': Math.floor(Date.now() / 1000),
-    message: failure === undefined ? 'success' : failureMessage(failure),
+    message: failure === undefined ? SUCCESS : failureMessage(failure),
     duration: Math.max(0, Math.floor(durationMs)),
     source,
   };
@@ -30,4 +32,29 @@ export function buildResult(
 
 function failureMessage(failure: unknown): string {
   return failure instanceof Error ? failure.message : String(failure);
+}
+
+/**
+ * Makes a result another node ran (decoded from its message) hold its check's own strings instead of the copies
+ * decoding made: the check's name, summary, source and labels, and the message of a success. A result lives in
+ * memory until its group is written (`healthchecks.write-delay`, 30 s), so that its copies outlived the young
+ * generation, and on a node of three, which keeps twice as many results of others as its own, they were most of
+ * what its old generation gained (docs/performance.md, "Cluster: the other nodes' results").
+ */
+export function shareCheckStrings(result: CheckResult, name: string, summary: string, labels: Record<string, string> | undefined, source: string): void {
+  result.name = name;
+  if (result.summary === summary) result.summary = summary;
+  if (result.source === source) result.source = source;
+  if (result.message === SUCCESS) result.message = SUCCESS;
+  if (result.labels !== undefined && labels !== undefined && sameLabels(result.labels, labels)) result.labels = labels;
+}
+
+function sameLabels(a: Record<string, string>, b: Record<string, string>): boolean {
+  let count = 0;
+  for (const key in a) {
+    if (a[key] !== b[key]) return false;
+    count++;
+  }
+  for (const _ in b) count--;
+  return count === 0;
 }
