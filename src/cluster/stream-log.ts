@@ -191,14 +191,19 @@ export function encodeBatch(codec: EventCodec, stream: LogTarget, events: readon
     encodePart(codec, stream.name, 0, events, keep !== null && keep(stream.name, 0), into);
     return;
   }
-  const groups = new Map<number, Event[]>();
-  for (const event of events) {
+  // Indexed by partition (at most cluster.partitions), in the order partitions first appear.
+  const groups: (Event[] | undefined)[] = [];
+  const order: number[] = [];
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i] as Event;
     const partition = partitionOf(event, fields, partitions);
-    let group = groups.get(partition);
-    if (group === undefined) groups.set(partition, (group = []));
-    group.push(event);
+    const group = groups[partition];
+    if (group === undefined) {
+      groups[partition] = [event];
+      order.push(partition);
+    } else group.push(event);
   }
-  for (const [partition, group] of groups) encodePart(codec, stream.name, partition, group, keep !== null && keep(stream.name, partition), into);
+  for (const partition of order) encodePart(codec, stream.name, partition, groups[partition] as Event[], keep !== null && keep(stream.name, partition), into);
 }
 
 export class ClusterEventLog implements EventIngest {
