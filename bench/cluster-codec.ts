@@ -18,7 +18,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { loadEventCodec } from '../src/cluster/event-codec.ts';
 import { decodeLogHead, encodeLogMessage, eventsOfPart, isDamage, type LogHead } from '../src/cluster/log-message.ts';
-import { type EncodedPart, encodeBatch } from '../src/cluster/stream-log.ts';
+import { type EncodedPart, encodeBatch } from '../src/cluster/log-batch.ts';
 import type { Event } from '../src/stream/event.ts';
 import { eventsFromJsonBody } from '../src/stream/ingest/json.ts';
 import { DEFAULT_MAX_EVENT_DEPTH } from '../src/stream/nesting.ts';

@@ -27,14 +27,13 @@ import type { EventIngest } from '../stream/placement.ts';
 import { streamNotFound } from '../stream/errors.ts';
 import { ClusterUnavailableError } from './errors.ts';
 import type { EventCodec } from './event-codec.ts';
+import { encodeBatch, type EncodedPart, EventTooLarge, type KeepEvents, type LogTarget, MAX_MESSAGE_BYTES } from './log-batch.ts';
 import { encodeLogMessage } from './log-message.ts';
 import type { LogPublisher } from './log-publisher.ts';
 import type { OwnMessages, OwnParts } from './own-messages.ts';
 
 export const EVENTS_STREAM = 'vigie_events';
 const EVENTS_SUBJECT_PREFIX = 'vigie.events.';
-/** Under NATS' default max_payload (1 MiB), with room for the message's head. */
-const MAX_MESSAGE_BYTES = 900 * 1024;
 /** How long a publish may wait for JetStream's acknowledgement before its inputs get a 503. */
 export const PUBLISH_TIMEOUT_MS = 5_000;
 const NO_EVENTS: IngestOutcome = { errorCount: 0, firstFailure: undefined };
@@ -55,26 +54,6 @@ const streamIds = new Map<string, string>();
 /** The log's subject for a stream's events, every partition's. */
 export function streamSubject(stream: string): string {
   return `${EVENTS_SUBJECT_PREFIX}${streamId(stream)}`;
-}
-
-/**
- * The partition of an event: FNV-1a of the `:partition-by` fields' values, modulo the partition count. Every node
- * computes the same one, so the events of one host (say) always meet in the same partition.
- */
-export function partitionOf(event: Event, fields: readonly string[], partitions: number): number {
-  let hash = 0x811c9dc5;
-  for (let f = 0; f < fields.length; f++) {
-    const value = event[fields[f] as string];
-    const text = value === undefined || value === null ? '' : typeof value === 'string' ? value : JSON.stringify(value);
-    for (let i = 0; i < text.length; i++) {
-      hash ^= text.charCodeAt(i);
-      hash = Math.imul(hash, 0x01000193);
-    }
-    // A separator, so that ("ab", "c") and ("a", "bc") differ.
-    hash ^= 0x1e;
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0) % partitions;
 }
 
 export interface EventLogLimits {
@@ -100,12 +79,6 @@ export async function ensureEventsStream(jsm: JetStreamManager, limits: EventLog
   } catch {
     await jsm.streams.add(config);
   }
-}
-
-/** A stream as the log needs it: where its events go. */
-export interface LogTarget {
-  readonly name: string;
-  readonly partitionBy: readonly string[] | null;
 }
 
 /** The events of one stream waiting for the next publish, per partition, and the inputs waiting for it. */
@@ -145,65 +118,6 @@ export class EventLogMetrics {
     this.messages = new Counter({ name: 'cluster_event_messages_published_total', help: 'Messages (batches of events of one stream) published to the event log.', registers: [registry] });
     this.failures = new Counter({ name: 'cluster_event_publish_failures_total', help: 'Publishes to the event log that failed (their inputs answered 503).', registers: [registry] });
   }
-}
-
-/** Some of a partition's events of one batch, packed. */
-export interface EncodedPart {
-  readonly stream: string;
-  readonly partition: number;
-  readonly pack: Buffer;
-  readonly count: number;
-  /** The events packed, kept when their partition runs here. */
-  readonly events: readonly Event[] | null;
-}
-
-/** An event that no message can hold (it alone encodes to more than MAX_MESSAGE_BYTES). */
-class EventTooLarge extends Error {
-  constructor(
-    readonly event: Event,
-    readonly bytes: number,
-  ) {
-    super('an event larger than a message of the event log');
-  }
-}
-
-/** Which partitions' events a batch keeps beside their packs: those of a stream that run here. */
-export type KeepEvents = ((stream: string, partition: number) => boolean) | null;
-
-/** A partition's events of one batch in packs a message can hold: halved until each is at most MAX_MESSAGE_BYTES. */
-function encodePart(codec: EventCodec, stream: string, partition: number, events: readonly Event[], keep: boolean, into: EncodedPart[]): void {
-  const pack = codec.pack(events);
-  if (pack.length <= MAX_MESSAGE_BYTES) {
-    into.push({ stream, partition, pack, count: events.length, events: keep ? events : null });
-    return;
-  }
-  if (events.length === 1) throw new EventTooLarge(events[0] as Event, pack.length);
-  const half = Math.ceil(events.length / 2);
-  encodePart(codec, stream, partition, events.slice(0, half), keep, into);
-  encodePart(codec, stream, partition, events.slice(half), keep, into);
-}
-
-/** A stream's share of a batch, split by partition and encoded (bench/cluster-codec.ts measures it). Throws
- *  EventTooLarge for an event no message can hold. */
-export function encodeBatch(codec: EventCodec, stream: LogTarget, events: readonly Event[], partitions: number, into: EncodedPart[], keep: KeepEvents = null): void {
-  const fields = stream.partitionBy;
-  if (fields === null) {
-    encodePart(codec, stream.name, 0, events, keep !== null && keep(stream.name, 0), into);
-    return;
-  }
-  // Indexed by partition (at most cluster.partitions), in the order partitions first appear.
-  const groups: (Event[] | undefined)[] = [];
-  const order: number[] = [];
-  for (let i = 0; i < events.length; i++) {
-    const event = events[i] as Event;
-    const partition = partitionOf(event, fields, partitions);
-    const group = groups[partition];
-    if (group === undefined) {
-      groups[partition] = [event];
-      order.push(partition);
-    } else group.push(event);
-  }
-  for (const partition of order) encodePart(codec, stream.name, partition, groups[partition] as Event[], keep !== null && keep(stream.name, partition), into);
 }
 
 export class ClusterEventLog implements EventIngest {

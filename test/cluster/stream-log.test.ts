@@ -5,7 +5,8 @@ import { type EventCodec, loadEventCodec } from '../../src/cluster/event-codec.t
 import { decodeLogHead, encodeLogMessage, eventsOfPart, type LogDamage, type LogHead, type LogPart } from '../../src/cluster/log-message.ts';
 import type { Event } from '../../src/stream/event.ts';
 import { OwnMessages, type OwnParts } from '../../src/cluster/own-messages.ts';
-import { ClusterEventLog, EventLogMetrics, eventsProblem, type LogTarget, partitionOf, streamId, streamSubject } from '../../src/cluster/stream-log.ts';
+import { type LogTarget, partitionOf } from '../../src/cluster/log-batch.ts';
+import { ClusterEventLog, EventLogMetrics, eventsProblem, streamId, streamSubject } from '../../src/cluster/stream-log.ts';
 import { JSON_PUSH_INPUT } from '../../src/stream/ingest/json.ts';
 import { mergeSearches, mergeStats } from '../../src/cluster/stream-queries.ts';
 

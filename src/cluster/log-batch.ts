@@ -1,0 +1,95 @@
+/**
+ * A batch of events as the cluster's event log carries it (docs/cluster.md, "The event log"): split by partition
+ * (`partitionOf`, the same on every node) and each partition's events packed (src/cluster/event-codec.ts), in packs
+ * a message can hold. src/cluster/stream-log.ts gathers the packs of a turn into messages.
+ */
+import type { Event } from '../stream/event.ts';
+import type { EventCodec } from './event-codec.ts';
+
+/** Under NATS' default max_payload (1 MiB), with room for the message's head. */
+export const MAX_MESSAGE_BYTES = 900 * 1024;
+
+/**
+ * The partition of an event: FNV-1a of the `:partition-by` fields' values, modulo the partition count. Every node
+ * computes the same one, so the events of one host (say) always meet in the same partition.
+ */
+export function partitionOf(event: Event, fields: readonly string[], partitions: number): number {
+  let hash = 0x811c9dc5;
+  for (let f = 0; f < fields.length; f++) {
+    const value = event[fields[f] as string];
+    const text = value === undefined || value === null ? '' : typeof value === 'string' ? value : JSON.stringify(value);
+    for (let i = 0; i < text.length; i++) {
+      hash ^= text.charCodeAt(i);
+      hash = Math.imul(hash, 0x01000193);
+    }
+    // A separator, so that ("ab", "c") and ("a", "bc") differ.
+    hash ^= 0x1e;
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % partitions;
+}
+
+/** A stream as the log needs it: where its events go. */
+export interface LogTarget {
+  readonly name: string;
+  readonly partitionBy: readonly string[] | null;
+}
+
+/** Some of a partition's events of one batch, packed. */
+export interface EncodedPart {
+  readonly stream: string;
+  readonly partition: number;
+  readonly pack: Buffer;
+  readonly count: number;
+  /** The events packed, kept when their partition runs here. */
+  readonly events: readonly Event[] | null;
+}
+
+/** An event that no message can hold (it alone encodes to more than MAX_MESSAGE_BYTES). */
+export class EventTooLarge extends Error {
+  constructor(
+    readonly event: Event,
+    readonly bytes: number,
+  ) {
+    super('an event larger than a message of the event log');
+  }
+}
+
+/** Which partitions' events a batch keeps beside their packs: those of a stream that run here. */
+export type KeepEvents = ((stream: string, partition: number) => boolean) | null;
+
+/** A partition's events of one batch in packs a message can hold: halved until each is at most MAX_MESSAGE_BYTES. */
+function encodePart(codec: EventCodec, stream: string, partition: number, events: readonly Event[], keep: boolean, into: EncodedPart[]): void {
+  const pack = codec.pack(events);
+  if (pack.length <= MAX_MESSAGE_BYTES) {
+    into.push({ stream, partition, pack, count: events.length, events: keep ? events : null });
+    return;
+  }
+  if (events.length === 1) throw new EventTooLarge(events[0] as Event, pack.length);
+  const half = Math.ceil(events.length / 2);
+  encodePart(codec, stream, partition, events.slice(0, half), keep, into);
+  encodePart(codec, stream, partition, events.slice(half), keep, into);
+}
+
+/** A stream's share of a batch, split by partition and encoded (bench/cluster-codec.ts measures it). Throws
+ *  EventTooLarge for an event no message can hold. */
+export function encodeBatch(codec: EventCodec, stream: LogTarget, events: readonly Event[], partitions: number, into: EncodedPart[], keep: KeepEvents = null): void {
+  const fields = stream.partitionBy;
+  if (fields === null) {
+    encodePart(codec, stream.name, 0, events, keep !== null && keep(stream.name, 0), into);
+    return;
+  }
+  // Indexed by partition (at most cluster.partitions), in the order partitions first appear.
+  const groups: (Event[] | undefined)[] = [];
+  const order: number[] = [];
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i] as Event;
+    const partition = partitionOf(event, fields, partitions);
+    const group = groups[partition];
+    if (group === undefined) {
+      groups[partition] = [event];
+      order.push(partition);
+    } else group.push(event);
+  }
+  for (const partition of order) encodePart(codec, stream.name, partition, groups[partition] as Event[], keep !== null && keep(stream.name, partition), into);
+}
