@@ -110,13 +110,26 @@ export function eventsOfPart(data: Buffer, encoding: LogEncoding, part: LogPart,
       return { reason: 'not_msgpack', problem: (error as Error).message };
     }
     if (!packs.every(Array.isArray)) return { reason: 'invalid', problem: 'events must be an array of objects' };
-    events = packs.length === 1 ? packs[0] : (packs as unknown[][]).flat(1);
+    events = packs.length === 1 ? packs[0] : concatPacks(packs as unknown[][]);
   }
   try {
     return eventsFromJsonBody({ events }, eventDepth, undefined, -1, encoding === 'msgpack');
   } catch (error) {
     return { reason: 'invalid', problem: (error as Error).message };
   }
+}
+
+/** The values of several packs in one array: `flat()` took several times as long, on every part of a busy turn. */
+export function concatPacks<T>(packs: readonly (readonly T[])[]): T[] {
+  let length = 0;
+  for (let i = 0; i < packs.length; i++) length += (packs[i] as readonly T[]).length;
+  const values = new Array<T>(length);
+  let at = 0;
+  for (let i = 0; i < packs.length; i++) {
+    const pack = packs[i] as readonly T[];
+    for (let j = 0; j < pack.length; j++) values[at++] = pack[j] as T;
+  }
+  return values;
 }
 
 export function isDamage(value: object): value is LogDamage {
