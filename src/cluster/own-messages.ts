@@ -9,15 +9,17 @@
  * its events from here, so a peer that sends the same message again (or one that lies about where it comes from)
  * gets what decoding those bytes would give; a message that is not ours costs one comparison per held message of
  * its exact length, each stopping at the first byte that differs. Held for a moment only (the time from a publish to its delivery):
- * at most `MAX_MESSAGES` messages, the oldest forgotten first (a partition that moved away meanwhile, a message
- * JetStream never stored), and no more events than the inputs may have waiting (`streams.max-pending-events`), so
- * a reader that falls behind holds no more here than its node's inputs may have in flight. A forgotten message is
+ * at most `MAX_MESSAGES` messages and `MAX_BYTES` of them, the oldest forgotten first (a partition that moved away
+ * meanwhile, a message JetStream never stored), and no more events than the inputs may have waiting
+ * (`streams.max-pending-events`), so a reader that falls behind holds little here. A forgotten message is
  * decoded as any other.
  */
 import type { Event } from '../stream/event.ts';
 
 /** Messages held at most: far more than are between a publish and its delivery. */
 const MAX_MESSAGES = 64;
+/** Their bytes at most (a message is at most 900 KiB; under ingest, about 70 KB). */
+const MAX_BYTES = 16 * 1024 * 1024;
 
 /** A message's events, per partition that ran here: the events of each of its packs, in their order. */
 export type OwnParts = ReadonlyMap<number, readonly (readonly Event[])[]>;
@@ -31,14 +33,18 @@ interface Own {
 export class OwnMessages {
   private held: Own[] = [];
   private events = 0;
+  private bytes = 0;
+
+  constructor(private readonly maxBytes = MAX_BYTES) {}
 
   /** The message `bytes` holds `parts`, `events` events in all, as they were encoded; called before it is
    *  published. Held within `maxEvents` events, the oldest messages forgotten first. */
   remember(bytes: Buffer, parts: OwnParts, events: number, maxEvents: number): void {
-    if (events > maxEvents) return;
-    while (this.held.length >= MAX_MESSAGES || (this.held.length > 0 && this.events + events > maxEvents)) this.drop(0);
+    if (events > maxEvents || bytes.length > this.maxBytes) return;
+    while (this.held.length >= MAX_MESSAGES || (this.held.length > 0 && (this.events + events > maxEvents || this.bytes + bytes.length > this.maxBytes))) this.drop(0);
     this.held.push({ bytes, parts, events });
     this.events += events;
+    this.bytes += bytes.length;
   }
 
   /** A message that failed to go out: no longer waited for. */
@@ -49,7 +55,9 @@ export class OwnMessages {
 
   private drop(index: number): void {
     const [own] = this.held.splice(index, 1);
-    if (own !== undefined) this.events -= own.events;
+    if (own === undefined) return;
+    this.events -= own.events;
+    this.bytes -= own.bytes.length;
   }
 
   /** The events of `data`, a message read from the log, if it is one this node published and still holds; once. */
@@ -72,5 +80,10 @@ export class OwnMessages {
   /** Events held, all messages together. */
   get heldEvents(): number {
     return this.events;
+  }
+
+  /** Bytes of the messages held. */
+  get heldBytes(): number {
+    return this.bytes;
   }
 }

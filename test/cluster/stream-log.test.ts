@@ -283,4 +283,20 @@ describe("a taker's own partitions", () => {
     await turn();
     expect(own.heldEvents).toBe(99);
   });
+
+  it('holds a bounded number of bytes, the oldest messages forgotten first', () => {
+    const own = new OwnMessages(1_000);
+    const parts = new Map([[0, [[{ host: 'a', time: 1 }]]]]);
+    const message = (byte: number) => Buffer.alloc(400, byte);
+    for (let i = 0; i < 5; i++) own.remember(message(i), parts, 1, 1_000_000);
+    // 400 bytes each: two fit under 1,000.
+    expect(own.size).toBe(2);
+    expect(own.heldBytes).toBe(800);
+    expect(own.take(message(0))).toBeUndefined();
+    expect(own.take(message(4))).toBe(parts);
+    expect(own.heldBytes).toBe(400);
+    // A message larger than the cap is not held, and forgets nothing.
+    own.remember(Buffer.alloc(1_001), parts, 1, 1_000_000);
+    expect(own.size).toBe(1);
+  });
 });
