@@ -38,7 +38,7 @@ export class OwnMessages {
   constructor(private readonly maxBytes = MAX_BYTES) {}
 
   /** The message `bytes` holds `parts`, `events` events in all, as they were encoded; called before it is
-   *  published. Held within `maxEvents` events, the oldest messages forgotten first. */
+   *  published. Held within `maxEvents` events and the caps above, the oldest messages forgotten first. */
   remember(bytes: Buffer, parts: OwnParts, events: number, maxEvents: number): void {
     if (events > maxEvents || bytes.length > this.maxBytes) return;
     while (this.held.length >= MAX_MESSAGES || (this.held.length > 0 && (this.events + events > maxEvents || this.bytes + bytes.length > this.maxBytes))) this.drop(0);
