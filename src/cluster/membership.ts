@@ -18,6 +18,7 @@ import type { KV, KvEntry } from '@nats-io/kv';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
+import { sameLabels } from '../common/labels.ts';
 import { BucketWatch } from './bucket-watch.ts';
 import type { ClusterConnection } from './connection.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
@@ -310,9 +311,4 @@ export class Membership {
     this.mismatched.clear();
     if (this.connection.connected) await this.kv.delete(this.self.node).catch(() => undefined);
   }
-}
-
-function sameLabels(a: Readonly<Record<string, string>> = NO_LABELS, b: Readonly<Record<string, string>> = NO_LABELS): boolean {
-  const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && b[key] === a[key]);
 }

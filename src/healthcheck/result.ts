@@ -1,4 +1,5 @@
 /** The result of one run, as the API shows it and the repository stores it (docs/http-api.md, "Results"). */
+import { sameLabels } from '../common/labels.ts';
 import type { CheckResult } from './result-types.ts';
 
 const SUCCESS = 'success';
@@ -47,14 +48,4 @@ export function shareCheckStrings(result: CheckResult, name: string, summary: st
   if (result.source === source) result.source = source;
   if (result.message === SUCCESS) result.message = SUCCESS;
   if (result.labels !== undefined && labels !== undefined && sameLabels(result.labels, labels)) result.labels = labels;
-}
-
-function sameLabels(a: Record<string, string>, b: Record<string, string>): boolean {
-  let count = 0;
-  for (const key in a) {
-    if (a[key] !== b[key]) return false;
-    count++;
-  }
-  for (const _ in b) count--;
-  return count === 0;
 }
