@@ -32,4 +32,12 @@ describe("another node's result", () => {
       expect(result.labels).not.toBe(here);
     }
   });
+
+  it('compares a `__proto__` label that decoding made an own name as any other name', () => {
+    const here = { team: 'ops' };
+    const result = JSON.parse('{"name":"api","summary":"s","labels":{"team":"ops","__proto__":"x"},"success":true,"healthcheck-timestamp":1,"message":"success","duration":1,"source":"config"}') as CheckResult;
+    shareCheckStrings(result, 'api', 's', here, 'config');
+    expect(result.labels).not.toBe(here);
+    expect(Object.keys(result.labels as object)).toEqual(['team', '__proto__']);
+  });
 });
