@@ -11,13 +11,13 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { jetstream } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { type KV, Kvm } from '@nats-io/kv';
 import { Objm } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Packr } from 'msgpackr';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { streamId, streamSubject } from '../../src/cluster/stream-log.ts';
+import { EVENTS_STREAM, streamId, streamSubject } from '../../src/cluster/stream-log.ts';
 import { answerSubject, querySubject } from '../../src/cluster/stream-queries.ts';
 import { hasNatsServer, type NatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 import { allJoined } from '../helpers/cluster.ts';
@@ -284,4 +284,40 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
     await serving([a, b]);
     await target.close();
   }, 120_000);
+
+  it("a node's own message replayed by a peer, or copied with one byte changed, is decoded like any other message", async () => {
+    const nats = await startNatsServer();
+    // Alone, the node runs every partition: its own pushes take the path from memory (src/cluster/own-messages.ts).
+    const a = await startNode('node-a', nats);
+    await allJoined([a]);
+    await waitFor(async () => (await a.request('/api/v1/stream/hosts', json('POST', { config: edn('{:partition-by [:host] :actions {:action :index :params [[:host]]}}') }))).status === 200, {
+      timeoutMs: 20_000,
+      message: 'the stream added',
+    });
+    const { nc } = await rawClient(nats);
+    const search = async (host: string) =>
+      ((await (await a.request('/api/v1/index/hosts/search', json('POST', { query: edn(`[:= :host "${host}"]`) }))).json()) as { events: { host: string; metric: number }[] }).events;
+    await waitFor(async () => (await a.request('/api/v1/stream/hosts', json('PUT', { events: [{ host: 'own-host', service: 'cpu', metric: 7 }] }))).status === 200, {
+      timeoutMs: 20_000,
+      message: 'the push taken',
+    });
+    await waitFor(async () => (await search('own-host')).length === 1, { timeoutMs: 10_000, message: 'the push applied' });
+    // The node's message, read back from the log through a consumer, as any peer with a node's rights can.
+    await (await jetstreamManager(nc)).consumers.add(EVENTS_STREAM, { durable_name: 'forger', filter_subject: streamSubject('hosts'), deliver_policy: DeliverPolicy.Last, ack_policy: AckPolicy.None });
+    const stored = await (await jetstream(nc).consumers.get(EVENTS_STREAM, 'forger')).next({ expires: 5_000 });
+    expect(stored).not.toBeNull();
+    const message = Buffer.from((stored as { data: Uint8Array }).data);
+    // The same length, one host's last letter changed: not the node's message any more.
+    const at = message.lastIndexOf('own-host');
+    expect(at).toBeGreaterThan(0);
+    const altered = Buffer.from(message);
+    altered[at + 'own-host'.length - 1] = 'x'.charCodeAt(0);
+    const js = jetstream(nc);
+    await js.publish(streamSubject('hosts'), altered);
+    await js.publish(streamSubject('hosts'), message);
+    await waitFor(async () => (await search('own-hosx')).length === 1, { timeoutMs: 10_000, message: 'the altered copy decoded and applied' });
+    expect(await search('own-host')).toEqual([expect.objectContaining({ host: 'own-host', metric: 7 })]);
+    expect(await refused(a, 'events')).toBe(0);
+    await serving([a]);
+  });
 });
