@@ -42,8 +42,8 @@ export class BucketWatch {
   private restarting: Promise<number> | null = null;
   private stopped = false;
   private unlisten: (() => void) | null = null;
-  /** False from the moment the watch is found behind until a new one has delivered its snapshot: what it says
-   *  may be stale meanwhile (membership does not expire anyone on a stale view). */
+  /** False from the moment the watch is started again (found behind, or after a reconnection) until a new one has
+   *  delivered its snapshot: what it says may be stale meanwhile (membership does not expire anyone on a stale view). */
   healthy = true;
   private readonly checkEveryMs: number;
   private readonly snapshotStallMs: number;
@@ -85,6 +85,10 @@ export class BucketWatch {
   private restart(why: string): void {
     if (this.stopped || this.restarting !== null) return;
     this.logger.info({ bucket: this.name }, `watching ${this.name} again (${why})`);
+    // Stale until the new watch has delivered its snapshot: after a reconnection the old one may have stopped with
+    // its server, and the new one can take a while (JetStream requests time out while a lost server's leaders are
+    // elected again, measured above 20 s under load). Membership judges nobody meanwhile.
+    this.healthy = false;
     this.restarting = this.watch();
     void this.restarting
       .catch((error: unknown) => this.logger.warn({ err: error, bucket: this.name }, `cannot watch ${this.name} again: ${(error as Error).message}`))

@@ -99,6 +99,37 @@ describe.skipIf(!hasNatsServer())('bucket watch', () => {
     }
   });
 
+  it('is unhealthy from a reconnection until a new watch has delivered its snapshot, through restarts that fail', async () => {
+    const kv = await checksBucket({ first: '1' });
+    // After the reconnection, JetStream requests time out for a while (a killed server's leaders being elected again,
+    // measured above 20 s under load): the watch made before may have stopped with its server. Membership must not
+    // judge anyone on what it says meanwhile.
+    let failing = false;
+    let calls = 0;
+    const flaky = withWatch(kv, async (real) => {
+      calls++;
+      if (failing) throw new Error('timeout');
+      return real();
+    });
+    let reconnected!: (connected: boolean) => void;
+    const connection = { connected: true, onChange: (listener: (connected: boolean) => void) => ((reconnected = listener), () => {}) } as unknown as ClusterConnection;
+    const follower = { snapshot: () => {}, update: () => {} };
+    const watch = new BucketWatch(flaky, CHECKS_BUCKET, follower, connection, pino({ level: 'silent' }), { checkEveryMs: 200 });
+    try {
+      expect(await watch.start()).toBe(1);
+      expect(watch.healthy).toBe(true);
+      failing = true;
+      reconnected(true);
+      expect(watch.healthy, 'as the watch is started again after the reconnection').toBe(false);
+      await waitFor(() => calls >= 3, { timeoutMs: 5_000, message: 'restarts tried again after failing' });
+      expect(watch.healthy, 'after restarts that failed').toBe(false);
+      failing = false;
+      await waitFor(() => watch.healthy, { timeoutMs: 5_000, message: 'healthy once a watch delivered its snapshot' });
+    } finally {
+      watch.stop();
+    }
+  });
+
   it('never delivers a snapshot in part: one that stalls is abandoned and watched again, the first start included', async () => {
     const kv = await checksBucket({ a: '1', b: '2', c: '3' });
 
