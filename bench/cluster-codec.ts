@@ -4,9 +4,9 @@
  * bench/cluster-streams.ts's events (pushes of 1,000 over 5,000 hosts, 64 partitions by host):
  * - `single_us`: what a single node does with an event before its stream sees it: the HTTP body parsed and checked
  *   (src/stream/ingest/json.ts);
- * - `encode_us`: the taker's share, the events grouped by partition, each group encoded and the message built
- *   (src/cluster/stream-log.ts, src/cluster/log-message.ts);
- * - `decode_us`: the owners' share, every message's head read and each part decoded and checked again.
+ * - `encode_us`: the taker's share, the events grouped by partition, each owner's partitions packed together (three
+ *   nodes) and the message built (src/cluster/log-batch.ts, src/cluster/log-message.ts);
+ * - `decode_us`: the owners' share, every message's head read and each pack decoded and checked again.
  * A cluster event costs at least `single_us + encode_us + decode_us` on its nodes, before NATS, garbage collection of
  * the copies, and the stream's own work, which both pay. `encode_us + decode_us` over a single node's whole cost per
  * event (bench/cluster-streams.ts) is how far above 1 the ratio of the two can go down with this encoding.
@@ -17,8 +17,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { loadEventCodec } from '../src/cluster/event-codec.ts';
-import { decodeLogHead, encodeLogMessage, eventsOfPart, isDamage, type LogHead } from '../src/cluster/log-message.ts';
-import { type EncodedPart, encodeBatch } from '../src/cluster/log-batch.ts';
+import { decodeLogHead, encodeLogMessage, eventsOfPartition, isDamage, type LogDamage, type LogHead, type LogPack } from '../src/cluster/log-message.ts';
+import { type EncodedPack, encodeBatch } from '../src/cluster/log-batch.ts';
+import { PartitionOwnerMap } from '../src/cluster/partition-owners.ts';
+import { rankMembers } from '../src/cluster/rendezvous.ts';
 import type { Event } from '../src/stream/event.ts';
 import { eventsFromJsonBody } from '../src/stream/ingest/json.ts';
 import { DEFAULT_MAX_EVENT_DEPTH } from '../src/stream/nesting.ts';
@@ -29,6 +31,9 @@ const PARTITIONS = 64;
 const ROUNDS = 5;
 const TARGET = { name: 'bench', partitionBy: ['host'] };
 const codec = await loadEventCodec();
+/** Three nodes: each one's partitions go in one pack a push, as a taker packs them. */
+const ranking = rankMembers(['node-a', 'node-b', 'node-c']);
+const owners = new PartitionOwnerMap(() => ranking, () => PARTITIONS);
 
 const bodies = Array.from({ length: PUSHES }, (_, b) =>
   Buffer.from(
@@ -50,29 +55,25 @@ function parseBody(body: Buffer): Event[] {
   return eventsFromJsonBody(JSON.parse(body.toString('utf8')), DEFAULT_MAX_EVENT_DEPTH);
 }
 
-/** The taker: ClusterEventLog's split and encoding of one push, then the message its parts go out in. */
+/** The taker: ClusterEventLog's split and encoding of one push, then the message its packs go out in. */
 function encode(events: readonly Event[]): Buffer {
-  const parts: EncodedPart[] = [];
-  encodeBatch(codec, TARGET, events, PARTITIONS, parts);
-  // As ClusterEventLog.add gathers them: a partition halved into several parts keeps all of them.
-  const packs = new Map<number, Buffer[]>();
-  for (const part of parts) {
-    const gathered = packs.get(part.partition);
-    if (gathered === undefined) packs.set(part.partition, [part.pack]);
-    else gathered.push(part.pack);
-  }
+  const packs: EncodedPack[] = [];
+  encodeBatch(codec, TARGET, events, PARTITIONS, packs, null, (stream) => owners.of(stream));
   return encodeLogMessage(TARGET.name, packs);
 }
 
-/** Every owner together: each reads the head, and parses and checks its parts. */
+/** Every owner together: each reads the head, and decodes and checks its pack. */
 function decode(message: Buffer): number {
   const head = decodeLogHead(message, PARTITIONS);
   if (isDamage(head)) throw new Error(head.problem);
   let count = 0;
-  for (const part of (head as LogHead).parts) {
-    const events = eventsOfPart(message, (head as LogHead).encoding, part, DEFAULT_MAX_EVENT_DEPTH, codec);
-    if (isDamage(events)) throw new Error(events.problem);
-    count += events.length;
+  const decoded = new Map<LogPack, unknown[] | LogDamage>();
+  for (const pack of (head as LogHead).packs) {
+    for (const partition of pack.partitions) {
+      const events = eventsOfPartition(message, (head as LogHead).encoding, [pack], partition, DEFAULT_MAX_EVENT_DEPTH, codec, decoded);
+      if (isDamage(events)) throw new Error(events.problem);
+      count += events.length;
+    }
   }
   return count;
 }

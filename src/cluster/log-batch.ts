@@ -35,14 +35,14 @@ export interface LogTarget {
   readonly partitionBy: readonly string[] | null;
 }
 
-/** Some of a partition's events of one batch, packed. */
-export interface EncodedPart {
+/** Events of one batch, packed: `layout` says whose, `[partition, count, ...]` in the order they are packed. */
+export interface EncodedPack {
   readonly stream: string;
-  readonly partition: number;
   readonly pack: Buffer;
+  readonly layout: readonly number[];
   readonly count: number;
-  /** The events packed, kept when their partition runs here. */
-  readonly events: readonly Event[] | null;
+  /** The events packed, per partition, of the partitions that run here. */
+  readonly kept: readonly (readonly [number, readonly Event[]])[] | null;
 }
 
 /** An event that no message can hold (it alone encodes to more than MAX_MESSAGE_BYTES). */
@@ -58,25 +58,51 @@ export class EventTooLarge extends Error {
 /** Which partitions' events a batch keeps beside their packs: those of a stream that run here. */
 export type KeepEvents = ((stream: string, partition: number) => boolean) | null;
 
-/** A partition's events of one batch in packs a message can hold: halved until each is at most MAX_MESSAGE_BYTES. */
-function encodePart(codec: EventCodec, stream: string, partition: number, events: readonly Event[], keep: boolean, into: EncodedPart[]): void {
+/** For a stream, which node runs each partition, as a small number per partition (the same number, the same node),
+ *  as this node sees the members; null when it cannot tell. */
+export type PartitionOwners = (stream: string) => readonly number[] | null;
+
+/** One partition's events of one batch in packs a message can hold: halved until each is at most MAX_MESSAGE_BYTES. */
+function encodePartition(codec: EventCodec, stream: string, partition: number, events: readonly Event[], keep: boolean, into: EncodedPack[]): void {
   const pack = codec.pack(events);
   if (pack.length <= MAX_MESSAGE_BYTES) {
-    into.push({ stream, partition, pack, count: events.length, events: keep ? events : null });
+    into.push({ stream, pack, layout: [partition, events.length], count: events.length, kept: keep ? [[partition, events]] : null });
     return;
   }
   if (events.length === 1) throw new EventTooLarge(events[0] as Event, pack.length);
   const half = Math.ceil(events.length / 2);
-  encodePart(codec, stream, partition, events.slice(0, half), keep, into);
-  encodePart(codec, stream, partition, events.slice(half), keep, into);
+  encodePartition(codec, stream, partition, events.slice(0, half), keep, into);
+  encodePartition(codec, stream, partition, events.slice(half), keep, into);
 }
 
-/** A stream's share of a batch, split by partition and encoded (bench/cluster-codec.ts measures it). Throws
- *  EventTooLarge for an event no message can hold. */
-export function encodeBatch(codec: EventCodec, stream: LogTarget, events: readonly Event[], partitions: number, into: EncodedPart[], keep: KeepEvents = null): void {
+/** The events of several partitions of one owner in one pack, or, if it would not fit a message, a pack (or more)
+ *  each. */
+function encodeOwner(codec: EventCodec, stream: string, partitions: readonly number[], groups: readonly (Event[] | undefined)[], keep: KeepEvents, into: EncodedPack[]): void {
+  if (partitions.length > 1) {
+    const events: Event[] = [];
+    const layout: number[] = [];
+    let kept: [number, Event[]][] | null = null;
+    for (const partition of partitions) {
+      const group = groups[partition] as Event[];
+      for (let i = 0; i < group.length; i++) events.push(group[i] as Event);
+      layout.push(partition, group.length);
+      if (keep?.(stream, partition)) (kept ??= []).push([partition, group]);
+    }
+    const pack = codec.pack(events);
+    if (pack.length <= MAX_MESSAGE_BYTES) {
+      into.push({ stream, pack, layout, count: events.length, kept });
+      return;
+    }
+  }
+  for (const partition of partitions) encodePartition(codec, stream, partition, groups[partition] as Event[], keep?.(stream, partition) ?? false, into);
+}
+
+/** A stream's share of a batch, split by partition, and the partitions of each owner packed together (bench/
+ *  cluster-codec.ts measures it). Throws EventTooLarge for an event no message can hold. */
+export function encodeBatch(codec: EventCodec, stream: LogTarget, events: readonly Event[], partitions: number, into: EncodedPack[], keep: KeepEvents = null, owners: PartitionOwners | null = null): void {
   const fields = stream.partitionBy;
   if (fields === null) {
-    encodePart(codec, stream.name, 0, events, keep !== null && keep(stream.name, 0), into);
+    encodePartition(codec, stream.name, 0, events, keep !== null && keep(stream.name, 0), into);
     return;
   }
   // Indexed by partition (at most cluster.partitions), in the order partitions first appear.
@@ -91,5 +117,18 @@ export function encodeBatch(codec: EventCodec, stream: LogTarget, events: readon
       order.push(partition);
     } else group.push(event);
   }
-  for (const partition of order) encodePart(codec, stream.name, partition, groups[partition] as Event[], keep !== null && keep(stream.name, partition), into);
+  const owner = owners?.(stream.name) ?? null;
+  if (owner === null || owner.length !== partitions) {
+    for (const partition of order) encodePartition(codec, stream.name, partition, groups[partition] as Event[], keep !== null && keep(stream.name, partition), into);
+    return;
+  }
+  // Per owner, its partitions in the order they first appear.
+  const byOwner = new Map<number, number[]>();
+  for (const partition of order) {
+    const key = owner[partition] as number;
+    const mine = byOwner.get(key);
+    if (mine === undefined) byOwner.set(key, [partition]);
+    else mine.push(partition);
+  }
+  for (const mine of byOwner.values()) encodeOwner(codec, stream.name, mine, groups, keep, into);
 }

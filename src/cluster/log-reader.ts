@@ -17,7 +17,7 @@ import type { AckPolicy, ConsumerMessages, DeliverPolicy, JetStreamClient, JetSt
 import type { Logger } from 'pino';
 import type { Event } from '../stream/event.ts';
 import type { EventCodec } from './event-codec.ts';
-import { concatPacks, decodeLogHead, eventsOfPart, isDamage, type LogEncoding, type LogPart } from './log-message.ts';
+import { concatPacks, decodeLogHead, eventsOfPartition, isDamage, type LogDamage, type LogEncoding, type LogPack } from './log-message.ts';
 import type { PartitionRunner } from './partition-runner.ts';
 import type { OwnMessages } from './own-messages.ts';
 import type { MessageRefusals } from './refusals.ts';
@@ -188,16 +188,17 @@ export class StreamLogReader {
     });
   }
 
-  /** One message: each partition fed here that has not applied it gets its part (or nothing). */
+  /** One message: each partition fed here that has not applied it gets its events (or nothing). */
   private read(message: JsMsg): void {
     const seq = message.seq;
     this.delivered = seq;
     const { context } = this;
     const data = Buffer.from(message.data.buffer, message.data.byteOffset, message.data.byteLength);
     // Any partition `cluster.partitions` allows: a stream that gains or loses `:partition-by` is published by some
-    // nodes under its old count for a moment, and a part of a partition that does not run here is simply not read.
+    // nodes under its old count for a moment, and a pack's partition that does not run here is simply not read.
     const head = decodeLogHead(data, MAX_PARTITIONS);
-    const parts: (LogPart | undefined)[] = [];
+    // Per partition, the packs that hold its events, in order.
+    const held: (LogPack[] | undefined)[] = [];
     let encoding: LogEncoding = 'msgpack';
     if (isDamage(head)) {
       context.refusals.refuse('events', head.reason, `stream ${this.stream}: event-log message ${seq} skipped: ${head.problem}`, { stream: this.stream, seq });
@@ -205,24 +206,32 @@ export class StreamLogReader {
       context.refusals.refuse('events', 'key', `stream ${this.stream}: event-log message ${seq} names stream ${JSON.stringify(head.stream)}: skipped`, { stream: this.stream, seq });
     } else {
       encoding = head.encoding;
-      for (const part of head.parts) parts[part.partition] = part;
+      for (const pack of head.packs) {
+        for (const partition of pack.partitions) {
+          const packs = held[partition];
+          if (packs === undefined) held[partition] = [pack];
+          else packs.push(pack);
+        }
+      }
     }
     // A message this node published holds, for the partitions that ran here then, the events it encoded: those
     // are applied as they are rather than decoded back.
-    const own = parts.length > 0 ? context.own.take(data) : undefined;
+    const own = held.length > 0 ? context.own.take(data) : undefined;
+    // Each pack decoded once, by the first partition that needs it: a pack holds the partitions of one node.
+    const decoded = new Map<LogPack, unknown[] | LogDamage>();
     for (const runner of this.fed.values()) {
       if (seq <= runner.appliedSeq) continue;
-      const part = parts[runner.partition];
-      if (part === undefined) {
+      const packs = held[runner.partition];
+      if (packs === undefined) {
         runner.apply(seq, null);
         continue;
       }
-      const packs = own?.get(runner.partition);
-      if (packs !== undefined) {
-        runner.apply(seq, packs.length === 1 ? (packs[0] as Event[]) : concatPacks(packs));
+      const kept = own?.get(runner.partition);
+      if (kept !== undefined) {
+        runner.apply(seq, kept.length === 1 ? (kept[0] as Event[]) : concatPacks(kept));
         continue;
       }
-      const events = eventsOfPart(data, encoding, part, context.nesting.eventDepth, context.codec);
+      const events = eventsOfPartition(data, encoding, packs, runner.partition, context.nesting.eventDepth, context.codec, decoded);
       if (isDamage(events)) {
         context.refusals.refuse('events', events.reason, `stream ${this.stream} partition ${runner.partition}: its events in event-log message ${seq} skipped: ${events.problem}`, { stream: this.stream, seq });
         runner.apply(seq, null);

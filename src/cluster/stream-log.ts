@@ -27,8 +27,8 @@ import type { EventIngest } from '../stream/placement.ts';
 import { streamNotFound } from '../stream/errors.ts';
 import { ClusterUnavailableError } from './errors.ts';
 import type { EventCodec } from './event-codec.ts';
-import { encodeBatch, type EncodedPart, EventTooLarge, type KeepEvents, type LogTarget, MAX_MESSAGE_BYTES } from './log-batch.ts';
-import { encodeLogMessage } from './log-message.ts';
+import { encodeBatch, type EncodedPack, EventTooLarge, type KeepEvents, type LogTarget, MAX_MESSAGE_BYTES, type PartitionOwners } from './log-batch.ts';
+import { encodeLogMessage, headBytesOf, MAX_HEAD_WRITTEN, type WrittenPack } from './log-message.ts';
 import type { LogPublisher } from './log-publisher.ts';
 import type { OwnMessages, OwnParts } from './own-messages.ts';
 
@@ -84,12 +84,13 @@ export async function ensureEventsStream(jsm: JetStreamManager, limits: EventLog
 /** The events of one stream waiting for the next publish, per partition, and the inputs waiting for it. */
 interface Pending {
   readonly stream: string;
-  /** Per partition, its events in one or more packs (src/cluster/event-codec.ts). */
-  readonly parts: Map<number, Buffer[]>;
+  /** The packs of the turn's batches (src/cluster/log-batch.ts), in order. */
+  readonly packs: WrittenPack[];
   /** The events themselves, of the partitions that run here (src/cluster/own-messages.ts), and how many. */
   own: Map<number, (readonly Event[])[]> | null;
   ownCount: number;
   bytes: number;
+  headBytes: number;
   count: number;
   readonly waiters: Waiter[];
 }
@@ -137,6 +138,8 @@ export class ClusterEventLog implements EventIngest {
     private readonly metrics: EventLogMetrics,
     /** Where the events of the partitions that run here are kept until this node reads them back; null: nowhere. */
     private readonly own: { readonly messages: OwnMessages; readonly runsHere: (stream: string, partition: number) => boolean } | null = null,
+    /** Which node runs each partition, so that each node's partitions go in one pack a batch; null: a pack each. */
+    private readonly owners: PartitionOwners | null = null,
   ) {}
 
   get pending(): number {
@@ -153,10 +156,10 @@ export class ClusterEventLog implements EventIngest {
     if (streams === null) return Promise.reject(streamNotFound(target));
     if (events.length === 0 || streams.length === 0) return Promise.resolve(NO_EVENTS);
     // Encoded whole before any of it is queued: an event too large for a message refuses the batch, none of it sent.
-    const parts: EncodedPart[] = [];
+    const packs: EncodedPack[] = [];
     const keep = this.keepFor(input, streams.length);
     try {
-      for (const stream of streams) encodeBatch(this.codec, stream, events, this.partitions, parts, keep);
+      for (const stream of streams) encodeBatch(this.codec, stream, events, this.partitions, packs, keep, this.owners);
     } catch (error) {
       if (!(error instanceof EventTooLarge)) throw error;
       return Promise.reject(new IngestError(`events[${events.indexOf(error.event)}] encodes to ${error.bytes} bytes: the cluster's event log takes events of at most ${MAX_MESSAGE_BYTES} bytes`));
@@ -164,7 +167,7 @@ export class ClusterEventLog implements EventIngest {
     return new Promise<IngestOutcome>((resolve, reject) => {
       const waiter: Waiter = { remaining: 0, failed: false, events: events.length * streams.length, resolve, reject };
       this.pendingEvents += waiter.events;
-      for (const part of parts) this.add(part, waiter);
+      for (const pack of packs) this.add(pack, waiter);
       this.schedule();
     });
   }
@@ -183,29 +186,30 @@ export class ClusterEventLog implements EventIngest {
     if (pending !== 'full') pending.catch(() => undefined);
   }
 
-  private add(part: EncodedPart, waiter: Waiter): void {
-    let pending = this.queued.get(part.stream);
-    // A pack's bytes, plus its partition's number, length and commas in the head: 16 is more than enough for those.
-    if (pending !== undefined && pending.bytes + part.pack.length + 16 > MAX_MESSAGE_BYTES) {
+  private add(encoded: EncodedPack, waiter: Waiter): void {
+    let pending = this.queued.get(encoded.stream);
+    const headBytes = headBytesOf(encoded.layout);
+    if (pending !== undefined && (pending.bytes + encoded.pack.length > MAX_MESSAGE_BYTES || pending.headBytes + headBytes > MAX_HEAD_WRITTEN)) {
       this.publish(pending);
       pending = undefined;
     }
     if (pending === undefined) {
-      pending = { stream: part.stream, parts: new Map(), own: null, ownCount: 0, bytes: 0, count: 0, waiters: [] };
-      this.queued.set(part.stream, pending);
+      pending = { stream: encoded.stream, packs: [], own: null, ownCount: 0, bytes: 0, headBytes: 0, count: 0, waiters: [] };
+      this.queued.set(encoded.stream, pending);
     }
-    let packs = pending.parts.get(part.partition);
-    if (packs === undefined) pending.parts.set(part.partition, (packs = []));
-    packs.push(part.pack);
-    if (part.events !== null) {
+    pending.packs.push(encoded);
+    if (encoded.kept !== null) {
       pending.own ??= new Map();
-      const kept = pending.own.get(part.partition);
-      if (kept === undefined) pending.own.set(part.partition, [part.events]);
-      else kept.push(part.events);
-      pending.ownCount += part.count;
+      for (const [partition, events] of encoded.kept) {
+        const kept = pending.own.get(partition);
+        if (kept === undefined) pending.own.set(partition, [events]);
+        else kept.push(events);
+        pending.ownCount += events.length;
+      }
     }
-    pending.bytes += part.pack.length + 16;
-    pending.count += part.count;
+    pending.bytes += encoded.pack.length;
+    pending.headBytes += headBytes;
+    pending.count += encoded.count;
     if (pending.waiters.at(-1) !== waiter) {
       pending.waiters.push(waiter);
       waiter.remaining++;
@@ -225,7 +229,7 @@ export class ClusterEventLog implements EventIngest {
 
   private publish(pending: Pending): void {
     if (this.queued.get(pending.stream) === pending) this.queued.delete(pending.stream);
-    const bytes = encodeLogMessage(pending.stream, pending.parts);
+    const bytes = encodeLogMessage(pending.stream, pending.packs);
     const own = this.own !== null && pending.own !== null ? this.own.messages : null;
     own?.remember(bytes, pending.own as OwnParts, pending.ownCount, this.maxPending);
     this.publisher.publish(streamSubject(pending.stream), bytes, (error) => {

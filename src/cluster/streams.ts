@@ -23,7 +23,8 @@ import { loadEventCodec } from './event-codec.ts';
 import { loadNats } from './nats.ts';
 import type { JoinedCluster } from './node.ts';
 import { PartitionRunner, partitionKey, type RunnerContext } from './partition-runner.ts';
-import { ownerOf } from './rendezvous.ts';
+import { PartitionOwnerMap } from './partition-owners.ts';
+import { ownerOf, type RankedMember } from './rendezvous.ts';
 import type { ClusterSettings } from './settings.ts';
 import type { PubSub } from '../stream/pubsub/channels.ts';
 import { ClusterChannels } from './stream-channels.ts';
@@ -67,6 +68,7 @@ export class ClusterStreams implements StreamPlacement {
   readonly ingest: EventIngest;
   private joined: Joined | null = null;
   private readonly runners = new Map<string, PartitionRunner>();
+  private readonly owners = new PartitionOwnerMap(() => this.joined?.cluster.membership.ranking(), (name) => this.partitionCount(name));
   private readonly owned: Gauge<'stream'>;
   private readonly logMetrics: EventLogMetrics;
   private timer: ReturnType<typeof setInterval> | null = null;
@@ -136,7 +138,8 @@ export class ClusterStreams implements StreamPlacement {
     const own = new OwnMessages();
     const runsHere = (stream: string, partition: number) => this.runners.has(partitionKey(stream, partition));
     const publisher = new AckedPublisher(cluster.connection.nc, EVENTS_STREAM, PUBLISH_TIMEOUT_MS);
-    const log = new ClusterEventLog(publisher, codec, settings.partitions, (target) => this.targets(target), this.service.maxPendingEvents, (input) => this.service.countRejected(input), this.logMetrics, { messages: own, runsHere });
+    const owners = (stream: string) => this.owners.of(stream);
+    const log = new ClusterEventLog(publisher, codec, settings.partitions, (target) => this.targets(target), this.service.maxPendingEvents, (input) => this.service.countRejected(input), this.logMetrics, { messages: own, runsHere }, owners);
     const queries = new StreamQueries(cluster.connection.nc, settings.node, { search: (stream, query, limit) => this.searchLocal(stream, query, limit), stats: () => this.statsLocal(), maxSearchLimit: () => this.service.maxSearchLimit }, cluster.refusals, logger, {
       maxWaitingReads: settings.maxWaitingReads,
     });
@@ -213,11 +216,7 @@ export class ClusterStreams implements StreamPlacement {
   private ownersOf(name: string): Set<string> {
     const ranking = this.joined?.cluster.membership.ranking() ?? [];
     const owners = new Set<string>();
-    const count = this.partitionCount(name);
-    for (let partition = 0; partition < count; partition++) {
-      const owner = ownerOf(`${name}/${partition}`, ranking);
-      if (owner !== undefined) owners.add(owner);
-    }
+    for (const owner of this.owners.of(name) ?? []) if (owner >= 0) owners.add((ranking[owner] as RankedMember).name);
     return owners;
   }
 
@@ -261,6 +260,7 @@ export class ClusterStreams implements StreamPlacement {
       this.logger.info({ stream: runner.stream, partition: runner.partition }, `stream ${runner.stream} partition ${runner.partition} moved to another node`);
     }
     this.owned.reset();
+    this.owners.reset();
     for (const [name, count] of counts) if (count > 0) this.owned.set({ stream: name }, count);
   }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chooseMembers, ownerOf, rankMembers } from '../../src/cluster/rendezvous.ts';
+import { PartitionOwnerMap } from '../../src/cluster/partition-owners.ts';
 
 const KEYS = Array.from({ length: 12_000 }, (_, i) => `check-${i}`);
 
@@ -73,5 +74,34 @@ describe('choosing several members (checks from several places)', () => {
     }
     // e was in about 3/5 of the lists.
     expect(Math.abs(replaced - 7200)).toBeLessThan(400);
+  });
+});
+
+describe('partition owners', () => {
+  it("gives each partition its owner's place in the member list, made again when the members change", () => {
+    let ranking = rankMembers(['node-a', 'node-b', 'node-c']);
+    let computed = 0;
+    const owners = new PartitionOwnerMap(
+      () => ranking,
+      () => {
+        computed++;
+        return 64;
+      },
+    );
+    const first = owners.of('s') as readonly number[];
+    expect(first).toHaveLength(64);
+    first.forEach((owner, partition) => expect(ranking[owner]?.name).toBe(ownerOf(`s/${partition}`, ranking)));
+    expect(new Set(first)).toEqual(new Set([0, 1, 2]));
+    expect(owners.of('s')).toBe(first);
+    expect(computed).toBe(1);
+    ranking = rankMembers(['node-a', 'node-b']);
+    const second = owners.of('s') as readonly number[];
+    second.forEach((owner, partition) => expect(ranking[owner]?.name).toBe(ownerOf(`s/${partition}`, ranking)));
+    expect(computed).toBe(2);
+    owners.reset();
+    owners.of('s');
+    expect(computed).toBe(3);
+    ranking = [];
+    expect(owners.of('s')).toBeNull();
   });
 });

@@ -2,10 +2,10 @@ import { Packr } from 'msgpackr';
 import { Registry } from 'prom-client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type EventCodec, loadEventCodec } from '../../src/cluster/event-codec.ts';
-import { decodeLogHead, encodeLogMessage, eventsOfPart, type LogDamage, type LogHead, type LogPart } from '../../src/cluster/log-message.ts';
+import { decodeLogHead, encodeLogMessage, eventsOfPartition, type LogDamage, type LogHead } from '../../src/cluster/log-message.ts';
 import type { Event } from '../../src/stream/event.ts';
 import { OwnMessages, type OwnParts } from '../../src/cluster/own-messages.ts';
-import { type LogTarget, partitionOf } from '../../src/cluster/log-batch.ts';
+import { type EncodedPack, encodeBatch, type LogTarget, partitionOf } from '../../src/cluster/log-batch.ts';
 import { ClusterEventLog, EventLogMetrics, eventsProblem, streamId, streamSubject } from '../../src/cluster/stream-log.ts';
 import { JSON_PUSH_INPUT } from '../../src/stream/ingest/json.ts';
 import { mergeSearches, mergeStats } from '../../src/cluster/stream-queries.ts';
@@ -67,64 +67,116 @@ describe('messages of the event log', () => {
   const head = (data: Buffer, partitions = 64) => decodeLogHead(data, partitions) as LogHead;
   const damage = (data: Buffer, partitions = 64) => decodeLogHead(data, partitions) as LogDamage;
   const raw = (text: string) => Buffer.from(text);
-  const read = (data: Buffer, part: LogPart, depth = 8) => eventsOfPart(data, head(data).encoding, part, depth, codec);
+  /** A partition's events in a message, as a reader gets them. */
+  const read = (data: Buffer, partition: number, depth = 8) => {
+    const { encoding, packs } = head(data);
+    return eventsOfPartition(data, encoding, packs, partition, depth, codec);
+  };
+  /** A message of an earlier head: one part per partition, each MessagePack arrays back to back (or JSON). */
+  const parts = (list: [number, Buffer][], encoding?: string) => Buffer.concat([raw(`${JSON.stringify({ stream: 's', encoding, parts: list.map(([partition, bytes]) => [partition, bytes.length]) })}\n`), ...list.map(([, bytes]) => bytes)]);
 
-  it('carries each partition in a part of its own, non-ASCII included, read without the others', () => {
-    const parts = new Map([
-      [3, [codec.pack([{ host: 'a', time: 1 }]), codec.pack([{ host: 'é€𝄞', time: 2, tags: ['x'], attributes: { k: 'v' } }])]],
-      [0, [codec.pack([{ host: 'b', time: 1.7e18, metric: 2 ** 40, ratio: 0.5 }])]],
-      [9, [codec.pack([])]],
+  it('packs the partitions of one node together, each read by its slice, non-ASCII included', () => {
+    const data = encodeLogMessage('s', [
+      { pack: codec.pack([{ host: 'a', time: 1 }, { host: 'b', time: 1.7e18, metric: 2 ** 40, ratio: 0.5 }, { host: 'é€𝄞', time: 2, tags: ['x'], attributes: { k: 'v' } }]), layout: [3, 1, 0, 2] },
+      { pack: codec.pack([{ host: 'c', time: 3 }]), layout: [9, 1] },
+      // A later batch of the turn: partition 3 again.
+      { pack: codec.pack([{ host: 'd', time: 4 }]), layout: [3, 1] },
     ]);
-    const data = encodeLogMessage('s', parts);
     const decoded = head(data);
     expect(decoded.stream).toBe('s');
     expect(decoded.encoding).toBe('msgpack');
-    expect(decoded.parts.map((part) => part.partition)).toEqual([3, 0, 9]);
-    const [three, zero, nine] = decoded.parts as [LogPart, LogPart, LogPart];
-    expect(read(data, zero)).toEqual([{ host: 'b', time: 1.7e18, metric: 2 ** 40, ratio: 0.5 }]);
-    expect(read(data, three)).toEqual([
-      { host: 'a', time: 1 },
+    expect(decoded.packs.map((pack) => pack.partitions)).toEqual([[3, 0], [9], [3]]);
+    expect(read(data, 0)).toEqual([
+      { host: 'b', time: 1.7e18, metric: 2 ** 40, ratio: 0.5 },
       { host: 'é€𝄞', time: 2, tags: ['x'], attributes: { k: 'v' } },
     ]);
-    expect(read(data, nine)).toEqual([]);
+    expect(read(data, 3)).toEqual([
+      { host: 'a', time: 1 },
+      { host: 'd', time: 4 },
+    ]);
+    expect(read(data, 9)).toEqual([{ host: 'c', time: 3 }]);
   });
 
-  it('reads the JSON parts of messages written before MessagePack, which the log may hold through an upgrade', () => {
+  it('packs each owner\'s partitions of a batch together, in the order they first appear; a pack each when owners are unknown', () => {
+    const events = Array.from({ length: 200 }, (_, i) => ({ host: `h${i}`, time: i }));
+    const target = { name: 's', partitionBy: ['host'] };
+    const byOwner: EncodedPack[] = [];
+    encodeBatch(codec, target, events, 8, byOwner, null, () => [0, 1, 2, 0, 1, 2, 0, 1]);
+    expect(byOwner).toHaveLength(3);
+    for (const { layout } of byOwner) {
+      const named = layout.filter((_, i) => i % 2 === 0);
+      expect(new Set(named.map((partition) => partition % 3)).size).toBe(1);
+    }
+    const data = encodeLogMessage('s', byOwner);
+    for (let partition = 0; partition < 8; partition++) {
+      expect(read(data, partition)).toEqual(events.filter((event) => partitionOf(event, ['host'], 8) === partition));
+    }
+    const unknown: EncodedPack[] = [];
+    encodeBatch(codec, target, events, 8, unknown, null, () => null);
+    expect(unknown).toHaveLength(8);
+    // Owners of another partition count (a stream that just gained :partition-by): a pack each, never a wrong slice.
+    const stale: EncodedPack[] = [];
+    encodeBatch(codec, target, events, 8, stale, null, () => [0, 1]);
+    expect(stale).toHaveLength(8);
+  });
+
+  it('reads the parts of earlier heads: JSON before MessagePack, and MessagePack arrays back to back', () => {
     const body = '[{"host":"a","time":1},{"host":"é","time":2}]';
     const data = raw(`${JSON.stringify({ stream: 's', parts: [[4, Buffer.byteLength(body)]] })}\n${body}`);
     expect(head(data).encoding).toBe('json');
-    expect(read(data, head(data).parts[0] as LogPart)).toEqual([
+    expect(head(data).packs).toEqual([{ start: 32, end: 32 + Buffer.byteLength(body), partitions: [4], counts: [-1] }]);
+    expect(read(data, 4)).toEqual([
       { host: 'a', time: 1 },
       { host: 'é', time: 2 },
     ]);
+    const packed = parts([[3, Buffer.concat([codec.pack([{ host: 'a', time: 1 }]), codec.pack([{ host: 'b', time: 2 }])])], [0, codec.pack([])]], 'msgpack');
+    expect(read(packed, 3)).toEqual([
+      { host: 'a', time: 1 },
+      { host: 'b', time: 2 },
+    ]);
+    expect(read(packed, 0)).toEqual([]);
   });
 
   it('refuses a head that lies, naming the problem', () => {
     const body = '[{"host":"a"}]';
-    const lie = (parts: unknown, text = body, stream: unknown = 's') => raw(`${JSON.stringify({ stream, parts })}\n${text}`);
+    const lie = (list: unknown, text = body, stream: unknown = 's') => raw(`${JSON.stringify({ stream, parts: list })}\n${text}`);
     expect(damage(raw('no head at all'))).toEqual({ reason: 'shape', problem: 'no head: no newline in its first 14 bytes' });
     expect(damage(raw(`${' '.repeat(70_000)}\n[]`)).problem).toBe('no head: no newline in its first 65536 bytes');
     expect(damage(raw('{"stream":\n[]')).reason).toBe('not_json');
-    expect(damage(raw('[1,2]\n')).problem).toBe('its head is not {"stream": <name>, "parts": [...]}');
-    expect(damage(raw('{"stream":"s","encoding":"gzip","parts":[]}\n')).problem).toBe('its head names the encoding "gzip": this node reads "msgpack" and "json"');
+    expect(damage(raw('[1,2]\n')).problem).toBe('its head is not {"stream": <name>, "packs": [...]}');
+    expect(damage(raw('{"stream":"s","encoding":"gzip","packs":[]}\n')).problem).toBe('its head names the encoding "gzip": this node reads "msgpack" and "json"');
     expect(damage(lie([[1, 14]], body, 7)).reason).toBe('shape');
-    expect(damage(lie([[64, 14]])).problem).toBe('a part names partition 64: the stream has 64');
-    expect(damage(lie([[-1, 14]])).problem).toBe('a part names partition -1: the stream has 64');
-    expect(damage(lie([['1', 14]])).problem).toBe('a part names partition "1": the stream has 64');
-    expect(damage(lie([[1]])).problem).toBe('a part names partition undefined: the stream has 64');
+    expect(damage(lie([[64, 14]])).problem).toBe('its head names partition 64: the stream has 64');
+    expect(damage(lie([[-1, 14]])).problem).toBe('its head names partition -1: the stream has 64');
+    expect(damage(lie([['1', 14]])).problem).toBe('its head names partition "1": the stream has 64');
+    expect(damage(lie([[1]])).problem).toBe('its head names partition undefined: the stream has 64');
     expect(damage(lie([[1, 0.5]])).problem).toBe("partition 1's part has 0.5 bytes");
     expect(damage(lie([[1, 7], [1, 7]])).problem).toBe('partition 1 has two parts');
-    expect(damage(lie([[1, 1e9]])).problem).toBe('its parts add up to 1000000000 bytes, the message holds 14 after its head');
-    expect(damage(lie([[1, 10]])).problem).toBe('its parts add up to 10 bytes, the message holds 14 after its head');
-    expect(head(lie([[1, 14]]), 2).parts).toEqual([{ partition: 1, start: 32, end: 46 }]);
-    expect(damage(lie([[1, 14]]), 1).problem).toBe('a part names partition 1: the stream has 1');
+    expect(damage(lie([[1, 1e9]])).problem).toBe('its packs add up to 1000000000 bytes, the message holds 14 after its head');
+    expect(damage(lie([[1, 10]])).problem).toBe('its packs add up to 10 bytes, the message holds 14 after its head');
+    expect(head(lie([[1, 14]]), 2).packs).toEqual([{ start: 32, end: 46, partitions: [1], counts: [-1] }]);
+    expect(damage(lie([[1, 14]]), 1).problem).toBe('its head names partition 1: the stream has 1');
+
+    const pack = codec.pack([{ host: 'a', time: 1 }, { host: 'b', time: 2 }]);
+    const packs = (list: unknown, encoding = 'msgpack') => Buffer.concat([raw(`${JSON.stringify({ stream: 's', encoding, packs: list })}\n`), pack]);
+    expect(damage(packs([[pack.length, 1, 2]], 'json')).problem).toBe('its head lists packs of JSON: packs are MessagePack');
+    expect(damage(packs([[pack.length]])).problem).toBe(`a pack is [${pack.length}]: not [<bytes>, <partition>, <count>, ...]`);
+    expect(damage(packs([[pack.length, 1]])).problem).toMatch(/^a pack is .*: not \[<bytes>/);
+    expect(damage(packs(['x'])).problem).toBe('a pack is "x": not [<bytes>, <partition>, <count>, ...]');
+    expect(damage(packs([[0, 1, 2]])).problem).toBe('a pack has 0 bytes');
+    expect(damage(packs([[pack.length, 1, 0]])).problem).toBe('partition 1 has 0 events in a pack');
+    expect(damage(packs([[pack.length, 1, 1.5]])).problem).toBe('partition 1 has 1.5 events in a pack');
+    expect(damage(packs([[pack.length, 1, 1, 1, 1]])).problem).toBe('partition 1 is named twice in a pack');
+    expect(damage(packs([[pack.length, 99, 2]])).problem).toBe('its head names partition 99: the stream has 64');
+    expect(damage(packs([[pack.length + 1, 1, 2]])).problem).toBe(`its packs add up to ${pack.length + 1} bytes, the message holds ${pack.length} after its head`);
+    // A pack holding other than its head says refuses its partitions' events, each of them.
+    expect(read(packs([[pack.length, 1, 1, 2, 2]]), 1)).toEqual({ reason: 'invalid', problem: 'its pack holds 2 events, its head says 3' });
+    expect(read(packs([[pack.length, 1, 1, 2, 2]]), 2)).toEqual({ reason: 'invalid', problem: 'its pack holds 2 events, its head says 3' });
+    expect(read(packs([[pack.length, 1, 1, 2, 1]]), 2)).toEqual([{ host: 'b', time: 2 }]);
   });
 
   it('refuses a JSON part that is not events, under the reader\'s streams.max-event-depth', () => {
-    const part = (text: string) => {
-      const data = raw(`${JSON.stringify({ stream: 's', parts: [[0, Buffer.byteLength(text)]] })}\n${text}`);
-      return read(data, head(data).parts[0] as LogPart, 3);
-    };
+    const part = (text: string) => read(raw(`${JSON.stringify({ stream: 's', parts: [[0, Buffer.byteLength(text)]] })}\n${text}`), 0, 3);
     expect(part('[{"host":')).toMatchObject({ reason: 'not_json' });
     expect(part('{"host":"a"}')).toEqual({ reason: 'invalid', problem: 'events must be an array of objects' });
     expect(part('[null]')).toEqual({ reason: 'invalid', problem: 'events[0] must be an object, got null' });
@@ -134,11 +186,8 @@ describe('messages of the event log', () => {
     expect(eventsProblem([{ host: 'a', time: 1, deep: { b: { c: { d: 1 } } } }], 4)).toBeNull();
   });
 
-  it('refuses a MessagePack part that is not events, or holds what JSON cannot, and reads the next one still', () => {
-    const part = (...packs: Buffer[]) => {
-      const data = encodeLogMessage('s', new Map([[0, packs]]));
-      return read(data, head(data).parts[0] as LogPart, 3);
-    };
+  it('refuses MessagePack that is not events, or holds what JSON cannot, and reads the next one still', () => {
+    const part = (...packs: Buffer[]) => read(parts([[0, Buffer.concat(packs)]], 'msgpack'), 0, 3);
     // What a lying peer can write: every type MessagePack and msgpackr's extensions have.
     const anything = new Packr({ moreTypes: true, useRecords: false });
     const valid = codec.pack([{ host: 'a', time: 1 }]);
@@ -180,7 +229,7 @@ describe("a taker's own partitions", () => {
   });
 
   /** A log of 8 partitions whose publishes are kept, `runsHere` the partitions that run on this node. */
-  const logWith = (runsHere: readonly number[], streams: LogTarget[] = [{ name: 's', partitionBy: ['host'] }], maxPending = 1_000_000) => {
+  const logWith = (runsHere: readonly number[], streams: LogTarget[] = [{ name: 's', partitionBy: ['host'] }], maxPending = 1_000_000, owners: readonly number[] | null = null) => {
     const published: { data: Buffer; done: (error?: Error) => void }[] = [];
     const own = new OwnMessages();
     const log = new ClusterEventLog(
@@ -192,6 +241,7 @@ describe("a taker's own partitions", () => {
       () => undefined,
       new EventLogMetrics(new Registry()),
       { messages: own, runsHere: (stream, partition) => stream === 's' && runsHere.includes(partition) },
+      () => owners,
     );
     return { log, own, published };
   };
@@ -199,7 +249,8 @@ describe("a taker's own partitions", () => {
   const turn = () => new Promise((resolve) => setImmediate(resolve));
 
   it('keeps the events of a JSON push for the partitions that run here, until the message is read back once', async () => {
-    const { log, own, published } = logWith([1, 5]);
+    // Partitions 1 and 5 run here: packed together, apart from the others'.
+    const { log, own, published } = logWith([1, 5], undefined, undefined, [1, 0, 2, 1, 2, 0, 1, 2]);
     // Two pushes in one turn: one message, each partition's events in two packs.
     const pushed = [...events(), ...events()];
     const acked = log.submit('s', pushed.slice(0, 40), JSON_PUSH_INPUT);
@@ -216,9 +267,10 @@ describe("a taker's own partitions", () => {
       expect(kept.length).toBeGreaterThan(0);
       // The very objects pushed, and what decoding the part gives.
       for (const event of kept) expect(pushed).toContain(event);
-      const part = (decodeLogHead(data, 8) as LogHead).parts.find((p) => p.partition === partition) as LogPart;
-      expect(eventsOfPart(data, 'msgpack', part, 8, codec)).toEqual(kept);
+      const { packs: written } = decodeLogHead(data, 8) as LogHead;
+      expect(eventsOfPartition(data, 'msgpack', written, partition, 8, codec)).toEqual(kept);
     }
+    expect((decodeLogHead(data, 8) as LogHead).packs.map((pack) => [...pack.partitions].sort().join(',')).sort()).toEqual(['0,3,6', '0,3,6', '1,5', '1,5', '2,4,7', '2,4,7']);
     expect(own.take(Buffer.from(data))).toBeUndefined();
     (published[0] as { done: () => void }).done();
     await expect(acked).resolves.toMatchObject({ errorCount: 0 });

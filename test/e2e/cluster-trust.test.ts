@@ -199,6 +199,16 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
     await js.publish(streamSubject('hosts'), logMessage([[1, '[{"host":"forged"}]'], [1, '[{"host":"forged"}]']]));
     await js.publish(streamSubject('hosts'), logMessage([[2, '[{"host":"forged"}]']], { parts: [[2, 1_000_000]] }));
     await js.publish(streamSubject('hosts'), logMessage([[3, '[{"host":"forged"}]']], { stream: 'elsewhere' }));
+    // Packs whose head lies about what they hold: more events than the pack has, a partition twice, JSON. The event
+    // in them is valid: only the lie keeps it out of the index (checked below).
+    const forgedPack = anything.pack([{ host: 'forged', time: 1 }]);
+    const packed = (pack: unknown[], encoding = 'msgpack') => Buffer.concat([Buffer.from(`${JSON.stringify({ stream: 'hosts', encoding, packs: [pack] })}\n`), forgedPack]);
+    for (let partition = 0; partition < PARTITIONS; partition++) {
+      await js.publish(streamSubject('hosts'), packed([forgedPack.length, partition, 3]));
+      await js.publish(streamSubject('hosts'), packed([forgedPack.length, partition, 1, (partition + 1) % PARTITIONS, 1]));
+    }
+    await js.publish(streamSubject('hosts'), packed([forgedPack.length, 0, 1, 0, 1]));
+    await js.publish(streamSubject('hosts'), packed([forgedPack.length, 0, 1], 'json'));
     await nc.flush();
 
     await waitFor(async () => (await refused(a, 'results', 'future')) >= 1 && (await refused(b, 'results', 'future')) >= 1, { timeoutMs: 15_000, message: 'the future result refused on both nodes' });
