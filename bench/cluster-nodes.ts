@@ -32,7 +32,8 @@ export async function startNode(root: string, name: string, cluster: Record<stri
   // BENCH_CPU_PROF_NODES=<name,...>: only these nodes (a profiler in each of three nodes sharing the cores skews them).
   const only = process.env.BENCH_CPU_PROF_NODES?.split(',');
   const profile = process.env.BENCH_CPU_PROF && (only === undefined || only.includes(name)) ? ['--cpu-prof', `--cpu-prof-dir=${join(process.env.BENCH_CPU_PROF, name)}`] : [];
-  const service = serviceCommand(['serve', '--config', file, '--log-level', 'warn'], [...profile, ...nodeFlags]);
+  // A cluster node as docs/cluster.md starts one (bin/vigie-cluster.js), a single node as `npm start` does.
+  const service = serviceCommand(['serve', '--config', file, '--log-level', 'warn'], [...profile, ...nodeFlags], cluster === null ? 'single' : 'cluster');
   const child = spawn(process.execPath, service.args, { env: service.env, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   readLines(child.stdout, (line) => logs.push(line));

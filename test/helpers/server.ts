@@ -12,6 +12,10 @@ import { stringify } from 'yaml';
 import { build, ROOT } from '../../bin/build.mjs';
 
 const BIN = join(ROOT, 'bin/vigie.js');
+/** How a service is started: `single` as bin/vigie.js (and `npm start`), `cluster` as bin/vigie-cluster.js (and
+ *  `npm run start:cluster`), which only changes the V8 flags of its first line. */
+export type Launcher = 'single' | 'cluster';
+const LAUNCHERS: Record<Launcher, string> = { single: BIN, cluster: join(ROOT, 'bin/vigie-cluster.js') };
 
 let bundle: Promise<string[]> | null = null;
 
@@ -52,6 +56,8 @@ export interface StartOptions {
   /** Runs it as `npm start` and bin/vigie.js do, with the V8 flags and environment of bin/vigie.js's first line
    *  (benchmarks); tests run it on Node's defaults. */
   asService?: boolean;
+  /** With `asService`: which launcher's flags and file (bin/vigie.js by default). */
+  launcher?: Launcher;
   /** How long to wait for "vigie is serving" (20 s by default). */
   readyTimeoutMs?: number;
 }
@@ -75,26 +81,26 @@ export interface TestServer {
   waitForLog(pattern: RegExp, timeoutMs?: number): Promise<string>;
 }
 
-function shebangWords(): string[] {
-  return (readFileSync(BIN, 'utf8').split('\n', 1)[0] ?? '').split(' ');
+function shebangWords(launcher: Launcher): string[] {
+  return (readFileSync(LAUNCHERS[launcher], 'utf8').split('\n', 1)[0] ?? '').split(' ');
 }
 
-/** The V8 flags the service starts with: those of bin/vigie.js's first line (docs/performance.md). */
-export function serviceNodeFlags(): string[] {
-  return shebangWords().filter((word) => word.startsWith('--'));
+/** The V8 flags the service starts with: those of its launcher's first line (docs/performance.md). */
+export function serviceNodeFlags(launcher: Launcher = 'single'): string[] {
+  return shebangWords(launcher).filter((word) => word.startsWith('--'));
 }
 
-/** The environment variables bin/vigie.js's first line sets (MALLOC_ARENA_MAX, docs/performance.md). */
-export function serviceEnv(): Record<string, string> {
-  return Object.fromEntries(shebangWords().flatMap((word) => (/^[A-Z_]+=/.test(word) ? [[word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]] : [])));
+/** The environment variables its launcher's first line sets (MALLOC_ARENA_MAX, docs/performance.md). */
+export function serviceEnv(launcher: Launcher = 'single'): Record<string, string> {
+  return Object.fromEntries(shebangWords(launcher).flatMap((word) => (/^[A-Z_]+=/.test(word) ? [[word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]] : [])));
 }
 
 /**
  * `node` arguments and environment that run `bin/vigie.js <args>` as `npm start` does: bin/vigie.js's first line
  * (its V8 flags and environment) is what a user's service starts with, and a spawn of `node` does not read it.
  */
-export function serviceCommand(args: readonly string[], extraFlags: readonly string[] = []): { args: string[]; env: NodeJS.ProcessEnv } {
-  return { args: [...serviceNodeFlags(), ...extraFlags, BIN, ...args], env: { ...process.env, ...serviceEnv() } };
+export function serviceCommand(args: readonly string[], extraFlags: readonly string[] = [], launcher: Launcher = 'single'): { args: string[]; env: NodeJS.ProcessEnv } {
+  return { args: [...serviceNodeFlags(launcher), ...extraFlags, LAUNCHERS[launcher], ...args], env: { ...process.env, ...serviceEnv(launcher) } };
 }
 
 export function makeDataDir(): string {
@@ -114,10 +120,11 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   };
   writeConfig(options.config ?? {});
   await ensureBundle();
-  const flags = [...(options.asService === true ? serviceNodeFlags() : []), ...(options.nodeArgs ?? [])];
-  const child = spawn(process.execPath, [...flags, BIN, 'serve', '--config', configFile, '--log-level', options.logLevel ?? 'info'], {
+  const launcher = options.launcher ?? 'single';
+  const flags = [...(options.asService === true ? serviceNodeFlags(launcher) : []), ...(options.nodeArgs ?? [])];
+  const child = spawn(process.execPath, [...flags, LAUNCHERS[launcher], 'serve', '--config', configFile, '--log-level', options.logLevel ?? 'info'], {
     cwd: dataDir,
-    env: { ...process.env, ...(options.asService === true ? serviceEnv() : {}), ...options.env },
+    env: { ...process.env, ...(options.asService === true ? serviceEnv(launcher) : {}), ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
