@@ -23,6 +23,7 @@ import type { PubSub } from '../stream/pubsub/channels.ts';
 import { ClusterNode } from './node.ts';
 import { clusterRoutes } from './routes.ts';
 import { ClusterStreams } from './streams.ts';
+import { YoungGeneration } from './young-generation.ts';
 
 export interface ClusterPart {
   readonly part: Part;
@@ -39,18 +40,23 @@ export function createClusterPart({ config, metrics, logger }: PartFactoryContex
   growHeapAsV8Does();
   adviseYoungGeneration(log);
   const node = new ClusterNode(settings, configHashOf(config), packageVersion(), log, metrics.registry);
+  let streams: ClusterStreams | null = null;
+  const youngGeneration = new YoungGeneration(() => (streams?.partitionsHere ?? 0) > 0);
   return {
     checks: node,
-    placeStreams: (host, pubsub) => new ClusterStreams(settings, host, node, pubsub, metrics.registry, logger.child({ part: 'cluster-streams' })),
+    placeStreams: (host, pubsub) => (streams = new ClusterStreams(settings, host, node, pubsub, metrics.registry, logger.child({ part: 'cluster-streams' }))),
     part: {
       name: 'cluster',
       routes: async (app) => {
         await app.register(clusterRoutes(node));
       },
       // The node joins once the healthcheck part serves it its checks (CheckCluster.serve), in the background.
-      start: async () => {},
+      start: async () => youngGeneration.start(),
       reload: async (next) => node.setConfigHash(configHashOf(next)),
-      stop: () => node.stop(),
+      stop: () => {
+        youngGeneration.stop();
+        return node.stop();
+      },
     },
   };
 }

@@ -171,9 +171,7 @@ export class ClusterStreams implements StreamPlacement {
     };
     if (this.stopping) {
       // Stopped while joining: `stop` saw no `joined`, so what this join started is stopped here.
-      replica.stop();
-      queries.stop();
-      channels.stop();
+      for (const started of [replica, queries, channels]) started.stop();
       return;
     }
     this.joined = { cluster, log, replica, queries, channels, context, readers };
@@ -182,6 +180,11 @@ export class ClusterStreams implements StreamPlacement {
     this.timer.unref();
     this.reassign();
     logger.info({ partitions: settings.partitions }, 'streams joined the cluster');
+  }
+
+  /** How many stream partitions run here now. */
+  get partitionsHere(): number {
+    return this.runners.size;
   }
 
   /** The streams a push to `target` reaches: the stream, or for `default` every `:default true` stream. */
