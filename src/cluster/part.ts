@@ -38,10 +38,9 @@ export function createClusterPart({ config, metrics, logger }: PartFactoryContex
   const settings = config.cluster;
   const log = logger.child({ part: 'cluster' });
   growHeapAsV8Does();
-  adviseYoungGeneration(log);
   const node = new ClusterNode(settings, configHashOf(config), packageVersion(), log, metrics.registry);
   let streams: ClusterStreams | null = null;
-  const youngGeneration = new YoungGeneration(() => (streams?.partitionsHere ?? 0) > 0);
+  const youngGeneration = youngGenerationOf(log, () => (streams?.partitionsHere ?? 0) > 0);
   return {
     checks: node,
     placeStreams: (host, pubsub) => (streams = new ClusterStreams(settings, host, node, pubsub, metrics.registry, logger.child({ part: 'cluster-streams' }))),
@@ -51,10 +50,10 @@ export function createClusterPart({ config, metrics, logger }: PartFactoryContex
         await app.register(clusterRoutes(node));
       },
       // The node joins once the healthcheck part serves it its checks (CheckCluster.serve), in the background.
-      start: async () => youngGeneration.start(),
+      start: async () => youngGeneration?.start(),
       reload: async (next) => node.setConfigHash(configHashOf(next)),
       stop: () => {
-        youngGeneration.stop();
+        youngGeneration?.stop();
         return node.stop();
       },
     },
@@ -79,16 +78,19 @@ function growHeapAsV8Does(): void {
 const CLUSTER_SEMI_SPACE_MB = 32;
 
 /**
- * A cluster node started as a single node is (bin/vigie.js, `--max-semi-space-size=8`) runs, but spends about 9 %
- * more CPU an event under event load than with bin/vigie-cluster.js (docs/performance.md, "Cluster: a node's young
- * generation"). V8 sizes its young generation at start only, so this is said rather than changed.
+ * Started by bin/vigie-cluster.js (room for 32 MB), a node lets its young generation grow past 8 MB only while
+ * stream partitions run on it (src/cluster/young-generation.ts). Started as a single node is (bin/vigie.js,
+ * `--max-semi-space-size=8`), it runs, but spends about 9 % more CPU an event under event load (docs/performance.md,
+ * "Cluster: a node's young generation"); V8 sizes its young generation at start only, so this is said, not changed,
+ * and V8 grows it as on a single node. Without the flag (V8's own sizes), it is left alone.
  */
-function adviseYoungGeneration(log: Logger): void {
+function youngGenerationOf(log: Logger, roomNeeded: () => boolean): YoungGeneration | null {
   const given = process.execArgv.findLast((flag) => flag.startsWith('--max-semi-space-size='));
-  const mb = given === undefined ? null : Number(given.slice('--max-semi-space-size='.length));
-  if (mb !== null && mb < CLUSTER_SEMI_SPACE_MB) {
-    log.info({ maxSemiSpaceMb: mb }, `this cluster node started with --max-semi-space-size=${mb}: start cluster nodes with bin/vigie-cluster.js (npm run start:cluster), whose ${CLUSTER_SEMI_SPACE_MB} MB young generation costs a node under event load less CPU (docs/cluster.md)`);
-  }
+  if (given === undefined) return null;
+  const mb = Number(given.slice('--max-semi-space-size='.length));
+  if (mb >= CLUSTER_SEMI_SPACE_MB) return new YoungGeneration(roomNeeded);
+  log.info({ maxSemiSpaceMb: mb }, `this cluster node started with --max-semi-space-size=${mb}: start cluster nodes with bin/vigie-cluster.js (npm run start:cluster), whose ${CLUSTER_SEMI_SPACE_MB} MB young generation costs a node under event load less CPU (docs/cluster.md)`);
+  return null;
 }
 
 function configHashOf(config: VigieConfig): string {
