@@ -24,7 +24,7 @@ import { loadNats } from './nats.ts';
 import type { JoinedCluster } from './node.ts';
 import { PartitionRunner, partitionKey, type RunnerContext } from './partition-runner.ts';
 import { PartitionOwnerMap } from './partition-owners.ts';
-import { ownerOf, type RankedMember } from './rendezvous.ts';
+import type { RankedMember } from './rendezvous.ts';
 import type { ClusterSettings } from './settings.ts';
 import type { PubSub } from '../stream/pubsub/channels.ts';
 import { ClusterChannels } from './stream-channels.ts';
@@ -227,17 +227,18 @@ export class ClusterStreams implements StreamPlacement {
   private reassign(): void {
     const joined = this.joined;
     if (joined === null || this.stopping) return;
-    const ranking = joined.cluster.membership.ranking();
-    const me = this.settings.node;
+    // Owners afresh each round (a stream may have changed its partition count), shared with the taker's packing.
+    this.owners.reset();
+    const me = joined.cluster.membership.ranking().findIndex((member) => member.name === this.settings.node);
     const wanted = new Set<string>();
     const counts = new Map<string, number>();
     for (const name of this.service.streamNames()) {
       const info = this.service.streamInfo(name);
       if (info === undefined) continue;
-      const count = this.partitionCount(name);
+      const owners = this.owners.of(name) ?? [];
       let mine = 0;
-      for (let partition = 0; partition < count; partition++) {
-        if (ownerOf(`${name}/${partition}`, ranking) !== me) continue;
+      for (let partition = 0; partition < owners.length; partition++) {
+        if (me < 0 || owners[partition] !== me) continue;
         mine++;
         const key = partitionKey(name, partition);
         wanted.add(key);
@@ -263,7 +264,6 @@ export class ClusterStreams implements StreamPlacement {
       this.logger.info({ stream: runner.stream, partition: runner.partition }, `stream ${runner.stream} partition ${runner.partition} moved to another node`);
     }
     this.owned.reset();
-    this.owners.reset();
     for (const [name, count] of counts) if (count > 0) this.owned.set({ stream: name }, count);
   }
 
