@@ -29,14 +29,12 @@ export class YoungGeneration {
     this.observer.observe({ entryTypes: ['gc'] });
   }
 
-  /** The growth factor V8 uses from now on. */
-  adjust(): number {
+  /** Sets the growth factor V8 uses from now on, when it changes. */
+  private adjust(): void {
     const factor = this.roomNeeded() ? GROWTH : HELD;
-    if (factor !== this.factor) {
-      setFlagsFromString(`--semi-space-growth-factor=${factor}`);
-      this.factor = factor;
-    }
-    return factor;
+    if (factor === this.factor) return;
+    setFlagsFromString(`--semi-space-growth-factor=${factor}`);
+    this.factor = factor;
   }
 
   stop(): void {
