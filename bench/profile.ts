@@ -2,8 +2,9 @@
  * Breaks a V8 CPU profile (`node --cpu-prof`) of the service down by component, over the last `windowS` seconds
  * before the process started to stop. Each sample goes to the first component found walking its stack from the
  * leaf up, libraries before our own files before Node's internals (a socket connect that undici makes is
- * undici's; one that the TCP check makes is the TCP check's). Frames of the bundle are mapped back to src/
- * through dist/main.js.map. Shares are of one core over the window: they add up to the process's main-thread CPU.
+ * undici's; one that the TCP check makes is the TCP check's). Frames of the bundle (dist/main.js and its chunks)
+ * are mapped back to src/ and node_modules/ through their source maps. Shares are of one core over the window:
+ * they add up to the process's main-thread CPU.
  *
  *   node --import tsx bench/profile.ts FILE.cpuprofile [windowS] [endSkipMs]
  *
@@ -61,6 +62,9 @@ export interface Breakdown {
   top_functions: { name: string; where: string; share_of_one_core: number }[];
 }
 
+/** The server bundle and its chunks (bin/build.mjs), whose positions are mapped back through their source maps. */
+const BUNDLE = /\/dist\/(main|chunks\/[^/]+)\.js$/;
+
 export function profileBreakdown(file: string, options: { windowS: number; endSkipMs?: number }): Breakdown {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const nodes = new Map<number, ProfileNode>();
@@ -72,7 +76,7 @@ export function profileBreakdown(file: string, options: { windowS: number; endSk
   const maps = new Map<string, SourceMap | null>();
   const sourceOf = (node: ProfileNode): string => {
     const { url, lineNumber, columnNumber } = node.callFrame;
-    if (!url.startsWith('file://') || !url.endsWith('dist/main.js')) return url;
+    if (!url.startsWith('file://') || !BUNDLE.test(url)) return url;
     let map = maps.get(url);
     if (map === undefined) {
       try {

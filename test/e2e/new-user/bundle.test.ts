@@ -1,0 +1,51 @@
+/**
+ * The server bundle (bin/build.mjs, docs/performance.md "One bundle"): what a service loads at its start is in
+ * dist/main.js and its static chunks, dependencies included, so that it holds no node_modules file of its own
+ * (each held its whole source, comments and all); packages imported when first used stay packages, loaded by
+ * Node from node_modules (a bundled CommonJS package answers `import()` with its `default` alone).
+ */
+import type { BuildOptions, Metafile } from 'esbuild';
+import * as esbuild from 'esbuild';
+import { expect, it } from 'vitest';
+import { ENTRIES, ROOT } from '../../../bin/build.mjs';
+
+/** The native addons and their optional helpers, which Node loads from their files. */
+const NATIVE = new Set(['better-sqlite3', 'raw-socket', 'msgpackr-extract', 'bufferutil', 'utf-8-validate']);
+
+async function serverMetafile(): Promise<Metafile> {
+  const { name: _name, copy: _copy, ...entry } = ENTRIES.find((candidate) => candidate.name === 'server') as BuildOptions & { name: string; copy?: string[] };
+  const result = await esbuild.build({ ...entry, bundle: true, absWorkingDir: ROOT, write: false, metafile: true, logLevel: 'silent' });
+  return result.metafile;
+}
+
+it('loads no dependency from node_modules at its start but native addons, and imports lazily used packages from node_modules', async () => {
+  const { outputs } = await serverMetafile();
+  const main = Object.keys(outputs).find((path) => path.endsWith('dist/main.js')) as string;
+  const atStart = new Set<string>();
+  const externalAtStart = new Set<string>();
+  const externalWhenUsed = new Set<string>();
+  for (const pending = [main]; pending.length > 0; ) {
+    const output = pending.pop() as string;
+    if (atStart.has(output)) continue;
+    atStart.add(output);
+    for (const { path, kind, external } of (outputs[output] as Metafile['outputs'][string]).imports) {
+      if (external !== true) {
+        if (kind === 'import-statement') pending.push(path);
+      } else if (!path.startsWith('node:')) (kind === 'dynamic-import' ? externalWhenUsed : externalAtStart).add(path);
+    }
+  }
+  for (const output of Object.keys(outputs)) {
+    if (atStart.has(output) || !output.endsWith('.js')) continue;
+    for (const { path, external } of (outputs[output] as Metafile['outputs'][string]).imports) if (external === true && !path.startsWith('node:')) externalWhenUsed.add(path);
+  }
+
+  // Node's own modules by their bare names (`require('fs')` in a dependency) are builtins too.
+  const { builtinModules } = await import('node:module');
+  const packagesAtStart = [...externalAtStart].filter((path) => !builtinModules.includes(path) && !NATIVE.has(path));
+  expect(packagesAtStart).toEqual([]);
+  // The bundle at start holds fastify and the rest: its sources came from node_modules.
+  const inputs = Object.keys((outputs[main] as Metafile['outputs'][string]).inputs);
+  expect(inputs.some((input) => input.includes('node_modules/fastify/'))).toBe(true);
+  // Imported when first used: the e-mail output, the badges, the cluster's NATS clients and codec.
+  expect([...externalWhenUsed]).toEqual(expect.arrayContaining(['nodemailer', 'badge-maker', '@nats-io/transport-node', '@nats-io/jetstream', 'msgpackr']));
+}, 60_000);
