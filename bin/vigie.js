@@ -4,9 +4,9 @@
 // scripts: the heap's sizing, and no Sparkplug baseline code, 4 MB of a small service's RSS) are explained in
 // docs/performance.md ("V8 heap flags"), as is MALLOC_ARENA_MAX=2: glibc gives each thread that
 // allocates (V8's compiler and GC threads) an arena of its own, which keeps what it freed; two arenas for all hold
-// 4 MB less of a small service's RSS, for no measurable CPU. Source maps are off: with them on, Node loads the map
-// of every module that names one, the dependencies' included, 7 MB of RSS so that stack traces point into src/
-// rather than dist/main.js (docs/performance.md, "Memory"). NODE_OPTIONS=--enable-source-maps turns them on.
+// 4 MB less of a small service's RSS, for no measurable CPU. Source maps are off: with them on, Node loads the
+// bundle's maps, which cover the dependencies bundled with it, megabytes of RSS so that stack traces point into src/
+// and node_modules/ rather than dist/ (docs/performance.md, "Memory"). NODE_OPTIONS=--enable-source-maps turns them on.
 import { existsSync } from 'node:fs';
 
 const bundle = new URL('../dist/main.js', import.meta.url);
