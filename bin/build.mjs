@@ -8,7 +8,7 @@
  *
  * Plain JavaScript on purpose: it runs at `npm install` time, before any TypeScript tooling is set up.
  */
-import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -17,8 +17,10 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** `vigie --version` prints the package's version, fixed into the bundle. */
 const VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
 
-/** Leaves out of the bundle every package imported by `import()`, as the server entry explains. */
-/** @type {import('esbuild').Plugin} */
+/**
+ * Leaves out of the bundle every package imported by `import()`, as the server entry explains.
+ * @type {import('esbuild').Plugin}
+ */
 const packagesImportedWhenUsed = {
   name: 'packages-imported-when-used',
   setup(build) {
@@ -34,9 +36,9 @@ export const ENTRIES = [
   {
     name: 'server',
     entryPoints: ['src/main.ts'],
-    // dist/main.js, and beside it in dist/chunks/ what the service loads by `import()` when first used (the
-    // cluster, the outputs, the Riemann server...): a service holds the source of every module it loads, so what it
-    // does not use stays out of its heap.
+    // dist/main.js, and beside it in dist/chunks/ what is loaded by `import()` when first used (the cluster, and the
+    // commands other than `serve`): a service holds the source of every module it loads, so what it does not use
+    // stays out of its heap.
     outdir: 'dist',
     splitting: true,
     chunkNames: 'chunks/[name]-[hash]',
@@ -44,7 +46,7 @@ export const ENTRIES = [
     format: 'esm',
     target: 'node20',
     // The dependencies are bundled too, whitespace and syntax minified: 572 files of node_modules each held their
-    // own source (comments and all), module record and search paths, 4.3 MB of a small service's heap, and took
+    // own source (comments and all), module record and search paths, 4.5 MB of a small service's heap, and took
     // 0.3 s of CPU to find and load at every start (docs/performance.md, "One bundle"). Names are kept, so stack
     // traces still name functions; NODE_OPTIONS=--enable-source-maps maps their lines back to src/ and node_modules/.
     // Left out: native addons, which Node must load from their files, and the optional ones their packages try;
@@ -137,6 +139,7 @@ export async function build(options = {}) {
  */
 function removeStaleChunks(written) {
   const dir = join(ROOT, 'dist', 'chunks');
+  if (!existsSync(dir)) return;
   const kept = new Set(written.map((path) => basename(path)));
   // Another build's files still being written (`*.tmp`) are left to it.
   for (const name of readdirSync(dir)) if (/\.(js|map)$/.test(name) && !kept.has(name)) rmSync(join(dir, name), { force: true });
