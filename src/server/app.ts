@@ -17,7 +17,7 @@ import { AuditLog } from './audit-log.ts';
 import { auditChanges, auditRoutes } from './audit-routes.ts';
 import { credentialsHook, needsCredentials } from './credentials.ts';
 import { closeRefusedUpgrades, connectionOptions, limitConnections } from './connections.ts';
-import { HttpError, installErrorHandlers, ROOT_ERRORS, withMethodNotAllowed } from './errors.ts';
+import { HttpError, installRootErrorHandlers, withMethodNotAllowed } from './errors.ts';
 import { renderMetrics, type ServerMetrics } from './metrics.ts';
 import { jsonBodyParser } from './json-body.ts';
 import { json, messageError, openApiRoute, operation, registerOpenApi } from './openapi.ts';
@@ -97,7 +97,7 @@ export async function buildServer({ config, db, metrics, parts, logger, onRoute 
     });
   }
 
-  installErrorHandlers(app, ROOT_ERRORS);
+  installRootErrorHandlers(app);
   await app.register(async (scope) =>
     withMethodNotAllowed(scope, '', (root) => {
       const ok = async () => ({ message: 'ok' });

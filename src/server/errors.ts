@@ -2,8 +2,9 @@
  * The error model of the HTTP layer. The server itself only refuses requests for HTTP reasons (credentials, a
  * client certificate, a wrong method, a body it cannot parse): those are `HttpError`s and fastify's own errors.
  * Each part (healthchecks, streams) throws its own domain errors and registers its routes in scopes
- * (`registerPartScope`) that carry the part's error handler, not-found handler and body shape
- * (`{"message": ...}` for healthchecks as Cabourotte, `{"error": ...}` for streams as Mirabelle). So the server
+ * (`registerPartScope`) that carry the part's error handler and body shape (`{"message": ...}` for healthchecks
+ * as Cabourotte, `{"error": ...}` for streams as Mirabelle); a URL under a part's prefix that matches no route is
+ * answered by the root in that part's shape (`installRootErrorHandlers`). So the server
  * knows no part's URLs, and no stack trace ever reaches a client. An `UnavailableError` (src/common/unavailable.ts:
  * the cluster cannot serve now) is a 503 in every scope.
  */
@@ -48,8 +49,8 @@ export const ROOT_ERRORS: PartErrors = {
 const ROUTABLE_METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 /**
- * Registers a part's routes under `prefix` in their own fastify scope: the part's error handler and not-found
- * handler apply to everything under the prefix, and a wrong method on one of its URLs answers 405 with `Allow`
+ * Registers a part's routes under `prefix` in their own fastify scope: the part's error handler and body shape
+ * apply to everything under the prefix, and a wrong method on one of its URLs answers 405 with `Allow`
  * (OPTIONS answers 204 with it). Route URLs given to `routes` are relative to the prefix.
  */
 export async function registerPartScope(
@@ -58,9 +59,10 @@ export async function registerPartScope(
   errors: PartErrors,
   routes: (scope: FastifyInstance) => void | Promise<void>,
 ): Promise<void> {
+  partPrefixesOf(app).push({ prefix: `${app.prefix}${prefix}`, errors });
   await app.register(
     async (scope) => {
-      installErrorHandlers(scope, errors);
+      installErrorHandler(scope, () => errors);
       await withMethodNotAllowed(scope, prefix, routes);
     },
     { prefix },
@@ -91,22 +93,53 @@ export async function registerPartRoutes(
   routes: (scope: FastifyInstance) => void | Promise<void>,
 ): Promise<void> {
   await app.register(async (scope) => {
-    installErrorHandler(scope, errors);
+    installErrorHandler(scope, () => errors);
     await withMethodNotAllowed(scope, '', routes);
   });
 }
 
-/** The error and not-found handlers of one scope (the root uses `ROOT_ERRORS`). */
-export function installErrorHandlers(scope: FastifyInstance, errors: PartErrors): void {
-  installErrorHandler(scope, errors);
-  scope.setNotFoundHandler((request, reply) =>
-    sendAnswer(reply, errors, { statusCode: 404, message: `Route ${request.method} ${request.url.split('?')[0]} not found` }),
+/** The URL prefixes of the part scopes and their error shapes, one table per server. */
+const partPrefixes = new WeakMap<object, { prefix: string; errors: PartErrors }[]>();
+
+function partPrefixesOf(app: FastifyInstance): { prefix: string; errors: PartErrors }[] {
+  let table = partPrefixes.get(app.server);
+  if (table === undefined) {
+    table = [];
+    partPrefixes.set(app.server, table);
+  }
+  return table;
+}
+
+/** The errors of the part whose prefix (a whole path segment, the longest) `url` is under, else the root's. */
+function errorsOfUrl(app: FastifyInstance, url: string): PartErrors {
+  const path = url.split('?')[0] as string;
+  let found: { prefix: string; errors: PartErrors } | undefined;
+  for (const entry of partPrefixesOf(app)) {
+    const under = path === entry.prefix || path.startsWith(`${entry.prefix}/`);
+    if (under && entry.prefix.length > (found?.prefix.length ?? -1)) found = entry;
+  }
+  return found?.errors ?? ROOT_ERRORS;
+}
+
+/**
+ * The root's error and not-found handlers. A URL that matches no route is answered here, in the shape of the part
+ * whose prefix it is under, with the errors of its request (a body that does not parse, refused credentials). One
+ * not-found handler per part scope would do the same, but fastify registers each for all 34 of Node's methods,
+ * twice, in a router of its own: 1,260 routes for the 18 part scopes, 2.2 MB of a small service's heap
+ * (docs/performance.md, "One not-found handler").
+ */
+export function installRootErrorHandlers(app: FastifyInstance): void {
+  installErrorHandler(app, (request) => (request.is404 ? errorsOfUrl(app, request.url) : ROOT_ERRORS));
+  app.setNotFoundHandler((request, reply) =>
+    sendAnswer(reply, errorsOfUrl(app, request.url), { statusCode: 404, message: `Route ${request.method} ${request.url.split('?')[0]} not found` }),
   );
 }
 
-function installErrorHandler(scope: FastifyInstance, errors: PartErrors): void {
+/** Answers the errors of the routes of `scope` in the shape `errorsOf` gives for the request. */
+function installErrorHandler(scope: FastifyInstance, errorsOf: (request: FastifyRequest) => PartErrors): void {
   const bodyLimit = scope.initialConfig.bodyLimit ?? 1024 * 1024;
   scope.setErrorHandler((error: FastifyError, request, reply) => {
+    const errors = errorsOf(request);
     const answer =
       errors.fromDomainError(error) ??
       (error instanceof UnavailableError ? { statusCode: 503, message: error.message } : undefined) ??

@@ -102,6 +102,32 @@ describe('the service process', () => {
     expect((await server.request('/health', { method: 'HEAD' })).status).toBe(200);
   });
 
+  it('answers a URL that matches no route in the body shape of the part whose prefix it is under, whatever the method', async () => {
+    const server = await started({ config: { http: { 'basic-auth': { username: 'ops', password: 'pw' } } } });
+    const auth = { authorization: `Basic ${Buffer.from('ops:pw').toString('base64')}` };
+    const answer = async (path: string, init: RequestInit = {}) => {
+      const response = await server.request(path, { ...init, headers: { ...auth, ...init.headers } });
+      return { status: response.status, body: (await response.json()) as unknown };
+    };
+    // Streams answer as Mirabelle, healthchecks as Cabourotte, the root as Cabourotte.
+    expect(await answer('/api/v1/stream/a/b/c')).toEqual({ status: 404, body: { error: 'Route GET /api/v1/stream/a/b/c not found' } });
+    expect(await answer('/api/v1/opentelemetry?x=1')).toEqual({ status: 404, body: { error: 'Route GET /api/v1/opentelemetry not found' } });
+    expect(await answer('/api/v1/healthcheck/a/b', { method: 'PROPFIND' })).toEqual({ status: 404, body: { message: 'Route PROPFIND /api/v1/healthcheck/a/b not found' } });
+    // A prefix is a whole segment: /api/v1/streamx is under no part.
+    expect(await answer('/api/v1/streamx')).toEqual({ status: 404, body: { message: 'Route GET /api/v1/streamx not found' } });
+    expect(await answer('/nowhere', { method: 'DELETE' })).toEqual({ status: 404, body: { message: 'Route DELETE /nowhere not found' } });
+    // A body that does not parse, and a refusal of the credentials, in the same shape.
+    const malformed = { method: 'POST', body: '{', headers: { 'content-type': 'application/json' } };
+    expect(await answer('/api/v1/stream/a/b/c', malformed)).toEqual({ status: 400, body: { error: "Invalid JSON: Expected property name or '}' in JSON at position 1" } });
+    expect(await answer('/nowhere', malformed)).toEqual({ status: 400, body: { message: "Invalid JSON: Expected property name or '}' in JSON at position 1" } });
+    const refused = await server.request('/api/v1/stream/a/b/c');
+    expect(refused.status).toBe(401);
+    expect(Object.keys((await refused.json()) as object)).toEqual(['error']);
+    const refusedAtRoot = await server.request('/nowhere');
+    expect(refusedAtRoot.status).toBe(401);
+    expect(Object.keys((await refusedAtRoot.json()) as object)).toEqual(['message']);
+  });
+
   it('serves /metrics that promtool accepts, with the HTTP server metrics', async () => {
     const server = await started();
     await server.request('/healthz');
