@@ -17,7 +17,7 @@ import { AuditLog } from './audit-log.ts';
 import { auditChanges, auditRoutes } from './audit-routes.ts';
 import { credentialsHook, needsCredentials } from './credentials.ts';
 import { closeRefusedUpgrades, connectionOptions, limitConnections } from './connections.ts';
-import { HttpError, installRootErrorHandlers, withMethodNotAllowed } from './errors.ts';
+import { answerFrameworkError, HttpError, installRootErrorHandlers, withMethodNotAllowed } from './errors.ts';
 import { renderMetrics, type ServerMetrics } from './metrics.ts';
 import { jsonBodyParser } from './json-body.ts';
 import { json, messageError, openApiRoute, operation, registerOpenApi } from './openapi.ts';
@@ -47,6 +47,7 @@ export async function buildServer({ config, db, metrics, parts, logger, onRoute 
     // Keep-alive sockets must not hold a SIGTERM shutdown open.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
+    frameworkErrors: answerFrameworkError,
     ...(http.tls
       ? {
           https: {

@@ -135,6 +135,16 @@ export function installRootErrorHandlers(app: FastifyInstance): void {
   );
 }
 
+/**
+ * fastify's refusals of a request before any routing (a URL that does not decode, a parameter past its length), as
+ * its `frameworkErrors` option: in the shape of the part whose prefix the URL is under, like every other answer.
+ */
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const statusCode = error.statusCode ?? 400;
+  if (statusCode >= 500) request.log.error({ err: error }, 'request failed');
+  sendAnswer(reply, errorsOfUrl(request.server, request.url), { statusCode, message: error.message });
+}
+
 /** Answers the errors of the routes of `scope` in the shape `errorsOf` gives for the request. */
 function installErrorHandler(scope: FastifyInstance, errorsOf: (request: FastifyRequest) => PartErrors): void {
   const bodyLimit = scope.initialConfig.bodyLimit ?? 1024 * 1024;

@@ -120,6 +120,9 @@ describe('the service process', () => {
     const malformed = { method: 'POST', body: '{', headers: { 'content-type': 'application/json' } };
     expect(await answer('/api/v1/stream/a/b/c', malformed)).toEqual({ status: 400, body: { error: "Invalid JSON: Expected property name or '}' in JSON at position 1" } });
     expect(await answer('/nowhere', malformed)).toEqual({ status: 400, body: { message: "Invalid JSON: Expected property name or '}' in JSON at position 1" } });
+    // A URL that does not decode is refused before any routing, in the same shape.
+    expect(await answer('/api/v1/stream/%ff')).toEqual({ status: 400, body: { error: "'/api/v1/stream/%ff' is not a valid url component" } });
+    expect(await answer('/%ff')).toEqual({ status: 400, body: { message: "'/%ff' is not a valid url component" } });
     const refused = await server.request('/api/v1/stream/a/b/c');
     expect(refused.status).toBe(401);
     expect(Object.keys((await refused.json()) as object)).toEqual(['error']);
