@@ -70,8 +70,13 @@ const SERVICE_HEAP_GROWING_PERCENT = '20';
  * as much per event as without it. A value the operator gave on the command line is kept.
  */
 function growHeapAsV8Does(): void {
-  const given = process.execArgv.findLast((flag) => flag.startsWith('--heap-growing-percent='));
-  if (given === `--heap-growing-percent=${SERVICE_HEAP_GROWING_PERCENT}`) setFlagsFromString('--heap-growing-percent=0');
+  if (nodeFlag('heap-growing-percent') === SERVICE_HEAP_GROWING_PERCENT) setFlagsFromString('--heap-growing-percent=0');
+}
+
+/** The value of `--<name>=` this process was started with (the last one given, as V8 reads them), if any. */
+function nodeFlag(name: string): string | undefined {
+  const prefix = `--${name}=`;
+  return process.execArgv.findLast((flag) => flag.startsWith(prefix))?.slice(prefix.length);
 }
 
 /** The young generation bin/vigie-cluster.js gives a cluster node, in MB a semi-space. */
@@ -85,9 +90,9 @@ const CLUSTER_SEMI_SPACE_MB = 32;
  * and V8 grows it as on a single node. Without the flag (V8's own sizes), it is left alone.
  */
 function youngGenerationOf(log: Logger, roomNeeded: () => boolean): YoungGeneration | null {
-  const given = process.execArgv.findLast((flag) => flag.startsWith('--max-semi-space-size='));
+  const given = nodeFlag('max-semi-space-size');
   if (given === undefined) return null;
-  const mb = Number(given.slice('--max-semi-space-size='.length));
+  const mb = Number(given);
   if (mb >= CLUSTER_SEMI_SPACE_MB) return new YoungGeneration(roomNeeded);
   log.info({ maxSemiSpaceMb: mb }, `this cluster node started with --max-semi-space-size=${mb}: start cluster nodes with bin/vigie-cluster.js (npm run start:cluster), whose ${CLUSTER_SEMI_SPACE_MB} MB young generation costs a node under event load less CPU (docs/cluster.md)`);
   return null;
