@@ -3,8 +3,11 @@
  * checkpoint runs inside the COMMIT that crosses 1,000 WAL pages, on the thread that commits: with
  * better-sqlite3 that is the event loop, and copying the pages into the database and syncing both files held
  * the loop 30-50 ms (300 ms once the WAL had grown). While the main connection's automatic checkpoints are off,
- * a worker thread with its own connection runs PASSIVE checkpoints (they never wait for or block the writer)
- * each time `request()` is called and none is under way.
+ * PASSIVE checkpoints (they never wait for or block the writer) run each time `request()` is called and none is
+ * under way. A trickle (a WAL under 1,000 pages) is copied on the loop with its fsyncs on the thread pool
+ * (src/db/loop-checkpoint.ts), since a worker thread is 6 MB of a small deployment's RSS. A flood (a larger WAL, or
+ * a bulk writer's slices) is copied by a worker thread with its own connection, which is kept for WORKER_KEPT_MS
+ * after the last flood.
  *
  * Two ways to turn them off:
  * - `background(ms)`, for the running service: for good, with a checkpoint asked for every `ms` if the
@@ -26,12 +29,17 @@ import { createRequire } from 'node:module';
 import { statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { Db } from './client.ts';
+import { LoopCheckpoint } from './loop-checkpoint.ts';
 
 /** The main connection's page cache from the first `hold()` on (KiB). */
 const BULK_CACHE_KIB = 65_536;
 
-/** The WAL size at which the background mode asks for a checkpoint: SQLite's own default (1,000 pages of 4 KiB). */
+/** The WAL size at which the background mode asks for a checkpoint: SQLite's own default (1,000 pages of 4 KiB).
+ *  A smaller WAL is copied on the loop (src/db/loop-checkpoint.ts), 3.5 ms at most on the bench machine. */
 const WAL_CHECKPOINT_BYTES = 1_000 * 4096;
+/** How long the worker is kept after the last checkpoint that needed it (a WAL of WAL_CHECKPOINT_BYTES or more, or
+ *  a bulk writer's `hold()`): starting one costs 28 ms of CPU, keeping one about 6 MB of RSS. */
+const WORKER_KEPT_MS = 5 * 60_000;
 /** The longest changes wait in the WAL in the background mode before a checkpoint is asked for anyway. */
 const WAL_MAX_AGE_MS = 30_000;
 
@@ -87,7 +95,11 @@ export function walCheckpointer(db: Db, onError: (message: string) => void): Wal
 }
 
 export class WalCheckpointer {
+  /** Checkpoints done each way, for tests and docs/performance.md's figures. */
+  readonly rounds = { loop: 0, worker: 0 };
   private worker: Worker | null = null;
+  private loop: LoopCheckpoint | null = null;
+  private loopRound: Promise<void> | null = null;
   private inFlight = false;
   private held = false;
   /** Under `background()`: the automatic checkpoints stay off until `close()`. */
@@ -99,11 +111,18 @@ export class WalCheckpointer {
   private releasing = 0;
   private autocheckpoint = 1000;
   private cacheRaised = false;
+  /** When a checkpoint last needed the worker (performance.now()). */
+  private floodAtMs = Number.NEGATIVE_INFINITY;
+  /** After `close()` nothing is started again: the connection is about to close. */
+  private closed = false;
   private readonly file: string;
   private readonly errorListeners: ((message: string) => void)[] = [];
 
   /** @internal Use `walCheckpointer(db)`: one per connection. */
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    private readonly workerKeptMs = WORKER_KEPT_MS,
+  ) {
     // An in-memory database has no WAL to checkpoint.
     this.file = db.$client.memory ? '' : db.$client.name;
   }
@@ -157,6 +176,8 @@ export class WalCheckpointer {
   hold(): void {
     this.releasing = 0;
     if (this.file === '') return;
+    // Bulk writes ask for a checkpoint after each slice: copies on the loop would add to the slices' time.
+    this.floodAtMs = performance.now();
     if (!this.cacheRaised) {
       // A negative cache_size is in KiB, a positive one in pages (4 KiB by default): compare in KiB.
       const current = this.db.$client.pragma('cache_size', { simple: true }) as number;
@@ -173,11 +194,35 @@ export class WalCheckpointer {
     this.held = true;
   }
 
-  /** Asks the worker for a checkpoint unless one is under way. */
+  /** Asks for a checkpoint unless one is under way: by the worker in a flood and for WORKER_KEPT_MS after, on the
+   *  loop otherwise. */
   request(): void {
-    if (this.file === '' || this.inFlight) return;
+    if (this.file === '' || this.inFlight || this.closed) return;
     this.inFlight = true;
-    this.start().postMessage('checkpoint');
+    const now = performance.now();
+    if (walBytes(`${this.file}-wal`) >= WAL_CHECKPOINT_BYTES) this.floodAtMs = now;
+    if (now - this.floodAtMs < this.workerKeptMs) {
+      this.start().postMessage('checkpoint');
+      return;
+    }
+    this.stopWorker();
+    this.checkpointOnLoop();
+  }
+
+  private checkpointOnLoop(): void {
+    this.loop ??= new LoopCheckpoint(this.db.$client, this.file);
+    this.loopRound = this.loop.run().then(
+      (complete) => {
+        this.inFlight = false;
+        this.rounds.loop++;
+        this.checkpointed(complete);
+      },
+      (error: Error) => {
+        this.inFlight = false;
+        this.reportError(error.message);
+        this.checkpointed(false);
+      },
+    );
   }
 
   /**
@@ -209,10 +254,19 @@ export class WalCheckpointer {
     if (this.db.$client.open) this.db.$client.pragma(`wal_autocheckpoint = ${this.autocheckpoint}`);
   }
 
-  /** Closes the worker's connection (before the main one closes, so that its last checkpoint can truncate). */
+  /** Ends the loop's round and pin and the worker's connection (before the main one closes, so that its last
+   *  checkpoint can truncate). */
   async close(): Promise<void> {
+    this.closed = true;
     this.stopBackground();
+    await this.loopRound;
     this.restore();
+    try {
+      await this.loop?.close();
+    } catch (error) {
+      this.reportError((error as Error).message);
+    }
+    this.loop = null;
     const worker = this.worker;
     this.worker = null;
     if (worker === null) return;
@@ -224,19 +278,30 @@ export class WalCheckpointer {
     await exited;
   }
 
+  /** Lets the worker close its connection and end, between checkpoints (none is under way when it is called). */
+  private stopWorker(): void {
+    const worker = this.worker;
+    if (worker === null) return;
+    this.worker = null;
+    worker.postMessage('close');
+  }
+
   private start(): Worker {
     if (this.worker !== null) return this.worker;
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file: this.file } });
     worker.on('message', (outcome: { complete: boolean; error?: string }) => {
       this.inFlight = false;
+      this.rounds.worker++;
       if (outcome.error !== undefined) this.reportError(outcome.error);
       this.checkpointed(outcome.complete);
     });
     worker.on('error', (error) => {
+      this.reportError(error.message);
+      // A worker stopped by stopWorker() had no checkpoint under way: the error is all there is to tell.
+      if (this.worker !== worker) return;
       this.inFlight = false;
       this.worker = null;
-      this.reportError(error.message);
       // Without a worker, the main connection checkpoints again.
       this.stopBackground();
       this.restore();

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { walCheckpointer } from '../../src/db/checkpointer.ts';
+import { WalCheckpointer, walCheckpointer } from '../../src/db/checkpointer.ts';
 import { closeDatabase, type Db, openDatabase } from '../../src/db/client.ts';
 
 const open: { db: Db; dir: string }[] = [];
@@ -42,6 +42,9 @@ describe('WalCheckpointer', () => {
     // The worker copies them into the database file.
     await expect.poll(() => statSync(file).size, { timeout: 5_000 }).toBeGreaterThan(3_000 * 4096);
     expect(errors).toEqual([]);
+    // 12 MB of WAL is more than the loop copies (src/db/loop-checkpoint.ts).
+    await expect.poll(() => checkpointer.rounds.worker, { timeout: 5_000 }).toBeGreaterThan(0);
+    expect(checkpointer.rounds.loop).toBe(0);
 
     // A bulk writer's hold and release leave the background mode as it is.
     checkpointer.hold();
@@ -64,6 +67,61 @@ describe('WalCheckpointer', () => {
     }
     expect(statSync(`${file}-wal`).size).toBeGreaterThan(0);
     expect(statSync(file).size).toBe(before);
+    await checkpointer.close();
+  });
+
+  it('copies a small WAL on the event loop, and starts no worker thread', async () => {
+    const { db, file, checkpointer, errors } = setup();
+    checkpointer.background(60_000);
+    const insert = db.$client.prepare('insert into t (payload) values (?)');
+    db.$client.transaction(() => {
+      for (let i = 0; i < 200; i++) insert.run(Buffer.alloc(4096, i));
+    })();
+    const before = statSync(file).size;
+    checkpointer.request();
+    await expect.poll(() => checkpointer.rounds.loop, { timeout: 5_000 }).toBe(1);
+    expect(statSync(file).size).toBeGreaterThan(before + 200 * 4096);
+    expect(checkpointer.rounds.worker).toBe(0);
+    expect(errors).toEqual([]);
+    await checkpointer.close();
+  });
+
+  it('once a bulk writer has held checkpoints, gives every checkpoint to the worker, however small the WAL', async () => {
+    const { db, file, checkpointer, errors } = setup();
+    checkpointer.background(60_000);
+    checkpointer.hold();
+    db.$client.prepare('insert into t (payload) values (?)').run(Buffer.alloc(4096, 1));
+    const before = statSync(file).size;
+    checkpointer.release();
+    await expect.poll(() => checkpointer.rounds.worker, { timeout: 5_000 }).toBe(1);
+    expect(statSync(file).size).toBeGreaterThan(before);
+    expect(checkpointer.rounds.loop).toBe(0);
+    expect(errors).toEqual([]);
+    await checkpointer.close();
+  });
+
+  it('stops the worker once no flood has needed it for a while, and copies the next trickle on the loop', async () => {
+    const { db, file, write, errors } = setup();
+    // Kept 2 s after the flood: long enough for a slow machine to run two worker checkpoints meanwhile.
+    const checkpointer = new WalCheckpointer(db, 2_000);
+    checkpointer.onError((message) => errors.push(message));
+    checkpointer.background(60_000);
+    write();
+    const floodAt = performance.now();
+    checkpointer.request();
+    await expect.poll(() => checkpointer.rounds.worker, { timeout: 5_000 }).toBe(1);
+    // Within the time the worker is kept, a trickle still goes to it.
+    db.$client.prepare('insert into t (payload) values (?)').run(Buffer.alloc(4096, 1));
+    checkpointer.request();
+    await expect.poll(() => checkpointer.rounds.worker, { timeout: 5_000 }).toBe(2);
+    await new Promise((resolve) => setTimeout(resolve, floodAt + 2_050 - performance.now()));
+    db.$client.prepare('insert into t (payload) values (?)').run(Buffer.alloc(4096, 2));
+    const before = statSync(file).size;
+    checkpointer.request();
+    await expect.poll(() => checkpointer.rounds.loop, { timeout: 5_000 }).toBe(1);
+    expect(statSync(file).size).toBeGreaterThan(before);
+    expect(checkpointer.rounds.worker).toBe(2);
+    expect(errors).toEqual([]);
     await checkpointer.close();
   });
 
