@@ -14,6 +14,7 @@ import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from '@fastify/typ
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { type ErrorAnswer, type PartErrors, registerPartScope, SHADOWS_PARAMETRIC } from '../server/errors.ts';
+import { validatorCompiledOnFirstUse } from '../server/compiled-on-first-use.ts';
 import { messageError, type Operation, operation } from '../server/openapi.ts';
 import { ref } from '../common/wire.ts';
 import { addWireSchemas } from '../server/wire-schemas.ts';
@@ -92,7 +93,7 @@ const networkRefused = messageError('network checks refused by `healthchecks.che
 const bulkRefused = messageError('command or network checks refused by `healthchecks.command-checks-api` or `healthchecks.checks-api` (docs/hardening.md); nothing is applied');
 
 function typed(scope: FastifyInstance) {
-  scope.setValidatorCompiler(TypeBoxValidatorCompiler);
+  scope.setValidatorCompiler(validatorCompiledOnFirstUse(TypeBoxValidatorCompiler));
   return scope.withTypeProvider<TypeBoxTypeProvider>();
 }
 

@@ -12,6 +12,7 @@ import { type Static, type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from 
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Base64Error, decodeBase64Text } from '../common/base64.ts';
 import { type ErrorAnswer, type PartErrors, registerPartScope } from '../server/errors.ts';
+import { validatorCompiledOnFirstUse } from '../server/compiled-on-first-use.ts';
 import { type NameParams, routeSchemas } from './api-schemas.ts';
 import { StreamError, type StreamErrorReason } from './errors.ts';
 import { type Event, nowNs } from './event.ts';
@@ -156,7 +157,7 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
 
 /** The scope with TypeBox types, validated by TypeBox itself (no type coercion: a number is not a string). */
 function typed(scope: FastifyInstance) {
-  scope.setValidatorCompiler(TypeBoxValidatorCompiler);
+  scope.setValidatorCompiler(validatorCompiledOnFirstUse(TypeBoxValidatorCompiler));
   return scope.withTypeProvider<TypeBoxTypeProvider>();
 }
 

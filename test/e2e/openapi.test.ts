@@ -10,18 +10,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compileErrors, validate } from '@readme/openapi-parser';
-import type { RouteOptions } from 'fastify';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../bin/build.mjs';
-import { loadConfig } from '../../src/config/load.ts';
-import { closeDatabase, migrateDatabase, openDatabase } from '../../src/db/client.ts';
-import { createPartFactories } from '../../src/parts.ts';
-import type { Part } from '../../src/server/part.ts';
-import { buildServer } from '../../src/server/app.ts';
 import { METHOD_NOT_ALLOWED } from '../../src/server/errors.ts';
-import { createServerMetrics } from '../../src/server/metrics.ts';
-import { makeDataDir, startServer, type TestServer } from '../helpers/server.ts';
+import { registeredRoutes } from '../helpers/registered-routes.ts';
+import { startServer, type TestServer } from '../helpers/server.ts';
 
 // The parts of the document these tests read.
 interface Schema {
@@ -46,29 +39,14 @@ const OPERATION_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'p
 const TAGS = ['healthchecks', 'streams', 'ingest', 'service'];
 
 /** `METHOD /path` of every route the server registers with this config file, fastify's `:param` as `{param}`. */
-async function registeredRoutes(configFile: string): Promise<string[]> {
-  const config = loadConfig(configFile, { dataDir: makeDataDir() });
-  const db = openDatabase(config.databaseFile);
-  migrateDatabase(db);
-  const metrics = createServerMetrics();
-  const logger = pino({ level: 'silent' });
-  const parts: Part[] = [];
-  for (const factory of createPartFactories()) {
-    const part = await factory({ config, db, metrics, logger });
-    if (part !== null) parts.push(part);
-  }
-  const routes: string[] = [];
-  const onRoute = (route: RouteOptions) => {
-    if ((route.config as { methodNotAllowed?: boolean } | undefined)?.methodNotAllowed === METHOD_NOT_ALLOWED.methodNotAllowed) return;
+async function registeredPaths(configFile: string): Promise<string[]> {
+  const paths: string[] = [];
+  for (const { route } of await registeredRoutes(configFile)) {
+    if ((route.config as { methodNotAllowed?: boolean } | undefined)?.methodNotAllowed === METHOD_NOT_ALLOWED.methodNotAllowed) continue;
     const path = route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
-    for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push(`${method} ${path}`);
-  };
-  const app = await buildServer({ config, db, metrics, parts, logger, onRoute });
-  await app.ready();
-  await app.close();
-  for (const part of parts.reverse()) await part.stop();
-  closeDatabase(db);
-  return routes;
+    for (const method of [route.method].flat()) if (method !== 'HEAD') paths.push(`${method} ${path}`);
+  }
+  return paths;
 }
 
 describe('the OpenAPI document', () => {
@@ -103,7 +81,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('lists every route the server registers, and no other', async () => {
-    const registered = await registeredRoutes(server.configFile);
+    const registered = await registeredPaths(server.configFile);
     const documented = Object.entries(document.paths).flatMap(([path, item]) =>
       OPERATION_METHODS.filter((method) => item[method] !== undefined).map((method) => `${method.toUpperCase()} ${path}`),
     );
