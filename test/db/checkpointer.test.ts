@@ -26,7 +26,9 @@ function setup() {
   });
   const errors: string[] = [];
   const checkpointer = walCheckpointer(db, (message) => errors.push(message));
-  return { db, file, write, checkpointer, errors, autocheckpoint: () => db.$client.pragma('wal_autocheckpoint', { simple: true }) };
+  /** One row of `bytes` bytes, each `fill`: a small write. */
+  const insertRow = (fill: number, bytes = 4096) => insert.run(Buffer.alloc(bytes, fill));
+  return { db, file, write, insertRow, checkpointer, errors, autocheckpoint: () => db.$client.pragma('wal_autocheckpoint', { simple: true }) };
 }
 
 describe('WalCheckpointer', () => {
@@ -56,13 +58,12 @@ describe('WalCheckpointer', () => {
   });
 
   it('in the background, leaves a trickle of small writes in the WAL rather than checkpointing every interval', async () => {
-    const { db, file, checkpointer } = setup();
+    const { file, insertRow, checkpointer } = setup();
     checkpointer.background(10);
     const before = statSync(file).size;
-    const insert = db.$client.prepare('insert into t (payload) values (?)');
     // 20 intervals, each with a small write: the WAL stays far below SQLite's checkpoint size.
     for (let i = 0; i < 20; i++) {
-      insert.run(Buffer.alloc(100, i));
+      insertRow(i, 100);
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     expect(statSync(`${file}-wal`).size).toBeGreaterThan(0);
@@ -71,11 +72,10 @@ describe('WalCheckpointer', () => {
   });
 
   it('copies a small WAL on the event loop, and starts no worker thread', async () => {
-    const { db, file, checkpointer, errors } = setup();
+    const { db, file, insertRow, checkpointer, errors } = setup();
     checkpointer.background(60_000);
-    const insert = db.$client.prepare('insert into t (payload) values (?)');
     db.$client.transaction(() => {
-      for (let i = 0; i < 200; i++) insert.run(Buffer.alloc(4096, i));
+      for (let i = 0; i < 200; i++) insertRow(i);
     })();
     const before = statSync(file).size;
     checkpointer.request();
@@ -87,10 +87,10 @@ describe('WalCheckpointer', () => {
   });
 
   it('once a bulk writer has held checkpoints, gives every checkpoint to the worker, however small the WAL', async () => {
-    const { db, file, checkpointer, errors } = setup();
+    const { file, insertRow, checkpointer, errors } = setup();
     checkpointer.background(60_000);
     checkpointer.hold();
-    db.$client.prepare('insert into t (payload) values (?)').run(Buffer.alloc(4096, 1));
+    insertRow(1);
     const before = statSync(file).size;
     checkpointer.release();
     await expect.poll(() => checkpointer.rounds.worker, { timeout: 5_000 }).toBe(1);
@@ -101,7 +101,7 @@ describe('WalCheckpointer', () => {
   });
 
   it('stops the worker once no flood has needed it for a while, and copies the next trickle on the loop', async () => {
-    const { db, file, write, errors } = setup();
+    const { db, file, write, insertRow, errors } = setup();
     // Kept 2 s after the flood: long enough for a slow machine to run two worker checkpoints meanwhile.
     const checkpointer = new WalCheckpointer(db, 2_000);
     checkpointer.onError((message) => errors.push(message));
@@ -111,11 +111,11 @@ describe('WalCheckpointer', () => {
     checkpointer.request();
     await expect.poll(() => checkpointer.rounds.worker, { timeout: 5_000 }).toBe(1);
     // Within the time the worker is kept, a trickle still goes to it.
-    db.$client.prepare('insert into t (payload) values (?)').run(Buffer.alloc(4096, 1));
+    insertRow(1);
     checkpointer.request();
     await expect.poll(() => checkpointer.rounds.worker, { timeout: 5_000 }).toBe(2);
     await new Promise((resolve) => setTimeout(resolve, floodAt + 2_050 - performance.now()));
-    db.$client.prepare('insert into t (payload) values (?)').run(Buffer.alloc(4096, 2));
+    insertRow(2);
     const before = statSync(file).size;
     checkpointer.request();
     await expect.poll(() => checkpointer.rounds.loop, { timeout: 5_000 }).toBe(1);
