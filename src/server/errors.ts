@@ -110,9 +110,13 @@ function partPrefixesOf(app: FastifyInstance): { prefix: string; errors: PartErr
   return table;
 }
 
-/** The errors of the part whose prefix (a whole path segment, the longest) `url` is under, else the root's. */
-function errorsOfUrl(app: FastifyInstance, url: string): PartErrors {
-  const path = url.split('?')[0] as string;
+/** A request URL without its query. */
+function pathOf(url: string): string {
+  return url.split('?')[0] as string;
+}
+
+/** The errors of the part whose prefix (a whole path segment, the longest) `path` is under, else the root's. */
+function errorsOfPath(app: FastifyInstance, path: string): PartErrors {
   let found: { prefix: string; errors: PartErrors } | undefined;
   for (const entry of partPrefixesOf(app)) {
     const under = path === entry.prefix || path.startsWith(`${entry.prefix}/`);
@@ -129,10 +133,11 @@ function errorsOfUrl(app: FastifyInstance, url: string): PartErrors {
  * (docs/performance.md, "One not-found handler").
  */
 export function installRootErrorHandlers(app: FastifyInstance): void {
-  installErrorHandler(app, (request) => (request.is404 ? errorsOfUrl(app, request.url) : ROOT_ERRORS));
-  app.setNotFoundHandler((request, reply) =>
-    sendAnswer(reply, errorsOfUrl(app, request.url), { statusCode: 404, message: `Route ${request.method} ${request.url.split('?')[0]} not found` }),
-  );
+  installErrorHandler(app, (request) => (request.is404 ? errorsOfPath(app, pathOf(request.url)) : ROOT_ERRORS));
+  app.setNotFoundHandler((request, reply) => {
+    const path = pathOf(request.url);
+    return sendAnswer(reply, errorsOfPath(app, path), { statusCode: 404, message: `Route ${request.method} ${path} not found` });
+  });
 }
 
 /**
@@ -142,7 +147,7 @@ export function installRootErrorHandlers(app: FastifyInstance): void {
 export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const statusCode = error.statusCode ?? 400;
   if (statusCode >= 500) request.log.error({ err: error }, 'request failed');
-  sendAnswer(reply, errorsOfUrl(request.server, request.url), { statusCode, message: error.message });
+  sendAnswer(reply, errorsOfPath(request.server, pathOf(request.url)), { statusCode, message: error.message });
 }
 
 /** Answers the errors of the routes of `scope` in the shape `errorsOf` gives for the request. */
