@@ -18,6 +18,7 @@ import type { Static } from '@sinclair/typebox';
 import { type HttpSettings, resolveHttp } from '../server/settings.ts';
 import { resolveStreams, type StreamSettings } from '../stream/settings.ts';
 import { type ClusterSettings, resolveCluster } from '../cluster/settings.ts';
+import { DEFAULT_DATABASE_CACHE_BYTES } from '../db/settings.ts';
 
 export { ConfigError } from '../common/config-error.ts';
 
@@ -28,6 +29,8 @@ export interface VigieConfig {
   file: string | null;
   dataDir: string;
   databaseFile: string;
+  /** The main SQLite connection's page cache (`database-cache-size`, src/db/client.ts). */
+  databaseCacheBytes: number;
   http: HttpSettings;
   healthchecks: HealthcheckSettings;
   /** Set with `cluster:` (docs/cluster.md); absent on a single node. */
@@ -98,6 +101,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
     file,
     dataDir,
     databaseFile: resolve(dataDir, 'vigie.db'),
+    databaseCacheBytes: raw['database-cache-size'] ?? DEFAULT_DATABASE_CACHE_BYTES,
     http,
     healthchecks: resolveHealthchecks(file, raw),
     ...(raw.cluster ? { cluster: resolveCluster(file, raw.cluster) } : {}),

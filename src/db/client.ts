@@ -10,6 +10,7 @@ import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { MIGRATIONS_DIR } from '../paths.ts';
 import { checkDatabase, DatabaseDamagedError } from './integrity.ts';
+import { DEFAULT_DATABASE_CACHE_BYTES } from './settings.ts';
 import * as schema from './schema.ts';
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
@@ -19,7 +20,7 @@ export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Data
  * Opens and checks the file (src/db/integrity.ts): a file that is not a database, or one damaged outside derived
  * state, throws DatabaseDamagedError naming the file and docs/durability.md's recovery steps.
  */
-export function openDatabase(file: string): Db {
+export function openDatabase(file: string, cacheBytes = DEFAULT_DATABASE_CACHE_BYTES): Db {
   mkdirSync(dirname(file), { recursive: true });
   const sqlite = new Database(file);
   try {
@@ -33,6 +34,8 @@ export function openDatabase(file: string): Db {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
+  // A negative cache_size is in KiB.
+  sqlite.pragma(`cache_size = -${Math.floor(cacheBytes / 1024)}`);
   try {
     checkDatabase(sqlite, file);
   } catch (error) {

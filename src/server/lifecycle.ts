@@ -72,8 +72,8 @@ export async function startService(
         logger.error({ err: error }, `reload refused, keeping the running config: ${(error as Error).message}`);
         return;
       }
-      if (JSON.stringify(next.http) !== JSON.stringify(config.http) || next.dataDir !== config.dataDir) {
-        logger.warn('changes to the http section or data-dir take effect at the next restart');
+      if (JSON.stringify(next.http) !== JSON.stringify(config.http) || next.dataDir !== config.dataDir || next.databaseCacheBytes !== config.databaseCacheBytes) {
+        logger.warn('changes to the http section, data-dir or database-cache-size take effect at the next restart');
       }
       for (const part of parts) {
         try {
@@ -112,7 +112,7 @@ export async function startService(
 
 /** Database (migrated) → parts → server listening → parts started. */
 async function startParts(config: VigieConfig, logger: Logger, partFactories: readonly PartFactory[]) {
-  const db = openDatabase(config.databaseFile);
+  const db = openDatabase(config.databaseFile, config.databaseCacheBytes);
   migrateDatabase(db);
   const metrics = createServerMetrics();
   const parts: Part[] = [];

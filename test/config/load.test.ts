@@ -14,6 +14,13 @@ describe('config loading', () => {
     expect(config.healthchecks.maxConcurrentRuns).toBe(1000);
     expect(config.healthchecks.startTickMs).toBe(250);
     expect(config.healthchecks.writeDelayS).toBe(30);
+    expect(config.databaseCacheBytes).toBe(2 * 1024 * 1024);
+  });
+
+  it('reads database-cache-size in bytes, at least 256 KiB', () => {
+    expect(parseConfigText('database-cache-size: 16777216\n', null).databaseCacheBytes).toBe(16 * 1024 * 1024);
+    expect(errorOf('database-cache-size: 1000\n')).toBe('/etc/vigie.yaml: database-cache-size: expected integer to be greater or equal to 262144, got the number 1000');
+    expect(errorOf('database-cache-size: 2MB\n')).toBe('/etc/vigie.yaml: database-cache-size: must be an integer, got the string "2MB"');
   });
 
   it('reads healthchecks.write-delay in whole seconds, from 1 s to 5 min', () => {

@@ -18,6 +18,7 @@ describe('config sections', () => {
     expect(plain('')).toMatchInlineSnapshot(`
       {
         "dataDir": "<cwd>/data",
+        "databaseCacheBytes": 2097152,
         "databaseFile": "<cwd>/data/vigie.db",
         "discovery": {
           "http": [],
@@ -124,6 +125,7 @@ describe('config sections', () => {
   it('resolves every section when set', () => {
     const text = [
       'data-dir: /var/lib/vigie',
+      'database-cache-size: 4194304',
       'result-buffer: 10',
       'healthchecks-labels: [env]',
       'http: {host: 0.0.0.0, port: 9999, body-limit: 2048, header-timeout: 2s, request-timeout: 3s, keep-alive-timeout: 4s, max-connections: 7, audit: {retention: 720h, max-rows: 500}, allowed-cn: [a], disable-healthcheck-api: true, disable-result-api: true, basic-auth: {username: u, password: p}, tokens: [{name: ci, sha256: abababababababababababababababababababababababababababababababab, scopes: [read, ingest]}], public: [badges], max-auth-failures: 5, auth-failure-window: 30s, max-api-tokens: 3}',
@@ -200,6 +202,7 @@ describe('config sections', () => {
           ],
         },
         "dataDir": "/var/lib/vigie",
+        "databaseCacheBytes": 4194304,
         "databaseFile": "/var/lib/vigie/vigie.db",
         "discovery": {
           "http": [
