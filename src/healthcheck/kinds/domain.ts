@@ -9,7 +9,7 @@ import type { Dispatcher } from 'undici';
 import { Duration, durationToMs, formatDuration } from '../../common/duration.ts';
 import { undici } from '../../common/undici.ts';
 import { baseToJson, checkSchema, describeCheck, durationField, errorText, nonEmpty, parseBase, timeoutText, validateShape, withFields } from './common.ts';
-import { acquireAgent } from './http-agents.ts';
+import { acquireShared } from './http-agents.ts';
 import { goUtcTime } from './tls.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
 
@@ -96,9 +96,14 @@ async function prepareDomain(def: DomainDefinition): Promise<Prepared> {
   // keep-alive connections. Redirects are followed (rdap.org's bootstrap answers with one).
   const undiciTimeoutMs = durationToMs(def.timeoutNs) + 1_000;
   const keepAliveTimeoutMs = Math.min(90_000, Math.max(4_000, durationToMs(def.intervalNs) + 1_000));
-  const { agent, release } = acquireAgent(`rdap|${undiciTimeoutMs}|${keepAliveTimeoutMs}`, { keepAliveTimeoutMs, undiciTimeoutMs, connect: {} });
-  // The whole of undici (src/common/undici.ts), not only the Agent HTTP checks load: `request()` comes with it.
-  const dispatcher = agent.compose(undici().interceptors.redirect({ maxRedirections: 5 }));
+  // The whole of undici (src/common/undici.ts): `request()` and the redirect interceptor come with it.
+  const { Agent, interceptors } = undici();
+  const { value: agent, release } = acquireShared(
+    `rdap|${undiciTimeoutMs}|${keepAliveTimeoutMs}`,
+    () => new Agent({ keepAliveTimeout: keepAliveTimeoutMs, headersTimeout: undiciTimeoutMs, bodyTimeout: undiciTimeoutMs, connect: { timeout: undiciTimeoutMs } }),
+    (shared) => shared.close(),
+  );
+  const dispatcher = agent.compose(interceptors.redirect({ maxRedirections: 5 }));
   const headers = { accept: 'application/rdap+json, application/json', 'user-agent': 'Vigie' };
   const failed = (tail: string): CheckFailure => new CheckFailure(`RDAP lookup of ${def.domain} failed (${url}): ${tail}`);
   let lastExpirySeconds: number | undefined;

@@ -1,63 +1,45 @@
 /**
- * undici Agents shared by the HTTP checks that connect the same way (same TLS verification, source address and
- * timeouts, no client certificate files): one Agent keeps one pool per origin, so 2,000 checks of one server
- * reuse a handful of keep-alive connections instead of holding one connection (and one Agent, Pool and Client)
- * each. Checks with certificate files keep an Agent of their own, since their material is read per check.
- * An Agent is closed when the last check using it is closed. See docs/checks.md, "HTTP".
+ * Agents shared by the checks that connect the same way: one agent keeps one pool of keep-alive connections per
+ * server, so 2,000 checks of one server reuse a handful of connections instead of holding one connection (and one
+ * agent) each. HTTP checks share Node http/https Agents (http-probe.ts), domain checks an undici Agent for their
+ * RDAP server (domain.ts). A check with certificate files keeps an agent of its own, since its material is read
+ * per check. An agent is closed when the last check using it is closed. See docs/checks.md, "HTTP".
  */
-import type { Agent, buildConnector } from 'undici';
-import { agentClass } from '../../common/undici.ts';
 
-export interface AgentSettings {
-  keepAliveTimeoutMs: number;
-  /** Headers, body and connect timeouts: the run signal is the deadline, these only must not fire first. */
-  undiciTimeoutMs: number;
-  connect: buildConnector.BuildOptions;
-}
-
-interface SharedAgent {
-  agent: Agent;
+interface Shared<T> {
+  value: T;
   users: number;
 }
 
-const shared = new Map<string, SharedAgent>();
-
-function createAgent(settings: AgentSettings): Agent {
-  const Agent = agentClass();
-  return new Agent({
-    keepAliveTimeout: settings.keepAliveTimeoutMs,
-    headersTimeout: settings.undiciTimeoutMs,
-    bodyTimeout: settings.undiciTimeoutMs,
-    connect: { timeout: settings.undiciTimeoutMs, ...settings.connect },
-  });
-}
+const shared = new Map<string, Shared<unknown>>();
 
 /**
- * An Agent for a check: shared with the checks of the same `key`, or its own when `key` is null. `release`
- * (once, when the check is closed) closes it once no check uses it.
+ * The agent for a check: shared with the checks of the same `key` (which names what `create` builds, the kind of
+ * agent included), or its own when `key` is null. `release` (once, when the check is closed) closes it once no
+ * check uses it.
  */
-export function acquireAgent(key: string | null, settings: AgentSettings): { agent: Agent; release: () => Promise<void> } {
+export function acquireShared<T>(key: string | null, create: () => T, close: (value: T) => Promise<void> | void): { value: T; release: () => Promise<void> } {
   if (key === null) {
-    const agent = createAgent(settings);
-    return { agent, release: () => agent.close() };
+    const value = create();
+    return { value, release: async () => close(value) };
   }
-  let entry = shared.get(key);
+  let entry = shared.get(key) as Shared<T> | undefined;
   if (entry === undefined) {
-    entry = { agent: createAgent(settings), users: 0 };
+    entry = { value: create(), users: 0 };
     shared.set(key, entry);
   }
   entry.users++;
   const held = entry;
   let released = false;
   return {
-    agent: held.agent,
-    release: () => {
-      if (released) return Promise.resolve();
+    value: held.value,
+    release: async () => {
+      if (released) return;
       released = true;
       held.users--;
-      if (held.users > 0) return Promise.resolve();
+      if (held.users > 0) return;
       if (shared.get(key) === held) shared.delete(key);
-      return held.agent.close();
+      await close(held.value);
     },
   };
 }

@@ -1,18 +1,29 @@
 /**
  * What an HTTP check does when it runs (src/healthcheck/kinds/http.ts holds its definition): the request built once
- * as Go's client would send it, sent through an undici Agent shared by the checks that connect the same way, and the
- * answer judged as upstream words it (status in `valid-status`, every `body-regexp` matching the body).
+ * as Go's client would send it, sent through a Node http/https Agent shared by the checks that connect the same way,
+ * redirects followed as Go follows them when `redirect` is true (http-redirect.ts), and the answer judged as upstream
+ * words it (status in `valid-status`, every `body-regexp` matching the body).
+ *
+ * Node's own client, not undici: a check opens a connection for most runs (a server closes an idle one after 5 to
+ * 75 s, checks run every 10 s or more), and there undici costs 240 µs of CPU a request against 130 for node:http, and
+ * its WebAssembly parser 8 MB of RSS that node:http's native one, already loaded by the API server, does not
+ * (docs/performance.md, "HTTP checks on Node's client").
  */
+import { Agent as HttpAgent, type ClientRequest, type IncomingMessage, request as httpRequest, type RequestOptions } from 'node:http';
+import type * as Https from 'node:https';
 import { isIP } from 'node:net';
-import type { Dispatcher } from 'undici';
 import { durationToMs } from '../../common/duration.ts';
-import { redirectInterceptor } from '../../common/undici.ts';
+import { lazyModule } from '../../common/lazy-module.ts';
 import { compileRegex } from '../../common/regex.ts';
 import { errorText, joinHostPort, loadTlsFiles, timeoutText, type TlsMaterial } from './common.ts';
-import { acquireAgent } from './http-agents.ts';
+import { acquireShared } from './http-agents.ts';
 import { JSON_BODY_LIMIT, JsonConditions } from './http-json.ts';
+import { type Hop, isRedirectStatus, nextHop } from './http-redirect.ts';
 import type { HttpDefinition, HttpMethod } from './http.ts';
 import { CheckFailure, type Prepared } from './types.ts';
+
+/** node:https loads node:tls: only a service with an https check (or a redirect to https) needs it. */
+const https = lazyModule<typeof Https>('node:https');
 
 /**
  * The path and query as Go's client sends them: when `query` is set, it is merged with the path's own query
@@ -52,48 +63,54 @@ function keepAliveMs(def: HttpDefinition): number {
 }
 
 /**
- * The check's Agent, shared with the checks that connect the same way (http-agents.ts); its connections
- * outlive a run so that the next run reuses them.
+ * The check's Agent, shared with the checks that connect the same way (http-agents.ts): its connections outlive a
+ * run so that the next run reuses them. The TLS options go with each request, so a redirect to the other protocol
+ * verifies as the check does.
  */
-function createDispatcher(def: HttpDefinition, tls: TlsMaterial): { dispatcher: Dispatcher; release: () => Promise<void> } {
-  // The run signal is the deadline; undici's own timers only need to not fire first.
-  const undiciTimeoutMs = durationToMs(def.timeoutNs) + 1_000;
-  const keepAliveTimeoutMs = keepAliveMs(def);
+function acquireAgent(def: HttpDefinition): { agent: HttpAgent; release: () => Promise<void> } {
+  const timeout = keepAliveMs(def);
   const ownMaterial = def.cacert !== undefined || def.cert !== undefined;
-  const key = ownMaterial ? null : `${def.insecure}|${def.sourceIp ?? ''}|${undiciTimeoutMs}|${keepAliveTimeoutMs}`;
-  const { agent, release } = acquireAgent(key, {
-    keepAliveTimeoutMs,
-    undiciTimeoutMs,
-    connect: { rejectUnauthorized: !def.insecure, ...tls, ...(def.sourceIp !== undefined ? { localAddress: def.sourceIp } : {}) },
-  });
-  return { dispatcher: def.redirect ? agent.compose(redirectInterceptor()({ maxRedirections: 10 })) : agent, release };
+  const key = ownMaterial ? null : `${def.protocol}|${def.insecure}|${def.sourceIp ?? ''}|${timeout}`;
+  // `timeout` is how long a free connection is kept (or the server's keep-alive hint, if shorter).
+  const create = () => (def.protocol === 'https' ? new (https().Agent)({ keepAlive: true, timeout }) : new HttpAgent({ keepAlive: true, timeout }));
+  const { value, release } = acquireShared<HttpAgent>(key, create, (agent) => agent.destroy());
+  return { agent: value, release };
 }
 
-function requestOptions(def: HttpDefinition, origin: string, shownPath: string): Dispatcher.DispatchOptions {
+/** The TLS and source address options of every request of the check. */
+function connectOptions(def: HttpDefinition, tls: TlsMaterial): RequestOptions & Https.RequestOptions {
+  return { rejectUnauthorized: !def.insecure, ...tls, ...(def.sourceIp !== undefined ? { localAddress: def.sourceIp } : {}) };
+}
+
+function firstHop(def: HttpDefinition, origin: string, shownPath: string): Hop {
   const headers: Record<string, string> = { 'user-agent': 'Cabourotte' };
   for (const [name, value] of Object.entries(def.headers)) headers[name.toLowerCase()] = value;
   if (def.host !== undefined) headers.host = def.host;
-  return {
-    origin,
-    path: shownPath.startsWith('/') ? shownPath : `/${shownPath}`,
-    method: def.method,
-    headers,
-    ...(def.body !== undefined ? { body: def.body } : {}),
-    // undici takes the SNI from the Host header; Go takes it from the URL (or server-name).
-    ...(def.protocol === 'https' ? sniOption(def) : {}),
-  };
+  // Node sends a GET's body with no length at all; Go sends the length, 0 for a POST, PUT or PATCH without a body.
+  if (def.body !== undefined) headers['content-length'] = String(Buffer.byteLength(def.body));
+  else if (def.method === 'POST' || def.method === 'PUT' || def.method === 'PATCH') headers['content-length'] = '0';
+  return { url: origin + requestPath(shownPath), method: def.method, body: def.body, headers };
+}
+
+function requestPath(shownPath: string): string {
+  return shownPath.startsWith('/') ? shownPath : `/${shownPath}`;
 }
 
 export async function prepareHttp(def: HttpDefinition): Promise<Prepared> {
-  const { dispatcher, release } = createDispatcher(def, await loadTlsFiles(def));
-  return new HttpProbe(def, dispatcher, release);
+  const tls = await loadTlsFiles(def);
+  const { agent, release } = acquireAgent(def);
+  return new HttpProbe(def, agent, connectOptions(def, tls), release);
 }
 
 /** What one check's runs share: the request, built once, and how to judge the answer. */
 class HttpProbe implements Prepared {
-  readonly request: Dispatcher.DispatchOptions;
+  readonly first: Hop;
+  /** The first request's options, as node:http takes them. */
+  readonly options: RequestOptions;
+  readonly send: (options: RequestOptions, onResponse: (response: IncomingMessage) => void) => ClientRequest;
   readonly regexps: { pattern: string; regexp: ReturnType<typeof compileRegex> }[];
   readonly failurePrefix: string;
+  readonly goMethod: string;
   /** Null without `json` conditions. */
   readonly json: JsonConditions | null;
   /** Bytes of the body a run keeps: the message quotes the first 1000, the regexps need all of it, the JSON
@@ -102,16 +119,48 @@ class HttpProbe implements Prepared {
 
   constructor(
     readonly def: HttpDefinition,
-    private readonly dispatcher: Dispatcher,
+    private readonly agent: HttpAgent,
+    private readonly connect: RequestOptions,
     readonly close: () => Promise<void>,
   ) {
     const shownPath = pathWithQuery(def.path, def.query);
     const origin = `${def.protocol}://${joinHostPort(def.target, def.port)}`;
-    this.request = requestOptions(def, origin, shownPath);
+    this.first = firstHop(def, origin, shownPath);
+    this.options = {
+      ...connect,
+      agent,
+      host: def.target,
+      port: def.port,
+      path: requestPath(shownPath),
+      method: def.method,
+      headers: this.first.headers,
+      // Node takes the SNI from the Host header; Go takes it from the URL (or server-name).
+      ...(def.protocol === 'https' ? sniOption(def.serverName, def.host, def.target) : {}),
+    };
+    this.send = def.protocol === 'https' ? https().request : httpRequest;
     this.regexps = def.bodyRegexp.map((pattern) => ({ pattern, regexp: compileRegex(pattern, 'search') }));
-    this.failurePrefix = `HTTP request failed: ${goMethod(def.method)} "${origin}${shownPath}": `;
+    this.goMethod = goMethod(def.method);
+    this.failurePrefix = `HTTP request failed: ${this.goMethod} "${origin}${shownPath}": `;
     this.json = def.json.length > 0 ? new JsonConditions(def.json) : null;
     this.keptBytes = this.regexps.length > 0 ? Infinity : this.json !== null ? JSON_BODY_LIMIT + 1 : MESSAGE_BODY_BYTES;
+  }
+
+  /** A redirected request's options: the check's agent for its own protocol, a connection of its own otherwise. */
+  optionsOf(hop: Hop): { send: HttpProbe['send']; options: RequestOptions } {
+    const url = new URL(hop.url);
+    const secure = url.protocol === 'https:';
+    const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    const options: RequestOptions = {
+      ...this.connect,
+      agent: secure === (this.def.protocol === 'https') ? this.agent : false,
+      host: hostname,
+      port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
+      path: url.pathname + url.search,
+      method: hop.method,
+      headers: hop.headers,
+      ...(secure ? sniOption(this.def.serverName, hop.headers.host, hostname) : {}),
+    };
+    return { send: secure ? https().request : httpRequest, options };
   }
 
   run(signal: AbortSignal): Promise<void> {
@@ -120,19 +169,21 @@ class HttpProbe implements Prepared {
       if (signal.aborted) run.timedOut();
       else {
         signal.addEventListener('abort', run, { once: true });
-        this.dispatcher.dispatch(this.request, run);
+        run.send(this.send, this.options, this.def.body);
       }
     });
   }
 }
 
 /**
- * One request, as an undici dispatch handler: the status and the body bytes are all a check needs, so the
- * response is not turned into a body stream and then read back (about half of undici's cost per request with
- * `dispatcher.request`; docs/performance.md). It is also the run signal's abort listener.
+ * One run: its requests (one, or one a redirect) and what the answer's body it keeps; the status and the body bytes
+ * are all a check needs. It is also the run signal's abort listener.
  */
-class HttpRun implements Dispatcher.DispatchHandler {
-  private controller: Dispatcher.DispatchController | null = null;
+class HttpRun {
+  private request: ClientRequest | null = null;
+  /** The request in flight; requests after the first are redirects. */
+  private hop: Hop;
+  private requests = 1;
   private statusCode = 0;
   private chunks: Buffer[] = [];
   private bytes = 0;
@@ -143,7 +194,9 @@ class HttpRun implements Dispatcher.DispatchHandler {
     private readonly signal: AbortSignal,
     private readonly resolve: () => void,
     private readonly reject: (failure: CheckFailure) => void,
-  ) {}
+  ) {
+    this.hop = probe.first;
+  }
 
   /** The run signal fired: the timeout. */
   handleEvent(): void {
@@ -153,20 +206,57 @@ class HttpRun implements Dispatcher.DispatchHandler {
   timedOut(): void {
     const timeout = timeoutText(this.probe.def.timeoutNs);
     this.fail(this.statusCode === 0 ? this.probe.failurePrefix + timeout : `Fail to read request body: ${timeout}`);
-    // Before onRequestStart the request still waits for a connection: onRequestStart aborts it.
-    this.controller?.abort(new Error(timeout));
+    this.request?.destroy();
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.settled) controller.abort(new Error(timeoutText(this.probe.def.timeoutNs)));
+  send(send: HttpProbe['send'], options: RequestOptions, body: string | undefined): void {
+    let request: ClientRequest;
+    try {
+      // Throws on what node:http refuses to send (a header value with a line break, a path with a space).
+      request = send(options, (response) => this.onResponse(response));
+    } catch (error) {
+      this.fail(this.probe.failurePrefix + errorText(error));
+      return;
+    }
+    this.request = request;
+    request.on('error', (error) => this.onError(error));
+    request.end(body);
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
-    this.statusCode = statusCode;
+  private onResponse(response: IncomingMessage): void {
+    if (this.settled) {
+      response.destroy();
+      return;
+    }
+    const status = response.statusCode ?? 0;
+    if (this.probe.def.redirect && isRedirectStatus(status) && this.redirect(status, response)) return;
+    this.statusCode = status;
+    response.on('data', (chunk: Buffer) => this.onData(chunk));
+    response.on('end', () => this.onEnd());
+    response.on('error', (error) => this.onError(error));
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  /** Sends the request a redirect asks for; false when the response is the answer. */
+  private redirect(status: number, response: IncomingMessage): boolean {
+    let next: Hop | null;
+    try {
+      next = nextHop(this.probe.first, this.hop, this.requests, status, response.headers.location, this.probe.goMethod);
+    } catch (error) {
+      response.destroy();
+      this.fail((error as Error).message);
+      return true;
+    }
+    if (next === null) return false;
+    // Read to its end, so that its connection goes back to the agent.
+    response.resume();
+    this.hop = next;
+    this.requests++;
+    const { send, options } = this.probe.optionsOf(next);
+    this.send(send, options, next.body);
+    return true;
+  }
+
+  private onData(chunk: Buffer): void {
     const room = this.probe.keptBytes - this.bytes;
     if (room <= 0) return;
     const kept = chunk.length <= room ? chunk : chunk.subarray(0, room);
@@ -174,7 +264,7 @@ class HttpRun implements Dispatcher.DispatchHandler {
     this.bytes += kept.length;
   }
 
-  onResponseEnd(): void {
+  private onEnd(): void {
     if (this.settled) return;
     const body = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.bytes);
     const message = body.subarray(0, MESSAGE_BODY_BYTES).toString('utf8');
@@ -201,7 +291,7 @@ class HttpRun implements Dispatcher.DispatchHandler {
     this.resolve();
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+  private onError(error: Error): void {
     if (this.settled) return;
     // An error once the headers are in is a failure to read the body, as upstream words it.
     this.fail(this.statusCode === 0 ? this.probe.failurePrefix + errorText(error) : `Fail to read request body: ${errorText(error)}`);
@@ -220,9 +310,10 @@ class HttpRun implements Dispatcher.DispatchHandler {
   }
 }
 
-function sniOption(def: HttpDefinition): { servername?: string } {
-  if (def.serverName !== undefined) return { servername: def.serverName };
-  if (def.host !== undefined && isIP(def.target) === 0) return { servername: def.target };
+/** The SNI a request sends when Node would take it from a Host header that overrides a name. */
+function sniOption(serverName: string | undefined, hostHeader: string | undefined, target: string): { servername?: string } {
+  if (serverName !== undefined) return { servername: serverName };
+  if (hostHeader !== undefined && isIP(target) === 0) return { servername: target };
   return {};
 }
 

@@ -1,5 +1,5 @@
 /**
- * HTTP check: its definition (schema, parsing, JSON form, summary). A run sends one request through an undici Agent
+ * HTTP check: its definition (schema, parsing, JSON form, summary). A run sends one request through a Node Agent
  * shared by the checks that connect the same way (keep-alive connections are reused from one run to the next, and
  * between checks of one server), then the status must be in `valid-status` and every `body-regexp` must match the
  * body (RE2 syntax and linear time, as Go's regexp: src/common/regex.ts), and every `json` condition must hold

@@ -104,6 +104,81 @@ describe('HTTP check against a plain HTTP server', () => {
     expect(target.requests.map((request) => request.path)).toEqual(['/start', '/start', '/start', '/final']);
   });
 
+  it('follows redirects as Go does: 10 requests at most, 303 as a GET, 307 with the method and body', async () => {
+    target.handle((request, response) => {
+      const hop = Number(request.path.slice(1));
+      if (request.path === '/see-other') response.writeHead(303, { location: '/final' }).end();
+      else if (request.path === '/temporary') response.writeHead(307, { location: '/final' }).end();
+      else if (request.path === '/final' || hop >= 10) response.end('arrived');
+      else response.writeHead(302, { location: `/${hop + 1}` }).end();
+    });
+    expect(await http({ path: '/1', redirect: true, 'body-regexp': ['^arrived$'] })).toBe('success');
+    expect(target.requests.map((request) => request.path)).toEqual(['/1', '/2', '/3', '/4', '/5', '/6', '/7', '/8', '/9', '/10']);
+    expect(target.requests[1]?.headers.referer).toBe(`http://127.0.0.1:${target.port}/1`);
+    target.requests.length = 0;
+    // Go's url.Error names the Location that was not followed.
+    expect(await http({ path: '/0', redirect: true })).toBe('HTTP request failed: Get "/10": stopped after 10 redirects');
+    expect(target.requests).toHaveLength(10);
+    target.requests.length = 0;
+    expect(await http({ path: '/see-other', method: 'POST', body: 'form', redirect: true })).toBe('success');
+    expect(target.requests.map((request) => [request.method, request.path, request.body])).toEqual([
+      ['POST', '/see-other', 'form'],
+      ['GET', '/final', ''],
+    ]);
+    target.requests.length = 0;
+    expect(await http({ path: '/temporary', method: 'POST', body: 'form', redirect: true })).toBe('success');
+    expect(target.requests.map((request) => [request.method, request.path, request.body])).toEqual([
+      ['POST', '/temporary', 'form'],
+      ['POST', '/final', 'form'],
+    ]);
+  });
+
+  it('keeps a host override through a relative redirect, still connecting to the target (Go issue 22233)', async () => {
+    target.handle((request, response) => {
+      if (request.path === '/final') response.end('arrived');
+      else response.writeHead(302, { location: '/final' }).end();
+    });
+    expect(await http({ path: '/start', host: 'vhost.example', redirect: true, 'body-regexp': ['^arrived$'] })).toBe('success');
+    expect(target.requests.map((request) => [request.path, request.headers.host])).toEqual([
+      ['/start', 'vhost.example'],
+      ['/final', 'vhost.example'],
+    ]);
+  });
+
+  it('drops the host override and the credentials on a redirect to another host', async () => {
+    target.handle((request, response) => {
+      if (request.path === '/final') response.end('arrived');
+      else response.writeHead(302, { location: `http://localhost:${target.port}/final` }).end();
+    });
+    const headers = { Authorization: 'Bearer secret', Cookie: 'a=1', 'X-Kept': 'yes' };
+    expect(await http({ path: '/start', host: 'vhost.example', headers, redirect: true })).toBe('success');
+    const [first, second] = target.requests;
+    expect([first?.headers.host, first?.headers.authorization, first?.headers.cookie]).toEqual(['vhost.example', 'Bearer secret', 'a=1']);
+    expect([second?.headers.host, second?.headers.authorization, second?.headers.cookie, second?.headers['x-kept']]).toEqual([
+      `localhost:${target.port}`,
+      undefined,
+      undefined,
+      'yes',
+    ]);
+  });
+
+  it('fails on a Location it cannot follow, naming it, and leaves the server alone', async () => {
+    const locations: Record<string, string> = { '/file': 'file:///etc/passwd', '/broken': 'http://[::1', '/loop': '/loop' };
+    target.handle((request, response) => response.writeHead(302, { location: locations[request.path] ?? '/' }).end());
+    expect(await http({ path: '/file', redirect: true })).toBe('HTTP request failed: Get "file:///etc/passwd": unsupported protocol scheme "file"');
+    expect(await http({ path: '/broken', redirect: true })).toMatch(
+      new RegExp(`^HTTP request failed: Get "http://127.0.0.1:${target.port}/broken": failed to parse Location header "http://\\[::1": `),
+    );
+    target.requests.length = 0;
+    expect(await http({ path: '/loop', redirect: true })).toBe('HTTP request failed: Get "/loop": stopped after 10 redirects');
+    expect(target.requests).toHaveLength(10);
+  });
+
+  it('fails a run whose request Node refuses to send, and runs again', async () => {
+    expect(await http({ path: '/a b' })).toMatch(/^HTTP request failed: Get "http:\/\/127\.0\.0\.1:\d+\/a b": Request path contains unescaped characters/);
+    expect(await http({ path: '/ok' })).toBe('success');
+  });
+
   it('binds source-ip', async () => {
     expect(await http({ 'source-ip': '127.0.0.1' })).toBe('success');
     expect(target.requests[0]?.remoteAddress).toBe('127.0.0.1');
