@@ -2,12 +2,18 @@
  * The server bundle (bin/build.mjs, docs/performance.md "One bundle"): what a service loads at its start is in
  * dist/main.js and its static chunks, dependencies included, so that it holds no node_modules file of its own
  * (each held its whole source, comments and all); packages imported when first used stay packages, loaded by
- * Node from node_modules (a bundled CommonJS package answers `import()` with its `default` alone).
+ * Node from node_modules (a bundled CommonJS package answers `import()` with its `default` alone). HTTP checks
+ * use Node's client, so a service of checks loads no undici (docs/performance.md, "HTTP checks on Node's client").
  */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { BuildOptions, Metafile } from 'esbuild';
 import * as esbuild from 'esbuild';
 import { expect, it } from 'vitest';
 import { ENTRIES, ROOT } from '../../../bin/build.mjs';
+import { startServer } from '../../helpers/server.ts';
+import { startHttpTarget } from '../../helpers/targets.ts';
 
 /** The native addons and their optional helpers, which Node loads from their files. */
 const NATIVE = new Set(['better-sqlite3', 'raw-socket', 'msgpackr-extract', 'bufferutil', 'utf-8-validate']);
@@ -48,4 +54,33 @@ it('loads no dependency from node_modules at its start but native addons, and im
   expect(inputs.some((input) => input.includes('node_modules/fastify/'))).toBe(true);
   // Imported when first used: the e-mail output, the badges, the cluster's NATS clients and codec.
   expect([...externalWhenUsed]).toEqual(expect.arrayContaining(['nodemailer', 'badge-maker', '@nats-io/transport-node', '@nats-io/jetstream', 'msgpackr']));
+}, 60_000);
+
+it('runs HTTP and TCP checks without loading undici', async () => {
+  // A preload writes, as the process exits, the builtins and the node_modules files the process loaded.
+  const dir = mkdtempSync(join(tmpdir(), 'vigie-loaded-'));
+  const preload = join(dir, 'loaded.cjs');
+  const report = join(dir, 'loaded.json');
+  writeFileSync(
+    preload,
+    `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(report)}, JSON.stringify({ builtins: process.moduleLoadList, files: Object.keys(require.cache) })));`,
+  );
+  const target = await startHttpTarget();
+  const server = await startServer({
+    asService: true,
+    nodeArgs: ['--require', preload],
+    config: {
+      'http-checks': [{ name: 'web', target: '127.0.0.1', port: target.port, protocol: 'http', path: '/', 'valid-status': [200], timeout: '1s', interval: '1s' }],
+      'tcp-checks': [{ name: 'tcp', target: '127.0.0.1', port: target.port, timeout: '1s', interval: '1s' }],
+    },
+  });
+  try {
+    await expect.poll(async () => (await (await server.request('/result/web')).json()) as { success?: boolean }, { timeout: 10_000 }).toMatchObject({ success: true });
+    expect(await server.stop()).toBe(0);
+  } finally {
+    await target.close();
+  }
+  const loaded = JSON.parse(readFileSync(report, 'utf8')) as { builtins: string[]; files: string[] };
+  expect(loaded.builtins).toContain('NativeModule http');
+  expect(loaded.files.filter((file) => file.includes('/node_modules/undici/'))).toEqual([]);
 }, 60_000);
