@@ -8,4 +8,5 @@ import { Type } from '@sinclair/typebox';
 
 export const DEFAULT_DATABASE_CACHE_BYTES = 2 * 1024 * 1024;
 
-export const DatabaseCacheSizeSchema = Type.Integer({ minimum: 262_144 });
+/** From 256 KiB to 16 GiB: SQLite takes the size as a whole number of KiB. */
+export const DatabaseCacheSizeSchema = Type.Integer({ minimum: 262_144, maximum: 17_179_869_184 });

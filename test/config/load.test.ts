@@ -17,9 +17,10 @@ describe('config loading', () => {
     expect(config.databaseCacheBytes).toBe(2 * 1024 * 1024);
   });
 
-  it('reads database-cache-size in bytes, at least 256 KiB', () => {
+  it('reads database-cache-size in bytes, from 256 KiB to 16 GiB', () => {
     expect(parseConfigText('database-cache-size: 16777216\n', null).databaseCacheBytes).toBe(16 * 1024 * 1024);
     expect(errorOf('database-cache-size: 1000\n')).toBe('/etc/vigie.yaml: database-cache-size: expected integer to be greater or equal to 262144, got the number 1000');
+    expect(errorOf('database-cache-size: 1e25\n')).toBe('/etc/vigie.yaml: database-cache-size: expected integer to be less or equal to 17179869184, got the number 1e+25');
     expect(errorOf('database-cache-size: 2MB\n')).toBe('/etc/vigie.yaml: database-cache-size: must be an integer, got the string "2MB"');
   });
 
