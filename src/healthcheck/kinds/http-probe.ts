@@ -102,12 +102,18 @@ export async function prepareHttp(def: HttpDefinition): Promise<Prepared> {
   return new HttpProbe(def, agent, connectOptions(def, tls), release);
 }
 
+/** One request of a run, as node:http takes it. */
+interface HopRequest {
+  send: (options: RequestOptions, onResponse: (response: IncomingMessage) => void) => ClientRequest;
+  options: RequestOptions;
+  body: string | undefined;
+}
+
 /** What one check's runs share: the request, built once, and how to judge the answer. */
 class HttpProbe implements Prepared {
   readonly first: Hop;
-  /** The first request's options, as node:http takes them. */
-  readonly options: RequestOptions;
-  readonly send: (options: RequestOptions, onResponse: (response: IncomingMessage) => void) => ClientRequest;
+  /** The first request, as node:http takes it. */
+  readonly firstRequest: HopRequest;
   readonly regexps: { pattern: string; regexp: ReturnType<typeof compileRegex> }[];
   readonly failurePrefix: string;
   readonly goMethod: string;
@@ -126,18 +132,8 @@ class HttpProbe implements Prepared {
     const shownPath = pathWithQuery(def.path, def.query);
     const origin = `${def.protocol}://${joinHostPort(def.target, def.port)}`;
     this.first = firstHop(def, origin, shownPath);
-    this.options = {
-      ...connect,
-      agent,
-      host: def.target,
-      port: def.port,
-      path: requestPath(shownPath),
-      method: def.method,
-      headers: this.first.headers,
-      // Node takes the SNI from the Host header; Go takes it from the URL (or server-name).
-      ...(def.protocol === 'https' ? sniOption(def.serverName, def.host, def.target) : {}),
-    };
-    this.send = def.protocol === 'https' ? https().request : httpRequest;
+    // The path as written, not as a URL would normalize it.
+    this.firstRequest = this.requestOf(this.first, def.protocol === 'https', def.target, def.port, requestPath(shownPath), def.host);
     this.regexps = def.bodyRegexp.map((pattern) => ({ pattern, regexp: compileRegex(pattern, 'search') }));
     this.goMethod = goMethod(def.method);
     this.failurePrefix = `HTTP request failed: ${this.goMethod} "${origin}${shownPath}": `;
@@ -145,22 +141,31 @@ class HttpProbe implements Prepared {
     this.keptBytes = this.regexps.length > 0 ? Infinity : this.json !== null ? JSON_BODY_LIMIT + 1 : MESSAGE_BODY_BYTES;
   }
 
-  /** A redirected request's options: the check's agent for its own protocol, a connection of its own otherwise. */
-  optionsOf(hop: Hop): { send: HttpProbe['send']; options: RequestOptions } {
+  /** A redirected request, to the host and path of its URL. */
+  redirectRequest(hop: Hop): HopRequest {
     const url = new URL(hop.url);
     const secure = url.protocol === 'https:';
     const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    return this.requestOf(hop, secure, hostname, url.port === '' ? (secure ? 443 : 80) : Number(url.port), url.pathname + url.search, hop.headers.host);
+  }
+
+  /**
+   * A request of the check: the check's agent for its own protocol, a connection of its own otherwise.
+   * `hostOverride` is the Host header that replaces `host`'s name, for the SNI.
+   */
+  private requestOf(hop: Hop, secure: boolean, host: string, port: number, path: string, hostOverride: string | undefined): HopRequest {
     const options: RequestOptions = {
       ...this.connect,
       agent: secure === (this.def.protocol === 'https') ? this.agent : false,
-      host: hostname,
-      port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
-      path: url.pathname + url.search,
+      host,
+      port,
+      path,
       method: hop.method,
       headers: hop.headers,
-      ...(secure ? sniOption(this.def.serverName, hop.headers.host, hostname) : {}),
+      // Node takes the SNI from the Host header; Go takes it from the URL (or server-name).
+      ...(secure ? sniOption(this.def.serverName, hostOverride, host) : {}),
     };
-    return { send: secure ? https().request : httpRequest, options };
+    return { send: secure ? https().request : httpRequest, options, body: hop.body };
   }
 
   run(signal: AbortSignal): Promise<void> {
@@ -169,7 +174,7 @@ class HttpProbe implements Prepared {
       if (signal.aborted) run.timedOut();
       else {
         signal.addEventListener('abort', run, { once: true });
-        run.send(this.send, this.options, this.def.body);
+        run.send(this.firstRequest);
       }
     });
   }
@@ -209,7 +214,7 @@ class HttpRun {
     this.request?.destroy();
   }
 
-  send(send: HttpProbe['send'], options: RequestOptions, body: string | undefined): void {
+  send({ send, options, body }: HopRequest): void {
     let request: ClientRequest;
     try {
       // Throws on what node:http refuses to send (a header value with a line break, a path with a space).
@@ -251,8 +256,7 @@ class HttpRun {
     response.resume();
     this.hop = next;
     this.requests++;
-    const { send, options } = this.probe.optionsOf(next);
-    this.send(send, options, next.body);
+    this.send(this.probe.redirectRequest(next));
     return true;
   }
 
