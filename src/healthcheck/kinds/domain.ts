@@ -9,7 +9,7 @@ import type { Dispatcher } from 'undici';
 import { Duration, durationToMs, formatDuration } from '../../common/duration.ts';
 import { undici } from '../../common/undici.ts';
 import { baseToJson, checkSchema, describeCheck, durationField, errorText, nonEmpty, parseBase, timeoutText, validateShape, withFields } from './common.ts';
-import { acquireShared } from './http-agents.ts';
+import { acquireShared, keepAliveMs } from './http-agents.ts';
 import { goUtcTime } from './tls.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
 
@@ -95,7 +95,7 @@ async function prepareDomain(def: DomainDefinition): Promise<Prepared> {
   // An undici Agent shared as HTTP checks share theirs (http-agents.ts): the checks of one RDAP server reuse its
   // keep-alive connections. Redirects are followed (rdap.org's bootstrap answers with one).
   const undiciTimeoutMs = durationToMs(def.timeoutNs) + 1_000;
-  const keepAliveTimeoutMs = Math.min(90_000, Math.max(4_000, durationToMs(def.intervalNs) + 1_000));
+  const keepAliveTimeoutMs = keepAliveMs(def.intervalNs);
   // The whole of undici (src/common/undici.ts): `request()` and the redirect interceptor come with it.
   const { Agent, interceptors } = undici();
   const { value: agent, release } = acquireShared(

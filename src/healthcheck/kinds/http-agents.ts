@@ -5,6 +5,12 @@
  * RDAP server (domain.ts). A check with certificate files keeps an agent of its own, since its material is read
  * per check. An agent is closed when the last check using it is closed. See docs/checks.md, "HTTP".
  */
+import { durationToMs } from '../../common/duration.ts';
+
+/** How long an idle connection is kept: until the check's next run (so it is reused), and no longer than Go's 90 s. */
+export function keepAliveMs(intervalNs: number): number {
+  return Math.min(90_000, Math.max(4_000, durationToMs(intervalNs) + 1_000));
+}
 
 interface Shared<T> {
   value: T;

@@ -12,11 +12,10 @@
 import { Agent as HttpAgent, type ClientRequest, type IncomingMessage, request as httpRequest, type RequestOptions } from 'node:http';
 import type * as Https from 'node:https';
 import { isIP } from 'node:net';
-import { durationToMs } from '../../common/duration.ts';
 import { lazyModule } from '../../common/lazy-module.ts';
 import { compileRegex } from '../../common/regex.ts';
 import { errorText, joinHostPort, loadTlsFiles, timeoutText, type TlsMaterial } from './common.ts';
-import { acquireShared } from './http-agents.ts';
+import { acquireShared, keepAliveMs } from './http-agents.ts';
 import { JSON_BODY_LIMIT, JsonConditions } from './http-json.ts';
 import { type Hop, isRedirectStatus, nextHop } from './http-redirect.ts';
 import type { HttpDefinition, HttpMethod } from './http.ts';
@@ -57,18 +56,13 @@ const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '
 /** Upstream quotes the first 1000 bytes of the body in its messages. */
 const MESSAGE_BODY_BYTES = 1000;
 
-/** How long an idle connection is kept: until the next run (so it is reused), and no longer than Go's 90 s. */
-function keepAliveMs(def: HttpDefinition): number {
-  return Math.min(90_000, Math.max(4_000, durationToMs(def.intervalNs) + 1_000));
-}
-
 /**
  * The check's Agent, shared with the checks that connect the same way (http-agents.ts): its connections outlive a
  * run so that the next run reuses them. The TLS options go with each request, so a redirect to the other protocol
  * verifies as the check does.
  */
 function acquireAgent(def: HttpDefinition): { agent: HttpAgent; release: () => Promise<void> } {
-  const timeout = keepAliveMs(def);
+  const timeout = keepAliveMs(def.intervalNs);
   const ownMaterial = def.cacert !== undefined || def.cert !== undefined;
   const key = ownMaterial ? null : `${def.protocol}|${def.insecure}|${def.sourceIp ?? ''}|${timeout}`;
   // `timeout` is how long a free connection is kept (or the server's keep-alive hint, if shorter).
