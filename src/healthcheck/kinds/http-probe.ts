@@ -56,6 +56,10 @@ const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '
 /** Upstream quotes the first 1000 bytes of the body in its messages. */
 const MESSAGE_BODY_BYTES = 1000;
 
+/** The largest body `body-regexp` is run on; a larger one fails the run, rather than hold what a server streams
+ *  until the timeout (at loopback speed, gigabytes). */
+const REGEX_BODY_LIMIT = 10 * 1024 * 1024;
+
 /**
  * The check's Agent, shared with the checks that connect the same way (http-agents.ts): its connections outlive a
  * run so that the next run reuses them. The TLS options go with each request, so a redirect to the other protocol
@@ -113,9 +117,11 @@ class HttpProbe implements Prepared {
   readonly goMethod: string;
   /** Null without `json` conditions. */
   readonly json: JsonConditions | null;
-  /** Bytes of the body a run keeps: the message quotes the first 1000, the regexps need all of it, the JSON
-   *  conditions up to their limit and one byte more (to tell a body over the limit). */
+  /** Bytes of the body a run keeps: the message quotes the first 1000; the regexps and the JSON conditions need it
+   *  up to their limit and one byte more, which tells a body over the limit and ends the read. */
   readonly keptBytes: number;
+  /** Whether the read ends once `keptBytes` are in (a body over the limit of the regexps or JSON conditions). */
+  readonly endsAtKept: boolean;
 
   constructor(
     readonly def: HttpDefinition,
@@ -132,7 +138,8 @@ class HttpProbe implements Prepared {
     this.goMethod = goMethod(def.method);
     this.failurePrefix = `HTTP request failed: ${this.goMethod} "${origin}${shownPath}": `;
     this.json = def.json.length > 0 ? new JsonConditions(def.json) : null;
-    this.keptBytes = this.regexps.length > 0 ? Infinity : this.json !== null ? JSON_BODY_LIMIT + 1 : MESSAGE_BODY_BYTES;
+    this.keptBytes = this.regexps.length > 0 ? REGEX_BODY_LIMIT + 1 : this.json !== null ? JSON_BODY_LIMIT + 1 : MESSAGE_BODY_BYTES;
+    this.endsAtKept = this.regexps.length > 0 || this.json !== null;
   }
 
   /** A redirected request, to the host and path of its URL. */
@@ -260,6 +267,11 @@ class HttpRun {
     const kept = chunk.length <= room ? chunk : chunk.subarray(0, room);
     this.chunks.push(kept);
     this.bytes += kept.length;
+    if (this.bytes === this.probe.keptBytes && this.probe.endsAtKept) {
+      // Judged as it is (its status first, then the limit); the rest is not read.
+      this.onEnd();
+      this.request?.destroy();
+    }
   }
 
   private onEnd(): void {
@@ -272,6 +284,10 @@ class HttpRun {
       return;
     }
     if (regexps.length > 0) {
+      if (body.length > REGEX_BODY_LIMIT) {
+        this.fail(`healthcheck body is larger than ${REGEX_BODY_LIMIT} bytes, the limit of body-regexp`);
+        return;
+      }
       const text = body.toString('utf8');
       for (const { pattern, regexp } of regexps) {
         if (!regexp.test(text)) {

@@ -236,6 +236,25 @@ describe('HTTP check against a plain HTTP server', () => {
     expect(target.requests[4]?.remotePort).not.toBe(target.requests[0]?.remotePort);
   });
 
+  it('stops reading an endless body at the limit of body-regexp or json, without waiting for the timeout', async () => {
+    target.handle((_request, response) => {
+      response.writeHead(200);
+      const chunk = Buffer.alloc(64 * 1024, 'a');
+      const pump = () => {
+        while (!response.destroyed && response.write(chunk));
+        if (!response.destroyed) response.once('drain', pump);
+      };
+      pump();
+    });
+    const started = performance.now();
+    expect(await http({ timeout: '10s', interval: '20s', 'body-regexp': ['b'] })).toBe('healthcheck body is larger than 10485760 bytes, the limit of body-regexp');
+    expect(await http({ timeout: '10s', interval: '20s', json: [{ path: '/a', equals: 1 }] })).toBe(
+      'healthcheck body is larger than 1048576 bytes, the limit of the json conditions',
+    );
+    expect(await http({ timeout: '10s', interval: '20s', 'valid-status': [201], 'body-regexp': ['b'] })).toMatch(/^HTTP request failed: status 200\. Body: 'a{1000}'$/);
+    expect(performance.now() - started).toBeLessThan(9000);
+  });
+
   it('bounds the body read by the timeout', async () => {
     target.handle((_request, response) => {
       response.writeHead(200, { 'content-length': '100' });
