@@ -21,6 +21,9 @@
  *                                                              `cpu_us_per_run` compares a kind's cost with TCP's
  *   node --import tsx bench/checks.ts --cpu-prof DIR           the service runs under `node --cpu-prof`; the
  *                                                              window's breakdown by component (bench/profile.ts)
+ *   node --import tsx bench/checks.ts --scrape 15              each service's /metrics is read every 15 s from its
+ *                                                              start, as a Prometheus would (none by default):
+ *                                                              bench/results/checks-...-scrape15s.json
  *
  * A `--peer` path that does not exist is skipped with a note. Cabourotte has no lag metric: its lag is not given.
  */
@@ -56,6 +59,9 @@ const { values: args } = parseArgs({
     domain: { type: 'string', default: '0' },
     /** Pings 127.0.0.1: needs root, CAP_NET_RAW or ping_group_range. */
     icmp: { type: 'string', default: '0' },
+    /** Seconds between two reads of each service's /metrics, warm-up and window included; none by default. A
+     *  deployment is scraped, and a scrape costs both services CPU (docs/performance.md). */
+    scrape: { type: 'string' },
   },
 });
 const TCP_CHECKS = Number(args.tcp);
@@ -70,6 +76,8 @@ const WARMUP_S = Number(args.warmup);
 if (!Number.isFinite(WARMUP_S) || WARMUP_S < 0) throw new Error(`--warmup: must be a number of seconds, got ${args.warmup}`);
 const WINDOW_S = args.minutes !== undefined ? Math.round(Number(args.minutes) * 60) : 60;
 if (!Number.isFinite(WINDOW_S) || WINDOW_S <= 0) throw new Error(`--minutes: must be a positive number, got ${args.minutes}`);
+const SCRAPE_S = args.scrape !== undefined ? Number(args.scrape) : 0;
+if (!Number.isFinite(SCRAPE_S) || SCRAPE_S < 0) throw new Error(`--scrape: must be a number of seconds, got ${args.scrape}`);
 
 function fileSize(path: string): number {
   try {
@@ -132,8 +140,28 @@ interface Window {
   memory_at_end?: Scrape['memory'];
 }
 
+/** Reads /metrics every SCRAPE_S seconds, each answer whole, as Prometheus does, until the returned function is called. */
+function scrapeEvery(read: () => Promise<Response>): () => void {
+  if (SCRAPE_S === 0) return () => {};
+  const timer = setInterval(() => {
+    read()
+      .then((response) => response.text())
+      .catch(() => {}); // the service is stopping
+  }, SCRAPE_S * 1000);
+  return () => clearInterval(timer);
+}
+
 /** Warm-up, then the window: CPU from /proc, RSS every second, and the metrics before and after. */
-async function measure(pid: number, scrape: () => Promise<Scrape>): Promise<Window & { before: Scrape; after: Scrape }> {
+async function measure(pid: number, scrape: () => Promise<Scrape>, read: () => Promise<Response>): Promise<Window & { before: Scrape; after: Scrape }> {
+  const stopScrapes = scrapeEvery(read);
+  try {
+    return await measureScraped(pid, scrape);
+  } finally {
+    stopScrapes();
+  }
+}
+
+async function measureScraped(pid: number, scrape: () => Promise<Scrape>): Promise<Window & { before: Scrape; after: Scrape }> {
   await sleep(WARMUP_S * 1000);
   const before = await scrape();
   const cpuStart = cpuSeconds(pid);
@@ -211,7 +239,7 @@ async function runVigie(configFile: string, dataDir: string, profileDir: string 
   try {
     const pid = server.process.pid as number;
     const scrape = async () => parseMetrics(await (await server.request('/metrics')).text());
-    const window = await measure(pid, scrape);
+    const window = await measure(pid, scrape, () => server.request('/metrics'));
     const windowEnd = performance.now();
     const { before, after, ...figures } = window;
     const p50 = percentile(before, after, 0.5);
@@ -252,7 +280,7 @@ async function runPeer(binary: string, configFile: string) {
     const url = `http://127.0.0.1:${port}`;
     const scrape = async () => parseMetrics(await (await fetch(`${url}/metrics`)).text());
     await waitUntilServing(`${url}/metrics`, child, logs);
-    const { before: _before, after: _after, ...figures } = await measure(child.pid as number, scrape);
+    const { before: _before, after: _after, ...figures } = await measure(child.pid as number, scrape, () => fetch(`${url}/metrics`));
     return figures;
   } finally {
     child.kill('SIGTERM');
@@ -265,7 +293,7 @@ async function main(): Promise<void> {
   const load = loadavg()[0] ?? 0;
   const newKinds = Object.entries(NEW_KINDS).filter(([, n]) => n > 0);
   console.log(
-    `checks: ${cpus().length} cores, load ${load.toFixed(1)}, ${TCP_CHECKS} TCP + ${HTTP_CHECKS} HTTP${newKinds.map(([kind, n]) => ` + ${n} ${kind}`).join('')} checks at 10s, ${WARMUP_S}s warm-up, ${WINDOW_S}s window`,
+    `checks: ${cpus().length} cores, load ${load.toFixed(1)}, ${TCP_CHECKS} TCP + ${HTTP_CHECKS} HTTP${newKinds.map(([kind, n]) => ` + ${n} ${kind}`).join('')} checks at 10s, ${WARMUP_S}s warm-up, ${WINDOW_S}s window${SCRAPE_S > 0 ? `, /metrics read every ${SCRAPE_S}s` : ''}`,
   );
   const targets = await startTargets({ newKinds: NEW_KIND_CHECKS > 0 });
   try {
@@ -296,6 +324,7 @@ async function main(): Promise<void> {
       ...(NEW_KIND_CHECKS > 0 ? { new_kinds: Object.fromEntries(newKinds) } : {}),
       warmup_s: WARMUP_S,
       window_s: WINDOW_S,
+      ...(SCRAPE_S > 0 ? { scrape_interval_s: SCRAPE_S } : {}),
       node_flags: [...serviceNodeFlags(), args['node-flags'] ?? ''].join(' ').trim(),
       service_env: serviceEnv(),
       vigie,
@@ -324,7 +353,8 @@ async function main(): Promise<void> {
     // A longer window writes its own file so that the 60 s figures of `npm run bench` stay as they are.
     const sized = DEFAULT_SIZE ? 'checks' : `checks-${TCP_CHECKS}tcp-${HTTP_CHECKS}http${newKinds.map(([kind, n]) => `-${n}${kind}`).join('')}`;
     const timed = WINDOW_S === 60 ? sized : `${sized}-${WINDOW_S}s`;
-    const resultName = WARMUP_S === 20 ? timed : `${timed}-warmup${WARMUP_S}s`;
+    const warmed = WARMUP_S === 20 ? timed : `${timed}-warmup${WARMUP_S}s`;
+    const resultName = SCRAPE_S === 0 ? warmed : `${warmed}-scrape${SCRAPE_S}s`;
     writeFileSync(join(import.meta.dirname, 'results', `${resultName}.json`), `${JSON.stringify(written)}\n`);
     if (profile !== undefined) writeFileSync(join(profileDir as string, 'breakdown.json'), `${JSON.stringify(profile, null, 2)}\n`);
     console.log(JSON.stringify(written, null, 2));
