@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 
-const ALL = ['engine', 'regex', 'cardinality', 'snapshot', 'heartbeat-flood', 'state-checkpoint', 'http-ingest', 'journal', 'remote-write', 'otlp', 'riemann-tcp', 'index-search', 'maintenance', 'dashboard', 'status-page', 'checks', 'http-client', 'exporters', 'idle', 'cluster-idle', 'cluster', 'cluster-codec', 'cluster-streams'];
+const ALL = ['engine', 'regex', 'cardinality', 'snapshot', 'heartbeat-flood', 'state-checkpoint', 'http-ingest', 'journal', 'remote-write', 'otlp', 'riemann-tcp', 'index-search', 'maintenance', 'dashboard', 'status-page', 'checks', 'http-client', 'exporters', 'metrics-scrape', 'idle', 'cluster-idle', 'cluster', 'cluster-codec', 'cluster-streams'];
 const selected = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ALL;
 const here = import.meta.dirname;
 
