@@ -155,13 +155,13 @@ function scrapeEvery(read: () => Promise<Response>): () => void {
 async function measure(pid: number, scrape: () => Promise<Scrape>, read: () => Promise<Response>): Promise<Window & { before: Scrape; after: Scrape }> {
   const stopScrapes = scrapeEvery(read);
   try {
-    return await measureScraped(pid, scrape);
+    return await measureWindow(pid, scrape);
   } finally {
     stopScrapes();
   }
 }
 
-async function measureScraped(pid: number, scrape: () => Promise<Scrape>): Promise<Window & { before: Scrape; after: Scrape }> {
+async function measureWindow(pid: number, scrape: () => Promise<Scrape>): Promise<Window & { before: Scrape; after: Scrape }> {
   await sleep(WARMUP_S * 1000);
   const before = await scrape();
   const cpuStart = cpuSeconds(pid);
