@@ -151,11 +151,12 @@ function scrapeEvery(read: () => Promise<Response>): () => void {
   return () => clearInterval(timer);
 }
 
-/** Warm-up, then the window: CPU from /proc, RSS every second, and the metrics before and after. */
-async function measure(pid: number, scrape: () => Promise<Scrape>, read: () => Promise<Response>): Promise<Window & { before: Scrape; after: Scrape }> {
+/** Warm-up, then the window: CPU from /proc, RSS every second, and the metrics before and after. `read` answers
+ *  the service's /metrics. */
+async function measure(pid: number, read: () => Promise<Response>): Promise<Window & { before: Scrape; after: Scrape }> {
   const stopScrapes = scrapeEvery(read);
   try {
-    return await measureWindow(pid, scrape);
+    return await measureWindow(pid, async () => parseMetrics(await (await read()).text()));
   } finally {
     stopScrapes();
   }
@@ -238,8 +239,7 @@ async function runVigie(configFile: string, dataDir: string, profileDir: string 
   const server = await startVigie(configFile, [...flags, ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`])]);
   try {
     const pid = server.process.pid as number;
-    const scrape = async () => parseMetrics(await (await server.request('/metrics')).text());
-    const window = await measure(pid, scrape, () => server.request('/metrics'));
+    const window = await measure(pid, () => server.request('/metrics'));
     const windowEnd = performance.now();
     const { before, after, ...figures } = window;
     const p50 = percentile(before, after, 0.5);
@@ -278,9 +278,8 @@ async function runPeer(binary: string, configFile: string) {
   try {
     const port = (/port: (\d+)/.exec(readFileSync(configFile, 'utf8').slice(0, 500)) as RegExpExecArray)[1];
     const url = `http://127.0.0.1:${port}`;
-    const scrape = async () => parseMetrics(await (await fetch(`${url}/metrics`)).text());
     await waitUntilServing(`${url}/metrics`, child, logs);
-    const { before: _before, after: _after, ...figures } = await measure(child.pid as number, scrape, () => fetch(`${url}/metrics`));
+    const { before: _before, after: _after, ...figures } = await measure(child.pid as number, () => fetch(`${url}/metrics`));
     return figures;
   } finally {
     child.kill('SIGTERM');
