@@ -24,6 +24,12 @@
  *   node --import tsx bench/checks.ts --scrape 15              each service's /metrics is read every 15 s from its
  *                                                              start, as a Prometheus would (none by default):
  *                                                              bench/results/checks-...-scrape15s.json
+ *   node --import tsx bench/checks.ts --peer ... --together    both services run and are measured at the same time,
+ *                                                              on the same targets, each on its own API port:
+ *                                                              bench/results/checks-...-together.json. Run one after
+ *                                                              the other, each meets the machine in another state,
+ *                                                              and a small deployment's ratio moves by a third from
+ *                                                              run to run (docs/performance.md)
  *
  * A `--peer` path that does not exist is skipped with a note. Cabourotte has no lag metric: its lag is not given.
  */
@@ -62,6 +68,8 @@ const { values: args } = parseArgs({
     /** Seconds between two reads of each service's /metrics, warm-up and window included; none by default. A
      *  deployment is scraped, and a scrape costs both services CPU (docs/performance.md). */
     scrape: { type: 'string' },
+    /** With `--peer`: both services at once rather than one after the other. */
+    together: { type: 'boolean', default: false },
   },
 });
 const TCP_CHECKS = Number(args.tcp);
@@ -76,6 +84,7 @@ const WARMUP_S = Number(args.warmup);
 if (!Number.isFinite(WARMUP_S) || WARMUP_S < 0) throw new Error(`--warmup: must be a number of seconds, got ${args.warmup}`);
 const WINDOW_S = args.minutes !== undefined ? Math.round(Number(args.minutes) * 60) : 60;
 if (!Number.isFinite(WINDOW_S) || WINDOW_S <= 0) throw new Error(`--minutes: must be a positive number, got ${args.minutes}`);
+const TOGETHER = args.together === true;
 const SCRAPE_S = args.scrape !== undefined ? Number(args.scrape) : 0;
 if (!Number.isFinite(SCRAPE_S) || SCRAPE_S < 0) throw new Error(`--scrape: must be a number of seconds, got ${args.scrape}`);
 
@@ -132,6 +141,8 @@ interface Window {
   rss_mb_end: number;
   rss_mb_peak: number;
   rss_mb_steady: number;
+  /** The mean of the samples: RSS moves with each collector's cycle (V8's and Go's), so two services compare by it. */
+  rss_mb_mean: number;
   rss_flat: boolean;
   rss_mb_every_5s: number[];
   runs: number;
@@ -185,6 +196,7 @@ async function measureWindow(pid: number, scrape: () => Promise<Scrape>): Promis
     rss_mb_end: Math.round(rss[rss.length - 1] ?? 0),
     rss_mb_peak: Math.round(peak),
     rss_mb_steady: Math.round(steady),
+    rss_mb_mean: Number((rss.reduce((sum, value) => sum + value, 0) / rss.length).toFixed(1)),
     rss_flat: peak <= steady * 1.15,
     rss_mb_every_5s: rss.filter((_, i) => i % 5 === 0).map(Math.round),
     runs: after.success + after.failure - before.success - before.failure,
@@ -301,16 +313,20 @@ async function main(): Promise<void> {
     const profileDir = args['cpu-prof'];
     if (profileDir !== undefined) mkdirSync(profileDir, { recursive: true });
 
-    const vigie = await runVigie(configFile, dataDir, profileDir);
-    console.log('vigie', JSON.stringify(vigie));
+    const peerBinary = args.peer !== undefined && existsSync(args.peer) ? args.peer : undefined;
+    const peerNote = args.peer !== undefined && peerBinary === undefined ? `skipped: ${args.peer} does not exist` : undefined;
+    let vigie: Awaited<ReturnType<typeof runVigie>>;
     let peer: Awaited<ReturnType<typeof runPeer>> | undefined;
-    let peerNote: string | undefined;
-    if (args.peer !== undefined) {
-      if (existsSync(args.peer)) {
-        peer = await runPeer(args.peer, configFile);
-        console.log('peer', JSON.stringify(peer));
-      } else peerNote = `skipped: ${args.peer} does not exist`;
+    if (TOGETHER && peerBinary !== undefined) {
+      // The same checks and targets; only the API port differs.
+      const peerDir = mkdtempSync(join(tmpdir(), 'cabourotte-bench-'));
+      [vigie, peer] = await Promise.all([runVigie(configFile, dataDir, profileDir), runPeer(peerBinary, writeConfig(peerDir, targets, await freePort()))]);
+    } else {
+      vigie = await runVigie(configFile, dataDir, profileDir);
+      if (peerBinary !== undefined) peer = await runPeer(peerBinary, configFile);
     }
+    console.log('vigie', JSON.stringify(vigie));
+    if (peer !== undefined) console.log('peer', JSON.stringify(peer));
 
     // The goal is Cabourotte's CPU on the same machine: measured in the same run when there is a peer, else the
     // 0.12 of a core it took on the 2-core machine the goal was set on.
@@ -324,6 +340,7 @@ async function main(): Promise<void> {
       warmup_s: WARMUP_S,
       window_s: WINDOW_S,
       ...(SCRAPE_S > 0 ? { scrape_interval_s: SCRAPE_S } : {}),
+      ...(peer ? { measured: TOGETHER ? 'at the same time' : 'one after the other' } : {}),
       node_flags: [...serviceNodeFlags(), args['node-flags'] ?? ''].join(' ').trim(),
       service_env: serviceEnv(),
       vigie,
@@ -333,6 +350,7 @@ async function main(): Promise<void> {
             ratio_vigie_over_cabourotte: {
               cpu: Number((vigie.cpu_share_of_one_core / peer.cpu_share_of_one_core).toFixed(2)),
               rss_end: Number((vigie.rss_mb_end / peer.rss_mb_end).toFixed(2)),
+              rss_mean: Number((vigie.rss_mb_mean / peer.rss_mb_mean).toFixed(2)),
             },
           }
         : {}),
@@ -353,7 +371,8 @@ async function main(): Promise<void> {
     const sized = DEFAULT_SIZE ? 'checks' : `checks-${TCP_CHECKS}tcp-${HTTP_CHECKS}http${newKinds.map(([kind, n]) => `-${n}${kind}`).join('')}`;
     const timed = WINDOW_S === 60 ? sized : `${sized}-${WINDOW_S}s`;
     const warmed = WARMUP_S === 20 ? timed : `${timed}-warmup${WARMUP_S}s`;
-    const resultName = SCRAPE_S === 0 ? warmed : `${warmed}-scrape${SCRAPE_S}s`;
+    const scraped = SCRAPE_S === 0 ? warmed : `${warmed}-scrape${SCRAPE_S}s`;
+    const resultName = TOGETHER && peer ? `${scraped}-together` : scraped;
     writeFileSync(join(import.meta.dirname, 'results', `${resultName}.json`), `${JSON.stringify(written)}\n`);
     if (profile !== undefined) writeFileSync(join(profileDir as string, 'breakdown.json'), `${JSON.stringify(profile, null, 2)}\n`);
     console.log(JSON.stringify(written, null, 2));
