@@ -30,6 +30,8 @@
  *                                                              the other, each meets the machine in another state,
  *                                                              and a small deployment's ratio moves by a third from
  *                                                              run to run (docs/performance.md)
+ *   node --import tsx bench/checks.ts --peer ... --together --floor   bench/node-floor.mjs at the same time too: the
+ *                                                              same checks run by Node with nothing kept
  *
  * A `--peer` path that does not exist is skipped with a note. Cabourotte has no lag metric: its lag is not given.
  */
@@ -70,6 +72,8 @@ const { values: args } = parseArgs({
     scrape: { type: 'string' },
     /** With `--peer`: both services at once rather than one after the other. */
     together: { type: 'boolean', default: false },
+    /** With `--together`: bench/node-floor.mjs too, at the same time (the least Node does for these checks). */
+    floor: { type: 'boolean', default: false },
   },
 });
 const TCP_CHECKS = Number(args.tcp);
@@ -85,6 +89,8 @@ if (!Number.isFinite(WARMUP_S) || WARMUP_S < 0) throw new Error(`--warmup: must 
 const WINDOW_S = args.minutes !== undefined ? Math.round(Number(args.minutes) * 60) : 60;
 if (!Number.isFinite(WINDOW_S) || WINDOW_S <= 0) throw new Error(`--minutes: must be a positive number, got ${args.minutes}`);
 const TOGETHER = args.together === true;
+const FLOOR = args.floor === true;
+if (FLOOR && (!TOGETHER || args.peer === undefined)) throw new Error('--floor: runs beside both services, so it needs --peer and --together');
 const SCRAPE_S = args.scrape !== undefined ? Number(args.scrape) : 0;
 if (!Number.isFinite(SCRAPE_S) || SCRAPE_S < 0) throw new Error(`--scrape: must be a number of seconds, got ${args.scrape}`);
 
@@ -281,8 +287,9 @@ async function runVigie(configFile: string, dataDir: string, profileDir: string 
   }
 }
 
-async function runPeer(binary: string, configFile: string) {
-  const child: ChildProcess = spawn(binary, ['daemon', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Cabourotte (`daemon --config`), or bench/node-floor.mjs: a process that serves /metrics on the YAML's port. */
+async function runPeer(command: string, args: string[], configFile: string) {
+  const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   readLines(child.stdout as NonNullable<ChildProcess['stdout']>, (line) => logs.push(line));
   readLines(child.stderr as NonNullable<ChildProcess['stderr']>, (line) => logs.push(line));
@@ -317,16 +324,24 @@ async function main(): Promise<void> {
     const peerNote = args.peer !== undefined && peerBinary === undefined ? `skipped: ${args.peer} does not exist` : undefined;
     let vigie: Awaited<ReturnType<typeof runVigie>>;
     let peer: Awaited<ReturnType<typeof runPeer>> | undefined;
+    let floor: Awaited<ReturnType<typeof runPeer>> | undefined;
     if (TOGETHER && peerBinary !== undefined) {
       // The same checks and targets; only the API port differs.
-      const peerDir = mkdtempSync(join(tmpdir(), 'cabourotte-bench-'));
-      [vigie, peer] = await Promise.all([runVigie(configFile, dataDir, profileDir), runPeer(peerBinary, writeConfig(peerDir, targets, await freePort()))]);
+      const otherConfig = async (prefix: string) => writeConfig(mkdtempSync(join(tmpdir(), prefix)), targets, await freePort());
+      const peerConfig = await otherConfig('cabourotte-bench-');
+      const floorConfig = FLOOR ? await otherConfig('node-floor-bench-') : '';
+      [vigie, peer, floor] = await Promise.all([
+        runVigie(configFile, dataDir, profileDir),
+        runPeer(peerBinary, ['daemon', '--config', peerConfig], peerConfig),
+        FLOOR ? runPeer(process.execPath, [join(import.meta.dirname, 'node-floor.mjs'), floorConfig], floorConfig) : undefined,
+      ]);
     } else {
       vigie = await runVigie(configFile, dataDir, profileDir);
-      if (peerBinary !== undefined) peer = await runPeer(peerBinary, configFile);
+      if (peerBinary !== undefined) peer = await runPeer(peerBinary, ['daemon', '--config', configFile], configFile);
     }
     console.log('vigie', JSON.stringify(vigie));
     if (peer !== undefined) console.log('peer', JSON.stringify(peer));
+    if (floor !== undefined) console.log('node floor', JSON.stringify(floor));
 
     // The goal is Cabourotte's CPU on the same machine: measured in the same run when there is a peer, else the
     // 0.12 of a core it took on the 2-core machine the goal was set on.
@@ -351,6 +366,15 @@ async function main(): Promise<void> {
               cpu: Number((vigie.cpu_share_of_one_core / peer.cpu_share_of_one_core).toFixed(2)),
               rss_end: Number((vigie.rss_mb_end / peer.rss_mb_end).toFixed(2)),
               rss_mean: Number((vigie.rss_mb_mean / peer.rss_mb_mean).toFixed(2)),
+            },
+          }
+        : {}),
+      ...(peer && floor
+        ? {
+            node_floor: floor,
+            ratio_node_floor_over_cabourotte: {
+              cpu: Number((floor.cpu_share_of_one_core / peer.cpu_share_of_one_core).toFixed(2)),
+              rss_mean: Number((floor.rss_mb_mean / peer.rss_mb_mean).toFixed(2)),
             },
           }
         : {}),
