@@ -342,6 +342,7 @@ async function main(): Promise<void> {
     console.log('vigie', JSON.stringify(vigie));
     if (peer !== undefined) console.log('peer', JSON.stringify(peer));
     if (floor !== undefined) console.log('node floor', JSON.stringify(floor));
+    else if (FLOOR) console.log('node floor: skipped, it runs beside Cabourotte, which is not here');
 
     // The goal is Cabourotte's CPU on the same machine: measured in the same run when there is a peer, else the
     // 0.12 of a core it took on the 2-core machine the goal was set on.
