@@ -46,23 +46,18 @@ function done(success) {
 function runTcp(check) {
   const handle = new TCP(constants.SOCKET);
   const connect = new TCPConnectWrap();
-  const timer = setTimeout(() => {
+  const settle = (/** @type {boolean} */ success) => {
+    // Closing a handle whose connect is pending cancels it: its completion must not count a second time.
     connect.oncomplete = null;
-    handle.close();
-    done(false);
-  }, TIMEOUT_MS);
-  connect.oncomplete = (/** @type {number} */ status) => {
     clearTimeout(timer);
     handle.close();
-    done(status === 0);
+    done(success);
   };
+  const timer = setTimeout(() => settle(false), TIMEOUT_MS);
+  connect.oncomplete = (/** @type {number} */ status) => settle(status === 0);
   connect.address = check.target;
   connect.port = check.port;
-  if (handle.connect(connect, check.target, check.port) !== 0) {
-    clearTimeout(timer);
-    handle.close();
-    done(false);
-  }
+  if (handle.connect(connect, check.target, check.port) !== 0) settle(false);
 }
 
 /** @param {HttpCheck} check */
