@@ -4,10 +4,10 @@
  * better-sqlite3 that is the event loop, and copying the pages into the database and syncing both files held
  * the loop 30-50 ms (300 ms once the WAL had grown). While the main connection's automatic checkpoints are off,
  * PASSIVE checkpoints (they never wait for or block the writer) run each time `request()` is called and none is
- * under way. A trickle (a WAL under 1,000 pages) is copied on the loop with its fsyncs on the thread pool
- * (src/db/loop-checkpoint.ts), since a worker thread is 6 MB of a small deployment's RSS. A flood (a larger WAL, or
- * a bulk writer's slices) is copied by a worker thread with its own connection, which is kept for WORKER_KEPT_MS
- * after the last flood.
+ * under way. A trickle (a WAL under 1,000 pages, slow writes) is copied on the loop with its fsyncs on the thread
+ * pool (src/db/loop-checkpoint.ts), since a worker thread is 6 MB of a small deployment's RSS. A flood (a larger WAL,
+ * fast writes (src/db/write-rate.ts), a bulk writer's slices) is copied by a worker thread with its own connection,
+ * kept for WORKER_KEPT_MS after the last flood.
  *
  * Two ways to turn them off:
  * - `background(ms)`, for the running service: for good, with a checkpoint asked for every `ms` if the
@@ -29,16 +29,23 @@ import { createRequire } from 'node:module';
 import { statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { Db } from './client.ts';
-import { LoopCheckpoint } from './loop-checkpoint.ts';
+import { LoopCheckpoint, type SyncFile } from './loop-checkpoint.ts';
+import { WriteRate } from './write-rate.ts';
 
 /** The main connection's page cache from the first `hold()` on (KiB). */
 const BULK_CACHE_KIB = 65_536;
 
-/** The WAL size at which the background mode asks for a checkpoint: SQLite's own default (1,000 pages of 4 KiB).
- *  A smaller WAL is copied on the loop (src/db/loop-checkpoint.ts), 3.5 ms at most on the bench machine. */
+/** The WAL size from which a checkpoint is the worker's: SQLite's own checkpoint size (1,000 pages of 4 KiB). A
+ *  smaller WAL is copied on the loop (src/db/loop-checkpoint.ts), 3.5 ms at most on the bench machine. */
 const WAL_CHECKPOINT_BYTES = 1_000 * 4096;
-/** How long the worker is kept after the last checkpoint that needed it (a WAL of WAL_CHECKPOINT_BYTES or more, or
- *  a bulk writer's `hold()`): starting one costs 28 ms of CPU, keeping one about 6 MB of RSS. */
+/** The WAL size at which the background mode asks for a checkpoint before WAL_MAX_AGE_MS: half the worker's, so
+ *  that a WAL growing by a few hundred KB a second (1,200 checks) is copied on the loop and never reaches the
+ *  worker's size (it did, and kept the worker for good: docs/performance.md, "A small deployment's checkpoints"). */
+const WAL_ASK_BYTES = 512 * 4096;
+/** A round on the loop that could not copy the frames written during its first fsync leaves the WAL unable to start
+ *  again from its beginning; it is run again at once, this many times at most, before the next look. */
+const LOOP_RETRIES = 3;
+/** How long the worker is kept after the last flood: starting one costs 28 ms of CPU, keeping one 6 MB of RSS. */
 const WORKER_KEPT_MS = 5 * 60_000;
 /** The longest changes wait in the WAL in the background mode before a checkpoint is asked for anyway. */
 const WAL_MAX_AGE_MS = 30_000;
@@ -113,18 +120,27 @@ export class WalCheckpointer {
   private cacheRaised = false;
   /** When a checkpoint last needed the worker (performance.now()). */
   private floodAtMs = Number.NEGATIVE_INFINITY;
+  /** Rounds on the loop run again at once since the last one that copied the whole WAL. */
+  private loopRetries = 0;
   /** After `close()` nothing is started again: the connection is about to close. */
   private closed = false;
   private readonly file: string;
   private readonly errorListeners: ((message: string) => void)[] = [];
+  private readonly workerKeptMs: number;
+  /** How fast the connection writes, sampled at each look of the background mode. */
+  private readonly writeRate: WriteRate;
+  private readonly sync: SyncFile | undefined;
 
-  /** @internal Use `walCheckpointer(db)`: one per connection. */
+  /** @internal Use `walCheckpointer(db)`: one per connection. The options are for tests. */
   constructor(
     private readonly db: Db,
-    private readonly workerKeptMs = WORKER_KEPT_MS,
+    options: { workerKeptMs?: number; floodChangesPerSecond?: number; sync?: SyncFile } = {},
   ) {
     // An in-memory database has no WAL to checkpoint.
     this.file = db.$client.memory ? '' : db.$client.name;
+    this.workerKeptMs = options.workerKeptMs ?? WORKER_KEPT_MS;
+    this.writeRate = new WriteRate(options.floodChangesPerSecond);
+    this.sync = options.sync;
   }
 
   /** @internal */
@@ -134,11 +150,10 @@ export class WalCheckpointer {
 
   /**
    * Turns the main connection's automatic checkpoints off until `close()`, and every `intervalMs` looks whether
-   * rows changed since it last asked the worker for a checkpoint: it asks again once the WAL holds what SQLite's own
-   * automatic checkpoint waits for (WAL_CHECKPOINT_BYTES), or once the changes are WAL_MAX_AGE_MS old, so that a
-   * small deployment's trickle of results is not copied into the database file (and synced) every second. While
-   * nothing changes the look is taken less and less often, up to IDLE_BACKOFF times `intervalMs`, so that an idle
-   * service is not woken every second (docs/performance.md, "An idle service").
+   * rows changed since it last asked for a checkpoint: it asks again once the WAL holds WAL_ASK_BYTES, or once the
+   * changes are WAL_MAX_AGE_MS old, so that a small deployment's trickle of results is not copied into the database
+   * file (and synced) every second. While nothing changes the look is taken less and less often, up to IDLE_BACKOFF
+   * times `intervalMs`, so that an idle service is not woken every second (docs/performance.md, "An idle service").
    */
   background(intervalMs: number): void {
     if (this.file === '' || this.permanent) return;
@@ -152,17 +167,19 @@ export class WalCheckpointer {
     const changes = this.db.$client.prepare('select total_changes()').pluck();
     const wal = `${this.file}-wal`;
     this.changesAtRequest = changes.get() as number;
+    this.writeRate.sample(this.changesAtRequest);
     let requestedAtMs = performance.now();
     let delayMs = intervalMs;
     const look = () => {
       const now = changes.get() as number;
+      const flood = this.writeRate.sample(now);
       if (now === this.changesAtRequest) delayMs = Math.min(delayMs * 2, intervalMs * IDLE_BACKOFF);
       else {
         delayMs = intervalMs;
-        if (walBytes(wal) >= WAL_CHECKPOINT_BYTES || performance.now() - requestedAtMs >= WAL_MAX_AGE_MS) {
+        if (walBytes(wal) >= WAL_ASK_BYTES || performance.now() - requestedAtMs >= WAL_MAX_AGE_MS) {
           this.changesAtRequest = now;
           requestedAtMs = performance.now();
-          this.request();
+          this.request(flood);
         }
       }
       this.timer = setTimeout(look, delayMs);
@@ -194,13 +211,13 @@ export class WalCheckpointer {
     this.held = true;
   }
 
-  /** Asks for a checkpoint unless one is under way: by the worker in a flood and for WORKER_KEPT_MS after, on the
-   *  loop otherwise. */
-  request(): void {
+  /** Asks for a checkpoint unless one is under way: by the worker in a flood (`flood`, or a WAL of
+   *  WAL_CHECKPOINT_BYTES) and for WORKER_KEPT_MS after, on the loop otherwise. */
+  request(flood = false): void {
     if (this.file === '' || this.inFlight || this.closed) return;
     this.inFlight = true;
     const now = performance.now();
-    if (walBytes(`${this.file}-wal`) >= WAL_CHECKPOINT_BYTES) this.floodAtMs = now;
+    if (flood || walBytes(`${this.file}-wal`) >= WAL_CHECKPOINT_BYTES) this.floodAtMs = now;
     if (now - this.floodAtMs < this.workerKeptMs) {
       this.start().postMessage('checkpoint');
       return;
@@ -210,12 +227,20 @@ export class WalCheckpointer {
   }
 
   private checkpointOnLoop(): void {
-    this.loop ??= new LoopCheckpoint(this.db.$client, this.file);
+    this.loop ??= new LoopCheckpoint(this.db.$client, this.file, this.sync);
     this.loopRound = this.loop.run().then(
       (complete) => {
         this.inFlight = false;
         this.rounds.loop++;
         this.checkpointed(complete);
+        // Frames written during the round's first fsync stay in the WAL, and the next write appends after them
+        // instead of starting the WAL again: the WAL grew until the worker took it (the looks and the result
+        // writes, both once a second, can fall in step). Run again while no write is likely under way.
+        if (complete) this.loopRetries = 0;
+        else if (this.permanent && this.loopRetries < LOOP_RETRIES) {
+          this.loopRetries++;
+          this.request();
+        }
       },
       (error: Error) => {
         this.inFlight = false;

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { open as fsOpen } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -86,6 +87,73 @@ describe('WalCheckpointer', () => {
     await checkpointer.close();
   });
 
+  it('in the background, copies a slow WAL on the loop once it is 2 MB, before it reaches the size that needs the worker', async () => {
+    const { db, file, insertRow, errors } = setup();
+    // No rate of writes is a flood here: what is tested is where a WAL of this size is copied.
+    const checkpointer = new WalCheckpointer(db, { floodChangesPerSecond: Number.POSITIVE_INFINITY });
+    checkpointer.onError((message) => errors.push(message));
+    checkpointer.background(10);
+    // 600 pages: 2.4 MB, under the 1,000 pages (4 MB) at which a checkpoint goes to the worker, and written in
+    // much less than WAL_MAX_AGE_MS, so only the size asks for this checkpoint.
+    db.$client.transaction(() => {
+      for (let i = 0; i < 600; i++) insertRow(i);
+    })();
+    const before = statSync(file).size;
+    await expect.poll(() => checkpointer.rounds.loop, { timeout: 5_000 }).toBe(1);
+    expect(statSync(file).size).toBeGreaterThan(before + 500 * 4096);
+    expect(checkpointer.rounds.worker).toBe(0);
+    expect(errors).toEqual([]);
+    await checkpointer.close();
+  });
+
+  it('in the background, gives the checkpoints of fast writes to the worker, however small the WAL', async () => {
+    const { db, file, insertRow, errors } = setup();
+    // The same 600 rows written at once, right after the start: over the 5 s the rate is measured on, 120 rows a
+    // second, a flood here.
+    const checkpointer = new WalCheckpointer(db, { floodChangesPerSecond: 50 });
+    checkpointer.onError((message) => errors.push(message));
+    checkpointer.background(10);
+    db.$client.transaction(() => {
+      for (let i = 0; i < 600; i++) insertRow(i);
+    })();
+    const before = statSync(file).size;
+    await expect.poll(() => checkpointer.rounds.worker, { timeout: 5_000 }).toBe(1);
+    expect(statSync(file).size).toBeGreaterThan(before + 500 * 4096);
+    expect(checkpointer.rounds.loop).toBe(0);
+    expect(errors).toEqual([]);
+    await checkpointer.close();
+  });
+
+  it('runs a round on the loop again at once when a write during its fsync kept it from copying the whole WAL', async () => {
+    const { db, file, insertRow, errors } = setup();
+    let writeDuringSync = true;
+    const sync = async (path: string) => {
+      // A result write lands while the first round waits for the WAL's fsync: its frames are after the pin.
+      if (writeDuringSync && path.endsWith('-wal')) {
+        writeDuringSync = false;
+        insertRow(7);
+      }
+      const handle = await fsOpen(path, 'r');
+      await handle.sync();
+      await handle.close();
+    };
+    const checkpointer = new WalCheckpointer(db, { floodChangesPerSecond: Number.POSITIVE_INFINITY, sync });
+    checkpointer.onError((message) => errors.push(message));
+    checkpointer.background(60_000);
+    db.$client.transaction(() => {
+      for (let i = 0; i < 100; i++) insertRow(i);
+    })();
+    checkpointer.request();
+    await expect.poll(() => checkpointer.rounds.loop, { timeout: 5_000 }).toBe(2);
+    // The second round copied the row the first could not: the next write starts the WAL again, and the
+    // restart truncates it to that write's frames.
+    insertRow(8);
+    expect(statSync(`${file}-wal`).size).toBeLessThan(10 * 4096);
+    expect(checkpointer.rounds.worker).toBe(0);
+    expect(errors).toEqual([]);
+    await checkpointer.close();
+  });
+
   it('once a bulk writer has held checkpoints, gives every checkpoint to the worker, however small the WAL', async () => {
     const { file, insertRow, checkpointer, errors } = setup();
     checkpointer.background(60_000);
@@ -103,7 +171,7 @@ describe('WalCheckpointer', () => {
   it('stops the worker once no flood has needed it for a while, and copies the next trickle on the loop', async () => {
     const { db, file, write, insertRow, errors } = setup();
     // Kept 2 s after the flood: long enough for a slow machine to run two worker checkpoints meanwhile.
-    const checkpointer = new WalCheckpointer(db, 2_000);
+    const checkpointer = new WalCheckpointer(db, { workerKeptMs: 2_000 });
     checkpointer.onError((message) => errors.push(message));
     checkpointer.background(60_000);
     write();
