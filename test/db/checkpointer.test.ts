@@ -87,41 +87,34 @@ describe('WalCheckpointer', () => {
     await checkpointer.close();
   });
 
-  it('in the background, copies a slow WAL on the loop once it is 2 MB, before it reaches the size that needs the worker', async () => {
+  /**
+   * 600 pages (2.4 MB: under the 1,000 pages at which a checkpoint goes to the worker) written at once in the
+   * background mode, much faster than WAL_MAX_AGE_MS: only the size asks for a checkpoint. `way` is where it must run.
+   */
+  async function sixHundredPages(floodChangesPerSecond: number, way: 'loop' | 'worker') {
     const { db, file, insertRow, errors } = setup();
-    // No rate of writes is a flood here: what is tested is where a WAL of this size is copied.
-    const checkpointer = new WalCheckpointer(db, { floodChangesPerSecond: Number.POSITIVE_INFINITY });
+    const checkpointer = new WalCheckpointer(db, { floodChangesPerSecond });
     checkpointer.onError((message) => errors.push(message));
     checkpointer.background(10);
-    // 600 pages: 2.4 MB, under the 1,000 pages (4 MB) at which a checkpoint goes to the worker, and written in
-    // much less than WAL_MAX_AGE_MS, so only the size asks for this checkpoint.
     db.$client.transaction(() => {
       for (let i = 0; i < 600; i++) insertRow(i);
     })();
     const before = statSync(file).size;
-    await expect.poll(() => checkpointer.rounds.loop, { timeout: 5_000 }).toBe(1);
+    await expect.poll(() => checkpointer.rounds[way], { timeout: 5_000 }).toBe(1);
     expect(statSync(file).size).toBeGreaterThan(before + 500 * 4096);
-    expect(checkpointer.rounds.worker).toBe(0);
+    expect(checkpointer.rounds[way === 'loop' ? 'worker' : 'loop']).toBe(0);
     expect(errors).toEqual([]);
     await checkpointer.close();
+  }
+
+  it('in the background, copies a slow WAL on the loop once it is 2 MB, before it reaches the size that needs the worker', async () => {
+    // No rate of writes is a flood here: what is tested is where a WAL of this size is copied.
+    await sixHundredPages(Number.POSITIVE_INFINITY, 'loop');
   });
 
   it('in the background, gives the checkpoints of fast writes to the worker, however small the WAL', async () => {
-    const { db, file, insertRow, errors } = setup();
-    // The same 600 rows written at once, right after the start: over the 5 s the rate is measured on, 120 rows a
-    // second, a flood here.
-    const checkpointer = new WalCheckpointer(db, { floodChangesPerSecond: 50 });
-    checkpointer.onError((message) => errors.push(message));
-    checkpointer.background(10);
-    db.$client.transaction(() => {
-      for (let i = 0; i < 600; i++) insertRow(i);
-    })();
-    const before = statSync(file).size;
-    await expect.poll(() => checkpointer.rounds.worker, { timeout: 5_000 }).toBe(1);
-    expect(statSync(file).size).toBeGreaterThan(before + 500 * 4096);
-    expect(checkpointer.rounds.loop).toBe(0);
-    expect(errors).toEqual([]);
-    await checkpointer.close();
+    // 600 rows right after the start: over the 5 s the rate is measured on, 120 rows a second, a flood here.
+    await sixHundredPages(50, 'worker');
   });
 
   it('runs a round on the loop again at once when a write during its fsync kept it from copying the whole WAL', async () => {
