@@ -49,8 +49,8 @@ export class RunningCheck implements SchedulerJob {
 
 export interface RegistryOptions {
   maxConcurrentRuns: number;
-  /** The scheduler's start tick in ms (docs/configuration.md, `healthchecks.start-tick`). */
-  startTickMs?: number;
+  /** The scheduler's start tick in ms, or `auto` (docs/configuration.md, `healthchecks.start-tick`). */
+  startTickMs?: number | 'auto';
   metrics: HealthcheckMetrics;
   /** Where run results are buffered (and dropped again when their check goes). */
   repository: HealthcheckRepository;
@@ -160,7 +160,7 @@ export class CheckRegistry {
     this.scheduler.maxConcurrentRuns = cap;
   }
 
-  set startTickMs(tick: number) {
+  set startTickMs(tick: number | 'auto') {
     this.scheduler.tickMs = tick;
   }
 

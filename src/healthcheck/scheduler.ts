@@ -10,6 +10,7 @@
  * of catch-up runs). A removed job never starts again, not even when it is removed during its initial delay.
  */
 import { DueHeap } from './due-heap.ts';
+import { tickInForce } from './start-tick.ts';
 
 export interface SchedulerJob {
   readonly intervalMs: number;
@@ -28,16 +29,15 @@ export interface SchedulerOptions<J extends SchedulerJob> {
    * Runs start on a grid of this many ms (0: at their due time): first runs are due on it, and a due time off it
    * waits for the next tick. The checks due within one tick then start in one timer callback, and their
    * connections complete in a few polls of the event loop instead of one wake-up each (docs/performance.md).
+   * `auto`: 1 s, 500 ms or 250 ms as the runs due grow (src/healthcheck/start-tick.ts).
    */
-  tickMs?: number;
+  tickMs?: number | 'auto';
   /** Monotonic clock in ms; injectable for tests. */
   now?: () => number;
   /** Uniform in [0, 1); injectable for tests. */
   random?: () => number;
 }
 
-/** The narrowest tick a short interval brings (`fitTick`): the default start tick before it was 250 ms. */
-const NARROWEST_TICK_MS = 50;
 /** The first run waits at most this long, so that a check with a 1 h interval does not stay silent for an hour. */
 const MAX_INITIAL_DELAY_MS = 30_000;
 
@@ -96,9 +96,9 @@ export class Scheduler<J extends SchedulerJob> {
   private readonly onTimer = () => this.tick();
   private cap: number;
   /** The configured tick, and the one in force: never more than a quarter of the shortest interval. */
-  private configuredTick: number;
+  private configuredTick: number | 'auto';
   private tickLength: number;
-  /** How many jobs have each interval, for the shortest one. */
+  /** How many jobs have each interval, for the shortest one and the runs due a ms. */
   private readonly intervals = new Map<number, number>();
   /**
    * Controllers of runs that ended without being aborted, for the next runs to take. Not one per check: on Node
@@ -112,38 +112,30 @@ export class Scheduler<J extends SchedulerJob> {
     this.random = options.random ?? Math.random;
     this.cap = options.maxConcurrentRuns;
     this.configuredTick = options.tickMs ?? 0;
-    this.tickLength = this.configuredTick;
+    this.tickLength = 0;
+    this.fitTick();
   }
 
-  get tickMs(): number {
+  get tickMs(): number | 'auto' {
     return this.configuredTick;
   }
 
   /** Applies to first runs added from now on and to every later arming of the timer. */
-  set tickMs(tick: number) {
+  set tickMs(tick: number | 'auto') {
     this.configuredTick = tick;
     this.fitTick();
   }
 
-  /**
-   * A tick longer than a check's interval would make it run once a tick, fewer times than asked: the tick in force
-   * is at most a quarter of the shortest interval (so a 100 ms check still runs every 100 ms under a 250 ms tick),
-   * but never below NARROWEST_TICK_MS (or the configured tick, if lower): there is no minimum interval, and a check
-   * at `interval: 1ms` would otherwise run a thousand times a second and take every other check's batching away.
-   */
   private fitTick(): void {
-    let shortest = Infinity;
-    for (const interval of this.intervals.keys()) if (interval < shortest) shortest = interval;
-    const tick = this.configuredTick;
-    this.tickLength = tick > 0 && shortest < tick * 4 ? Math.max(Math.min(tick, NARROWEST_TICK_MS), Math.floor(shortest / 4)) : tick;
+    this.tickLength = tickInForce(this.configuredTick, this.intervals);
   }
 
   private countInterval(interval: number, delta: 1 | -1): void {
     const count = (this.intervals.get(interval) ?? 0) + delta;
     if (count > 0) this.intervals.set(interval, count);
     else this.intervals.delete(interval);
-    // The shortest interval changes only when an interval appears or goes.
-    if (count === 0 || (delta === 1 && count === 1)) this.fitTick();
+    // The shortest interval changes only when an interval appears or goes; the runs due, with every job.
+    if (this.configuredTick === 'auto' || count === 0 || (delta === 1 && count === 1)) this.fitTick();
   }
 
   get maxConcurrentRuns(): number {
@@ -332,3 +324,4 @@ export class Scheduler<J extends SchedulerJob> {
     return tick > 0 ? Math.ceil(time / tick) * tick : time;
   }
 }
+

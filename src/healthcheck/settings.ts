@@ -77,8 +77,8 @@ export interface HealthcheckSettings {
   /** Check labels that become metric labels (`healthchecks-labels`). */
   labels: string[];
   maxConcurrentRuns: number;
-  /** `healthchecks.start-tick` in ms: runs start on this grid (src/healthcheck/scheduler.ts). */
-  startTickMs: number;
+  /** `healthchecks.start-tick` in ms, or `auto`: runs start on this grid (src/healthcheck/scheduler.ts). */
+  startTickMs: number | 'auto';
   historySize: number;
   /** `healthchecks.write-delay` in seconds: how long a check's results may wait to be written in a group. */
   writeDelayS: number;
@@ -109,8 +109,6 @@ export interface HealthcheckConfig {
   healthchecks: HealthcheckSettings;
 }
 
-/** Runs start on a 250 ms grid: measured in docs/performance.md, "Start tick". */
-const DEFAULT_START_TICK = '250ms';
 const MAX_START_TICK_MS = 1000;
 /** Results wait up to 30 s to be written in groups per check: docs/performance.md, "Result writes". */
 const DEFAULT_WRITE_DELAY = '30s';
@@ -166,9 +164,13 @@ function writeDelay(file: string | null, text: string | undefined): number {
   return Math.floor(delayMs / 1000);
 }
 
-/** `healthchecks.start-tick`: 250 ms unless set, at most a second (a run may start up to one tick late). */
-function startTick(file: string | null, text: string | undefined): number {
-  const tick = durationMs(file, 'healthchecks.start-tick', text ?? DEFAULT_START_TICK);
+/**
+ * `healthchecks.start-tick`: `auto` unless set (1 s, 500 ms or 250 ms as the runs due grow: docs/performance.md,
+ * "Start tick"), or a duration of at most a second (a run may start up to one tick late).
+ */
+function startTick(file: string | null, text: string | undefined): number | 'auto' {
+  if (text === undefined || text === 'auto') return 'auto';
+  const tick = durationMs(file, 'healthchecks.start-tick', text);
   if (tick > MAX_START_TICK_MS) throw new ConfigError(file, 'healthchecks.start-tick', `must be at most 1s, got ${JSON.stringify(text)}`);
   return tick;
 }

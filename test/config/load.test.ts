@@ -12,7 +12,7 @@ describe('config loading', () => {
     expect(config.databaseFile).toMatch(/data\/vigie\.db$/);
     expect(config.streams.directories[0]).toMatch(/data\/streams$/);
     expect(config.healthchecks.maxConcurrentRuns).toBe(1000);
-    expect(config.healthchecks.startTickMs).toBe(250);
+    expect(config.healthchecks.startTickMs).toBe('auto');
     expect(config.healthchecks.writeDelayS).toBe(30);
     expect(config.databaseCacheBytes).toBe(2 * 1024 * 1024);
   });
@@ -30,11 +30,14 @@ describe('config loading', () => {
     expect(errorOf('healthchecks:\n  write-delay: 10m\n')).toBe('/etc/vigie.yaml: healthchecks.write-delay: must be between 1s and 5m, got "10m"');
   });
 
-  it('reads healthchecks.start-tick as a duration between 1 ms and 1 s', () => {
+  it('reads healthchecks.start-tick as auto, the default, or a duration between 1 ms and 1 s', () => {
+    expect(parseConfigText('http:\n  port: 9013\n', null).healthchecks.startTickMs).toBe('auto');
+    expect(parseConfigText('healthchecks:\n  start-tick: auto\n', null).healthchecks.startTickMs).toBe('auto');
     expect(parseConfigText('healthchecks:\n  start-tick: 1ms\n', null).healthchecks.startTickMs).toBe(1);
     expect(parseConfigText('healthchecks:\n  start-tick: 250ms\n', null).healthchecks.startTickMs).toBe(250);
     expect(errorOf('healthchecks:\n  start-tick: 2s\n')).toBe('/etc/vigie.yaml: healthchecks.start-tick: must be at most 1s, got "2s"');
     expect(errorOf('healthchecks:\n  start-tick: 0s\n')).toBe('/etc/vigie.yaml: healthchecks.start-tick: must be positive, got "0s"');
+    expect(errorOf('healthchecks:\n  start-tick: automatic\n')).toMatch(/^\/etc\/vigie.yaml: healthchecks.start-tick: /);
   });
 
   it('caps maintenance windows in the file as the API does, naming the key', () => {

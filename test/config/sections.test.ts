@@ -54,7 +54,7 @@ describe('config sections', () => {
           },
           "maxConcurrentRuns": 1000,
           "maxPendingResults": 100000,
-          "startTickMs": 250,
+          "startTickMs": "auto",
           "statusLimits": {
             "labels": {
               "maxKeyBytes": 256,

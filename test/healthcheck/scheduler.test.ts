@@ -43,7 +43,7 @@ interface Finished {
   durationMs: number;
 }
 
-function makeScheduler(options: { cap?: number; random?: () => number; tickMs?: number } = {}) {
+function makeScheduler(options: { cap?: number; random?: () => number; tickMs?: number | 'auto' } = {}) {
   const finished: Finished[] = [];
   const lags: number[] = [];
   const scheduler = new Scheduler<TestJob>({
@@ -126,6 +126,40 @@ describe('the scheduler', () => {
     await vi.advanceTimersByTimeAsync(2_100);
     // Back on the 250 ms grid: due at 2,010 ms, it waits for the 2,250 ms tick.
     expect(slow.starts).toEqual([1_000, 2_250]);
+    await scheduler.stop();
+  });
+
+  it('widens an automatic tick to 1 s while few runs come due, and to no less than 250 ms as they grow', async () => {
+    let draw = 0;
+    // First runs spread over the interval, 7 ms apart, as the random delay would.
+    const { scheduler } = makeScheduler({ tickMs: 'auto', cap: 100_000, random: () => ((draw++ * 7) % 10_000) / 10_000 });
+    const small = Array.from({ length: 1_200 }, (_, i) => new TestJob(`small-${i}`, 10_000, 1_000, 1));
+    const handles = small.map((job) => scheduler.add(job));
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(19_999);
+    // 1,200 checks at 10 s: 120 runs a second, which start together once a second.
+    const smallStarts = small.flatMap((job) => job.starts);
+    expect(smallStarts.length).toBe(2_400);
+    expect(smallStarts.every((at) => at % 1_000 === 0)).toBe(true);
+    expect(new Set(smallStarts).size).toBe(20);
+
+    // 12,000 checks: 1,200 runs a second, every 250 ms as with the fixed tick before.
+    const large = Array.from({ length: 10_800 }, (_, i) => new TestJob(`large-${i}`, 10_000, 1_000, 1));
+    handles.push(...large.map((job) => scheduler.add(job)));
+    await vi.advanceTimersByTimeAsync(10_001);
+    expect(large.every((job) => job.starts.length > 0)).toBe(true);
+    const largeStarts = large.flatMap((job) => job.starts);
+    expect(largeStarts.every((at) => at % 250 === 0)).toBe(true);
+    expect(largeStarts.filter((at) => at % 1_000 !== 0).length).toBeGreaterThan(5_000);
+
+    // Back to few checks: the grid widens again.
+    await Promise.all(handles.map((handle) => scheduler.remove(handle)));
+    const later = Array.from({ length: 100 }, (_, i) => new TestJob(`later-${i}`, 10_000, 1_000, 1));
+    for (const job of later) scheduler.add(job);
+    await vi.advanceTimersByTimeAsync(20_000);
+    const laterStarts = later.flatMap((job) => job.starts);
+    expect(laterStarts.length).toBe(200);
+    expect(laterStarts.every((at) => at % 1_000 === 0)).toBe(true);
     await scheduler.stop();
   });
 
