@@ -6,8 +6,9 @@
  * - TCP checks connect as Vigie's do on an IP address (src/healthcheck/kinds/tcp-handle.ts): a bare TCP handle
  *   through Node's `tcp_wrap` binding, closed once connected;
  * - HTTP checks send a GET on a keep-alive Agent shared by all (Node's client, as Vigie's) and read the body;
- * - each run has its timeout timer; runs start on a 250 ms tick (`healthchecks.start-tick`), each check at a random
- *   tick of its 10 s interval.
+ * - each run has its timeout timer; runs start on the tick Vigie's `healthchecks.start-tick: auto` takes for as many
+ *   checks at 10 s (src/healthcheck/start-tick.ts: 1 s up to 3,000 checks, 500 ms up to 6,000, 250 ms beyond), each
+ *   check at a random tick of its interval.
  *
  * `GET /metrics` on the YAML's `http.port` answers `healthcheck_total{status}` as Vigie does, so that
  * bench/checks.ts measures it as it measures the services (`--floor`).
@@ -20,7 +21,6 @@ import { readFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import { parse } from 'yaml';
 
-const TICK_MS = 250;
 const INTERVAL_MS = 10_000;
 const TIMEOUT_MS = 5_000;
 
@@ -84,6 +84,8 @@ function runHttp(check) {
   sent.end();
 }
 
+const checks = (config['tcp-checks']?.length ?? 0) + (config['http-checks']?.length ?? 0);
+const TICK_MS = [1000, 500].find((tick) => (checks * tick) / INTERVAL_MS <= 300) ?? 250;
 const ticks = INTERVAL_MS / TICK_MS;
 /** @type {(() => void)[][]} */
 const slots = Array.from({ length: ticks }, () => []);
