@@ -31,6 +31,7 @@ import { Worker } from 'node:worker_threads';
 import type { Db } from './client.ts';
 import { LoopCheckpoint, type SyncFile } from './loop-checkpoint.ts';
 import { WriteRate } from './write-rate.ts';
+import { delayToBeat } from '../common/beat.ts';
 
 /** The main connection's page cache from the first `hold()` on (KiB). */
 const BULK_CACHE_KIB = 65_536;
@@ -183,11 +184,9 @@ export class WalCheckpointer {
           this.request(flood);
         }
       }
-      this.timer = setTimeout(look, delayMs);
-      this.timer.unref();
+      this.timer = setTimeout(look, delayToBeat(delayMs, intervalMs)).unref();
     };
-    this.timer = setTimeout(look, delayMs);
-    this.timer.unref();
+    this.timer = setTimeout(look, delayToBeat(delayMs, intervalMs)).unref();
   }
 
   /** Stops the main connection's automatic checkpoints until `release()`, and raises its page cache. */

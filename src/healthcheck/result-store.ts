@@ -17,6 +17,7 @@
  */
 import { getTableName, inArray } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
+import { delayToBeat } from '../common/beat.ts';
 import { healthcheckHistory, healthcheckResults, healthcheckUptime, heartbeatReports } from '../db/schema.ts';
 import { type FoldReason, type PendingCheck, PendingResults } from './pending-results.ts';
 import { type CheckResult, DAILY_RETENTION_S, DAY_S, HOURLY_RETENTION_S } from './result-types.ts';
@@ -129,20 +130,22 @@ export class ResultStore {
 
   private armFlush(): void {
     if (this.flushTimer !== null) return;
-    this.flushTimer = setInterval(() => {
+    const beat = () => {
       const [oldest] = this.pending.entries();
       if (oldest === undefined) {
-        clearInterval(this.flushTimer as ReturnType<typeof setInterval>);
         this.flushTimer = null;
-      } else if (oldest[1].sinceS <= this.nowS() - this.writeDelayS) void this.writeDue();
-    }, this.flushIntervalMs);
-    this.flushTimer.unref();
+        return;
+      }
+      if (oldest[1].sinceS <= this.nowS() - this.writeDelayS) void this.writeDue();
+      this.flushTimer = setTimeout(beat, delayToBeat(this.flushIntervalMs, this.flushIntervalMs)).unref();
+    };
+    this.flushTimer = setTimeout(beat, delayToBeat(this.flushIntervalMs, this.flushIntervalMs)).unref();
   }
 
   /** Writes what is waiting and stops the periodic writes. */
   stop(): void {
     this.started = false;
-    if (this.flushTimer !== null) clearInterval(this.flushTimer);
+    if (this.flushTimer !== null) clearTimeout(this.flushTimer);
     this.flushTimer = null;
     this.round = null;
     this.flush();

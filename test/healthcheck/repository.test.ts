@@ -40,24 +40,34 @@ beforeEach(() => {
 afterEach(() => closeDatabase(db));
 
 describe('the healthcheck repository', () => {
-  it('ticks its periodic writes only while results wait: none armed when idle, armed by a result, disarmed once written', async () => {
-    const repo = new HealthcheckRepository(db, { historySize: 5, writeDelayS: 0, maxPendingResults: 10_000, flushIntervalMs: 20 });
-    const armed = vi.spyOn(globalThis, 'setInterval');
-    const disarmed = vi.spyOn(globalThis, 'clearInterval');
+  it('ticks its periodic writes only while results wait, on whole beats of the monotonic clock: none armed when idle, armed by a result, disarmed once written', async () => {
+    vi.useFakeTimers({ now: 1_000_000 });
     try {
+      vi.advanceTimersByTime(1_234);
+      const repo = new HealthcheckRepository(db, { historySize: 5, writeDelayS: 0, maxPendingResults: 10_000, flushIntervalMs: 1_000 });
       repo.start();
-      expect(armed).not.toHaveBeenCalled();
+      expect(vi.getTimerCount()).toBe(0);
       repo.record(result('plain', Math.floor(Date.now() / 1000)));
       repo.record(result('other', Math.floor(Date.now() / 1000)));
-      expect(armed).toHaveBeenCalledTimes(1);
-      await vi.waitFor(() => expect(count('select count(*) n from healthcheck_results')).toBe(2));
-      await vi.waitFor(() => expect(disarmed).toHaveBeenCalledTimes(1));
+      expect(vi.getTimerCount()).toBe(1);
+      // Not a second after the result (at 2,234 ms) but on the whole second of performance.now() after that, with the
+      // scheduler's tick and the checkpoint's look (docs/performance.md, "One wake-up a second").
+      const beat = Math.ceil((performance.now() + 1_000) / 1_000) * 1_000;
+      expect(beat).toBe(3_000);
+      await vi.advanceTimersByTimeAsync(beat - performance.now() - 1);
+      expect(count('select count(*) n from healthcheck_results')).toBe(0);
+      // The beat starts a write round, whose slices run as immediates.
+      await vi.advanceTimersByTimeAsync(2);
+      expect(count('select count(*) n from healthcheck_results')).toBe(2);
+      // The next beat finds nothing waiting and arms nothing more.
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(vi.getTimerCount()).toBe(0);
       repo.record(result('plain', Math.floor(Date.now() / 1000) + 1));
-      expect(armed).toHaveBeenCalledTimes(2);
-    } finally {
+      expect(vi.getTimerCount()).toBe(1);
       repo.stop();
-      armed.mockRestore();
-      disarmed.mockRestore();
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
     }
   });
 
