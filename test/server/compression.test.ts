@@ -130,6 +130,15 @@ describe('compressed answers', () => {
     expect(refused.body.toString('utf8')).toBe(LARGE);
   });
 
+  it('answers a hostile Accept-Encoding with a readable answer', async () => {
+    const hostile = ['br;q=abc, gzip;q=', 'gzip;q=1e309, br;q=-1', ','.repeat(8_000), `${'x;q=0.5,'.repeat(1_000)}gzip`, 'BR', 'identity;q=0, *;q=0'];
+    for (const accept of hostile) {
+      const answer = await rawGet('/in/large', { 'accept-encoding': accept });
+      expect(answer.status, accept.slice(0, 40)).toBe(200);
+      expect(decoded(answer), accept.slice(0, 40)).toBe(LARGE);
+    }
+  });
+
   it('answers a HEAD plain, with no body: nothing is compressed to be thrown away', async () => {
     const head = await rawGet('/in/large', { 'accept-encoding': 'gzip' }, 'HEAD');
     expect(head.status).toBe(200);
