@@ -324,4 +324,3 @@ export class Scheduler<J extends SchedulerJob> {
     return tick > 0 ? Math.ceil(time / tick) * tick : time;
   }
 }
-
