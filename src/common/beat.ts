@@ -4,7 +4,8 @@
  * once a second together instead of each at its own phase (docs/performance.md, "One wake-up a second").
  */
 
-/** The delay, at least `delayMs`, to the next whole multiple of `beatMs` on the monotonic clock. */
-export function delayToBeat(delayMs: number, beatMs = 1000, now = performance.now()): number {
+/** The delay, at least `delayMs`, to the next whole multiple of `beatMs` (the service's timers: 1,000) on the
+ *  monotonic clock. */
+export function delayToBeat(delayMs: number, beatMs: number, now = performance.now()): number {
   return Math.ceil((now + delayMs) / beatMs) * beatMs - now;
 }
