@@ -76,6 +76,21 @@ export class ScheduledJob<J extends SchedulerJob> {
   }
 }
 
+/**
+ * Listens to a pooled controller's signal for as long as the controller lives. Node's EventTarget drops an event's
+ * entry from the signal's map of listeners when its last listener goes; once that map's table is in the old
+ * generation, V8 rebuilds it there at each add and remove. A TCP run left 150 bytes there for full collections to
+ * find (docs/performance.md, "Memory: what runs leave in the old generation"). With a listener that stays, the
+ * entry and its table stay too.
+ */
+function keepsListenerEntry(): void {}
+
+function pooledController(): AbortController {
+  const controller = new AbortController();
+  controller.signal.addEventListener('abort', keepsListenerEntry);
+  return controller;
+}
+
 function abortOnTimeout(controller: AbortController): void {
   controller.abort();
 }
@@ -237,7 +252,7 @@ export class Scheduler<J extends SchedulerJob> {
     entry.state = State.Running;
     entry.startedAt = now;
     this.running++;
-    const controller = this.idleControllers.pop() ?? new AbortController();
+    const controller = this.idleControllers.pop() ?? pooledController();
     entry.controller = controller;
     entry.timeoutTimer = setTimeout(abortOnTimeout, entry.job.timeoutMs, controller);
     let run: Promise<void>;

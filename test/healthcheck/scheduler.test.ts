@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Scheduler, type SchedulerJob } from '../../src/healthcheck/scheduler.ts';
 
@@ -201,6 +202,24 @@ describe('the scheduler', () => {
     expect(finished[0]?.durationMs).toBe(2_000);
     await vi.advanceTimersByTimeAsync(10_000);
     expect(job.starts).toEqual([0, 10_000]);
+  });
+
+  it('hands every run a pooled signal that keeps one listener of its own between runs', async () => {
+    // Node drops a signal's listener entry when its last listener goes, and rebuilds its table in the old generation
+    // at the next add: the scheduler's own listener keeps the entry (docs/performance.md).
+    const { scheduler, finished } = makeScheduler();
+    const listening: number[] = [];
+    const job: TestJob = Object.assign(new TestJob('pooled', 1_000, 500, 10), {
+      run: (signal: AbortSignal) => {
+        listening.push(getEventListeners(signal, 'abort').length);
+        return Promise.resolve();
+      },
+    });
+    scheduler.add(job);
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(3_100);
+    expect(finished.map((f) => f.failure)).toEqual([undefined, undefined, undefined, undefined]);
+    expect(listening).toEqual([1, 1, 1, 1]);
   });
 
   it('reports a rejected run and a run that throws synchronously as failures, and keeps scheduling them', async () => {
