@@ -36,7 +36,7 @@ describe('the pending results', () => {
     expect(pending.size).toBe(1);
   });
 
-  it('keeps what a check waits with intact while it is written in steps', () => {
+  it('keeps the rest of a check\'s waiting results when it is written in steps', () => {
     const pending = new PendingResults(10, 1_000, () => undefined);
     for (let i = 0; i < 5; i++) pending.add(result('a', HOUR + i, true, i));
     const check = pending.get('a');
