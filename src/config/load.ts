@@ -15,7 +15,7 @@ import { type DiscoverySettings, resolveDiscovery } from '../healthcheck/discove
 import { type ExporterSettings, resolveExporters } from '../healthcheck/exporters/settings.ts';
 import { ConfigFileSchema } from './schema.ts';
 import type { Static } from '@sinclair/typebox';
-import { type HttpSettings, resolveHttp } from '../server/settings.ts';
+import { DEFAULT_COMPACT_HEAP_BELOW_BYTES, type HttpSettings, resolveHttp } from '../server/settings.ts';
 import { resolveStreams, type StreamSettings } from '../stream/settings.ts';
 import { type ClusterSettings, resolveCluster } from '../cluster/settings.ts';
 import { DEFAULT_DATABASE_CACHE_BYTES } from '../db/settings.ts';
@@ -31,6 +31,8 @@ export interface VigieConfig {
   databaseFile: string;
   /** The main SQLite connection's page cache (`database-cache-size`, src/db/client.ts). */
   databaseCacheBytes: number;
+  /** `compact-heap-below` (src/server/heap-compaction.ts). */
+  compactHeapBelowBytes: number;
   http: HttpSettings;
   healthchecks: HealthcheckSettings;
   /** Set with `cluster:` (docs/cluster.md); absent on a single node. */
@@ -102,6 +104,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
     dataDir,
     databaseFile: resolve(dataDir, 'vigie.db'),
     databaseCacheBytes: raw['database-cache-size'] ?? DEFAULT_DATABASE_CACHE_BYTES,
+    compactHeapBelowBytes: raw['compact-heap-below'] ?? DEFAULT_COMPACT_HEAP_BELOW_BYTES,
     http,
     healthchecks: resolveHealthchecks(file, raw),
     ...(raw.cluster ? { cluster: resolveCluster(file, raw.cluster) } : {}),

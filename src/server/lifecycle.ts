@@ -13,6 +13,7 @@ import { closeDatabase, type Db, migrateDatabase, openDatabase } from '../db/cli
 import { buildServer } from './app.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { exposureWarning } from './exposure.ts';
+import { HeapCompaction } from './heap-compaction.ts';
 import { createServerMetrics, type ServerMetrics } from './metrics.ts';
 import type { Part } from './part.ts';
 import { prettyDestination } from './pretty-log.ts';
@@ -58,7 +59,7 @@ export async function startService(
     lock.release();
     throw error;
   }
-  const { db, app, url, parts, checkpointer } = started;
+  const { db, app, url, parts, checkpointer, heapCompaction } = started;
 
   let stopping: Promise<void> | null = null;
   return {
@@ -75,6 +76,7 @@ export async function startService(
       if (JSON.stringify(next.http) !== JSON.stringify(config.http) || next.dataDir !== config.dataDir || next.databaseCacheBytes !== config.databaseCacheBytes) {
         logger.warn('changes to the http section, data-dir or database-cache-size take effect at the next restart');
       }
+      heapCompaction.setLimit(next.compactHeapBelowBytes);
       for (const part of parts) {
         try {
           await part.reload(next);
@@ -88,6 +90,7 @@ export async function startService(
     stop() {
       stopping ??= (async () => {
         await app.close();
+        heapCompaction.stop();
         // In reverse: a part is stopped before those it uses (the cluster part, built first, stops last).
         for (const part of [...parts].reverse()) {
           try {
@@ -127,7 +130,9 @@ async function startParts(config: VigieConfig, logger: Logger, partFactories: re
   for (const part of parts) await part.start();
   const checkpointer = walCheckpointer(db, (message) => logger.warn(`WAL checkpoint failed: ${message}`));
   checkpointer.background(CHECKPOINT_INTERVAL_MS);
-  return { db, app, url, parts, checkpointer };
+  const heapCompaction = new HeapCompaction(config.compactHeapBelowBytes);
+  heapCompaction.start();
+  return { db, app, url, parts, checkpointer, heapCompaction };
 }
 
 export type LogFormat = 'json' | 'pretty';

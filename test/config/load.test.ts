@@ -15,6 +15,7 @@ describe('config loading', () => {
     expect(config.healthchecks.startTickMs).toBe('auto');
     expect(config.healthchecks.writeDelayS).toBe(30);
     expect(config.databaseCacheBytes).toBe(2 * 1024 * 1024);
+    expect(config.compactHeapBelowBytes).toBe(32 * 1024 * 1024);
   });
 
   it('reads database-cache-size in bytes, from 256 KiB to 16 GiB', () => {
@@ -22,6 +23,15 @@ describe('config loading', () => {
     expect(errorOf('database-cache-size: 1000\n')).toBe('/etc/vigie.yaml: database-cache-size: expected integer to be greater or equal to 262144, got the number 1000');
     expect(errorOf('database-cache-size: 1e25\n')).toBe('/etc/vigie.yaml: database-cache-size: expected integer to be less or equal to 17179869184, got the number 1e+25');
     expect(errorOf('database-cache-size: 2MB\n')).toBe('/etc/vigie.yaml: database-cache-size: must be an integer, got the string "2MB"');
+  });
+
+  it('reads compact-heap-below in bytes, from 0 (never) to 4 GiB, 32 MiB by default', () => {
+    expect(parseConfigText('data-dir: /tmp\n', null).compactHeapBelowBytes).toBe(32 * 1024 * 1024);
+    expect(parseConfigText('compact-heap-below: 0\n', null).compactHeapBelowBytes).toBe(0);
+    expect(parseConfigText('compact-heap-below: 67108864\n', null).compactHeapBelowBytes).toBe(64 * 1024 * 1024);
+    expect(errorOf('compact-heap-below: -1\n')).toBe('/etc/vigie.yaml: compact-heap-below: expected integer to be greater or equal to 0, got the number -1');
+    expect(errorOf('compact-heap-below: 5000000000\n')).toBe('/etc/vigie.yaml: compact-heap-below: expected integer to be less or equal to 4294967296, got the number 5000000000');
+    expect(errorOf('compact-heap-below: 32MiB\n')).toBe('/etc/vigie.yaml: compact-heap-below: must be an integer, got the string "32MiB"');
   });
 
   it('reads healthchecks.write-delay in whole seconds, from 1 s to 5 min', () => {

@@ -17,6 +17,7 @@ describe('config sections', () => {
   it('resolves the defaults of every section', () => {
     expect(plain('')).toMatchInlineSnapshot(`
       {
+        "compactHeapBelowBytes": 33554432,
         "dataDir": "<cwd>/data",
         "databaseCacheBytes": 2097152,
         "databaseFile": "<cwd>/data/vigie.db",
@@ -126,6 +127,7 @@ describe('config sections', () => {
     const text = [
       'data-dir: /var/lib/vigie',
       'database-cache-size: 4194304',
+      'compact-heap-below: 16777216',
       'result-buffer: 10',
       'healthchecks-labels: [env]',
       'http: {host: 0.0.0.0, port: 9999, body-limit: 2048, header-timeout: 2s, request-timeout: 3s, keep-alive-timeout: 4s, max-connections: 7, audit: {retention: 720h, max-rows: 500}, allowed-cn: [a], disable-healthcheck-api: true, disable-result-api: true, basic-auth: {username: u, password: p}, tokens: [{name: ci, sha256: abababababababababababababababababababababababababababababababab, scopes: [read, ingest]}], public: [badges], max-auth-failures: 5, auth-failure-window: 30s, max-api-tokens: 3}',
@@ -201,6 +203,7 @@ describe('config sections', () => {
             "nats://127.0.0.1:4222",
           ],
         },
+        "compactHeapBelowBytes": 16777216,
         "dataDir": "/var/lib/vigie",
         "databaseCacheBytes": 4194304,
         "databaseFile": "/var/lib/vigie/vigie.db",
