@@ -7,13 +7,23 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../../../bin/build.mjs';
-import { ensureBundle, makeDataDir, readLines, runCli } from '../../helpers/server.ts';
+import { ensureBundle, makeDataDir, readLines, runCli, serviceEnv, serviceNodeFlags } from '../../helpers/server.ts';
 
 describe('vigie CLI', () => {
   it('prints the version of package.json', async () => {
     const { code, stdout } = await runCli(['--version']);
     expect(code).toBe(0);
     expect(stdout.trim()).toBe((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
+  });
+
+  it('`npm start` and `npm run vigie` start node as bin/vigie.js\'s first line does', () => {
+    const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    const env = Object.entries(serviceEnv()).map(([key, value]) => `${key}=${value}`);
+    const command = ['env', ...env, 'node', ...serviceNodeFlags(), 'bin/vigie.js'].join(' ');
+    expect(env).toContain('MALLOC_ARENA_MAX=2');
+    expect(serviceNodeFlags()).toContain('--max-semi-space-size=8');
+    expect(scripts.start).toBe(`node bin/build.mjs && exec ${command} serve`);
+    expect(scripts.vigie).toBe(command);
   });
 
   it.each(['serve', 'migrate', 'check-config', 'test', 'graph'])('`%s --help` prints the usage and exits 0', async (command) => {
