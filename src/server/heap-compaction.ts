@@ -80,9 +80,12 @@ export class HeapCompaction {
     this.set = compact;
   }
 
+  /** Leaves V8 its own heuristics again (a process may run a service more than once: the tests do). */
   stop(): void {
     this.observer?.disconnect();
     this.observer = null;
+    if (this.set === true) setFlagsFromString(`--no-${FLAG}`);
+    this.set = null;
   }
 }
 
