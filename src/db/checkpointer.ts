@@ -235,7 +235,7 @@ export class WalCheckpointer {
         this.checkpointed(complete);
         // Frames written during the round's first fsync stay in the WAL, and the next write appends after them
         // instead of starting the WAL again: the WAL grew until the worker took it (the looks and the result
-        // writes, both once a second, can fall in step). Run again while no write is likely under way.
+        // writes, both on the service's beat, can fall in step). Run again while no write is likely under way.
         if (complete) this.loopRetries = 0;
         else if (this.permanent && this.loopRetries < LOOP_RETRIES) {
           this.loopRetries++;

@@ -3,8 +3,8 @@
  * results per check, and the hourly / daily aggregates they add to. Knows nothing of HTTP or of scheduling.
  *
  * Results wait in memory (src/healthcheck/pending-results.ts: at most `history-size` raw results per check and
- * `max-pending-results` in all, every run summed in its hour) and are written per check in groups: once a second,
- * the checks whose oldest waiting result is `writeDelayS` old have what they hold written (and everything at stop,
+ * `max-pending-results` in all, every run summed in its hour) and are written per check in groups: every 2 s (the
+ * service's beat, src/common/beat.ts), the checks whose oldest waiting result is `writeDelayS` old have what they hold written (and everything at stop,
  * before a mutation, and as soon as the cap is reached). A group of n results of one check costs one history insert
  * per result but one trim, one latest-result upsert and one aggregate upsert per hour, and it dirties the check's
  * pages once: SQLite's cost is per page written, so a group of 3 costs about half of 3 single writes
@@ -17,7 +17,7 @@
  */
 import { getTableName, inArray } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
-import { delayToBeat } from '../common/beat.ts';
+import { BEAT_MS, delayToBeat } from '../common/beat.ts';
 import { healthcheckHistory, healthcheckResults, healthcheckUptime, heartbeatReports } from '../db/schema.ts';
 import { type FoldReason, type PendingCheck, PendingResults } from './pending-results.ts';
 import { type CheckResult, DAILY_RETENTION_S, DAY_S, HOURLY_RETENTION_S } from './result-types.ts';
@@ -31,7 +31,7 @@ const ROWS_PER_STEP = 256;
 
 export interface RepositoryOptions {
   historySize: number;
-  /** How often the due groups are written. */
+  /** How often the due groups are written: every BEAT_MS (2 s) unless set. */
   flushIntervalMs?: number;
   /** A check's results are written once its oldest waiting one is this old (`healthchecks.write-delay`). */
   writeDelayS?: number;
@@ -76,7 +76,7 @@ export class ResultStore {
     private readonly db: Db,
     private readonly options: RepositoryOptions,
   ) {
-    this.flushIntervalMs = options.flushIntervalMs ?? 1000;
+    this.flushIntervalMs = options.flushIntervalMs ?? BEAT_MS;
     this.writeDelayS = options.writeDelayS ?? 0;
     this.nowS = options.nowS ?? (() => Math.floor(Date.now() / 1000));
     this.pending = new PendingResults(options.historySize, options.maxPendingResults ?? DEFAULT_MAX_PENDING_RESULTS, options.onFolded ?? (() => undefined));

@@ -29,7 +29,7 @@ export interface SchedulerOptions<J extends SchedulerJob> {
    * Runs start on a grid of this many ms (0: at their due time): first runs are due on it, and a due time off it
    * waits for the next tick. The checks due within one tick then start in one timer callback, and their
    * connections complete in a few polls of the event loop instead of one wake-up each (docs/performance.md).
-   * `auto`: 1 s, 500 ms or 250 ms as the runs due grow (src/healthcheck/start-tick.ts).
+   * `auto`: 2 s, 1 s, 500 ms or 250 ms as the runs due grow (src/healthcheck/start-tick.ts).
    */
   tickMs?: number | 'auto';
   /** Monotonic clock in ms; injectable for tests. */
@@ -294,11 +294,17 @@ export class Scheduler<J extends SchedulerJob> {
     }
   }
 
-  /** The next slot of the job's grid first + n·interval that is still in the future. */
+  /**
+   * The next slot of the job's grid first + n·interval that is still in the future. When the interval is a whole
+   * number of ticks, that slot is moved onto the tick grid: a tick that widened since the job was placed (checks
+   * went, and an automatic tick grew) would otherwise make every run of it wait for the tick after its slot. It
+   * moves once, by less than a tick; an interval that is not a whole number of ticks keeps its own grid.
+   */
   private reschedule(entry: ScheduledJob<J>, now: number): void {
     const interval = entry.job.intervalMs;
     let due = entry.due + interval;
     if (due <= now) due += (Math.floor((now - due) / interval) + 1) * interval;
+    if (this.tickLength > 0 && interval % this.tickLength === 0) due = this.onGrid(due);
     entry.due = due;
     entry.state = State.Scheduled;
     this.heap.push(entry);

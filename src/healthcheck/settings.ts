@@ -165,7 +165,7 @@ function writeDelay(file: string | null, text: string | undefined): number {
 }
 
 /**
- * `healthchecks.start-tick`: `auto` unless set (1 s, 500 ms or 250 ms as the runs due grow: docs/performance.md,
+ * `healthchecks.start-tick`: `auto` unless set (2 s, 1 s, 500 ms or 250 ms as the runs due grow: docs/performance.md,
  * "Start tick"), or a duration of at most a second (a run may start up to one tick late).
  */
 function startTick(file: string | null, text: string | undefined): number | 'auto' {

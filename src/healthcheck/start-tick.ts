@@ -1,7 +1,7 @@
 /**
  * The start tick in force (src/healthcheck/scheduler.ts runs checks on its grid): the configured one
- * (`healthchecks.start-tick`), or with `auto` the longest of 1 s, 500 ms and 250 ms that fits the runs due, and in
- * either case no more than a quarter of the shortest interval.
+ * (`healthchecks.start-tick`), or with `auto` the longest of 2 s, 1 s, 500 ms and 250 ms that fits the runs due and
+ * the intervals, and in either case no more than a quarter of the shortest interval.
  */
 
 /** The narrowest tick a short interval brings: the default start tick before it was 250 ms. */
@@ -9,14 +9,15 @@ const NARROWEST_TICK_MS = 50;
 /**
  * An automatic tick carries at most this many runs: as many as a tick of 12,000 checks at 10 s carried with the fixed
  * 250 ms tick before it. Each tick costs its wake-ups whatever it starts, and a small deployment paid for four
- * ticks a second (docs/performance.md, "An automatic start tick").
+ * ticks a second (docs/performance.md, "An automatic start tick", "A two-second tick").
  */
 const AUTO_TICK_RUNS = 300;
 /**
- * The automatic ticks, longest first. Each divides a second, so that the checks at whole seconds, nearly all of
- * them, stay on the grid whichever is in force and never wait for a tick.
+ * The automatic ticks, longest first. The 2 s tick is taken only when every interval is a whole number of it; the
+ * others divide a second. So the checks at whole seconds, nearly all of them, stay on the grid whichever is in
+ * force and never wait for a tick.
  */
-const AUTO_TICKS_MS = [1000, 500, 250];
+const AUTO_TICKS_MS = [2000, 1000, 500, 250];
 
 /**
  * The tick for checks with these intervals (interval in ms → how many checks have it).
@@ -33,12 +34,25 @@ export function tickInForce(configured: number | 'auto', intervals: ReadonlyMap<
     if (interval < shortest) shortest = interval;
     runsPerMs += count / interval;
   }
-  const tick = configured === 'auto' ? autoTick(runsPerMs) : configured;
+  const tick = configured === 'auto' ? autoTick(runsPerMs, shortest, intervals) : configured;
   return tick > 0 && shortest < tick * 4 ? Math.max(Math.min(tick, NARROWEST_TICK_MS), Math.floor(shortest / 4)) : tick;
 }
 
-/** The automatic tick for this many runs due a ms: the longest that carries at most AUTO_TICK_RUNS, else the shortest. */
-function autoTick(runsPerMs: number): number {
-  for (const tick of AUTO_TICKS_MS) if (runsPerMs * tick <= AUTO_TICK_RUNS) return tick;
+/**
+ * The automatic tick: the longest that carries at most AUTO_TICK_RUNS, is at most a quarter of the shortest
+ * interval (a quarter of 3 s, 750 ms, would not divide a second: 500 ms does), and, over a second, divides every
+ * interval. Else the shortest, which tickInForce narrows for an interval under a second.
+ */
+function autoTick(runsPerMs: number, shortest: number, intervals: ReadonlyMap<number, number>): number {
+  for (const tick of AUTO_TICKS_MS) {
+    if (runsPerMs * tick > AUTO_TICK_RUNS || shortest < tick * 4) continue;
+    if (tick > 1000 && !everyIntervalMultipleOf(tick, intervals)) continue;
+    return tick;
+  }
   return AUTO_TICKS_MS[AUTO_TICKS_MS.length - 1] as number;
+}
+
+function everyIntervalMultipleOf(tick: number, intervals: ReadonlyMap<number, number>): boolean {
+  for (const interval of intervals.keys()) if (interval % tick !== 0) return false;
+  return true;
 }

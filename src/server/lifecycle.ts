@@ -7,6 +7,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { pino, type Logger } from 'pino';
+import { BEAT_MS } from '../common/beat.ts';
 import { type ConfigOverrides, type VigieConfig, loadConfig } from '../config/load.ts';
 import { walCheckpointer } from '../db/checkpointer.ts';
 import { closeDatabase, type Db, migrateDatabase, openDatabase } from '../db/client.ts';
@@ -26,10 +27,11 @@ export interface PartFactoryContext {
 }
 
 /**
- * While the service runs, WAL checkpoints happen in a worker thread, asked for this often when rows changed,
- * instead of inside a COMMIT on the event loop (src/db/checkpointer.ts, docs/performance.md "Checkpoints").
+ * While the service runs, WAL checkpoints happen in a worker thread, asked for at the looks of every beat (2 s)
+ * when rows changed, instead of inside a COMMIT on the event loop (src/db/checkpointer.ts, docs/performance.md
+ * "Checkpoints").
  */
-const CHECKPOINT_INTERVAL_MS = 1_000;
+const CHECKPOINT_INTERVAL_MS = BEAT_MS;
 
 /** Builds a part; null when the config leaves it out (the cluster part without `cluster:`). */
 export type PartFactory = (context: PartFactoryContext) => Part | null | Promise<Part | null>;

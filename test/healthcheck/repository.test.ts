@@ -71,6 +71,24 @@ describe('the healthcheck repository', () => {
     }
   });
 
+  it('writes by default on whole 2 s beats, where an automatic start tick of 2 s or less starts runs too', async () => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    try {
+      vi.advanceTimersByTime(1_234);
+      const repo = new HealthcheckRepository(db, { historySize: 5, writeDelayS: 0, maxPendingResults: 10_000 });
+      repo.start();
+      repo.record(result('plain', Math.floor(Date.now() / 1000)));
+      // At least 2 s after the result, on the next whole multiple of 2 s of performance.now(): 4,000 ms.
+      await vi.advanceTimersByTimeAsync(4_000 - performance.now() - 1);
+      expect(count('select count(*) n from healthcheck_results')).toBe(0);
+      await vi.advanceTimersByTimeAsync(2);
+      expect(count('select count(*) n from healthcheck_results')).toBe(1);
+      repo.stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('writes buffered results only at flush, and loads the latest one per check back', () => {
     const repo = open();
     repo.record(result('labelled', nowS - 20, false, 7));
