@@ -14,31 +14,38 @@
  *   events a CPU second and 4 ms of push p99, for pages the next collection empties again anyway. 30 s apart
  *   bounds the cost at about 0.1 % of a core.
  *
- * V8 reads `--compact-on-every-full-gc` at each collection; this sets it after each full collection, looked at in a
- * `gc` PerformanceObserver (no timer: an idle service never wakes for it), from the heap that survived it and the
- * time since the one before. A value the operator gave on the command line is kept.
+ * V8 reads `--compact-on-every-full-gc` at each collection. A `gc` PerformanceObserver clears it after each full
+ * collection and arms one timer (unref'd) for the quiet interval; when that timer fires, no full collection came
+ * since, and the flag is set if the heap that survived the last one is below the limit. So the first full
+ * collection at least 30 s after the one before is compacted, whatever came before it: a small deployment's first
+ * quiet collection after its start, about two minutes earlier than when the flag was set only after a pair of
+ * quiet collections. Under a flood the timer is re-armed at every collection and never fires. An idle service
+ * wakes for it once per full collection. A value the operator gave on the command line is kept.
  */
-import { type NodeGCPerformanceDetail, type PerformanceEntry, PerformanceObserver, constants, performance } from 'node:perf_hooks';
+import { type NodeGCPerformanceDetail, type PerformanceEntry, PerformanceObserver, constants } from 'node:perf_hooks';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 
 const FLAG = 'compact-on-every-full-gc';
 
-/** Full collections closer than this are not compacted (above). */
+/** A full collection closer than this to the one before is not compacted (above). */
 const QUIET_INTERVAL_MS = 30_000;
 
 export class HeapCompaction {
   private observer: PerformanceObserver | null = null;
   /** What was last set; null before the first look, so that it is set whatever the process started with. */
   private set: boolean | null = null;
-
-  /** When the last full collection started, on the performance timeline; its start when none has run yet. */
-  private lastFullMs = 0;
-  /** Whether the last two full collections were at least `quietIntervalMs` apart. */
-  private quiet = true;
+  /** Fires once the quiet interval has passed since the last full collection. */
+  private quietTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The heap used just after the last full collection (at start: then). */
+  private survivedBytes = 0;
+  private readonly onQuiet = (): void => {
+    this.quietTimer = null;
+    this.apply(this.limitBytes > 0 && this.survivedBytes < this.limitBytes);
+  };
 
   /**
    * `limitBytes`: the heap used after a full collection below which the next one compacts; 0 never compacts.
-   * `quietIntervalMs`: the least time between the last two full collections for the next one to compact.
+   * `quietIntervalMs`: how long after a full collection the next one compacts.
    */
   constructor(
     private limitBytes: number,
@@ -52,29 +59,29 @@ export class HeapCompaction {
 
   start(): void {
     if (process.execArgv.some((flag) => flag === `--${FLAG}` || flag === `--no-${FLAG}`)) return;
-    this.lastFullMs = performance.now();
-    this.adjust();
     this.observer = new PerformanceObserver((list) => {
-      let full = false;
-      for (const entry of list.getEntries()) {
-        if (!isFullCollection(entry)) continue;
-        this.quiet = entry.startTime - this.lastFullMs >= this.quietIntervalMs;
-        this.lastFullMs = entry.startTime;
-        full = true;
-      }
-      if (full) this.adjust();
+      if (list.getEntries().some(isFullCollection)) this.collected();
     });
     this.observer.observe({ entryTypes: ['gc'] });
+    this.collected();
   }
 
   /** A reloaded config's limit, for the next full collection on. */
   setLimit(limitBytes: number): void {
     this.limitBytes = limitBytes;
-    if (this.observer !== null) this.adjust();
+    // Within the quiet interval the flag is off until it passes; past it, it follows the new limit at once.
+    if (this.observer !== null && this.quietTimer === null) this.onQuiet();
   }
 
-  private adjust(): void {
-    const compact = this.limitBytes > 0 && this.quiet && getHeapStatistics().used_heap_size < this.limitBytes;
+  /** A full collection ran (or the service started): none compacts until the quiet interval has passed. */
+  private collected(): void {
+    this.survivedBytes = getHeapStatistics().used_heap_size;
+    this.apply(false);
+    if (this.quietTimer !== null) this.quietTimer.refresh();
+    else this.quietTimer = setTimeout(this.onQuiet, this.quietIntervalMs).unref();
+  }
+
+  private apply(compact: boolean): void {
     if (compact === this.set) return;
     setFlagsFromString(compact ? `--${FLAG}` : `--no-${FLAG}`);
     this.set = compact;
@@ -84,6 +91,8 @@ export class HeapCompaction {
   stop(): void {
     this.observer?.disconnect();
     this.observer = null;
+    if (this.quietTimer !== null) clearTimeout(this.quietTimer);
+    this.quietTimer = null;
     if (this.set === true) setFlagsFromString(`--no-${FLAG}`);
     this.set = null;
   }

@@ -16,10 +16,14 @@ interface ChildRun {
   fullCollections: number;
   mostSpareMb: number;
   compacting: boolean;
+  spareAfterPauseMb: number | null;
 }
 
-function run(limitBytes: number, { quietIntervalMs = 0, reloadedBytes }: { quietIntervalMs?: number; reloadedBytes?: number } = {}): ChildRun {
-  const limits = [limitBytes, quietIntervalMs, ...(reloadedBytes === undefined ? [] : [reloadedBytes])].map(String);
+function run(
+  limitBytes: number,
+  { quietIntervalMs = 0, reloadedBytes, pauseMs = 0 }: { quietIntervalMs?: number; reloadedBytes?: number; pauseMs?: number } = {},
+): ChildRun {
+  const limits = [limitBytes, quietIntervalMs, reloadedBytes ?? '-', pauseMs].map(String);
   const child = spawnSync(process.execPath, [...serviceNodeFlags(), '--import', 'tsx', CHILD, ...limits], { encoding: 'utf8', timeout: 60_000 });
   expect(child.status, child.stderr).toBe(0);
   return JSON.parse(child.stdout.trim().split('\n').at(-1) as string) as ChildRun;
@@ -46,6 +50,17 @@ describe('compacting a small heap at every full collection', () => {
     const busy = run(256 * MiB, { quietIntervalMs: 60_000 });
     expect(busy.fullCollections).toBeGreaterThan(4);
     expect(busy.compacting).toBe(false);
+    expect(busy.mostSpareMb).toBeGreaterThan(12);
+  });
+
+  it('compacts the first full collection that comes the quiet interval after the one before, not only the next', () => {
+    // Collections seconds apart, then a pause longer than the quiet interval: a small deployment's first quiet
+    // collection after its start, or after a burst.
+    const paused = run(256 * MiB, { quietIntervalMs: 1_000, pauseMs: 1_500 });
+    expect(paused.spareAfterPauseMb).not.toBeNull();
+    expect(paused.spareAfterPauseMb).toBeLessThan(6);
+    // Without the pause that collection keeps its pages, as the ones before it did.
+    const busy = run(256 * MiB, { quietIntervalMs: 1_000 });
     expect(busy.mostSpareMb).toBeGreaterThan(12);
   });
 
