@@ -19,7 +19,7 @@ describe('config sections', () => {
       {
         "compactHeapBelowBytes": 33554432,
         "dataDir": "<cwd>/data",
-        "databaseCacheBytes": 2097152,
+        "databaseCacheBytes": 1048576,
         "databaseFile": "<cwd>/data/vigie.db",
         "discovery": {
           "http": [],

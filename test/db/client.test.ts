@@ -21,11 +21,11 @@ afterEach(() => {
 const cacheKib = (db: ReturnType<typeof openDatabase>) => -(db.$client.pragma('cache_size', { simple: true }) as number);
 
 describe('the main connection page cache', () => {
-  it('is 2 MiB by default, not better-sqlite3 16 MB, and set in KiB otherwise', () => {
-    expect(DEFAULT_DATABASE_CACHE_BYTES).toBe(2 * 1024 * 1024);
+  it('is 1 MiB by default, not better-sqlite3 16 MB, and set in KiB otherwise', () => {
+    expect(DEFAULT_DATABASE_CACHE_BYTES).toBe(1024 * 1024);
     const file = join(dataDir(), 'vigie.db');
     const byDefault = openDatabase(file);
-    expect(cacheKib(byDefault)).toBe(2048);
+    expect(cacheKib(byDefault)).toBe(1024);
     closeDatabase(byDefault);
     const larger = openDatabase(file, 8 * 1024 * 1024 + 100);
     expect(cacheKib(larger)).toBe(8192);
@@ -35,7 +35,7 @@ describe('the main connection page cache', () => {
   it('is the one the service configures with database-cache-size', async () => {
     const dir = dataDir();
     const configFile = join(dir, 'vigie.yaml');
-    writeFileSync(configFile, `data-dir: ${dir}\nhttp: {host: 127.0.0.1, port: 0}\ndatabase-cache-size: 1048576\n`);
+    writeFileSync(configFile, `data-dir: ${dir}\nhttp: {host: 127.0.0.1, port: 0}\ndatabase-cache-size: 4194304\n`);
     let seen = 0;
     const service = await startService(configFile, pino({ level: 'silent' }), [
       ({ db }) => {
@@ -44,6 +44,6 @@ describe('the main connection page cache', () => {
       },
     ]);
     await service.stop();
-    expect(seen).toBe(1024);
+    expect(seen).toBe(4096);
   });
 });
