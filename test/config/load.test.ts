@@ -14,7 +14,7 @@ describe('config loading', () => {
     expect(config.healthchecks.maxConcurrentRuns).toBe(1000);
     expect(config.healthchecks.startTickMs).toBe('auto');
     expect(config.healthchecks.writeDelayS).toBe(30);
-    expect(config.databaseCacheBytes).toBe(2 * 1024 * 1024);
+    expect(config.databaseCacheBytes).toBe(1024 * 1024);
     expect(config.compactHeapBelowBytes).toBe(32 * 1024 * 1024);
   });
 
