@@ -1,6 +1,6 @@
 /**
- * Whether V8 compacts the old generation at every full collection: while the heap that survived the last one is
- * below `compact-heap-below` (docs/configuration.md) and full collections come at least 30 s apart, it does.
+ * Whether V8 compacts the old generation at a full collection: while the heap that survived the last one is below
+ * `compact-heap-below` (docs/configuration.md), a full collection that comes at least 30 s after the one before does.
  *
  * A full collection frees what died, but gives a page back to the system only if it moved the page's survivors
  * elsewhere, and V8's own heuristics move only pages that are mostly empty. A small deployment's results die
@@ -11,8 +11,8 @@
  * pause is rare and short:
  * - above the limit the pause would grow with the heap;
  * - under a flood of events full collections come seconds apart, and compacting each one cost 4 to 8 % of the
- *   events a CPU second and 4 ms of push p99, for pages the next collection empties again anyway. 30 s apart
- *   bounds the cost at about 0.1 % of a core.
+ *   events a CPU second and 4 ms of push p99, for pages the next collection empties again anyway. 30 s between
+ *   them bounds the cost at about 0.1 % of a core.
  *
  * V8 reads `--compact-on-every-full-gc` at each collection. A `gc` PerformanceObserver clears it after each full
  * collection and arms one timer (unref'd) for the quiet interval; when that timer fires, no full collection came
