@@ -67,7 +67,10 @@ interface RouteDocumentation {
   body?: DocumentedBody;
   querystring?: TSchema;
   params?: TSchema;
-  responses: Record<number, Answer>;
+  /** Pairs, not an object keyed by status: V8 stores keys such as `404` as array elements, and an object built key by
+   *  key grows a sparse element store of several kilobytes, kept by every route for the life of the process
+   *  (docs/performance.md, "Route documentation in pairs"). */
+  responses: readonly (readonly [status: string, answer: Answer])[];
 }
 
 declare module 'fastify' {
@@ -97,7 +100,7 @@ export type OperationSchema = Pick<FastifySchema, 'summary' | 'description' | 't
 export function operation({ summary, description, tags, body, querystring, params, responses }: Operation): OperationSchema {
   const given = Object.entries(responses).filter((entry): entry is [string, string | Answer] => entry[1] !== undefined);
   const documented: RouteDocumentation = {
-    responses: Object.fromEntries(given.map(([status, answer]) => [status, typeof answer === 'string' ? { description: answer } : answer])),
+    responses: given.map(([status, answer]) => [status, typeof answer === 'string' ? { description: answer } : answer] as const),
     ...(body ? { body } : {}),
     ...(querystring ? { querystring } : {}),
     ...(params ? { params } : {}),
@@ -176,7 +179,7 @@ function withDocumentation(schema: FastifySchema): FastifySchema {
   if (documented === undefined) return own;
   const serializers = (own.response ?? {}) as Record<string, unknown>;
   const response: Record<string, unknown> = { ...serializers };
-  for (const [status, answer] of Object.entries(documented.responses)) response[status] = toResponse(answer, serializers[status]);
+  for (const [status, answer] of documented.responses) response[status] = toResponse(answer, serializers[status]);
   const { body } = documented;
   return {
     ...own,
