@@ -2,7 +2,7 @@
  * `vigie token create --name N --scopes a,b` (docs/cli.md): prints a new secret and the `http.tokens` entry that
  * takes it (its SHA-256, never the secret), for tokens kept in the config file rather than created through the API.
  */
-import { stringify } from 'yaml';
+import { withYaml } from '../config/yaml.ts';
 import { SCOPES } from '../server/scopes.ts';
 import { TOKEN_NAME } from '../server/settings.ts';
 import { newSecret, sha256Hex } from '../server/tokens.ts';
@@ -27,7 +27,8 @@ export const tokenCommand: CommandSpec = {
     console.log(`token: ${secret}`);
     console.log(`sha256: ${sha256Hex(secret)}`);
     console.log('The secret is shown this once. Add to the config file, under http:');
-    console.log(stringify({ tokens: [{ name, sha256: sha256Hex(secret), scopes }] }, { indent: 2 }).trimEnd().replace(/^/gm, '  '));
+    const entry = withYaml(({ stringify }) => stringify({ tokens: [{ name, sha256: sha256Hex(secret), scopes }] }, { indent: 2 }));
+    console.log(entry.trimEnd().replace(/^/gm, '  '));
     return 0;
   },
 };

@@ -7,13 +7,13 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
-import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { ConfigError } from '../common/config-error.ts';
 import { describeSchemaError, jsonPointerToKey } from '../common/schema-errors.ts';
 import { type HealthcheckSettings, resolveHealthchecks } from '../healthcheck/settings.ts';
 import { type DiscoverySettings, resolveDiscovery } from '../healthcheck/discovery/settings.ts';
 import { type ExporterSettings, resolveExporters } from '../healthcheck/exporters/settings.ts';
 import { ConfigFileSchema } from './schema.ts';
+import { withYaml } from './yaml.ts';
 import type { Static } from '@sinclair/typebox';
 import { DEFAULT_COMPACT_HEAP_BELOW_BYTES, type HttpSettings, resolveHttp } from '../server/settings.ts';
 import { resolveStreams, type StreamSettings } from '../stream/settings.ts';
@@ -67,17 +67,18 @@ export function loadConfig(file: string | null, overrides: ConfigOverrides = {})
 }
 
 export function parseConfigText(text: string, file: string | null, overrides: ConfigOverrides = {}): VigieConfig {
-  let raw: unknown;
-  try {
-    raw = parseYaml(text, { prettyErrors: true, uniqueKeys: true }) ?? {};
-  } catch (error) {
-    if (error instanceof YAMLParseError) {
-      const at = error.linePos?.[0];
-      const where = at ? `line ${at.line}, column ${at.col}` : 'YAML';
-      throw new ConfigError(file, '', `invalid YAML at ${where}: ${error.message.split('\n')[0]}`);
+  const raw: unknown = withYaml(({ parse, YAMLParseError }) => {
+    try {
+      return parse(text, { prettyErrors: true, uniqueKeys: true }) ?? {};
+    } catch (error) {
+      if (error instanceof YAMLParseError) {
+        const at = error.linePos?.[0];
+        const where = at ? `line ${at.line}, column ${at.col}` : 'YAML';
+        throw new ConfigError(file, '', `invalid YAML at ${where}: ${error.message.split('\n')[0]}`);
+      }
+      throw error;
     }
-    throw error;
-  }
+  });
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new ConfigError(file, '', 'the top level must be a mapping of keys');
   }
