@@ -15,7 +15,7 @@ import type { VigieConfig } from '../config/load.ts';
 import type { Db } from '../db/client.ts';
 import { AuditLog } from './audit-log.ts';
 import { auditChanges, auditRoutes } from './audit-routes.ts';
-import { serializersCompiledOnFirstUse } from './compiled-on-first-use.ts';
+import { schemasCompiledOnFirstUse } from './compiled-on-first-use.ts';
 import { credentialsHook, needsCredentials } from './credentials.ts';
 import { closeRefusedUpgrades, connectionOptions, limitConnections } from './connections.ts';
 import { answerFrameworkError, HttpError, installRootErrorHandlers, withMethodNotAllowed } from './errors.ts';
@@ -49,7 +49,7 @@ export async function buildServer({ config, db, metrics, parts, logger, onRoute 
     forceCloseConnections: 'idle',
     return503OnClosing: true,
     frameworkErrors: answerFrameworkError,
-    schemaController: serializersCompiledOnFirstUse,
+    schemaController: schemasCompiledOnFirstUse,
     ...(http.tls
       ? {
           https: {

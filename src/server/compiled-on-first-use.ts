@@ -5,6 +5,7 @@
  * one that only runs checks keeps for nothing. A schema that does not compile would fail its first request rather
  * than the start, so test/server/route-schemas.test.ts compiles every one of them.
  */
+import AjvCompiler from '@fastify/ajv-compiler';
 import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import type { FastifySchemaCompiler } from 'fastify';
 
@@ -24,9 +25,29 @@ export function validatorCompiledOnFirstUse<T>(compile: FastifySchemaCompiler<T>
   return compiledOnFirstUse(compile) as FastifySchemaCompiler<T>;
 }
 
-/** fastify's `schemaController` option: fastify's own serializer factory, whose serializers compile when first used. */
-export const serializersCompiledOnFirstUse = {
+/** fastify's own validator factory (Ajv), as fastify builds it: one pool of Ajv instances for the process. */
+const ajvValidators = AjvCompiler();
+
+/**
+ * fastify's `schemaController` option: fastify's own factories, whose serializers and validators compile when first
+ * used. The validators are Ajv's, for the routes whose scope sets no TypeBox compiler (tokens, audit, overview):
+ * fastify made an Ajv instance for each such scope at startup, compiling its meta-schema, and the route's
+ * validators with it; now the first request that needs one does.
+ */
+export const schemasCompiledOnFirstUse = {
   compilersFactory: {
     buildSerializer: (externalSchemas?: unknown, options?: SerializerSelector.Options) => compiledOnFirstUse(SerializerSelector()(externalSchemas, options)),
+    buildValidator: ((externalSchemas, options) => {
+      let compile: AjvRouteCompiler | undefined;
+      return compiledOnFirstUse((route: AjvRoute) => {
+        const validate = (compile ??= ajvValidators(externalSchemas, options))(route);
+        // An Ajv validator answers `false` and leaves its errors on itself, where fastify reads them from the function
+        // it was given (this wrapper): so they are handed over in the other form fastify takes, `{ error }`.
+        return (value: unknown) => validate(value) === false ? { error: validate.errors } : true;
+      }) as unknown as AjvRouteCompiler;
+    }) satisfies typeof ajvValidators,
   },
 };
+
+type AjvRouteCompiler = ReturnType<typeof ajvValidators>;
+type AjvRoute = Parameters<AjvRouteCompiler>[0];

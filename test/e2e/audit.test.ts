@@ -177,7 +177,10 @@ describe('the audit log', () => {
     ]) {
       const response = await server.request(`/api/v1/audit?${query}`, { headers: basic });
       expect(response.status, query).toBe(400);
-      expect(((await response.json()) as { message: string }).message, query).toContain(parameter);
+      const { message } = (await response.json()) as { message: string };
+      expect(message, query).toContain(parameter);
+      // Ajv's wording, as docs/http-api.md gives it: the validator compiled on first use is fastify's own.
+      if (query === 'limit=1001') expect(message).toBe('Invalid request: querystring/limit must be <= 1000');
     }
   });
 
