@@ -2,7 +2,7 @@
  * Breaks a V8 CPU profile (`node --cpu-prof`) of the service down by component, over the last `windowS` seconds
  * before the process started to stop. Each sample goes to the first component found walking its stack from the
  * leaf up, libraries before our own files before Node's internals (a socket connect that undici makes is
- * undici's; one that the TCP check makes is the TCP check's). Frames of the bundle (dist/main.js and its chunks)
+ * undici's; one that the TCP check makes is the TCP check's). Frames of the bundle (dist/main.cjs)
  * are mapped back to src/ and node_modules/ through their source maps. Shares are of one core over the window:
  * they add up to the process's main-thread CPU.
  *
@@ -62,8 +62,8 @@ export interface Breakdown {
   top_functions: { name: string; where: string; share_of_one_core: number }[];
 }
 
-/** The server bundle and its chunks (bin/build.mjs), whose positions are mapped back through their source maps. */
-const BUNDLE = /\/dist\/(main|chunks\/[^/]+)\.js$/;
+/** The server bundle (bin/build.mjs), whose positions are mapped back through its source map. */
+const BUNDLE = /\/dist\/main\.cjs$/;
 
 export function profileBreakdown(file: string, options: { windowS: number; endSkipMs?: number }): Breakdown {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;

@@ -8,8 +8,8 @@
  *
  * Plain JavaScript on purpose: it runs at `npm install` time, before any TypeScript tooling is set up.
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join, resolve, sep } from 'node:path';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 
@@ -36,14 +36,14 @@ export const ENTRIES = [
   {
     name: 'server',
     entryPoints: ['src/main.ts'],
-    // dist/main.js, and beside it in dist/chunks/ what is loaded by `import()` when first used (the cluster, and the
-    // commands other than `serve`): a service holds the source of every module it loads, so what it does not use
-    // stays out of its heap.
-    outdir: 'dist',
-    splitting: true,
-    chunkNames: 'chunks/[name]-[hash]',
+    // One CommonJS file, dist/main.cjs. V8 runs an ES module's top-level code as a generator and keeps it once the
+    // module has run, bytecode and all: the top-level code of every module bundled in it, 500 KB of a service's heap
+    // for code that ran once. CommonJS wraps it in a plain function, whose bytecode V8 drops once it has gone unused
+    // (docs/performance.md, "One CommonJS bundle"). What is imported by `import()` when first used (the cluster, the
+    // commands other than `serve`) is in the same file, its top-level code run at the import.
+    outfile: 'dist/main.cjs',
     platform: 'node',
-    format: 'esm',
+    format: 'cjs',
     target: 'node20',
     // The dependencies are bundled too, whitespace and syntax minified: 572 files of node_modules each held their
     // own source (comments and all), module record and search paths, 4.5 MB of a small service's heap, and took
@@ -56,9 +56,10 @@ export const ENTRIES = [
     plugins: [packagesImportedWhenUsed],
     minifyWhitespace: true,
     minifySyntax: true,
-    // The CommonJS dependencies call `require` for Node's own modules; an ES module has none of its own.
-    banner: { js: "import { createRequire as __vigieCreateRequire } from 'node:module'; const require = __vigieCreateRequire(import.meta.url);" },
-    define: { VIGIE_VERSION: JSON.stringify(VERSION) },
+    // The sources are ES modules: strict mode (esbuild's own "use strict" comes after the banner, where it is no
+    // directive), and their `import.meta.url` is the bundle's own URL.
+    banner: { js: '"use strict";const __vigieImportMetaUrl=require("node:url").pathToFileURL(__filename).href;' },
+    define: { VIGIE_VERSION: JSON.stringify(VERSION), 'import.meta.url': '__vigieImportMetaUrl' },
   },
   {
     // The dashboard (src/frontend/app/), served by the service itself under /frontend/: no CDN, no other toolchain.
@@ -87,7 +88,7 @@ export const ENTRIES = [
  * @returns {{ path: string; contents: Uint8Array }}
  */
 function latin1Bundle(file) {
-  if (!file.path.endsWith('.js')) return file;
+  if (!/\.c?js$/.test(file.path)) return file;
   const text = file.text;
   // eslint-disable-next-line no-control-regex -- the range is the point: everything past Latin-1
   const latin1 = text.replace(/[^\u0000-\u00ff]/g, '?');
@@ -123,28 +124,22 @@ export async function build(options = {}) {
     mkdirSync(dirname(file.path), { recursive: true });
     writeFileSync(file.path + suffix, file.contents);
   }
-  // Source maps first, so a bundle in place always has its map beside it; then the chunks, so that dist/main.js,
-  // once in place, finds every chunk it imports (their names hold a hash of their content).
-  const rank = (/** @type {string} */ path) => (path.endsWith('.map') ? 0 : path.includes(`${sep}chunks${sep}`) ? 1 : 2);
-  const ordered = [...outputs].sort((a, b) => rank(a.path) - rank(b.path));
+  // Source maps first, so a bundle in place always has its map beside it.
+  const ordered = [...outputs].sort((a, b) => Number(!a.path.endsWith('.map')) - Number(!b.path.endsWith('.map')));
   for (const file of ordered) renameSync(file.path + suffix, file.path);
   return ordered.map((file) => file.path);
 }
 
 /**
- * Removes the chunks of earlier builds from dist/chunks/. Only the command line does it (`npm run build`,
- * `npm install`, `npm start`): a test process builds while services started from an earlier build may still
- * import their chunks when first used.
- * @param {string[]} written
+ * Removes what builds before 2026-11-28 wrote and this one does not: the ES module bundle dist/main.js and its chunks
+ * in dist/chunks/. Only the command line does it (`npm run build`, `npm install`, `npm start`): a test process
+ * builds while services started from an earlier build may still import their chunks when first used.
  */
-function removeStaleChunks(written) {
-  const dir = join(ROOT, 'dist', 'chunks');
-  if (!existsSync(dir)) return;
-  const kept = new Set(written.map((path) => basename(path)));
-  // Another build's files still being written (`*.tmp`) are left to it.
-  for (const name of readdirSync(dir)) if (/\.(js|map)$/.test(name) && !kept.has(name)) rmSync(join(dir, name), { force: true });
+function removeEarlierLayout() {
+  for (const path of ['main.js', 'main.js.map', 'chunks']) rmSync(join(ROOT, 'dist', path), { recursive: true, force: true });
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  removeStaleChunks(await build());
+  await build();
+  removeEarlierLayout();
 }

@@ -12,10 +12,13 @@
 // bundle's maps, which cover the dependencies bundled with it, megabytes of RSS so that stack traces point into src/
 // and node_modules/ rather than dist/ (docs/performance.md, "Memory"). NODE_OPTIONS=--enable-source-maps turns them on.
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
-const bundle = new URL('../dist/main.js', import.meta.url);
+const bundle = fileURLToPath(new URL('../dist/main.cjs', import.meta.url));
 if (!existsSync(bundle)) {
-  console.error('vigie: dist/main.js is missing; build it with `npm run build` (npm install does it too)');
+  console.error('vigie: dist/main.cjs is missing; build it with `npm run build` (npm install does it too)');
   process.exit(1);
 }
-await import(bundle.href);
+// Required, not imported: an import of a CommonJS file has Node scan its whole source for the names it exports.
+createRequire(import.meta.url)(bundle);

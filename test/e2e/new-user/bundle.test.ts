@@ -1,6 +1,6 @@
 /**
  * The server bundle (bin/build.mjs, docs/performance.md "One bundle"): what a service loads at its start is in
- * dist/main.js and its static chunks, dependencies included, so that it holds no node_modules file of its own
+ * dist/main.cjs, dependencies included, so that it holds no node_modules file of its own
  * (each held its whole source, comments and all); packages imported when first used stay packages, loaded by
  * Node from node_modules (a bundled CommonJS package answers `import()` with its `default` alone). HTTP checks
  * use Node's client, so a service of checks loads no undici (docs/performance.md, "HTTP checks on Node's client").
@@ -26,7 +26,7 @@ async function serverMetafile(): Promise<Metafile> {
 
 it('loads no dependency from node_modules at its start but native addons, and imports lazily used packages from node_modules', async () => {
   const { outputs } = await serverMetafile();
-  const main = Object.keys(outputs).find((path) => path.endsWith('dist/main.js')) as string;
+  const main = Object.keys(outputs).find((path) => path.endsWith('dist/main.cjs')) as string;
   const atStart = new Set<string>();
   const externalAtStart = new Set<string>();
   const externalWhenUsed = new Set<string>();
