@@ -56,7 +56,7 @@ it('loads no dependency from node_modules at its start but native addons, and im
   expect([...externalWhenUsed]).toEqual(expect.arrayContaining(['nodemailer', 'badge-maker', '@nats-io/transport-node', '@nats-io/jetstream', 'msgpackr']));
 }, 60_000);
 
-it('runs HTTP and TCP checks without loading undici', async () => {
+it('runs HTTP and TCP checks without loading undici, and keeps no YAML parser', async () => {
   // A preload writes, as the process exits, the builtins and the node_modules files the process loaded.
   const dir = mkdtempSync(join(tmpdir(), 'vigie-loaded-'));
   const preload = join(dir, 'loaded.cjs');
@@ -83,4 +83,6 @@ it('runs HTTP and TCP checks without loading undici', async () => {
   const loaded = JSON.parse(readFileSync(report, 'utf8')) as { builtins: string[]; files: string[] };
   expect(loaded.builtins).toContain('NativeModule http');
   expect(loaded.files.filter((file) => file.includes('/node_modules/undici/'))).toEqual([]);
+  // Nor the YAML parser, which a config load drops (src/config/yaml.ts).
+  expect(loaded.files.filter((file) => file.includes('/node_modules/yaml/'))).toEqual([]);
 }, 60_000);
