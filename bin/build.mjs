@@ -39,8 +39,8 @@ export const ENTRIES = [
     // One CommonJS file, dist/main.cjs. V8 runs an ES module's top-level code as a generator and keeps it once the
     // module has run, bytecode and all: the top-level code of every module bundled in it, 500 KB of a service's heap
     // for code that ran once. CommonJS wraps it in a plain function, whose bytecode V8 drops once it has gone unused
-    // (docs/performance.md, "One CommonJS bundle"). What is imported by `import()` when first used (the cluster, the
-    // commands other than `serve`) is in the same file, its top-level code run at the import.
+    // (docs/performance.md, "What the start leaves in the heap"). What is imported by `import()` when first used
+    // (the cluster, the commands other than `serve`) is in the same file, its top-level code run at the import.
     outfile: 'dist/main.cjs',
     platform: 'node',
     format: 'cjs',

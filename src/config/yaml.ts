@@ -1,6 +1,6 @@
 /**
- * The YAML parser, loaded for each config load and dropped after it (docs/performance.md, "The YAML parser dropped
- * after each load"). A service parses YAML at its start and at a reload, nowhere else; bundled, the parser's code
+ * The YAML parser, loaded for each config load and dropped after it (docs/performance.md, "What the start leaves in
+ * the heap"). A service parses YAML at its start and at a reload, nowhere else; bundled, the parser's code
  * stayed in the heap for the life of the process, with the machine code V8 had compiled for it while it parsed a
  * large file (its lexer and parser are generators, whose bytecode V8 never flushes). Loaded through Node's
  * CommonJS loader and removed from its cache after use, nothing keeps it, and the next collection frees it.
