@@ -29,7 +29,10 @@
  *                                                              bench/results/checks-...-together.json. Run one after
  *                                                              the other, each meets the machine in another state,
  *                                                              and a small deployment's ratio moves by a third from
- *                                                              run to run (docs/performance.md)
+ *                                                              run to run (docs/performance.md). A process of the same
+ *                                                              checks (bench/node-floor.mjs) starts before them and is
+ *                                                              not measured: on this machine the process started first
+ *                                                              spends more CPU than the same build started after it
  *   node --import tsx bench/checks.ts --peer ... --together --floor   bench/node-floor.mjs at the same time too: the
  *                                                              same checks run by Node with nothing kept
  *
@@ -307,6 +310,32 @@ async function runPeer(command: string, args: string[], configFile: string) {
   }
 }
 
+/**
+ * Starts bench/node-floor.mjs on `configFile` and waits until it serves; returns its stop. With `--together` it runs
+ * before the measured processes and is not measured: on this 2-core machine, of several processes started on the
+ * same checks, the first started spent 1.2 to 1.6 times the CPU of the same build started after it, in every run
+ * (docs/performance.md, "Measuring"), so whichever service the bench started first was measured the worse for it.
+ */
+async function startLead(configFile: string): Promise<() => Promise<void>> {
+  const child: ChildProcess = spawn(process.execPath, [join(import.meta.dirname, 'node-floor.mjs'), configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const logs: string[] = [];
+  readLines(child.stderr as NonNullable<ChildProcess['stderr']>, (line) => logs.push(line));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    child.kill('SIGTERM');
+    await Promise.race([exited, sleep(10_000)]);
+    if (child.exitCode === null) child.kill('SIGKILL');
+  };
+  try {
+    const port = (/port: (\d+)/.exec(readFileSync(configFile, 'utf8').slice(0, 500)) as RegExpExecArray)[1];
+    await waitUntilServing(`http://127.0.0.1:${port}/metrics`, child, logs);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return stop;
+}
+
 async function main(): Promise<void> {
   const load = loadavg()[0] ?? 0;
   const newKinds = Object.entries(NEW_KINDS).filter(([, n]) => n > 0);
@@ -330,11 +359,16 @@ async function main(): Promise<void> {
       const otherConfig = async (prefix: string) => writeConfig(mkdtempSync(join(tmpdir(), prefix)), targets, await freePort());
       const peerConfig = await otherConfig('cabourotte-bench-');
       const floorConfig = FLOOR ? await otherConfig('node-floor-bench-') : '';
-      [vigie, peer, floor] = await Promise.all([
-        runVigie(configFile, dataDir, profileDir),
-        runPeer(peerBinary, ['daemon', '--config', peerConfig], peerConfig),
-        FLOOR ? runPeer(process.execPath, [join(import.meta.dirname, 'node-floor.mjs'), floorConfig], floorConfig) : undefined,
-      ]);
+      const stopLead = await startLead(await otherConfig('lead-bench-'));
+      try {
+        [vigie, peer, floor] = await Promise.all([
+          runVigie(configFile, dataDir, profileDir),
+          runPeer(peerBinary, ['daemon', '--config', peerConfig], peerConfig),
+          FLOOR ? runPeer(process.execPath, [join(import.meta.dirname, 'node-floor.mjs'), floorConfig], floorConfig) : undefined,
+        ]);
+      } finally {
+        await stopLead();
+      }
     } else {
       vigie = await runVigie(configFile, dataDir, profileDir);
       if (peerBinary !== undefined) peer = await runPeer(peerBinary, ['daemon', '--config', configFile], configFile);
@@ -360,7 +394,7 @@ async function main(): Promise<void> {
       warmup_s: WARMUP_S,
       window_s: WINDOW_S,
       ...(SCRAPE_S > 0 ? { scrape_interval_s: SCRAPE_S } : {}),
-      ...(peer ? { measured: TOGETHER ? 'at the same time' : 'one after the other' } : {}),
+      ...(peer ? { measured: TOGETHER ? 'at the same time, after an unmeasured bench/node-floor.mjs started first' : 'one after the other' } : {}),
       node_flags: [...serviceNodeFlags(), args['node-flags'] ?? ''].join(' ').trim(),
       service_env: serviceEnv(),
       vigie,
