@@ -42,8 +42,12 @@ export const schemasCompiledOnFirstUse = {
       return compiledOnFirstUse((route: AjvRoute) => {
         const validate = (compile ??= ajvValidators(externalSchemas, options))(route);
         // An Ajv validator answers `false` and leaves its errors on itself, where fastify reads them from the function
-        // it was given (this wrapper): so they are handed over in the other form fastify takes, `{ error }`.
-        return (value: unknown) => validate(value) === false ? { error: validate.errors } : true;
+        // it was given (this wrapper): so they are handed over in the other form fastify takes, `{ error }`. Any other
+        // answer (`true`, an async schema's promise) goes to fastify as it is.
+        return (value: unknown) => {
+          const valid = validate(value);
+          return valid === false ? { error: validate.errors } : valid;
+        };
       }) as unknown as AjvRouteCompiler;
     }) satisfies typeof ajvValidators,
   },
