@@ -290,35 +290,14 @@ async function runVigie(configFile: string, dataDir: string, profileDir: string 
   }
 }
 
-/** Cabourotte (`daemon --config`), or bench/node-floor.mjs: a process that serves /metrics on the YAML's port. */
-async function runPeer(command: string, args: string[], configFile: string) {
+/**
+ * Spawns a process that serves /metrics on its YAML's `http.port` (Cabourotte's `daemon --config`, or
+ * bench/node-floor.mjs) and waits until it serves; `stop` ends it (SIGTERM, then SIGKILL after 10 s).
+ */
+async function startServing(command: string, args: string[], configFile: string): Promise<{ pid: number; url: string; stop: () => Promise<void> }> {
   const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   readLines(child.stdout as NonNullable<ChildProcess['stdout']>, (line) => logs.push(line));
-  readLines(child.stderr as NonNullable<ChildProcess['stderr']>, (line) => logs.push(line));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  try {
-    const port = (/port: (\d+)/.exec(readFileSync(configFile, 'utf8').slice(0, 500)) as RegExpExecArray)[1];
-    const url = `http://127.0.0.1:${port}`;
-    await waitUntilServing(`${url}/metrics`, child, logs);
-    const { before: _before, after: _after, ...figures } = await measure(child.pid as number, () => fetch(`${url}/metrics`));
-    return figures;
-  } finally {
-    child.kill('SIGTERM');
-    await Promise.race([exited, sleep(10_000)]);
-    if (child.exitCode === null) child.kill('SIGKILL');
-  }
-}
-
-/**
- * Starts bench/node-floor.mjs on `configFile` and waits until it serves; returns its stop. With `--together` it runs
- * before the measured processes and is not measured: on this 2-core machine, of several processes started on the
- * same checks, the first started spent 1.2 to 1.6 times the CPU of the same build started after it, in every run
- * (docs/performance.md, "Measuring"), so whichever service the bench started first was measured the worse for it.
- */
-async function startLead(configFile: string): Promise<() => Promise<void>> {
-  const child: ChildProcess = spawn(process.execPath, [join(import.meta.dirname, 'node-floor.mjs'), configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const logs: string[] = [];
   readLines(child.stderr as NonNullable<ChildProcess['stderr']>, (line) => logs.push(line));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async () => {
@@ -328,12 +307,34 @@ async function startLead(configFile: string): Promise<() => Promise<void>> {
   };
   try {
     const port = (/port: (\d+)/.exec(readFileSync(configFile, 'utf8').slice(0, 500)) as RegExpExecArray)[1];
-    await waitUntilServing(`http://127.0.0.1:${port}/metrics`, child, logs);
+    const url = `http://127.0.0.1:${port}`;
+    await waitUntilServing(`${url}/metrics`, child, logs);
+    return { pid: child.pid as number, url, stop };
   } catch (error) {
     await stop();
     throw error;
   }
-  return stop;
+}
+
+/** Cabourotte, or bench/node-floor.mjs, measured over the window. */
+async function runPeer(command: string, args: string[], configFile: string) {
+  const { pid, url, stop } = await startServing(command, args, configFile);
+  try {
+    const { before: _before, after: _after, ...figures } = await measure(pid, () => fetch(`${url}/metrics`));
+    return figures;
+  } finally {
+    await stop();
+  }
+}
+
+/**
+ * Starts bench/node-floor.mjs on `configFile`, not measured; returns its stop. With `--together` it runs before the
+ * measured processes: on this 2-core machine, of several processes started on the same checks, the first started
+ * spent 1.2 to 1.6 times the CPU of the same build started after it, in every run (docs/performance.md,
+ * "Measuring"), so whichever service the bench started first was measured the worse for it.
+ */
+async function startLead(configFile: string): Promise<() => Promise<void>> {
+  return (await startServing(process.execPath, [join(import.meta.dirname, 'node-floor.mjs'), configFile], configFile)).stop;
 }
 
 async function main(): Promise<void> {
