@@ -46,12 +46,30 @@ export const schemasCompiledOnFirstUse = {
         // answer (`true`, an async schema's promise) goes to fastify as it is.
         return (value: unknown) => {
           const valid = validate(value);
-          return valid === false ? { error: validate.errors } : valid;
+          if (valid === false) return { error: validate.errors };
+          const infinite = valid === true ? nonFiniteAt(value) : null;
+          return infinite === null ? valid : { error: [{ instancePath: infinite, message: 'must be a finite number' }] };
         };
       }) as unknown as AjvRouteCompiler;
     }) satisfies typeof ajvValidators,
   },
 };
+
+/**
+ * The path of a number in `value` that is not finite, else null. Ajv coerces a query's `1e309` (or 400
+ * nines) to Infinity, then skips the `minimum` and `maximum` of a number that is not finite: such a value reached
+ * the route (a 500 from SQLite for `GET /api/v1/audit?limit=1e309`). TypeBox's validators refuse it themselves.
+ */
+function nonFiniteAt(value: unknown): string | null {
+  // A loop, not a recursion: a body may nest deeper than the stack where its schema lets any value through.
+  const pending: [unknown, string][] = [[value, '']];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, path] = next;
+    if (typeof item === 'number' && !Number.isFinite(item)) return path;
+    if (typeof item === 'object' && item !== null) for (const [key, child] of Object.entries(item)) pending.push([child, `${path}/${key}`]);
+  }
+  return null;
+}
 
 type AjvRouteCompiler = ReturnType<typeof ajvValidators>;
 type AjvRoute = Parameters<AjvRouteCompiler>[0];

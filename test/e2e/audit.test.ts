@@ -174,6 +174,10 @@ describe('the audit log', () => {
       ['limit=ten', 'limit'],
       ['before=0', 'before'],
       ['before=x', 'before'],
+      // Past a double's range: Ajv coerces these to Infinity and lets them through its bounds.
+      ['limit=1e309', 'limit'],
+      [`limit=${'9'.repeat(400)}`, 'limit'],
+      ['before=1e400', 'before'],
     ]) {
       const response = await server.request(`/api/v1/audit?${query}`, { headers: basic });
       expect(response.status, query).toBe(400);
@@ -181,6 +185,7 @@ describe('the audit log', () => {
       expect(message, query).toContain(parameter);
       // Ajv's wording, as docs/http-api.md gives it: the validator compiled on first use is fastify's own.
       if (query === 'limit=1001') expect(message).toBe('Invalid request: querystring/limit must be <= 1000');
+      if (query === 'limit=1e309') expect(message).toBe('Invalid request: querystring/limit must be a finite number');
     }
   });
 

@@ -107,6 +107,17 @@ describe('the overview answers and their wire types', () => {
     expect(undeclared(document, schemaOf('post', '/api/v1/overview/recent-results'), body)).toEqual([]);
   });
 
+  it('POST /api/v1/overview/recent-results refuses a limit past a double\'s range with a 400 naming it', async () => {
+    // JSON.parse reads 1e309 as Infinity, which a query's coercion lets through Ajv's bounds (test/e2e/audit.test.ts).
+    const response = await server.request('/api/v1/overview/recent-results', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"names":["db"],"limit":1e309}',
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { message: string }).message).toContain('body/limit must be');
+  });
+
   it('GET /api/v1/overview/durations/:name and GET /api/v1/overview/streams: declared and sent whole', async () => {
     const durations = (await (await server.request('/api/v1/overview/durations/db?window=24h')).json()) as { name: string; window: string; buckets: unknown[] };
     expect(durations).toMatchObject({ name: 'db', window: '24h', buckets: expect.any(Array) });
