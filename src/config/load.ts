@@ -76,7 +76,9 @@ export function parseConfigText(text: string, file: string | null, overrides: Co
         const where = at ? `line ${at.line}, column ${at.col}` : 'YAML';
         throw new ConfigError(file, '', `invalid YAML at ${where}: ${error.message.split('\n')[0]}`);
       }
-      throw error;
+      // yaml refuses some documents while it builds their value, with errors of its own (an alias bomb is a
+      // ReferenceError): they are the file's problem all the same.
+      throw new ConfigError(file, '', `invalid YAML: ${(error as Error).message.split('\n')[0]}`);
     }
   });
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {

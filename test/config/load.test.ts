@@ -79,6 +79,10 @@ describe('config loading', () => {
     expect(errorOf('- a\n- b\n')).toBe('/etc/vigie.yaml: the top level must be a mapping of keys');
     expect(errorOf('http: [\n')).toMatch(/^\/etc\/vigie\.yaml: invalid YAML at line \d+, column \d+/);
     expect(errorOf('http: {}\nhttp: {}\n')).toMatch(/invalid YAML/);
+    // An alias bomb: yaml refuses it while building the value, with an error of its own that is no YAMLParseError.
+    const letters = 'abcdefghij';
+    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...[...letters.slice(1)].map((name, i) => `${name}: &${name} [${Array(10).fill(`*${letters[i]}`).join(', ')}]`)].join('\n');
+    expect(errorOf(bomb)).toBe('/etc/vigie.yaml: invalid YAML: Excessive alias count indicates a resource exhaustion attack');
   });
 
   it('accepts the Cabourotte top-level keys', () => {
