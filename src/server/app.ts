@@ -18,7 +18,7 @@ import { auditChanges, auditRoutes } from './audit-routes.ts';
 import { schemasCompiledOnFirstUse } from './compiled-on-first-use.ts';
 import { credentialsHook, needsCredentials } from './credentials.ts';
 import { closeRefusedUpgrades, connectionOptions, limitConnections } from './connections.ts';
-import { answerFrameworkError, HttpError, installRootErrorHandlers, withMethodNotAllowed } from './errors.ts';
+import { answerFrameworkError, HttpError, installRootErrorHandlers, ROOT_ERRORS, routePatternOf, withMethodNotAllowed } from './errors.ts';
 import { renderMetrics, type ServerMetrics } from './metrics.ts';
 import { jsonBodyParser } from './json-body.ts';
 import { json, messageError, openApiRoute, operation, registerOpenApi } from './openapi.ts';
@@ -70,7 +70,8 @@ export async function buildServer({ config, db, metrics, parts, logger, onRoute 
   await registerOpenApi(app, { basicAuth: http.basicAuth !== undefined, bearer: http.tokens.length > 0 });
 
   app.addHook('onResponse', async (request, reply) => {
-    const route = reply.statusCode === 404 && !request.routeOptions.url ? '?' : (request.routeOptions.url ?? '?');
+    // `?` for a URL of no known path: a label per URL would let any client grow the series without bound.
+    const route = routePatternOf(request) ?? '?';
     const labels = { method: request.method, route, status: String(reply.statusCode) };
     metrics.requestDuration.observe(labels, reply.elapsedTime / 1000);
     metrics.responses.inc(labels);
@@ -102,7 +103,7 @@ export async function buildServer({ config, db, metrics, parts, logger, onRoute 
 
   installRootErrorHandlers(app);
   await app.register(async (scope) =>
-    withMethodNotAllowed(scope, '', (root) => {
+    withMethodNotAllowed(scope, ROOT_ERRORS, (root) => {
       const ok = async () => ({ message: 'ok' });
       const probe = (summary: string) =>
         operation({

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyRequest, onResponseAsyncHookHandler } from
 import type { AuditLog } from './audit-log.ts';
 import { AuditPage } from './audit-wire.ts';
 import { principalOf } from './credentials.ts';
-import { registerPartScope, ROOT_ERRORS } from './errors.ts';
+import { registerPartScope, ROOT_ERRORS, routePatternOf } from './errors.ts';
 import { json, messageError, operation } from './openapi.ts';
 import { isApiChange } from './scopes.ts';
 
@@ -19,7 +19,7 @@ export function auditChanges(log: AuditLog): onResponseAsyncHookHandler {
   // finite as the routes) is worked out once.
   const changes = new Map<string, boolean>();
   return async (request, reply) => {
-    const route = request.routeOptions.url;
+    const route = routePatternOf(request);
     if (route === undefined) return;
     const key = `${request.method} ${route}`;
     let change = changes.get(key);

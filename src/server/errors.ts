@@ -8,8 +8,9 @@
  * knows no part's URLs, and no stack trace ever reaches a client. An `UnavailableError` (src/common/unavailable.ts:
  * the cluster cannot serve now) is a 503 in every scope.
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UnavailableError } from '../common/unavailable.ts';
+import { knownPathsOf } from './method-not-allowed.ts';
 
 /** A refusal for an HTTP reason, answered with `statusCode` in the body shape of the scope that handles it. */
 export class HttpError extends Error {
@@ -46,7 +47,8 @@ export const ROOT_ERRORS: PartErrors = {
   fromDomainError: () => undefined,
 };
 
-const ROUTABLE_METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+/** The methods a known path answers 405 (or 204, OPTIONS) for; any other method of a known path is a 404. */
+const ROUTABLE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /**
  * Registers a part's routes under `prefix` in their own fastify scope: the part's error handler and body shape
@@ -63,24 +65,27 @@ export async function registerPartScope(
   await app.register(
     async (scope) => {
       installErrorHandler(scope, () => errors);
-      await withMethodNotAllowed(scope, prefix, routes);
+      await withMethodNotAllowed(scope, errors, routes);
     },
     { prefix },
   );
 }
 
 /**
- * Runs `routes` on `scope`, then answers a wrong method on any URL they registered with 405 and `Allow`
- * (OPTIONS with 204 and `Allow`). `prefix` is the scope's own, so that paths are registered relative to it.
+ * Runs `routes` on `scope`, and records the paths they registered, so that a wrong method on one of them is
+ * answered with 405 and `Allow` (OPTIONS with 204 and `Allow`) in the shape of `errors`.
  */
 export async function withMethodNotAllowed(
   scope: FastifyInstance,
-  prefix: string,
+  errors: PartErrors,
   routes: (scope: FastifyInstance) => void | Promise<void>,
 ): Promise<void> {
-  const methodsByPath = collectRouteMethods(scope, prefix);
+  const known = knownPathsOf(scope.server);
+  scope.addHook('onRoute', (route) => {
+    if ((route.config as { shadowsParametric?: boolean } | undefined)?.shadowsParametric === true) return;
+    known.add(route.url, [route.method].flat(), errors);
+  });
   await routes(scope);
-  addMethodNotAllowedRoutes(scope, methodsByPath);
 }
 
 /**
@@ -94,7 +99,7 @@ export async function registerPartRoutes(
 ): Promise<void> {
   await app.register(async (scope) => {
     installErrorHandler(scope, () => errors);
-    await withMethodNotAllowed(scope, '', routes);
+    await withMethodNotAllowed(scope, errors, routes);
   });
 }
 
@@ -131,13 +136,43 @@ function errorsOfPath(app: FastifyInstance, path: string): PartErrors {
  * not-found handler per part scope would do the same, but fastify registers each for all 34 of Node's methods,
  * twice, in a router of its own: 1,260 routes for the 18 part scopes, 2.2 MB of a small service's heap
  * (docs/performance.md, "One not-found handler").
+ *
+ * A URL of a known path with a method it does not serve is answered here too, from the table of known paths
+ * (src/server/method-not-allowed.ts): 405 with `Allow`, or 204 with `Allow` to OPTIONS, in the shape of the part
+ * that registered the path, and counted and audited under its route pattern (`routePatternOf`).
  */
 export function installRootErrorHandlers(app: FastifyInstance): void {
-  installErrorHandler(app, (request) => (request.is404 ? errorsOfPath(app, pathOf(request.url)) : ROOT_ERRORS));
+  const known = knownPathsOf(app.server);
+  const errorsOfUnrouted = (path: string) => {
+    const match = known.match(path);
+    return match !== undefined && 'known' in match ? match.known.errors : errorsOfPath(app, path);
+  };
+  installErrorHandler(app, (request) => (request.is404 ? errorsOfUnrouted(pathOf(request.url)) : ROOT_ERRORS));
   app.setNotFoundHandler((request, reply) => {
     const path = pathOf(request.url);
+    const match = ROUTABLE_METHODS.has(request.method) ? known.match(path) : undefined;
+    // As fastify's router refuses the path for a method it serves.
+    if (match !== undefined && 'refused' in match) return sendAnswer(reply, errorsOfPath(app, path), match.refused);
+    if (match !== undefined && !match.known.methods.has(request.method)) {
+      const { pattern, allow, errors } = match.known;
+      patternsOfUnrouted.set(request, pattern);
+      // The parameters fastify would have given the route, for the audit log's name of the object.
+      request.params = match.params;
+      reply.header('Allow', allow);
+      if (request.method === 'OPTIONS') return reply.code(204).send();
+      return sendAnswer(reply, errors, { statusCode: 405, message: `Method ${request.method} not allowed on ${pattern}; allowed: ${allow}` });
+    }
     return sendAnswer(reply, errorsOfPath(app, path), { statusCode: 404, message: `Route ${request.method} ${path} not found` });
   });
+}
+
+/** The route patterns of the requests answered 405 or 204 from the table of known paths, which matched no route. */
+const patternsOfUnrouted = new WeakMap<FastifyRequest, string>();
+
+/** The route pattern of a request (`/api/v1/stream/:name`), that of a wrong method on a known path included;
+ *  `undefined` for a URL of no known path. */
+export function routePatternOf(request: FastifyRequest): string | undefined {
+  return request.routeOptions.url || patternsOfUnrouted.get(request);
 }
 
 /**
@@ -205,43 +240,7 @@ function describeHttpError(error: FastifyError, request: FastifyRequest, bodyLim
 
 /**
  * Route config of a static route that shadows a parametric one for its own methods only (`POST
- * /healthcheck/http` beside `/healthcheck/:name`): its other methods must still reach the parametric route, so
- * they get no 405 route of their own.
+ * /healthcheck/http` beside `/healthcheck/:name`): a wrong method there must be answered as on the parametric
+ * route, so the table of known paths leaves it out.
  */
 export const SHADOWS_PARAMETRIC = { shadowsParametric: true } as const;
-
-/** Route config of the routes answering 405 (and 204 to OPTIONS) for the methods a path does not serve, so that
- *  they can be told from the API's own routes (test/e2e/openapi.test.ts). */
-export const METHOD_NOT_ALLOWED = { methodNotAllowed: true } as const;
-
-/** Records the methods of every route registered in the scope, by its path relative to the scope's prefix. */
-function collectRouteMethods(scope: FastifyInstance, prefix: string): Map<string, Set<string>> {
-  const methodsByPath = new Map<string, Set<string>>();
-  scope.addHook('onRoute', (route) => {
-    if ((route.config as { shadowsParametric?: boolean } | undefined)?.shadowsParametric === true) return;
-    const path = route.url.startsWith(prefix) ? route.url.slice(prefix.length) : route.url;
-    const methods = methodsByPath.get(path) ?? new Set<string>();
-    for (const method of [route.method].flat()) methods.add(method);
-    methodsByPath.set(path, methods);
-  });
-  return methodsByPath;
-}
-
-function addMethodNotAllowedRoutes(scope: FastifyInstance, methodsByPath: Map<string, Set<string>>): void {
-  for (const [path, methods] of [...methodsByPath]) {
-    const missing = ROUTABLE_METHODS.filter((method) => !methods.has(method));
-    if (missing.length === 0) continue;
-    const allow = [...methods].sort().join(', ');
-    scope.route({
-      method: missing,
-      url: path,
-      // Not an operation of the API: the OpenAPI document (src/server/openapi.ts) says once that every path answers so.
-      schema: { hide: true },
-      config: METHOD_NOT_ALLOWED,
-      handler: async (request, reply) => {
-        if (request.method === 'OPTIONS') return reply.header('Allow', allow).code(204).send();
-        throw new HttpError(405, `Method ${request.method} not allowed on ${request.routeOptions.url}; allowed: ${allow}`, { Allow: allow });
-      },
-    });
-  }
-}

@@ -113,6 +113,16 @@ describe('the audit log', () => {
     expect(row).toMatchObject({ route: '/api/v1/healthcheck/tcp', outcome: 400 });
     // A hostile client does not get kilobytes into a row.
     expect(row?.name).toBe('x'.repeat(512));
+    // A wrong method on a check's path is an attempt too, under the route of that path.
+    expect((await server.request('/api/v1/healthcheck/victim', { method: 'PATCH', headers: bearer(secretOf('write')) })).status).toBe(405);
+    expect((await audit(server, '?limit=1')).result[0]).toMatchObject({
+      principal: 'token:write-token',
+      method: 'PATCH',
+      route: '/api/v1/healthcheck/:name',
+      path: '/api/v1/healthcheck/victim',
+      name: 'victim',
+      outcome: 405,
+    });
   });
 
   it('does not record reads, event pushes, index searches, heartbeat reports, OPTIONS nor unknown routes', async () => {

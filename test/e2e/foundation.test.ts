@@ -102,6 +102,47 @@ describe('the service process', () => {
     expect((await server.request('/health', { method: 'HEAD' })).status).toBe(200);
   });
 
+  it('answers a wrong method in the shape of the part that registered the path, counted under its route', async () => {
+    const server = await started({ config: { http: { 'basic-auth': { username: 'ops', password: 'pw' } } } });
+    const auth = { authorization: `Basic ${Buffer.from('ops:pw').toString('base64')}` };
+    const answer = async (path: string, method: string, headers: Record<string, string> = auth) => {
+      const response = await server.request(path, { method, headers });
+      return { status: response.status, allow: response.headers.get('allow'), body: response.status === 204 ? null : ((await response.json()) as unknown) };
+    };
+    // Both parts have paths under /api/v1/overview/, a prefix of neither: each answers in its own shape there.
+    expect(await answer('/api/v1/overview/streams', 'DELETE')).toEqual({
+      status: 405,
+      allow: 'GET, HEAD',
+      body: { error: 'Method DELETE not allowed on /api/v1/overview/streams; allowed: GET, HEAD' },
+    });
+    expect(await answer('/api/v1/overview/healthchecks', 'PUT')).toEqual({
+      status: 405,
+      allow: 'GET, HEAD',
+      body: { message: 'Method PUT not allowed on /api/v1/overview/healthchecks; allowed: GET, HEAD' },
+    });
+    // Credentials are asked first, in the same shape.
+    expect(await answer('/api/v1/overview/streams', 'DELETE', {})).toEqual({ status: 401, allow: null, body: { error: 'Unauthorized' } });
+    // A parametric path: the message names the route, OPTIONS answers 204 with the methods.
+    expect(await answer('/api/v1/stream/any%20name', 'PATCH')).toEqual({
+      status: 405,
+      allow: 'DELETE, GET, HEAD, POST, PUT',
+      body: { error: 'Method PATCH not allowed on /api/v1/stream/:name; allowed: DELETE, GET, HEAD, POST, PUT' },
+    });
+    expect(await answer('/api/v1/stream/any', 'OPTIONS')).toEqual({ status: 204, allow: 'DELETE, GET, HEAD, POST, PUT', body: null });
+    // A segment too many, a trailing slash, a method HTTP routing does not serve: no path of the API.
+    for (const [path, method] of [['/api/v1/stream/a/b', 'PATCH'], ['/healthz/', 'DELETE'], ['/healthz', 'PROPFIND']] as const) {
+      expect((await answer(path, method)).status, `${method} ${path}`).toBe(404);
+    }
+    // A parameter past fastify's 100 characters is refused as with a method the path serves.
+    const long = `/api/v1/stream/${'x'.repeat(101)}`;
+    expect((await answer(long, 'PATCH')).status).toBe(414);
+    expect(await answer(long, 'PATCH')).toEqual(await answer(long, 'GET'));
+    const text = await (await server.request('/metrics', { headers: auth })).text();
+    expect(text).toContain('http_responses_total{method="DELETE",route="/api/v1/overview/streams",status="405"} 1');
+    expect(text).toContain('http_responses_total{method="PATCH",route="/api/v1/stream/:name",status="405"} 1');
+    expect(text).toContain('http_responses_total{method="OPTIONS",route="/api/v1/stream/:name",status="204"} 1');
+  });
+
   it('answers a URL that matches no route in the body shape of the part whose prefix it is under, whatever the method', async () => {
     const server = await started({ config: { http: { 'basic-auth': { username: 'ops', password: 'pw' } } } });
     const auth = { authorization: `Basic ${Buffer.from('ops:pw').toString('base64')}` };
