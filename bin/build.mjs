@@ -29,6 +29,46 @@ const packagesImportedWhenUsed = {
 };
 
 /**
+ * Modules that a bundled dependency requires as it loads, for a feature Vigie never uses. Bundled, each would be in
+ * every service's heap, its source and what its load builds: 300 KB of source for these three and what they require
+ * (docs/performance.md, "Modules no service uses"). Each is replaced, for that importer only, by a module whose
+ * every property throws, naming what was left out: a future use fails loudly rather than quietly.
+ */
+export const LEFT_OUT = [
+  // The OpenAPI document in YAML (`app.swagger({ yaml: true })`) and static specification files: the service serves
+  // its document generated, as JSON. Config files are parsed by the `yaml` package loaded from node_modules when
+  // needed (src/config/yaml.ts).
+  { module: 'yaml', importer: '/node_modules/@fastify/swagger/', use: "@fastify/swagger's YAML output" },
+  // `injectWS`, a helper for tests that inject websocket connections; its streams pull readable-stream.
+  { module: 'duplexify', importer: '/node_modules/@fastify/websocket/', use: "@fastify/websocket's injectWS" },
+  // The trace of an exemplar, which no metric of the service enables.
+  { module: '@opentelemetry/api', importer: '/node_modules/prom-client/', use: "prom-client's exemplars" },
+];
+
+/** @type {import('esbuild').Plugin} */
+const leftOut = {
+  name: 'left-out',
+  setup(build) {
+    const byModule = new Map(LEFT_OUT.map((entry) => [entry.module, entry]));
+    const filter = new RegExp(`^(${LEFT_OUT.map(({ module }) => module.replace(/[/.@]/g, '\\$&')).join('|')})$`);
+    build.onResolve({ filter }, (args) => {
+      const entry = byModule.get(args.path);
+      return entry !== undefined && args.importer.includes(entry.importer) ? { path: args.path, namespace: 'left-out' } : undefined;
+    });
+    build.onLoad({ filter: /.*/, namespace: 'left-out' }, (args) => {
+      const message = `${args.path} is left out of the Vigie bundle (bin/build.mjs, LEFT_OUT): ${byModule.get(args.path)?.use} is not available`;
+      // Symbols and `__esModule` answer undefined: module interop and inspection read them without using the module.
+      const contents = `const message = ${JSON.stringify(message)};
+module.exports = new Proxy(function leftOut() { throw new Error(message); }, {
+  get(target, key) { if (typeof key === 'symbol' || key === '__esModule') return undefined; throw new Error(message); },
+  construct() { throw new Error(message); },
+});`;
+      return { contents, loader: 'js' };
+    });
+  },
+};
+
+/**
  * One bundle per entry, each with its own `platform` and `target`; `copy` lists files copied beside the output.
  * @type {({ name: string; copy?: string[] } & import('esbuild').BuildOptions)[]}
  */
@@ -53,7 +93,7 @@ export const ENTRIES = [
     // and every package the service imports when first used (`import('nodemailer')`), which Node then loads from
     // node_modules as it is: a bundled CommonJS package would answer such an import with its `default` alone.
     external: ['better-sqlite3', 'raw-socket', 'msgpackr-extract', 'bufferutil', 'utf-8-validate'],
-    plugins: [packagesImportedWhenUsed],
+    plugins: [packagesImportedWhenUsed, leftOut],
     minifyWhitespace: true,
     minifySyntax: true,
     // The sources are ES modules: strict mode (esbuild's own "use strict" comes after the banner, where it is no

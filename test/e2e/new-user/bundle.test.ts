@@ -5,13 +5,14 @@
  * Node from node_modules (a bundled CommonJS package answers `import()` with its `default` alone). HTTP checks
  * use Node's client, so a service of checks loads no undici (docs/performance.md, "HTTP checks on Node's client").
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { BuildOptions, Metafile } from 'esbuild';
 import * as esbuild from 'esbuild';
 import { expect, it } from 'vitest';
-import { ENTRIES, ROOT } from '../../../bin/build.mjs';
+import { ENTRIES, LEFT_OUT, ROOT } from '../../../bin/build.mjs';
 import { startServer } from '../../helpers/server.ts';
 import { startHttpTarget } from '../../helpers/targets.ts';
 
@@ -43,8 +44,33 @@ it('loads no dependency from node_modules at its start but native addons, and im
   // The bundle at start holds fastify and the rest: its sources came from node_modules.
   const inputs = Object.keys((outputs[main] as Metafile['outputs'][string]).inputs);
   expect(inputs.some((input) => input.includes('node_modules/fastify/'))).toBe(true);
-  // Imported when first used: the e-mail output, the badges, the cluster's NATS clients and codec.
-  expect([...externalWhenUsed]).toEqual(expect.arrayContaining(['nodemailer', 'badge-maker', '@nats-io/transport-node', '@nats-io/jetstream', 'msgpackr']));
+  // Imported when first used: the e-mail output, the badges, the cluster's NATS clients and codec, the watcher of
+  // stream directories.
+  expect([...externalWhenUsed]).toEqual(expect.arrayContaining(['nodemailer', 'badge-maker', '@nats-io/transport-node', '@nats-io/jetstream', 'msgpackr', 'chokidar']));
+  // Modules that dependencies require for features the service never uses are left out, with what they require.
+  expect(LEFT_OUT.map(({ module }) => module)).toEqual(['yaml', 'duplexify', '@opentelemetry/api']);
+  const leftOut = ['yaml', 'duplexify', 'readable-stream', '@opentelemetry/api'];
+  expect(inputs.filter((input) => leftOut.some((name) => input.includes(`node_modules/${name}/`)))).toEqual([]);
+}, 60_000);
+
+it('answers a use of a module left out of the bundle with an error that names it', async () => {
+  const { name: _name, copy: _copy, ...entry } = ENTRIES.find((candidate) => candidate.name === 'server') as BuildOptions & { name: string; copy?: string[] };
+  // Built with the server entry's plugins: a file in a directory named as each importer requires its left-out module.
+  const dir = mkdtempSync(join(tmpdir(), 'vigie-left-out-'));
+  const files = LEFT_OUT.map(({ module, importer }) => {
+    const file = join(dir, importer, 'uses-it.js');
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, `const used = require(${JSON.stringify(module)}); module.exports = () => used.anything;`);
+    return file;
+  });
+  const stdin = { contents: files.map((file, i) => `exports.use${i} = require(${JSON.stringify(file)});`).join('\n'), resolveDir: dir, loader: 'js' as const };
+  const result = await esbuild.build({ ...entry, entryPoints: undefined, stdin, outfile: join(dir, 'left-out.cjs'), bundle: true, absWorkingDir: ROOT, write: false, logLevel: 'silent' });
+  const bundle = join(dir, 'left-out.cjs');
+  writeFileSync(bundle, result.outputFiles.find((file) => file.path.endsWith('.cjs'))?.text ?? '');
+  const loaded = createRequire(import.meta.url)(bundle) as Record<string, () => unknown>;
+  LEFT_OUT.forEach(({ module }, i) => {
+    expect(() => loaded[`use${i}`]?.(), module).toThrow(`${module} is left out of the Vigie bundle`);
+  });
 }, 60_000);
 
 it('runs HTTP and TCP checks without loading undici, and keeps no YAML parser', async () => {
