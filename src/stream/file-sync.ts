@@ -9,7 +9,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type FSWatcher, watch } from 'chokidar';
+import type { FSWatcher } from 'chokidar';
 import { type EdnValue, isEdnMap, isKeyword, parseEdn, printEdn } from './edn.ts';
 import { STREAM_NAME } from './engine.ts';
 
@@ -275,6 +275,8 @@ export class StreamFileSync {
 class StreamDirectoryWatcher {
   private watcher: FSWatcher | null = null;
   private timer: NodeJS.Timeout | null = null;
+  /** Closed while `start` imported the watcher: it must not start one after. */
+  private closed = false;
 
   constructor(
     private readonly directories: readonly string[],
@@ -287,6 +289,9 @@ class StreamDirectoryWatcher {
     if (this.directories.length === 0) return;
     // A directory that does not exist yet cannot be watched; creating it lets files dropped there later count.
     for (const directory of this.directories) mkdirSync(directory, { recursive: true });
+    // Imported here: a service without stream directories, most of them, never holds the watcher's code.
+    const { watch } = await import('chokidar');
+    if (this.closed) return;
     const watcher = watch([...this.directories], {
       ignoreInitial: true,
       depth: 0,
@@ -309,6 +314,7 @@ class StreamDirectoryWatcher {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.watcher?.close();
