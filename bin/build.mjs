@@ -9,6 +9,7 @@
  * Plain JavaScript on purpose: it runs at `npm install` time, before any TypeScript tooling is set up.
  */
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -25,6 +26,25 @@ const packagesImportedWhenUsed = {
   name: 'packages-imported-when-used',
   setup(build) {
     build.onResolve({ filter: /^[^./]/ }, (args) => (args.kind === 'dynamic-import' ? { path: args.path, external: true } : undefined));
+  },
+};
+
+/**
+ * The names local to each dependency's functions minified, file by file, as esbuild loads it into the bundle: V8 keeps
+ * the bundle's source in the heap, and these names were 225 KB of it (docs/performance.md, "Dependencies' local names
+ * minified"). Vigie's own code keeps its names, so its stack frames and the types of its logged errors read as
+ * written. A file transformed alone cannot know which of its module-level names other code reads, so those keep
+ * theirs too; the source map still leads back to each file as published.
+ * @type {import('esbuild').Plugin}
+ */
+const dependenciesMinified = {
+  name: 'dependencies-minified',
+  setup(build) {
+    build.onLoad({ filter: /\/node_modules\/.*\.[cm]?js$/ }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      const { code } = await esbuild.transform(source, { loader: 'js', minifyIdentifiers: true, sourcemap: 'inline', sourcefile: args.path });
+      return { contents: code, loader: 'js' };
+    });
   },
 };
 
@@ -87,13 +107,14 @@ export const ENTRIES = [
     target: 'node20',
     // The dependencies are bundled too, whitespace and syntax minified: 572 files of node_modules each held their
     // own source (comments and all), module record and search paths, 4.5 MB of a small service's heap, and took
-    // 0.3 s of CPU to find and load at every start (docs/performance.md, "One bundle"). Names are kept, so stack
-    // traces still name functions; NODE_OPTIONS=--enable-source-maps maps their lines back to src/ and node_modules/.
+    // 0.3 s of CPU to find and load at every start (docs/performance.md, "One bundle"). Vigie's names are kept, so
+    // stack traces still name its functions (a dependency's local names are minified: `dependenciesMinified` above);
+    // NODE_OPTIONS=--enable-source-maps maps their lines, and the names, back to src/ and node_modules/.
     // Left out: native addons, which Node must load from their files, and the optional ones their packages try;
     // and every package the service imports when first used (`import('nodemailer')`), which Node then loads from
     // node_modules as it is: a bundled CommonJS package would answer such an import with its `default` alone.
     external: ['better-sqlite3', 'raw-socket', 'msgpackr-extract', 'bufferutil', 'utf-8-validate'],
-    plugins: [packagesImportedWhenUsed, leftOut],
+    plugins: [packagesImportedWhenUsed, leftOut, dependenciesMinified],
     minifyWhitespace: true,
     minifySyntax: true,
     // The sources are ES modules: strict mode (esbuild's own "use strict" comes after the banner, where it is no

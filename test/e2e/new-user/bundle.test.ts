@@ -53,6 +53,20 @@ it('loads no dependency from node_modules at its start but native addons, and im
   expect(inputs.filter((input) => leftOut.some((name) => input.includes(`node_modules/${name}/`)))).toEqual([]);
 }, 60_000);
 
+it("keeps Vigie's own names and minifies those local to a dependency's functions, its source map leading back to both", async () => {
+  const text = readFileSync(join(ROOT, 'dist/main.cjs'), 'latin1');
+  // Ours, parameters included, as written: a stack frame or a logged error's type names what the code calls it.
+  // (Each a boolean, so that a failure does not print the 2 MB bundle.)
+  expect(text.includes('function installRootErrorHandlers(app){'), 'installRootErrorHandlers(app)').toBe(true);
+  expect(text.includes('KnownPaths=class{'), 'class KnownPaths').toBe(true);
+  // fastify's `function compileSchemasForSerialization (context, compile)`: its module-level name stays, its
+  // parameters do not.
+  expect(/function compileSchemasForSerialization\((?!context,compile\))[\w$]+,[\w$]+\)/.test(text), 'compileSchemasForSerialization').toBe(true);
+  const map = JSON.parse(readFileSync(join(ROOT, 'dist/main.cjs.map'), 'utf8')) as { sources: string[]; sourcesContent: string[] };
+  const original = map.sourcesContent[map.sources.findIndex((source) => source.endsWith('node_modules/fastify/lib/validation.js'))];
+  expect(original).toContain('function compileSchemasForSerialization (context, compile)');
+}, 60_000);
+
 it('answers a use of a module left out of the bundle with an error that names it', async () => {
   const { name: _name, copy: _copy, ...entry } = ENTRIES.find((candidate) => candidate.name === 'server') as BuildOptions & { name: string; copy?: string[] };
   // Built with the server entry's plugins: a file in a directory named as each importer requires its left-out module.
