@@ -61,12 +61,20 @@ export const schemasCompiledOnFirstUse = {
  * the route (a 500 from SQLite for `GET /api/v1/audit?limit=1e309`). TypeBox's validators refuse it themselves.
  */
 function nonFiniteAt(value: unknown): string | null {
-  // A loop, not a recursion: a body may nest deeper than the stack where its schema lets any value through.
+  if (typeof value === 'number') return Number.isFinite(value) ? null : '';
+  // A loop, not a recursion: a body may nest deeper than the stack where its schema lets any value through. A path is
+  // built only for an object to walk and for the value refused, not for each of a large body's strings.
   const pending: [unknown, string][] = [[value, '']];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const [item, path] = next;
-    if (typeof item === 'number' && !Number.isFinite(item)) return path;
-    if (typeof item === 'object' && item !== null) for (const [key, child] of Object.entries(item)) pending.push([child, `${path}/${key}`]);
+    if (typeof item !== 'object' || item === null) continue;
+    for (const key in item) {
+      if (!Object.hasOwn(item, key)) continue;
+      const child: unknown = (item as Record<string, unknown>)[key];
+      if (typeof child === 'number') {
+        if (!Number.isFinite(child)) return `${path}/${key}`;
+      } else if (typeof child === 'object' && child !== null) pending.push([child, `${path}/${key}`]);
+    }
   }
   return null;
 }
