@@ -13,7 +13,7 @@ import type { BuildOptions, Metafile } from 'esbuild';
 import * as esbuild from 'esbuild';
 import { expect, it } from 'vitest';
 import { ENTRIES, LEFT_OUT, ROOT } from '../../../bin/build.mjs';
-import { startServer } from '../../helpers/server.ts';
+import { ensureBundle, startServer } from '../../helpers/server.ts';
 import { startHttpTarget } from '../../helpers/targets.ts';
 
 /** The native addons and their optional helpers, which Node loads from their files. */
@@ -54,6 +54,8 @@ it('loads no dependency from node_modules at its start but native addons, and im
 }, 60_000);
 
 it("keeps Vigie's own names and minifies those local to a dependency's functions, its source map leading back to both", async () => {
+  // The bundle as built from the sources now, not one left by an earlier build.
+  await ensureBundle();
   const text = readFileSync(join(ROOT, 'dist/main.cjs'), 'latin1');
   // Ours, parameters included, as written: a stack frame or a logged error's type names what the code calls it.
   // (Each a boolean, so that a failure does not print the 2 MB bundle.)
