@@ -31,7 +31,7 @@ import { Worker } from 'node:worker_threads';
 import type { Db } from './client.ts';
 import { LoopCheckpoint, type SyncFile } from './loop-checkpoint.ts';
 import { WriteRate } from './write-rate.ts';
-import { delayToBeat } from '../common/beat.ts';
+import { type BeatTimer, onBeat, SLOW_BEAT_MS } from '../common/beat.ts';
 
 /** The main connection's page cache from the first `hold()` on (KiB). */
 const BULK_CACHE_KIB = 65_536;
@@ -111,7 +111,7 @@ export class WalCheckpointer {
   private held = false;
   /** Under `background()`: the automatic checkpoints stay off until `close()`. */
   private permanent = false;
-  private timer: NodeJS.Timeout | null = null;
+  private timer: BeatTimer | null = null;
   /** `total_changes()` when the last periodic checkpoint was asked for. */
   private changesAtRequest = -1;
   /** Checkpoints left to ask for before the main connection checkpoints again; 0 when not releasing. */
@@ -152,8 +152,8 @@ export class WalCheckpointer {
    * Turns the main connection's automatic checkpoints off until `close()`, and every `intervalMs` looks whether
    * rows changed since it last asked for a checkpoint: it asks again once the WAL holds WAL_ASK_BYTES, or once the
    * changes are WAL_MAX_AGE_MS old, so that a small deployment's trickle of results is not copied into the database
-   * file (and synced) every second. While nothing changes the look is taken less and less often, up to IDLE_BACKOFF
-   * times `intervalMs`, so that an idle service is not woken every second (docs/performance.md, "An idle service").
+   * file (and synced) every second. While nothing changes the look backs off up to IDLE_BACKOFF times `intervalMs`,
+   * onto the slow grid of the service's other idle work, which wakes it (docs/performance.md, "An idle service").
    */
   background(intervalMs: number): void {
     if (this.file === '' || this.permanent) return;
@@ -170,6 +170,7 @@ export class WalCheckpointer {
     this.writeRate.sample(this.changesAtRequest);
     let requestedAtMs = performance.now();
     let delayMs = intervalMs;
+    const arm = () => (this.timer = onBeat(delayMs, look, delayMs >= SLOW_BEAT_MS ? SLOW_BEAT_MS : intervalMs));
     const look = () => {
       const now = changes.get() as number;
       const flood = this.writeRate.sample(now);
@@ -184,9 +185,9 @@ export class WalCheckpointer {
           this.request(flood);
         }
       }
-      this.timer = setTimeout(look, delayToBeat(delayMs, intervalMs)).unref();
+      arm();
     };
-    this.timer = setTimeout(look, delayToBeat(delayMs, intervalMs)).unref();
+    arm();
   }
 
   /** Stops the main connection's automatic checkpoints until `release()`, and raises its page cache. */
@@ -338,7 +339,7 @@ export class WalCheckpointer {
   }
 
   private stopBackground(): void {
-    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = null;
     this.permanent = false;
   }

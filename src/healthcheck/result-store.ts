@@ -17,7 +17,7 @@
  */
 import { getTableName, inArray } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
-import { BEAT_MS, delayToBeat } from '../common/beat.ts';
+import { BEAT_MS, type BeatTimer, onBeat } from '../common/beat.ts';
 import { healthcheckHistory, healthcheckResults, healthcheckUptime, heartbeatReports } from '../db/schema.ts';
 import { type FoldReason, type PendingCheck, PendingResults } from './pending-results.ts';
 import { type CheckResult, DAILY_RETENTION_S, DAY_S, HOURLY_RETENTION_S } from './result-types.ts';
@@ -59,7 +59,7 @@ interface StoredState {
 
 export class ResultStore {
   readonly pending: PendingResults;
-  private flushTimer: ReturnType<typeof setInterval> | null = null;
+  private flushTimer: BeatTimer | null = null;
   private started = false;
   /** The writes under way (`all`: every waiting check, not only the due ones) and their end, or none. */
   private round: { all: boolean; done: Promise<void> } | null = null;
@@ -137,15 +137,15 @@ export class ResultStore {
         return;
       }
       if (oldest[1].sinceS <= this.nowS() - this.writeDelayS) void this.writeDue();
-      this.flushTimer = setTimeout(beat, delayToBeat(this.flushIntervalMs, this.flushIntervalMs)).unref();
+      this.flushTimer = onBeat(this.flushIntervalMs, beat, this.flushIntervalMs);
     };
-    this.flushTimer = setTimeout(beat, delayToBeat(this.flushIntervalMs, this.flushIntervalMs)).unref();
+    this.flushTimer = onBeat(this.flushIntervalMs, beat, this.flushIntervalMs);
   }
 
   /** Writes what is waiting and stops the periodic writes. */
   stop(): void {
     this.started = false;
-    if (this.flushTimer !== null) clearTimeout(this.flushTimer);
+    this.flushTimer?.cancel();
     this.flushTimer = null;
     this.round = null;
     this.flush();

@@ -16,12 +16,14 @@ import { closeSync, ftruncateSync, openSync, readFileSync, readlinkSync, statSyn
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { everyBeat, SLOW_BEAT_MS } from '../common/beat.ts';
 
-/** How often the holder refreshes its lock's modification time: a few times within QUIET_MS, rarely enough not
- *  to wake an idle service (docs/performance.md, "An idle service"). */
-const HEARTBEAT_MS = 4_000;
+/** How often the holder refreshes its lock's modification time: more than twice within QUIET_MS, on the slow grid
+ *  of the service's idle work, so that an idle service wakes for it and them once (docs/performance.md, "An idle
+ *  service"). */
+const HEARTBEAT_MS = SLOW_BEAT_MS;
 /** How long a lock whose holder cannot be checked must stay unrefreshed before it is taken over. */
-const QUIET_MS = 10_000;
+const QUIET_MS = 25_000;
 /** A takeover guard seen unchanged for longer than this was left by a process killed in the middle of its takeover. */
 const GUARD_STALE_MS = 5_000;
 const RETRY_MS = 100;
@@ -222,7 +224,7 @@ async function takeLock(dataDir: string, file: string, warn: (message: string) =
 
 function holding(file: string, text: string, warn: (message: string) => void): DataDirLock {
   let failing = false;
-  const heartbeat = setInterval(() => {
+  const heartbeat = everyBeat(HEARTBEAT_MS, () => {
     const now = new Date();
     // One metadata write, done here rather than in libuv's thread pool, whose answer would wake the loop a second
     // time (docs/performance.md, "An idle service"); SQLite writes on the same disk synchronously anyway.
@@ -234,12 +236,11 @@ function holding(file: string, text: string, warn: (message: string) => void): D
       if (!failing) warn(`cannot refresh ${file}: ${(error as Error).message}`);
       failing = true;
     }
-  }, HEARTBEAT_MS);
-  heartbeat.unref();
+  });
   return {
     file,
     release() {
-      clearInterval(heartbeat);
+      heartbeat.cancel();
       if (read(file)?.text === text) readOr(() => unlinkSync(file), undefined);
     },
   };

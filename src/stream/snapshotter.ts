@@ -25,6 +25,7 @@ import type { IndexStore } from './index-store.ts';
 import { ConfigHashes } from './config-hash.ts';
 import { SnapshotRestore, type Written } from './snapshot-restore.ts';
 import type { WalCheckpointer } from '../db/checkpointer.ts';
+import { type BeatTimer, everyBeat } from '../common/beat.ts';
 import { type EventLog, LOG_START, type LogPosition } from './journal.ts';
 import type { StreamRepository } from './repository.ts';
 import { RestoreFailures } from './restore-failures.ts';
@@ -57,7 +58,7 @@ export interface SnapshotterOptions {
 type Phase = 'idle' | 'write' | 'clean';
 
 export class StreamSnapshotter {
-  private timer: NodeJS.Timeout | null = null;
+  private timer: BeatTimer | null = null;
   private slice: NodeJS.Immediate | null = null;
   private readonly written = new Map<string, Written>();
   private readonly hashes = new ConfigHashes();
@@ -156,7 +157,8 @@ export class StreamSnapshotter {
   /** (Re)starts the periodic rounds; a round still running when the next is due is left to finish. */
   start(intervalMs: number): void {
     this.stop();
-    this.timer = setInterval(() => {
+    // On the grid of the service's other idle work: a round that finds nothing still wakes the process.
+    this.timer = everyBeat(intervalMs, () => {
       if (this.phase !== 'idle') return;
       const bulk = this.beginRound();
       if (this.phase === 'idle') return;
@@ -164,12 +166,11 @@ export class StreamSnapshotter {
       // to 64 MB for good, which a service with no index and no state does not need (docs/performance.md, "Memory").
       if (bulk) this.checkpointer.hold();
       this.scheduleSlice();
-    }, intervalMs);
-    this.timer.unref();
+    });
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    this.timer?.cancel();
     this.timer = null;
     this.cancelSlice();
   }

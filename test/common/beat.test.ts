@@ -1,14 +1,86 @@
 import { describe, expect, it } from 'vitest';
-import { delayToBeat } from '../../src/common/beat.ts';
+import { beatAfter, everyBeat, gridOf, onBeat, SLOW_BEAT_MS } from '../../src/common/beat.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('the beat', () => {
-  it('waits at least the delay, to the next whole multiple of the beat', () => {
-    expect(delayToBeat(1_000, 1_000, 5_250)).toBe(1_750);
-    expect(delayToBeat(1_000, 1_000, 5_000)).toBe(1_000);
-    // A timer that fired a fraction of a ms early does not fire again on the same beat.
-    expect(delayToBeat(1_000, 1_000, 5_999.6)).toBeCloseTo(1_000.4);
-    // A longer delay (the checkpoint's look backing off) lands on a beat too.
-    expect(delayToBeat(4_000, 1_000, 5_250)).toBe(4_750);
-    expect(delayToBeat(10, 10, 3)).toBe(17);
+  it('lands on the grid point nearest to the delay, after now', () => {
+    expect(beatAfter(1_000, 1_000, 5_250)).toBe(6_000);
+    expect(beatAfter(1_000, 1_000, 5_000)).toBe(6_000);
+    // A timer that fired a fraction of a ms early, or a few ms late (as Node's do), lands one period on: a chain
+    // of 2 s beats that took the first grid point past now + 2 s ran every 4 s.
+    expect(beatAfter(1_000, 1_000, 5_999.6)).toBe(7_000);
+    expect(beatAfter(2_000, 2_000, 4_008.8)).toBe(6_000);
+    // A longer delay (the checkpoint's look backing off) lands on a grid point too.
+    expect(beatAfter(4_000, 1_000, 5_250)).toBe(9_000);
+    expect(beatAfter(16_000, 10_000, 20_003)).toBe(40_000);
+    // Never now or before, however short the delay.
+    expect(beatAfter(0, 10, 30)).toBe(40);
+    expect(beatAfter(2, 10, 3)).toBe(10);
+  });
+
+  it('takes the slow grid for the multiples of its period, the beat for the multiples of 2 s', () => {
+    expect(gridOf(10_000)).toBe(SLOW_BEAT_MS);
+    expect(gridOf(60_000)).toBe(SLOW_BEAT_MS);
+    expect(gridOf(4_000)).toBe(2_000);
+    expect(gridOf(3_000)).toBe(3_000);
+    expect(gridOf(250)).toBe(250);
+  });
+
+  it('runs periodic work of periods that divide one another at the same instants, whenever each started', async () => {
+    const short: number[] = [];
+    const long: number[] = [];
+    const a = everyBeat(100, () => short.push(performance.now()));
+    await sleep(130);
+    // Started 130 ms later with its own period, as the lock's refresh and the checkpoint rounds are: each of its
+    // runs is on a point of the other's grid, so the process wakes once for both.
+    const b = everyBeat(200, () => long.push(performance.now()));
+    await sleep(1_000);
+    a.cancel();
+    b.cancel();
+    expect(long.length).toBeGreaterThanOrEqual(3);
+    for (const time of long) expect(Math.min(...short.map((other) => Math.abs(other - time)))).toBeLessThan(5);
+  });
+
+  it('runs periodic work once a period, not once every other period', async () => {
+    const times: number[] = [];
+    const periodic = everyBeat(100, () => times.push(performance.now()));
+    await sleep(1_050);
+    periodic.cancel();
+    // Ten grid points in 1,050 ms; a chain that skipped one each time ran five times.
+    expect(times.length).toBeGreaterThanOrEqual(8);
+    for (const time of times) expect(Math.abs(time - Math.round(time / 100) * 100)).toBeLessThan(50);
+    const count = times.length;
+    await sleep(250);
+    expect(times).toHaveLength(count);
+  });
+
+  it('waits the longest a Node timer can for a longer period, rather than 1 ms', async () => {
+    let ran = 0;
+    const periodic = everyBeat(30 * 86_400_000, () => ran++);
+    await sleep(50);
+    periodic.cancel();
+    expect(ran).toBe(0);
+  });
+
+  it('never runs cancelled work, and work may cancel work due in the same callback', async () => {
+    const ran: string[] = [];
+    const grid = 100;
+    const at = beatAfter(grid * 2, grid) - performance.now();
+    const cancelled = onBeat(at, () => ran.push('cancelled'), grid);
+    cancelled.cancel();
+    let second: { cancel(): void } | null = null;
+    onBeat(at, () => {
+      ran.push('first');
+      second?.cancel();
+    }, grid);
+    second = onBeat(at, () => ran.push('second'), grid);
+    const periodic = everyBeat(grid, () => {
+      ran.push('periodic');
+      periodic.cancel();
+    });
+    await sleep(at + 250);
+    expect(ran.filter((name) => name !== 'periodic')).toEqual(['first']);
+    expect(ran.filter((name) => name === 'periodic')).toHaveLength(1);
   });
 });

@@ -50,10 +50,10 @@ describe('the healthcheck repository', () => {
       repo.record(result('plain', Math.floor(Date.now() / 1000)));
       repo.record(result('other', Math.floor(Date.now() / 1000)));
       expect(vi.getTimerCount()).toBe(1);
-      // Not a second after the result (at 2,234 ms) but on the whole second of performance.now() after that, with the
-      // scheduler's tick and the checkpoint's look (docs/performance.md, "One wake-up a second").
-      const beat = Math.ceil((performance.now() + 1_000) / 1_000) * 1_000;
-      expect(beat).toBe(3_000);
+      // Not a second after the result (at 2,234 ms) but on the whole second of performance.now() nearest to that, with
+      // the scheduler's tick and the checkpoint's look (docs/performance.md, "One wake-up a second").
+      const beat = Math.round((performance.now() + 1_000) / 1_000) * 1_000;
+      expect(beat).toBe(2_000);
       await vi.advanceTimersByTimeAsync(beat - performance.now() - 1);
       expect(count('select count(*) n from healthcheck_results')).toBe(0);
       // The beat starts a write round, whose slices run as immediates.
@@ -78,7 +78,7 @@ describe('the healthcheck repository', () => {
       const repo = new HealthcheckRepository(db, { historySize: 5, writeDelayS: 0, maxPendingResults: 10_000 });
       repo.start();
       repo.record(result('plain', Math.floor(Date.now() / 1000)));
-      // At least 2 s after the result, on the next whole multiple of 2 s of performance.now(): 4,000 ms.
+      // On the whole multiple of 2 s of performance.now() nearest to 2 s after the result (at 3,234 ms): 4,000 ms.
       await vi.advanceTimersByTimeAsync(4_000 - performance.now() - 1);
       expect(count('select count(*) n from healthcheck_results')).toBe(0);
       await vi.advanceTimersByTimeAsync(2);
@@ -87,6 +87,22 @@ describe('the healthcheck repository', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it('starts a write round on every beat while results keep coming, not on every other one (timers fire late)', async () => {
+    const repo = new HealthcheckRepository(db, { historySize: 5, writeDelayS: 0, maxPendingResults: 10_000, flushIntervalMs: 100 });
+    const rounds = vi.spyOn(repo.results, 'writeDue');
+    repo.start();
+    const feed = setInterval(() => repo.record(result('plain', Math.floor(Date.now() / 1000))), 20);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1_050));
+    } finally {
+      clearInterval(feed);
+      repo.stop();
+    }
+    // Ten beats in 1,050 ms. A timer fires a few ms after its beat, and taking the first beat past that one plus the
+    // interval for the next skipped every other beat: five rounds.
+    expect(rounds.mock.calls.length).toBeGreaterThanOrEqual(8);
   });
 
   it('writes buffered results only at flush, and loads the latest one per check back', () => {
