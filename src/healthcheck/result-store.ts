@@ -17,7 +17,7 @@
  */
 import { getTableName, inArray } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
-import { BEAT_MS, type BeatTimer, onBeat } from '../common/beat.ts';
+import { BEAT_MS, type BeatTimer, everyBeat } from '../common/beat.ts';
 import { healthcheckHistory, healthcheckResults, healthcheckUptime, heartbeatReports } from '../db/schema.ts';
 import { type FoldReason, type PendingCheck, PendingResults } from './pending-results.ts';
 import { type CheckResult, DAILY_RETENTION_S, DAY_S, HOURLY_RETENTION_S } from './result-types.ts';
@@ -130,16 +130,15 @@ export class ResultStore {
 
   private armFlush(): void {
     if (this.flushTimer !== null) return;
-    const beat = () => {
+    this.flushTimer = everyBeat(this.flushIntervalMs, () => {
       const [oldest] = this.pending.entries();
       if (oldest === undefined) {
+        this.flushTimer?.cancel();
         this.flushTimer = null;
         return;
       }
       if (oldest[1].sinceS <= this.nowS() - this.writeDelayS) void this.writeDue();
-      this.flushTimer = onBeat(this.flushIntervalMs, beat, this.flushIntervalMs);
-    };
-    this.flushTimer = onBeat(this.flushIntervalMs, beat, this.flushIntervalMs);
+    });
   }
 
   /** Writes what is waiting and stops the periodic writes. */
