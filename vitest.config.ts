@@ -7,6 +7,8 @@ export default defineConfig({
     // e2e suites spawn real servers; two forks match the 2-core CI machine.
     pool: 'forks',
     maxWorkers: 2,
+    // Each run's temporary directories under one, removed at its end (test/helpers/temp-root.ts).
+    globalSetup: ['test/helpers/temp-root.ts'],
     // CI reads the pass/fail counts from the JSON report (.ci/run prints them as one plain line).
     reporters: process.env.CI ? ['default', ['json', { outputFile: '.vitest/results.json' }]] : ['default'],
     projects: [
