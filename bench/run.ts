@@ -1,11 +1,12 @@
 /**
  * `npm run bench`: runs every benchmark script in sequence, each in its own process (they start real servers and
  * must not share a CPU with each other), and prints a summary of the JSON each one writes in bench/results/.
- * `npm run bench -- engine checks` runs a subset.
+ * `npm run bench -- engine checks` runs a subset. Each runs with TMPDIR at a directory of its own, removed when it
+ * ends: the data directories, databases and configs of its servers (22 MB for 12,000 checks) do not pile up.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const ALL = ['engine', 'regex', 'cardinality', 'snapshot', 'heartbeat-flood', 'state-checkpoint', 'http-ingest', 'journal', 'remote-write', 'otlp', 'riemann-tcp', 'index-search', 'maintenance', 'dashboard', 'status-page', 'checks', 'http-client', 'exporters', 'metrics-scrape', 'idle', 'cluster-idle', 'cluster', 'cluster-codec', 'cluster-streams'];
@@ -22,7 +23,9 @@ for (const name of selected) {
     continue;
   }
   console.log(`\n=== ${name} ===`);
-  const result = spawnSync(process.execPath, ['--import', 'tsx', script], { stdio: 'inherit' });
+  const temporary = mkdtempSync(join(tmpdir(), `vigie-bench-${name}-`));
+  const result = spawnSync(process.execPath, ['--import', 'tsx', script], { stdio: 'inherit', env: { ...process.env, TMPDIR: temporary } });
+  rmSync(temporary, { recursive: true, force: true });
   if (result.status !== 0) failed++;
 }
 
