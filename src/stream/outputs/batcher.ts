@@ -1,8 +1,9 @@
 /**
  * The queue, batching and retry shared by every output kind. Events wait in a bounded queue (overflow is
  * dropped and counted, never buffered without bound); a batch leaves when `batch-size` events are queued or
- * when `flush-interval` passes (wall clock, the one place of the stream part that reads it: outputs talk to
- * the outside world). One batch is in flight at a time, so batches arrive in order. Transient failures are
+ * `flush-interval` after the first event that found the queue empty (wall clock, the one place of the stream part
+ * that reads it: outputs talk to the outside world). The flush timer is armed by that event, not kept running: an
+ * output with nothing queued does not wake the service (docs/performance.md, "An idle service"). One batch is in flight at a time, so batches arrive in order. Transient failures are
  * retried `retries` times with exponential backoff; a refusal (4xx) drops the batch at once.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -26,7 +27,12 @@ export class BatchingOutput implements Output {
   private flushAll = false;
   private closing: Promise<void> | null = null;
   private readonly abort = new AbortController();
-  private readonly timer: NodeJS.Timeout;
+  /** Armed while events wait for `flush-interval`; null when none does. */
+  private timer: NodeJS.Timeout | null = null;
+  private readonly onFlushTimer = (): void => {
+    this.timer = null;
+    this.flush();
+  };
 
   constructor(
     readonly name: string,
@@ -37,10 +43,7 @@ export class BatchingOutput implements Output {
      *  it belongs to a maintenance window), or null to take it. */
     private readonly refuse: ((event: Event) => DropReason | null) | null = null,
     private readonly onClose: () => Promise<void> = async () => undefined,
-  ) {
-    this.timer = setInterval(() => this.flush(), settings.flushIntervalMs);
-    this.timer.unref();
-  }
+  ) {}
 
   send(emission: Emission): void {
     if (emission === null) return;
@@ -76,6 +79,8 @@ export class BatchingOutput implements Output {
     if (this.queue.length >= this.settings.queueSize) return this.observer.dropped(this.name, 'queue_full', 1);
     this.queue.push(event);
     if (this.queue.length >= this.settings.batchSize && this.draining === null) void this.drain();
+    // A flush already in flight takes this event too (flushAll); otherwise it waits at most one interval.
+    else if (this.timer === null && !this.flushAll) this.timer = setTimeout(this.onFlushTimer, this.settings.flushIntervalMs).unref();
   }
 
   private drain(): Promise<void> {
@@ -133,7 +138,8 @@ export class BatchingOutput implements Output {
   }
 
   private async shutdown(timeoutMs: number): Promise<void> {
-    clearInterval(this.timer);
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
     const deadline = setTimeout(() => this.abort.abort(), timeoutMs);
     try {
       while (this.queue.length > 0 || this.draining !== null) {
