@@ -3,8 +3,9 @@
  * dropped and counted, never buffered without bound); a batch leaves when `batch-size` events are queued or
  * `flush-interval` after the first event that found the queue empty (wall clock, the one place of the stream part
  * that reads it: outputs talk to the outside world). The flush timer is armed by that event, not kept running: an
- * output with nothing queued does not wake the service (docs/performance.md, "An idle service"). One batch is in flight at a time, so batches arrive in order. Transient failures are
- * retried `retries` times with exponential backoff; a refusal (4xx) drops the batch at once.
+ * output with nothing queued does not wake the service (docs/performance.md, "An idle service"). One batch is in
+ * flight at a time, so batches arrive in order. Transient failures are retried `retries` times with exponential
+ * backoff; a refusal (4xx) drops the batch at once.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Emission, Event } from '../event.ts';
