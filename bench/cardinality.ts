@@ -28,24 +28,47 @@ const PIPELINES = {
 function measure(pipeline: string): { heapBytes: number; rssBytes: number } {
   const index = new IndexStore();
   const limits = { maxForks: Infinity, maxIndexEntries: Infinity, forkIdleNs: 3600e9 };
-  const services: StreamServices = { streamName: 'bench', testMode: false, index, reinject: () => {}, output: () => {}, hasOutput: () => false, tap: () => {}, log: () => {}, publish: () => {}, hasAsyncQueue: () => false, enqueue: () => {}, limits };
+  const services: StreamServices = {
+    streamName: 'bench',
+    testMode: false,
+    index,
+    reinject: () => {},
+    output: () => {},
+    hasOutput: () => false,
+    tap: () => {},
+    log: () => {},
+    publish: () => {},
+    hasAsyncQueue: () => false,
+    enqueue: () => {},
+    limits,
+  };
   const stream = compileStream(parseEdn(pipeline), services);
   gc();
   const before = process.memoryUsage();
-  for (let i = 0; i < KEYS; i++) stream.push({ host: `host-${i}.example.net`, service: 'cpu', metric: i, time: 1_700_000_000e9 + i, ttl: 60 });
+  for (let i = 0; i < KEYS; i++)
+    stream.push({ host: `host-${i}.example.net`, service: 'cpu', metric: i, time: 1_700_000_000e9 + i, ttl: 60 });
   gc();
   const after = process.memoryUsage();
   stream.push({ host: 'host-0.example.net', time: 1_700_000_000e9 }); // keeps the stream (and its forks) alive until measured
-  if (pipeline === PIPELINES.indexEntry && index.size !== KEYS) throw new Error(`expected ${KEYS} entries, got ${index.size}`);
-  return { heapBytes: Math.round((after.heapUsed - before.heapUsed) / KEYS), rssBytes: Math.round((after.rss - before.rss) / KEYS) };
+  if (pipeline === PIPELINES.indexEntry && index.size !== KEYS)
+    throw new Error(`expected ${KEYS} entries, got ${index.size}`);
+  return {
+    heapBytes: Math.round((after.heapUsed - before.heapUsed) / KEYS),
+    rssBytes: Math.round((after.rss - before.rss) / KEYS),
+  };
 }
 
 // The index first: RSS freed by a previous measure would make the next one's RSS growth look smaller.
 const indexEntry = measure(PIPELINES.indexEntry);
 const fork = measure(PIPELINES.fork);
 console.log(`per :by fork (fixed-time-window child): ${fork.heapBytes} B heap, ${fork.rssBytes} B RSS`);
-console.log(`per index entry: ${indexEntry.heapBytes} B heap, ${indexEntry.rssBytes} B RSS (event of 5 fields included)`);
+console.log(
+  `per index entry: ${indexEntry.heapBytes} B heap, ${indexEntry.rssBytes} B RSS (event of 5 fields included)`,
+);
 
 const dir = join(import.meta.dirname, 'results');
 mkdirSync(dir, { recursive: true });
-writeFileSync(join(dir, 'cardinality.json'), `${JSON.stringify({ keys: KEYS, fork, indexEntry, cores: cpus().length, node: process.version })}\n`);
+writeFileSync(
+  join(dir, 'cardinality.json'),
+  `${JSON.stringify({ keys: KEYS, fork, indexEntry, cores: cpus().length, node: process.version })}\n`,
+);

@@ -76,7 +76,9 @@ if (${collectorDelayMs} > 0) {
 `;
 
 /** `keepAliveTimeoutMs`: the HTTP target's keep-alive timeout; Node's default (5 s) when not given. */
-export async function startTargets(options: { collectorDelayMs?: number; keepAliveTimeoutMs?: number; newKinds?: boolean } = {}): Promise<Targets> {
+export async function startTargets(
+  options: { collectorDelayMs?: number; keepAliveTimeoutMs?: number; newKinds?: boolean } = {},
+): Promise<Targets> {
   const source = targetsSource(options.collectorDelayMs ?? 0, options.keepAliveTimeoutMs, options.newKinds ?? false);
   const child = spawn(process.execPath, ['-e', source], { stdio: ['ignore', 'pipe', 'inherit'] });
   const ports = await new Promise<Omit<Targets, 'process'>>((resolve) =>
@@ -88,7 +90,13 @@ export async function startTargets(options: { collectorDelayMs?: number; keepAli
 /** The bulk API payload: `tcp` TCP checks spread over the TCP targets and `http` HTTP checks, all at `interval`. */
 export function checksPayload(targets: Targets, tcp: number, http: number, interval = '10s'): Record<string, unknown> {
   return {
-    'tcp-checks': Array.from({ length: tcp }, (_, i) => ({ name: `tcp-${i}`, target: '127.0.0.1', port: targets.tcpPorts[i % targets.tcpPorts.length], timeout: '5s', interval })),
+    'tcp-checks': Array.from({ length: tcp }, (_, i) => ({
+      name: `tcp-${i}`,
+      target: '127.0.0.1',
+      port: targets.tcpPorts[i % targets.tcpPorts.length],
+      timeout: '5s',
+      interval,
+    })),
     'http-checks': Array.from({ length: http }, (_, i) => ({
       name: `http-${i}`,
       target: '127.0.0.1',
@@ -208,7 +216,10 @@ export function threadCpuShares(
   const shares: Record<string, { user: number; system: number }> = {};
   for (const [name, end] of after) {
     const start = before.get(name) ?? { user: 0, system: 0 };
-    shares[name] = { user: Number(((end.user - start.user) / seconds).toFixed(4)), system: Number(((end.system - start.system) / seconds).toFixed(4)) };
+    shares[name] = {
+      user: Number(((end.user - start.user) / seconds).toFixed(4)),
+      system: Number(((end.system - start.system) / seconds).toFixed(4)),
+    };
   }
   return shares;
 }

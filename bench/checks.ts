@@ -46,9 +46,18 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { freePort } from '../test/helpers/ports.ts';
 import { ensureBundle, readLines, serviceCommand, serviceEnv, serviceNodeFlags } from '../test/helpers/server.ts';
-import { cpuSeconds, parseMetrics, percentile, rssMb, type Scrape, startTargets, type Targets, threadCpuSeconds, threadCpuShares } from './check-load.ts';
+import {
+  cpuSeconds,
+  parseMetrics,
+  percentile,
+  rssMb,
+  type Scrape,
+  startTargets,
+  type Targets,
+  threadCpuSeconds,
+  threadCpuShares,
+} from './check-load.ts';
 import { profileBreakdown } from './profile.ts';
-
 
 const { values: args } = parseArgs({
   options: {
@@ -81,21 +90,35 @@ const { values: args } = parseArgs({
 });
 const TCP_CHECKS = Number(args.tcp);
 const HTTP_CHECKS = Number(args.http);
-const NEW_KINDS = { websocket: Number(args.websocket), grpc: Number(args.grpc), smtp: Number(args.smtp), domain: Number(args.domain), icmp: Number(args.icmp) };
-for (const [flag, value] of [['--tcp', TCP_CHECKS], ['--http', HTTP_CHECKS], ...Object.entries(NEW_KINDS).map(([kind, n]) => [`--${kind}`, n] as const)] as const) {
+const NEW_KINDS = {
+  websocket: Number(args.websocket),
+  grpc: Number(args.grpc),
+  smtp: Number(args.smtp),
+  domain: Number(args.domain),
+  icmp: Number(args.icmp),
+};
+for (const [flag, value] of [
+  ['--tcp', TCP_CHECKS],
+  ['--http', HTTP_CHECKS],
+  ...Object.entries(NEW_KINDS).map(([kind, n]) => [`--${kind}`, n] as const),
+] as const) {
   if (!Number.isInteger(value) || value < 0) throw new Error(`${flag}: must be a whole number of checks, got ${value}`);
 }
 const NEW_KIND_CHECKS = Object.values(NEW_KINDS).reduce((sum, n) => sum + n, 0);
 const DEFAULT_SIZE = TCP_CHECKS === 10_000 && HTTP_CHECKS === 2_000 && NEW_KIND_CHECKS === 0;
 const WARMUP_S = Number(args.warmup);
-if (!Number.isFinite(WARMUP_S) || WARMUP_S < 0) throw new Error(`--warmup: must be a number of seconds, got ${args.warmup}`);
+if (!Number.isFinite(WARMUP_S) || WARMUP_S < 0)
+  throw new Error(`--warmup: must be a number of seconds, got ${args.warmup}`);
 const WINDOW_S = args.minutes !== undefined ? Math.round(Number(args.minutes) * 60) : 60;
-if (!Number.isFinite(WINDOW_S) || WINDOW_S <= 0) throw new Error(`--minutes: must be a positive number, got ${args.minutes}`);
+if (!Number.isFinite(WINDOW_S) || WINDOW_S <= 0)
+  throw new Error(`--minutes: must be a positive number, got ${args.minutes}`);
 const TOGETHER = args.together === true;
 const FLOOR = args.floor === true;
-if (FLOOR && (!TOGETHER || args.peer === undefined)) throw new Error('--floor: runs beside both services, so it needs --peer and --together');
+if (FLOOR && (!TOGETHER || args.peer === undefined))
+  throw new Error('--floor: runs beside both services, so it needs --peer and --together');
 const SCRAPE_S = args.scrape !== undefined ? Number(args.scrape) : 0;
-if (!Number.isFinite(SCRAPE_S) || SCRAPE_S < 0) throw new Error(`--scrape: must be a number of seconds, got ${args.scrape}`);
+if (!Number.isFinite(SCRAPE_S) || SCRAPE_S < 0)
+  throw new Error(`--scrape: must be a number of seconds, got ${args.scrape}`);
 
 function fileSize(path: string): number {
   try {
@@ -117,11 +140,18 @@ function writeConfig(dir: string, targets: Targets, apiPort: number): string {
   const ports = targets.tcpPorts;
   const httpPort = targets.httpPort;
   const every = { timeout: '5s', interval: '10s' };
-  const series = <T>(count: number, make: (i: number) => T): T[] | undefined => (count > 0 ? Array.from({ length: count }, (_, i) => make(i)) : undefined);
+  const series = <T>(count: number, make: (i: number) => T): T[] | undefined =>
+    count > 0 ? Array.from({ length: count }, (_, i) => make(i)) : undefined;
   const config = {
     'data-dir': dir,
     http: { host: '127.0.0.1', port: apiPort },
-    'tcp-checks': Array.from({ length: TCP_CHECKS }, (_, i) => ({ name: `tcp-${i}`, target: '127.0.0.1', port: ports[i % ports.length], timeout: '5s', interval: '10s' })),
+    'tcp-checks': Array.from({ length: TCP_CHECKS }, (_, i) => ({
+      name: `tcp-${i}`,
+      target: '127.0.0.1',
+      port: ports[i % ports.length],
+      timeout: '5s',
+      interval: '10s',
+    })),
     'http-checks': Array.from({ length: HTTP_CHECKS }, (_, i) => ({
       name: `http-${i}`,
       target: '127.0.0.1',
@@ -132,11 +162,32 @@ function writeConfig(dir: string, targets: Targets, apiPort: number): string {
       timeout: '5s',
       interval: '10s',
     })),
-    'websocket-checks': series(NEW_KINDS.websocket, (i) => ({ name: `websocket-${i}`, url: `ws://127.0.0.1:${targets.wsPort}/greet`, 'expected-regexp': 'hello', ...every })),
-    'grpc-checks': series(NEW_KINDS.grpc, (i) => ({ name: `grpc-${i}`, target: '127.0.0.1', port: targets.grpcPort, ...every })),
-    'smtp-checks': series(NEW_KINDS.smtp, (i) => ({ name: `smtp-${i}`, target: '127.0.0.1', port: targets.smtpPort, ...every })),
+    'websocket-checks': series(NEW_KINDS.websocket, (i) => ({
+      name: `websocket-${i}`,
+      url: `ws://127.0.0.1:${targets.wsPort}/greet`,
+      'expected-regexp': 'hello',
+      ...every,
+    })),
+    'grpc-checks': series(NEW_KINDS.grpc, (i) => ({
+      name: `grpc-${i}`,
+      target: '127.0.0.1',
+      port: targets.grpcPort,
+      ...every,
+    })),
+    'smtp-checks': series(NEW_KINDS.smtp, (i) => ({
+      name: `smtp-${i}`,
+      target: '127.0.0.1',
+      port: targets.smtpPort,
+      ...every,
+    })),
     'icmp-checks': series(NEW_KINDS.icmp, (i) => ({ name: `icmp-${i}`, target: '127.0.0.1', ...every })),
-    'domain-checks': series(NEW_KINDS.domain, (i) => ({ name: `domain-${i}`, domain: 'example.com', 'rdap-url': `http://127.0.0.1:${targets.rdapPort}`, 'expiration-delay': '720h', ...every })),
+    'domain-checks': series(NEW_KINDS.domain, (i) => ({
+      name: `domain-${i}`,
+      domain: 'example.com',
+      'rdap-url': `http://127.0.0.1:${targets.rdapPort}`,
+      'expiration-delay': '720h',
+      ...every,
+    })),
   };
   const file = join(dir, 'checks.yaml');
   writeFileSync(file, stringify(config, { collectionStyle: 'flow', lineWidth: 0 }).replace(/\}, \{/g, '},\n  {'));
@@ -173,7 +224,10 @@ function scrapeEvery(read: () => Promise<Response>): () => void {
 
 /** Warm-up, then the window: CPU from /proc, RSS every second, and the metrics before and after. `read` answers
  *  the service's /metrics. */
-async function measure(pid: number, read: () => Promise<Response>): Promise<Window & { before: Scrape; after: Scrape }> {
+async function measure(
+  pid: number,
+  read: () => Promise<Response>,
+): Promise<Window & { before: Scrape; after: Scrape }> {
   const stopScrapes = scrapeEvery(read);
   try {
     return await measureWindow(pid, async () => parseMetrics(await (await read()).text()));
@@ -182,7 +236,10 @@ async function measure(pid: number, read: () => Promise<Response>): Promise<Wind
   }
 }
 
-async function measureWindow(pid: number, scrape: () => Promise<Scrape>): Promise<Window & { before: Scrape; after: Scrape }> {
+async function measureWindow(
+  pid: number,
+  scrape: () => Promise<Scrape>,
+): Promise<Window & { before: Scrape; after: Scrape }> {
   await sleep(WARMUP_S * 1000);
   const before = await scrape();
   const cpuStart = cpuSeconds(pid);
@@ -244,7 +301,8 @@ async function startVigie(configFile: string, nodeArgs: string[]) {
 
 async function waitUntilServing(url: string, child: ChildProcess, logs: string[]): Promise<void> {
   for (let tries = 0; ; tries++) {
-    if (child.exitCode !== null) throw new Error(`the service exited with code ${child.exitCode}:\n${logs.slice(-10).join('\n')}`);
+    if (child.exitCode !== null)
+      throw new Error(`the service exited with code ${child.exitCode}:\n${logs.slice(-10).join('\n')}`);
     try {
       await (await fetch(url)).text();
       return;
@@ -257,7 +315,10 @@ async function waitUntilServing(url: string, child: ChildProcess, logs: string[]
 
 async function runVigie(configFile: string, dataDir: string, profileDir: string | undefined) {
   const flags = args['node-flags'] === undefined ? [] : args['node-flags'].split(' ').filter((flag) => flag !== '');
-  const server = await startVigie(configFile, [...flags, ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`])]);
+  const server = await startVigie(configFile, [
+    ...flags,
+    ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]),
+  ]);
   try {
     const pid = server.process.pid as number;
     const window = await measure(pid, () => server.request('/metrics'));
@@ -274,12 +335,14 @@ async function runVigie(configFile: string, dataDir: string, profileDir: string 
       const file = readdirSync(profileDir)
         .filter((name) => name.endsWith('.cpuprofile'))
         .sort((a, b) => statSync(join(profileDir, b)).size - statSync(join(profileDir, a)).size)[0];
-      if (file !== undefined) profile = profileBreakdown(join(profileDir, file), { windowS: WINDOW_S, endSkipMs: stoppedAfterMs });
+      if (file !== undefined)
+        profile = profileBreakdown(join(profileDir, file), { windowS: WINDOW_S, endSkipMs: stoppedAfterMs });
     }
     return {
       ...figures,
       // The service's CPU time per run: what a kind costs, whatever the number of checks.
-      cpu_us_per_run: figures.runs > 0 ? Math.round((figures.cpu_share_of_one_core * WINDOW_S * 1e6) / figures.runs) : null,
+      cpu_us_per_run:
+        figures.runs > 0 ? Math.round((figures.cpu_share_of_one_core * WINDOW_S * 1e6) / figures.runs) : null,
       lag_p50_ms: p50 === null ? null : Number((p50 * 1000).toFixed(2)),
       lag_p99_ms: p99 === null ? null : Number((p99 * 1000).toFixed(2)),
       database_mb: Number(((fileSize(dbFile) + fileSize(`${dbFile}-wal`)) / 1e6).toFixed(1)),
@@ -294,7 +357,11 @@ async function runVigie(configFile: string, dataDir: string, profileDir: string 
  * Spawns a process that serves /metrics on its YAML's `http.port` (Cabourotte's `daemon --config`, or
  * bench/node-floor.mjs) and waits until it serves; `stop` ends it (SIGTERM, then SIGKILL after 10 s).
  */
-async function startServing(command: string, args: string[], configFile: string): Promise<{ pid: number; url: string; stop: () => Promise<void> }> {
+async function startServing(
+  command: string,
+  args: string[],
+  configFile: string,
+): Promise<{ pid: number; url: string; stop: () => Promise<void> }> {
   const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   readLines(child.stdout as NonNullable<ChildProcess['stdout']>, (line) => logs.push(line));
@@ -334,7 +401,8 @@ async function runPeer(command: string, args: string[], configFile: string) {
  * "Measuring"), so whichever service the bench started first was measured the worse for it.
  */
 async function startLead(configFile: string): Promise<() => Promise<void>> {
-  return (await startServing(process.execPath, [join(import.meta.dirname, 'node-floor.mjs'), configFile], configFile)).stop;
+  return (await startServing(process.execPath, [join(import.meta.dirname, 'node-floor.mjs'), configFile], configFile))
+    .stop;
 }
 
 async function main(): Promise<void> {
@@ -351,13 +419,15 @@ async function main(): Promise<void> {
     if (profileDir !== undefined) mkdirSync(profileDir, { recursive: true });
 
     const peerBinary = args.peer !== undefined && existsSync(args.peer) ? args.peer : undefined;
-    const peerNote = args.peer !== undefined && peerBinary === undefined ? `skipped: ${args.peer} does not exist` : undefined;
+    const peerNote =
+      args.peer !== undefined && peerBinary === undefined ? `skipped: ${args.peer} does not exist` : undefined;
     let vigie: Awaited<ReturnType<typeof runVigie>>;
     let peer: Awaited<ReturnType<typeof runPeer>> | undefined;
     let floor: Awaited<ReturnType<typeof runPeer>> | undefined;
     if (TOGETHER && peerBinary !== undefined) {
       // The same checks and targets; only the API port differs.
-      const otherConfig = async (prefix: string) => writeConfig(mkdtempSync(join(tmpdir(), prefix)), targets, await freePort());
+      const otherConfig = async (prefix: string) =>
+        writeConfig(mkdtempSync(join(tmpdir(), prefix)), targets, await freePort());
       const peerConfig = await otherConfig('cabourotte-bench-');
       const floorConfig = FLOOR ? await otherConfig('node-floor-bench-') : '';
       const stopLead = await startLead(await otherConfig('lead-bench-'));
@@ -365,7 +435,9 @@ async function main(): Promise<void> {
         [vigie, peer, floor] = await Promise.all([
           runVigie(configFile, dataDir, profileDir),
           runPeer(peerBinary, ['daemon', '--config', peerConfig], peerConfig),
-          FLOOR ? runPeer(process.execPath, [join(import.meta.dirname, 'node-floor.mjs'), floorConfig], floorConfig) : undefined,
+          FLOOR
+            ? runPeer(process.execPath, [join(import.meta.dirname, 'node-floor.mjs'), floorConfig], floorConfig)
+            : undefined,
         ]);
       } finally {
         await stopLead();
@@ -395,7 +467,13 @@ async function main(): Promise<void> {
       warmup_s: WARMUP_S,
       window_s: WINDOW_S,
       ...(SCRAPE_S > 0 ? { scrape_interval_s: SCRAPE_S } : {}),
-      ...(peer ? { measured: TOGETHER ? 'at the same time, after an unmeasured bench/node-floor.mjs started first' : 'one after the other' } : {}),
+      ...(peer
+        ? {
+            measured: TOGETHER
+              ? 'at the same time, after an unmeasured bench/node-floor.mjs started first'
+              : 'one after the other',
+          }
+        : {}),
       node_flags: [...serviceNodeFlags(), args['node-flags'] ?? ''].join(' ').trim(),
       service_env: serviceEnv(),
       vigie,
@@ -419,7 +497,14 @@ async function main(): Promise<void> {
           }
         : {}),
       ...(peerNote ? { cabourotte: peerNote } : {}),
-      floors: { failed_runs: 0, lag_p99_ms: 100, cpu_share_of_one_core: cpuFloor, rss_mb_end: 185, ...(rssMeanFloor !== undefined ? { rss_mb_mean: rssMeanFloor } : {}), rss_flat: true },
+      floors: {
+        failed_runs: 0,
+        lag_p99_ms: 100,
+        cpu_share_of_one_core: cpuFloor,
+        rss_mb_end: 185,
+        ...(rssMeanFloor !== undefined ? { rss_mb_mean: rssMeanFloor } : {}),
+        rss_flat: true,
+      },
     };
     const pass =
       vigie.failed_runs === 0 &&
@@ -433,13 +518,16 @@ async function main(): Promise<void> {
     const written = { ...figures, vigie: vigieWithoutProfile, pass };
     mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
     // A longer window writes its own file so that the 60 s figures of `npm run bench` stay as they are.
-    const sized = DEFAULT_SIZE ? 'checks' : `checks-${TCP_CHECKS}tcp-${HTTP_CHECKS}http${newKinds.map(([kind, n]) => `-${n}${kind}`).join('')}`;
+    const sized = DEFAULT_SIZE
+      ? 'checks'
+      : `checks-${TCP_CHECKS}tcp-${HTTP_CHECKS}http${newKinds.map(([kind, n]) => `-${n}${kind}`).join('')}`;
     const timed = WINDOW_S === 60 ? sized : `${sized}-${WINDOW_S}s`;
     const warmed = WARMUP_S === 20 ? timed : `${timed}-warmup${WARMUP_S}s`;
     const scraped = SCRAPE_S === 0 ? warmed : `${warmed}-scrape${SCRAPE_S}s`;
     const resultName = TOGETHER && peer ? `${scraped}-together` : scraped;
     writeFileSync(join(import.meta.dirname, 'results', `${resultName}.json`), `${JSON.stringify(written)}\n`);
-    if (profile !== undefined) writeFileSync(join(profileDir as string, 'breakdown.json'), `${JSON.stringify(profile, null, 2)}\n`);
+    if (profile !== undefined)
+      writeFileSync(join(profileDir as string, 'breakdown.json'), `${JSON.stringify(profile, null, 2)}\n`);
     console.log(JSON.stringify(written, null, 2));
     if (profile !== undefined) console.log(JSON.stringify(profile, null, 2));
     process.exitCode = pass ? 0 : 1;

@@ -17,7 +17,15 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { loadEventCodec } from '../src/cluster/event-codec.ts';
-import { decodeLogHead, encodeLogMessage, eventsOfPartition, isDamage, type LogDamage, type LogHead, type LogPack } from '../src/cluster/log-message.ts';
+import {
+  decodeLogHead,
+  encodeLogMessage,
+  eventsOfPartition,
+  isDamage,
+  type LogDamage,
+  type LogHead,
+  type LogPack,
+} from '../src/cluster/log-message.ts';
 import { type EncodedPack, encodeBatch } from '../src/cluster/log-batch.ts';
 import { PartitionOwnerMap } from '../src/cluster/partition-owners.ts';
 import { rankMembers } from '../src/cluster/rendezvous.ts';
@@ -33,7 +41,10 @@ const TARGET = { name: 'bench', partitionBy: ['host'] };
 const codec = await loadEventCodec();
 /** Three nodes: each one's partitions go in one pack a push, as a taker packs them. */
 const ranking = rankMembers(['node-a', 'node-b', 'node-c']);
-const owners = new PartitionOwnerMap(() => ranking, () => PARTITIONS);
+const owners = new PartitionOwnerMap(
+  () => ranking,
+  () => PARTITIONS,
+);
 
 const bodies = Array.from({ length: PUSHES }, (_, b) =>
   Buffer.from(
@@ -70,7 +81,15 @@ function decode(message: Buffer): number {
   const decoded = new Map<LogPack, unknown[] | LogDamage>();
   for (const pack of (head as LogHead).packs) {
     for (const partition of pack.partitions) {
-      const events = eventsOfPartition(message, (head as LogHead).encoding, [pack], partition, DEFAULT_MAX_EVENT_DEPTH, codec, decoded);
+      const events = eventsOfPartition(
+        message,
+        (head as LogHead).encoding,
+        [pack],
+        partition,
+        DEFAULT_MAX_EVENT_DEPTH,
+        codec,
+        decoded,
+      );
       if (isDamage(events)) throw new Error(events.problem);
       count += events.length;
     }
@@ -104,10 +123,14 @@ const result = {
   encode_us: encodeUs,
   decode_us: decodeUs,
   extra_over_single_parse: Number(((encodeUs + decodeUs) / single).toFixed(2)),
-  message_bytes_per_event: Number((messages.reduce((sum, message) => sum + message.length, 0) / (messages.length * BATCH)).toFixed(1)),
+  message_bytes_per_event: Number(
+    (messages.reduce((sum, message) => sum + message.length, 0) / (messages.length * BATCH)).toFixed(1),
+  ),
   cores: cpus().length,
 };
-console.log(`cluster codec: single node's parse ${single} µs/event; taker's encode ${encodeUs}, owners' decode ${decodeUs} µs/event (${result.cores} cores)`);
+console.log(
+  `cluster codec: single node's parse ${single} µs/event; taker's encode ${encodeUs}, owners' decode ${decodeUs} µs/event (${result.cores} cores)`,
+);
 const dir = join(import.meta.dirname, 'results');
 mkdirSync(dir, { recursive: true });
 writeFileSync(join(dir, 'cluster-codec.json'), `${JSON.stringify(result)}\n`);

@@ -31,7 +31,12 @@ const STREAM = '{:partition-by [:host] :actions {:action :index :params [[:host]
 /** A partitioned stream on `node` (through the API: a cluster node writes it to the bucket, the others apply it), and
  *  1,000 events pushed into it once. */
 async function idleStream(node: Node): Promise<void> {
-  const request = (method: string, path: string, body: unknown) => fetch(`${node.url}${path}`, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const request = (method: string, path: string, body: unknown) =>
+    fetch(`${node.url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   for (let tries = 0; ; tries++) {
     const created = await request('POST', '/api/v1/stream/idle', { config: Buffer.from(STREAM).toString('base64') });
     if (created.status === 200) break;
@@ -42,7 +47,8 @@ async function idleStream(node: Node): Promise<void> {
   for (let tries = 0; ; tries++) {
     const pushed = await request('PUT', '/api/v1/stream/idle', { events });
     if (pushed.status === 200) break;
-    if (tries >= 30) throw new Error(`pushing into the stream on ${node.name}: ${pushed.status} ${await pushed.text()}`);
+    if (tries >= 30)
+      throw new Error(`pushing into the stream on ${node.name}: ${pushed.status} ${await pushed.text()}`);
     await sleep(1_000);
   }
 }
@@ -51,7 +57,8 @@ const root = mkdtempSync(join(tmpdir(), 'vigie-cluster-idle-'));
 const nats = await startNatsServer();
 const nodes: Node[] = [];
 try {
-  for (const name of ['node-a', 'node-b', 'node-c']) nodes.push(await startNode(root, name, { nats: nats.clusterNats(name), 'member-ttl': MEMBER_TTL }));
+  for (const name of ['node-a', 'node-b', 'node-c'])
+    nodes.push(await startNode(root, name, { nats: nats.clusterNats(name), 'member-ttl': MEMBER_TTL }));
   nodes.push(await startNode(root, 'single', null));
   if (WITH_STREAM) for (const node of [nodes[0], nodes[3]] as Node[]) await idleStream(node);
   const natsPid = nats.process?.pid as number;
@@ -74,7 +81,10 @@ try {
     nodes: perNode,
     nats_server_cpu_cores: round(((cpuSeconds(natsPid) - natsBefore) / WINDOW_S) * 10_000) / 10_000,
   };
-  for (const node of perNode) console.log(`${node.node}: ${node.cpu_cores} of a core, ${node.main_wakeups_per_s} main-thread wake-ups a second, RSS ${node.rss_mb} MB`);
+  for (const node of perNode)
+    console.log(
+      `${node.node}: ${node.cpu_cores} of a core, ${node.main_wakeups_per_s} main-thread wake-ups a second, RSS ${node.rss_mb} MB`,
+    );
   console.log(`nats-server: ${result.nats_server_cpu_cores} of a core`);
   writeResult(WITH_STREAM ? 'cluster-idle-stream' : 'cluster-idle', result);
 } finally {

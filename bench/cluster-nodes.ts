@@ -21,19 +21,40 @@ export interface Node {
 }
 
 /** `nodeFlags`: more `node` flags for this node (e.g. `--cpu-prof`). */
-export async function startNode(root: string, name: string, cluster: Record<string, unknown> | null, extra: Record<string, unknown> = {}, nodeFlags: string[] = []): Promise<Node> {
+export async function startNode(
+  root: string,
+  name: string,
+  cluster: Record<string, unknown> | null,
+  extra: Record<string, unknown> = {},
+  nodeFlags: string[] = [],
+): Promise<Node> {
   await ensureBundle();
   const dir = join(root, name);
   mkdirSync(dir, { recursive: true });
   const port = await freePort();
   const file = join(dir, 'vigie.yaml');
-  writeFileSync(file, stringify({ 'data-dir': dir, http: { host: '127.0.0.1', port }, ...extra, ...(cluster ? { cluster: { node: name, ...cluster } } : {}) }));
+  writeFileSync(
+    file,
+    stringify({
+      'data-dir': dir,
+      http: { host: '127.0.0.1', port },
+      ...extra,
+      ...(cluster ? { cluster: { node: name, ...cluster } } : {}),
+    }),
+  );
   // BENCH_CPU_PROF=<dir>: each node writes a V8 CPU profile to <dir>/<name>/ when it stops (bench/profile.ts reads it).
   // BENCH_CPU_PROF_NODES=<name,...>: only these nodes (a profiler in each of three nodes sharing the cores skews them).
   const only = process.env.BENCH_CPU_PROF_NODES?.split(',');
-  const profile = process.env.BENCH_CPU_PROF && (only === undefined || only.includes(name)) ? ['--cpu-prof', `--cpu-prof-dir=${join(process.env.BENCH_CPU_PROF, name)}`] : [];
+  const profile =
+    process.env.BENCH_CPU_PROF && (only === undefined || only.includes(name))
+      ? ['--cpu-prof', `--cpu-prof-dir=${join(process.env.BENCH_CPU_PROF, name)}`]
+      : [];
   // A cluster node as docs/cluster.md starts one (bin/vigie-cluster.js), a single node as `npm start` does.
-  const service = serviceCommand(['serve', '--config', file, '--log-level', 'warn'], [...profile, ...nodeFlags], cluster === null ? 'single' : 'cluster');
+  const service = serviceCommand(
+    ['serve', '--config', file, '--log-level', 'warn'],
+    [...profile, ...nodeFlags],
+    cluster === null ? 'single' : 'cluster',
+  );
   const child = spawn(process.execPath, service.args, { env: service.env, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   readLines(child.stdout, (line) => logs.push(line));
@@ -69,6 +90,8 @@ export async function startNode(root: string, name: string, cluster: Record<stri
 /** The sum of a metric's samples (every label set) in a /metrics text. */
 export function metric(text: string, name: string): number {
   let total = 0;
-  for (const line of text.split('\n')) if (line.startsWith(name) && (line[name.length] === ' ' || line[name.length] === '{')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  for (const line of text.split('\n'))
+    if (line.startsWith(name) && (line[name.length] === ' ' || line[name.length] === '{'))
+      total += Number(line.slice(line.lastIndexOf(' ') + 1));
   return total;
 }

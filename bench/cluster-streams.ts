@@ -41,13 +41,23 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const edn = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 
 async function createStream(node: Node, name: string, config: string): Promise<void> {
-  const response = await fetch(`${node.url}/api/v1/stream/${name}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ config: edn(config) }) });
+  const response = await fetch(`${node.url}/api/v1/stream/${name}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ config: edn(config) }),
+  });
   if (response.status !== 200) throw new Error(`creating ${name}: ${response.status} ${await response.text()}`);
 }
 
 async function metricOf(node: Node, name: string, labels = ''): Promise<number> {
   const text = await (await fetch(`${node.url}/metrics`)).text();
-  return metric(text.split('\n').filter((line) => !line.startsWith(name) || line.includes(labels)).join('\n'), name);
+  return metric(
+    text
+      .split('\n')
+      .filter((line) => !line.startsWith(name) || line.includes(labels))
+      .join('\n'),
+    name,
+  );
 }
 
 interface Pushed {
@@ -60,19 +70,30 @@ interface Pushed {
  * Pushes batches to every URL, `connections` requests in flight per URL, for `ms`; at most `perSecond` events a
  * second overall when given. A 503 is a refusal (counted, not fatal); `onAccepted` sees each acknowledged batch.
  */
-async function push(urls: string[], stream: string, bodies: (i: number) => Buffer, options: { ms: number; connections: number; batches?: number; perSecond?: number; onAccepted?: (i: number) => void }): Promise<Pushed> {
+async function push(
+  urls: string[],
+  stream: string,
+  bodies: (i: number) => Buffer,
+  options: { ms: number; connections: number; batches?: number; perSecond?: number; onAccepted?: (i: number) => void },
+): Promise<Pushed> {
   const pools = urls.map((url) => new Pool(url, { connections: options.connections, pipelining: 1 }));
   let next = 0;
   let accepted = 0;
   let refused = 0;
   const started = performance.now();
   const deadline = started + options.ms;
-  const perWorker = options.perSecond === undefined ? 0 : (BATCH * urls.length * options.connections * 1000) / options.perSecond;
+  const perWorker =
+    options.perSecond === undefined ? 0 : (BATCH * urls.length * options.connections * 1000) / options.perSecond;
   const worker = async (pool: Pool) => {
     let due = performance.now();
     while (performance.now() < deadline && next < (options.batches ?? Infinity)) {
       const i = next++;
-      const response = await pool.request({ path: `/api/v1/stream/${stream}`, method: 'PUT', headers: { 'content-type': 'application/json' }, body: bodies(i) });
+      const response = await pool.request({
+        path: `/api/v1/stream/${stream}`,
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: bodies(i),
+      });
       await response.body.dump();
       if (response.statusCode === 200) {
         accepted += BATCH;
@@ -95,13 +116,26 @@ async function push(urls: string[], stream: string, bodies: (i: number) => Buffe
 const ingestBodies = Array.from({ length: 20 }, (_, b) =>
   Buffer.from(
     JSON.stringify({
-      events: Array.from({ length: BATCH }, (_, i) => ({ host: `host-${(b * BATCH + i) % 5_000}`, service: `svc-${i % 10}`, metric: i % 100, state: 'ok', time: 1_700_000_000_000_000_000 + (b * BATCH + i) * 1_000_000, tags: ['bench'] })),
+      events: Array.from({ length: BATCH }, (_, i) => ({
+        host: `host-${(b * BATCH + i) % 5_000}`,
+        service: `svc-${i % 10}`,
+        metric: i % 100,
+        state: 'ok',
+        time: 1_700_000_000_000_000_000 + (b * BATCH + i) * 1_000_000,
+        tags: ['bench'],
+      })),
     }),
   ),
 );
 
 /** Until the nodes' engines processed `events` events of `stream` (or `timeoutMs`); returns the seconds it took. */
-async function processed(nodes: Node[], stream: string, events: number, since: number, timeoutMs = 120_000): Promise<number> {
+async function processed(
+  nodes: Node[],
+  stream: string,
+  events: number,
+  since: number,
+  timeoutMs = 120_000,
+): Promise<number> {
   const started = performance.now();
   while (performance.now() - started < timeoutMs) {
     const totals = await Promise.all(nodes.map((node) => metricOf(node, 'stream_events_total', `name="${stream}"`)));
@@ -123,7 +157,11 @@ interface ThreadSplit {
   other_threads: number;
 }
 
-function threadSplit(pids: number[], before: Map<string, { user: number; system: number }>[], events: number): ThreadSplit {
+function threadSplit(
+  pids: number[],
+  before: Map<string, { user: number; system: number }>[],
+  events: number,
+): ThreadSplit {
   const split = { main_user: 0, main_system: 0, other_threads: 0 };
   pids.forEach((pid, i) => {
     for (const [name, end] of threadCpuSeconds(pid)) {
@@ -144,9 +182,19 @@ function threadSplit(pids: number[], before: Map<string, { user: number; system:
  * event. A single node acknowledges before its engine runs the events (its backlog), so the CPU until processed is
  * what an event costs, on both sides.
  */
-async function measured(nodes: Node[], pids: number[]): Promise<{ pushed: Pushed; drainS: number; usPerEvent: number[]; messages: number; split: ThreadSplit }> {
-  const before = (await Promise.all(nodes.map((node) => metricOf(node, 'stream_events_total', 'name="bench"')))).reduce((sum, value) => sum + value, 0);
-  const messages = async () => (await Promise.all(nodes.map((node) => metricOf(node, 'cluster_event_messages_published_total')))).reduce((sum, value) => sum + value, 0);
+async function measured(
+  nodes: Node[],
+  pids: number[],
+): Promise<{ pushed: Pushed; drainS: number; usPerEvent: number[]; messages: number; split: ThreadSplit }> {
+  const before = (await Promise.all(nodes.map((node) => metricOf(node, 'stream_events_total', 'name="bench"')))).reduce(
+    (sum, value) => sum + value,
+    0,
+  );
+  const messages = async () =>
+    (await Promise.all(nodes.map((node) => metricOf(node, 'cluster_event_messages_published_total')))).reduce(
+      (sum, value) => sum + value,
+      0,
+    );
   const messagesBefore = await messages();
   const cpuBefore = pids.map(cpuSeconds);
   // The nodes' threads (not nats-server's, the last pid of a cluster).
@@ -160,7 +208,9 @@ async function measured(nodes: Node[], pids: number[]): Promise<{ pushed: Pushed
     { ms: 600_000, connections: 2, batches: MEASURED_BATCHES },
   );
   const drainS = await processed(nodes, 'bench', pushed.accepted, before);
-  const usPerEvent = pids.map((pid, i) => round(((cpuSeconds(pid) - (cpuBefore[i] as number)) * 1e6) / pushed.accepted));
+  const usPerEvent = pids.map((pid, i) =>
+    round(((cpuSeconds(pid) - (cpuBefore[i] as number)) * 1e6) / pushed.accepted),
+  );
   const split = threadSplit(nodePids, threadsBefore, pushed.accepted);
   await profiled;
   return { pushed, drainS, usPerEvent, messages: (await messages()) - messagesBefore, split };
@@ -170,8 +220,14 @@ async function measured(nodes: Node[], pids: number[]): Promise<{ pushed: Pushed
 async function ingestSingle(root: string): Promise<{ node: Node; figures: Record<string, number> }> {
   const node = await startNode(root, 'single', null);
   await createStream(node, 'bench', '{:actions {:action :index :params [[:host :service]]}}');
-  await push([node.url], 'bench', (i) => ingestBodies[i % ingestBodies.length] as Buffer, { ms: 2_000, connections: 2 });
-  const result = await push([node.url], 'bench', (i) => ingestBodies[i % ingestBodies.length] as Buffer, { ms: INGEST_MS, connections: 2 });
+  await push([node.url], 'bench', (i) => ingestBodies[i % ingestBodies.length] as Buffer, {
+    ms: 2_000,
+    connections: 2,
+  });
+  const result = await push([node.url], 'bench', (i) => ingestBodies[i % ingestBodies.length] as Buffer, {
+    ms: INGEST_MS,
+    connections: 2,
+  });
   await waitIdle([node]);
   return { node, figures: { accepted_per_s: Math.round(result.accepted / result.seconds), refused: result.refused } };
 }
@@ -180,7 +236,9 @@ async function ingestSingle(root: string): Promise<{ node: Node; figures: Record
 async function waitIdle(nodes: Node[]): Promise<void> {
   let last = -1;
   for (let tries = 0; tries < 240; tries++) {
-    const total = (await Promise.all(nodes.map((node) => metricOf(node, 'stream_events_total', 'name="bench"')))).reduce((sum, value) => sum + value, 0);
+    const total = (
+      await Promise.all(nodes.map((node) => metricOf(node, 'stream_events_total', 'name="bench"')))
+    ).reduce((sum, value) => sum + value, 0);
     if (total === last) return;
     last = total;
     await sleep(500);
@@ -188,15 +246,25 @@ async function waitIdle(nodes: Node[]): Promise<void> {
 }
 
 async function ingestCluster(nodes: Node[], natsPid: number): Promise<Record<string, number>> {
-  await createStream(nodes[0] as Node, 'bench', '{:partition-by [:host] :actions {:action :index :params [[:host :service]]}}');
+  await createStream(
+    nodes[0] as Node,
+    'bench',
+    '{:partition-by [:host] :actions {:action :index :params [[:host :service]]}}',
+  );
   await sleep(2_000);
   const urls = nodes.map((node) => node.url);
   await push(urls, 'bench', (i) => ingestBodies[i % ingestBodies.length] as Buffer, { ms: 2_000, connections: 2 });
   await processed(nodes, 'bench', 0, 0, 1);
-  const before = (await Promise.all(nodes.map((node) => metricOf(node, 'stream_events_total', 'name="bench"')))).reduce((sum, value) => sum + value, 0);
+  const before = (await Promise.all(nodes.map((node) => metricOf(node, 'stream_events_total', 'name="bench"')))).reduce(
+    (sum, value) => sum + value,
+    0,
+  );
   const pids = [...nodes.map((node) => node.process.pid as number), natsPid];
   const cpuBefore = pids.map(cpuSeconds);
-  const result = await push(urls, 'bench', (i) => ingestBodies[i % ingestBodies.length] as Buffer, { ms: INGEST_MS, connections: 2 });
+  const result = await push(urls, 'bench', (i) => ingestBodies[i % ingestBodies.length] as Buffer, {
+    ms: INGEST_MS,
+    connections: 2,
+  });
   // Where the two cores went while the pushes ran: each node, and nats-server.
   const cpu = pids.map((pid, i) => round((cpuSeconds(pid) - (cpuBefore[i] as number)) / result.seconds));
   const drainS = await processed(nodes, 'bench', result.accepted, before);
@@ -224,7 +292,9 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] as number) : round(((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : round(((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2);
 };
 
 /**
@@ -273,13 +343,27 @@ async function measuredRounds(single: Node, nodes: Node[], natsPid: number): Pro
 
 async function failover(nodes: Node[]): Promise<Record<string, number | string>> {
   const [a, b, c] = nodes as [Node, Node, Node];
-  await createStream(a, 'counted', '{:partition-by [:host] :actions {:action :by :params [{:fields [:host]}] :children [{:action :sum :params [{:duration "10m"}] :children [{:action :index :params [[:host]]}]}]}}');
+  await createStream(
+    a,
+    'counted',
+    '{:partition-by [:host] :actions {:action :by :params [{:fields [:host]}] :children [{:action :sum :params [{:duration "10m"}] :children [{:action :index :params [[:host]]}]}]}}',
+  );
   await sleep(2_000);
   const hour = 3_600 * 1e9;
   const t0 = 500_000 * hour;
   // One event time for all: a batch applied before an earlier one must not fall before its window's start.
   const body = (i: number) =>
-    Buffer.from(JSON.stringify({ events: Array.from({ length: BATCH }, (_, k) => ({ host: `h${(i * BATCH + k) % HOSTS}`, service: 'count', metric: 1, ttl: 1e6, time: t0 })) }));
+    Buffer.from(
+      JSON.stringify({
+        events: Array.from({ length: BATCH }, (_, k) => ({
+          host: `h${(i * BATCH + k) % HOSTS}`,
+          service: 'count',
+          metric: 1,
+          ttl: 1e6,
+          time: t0,
+        })),
+      }),
+    );
   let killedAt = 0;
   const killer = (async () => {
     await sleep(KILL_AT_MS);
@@ -290,34 +374,63 @@ async function failover(nodes: Node[]): Promise<Record<string, number | string>>
   const owned = (async () => {
     await killer;
     for (;;) {
-      const counts = await Promise.all([a, b].map((node) => metricOf(node, 'cluster_partitions_owned', 'stream="counted"')));
+      const counts = await Promise.all(
+        [a, b].map((node) => metricOf(node, 'cluster_partitions_owned', 'stream="counted"')),
+      );
       if ((counts[0] ?? 0) + (counts[1] ?? 0) >= PARTITIONS) return (performance.now() - killedAt) / 1000;
       await sleep(100);
     }
   })();
-  const result = await push([a.url, b.url], 'counted', body, { ms: FAILOVER_PUSH_MS, connections: 4, perSecond: OFFERED_PER_S });
+  const result = await push([a.url, b.url], 'counted', body, {
+    ms: FAILOVER_PUSH_MS,
+    connections: 4,
+    perSecond: OFFERED_PER_S,
+  });
   const failoverS = await owned;
   // One event per host 11 minutes later (event time) closes every window.
-  const closing = Array.from({ length: HOSTS }, (_, h) => ({ host: `h${h}`, service: 'count', metric: 0, ttl: 1e6, time: t0 + 11 * 60e9 }));
-  const closed = await fetch(`${a.url}/api/v1/stream/counted`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ events: closing }) });
+  const closing = Array.from({ length: HOSTS }, (_, h) => ({
+    host: `h${h}`,
+    service: 'count',
+    metric: 0,
+    ttl: 1e6,
+    time: t0 + 11 * 60e9,
+  }));
+  const closed = await fetch(`${a.url}/api/v1/stream/counted`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ events: closing }),
+  });
   if (closed.status !== 200) throw new Error(`closing the windows: ${closed.status}`);
   let counted = 0;
   let short: string[] = [];
   const started = performance.now();
   while (performance.now() - started < 120_000) {
-    const response = await fetch(`${a.url}/api/v1/index/counted/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: edn('[:always-true]'), limit: HOSTS }) });
+    const response = await fetch(`${a.url}/api/v1/index/counted/search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: edn('[:always-true]'), limit: HOSTS }),
+    });
     if (response.status === 200) {
       const found = ((await response.json()) as { events: { host: string; metric: number }[] }).events;
       counted = found.reduce((sum, event) => sum + event.metric, 0);
       // Every acknowledged batch holds one event of each host.
       const expected = result.accepted / HOSTS;
-      short = found.filter((event) => event.metric < expected).map((event) => `${event.host}/p${partitionOf({ host: event.host }, ['host'], PARTITIONS)}:-${expected - event.metric}`);
+      short = found
+        .filter((event) => event.metric < expected)
+        .map(
+          (event) =>
+            `${event.host}/p${partitionOf({ host: event.host }, ['host'], PARTITIONS)}:-${expected - event.metric}`,
+        );
       if (found.length === HOSTS && counted >= result.accepted) break;
     }
     await sleep(500);
   }
-  const gaps = (await Promise.all([a, b].map((node) => metricOf(node, 'cluster_partition_consumer_gaps_total')))).reduce((sum, value) => sum + value, 0);
-  for (const node of [a, b]) for (const line of node.logs.filter((text) => /"level":(40|50)/.test(text)).slice(-5)) console.log(`${node.name}: ${line.slice(0, 300)}`);
+  const gaps = (
+    await Promise.all([a, b].map((node) => metricOf(node, 'cluster_partition_consumer_gaps_total')))
+  ).reduce((sum, value) => sum + value, 0);
+  for (const node of [a, b])
+    for (const line of node.logs.filter((text) => /"level":(40|50)/.test(text)).slice(-5))
+      console.log(`${node.name}: ${line.slice(0, 300)}`);
   return {
     consumer_gaps_recovered: gaps,
     offered_per_s: OFFERED_PER_S,
@@ -350,13 +463,22 @@ const single = await ingestSingle(root);
 const nats = await startNatsServer({ storeDir: join(root, 'nats'), profile: natsProfile !== null });
 // Each node with its own user of the documented NATS config (docs/cluster.md, "Securing NATS").
 const cluster = (node: string) => ({ nats: nats.clusterNats(node), 'member-ttl': MEMBER_TTL, partitions: PARTITIONS });
-const nodes = [await startNode(root, 'node-a', cluster('node-a')), await startNode(root, 'node-b', cluster('node-b')), await startNode(root, 'node-c', cluster('node-c'))];
+const nodes = [
+  await startNode(root, 'node-a', cluster('node-a')),
+  await startNode(root, 'node-b', cluster('node-b')),
+  await startNode(root, 'node-c', cluster('node-c')),
+];
 try {
   await sleep(3_000);
   const three = await ingestCluster(nodes, nats.process?.pid as number);
   const perEvent = await measuredRounds(single.node, nodes, nats.process?.pid as number);
   await single.node.stop();
-  const figures = { single_node_ingest: single.figures, three_node_ingest: three, cpu_per_event: perEvent, partitions: PARTITIONS };
+  const figures = {
+    single_node_ingest: single.figures,
+    three_node_ingest: three,
+    cpu_per_event: perEvent,
+    partitions: PARTITIONS,
+  };
   if (ingestOnly) {
     writeResult('cluster-streams-ingest', figures);
     await Promise.all(nodes.map((node) => node.stop()));

@@ -39,7 +39,6 @@ async function results(node: Node): Promise<Result[]> {
   return ((await (await fetch(`${node.url}/api/v1/result`)).json()) as { result: Result[] }).result;
 }
 
-
 interface Figure {
   node: string;
   cpu_share_of_one_core: number;
@@ -48,13 +47,16 @@ interface Figure {
 }
 
 /** The counter of a node's own runs: every run on a single node, the results it published in a cluster. */
-const runsMetric = (node: Node) => (node.name === 'single' ? 'healthcheck_scheduling_lag_seconds_count' : 'cluster_results_published_total');
+const runsMetric = (node: Node) =>
+  node.name === 'single' ? 'healthcheck_scheduling_lag_seconds_count' : 'cluster_results_published_total';
 
 /** CPU share of one core and RSS of each node over one window, and the runs each made itself. */
 async function measure(nodes: Node[]): Promise<Figure[]> {
   // The scrapes stay outside the CPU window: rendering 12,000 checks' series costs a node about 0.3 s of CPU, as
   // much for a cluster node as for the single node, which would push their ratio towards 1.
-  const runsStart = await Promise.all(nodes.map(async (node) => metric(await (await fetch(`${node.url}/metrics`)).text(), runsMetric(node))));
+  const runsStart = await Promise.all(
+    nodes.map(async (node) => metric(await (await fetch(`${node.url}/metrics`)).text(), runsMetric(node))),
+  );
   const cpuStart = nodes.map((node) => cpuSeconds(node.process.pid as number));
   const started = performance.now();
   await sleep(WINDOW_S * 1000);
@@ -62,7 +64,9 @@ async function measure(nodes: Node[]): Promise<Figure[]> {
   return Promise.all(
     nodes.map(async (node, i) => ({
       node: node.name,
-      cpu_share_of_one_core: Number(((cpuSeconds(node.process.pid as number) - (cpuStart[i] as number)) / elapsed).toFixed(4)),
+      cpu_share_of_one_core: Number(
+        ((cpuSeconds(node.process.pid as number) - (cpuStart[i] as number)) / elapsed).toFixed(4),
+      ),
       rss_mb: Math.round(rssMb(node.process.pid as number)),
       own_runs: metric(await (await fetch(`${node.url}/metrics`)).text(), runsMetric(node)) - (runsStart[i] as number),
     })),
@@ -95,7 +99,15 @@ async function main(): Promise<void> {
     const cluster = (node: string) => ({ nats: nats.clusterNats(node), 'member-ttl': MEMBER_TTL });
     for (const name of ['node-a', 'node-b', 'node-c']) nodes.push(await startNode(root, name, cluster(name)));
     for (;;) {
-      const views = await Promise.all(nodes.map(async (node) => (await (await fetch(`${node.url}/api/v1/cluster/members`)).json()) as { joined: boolean; result: unknown[] }));
+      const views = await Promise.all(
+        nodes.map(
+          async (node) =>
+            (await (await fetch(`${node.url}/api/v1/cluster/members`)).json()) as {
+              joined: boolean;
+              result: unknown[];
+            },
+        ),
+      );
       if (views.every((view) => view.joined && view.result.length === 3)) break;
       await sleep(200);
     }
@@ -105,16 +117,26 @@ async function main(): Promise<void> {
     const rounds: { single: Figure; nodes: Figure[]; ratio: number }[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const [alone, ...perNode] = await measure([single, ...nodes]);
-      const ratio = Math.max(...perNode.map((figure) => figure.cpu_share_of_one_core)) / (alone as Figure).cpu_share_of_one_core;
+      const ratio =
+        Math.max(...perNode.map((figure) => figure.cpu_share_of_one_core)) / (alone as Figure).cpu_share_of_one_core;
       rounds.push({ single: alone as Figure, nodes: perNode, ratio: Number(ratio.toFixed(3)) });
-      console.log(`round ${round}: single node ${alone?.cpu_share_of_one_core} of a core (${alone?.own_runs} runs); ${perNode.map((figure) => `${figure.node} ${figure.cpu_share_of_one_core} (${figure.own_runs} runs of its own)`).join(', ')}; busiest node ${ratio.toFixed(3)} of the single node`);
+      console.log(
+        `round ${round}: single node ${alone?.cpu_share_of_one_core} of a core (${alone?.own_runs} runs); ${perNode.map((figure) => `${figure.node} ${figure.cpu_share_of_one_core} (${figure.own_runs} runs of its own)`).join(', ')}; busiest node ${ratio.toFixed(3)} of the single node`,
+      );
     }
     await single.stop();
-    const median = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)] as (typeof rounds)[number];
+    const median = [...rounds].sort((a, b) => a.ratio - b.ratio)[
+      Math.floor(rounds.length / 2)
+    ] as (typeof rounds)[number];
     const alone = median.single;
     const perNode = median.nodes;
-    console.log(`single node: ${alone.cpu_share_of_one_core} of a core, ${alone.own_runs} runs in ${WINDOW_S} s, RSS ${alone.rss_mb} MB`);
-    for (const figure of perNode) console.log(`${figure.node}: ${figure.cpu_share_of_one_core} of a core, ${figure.own_runs} runs of its own in ${WINDOW_S} s, RSS ${figure.rss_mb} MB`);
+    console.log(
+      `single node: ${alone.cpu_share_of_one_core} of a core, ${alone.own_runs} runs in ${WINDOW_S} s, RSS ${alone.rss_mb} MB`,
+    );
+    for (const figure of perNode)
+      console.log(
+        `${figure.node}: ${figure.cpu_share_of_one_core} of a core, ${figure.own_runs} runs of its own in ${WINDOW_S} s, RSS ${figure.rss_mb} MB`,
+      );
 
     // Failover under that load: kill -9 node-c; every check it ran must get a newer result from another node.
     const survivor = nodes[0] as Node;
@@ -127,13 +149,20 @@ async function main(): Promise<void> {
     while (Date.now() - killedAt < 60_000) {
       await sleep(250);
       const now = await results(survivor);
-      const moved = now.filter((result) => itsChecks.has(result.name) && result.node !== victim.name && result['healthcheck-timestamp'] * 1000 >= killedAt - 1000).length;
+      const moved = now.filter(
+        (result) =>
+          itsChecks.has(result.name) &&
+          result.node !== victim.name &&
+          result['healthcheck-timestamp'] * 1000 >= killedAt - 1000,
+      ).length;
       if (moved === itsChecks.size) {
         failoverS = (Date.now() - killedAt) / 1000;
         break;
       }
     }
-    console.log(`failover: the ${itsChecks.size} checks of ${victim.name} all ran elsewhere ${failoverS ?? '> 60'} s after its kill -9 (member-ttl ${MEMBER_TTL}, interval 10s)`);
+    console.log(
+      `failover: the ${itsChecks.size} checks of ${victim.name} all ran elsewhere ${failoverS ?? '> 60'} s after its kill -9 (member-ttl ${MEMBER_TTL}, interval 10s)`,
+    );
     await Promise.all(nodes.slice(0, 2).map((node) => node.stop()));
 
     const sum = perNode.reduce((total, figure) => total + figure.cpu_share_of_one_core, 0);
@@ -146,12 +175,18 @@ async function main(): Promise<void> {
       cluster_nodes: perNode,
       cluster_cpu_sum: Number(sum.toFixed(4)),
       cluster_cpu_per_node_vs_single: median.ratio,
-      rounds: rounds.map((round) => ({ single: round.single.cpu_share_of_one_core, nodes: round.nodes.map((figure) => figure.cpu_share_of_one_core), busiest_vs_single: round.ratio })),
+      rounds: rounds.map((round) => ({
+        single: round.single.cpu_share_of_one_core,
+        nodes: round.nodes.map((figure) => figure.cpu_share_of_one_core),
+        busiest_vs_single: round.ratio,
+      })),
       failover: { member_ttl: MEMBER_TTL, interval: '10s', checks_moved: itsChecks.size, seconds: failoverS },
     };
     mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
     writeFileSync(join(ROOT, 'bench/results/cluster.json'), `${JSON.stringify(report, null, 2)}\n`);
-    console.log(`cluster: sum ${report.cluster_cpu_sum} of a core over three nodes, the busiest node ${report.cluster_cpu_per_node_vs_single} of the single node (median of ${rounds.length} rounds); ${cpus().length} cores`);
+    console.log(
+      `cluster: sum ${report.cluster_cpu_sum} of a core over three nodes, the busiest node ${report.cluster_cpu_per_node_vs_single} of the single node (median of ${rounds.length} rounds); ${cpus().length} cores`,
+    );
   } finally {
     await Promise.all(nodes.map((node) => node.kill9()));
     await nats.kill9();

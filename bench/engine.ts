@@ -47,7 +47,13 @@ function makeEvents(count: number): Event[] {
   const hosts = Array.from({ length: HOSTS }, (_, i) => `host-${i}`);
   const events = new Array<Event>(count);
   for (let i = 0; i < count; i++) {
-    events[i] = { host: hosts[i % HOSTS] as string, service: 'cpu', metric: (i * 7) % 100, time: START_NS + i * STEP_NS, ttl: 60 };
+    events[i] = {
+      host: hosts[i % HOSTS] as string,
+      service: 'cpu',
+      metric: (i * 7) % 100,
+      time: START_NS + i * STEP_NS,
+      ttl: 60,
+    };
   }
   return events;
 }

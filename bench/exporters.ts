@@ -19,7 +19,15 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { type RiemannServer, startRiemannServer } from '../test/helpers/riemann-server.ts';
 import { makeDataDir, startServer, type TestServer } from '../test/helpers/server.ts';
-import { checksPayload, cpuSeconds, parseMetrics, percentile, rssMb, startTargets, type Targets } from './check-load.ts';
+import {
+  checksPayload,
+  cpuSeconds,
+  parseMetrics,
+  percentile,
+  rssMb,
+  startTargets,
+  type Targets,
+} from './check-load.ts';
 
 /** `BENCH_EXPORTERS_CHECKS` runs fewer (or more) checks, five TCP for one HTTP. */
 const CHECKS = Number(process.env.BENCH_EXPORTERS_CHECKS ?? 12_000);
@@ -72,11 +80,19 @@ function metricValue(text: string, series: string): number {
 }
 
 /** One run: a fresh server with the same stream, `exporters` or none, measured over the window after a warm-up. */
-async function runOnce(label: string, targets: Targets, exporters: Record<string, unknown> | null, riemann: RiemannServer | null): Promise<RunFigures> {
+async function runOnce(
+  label: string,
+  targets: Targets,
+  exporters: Record<string, unknown> | null,
+  riemann: RiemannServer | null,
+): Promise<RunFigures> {
   const dataDir = makeDataDir();
   mkdirSync(join(dataDir, 'streams'));
   // The same stream in both runs, so that the exporters are the only difference.
-  writeFileSync(join(dataDir, 'streams', 'checks.edn'), `{:${STREAM} {:actions {:action :index :params [[:healthcheck]]}}}`);
+  writeFileSync(
+    join(dataDir, 'streams', 'checks.edn'),
+    `{:${STREAM} {:actions {:action :index :params [[:healthcheck]]}}}`,
+  );
   let server: TestServer | undefined;
   try {
     server = await startServer({
@@ -146,7 +162,15 @@ async function main(): Promise<void> {
   try {
     const without = await runOnce('without exporters', targets, null, null);
     const exporters = {
-      http: [{ name: 'collector', host: '127.0.0.1', port: targets.collectorPort, path: '/results', 'batch-size': HTTP_BATCH_SIZE }],
+      http: [
+        {
+          name: 'collector',
+          host: '127.0.0.1',
+          port: targets.collectorPort,
+          path: '/results',
+          'batch-size': HTTP_BATCH_SIZE,
+        },
+      ],
       riemann: [{ name: 'riemann', host: '127.0.0.1', port: riemann.port }],
       stream: [{ name: 'stream', stream: STREAM }],
     };
@@ -164,7 +188,10 @@ async function main(): Promise<void> {
       with_exporters: withExporters,
       lag_p99_ratio: round(lagRatio, 3),
       exporters_cpu_seconds: round(withExporters.cpu_seconds_window - without.cpu_seconds_window),
-      exporters_cpu_percent_of_one_core: round(withExporters.cpu_percent_of_one_core - without.cpu_percent_of_one_core, 1),
+      exporters_cpu_percent_of_one_core: round(
+        withExporters.cpu_percent_of_one_core - without.cpu_percent_of_one_core,
+        1,
+      ),
       floors: { lag_p99_ratio: 1 + LAG_MARGIN, failed_runs: 0 },
     };
     const pass = lagRatio <= 1 + LAG_MARGIN && without.failed_runs === 0 && withExporters.failed_runs === 0;

@@ -44,7 +44,12 @@ try {
     Array.from({ length: CONNECTIONS }, async () => {
       while (sent < REPORTS) {
         sent++;
-        const response = await pool.request({ path: '/api/v1/heartbeat/flood/fail', method: 'POST', headers: { 'content-type': 'text/plain' }, body: BODY });
+        const response = await pool.request({
+          path: '/api/v1/heartbeat/flood/fail',
+          method: 'POST',
+          headers: { 'content-type': 'text/plain' },
+          body: BODY,
+        });
         await response.body.dump();
         if (response.statusCode !== 200) throw new Error(`report answered ${response.statusCode}`);
       }
@@ -56,7 +61,9 @@ try {
   await probe;
   await pool.close();
   const after = memoryMb(pid);
-  const uptime = (await (await server.request('/api/v1/result/flood/uptime')).json()) as { uptime: { '24h': { runs: number } } };
+  const uptime = (await (await server.request('/api/v1/result/flood/uptime')).json()) as {
+    uptime: { '24h': { runs: number } };
+  };
   latencies.sort((a, b) => a - b);
   writeResult('heartbeat-flood', {
     reports: REPORTS,

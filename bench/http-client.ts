@@ -37,7 +37,17 @@ async function cpuPerRequest(one: () => Promise<unknown>): Promise<number> {
 }
 
 async function viaCheck(port: number): Promise<number> {
-  const probe = await prepareCheck(parseCheck('http', { name: 'bench', target: '127.0.0.1', port, path: '/', 'valid-status': [200], timeout: '5s', interval: '10s' }));
+  const probe = await prepareCheck(
+    parseCheck('http', {
+      name: 'bench',
+      target: '127.0.0.1',
+      port,
+      path: '/',
+      'valid-status': [200],
+      timeout: '5s',
+      interval: '10s',
+    }),
+  );
   try {
     // The service gives each run a signal from a pool; one signal that never fires stands for it.
     const signal = new AbortController().signal;
@@ -50,7 +60,12 @@ async function viaCheck(port: number): Promise<number> {
 
 async function viaUndici(port: number): Promise<number> {
   const undici = createRequire(import.meta.url)('undici') as typeof Undici;
-  const agent = new undici.Agent({ keepAliveTimeout: 11_000, headersTimeout: 6000, bodyTimeout: 6000, connect: { timeout: 6000 } });
+  const agent = new undici.Agent({
+    keepAliveTimeout: 11_000,
+    headersTimeout: 6000,
+    bodyTimeout: 6000,
+    connect: { timeout: 6000 },
+  });
   const origin = `http://127.0.0.1:${port}`;
   const one = () =>
     new Promise<void>((resolve, reject) => {

@@ -40,7 +40,17 @@ try {
   });
   const eventsPerSecond = Math.round((result.requests * BATCH) / result.seconds);
   const eventsPerServerCpuSecond = Math.round((result.requests * BATCH) / result.serverCpuSeconds);
-  writeResult('http-ingest', { eventsPerSecond, batch: BATCH, connections: 2, p50Ms: result.p50Ms, p99Ms: result.p99Ms, serverCpuSeconds: round(result.serverCpuSeconds), eventsPerServerCpuSecond, floor: FLOOR, pass: eventsPerSecond >= FLOOR });
+  writeResult('http-ingest', {
+    eventsPerSecond,
+    batch: BATCH,
+    connections: 2,
+    p50Ms: result.p50Ms,
+    p99Ms: result.p99Ms,
+    serverCpuSeconds: round(result.serverCpuSeconds),
+    eventsPerServerCpuSecond,
+    floor: FLOOR,
+    pass: eventsPerSecond >= FLOOR,
+  });
 } finally {
   await server.stop();
 }

@@ -51,7 +51,8 @@ export async function createStream(server: TestServer, name: string, config: str
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ config: Buffer.from(config).toString('base64') }),
   });
-  if (response.status !== 200) throw new Error(`cannot create stream ${name}: ${response.status} ${await response.text()}`);
+  if (response.status !== 200)
+    throw new Error(`cannot create stream ${name}: ${response.status} ${await response.text()}`);
 }
 
 export async function drive(url: string, options: LoadOptions): Promise<LoadResult> {
@@ -64,9 +65,15 @@ export async function drive(url: string, options: LoadOptions): Promise<LoadResu
     while (!stop) {
       const body = options.bodies[next++ % options.bodies.length] as Buffer;
       const started = performance.now();
-      const response = await pool.request({ path: options.path, method: options.method, headers: options.headers, body });
+      const response = await pool.request({
+        path: options.path,
+        method: options.method,
+        headers: options.headers,
+        body,
+      });
       await response.body.dump();
-      if (response.statusCode !== options.expectStatus) throw new Error(`${options.path} answered ${response.statusCode}`);
+      if (response.statusCode !== options.expectStatus)
+        throw new Error(`${options.path} answered ${response.statusCode}`);
       if (measuring) latencies.push(performance.now() - started);
     }
   };
@@ -83,7 +90,13 @@ export async function drive(url: string, options: LoadOptions): Promise<LoadResu
   await Promise.all(workers);
   await pool.close();
   latencies.sort((a, b) => a - b);
-  return { requests: latencies.length, seconds, p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99), serverCpuSeconds };
+  return {
+    requests: latencies.length,
+    seconds,
+    p50Ms: percentile(latencies, 0.5),
+    p99Ms: percentile(latencies, 0.99),
+    serverCpuSeconds,
+  };
 }
 
 export function percentile(sorted: readonly number[], q: number): number {

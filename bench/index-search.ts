@@ -23,11 +23,17 @@ try {
       state: (offset + i) % 7 === 0 ? 'critical' : 'ok',
       time: start + (offset + i) * 1_000_000,
     }));
-    const response = await server.request('/api/v1/stream/bench', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ events }) });
+    const response = await server.request('/api/v1/stream/bench', {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ events }),
+    });
     if (response.status !== 200) throw new Error(`push failed: ${response.status}`);
   }
   const queries = Array.from({ length: 10 }, (_, q) =>
-    Buffer.from(`[:and [:= :service "svc-${q}"] [:or [:> :metric 50] [:= :state "critical"]] [:not [:= :host "host-${q}"]]]`).toString('base64'),
+    Buffer.from(
+      `[:and [:= :service "svc-${q}"] [:or [:> :metric 50] [:= :state "critical"]] [:not [:= :host "host-${q}"]]]`,
+    ).toString('base64'),
   );
   const latencies: number[] = [];
   let matched = 0;

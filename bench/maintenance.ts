@@ -23,13 +23,22 @@ const db = new Database(join(first.dataDir, 'vigie.db'));
 const insert = db.prepare('insert into maintenance_windows (name, definition, created_at_s) values (?, ?, ?)');
 db.transaction(() => {
   for (let i = 0; i < WINDOWS; i++) {
-    const definition = { name: `window-${i}`, start: '2026-01-01T00:00:00.000Z', duration: '1h0m0s', every: '24h0m0s', labels: { team: `team-${i % 100}` } };
+    const definition = {
+      name: `window-${i}`,
+      start: '2026-01-01T00:00:00.000Z',
+      duration: '1h0m0s',
+      every: '24h0m0s',
+      labels: { team: `team-${i % 100}` },
+    };
     insert.run(definition.name, JSON.stringify(definition), 1_700_000_000);
   }
 })();
 db.close();
 
-const server = await startServer({ dataDir: first.dataDir, config: { ...config, http: { 'body-limit': 64 * 1024 * 1024 } } });
+const server = await startServer({
+  dataDir: first.dataDir,
+  config: { ...config, http: { 'body-limit': 64 * 1024 * 1024 } },
+});
 try {
   const healthz: number[] = [];
   let polling = true;
@@ -45,9 +54,18 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     await Promise.all(
       Array.from({ length: CONCURRENT }, async (_, i) => {
-        const body = { name: `bench-${round}-${i}`, start: new Date().toISOString(), duration: '10m', labels: { team: 'bench' } };
+        const body = {
+          name: `bench-${round}-${i}`,
+          start: new Date().toISOString(),
+          duration: '10m',
+          labels: { team: 'bench' },
+        };
         const started = performance.now();
-        const response = await server.request('/api/v1/maintenance', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        const response = await server.request('/api/v1/maintenance', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
         if (response.status !== 201) throw new Error(`POST refused: ${response.status} ${await response.text()}`);
         await response.text();
         posts.push(performance.now() - started);

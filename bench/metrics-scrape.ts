@@ -42,7 +42,11 @@ async function perScrape(checks: number): Promise<{ cpu_ms: number; gc_ms: numbe
   const used = process.cpuUsage(before);
   // The observer is told of collections asynchronously: let it catch up.
   await new Promise((resolve) => setTimeout(resolve, 50));
-  return { cpu_ms: round((used.user + used.system) / 1000 / SCRAPES), gc_ms: round((gcMs - gcBefore) / SCRAPES), text_mb: round(bytes / 1e6) };
+  return {
+    cpu_ms: round((used.user + used.system) / 1000 / SCRAPES),
+    gc_ms: round((gcMs - gcBefore) / SCRAPES),
+    text_mb: round(bytes / 1e6),
+  };
 }
 
 const result = { checks_1200: await perScrape(1200), checks_12000: await perScrape(12_000) };

@@ -28,7 +28,13 @@ export function otlpExportRequest(offset: number, spanCount: number): Buffer {
         { key: 'http.route', value: { stringValue: '/api/items/:id' } },
         { key: 'sampling.ratio', value: { doubleValue: 0.25 } },
       ],
-      events: [{ timeUnixNano: start + n * 1000 + 100, name: 'cache.miss', attributes: [{ key: 'key', value: { stringValue: `k${i}` } }] }],
+      events: [
+        {
+          timeUnixNano: start + n * 1000 + 100,
+          name: 'cache.miss',
+          attributes: [{ key: 'key', value: { stringValue: `k${i}` } }],
+        },
+      ],
       links: i % 10 === 0 ? [{ traceId: id(16, i), spanId: id(8, i) }] : [],
       status: { code: i % 50 === 0 ? 2 : 1 },
     };

@@ -27,7 +27,17 @@ try {
   });
   const spansPerSecond = Math.round((result.requests * SPANS) / result.seconds);
   const spansPerServerCpuSecond = Math.round((result.requests * SPANS) / result.serverCpuSeconds);
-  writeResult('otlp', { spansPerSecond, spansPerRequest: SPANS, connections: 2, p50Ms: result.p50Ms, p99Ms: result.p99Ms, serverCpuSeconds: round(result.serverCpuSeconds), spansPerServerCpuSecond, floor: FLOOR, pass: spansPerSecond >= FLOOR });
+  writeResult('otlp', {
+    spansPerSecond,
+    spansPerRequest: SPANS,
+    connections: 2,
+    p50Ms: result.p50Ms,
+    p99Ms: result.p99Ms,
+    serverCpuSeconds: round(result.serverCpuSeconds),
+    spansPerServerCpuSecond,
+    floor: FLOOR,
+    pass: spansPerSecond >= FLOOR,
+  });
 } finally {
   await server.stop();
 }

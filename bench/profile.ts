@@ -146,7 +146,9 @@ export function profileBreakdown(file: string, options: { windowS: number; endSk
   return {
     window_s: options.windowS,
     samples: counted,
-    share_of_one_core: Object.fromEntries([...byCategory].sort((a, b) => b[1] - a[1]).map(([name, us]) => [name, share(us)])),
+    share_of_one_core: Object.fromEntries(
+      [...byCategory].sort((a, b) => b[1] - a[1]).map(([name, us]) => [name, share(us)]),
+    ),
     top_functions: [...selfByFunction.values()]
       .filter((entry) => entry.name !== '(idle)')
       .sort((a, b) => b.us - a.us)
@@ -158,5 +160,11 @@ export function profileBreakdown(file: string, options: { windowS: number; endSk
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
   const [file, windowS, endSkipMs] = process.argv.slice(2);
   if (file === undefined) throw new Error('usage: bench/profile.ts FILE.cpuprofile [windowS] [endSkipMs]');
-  console.log(JSON.stringify(profileBreakdown(file, { windowS: Number(windowS ?? 60), endSkipMs: Number(endSkipMs ?? 0) }), null, 2));
+  console.log(
+    JSON.stringify(
+      profileBreakdown(file, { windowS: Number(windowS ?? 60), endSkipMs: Number(endSkipMs ?? 0) }),
+      null,
+      2,
+    ),
+  );
 }

@@ -45,7 +45,9 @@ const regexp: Engine = {
 
 async function nativeRe2(): Promise<Engine | null> {
   try {
-    const { default: RE2 } = (await import('re2' as string)) as { default: new (pattern: string, flags?: string) => { test(text: string): boolean } };
+    const { default: RE2 } = (await import('re2' as string)) as {
+      default: new (pattern: string, flags?: string) => { test(text: string): boolean };
+    };
     return {
       name: 're2 (native)',
       compile: (pattern) => {
@@ -62,7 +64,8 @@ async function nativeRe2(): Promise<Engine | null> {
 function makeEvents(count: number): Event[] {
   const kinds = ['latency', 'errors', 'requests', 'LATENCY'];
   const events = new Array<Event>(count);
-  for (let i = 0; i < count; i++) events[i] = { host: 'h', service: `api-${i % 1000}-${kinds[i % kinds.length]}`, metric: i };
+  for (let i = 0; i < count; i++)
+    events[i] = { host: 'h', service: `api-${i % 1000}-${kinds[i % kinds.length]}`, metric: i };
   return events;
 }
 
@@ -89,7 +92,8 @@ for (const pattern of PATTERNS) {
   for (const engine of engines) {
     const test = engine.compile(pattern);
     const { perSecond, matched } = timeIt((event) => typeof event.service === 'string' && test(event.service), events);
-    if (expected !== null && matched !== expected) throw new Error(`${engine.name} matched ${matched}, others ${expected}`);
+    if (expected !== null && matched !== expected)
+      throw new Error(`${engine.name} matched ${matched}, others ${expected}`);
     expected = matched;
     console.log(`  ${engine.name}: ${perSecond} events/s (${matched} matched)`);
     results.push({ pattern, engine: engine.name, eventsPerSecond: perSecond });
@@ -107,4 +111,7 @@ for (const engine of engines.filter((candidate) => candidate !== regexp)) {
 
 const dir = join(import.meta.dirname, 'results');
 mkdirSync(dir, { recursive: true });
-writeFileSync(join(dir, 'regex.json'), `${JSON.stringify({ events: EVENTS, results, cores: cpus().length, node: process.version })}\n`);
+writeFileSync(
+  join(dir, 'regex.json'),
+  `${JSON.stringify({ events: EVENTS, results, cores: cpus().length, node: process.version })}\n`,
+);

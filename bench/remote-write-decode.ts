@@ -40,7 +40,9 @@ let samples = 0;
 for (let i = 0; i < REQUESTS; i++) samples += decodeRemoteWrite(bodies[i % bodies.length] as Buffer, limits).length;
 const seconds = Number(process.hrtime.bigint() - start) / 1e9;
 const result = { samplesPerSecond: Math.round(samples / seconds), samples, seconds, cores: cpus().length };
-console.log(`remote-write decode: ${result.samplesPerSecond} samples/s (${samples} samples in ${seconds.toFixed(2)} s, ${result.cores} cores)`);
+console.log(
+  `remote-write decode: ${result.samplesPerSecond} samples/s (${samples} samples in ${seconds.toFixed(2)} s, ${result.cores} cores)`,
+);
 const dir = join(import.meta.dirname, 'results');
 mkdirSync(dir, { recursive: true });
 writeFileSync(join(dir, 'remote-write-decode.json'), `${JSON.stringify(result)}\n`);

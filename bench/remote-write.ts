@@ -17,8 +17,17 @@ try {
   await createStream(server, 'bench', '{:actions {:action :index :params [[:service :instance :cpu]]}}');
   const bodies = Array.from({ length: 20 }, (_, b) => {
     const series: RemoteWriteSeries[] = Array.from({ length: SERIES }, (_, s) => ({
-      labels: { __name__: `node_cpu_seconds_total`, instance: `node-${(b * SERIES + s) % 1_000}:9100`, job: 'node', cpu: String(s % 8), mode: 'user' },
-      samples: Array.from({ length: SAMPLES_PER_SERIES }, (_, i) => ({ value: b * 1000 + s + i / 10, timestampMs: 1_700_000_000_000 + (b * 10 + i) * 15_000 })),
+      labels: {
+        __name__: `node_cpu_seconds_total`,
+        instance: `node-${(b * SERIES + s) % 1_000}:9100`,
+        job: 'node',
+        cpu: String(s % 8),
+        mode: 'user',
+      },
+      samples: Array.from({ length: SAMPLES_PER_SERIES }, (_, i) => ({
+        value: b * 1000 + s + i / 10,
+        timestampMs: 1_700_000_000_000 + (b * 10 + i) * 15_000,
+      })),
     }));
     return encodeRemoteWrite(series);
   });
@@ -26,7 +35,11 @@ try {
     serverPid: server.process.pid as number,
     path: '/api/v1/prometheus/remote-write/bench',
     method: 'POST',
-    headers: { 'content-type': 'application/x-protobuf', 'content-encoding': 'snappy', 'x-prometheus-remote-write-version': '0.1.0' },
+    headers: {
+      'content-type': 'application/x-protobuf',
+      'content-encoding': 'snappy',
+      'x-prometheus-remote-write-version': '0.1.0',
+    },
     bodies,
     connections: 2,
     warmupMs: 2_000,
@@ -36,7 +49,17 @@ try {
   const samples = SERIES * SAMPLES_PER_SERIES;
   const samplesPerSecond = Math.round((result.requests * samples) / result.seconds);
   const samplesPerServerCpuSecond = Math.round((result.requests * samples) / result.serverCpuSeconds);
-  writeResult('remote-write', { samplesPerSecond, samplesPerRequest: samples, connections: 2, p50Ms: result.p50Ms, p99Ms: result.p99Ms, serverCpuSeconds: round(result.serverCpuSeconds), samplesPerServerCpuSecond, floor: FLOOR, pass: samplesPerSecond >= FLOOR });
+  writeResult('remote-write', {
+    samplesPerSecond,
+    samplesPerRequest: samples,
+    connections: 2,
+    p50Ms: result.p50Ms,
+    p99Ms: result.p99Ms,
+    serverCpuSeconds: round(result.serverCpuSeconds),
+    samplesPerServerCpuSecond,
+    floor: FLOOR,
+    pass: samplesPerSecond >= FLOOR,
+  });
 } finally {
   await server.stop();
 }

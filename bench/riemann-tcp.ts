@@ -109,10 +109,17 @@ async function streamEvents(server: TestServer, name: string): Promise<number> {
 }
 
 /** The real client: `riemann-client send -0`, one event per stdin line. */
-async function riemannClientThroughput(server: TestServer, port: number): Promise<{ eventsPerSecond: number; delivered: number }> {
+async function riemannClientThroughput(
+  server: TestServer,
+  port: number,
+): Promise<{ eventsPerSecond: number; delivered: number }> {
   const before = await streamEvents(server, 'bench');
   const started = performance.now();
-  const child = spawn('riemann-client', ['send', '-0', '-S', 'client-bench', '-h', 'riemann-client', '127.0.0.1', String(port)], { stdio: ['pipe', 'ignore', 'inherit'] });
+  const child = spawn(
+    'riemann-client',
+    ['send', '-0', '-S', 'client-bench', '-h', 'riemann-client', '127.0.0.1', String(port)],
+    { stdio: ['pipe', 'ignore', 'inherit'] },
+  );
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   child.stdin.end(Array.from({ length: CLIENT_EVENTS }, (_, i) => `${i % 100} ok`).join('\n') + '\n');
   const code = await exited;

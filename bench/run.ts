@@ -9,7 +9,32 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const ALL = ['engine', 'regex', 'cardinality', 'snapshot', 'heartbeat-flood', 'state-checkpoint', 'http-ingest', 'journal', 'remote-write', 'otlp', 'riemann-tcp', 'index-search', 'maintenance', 'dashboard', 'status-page', 'checks', 'http-client', 'exporters', 'metrics-scrape', 'idle', 'cluster-idle', 'cluster', 'cluster-codec', 'cluster-streams'];
+const ALL = [
+  'engine',
+  'regex',
+  'cardinality',
+  'snapshot',
+  'heartbeat-flood',
+  'state-checkpoint',
+  'http-ingest',
+  'journal',
+  'remote-write',
+  'otlp',
+  'riemann-tcp',
+  'index-search',
+  'maintenance',
+  'dashboard',
+  'status-page',
+  'checks',
+  'http-client',
+  'exporters',
+  'metrics-scrape',
+  'idle',
+  'cluster-idle',
+  'cluster',
+  'cluster-codec',
+  'cluster-streams',
+];
 const selected = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ALL;
 const here = import.meta.dirname;
 
@@ -24,7 +49,10 @@ for (const name of selected) {
   }
   console.log(`\n=== ${name} ===`);
   const temporary = mkdtempSync(join(tmpdir(), `vigie-bench-${name}-`));
-  const result = spawnSync(process.execPath, ['--import', 'tsx', script], { stdio: 'inherit', env: { ...process.env, TMPDIR: temporary } });
+  const result = spawnSync(process.execPath, ['--import', 'tsx', script], {
+    stdio: 'inherit',
+    env: { ...process.env, TMPDIR: temporary },
+  });
   rmSync(temporary, { recursive: true, force: true });
   if (result.status !== 0) failed++;
 }

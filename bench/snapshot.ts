@@ -24,7 +24,11 @@ async function pushHosts(server: TestServer, count: number, metric: number): Pro
       time,
       ttl: 3_600,
     }));
-    const response = await server.request('/api/v1/stream/bench', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ events }) });
+    const response = await server.request('/api/v1/stream/bench', {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ events }),
+    });
     if (response.status !== 200) throw new Error(`push failed: ${response.status} ${await response.text()}`);
   }
 }
@@ -42,7 +46,10 @@ async function scrape(server: TestServer): Promise<Map<string, number>> {
 }
 
 /** Calls `/healthz` back to back until `rounds` snapshot rounds have ended; returns the latencies and the metrics. */
-async function healthzUntilRound(server: TestServer, rounds: number): Promise<{ latencies: number[]; samples: Map<string, number> }> {
+async function healthzUntilRound(
+  server: TestServer,
+  rounds: number,
+): Promise<{ latencies: number[]; samples: Map<string, number> }> {
   const latencies: number[] = [];
   let lastCheck = performance.now();
   for (;;) {
@@ -53,7 +60,8 @@ async function healthzUntilRound(server: TestServer, rounds: number): Promise<{ 
     if (performance.now() - lastCheck > 250) {
       lastCheck = performance.now();
       const samples = await scrape(server);
-      if ((samples.get('stream_snapshot_duration_seconds_count') ?? 0) >= rounds) return { latencies: latencies.sort((a, b) => a - b), samples };
+      if ((samples.get('stream_snapshot_duration_seconds_count') ?? 0) >= rounds)
+        return { latencies: latencies.sort((a, b) => a - b), samples };
     }
   }
 }
@@ -90,7 +98,9 @@ try {
 
   // The round that writes the whole index.
   const full = await healthzUntilRound(server, roundsBefore + 1);
-  const fullSeconds = (full.samples.get('stream_snapshot_duration_seconds_sum') ?? 0) - (before.get('stream_snapshot_duration_seconds_sum') ?? 0);
+  const fullSeconds =
+    (full.samples.get('stream_snapshot_duration_seconds_sum') ?? 0) -
+    (before.get('stream_snapshot_duration_seconds_sum') ?? 0);
   const rssAfterFull = full.samples.get('process_resident_memory_bytes') ?? 0;
 
   started = performance.now();
@@ -100,8 +110,11 @@ try {
   const roundsMid = (await scrape(server)).get('stream_snapshot_duration_seconds_count') ?? 0;
   // A round may be under way with part of the change: wait for the one after it, which holds the rest.
   const incremental = await healthzUntilRound(server, roundsMid + 2);
-  const incrementalSeconds = (incremental.samples.get('stream_snapshot_duration_seconds_sum') ?? 0) - (mid.get('stream_snapshot_duration_seconds_sum') ?? 0);
-  const upserts = (samples: Map<string, number>) => samples.get('stream_snapshot_entries_total{operation="upsert"}') ?? 0;
+  const incrementalSeconds =
+    (incremental.samples.get('stream_snapshot_duration_seconds_sum') ?? 0) -
+    (mid.get('stream_snapshot_duration_seconds_sum') ?? 0);
+  const upserts = (samples: Map<string, number>) =>
+    samples.get('stream_snapshot_entries_total{operation="upsert"}') ?? 0;
 
   const p99Ms = Math.max(percentile(full.latencies, 0.99), percentile(incremental.latencies, 0.99));
   const healthz = (sorted: number[]) => ({

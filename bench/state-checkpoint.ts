@@ -14,13 +14,23 @@ import { startServer, type TestServer } from '../test/helpers/server.ts';
 const FORKS = Number(process.argv[2] ?? 100_000);
 const BATCH = 20_000;
 const FLOOR_P99_MS = 50;
-const STREAM = '{:actions {:action :by :params [{:fields [:host]}] :children [{:action :fixed-time-window :params [{:duration "1h"}]}]}}';
+const STREAM =
+  '{:actions {:action :by :params [{:fields [:host]}] :children [{:action :fixed-time-window :params [{:duration "1h"}]}]}}';
 
 async function pushHosts(server: TestServer, count: number, second: number): Promise<void> {
   const time = 1_700_000_000_000_000_000 + second * 1_000_000_000;
   for (let offset = 0; offset < count; offset += BATCH) {
-    const events = Array.from({ length: Math.min(BATCH, count - offset) }, (_, i) => ({ host: `host-${offset + i}.example.net`, service: 'cpu', metric: i % 100, time }));
-    const response = await server.request('/api/v1/stream/bench', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ events }) });
+    const events = Array.from({ length: Math.min(BATCH, count - offset) }, (_, i) => ({
+      host: `host-${offset + i}.example.net`,
+      service: 'cpu',
+      metric: i % 100,
+      time,
+    }));
+    const response = await server.request('/api/v1/stream/bench', {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ events }),
+    });
     if (response.status !== 200) throw new Error(`push failed: ${response.status} ${await response.text()}`);
   }
 }
@@ -37,7 +47,10 @@ async function scrape(server: TestServer): Promise<Map<string, number>> {
 }
 
 /** Calls `/healthz` back to back until the metrics say `done`; returns the latencies and the last metrics. */
-async function healthzUntil(server: TestServer, done: (samples: Map<string, number>) => boolean): Promise<{ latencies: number[]; samples: Map<string, number> }> {
+async function healthzUntil(
+  server: TestServer,
+  done: (samples: Map<string, number>) => boolean,
+): Promise<{ latencies: number[]; samples: Map<string, number> }> {
   const latencies: number[] = [];
   let lastCheck = performance.now();
   for (;;) {
@@ -76,15 +89,24 @@ try {
   const rounds = (samples: Map<string, number>) => samples.get('stream_snapshot_duration_seconds_count') ?? 0;
   const rows = (samples: Map<string, number>) => samples.get('stream_checkpoint_state_rows_total') ?? 0;
   const full = await healthzUntil(server, (samples) => rounds(samples) >= roundsBefore + 1);
-  const fullSeconds = (full.samples.get('stream_snapshot_duration_seconds_sum') ?? 0) - (before.get('stream_snapshot_duration_seconds_sum') ?? 0);
+  const fullSeconds =
+    (full.samples.get('stream_snapshot_duration_seconds_sum') ?? 0) -
+    (before.get('stream_snapshot_duration_seconds_sum') ?? 0);
   const fullRows = (full.samples.get('stream_checkpoint_state_rows_total') ?? 0) - rowsBefore;
 
   const mid = await scrape(server);
   await pushHosts(server, FORKS / 10, 3);
   // Rounds under way during the push hold part of the change; the one that ends with every changed fork written is last.
-  const changed = await healthzUntil(server, (samples) => rows(samples) - rows(mid) >= FORKS / 10 && rounds(samples) > rounds(mid));
-  const changedRows = (changed.samples.get('stream_checkpoint_state_rows_total') ?? 0) - (mid.get('stream_checkpoint_state_rows_total') ?? 0);
-  const changedSeconds = (changed.samples.get('stream_snapshot_duration_seconds_sum') ?? 0) - (mid.get('stream_snapshot_duration_seconds_sum') ?? 0);
+  const changed = await healthzUntil(
+    server,
+    (samples) => rows(samples) - rows(mid) >= FORKS / 10 && rounds(samples) > rounds(mid),
+  );
+  const changedRows =
+    (changed.samples.get('stream_checkpoint_state_rows_total') ?? 0) -
+    (mid.get('stream_checkpoint_state_rows_total') ?? 0);
+  const changedSeconds =
+    (changed.samples.get('stream_snapshot_duration_seconds_sum') ?? 0) -
+    (mid.get('stream_snapshot_duration_seconds_sum') ?? 0);
   const rssMb = Math.round((changed.samples.get('process_resident_memory_bytes') ?? 0) / 1e6);
 
   const stopStarted = performance.now();
@@ -94,13 +116,22 @@ try {
   const startStarted = performance.now();
   restarted = await startServer({ dataDir, config, asService: true });
   const startSeconds = (performance.now() - startStarted) / 1000;
-  const restoredLine = JSON.parse(await restarted.waitForLog(/action states restored/)) as { units: number; forks: number; ms: number };
+  const restoredLine = JSON.parse(await restarted.waitForLog(/action states restored/)) as {
+    units: number;
+    forks: number;
+    ms: number;
+  };
 
   const p99Ms = Math.max(percentile(full.latencies, 0.99), percentile(changed.latencies, 0.99));
   writeResult('state-checkpoint', {
     forks: FORKS,
     full: { rows: fullRows, roundSeconds: round(fullSeconds), ...healthz(full.latencies) },
-    changed: { forks: FORKS / 10, rows: changedRows, roundsSeconds: round(changedSeconds), ...healthz(changed.latencies) },
+    changed: {
+      forks: FORKS / 10,
+      rows: changedRows,
+      roundsSeconds: round(changedSeconds),
+      ...healthz(changed.latencies),
+    },
     stopSeconds: round(stopSeconds),
     restore: { forks: restoredLine.forks, ms: restoredLine.ms, startToServingSeconds: round(startSeconds) },
     rssMb,

@@ -23,21 +23,47 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-const post = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (body: unknown): RequestInit => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 
 // What a render costs: the cache of public answers (healthchecks.status-page-cache) would serve all but the first.
-const [server, tcp] = await Promise.all([startBenchServer({ healthchecks: { 'status-page-cache': '0s' } }), startTcpTarget()]);
+const [server, tcp] = await Promise.all([
+  startBenchServer({ healthchecks: { 'status-page-cache': '0s' } }),
+  startTcpTarget(),
+]);
 try {
   await createManyChecks(server, tcp.port, CHECKS);
   const names = Array.from({ length: CHECKS }, (_, i) => `check-${String(i).padStart(5, '0')}`);
   seedDailyUptime(
     server.dataDir,
-    names.flatMap((name, n) => Array.from({ length: DAYS - 1 }, (_, day) => ({ name, daysAgo: day + 1, runs: 1440, successes: (n + day) % 13 === 0 ? 1400 : 1440 }))),
+    names.flatMap((name, n) =>
+      Array.from({ length: DAYS - 1 }, (_, day) => ({
+        name,
+        daysAgo: day + 1,
+        runs: 1440,
+        successes: (n + day) % 13 === 0 ? 1400 : 1440,
+      })),
+    ),
   );
-  const groups = Array.from({ length: 10 }, (_, shard) => ({ name: `Shard ${shard}`, labels: { shard: String(shard) } }));
+  const groups = Array.from({ length: 10 }, (_, shard) => ({
+    name: `Shard ${shard}`,
+    labels: { shard: String(shard) },
+  }));
   for (const [path, body] of [
     ['/api/v1/status-page', { slug: 'bench', title: 'Bench', description: `${CHECKS} checks`, groups }],
-    ['/api/v1/maintenance', { name: 'weekly', start: new Date(Date.now() - 20 * 86_400_000).toISOString(), duration: '2h', every: '168h', labels: { shard: '3' } }],
+    [
+      '/api/v1/maintenance',
+      {
+        name: 'weekly',
+        start: new Date(Date.now() - 20 * 86_400_000).toISOString(),
+        duration: '2h',
+        every: '168h',
+        labels: { shard: '3' },
+      },
+    ],
     ['/api/v1/incident', { title: 'Shard 7 slow', status: 'monitoring', message: 'A fix is out.', pages: ['bench'] }],
   ] as const) {
     const response = await server.request(path, post(body));
@@ -58,7 +84,12 @@ try {
       walls.push(performance.now() - started);
     }
     walls.sort((a, b) => a - b);
-    return { serverMs: Math.round((cpuMs(pid) - before) / ROUNDS), p50Ms: Math.round(walls[Math.floor(ROUNDS / 2)] ?? 0), maxMs: Math.round(walls.at(-1) ?? 0), bytes };
+    return {
+      serverMs: Math.round((cpuMs(pid) - before) / ROUNDS),
+      p50Ms: Math.round(walls[Math.floor(ROUNDS / 2)] ?? 0),
+      maxMs: Math.round(walls.at(-1) ?? 0),
+      bytes,
+    };
   };
   // undici's fetch decompresses: the bytes counted are what it received only when it is asked for nothing.
   const page = await measure('/status/bench', { 'accept-encoding': 'identity' });
@@ -73,7 +104,8 @@ try {
     pageBrotli: { ...pageBrotli, encoding: compressed.headers.get('content-encoding') },
     summary,
     floors: { serverMs: FLOOR_SERVER_MS },
-    pass: page.serverMs < FLOOR_SERVER_MS && pageBrotli.serverMs < FLOOR_SERVER_MS && summary.serverMs < FLOOR_SERVER_MS,
+    pass:
+      page.serverMs < FLOOR_SERVER_MS && pageBrotli.serverMs < FLOOR_SERVER_MS && summary.serverMs < FLOOR_SERVER_MS,
   });
 } finally {
   await Promise.all([server.stop(), tcp.close()]);

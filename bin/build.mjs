@@ -25,7 +25,9 @@ const VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).ver
 const packagesImportedWhenUsed = {
   name: 'packages-imported-when-used',
   setup(build) {
-    build.onResolve({ filter: /^[^./]/ }, (args) => (args.kind === 'dynamic-import' ? { path: args.path, external: true } : undefined));
+    build.onResolve({ filter: /^[^./]/ }, (args) =>
+      args.kind === 'dynamic-import' ? { path: args.path, external: true } : undefined,
+    );
   },
 };
 
@@ -42,7 +44,12 @@ const dependenciesMinified = {
   setup(build) {
     build.onLoad({ filter: /\/node_modules\/.*\.[cm]?js$/ }, async (args) => {
       const source = await readFile(args.path, 'utf8');
-      const { code } = await esbuild.transform(source, { loader: 'js', minifyIdentifiers: true, sourcemap: 'inline', sourcefile: args.path });
+      const { code } = await esbuild.transform(source, {
+        loader: 'js',
+        minifyIdentifiers: true,
+        sourcemap: 'inline',
+        sourcefile: args.path,
+      });
       return { contents: code, loader: 'js' };
     });
   },
@@ -73,7 +80,9 @@ const leftOut = {
     const filter = new RegExp(`^(${LEFT_OUT.map(({ module }) => module.replace(/[/.@]/g, '\\$&')).join('|')})$`);
     build.onResolve({ filter }, (args) => {
       const entry = byModule.get(args.path);
-      return entry !== undefined && args.importer.includes(entry.importer) ? { path: args.path, namespace: 'left-out' } : undefined;
+      return entry !== undefined && args.importer.includes(entry.importer)
+        ? { path: args.path, namespace: 'left-out' }
+        : undefined;
     });
     build.onLoad({ filter: /.*/, namespace: 'left-out' }, (args) => {
       const message = `${args.path} is left out of the Vigie bundle (bin/build.mjs, LEFT_OUT): ${byModule.get(args.path)?.use} is not available`;
@@ -174,7 +183,10 @@ export async function build(options = {}) {
         write: false,
       });
       const outDir = join(ROOT, entry.outdir ?? dirname(entry.outfile ?? ''));
-      const copies = copy.map((file) => ({ path: join(outDir, basename(file)), contents: readFileSync(join(ROOT, file)) }));
+      const copies = copy.map((file) => ({
+        path: join(outDir, basename(file)),
+        contents: readFileSync(join(ROOT, file)),
+      }));
       const outputs = entry.platform === 'node' ? result.outputFiles.map(latin1Bundle) : result.outputFiles;
       return [...outputs, ...copies];
     }),
@@ -197,7 +209,8 @@ export async function build(options = {}) {
  * builds while services started from an earlier build may still import their chunks when first used.
  */
 function removeEarlierLayout() {
-  for (const path of ['main.js', 'main.js.map', 'chunks']) rmSync(join(ROOT, 'dist', path), { recursive: true, force: true });
+  for (const path of ['main.js', 'main.js.map', 'chunks'])
+    rmSync(join(ROOT, 'dist', path), { recursive: true, force: true });
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

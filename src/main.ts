@@ -24,16 +24,26 @@ const COMMANDS: CommandSpec[] = [
       config: { type: 'string', valueName: 'FILE', help: 'the YAML config file' },
       host: { type: 'string', valueName: 'HOST', help: 'listen on HOST (overrides http.host)' },
       port: { type: 'string', valueName: 'PORT', help: 'listen on PORT, 0 for any free one (overrides http.port)' },
-      'data-dir': { type: 'string', valueName: 'DIR', help: 'keep the database and default streams in DIR (overrides data-dir)' },
+      'data-dir': {
+        type: 'string',
+        valueName: 'DIR',
+        help: 'keep the database and default streams in DIR (overrides data-dir)',
+      },
       'log-level': { type: 'string', valueName: 'LEVEL', help: `${LOG_LEVELS.join('|')} (default info)` },
-      'log-format': { type: 'string', valueName: 'FORMAT', help: 'pretty|json (default pretty on a terminal, json otherwise)' },
+      'log-format': {
+        type: 'string',
+        valueName: 'FORMAT',
+        help: 'pretty|json (default pretty on a terminal, json otherwise)',
+      },
     },
     run: serve,
   },
   {
     name: 'migrate',
     summary: 'create or upgrade the database, then exit',
-    options: { config: { type: 'string', valueName: 'FILE', help: 'the YAML config file (its data-dir holds the database)' } },
+    options: {
+      config: { type: 'string', valueName: 'FILE', help: 'the YAML config file (its data-dir holds the database)' },
+    },
     run: migrate,
   },
   {
@@ -117,13 +127,21 @@ const text = (values: Values, key: string): string | undefined => values[key] as
 
 async function serve(values: Values): Promise<number> {
   const level = oneOf('log-level', text(values, 'log-level') ?? 'info', LOG_LEVELS);
-  const format = oneOf('log-format', text(values, 'log-format') ?? (process.stdout.isTTY ? 'pretty' : 'json'), LOG_FORMATS);
+  const format = oneOf(
+    'log-format',
+    text(values, 'log-format') ?? (process.stdout.isTTY ? 'pretty' : 'json'),
+    LOG_FORMATS,
+  );
   const port = text(values, 'port');
   const host = text(values, 'host');
   const dataDir = text(values, 'data-dir');
   if (host === '') throw new UsageError('--host: must not be empty');
   if (dataDir === '') throw new UsageError('--data-dir: must not be empty');
-  const overrides = { ...(host !== undefined ? { host } : {}), ...(port !== undefined ? { port: portOf('port', port) } : {}), ...(dataDir !== undefined ? { dataDir } : {}) };
+  const overrides = {
+    ...(host !== undefined ? { host } : {}),
+    ...(port !== undefined ? { port: portOf('port', port) } : {}),
+    ...(dataDir !== undefined ? { dataDir } : {}),
+  };
   const configFile = text(values, 'config') ?? null;
   const logger = createLogger(level, format);
   try {
@@ -173,7 +191,11 @@ async function checkConfig(_values: Values, [file]: string[]): Promise<number> {
 
 async function streamTests(values: Values): Promise<number> {
   const { runStreamTests } = await import('./stream/test-runner.ts');
-  const result = await runStreamTests({ streams: (values.streams as string[] | undefined) ?? [], tests: (values.tests as string[] | undefined) ?? [], json: values.json === true });
+  const result = await runStreamTests({
+    streams: (values.streams as string[] | undefined) ?? [],
+    tests: (values.tests as string[] | undefined) ?? [],
+    json: values.json === true,
+  });
   process.stdout.write(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
   return result.exitCode;
 }

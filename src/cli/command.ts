@@ -29,14 +29,26 @@ export function usageOf(command: CommandSpec): string {
   flags.push({ flag: '--help', help: 'show this help' });
   const width = Math.max(...flags.map(({ flag }) => flag.length));
   const positionals = command.positionals ? ` ${command.positionals.usage}` : '';
-  return [`usage: vigie ${command.name}${positionals} [options]`, `  ${command.summary}`, ...flags.map(({ flag, help }) => `  ${flag.padEnd(width)}  ${help}`)].join('\n');
+  return [
+    `usage: vigie ${command.name}${positionals} [options]`,
+    `  ${command.summary}`,
+    ...flags.map(({ flag, help }) => `  ${flag.padEnd(width)}  ${help}`),
+  ].join('\n');
 }
 
 /** Parses `args` for `command`; `null` means `--help` was asked. */
-export function parseCommandLine(command: CommandSpec, args: string[]): { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] } | null {
+export function parseCommandLine(
+  command: CommandSpec,
+  args: string[],
+): { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] } | null {
   const options: NonNullable<ParseArgsConfig['options']> = { help: { type: 'boolean', short: 'h' } };
   for (const [name, { type, multiple, default: fallback, short }] of Object.entries(command.options)) {
-    options[name] = { type, ...(multiple ? { multiple } : {}), ...(fallback !== undefined ? { default: fallback } : {}), ...(short ? { short } : {}) };
+    options[name] = {
+      type,
+      ...(multiple ? { multiple } : {}),
+      ...(fallback !== undefined ? { default: fallback } : {}),
+      ...(short ? { short } : {}),
+    };
   }
   let parsed: ReturnType<typeof parseArgs>;
   try {
@@ -48,7 +60,8 @@ export function parseCommandLine(command: CommandSpec, args: string[]): { values
   const positionals = parsed.positionals;
   const expected = command.positionals;
   if (expected && positionals.length < expected.min) throw new UsageError(`missing ${expected.usage}`);
-  if (expected && positionals.length > expected.max) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[expected.max])}`);
+  if (expected && positionals.length > expected.max)
+    throw new UsageError(`unexpected argument ${JSON.stringify(positionals[expected.max])}`);
   return { values: parsed.values as Record<string, string | boolean | string[] | undefined>, positionals };
 }
 
@@ -81,6 +94,7 @@ export function oneOf<T extends string>(flag: string, value: string, allowed: re
 /** A TCP port (0 picks a free one), or a UsageError. */
 export function portOf(flag: string, value: string): number {
   const port = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isInteger(port) || port > 65535) throw new UsageError(`--${flag}: ${JSON.stringify(value)} is not a port (an integer from 0 to 65535)`);
+  if (!Number.isInteger(port) || port > 65535)
+    throw new UsageError(`--${flag}: ${JSON.stringify(value)} is not a port (an integer from 0 to 65535)`);
   return port;
 }

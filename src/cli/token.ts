@@ -20,14 +20,19 @@ export const tokenCommand: CommandSpec = {
     if (action !== 'create') throw new UsageError(`unknown action ${JSON.stringify(action)}: the one action is create`);
     const name = values.name;
     if (typeof name !== 'string') throw new UsageError('missing --name');
-    if (!TOKEN_NAME.test(name)) throw new UsageError(`--name: ${JSON.stringify(name)} is not a token name (letters, digits, '.', '_', '-', at most 64)`);
+    if (!TOKEN_NAME.test(name))
+      throw new UsageError(
+        `--name: ${JSON.stringify(name)} is not a token name (letters, digits, '.', '_', '-', at most 64)`,
+      );
     if (typeof values.scopes !== 'string' || values.scopes === '') throw new UsageError('missing --scopes');
     const scopes = [...new Set(values.scopes.split(',').map((scope) => oneOf('scopes', scope.trim(), SCOPES)))];
     const secret = newSecret();
     console.log(`token: ${secret}`);
     console.log(`sha256: ${sha256Hex(secret)}`);
     console.log('The secret is shown this once. Add to the config file, under http:');
-    const entry = withYaml(({ stringify }) => stringify({ tokens: [{ name, sha256: sha256Hex(secret), scopes }] }, { indent: 2 }));
+    const entry = withYaml(({ stringify }) =>
+      stringify({ tokens: [{ name, sha256: sha256Hex(secret), scopes }] }, { indent: 2 }),
+    );
     console.log(entry.trimEnd().replace(/^/gm, '  '));
     return 0;
   },

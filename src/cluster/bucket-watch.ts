@@ -91,7 +91,12 @@ export class BucketWatch {
     this.healthy = false;
     this.restarting = this.watch();
     void this.restarting
-      .catch((error: unknown) => this.logger.warn({ err: error, bucket: this.name }, `cannot watch ${this.name} again: ${(error as Error).message}`))
+      .catch((error: unknown) =>
+        this.logger.warn(
+          { err: error, bucket: this.name },
+          `cannot watch ${this.name} again: ${(error as Error).message}`,
+        ),
+      )
       .finally(() => (this.restarting = null));
   }
 
@@ -163,7 +168,12 @@ export class BucketWatch {
           if ((entry.delta ?? 0) === 0 || entry.revision >= lastAtStart) finish();
         }
       }
-    })().catch((error: unknown) => this.logger.error({ err: error, bucket: this.name }, `watching ${this.name} failed: ${(error as Error).message}; watched again at the next check`));
+    })().catch((error: unknown) =>
+      this.logger.error(
+        { err: error, bucket: this.name },
+        `watching ${this.name} failed: ${(error as Error).message}; watched again at the next check`,
+      ),
+    );
     // A snapshot is never delivered in part: followers take it for the whole bucket (a mirror of the API checks
     // would drop those not yet arrived). One that stops arriving for SNAPSHOT_STALL_MS is abandoned instead, and
     // the watch stays unhealthy until a new one delivers; one that keeps arriving, however large, is waited for.
@@ -173,14 +183,19 @@ export class BucketWatch {
       // A snapshot that keeps arriving is waited for, however long; said every stall period, so that it is seen.
       if (Date.now() - toldMs >= this.snapshotStallMs) {
         toldMs = Date.now();
-        this.logger.info({ bucket: this.name }, `the snapshot of ${this.name} is still arriving after ${Math.round((toldMs - startedMs) / 1000)} s: ${entries.length} entries of ${keys}`);
+        this.logger.info(
+          { bucket: this.name },
+          `the snapshot of ${this.name} is still arriving after ${Math.round((toldMs - startedMs) / 1000)} s: ${entries.length} entries of ${keys}`,
+        );
       }
       const waitMs = lastProgressMs + this.snapshotStallMs - Date.now();
       if (waitMs <= 0) {
         watch.stop();
         if (this.watcher === watch) this.watcher = null;
         this.healthy = false;
-        throw new SnapshotStalled(`the snapshot of ${this.name} (${keys} keys, ${entries.length} arrived) stalled for ${this.snapshotStallMs} ms`);
+        throw new SnapshotStalled(
+          `the snapshot of ${this.name} (${keys} keys, ${entries.length} arrived) stalled for ${this.snapshotStallMs} ms`,
+        );
       }
       await Promise.race([ready, new Promise((resolve) => setTimeout(resolve, waitMs))]);
     }

@@ -50,7 +50,13 @@ export class CheckReplica implements ApiCheckReplica {
     refusals: MessageRefusals,
     private readonly logger: Logger,
   ) {
-    this.bucket = new NamedBucket<Stored>(kv, CHECKS_BUCKET, { source: 'checks', schema: STORED, refusals }, logger, () => void this.apply());
+    this.bucket = new NamedBucket<Stored>(
+      kv,
+      CHECKS_BUCKET,
+      { source: 'checks', schema: STORED, refusals },
+      logger,
+      () => void this.apply(),
+    );
   }
 
   /**
@@ -84,7 +90,9 @@ export class CheckReplica implements ApiCheckReplica {
   async replace(desired: readonly CheckDefinition[]): Promise<void> {
     const current = this.bucket.current;
     const wanted = new Map(desired.map((def) => [def.name, storedOf(def)]));
-    const saved = desired.filter((def) => JSON.stringify(current.get(def.name)) !== JSON.stringify(wanted.get(def.name)));
+    const saved = desired.filter(
+      (def) => JSON.stringify(current.get(def.name)) !== JSON.stringify(wanted.get(def.name)),
+    );
     const removed = [...current.keys()].filter((name) => !wanted.has(name));
     const writes: (() => Promise<unknown>)[] = [
       ...saved.map((def) => () => this.bucket.put(def.name, wanted.get(def.name) as Stored)),
@@ -99,7 +107,9 @@ export class CheckReplica implements ApiCheckReplica {
     try {
       await work();
     } catch (error) {
-      throw new ClusterUnavailableError(`the cluster's check store (${CHECKS_BUCKET}) cannot be written: ${(error as Error).message}`);
+      throw new ClusterUnavailableError(
+        `the cluster's check store (${CHECKS_BUCKET}) cannot be written: ${(error as Error).message}`,
+      );
     }
   }
 
@@ -110,9 +120,14 @@ export class CheckReplica implements ApiCheckReplica {
     this.applying = this.applying.then(async () => {
       try {
         const desired = [...this.bucket.current].map(([name, { kind, definition }]) => ({ name, kind, definition }));
-        const plan = await host.applyReplicated(desired, (name, refusal) => this.bucket.refuse(name, refusal.reason === 'forbidden' ? 'forbidden' : 'invalid', refusal.message));
+        const plan = await host.applyReplicated(desired, (name, refusal) =>
+          this.bucket.refuse(name, refusal.reason === 'forbidden' ? 'forbidden' : 'invalid', refusal.message),
+        );
         if (plan.started.length + plan.removed.length > 0) {
-          this.logger.info({ started: plan.started.length, removed: plan.removed.length, kept: plan.kept.length }, 'API checks changed by the cluster applied');
+          this.logger.info(
+            { started: plan.started.length, removed: plan.removed.length, kept: plan.kept.length },
+            'API checks changed by the cluster applied',
+          );
         }
       } catch (error) {
         this.logger.error({ err: error }, `cannot apply the cluster's API checks: ${(error as Error).message}`);

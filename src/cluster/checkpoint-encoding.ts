@@ -19,7 +19,9 @@ export async function encodeCheckpoint(checkpoint: PartitionCheckpoint, budgetMs
   const { index, ...rest } = checkpoint;
   // The fields but the index, then the index's entries one by one: the same JSON as a whole stringify.
   const head = JSON.stringify(rest);
-  const pieces: Buffer[] = [Buffer.from(`${head.slice(0, -1)},"index":{"currentTime":${JSON.stringify(index.currentTime)},"entries":[`)];
+  const pieces: Buffer[] = [
+    Buffer.from(`${head.slice(0, -1)},"index":{"currentTime":${JSON.stringify(index.currentTime)},"entries":[`),
+  ];
   const { entries } = index;
   let sliceStart = performance.now();
   let batch: string[] = [];

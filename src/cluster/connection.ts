@@ -33,7 +33,8 @@ function authenticator(nats: Nats, auth: NatsAuth): Authenticator {
 
 /** Whether the config names how this node authenticates, for the messages. */
 function credentialOf(settings: ClusterSettings): string {
-  if (settings.auth !== undefined) return settings.auth.kind === 'user' ? `user ${settings.auth.user}` : `its ${settings.auth.kind}`;
+  if (settings.auth !== undefined)
+    return settings.auth.kind === 'user' ? `user ${settings.auth.user}` : `its ${settings.auth.kind}`;
   return settings.tls?.cert !== undefined ? 'its client certificate' : 'no credential';
 }
 
@@ -53,9 +54,15 @@ export class ClusterConnection {
    * cluster parts start once it is up).
    */
   static async open(settings: ClusterSettings, logger: Logger, registry: Registry): Promise<ClusterConnection> {
-    new Gauge({ name: 'cluster_nats_insecure', help: 'Whether cluster.nats.insecure lets this node run without NATS authentication (1) or not (0).', registers: [registry] }).set(settings.insecure ? 1 : 0);
+    new Gauge({
+      name: 'cluster_nats_insecure',
+      help: 'Whether cluster.nats.insecure lets this node run without NATS authentication (1) or not (0).',
+      registers: [registry],
+    }).set(settings.insecure ? 1 : 0);
     if (settings.insecure) {
-      logger.warn('cluster.nats.insecure is true: NATS may be open to anyone, and whoever can reach it can make every node run any program (docs/cluster.md, "Securing NATS")');
+      logger.warn(
+        'cluster.nats.insecure is true: NATS may be open to anyone, and whoever can reach it can make every node run any program (docs/cluster.md, "Securing NATS")',
+      );
     }
     const nats = await loadNats();
     const nc = await nats
@@ -83,7 +90,9 @@ export class ClusterConnection {
       .catch((error: unknown) => {
         // The client gives up on the first connection after the server refused the same credentials twice.
         if (error instanceof nats.AuthorizationError || error instanceof nats.UserAuthenticationExpiredError) {
-          throw new NatsRefusedError(`NATS refused this node (${credentialOf(settings)}): ${error.message}; check cluster.nats's credentials against the server's users`);
+          throw new NatsRefusedError(
+            `NATS refused this node (${credentialOf(settings)}): ${error.message}; check cluster.nats's credentials against the server's users`,
+          );
         }
         throw error;
       });
@@ -94,8 +103,16 @@ export class ClusterConnection {
         `the NATS server ${nc.getServer()} requires no authentication: anyone who can reach it can make every node run any program. Secure it (docs/cluster.md, "Securing NATS"), or set cluster.nats.insecure: true to run without`,
       );
     }
-    const gauge = new Gauge({ name: 'cluster_nats_connected', help: 'Whether this node is connected to NATS (1) or not (0).', registers: [registry] });
-    const reconnects = new Counter({ name: 'cluster_nats_reconnects_total', help: 'Reconnections to NATS after a disconnect.', registers: [registry] });
+    const gauge = new Gauge({
+      name: 'cluster_nats_connected',
+      help: 'Whether this node is connected to NATS (1) or not (0).',
+      registers: [registry],
+    });
+    const reconnects = new Counter({
+      name: 'cluster_nats_reconnects_total',
+      help: 'Reconnections to NATS after a disconnect.',
+      registers: [registry],
+    });
     const connection = new ClusterConnection(nc, logger, gauge, reconnects);
     connection.setConnected(true);
     logger.info({ server: nc.getServer() }, 'connected to NATS');

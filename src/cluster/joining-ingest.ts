@@ -18,7 +18,12 @@ export class JoiningIngest implements EventIngest {
 
   submit(target: string, events: Event[], input: string): Promise<IngestOutcome> | 'full' {
     const log = this.log();
-    if (log === null) return Promise.reject(new ClusterUnavailableError('this node has not joined its cluster yet (NATS unreachable): its events would have nowhere to go; retry'));
+    if (log === null)
+      return Promise.reject(
+        new ClusterUnavailableError(
+          'this node has not joined its cluster yet (NATS unreachable): its events would have nowhere to go; retry',
+        ),
+      );
     return log.submit(target, events, input);
   }
 

@@ -63,10 +63,23 @@ export type KeepEvents = ((stream: string, partition: number) => boolean) | null
 export type PartitionOwners = (stream: string) => readonly number[] | null;
 
 /** One partition's events of one batch in packs a message can hold: halved until each is at most MAX_MESSAGE_BYTES. */
-function encodePartition(codec: EventCodec, stream: string, partition: number, events: readonly Event[], keep: boolean, into: EncodedPack[]): void {
+function encodePartition(
+  codec: EventCodec,
+  stream: string,
+  partition: number,
+  events: readonly Event[],
+  keep: boolean,
+  into: EncodedPack[],
+): void {
   const pack = codec.pack(events);
   if (pack.length <= MAX_MESSAGE_BYTES) {
-    into.push({ stream, pack, layout: [partition, events.length], count: events.length, kept: keep ? [[partition, events]] : null });
+    into.push({
+      stream,
+      pack,
+      layout: [partition, events.length],
+      count: events.length,
+      kept: keep ? [[partition, events]] : null,
+    });
     return;
   }
   if (events.length === 1) throw new EventTooLarge(events[0] as Event, pack.length);
@@ -77,7 +90,14 @@ function encodePartition(codec: EventCodec, stream: string, partition: number, e
 
 /** The events of several partitions of one owner in one pack, or, if it would not fit a message, a pack (or more)
  *  each. */
-function encodeOwner(codec: EventCodec, stream: string, partitions: readonly number[], groups: readonly (Event[] | undefined)[], keep: KeepEvents, into: EncodedPack[]): void {
+function encodeOwner(
+  codec: EventCodec,
+  stream: string,
+  partitions: readonly number[],
+  groups: readonly (Event[] | undefined)[],
+  keep: KeepEvents,
+  into: EncodedPack[],
+): void {
   if (partitions.length > 1) {
     const events: Event[] = [];
     const layout: number[] = [];
@@ -94,12 +114,21 @@ function encodeOwner(codec: EventCodec, stream: string, partitions: readonly num
       return;
     }
   }
-  for (const partition of partitions) encodePartition(codec, stream, partition, groups[partition] as Event[], keep?.(stream, partition) ?? false, into);
+  for (const partition of partitions)
+    encodePartition(codec, stream, partition, groups[partition] as Event[], keep?.(stream, partition) ?? false, into);
 }
 
 /** A stream's share of a batch, split by partition, and the partitions of each owner packed together (bench/
  *  cluster-codec.ts measures it). Throws EventTooLarge for an event no message can hold. */
-export function encodeBatch(codec: EventCodec, stream: LogTarget, events: readonly Event[], partitions: number, into: EncodedPack[], keep: KeepEvents = null, owners: PartitionOwners | null = null): void {
+export function encodeBatch(
+  codec: EventCodec,
+  stream: LogTarget,
+  events: readonly Event[],
+  partitions: number,
+  into: EncodedPack[],
+  keep: KeepEvents = null,
+  owners: PartitionOwners | null = null,
+): void {
   const fields = stream.partitionBy;
   if (fields === null) {
     encodePartition(codec, stream.name, 0, events, keep !== null && keep(stream.name, 0), into);
@@ -119,7 +148,15 @@ export function encodeBatch(codec: EventCodec, stream: LogTarget, events: readon
   }
   const owner = owners?.(stream.name) ?? null;
   if (owner === null || owner.length !== partitions) {
-    for (const partition of order) encodePartition(codec, stream.name, partition, groups[partition] as Event[], keep !== null && keep(stream.name, partition), into);
+    for (const partition of order)
+      encodePartition(
+        codec,
+        stream.name,
+        partition,
+        groups[partition] as Event[],
+        keep !== null && keep(stream.name, partition),
+        into,
+      );
     return;
   }
   // Per owner, its partitions in the order they first appear.

@@ -80,43 +80,84 @@ export function headBytesOf(layout: readonly number[]): number {
 /** The head of a message whose stream has `partitions` partitions, or why it is refused. */
 export function decodeLogHead(data: Buffer, partitions: number): LogHead | LogDamage {
   const newline = data.subarray(0, MAX_HEAD_BYTES).indexOf(NEWLINE);
-  if (newline < 0) return { reason: 'shape', problem: `no head: no newline in its first ${Math.min(data.length, MAX_HEAD_BYTES)} bytes` };
+  if (newline < 0)
+    return {
+      reason: 'shape',
+      problem: `no head: no newline in its first ${Math.min(data.length, MAX_HEAD_BYTES)} bytes`,
+    };
   let head: unknown;
   try {
     head = JSON.parse(data.toString('utf8', 0, newline));
   } catch (error) {
     return { reason: 'not_json', problem: `its head: ${(error as Error).message}` };
   }
-  const { stream, encoding = 'json', parts, packs } = (typeof head === 'object' && head !== null ? head : {}) as { stream?: unknown; encoding?: unknown; parts?: unknown; packs?: unknown };
-  if (typeof stream !== 'string' || !(Array.isArray(packs) || Array.isArray(parts))) return { reason: 'shape', problem: 'its head is not {"stream": <name>, "packs": [...]}' };
-  if (encoding !== 'msgpack' && encoding !== 'json') return { reason: 'shape', problem: `its head names the encoding ${JSON.stringify(encoding)}: this node reads "msgpack" and "json"` };
-  const decoded = Array.isArray(packs) ? packsOf(packs, encoding, partitions, newline + 1) : partsOf(parts as unknown[], encoding, partitions, newline + 1);
+  const {
+    stream,
+    encoding = 'json',
+    parts,
+    packs,
+  } = (typeof head === 'object' && head !== null ? head : {}) as {
+    stream?: unknown;
+    encoding?: unknown;
+    parts?: unknown;
+    packs?: unknown;
+  };
+  if (typeof stream !== 'string' || !(Array.isArray(packs) || Array.isArray(parts)))
+    return { reason: 'shape', problem: 'its head is not {"stream": <name>, "packs": [...]}' };
+  if (encoding !== 'msgpack' && encoding !== 'json')
+    return {
+      reason: 'shape',
+      problem: `its head names the encoding ${JSON.stringify(encoding)}: this node reads "msgpack" and "json"`,
+    };
+  const decoded = Array.isArray(packs)
+    ? packsOf(packs, encoding, partitions, newline + 1)
+    : partsOf(parts as unknown[], encoding, partitions, newline + 1);
   if (!Array.isArray(decoded)) return decoded;
   const end = decoded.length === 0 ? newline + 1 : (decoded.at(-1) as LogPack).end;
-  if (end !== data.length) return { reason: 'shape', problem: `its packs add up to ${end - newline - 1} bytes, the message holds ${data.length - newline - 1} after its head` };
+  if (end !== data.length)
+    return {
+      reason: 'shape',
+      problem: `its packs add up to ${end - newline - 1} bytes, the message holds ${data.length - newline - 1} after its head`,
+    };
   return { stream, encoding, packs: decoded };
 }
 
 function badPartition(partition: unknown, partitions: number): LogDamage | null {
-  return Number.isInteger(partition) && (partition as number) >= 0 && (partition as number) < partitions ? null : { reason: 'shape', problem: `its head names partition ${JSON.stringify(partition)}: the stream has ${partitions}` };
+  return Number.isInteger(partition) && (partition as number) >= 0 && (partition as number) < partitions
+    ? null
+    : {
+        reason: 'shape',
+        problem: `its head names partition ${JSON.stringify(partition)}: the stream has ${partitions}`,
+      };
 }
 
 /** `"packs": [[<bytes>, <partition>, <count>, ...], ...]`. */
 function packsOf(packs: unknown[], encoding: LogEncoding, partitions: number, start: number): LogPack[] | LogDamage {
-  if (encoding !== 'msgpack') return { reason: 'shape', problem: 'its head lists packs of JSON: packs are MessagePack' };
+  if (encoding !== 'msgpack')
+    return { reason: 'shape', problem: 'its head lists packs of JSON: packs are MessagePack' };
   const decoded: LogPack[] = [];
   for (const entry of packs) {
-    if (!Array.isArray(entry) || entry.length < 3 || entry.length % 2 === 0) return { reason: 'shape', problem: `a pack is ${JSON.stringify(entry)?.slice(0, 80)}: not [<bytes>, <partition>, <count>, ...]` };
+    if (!Array.isArray(entry) || entry.length < 3 || entry.length % 2 === 0)
+      return {
+        reason: 'shape',
+        problem: `a pack is ${JSON.stringify(entry)?.slice(0, 80)}: not [<bytes>, <partition>, <count>, ...]`,
+      };
     const bytes: unknown = entry[0];
-    if (!Number.isInteger(bytes) || (bytes as number) < 1) return { reason: 'shape', problem: `a pack has ${JSON.stringify(bytes)} bytes` };
+    if (!Number.isInteger(bytes) || (bytes as number) < 1)
+      return { reason: 'shape', problem: `a pack has ${JSON.stringify(bytes)} bytes` };
     const named: number[] = [];
     const counts: number[] = [];
     for (let i = 1; i < entry.length; i += 2) {
       const [partition, count]: unknown[] = [entry[i], entry[i + 1]];
       const bad = badPartition(partition, partitions);
       if (bad !== null) return bad;
-      if (!Number.isInteger(count) || (count as number) < 1) return { reason: 'shape', problem: `partition ${partition as number} has ${JSON.stringify(count)} events in a pack` };
-      if (named.includes(partition as number)) return { reason: 'shape', problem: `partition ${partition as number} is named twice in a pack` };
+      if (!Number.isInteger(count) || (count as number) < 1)
+        return {
+          reason: 'shape',
+          problem: `partition ${partition as number} has ${JSON.stringify(count)} events in a pack`,
+        };
+      if (named.includes(partition as number))
+        return { reason: 'shape', problem: `partition ${partition as number} is named twice in a pack` };
       named.push(partition as number);
       counts.push(count as number);
     }
@@ -136,8 +177,10 @@ function partsOf(parts: unknown[], encoding: LogEncoding, partitions: number, st
     const [partition, bytes] = Array.isArray(part) && part.length === 2 ? (part as unknown[]) : [];
     const bad = badPartition(partition, partitions);
     if (bad !== null) return bad;
-    if (!Number.isInteger(bytes) || (bytes as number) < least) return { reason: 'shape', problem: `partition ${partition as number}'s part has ${JSON.stringify(bytes)} bytes` };
-    if (seen.has(partition as number)) return { reason: 'shape', problem: `partition ${partition as number} has two parts` };
+    if (!Number.isInteger(bytes) || (bytes as number) < least)
+      return { reason: 'shape', problem: `partition ${partition as number}'s part has ${JSON.stringify(bytes)} bytes` };
+    if (seen.has(partition as number))
+      return { reason: 'shape', problem: `partition ${partition as number} has two parts` };
     seen.add(partition as number);
     decoded.push({ start, end: start + (bytes as number), partitions: [partition as number], counts: [-1] });
     start += bytes as number;
@@ -198,7 +241,15 @@ function sliceOf(pack: LogPack, values: unknown[], partition: number): unknown[]
 
 /** A partition's events in a message, from each of `packs` that holds some, checked; or why they are refused.
  *  `decoded` keeps each pack's values for the message's other partitions: a pack holds the partitions of one node. */
-export function eventsOfPartition(data: Buffer, encoding: LogEncoding, packs: readonly LogPack[], partition: number, eventDepth: number, codec: EventCodec, decoded = new Map<LogPack, unknown[] | LogDamage>()): Event[] | LogDamage {
+export function eventsOfPartition(
+  data: Buffer,
+  encoding: LogEncoding,
+  packs: readonly LogPack[],
+  partition: number,
+  eventDepth: number,
+  codec: EventCodec,
+  decoded = new Map<LogPack, unknown[] | LogDamage>(),
+): Event[] | LogDamage {
   const slices: unknown[][] = [];
   for (const pack of packs) {
     let values = decoded.get(pack);

@@ -58,12 +58,17 @@ export class AckedPublisher implements LogPublisher {
     const token = msg.subject.slice(this.inbox.length);
     if (!this.waiting.has(token)) return;
     let problem: string | undefined;
-    if (msg.data.length === 0) problem = msg.headers?.code === 503 ? 'no JetStream server answers for this subject' : `an empty reply (${msg.headers?.code ?? 'no status'})`;
+    if (msg.data.length === 0)
+      problem =
+        msg.headers?.code === 503
+          ? 'no JetStream server answers for this subject'
+          : `an empty reply (${msg.headers?.code ?? 'no status'})`;
     else {
       try {
         const ack = JSON.parse(msg.string()) as { stream?: unknown; seq?: unknown; error?: { description?: unknown } };
         if (ack.error !== undefined) problem = String(ack.error.description ?? 'an error');
-        else if (ack.stream !== this.stream || typeof ack.seq !== 'number') problem = 'not an acknowledgement of the event log';
+        else if (ack.stream !== this.stream || typeof ack.seq !== 'number')
+          problem = 'not an acknowledgement of the event log';
       } catch {
         problem = 'a reply that is not JSON';
       }

@@ -13,11 +13,26 @@
  * acknowledgements (`ack_policy: none`) and its state in memory: the checkpoints are where the partitions' positions
  * are kept, and the log is purged below all of them (`StreamLogReaders.checkpointed` below).
  */
-import type { AckPolicy, ConsumerMessages, DeliverPolicy, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
+import type {
+  AckPolicy,
+  ConsumerMessages,
+  DeliverPolicy,
+  JetStreamClient,
+  JetStreamManager,
+  JsMsg,
+} from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import type { Event } from '../stream/event.ts';
 import type { EventCodec } from './event-codec.ts';
-import { concatPacks, decodeLogHead, eventsOfPartition, isDamage, type LogDamage, type LogEncoding, type LogPack } from './log-message.ts';
+import {
+  concatPacks,
+  decodeLogHead,
+  eventsOfPartition,
+  isDamage,
+  type LogDamage,
+  type LogEncoding,
+  type LogPack,
+} from './log-message.ts';
 import type { PartitionRunner } from './partition-runner.ts';
 import type { OwnMessages } from './own-messages.ts';
 import type { MessageRefusals } from './refusals.ts';
@@ -108,7 +123,10 @@ export class StreamLogReader {
         const runners = [...this.fed.values(), ...this.waiting];
         this.fed.clear();
         this.waiting.clear();
-        this.context.logger.error({ err: error, stream: this.stream }, `stream ${this.stream}: cannot read its event log (its partitions here are taken again): ${(error as Error).message}`);
+        this.context.logger.error(
+          { err: error, stream: this.stream },
+          `stream ${this.stream}: cannot read its event log (its partitions here are taken again): ${(error as Error).message}`,
+        );
         this.context.failed(runners);
       })
       .finally(() => {
@@ -183,7 +201,10 @@ export class StreamLogReader {
     void messages.closed().then((error) => {
       if (!error || !live || this.closed || generation !== this.generation) return;
       live = false;
-      context.logger.warn({ err: error, stream: this.stream }, `stream ${this.stream}: its consumer of the event log is gone (${error.message}); reading again after the lowest sequence of its partitions here`);
+      context.logger.warn(
+        { err: error, stream: this.stream },
+        `stream ${this.stream}: its consumer of the event log is gone (${error.message}); reading again after the lowest sequence of its partitions here`,
+      );
       this.open();
     });
   }
@@ -201,9 +222,19 @@ export class StreamLogReader {
     const held: (LogPack[] | undefined)[] = [];
     let encoding: LogEncoding = 'msgpack';
     if (isDamage(head)) {
-      context.refusals.refuse('events', head.reason, `stream ${this.stream}: event-log message ${seq} skipped: ${head.problem}`, { stream: this.stream, seq });
+      context.refusals.refuse(
+        'events',
+        head.reason,
+        `stream ${this.stream}: event-log message ${seq} skipped: ${head.problem}`,
+        { stream: this.stream, seq },
+      );
     } else if (head.stream !== this.stream) {
-      context.refusals.refuse('events', 'key', `stream ${this.stream}: event-log message ${seq} names stream ${JSON.stringify(head.stream)}: skipped`, { stream: this.stream, seq });
+      context.refusals.refuse(
+        'events',
+        'key',
+        `stream ${this.stream}: event-log message ${seq} names stream ${JSON.stringify(head.stream)}: skipped`,
+        { stream: this.stream, seq },
+      );
     } else {
       encoding = head.encoding;
       for (const pack of head.packs) {
@@ -231,9 +262,22 @@ export class StreamLogReader {
         runner.apply(seq, kept.length === 1 ? (kept[0] as Event[]) : concatPacks(kept));
         continue;
       }
-      const events = eventsOfPartition(data, encoding, packs, runner.partition, context.nesting.eventDepth, context.codec, decoded);
+      const events = eventsOfPartition(
+        data,
+        encoding,
+        packs,
+        runner.partition,
+        context.nesting.eventDepth,
+        context.codec,
+        decoded,
+      );
       if (isDamage(events)) {
-        context.refusals.refuse('events', events.reason, `stream ${this.stream} partition ${runner.partition}: its events in event-log message ${seq} skipped: ${events.problem}`, { stream: this.stream, seq });
+        context.refusals.refuse(
+          'events',
+          events.reason,
+          `stream ${this.stream} partition ${runner.partition}: its events in event-log message ${seq} skipped: ${events.problem}`,
+          { stream: this.stream, seq },
+        );
         runner.apply(seq, null);
       } else runner.apply(seq, events);
     }
@@ -305,8 +349,17 @@ export class StreamLogReaders {
     this.purging.add(stream);
     void this.checkpoints
       .floor(streamId(stream), this.partitionCount(stream))
-      .then((floor) => (floor > 0 ? this.context.jsm.streams.purge(EVENTS_STREAM, { filter: streamSubject(stream), seq: floor + 1 }) : undefined))
-      .catch((error: unknown) => this.context.logger.warn({ err: error, stream }, `cannot purge the event log of stream ${stream}: ${(error as Error).message}`))
+      .then((floor) =>
+        floor > 0
+          ? this.context.jsm.streams.purge(EVENTS_STREAM, { filter: streamSubject(stream), seq: floor + 1 })
+          : undefined,
+      )
+      .catch((error: unknown) =>
+        this.context.logger.warn(
+          { err: error, stream },
+          `cannot purge the event log of stream ${stream}: ${(error as Error).message}`,
+        ),
+      )
       .finally(() => {
         this.purging.delete(stream);
         if (this.purgeAgain.delete(stream)) this.checkpointed(runner, seq);
@@ -321,7 +374,10 @@ export class StreamLogReaders {
     // What an earlier version kept per partition (`vigie.events.<id>.<partition>`).
     await this.context.jsm.streams.purge(EVENTS_STREAM, { filter: `${streamSubject(stream)}.>` });
     const checkpoints = await this.checkpoints.forget(id);
-    this.context.logger.info({ stream, checkpoints }, `stream ${stream} removed from the cluster: its events in the log and its ${checkpoints} checkpoints deleted`);
+    this.context.logger.info(
+      { stream, checkpoints },
+      `stream ${stream} removed from the cluster: its events in the log and its ${checkpoints} checkpoints deleted`,
+    );
   }
 
   async close(): Promise<void> {

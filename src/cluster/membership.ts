@@ -78,7 +78,11 @@ export class MembershipMetrics {
   readonly mismatch: Gauge<'node'>;
 
   constructor(registry: Registry) {
-    this.members = new Gauge({ name: 'cluster_members', help: 'Live members of the cluster, as this node sees them.', registers: [registry] });
+    this.members = new Gauge({
+      name: 'cluster_members',
+      help: 'Live members of the cluster, as this node sees them.',
+      registers: [registry],
+    });
     this.mismatch = new Gauge({
       name: 'cluster_config_mismatch',
       help: "1 for each member whose config hash differs from this node's (its config file's checks or streams differ).",
@@ -160,19 +164,28 @@ export class Membership {
 
   /** Loads the members already in the bucket, then announces this node and keeps it announced. */
   async start(): Promise<void> {
-    this.watch = new BucketWatch(this.kv, MEMBERS_BUCKET, {
-      snapshot: (entries) => {
-        for (const entry of entries) this.refusals.guard('members', () => this.apply(entry, true));
-        this.recompute();
+    this.watch = new BucketWatch(
+      this.kv,
+      MEMBERS_BUCKET,
+      {
+        snapshot: (entries) => {
+          for (const entry of entries) this.refusals.guard('members', () => this.apply(entry, true));
+          this.recompute();
+        },
+        update: (entry) => this.refusals.guard('members', () => this.apply(entry, false)),
       },
-      update: (entry) => this.refusals.guard('members', () => this.apply(entry, false)),
-    }, this.connection, this.logger, { checkEveryMs: membersCheckMs(this.ttlMs) });
+      this.connection,
+      this.logger,
+      { checkEveryMs: membersCheckMs(this.ttlMs) },
+    );
     await this.watch.start();
     this.recompute();
     // Logged as the steps of a join are (src/cluster/node.ts): a join that stalls shows where.
     this.logger.info({ members: this.names.length }, `joining: ${MEMBERS_BUCKET} followed`);
     await this.heartbeat();
-    this.logger.info(this.announced ? 'joining: this node announced' : 'joining: this node could not announce itself yet');
+    this.logger.info(
+      this.announced ? 'joining: this node announced' : 'joining: this node could not announce itself yet',
+    );
     if (this.stopped) return;
     const every = Math.max(250, Math.floor(this.ttlMs / 3));
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), every);
@@ -199,7 +212,11 @@ export class Membership {
         this.announced = true;
       }
     } catch (error) {
-      if (this.announced) this.logger.warn({ err: error }, `cannot announce this node in ${MEMBERS_BUCKET}: ${(error as Error).message}; the member list is frozen until it can`);
+      if (this.announced)
+        this.logger.warn(
+          { err: error },
+          `cannot announce this node in ${MEMBERS_BUCKET}: ${(error as Error).message}; the member list is frozen until it can`,
+        );
       this.announced = false;
     }
   }
@@ -212,8 +229,15 @@ export class Membership {
     }
     const decoded = MEMBER.decode(entry.value);
     if (!decoded.ok || decoded.value.node !== entry.key) {
-      const { reason, detail } = decoded.ok ? { reason: 'key' as const, detail: `it announces node ${JSON.stringify(decoded.value.node)}` } : decoded;
-      this.refusals.refuse('members', reason, `${MEMBERS_BUCKET} entry ${JSON.stringify(entry.key)}: ${detail}; it owns nothing`, { key: entry.key });
+      const { reason, detail } = decoded.ok
+        ? { reason: 'key' as const, detail: `it announces node ${JSON.stringify(decoded.value.node)}` }
+        : decoded;
+      this.refusals.refuse(
+        'members',
+        reason,
+        `${MEMBERS_BUCKET} entry ${JSON.stringify(entry.key)}: ${detail}; it owns nothing`,
+        { key: entry.key },
+      );
       this.forget(entry.key, `member ${entry.key} is not a valid member any more: it owns nothing`);
       return;
     }
@@ -221,7 +245,12 @@ export class Membership {
     // Every member is ranked for every check at each change: members made up by whoever can write the bucket would
     // stall every node once there are enough of them. Past the cap a new one is refused; those kept go on.
     if (!this.heard.has(entry.key) && this.heard.size + 1 >= this.maxMembers) {
-      this.refusals.refuse('members', 'invalid', `${MEMBERS_BUCKET} entry ${JSON.stringify(entry.key)}: ${this.maxMembers} members are kept already (cluster.max-members); it owns nothing`, { key: entry.key });
+      this.refusals.refuse(
+        'members',
+        'invalid',
+        `${MEMBERS_BUCKET} entry ${JSON.stringify(entry.key)}: ${this.maxMembers} members are kept already (cluster.max-members); it owns nothing`,
+        { key: entry.key },
+      );
       return;
     }
     // A value of a snapshot may be old: heard when it was written, so that a dead member's key does not count. But
@@ -287,11 +316,18 @@ export class Membership {
   }
 
   private checkConfigs(): void {
-    const differing = new Set([...this.heard.values()].filter((heard) => heard.info.configHash !== this.self.configHash).map((heard) => heard.info.node));
+    const differing = new Set(
+      [...this.heard.values()]
+        .filter((heard) => heard.info.configHash !== this.self.configHash)
+        .map((heard) => heard.info.node),
+    );
     for (const node of differing) {
       if (!this.mismatched.has(node)) {
         const other = (this.heard.get(node) as Heard).info.configHash;
-        this.logger.warn({ node, hash: other, ours: this.self.configHash }, `member ${node} runs another config file than this node (config hash ${other}, ours ${this.self.configHash})`);
+        this.logger.warn(
+          { node, hash: other, ours: this.self.configHash },
+          `member ${node} runs another config file than this node (config hash ${other}, ours ${this.self.configHash})`,
+        );
       }
       this.mismatchGauge.set({ node }, 1);
     }

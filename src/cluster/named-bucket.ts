@@ -33,7 +33,11 @@ export class NamedBucket<T> {
   constructor(
     private readonly kv: KV,
     private readonly bucket: string,
-    private readonly wire: { readonly source: RefusalSource; readonly schema: WireSchema<T>; readonly refusals: MessageRefusals },
+    private readonly wire: {
+      readonly source: RefusalSource;
+      readonly schema: WireSchema<T>;
+      readonly refusals: MessageRefusals;
+    },
     private readonly logger: Logger,
     private readonly changed: () => void,
   ) {}

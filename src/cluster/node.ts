@@ -89,7 +89,11 @@ export class ClusterNode implements CheckCluster {
     this.results = new ResultMetrics(registry);
     this.membershipMetrics = new MembershipMetrics(registry);
     this.refusals = new MessageRefusals(registry, logger);
-    this.owned = new Gauge({ name: 'cluster_checks_owned', help: 'Checks this node owns (runs).', registers: [registry] });
+    this.owned = new Gauge({
+      name: 'cluster_checks_owned',
+      help: 'Checks this node owns (runs).',
+      registers: [registry],
+    });
   }
 
   get node(): string {
@@ -113,7 +117,9 @@ export class ClusterNode implements CheckCluster {
   chosen(name: string, locations: LocationSpec): readonly string[] {
     const membership = this.membership;
     if (!this.ready || membership === null) return [];
-    return chooseMembers(name, membership.ranking(), locations.count, (member) => labelsMatch(locations.nodeLabels, membership.labelsOf(member)));
+    return chooseMembers(name, membership.ranking(), locations.count, (member) =>
+      labelsMatch(locations.nodeLabels, membership.labelsOf(member)),
+    );
   }
 
   /** The nodes that run a check: its owner, or its chosen locations. */
@@ -146,7 +152,10 @@ export class ClusterNode implements CheckCluster {
   }
 
   private store(): CheckReplica {
-    if (this.replica === null) throw new ClusterUnavailableError('this node has not joined its cluster yet (NATS unreachable): API checks cannot change now');
+    if (this.replica === null)
+      throw new ClusterUnavailableError(
+        'this node has not joined its cluster yet (NATS unreachable): API checks cannot change now',
+      );
     return this.replica;
   }
 
@@ -184,7 +193,10 @@ export class ClusterNode implements CheckCluster {
       factor: 2,
       signal: this.stopping.signal,
       onFailedAttempt: async ({ error, attemptNumber }) => {
-        this.logger.warn({ err: error, attempt: attemptNumber }, `cannot join the cluster (attempt ${attemptNumber}, trying again with backoff up to ${JOIN_RETRY_MAX_MS / 1000} s): ${error.message}`);
+        this.logger.warn(
+          { err: error, attempt: attemptNumber },
+          `cannot join the cluster (attempt ${attemptNumber}, trying again with backoff up to ${JOIN_RETRY_MAX_MS / 1000} s): ${error.message}`,
+        );
         await this.undoAttempt();
       },
     });
@@ -198,7 +210,11 @@ export class ClusterNode implements CheckCluster {
     const jsm = await jetstreamManager(connection.nc);
     const kvm = new Kvm(js);
     const replicas = settings.replicas;
-    const members = await kvm.create(MEMBERS_BUCKET, { history: 1, replicas, ttl: Math.max(60_000, settings.memberTtlMs * 6) });
+    const members = await kvm.create(MEMBERS_BUCKET, {
+      history: 1,
+      replicas,
+      ttl: Math.max(60_000, settings.memberTtlMs * 6),
+    });
     const checks = await kvm.create(CHECKS_BUCKET, { history: 1, replicas });
     await ensureResultsStream(jsm, replicas);
     if (this.stopped) return;
@@ -211,15 +227,38 @@ export class ClusterNode implements CheckCluster {
     logger.info('joining: check definitions mirrored');
     if (this.publisher === null) {
       // Kept across attempts: it holds the results waiting to go out.
-      this.publisher = new ResultPublisher(js, connection, settings.node, settings.maxBufferedResults, this.results, logger);
+      this.publisher = new ResultPublisher(
+        js,
+        connection,
+        settings.node,
+        settings.maxBufferedResults,
+        this.results,
+        logger,
+      );
       for (const result of this.early.splice(0)) this.publisher.offer(result);
       this.publisher.start();
     }
-    this.consumer = new ResultConsumer(js, jsm, settings.node, (result) => host.recordRemote(result), this.results, this.refusals, settings.maxResultAheadMs);
+    this.consumer = new ResultConsumer(
+      js,
+      jsm,
+      settings.node,
+      (result) => host.recordRemote(result),
+      this.results,
+      this.refusals,
+      settings.maxResultAheadMs,
+    );
     await this.consumer.start();
     logger.info("joining: other nodes' results caught up");
 
-    this.membership = new Membership(members, connection, this.selfInfo(), { ttlMs: settings.memberTtlMs, maxMembers: settings.maxMembers }, this.refusals, logger, this.membershipMetrics);
+    this.membership = new Membership(
+      members,
+      connection,
+      this.selfInfo(),
+      { ttlMs: settings.memberTtlMs, maxMembers: settings.maxMembers },
+      this.refusals,
+      logger,
+      this.membershipMetrics,
+    );
     this.membership.onChange((names) => this.reassign(`members ${names.join(', ')}`));
     await this.membership.start();
     if (this.stopped) {
@@ -244,7 +283,13 @@ export class ClusterNode implements CheckCluster {
 
   /** What this node announces of itself. */
   private selfInfo(): MemberInfo {
-    return { node: this.settings.node, configHash: this.configHashValue, version: this.version, startedAtMs: this.startedAtMs, labels: this.settings.labels };
+    return {
+      node: this.settings.node,
+      configHash: this.configHashValue,
+      version: this.version,
+      startedAtMs: this.startedAtMs,
+      labels: this.settings.labels,
+    };
   }
 
   /** Calls `listener` once this node has joined (at once if it has). */
@@ -270,10 +315,16 @@ export class ClusterNode implements CheckCluster {
       if (runners.length === 0) nowhere.push(check.name);
     }
     this.owned.set(owned);
-    this.logger.info({ members: this.membership?.members(), owned, started, stopped }, `cluster owners computed (${why})`);
+    this.logger.info(
+      { members: this.membership?.members(), owned, started, stopped },
+      `cluster owners computed (${why})`,
+    );
     // A check whose node-labels no member's cluster.labels hold runs nowhere: said at each change of members.
     if (nowhere.length > 0) {
-      this.logger.warn({ checks: nowhere.slice(0, 20), count: nowhere.length }, `${nowhere.length} check(s) with locations run nowhere: no member's cluster.labels hold their node-labels`);
+      this.logger.warn(
+        { checks: nowhere.slice(0, 20), count: nowhere.length },
+        `${nowhere.length} check(s) with locations run nowhere: no member's cluster.labels hold their node-labels`,
+      );
     }
   }
 
@@ -292,7 +343,8 @@ export class ClusterNode implements CheckCluster {
     const host = this.host;
     if (membership !== null && host !== null) {
       const ranking = membership.ranking();
-      for (const check of host.checks()) for (const runner of this.runners(check)) counts.set(runner, (counts.get(runner) ?? 0) + 1);
+      for (const check of host.checks())
+        for (const runner of this.runners(check)) counts.set(runner, (counts.get(runner) ?? 0) + 1);
       for (const key of this.partitionKeys()) {
         const owner = ownerOf(key, ranking) as string;
         partitions.set(owner, (partitions.get(owner) ?? 0) + 1);

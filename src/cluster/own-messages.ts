@@ -41,7 +41,11 @@ export class OwnMessages {
    *  published. Held within `maxEvents` events and the caps above, the oldest messages forgotten first. */
   remember(bytes: Buffer, parts: OwnParts, events: number, maxEvents: number): void {
     if (events > maxEvents || bytes.length > this.maxBytes) return;
-    while (this.held.length >= MAX_MESSAGES || (this.held.length > 0 && (this.events + events > maxEvents || this.bytes + bytes.length > this.maxBytes))) this.drop(0);
+    while (
+      this.held.length >= MAX_MESSAGES ||
+      (this.held.length > 0 && (this.events + events > maxEvents || this.bytes + bytes.length > this.maxBytes))
+    )
+      this.drop(0);
     this.held.push({ bytes, parts, events });
     this.events += events;
     this.bytes += bytes.length;

@@ -43,7 +43,15 @@ export function createClusterPart({ config, metrics, logger }: PartFactoryContex
   const youngGeneration = youngGenerationOf(log, () => (streams?.partitionsHere ?? 0) > 0);
   return {
     checks: node,
-    placeStreams: (host, pubsub) => (streams = new ClusterStreams(settings, host, node, pubsub, metrics.registry, logger.child({ part: 'cluster-streams' }))),
+    placeStreams: (host, pubsub) =>
+      (streams = new ClusterStreams(
+        settings,
+        host,
+        node,
+        pubsub,
+        metrics.registry,
+        logger.child({ part: 'cluster-streams' }),
+      )),
     part: {
       name: 'cluster',
       routes: async (app) => {
@@ -94,7 +102,10 @@ function youngGenerationOf(log: Logger, roomNeeded: () => boolean): YoungGenerat
   if (given === undefined) return null;
   const mb = Number(given);
   if (mb >= CLUSTER_SEMI_SPACE_MB) return new YoungGeneration(roomNeeded);
-  log.info({ maxSemiSpaceMb: mb }, `this cluster node started with --max-semi-space-size=${mb}: start cluster nodes with bin/vigie-cluster.js (npm run start:cluster), whose ${CLUSTER_SEMI_SPACE_MB} MB young generation costs a node under event load less CPU (docs/cluster.md)`);
+  log.info(
+    { maxSemiSpaceMb: mb },
+    `this cluster node started with --max-semi-space-size=${mb}: start cluster nodes with bin/vigie-cluster.js (npm run start:cluster), whose ${CLUSTER_SEMI_SPACE_MB} MB young generation costs a node under event load less CPU (docs/cluster.md)`,
+  );
   return null;
 }
 
@@ -104,8 +115,13 @@ function configHashOf(config: VigieConfig): string {
 
 /** The hash nodes compare: their config file's checks and their stream files, by name (docs/cluster.md, "Config
  *  files"). */
-function configHash(checks: readonly KeyedCheck[], streamFiles: readonly (readonly [name: string, text: string])[] = []): string {
-  const definitions = checks.map(({ def }) => checkToJson(def)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+function configHash(
+  checks: readonly KeyedCheck[],
+  streamFiles: readonly (readonly [name: string, text: string])[] = [],
+): string {
+  const definitions = checks
+    .map(({ def }) => checkToJson(def))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const files = [...streamFiles].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return createHash('sha256').update(JSON.stringify({ definitions, files })).digest('hex').slice(0, 16);
 }

@@ -19,7 +19,12 @@ import type { IndexStore } from '../stream/index-store.ts';
 import { saveUnits } from '../stream/state-units.ts';
 import type { StreamLogReaders } from './log-reader.ts';
 import type { MessageRefusals } from './refusals.ts';
-import { type CheckpointStore, NO_POINTER, PARTITION_CHECKPOINT_VERSION, type PointerState } from './stream-checkpoints.ts';
+import {
+  type CheckpointStore,
+  NO_POINTER,
+  PARTITION_CHECKPOINT_VERSION,
+  type PointerState,
+} from './stream-checkpoints.ts';
 import { streamId } from './stream-log.ts';
 
 export interface RunnerContext {
@@ -101,7 +106,15 @@ export class PartitionRunner {
       this.applied = checkpoint.seq;
       this.checkpointedSeq = checkpoint.seq;
       context.logger.info(
-        { stream, partition: this.partition, seq: checkpoint.seq, from: checkpoint.node, states: loaded, failed, index: checkpoint.index.entries.length },
+        {
+          stream,
+          partition: this.partition,
+          seq: checkpoint.seq,
+          from: checkpoint.node,
+          states: loaded,
+          failed,
+          index: checkpoint.index.entries.length,
+        },
         `stream ${stream} partition ${this.partition}: checkpoint of ${checkpoint.node} restored (log sequence ${checkpoint.seq})`,
       );
     }
@@ -136,7 +149,10 @@ export class PartitionRunner {
       // partition's state and the log are still there. Unhandled, the rejection ended the process.
       void this.checkpoint()
         .catch((error: unknown) => {
-          this.context.logger.warn({ err: error, stream: this.stream, partition: this.partition }, `stream ${this.stream} partition ${this.partition}: checkpoint not saved (tried again at the next interval): ${(error as Error).message}`);
+          this.context.logger.warn(
+            { err: error, stream: this.stream, partition: this.partition },
+            `stream ${this.stream} partition ${this.partition}: checkpoint not saved (tried again at the next interval): ${(error as Error).message}`,
+          );
         })
         .finally(() => this.schedule());
     }, this.context.checkpointEveryMs());
@@ -158,15 +174,19 @@ export class PartitionRunner {
     const seq = this.applied;
     const activity = info.activity;
     const index = this.engine.index(stream) as IndexStore;
-    const saved = await context.checkpoints.save(this.key, {
-      version: PARTITION_CHECKPOINT_VERSION,
-      stream,
-      partition: this.partition,
-      seq,
-      node: context.node,
-      units: [...saveUnits(info.stateUnits)],
-      index: index.snapshot(),
-    }, this.pointer);
+    const saved = await context.checkpoints.save(
+      this.key,
+      {
+        version: PARTITION_CHECKPOINT_VERSION,
+        stream,
+        partition: this.partition,
+        seq,
+        node: context.node,
+        units: [...saveUnits(info.stateUnits)],
+        index: index.snapshot(),
+      },
+      this.pointer,
+    );
     if (saved.outcome === 'superseded') {
       context.logger.warn(
         { stream, partition: this.partition },
@@ -194,7 +214,10 @@ export class PartitionRunner {
       try {
         await this.save();
       } catch (error) {
-        this.context.logger.warn({ err: error, stream: this.stream, partition: this.partition }, `stream ${this.stream} partition ${this.partition}: last checkpoint not saved: ${(error as Error).message}`);
+        this.context.logger.warn(
+          { err: error, stream: this.stream, partition: this.partition },
+          `stream ${this.stream} partition ${this.partition}: last checkpoint not saved: ${(error as Error).message}`,
+        );
       }
     }
   }

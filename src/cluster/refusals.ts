@@ -10,7 +10,8 @@ import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 
 /** Where a node reads: a KV bucket, a JetStream stream or a core subject. */
-export type RefusalSource = 'checks' | 'streams' | 'members' | 'results' | 'events' | 'checkpoints' | 'queries' | 'channels';
+export type RefusalSource =
+  'checks' | 'streams' | 'members' | 'results' | 'events' | 'checkpoints' | 'queries' | 'channels';
 
 /**
  * Why: `not_json` (bytes that are not JSON), `not_msgpack` (an event-log part that is not MessagePack), `shape`
@@ -19,7 +20,8 @@ export type RefusalSource = 'checks' | 'streams' | 'members' | 'results' | 'even
  * result stamped ahead of this node's clock), `busy` (an index read past those waiting to be answered), `exception`
  * (the handler threw: a bug, counted so that it is seen).
  */
-export type RefusalReason = 'not_json' | 'not_msgpack' | 'shape' | 'key' | 'invalid' | 'forbidden' | 'future' | 'busy' | 'exception';
+export type RefusalReason =
+  'not_json' | 'not_msgpack' | 'shape' | 'key' | 'invalid' | 'forbidden' | 'future' | 'busy' | 'exception';
 
 const LOG_EVERY_MS = 10_000;
 
@@ -53,7 +55,10 @@ export class MessageRefusals {
     const untold = seen?.untold ?? 0;
     this.logged.set(key, { atMs: now, untold: 0 });
     const more = untold > 0 ? ` (and ${untold} more refused for the same reason since the last line)` : '';
-    this.logger.warn({ ...context, source, reason }, `refused from NATS (${source}, ${reason}): ${clip(detail)}${more}`);
+    this.logger.warn(
+      { ...context, source, reason },
+      `refused from NATS (${source}, ${reason}): ${clip(detail)}${more}`,
+    );
   }
 
   /** Runs a handler of what was read; what it throws is counted as `exception` and logged, never thrown on. */
@@ -62,7 +67,9 @@ export class MessageRefusals {
       work();
       return true;
     } catch (error) {
-      this.refuse(source, 'exception', `the handler failed: ${(error as Error)?.message ?? String(error)}`, { err: error });
+      this.refuse(source, 'exception', `the handler failed: ${(error as Error)?.message ?? String(error)}`, {
+        err: error,
+      });
       return false;
     }
   }
@@ -87,7 +94,11 @@ export class WireSchema<T> {
   validate(value: unknown): Decoded<T> {
     if (!this.check.Check(value)) {
       const first = this.check.Errors(value).First();
-      return { ok: false, reason: 'shape', detail: first === undefined ? 'not the expected shape' : `${first.path || '/'}: ${first.message}` };
+      return {
+        ok: false,
+        reason: 'shape',
+        detail: first === undefined ? 'not the expected shape' : `${first.path || '/'}: ${first.message}`,
+      };
     }
     const problem = this.refine(value as T);
     return problem === null ? { ok: true, value: value as T } : { ok: false, reason: 'shape', detail: problem };
@@ -97,7 +108,9 @@ export class WireSchema<T> {
   decode(data: Uint8Array | string): Decoded<T> {
     let value: unknown;
     try {
-      value = JSON.parse(typeof data === 'string' ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'));
+      value = JSON.parse(
+        typeof data === 'string' ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'),
+      );
     } catch (error) {
       return { ok: false, reason: 'not_json', detail: (error as Error).message };
     }

@@ -51,7 +51,12 @@ export function ownerOf(key: string, members: readonly RankedMember[]): string |
  * one more only adds a member; a member leaving is replaced, in the lists it was in only, by the next in rank. Ties
  * (astronomically rare) go to the first name in byte order, as in `ownerOf`.
  */
-export function chooseMembers(key: string, members: readonly RankedMember[], count: number | 'all', eligible: (name: string) => boolean): string[] {
+export function chooseMembers(
+  key: string,
+  members: readonly RankedMember[],
+  count: number | 'all',
+  eligible: (name: string) => boolean,
+): string[] {
   const scored: { name: string; score: number }[] = [];
   for (let i = 0; i < members.length; i++) {
     const member = members[i] as RankedMember;

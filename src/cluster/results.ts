@@ -14,7 +14,16 @@
  * node's clock (clocks disagree by seconds, not minutes), is refused and the others are kept. Refusals are counted in `cluster_messages_refused_total{source="results"}`.
  */
 import { randomUUID } from 'node:crypto';
-import type { AckPolicy, Consumer, DeliverPolicy, JetStreamClient, JetStreamManager, JsMsg, RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import type {
+  AckPolicy,
+  Consumer,
+  DeliverPolicy,
+  JetStreamClient,
+  JetStreamManager,
+  JsMsg,
+  RetentionPolicy,
+  StorageType,
+} from '@nats-io/jetstream';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
@@ -40,7 +49,9 @@ const MAX_STREAM_BYTES = 1024 ** 3;
 const MAX_DELIVER = 5;
 
 /** A node publishes what it ran: results, never the state of a check with locations (each node computes that). */
-const BATCH_SCHEMA = new WireSchema<CheckResult[]>(Type.Array(Type.Omit(CheckResultSchema, ['quorum', 'locations']), { maxItems: BATCH }));
+const BATCH_SCHEMA = new WireSchema<CheckResult[]>(
+  Type.Array(Type.Omit(CheckResultSchema, ['quorum', 'locations']), { maxItems: BATCH }),
+);
 
 export async function ensureResultsStream(jsm: JetStreamManager, replicas: number): Promise<void> {
   const config = {
@@ -67,8 +78,16 @@ export class ResultMetrics {
   readonly dropped: Counter<'reason'>;
 
   constructor(registry: Registry) {
-    this.published = new Counter({ name: 'cluster_results_published_total', help: 'Results of checks this node ran, published to the cluster.', registers: [registry] });
-    this.received = new Counter({ name: 'cluster_results_received_total', help: 'Results of checks other nodes ran, stored here.', registers: [registry] });
+    this.published = new Counter({
+      name: 'cluster_results_published_total',
+      help: 'Results of checks this node ran, published to the cluster.',
+      registers: [registry],
+    });
+    this.received = new Counter({
+      name: 'cluster_results_received_total',
+      help: 'Results of checks other nodes ran, stored here.',
+      registers: [registry],
+    });
     this.dropped = new Counter({
       name: 'cluster_results_dropped_total',
       help: 'Results not published (buffer_full: NATS unreachable for too long) or not stored (unknown_check: no such check here).',
@@ -149,14 +168,20 @@ export class ResultPublisher {
       if (this.waiting === 0 || !this.connection.connected) continue;
       const batch = this.queue.slice(this.head, this.head + BATCH) as CheckResult[];
       try {
-        await this.js.publish(`${SUBJECT_PREFIX}${this.node}`, JSON.stringify(batch), { msgID: `${this.node}:${this.boot}:${this.batchNumber}`, timeout: 5_000 });
+        await this.js.publish(`${SUBJECT_PREFIX}${this.node}`, JSON.stringify(batch), {
+          msgID: `${this.node}:${this.boot}:${this.batchNumber}`,
+          timeout: 5_000,
+        });
         this.batchNumber++;
         this.removeSent(batch);
         this.metrics.published.inc(batch.length);
       } catch (error) {
         if (Date.now() - this.lastError > 10_000) {
           this.lastError = Date.now();
-          this.logger.warn({ err: error, waiting: this.queue.length }, `cannot publish results to the cluster yet: ${(error as Error).message}`);
+          this.logger.warn(
+            { err: error, waiting: this.queue.length },
+            `cannot publish results to the cluster yet: ${(error as Error).message}`,
+          );
         }
         if (!this.running) break;
         await this.sleep(1_000);
@@ -232,10 +257,17 @@ export class ResultConsumer {
       existing = (await this.jsm.consumers.info(RESULTS_STREAM, name)).config.max_deliver;
     } catch {
       // New: from now on (a node joining does not import the stream's last hour).
-      await this.jsm.consumers.add(RESULTS_STREAM, { durable_name: name, ack_policy: 'explicit' as AckPolicy, deliver_policy: 'new' as DeliverPolicy, max_ack_pending: 1_000, max_deliver: MAX_DELIVER });
+      await this.jsm.consumers.add(RESULTS_STREAM, {
+        durable_name: name,
+        ack_policy: 'explicit' as AckPolicy,
+        deliver_policy: 'new' as DeliverPolicy,
+        max_ack_pending: 1_000,
+        max_deliver: MAX_DELIVER,
+      });
     }
     // A consumer created by an earlier version redelivered without end.
-    if (existing !== undefined && existing !== MAX_DELIVER) await this.jsm.consumers.update(RESULTS_STREAM, name, { max_deliver: MAX_DELIVER });
+    if (existing !== undefined && existing !== MAX_DELIVER)
+      await this.jsm.consumers.update(RESULTS_STREAM, name, { max_deliver: MAX_DELIVER });
     this.consumer = await this.js.consumers.get(RESULTS_STREAM, name);
     const pending = (await this.consumer.info()).num_pending;
     // Pull requests renewed every 5 s rather than 30: after a NATS server dies (a stream leader moves), the
@@ -265,7 +297,12 @@ export class ResultConsumer {
     const handled = this.refusals.guard('results', () => {
       const decoded = BATCH_SCHEMA.decode(message.data);
       if (!decoded.ok) {
-        this.refusals.refuse('results', decoded.reason, `message ${message.seq} on ${message.subject}: ${decoded.detail}`, { seq: message.seq });
+        this.refusals.refuse(
+          'results',
+          decoded.reason,
+          `message ${message.seq} on ${message.subject}: ${decoded.detail}`,
+          { seq: message.seq },
+        );
         message.term();
         return;
       }
@@ -275,11 +312,26 @@ export class ResultConsumer {
       try {
         for (const result of decoded.value) {
           if (result.node !== node) {
-            this.refusals.refuse('results', 'key', `a result of ${result.name} on ${message.subject} names node ${JSON.stringify(result.node)}`, { seq: message.seq });
+            this.refusals.refuse(
+              'results',
+              'key',
+              `a result of ${result.name} on ${message.subject} names node ${JSON.stringify(result.node)}`,
+              { seq: message.seq },
+            );
           } else if ('locations' in result || 'quorum' in result) {
-            this.refusals.refuse('results', 'shape', `a result of ${result.name} from ${node} carries locations or a quorum: a run's result has neither`, { seq: message.seq });
+            this.refusals.refuse(
+              'results',
+              'shape',
+              `a result of ${result.name} from ${node} carries locations or a quorum: a run's result has neither`,
+              { seq: message.seq },
+            );
           } else if (result['healthcheck-timestamp'] > latest) {
-            this.refusals.refuse('results', 'future', `a result of ${result.name} from ${node} is stamped ${result['healthcheck-timestamp']}, more than ${this.maxAheadMs / 1000} s ahead of this node's clock (cluster.max-result-ahead)`, { seq: message.seq });
+            this.refusals.refuse(
+              'results',
+              'future',
+              `a result of ${result.name} from ${node} is stamped ${result['healthcheck-timestamp']}, more than ${this.maxAheadMs / 1000} s ahead of this node's clock (cluster.max-result-ahead)`,
+              { seq: message.seq },
+            );
           } else {
             // One string for the node of every result of the message, rather than a copy each.
             result.node = node;

@@ -10,17 +10,26 @@ import { healthcheckErrors } from '../healthcheck/routes.ts';
 import type { MemberView } from './node.ts';
 import { CLUSTER_WIRE_TYPES, ClusterMembers } from './wire.ts';
 
-export function clusterRoutes(cluster: { members(): MemberView[]; readonly joined: boolean; readonly node: string }): FastifyPluginAsync {
+export function clusterRoutes(cluster: {
+  members(): MemberView[];
+  readonly joined: boolean;
+  readonly node: string;
+}): FastifyPluginAsync {
   return async (root) => {
     addWireSchemas(root, CLUSTER_WIRE_TYPES);
     await registerPartRoutes(root, healthcheckErrors, (app) => {
       const doc = operation({
         summary: 'The members of the cluster',
-        description: 'As this node sees them (docs/cluster.md). `joined` is false while this node has not joined yet (NATS unreachable).',
+        description:
+          'As this node sees them (docs/cluster.md). `joined` is false while this node has not joined yet (NATS unreachable).',
         tags: ['healthchecks'],
         responses: { 200: 'the members, by name' },
       });
-      app.get('/api/v1/cluster/members', { schema: { response: { 200: ClusterMembers }, ...doc } }, async () => ({ node: cluster.node, joined: cluster.joined, result: cluster.members() }));
+      app.get('/api/v1/cluster/members', { schema: { response: { 200: ClusterMembers }, ...doc } }, async () => ({
+        node: cluster.node,
+        joined: cluster.joined,
+        result: cluster.members(),
+      }));
     });
   };
 }

@@ -22,7 +22,11 @@ export const ClusterSchema = Type.Object(
         servers: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
         tls: Type.Optional(
           Type.Object(
-            { cert: Type.Optional(Type.String({ minLength: 1 })), key: Type.Optional(Type.String({ minLength: 1 })), cacert: Type.Optional(Type.String({ minLength: 1 })) },
+            {
+              cert: Type.Optional(Type.String({ minLength: 1 })),
+              key: Type.Optional(Type.String({ minLength: 1 })),
+              cacert: Type.Optional(Type.String({ minLength: 1 })),
+            },
             closed,
           ),
         ),
@@ -103,24 +107,53 @@ export const WireNodeName = Type.String({ pattern: NODE_NAME.source, maxLength: 
 
 export function resolveCluster(file: string | null, raw: ClusterInput): ClusterSettings {
   const node = raw.node ?? hostname();
-  if (!NODE_NAME.test(node)) throw new ConfigError(file, 'cluster.node', `must be letters, digits, ".", "_" or "-", got ${JSON.stringify(node)}`);
+  if (!NODE_NAME.test(node))
+    throw new ConfigError(
+      file,
+      'cluster.node',
+      `must be letters, digits, ".", "_" or "-", got ${JSON.stringify(node)}`,
+    );
   const memberTtlMs = durationMs(file, 'cluster.member-ttl', raw['member-ttl'] ?? DEFAULT_MEMBER_TTL);
-  const maxResultAheadMs = durationMs(file, 'cluster.max-result-ahead', raw['max-result-ahead'] ?? DEFAULT_MAX_RESULT_AHEAD);
+  const maxResultAheadMs = durationMs(
+    file,
+    'cluster.max-result-ahead',
+    raw['max-result-ahead'] ?? DEFAULT_MAX_RESULT_AHEAD,
+  );
   if (maxResultAheadMs < 1000 || maxResultAheadMs > 86_400_000) {
-    throw new ConfigError(file, 'cluster.max-result-ahead', `must be between 1s and 24h, got ${JSON.stringify(raw['max-result-ahead'])}`);
+    throw new ConfigError(
+      file,
+      'cluster.max-result-ahead',
+      `must be between 1s and 24h, got ${JSON.stringify(raw['max-result-ahead'])}`,
+    );
   }
-  if (memberTtlMs < 1000 || memberTtlMs > 300_000) throw new ConfigError(file, 'cluster.member-ttl', `must be between 1s and 5m, got ${JSON.stringify(raw['member-ttl'])}`);
+  if (memberTtlMs < 1000 || memberTtlMs > 300_000)
+    throw new ConfigError(
+      file,
+      'cluster.member-ttl',
+      `must be between 1s and 5m, got ${JSON.stringify(raw['member-ttl'])}`,
+    );
   raw.nats.servers.forEach((server, i) => {
     if (!/^(nats|tls|ws|wss):\/\/[^\s]+$/.test(server) && !/^[^\s/]+:\d+$/.test(server)) {
-      throw new ConfigError(file, `cluster.nats.servers[${i}]`, `must be a NATS URL such as nats://127.0.0.1:4222, got ${JSON.stringify(server)}`);
+      throw new ConfigError(
+        file,
+        `cluster.nats.servers[${i}]`,
+        `must be a NATS URL such as nats://127.0.0.1:4222, got ${JSON.stringify(server)}`,
+      );
     }
   });
   const tls = raw.nats.tls;
   if (tls !== undefined && (tls.cert === undefined) !== (tls.key === undefined)) {
-    throw new ConfigError(file, tls.cert === undefined ? 'cluster.nats.tls.cert' : 'cluster.nats.tls.key', 'cert and key go together (a client certificate needs both)');
+    throw new ConfigError(
+      file,
+      tls.cert === undefined ? 'cluster.nats.tls.cert' : 'cluster.nats.tls.key',
+      'cert and key go together (a client certificate needs both)',
+    );
   }
   const labels = { ...raw.labels };
-  checkNodeLabels(labels, (key, problem) => new ConfigError(file, key === '' ? 'cluster.labels' : `cluster.labels.${key}`, problem));
+  checkNodeLabels(
+    labels,
+    (key, problem) => new ConfigError(file, key === '' ? 'cluster.labels' : `cluster.labels.${key}`, problem),
+  );
   const auth = resolveAuth(file, raw.nats);
   const insecure = raw.nats.insecure ?? false;
   if (auth === undefined && tls?.cert === undefined && !insecure) {
@@ -162,23 +195,39 @@ const AUTH_KEYS = ['user', 'token', 'creds', 'nkey'] as const;
 /** At most one credential; a user needs its password; files are read now, so that a bad path fails the start. */
 function resolveAuth(file: string | null, nats: ClusterInput['nats']): NatsAuth | undefined {
   const given = AUTH_KEYS.filter((key) => nats[key] !== undefined);
-  if (given.length > 1) throw new ConfigError(file, `cluster.nats.${given[1]}`, `cannot be set with cluster.nats.${given[0]}: give one credential`);
-  if (nats.password !== undefined && nats.user === undefined) throw new ConfigError(file, 'cluster.nats.user', 'is required with cluster.nats.password');
+  if (given.length > 1)
+    throw new ConfigError(
+      file,
+      `cluster.nats.${given[1]}`,
+      `cannot be set with cluster.nats.${given[0]}: give one credential`,
+    );
+  if (nats.password !== undefined && nats.user === undefined)
+    throw new ConfigError(file, 'cluster.nats.user', 'is required with cluster.nats.password');
   if (nats.user !== undefined) {
-    if (nats.password === undefined) throw new ConfigError(file, 'cluster.nats.password', 'is required with cluster.nats.user');
+    if (nats.password === undefined)
+      throw new ConfigError(file, 'cluster.nats.password', 'is required with cluster.nats.user');
     return { kind: 'user', user: nats.user, password: nats.password };
   }
   if (nats.token !== undefined) return { kind: 'token', token: nats.token };
   if (nats.creds !== undefined) {
     const creds = readConfigFile(file, 'cluster.nats.creds', nats.creds);
     if (!creds.includes('BEGIN NATS USER JWT') || !creds.includes('BEGIN USER NKEY SEED')) {
-      throw new ConfigError(file, 'cluster.nats.creds', `${nats.creds} is not a NATS credentials file (a user JWT and its NKey seed, as nsc writes them)`);
+      throw new ConfigError(
+        file,
+        'cluster.nats.creds',
+        `${nats.creds} is not a NATS credentials file (a user JWT and its NKey seed, as nsc writes them)`,
+      );
     }
     return { kind: 'creds', creds };
   }
   if (nats.nkey !== undefined) {
     const seed = readConfigFile(file, 'cluster.nats.nkey', nats.nkey).toString('utf8').trim();
-    if (!/^SU[A-Z2-7]{56}$/.test(seed)) throw new ConfigError(file, 'cluster.nats.nkey', `${nats.nkey} does not hold a user NKey seed (one line starting with SU, as nk -gen user writes it)`);
+    if (!/^SU[A-Z2-7]{56}$/.test(seed))
+      throw new ConfigError(
+        file,
+        'cluster.nats.nkey',
+        `${nats.nkey} does not hold a user NKey seed (one line starting with SU, as nk -gen user writes it)`,
+      );
     return { kind: 'nkey', seed: Buffer.from(seed, 'utf8') };
   }
   return undefined;

@@ -50,13 +50,25 @@ interface Forwarded {
 
 const interestSchema = (maxChannels: number) =>
   new WireSchema<Interest>(
-    Type.Object({ node: WireNodeName, channels: Type.Array(Type.String({ maxLength: MAX_CHANNEL_LENGTH }), { maxItems: maxChannels }), ask: Type.Optional(Type.Boolean()) }),
+    Type.Object({
+      node: WireNodeName,
+      channels: Type.Array(Type.String({ maxLength: MAX_CHANNEL_LENGTH }), { maxItems: maxChannels }),
+      ask: Type.Optional(Type.Boolean()),
+    }),
   );
 /** Its events checked under the receiving service's `streams.max-event-depth`, read at each message (a reload changes it). */
 const forwardedSchema = (nesting: { readonly eventDepth: number }) =>
   new WireSchema<Forwarded>(
-    Type.Object({ origin: Type.String(), channel: Type.String(), emission: Type.Union([Type.Object({}), Type.Array(Type.Object({}))]) }),
-    (forwarded) => eventsProblem(Array.isArray(forwarded.emission) ? forwarded.emission : [forwarded.emission as Event], nesting.eventDepth),
+    Type.Object({
+      origin: Type.String(),
+      channel: Type.String(),
+      emission: Type.Union([Type.Object({}), Type.Array(Type.Object({}))]),
+    }),
+    (forwarded) =>
+      eventsProblem(
+        Array.isArray(forwarded.emission) ? forwarded.emission : [forwarded.emission as Event],
+        nesting.eventDepth,
+      ),
   );
 
 export class ClusterChannels implements StreamPublisher {
@@ -99,18 +111,30 @@ export class ClusterChannels implements StreamPublisher {
           this.refusals.guard('channels', () => {
             const interest = this.interest.decode(message.data);
             if (!interest.ok) {
-              this.refusals.refuse('channels', interest.reason, `a channel interest on ${INTEREST_SUBJECT}: ${interest.detail}`);
+              this.refusals.refuse(
+                'channels',
+                interest.reason,
+                `a channel interest on ${INTEREST_SUBJECT}: ${interest.detail}`,
+              );
               return;
             }
             const { node, channels, ask } = interest.value;
             if (node === this.node) return;
             const previous = this.others.get(node);
             if (previous === undefined && this.others.size >= this.maxNodes) {
-              this.refusals.refuse('channels', 'invalid', `a channel interest from ${JSON.stringify(node)}: the interests of ${this.maxNodes} other nodes are kept already (cluster.max-members)`);
+              this.refusals.refuse(
+                'channels',
+                'invalid',
+                `a channel interest from ${JSON.stringify(node)}: the interests of ${this.maxNodes} other nodes are kept already (cluster.max-members)`,
+              );
               return;
             }
             if (this.channelCount - (previous?.channels.size ?? 0) + channels.length > this.limits.maxChannels) {
-              this.refusals.refuse('channels', 'invalid', `a channel interest from ${JSON.stringify(node)}: more than ${this.limits.maxChannels} channels over all nodes (cluster.max-channels)`);
+              this.refusals.refuse(
+                'channels',
+                'invalid',
+                `a channel interest from ${JSON.stringify(node)}: more than ${this.limits.maxChannels} channels over all nodes (cluster.max-channels)`,
+              );
               return;
             }
             this.others.set(node, { channels: new Set(channels), atMs: Date.now() });
@@ -125,10 +149,15 @@ export class ClusterChannels implements StreamPublisher {
           this.refusals.guard('channels', () => {
             const forwarded = this.forwarded.decode(message.data);
             if (!forwarded.ok) {
-              this.refusals.refuse('channels', forwarded.reason, `a channel event on ${EVENTS_SUBJECT}: ${forwarded.detail}`);
+              this.refusals.refuse(
+                'channels',
+                forwarded.reason,
+                `a channel event on ${EVENTS_SUBJECT}: ${forwarded.detail}`,
+              );
               return;
             }
-            if (forwarded.value.origin !== this.node) this.local.publish(forwarded.value.channel, forwarded.value.emission);
+            if (forwarded.value.origin !== this.node)
+              this.local.publish(forwarded.value.channel, forwarded.value.emission);
           });
         },
       }),

@@ -60,8 +60,17 @@ interface Pointer {
 }
 
 const POINTER = new WireSchema<Pointer>(
-  Type.Object({ seq: Type.Integer({ minimum: 0 }), object: Type.Optional(Type.String()), checkpoint: Type.Optional(Type.Unknown()), node: Type.String(), atMs: Type.Number() }),
-  (pointer) => ((pointer.object === undefined) === (pointer.checkpoint === undefined) ? 'a pointer names an object or holds a checkpoint, one of the two' : null),
+  Type.Object({
+    seq: Type.Integer({ minimum: 0 }),
+    object: Type.Optional(Type.String()),
+    checkpoint: Type.Optional(Type.Unknown()),
+    node: Type.String(),
+    atMs: Type.Number(),
+  }),
+  (pointer) =>
+    (pointer.object === undefined) === (pointer.checkpoint === undefined)
+      ? 'a pointer names an object or holds a checkpoint, one of the two'
+      : null,
 );
 
 /** Its index events checked under the reading service's `streams.max-event-depth`, read at each load. */
@@ -74,9 +83,16 @@ const checkpointSchema = (nesting: { readonly eventDepth: number }) =>
       seq: Type.Integer({ minimum: 0 }),
       node: Type.String(),
       units: Type.Array(Type.Tuple([Type.String(), Type.Object({ hash: Type.String(), state: Type.Unknown() })])),
-      index: Type.Object({ currentTime: Type.Number(), entries: Type.Array(Type.Object({ key: Type.String(), event: Type.Object({}) })) }),
+      index: Type.Object({
+        currentTime: Type.Number(),
+        entries: Type.Array(Type.Object({ key: Type.String(), event: Type.Object({}) })),
+      }),
     }),
-    (checkpoint) => eventsProblem(checkpoint.index.entries.map((entry) => entry.event), nesting.eventDepth),
+    (checkpoint) =>
+      eventsProblem(
+        checkpoint.index.entries.map((entry) => entry.event),
+        nesting.eventDepth,
+      ),
   );
 
 /** What a runner knows of a partition's pointer: its revision (0: there is none) and the object it names. */
@@ -106,48 +122,84 @@ export class CheckpointStore {
    * The latest checkpoint of a partition (null when there is none or it cannot be read, logged), and the pointer
    * as it was: the runner's next save must find it unchanged. `stream` and `partition`: what the checkpoint must be of.
    */
-  async load(key: string, stream: string, partition: number): Promise<{ checkpoint: PartitionCheckpoint | null; pointer: PointerState }> {
+  async load(
+    key: string,
+    stream: string,
+    partition: number,
+  ): Promise<{ checkpoint: PartitionCheckpoint | null; pointer: PointerState }> {
     const entry = await this.kv.get(key);
     if (entry === null) return { checkpoint: null, pointer: NO_POINTER };
     if (entry.operation !== 'PUT') return { checkpoint: null, pointer: { revision: entry.revision, object: null } };
     const decoded = POINTER.decode(entry.value);
     // Objects are named after their partition's key: a pointer elsewhere would load another partition's state.
     if (!decoded.ok || (decoded.value.object !== undefined && !decoded.value.object.startsWith(`${key}.`))) {
-      const { reason, detail } = decoded.ok ? { reason: 'key' as const, detail: `it names object ${JSON.stringify(decoded.value.object)}` } : decoded;
-      this.refusals.refuse('checkpoints', reason, `checkpoint pointer ${key} in ${CHECKPOINTS_BUCKET}: ${detail}; the partition starts afresh`, { key });
+      const { reason, detail } = decoded.ok
+        ? { reason: 'key' as const, detail: `it names object ${JSON.stringify(decoded.value.object)}` }
+        : decoded;
+      this.refusals.refuse(
+        'checkpoints',
+        reason,
+        `checkpoint pointer ${key} in ${CHECKPOINTS_BUCKET}: ${detail}; the partition starts afresh`,
+        { key },
+      );
       return { checkpoint: null, pointer: { revision: entry.revision, object: null } };
     }
     const pointer = decoded.value;
     if (pointer.object === undefined) {
       const state: PointerState = { revision: entry.revision, object: null };
-      return { checkpoint: this.checked(pointer.checkpoint, `the checkpoint in pointer ${key}`, key, stream, partition), pointer: state };
+      return {
+        checkpoint: this.checked(pointer.checkpoint, `the checkpoint in pointer ${key}`, key, stream, partition),
+        pointer: state,
+      };
     }
     const state: PointerState = { revision: entry.revision, object: pointer.object };
     const data = await this.objects.getBlob(pointer.object);
     if (data === null) {
-      this.logger.error({ key, object: pointer.object }, `checkpoint ${pointer.object} is missing from ${CHECKPOINTS_BUCKET}: the partition starts afresh`);
+      this.logger.error(
+        { key, object: pointer.object },
+        `checkpoint ${pointer.object} is missing from ${CHECKPOINTS_BUCKET}: the partition starts afresh`,
+      );
       return { checkpoint: null, pointer: state };
     }
     let parsed: unknown;
     try {
       parsed = JSON.parse(Buffer.from(data).toString('utf8'));
     } catch (error) {
-      this.refusals.refuse('checkpoints', 'not_json', `checkpoint ${pointer.object}: ${(error as Error).message}; the partition starts afresh`, { key });
+      this.refusals.refuse(
+        'checkpoints',
+        'not_json',
+        `checkpoint ${pointer.object}: ${(error as Error).message}; the partition starts afresh`,
+        { key },
+      );
       return { checkpoint: null, pointer: state };
     }
     return { checkpoint: this.checked(parsed, `checkpoint ${pointer.object}`, key, stream, partition), pointer: state };
   }
 
   /** The checkpoint `parsed` is, if it is one of this format and of this partition; null (logged, counted) if not. */
-  private checked(parsed: unknown, what: string, key: string, stream: string, partition: number): PartitionCheckpoint | null {
+  private checked(
+    parsed: unknown,
+    what: string,
+    key: string,
+    stream: string,
+    partition: number,
+  ): PartitionCheckpoint | null {
     const version = (parsed as { version?: unknown } | null)?.version;
     if (typeof version === 'number' && version !== PARTITION_CHECKPOINT_VERSION) {
-      this.logger.warn({ key, version }, `${what} has format ${version}, this version reads ${PARTITION_CHECKPOINT_VERSION}: skipped`);
+      this.logger.warn(
+        { key, version },
+        `${what} has format ${version}, this version reads ${PARTITION_CHECKPOINT_VERSION}: skipped`,
+      );
       return null;
     }
     const checkpoint = this.checkpoint.validate(parsed);
     if (!checkpoint.ok || checkpoint.value.stream !== stream || checkpoint.value.partition !== partition) {
-      const { reason, detail } = checkpoint.ok ? { reason: 'key' as const, detail: `it is of stream ${checkpoint.value.stream} partition ${checkpoint.value.partition}` } : checkpoint;
+      const { reason, detail } = checkpoint.ok
+        ? {
+            reason: 'key' as const,
+            detail: `it is of stream ${checkpoint.value.stream} partition ${checkpoint.value.partition}`,
+          }
+        : checkpoint;
       this.refusals.refuse('checkpoints', reason, `${what}: ${detail}; the partition starts afresh`, { key });
       return null;
     }
@@ -185,7 +237,11 @@ export class CheckpointStore {
     let pointer: Uint8Array;
     if (encoded.length <= INLINE_MAX_BYTES) {
       // The checkpoint's JSON as the pointer's `checkpoint` field, without parsing and encoding it again.
-      pointer = Buffer.concat([Buffer.from(`${JSON.stringify(head).slice(0, -1)},"checkpoint":`), encoded, Buffer.from('}')]);
+      pointer = Buffer.concat([
+        Buffer.from(`${JSON.stringify(head).slice(0, -1)},"checkpoint":`),
+        encoded,
+        Buffer.from('}'),
+      ]);
     } else {
       object = `${key}.${checkpoint.seq}.${randomUUID().slice(0, 8)}`;
       await this.objects.putBlob({ name: object }, encoded);
@@ -193,7 +249,8 @@ export class CheckpointStore {
     }
     let revision: number;
     try {
-      revision = known.revision === 0 ? await this.kv.create(key, pointer) : await this.kv.update(key, pointer, known.revision);
+      revision =
+        known.revision === 0 ? await this.kv.create(key, pointer) : await this.kv.update(key, pointer, known.revision);
     } catch (error) {
       if (object !== null) await this.objects.delete(object).catch(() => undefined);
       if (/wrong last sequence|key exists/i.test((error as Error).message)) return { outcome: 'superseded' };
@@ -218,7 +275,12 @@ export class CheckpointStore {
       const text = entry.string();
       const seq = /^\d{1,15}$/.test(text) ? Number(text) : -1;
       if (seq < 0) {
-        this.refusals.refuse('checkpoints', 'shape', `checkpoint sequence ${key} in ${CHECKPOINTS_BUCKET} is ${JSON.stringify(text.slice(0, 40))}, not a sequence: the log is not purged`, { key });
+        this.refusals.refuse(
+          'checkpoints',
+          'shape',
+          `checkpoint sequence ${key} in ${CHECKPOINTS_BUCKET} is ${JSON.stringify(text.slice(0, 40))}, not a sequence: the log is not purged`,
+          { key },
+        );
         return 0;
       }
       floor = Math.min(floor, seq);

@@ -27,7 +27,15 @@ import type { EventIngest } from '../stream/placement.ts';
 import { streamNotFound } from '../stream/errors.ts';
 import { ClusterUnavailableError } from './errors.ts';
 import type { EventCodec } from './event-codec.ts';
-import { encodeBatch, type EncodedPack, EventTooLarge, type KeepEvents, type LogTarget, MAX_MESSAGE_BYTES, type PartitionOwners } from './log-batch.ts';
+import {
+  encodeBatch,
+  type EncodedPack,
+  EventTooLarge,
+  type KeepEvents,
+  type LogTarget,
+  MAX_MESSAGE_BYTES,
+  type PartitionOwners,
+} from './log-batch.ts';
 import { encodeLogMessage, headBytesOf, MAX_HEAD_WRITTEN, type WrittenPack } from './log-message.ts';
 import type { LogPublisher } from './log-publisher.ts';
 import type { OwnMessages, OwnParts } from './own-messages.ts';
@@ -115,9 +123,22 @@ export class EventLogMetrics {
       help: "Messages of the event log lost between NATS and this node (a reconnection, a slow consumer): the stream's consumer started again after the lowest sequence of its partitions here.",
       registers: [registry],
     });
-    this.published = new Counter({ name: 'cluster_events_published_total', help: "Events this node's inputs published to the cluster's event log.", labelNames: ['stream'], registers: [registry] });
-    this.messages = new Counter({ name: 'cluster_event_messages_published_total', help: 'Messages (batches of events of one stream) published to the event log.', registers: [registry] });
-    this.failures = new Counter({ name: 'cluster_event_publish_failures_total', help: 'Publishes to the event log that failed (their inputs answered 503).', registers: [registry] });
+    this.published = new Counter({
+      name: 'cluster_events_published_total',
+      help: "Events this node's inputs published to the cluster's event log.",
+      labelNames: ['stream'],
+      registers: [registry],
+    });
+    this.messages = new Counter({
+      name: 'cluster_event_messages_published_total',
+      help: 'Messages (batches of events of one stream) published to the event log.',
+      registers: [registry],
+    });
+    this.failures = new Counter({
+      name: 'cluster_event_publish_failures_total',
+      help: 'Publishes to the event log that failed (their inputs answered 503).',
+      registers: [registry],
+    });
   }
 }
 
@@ -137,7 +158,10 @@ export class ClusterEventLog implements EventIngest {
     private readonly onFull: (input: string) => void,
     private readonly metrics: EventLogMetrics,
     /** Where the events of the partitions that run here are kept until this node reads them back; null: nowhere. */
-    private readonly own: { readonly messages: OwnMessages; readonly runsHere: (stream: string, partition: number) => boolean } | null = null,
+    private readonly own: {
+      readonly messages: OwnMessages;
+      readonly runsHere: (stream: string, partition: number) => boolean;
+    } | null = null,
     /** Which node runs each partition, so that each node's partitions go in one pack a batch; null: a pack each. */
     private readonly owners: PartitionOwners | null = null,
   ) {}
@@ -151,7 +175,8 @@ export class ClusterEventLog implements EventIngest {
       this.onFull(input);
       return 'full';
     }
-    if (this.closed) return Promise.reject(new ClusterUnavailableError('this node is stopping: its event log is closed'));
+    if (this.closed)
+      return Promise.reject(new ClusterUnavailableError('this node is stopping: its event log is closed'));
     const streams = this.resolve(target);
     if (streams === null) return Promise.reject(streamNotFound(target));
     if (events.length === 0 || streams.length === 0) return Promise.resolve(NO_EVENTS);
@@ -162,7 +187,11 @@ export class ClusterEventLog implements EventIngest {
       for (const stream of streams) encodeBatch(this.codec, stream, events, this.partitions, packs, keep, this.owners);
     } catch (error) {
       if (!(error instanceof EventTooLarge)) throw error;
-      return Promise.reject(new IngestError(`events[${events.indexOf(error.event)}] encodes to ${error.bytes} bytes: the cluster's event log takes events of at most ${MAX_MESSAGE_BYTES} bytes`));
+      return Promise.reject(
+        new IngestError(
+          `events[${events.indexOf(error.event)}] encodes to ${error.bytes} bytes: the cluster's event log takes events of at most ${MAX_MESSAGE_BYTES} bytes`,
+        ),
+      );
     }
     return new Promise<IngestOutcome>((resolve, reject) => {
       const waiter: Waiter = { remaining: 0, failed: false, events: events.length * streams.length, resolve, reject };
@@ -189,12 +218,24 @@ export class ClusterEventLog implements EventIngest {
   private add(encoded: EncodedPack, waiter: Waiter): void {
     let pending = this.queued.get(encoded.stream);
     const headBytes = headBytesOf(encoded.layout);
-    if (pending !== undefined && (pending.bytes + encoded.pack.length > MAX_MESSAGE_BYTES || pending.headBytes + headBytes > MAX_HEAD_WRITTEN)) {
+    if (
+      pending !== undefined &&
+      (pending.bytes + encoded.pack.length > MAX_MESSAGE_BYTES || pending.headBytes + headBytes > MAX_HEAD_WRITTEN)
+    ) {
       this.publish(pending);
       pending = undefined;
     }
     if (pending === undefined) {
-      pending = { stream: encoded.stream, packs: [], own: null, ownCount: 0, bytes: 0, headBytes: 0, count: 0, waiters: [] };
+      pending = {
+        stream: encoded.stream,
+        packs: [],
+        own: null,
+        ownCount: 0,
+        bytes: 0,
+        headBytes: 0,
+        count: 0,
+        waiters: [],
+      };
       this.queued.set(encoded.stream, pending);
     }
     pending.packs.push(encoded);
@@ -245,7 +286,9 @@ export class ClusterEventLog implements EventIngest {
       }
       this.metrics.failures.inc();
       own?.forget(bytes);
-      const failure = new ClusterUnavailableError(`the cluster's event log did not take these events: ${error.message}`);
+      const failure = new ClusterUnavailableError(
+        `the cluster's event log did not take these events: ${error.message}`,
+      );
       for (const waiter of pending.waiters) {
         if (waiter.failed) continue;
         waiter.failed = true;

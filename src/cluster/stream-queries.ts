@@ -62,17 +62,29 @@ export type StatsAnswer = Record<string, IndexStats>;
 
 const REQUEST = new WireSchema<QueryRequest>(
   Type.Union([
-    Type.Object({ op: Type.Literal('search'), stream: Type.String(), query: Type.String(), limit: Type.Integer({ minimum: 1 }) }),
+    Type.Object({
+      op: Type.Literal('search'),
+      stream: Type.String(),
+      query: Type.String(),
+      limit: Type.Integer({ minimum: 1 }),
+    }),
     Type.Object({ op: Type.Literal('stats') }),
   ]),
 );
 const FAILED = new WireSchema<{ error: string }>(Type.Object({ error: Type.String() }));
 /** A search's events are checked as the HTTP ingest checks events, under the asking service's `streams.max-event-depth`. */
 export const searchAnswerSchema = (nesting: { readonly eventDepth: number }) =>
-  new WireSchema<SearchAnswer>(Type.Object({ events: Type.Array(Type.Object({})), truncated: Type.Boolean(), more: Type.Optional(Type.Boolean()) }), (answer) =>
-    eventsProblem(answer.events, nesting.eventDepth),
+  new WireSchema<SearchAnswer>(
+    Type.Object({
+      events: Type.Array(Type.Object({})),
+      truncated: Type.Boolean(),
+      more: Type.Optional(Type.Boolean()),
+    }),
+    (answer) => eventsProblem(answer.events, nesting.eventDepth),
   );
-export const STATS_ANSWER = new WireSchema<StatsAnswer>(Type.Record(Type.String(), Type.Object({ size: Type.Integer({ minimum: 0 }), currentTime: Type.Number() })));
+export const STATS_ANSWER = new WireSchema<StatsAnswer>(
+  Type.Record(Type.String(), Type.Object({ size: Type.Integer({ minimum: 0 }), currentTime: Type.Number() })),
+);
 
 /** What a node answers from the partitions it runs. */
 export interface LocalReads {
@@ -106,7 +118,12 @@ export class StreamQueries {
     private readonly logger: Logger,
     options: Partial<QueryOptions> = {},
   ) {
-    this.options = { partMs: PART_TIMEOUT_MS, answerMs: ANSWER_TIMEOUT_MS, maxWaitingReads: DEFAULT_MAX_WAITING_READS, ...options };
+    this.options = {
+      partMs: PART_TIMEOUT_MS,
+      answerMs: ANSWER_TIMEOUT_MS,
+      maxWaitingReads: DEFAULT_MAX_WAITING_READS,
+      ...options,
+    };
   }
 
   start(): void {
@@ -115,12 +132,20 @@ export class StreamQueries {
         if (error !== null) return;
         this.refusals.guard('queries', () => {
           if (message.reply === undefined || !message.reply.startsWith(ANSWER_PREFIX)) {
-            this.refusals.refuse('queries', 'shape', `an index read on ${message.subject} whose reply subject (${message.reply ?? 'none'}) is not under ${ANSWER_PREFIX}: not answered`);
+            this.refusals.refuse(
+              'queries',
+              'shape',
+              `an index read on ${message.subject} whose reply subject (${message.reply ?? 'none'}) is not under ${ANSWER_PREFIX}: not answered`,
+            );
             return;
           }
           const max = this.options.maxWaitingReads;
           if (this.waiting.length >= max) {
-            this.refusals.refuse('queries', 'busy', `an index read on ${message.subject}: ${max} are waiting already (cluster.max-waiting-reads); answered busy`);
+            this.refusals.refuse(
+              'queries',
+              'busy',
+              `an index read on ${message.subject}: ${max} are waiting already (cluster.max-waiting-reads); answered busy`,
+            );
             message.respond(JSON.stringify({ error: `busy: ${max} index reads are waiting on this node` }));
             return;
           }
@@ -173,11 +198,17 @@ export class StreamQueries {
     const parts: string[] = [];
     let texts: string[] = [];
     let bytes = 0;
-    const close = (more: boolean) => parts.push(`{"events":[${texts.join(',')}],"truncated":${answer.truncated},"more":${more}}`);
+    const close = (more: boolean) =>
+      parts.push(`{"events":[${texts.join(',')}],"truncated":${answer.truncated},"more":${more}}`);
     for (const event of answer.events) {
       const text = JSON.stringify(event);
       const size = Buffer.byteLength(text) + 1;
-      if (size > room) return [JSON.stringify({ error: `an event of this answer is ${size} bytes, more than NATS' max_payload allows in one message` })];
+      if (size > room)
+        return [
+          JSON.stringify({
+            error: `an event of this answer is ${size} bytes, more than NATS' max_payload allows in one message`,
+          }),
+        ];
       if (bytes + size > room) {
         close(true);
         texts = [];
@@ -228,7 +259,10 @@ export class StreamQueries {
       const parts: T[] = [];
       let events = 0;
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const deadline = setTimeout(() => unavailable(`its answer took more than ${this.options.answerMs / 1000} s`), this.options.answerMs);
+      const deadline = setTimeout(
+        () => unavailable(`its answer took more than ${this.options.answerMs / 1000} s`),
+        this.options.answerMs,
+      );
       const finish = (error: Error | null) => {
         clearTimeout(timer);
         clearTimeout(deadline);
@@ -238,11 +272,19 @@ export class StreamQueries {
       };
       const unavailable = (why: string) => {
         this.logger.warn({ node }, `cluster member ${node} did not answer an index read: ${why}`);
-        finish(new ClusterUnavailableError(`cluster member ${node}, which runs part of this stream, did not answer (${why}); retry`));
+        finish(
+          new ClusterUnavailableError(
+            `cluster member ${node}, which runs part of this stream, did not answer (${why}); retry`,
+          ),
+        );
       };
       const refused = (reason: 'shape' | 'not_json', detail: string) => {
         this.refusals.refuse('queries', reason, `the answer of ${node} to an index read: ${detail}`, { node });
-        finish(new ClusterUnavailableError(`cluster member ${node} answered something that is not an index read's answer (${detail}); retry`));
+        finish(
+          new ClusterUnavailableError(
+            `cluster member ${node} answered something that is not an index read's answer (${detail}); retry`,
+          ),
+        );
       };
       const wait = () => {
         clearTimeout(timer);
@@ -262,7 +304,12 @@ export class StreamQueries {
             } catch (failure) {
               return refused('not_json', (failure as Error).message);
             }
-            if (FAILED.validate(value).ok) return finish(new ClusterUnavailableError(`cluster member ${node} could not answer: ${(value as { error: string }).error}`));
+            if (FAILED.validate(value).ok)
+              return finish(
+                new ClusterUnavailableError(
+                  `cluster member ${node} could not answer: ${(value as { error: string }).error}`,
+                ),
+              );
             const answer = expected.validate(value);
             if (!answer.ok) return refused(answer.reason, answer.detail);
             const more = (value as { more?: unknown }).more === true;

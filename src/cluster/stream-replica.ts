@@ -29,7 +29,10 @@ const STORED = new WireSchema<StoredStream>(Type.Object({ text: Type.String(), p
 export interface ReplicatedStreams {
   apiStreamTexts(): { name: string; text: string; persist: boolean }[];
   /** `refused` is told of each stream the API would refuse (it is not applied). */
-  applyReplicatedStreams(desired: ReadonlyMap<string, StoredStream>, refused: (name: string, why: string) => void): void;
+  applyReplicatedStreams(
+    desired: ReadonlyMap<string, StoredStream>,
+    refused: (name: string, why: string) => void,
+  ): void;
 }
 
 export class StreamReplica {
@@ -41,7 +44,13 @@ export class StreamReplica {
     refusals: MessageRefusals,
     private readonly logger: Logger,
   ) {
-    this.bucket = new NamedBucket<StoredStream>(kv, STREAMS_BUCKET, { source: 'streams', schema: STORED, refusals }, logger, () => this.apply());
+    this.bucket = new NamedBucket<StoredStream>(
+      kv,
+      STREAMS_BUCKET,
+      { source: 'streams', schema: STORED, refusals },
+      logger,
+      () => this.apply(),
+    );
   }
 
   private apply(): void {
@@ -52,7 +61,11 @@ export class StreamReplica {
     const keys = await this.bucket.start(connection);
     if (keys === 0) {
       const own = this.target.apiStreamTexts();
-      if (own.length > 0) this.logger.info({ streams: own.length }, `${STREAMS_BUCKET} is empty: seeding it with this node's API streams`);
+      if (own.length > 0)
+        this.logger.info(
+          { streams: own.length },
+          `${STREAMS_BUCKET} is empty: seeding it with this node's API streams`,
+        );
       for (const stream of own) await this.put(stream.name, stream.text, stream.persist);
     }
     this.apply();
@@ -70,7 +83,9 @@ export class StreamReplica {
     try {
       await work();
     } catch (error) {
-      throw new ClusterUnavailableError(`the cluster's stream store (${STREAMS_BUCKET}) cannot be written: ${(error as Error).message}`);
+      throw new ClusterUnavailableError(
+        `the cluster's stream store (${STREAMS_BUCKET}) cannot be written: ${(error as Error).message}`,
+      );
     }
   }
 

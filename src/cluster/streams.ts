@@ -21,7 +21,7 @@ import { parseQuery } from '../stream/api-admission.ts';
 import type { StreamSettings } from '../stream/settings.ts';
 import { loadEventCodec } from './event-codec.ts';
 import { loadNats } from './nats.ts';
-import type { JoinedCluster } from './node.ts';
+import type { ClusterNode, JoinedCluster } from './node.ts';
 import { PartitionRunner, partitionKey, type RunnerContext } from './partition-runner.ts';
 import { PartitionOwnerMap } from './partition-owners.ts';
 import type { RankedMember } from './rendezvous.ts';
@@ -31,11 +31,25 @@ import { ClusterChannels } from './stream-channels.ts';
 import { JoiningIngest } from './joining-ingest.ts';
 import { CHECKPOINTS_BUCKET, CheckpointStore } from './stream-checkpoints.ts';
 import type { LogTarget } from './log-batch.ts';
-import { ClusterEventLog, ensureEventsStream, EVENTS_STREAM, EventLogMetrics, PUBLISH_TIMEOUT_MS } from './stream-log.ts';
+import {
+  ClusterEventLog,
+  ensureEventsStream,
+  EVENTS_STREAM,
+  EventLogMetrics,
+  PUBLISH_TIMEOUT_MS,
+} from './stream-log.ts';
 import { StreamLogReaders } from './log-reader.ts';
+import { searchRunners, statsOfRunners } from './local-index-reads.ts';
 import { OwnMessages } from './own-messages.ts';
 import { AckedPublisher } from './log-publisher.ts';
-import { mergeSearches, mergeStats, type SearchAnswer, searchAnswerSchema, STATS_ANSWER, type StatsAnswer, StreamQueries } from './stream-queries.ts';
+import {
+  mergeSearches,
+  mergeStats,
+  type SearchAnswer,
+  searchAnswerSchema,
+  STATS_ANSWER,
+  StreamQueries,
+} from './stream-queries.ts';
 import { STREAMS_BUCKET, StreamReplica } from './stream-replica.ts';
 import { ClusterUnavailableError } from './errors.ts';
 
@@ -58,17 +72,16 @@ interface Joined {
 }
 
 /** What the streams use of this node's membership (src/cluster/node.ts). */
-export interface ClusterNodeHandle {
-  readonly node: string;
-  countPartitions(keys: () => readonly string[]): void;
-  onJoined(listener: (joined: JoinedCluster) => void): void;
-}
+type ClusterNodeHandle = Pick<ClusterNode, 'node' | 'countPartitions' | 'onJoined'>;
 
 export class ClusterStreams implements StreamPlacement {
   readonly ingest: EventIngest;
   private joined: Joined | null = null;
   private readonly runners = new Map<string, PartitionRunner>();
-  private readonly owners = new PartitionOwnerMap(() => this.joined?.cluster.membership.ranking(), (name) => this.partitionCount(name));
+  private readonly owners = new PartitionOwnerMap(
+    () => this.joined?.cluster.membership.ranking(),
+    (name) => this.partitionCount(name),
+  );
   private readonly owned: Gauge<'stream'>;
   private readonly logMetrics: EventLogMetrics;
   private timer: ReturnType<typeof setInterval> | null = null;
@@ -84,7 +97,12 @@ export class ClusterStreams implements StreamPlacement {
     registry: Registry,
     private readonly logger: Logger,
   ) {
-    this.owned = new Gauge({ name: 'cluster_partitions_owned', help: 'Stream partitions this node runs, by stream.', labelNames: ['stream'], registers: [registry] });
+    this.owned = new Gauge({
+      name: 'cluster_partitions_owned',
+      help: 'Stream partitions this node runs, by stream.',
+      labelNames: ['stream'],
+      registers: [registry],
+    });
     this.logMetrics = new EventLogMetrics(registry);
     this.ingest = new JoiningIngest(() => this.joined?.log ?? null, service);
     this.searchAnswer = searchAnswerSchema(service.nesting);
@@ -112,11 +130,16 @@ export class ClusterStreams implements StreamPlacement {
       minTimeout: JOIN_RETRY_MS,
       factor: 1,
       onFailedAttempt: ({ error }) => {
-        if (!this.stopping) this.logger.error({ err: error }, `streams cannot join the cluster (tried again in ${JOIN_RETRY_MS / 1000} s): ${error.message}`);
+        if (!this.stopping)
+          this.logger.error(
+            { err: error },
+            `streams cannot join the cluster (tried again in ${JOIN_RETRY_MS / 1000} s): ${error.message}`,
+          );
       },
       shouldRetry: () => !this.stopping,
     }).catch((error: unknown) => {
-      if (!this.stopping) this.logger.error({ err: error }, `streams cannot join the cluster: ${(error as Error).message}`);
+      if (!this.stopping)
+        this.logger.error({ err: error }, `streams cannot join the cluster: ${(error as Error).message}`);
     });
   }
 
@@ -139,12 +162,41 @@ export class ClusterStreams implements StreamPlacement {
     const runsHere = (stream: string, partition: number) => this.runners.has(partitionKey(stream, partition));
     const publisher = new AckedPublisher(cluster.connection.nc, EVENTS_STREAM, PUBLISH_TIMEOUT_MS);
     const owners = (stream: string) => this.owners.of(stream);
-    const log = new ClusterEventLog(publisher, codec, settings.partitions, (target) => this.targets(target), this.service.maxPendingEvents, (input) => this.service.countRejected(input), this.logMetrics, { messages: own, runsHere }, owners);
-    const queries = new StreamQueries(cluster.connection.nc, settings.node, { search: (stream, query, limit) => this.searchLocal(stream, query, limit), stats: () => this.statsLocal(), maxSearchLimit: () => this.service.maxSearchLimit }, cluster.refusals, logger, {
-      maxWaitingReads: settings.maxWaitingReads,
-    });
+    const log = new ClusterEventLog(
+      publisher,
+      codec,
+      settings.partitions,
+      (target) => this.targets(target),
+      this.service.maxPendingEvents,
+      (input) => this.service.countRejected(input),
+      this.logMetrics,
+      { messages: own, runsHere },
+      owners,
+    );
+    const queries = new StreamQueries(
+      cluster.connection.nc,
+      settings.node,
+      {
+        search: (stream, query, limit) =>
+          searchRunners(this.runners.values(), stream, parseQuery(query, this.service.nesting.ednDepth), limit),
+        stats: () => statsOfRunners(this.runners.values()),
+        maxSearchLimit: () => this.service.maxSearchLimit,
+      },
+      cluster.refusals,
+      logger,
+      {
+        maxWaitingReads: settings.maxWaitingReads,
+      },
+    );
     queries.start();
-    const channels = new ClusterChannels(cluster.connection.nc, settings.node, this.pubsub, cluster.refusals, this.service.nesting, settings);
+    const channels = new ClusterChannels(
+      cluster.connection.nc,
+      settings.node,
+      this.pubsub,
+      cluster.refusals,
+      this.service.nesting,
+      settings,
+    );
     channels.start();
     const nodeId = createHash('sha256').update(settings.node).digest('hex').slice(0, 12);
     const checkpoints = new CheckpointStore(pointers, objects, cluster.refusals, logger, this.service.nesting);
@@ -154,7 +206,18 @@ export class ClusterStreams implements StreamPlacement {
       void runner.stop(false);
     };
     const readers = new StreamLogReaders(
-      { js: cluster.js, jsm: cluster.jsm, nodeId, logger, refusals: cluster.refusals, nesting: this.service.nesting, codec, own, gaps: () => this.logMetrics.gaps.inc(), failed: (runners) => runners.forEach(drop) },
+      {
+        js: cluster.js,
+        jsm: cluster.jsm,
+        nodeId,
+        logger,
+        refusals: cluster.refusals,
+        nesting: this.service.nesting,
+        codec,
+        own,
+        gaps: () => this.logMetrics.gaps.inc(),
+        failed: (runners) => runners.forEach(drop),
+      },
       checkpoints,
       (stream) => this.partitionCount(stream),
     );
@@ -252,7 +315,11 @@ export class ClusterStreams implements StreamPlacement {
         runner.start().catch((error: unknown) => {
           if (this.runners.get(runner.key) === runner) this.runners.delete(runner.key);
           void runner.stop(false);
-          if (!this.stopping) this.logger.error({ err: error, stream: name, partition }, `stream ${name} partition ${partition} cannot start here (retried): ${(error as Error).message}`);
+          if (!this.stopping)
+            this.logger.error(
+              { err: error, stream: name, partition },
+              `stream ${name} partition ${partition} cannot start here (retried): ${(error as Error).message}`,
+            );
         });
       }
       counts.set(name, mine);
@@ -261,7 +328,10 @@ export class ClusterStreams implements StreamPlacement {
       if (wanted.has(key)) continue;
       this.runners.delete(key);
       void runner.stop(false);
-      this.logger.info({ stream: runner.stream, partition: runner.partition }, `stream ${runner.stream} partition ${runner.partition} moved to another node`);
+      this.logger.info(
+        { stream: runner.stream, partition: runner.partition },
+        `stream ${runner.stream} partition ${runner.partition} moved to another node`,
+      );
     }
     this.owned.reset();
     for (const [name, count] of counts) if (count > 0) this.owned.set({ stream: name }, count);
@@ -281,20 +351,33 @@ export class ClusterStreams implements StreamPlacement {
     // under the same name starts afresh. Once every node has applied the removal and stopped its partitions (a
     // checkpoint still in flight then fails its compare-and-set on the purged pointer).
     setTimeout(() => {
-      (this.joined?.readers.forget(name) ?? Promise.resolve()).catch((error: unknown) => this.logger.warn({ err: error, stream: name }, `stream ${name} removed, but its event log and checkpoints could not be cleaned: ${(error as Error).message}`));
+      (this.joined?.readers.forget(name) ?? Promise.resolve()).catch((error: unknown) =>
+        this.logger.warn(
+          { err: error, stream: name },
+          `stream ${name} removed, but its event log and checkpoints could not be cleaned: ${(error as Error).message}`,
+        ),
+      );
     }, FORGET_AFTER_MS).unref();
   }
 
   private replica(): StreamReplica {
-    const joined = this.joined;
-    if (joined === null) throw new ClusterUnavailableError('this node has not joined its cluster yet (NATS unreachable): API streams cannot change now');
-    return joined.replica;
+    return this.joinedOr('API streams cannot change now').replica;
+  }
+
+  /** The joined cluster, or the 503 saying that `what` waits for this node to join. */
+  private joinedOr(what: string): Joined {
+    if (this.joined === null)
+      throw new ClusterUnavailableError(`this node has not joined its cluster yet (NATS unreachable): ${what}`);
+    return this.joined;
   }
 
   async search(name: string, _condition: Condition, queryText: string, limit: number): Promise<SearchAnswer> {
-    const joined = this.joined;
-    if (joined === null) throw new ClusterUnavailableError('this node has not joined its cluster yet (NATS unreachable): the index cannot be read now');
-    const answers = await joined.queries.ask([...this.ownersOf(name)], { op: 'search', stream: name, query: queryText, limit }, this.searchAnswer);
+    const joined = this.joinedOr('the index cannot be read now');
+    const answers = await joined.queries.ask(
+      [...this.ownersOf(name)],
+      { op: 'search', stream: name, query: queryText, limit },
+      this.searchAnswer,
+    );
     return mergeSearches(answers, limit);
   }
 
@@ -304,31 +387,8 @@ export class ClusterStreams implements StreamPlacement {
   }
 
   async indexStats(): Promise<Map<string, IndexStats>> {
-    const joined = this.joined;
-    if (joined === null) throw new ClusterUnavailableError('this node has not joined its cluster yet (NATS unreachable): the index cannot be read now');
+    const joined = this.joinedOr('the index cannot be read now');
     return mergeStats(await joined.queries.ask(joined.cluster.membership.members(), { op: 'stats' }, STATS_ANSWER));
-  }
-
-  private searchLocal(stream: string, queryText: string, limit: number): SearchAnswer {
-    const condition = parseQuery(queryText, this.service.nesting.ednDepth);
-    const answers: SearchAnswer[] = [];
-    for (const runner of this.runners.values()) if (runner.stream === stream) answers.push(runner.search(condition, limit));
-    return mergeSearches(answers, limit);
-  }
-
-  private statsLocal(): StatsAnswer {
-    const stats: StatsAnswer = {};
-    for (const runner of this.runners.values()) {
-      const index = runner.index;
-      if (index === undefined) continue;
-      const seen = stats[runner.stream];
-      if (seen === undefined) stats[runner.stream] = { size: index.size, currentTime: index.currentTime };
-      else {
-        seen.size += index.size;
-        seen.currentTime = Math.max(seen.currentTime, index.currentTime);
-      }
-    }
-    return stats;
   }
 
   /** Stops taking events, checkpoints every partition this node runs, and stops answering. */
@@ -345,6 +405,7 @@ export class ClusterStreams implements StreamPlacement {
     joined?.replica.stop();
     joined?.queries.stop();
     joined?.channels.stop();
-    if (runners.length > 0) this.logger.info({ partitions: runners.length }, 'stream partitions checkpointed for their next owners');
+    if (runners.length > 0)
+      this.logger.info({ partitions: runners.length }, 'stream partitions checkpointed for their next owners');
   }
 }

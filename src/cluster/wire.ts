@@ -8,22 +8,30 @@ import { ref, wire } from '../common/wire.ts';
 
 const ClusterMember = wire(
   'ClusterMember',
-  Type.Object(
-    {
-      node: Type.String(),
-      self: Type.Boolean({ description: 'the node answering' }),
-      version: Type.String(),
-      'config-hash': Type.String({ description: "hash of the node's config-file checks and stream files: nodes should agree" }),
-      'started-at': Type.String({ description: 'RFC 3339' }),
-      labels: Type.Record(Type.String(), Type.String(), { description: 'its cluster.labels, which checks\' node-labels match (docs/checks.md "Locations")' }),
-      checks: Type.Integer({ description: 'checks it runs: those it owns, and those with locations it is a chosen location of' }),
-      partitions: Type.Integer({ description: 'stream partitions it runs' }),
-    },
-  ),
+  Type.Object({
+    node: Type.String(),
+    self: Type.Boolean({ description: 'the node answering' }),
+    version: Type.String(),
+    'config-hash': Type.String({
+      description: "hash of the node's config-file checks and stream files: nodes should agree",
+    }),
+    'started-at': Type.String({ description: 'RFC 3339' }),
+    labels: Type.Record(Type.String(), Type.String(), {
+      description: 'its cluster.labels, which checks\' node-labels match (docs/checks.md "Locations")',
+    }),
+    checks: Type.Integer({
+      description: 'checks it runs: those it owns, and those with locations it is a chosen location of',
+    }),
+    partitions: Type.Integer({ description: 'stream partitions it runs' }),
+  }),
 );
 
 /** `GET /api/v1/cluster/members`. */
-export const ClusterMembers = Type.Object({ node: Type.String(), joined: Type.Boolean(), result: Type.Array(ref(ClusterMember)) });
+export const ClusterMembers = Type.Object({
+  node: Type.String(),
+  joined: Type.Boolean(),
+  result: Type.Array(ref(ClusterMember)),
+});
 
 /** The wire types to add to fastify (src/server/wire-schemas.ts). */
 export const CLUSTER_WIRE_TYPES = [ClusterMember];

@@ -7,10 +7,16 @@ import { ConfigError } from '../common/config-error.ts';
 import { DurationError, durationToMs, parseDuration } from '../common/duration.ts';
 
 /** A positive duration, in ms (docs/configuration.md, "Durations"). */
-export function durationMs(file: string | null, key: string, text: string, { zero = false }: { zero?: boolean } = {}): number {
+export function durationMs(
+  file: string | null,
+  key: string,
+  text: string,
+  { zero = false }: { zero?: boolean } = {},
+): number {
   try {
     const ns = parseDuration(text);
-    if (ns < 0 || (ns === 0 && !zero)) throw new DurationError(`must be ${zero ? 'zero or positive' : 'positive'}, got ${JSON.stringify(text)}`);
+    if (ns < 0 || (ns === 0 && !zero))
+      throw new DurationError(`must be ${zero ? 'zero or positive' : 'positive'}, got ${JSON.stringify(text)}`);
     return durationToMs(ns);
   } catch (error) {
     throw new ConfigError(file, key, (error as Error).message);

@@ -9,8 +9,8 @@ import { type TSchema, Type } from '@sinclair/typebox';
 const UNIT_NS: Record<string, number> = {
   ns: 1,
   us: 1e3,
-  'µs': 1e3, // U+00B5 MICRO SIGN
-  'μs': 1e3, // U+03BC GREEK SMALL LETTER MU
+  µs: 1e3, // U+00B5 MICRO SIGN
+  μs: 1e3, // U+03BC GREEK SMALL LETTER MU
   ms: 1e6,
   s: 1e9,
   m: 60e9,
@@ -47,11 +47,13 @@ export function parseDuration(text: string): number {
     const whole = (match[1] as string).replace(/^0+/, '');
     const fraction = match[2];
     const unit = match[3] as string;
-    if (match[1] === '' && (fraction === undefined || fraction === '')) throw new DurationError(`time: invalid duration ${quoted}`);
+    if (match[1] === '' && (fraction === undefined || fraction === ''))
+      throw new DurationError(`time: invalid duration ${quoted}`);
     if (unit === '') throw new DurationError(`time: missing unit in duration ${quoted}`);
     if (whole.length > 19) throw outOfRange(quoted);
     const scale = UNIT_NS[unit];
-    if (scale === undefined) throw new DurationError(`time: unknown unit ${JSON.stringify(unit)} in duration ${quoted}`);
+    if (scale === undefined)
+      throw new DurationError(`time: unknown unit ${JSON.stringify(unit)} in duration ${quoted}`);
     // As Go: the whole part exactly, the fraction through a float (nanosecond-exact for fractions of hours).
     total += BigInt(whole === '' ? 0 : whole) * BigInt(scale);
     if (fraction !== undefined && fraction !== '') total += BigInt(Math.trunc(Number(`0.${fraction}`) * scale));

@@ -53,9 +53,17 @@ export function describeSchemaError(error: ValueError): string {
       }
       // A word or a number (`locations: all | <n>`): name both.
       const kinds = ((schema as { anyOf?: { const?: unknown; type?: unknown }[] }).anyOf ?? []).map((option) =>
-        typeof option.const === 'string' ? JSON.stringify(option.const) : option.type === 'integer' ? 'an integer' : undefined,
+        typeof option.const === 'string'
+          ? JSON.stringify(option.const)
+          : option.type === 'integer'
+            ? 'an integer'
+            : undefined,
       );
-      if (kinds.length > 1 && kinds.every((kind) => kind !== undefined) && kinds.some((kind) => kind === 'an integer')) {
+      if (
+        kinds.length > 1 &&
+        kinds.every((kind) => kind !== undefined) &&
+        kinds.some((kind) => kind === 'an integer')
+      ) {
         return `must be ${kinds.join(' or ')}, got ${got}`;
       }
       return `${error.message.toLowerCase()}, got ${got}`;
@@ -88,7 +96,11 @@ function editDistance(a: string, b: string): number {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + cost);
+      current[j] = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        (previous[j - 1] as number) + cost,
+      );
     }
     previous = current;
   }

@@ -13,10 +13,14 @@ export function describeConfig(config: VigieConfig): string {
     const names = healthchecks.checks.filter(({ def }) => def.kind === kind).map(({ def }) => def.name);
     if (names.length > 0) lines.push(`${configKeyOf(kind)}: ${names.length} (${names.join(', ')})`);
   }
-  if (healthchecks.maintenance.length > 0) lines.push(`maintenance windows: ${healthchecks.maintenance.length} (${healthchecks.maintenance.map((window) => window.name).join(', ')})`);
+  if (healthchecks.maintenance.length > 0)
+    lines.push(
+      `maintenance windows: ${healthchecks.maintenance.length} (${healthchecks.maintenance.map((window) => window.name).join(', ')})`,
+    );
   lines.push(`stream directories: ${streams.directories.join(', ')}`);
   const outputs = Object.keys(streams.outputs);
   if (outputs.length > 0) lines.push(`stream outputs: ${outputs.join(', ')}`);
-  if (streams.tcp) lines.push(`riemann tcp: ${streams.tcp.host}:${streams.tcp.port}${streams.tcp.tls ? ' (mutual TLS)' : ''}`);
+  if (streams.tcp)
+    lines.push(`riemann tcp: ${streams.tcp.host}:${streams.tcp.port}${streams.tcp.tls ? ' (mutual TLS)' : ''}`);
   return lines.join('\n');
 }

@@ -199,7 +199,8 @@ export class WalCheckpointer {
     if (!this.cacheRaised) {
       // A negative cache_size is in KiB, a positive one in pages (4 KiB by default): compare in KiB.
       const current = this.db.$client.pragma('cache_size', { simple: true }) as number;
-      if ((current < 0 ? -current : current * 4) < BULK_CACHE_KIB) this.db.$client.pragma(`cache_size = -${BULK_CACHE_KIB}`);
+      if ((current < 0 ? -current : current * 4) < BULK_CACHE_KIB)
+        this.db.$client.pragma(`cache_size = -${BULK_CACHE_KIB}`);
       this.cacheRaised = true;
     }
     this.stopAutocheckpoints();

@@ -15,7 +15,6 @@ import * as schema from './schema.ts';
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
 
-
 /**
  * Opens and checks the file (src/db/integrity.ts): a file that is not a database, or one damaged outside derived
  * state, throws DatabaseDamagedError naming the file and docs/durability.md's recovery steps.
@@ -28,7 +27,8 @@ export function openDatabase(file: string, cacheBytes = DEFAULT_DATABASE_CACHE_B
   } catch (error) {
     sqlite.close();
     const code = (error as { code?: unknown }).code;
-    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') throw new DatabaseDamagedError(file, (error as Error).message);
+    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT')
+      throw new DatabaseDamagedError(file, (error as Error).message);
     throw error;
   }
   sqlite.pragma('synchronous = NORMAL');

@@ -37,7 +37,9 @@ export class DatabaseDamagedError extends Error {
     readonly file: string,
     readonly problem: string,
   ) {
-    super(`the database ${file} is damaged (${problem}): the service does not start on it; stop whatever uses the file and follow ${RECOVERY_DOC}`);
+    super(
+      `the database ${file} is damaged (${problem}): the service does not start on it; stop whatever uses the file and follow ${RECOVERY_DOC}`,
+    );
   }
 }
 
@@ -68,7 +70,12 @@ const setAsideAtOpen = new WeakMap<Database.Database, SetAsideTable[]>();
 function findDamage(sqlite: Database.Database, file: string): SetAsideTable[] {
   let tables: string[];
   try {
-    tables = sqlite.prepare<[], string>("select name from sqlite_schema where type = 'table' and name not like 'sqlite\\_%' escape '\\' order by name").pluck().all();
+    tables = sqlite
+      .prepare<[], string>(
+        "select name from sqlite_schema where type = 'table' and name not like 'sqlite\\_%' escape '\\' order by name",
+      )
+      .pluck()
+      .all();
   } catch (error) {
     throw new DatabaseDamagedError(file, (error as Error).message);
   }
@@ -85,7 +92,9 @@ function findDamage(sqlite: Database.Database, file: string): SetAsideTable[] {
     const found = group.filter((table) => damaged.has(table));
     if (found.length === 0) continue;
     const problem = found.map((table) => `table ${table}: ${damaged.get(table) as string}`).join('; ');
-    const tables = group.filter((table) => found.some((damagedTable) => (SET_ASIDE_WITH.get(damagedTable) as readonly string[]).includes(table)));
+    const tables = group.filter((table) =>
+      found.some((damagedTable) => (SET_ASIDE_WITH.get(damagedTable) as readonly string[]).includes(table)),
+    );
     for (const moved of setAsideTables(sqlite, tables)) setAside.push({ ...moved, problem });
   }
   return setAside;
@@ -97,7 +106,12 @@ function quickCheck(sqlite: Database.Database, table: string): string | null {
   try {
     const lines = sqlite.pragma(`quick_check(${quoted(table)})`, { simple: false }) as { quick_check: string }[];
     const problems = lines.map((line) => line.quick_check).filter((line) => line !== 'ok');
-    return problems.length === 0 ? null : problems.slice(0, 3).join('; ').replace(/\*\*\* in database main \*\*\*\n/g, '');
+    return problems.length === 0
+      ? null
+      : problems
+          .slice(0, 3)
+          .join('; ')
+          .replace(/\*\*\* in database main \*\*\*\n/g, '');
   } catch (error) {
     return (error as Error).message;
   }
@@ -107,9 +121,14 @@ function quickCheck(sqlite: Database.Database, table: string): string | null {
  * Renames the tables of one derived group to `damaged_<table>_<seconds since the epoch>` and creates them again,
  * empty, with the same definition and indexes, in one transaction. Returns the new names.
  */
-export function setAsideTables(sqlite: Database.Database, tables: readonly string[]): { table: string; asideAs: string }[] {
+export function setAsideTables(
+  sqlite: Database.Database,
+  tables: readonly string[],
+): { table: string; asideAs: string }[] {
   const stamp = Math.floor(Date.now() / 1000);
-  const schemaOf = sqlite.prepare<[string], { type: string; sql: string }>("select type, sql from sqlite_schema where tbl_name = ? and sql is not null order by type desc");
+  const schemaOf = sqlite.prepare<[string], { type: string; sql: string }>(
+    'select type, sql from sqlite_schema where tbl_name = ? and sql is not null order by type desc',
+  );
   return sqlite.transaction(() => {
     const definitions = tables.map((table) => ({ table, statements: schemaOf.all(table) }));
     const moved: { table: string; asideAs: string }[] = [];
@@ -117,13 +136,16 @@ export function setAsideTables(sqlite: Database.Database, tables: readonly strin
       if (statements.length === 0) continue;
       const asideAs = `${SET_ASIDE_PREFIX}${table}_${stamp}`;
       // The indexes of the renamed table keep their names: drop them from it so that the new table can have them.
-      for (const statement of statements) if (statement.type === 'index') sqlite.exec(`drop index if exists ${quoted(indexName(statement.sql))}`);
+      for (const statement of statements)
+        if (statement.type === 'index') sqlite.exec(`drop index if exists ${quoted(indexName(statement.sql))}`);
       sqlite.exec(`alter table ${quoted(table)} rename to ${quoted(asideAs)}`);
       moved.push({ table, asideAs });
     }
     // Tables first (parents may come after children in the group), then their indexes.
-    for (const { statements } of definitions) for (const statement of statements) if (statement.type === 'table') sqlite.exec(statement.sql);
-    for (const { statements } of definitions) for (const statement of statements) if (statement.type === 'index') sqlite.exec(statement.sql);
+    for (const { statements } of definitions)
+      for (const statement of statements) if (statement.type === 'table') sqlite.exec(statement.sql);
+    for (const { statements } of definitions)
+      for (const statement of statements) if (statement.type === 'index') sqlite.exec(statement.sql);
     return moved;
   })();
 }

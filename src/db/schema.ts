@@ -7,7 +7,23 @@ import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlit
 /** API-created healthcheck definitions (config-file checks are always re-read from the file). */
 export const healthchecks = sqliteTable('healthchecks', {
   name: text('name').primaryKey(),
-  kind: text('kind', { enum: ['http', 'tcp', 'dns', 'tls', 'websocket', 'grpc', 'smtp', 'imap', 'pop3', 'domain', 'icmp', 'command', 'heartbeat'] }).notNull(),
+  kind: text('kind', {
+    enum: [
+      'http',
+      'tcp',
+      'dns',
+      'tls',
+      'websocket',
+      'grpc',
+      'smtp',
+      'imap',
+      'pop3',
+      'domain',
+      'icmp',
+      'command',
+      'heartbeat',
+    ],
+  }).notNull(),
   source: text('source').notNull(),
   definition: text('definition', { mode: 'json' }).notNull(),
   createdAtS: integer('created_at_s').notNull(),
@@ -102,7 +118,6 @@ export const indexSnapshots = sqliteTable(
   },
   (table) => [primaryKey({ columns: [table.stream, table.key] })],
 );
-
 
 /**
  * Committed checkpoints of the streams' action state (docs/durability.md): the newest row is the one restored,

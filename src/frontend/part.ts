@@ -10,7 +10,8 @@ import { frontendRoutes, loadAssets } from './routes.ts';
 export const createFrontendPart: PartFactory = ({ config, logger }): Part => {
   const enabled = !config.http.disableResultApi;
   const assets = enabled ? loadAssets(FRONTEND_DIST, { cluster: config.cluster !== undefined }) : new Map();
-  if (enabled && !assets.has('index.html')) logger.warn({ directory: FRONTEND_DIST }, 'the dashboard is not built (npm run build): /frontend/ answers 404');
+  if (enabled && !assets.has('index.html'))
+    logger.warn({ directory: FRONTEND_DIST }, 'the dashboard is not built (npm run build): /frontend/ answers 404');
   return {
     name: 'frontend',
     routes: async (app) => {

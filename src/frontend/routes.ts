@@ -51,7 +51,10 @@ export function loadAssets(directory: string, options: { cluster: boolean }): Ma
     const type = TYPES[extname(file)];
     if (type === undefined) continue;
     const read = readFileSync(join(directory, file));
-    const body = file === 'index.html' && options.cluster ? Buffer.from(read.toString('utf8').replace(/<html\b/, '<html data-cluster'), 'utf8') : read;
+    const body =
+      file === 'index.html' && options.cluster
+        ? Buffer.from(read.toString('utf8').replace(/<html\b/, '<html data-cluster'), 'utf8')
+        : read;
     const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
     assets.set(file, { type, body, gzipped: gzipSync(body, { level: 9 }), etag });
   }
@@ -67,11 +70,17 @@ const toIndexDoc = operation({
 });
 const assetDoc = operation({
   summary: "A file of the dashboard's page",
-  description: 'The page (`index.html`) and its script, style and images (docs/dashboard.md), gzipped when the client accepts it, with a Content-Security-Policy.',
+  description:
+    'The page (`index.html`) and its script, style and images (docs/dashboard.md), gzipped when the client accepts it, with a Content-Security-Policy.',
   tags: ['service'],
   params: Type.Object({ file: Type.String({ description: 'a file name, such as index.html' }) }),
   responses: {
-    200: { description: 'the file', schema: Type.String(), contentTypes: [...new Set(Object.values(TYPES).map((type) => type.split(';')[0] as string))], headers: { ETag: 'the file\'s hash' } },
+    200: {
+      description: 'the file',
+      schema: Type.String(),
+      contentTypes: [...new Set(Object.values(TYPES).map((type) => type.split(';')[0] as string))],
+      headers: { ETag: "the file's hash" },
+    },
     304: 'the file has not changed (`If-None-Match` gave its ETag)',
     404: messageError('no such file, or the dashboard is not built'),
   },
@@ -98,7 +107,8 @@ export function frontendRoutes(assets: ReadonlyMap<string, Asset>): FastifyPlugi
         .header('Vary', 'Accept-Encoding')
         .type(asset.type);
       if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
-      if (/\bgzip\b/.test(request.headers['accept-encoding'] ?? '')) return reply.header('Content-Encoding', 'gzip').send(asset.gzipped);
+      if (/\bgzip\b/.test(request.headers['accept-encoding'] ?? ''))
+        return reply.header('Content-Encoding', 'gzip').send(asset.gzipped);
       return reply.send(asset.body);
     });
   };

@@ -29,7 +29,10 @@ interface CheckFamily {
 }
 
 const COMMAND_FAMILY: CheckFamily = { label: 'Command checks', setting: 'command-checks-api' };
-const NETWORK_FAMILY: CheckFamily = { label: `Network checks (${Object.keys(CHECK_KINDS).filter(isNetworkKind).join(', ')})`, setting: 'checks-api' };
+const NETWORK_FAMILY: CheckFamily = {
+  label: `Network checks (${Object.keys(CHECK_KINDS).filter(isNetworkKind).join(', ')})`,
+  setting: 'checks-api',
+};
 
 /** Why the API may not create checks of each family now (null: it may). */
 export interface ApiCheckRefusals {
@@ -39,8 +42,14 @@ export interface ApiCheckRefusals {
 
 export const NO_REFUSALS: ApiCheckRefusals = { command: null, network: null };
 
-export function apiCheckRefusals(settings: { commandChecksApi: ApiChecksSetting; checksApi: ApiChecksSetting }, http: ApiExposure): ApiCheckRefusals {
-  return { command: apiChecksRefusal(COMMAND_FAMILY, settings.commandChecksApi, http), network: apiChecksRefusal(NETWORK_FAMILY, settings.checksApi, http) };
+export function apiCheckRefusals(
+  settings: { commandChecksApi: ApiChecksSetting; checksApi: ApiChecksSetting },
+  http: ApiExposure,
+): ApiCheckRefusals {
+  return {
+    command: apiChecksRefusal(COMMAND_FAMILY, settings.commandChecksApi, http),
+    network: apiChecksRefusal(NETWORK_FAMILY, settings.checksApi, http),
+  };
 }
 
 /** The refusal that applies to a check of `kind`, null if none. */

@@ -25,7 +25,15 @@ export const API_SOURCE = 'api';
 export const CONFIG_SOURCE = 'configuration';
 
 /** `owned`: the check belongs to another source (the config file, a discovery source) than the API. */
-export type HealthcheckErrorReason = 'invalid' | 'forbidden' | 'unknown-kind' | 'not-found' | 'result-not-found' | 'start-failed' | 'owned' | 'unavailable';
+export type HealthcheckErrorReason =
+  | 'invalid'
+  | 'forbidden'
+  | 'unknown-kind'
+  | 'not-found'
+  | 'result-not-found'
+  | 'start-failed'
+  | 'owned'
+  | 'unavailable';
 
 /** A refused operation; the routes turn `reason` into a status. `message` is the text the client sees. */
 export class HealthcheckError extends Error {
@@ -51,7 +59,10 @@ export function notFound(name: string): HealthcheckError {
 }
 
 export function unknownKind(kind: string): HealthcheckError {
-  return new HealthcheckError('unknown-kind', `Unknown healthcheck kind ${JSON.stringify(kind)}: expected ${KIND_NAMES.join(', ')} or bulk`);
+  return new HealthcheckError(
+    'unknown-kind',
+    `Unknown healthcheck kind ${JSON.stringify(kind)}: expected ${KIND_NAMES.join(', ')} or bulk`,
+  );
 }
 
 export function startFailed(name: string, cause: string): HealthcheckError {
@@ -61,12 +72,16 @@ export function startFailed(name: string, cause: string): HealthcheckError {
 /** Parses one API definition of `kind`; a refusal is worded as the API answers it (`Invalid healthcheck configuration: ...`). */
 function parseApiCheck(kind: KindName, raw: unknown, labelLimits: LabelLimits, where = ''): CheckDefinition {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new HealthcheckError('invalid', `Invalid healthcheck configuration: ${where}the definition must be a JSON object`);
+    throw new HealthcheckError(
+      'invalid',
+      `Invalid healthcheck configuration: ${where}the definition must be a JSON object`,
+    );
   }
   try {
     return parseCheck(kind, raw, labelLimits);
   } catch (error) {
-    if (error instanceof CheckValidationError) throw new HealthcheckError('invalid', `Invalid healthcheck configuration: ${where}${error.message}`);
+    if (error instanceof CheckValidationError)
+      throw new HealthcheckError('invalid', `Invalid healthcheck configuration: ${where}${error.message}`);
     throw error;
   }
 }
@@ -96,14 +111,19 @@ function admitApiCheck(kind: string, raw: unknown, rules: AdmissionRules, where 
  * (403) is looked at, as the API has always answered for command checks.
  */
 export function admitCreate(kind: string, raw: unknown, rules: AdmissionRules): CheckDefinition {
-  if (isKindName(kind) && refusalFor(kind, rules.refusals) !== null && !Value.Check(CHECK_KINDS[kind].schema, raw)) parseApiCheck(kind, raw, rules.labelLimits);
+  if (isKindName(kind) && refusalFor(kind, rules.refusals) !== null && !Value.Check(CHECK_KINDS[kind].schema, raw))
+    parseApiCheck(kind, raw, rules.labelLimits);
   return admitApiCheck(kind, raw, rules);
 }
 
 /** A definition kept to run (a bulk's, the cluster store's): admitted, and not one-off. */
 export function admitStoredCheck(kind: string, raw: unknown, rules: AdmissionRules, where = ''): CheckDefinition {
   const def = admitApiCheck(kind, raw, rules, where);
-  if (def.oneOff) throw new HealthcheckError('invalid', `Invalid healthcheck configuration: ${where}one-off: one-off healthchecks are not supported in bulk requests`);
+  if (def.oneOff)
+    throw new HealthcheckError(
+      'invalid',
+      `Invalid healthcheck configuration: ${where}one-off: one-off healthchecks are not supported in bulk requests`,
+    );
   return def;
 }
 
@@ -111,13 +131,18 @@ export function admitStoredCheck(kind: string, raw: unknown, rules: AdmissionRul
  * Validates a whole bulk payload; the first problem names the list, the position, the check and the field.
  * `refusals`: the API's policies of command and network checks (a discovery source is not concerned).
  */
-export function parseBulk(body: unknown, labelLimits: LabelLimits, refusals: ApiCheckRefusals = NO_REFUSALS): KeyedCheck[] {
+export function parseBulk(
+  body: unknown,
+  labelLimits: LabelLimits,
+  refusals: ApiCheckRefusals = NO_REFUSALS,
+): KeyedCheck[] {
   const invalid = (text: string) => new HealthcheckError('invalid', `Invalid healthcheck configuration: ${text}`);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw invalid(`the body must be an object with the lists ${CHECK_KEYS.join(', ')}`);
   }
   for (const key of Object.keys(body)) {
-    if (!(CHECK_KEYS as readonly string[]).includes(key)) throw invalid(`unknown key ${JSON.stringify(key)} (expected ${CHECK_KEYS.join(', ')})`);
+    if (!(CHECK_KEYS as readonly string[]).includes(key))
+      throw invalid(`unknown key ${JSON.stringify(key)} (expected ${CHECK_KEYS.join(', ')})`);
   }
   for (const key of CHECK_KEYS) {
     const list = (body as Partial<Record<CheckKey, unknown>>)[key];
@@ -140,7 +165,8 @@ export function parseBulk(body: unknown, labelLimits: LabelLimits, refusals: Api
       const which = typeof name === 'string' ? `check ${JSON.stringify(name)} (${at})` : at;
       const def = admitStoredCheck(kindOfConfigKey(key), raw, rules, `${which}: `);
       const first = seen.get(def.name);
-      if (first !== undefined) throw invalid(`${which}: name: duplicate name ${JSON.stringify(def.name)} (also ${first})`);
+      if (first !== undefined)
+        throw invalid(`${which}: name: duplicate name ${JSON.stringify(def.name)} (also ${first})`);
       seen.set(def.name, at);
       checks.push({ key: at, def });
     });

@@ -16,7 +16,12 @@ export const HistoryQuery = Type.Object({ limit: Type.Optional(Type.String({ pat
 
 /** The bulk body: every list optional (or null), each entry of its kind's schema; no other key. */
 export const BulkBody = Type.Object(
-  Object.fromEntries(CHECK_KEYS.map((key) => [key, Type.Optional(Type.Union([Type.Array(CHECK_KINDS[kindOfConfigKey(key)].schema), Type.Null()]))])) as unknown as Record<CheckKey, TSchema>,
+  Object.fromEntries(
+    CHECK_KEYS.map((key) => [
+      key,
+      Type.Optional(Type.Union([Type.Array(CHECK_KINDS[kindOfConfigKey(key)].schema), Type.Null()])),
+    ]),
+  ) as unknown as Record<CheckKey, TSchema>,
   { additionalProperties: false },
 );
 

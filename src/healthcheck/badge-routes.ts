@@ -17,10 +17,17 @@ import type { HealthcheckService } from './service.ts';
 const CACHE_SECONDS = 60;
 /** Badges may be public (`http.public: [badges]`): an SVG opened on its own must not run anything nor be sniffed
  *  into another type (docs/http-api.md "Credentials"). */
-const SVG_HEADERS = { 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" };
+const SVG_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
+};
 
 function sendSvg(reply: FastifyReply, svg: string): FastifyReply {
-  return reply.type('image/svg+xml; charset=utf-8').header('cache-control', `public, max-age=${CACHE_SECONDS}`).headers(SVG_HEADERS).send(svg);
+  return reply
+    .type('image/svg+xml; charset=utf-8')
+    .header('cache-control', `public, max-age=${CACHE_SECONDS}`)
+    .headers(SVG_HEADERS)
+    .send(svg);
 }
 
 /** The latest result of a check that exists; undefined before its first run. */
@@ -41,7 +48,12 @@ function badgeDoc(summary: string, description: string) {
     tags: ['healthchecks'],
     params: nameParams('the check'),
     responses: {
-      200: { description: 'the badge', schema: Type.String(), contentTypes: ['image/svg+xml'], headers: { 'Cache-Control': `\`public, max-age=${CACHE_SECONDS}\`: cacheable for ${CACHE_SECONDS} s` } },
+      200: {
+        description: 'the badge',
+        schema: Type.String(),
+        contentTypes: ['image/svg+xml'],
+        headers: { 'Cache-Control': `\`public, max-age=${CACHE_SECONDS}\`: cacheable for ${CACHE_SECONDS} s` },
+      },
       404: messageError('unknown check: `Healthcheck <name> not found`'),
     },
   });
@@ -50,16 +62,29 @@ function badgeDoc(summary: string, description: string) {
 export function badgeRoutes(service: HealthcheckService): FastifyPluginAsync {
   return async (root) => {
     await registerPartRoutes(root, healthcheckErrors, (app) => {
-      const statusDoc = badgeDoc('Status badge of a check', 'The check\'s name, and `up` (green) or `down` (red) from its latest result, `maintenance` (blue) when it fell in a maintenance window; `not run yet` (grey) before the first.');
-      app.get<{ Params: { name: string } }>('/api/v1/badge/:name/status.svg', { schema: statusDoc }, async (request, reply) => {
-        const { name } = request.params;
-        service.get(name);
-        return sendSvg(reply, await statusBadge(name, latestResult(service, name)));
-      });
+      const statusDoc = badgeDoc(
+        'Status badge of a check',
+        "The check's name, and `up` (green) or `down` (red) from its latest result, `maintenance` (blue) when it fell in a maintenance window; `not run yet` (grey) before the first.",
+      );
+      app.get<{ Params: { name: string } }>(
+        '/api/v1/badge/:name/status.svg',
+        { schema: statusDoc },
+        async (request, reply) => {
+          const { name } = request.params;
+          service.get(name);
+          return sendSvg(reply, await statusBadge(name, latestResult(service, name)));
+        },
+      );
       for (const window of UPTIME_BADGE_WINDOWS) {
-        const uptimeDoc = badgeDoc(`Uptime badge of a check over ${window}`, `The share of successful runs over ${window}, coloured from green (>= 99.9 %) to red (< 90 %); \`no data\` (grey) without runs.`);
-        app.get<{ Params: { name: string } }>(`/api/v1/badge/:name/uptime-${window}.svg`, { schema: uptimeDoc }, async (request, reply) =>
-          sendSvg(reply, await uptimeBadge(window, service.uptime(request.params.name)[window])),
+        const uptimeDoc = badgeDoc(
+          `Uptime badge of a check over ${window}`,
+          `The share of successful runs over ${window}, coloured from green (>= 99.9 %) to red (< 90 %); \`no data\` (grey) without runs.`,
+        );
+        app.get<{ Params: { name: string } }>(
+          `/api/v1/badge/:name/uptime-${window}.svg`,
+          { schema: uptimeDoc },
+          async (request, reply) =>
+            sendSvg(reply, await uptimeBadge(window, service.uptime(request.params.name)[window])),
         );
       }
     });

@@ -24,7 +24,11 @@ export type UptimeBadgeWindow = (typeof UPTIME_BADGE_WINDOWS)[number];
 export function statusBadge(name: string, latest: CheckResult | undefined): Promise<string> {
   if (latest === undefined) return makeBadge({ label: name, message: 'not run yet', color: 'lightgrey' });
   if (latest.maintenance) return makeBadge({ label: name, message: 'maintenance', color: 'blue' });
-  return makeBadge({ label: name, message: latest.success ? 'up' : 'down', color: latest.success ? 'brightgreen' : 'red' });
+  return makeBadge({
+    label: name,
+    message: latest.success ? 'up' : 'down',
+    color: latest.success ? 'brightgreen' : 'red',
+  });
 }
 
 /** The share of successful runs over the window, two decimals below 100 %; `no data` (grey) without runs. */

@@ -8,7 +8,15 @@ import { type CheckJson, checkToJson } from './kinds/index.ts';
 import { HealthcheckError, notFound } from './api-input.ts';
 import type { CheckRegistry } from './registry.ts';
 import type { HealthcheckRepository } from './repository.ts';
-import type { CheckResult, DurationBucket, HistoryEntry, SeriesWindow, UptimeRatios, UptimeWindow, UptimeWindowName } from './result-types.ts';
+import type {
+  CheckResult,
+  DurationBucket,
+  HistoryEntry,
+  SeriesWindow,
+  UptimeRatios,
+  UptimeWindow,
+  UptimeWindowName,
+} from './result-types.ts';
 
 /** One row of the dashboard's check list, lean: 12,000 of them make one answer. */
 export interface CheckOverview {
@@ -18,7 +26,14 @@ export interface CheckOverview {
   description?: string;
   labels?: Record<string, string>;
   /** The latest run: when (unix seconds), how long (ms), and the message of a failure. */
-  result: { success: boolean; timestamp: number; duration: number; message?: string; maintenance?: true; node?: string } | null;
+  result: {
+    success: boolean;
+    timestamp: number;
+    duration: number;
+    message?: string;
+    maintenance?: true;
+    node?: string;
+  } | null;
   uptime: UptimeRatios;
 }
 
@@ -33,7 +48,9 @@ export class CheckReads {
   ) {}
 
   list(): CheckJson[] {
-    return [...this.checks.all()].sort((a, b) => compareNames(a.def.name, b.def.name)).map((check) => checkToJson(check.def, check.source));
+    return [...this.checks.all()]
+      .sort((a, b) => compareNames(a.def.name, b.def.name))
+      .map((check) => checkToJson(check.def, check.source));
   }
 
   get(name: string): CheckJson {
@@ -69,7 +86,13 @@ export class CheckReads {
     const rows: CheckOverview[] = [];
     // Plain property writes, no spreads: this runs for every check on every poll of every open dashboard.
     for (const { def, source } of this.checks.all()) {
-      const row: CheckOverview = { name: def.name, kind: def.kind, source, result: null, uptime: uptime.get(def.name) ?? none };
+      const row: CheckOverview = {
+        name: def.name,
+        kind: def.kind,
+        source,
+        result: null,
+        uptime: uptime.get(def.name) ?? none,
+      };
       if (def.description !== '') row.description = def.description;
       for (const _label in def.labels) {
         row.labels = def.labels;
@@ -93,7 +116,8 @@ export class CheckReads {
    */
   private uptimeRatios(): Map<string, UptimeRatios> {
     const now = Date.now();
-    if (this.uptimeCache === null || now - this.uptimeCache.at >= UPTIME_CACHE_MS) this.uptimeCache = { at: now, ratios: this.repository.uptimeOfAll() };
+    if (this.uptimeCache === null || now - this.uptimeCache.at >= UPTIME_CACHE_MS)
+      this.uptimeCache = { at: now, ratios: this.repository.uptimeOfAll() };
     return this.uptimeCache.ratios;
   }
 

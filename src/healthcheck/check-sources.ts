@@ -27,7 +27,13 @@ interface StartupOptions {
  * Registers the stored API checks (one no longer valid is kept in the database, not run), the config file's checks
  * and the restored discovery sources, forgets the results of checks that are gone, and restores the latest results.
  */
-export async function loadChecks(checks: CheckRegistry, reconciler: Reconciler, repository: HealthcheckRepository, options: StartupOptions, logger: Logger): Promise<void> {
+export async function loadChecks(
+  checks: CheckRegistry,
+  reconciler: Reconciler,
+  repository: HealthcheckRepository,
+  options: StartupOptions,
+  logger: Logger,
+): Promise<void> {
   const configNames = new Set(options.config.healthchecks.checks.map(({ def }) => def.name));
   const taken: string[] = [];
   for (const stored of repository.listApiChecks()) {
@@ -40,7 +46,10 @@ export async function loadChecks(checks: CheckRegistry, reconciler: Reconciler, 
       def = parseCheck(stored.kind, stored.definition, options.config.healthchecks.labelLimits);
     } catch (error) {
       // Kept in the database untouched: a later version may read it again.
-      logger.error({ err: error, name: stored.name }, `stored healthcheck ${stored.name} is not valid any more: ${(error as Error).message}`);
+      logger.error(
+        { err: error, name: stored.name },
+        `stored healthcheck ${stored.name} is not valid any more: ${(error as Error).message}`,
+      );
       continue;
     }
     checks.register(checks.create(def, API_SOURCE, await prepareStored(checks, def, logger)));
@@ -71,10 +80,16 @@ async function prepareStored(checks: CheckRegistry, def: CheckDefinition, logger
 }
 
 /** The config file takes its names back from the API (their stored definitions go, their results stay). */
-export async function applyConfigChecks(reconciler: Reconciler, repository: HealthcheckRepository, config: HealthcheckConfig): Promise<ReconcilePlan> {
+export async function applyConfigChecks(
+  reconciler: Reconciler,
+  repository: HealthcheckRepository,
+  config: HealthcheckConfig,
+): Promise<ReconcilePlan> {
   try {
     return await reconciler.apply(CONFIG_SOURCE, config.healthchecks.checks, (plan) => {
-      repository.deleteDefinitions(plan.replaced.filter((check) => check.source === API_SOURCE).map((check) => check.def.name));
+      repository.deleteDefinitions(
+        plan.replaced.filter((check) => check.source === API_SOURCE).map((check) => check.def.name),
+      );
       repository.forgetChecks(plan.removed.map((check) => check.def.name));
     });
   } catch (error) {
@@ -91,6 +106,8 @@ export function warnRestartOnlyChanges(previous: HealthcheckSettings, next: Heal
     previous.writeDelayS !== next.writeDelayS ||
     previous.maxPendingResults !== next.maxPendingResults
   ) {
-    logger.warn('changes to healthchecks-labels, healthchecks.history-size, healthchecks.write-delay and healthchecks.max-pending-results take effect at the next restart');
+    logger.warn(
+      'changes to healthchecks-labels, healthchecks.history-size, healthchecks.write-delay and healthchecks.max-pending-results take effect at the next restart',
+    );
   }
 }

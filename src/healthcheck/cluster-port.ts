@@ -25,7 +25,10 @@ export interface CheckHost {
   /** The API checks, to seed an empty cluster store. */
   apiDefinitions(): CheckDefinition[];
   /** The cluster's store changed: the API checks become exactly `desired`; what the API would refuse goes to `refused`. */
-  applyReplicated(desired: readonly ReplicatedCheck[], refused: (name: string, refusal: HealthcheckError) => void): Promise<ReconcilePlan>;
+  applyReplicated(
+    desired: readonly ReplicatedCheck[],
+    refused: (name: string, refusal: HealthcheckError) => void,
+  ): Promise<ReconcilePlan>;
 }
 
 /** What this part uses of its cluster. */

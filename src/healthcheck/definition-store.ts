@@ -36,8 +36,18 @@ export class DefinitionStore {
   upsert(tx: Pick<Db, 'insert'>, check: StoredCheck): void {
     const nowS = this.nowS();
     tx.insert(healthchecks)
-      .values({ name: check.name, kind: check.kind, source: 'api', definition: check.definition, createdAtS: nowS, updatedAtS: nowS })
-      .onConflictDoUpdate({ target: healthchecks.name, set: { kind: check.kind, source: 'api', definition: check.definition, updatedAtS: nowS } })
+      .values({
+        name: check.name,
+        kind: check.kind,
+        source: 'api',
+        definition: check.definition,
+        createdAtS: nowS,
+        updatedAtS: nowS,
+      })
+      .onConflictDoUpdate({
+        target: healthchecks.name,
+        set: { kind: check.kind, source: 'api', definition: check.definition, updatedAtS: nowS },
+      })
       .run();
   }
 }

@@ -23,7 +23,9 @@ export class HeartbeatReports implements PushReports {
 
   last(name: string): PushReport | undefined {
     const row = this.select.get(name);
-    return row === undefined ? undefined : { atMs: row.reported_at_ms, success: row.success === 1, message: row.message };
+    return row === undefined
+      ? undefined
+      : { atMs: row.reported_at_ms, success: row.success === 1, message: row.message };
   }
 
   save(name: string, report: PushReport): void {

@@ -25,7 +25,10 @@ type Report = FastifyRequest<{ Params: { name: string } }>;
 /** The body's first 4 KiB as text (a cut UTF-8 sequence at the end is dropped), trimmed. */
 function failureMessage(body: unknown): string {
   if (!Buffer.isBuffer(body) || body.length === 0) return DEFAULT_FAILURE;
-  const text = new TextDecoder('utf-8', { fatal: false }).decode(body.subarray(0, MAX_HEARTBEAT_MESSAGE_BYTES)).replace(/\uFFFD$/, '').trim();
+  const text = new TextDecoder('utf-8', { fatal: false })
+    .decode(body.subarray(0, MAX_HEARTBEAT_MESSAGE_BYTES))
+    .replace(/\uFFFD$/, '')
+    .trim();
   return text === '' ? DEFAULT_FAILURE : text;
 }
 
@@ -72,7 +75,8 @@ export function heartbeatRoutes(service: HealthcheckService): FastifyPluginAsync
       };
       const successDoc = operation({
         summary: 'Report a success to a heartbeat check',
-        description: 'A job ran: the check records a success now, and its silence is counted from now (docs/checks.md "Heartbeat checks"). Any body is ignored.',
+        description:
+          'A job ran: the check records a success now, and its silence is counted from now (docs/checks.md "Heartbeat checks"). Any body is ignored.',
         tags: ['healthchecks'],
         params: nameParams('the heartbeat check'),
         responses: answers,
@@ -83,11 +87,16 @@ export function heartbeatRoutes(service: HealthcheckService): FastifyPluginAsync
           'A job failed: the check records a failure now, its message the first 4 KiB of the body (any content type, any length: past 64 KiB the body is discarded unread; `failure reported` without one).',
         tags: ['healthchecks'],
         params: nameParams('the heartbeat check'),
-        body: { schema: Type.String({ description: 'the failure message (first 4 KiB kept)' }), contentTypes: ['text/plain', 'application/octet-stream'] },
+        body: {
+          schema: Type.String({ description: 'the failure message (first 4 KiB kept)' }),
+          contentTypes: ['text/plain', 'application/octet-stream'],
+        },
         responses: answers,
       });
       // The check's own token opens these routes (as a bearer or `?token=`), and nothing else.
-      const config = ownTokenRoute((request) => service.heartbeatTokenSha256((request.params as { name: string }).name));
+      const config = ownTokenRoute((request) =>
+        service.heartbeatTokenSha256((request.params as { name: string }).name),
+      );
       scope.post<{ Params: { name: string } }>('/:name', { config, schema: successDoc }, success);
       scope.get<{ Params: { name: string } }>('/:name', { config, schema: successDoc }, success);
       scope.post<{ Params: { name: string } }>('/:name/fail', { config, schema: failureDoc }, failure);

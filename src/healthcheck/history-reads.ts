@@ -23,17 +23,29 @@ export class HistoryReads {
     const max = Math.min(limit, this.historySize);
     const entries: HistoryEntry[] = [];
     const waiting = this.pending.get(name)?.results ?? [];
-    for (let i = waiting.length - 1; i >= 0 && entries.length < max; i--) entries.push(historyEntry(waiting[i] as CheckResult));
+    for (let i = waiting.length - 1; i >= 0 && entries.length < max; i--)
+      entries.push(historyEntry(waiting[i] as CheckResult));
     if (entries.length === max) return entries;
     const h = healthcheckHistory;
     const stored = this.db
-      .select({ name: h.name, success: h.success, timestampS: h.timestampS, durationMs: h.durationMs, message: h.message, maintenance: h.maintenance, node: h.node })
+      .select({
+        name: h.name,
+        success: h.success,
+        timestampS: h.timestampS,
+        durationMs: h.durationMs,
+        message: h.message,
+        maintenance: h.maintenance,
+        node: h.node,
+      })
       .from(h)
       .where(eq(h.name, name))
       .orderBy(sql`${h.id} desc`)
       .limit(max - entries.length)
       .all();
-    for (const row of stored) entries.push(storedEntry(row.name, row.success, row.timestampS, row.message, row.durationMs, row.maintenance, row.node));
+    for (const row of stored)
+      entries.push(
+        storedEntry(row.name, row.success, row.timestampS, row.message, row.durationMs, row.maintenance, row.node),
+      );
     return entries;
   }
 
@@ -52,7 +64,8 @@ export class HistoryReads {
       if (entries === undefined) byName.set(name, (entries = []));
       for (const result of waiting) entries.push(historyEntry(result));
     }
-    for (const [name, entries] of byName) if (entries.length > max) byName.set(name, entries.slice(entries.length - max));
+    for (const [name, entries] of byName)
+      if (entries.length > max) byName.set(name, entries.slice(entries.length - max));
     return byName;
   }
 
@@ -60,7 +73,15 @@ export class HistoryReads {
     const byName = new Map<string, HistoryEntry[]>();
     const h = healthcheckHistory;
     for (const chunk of chunks(names)) {
-      const rows = this.db.all<{ name: string; success: number; timestamp_s: number; duration_ms: number; message: string; maintenance: number; node: string | null }>(
+      const rows = this.db.all<{
+        name: string;
+        success: number;
+        timestamp_s: number;
+        duration_ms: number;
+        message: string;
+        maintenance: number;
+        node: string | null;
+      }>(
         sql`select name, success, timestamp_s, duration_ms, message, maintenance, node from (
               select ${h.name} as name, ${h.success} as success, ${h.timestampS} as timestamp_s, ${h.durationMs} as duration_ms,
                      ${h.message} as message, ${h.maintenance} as maintenance, ${h.node} as node, ${h.id} as id, row_number() over (partition by ${h.name} order by ${h.id} desc) as newest
@@ -70,7 +91,17 @@ export class HistoryReads {
       for (const row of rows) {
         let entries = byName.get(row.name);
         if (entries === undefined) byName.set(row.name, (entries = []));
-        entries.push(storedEntry(row.name, row.success === 1, row.timestamp_s, row.message, row.duration_ms, row.maintenance === 1, row.node));
+        entries.push(
+          storedEntry(
+            row.name,
+            row.success === 1,
+            row.timestamp_s,
+            row.message,
+            row.duration_ms,
+            row.maintenance === 1,
+            row.node,
+          ),
+        );
       }
     }
     return byName;
@@ -79,10 +110,26 @@ export class HistoryReads {
 
 /** A result still waiting to be written, as the history reads return it. */
 function historyEntry(result: CheckResult): HistoryEntry {
-  return storedEntry(result.name, result.success, result['healthcheck-timestamp'], result.message, result.duration, result.maintenance === true, result.node ?? null);
+  return storedEntry(
+    result.name,
+    result.success,
+    result['healthcheck-timestamp'],
+    result.message,
+    result.duration,
+    result.maintenance === true,
+    result.node ?? null,
+  );
 }
 
-function storedEntry(name: string, success: boolean, timestampS: number, message: string, duration: number, maintenance: boolean, node: string | null): HistoryEntry {
+function storedEntry(
+  name: string,
+  success: boolean,
+  timestampS: number,
+  message: string,
+  duration: number,
+  maintenance: boolean,
+  node: string | null,
+): HistoryEntry {
   const entry: HistoryEntry = { name, success, 'healthcheck-timestamp': timestampS, message, duration };
   if (maintenance) entry.maintenance = true;
   if (node !== null) entry.node = node;

@@ -111,7 +111,8 @@ class LocationStates implements ResultLocations {
     if (located === undefined) {
       located = { byNode: new Map(), up: undefined };
       for (const entry of this.options.history(name)) {
-        if (entry.node !== undefined && !located.byNode.has(entry.node)) located.byNode.set(entry.node, locationOf(entry.node, entry));
+        if (entry.node !== undefined && !located.byNode.has(entry.node))
+          located.byNode.set(entry.node, locationOf(entry.node, entry));
       }
       this.checks.set(name, located);
     }
@@ -122,18 +123,31 @@ class LocationStates implements ResultLocations {
 /** A result older than the one kept (results replayed after a restart) does not replace it. */
 function keepNewest(byNode: Map<string, LocationResult>, node: string, location: LocationResult): void {
   const kept = byNode.get(node);
-  if (kept === undefined || (kept['healthcheck-timestamp'] as number) <= (location['healthcheck-timestamp'] as number)) byNode.set(node, location);
+  if (kept === undefined || (kept['healthcheck-timestamp'] as number) <= (location['healthcheck-timestamp'] as number))
+    byNode.set(node, location);
 }
 
 function locationOf(node: string, result: CheckResult | HistoryEntry): LocationResult {
-  const location: LocationResult = { node, success: result.success, 'healthcheck-timestamp': result['healthcheck-timestamp'], message: result.message, duration: result.duration };
+  const location: LocationResult = {
+    node,
+    success: result.success,
+    'healthcheck-timestamp': result['healthcheck-timestamp'],
+    message: result.message,
+    duration: result.duration,
+  };
   if (result.maintenance) location.maintenance = true;
   return location;
 }
 
 /** The check's state from its chosen locations' latest results; `result`, the one just in, dates it when no chosen
  *  location has reported yet. */
-function stateOf(check: LocatedCheck, chosen: readonly string[], byNode: ReadonlyMap<string, LocationResult>, quorum: number, result: CheckResult): CheckResult {
+function stateOf(
+  check: LocatedCheck,
+  chosen: readonly string[],
+  byNode: ReadonlyMap<string, LocationResult>,
+  quorum: number,
+  result: CheckResult,
+): CheckResult {
   const locations: LocationResult[] = [];
   const failures: string[] = [];
   let newest: LocationResult | CheckResult = result;
@@ -146,7 +160,8 @@ function stateOf(check: LocatedCheck, chosen: readonly string[], byNode: Readonl
     }
     locations.push(latest);
     if (!latest.success) failures.push(`${node}: ${latest.message}`);
-    if (!reported || (latest['healthcheck-timestamp'] as number) > (newest['healthcheck-timestamp'] as number)) newest = latest;
+    if (!reported || (latest['healthcheck-timestamp'] as number) > (newest['healthcheck-timestamp'] as number))
+      newest = latest;
     reported = true;
   }
   const up = failures.length < quorum;
@@ -156,7 +171,9 @@ function stateOf(check: LocatedCheck, chosen: readonly string[], byNode: Readonl
     ...(check.labels !== undefined ? { labels: check.labels } : {}),
     success: up,
     'healthcheck-timestamp': newest['healthcheck-timestamp'] as number,
-    message: up ? 'success' : `${failures.length} of ${chosen.length} locations failing (quorum ${quorum}): ${failures.join('; ')}`,
+    message: up
+      ? 'success'
+      : `${failures.length} of ${chosen.length} locations failing (quorum ${quorum}): ${failures.join('; ')}`,
     duration: newest.duration as number,
     source: check.source,
     ...(newest.maintenance ? { maintenance: true as const } : {}),

@@ -10,7 +10,16 @@ import { Type } from '@sinclair/typebox';
 import { registerPartScope } from '../server/errors.ts';
 import { json, messageError, nameParams, operation } from '../server/openapi.ts';
 import { CheckValidationError } from './kinds/types.ts';
-import { type MaintenanceCalendar, type MaintenanceLimits, type MaintenanceStore, type MaintenanceWindow, type MaintenanceWindowJson, MaintenanceWindowSchema, parseWindow, windowToJson } from './maintenance.ts';
+import {
+  type MaintenanceCalendar,
+  type MaintenanceLimits,
+  type MaintenanceStore,
+  type MaintenanceWindow,
+  type MaintenanceWindowJson,
+  MaintenanceWindowSchema,
+  parseWindow,
+  windowToJson,
+} from './maintenance.ts';
 import { healthcheckErrors } from './routes.ts';
 import { HealthcheckError } from './api-input.ts';
 
@@ -35,12 +44,17 @@ export class MaintenanceApi {
         this.calendar.setApi(parseWindow(JSON.parse(row.definition), this.limits().window));
       } catch (error) {
         skipped.inc({ reason: 'unreadable' });
-        logger.warn({ window: row.name }, `stored maintenance window ${JSON.stringify(row.name)} skipped: ${(error as Error).message}`);
+        logger.warn(
+          { window: row.name },
+          `stored maintenance window ${JSON.stringify(row.name)} skipped: ${(error as Error).message}`,
+        );
       }
     }
     const { maxWindows } = this.limits();
     if (this.calendar.size > maxWindows) {
-      logger.warn(`${this.calendar.size} maintenance windows, more than healthchecks.max-maintenance-windows (${maxWindows}): new ones are refused until some are deleted`);
+      logger.warn(
+        `${this.calendar.size} maintenance windows, more than healthchecks.max-maintenance-windows (${maxWindows}): new ones are refused until some are deleted`,
+      );
     }
   }
 
@@ -57,7 +71,9 @@ export class MaintenanceApi {
     }
     if (this.calendar.isConfig(window.name)) throw ownedByConfig(window.name);
     if (!this.calendar.has(window.name) && this.calendar.size >= limits.maxWindows) {
-      throw invalid(`there are already ${this.calendar.size} windows, the most healthchecks.max-maintenance-windows allows; delete one first`);
+      throw invalid(
+        `there are already ${this.calendar.size} windows, the most healthchecks.max-maintenance-windows allows; delete one first`,
+      );
     }
     const listed = windowToJson(window, 'api', Date.now());
     this.store.save(window);
@@ -79,7 +95,8 @@ export class MaintenanceApi {
   delete(name: string): void {
     if (this.calendar.isConfig(name)) throw ownedByConfig(name);
     const stored = this.store.delete(name);
-    if (!this.calendar.deleteApi(name) && !stored) throw new HealthcheckError('not-found', `Maintenance window ${name} not found`);
+    if (!this.calendar.deleteApi(name) && !stored)
+      throw new HealthcheckError('not-found', `Maintenance window ${name} not found`);
   }
 }
 
@@ -106,7 +123,9 @@ export function maintenanceRoutes(api: MaintenanceApi): FastifyPluginAsync {
           checks: Type.Optional(Type.Array(Type.String())),
           source: Type.Union([Type.Literal('configuration'), Type.Literal('api')]),
           active: Type.Boolean({ description: 'on now' }),
-          'next-start': Type.Optional(Type.String({ description: 'the occurrence on now, else the next (absent once a one-off window is over)' })),
+          'next-start': Type.Optional(
+            Type.String({ description: 'the occurrence on now, else the next (absent once a one-off window is over)' }),
+          ),
           'next-end': Type.Optional(Type.String()),
         },
         { title: 'MaintenanceWindow' },
@@ -114,16 +133,24 @@ export function maintenanceRoutes(api: MaintenanceApi): FastifyPluginAsync {
       const tags = ['healthchecks'] as const;
       const createDoc = operation({
         summary: 'Create or replace a maintenance window',
-        description: 'Results of the checks it covers are marked `maintenance: true` and count in no uptime while it is on (docs/checks.md "Maintenance windows").',
+        description:
+          'Results of the checks it covers are marked `maintenance: true` and count in no uptime while it is on (docs/checks.md "Maintenance windows").',
         tags,
         body: { schema: MaintenanceWindowSchema },
         responses: {
           201: json('created (or replaced)', Type.Object({ message: Type.String(), result: Window })),
-          400: messageError('`Invalid maintenance window: <field>: <problem>`, or as many windows as `healthchecks.max-maintenance-windows` allows'),
+          400: messageError(
+            '`Invalid maintenance window: <field>: <problem>`, or as many windows as `healthchecks.max-maintenance-windows` allows',
+          ),
           409: messageError('a window of the configuration file has that name'),
         },
       });
-      const listDoc = operation({ summary: 'List the maintenance windows', description: 'Those of the config file and of the API, by name.', tags, responses: { 200: json('the windows', Type.Object({ result: Type.Array(Window) })) } });
+      const listDoc = operation({
+        summary: 'List the maintenance windows',
+        description: 'Those of the config file and of the API, by name.',
+        tags,
+        responses: { 200: json('the windows', Type.Object({ result: Type.Array(Window) })) },
+      });
       const getDoc = operation({
         summary: 'Get a maintenance window',
         tags,
@@ -142,10 +169,14 @@ export function maintenanceRoutes(api: MaintenanceApi): FastifyPluginAsync {
       });
       scope.post('', { schema: createDoc }, async (request, reply) => {
         const window = api.add(request.body);
-        return reply.code(201).send({ message: `Maintenance window ${window.name} successfully added`, result: window });
+        return reply
+          .code(201)
+          .send({ message: `Maintenance window ${window.name} successfully added`, result: window });
       });
       scope.get('', { schema: listDoc }, async () => ({ result: api.list() }));
-      scope.get<{ Params: { name: string } }>('/:name', { schema: getDoc }, async (request) => api.get(request.params.name));
+      scope.get<{ Params: { name: string } }>('/:name', { schema: getDoc }, async (request) =>
+        api.get(request.params.name),
+      );
       scope.delete<{ Params: { name: string } }>('/:name', { schema: deleteDoc }, async (request) => {
         api.delete(request.params.name);
         return { message: `Successfully deleted maintenance window ${request.params.name}` };

@@ -59,7 +59,10 @@ export interface MaintenanceLimits {
   window: WindowLimits;
 }
 
-export const DEFAULT_MAINTENANCE_LIMITS: MaintenanceLimits = { maxWindows: 10_000, window: { labels: DEFAULT_LABEL_LIMITS, maxChecks: 1000 } };
+export const DEFAULT_MAINTENANCE_LIMITS: MaintenanceLimits = {
+  maxWindows: 10_000,
+  window: { labels: DEFAULT_LABEL_LIMITS, maxChecks: 1000 },
+};
 
 /** A window as the API lists it, with whether it is on now and its current or next occurrence. */
 export interface MaintenanceWindowJson {
@@ -86,11 +89,23 @@ const MAX_DURATION_MS = 9_223_372_036_854;
 
 export function timeField(field: string, text: string): number {
   const match = RFC3339.exec(text);
-  if (match === null) throw new CheckValidationError(field, `must be an RFC 3339 date and time with a zone (2026-12-01T22:00:00Z), got ${JSON.stringify(text)}`);
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  if (match === null)
+    throw new CheckValidationError(
+      field,
+      `must be an RFC 3339 date and time with a zone (2026-12-01T22:00:00Z), got ${JSON.stringify(text)}`,
+    );
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const [, , , , , , , fraction, sign, offsetHours, offsetMinutes] = match;
   // The fields must come back out of the date they make: Date.parse takes 2026-02-30 for March 2.
-  const notADate = (problem: string) => new CheckValidationError(field, `${JSON.stringify(text)} is not a date and time: ${problem}`);
+  const notADate = (problem: string) =>
+    new CheckValidationError(field, `${JSON.stringify(text)} is not a date and time: ${problem}`);
   if (month < 1 || month > 12) throw notADate(`no month ${month}`);
   if (hour > 23) throw notADate(`hour ${hour} is past 23`);
   if (minute > 59) throw notADate(`minute ${minute} is past 59`);
@@ -98,11 +113,18 @@ export function timeField(field: string, text: string): number {
   const wall = new Date(0);
   wall.setUTCFullYear(year, month - 1, day);
   wall.setUTCHours(hour, minute, second);
-  if (wall.getUTCDate() !== day || wall.getUTCMonth() !== month - 1) throw notADate(`no day ${day} in ${match[1]}-${match[2]}`);
-  if (Number(offsetHours ?? 0) > 23 || Number(offsetMinutes ?? 0) > 59) throw notADate(`no zone offset ${sign}${offsetHours}:${offsetMinutes}`);
-  const offsetMs = sign === undefined ? 0 : (sign === '-' ? -1 : 1) * (Number(offsetHours) * 60 + Number(offsetMinutes)) * 60_000;
+  if (wall.getUTCDate() !== day || wall.getUTCMonth() !== month - 1)
+    throw notADate(`no day ${day} in ${match[1]}-${match[2]}`);
+  if (Number(offsetHours ?? 0) > 23 || Number(offsetMinutes ?? 0) > 59)
+    throw notADate(`no zone offset ${sign}${offsetHours}:${offsetMinutes}`);
+  const offsetMs =
+    sign === undefined ? 0 : (sign === '-' ? -1 : 1) * (Number(offsetHours) * 60 + Number(offsetMinutes)) * 60_000;
   const ms = wall.getTime() + Math.floor(Number(`0${fraction ?? ''}`) * 1000) - offsetMs;
-  if (ms < FIRST_MS || ms > LAST_MS) throw new CheckValidationError(field, `must be between 0000-01-01T00:00:00Z and ${LAST} in UTC, got ${JSON.stringify(text)}`);
+  if (ms < FIRST_MS || ms > LAST_MS)
+    throw new CheckValidationError(
+      field,
+      `must be between 0000-01-01T00:00:00Z and ${LAST} in UTC, got ${JSON.stringify(text)}`,
+    );
   return ms;
 }
 
@@ -120,7 +142,10 @@ function durationMsField(field: string, text: string): number {
 
 function checksField(checks: readonly string[], maxChecks: number): Set<string> {
   if (checks.length > maxChecks) {
-    throw new CheckValidationError('checks', `has ${checks.length} check names, more than the limit of ${maxChecks} (healthchecks.max-maintenance-window-checks)`);
+    throw new CheckValidationError(
+      'checks',
+      `has ${checks.length} check names, more than the limit of ${maxChecks} (healthchecks.max-maintenance-window-checks)`,
+    );
   }
   checks.forEach((check, i) => {
     try {
@@ -139,19 +164,27 @@ export function parseWindow(raw: unknown, limits: WindowLimits): MaintenanceWind
   const name = nameField(input.name);
   const startMs = timeField('start', input.start);
   if ((input.duration === undefined) === (input.end === undefined)) {
-    throw new CheckValidationError(input.duration === undefined ? 'duration' : 'end', 'set exactly one of duration and end');
+    throw new CheckValidationError(
+      input.duration === undefined ? 'duration' : 'end',
+      'set exactly one of duration and end',
+    );
   }
   let durationMs: number;
   if (input.duration !== undefined) {
     durationMs = durationMsField('duration', input.duration);
-    if (startMs + durationMs > LAST_MS) throw new CheckValidationError('duration', `the window would end after ${LAST}`);
+    if (startMs + durationMs > LAST_MS)
+      throw new CheckValidationError('duration', `the window would end after ${LAST}`);
   } else {
     durationMs = timeField('end', input.end as string) - startMs;
-    if (durationMs <= 0) throw new CheckValidationError('end', `must be after start (${input.start}), got ${JSON.stringify(input.end)}`);
+    if (durationMs <= 0)
+      throw new CheckValidationError('end', `must be after start (${input.start}), got ${JSON.stringify(input.end)}`);
   }
   const everyMs = input.every === undefined ? 0 : durationMsField('every', input.every);
   if (everyMs !== 0 && everyMs <= durationMs) {
-    throw new CheckValidationError('every', `must be longer than the window (${formatDuration(durationMs * 1e6)}), or the window never ends; got ${JSON.stringify(input.every)}`);
+    throw new CheckValidationError(
+      'every',
+      `must be longer than the window (${formatDuration(durationMs * 1e6)}), or the window never ends; got ${JSON.stringify(input.every)}`,
+    );
   }
   const labels = { ...input.labels };
   checkLabels(labels, limits.labels);
@@ -188,7 +221,11 @@ export function covers(window: MaintenanceWindow, name: string, labels: Readonly
 }
 
 export function windowToJson(window: MaintenanceWindow, source: WindowSource, nowMs: number): MaintenanceWindowJson {
-  const json: MaintenanceWindowJson = { name: window.name, start: new Date(window.startMs).toISOString(), duration: formatDuration(window.durationMs * 1e6) } as MaintenanceWindowJson;
+  const json: MaintenanceWindowJson = {
+    name: window.name,
+    start: new Date(window.startMs).toISOString(),
+    duration: formatDuration(window.durationMs * 1e6),
+  } as MaintenanceWindowJson;
   if (window.everyMs > 0) json.every = formatDuration(window.everyMs * 1e6);
   if (Object.keys(window.labels).length > 0) json.labels = window.labels;
   if (window.checks.size > 0) json.checks = [...window.checks];
@@ -283,7 +320,11 @@ export class MaintenanceCalendar {
   get(name: string): MaintenanceWindowJson | undefined {
     const at = this.position.get(name);
     if (at === undefined) return undefined;
-    return windowToJson(this.inForce[at] as MaintenanceWindow, this.config.has(name) ? 'configuration' : 'api', this.now());
+    return windowToJson(
+      this.inForce[at] as MaintenanceWindow,
+      this.config.has(name) ? 'configuration' : 'api',
+      this.now(),
+    );
   }
 
   private put(window: MaintenanceWindow): void {

@@ -38,8 +38,16 @@ const FAMILIES = {
     'gauge',
     'TLS healthchecks: the earliest expiry (NotAfter) of the certificate chain seen by the last handshake, as a Unix time in seconds.',
   ),
-  domainExpiry: header('healthcheck_domain_expiry_seconds', 'gauge', 'Domain healthchecks: the expiry of the registration found through RDAP by the last run, as a Unix time in seconds.'),
-  locationSuccess: header('healthcheck_location_success', 'gauge', "Healthchecks with locations, in a cluster: whether each chosen location's (node's) latest run succeeded (1) or failed (0)."),
+  domainExpiry: header(
+    'healthcheck_domain_expiry_seconds',
+    'gauge',
+    'Domain healthchecks: the expiry of the registration found through RDAP by the last run, as a Unix time in seconds.',
+  ),
+  locationSuccess: header(
+    'healthcheck_location_success',
+    'gauge',
+    "Healthchecks with locations, in a cluster: whether each chosen location's (node's) latest run succeeded (1) or failed (0).",
+  ),
 };
 
 function header(name: string, type: string, help: string): string {
@@ -129,7 +137,13 @@ export class HealthcheckMetrics {
 
   /** `certificateExpirySeconds`: what the run's TLS handshake saw, when the check makes one; `domainExpirySeconds`
    *  what a domain check's RDAP answer said. */
-  observeRun(series: CheckSeries, success: boolean, durationSeconds: number, certificateExpirySeconds?: number, domainExpirySeconds?: number): void {
+  observeRun(
+    series: CheckSeries,
+    success: boolean,
+    durationSeconds: number,
+    certificateExpirySeconds?: number,
+    domainExpirySeconds?: number,
+  ): void {
     // Added at its first run, so that a check created and dropped before it ran (a refused bulk) leaves nothing.
     if (series.up < 0) this.checks.add(series);
     if (success) series.successes++;
@@ -174,7 +188,8 @@ export class HealthcheckMetrics {
   private *render(): Generator<string> {
     yield* this.family(FAMILIES.total, (series) => {
       let lines = '';
-      if (series.successes > 0) lines += `healthcheck_total{${series.labelText},status="success"} ${series.successes}\n`;
+      if (series.successes > 0)
+        lines += `healthcheck_total{${series.labelText},status="success"} ${series.successes}\n`;
       if (series.failures > 0) lines += `healthcheck_total{${series.labelText},status="failure"} ${series.failures}\n`;
       return lines;
     });
@@ -189,12 +204,19 @@ export class HealthcheckMetrics {
       return `${lines}healthcheck_duration_seconds_sum{${labels}} ${series.durationSum}\nhealthcheck_duration_seconds_count{${labels}} ${cumulative}\n`;
     });
     yield* this.family(FAMILIES.up, (series) => `healthcheck_up{${series.labelText}} ${series.up}\n`);
-    yield* this.family(FAMILIES.lastDuration, (series) => `healthcheck_last_duration_seconds{${series.labelText}} ${series.lastDurationSeconds}\n`);
+    yield* this.family(
+      FAMILIES.lastDuration,
+      (series) => `healthcheck_last_duration_seconds{${series.labelText}} ${series.lastDurationSeconds}\n`,
+    );
     yield* this.family(FAMILIES.certificateExpiry, (series) =>
-      Number.isNaN(series.certificateExpirySeconds) ? '' : `healthcheck_tls_certificate_expiry_seconds{${series.labelText}} ${series.certificateExpirySeconds}\n`,
+      Number.isNaN(series.certificateExpirySeconds)
+        ? ''
+        : `healthcheck_tls_certificate_expiry_seconds{${series.labelText}} ${series.certificateExpirySeconds}\n`,
     );
     yield* this.family(FAMILIES.domainExpiry, (series) =>
-      Number.isNaN(series.domainExpirySeconds) ? '' : `healthcheck_domain_expiry_seconds{${series.labelText}} ${series.domainExpirySeconds}\n`,
+      Number.isNaN(series.domainExpirySeconds)
+        ? ''
+        : `healthcheck_domain_expiry_seconds{${series.labelText}} ${series.domainExpirySeconds}\n`,
     );
     yield* this.family(FAMILIES.locationSuccess, (series) => series.locationLines);
   }

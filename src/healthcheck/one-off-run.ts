@@ -17,12 +17,19 @@ export interface OneOffOutcome {
 }
 
 /** Runs a check once, now, bounded by its timeout; nothing is registered, stored or counted. */
-export async function runOneOff(def: CheckDefinition, prepare: (def: CheckDefinition) => Promise<Prepared>, maintenance: MaintenanceCalendar): Promise<OneOffOutcome> {
+export async function runOneOff(
+  def: CheckDefinition,
+  prepare: (def: CheckDefinition) => Promise<Prepared>,
+  maintenance: MaintenanceCalendar,
+): Promise<OneOffOutcome> {
   let prepared: Prepared;
   try {
     prepared = await prepare(def);
   } catch (error) {
-    throw new HealthcheckError('start-failed', `Fail to initialize one off healthcheck ${def.name}: ${(error as Error).message}`);
+    throw new HealthcheckError(
+      'start-failed',
+      `Fail to initialize one off healthcheck ${def.name}: ${(error as Error).message}`,
+    );
   }
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), durationToMs(def.timeoutNs));
@@ -37,7 +44,15 @@ export async function runOneOff(def: CheckDefinition, prepare: (def: CheckDefini
     void prepared.close().catch(() => undefined);
   }
   const labels = Object.keys(def.labels).length > 0 ? def.labels : undefined;
-  const result = buildResult(def.name, checkSummary(def), labels, API_SOURCE, failure, performance.now() - startedAt, maintenance.inMaintenance(def.name, def.labels));
+  const result = buildResult(
+    def.name,
+    checkSummary(def),
+    labels,
+    API_SOURCE,
+    failure,
+    performance.now() - startedAt,
+    maintenance.inMaintenance(def.name, def.labels),
+  );
   return failure === undefined
     ? { success: true, message: `One-off healthcheck ${def.name} successfully executed`, result }
     : { success: false, message: `Execution of one off healthcheck ${def.name} failed: ${result.message}`, result };

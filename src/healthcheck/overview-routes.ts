@@ -32,7 +32,8 @@ const recentBody = Type.Object(
   { additionalProperties: false },
 );
 
-const DASHBOARD = 'A read of the dashboard (docs/dashboard.md "Endpoints the page uses"), compressed (br, gzip) over 1 KiB when the client accepts it.';
+const DASHBOARD =
+  'A read of the dashboard (docs/dashboard.md "Endpoints the page uses"), compressed (br, gzip) over 1 KiB when the client accepts it.';
 
 export function healthcheckOverviewRoutes(service: HealthcheckService): FastifyPluginAsync {
   return async (root) => {
@@ -45,38 +46,59 @@ export function healthcheckOverviewRoutes(service: HealthcheckService): FastifyP
         tags: ['healthchecks'],
         responses: { 200: 'every check, sorted by name' },
       });
-      app.get('/api/v1/overview/healthchecks', { schema: { response: { 200: HealthcheckOverview }, ...overviewDoc } }, async () => ({ now: Math.floor(Date.now() / 1000), checks: service.overview() }));
+      app.get(
+        '/api/v1/overview/healthchecks',
+        { schema: { response: { 200: HealthcheckOverview }, ...overviewDoc } },
+        async () => ({ now: Math.floor(Date.now() / 1000), checks: service.overview() }),
+      );
 
       const recentDoc = operation({
         summary: 'The last results of the named checks',
         description: `${DASHBOARD} Unknown names are left out.`,
         tags: ['healthchecks'],
-        responses: { 200: 'the last `limit` results of each check, in one query', 400: messageError(`an invalid body, or more than ${MAX_RECENT_NAMES} names`) },
+        responses: {
+          200: 'the last `limit` results of each check, in one query',
+          400: messageError(`an invalid body, or more than ${MAX_RECENT_NAMES} names`),
+        },
       });
-      app.post<{ Body: { names: string[]; limit?: number } }>('/api/v1/overview/recent-results', { schema: { body: recentBody, response: { 200: RecentResults }, ...recentDoc } }, async (request) => {
-        const { names, limit } = request.body;
-        const recent = service.recentResults(names, Math.min(limit ?? service.historySize, service.historySize));
-        return { result: Object.fromEntries(recent) };
-      });
+      app.post<{ Body: { names: string[]; limit?: number } }>(
+        '/api/v1/overview/recent-results',
+        { schema: { body: recentBody, response: { 200: RecentResults }, ...recentDoc } },
+        async (request) => {
+          const { names, limit } = request.body;
+          const recent = service.recentResults(names, Math.min(limit ?? service.historySize, service.historySize));
+          return { result: Object.fromEntries(recent) };
+        },
+      );
 
       const durationsDoc = operation({
         summary: 'Response-time buckets of a check',
         description: `${DASHBOARD} Hourly buckets for 24h and 7d, daily ones for 30d.`,
         tags: ['healthchecks'],
         params: nameParams('the check'),
-        querystring: Type.Object({ window: Type.Optional(Type.Unsafe<SeriesWindow>({ type: 'string', enum: [...WINDOWS], default: '24h' })) }),
+        querystring: Type.Object({
+          window: Type.Optional(Type.Unsafe<SeriesWindow>({ type: 'string', enum: [...WINDOWS], default: '24h' })),
+        }),
         responses: {
           200: 'the buckets of the window',
           400: messageError('another window: `Invalid window "<text>": expected one of 24h, 7d, 30d`'),
           404: messageError('unknown check: `Healthcheck <name> not found`'),
         },
       });
-      app.get<{ Params: { name: string }; Querystring: { window?: string } }>('/api/v1/overview/durations/:name', { schema: { response: { 200: Durations }, ...durationsDoc } }, async (request) => {
-        const { name } = request.params;
-        const window = (request.query.window ?? '24h') as SeriesWindow;
-        if (!WINDOWS.includes(window)) throw new HttpError(400, `Invalid window ${JSON.stringify(request.query.window)}: expected one of ${WINDOWS.join(', ')}`);
-        return { name, window, buckets: service.durationSeries(name, window) };
-      });
+      app.get<{ Params: { name: string }; Querystring: { window?: string } }>(
+        '/api/v1/overview/durations/:name',
+        { schema: { response: { 200: Durations }, ...durationsDoc } },
+        async (request) => {
+          const { name } = request.params;
+          const window = (request.query.window ?? '24h') as SeriesWindow;
+          if (!WINDOWS.includes(window))
+            throw new HttpError(
+              400,
+              `Invalid window ${JSON.stringify(request.query.window)}: expected one of ${WINDOWS.join(', ')}`,
+            );
+          return { name, window, buckets: service.durationSeries(name, window) };
+        },
+      );
     });
   };
 }

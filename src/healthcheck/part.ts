@@ -44,7 +44,11 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
     const cluster = seams.cluster;
     let current = config;
     const calendar = new MaintenanceCalendar();
-    const maintenance = new MaintenanceApi(calendar, new MaintenanceStore(db), () => current.healthchecks.maintenanceLimits);
+    const maintenance = new MaintenanceApi(
+      calendar,
+      new MaintenanceStore(db),
+      () => current.healthchecks.maintenanceLimits,
+    );
     const skippedWindows = new Counter({
       name: 'maintenance_windows_skipped_total',
       help: 'Stored maintenance windows skipped at startup because they no longer read (docs/hardening.md, "Maintenance windows").',

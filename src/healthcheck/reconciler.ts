@@ -43,7 +43,11 @@ export class Reconciler {
    * Applies `desired` (unique names) for `source`, one mutation at a time with every other change of the registry.
    * `persist` writes the plan before the registry changes (a throw aborts the apply); the plan is returned.
    */
-  apply(source: string, desired: readonly KeyedCheck[], persist?: (plan: ReconcilePlan) => void | Promise<void>): Promise<ReconcilePlan> {
+  apply(
+    source: string,
+    desired: readonly KeyedCheck[],
+    persist?: (plan: ReconcilePlan) => void | Promise<void>,
+  ): Promise<ReconcilePlan> {
     return this.registry.exclusive(async () => {
       const registry = this.registry;
       const kept: RunningCheck[] = [];
@@ -75,10 +79,18 @@ export class Reconciler {
     const outcomes = await Promise.allSettled(entries.map(({ def }) => this.registry.prepare(def)));
     const failed = outcomes.findIndex((outcome) => outcome.status === 'rejected');
     if (failed >= 0) {
-      await Promise.allSettled(outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value.close() : undefined)));
+      await Promise.allSettled(
+        outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value.close() : undefined)),
+      );
       const reason = (outcomes[failed] as PromiseRejectedResult).reason as Error;
       throw new CheckPrepareError(entries[failed] as KeyedCheck, reason);
     }
-    return entries.map(({ def }, i) => this.registry.create(def, source, (outcomes[i] as PromiseFulfilledResult<Awaited<ReturnType<CheckRegistry['prepare']>>>).value));
+    return entries.map(({ def }, i) =>
+      this.registry.create(
+        def,
+        source,
+        (outcomes[i] as PromiseFulfilledResult<Awaited<ReturnType<CheckRegistry['prepare']>>>).value,
+      ),
+    );
   }
 }

@@ -205,7 +205,10 @@ export class CheckRegistry {
     // This node's own last run: another location's does not delay it.
     const lastS = takenOver ? this.locations.lastRun(check, this.latest.get(check.def.name)) : undefined;
     // Result timestamps are wall-clock seconds; the scheduler's clock is its own: hand it a delay.
-    check.handle = this.scheduler.add(check, lastS !== undefined ? lastS * 1000 + check.intervalMs - Date.now() : undefined);
+    check.handle = this.scheduler.add(
+      check,
+      lastS !== undefined ? lastS * 1000 + check.intervalMs - Date.now() : undefined,
+    );
   }
 
   /**
@@ -254,7 +257,8 @@ export class CheckRegistry {
     const view = this.locations.observe(check, result, false, latest);
     // A result older than the latest kept (results replayed after a restart) does not replace it; it still goes to
     // the history.
-    if (latest === undefined || latest['healthcheck-timestamp'] <= view.state['healthcheck-timestamp']) this.latest.set(result.name, view.state);
+    if (latest === undefined || latest['healthcheck-timestamp'] <= view.state['healthcheck-timestamp'])
+      this.latest.set(result.name, view.state);
     this.repository.record(result, view.state);
     this.metrics.observeRun(check.metricSeries, result.success, result.duration / 1000, undefined);
     this.metrics.observeState(check.metricSeries, view.state);
@@ -317,7 +321,9 @@ export class CheckRegistry {
     // The API answers at once; the aborted run and the release of connections finish in the background.
     void idle
       .then(() => check.prepared.close())
-      .catch((error: unknown) => this.logger.warn({ err: error, name: check.def.name }, 'releasing a removed healthcheck failed'));
+      .catch((error: unknown) =>
+        this.logger.warn({ err: error, name: check.def.name }, 'releasing a removed healthcheck failed'),
+      );
   }
 
   private export(result: CheckResult): void {
@@ -326,13 +332,28 @@ export class CheckRegistry {
 
   private recordRun(check: RunningCheck, failure: unknown, durationMs: number): void {
     const name = check.def.name;
-    const result = buildResult(name, check.summary, check.labels, check.source, failure, durationMs, this.inMaintenance(name, check.def.labels), this.node);
+    const result = buildResult(
+      name,
+      check.summary,
+      check.labels,
+      check.source,
+      failure,
+      durationMs,
+      this.inMaintenance(name, check.def.labels),
+      this.node,
+    );
     const view = this.locations.observe(check, result, true, this.latest.get(name));
     this.latest.set(result.name, view.state);
     this.repository.record(result, view.state);
     this.publish(result);
     if (view.exported) this.export(view.state);
-    this.metrics.observeRun(check.metricSeries, result.success, durationMs / 1000, check.prepared.certificateExpirySeconds?.(), check.prepared.domainExpirySeconds?.());
+    this.metrics.observeRun(
+      check.metricSeries,
+      result.success,
+      durationMs / 1000,
+      check.prepared.certificateExpirySeconds?.(),
+      check.prepared.domainExpirySeconds?.(),
+    );
     this.metrics.observeState(check.metricSeries, view.state);
     if (result.success !== check.lastSuccess) {
       if (!result.success) this.logger.warn({ name: result.name, cause: result.message }, 'healthcheck failed');

@@ -32,14 +32,26 @@ export function admitReplicated(
     let def: CheckDefinition;
     try {
       def = admitStoredCheck(kind, definition, rules, where);
-      if (def.name !== name) throw new HealthcheckError('invalid', `Invalid healthcheck configuration: ${where}name: the definition is named ${JSON.stringify(def.name)}`);
+      if (def.name !== name)
+        throw new HealthcheckError(
+          'invalid',
+          `Invalid healthcheck configuration: ${where}name: the definition is named ${JSON.stringify(def.name)}`,
+        );
     } catch (error) {
-      refused(name, error instanceof HealthcheckError ? error : new HealthcheckError('invalid', `Invalid healthcheck configuration: ${where}${(error as Error).message}`));
+      refused(
+        name,
+        error instanceof HealthcheckError
+          ? error
+          : new HealthcheckError('invalid', `Invalid healthcheck configuration: ${where}${(error as Error).message}`),
+      );
       continue;
     }
     const source = sourceOf(def.name);
     if (source !== undefined && source !== API_SOURCE) {
-      logger.warn({ name: def.name, source }, `replicated API check ${def.name} is ignored here: this node has it from ${source}`);
+      logger.warn(
+        { name: def.name, source },
+        `replicated API check ${def.name} is ignored here: this node has it from ${source}`,
+      );
       continue;
     }
     keyed.push({ key: `replicated ${def.name}`, def });

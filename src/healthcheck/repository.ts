@@ -8,7 +8,16 @@ import type { Db } from '../db/client.ts';
 import { DefinitionStore } from './definition-store.ts';
 import { HistoryReads } from './history-reads.ts';
 import { type RepositoryOptions, ResultStore } from './result-store.ts';
-import type { CheckResult, DurationBucket, HistoryEntry, SeriesWindow, StoredCheck, UptimeRatios, UptimeWindow, UptimeWindowName } from './result-types.ts';
+import type {
+  CheckResult,
+  DurationBucket,
+  HistoryEntry,
+  SeriesWindow,
+  StoredCheck,
+  UptimeRatios,
+  UptimeWindow,
+  UptimeWindowName,
+} from './result-types.ts';
 import { UptimePeriods } from './uptime-periods.ts';
 import { UptimeReads } from './uptime-reads.ts';
 

@@ -79,7 +79,11 @@ export class ResultStore {
     this.flushIntervalMs = options.flushIntervalMs ?? BEAT_MS;
     this.writeDelayS = options.writeDelayS ?? 0;
     this.nowS = options.nowS ?? (() => Math.floor(Date.now() / 1000));
-    this.pending = new PendingResults(options.historySize, options.maxPendingResults ?? DEFAULT_MAX_PENDING_RESULTS, options.onFolded ?? (() => undefined));
+    this.pending = new PendingResults(
+      options.historySize,
+      options.maxPendingResults ?? DEFAULT_MAX_PENDING_RESULTS,
+      options.onFolded ?? (() => undefined),
+    );
     this.statements = this.prepareStatements();
     this.writeAll = this.db.$client.transaction(() => {
       for (const [name, check] of this.pending.entries()) this.writeCheck(name, check, Infinity);
@@ -98,7 +102,9 @@ export class ResultStore {
     const u = getTableName(healthcheckUptime);
     const r = getTableName(healthcheckResults);
     return {
-      upsertResult: client.prepare<[string, number, number, number, string, string, string | null, string, number, string | null]>(
+      upsertResult: client.prepare<
+        [string, number, number, number, string, string, string | null, string, number, string | null]
+      >(
         `insert into ${r} (name, success, timestamp_s, duration_ms, message, summary, labels, source, maintenance, node) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          on conflict (name) do update set success = excluded.success, timestamp_s = excluded.timestamp_s, duration_ms = excluded.duration_ms,
            message = excluded.message, summary = excluded.summary, labels = excluded.labels, source = excluded.source, maintenance = excluded.maintenance,
@@ -109,15 +115,21 @@ export class ResultStore {
       ),
       countHistory: client.prepare<[string], { n: number }>(`select count(*) as n from ${h} where name = ?`),
       // The oldest rows of one check, through the (name, id) index: it walks only the rows it deletes.
-      trimHistory: client.prepare<[string, number]>(`delete from ${h} where id in (select id from ${h} where name = ? order by id asc limit ?)`),
-      upsertUptime: client.prepare<[string, number, number, number, number, number, number, string, number, number, number, number, number, number]>(
+      trimHistory: client.prepare<[string, number]>(
+        `delete from ${h} where id in (select id from ${h} where name = ? order by id asc limit ?)`,
+      ),
+      upsertUptime: client.prepare<
+        [string, number, number, number, number, number, number, string, number, number, number, number, number, number]
+      >(
         `insert into ${u} (name, granularity, period_start_s, runs, successes, duration_total_ms, duration_min_ms, duration_max_ms)
          values (?, 'hour', ?, ?, ?, ?, ?, ?), (?, 'day', ?, ?, ?, ?, ?, ?)
          on conflict (name, granularity, period_start_s) do update set runs = runs + excluded.runs, successes = successes + excluded.successes,
            duration_total_ms = duration_total_ms + excluded.duration_total_ms, duration_min_ms = min(duration_min_ms, excluded.duration_min_ms),
            duration_max_ms = max(duration_max_ms, excluded.duration_max_ms)`,
       ),
-      pruneUptime: client.prepare<[string, string, number]>(`delete from ${u} where name = ? and granularity = ? and period_start_s < ?`),
+      pruneUptime: client.prepare<[string, string, number]>(
+        `delete from ${u} where name = ? and granularity = ? and period_start_s < ?`,
+      ),
     };
   }
 
@@ -157,7 +169,9 @@ export class ResultStore {
     return rows.map((row) => ({
       name: row.name,
       summary: row.summary,
-      ...(row.labels !== null && Object.keys(row.labels as object).length > 0 ? { labels: row.labels as Record<string, string> } : {}),
+      ...(row.labels !== null && Object.keys(row.labels as object).length > 0
+        ? { labels: row.labels as Record<string, string> }
+        : {}),
       success: row.success,
       'healthcheck-timestamp': row.timestampS,
       message: row.message,
@@ -255,7 +269,15 @@ export class ResultStore {
     const rows = this.pending.takeOldest(check, maxRows);
     for (let i = 0; i < rows.length; i++) {
       const result = rows[i] as CheckResult;
-      s.insertHistory.run(name, result.success ? 1 : 0, result['healthcheck-timestamp'], result.duration, result.message, result.maintenance ? 1 : 0, result.node ?? null);
+      s.insertHistory.run(
+        name,
+        result.success ? 1 : 0,
+        result['healthcheck-timestamp'],
+        result.duration,
+        result.message,
+        result.maintenance ? 1 : 0,
+        result.node ?? null,
+      );
     }
     state.historyRows += rows.length;
     if (state.historyRows > this.options.historySize) {
@@ -291,13 +313,42 @@ export class ResultStore {
   }
 
   /** Adds one hour's runs of a check to its hourly and daily aggregates (an hour lies within one day). */
-  private writeAggregates(name: string, hour: number, runs: number, successes: number, total: number, min: number, max: number): void {
-    this.statements.upsertUptime.run(name, hour, runs, successes, total, min, max, name, hour - (hour % DAY_S), runs, successes, total, min, max);
+  private writeAggregates(
+    name: string,
+    hour: number,
+    runs: number,
+    successes: number,
+    total: number,
+    min: number,
+    max: number,
+  ): void {
+    this.statements.upsertUptime.run(
+      name,
+      hour,
+      runs,
+      successes,
+      total,
+      min,
+      max,
+      name,
+      hour - (hour % DAY_S),
+      runs,
+      successes,
+      total,
+      min,
+      max,
+    );
   }
 
   /** Every name with something stored: results, or a heartbeat report (committed at once, its result later). */
   storedNames(): Set<string> {
-    const names = new Set(this.db.select({ name: healthcheckResults.name }).from(healthcheckResults).all().map((row) => row.name));
+    const names = new Set(
+      this.db
+        .select({ name: healthcheckResults.name })
+        .from(healthcheckResults)
+        .all()
+        .map((row) => row.name),
+    );
     for (const row of this.db.select({ name: heartbeatReports.name }).from(heartbeatReports).all()) names.add(row.name);
     return names;
   }

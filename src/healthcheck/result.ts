@@ -42,7 +42,13 @@ function failureMessage(failure: unknown): string {
  * generation, and on a node of three, which keeps twice as many results of others as its own, they were most of
  * what its old generation gained (docs/performance.md, "Cluster: the other nodes' results").
  */
-export function shareCheckStrings(result: CheckResult, name: string, summary: string, labels: Record<string, string> | undefined, source: string): void {
+export function shareCheckStrings(
+  result: CheckResult,
+  name: string,
+  summary: string,
+  labels: Record<string, string> | undefined,
+  source: string,
+): void {
   result.name = name;
   if (result.summary === summary) result.summary = summary;
   if (result.source === source) result.source = source;

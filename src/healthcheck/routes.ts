@@ -43,10 +43,14 @@ const STATUS: Record<HealthcheckErrorReason, number> = {
 /** Cabourotte's body shape; the service's refusals carry their reason, mapped to a status here. */
 export const healthcheckErrors: PartErrors = {
   body: (message) => ({ message }),
-  fromDomainError: (error) => (error instanceof HealthcheckError ? { statusCode: STATUS[error.reason], message: error.message } : undefined),
+  fromDomainError: (error) =>
+    error instanceof HealthcheckError ? { statusCode: STATUS[error.reason], message: error.message } : undefined,
   fromValidationError: (error, request): ErrorAnswer => {
     if (error.validationContext === 'querystring') {
-      return { statusCode: 400, message: `Invalid limit ${JSON.stringify((request.query as { limit?: unknown }).limit)}: expected a positive integer` };
+      return {
+        statusCode: 400,
+        message: `Invalid limit ${JSON.stringify((request.query as { limit?: unknown }).limit)}: expected a positive integer`,
+      };
     }
     return { statusCode: 400, message: `Invalid healthcheck configuration: ${error.message}` };
   },
@@ -60,9 +64,14 @@ export function healthcheckRoutes(service: HealthcheckService, options: RouteOpt
       ['', false],
     ] as const) {
       if (options.healthcheckApi) {
-        await registerPartScope(app, `${prefix}/healthcheck`, healthcheckErrors, (scope) => registerHealthcheckRoutes(scope, service, wrap));
+        await registerPartScope(app, `${prefix}/healthcheck`, healthcheckErrors, (scope) =>
+          registerHealthcheckRoutes(scope, service, wrap),
+        );
       }
-      if (options.resultApi) await registerPartScope(app, `${prefix}/result`, healthcheckErrors, (scope) => registerResultRoutes(scope, service, wrap));
+      if (options.resultApi)
+        await registerPartScope(app, `${prefix}/result`, healthcheckErrors, (scope) =>
+          registerResultRoutes(scope, service, wrap),
+        );
     }
   };
 }
@@ -71,7 +80,13 @@ export function healthcheckRoutes(service: HealthcheckService, options: RouteOpt
  * The OpenAPI documentation of a route (src/server/openapi.ts): the answers' bodies are the routes' own
  * `response` schemas, the errors `{"message": ...}`. `wrap` tells the form: the short one is said in the summary.
  */
-function documented(wrap: boolean, summary: string, responses: Operation['responses'], description?: string, body?: TSchema) {
+function documented(
+  wrap: boolean,
+  summary: string,
+  responses: Operation['responses'],
+  description?: string,
+  body?: TSchema,
+) {
   const form = wrap ? undefined : "The short form (Cabourotte's v1 path) of the same route under `/api/v1`.";
   return operation({
     summary: wrap ? summary : `${summary} (short form)`,
@@ -83,14 +98,21 @@ function documented(wrap: boolean, summary: string, responses: Operation['respon
 }
 
 /** Said of the list routes: their answer's shape is the only difference between the two forms. */
-const listForm = (wrap: boolean) => (wrap ? 'The short form answers a bare array.' : 'A bare array, where `/api/v1` answers `{"result": [...]}`.');
+const listForm = (wrap: boolean) =>
+  wrap ? 'The short form answers a bare array.' : 'A bare array, where `/api/v1` answers `{"result": [...]}`.';
 
 const unknownCheck = messageError('unknown check: `Healthcheck <name> not found`');
-const owned = messageError('a check of the config file or of a discovery source, which the API may not change: `healthcheck <name> comes from ...`');
-const invalidDefinition = messageError('invalid definition: `Invalid healthcheck configuration: <field>: <problem>` (docs/checks.md "Validation messages")');
+const owned = messageError(
+  'a check of the config file or of a discovery source, which the API may not change: `healthcheck <name> comes from ...`',
+);
+const invalidDefinition = messageError(
+  'invalid definition: `Invalid healthcheck configuration: <field>: <problem>` (docs/checks.md "Validation messages")',
+);
 const commandRefused = messageError('command checks refused by `healthchecks.command-checks-api` (docs/hardening.md)');
 const networkRefused = messageError('network checks refused by `healthchecks.checks-api` (docs/hardening.md)');
-const bulkRefused = messageError('command or network checks refused by `healthchecks.command-checks-api` or `healthchecks.checks-api` (docs/hardening.md); nothing is applied');
+const bulkRefused = messageError(
+  'command or network checks refused by `healthchecks.command-checks-api` or `healthchecks.checks-api` (docs/hardening.md); nothing is applied',
+);
 
 function typed(scope: FastifyInstance) {
   scope.setValidatorCompiler(validatorCompiledOnFirstUse(TypeBoxValidatorCompiler));
@@ -103,7 +125,17 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
   app.removeContentTypeParser(['text/plain']);
   app.get(
     '',
-    { schema: { response: { 200: listOf(ref(CheckDefinition), wrap) }, ...documented(wrap, 'List the check definitions', { 200: 'every check definition, sorted by name' }, listForm(wrap)) } },
+    {
+      schema: {
+        response: { 200: listOf(ref(CheckDefinition), wrap) },
+        ...documented(
+          wrap,
+          'List the check definitions',
+          { 200: 'every check definition, sorted by name' },
+          listForm(wrap),
+        ),
+      },
+    },
     async () => list(service.list(), wrap),
   );
 
@@ -122,18 +154,24 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
       `Body: one ${kind} check definition, with the fields of its kind (docs/checks.md). A check with the name of an API check replaces it; \`"one-off": true\` runs it once at once and answers its result instead.`,
       CHECK_KINDS[kind].schema,
     );
-    app.post(`/${kind}`, { config, schema: { response: { 201: Created, 500: Created }, ...doc } }, async (request, reply) => {
-      const outcome = await service.create(kind, request.body);
-      if (!outcome.oneOff) return reply.code(201).send({ message: 'Healthcheck successfully added' });
-      return reply.code(outcome.success ? 201 : 500).send({ message: outcome.message, result: outcome.result });
-    });
+    app.post(
+      `/${kind}`,
+      { config, schema: { response: { 201: Created, 500: Created }, ...doc } },
+      async (request, reply) => {
+        const outcome = await service.create(kind, request.body);
+        if (!outcome.oneOff) return reply.code(201).send({ message: 'Healthcheck successfully added' });
+        return reply.code(outcome.success ? 201 : 500).send({ message: outcome.message, result: outcome.result });
+      },
+    );
   }
   const bulkDoc = documented(
     wrap,
     'Replace the whole set of API checks',
     {
       201: 'applied (`Healthchecks successfully added`)',
-      400: messageError('an invalid body or check, a one-off check, a name used twice: `Invalid healthcheck configuration: ...`; nothing is applied'),
+      400: messageError(
+        'an invalid body or check, a one-off check, a name used twice: `Invalid healthcheck configuration: ...`; nothing is applied',
+      ),
       403: bulkRefused,
       409: owned,
       500: messageError('a check cannot be prepared; nothing is applied'),
@@ -141,10 +179,14 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
     `Body: any of the lists ${KIND_NAMES.map((kind) => `\`${kind}-checks\``).join(', ')}, as in the config file. API checks missing from it are deleted, unchanged ones keep running; atomically.`,
     BulkBody,
   );
-  app.post('/bulk', { config: SHADOWS_PARAMETRIC, schema: { response: { 201: Message }, ...bulkDoc } }, async (request, reply) => {
-    await service.bulk(request.body);
-    return reply.code(201).send({ message: 'Healthchecks successfully added' });
-  });
+  app.post(
+    '/bulk',
+    { config: SHADOWS_PARAMETRIC, schema: { response: { 201: Message }, ...bulkDoc } },
+    async (request, reply) => {
+      await service.bulk(request.body);
+      return reply.code(201).send({ message: 'Healthchecks successfully added' });
+    },
+  );
   const unknownKindDoc = documented(
     wrap,
     'Create a check of an unknown kind',
@@ -155,55 +197,89 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
     throw unknownKind(request.params.name);
   });
 
-  const getDoc = documented(
-    wrap,
-    'Get a check definition',
-    { 200: 'the definition as Cabourotte lists it, with `source` and `kind`; it can be posted back as is', 404: unknownCheck },
-  );
-  app.get('/:name', { schema: { params: NameParams, response: { 200: ref(CheckDefinition) }, ...getDoc } }, async (request) => service.get(request.params.name));
-
-  const deleteDoc = documented(
-    wrap,
-    'Delete an API check',
-    { 200: 'deleted, with its result, history and uptime (`Successfully deleted healthcheck <name>`)', 404: unknownCheck, 409: owned },
-  );
-  app.delete('/:name', { schema: { params: NameParams, response: { 200: Message }, ...deleteDoc } }, async (request) => {
-    const { name } = request.params;
-    await service.delete(name);
-    return { message: `Successfully deleted healthcheck ${name}` };
+  const getDoc = documented(wrap, 'Get a check definition', {
+    200: 'the definition as Cabourotte lists it, with `source` and `kind`; it can be posted back as is',
+    404: unknownCheck,
   });
+  app.get(
+    '/:name',
+    { schema: { params: NameParams, response: { 200: ref(CheckDefinition) }, ...getDoc } },
+    async (request) => service.get(request.params.name),
+  );
+
+  const deleteDoc = documented(wrap, 'Delete an API check', {
+    200: 'deleted, with its result, history and uptime (`Successfully deleted healthcheck <name>`)',
+    404: unknownCheck,
+    409: owned,
+  });
+  app.delete(
+    '/:name',
+    { schema: { params: NameParams, response: { 200: Message }, ...deleteDoc } },
+    async (request) => {
+      const { name } = request.params;
+      await service.delete(name);
+      return { message: `Successfully deleted healthcheck ${name}` };
+    },
+  );
 }
 
 function registerResultRoutes(scope: FastifyInstance, service: HealthcheckService, wrap: boolean): void {
   const app = typed(scope);
-  const listDoc = documented(wrap, 'The latest result of every check', { 200: 'the latest results, sorted by name' }, listForm(wrap));
-  app.get('', { schema: { response: { 200: listOf(ref(CheckResult), wrap) }, ...listDoc } }, async () => list(service.results(), wrap));
+  const listDoc = documented(
+    wrap,
+    'The latest result of every check',
+    { 200: 'the latest results, sorted by name' },
+    listForm(wrap),
+  );
+  app.get('', { schema: { response: { 200: listOf(ref(CheckResult), wrap) }, ...listDoc } }, async () =>
+    list(service.results(), wrap),
+  );
 
   const noResult = messageError('unknown check, or no run finished yet: `Result not found for healthcheck <name>`');
   const resultDoc = documented(wrap, 'The latest result of a check', { 200: 'the latest result', 404: noResult });
-  app.get('/:name', { schema: { params: NameParams, response: { 200: ref(CheckResult) }, ...resultDoc } }, async (request) => service.result(request.params.name));
+  app.get(
+    '/:name',
+    { schema: { params: NameParams, response: { 200: ref(CheckResult) }, ...resultDoc } },
+    async (request) => service.result(request.params.name),
+  );
 
   const historyDoc = documented(
     wrap,
     'The last raw results of a check',
-    { 200: 'the last results, newest first', 400: messageError('`limit` not a positive integer: `Invalid limit "<text>": expected a positive integer`'), 404: unknownCheck },
+    {
+      200: 'the last results, newest first',
+      400: messageError('`limit` not a positive integer: `Invalid limit "<text>": expected a positive integer`'),
+      404: unknownCheck,
+    },
     '`limit` defaults to, and is capped at, `healthchecks.history-size`.',
   );
-  app.get('/:name/history', { schema: { params: NameParams, querystring: HistoryQuery, response: { 200: History }, ...historyDoc } }, async (request) => {
-    const { limit } = request.query;
-    const max = service.historySize;
-    return { result: service.history(request.params.name, limit === undefined || limit === '' ? max : Math.min(Number(limit), max)) };
-  });
-
-  const uptimeDoc = documented(
-    wrap,
-    'The uptime of a check over 1 h, 24 h, 7 d and 30 d',
-    { 200: 'runs, successes, ratio and durations per window (hourly buckets)', 404: unknownCheck },
+  app.get(
+    '/:name/history',
+    { schema: { params: NameParams, querystring: HistoryQuery, response: { 200: History }, ...historyDoc } },
+    async (request) => {
+      const { limit } = request.query;
+      const max = service.historySize;
+      return {
+        result: service.history(
+          request.params.name,
+          limit === undefined || limit === '' ? max : Math.min(Number(limit), max),
+        ),
+      };
+    },
   );
-  app.get('/:name/uptime', { schema: { params: NameParams, response: { 200: Uptime }, ...uptimeDoc } }, async (request) => {
-    const { name } = request.params;
-    return { name, uptime: service.uptime(name) };
+
+  const uptimeDoc = documented(wrap, 'The uptime of a check over 1 h, 24 h, 7 d and 30 d', {
+    200: 'runs, successes, ratio and durations per window (hourly buckets)',
+    404: unknownCheck,
   });
+  app.get(
+    '/:name/uptime',
+    { schema: { params: NameParams, response: { 200: Uptime }, ...uptimeDoc } },
+    async (request) => {
+      const { name } = request.params;
+      return { name, uptime: service.uptime(name) };
+    },
+  );
 }
 
 function list<T>(items: T[], wrap: boolean): T[] | { result: T[] } {

@@ -187,7 +187,10 @@ export class Scheduler<J extends SchedulerJob> {
     const entry = new ScheduledJob(job, this);
     this.countInterval(job.intervalMs, 1);
     const now = this.now();
-    entry.due = this.onGrid(now + (delayMs !== undefined ? Math.max(0, delayMs) : this.random() * Math.min(job.intervalMs, MAX_INITIAL_DELAY_MS)));
+    entry.due = this.onGrid(
+      now +
+        (delayMs !== undefined ? Math.max(0, delayMs) : this.random() * Math.min(job.intervalMs, MAX_INITIAL_DELAY_MS)),
+    );
     this.heap.push(entry);
     this.arm();
     return entry;
@@ -277,7 +280,8 @@ export class Scheduler<J extends SchedulerJob> {
     // A run that was not aborted leaves its controller as good as new.
     const controller = entry.controller;
     entry.controller = null;
-    if (controller !== null && !controller.signal.aborted && this.idleControllers.length < MAX_IDLE_CONTROLLERS) this.idleControllers.push(controller);
+    if (controller !== null && !controller.signal.aborted && this.idleControllers.length < MAX_IDLE_CONTROLLERS)
+      this.idleControllers.push(controller);
     this.running--;
     if (entry.state === State.Removed) {
       const whenIdle = entry.whenIdle;

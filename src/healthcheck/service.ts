@@ -11,11 +11,27 @@ import { type ApiCheckRefusals, NO_REFUSALS } from './api-check-policy.ts';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Db } from '../db/client.ts';
-import { admitCreate, type AdmissionRules, API_SOURCE, HealthcheckError, notFound, ownedElsewhere, parseBulk, startFailed } from './api-input.ts';
+import {
+  admitCreate,
+  type AdmissionRules,
+  API_SOURCE,
+  HealthcheckError,
+  notFound,
+  ownedElsewhere,
+  parseBulk,
+  startFailed,
+} from './api-input.ts';
 import { type CheckOverview, CheckReads } from './check-reads.ts';
 import { applyConfigChecks, loadChecks, type RestoredSource, warnRestartOnlyChanges } from './check-sources.ts';
 import { HeartbeatReports } from './heartbeat-reports.ts';
-import { type CheckDefinition, type CheckJson, checkToJson, type KeyedCheck, type LabelLimits, type Prepared } from './kinds/index.ts';
+import {
+  type CheckDefinition,
+  type CheckJson,
+  checkToJson,
+  type KeyedCheck,
+  type LabelLimits,
+  type Prepared,
+} from './kinds/index.ts';
 import { HeartbeatMonitor } from './kinds/heartbeat.ts';
 import { MaintenanceCalendar } from './maintenance.ts';
 import { HealthcheckMetrics, pendingResultMetrics } from './metrics.ts';
@@ -24,7 +40,15 @@ import { CheckPrepareError, type ReconcilePlan, Reconciler, runsAlready } from '
 import { type CheckOwner, CheckRegistry, type ResultSink } from './registry.ts';
 import { admitReplicated, type ReplicatedCheck } from './replicated-checks.ts';
 import { HealthcheckRepository } from './repository.ts';
-import type { CheckResult, DurationBucket, HistoryEntry, SeriesWindow, StoredCheck, UptimeWindow, UptimeWindowName } from './result-types.ts';
+import type {
+  CheckResult,
+  DurationBucket,
+  HistoryEntry,
+  SeriesWindow,
+  StoredCheck,
+  UptimeWindow,
+  UptimeWindowName,
+} from './result-types.ts';
 import type { HealthcheckConfig } from './settings.ts';
 import type { UptimePeriods } from './uptime-periods.ts';
 
@@ -87,7 +111,8 @@ export class HealthcheckService {
       writeDelayS: settings.writeDelayS,
       maxPendingResults: settings.maxPendingResults,
       onFolded: folded,
-      onFlushError: (error) => this.logger.error({ err: error }, `cannot write healthcheck results: ${(error as Error).message}`),
+      onFlushError: (error) =>
+        this.logger.error({ err: error }, `cannot write healthcheck results: ${(error as Error).message}`),
     });
     this.maintenance = options.maintenance ?? new MaintenanceCalendar();
     const maintenance = this.maintenance;
@@ -206,10 +231,12 @@ export class HealthcheckService {
    */
   async create(kind: string, raw: unknown): Promise<CreateOutcome> {
     const def = admitCreate(kind, raw, this.admissionRules());
-    if (def.oneOff) return { oneOff: true, ...(await runOneOff(def, (one) => this.checks.prepare(one), this.maintenance)) };
+    if (def.oneOff)
+      return { oneOff: true, ...(await runOneOff(def, (one) => this.checks.prepare(one), this.maintenance)) };
     await this.checks.exclusive(async () => {
       const existing = this.checks.get(def.name);
-      if (existing !== undefined && existing.source !== API_SOURCE) throw ownedElsewhere(existing.def.name, existing.source);
+      if (existing !== undefined && existing.source !== API_SOURCE)
+        throw ownedElsewhere(existing.def.name, existing.source);
       if (runsAlready(existing, API_SOURCE, def)) return;
       const check = this.checks.create(def, API_SOURCE, await this.prepareForApi(def));
       try {
@@ -267,8 +294,17 @@ export class HealthcheckService {
    * carry the name of its key; what fails is handed to `refused` and neither runs nor is listed here. Names this node
    * holds from its config file (or a discovery source) are skipped, logged: that check stays the file's here.
    */
-  async applyReplicated(desired: readonly ReplicatedCheck[], refused: (name: string, refusal: HealthcheckError) => void): Promise<ReconcilePlan> {
-    const keyed = admitReplicated(desired, this.admissionRules(), (name) => this.checks.get(name)?.source, this.logger, refused);
+  async applyReplicated(
+    desired: readonly ReplicatedCheck[],
+    refused: (name: string, refusal: HealthcheckError) => void,
+  ): Promise<ReconcilePlan> {
+    const keyed = admitReplicated(
+      desired,
+      this.admissionRules(),
+      (name) => this.checks.get(name)?.source,
+      this.logger,
+      refused,
+    );
     return this.reconciler.apply(API_SOURCE, keyed, (plan) =>
       this.repository.replaceChecks(
         plan.started.map((check) => storedForm(check.def)),
@@ -291,7 +327,10 @@ export class HealthcheckService {
     this.checks.startTickMs = next.startTickMs;
     const plan = await applyConfigChecks(this.reconciler, this.repository, config);
     this.config = config;
-    this.logger.info({ added: plan.started.length, removed: plan.removed.length, kept: plan.kept.length }, 'config healthchecks reconciled');
+    this.logger.info(
+      { added: plan.started.length, removed: plan.removed.length, kept: plan.kept.length },
+      'config healthchecks reconciled',
+    );
   }
 
   /**
@@ -309,7 +348,12 @@ export class HealthcheckService {
   reportHeartbeat(name: string, success: boolean, message: string): void {
     const check = this.checks.get(name);
     if (check === undefined || !(check.prepared instanceof HeartbeatMonitor)) {
-      throw new HealthcheckError('not-found', check === undefined ? `Heartbeat check ${name} not found` : `Healthcheck ${name} is a ${check.def.kind} check, not a heartbeat check`);
+      throw new HealthcheckError(
+        'not-found',
+        check === undefined
+          ? `Heartbeat check ${name} not found`
+          : `Healthcheck ${name} is a ${check.def.kind} check, not a heartbeat check`,
+      );
     }
     this.checks.reportPushed(check, success, message);
   }

@@ -9,8 +9,21 @@ import { ConfigError } from '../common/config-error.ts';
 import { durationMs } from '../common/config-values.ts';
 import { Duration } from '../common/duration.ts';
 import type { ApiChecksSetting } from './api-check-policy.ts';
-import { CHECK_KEYS, CheckValidationError, DEFAULT_LABEL_LIMITS, type KeyedCheck, kindOfConfigKey, type LabelLimits, parseCheck } from './kinds/index.ts';
-import { DEFAULT_MAINTENANCE_LIMITS, type MaintenanceLimits, type MaintenanceWindow, parseWindow } from './maintenance.ts';
+import {
+  CHECK_KEYS,
+  CheckValidationError,
+  DEFAULT_LABEL_LIMITS,
+  type KeyedCheck,
+  kindOfConfigKey,
+  type LabelLimits,
+  parseCheck,
+} from './kinds/index.ts';
+import {
+  DEFAULT_MAINTENANCE_LIMITS,
+  type MaintenanceLimits,
+  type MaintenanceWindow,
+  parseWindow,
+} from './maintenance.ts';
 import { DEFAULT_MAX_PENDING_RESULTS } from './result-store.ts';
 import { parseStatusPages, statusLimits } from './status-pages/config.ts';
 import type { StatusLimits, StatusPage } from './status-pages/page.ts';
@@ -132,7 +145,12 @@ export function resolveHealthchecks(file: string | null, raw: HealthcheckFile): 
     maintenanceLimits: windowLimits,
     maintenance: parseMaintenance(file, raw, windowLimits),
     statusLimits: pageLimits,
-    statusPageCacheMs: durationMs(file, 'healthchecks.status-page-cache', raw.healthchecks?.['status-page-cache'] ?? '5s', { zero: true }),
+    statusPageCacheMs: durationMs(
+      file,
+      'healthchecks.status-page-cache',
+      raw.healthchecks?.['status-page-cache'] ?? '5s',
+      { zero: true },
+    ),
     statusPages: parseStatusPages(file, raw['status-pages'] ?? [], pageLimits),
   };
 }
@@ -151,7 +169,10 @@ function labelLimits(raw: HealthcheckFile): LabelLimits {
 function maintenanceLimits(raw: HealthcheckFile): MaintenanceLimits {
   return {
     maxWindows: raw.healthchecks?.['max-maintenance-windows'] ?? DEFAULT_MAINTENANCE_LIMITS.maxWindows,
-    window: { labels: labelLimits(raw), maxChecks: raw.healthchecks?.['max-maintenance-window-checks'] ?? DEFAULT_MAINTENANCE_LIMITS.window.maxChecks },
+    window: {
+      labels: labelLimits(raw),
+      maxChecks: raw.healthchecks?.['max-maintenance-window-checks'] ?? DEFAULT_MAINTENANCE_LIMITS.window.maxChecks,
+    },
   };
 }
 
@@ -171,7 +192,8 @@ function writeDelay(file: string | null, text: string | undefined): number {
 function startTick(file: string | null, text: string | undefined): number | 'auto' {
   if (text === undefined || text === 'auto') return 'auto';
   const tick = durationMs(file, 'healthchecks.start-tick', text);
-  if (tick > MAX_START_TICK_MS) throw new ConfigError(file, 'healthchecks.start-tick', `must be at most 1s, got ${JSON.stringify(text)}`);
+  if (tick > MAX_START_TICK_MS)
+    throw new ConfigError(file, 'healthchecks.start-tick', `must be at most 1s, got ${JSON.stringify(text)}`);
   return tick;
 }
 
@@ -180,17 +202,27 @@ function parseMaintenance(file: string | null, raw: HealthcheckFile, limits: Mai
   const seen = new Set<string>();
   const entries = raw.maintenance ?? [];
   if (entries.length > limits.maxWindows) {
-    throw new ConfigError(file, 'maintenance', `has ${entries.length} windows, more than the limit of ${limits.maxWindows} (healthchecks.max-maintenance-windows)`);
+    throw new ConfigError(
+      file,
+      'maintenance',
+      `has ${entries.length} windows, more than the limit of ${limits.maxWindows} (healthchecks.max-maintenance-windows)`,
+    );
   }
   return entries.map((entry, i) => {
     let window: MaintenanceWindow;
     try {
       window = parseWindow(entry, limits.window);
     } catch (error) {
-      if (error instanceof CheckValidationError) throw new ConfigError(file, error.field === '' ? `maintenance[${i}]` : `maintenance[${i}].${error.field}`, error.problem);
+      if (error instanceof CheckValidationError)
+        throw new ConfigError(
+          file,
+          error.field === '' ? `maintenance[${i}]` : `maintenance[${i}].${error.field}`,
+          error.problem,
+        );
       throw error;
     }
-    if (seen.has(window.name)) throw new ConfigError(file, `maintenance[${i}].name`, `duplicate name ${JSON.stringify(window.name)}`);
+    if (seen.has(window.name))
+      throw new ConfigError(file, `maintenance[${i}].name`, `duplicate name ${JSON.stringify(window.name)}`);
     seen.add(window.name);
     return window;
   });
@@ -211,16 +243,22 @@ function parseChecks(file: string | null, raw: HealthcheckFile, limits: LabelLim
       try {
         def = parseCheck(kind, entry, limits);
       } catch (error) {
-        if (error instanceof CheckValidationError) throw new ConfigError(file, error.field === '' ? at : `${at}.${error.field}`, error.problem);
+        if (error instanceof CheckValidationError)
+          throw new ConfigError(file, error.field === '' ? at : `${at}.${error.field}`, error.problem);
         throw error;
       }
-      if (def.intervalNs <= 0) throw new ConfigError(file, `${at}.interval`, 'is required: a check of the config file runs periodically (one-off checks are an API feature)');
+      if (def.intervalNs <= 0)
+        throw new ConfigError(
+          file,
+          `${at}.interval`,
+          'is required: a check of the config file runs periodically (one-off checks are an API feature)',
+        );
       const first = seen.get(def.name);
-      if (first !== undefined) throw new ConfigError(file, `${at}.name`, `duplicate name ${JSON.stringify(def.name)} (also ${first})`);
+      if (first !== undefined)
+        throw new ConfigError(file, `${at}.name`, `duplicate name ${JSON.stringify(def.name)} (also ${first})`);
       seen.set(def.name, at);
       checks.push({ key: at, def });
     });
   }
   return checks;
 }
-

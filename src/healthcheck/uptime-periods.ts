@@ -42,7 +42,8 @@ export class UptimePeriods {
    */
   dailyRuns(names: readonly string[], sinceS: number, days: number): Map<string, DailySeries> {
     const byName = new Map<string, DailySeries>();
-    for (const name of names) byName.set(name, { runs: new Array<number>(days).fill(0), successes: new Array<number>(days).fill(0) });
+    for (const name of names)
+      byName.set(name, { runs: new Array<number>(days).fill(0), successes: new Array<number>(days).fill(0) });
     const rows = this.db.$client
       .prepare<[{ since: number; until: number; names: string }], [string, string]>(
         `select name, group_concat(((period_start_s - @since) / ${DAY_S}) || ',' || runs || ',' || successes, ';') from healthcheck_uptime
@@ -84,14 +85,19 @@ export class UptimePeriods {
     const from = fromS < boundaryS ? floor(fromS, DAY_S) : floor(fromS, HOUR_S);
     const to = toS <= boundaryS ? ceil(toS, DAY_S) : ceil(toS, HOUR_S);
     const rows = this.db.$client
-      .prepare<[{ dayFrom: number; dayTo: number; hourFrom: number; hourTo: number }], [string, number, number, number, number, number]>(
+      .prepare<
+        [{ dayFrom: number; dayTo: number; hourFrom: number; hourTo: number }],
+        [string, number, number, number, number, number]
+      >(
         `select name, sum(runs), sum(successes), sum(duration_total_ms), min(duration_min_ms), max(duration_max_ms) from healthcheck_uptime
          where (granularity = 'day' and period_start_s >= @dayFrom and period_start_s < @dayTo) or (granularity = 'hour' and period_start_s >= @hourFrom and period_start_s < @hourTo)
          group by name`,
       )
       .raw()
       .all({ dayFrom: from, dayTo: Math.min(to, boundaryS), hourFrom: Math.max(from, boundaryS), hourTo: to });
-    const byName = new Map<string, PeriodTotals>(rows.map(([name, runs, successes, totalMs, minMs, maxMs]) => [name, { runs, successes, totalMs, minMs, maxMs }]));
+    const byName = new Map<string, PeriodTotals>(
+      rows.map(([name, runs, successes, totalMs, minMs, maxMs]) => [name, { runs, successes, totalMs, minMs, maxMs }]),
+    );
     for (const [name, hours] of this.pending.allHours()) {
       for (const hour of hours) {
         if (hour.hour < Math.max(from, boundaryS) || hour.hour >= to) continue;

@@ -46,7 +46,14 @@ export class UptimeReads {
       .all();
     // The waiting runs, per hour: they count exactly as they will once written.
     for (const hour of this.pending.hoursOf(name)) {
-      rows.push({ periodStartS: hour.hour, runs: hour.runs, successes: hour.successes, durationTotalMs: hour.totalMs, durationMinMs: hour.minMs, durationMaxMs: hour.maxMs });
+      rows.push({
+        periodStartS: hour.hour,
+        runs: hour.runs,
+        successes: hour.successes,
+        durationTotalMs: hour.totalMs,
+        durationMinMs: hour.minMs,
+        durationMaxMs: hour.maxMs,
+      });
     }
     const windows = {} as Record<UptimeWindowName, UptimeWindow>;
     for (const [window, seconds] of Object.entries(UPTIME_WINDOWS) as [UptimeWindowName, number][]) {
@@ -101,7 +108,9 @@ export class UptimeReads {
         ok30d: sql<number>`sum(case when ${daily30} then ${u.successes} else 0 end)`,
       })
       .from(u)
-      .where(sql`(${u.granularity} = 'hour' and ${u.periodStartS} >= ${since24h}) or (${u.granularity} = 'day' and ${u.periodStartS} >= ${since30d})`)
+      .where(
+        sql`(${u.granularity} = 'hour' and ${u.periodStartS} >= ${since24h}) or (${u.granularity} = 'day' and ${u.periodStartS} >= ${since30d})`,
+      )
       .groupBy(u.name)
       .all();
     // The results still waiting to be written count as they will once written.
@@ -109,7 +118,8 @@ export class UptimeReads {
     for (const [name, hours] of this.pending.allHours()) {
       if (hours.length === 0) continue;
       let row = counts.get(name);
-      if (row === undefined) counts.set(name, (row = { name, runs24h: 0, ok24h: 0, runs7d: 0, ok7d: 0, runs30d: 0, ok30d: 0 }));
+      if (row === undefined)
+        counts.set(name, (row = { name, runs24h: 0, ok24h: 0, runs7d: 0, ok7d: 0, runs30d: 0, ok30d: 0 }));
       for (const { hour, runs, successes } of hours) {
         if (hour >= since24h) {
           row.runs24h += runs;
@@ -128,7 +138,11 @@ export class UptimeReads {
     const ratio = (ok: number, runs: number) => (runs === 0 ? null : ok / runs);
     const byName = new Map<string, UptimeRatios>();
     for (const row of counts.values()) {
-      byName.set(row.name, { '24h': ratio(row.ok24h, row.runs24h), '7d': ratio(row.ok7d, row.runs7d), '30d': ratio(row.ok30d, row.runs30d) });
+      byName.set(row.name, {
+        '24h': ratio(row.ok24h, row.runs24h),
+        '7d': ratio(row.ok7d, row.runs7d),
+        '30d': ratio(row.ok30d, row.runs30d),
+      });
     }
     return byName;
   }
@@ -166,11 +180,25 @@ export class UptimeReads {
     const since = nowS - (nowS % step) - UPTIME_WINDOWS[window];
     const u = healthcheckUptime;
     return this.db
-      .select({ start: u.periodStartS, runs: u.runs, successes: u.successes, total: u.durationTotalMs, min: u.durationMinMs, max: u.durationMaxMs })
+      .select({
+        start: u.periodStartS,
+        runs: u.runs,
+        successes: u.successes,
+        total: u.durationTotalMs,
+        min: u.durationMinMs,
+        max: u.durationMaxMs,
+      })
       .from(u)
       .where(and(eq(u.name, name), eq(u.granularity, granularity), sql`${u.periodStartS} >= ${since}`))
       .orderBy(u.periodStartS)
       .all()
-      .map((row) => ({ start: row.start, runs: row.runs, successes: row.successes, mean: row.total / row.runs, min: row.min, max: row.max }));
+      .map((row) => ({
+        start: row.start,
+        runs: row.runs,
+        successes: row.successes,
+        mean: row.total / row.runs,
+        min: row.min,
+        max: row.max,
+      }));
   }
 }

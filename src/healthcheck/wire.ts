@@ -12,58 +12,76 @@ const Labels = Type.Record(Type.String(), Type.String());
 /** The same map for answers only (never validated): `additionalProperties` rather than TypeBox's `patternProperties`,
  *  which fast-json-stringify tests each key against (the overview of 12,000 checks took 35 ms to write with it,
  *  6 ms without, JSON.stringify 10 ms). */
-const StringMap = <T>(values: TSchema, description?: string) => Type.Unsafe<Record<string, T>>({ type: 'object', additionalProperties: values, ...(description ? { description } : {}) });
+const StringMap = <T>(values: TSchema, description?: string) =>
+  Type.Unsafe<Record<string, T>>({
+    type: 'object',
+    additionalProperties: values,
+    ...(description ? { description } : {}),
+  });
 
 /** A location of a check run from several places, with its latest result (docs/checks.md "Locations"). */
 export const LocationResult = wire(
   'LocationResult',
-  Type.Object(
-    {
-      node: Type.String({ description: 'the node, one of the chosen locations' }),
-      success: Type.Optional(Type.Boolean({ description: 'the result fields are absent until the location has run the check' })),
-      'healthcheck-timestamp': Type.Optional(Type.Integer({ description: 'Unix seconds, when its latest run finished' })),
-      message: Type.Optional(Type.String()),
-      duration: Type.Optional(Type.Integer({ description: 'milliseconds, truncated' })),
-      maintenance: Type.Optional(Type.Literal(true)),
-    },
-  ),
+  Type.Object({
+    node: Type.String({ description: 'the node, one of the chosen locations' }),
+    success: Type.Optional(
+      Type.Boolean({ description: 'the result fields are absent until the location has run the check' }),
+    ),
+    'healthcheck-timestamp': Type.Optional(Type.Integer({ description: 'Unix seconds, when its latest run finished' })),
+    message: Type.Optional(Type.String()),
+    duration: Type.Optional(Type.Integer({ description: 'milliseconds, truncated' })),
+    maintenance: Type.Optional(Type.Literal(true)),
+  }),
 );
 
 /** The result of a run (docs/http-api.md, "Results"); for a check with locations in a cluster, the check's state. */
 export const CheckResult = wire(
   'CheckResult',
-  Type.Object(
-    {
-      name: Type.String(),
-      summary: Type.String(),
-      labels: Type.Optional(Labels),
-      success: Type.Boolean(),
-      'healthcheck-timestamp': Type.Integer({ description: 'Unix seconds, when the run finished' }),
-      message: Type.String(),
-      duration: Type.Integer({ description: 'milliseconds, truncated' }),
-      source: Type.String(),
-      maintenance: Type.Optional(Type.Literal(true, { description: 'only when the run finished in a maintenance window (docs/checks.md)' })),
-      node: Type.Optional(Type.String({ description: 'in a cluster: the node that ran the check (docs/cluster.md); absent on the state of a check with locations' })),
-      quorum: Type.Optional(Type.Integer({ description: 'a check with locations, in a cluster: failing locations that make it fail (docs/checks.md "Locations")' })),
-      locations: Type.Optional(Type.Array(ref(LocationResult), { description: 'a check with locations, in a cluster: its chosen locations, best-ranked first, each with its latest result' })),
-    },
-  ),
+  Type.Object({
+    name: Type.String(),
+    summary: Type.String(),
+    labels: Type.Optional(Labels),
+    success: Type.Boolean(),
+    'healthcheck-timestamp': Type.Integer({ description: 'Unix seconds, when the run finished' }),
+    message: Type.String(),
+    duration: Type.Integer({ description: 'milliseconds, truncated' }),
+    source: Type.String(),
+    maintenance: Type.Optional(
+      Type.Literal(true, { description: 'only when the run finished in a maintenance window (docs/checks.md)' }),
+    ),
+    node: Type.Optional(
+      Type.String({
+        description:
+          'in a cluster: the node that ran the check (docs/cluster.md); absent on the state of a check with locations',
+      }),
+    ),
+    quorum: Type.Optional(
+      Type.Integer({
+        description:
+          'a check with locations, in a cluster: failing locations that make it fail (docs/checks.md "Locations")',
+      }),
+    ),
+    locations: Type.Optional(
+      Type.Array(ref(LocationResult), {
+        description:
+          'a check with locations, in a cluster: its chosen locations, best-ranked first, each with its latest result',
+      }),
+    ),
+  }),
 );
 
 /** One raw result of a check's history. */
 export const HistoryEntry = wire(
   'HistoryEntry',
-  Type.Object(
-    {
-      name: Type.String(),
-      success: Type.Boolean(),
-      'healthcheck-timestamp': Type.Integer({ description: 'Unix seconds' }),
-      message: Type.String(),
-      duration: Type.Integer({ description: 'milliseconds' }),
-      maintenance: Type.Optional(Type.Literal(true)),
-      node: Type.Optional(Type.String()),
-    },
-  ),
+  Type.Object({
+    name: Type.String(),
+    success: Type.Boolean(),
+    'healthcheck-timestamp': Type.Integer({ description: 'Unix seconds' }),
+    message: Type.String(),
+    duration: Type.Integer({ description: 'milliseconds' }),
+    maintenance: Type.Optional(Type.Literal(true)),
+    node: Type.Optional(Type.String()),
+  }),
 );
 
 /** A check's definition as listed: the base fields in upstream order, then the kind's own, `timeout` and `kind`
@@ -79,60 +97,83 @@ export const CheckDefinition = wire(
       source: Type.String(),
       labels: Type.Optional(Labels),
     },
-      { additionalProperties: true },
+    { additionalProperties: true },
   ),
 );
 
-const Ratio = Type.Unsafe<number | null>({ type: 'number', nullable: true, description: 'successes / runs; null without runs' });
+const Ratio = Type.Unsafe<number | null>({
+  type: 'number',
+  nullable: true,
+  description: 'successes / runs; null without runs',
+});
 
 /** One row of the dashboard's check list, lean: 12,000 of them make one answer. */
 export const CheckOverview = wire(
   'CheckOverview',
-  Type.Object(
-    {
-      name: Type.String(),
-      kind: Type.String(),
-      source: Type.String(),
-      description: Type.Optional(Type.String()),
-      labels: Type.Optional(StringMap<string>(Type.String())),
-      result: Type.Unsafe<{ success: boolean; timestamp: number; duration: number; message?: string; maintenance?: true; node?: string } | null>({
-        ...Type.Object({
-          success: Type.Boolean(),
-          timestamp: Type.Integer({ description: 'Unix seconds' }),
-          duration: Type.Integer({ description: 'milliseconds' }),
-          message: Type.Optional(Type.String({ description: 'failures only' })),
-          maintenance: Type.Optional(Type.Literal(true, { description: 'the run finished in a maintenance window' })),
-          node: Type.Optional(Type.String({ description: 'in a cluster: the node that ran it' })),
-        }),
-        nullable: true,
-        description: 'the latest run; null before any',
+  Type.Object({
+    name: Type.String(),
+    kind: Type.String(),
+    source: Type.String(),
+    description: Type.Optional(Type.String()),
+    labels: Type.Optional(StringMap<string>(Type.String())),
+    result: Type.Unsafe<{
+      success: boolean;
+      timestamp: number;
+      duration: number;
+      message?: string;
+      maintenance?: true;
+      node?: string;
+    } | null>({
+      ...Type.Object({
+        success: Type.Boolean(),
+        timestamp: Type.Integer({ description: 'Unix seconds' }),
+        duration: Type.Integer({ description: 'milliseconds' }),
+        message: Type.Optional(Type.String({ description: 'failures only' })),
+        maintenance: Type.Optional(Type.Literal(true, { description: 'the run finished in a maintenance window' })),
+        node: Type.Optional(Type.String({ description: 'in a cluster: the node that ran it' })),
       }),
-      uptime: Type.Object({ '24h': Ratio, '7d': Ratio, '30d': Ratio }),
-    },
-  ),
+      nullable: true,
+      description: 'the latest run; null before any',
+    }),
+    uptime: Type.Object({ '24h': Ratio, '7d': Ratio, '30d': Ratio }),
+  }),
 );
 
 /** A response-time bucket of the aggregates. */
 export const DurationBucket = wire(
   'DurationBucket',
-  Type.Object(
-    {
-      start: Type.Integer({ description: 'Unix seconds: the start of the hour or day' }),
-      runs: Type.Integer(),
-      successes: Type.Integer(),
-      mean: Type.Number({ description: 'milliseconds' }),
-      min: Type.Number({ description: 'milliseconds' }),
-      max: Type.Number({ description: 'milliseconds' }),
-    },
-  ),
+  Type.Object({
+    start: Type.Integer({ description: 'Unix seconds: the start of the hour or day' }),
+    runs: Type.Integer(),
+    successes: Type.Integer(),
+    mean: Type.Number({ description: 'milliseconds' }),
+    min: Type.Number({ description: 'milliseconds' }),
+    max: Type.Number({ description: 'milliseconds' }),
+  }),
 );
 
 /** `GET /api/v1/overview/healthchecks`. */
-export const HealthcheckOverview = Type.Object({ now: Type.Integer({ description: 'Unix seconds' }), checks: Type.Array(ref(CheckOverview)) });
+export const HealthcheckOverview = Type.Object({
+  now: Type.Integer({ description: 'Unix seconds' }),
+  checks: Type.Array(ref(CheckOverview)),
+});
 /** `POST /api/v1/overview/recent-results`. */
-export const RecentResults = Type.Object({ result: StringMap<Static<typeof HistoryEntry>[]>(Type.Array(ref(HistoryEntry)), 'by check name, oldest first') });
+export const RecentResults = Type.Object({
+  result: StringMap<Static<typeof HistoryEntry>[]>(Type.Array(ref(HistoryEntry)), 'by check name, oldest first'),
+});
 /** `GET /api/v1/overview/durations/:name`. */
-export const Durations = Type.Object({ name: Type.String(), window: Type.String(), buckets: Type.Array(ref(DurationBucket)) });
+export const Durations = Type.Object({
+  name: Type.String(),
+  window: Type.String(),
+  buckets: Type.Array(ref(DurationBucket)),
+});
 
 /** The wire types to add to fastify (src/server/wire-schemas.ts). */
-export const HEALTHCHECK_WIRE_TYPES = [LocationResult, CheckResult, HistoryEntry, CheckDefinition, CheckOverview, DurationBucket];
+export const HEALTHCHECK_WIRE_TYPES = [
+  LocationResult,
+  CheckResult,
+  HistoryEntry,
+  CheckDefinition,
+  CheckOverview,
+  DurationBucket,
+];

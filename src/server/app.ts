@@ -18,7 +18,14 @@ import { auditChanges, auditRoutes } from './audit-routes.ts';
 import { schemasCompiledOnFirstUse } from './compiled-on-first-use.ts';
 import { credentialsHook, needsCredentials } from './credentials.ts';
 import { closeRefusedUpgrades, connectionOptions, limitConnections } from './connections.ts';
-import { answerFrameworkError, HttpError, installRootErrorHandlers, ROOT_ERRORS, routePatternOf, withMethodNotAllowed } from './errors.ts';
+import {
+  answerFrameworkError,
+  HttpError,
+  installRootErrorHandlers,
+  ROOT_ERRORS,
+  routePatternOf,
+  withMethodNotAllowed,
+} from './errors.ts';
 import { renderMetrics, type ServerMetrics } from './metrics.ts';
 import { jsonBodyParser } from './json-body.ts';
 import { json, messageError, openApiRoute, operation, registerOpenApi } from './openapi.ts';
@@ -37,7 +44,14 @@ export interface ServerOptions {
   onRoute?: (route: RouteOptions) => void;
 }
 
-export async function buildServer({ config, db, metrics, parts, logger, onRoute }: ServerOptions): Promise<FastifyInstance> {
+export async function buildServer({
+  config,
+  db,
+  metrics,
+  parts,
+  logger,
+  onRoute,
+}: ServerOptions): Promise<FastifyInstance> {
   const { http } = config;
   const app = Fastify({
     loggerInstance: logger,
@@ -88,7 +102,10 @@ export async function buildServer({ config, db, metrics, parts, logger, onRoute 
     const { default: rateLimit } = await import('@fastify/rate-limit');
     await app.register(rateLimit, { global: false });
     const limiter = app.createRateLimit({ max: http.maxAuthFailures, timeWindow: http.authFailureWindowMs });
-    app.addHook('onRequest', credentialsHook(http, tokens, { limiter, failures: metrics.authFailures, limited: metrics.authLimited }));
+    app.addHook(
+      'onRequest',
+      credentialsHook(http, tokens, { limiter, failures: metrics.authFailures, limited: metrics.authLimited }),
+    );
   }
   if (http.tls?.ca && http.allowedCn.length > 0) {
     const allowed = new Set(http.allowedCn);
@@ -108,9 +125,13 @@ export async function buildServer({ config, db, metrics, parts, logger, onRoute 
       const probe = (summary: string) =>
         operation({
           summary,
-          description: 'Answers 200 as long as the server takes requests (a 503 or a refused connection while it stops).',
+          description:
+            'Answers 200 as long as the server takes requests (a 503 or a refused connection while it stops).',
           tags: ['service'],
-          responses: { 200: json('the server is up', Type.Object({ message: Type.Literal('ok') })), 503: messageError('the server is shutting down') },
+          responses: {
+            200: json('the server is up', Type.Object({ message: Type.Literal('ok') })),
+            503: messageError('the server is shutting down'),
+          },
         });
       root.get('/healthz', { schema: probe('Liveness probe') }, ok);
       root.get('/health', { schema: probe('Liveness probe (alias of /healthz)') }, ok);
@@ -118,7 +139,9 @@ export async function buildServer({ config, db, metrics, parts, logger, onRoute 
         summary: 'Prometheus metrics',
         description: 'The Prometheus text exposition of every metric of the service (docs/http-api.md "Metrics").',
         tags: ['service'],
-        responses: { 200: { description: 'the metrics', schema: Type.String(), contentTypes: [metrics.registry.contentType] } },
+        responses: {
+          200: { description: 'the metrics', schema: Type.String(), contentTypes: [metrics.registry.contentType] },
+        },
       });
       root.get('/metrics', { schema: metricsSchema }, async (_request, reply) => {
         reply.type(metrics.registry.contentType);

@@ -118,7 +118,9 @@ export class AuditLog {
    *  how many went. Never throws. */
   prune(): number {
     try {
-      return this.expire.run(this.now() - this.settings.retentionMs).changes + this.cap.run(this.settings.maxRows).changes;
+      return (
+        this.expire.run(this.now() - this.settings.retentionMs).changes + this.cap.run(this.settings.maxRows).changes
+      );
     } catch (error) {
       this.failed('drop its old rows', error);
       return 0;
@@ -167,7 +169,9 @@ export class AuditLog {
     const others = this.failedSinceWarning - 1;
     this.warn(
       `the audit log could not ${what} (${(error as Error).message}); requests are answered all the same` +
-        (others > 0 ? ` (${others} other failures since the last warning; audit_write_failures_total counts them)` : ''),
+        (others > 0
+          ? ` (${others} other failures since the last warning; audit_write_failures_total counts them)`
+          : ''),
     );
     this.lastWarningMs = now;
     this.failedSinceWarning = 0;

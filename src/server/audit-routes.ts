@@ -54,9 +54,20 @@ const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
 
 const Query = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: `rows per page, at most ${MAX_LIMIT}` })),
-  before: Type.Optional(Type.Integer({ minimum: 1, description: 'only rows older than this id: the `next` of the previous page' })),
-  principal: Type.Optional(Type.String({ description: 'only the changes of this principal (`token:ci`, `basic:ops`, `anonymous`...)' })),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_LIMIT,
+      default: DEFAULT_LIMIT,
+      description: `rows per page, at most ${MAX_LIMIT}`,
+    }),
+  ),
+  before: Type.Optional(
+    Type.Integer({ minimum: 1, description: 'only rows older than this id: the `next` of the previous page' }),
+  ),
+  principal: Type.Optional(
+    Type.String({ description: 'only the changes of this principal (`token:ci`, `basic:ops`, `anonymous`...)' }),
+  ),
   name: Type.Optional(Type.String({ description: 'only the changes naming this object' })),
 });
 
@@ -67,7 +78,10 @@ export async function auditRoutes(app: FastifyInstance, log: AuditLog): Promise<
       description:
         'Every API change (checks, streams, maintenance windows, tokens), refused ones included: who, from where, what and the status answered (docs/http-api.md "Audit log"). A bad parameter is a 400 naming it.',
       tags: ['service'],
-      responses: { 200: json('a page of rows', AuditPage), 400: messageError('a bad parameter, named: `Invalid request: querystring/limit must be <= 1000`') },
+      responses: {
+        200: json('a page of rows', AuditPage),
+        400: messageError('a bad parameter, named: `Invalid request: querystring/limit must be <= 1000`'),
+      },
     });
     scope.get<{ Querystring: Static<typeof Query> }>('', { schema: { querystring: Query, ...doc } }, async (request) =>
       log.list({ ...request.query, limit: request.query.limit ?? DEFAULT_LIMIT }),

@@ -9,7 +9,9 @@ const AuditRow = Type.Object(
   {
     id: Type.Integer(),
     time: Type.Integer({ description: 'milliseconds since the epoch' }),
-    principal: Type.String({ description: '`token:<name>`, `basic:<user>`, `heartbeat:<check>`, `cn:<CN>` or `anonymous`' }),
+    principal: Type.String({
+      description: '`token:<name>`, `basic:<user>`, `heartbeat:<check>`, `cn:<CN>` or `anonymous`',
+    }),
     address: Type.String({ description: 'the client address' }),
     method: Type.String(),
     route: Type.String({ description: 'the route pattern, e.g. `/api/v1/healthcheck/:name`' }),

@@ -10,7 +10,9 @@ import SerializerSelector from '@fastify/fast-json-stringify-compiler';
 import type { FastifySchemaCompiler } from 'fastify';
 
 /** `compile`, deferred to the first call of the function it returns for a route. */
-function compiledOnFirstUse<Route, Value, Result>(compile: (route: Route) => (value: Value) => Result): (route: Route) => (value: Value) => Result {
+function compiledOnFirstUse<Route, Value, Result>(
+  compile: (route: Route) => (value: Value) => Result,
+): (route: Route) => (value: Value) => Result {
   return (route) => {
     let compiled: ((value: Value) => Result) | undefined;
     return (value) => {
@@ -36,7 +38,8 @@ const ajvValidators = AjvCompiler();
  */
 export const schemasCompiledOnFirstUse = {
   compilersFactory: {
-    buildSerializer: (externalSchemas?: unknown, options?: SerializerSelector.Options) => compiledOnFirstUse(SerializerSelector()(externalSchemas, options)),
+    buildSerializer: (externalSchemas?: unknown, options?: SerializerSelector.Options) =>
+      compiledOnFirstUse(SerializerSelector()(externalSchemas, options)),
     buildValidator: ((externalSchemas, options) => {
       let compile: AjvRouteCompiler | undefined;
       return compiledOnFirstUse((route: AjvRoute) => {
@@ -48,7 +51,9 @@ export const schemasCompiledOnFirstUse = {
           const valid = validate(value);
           if (valid === false) return { error: validate.errors };
           const infinite = valid === true ? nonFiniteAt(value) : null;
-          return infinite === null ? valid : { error: [{ instancePath: infinite, message: 'must be a finite number' }] };
+          return infinite === null
+            ? valid
+            : { error: [{ instancePath: infinite, message: 'must be a finite number' }] };
         };
       }) as unknown as AjvRouteCompiler;
     }) satisfies typeof ajvValidators,

@@ -30,7 +30,12 @@ export async function compressAnswers(scope: FastifyInstance): Promise<void> {
 
 async function compressAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
   if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
-  if (request.method === 'HEAD' || request.headers['x-no-compression'] !== undefined || reply.hasHeader('content-encoding')) return payload;
+  if (
+    request.method === 'HEAD' ||
+    request.headers['x-no-compression'] !== undefined ||
+    reply.hasHeader('content-encoding')
+  )
+    return payload;
   if (Buffer.byteLength(payload) < COMPRESSION_THRESHOLD_BYTES) return payload;
   const encoding = chosenEncoding(request.headers['accept-encoding']);
   if (encoding === null) return payload;
@@ -53,6 +58,7 @@ function addVary(reply: FastifyReply): void {
   if (vary === undefined) reply.header('vary', 'accept-encoding');
   else {
     const values = (Array.isArray(vary) ? vary.join(', ') : String(vary)).split(',').map((value) => value.trim());
-    if (!values.some((value) => value.toLowerCase() === 'accept-encoding' || value === '*')) reply.header('vary', [...values, 'accept-encoding'].join(', '));
+    if (!values.some((value) => value.toLowerCase() === 'accept-encoding' || value === '*'))
+      reply.header('vary', [...values, 'accept-encoding'].join(', '));
   }
 }

@@ -51,7 +51,10 @@ interface Principal {
  * Counts wrong credentials per client address in a fixed window (`@fastify/rate-limit`'s store: an LRU of 5,000
  * addresses, IPv6 by /64). Called with `increment: false`, it only reads the address's count.
  */
-type FailureLimiter = (request: FastifyRequest, options?: { increment?: boolean }) => Promise<{ isAllowed: boolean; remaining?: number; ttlInSeconds?: number }>;
+type FailureLimiter = (
+  request: FastifyRequest,
+  options?: { increment?: boolean },
+) => Promise<{ isAllowed: boolean; remaining?: number; ttlInSeconds?: number }>;
 
 export interface FailureCounting {
   limiter: FailureLimiter;
@@ -64,7 +67,11 @@ export function needsCredentials(http: HttpSettings): boolean {
   return http.basicAuth !== undefined || http.tokens.length > 0;
 }
 
-export function credentialsHook(http: HttpSettings, tokens: TokenStore, counting: FailureCounting): onRequestAsyncHookHandler {
+export function credentialsHook(
+  http: HttpSettings,
+  tokens: TokenStore,
+  counting: FailureCounting,
+): onRequestAsyncHookHandler {
   const basic = http.basicAuth ? basicCheck(http.basicAuth) : null;
   const publicFamilies = new Set<string>(http.public);
   // Basic even with tokens only: a browser prompts for nothing else, and takes a token as the password.
@@ -120,7 +127,10 @@ export function credentialsHook(http: HttpSettings, tokens: TokenStore, counting
     }
     request.principal = principal.name;
     if (!principal.scopes.includes(access.scope) && !principal.scopes.includes('admin')) {
-      throw new HttpError(403, `Forbidden: ${request.method} ${path} needs the scope "${access.scope}", which ${principal.name} does not have`);
+      throw new HttpError(
+        403,
+        `Forbidden: ${request.method} ${path} needs the scope "${access.scope}", which ${principal.name} does not have`,
+      );
     }
   };
 }
@@ -142,7 +152,10 @@ function decodeBasic(header: string): { user: string; password: string } | null 
   return separator >= 0 ? { user: decoded.slice(0, separator), password: decoded.slice(separator + 1) } : null;
 }
 
-function basicCheck(credentials: { username: string; password: string }): (pair: { user: string; password: string } | null) => boolean {
+function basicCheck(credentials: {
+  username: string;
+  password: string;
+}): (pair: { user: string; password: string } | null) => boolean {
   // Comparing digests keeps the comparison constant-time whatever the lengths of the inputs.
   const digest = (value: string) => createHash('sha256').update(value).digest();
   const expectedUser = digest(credentials.username);

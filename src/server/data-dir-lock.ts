@@ -12,7 +12,17 @@
  * A stale lock is removed under a short-lived guard file (`lock.takeover`, also created exclusively) and only if
  * it is still the very file that was judged, so that of two processes starting at once exactly one gets it.
  */
-import { closeSync, ftruncateSync, openSync, readFileSync, readlinkSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  unlinkSync,
+  utimesSync,
+  writeSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -133,7 +143,9 @@ function createExclusive(file: string, text: string, warn: (message: string) => 
       throw error;
     }
     ftruncateSync(fd, 0);
-    warn(`${file} is held without naming its holder: ${(error as Error).message}; other processes judge it by its refresh`);
+    warn(
+      `${file} is held without naming its holder: ${(error as Error).message}; other processes judge it by its refresh`,
+    );
     return '';
   } finally {
     closeSync(fd);
@@ -146,7 +158,8 @@ function createExclusive(file: string, text: string, warn: (message: string) => 
  */
 async function judge(file: string, seen: Seen, me: Holder): Promise<'alive' | 'stale' | 'gone'> {
   const holder = parse(seen.text);
-  const visible = me.boot !== null && me.pidNamespace !== null && holder.boot === me.boot && holder.pidNamespace === me.pidNamespace;
+  const visible =
+    me.boot !== null && me.pidNamespace !== null && holder.boot === me.boot && holder.pidNamespace === me.pidNamespace;
   if (visible && typeof holder.pid === 'number' && typeof holder.start === 'number') {
     return startTimeOf(holder.pid) === holder.start ? 'alive' : 'stale';
   }
@@ -201,7 +214,8 @@ async function takeLock(dataDir: string, file: string, warn: (message: string) =
     }
     if (createExclusive(guard, text, warn) === null) {
       const current = read(guard);
-      if (guardSeen === null || !same(current, guardSeen.seen)) guardSeen = current && { seen: current, since: performance.now() };
+      if (guardSeen === null || !same(current, guardSeen.seen))
+        guardSeen = current && { seen: current, since: performance.now() };
       else if (performance.now() - guardSeen.since > GUARD_STALE_MS) {
         readOr(() => unlinkSync(guard), undefined);
         guardSeen = null;

@@ -160,9 +160,15 @@ export function installRootErrorHandlers(app: FastifyInstance): void {
       request.params = match.params;
       reply.header('Allow', allow);
       if (request.method === 'OPTIONS') return reply.code(204).send();
-      return sendAnswer(reply, errors, { statusCode: 405, message: `Method ${request.method} not allowed on ${pattern}; allowed: ${allow}` });
+      return sendAnswer(reply, errors, {
+        statusCode: 405,
+        message: `Method ${request.method} not allowed on ${pattern}; allowed: ${allow}`,
+      });
     }
-    return sendAnswer(reply, errorsOfPath(app, path), { statusCode: 404, message: `Route ${request.method} ${path} not found` });
+    return sendAnswer(reply, errorsOfPath(app, path), {
+      statusCode: 404,
+      message: `Route ${request.method} ${path} not found`,
+    });
   });
 }
 
@@ -193,7 +199,9 @@ function installErrorHandler(scope: FastifyInstance, errorsOf: (request: Fastify
     const answer =
       errors.fromDomainError(error) ??
       (error instanceof UnavailableError ? { statusCode: 503, message: error.message } : undefined) ??
-      (error.code === 'FST_ERR_VALIDATION' && errors.fromValidationError ? errors.fromValidationError(error, request) : undefined) ??
+      (error.code === 'FST_ERR_VALIDATION' && errors.fromValidationError
+        ? errors.fromValidationError(error, request)
+        : undefined) ??
       describeHttpError(error, request, bodyLimit);
     if (answer.statusCode >= 500) request.log.error({ err: error }, 'request failed');
     if (error instanceof HttpError) reply.headers(error.headers);
@@ -213,7 +221,10 @@ function describeHttpError(error: FastifyError, request: FastifyRequest, bodyLim
   if (error instanceof HttpError) return { statusCode: error.statusCode, message: error.message };
   // SQLite refused the write of the change (its transaction rolled back): the route changed nothing.
   if (error.code === 'SQLITE_FULL') {
-    return { statusCode: 507, message: 'Insufficient storage: the disk of the data directory is full; nothing was written' };
+    return {
+      statusCode: 507,
+      message: 'Insufficient storage: the disk of the data directory is full; nothing was written',
+    };
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

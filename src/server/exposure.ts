@@ -14,7 +14,12 @@ export interface ApiExposure {
 }
 
 export function isProtected(http: ApiExposure): boolean {
-  return http.basicAuth !== undefined || (http.tokens?.length ?? 0) > 0 || http.tls?.ca !== undefined || isLoopback(http.host);
+  return (
+    http.basicAuth !== undefined ||
+    (http.tokens?.length ?? 0) > 0 ||
+    http.tls?.ca !== undefined ||
+    isLoopback(http.host)
+  );
 }
 
 /** What an unprotected API is, as refusals and the warning say it. */

@@ -100,5 +100,8 @@ export class HeapCompaction {
 
 /** A `gc` entry of a full (mark-compact) collection. */
 export function isFullCollection(entry: PerformanceEntry): boolean {
-  return (entry as PerformanceEntry & { detail?: NodeGCPerformanceDetail }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR;
+  return (
+    (entry as PerformanceEntry & { detail?: NodeGCPerformanceDetail }).detail?.kind ===
+    constants.NODE_PERFORMANCE_GC_MAJOR
+  );
 }

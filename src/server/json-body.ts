@@ -16,7 +16,11 @@ function parseJsonBody(body: string | Buffer): unknown {
 }
 
 /** A fastify content-type parser over `parseJsonBody`. */
-export function jsonBodyParser(_request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void): void {
+export function jsonBodyParser(
+  _request: FastifyRequest,
+  body: string | Buffer,
+  done: (error: Error | null, body?: unknown) => void,
+): void {
   let parsed: unknown;
   try {
     parsed = parseJsonBody(body);

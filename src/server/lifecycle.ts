@@ -75,7 +75,11 @@ export async function startService(
         logger.error({ err: error }, `reload refused, keeping the running config: ${(error as Error).message}`);
         return;
       }
-      if (JSON.stringify(next.http) !== JSON.stringify(config.http) || next.dataDir !== config.dataDir || next.databaseCacheBytes !== config.databaseCacheBytes) {
+      if (
+        JSON.stringify(next.http) !== JSON.stringify(config.http) ||
+        next.dataDir !== config.dataDir ||
+        next.databaseCacheBytes !== config.databaseCacheBytes
+      ) {
         logger.warn('changes to the http section, data-dir or database-cache-size take effect at the next restart');
       }
       heapCompaction.setLimit(next.compactHeapBelowBytes);
@@ -104,7 +108,8 @@ export async function startService(
         try {
           await checkpointer.close();
           const failed = closeDatabase(db);
-          if (failed !== null) logger.warn(`the last WAL checkpoint failed (${failed}): the next start applies what the -wal file holds`);
+          if (failed !== null)
+            logger.warn(`the last WAL checkpoint failed (${failed}): the next start applies what the -wal file holds`);
         } finally {
           lock.release();
         }
@@ -157,7 +162,9 @@ export function handleSignals(service: RunningService, logger: Logger, configFil
   const shutdown = (signal: string) => {
     signals++;
     if (signals === 2) {
-      logger.warn(`${signal} received while stopping: ignored, the service is flushing to SQLite; send it once more to force the exit`);
+      logger.warn(
+        `${signal} received while stopping: ignored, the service is flushing to SQLite; send it once more to force the exit`,
+      );
       return;
     }
     if (signals > 2) {
@@ -175,5 +182,8 @@ export function handleSignals(service: RunningService, logger: Logger, configFil
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  logger.info({ url: service.url, database: service.databaseFile, config: configFile ?? '<embedded defaults>' }, 'vigie is serving');
+  logger.info(
+    { url: service.url, database: service.databaseFile, config: configFile ?? '<embedded defaults>' },
+    'vigie is serving',
+  );
 }

@@ -81,7 +81,7 @@ export function createServerMetrics(): ServerMetrics {
     }),
     authFailures: new Counter({
       name: 'http_auth_failures_total',
-      help: 'Requests whose credential matched nothing: basic auth, a token, or a heartbeat check\'s own token.',
+      help: "Requests whose credential matched nothing: basic auth, a token, or a heartbeat check's own token.",
       registers: [registry],
     }),
     authLimited: new Counter({

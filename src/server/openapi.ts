@@ -31,10 +31,26 @@ const OPENAPI_PATH = '/api/v1/openapi.json';
 type Tag = 'healthchecks' | 'streams' | 'ingest' | 'service';
 
 const TAGS: { name: Tag; description: string }[] = [
-  { name: 'healthchecks', description: 'Cabourotte-compatible healthchecks: definitions, results, badges and the dashboard\'s summaries (docs/http-api.md "Healthchecks API")' },
-  { name: 'streams', description: 'Mirabelle-compatible streams: configs, index search, websockets and the dashboard\'s summary (docs/http-api.md "Streams API")' },
-  { name: 'ingest', description: 'Events into the streams: JSON pushes, Prometheus remote write, OTLP traces, Fluent Bit (docs/http-api.md "Streams API")' },
-  { name: 'service', description: 'The service itself: probes, metrics, this document and the dashboard\'s pages (docs/http-api.md "Shared routes")' },
+  {
+    name: 'healthchecks',
+    description:
+      'Cabourotte-compatible healthchecks: definitions, results, badges and the dashboard\'s summaries (docs/http-api.md "Healthchecks API")',
+  },
+  {
+    name: 'streams',
+    description:
+      'Mirabelle-compatible streams: configs, index search, websockets and the dashboard\'s summary (docs/http-api.md "Streams API")',
+  },
+  {
+    name: 'ingest',
+    description:
+      'Events into the streams: JSON pushes, Prometheus remote write, OTLP traces, Fluent Bit (docs/http-api.md "Streams API")',
+  },
+  {
+    name: 'service',
+    description:
+      'The service itself: probes, metrics, this document and the dashboard\'s pages (docs/http-api.md "Shared routes")',
+  },
 ];
 
 /** One documented answer: a description, and the body's schema and content type unless it has no body. */
@@ -97,10 +113,20 @@ export interface Operation {
 export type OperationSchema = Pick<FastifySchema, 'summary' | 'description' | 'tags' | 'documented'>;
 
 /** The documentation keys of a route schema, to spread beside its own `params`, `body`, `response`. */
-export function operation({ summary, description, tags, body, querystring, params, responses }: Operation): OperationSchema {
+export function operation({
+  summary,
+  description,
+  tags,
+  body,
+  querystring,
+  params,
+  responses,
+}: Operation): OperationSchema {
   const given = Object.entries(responses).filter((entry): entry is [string, string | Answer] => entry[1] !== undefined);
   const documented: RouteDocumentation = {
-    responses: given.map(([status, answer]) => [status, typeof answer === 'string' ? { description: answer } : answer] as const),
+    responses: given.map(
+      ([status, answer]) => [status, typeof answer === 'string' ? { description: answer } : answer] as const,
+    ),
     ...(body ? { body } : {}),
     ...(querystring ? { querystring } : {}),
     ...(params ? { params } : {}),
@@ -109,9 +135,15 @@ export function operation({ summary, description, tags, body, querystring, param
 }
 
 /** The error body of the healthcheck part and of the shared routes (Cabourotte's). */
-const MessageErrorBody = Type.Object({ message: Type.String({ description: 'what went wrong' }) }, { title: 'MessageError' });
+const MessageErrorBody = Type.Object(
+  { message: Type.String({ description: 'what went wrong' }) },
+  { title: 'MessageError' },
+);
 /** The error body of the stream part (Mirabelle's). */
-export const StreamErrorBody = Type.Object({ error: Type.String({ description: 'what went wrong' }) }, { title: 'StreamError' });
+export const StreamErrorBody = Type.Object(
+  { error: Type.String({ description: 'what went wrong' }) },
+  { title: 'StreamError' },
+);
 
 /** A `{"message": ...}` error answer. */
 export const messageError = (description: string): Answer => ({ description, schema: MessageErrorBody });
@@ -154,8 +186,17 @@ function sameSchema(schema: unknown, types: readonly string[] = ['application/js
 /** The OpenAPI form of one documented answer; `serializer` is the route's own response schema for its status. */
 function toResponse(answer: Answer, serializer: unknown): Record<string, unknown> {
   const schema = serializer ?? answer.schema;
-  const content = serializer === undefined && answer.content ? answer.content : schema === undefined ? undefined : sameSchema(schema, answer.contentTypes);
-  const headers = answer.headers && Object.fromEntries(Object.entries(answer.headers).map(([name, description]) => [name, { type: 'string', description }]));
+  const content =
+    serializer === undefined && answer.content
+      ? answer.content
+      : schema === undefined
+        ? undefined
+        : sameSchema(schema, answer.contentTypes);
+  const headers =
+    answer.headers &&
+    Object.fromEntries(
+      Object.entries(answer.headers).map(([name, description]) => [name, { type: 'string', description }]),
+    );
   return {
     description: answer.description,
     ...(headers ? { headers } : {}),
@@ -195,7 +236,10 @@ function withDocumentation(schema: FastifySchema): FastifySchema {
  * document. The routes that answer a wrong method with 405 are hidden (`schema.hide`, src/server/errors.ts):
  * the description above says it once.
  */
-export async function registerOpenApi(app: FastifyInstance, options: { basicAuth: boolean; bearer: boolean }): Promise<void> {
+export async function registerOpenApi(
+  app: FastifyInstance,
+  options: { basicAuth: boolean; bearer: boolean },
+): Promise<void> {
   const schemes = {
     ...(options.basicAuth ? { basicAuth: { type: 'http' as const, scheme: 'basic' } } : {}),
     ...(options.bearer ? { bearerAuth: { type: 'http' as const, scheme: 'bearer' } } : {}),
@@ -206,7 +250,12 @@ export async function registerOpenApi(app: FastifyInstance, options: { basicAuth
       openapi: '3.0.3',
       info: { title: 'Vigie', version: packageVersion(), description: DESCRIPTION },
       tags: TAGS,
-      ...(Object.keys(schemes).length > 0 ? { components: { securitySchemes: schemes }, security: Object.keys(schemes).map((scheme) => ({ [scheme]: [] })) } : {}),
+      ...(Object.keys(schemes).length > 0
+        ? {
+            components: { securitySchemes: schemes },
+            security: Object.keys(schemes).map((scheme) => ({ [scheme]: [] })),
+          }
+        : {}),
     },
     transform: ({ schema, url, route }) => {
       // @fastify/websocket hides its routes (it sets `hide` on their schema): their upgrade GET is documented here.
@@ -223,9 +272,15 @@ export function openApiRoute(app: FastifyInstance): void {
     {
       schema: operation({
         summary: 'This OpenAPI document',
-        description: 'The OpenAPI 3.0 document of every route this service registered (docs/http-api.md "OpenAPI"), for client generators.',
+        description:
+          'The OpenAPI 3.0 document of every route this service registered (docs/http-api.md "OpenAPI"), for client generators.',
         tags: ['service'],
-        responses: { 200: json('the OpenAPI document', Type.Object({}, { additionalProperties: true, description: 'an OpenAPI 3.0 document' })) },
+        responses: {
+          200: json(
+            'the OpenAPI document',
+            Type.Object({}, { additionalProperties: true, description: 'an OpenAPI 3.0 document' }),
+          ),
+        },
       }),
     },
     async () => app.swagger(),

@@ -41,7 +41,14 @@ const RULES: readonly Rule[] = [
   { prefixes: ['/api/v1/overview/'], access: { scope: 'read' } },
   { prefixes: ['/'], methods: READ_METHODS, access: { scope: 'read' } },
   {
-    prefixes: ['/healthcheck', '/api/v1/healthcheck', '/api/v1/stream', '/api/v1/maintenance', '/api/v1/status-page', '/api/v1/incident'],
+    prefixes: [
+      '/healthcheck',
+      '/api/v1/healthcheck',
+      '/api/v1/stream',
+      '/api/v1/maintenance',
+      '/api/v1/status-page',
+      '/api/v1/incident',
+    ],
     access: { scope: 'write' },
   },
 ];
@@ -50,7 +57,10 @@ const RULES: readonly Rule[] = [
 export function routeAccess(method: string, path: string): RouteAccess {
   for (const rule of RULES) {
     if (rule.methods && !rule.methods.has(method)) continue;
-    if (rule.prefixes.some((prefix) => path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`))) return rule.access;
+    if (
+      rule.prefixes.some((prefix) => path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`))
+    )
+      return rule.access;
   }
   return { scope: 'admin' };
 }

@@ -42,12 +42,21 @@ export const HttpServerSchema = Type.Object(
     'request-timeout': Type.Optional(Duration),
     'keep-alive-timeout': Type.Optional(Duration),
     'max-connections': Type.Optional(Type.Integer({ minimum: 1 })),
-    tokens: Type.Optional(Type.Array(Type.Object({ name: Type.String(), sha256: Type.String(), scopes: Type.Array(Type.String()) }, closed))),
+    tokens: Type.Optional(
+      Type.Array(
+        Type.Object({ name: Type.String(), sha256: Type.String(), scopes: Type.Array(Type.String()) }, closed),
+      ),
+    ),
     public: Type.Optional(Type.Array(Type.String())),
     'max-auth-failures': Type.Optional(Type.Integer({ minimum: 1 })),
     'max-api-tokens': Type.Optional(Type.Integer({ minimum: 0 })),
     'auth-failure-window': Type.Optional(Duration),
-    audit: Type.Optional(Type.Object({ retention: Type.Optional(Duration), 'max-rows': Type.Optional(Type.Integer({ minimum: 1 })) }, closed)),
+    audit: Type.Optional(
+      Type.Object(
+        { retention: Type.Optional(Duration), 'max-rows': Type.Optional(Type.Integer({ minimum: 1 })) },
+        closed,
+      ),
+    ),
   },
   closed,
 );
@@ -113,7 +122,11 @@ const DEFAULT_AUDIT_MAX_ROWS = 100_000;
 export function resolveHttp(file: string | null, raw: Static<typeof HttpServerSchema> | undefined): HttpSettings {
   const http = raw ?? {};
   if ((http.key === undefined) !== (http.cert === undefined)) {
-    throw new ConfigError(file, http.key === undefined ? 'http.key' : 'http.cert', 'the key and cert options must be set together');
+    throw new ConfigError(
+      file,
+      http.key === undefined ? 'http.key' : 'http.cert',
+      'the key and cert options must be set together',
+    );
   }
   if (http.cacert !== undefined && http.cert === undefined) {
     throw new ConfigError(file, 'http.cacert', 'mutual TLS needs http.key and http.cert too');
@@ -154,18 +167,35 @@ export function resolveHttp(file: string | null, raw: Static<typeof HttpServerSc
 /** A token name as the API takes it: it appears in URLs (`DELETE /api/v1/tokens/<name>`) and logs. */
 export const TOKEN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
-function resolveTokens(file: string | null, tokens: NonNullable<Static<typeof HttpServerSchema>['tokens']>): ConfigToken[] {
+function resolveTokens(
+  file: string | null,
+  tokens: NonNullable<Static<typeof HttpServerSchema>['tokens']>,
+): ConfigToken[] {
   const seen = new Set<string>();
   return tokens.map(({ name, sha256, scopes }, i) => {
     const key = `http.tokens[${i}]`;
-    if (!TOKEN_NAME.test(name)) throw new ConfigError(file, `${key}.name`, `${JSON.stringify(name)} is not a token name (letters, digits, '.', '_', '-', at most 64)`);
-    if (seen.has(name)) throw new ConfigError(file, `${key}.name`, `the token name ${JSON.stringify(name)} is used twice`);
+    if (!TOKEN_NAME.test(name))
+      throw new ConfigError(
+        file,
+        `${key}.name`,
+        `${JSON.stringify(name)} is not a token name (letters, digits, '.', '_', '-', at most 64)`,
+      );
+    if (seen.has(name))
+      throw new ConfigError(file, `${key}.name`, `the token name ${JSON.stringify(name)} is used twice`);
     seen.add(name);
     if (!/^[0-9a-fA-F]{64}$/.test(sha256)) {
-      throw new ConfigError(file, `${key}.sha256`, 'must be the SHA-256 of the secret, 64 hex digits (`vigie token create` prints it), never the secret');
+      throw new ConfigError(
+        file,
+        `${key}.sha256`,
+        'must be the SHA-256 of the secret, 64 hex digits (`vigie token create` prints it), never the secret',
+      );
     }
     if (scopes.length === 0) throw new ConfigError(file, `${key}.scopes`, `needs at least one of ${SCOPES.join(', ')}`);
-    return { name, sha256: sha256.toLowerCase(), scopes: scopes.map((scope, j) => oneOfKey(file, `${key}.scopes[${j}]`, scope, SCOPES)) };
+    return {
+      name,
+      sha256: sha256.toLowerCase(),
+      scopes: scopes.map((scope, j) => oneOfKey(file, `${key}.scopes[${j}]`, scope, SCOPES)),
+    };
   });
 }
 

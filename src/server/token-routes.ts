@@ -11,8 +11,14 @@ import { SCOPES, type Scope } from './scopes.ts';
 import { TOKEN_NAME } from './settings.ts';
 import { sha256Hex, TokenConflictError, TokenLimitError, type TokenStore } from './tokens.ts';
 
-const ScopeList = Type.Array(Type.Union(SCOPES.map((scope) => Type.Literal(scope))), { minItems: 1, description: 'what the token may do' });
-const TokenRequest = Type.Object({ name: Type.String({ pattern: TOKEN_NAME.source }), scopes: ScopeList }, { additionalProperties: false });
+const ScopeList = Type.Array(Type.Union(SCOPES.map((scope) => Type.Literal(scope))), {
+  minItems: 1,
+  description: 'what the token may do',
+});
+const TokenRequest = Type.Object(
+  { name: Type.String({ pattern: TOKEN_NAME.source }), scopes: ScopeList },
+  { additionalProperties: false },
+);
 const Token = Type.Object(
   {
     name: Type.String(),
@@ -31,7 +37,11 @@ const Created = Type.Object({
 const tokenErrors = {
   ...ROOT_ERRORS,
   fromDomainError: (error: unknown) =>
-    error instanceof TokenConflictError ? { statusCode: 409, message: error.message } : error instanceof TokenLimitError ? { statusCode: 400, message: error.message } : undefined,
+    error instanceof TokenConflictError
+      ? { statusCode: 409, message: error.message }
+      : error instanceof TokenLimitError
+        ? { statusCode: 400, message: error.message }
+        : undefined,
 };
 
 export async function tokenRoutes(app: FastifyInstance, tokens: TokenStore): Promise<void> {
@@ -39,19 +49,26 @@ export async function tokenRoutes(app: FastifyInstance, tokens: TokenStore): Pro
     const tags = ['service'] as const;
     const createDoc = operation({
       summary: 'Create a token',
-      description: 'A random secret (32 bytes, base64url) with the scopes asked, answered once; only its SHA-256 is kept (docs/http-api.md "Credentials").',
+      description:
+        'A random secret (32 bytes, base64url) with the scopes asked, answered once; only its SHA-256 is kept (docs/http-api.md "Credentials").',
       tags,
       responses: {
         201: json('created: the secret is in this answer only', Created),
-        400: messageError('a name that is not `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`, an unknown scope, or `http.max-api-tokens` reached'),
+        400: messageError(
+          'a name that is not `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`, an unknown scope, or `http.max-api-tokens` reached',
+        ),
         409: messageError('a token of that name exists'),
         507: messageError('the disk of the data directory is full: nothing was written'),
       },
     });
-    scope.post<{ Body: { name: string; scopes: Scope[] } }>('', { schema: { body: TokenRequest, ...createDoc } }, async (request, reply) => {
-      const { secret, info } = tokens.create(request.body.name, request.body.scopes);
-      return reply.code(201).send({ ...info, token: secret, sha256: sha256Hex(secret) });
-    });
+    scope.post<{ Body: { name: string; scopes: Scope[] } }>(
+      '',
+      { schema: { body: TokenRequest, ...createDoc } },
+      async (request, reply) => {
+        const { secret, info } = tokens.create(request.body.name, request.body.scopes);
+        return reply.code(201).send({ ...info, token: secret, sha256: sha256Hex(secret) });
+      },
+    );
     const listDoc = operation({
       summary: 'List the tokens',
       description: 'Those of `http.tokens` and of the API, by name: names, scopes and creation times, never a secret.',

@@ -45,7 +45,12 @@ export class TokenStore {
     for (const row of db.select().from(apiTokens).all()) {
       // A name of the config file wins over an API token of the same name (the config is what the operator wrote).
       if (this.byName.has(row.name)) continue;
-      this.remember(row.sha256, { name: row.name, scopes: row.scopes as Scope[], created: row.createdAtS, source: 'api' });
+      this.remember(row.sha256, {
+        name: row.name,
+        scopes: row.scopes as Scope[],
+        created: row.createdAtS,
+        source: 'api',
+      });
       this.apiTokens++;
     }
   }
@@ -61,12 +66,24 @@ export class TokenStore {
 
   /** Creates an API token and answers its secret, which nothing keeps. */
   create(name: string, scopes: Scope[]): { secret: string; info: TokenInfo } {
-    if (this.byName.has(name)) throw new TokenConflictError(`Token ${name} already exists (${this.byName.get(name)?.info.source === 'config' ? 'in http.tokens' : 'created through the API'})`);
-    if (this.apiTokens >= this.maxApiTokens) throw new TokenLimitError(`Too many API tokens: http.max-api-tokens is ${this.maxApiTokens}; delete one first`);
+    if (this.byName.has(name))
+      throw new TokenConflictError(
+        `Token ${name} already exists (${this.byName.get(name)?.info.source === 'config' ? 'in http.tokens' : 'created through the API'})`,
+      );
+    if (this.apiTokens >= this.maxApiTokens)
+      throw new TokenLimitError(`Too many API tokens: http.max-api-tokens is ${this.maxApiTokens}; delete one first`);
     const secret = newSecret();
     const digest = sha256Hex(secret);
-    const info: TokenInfo = { name, scopes: [...new Set(scopes)], created: Math.floor(Date.now() / 1000), source: 'api' };
-    this.db.insert(apiTokens).values({ name, sha256: digest, scopes: info.scopes, createdAtS: info.created as number }).run();
+    const info: TokenInfo = {
+      name,
+      scopes: [...new Set(scopes)],
+      created: Math.floor(Date.now() / 1000),
+      source: 'api',
+    };
+    this.db
+      .insert(apiTokens)
+      .values({ name, sha256: digest, scopes: info.scopes, createdAtS: info.created as number })
+      .run();
     this.remember(digest, info);
     this.apiTokens++;
     return { secret, info };
@@ -76,7 +93,8 @@ export class TokenStore {
   delete(name: string): boolean {
     const entry = this.byName.get(name);
     if (entry === undefined) return false;
-    if (entry.info.source === 'config') throw new TokenConflictError(`Token ${name} comes from http.tokens in the config file: remove it there`);
+    if (entry.info.source === 'config')
+      throw new TokenConflictError(`Token ${name} comes from http.tokens in the config file: remove it there`);
     this.db.delete(apiTokens).where(eq(apiTokens.name, name)).run();
     this.byName.delete(name);
     this.byDigest.delete(entry.digest);

@@ -12,9 +12,16 @@ import { StreamError } from './errors.ts';
  * A stream as every API path admits it, before the compiler: a POST, and a stream replicated from the cluster's store
  * (docs/cluster.md, "What a node does with what it reads"). Its name, its EDN, and whether it persists (`:persist`).
  */
-export function admitApiStream(name: string, text: string, maxEdnDepth: number): { parsed: EdnValue; persist: boolean } {
+export function admitApiStream(
+  name: string,
+  text: string,
+  maxEdnDepth: number,
+): { parsed: EdnValue; persist: boolean } {
   if (!STREAM_NAME.test(name)) {
-    throw new StreamError('invalid', `Invalid stream name ${JSON.stringify(name)}: use 1 to 255 characters of A-Z a-z 0-9 . _ -`);
+    throw new StreamError(
+      'invalid',
+      `Invalid stream name ${JSON.stringify(name)}: use 1 to 255 characters of A-Z a-z 0-9 . _ -`,
+    );
   }
   let parsed: EdnValue;
   try {

@@ -19,19 +19,28 @@ const MessageWithWarnings = Type.Object({ message: Type.String(), warnings: Type
  * Fluent Bit's records are the exception: their schema is the route's `body`, worded by `describeArrayIssue` (routes.ts).
  */
 const unknownStream = streamError('unknown stream: `Stream <name> not found`');
-const owned = streamError('a stream of a stream file, which the API may not change: `stream <name> comes from the file <path>; change it there`');
+const owned = streamError(
+  'a stream of a stream file, which the API may not change: `stream <name> comes from the file <path>; change it there`',
+);
 const backlogFull: Answer = {
-  description: 'too many events waiting to be processed (`streams.max-pending-events`), or the journal cannot be written: retry later',
+  description:
+    'too many events waiting to be processed (`streams.max-pending-events`), or the journal cannot be written: retry later',
   schema: StreamErrorBody,
   headers: { 'Retry-After': '1 (seconds)' },
 };
-const actionFailed = streamError('an action threw on an event: `Stream <stream>: <error message>`; the other events were processed');
+const actionFailed = streamError(
+  'an action threw on an event: `Stream <stream>: <error message>`; the other events were processed',
+);
 const DEFAULT_STREAM = 'The name `default` always exists: it sends to every stream whose config has `:default true`.';
 
 /** An event as pushed: free-form keys, of which these have a meaning (docs/stream-language.md "Events"). */
 const PushedEvent = Type.Object(
   {
-    time: Type.Optional(Type.Union([Type.Number(), Type.String(), Type.Null(), Type.Boolean()], { description: 'epoch nanoseconds, or an RFC 3339 date; missing, null or false: now' })),
+    time: Type.Optional(
+      Type.Union([Type.Number(), Type.String(), Type.Null(), Type.Boolean()], {
+        description: 'epoch nanoseconds, or an RFC 3339 date; missing, null or false: now',
+      }),
+    ),
     ttl: Type.Optional(Type.Number({ description: 'seconds it stays valid (default 120)' })),
     metric: Type.Optional(Type.Number()),
     host: Type.Optional(Type.String()),
@@ -49,7 +58,13 @@ const Binary = Type.String({ format: 'binary' });
  *  (`records[2] must be an object, got a string`, see `describeValidationError` in routes.ts). */
 const FluentBitRecords = Type.Array(
   Type.Object(
-    { date: Type.Optional(Type.Union([Type.Number(), Type.String(), Type.Null()], { description: 'epoch seconds (json_date_format double or epoch) or an ISO 8601 date' })) },
+    {
+      date: Type.Optional(
+        Type.Union([Type.Number(), Type.String(), Type.Null()], {
+          description: 'epoch seconds (json_date_format double or epoch) or an ISO 8601 date',
+        }),
+      ),
+    },
     { additionalProperties: true, description: 'an object (one Fluent Bit record)' },
   ),
   { title: 'records', description: 'a JSON array of Fluent Bit records (http output, format json)' },
@@ -66,11 +81,14 @@ export const routeSchemas = {
     response: { 200: MessageWithWarnings },
     ...operation({
       summary: 'Add or replace a stream',
-      description: 'Body: `config`, the base64 of the stream\'s EDN config (docs/stream-language.md). The same config again keeps the stream\'s state; another replaces it.',
+      description:
+        "Body: `config`, the base64 of the stream's EDN config (docs/stream-language.md). The same config again keeps the stream's state; another replaces it.",
       tags: ['streams'],
       responses: {
         200: '`stream added`, with `warnings` when the config has likely mistakes',
-        400: streamError('an invalid name, `config` missing or not base64 EDN text, not a valid stream config (the compiler\'s message)'),
+        400: streamError(
+          "an invalid name, `config` missing or not base64 EDN text, not a valid stream config (the compiler's message)",
+        ),
         409: owned,
       },
     }),
@@ -87,7 +105,11 @@ export const routeSchemas = {
   remove: {
     params: NameParams,
     response: { 200: Message },
-    ...operation({ summary: 'Remove a stream', tags: ['streams'], responses: { 200: '`stream removed`', 404: unknownStream, 409: owned } }),
+    ...operation({
+      summary: 'Remove a stream',
+      tags: ['streams'],
+      responses: { 200: '`stream removed`', 404: unknownStream, 409: owned },
+    }),
   },
   push: {
     params: NameParams,
@@ -100,7 +122,9 @@ export const routeSchemas = {
       body: { schema: Type.Object({ events: Type.Array(PushedEvent) }) },
       responses: {
         200: '`ok`, with `warnings` for likely mistakes (a time in epoch seconds or milliseconds, a numeric string metric)',
-        400: streamError('`events` missing or not an array of objects, a bad `time` or `ttl` (the message names the event)'),
+        400: streamError(
+          '`events` missing or not an array of objects, a bad `time` or `ttl` (the message names the event)',
+        ),
         404: unknownStream,
         500: actionFailed,
         503: backlogFull,
@@ -113,11 +137,14 @@ export const routeSchemas = {
     response: { 200: Type.Object({ events: Type.Array(Type.Unknown()), truncated: Type.Boolean() }) },
     ...operation({
       summary: "Search a stream's index",
-      description: 'Body: `query`, the base64 of an EDN where-condition such as `[:= :service "api"]`; `limit` caps the answer.',
+      description:
+        'Body: `query`, the base64 of an EDN where-condition such as `[:= :service "api"]`; `limit` caps the answer.',
       tags: ['streams'],
       responses: {
         200: 'the matching events of the index, in no particular order; `truncated` when more matched than `limit`',
-        400: streamError('`query` missing or not base64 text (`field query is ...`), not EDN or not a condition (`Invalid query: ...`)'),
+        400: streamError(
+          '`query` missing or not base64 text (`field query is ...`), not EDN or not a condition (`Invalid query: ...`)',
+        ),
         404: unknownStream,
       },
     }),
@@ -158,12 +185,15 @@ export const routeSchemas = {
         content: {
           'application/x-protobuf': Binary,
           'application/protobuf': Binary,
-          'application/json': Type.Object({}, { additionalProperties: true, description: 'an ExportTraceServiceRequest in OTLP/JSON' }),
+          'application/json': Type.Object(
+            {},
+            { additionalProperties: true, description: 'an ExportTraceServiceRequest in OTLP/JSON' },
+          ),
         },
       },
       responses: {
         200: {
-          description: 'processed: an empty `ExportTraceServiceResponse` in the request\'s encoding (`{}` for JSON)',
+          description: "processed: an empty `ExportTraceServiceResponse` in the request's encoding (`{}` for JSON)",
           content: { 'application/x-protobuf': Binary, 'application/json': Type.Object({}) },
         },
         400: streamError('malformed: bad gzip, protobuf or JSON'),
@@ -184,7 +214,9 @@ export const routeSchemas = {
       tags: ['ingest'],
       responses: {
         200: 'processed (empty body)',
-        400: streamError('not a JSON array of objects, a `date` that is not a time (the message names the record), or broken gzip'),
+        400: streamError(
+          'not a JSON array of objects, a `date` that is not a time (the message names the record), or broken gzip',
+        ),
         404: unknownStream,
         413: streamError('inflates past `http.body-limit`'),
         415: streamError('another content encoding'),

@@ -97,7 +97,8 @@ export class AsyncQueues implements AsyncQueueRunner {
   private readonly queues = new Map<string, AsyncQueue>();
 
   constructor(settings: Readonly<Record<string, AsyncQueueSettings>>, observer: AsyncQueueObserver) {
-    for (const [name, one] of Object.entries(settings)) this.queues.set(name, new AsyncQueue(name, one.queueSize, observer));
+    for (const [name, one] of Object.entries(settings))
+      this.queues.set(name, new AsyncQueue(name, one.queueSize, observer));
   }
 
   has(name: string): boolean {
@@ -122,7 +123,10 @@ export class AsyncQueues implements AsyncQueueRunner {
 }
 
 /** Builds the queues with their metrics on the process registry. */
-export function createAsyncQueues(settings: Readonly<Record<string, AsyncQueueSettings>>, registry: Registry): AsyncQueues {
+export function createAsyncQueues(
+  settings: Readonly<Record<string, AsyncQueueSettings>>,
+  registry: Registry,
+): AsyncQueues {
   const registers = [registry];
   const dropped = new Counter({
     name: 'stream_async_queue_dropped_total',
@@ -130,7 +134,9 @@ export function createAsyncQueues(settings: Readonly<Record<string, AsyncQueueSe
     labelNames: ['queue', 'reason'],
     registers,
   });
-  const queues = new AsyncQueues(settings, { dropped: (queue, reason, count) => dropped.inc({ queue, reason }, count) });
+  const queues = new AsyncQueues(settings, {
+    dropped: (queue, reason, count) => dropped.inc({ queue, reason }, count),
+  });
   new Gauge({
     name: 'stream_async_queue_size',
     help: 'Emissions waiting in each async-queue!.',

@@ -98,7 +98,8 @@ export class IngestBacklog<R> {
     while (budget > 0 && this.queue.length > 0) {
       const batch = this.queue[0] as Batch<R>;
       const count = Math.min(budget, batch.events.length - batch.offset);
-      const slice = count === batch.events.length ? batch.events : batch.events.slice(batch.offset, batch.offset + count);
+      const slice =
+        count === batch.events.length ? batch.events : batch.events.slice(batch.offset, batch.offset + count);
       batch.offset += count;
       batch.results.push(this.push(batch.target, slice, batch.seq, batch.offset));
       budget -= count;

@@ -84,7 +84,10 @@ export class StreamCatalog implements FileSyncTarget {
         this.engine.add(row.name, row.configEdn);
         this.apiStreams.set(row.name, { ...row, canonical: this.canonicalOf(row.name) });
       } catch (error) {
-        this.logger.error({ stream: row.name, err: error }, `API stream ${row.name} no longer compiles, it is not running: ${(error as Error).message}`);
+        this.logger.error(
+          { stream: row.name, err: error },
+          `API stream ${row.name} no longer compiles, it is not running: ${(error as Error).message}`,
+        );
       }
     }
     this.rewriteMissingPersistFiles();
@@ -119,7 +122,13 @@ export class StreamCatalog implements FileSyncTarget {
     }
     const previous = this.apiStreams.get(name);
     const info = this.engine.get(name);
-    const stored: ApiStream = { name, configEdn: text, isDefault: info?.isDefault ?? false, persist, canonical: this.canonicalOf(name) };
+    const stored: ApiStream = {
+      name,
+      configEdn: text,
+      isDefault: info?.isDefault ?? false,
+      persist,
+      canonical: this.canonicalOf(name),
+    };
     try {
       this.repository.transaction(() => {
         this.repository.saveStream(stored, nowSeconds());
@@ -148,7 +157,8 @@ export class StreamCatalog implements FileSyncTarget {
     }
     this.engine.remove(name);
     const shadowed = this.files.streams.get(name);
-    if (api !== undefined && shadowed !== undefined && !this.files.isPersistFile(shadowed)) this.runFileStream(shadowed);
+    if (api !== undefined && shadowed !== undefined && !this.files.isPersistFile(shadowed))
+      this.runFileStream(shadowed);
   }
 
   rejectedFiles(changed: readonly FileStream[]): Map<string, string> {
@@ -177,7 +187,10 @@ export class StreamCatalog implements FileSyncTarget {
       return;
     }
     if (!api.persist || !this.files.isPersistFile(stream)) {
-      this.logger.warn({ stream: stream.name, path: stream.path }, `stream ${stream.name} of ${stream.path} is not run: an API stream has that name`);
+      this.logger.warn(
+        { stream: stream.name, path: stream.path },
+        `stream ${stream.name} of ${stream.path} is not run: an API stream has that name`,
+      );
       return;
     }
     if (api.canonical === stream.text) return;
@@ -193,20 +206,27 @@ export class StreamCatalog implements FileSyncTarget {
     };
     this.repository.saveStream(stored, nowSeconds());
     this.apiStreams.set(stream.name, stored);
-    this.logger.info({ stream: stream.name, path: stream.path }, `persisted stream ${stream.name} updated from its file`);
+    this.logger.info(
+      { stream: stream.name, path: stream.path },
+      `persisted stream ${stream.name} updated from its file`,
+    );
   }
 
   private unapplyFileStream(stream: FileStream): void {
     const api = this.apiStreams.get(stream.name);
     if (api === undefined) {
-      if (this.engine.remove(stream.name)) this.logger.info({ stream: stream.name, path: stream.path }, `stream ${stream.name} removed with its file`);
+      if (this.engine.remove(stream.name))
+        this.logger.info({ stream: stream.name, path: stream.path }, `stream ${stream.name} removed with its file`);
       return;
     }
     if (api.persist && this.files.isPersistFile(stream)) {
       this.repository.deleteStream(stream.name);
       this.apiStreams.delete(stream.name);
       this.engine.remove(stream.name);
-      this.logger.info({ stream: stream.name, path: stream.path }, `persisted stream ${stream.name} removed: its file was deleted`);
+      this.logger.info(
+        { stream: stream.name, path: stream.path },
+        `persisted stream ${stream.name} removed: its file was deleted`,
+      );
     }
   }
 
@@ -214,12 +234,21 @@ export class StreamCatalog implements FileSyncTarget {
     try {
       const outcome = this.engine.add(stream.name, stream.config, { keepStateIfUnchanged: true });
       if (outcome === 'unchanged') return;
-      this.logger.info({ stream: stream.name, path: stream.path }, `stream ${stream.name} ${outcome} from ${stream.path}`);
+      this.logger.info(
+        { stream: stream.name, path: stream.path },
+        `stream ${stream.name} ${outcome} from ${stream.path}`,
+      );
       for (const warning of this.engine.get(stream.name)?.warnings ?? []) {
-        this.logger.warn({ stream: stream.name, path: stream.path }, `${stream.path}: stream ${stream.name}: ${warning}`);
+        this.logger.warn(
+          { stream: stream.name, path: stream.path },
+          `${stream.path}: stream ${stream.name}: ${warning}`,
+        );
       }
     } catch (error) {
-      this.logger.error({ stream: stream.name, path: stream.path, err: error }, `stream ${stream.name} of ${stream.path} not run: ${(error as Error).message}`);
+      this.logger.error(
+        { stream: stream.name, path: stream.path, err: error },
+        `stream ${stream.name} of ${stream.path} not run: ${(error as Error).message}`,
+      );
     }
   }
 
@@ -233,7 +262,10 @@ export class StreamCatalog implements FileSyncTarget {
       try {
         if (!existsSync(persistFilePath(directory, api.name))) writePersistFile(directory, api.name, api.configEdn);
       } catch (error) {
-        this.logger.error({ stream: api.name, err: error }, `cannot write the file of persisted stream ${api.name}: ${(error as Error).message}`);
+        this.logger.error(
+          { stream: api.name, err: error },
+          `cannot write the file of persisted stream ${api.name}: ${(error as Error).message}`,
+        );
       }
     }
   }

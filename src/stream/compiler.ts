@@ -97,27 +97,36 @@ function checkKeys(map: EdnMap, allowed: readonly string[], what: string): void 
 function optionalBoolean(config: EdnMap, key: string): boolean {
   const value = config.get(kw(key));
   if (value === undefined || value === null) return false;
-  if (typeof value !== 'boolean') throw new StreamConfigError(`Invalid stream config: :${key} must be true or false, got ${describe(value)}`);
+  if (typeof value !== 'boolean')
+    throw new StreamConfigError(`Invalid stream config: :${key} must be true or false, got ${describe(value)}`);
   return value;
 }
 
 /** Looks the node up and validates it, without building it. */
 function resolve(raw: EdnValue, parentPath: string, warnings: string[]): ResolvedNode {
   if (!isEdnMap(raw)) {
-    throw new StreamConfigError(`Invalid action at ${parentPath}: expected a map like {:action :sdo :children [...]}, got ${describe(raw)}`);
+    throw new StreamConfigError(
+      `Invalid action at ${parentPath}: expected a map like {:action :sdo :children [...]}, got ${describe(raw)}`,
+    );
   }
   const actionName = raw.get(kw('action'));
   if (actionName === undefined) throw new StreamConfigError(`Invalid action at ${parentPath}: missing :action`);
-  if (!isKeyword(actionName)) throw new StreamConfigError(`Invalid action at ${parentPath}: :action must be a keyword, got ${describe(actionName)}`);
+  if (!isKeyword(actionName))
+    throw new StreamConfigError(
+      `Invalid action at ${parentPath}: :action must be a keyword, got ${describe(actionName)}`,
+    );
   const path = `${parentPath} > :${actionName.name}`;
   const action = actionTable.get(actionName.name);
   if (action === undefined) throw new StreamConfigError(`Unknown action :${actionName.name} at ${path}`);
   checkKeys(raw, NODE_KEYS, `Invalid action :${action.name} at ${path}`);
   const rawParams = raw.get(kw('params')) ?? [];
   const children = raw.get(kw('children')) ?? [];
-  if (!Array.isArray(rawParams)) throw paramError(action, path, new ParamError('params', `expected a vector, got ${describe(rawParams)}`));
+  if (!Array.isArray(rawParams))
+    throw paramError(action, path, new ParamError('params', `expected a vector, got ${describe(rawParams)}`));
   if (!Array.isArray(children)) {
-    throw new StreamConfigError(`Invalid children for action :${action.name} at ${path}: expected a vector of actions, got ${describe(children)}`);
+    throw new StreamConfigError(
+      `Invalid children for action :${action.name} at ${path}: expected a vector of actions, got ${describe(children)}`,
+    );
   }
   checkChildCount(action, children.length, path);
   let params: unknown;
@@ -136,7 +145,10 @@ function checkChildCount(action: AnyAction, count: number, path: string): void {
   let problem: string | null = null;
   if (rule === 'none' && count > 0) problem = `it takes no children, got ${count}`;
   else if (typeof rule === 'number' && count !== rule) problem = `it needs exactly ${rule} children, got ${count}`;
-  if (problem !== null) throw new StreamConfigError(`Invalid children for action :${action.name} at ${path}: ${problem}; ${expectedShape(action)}`);
+  if (problem !== null)
+    throw new StreamConfigError(
+      `Invalid children for action :${action.name} at ${path}: ${problem}; ${expectedShape(action)}`,
+    );
 }
 
 /**
@@ -148,7 +160,9 @@ function expectedShape(action: AnyAction): string {
 }
 
 function paramError(action: AnyAction, path: string, error: ParamError): StreamConfigError {
-  return new StreamConfigError(`Invalid parameter ${error.param} for action :${action.name}: ${error.problem} (at ${path}); ${expectedShape(action)}`);
+  return new StreamConfigError(
+    `Invalid parameter ${error.param} for action :${action.name}: ${error.problem} (at ${path}); ${expectedShape(action)}`,
+  );
 }
 
 function asConfigError(error: unknown, action: AnyAction, path: string): StreamConfigError {
@@ -231,7 +245,13 @@ class Compiler {
     }
   }
 
-  children(children: readonly EdnValue[], path: string, onError: ErrorHandler, position: string, scope: StateScope): Emit {
+  children(
+    children: readonly EdnValue[],
+    path: string,
+    onError: ErrorHandler,
+    position: string,
+    scope: StateScope,
+  ): Emit {
     return isolatedEmit(
       children.map((child, index) => this.node(child, path, onError, `${position}.${index}`, scope)),
       onError,
@@ -253,7 +273,8 @@ class Compiler {
       },
       load: (states) => {
         for (const entry of registered) {
-          if (Object.hasOwn(states, entry.path)) loadChecked(entry.handle, states[entry.path], `:${entry.action} at ${entry.path}`);
+          if (Object.hasOwn(states, entry.path))
+            loadChecked(entry.handle, states[entry.path], `:${entry.action} at ${entry.path}`);
         }
       },
     };
@@ -261,11 +282,17 @@ class Compiler {
 }
 
 /** Compiles a stream config `{:actions <node> :default? :persist? :description?}`. Throws StreamConfigError. */
-export function compileStream(config: EdnValue, services: StreamServices, options: CompileOptions = {}): CompiledStream {
-  if (!isEdnMap(config)) throw new StreamConfigError(`Invalid stream config: expected a map like {:actions {...}}, got ${describe(config)}`);
+export function compileStream(
+  config: EdnValue,
+  services: StreamServices,
+  options: CompileOptions = {},
+): CompiledStream {
+  if (!isEdnMap(config))
+    throw new StreamConfigError(`Invalid stream config: expected a map like {:actions {...}}, got ${describe(config)}`);
   checkKeys(config, STREAM_KEYS, 'Invalid stream config');
   const actions = config.get(kw('actions'));
-  if (actions === undefined || actions === null) throw new StreamConfigError('Invalid stream config: missing :actions (the root action)');
+  if (actions === undefined || actions === null)
+    throw new StreamConfigError('Invalid stream config: missing :actions (the root action)');
   const description = config.get(kw('description'));
   if (description !== undefined && description !== null && typeof description !== 'string') {
     throw new StreamConfigError(`Invalid stream config: :description must be a string, got ${describe(description)}`);
@@ -276,7 +303,12 @@ export function compileStream(config: EdnValue, services: StreamServices, option
   const root = compiler.node(actions, ':actions', onError, '0', scope);
   return {
     push: isolatedEmit([root], onError),
-    stateUnits: scope.registered.map(({ path, action, raw, handle }) => ({ path, action, hash: subtreeHash(raw), handle })),
+    stateUnits: scope.registered.map(({ path, action, raw, handle }) => ({
+      path,
+      action,
+      hash: subtreeHash(raw),
+      handle,
+    })),
     isDefault: optionalBoolean(config, 'default'),
     persist: optionalBoolean(config, 'persist'),
     description: typeof description === 'string' ? description : null,
@@ -293,13 +325,20 @@ export function compileStream(config: EdnValue, services: StreamServices, option
 function partitionFields(value: EdnValue | undefined): readonly string[] | null {
   if (value === undefined || value === null) return null;
   if (!Array.isArray(value) || value.length === 0) {
-    throw new StreamConfigError(`Invalid stream config: :partition-by must be a non-empty vector of event fields like [:host], got ${describe(value)}`);
+    throw new StreamConfigError(
+      `Invalid stream config: :partition-by must be a non-empty vector of event fields like [:host], got ${describe(value)}`,
+    );
   }
   const fields: string[] = [];
   for (const field of value) {
-    if (!isKeyword(field)) throw new StreamConfigError(`Invalid stream config: :partition-by must name event fields as keywords like :host, got ${describe(field)}`);
+    if (!isKeyword(field))
+      throw new StreamConfigError(
+        `Invalid stream config: :partition-by must name event fields as keywords like :host, got ${describe(field)}`,
+      );
     if (field.name.includes('.') || field.name.includes('/')) {
-      throw new StreamConfigError(`Invalid stream config: :partition-by takes top-level event fields only, got :${field.name}`);
+      throw new StreamConfigError(
+        `Invalid stream config: :partition-by takes top-level event fields only, got :${field.name}`,
+      );
     }
     fields.push(field.name);
   }

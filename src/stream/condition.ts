@@ -44,7 +44,9 @@ export function valueEquals(a: unknown, b: unknown): boolean {
 
 function numbers(args: readonly EdnValue[], fail: (problem: string) => never): number[] {
   if (args.length === 0) fail('expected at least one value to compare with');
-  return args.map((arg) => (typeof arg === 'number' ? arg : fail(`expected numbers to compare with, got ${printEdn(arg)}`)));
+  return args.map((arg) =>
+    typeof arg === 'number' ? arg : fail(`expected numbers to compare with, got ${printEdn(arg)}`),
+  );
 }
 
 function noArgs(args: readonly EdnValue[], fail: (problem: string) => never): void {
@@ -151,7 +153,9 @@ function fieldReader(field: EdnValue | undefined, fail: (problem: string) => nev
   const name = (part: EdnValue): string => {
     if (isKeyword(part)) return part.name;
     if (typeof part === 'string' && part !== '') return part;
-    return fail(`expected a field (a keyword or a vector of keywords), got ${part === undefined ? 'nothing' : printEdn(field ?? null)}`);
+    return fail(
+      `expected a field (a keyword or a vector of keywords), got ${part === undefined ? 'nothing' : printEdn(field ?? null)}`,
+    );
   };
   if (Array.isArray(field)) {
     if (field.length === 0) fail('expected a field (a keyword or a vector of keywords), got []');

@@ -43,7 +43,8 @@ export function checkStructure(text: string, maxDepth: number, reject: (message:
   let line = 1;
   let column = 1;
   let i = 0;
-  const fail: (where: Position, message: string) => never = (where, message) => reject(`Invalid EDN at ${at(where)}: ${message}`);
+  const fail: (where: Position, message: string) => never = (where, message) =>
+    reject(`Invalid EDN at ${at(where)}: ${message}`);
   const advance = (count: number): void => {
     for (let k = 0; k < count; k++) {
       if (text[i] === '\n') {
@@ -67,7 +68,8 @@ export function checkStructure(text: string, maxDepth: number, reject: (message:
   };
   const checkNoDanglingPrefix = (where: Position): void => {
     const prefix = prefixes[prefixes.length - 1];
-    if (prefix !== undefined && prefix.depth === stack.length) fail(where, `expected a value after '${prefix.text}' (at ${at(prefix)})`);
+    if (prefix !== undefined && prefix.depth === stack.length)
+      fail(where, `expected a value after '${prefix.text}' (at ${at(prefix)})`);
   };
   while (i < text.length) {
     const char = text[i] as string;
@@ -100,7 +102,8 @@ export function checkStructure(text: string, maxDepth: number, reject: (message:
       completeForm(start);
     } else if (char === '(' || char === '[' || char === '{' || (char === '#' && text[i + 1] === '{')) {
       const open = char === '#' ? '#{' : char;
-      if (stack.length >= maxDepth) fail(start, `collections nest deeper than the limit of ${maxDepth} levels (streams.max-edn-depth)`);
+      if (stack.length >= maxDepth)
+        fail(start, `collections nest deeper than the limit of ${maxDepth} levels (streams.max-edn-depth)`);
       advance(open.length);
       stack.push({ open, line: start.line, column: start.column, forms: 0, lastForm: null });
     } else if (char === ')' || char === ']' || char === '}') {
@@ -108,9 +111,13 @@ export function checkStructure(text: string, maxDepth: number, reject: (message:
       const frame = stack.pop();
       if (frame === undefined) fail(start, `unexpected '${char}' with nothing to close`);
       const expected = CLOSERS[frame.open];
-      if (char !== expected) fail(start, `expected '${expected}' to close '${frame.open}' opened at ${at(frame)}, got '${char}'`);
+      if (char !== expected)
+        fail(start, `expected '${expected}' to close '${frame.open}' opened at ${at(frame)}, got '${char}'`);
       if (frame.open === '{' && frame.forms % 2 === 1) {
-        fail(start, `the map opened at ${at(frame)} has a key with no value (the last key is at ${at(frame.lastForm as Position)})`);
+        fail(
+          start,
+          `the map opened at ${at(frame)} has a key with no value (the last key is at ${at(frame.lastForm as Position)})`,
+        );
       }
       advance(1);
       completeForm(frame);
@@ -125,7 +132,8 @@ export function checkStructure(text: string, maxDepth: number, reject: (message:
         let end = i + 1;
         while (end < text.length && !isDelimiter(text[end] as string)) end++;
         const tag = text.slice(i + 1, end);
-        if (!SUPPORTED_TAGS.has(tag)) fail(start, `unsupported tag #${tag} (only #env, #secret and #object are supported)`);
+        if (!SUPPORTED_TAGS.has(tag))
+          fail(start, `unsupported tag #${tag} (only #env, #secret and #object are supported)`);
         prefixes.push({ text: `#${tag}`, depth: stack.length, ...start });
         advance(end - i);
       } else {
@@ -137,7 +145,8 @@ export function checkStructure(text: string, maxDepth: number, reject: (message:
       if (char === '\\') end++;
       while (end < text.length && !isDelimiter(text[end] as string)) end++;
       // Inside `#object[...]`, Clojure's own tokens (`0x6b5f8707`, `fn$x`): read, then dropped as a whole.
-      if (!prefixes.some((prefix) => prefix.text === '#object' && prefix.depth < stack.length)) checkToken(text.slice(i, end), start, fail);
+      if (!prefixes.some((prefix) => prefix.text === '#object' && prefix.depth < stack.length))
+        checkToken(text.slice(i, end), start, fail);
       advance(end - i);
       completeForm(start);
     }

@@ -37,15 +37,7 @@ export class EdnSymbol {
 }
 
 export type EdnValue =
-  | null
-  | boolean
-  | number
-  | string
-  | Keyword
-  | EdnSymbol
-  | EdnValue[]
-  | Set<EdnValue>
-  | Map<EdnValue, EdnValue>;
+  null | boolean | number | string | Keyword | EdnSymbol | EdnValue[] | Set<EdnValue> | Map<EdnValue, EdnValue>;
 
 export type EdnMap = Map<EdnValue, EdnValue>;
 
@@ -103,7 +95,8 @@ function fromTag(tag: string, value: EdnValue): EdnValue {
   if (tag === 'object') return null;
   if (tag === 'env') {
     const name = value instanceof EdnSymbol ? value.name : value;
-    if (typeof name !== 'string') throw new EdnError(`Invalid EDN: #env expects a variable name, got ${printEdn(value)}`);
+    if (typeof name !== 'string')
+      throw new EdnError(`Invalid EDN: #env expects a variable name, got ${printEdn(value)}`);
     return process.env[name] ?? null;
   }
   throw new EdnError(`Invalid EDN: unsupported tag #${tag}`);
@@ -133,7 +126,15 @@ export function parseEdn(text: string, maxDepth = DEFAULT_MAX_EDN_DEPTH): EdnVal
 // Printing (Clojure `pr-str` style) and conversions between EDN and the JSON-shaped event model.
 // ---------------------------------------------------------------------------------------------------------
 
-const STRING_PRINT_ESCAPES: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\t': '\\t', '\r': '\\r', '\b': '\\b', '\f': '\\f' };
+const STRING_PRINT_ESCAPES: Record<string, string> = {
+  '"': '\\"',
+  '\\': '\\\\',
+  '\n': '\\n',
+  '\t': '\\t',
+  '\r': '\\r',
+  '\b': '\\b',
+  '\f': '\\f',
+};
 
 function printString(value: string): string {
   return `"${value.replace(/["\\\n\t\r\b\f]/g, (c) => STRING_PRINT_ESCAPES[c] as string)}"`;

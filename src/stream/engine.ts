@@ -24,7 +24,15 @@ import type { ErrorHandler, StreamServices } from './actions/types.ts';
 import type { AsyncQueueRunner } from './async-queues.ts';
 import { type CompiledStream, compileStream, StreamConfigError, type StateUnit } from './compiler.ts';
 import { type EdnMap, EdnError, ednEquals, type EdnValue, parseEdn, printEdn } from './edn.ts';
-import { noOutputs, noQueues, type OutputSink, silentLogger, type StreamEngineOptions, type StreamLogger, type StreamObserver } from './engine-options.ts';
+import {
+  noOutputs,
+  noQueues,
+  type OutputSink,
+  silentLogger,
+  type StreamEngineOptions,
+  type StreamLogger,
+  type StreamObserver,
+} from './engine-options.ts';
 import type { Emission, Event } from './event.ts';
 import { IndexStore } from './index-store.ts';
 import { DEFAULT_STREAM_LIMITS, type StreamLimits } from './limits.ts';
@@ -118,7 +126,10 @@ export class StreamEngine {
    * (src/stream/state-units.ts); its index starts empty.
    */
   add(name: string, config: string | EdnValue, options: { keepStateIfUnchanged?: boolean } = {}): AddOutcome {
-    if (!STREAM_NAME.test(name)) throw new StreamConfigError(`Invalid stream name ${JSON.stringify(name)}: expected 1 to 255 characters of A-Z a-z 0-9 . _ -`);
+    if (!STREAM_NAME.test(name))
+      throw new StreamConfigError(
+        `Invalid stream name ${JSON.stringify(name)}: expected 1 to 255 characters of A-Z a-z 0-9 . _ -`,
+      );
     let parsed: EdnValue;
     if (typeof config === 'string') {
       try {
@@ -129,10 +140,22 @@ export class StreamEngine {
       }
     } else parsed = config;
     const existing = this.streams.get(name);
-    if (existing !== undefined && options.keepStateIfUnchanged && ednEquals(existing.config, parsed)) return 'unchanged';
-    const index = new IndexStore({ maxEntries: this.limits.maxIndexEntries, onFull: () => this.observer.dropped?.(name, 'index_full') });
+    if (existing !== undefined && options.keepStateIfUnchanged && ednEquals(existing.config, parsed))
+      return 'unchanged';
+    const index = new IndexStore({
+      maxEntries: this.limits.maxIndexEntries,
+      onFull: () => this.observer.dropped?.(name, 'index_full'),
+    });
     let compiled = this.compile(name, parsed, index);
-    if (existing !== undefined) compiled = this.loadStates(name, parsed, index, compiled, saveUnits(existing.stateUnits), 'carried over').compiled;
+    if (existing !== undefined)
+      compiled = this.loadStates(
+        name,
+        parsed,
+        index,
+        compiled,
+        saveUnits(existing.stateUnits),
+        'carried over',
+      ).compiled;
     this.streams.set(name, {
       name,
       config: compiled.config,
@@ -156,13 +179,17 @@ export class StreamEngine {
    * throws is logged and left out: the stream is compiled again (same index) and loaded without it, so no node is
    * left half-loaded.
    */
-  restoreStates(name: string, saved: ReadonlyMap<string, SavedUnit>): { loaded: number; failed: number; failures: readonly UnitFailure[] } {
+  restoreStates(
+    name: string,
+    saved: ReadonlyMap<string, SavedUnit>,
+  ): { loaded: number; failed: number; failures: readonly UnitFailure[] } {
     const entry = this.streams.get(name);
     if (entry === undefined) return { loaded: 0, failed: 0, failures: [] };
     let matched = 0;
     for (const unit of entry.stateUnits) if (saved.get(unit.path)?.hash === unit.hash) matched++;
     const { compiled, failures } = this.loadStates(name, entry.config, entry.index, entry.compiled, saved, 'restored');
-    if (compiled !== entry.compiled) this.streams.set(name, { ...entry, stateUnits: compiled.stateUnits, compiled, activity: entry.activity });
+    if (compiled !== entry.compiled)
+      this.streams.set(name, { ...entry, stateUnits: compiled.stateUnits, compiled, activity: entry.activity });
     return { loaded: matched - failures.length, failed: failures.length, failures };
   }
 
@@ -187,7 +214,10 @@ export class StreamEngine {
     const failures = loadUnits(compiled.stateUnits, saved);
     if (failures.length === 0) return { compiled, failures };
     for (const failure of failures) {
-      this.logger.error({ stream: name, path: failure.path, err: failure.error }, `stream ${name}: the state of :${failure.action} at ${failure.path} could not be ${verb} (${failure.error.message}); it starts afresh`);
+      this.logger.error(
+        { stream: name, path: failure.path, err: failure.error },
+        `stream ${name}: the state of :${failure.action} at ${failure.path} could not be ${verb} (${failure.error.message}); it starts afresh`,
+      );
     }
     const fresh = this.compile(name, parsed, index);
     loadUnits(fresh.stateUnits, saved, new Set(failures.map((failure) => failure.path)));
@@ -262,8 +292,10 @@ export class StreamEngine {
 
   private reinject(destination: string, event: Event, from: string): void {
     if (this.forward !== null && destination !== from) return this.forward(destination, event);
-    if (destination !== 'default' && !this.streams.has(destination)) throw new Error(`Stream :${destination} not found`);
-    if (this.reinjectDepth >= MAX_REINJECT_DEPTH) throw new Error(`reinject! nested more than ${MAX_REINJECT_DEPTH} times: a loop between streams?`);
+    if (destination !== 'default' && !this.streams.has(destination))
+      throw new Error(`Stream :${destination} not found`);
+    if (this.reinjectDepth >= MAX_REINJECT_DEPTH)
+      throw new Error(`reinject! nested more than ${MAX_REINJECT_DEPTH} times: a loop between streams?`);
     this.reinjectDepth++;
     try {
       for (const target of this.targets(destination)) {

@@ -37,7 +37,8 @@ export function checkStreamDirectories(directories: readonly string[]): StreamFi
           report.errors.push(`${file}: stream ${name}: ${error.message}`);
           continue;
         }
-        for (const warning of engine.get(name)?.warnings ?? []) report.warnings.push(`${file}: stream ${name}: ${warning}`);
+        for (const warning of engine.get(name)?.warnings ?? [])
+          report.warnings.push(`${file}: stream ${name}: ${warning}`);
       }
     }
   }

@@ -72,7 +72,8 @@ export function readStreamFile(path: string, maxEdnDepth?: number): FileStream[]
   for (const [key, config] of value) {
     const name = isKeyword(key) ? key.name : typeof key === 'string' ? key : null;
     if (name === null) throw new Error(`stream names must be keywords, got ${printEdn(key)}`);
-    if (!STREAM_NAME.test(name)) throw new Error(`invalid stream name ${JSON.stringify(name)}: use 1-255 characters of A-Z a-z 0-9 . _ -`);
+    if (!STREAM_NAME.test(name))
+      throw new Error(`invalid stream name ${JSON.stringify(name)}: use 1-255 characters of A-Z a-z 0-9 . _ -`);
     if (!isEdnMap(config)) throw new Error(`stream :${name}: the config must be a map with :actions`);
     streams.push({ name, path, config, text: printEdn(config) });
   }
@@ -109,7 +110,11 @@ export function readStreamPaths(paths: readonly string[]): Map<string, FileStrea
  * Reads every stream file of the directories (a missing directory holds none). A file that cannot be read or
  * parsed changes nothing: the streams `previous` had from it are kept as they were.
  */
-export function scanStreamDirectories(directories: readonly string[], previous: ReadonlyMap<string, FileStream>, maxEdnDepth?: number): DirectoryScan {
+export function scanStreamDirectories(
+  directories: readonly string[],
+  previous: ReadonlyMap<string, FileStream>,
+  maxEdnDepth?: number,
+): DirectoryScan {
   const streams = new Map<string, FileStream>();
   const problems: FileProblem[] = [];
   const broken = new Set<string>();

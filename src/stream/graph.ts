@@ -46,7 +46,8 @@ async function expandFiles(paths: readonly string[]): Promise<string[]> {
       continue;
     }
     const entries = await readdir(path, { withFileTypes: true });
-    for (const entry of entries.filter((e) => e.isFile()).sort((a, b) => (a.name < b.name ? -1 : 1))) files.push(join(path, entry.name));
+    for (const entry of entries.filter((e) => e.isFile()).sort((a, b) => (a.name < b.name ? -1 : 1)))
+      files.push(join(path, entry.name));
   }
   return files;
 }
@@ -60,12 +61,20 @@ const DEFAULT = kw('default');
 
 /** The DOT text of the streams, in the order given. */
 export function streamsToDot(streams: readonly NamedStream[]): string {
-  const lines = ['digraph streams {', '  rankdir = TB;', '  node [shape = box, fontname = "Helvetica"];', '  edge [fontname = "Helvetica", fontsize = 10];'];
+  const lines = [
+    'digraph streams {',
+    '  rankdir = TB;',
+    '  node [shape = box, fontname = "Helvetica"];',
+    '  edge [fontname = "Helvetica", fontsize = 10];',
+  ];
   streams.forEach((stream, index) => {
     const where = `${stream.file}: stream ${stream.name}`;
     if (!isEdnMap(stream.config)) throw new GraphError(`${where}: expected a map with :actions`);
     const description = stream.config.get(DESCRIPTION);
-    const entryLabel = [stream.name + (stream.config.get(DEFAULT) === true ? ' (default)' : ''), ...(typeof description === 'string' ? [description] : [])];
+    const entryLabel = [
+      stream.name + (stream.config.get(DEFAULT) === true ? ' (default)' : ''),
+      ...(typeof description === 'string' ? [description] : []),
+    ];
     const entry = `s${index}`;
     lines.push(`  subgraph ${quote(`cluster_${stream.name}`)} {`, `    label = ${quote(stream.name)};`);
     lines.push(`    ${entry} [label = ${quote(entryLabel.join('\n'))}, shape = ellipse];`);
@@ -77,8 +86,18 @@ export function streamsToDot(streams: readonly NamedStream[]): string {
   return `${lines.join('\n')}\n`;
 }
 
-function addAction(lines: string[], where: string, parent: string, parentParams: EdnValue | undefined | null, action: EdnValue | undefined, counter: { next: number }): void {
-  if (!isEdnMap(action)) throw new GraphError(`${where}: expected an action map {:action ...}, got ${action === undefined ? 'nothing' : printEdn(action)}`);
+function addAction(
+  lines: string[],
+  where: string,
+  parent: string,
+  parentParams: EdnValue | undefined | null,
+  action: EdnValue | undefined,
+  counter: { next: number },
+): void {
+  if (!isEdnMap(action))
+    throw new GraphError(
+      `${where}: expected an action map {:action ...}, got ${action === undefined ? 'nothing' : printEdn(action)}`,
+    );
   const name = action.get(ACTION);
   if (!isKeyword(name)) throw new GraphError(`${where}: an action needs an :action keyword, got ${printEdn(action)}`);
   const node = `${parent.split('_')[0]}_${counter.next++}`;

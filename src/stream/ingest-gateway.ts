@@ -99,7 +99,8 @@ export class IngestGateway {
       this.onFull(input);
       return 'full';
     }
-    if (this.log === null) return (this.backlog.submit(target, events, NOT_LOGGED) as Promise<PushResult[]>).then(summarize);
+    if (this.log === null)
+      return (this.backlog.submit(target, events, NOT_LOGGED) as Promise<PushResult[]>).then(summarize);
     // Counted as pending while the write is in flight, so that the backlog's cap holds those events too.
     this.backlog.reserve(events.length);
     const { seq, durable } = this.log.append(record ?? eventsRecord(target, input, events, nowNs()));

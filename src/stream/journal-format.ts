@@ -28,7 +28,14 @@ interface RecordHeader {
 /** A record: the prefix, a JSON header, then the payload; the CRC covers header and payload. */
 export function encodeRecord(seq: number, record: LogRecord): Buffer[] {
   const header = Buffer.from(
-    JSON.stringify({ seq, target: record.target, input: record.input, format: record.format, receivedAtNs: record.receivedAtNs, count: record.count } satisfies RecordHeader),
+    JSON.stringify({
+      seq,
+      target: record.target,
+      input: record.input,
+      format: record.format,
+      receivedAtNs: record.receivedAtNs,
+      count: record.count,
+    } satisfies RecordHeader),
   );
   const prefix = Buffer.allocUnsafe(PREFIX_BYTES);
   prefix.writeUInt32LE(MAGIC, 0);
@@ -49,7 +56,8 @@ export interface ScanDamage {
 }
 
 /** What a scan of a segment meets, in order: a record that checks, or a stretch that does not. */
-type ScanItem = { readonly kind: 'record'; readonly entry: LogEntry; readonly start: number; readonly end: number } | ScanDamage;
+type ScanItem =
+  { readonly kind: 'record'; readonly entry: LogEntry; readonly start: number; readonly end: number } | ScanDamage;
 
 /**
  * The records of a segment, in order. A record that does not check is skipped up to the next position where a
@@ -68,7 +76,13 @@ export function* scanRecords(data: Buffer): Generator<ScanItem> {
       continue;
     }
     const resumesAt = nextRecord(data, offset + 1);
-    yield { kind: 'damage', start: offset, resumesAt, problem: read, cutShort: resumesAt === null && (read === CUT_SHORT || read === PAST_END) };
+    yield {
+      kind: 'damage',
+      start: offset,
+      resumesAt,
+      problem: read,
+      cutShort: resumesAt === null && (read === CUT_SHORT || read === PAST_END),
+    };
     if (resumesAt === null) return;
     offset = resumesAt;
   }
@@ -111,7 +125,12 @@ function parseHeader(bytes: Buffer): RecordHeader | null {
   if (typeof header !== 'object' || header === null) return null;
   const { seq, target, input, format, receivedAtNs, count } = header as Record<string, unknown>;
   const valid =
-    Number.isSafeInteger(seq) && typeof target === 'string' && typeof input === 'string' && FORMATS.has(format) && typeof receivedAtNs === 'number' && Number.isSafeInteger(count);
+    Number.isSafeInteger(seq) &&
+    typeof target === 'string' &&
+    typeof input === 'string' &&
+    FORMATS.has(format) &&
+    typeof receivedAtNs === 'number' &&
+    Number.isSafeInteger(count);
   return valid ? (header as RecordHeader) : null;
 }
 

@@ -9,7 +9,14 @@ import type { LogEntry, LogRecord } from './journal.ts';
 
 /** A batch as the events the input decoded (remote-write, OTLP, Fluent Bit, Riemann TCP, the stream exporter). */
 export function eventsRecord(target: string, input: string, events: readonly Event[], receivedAtNs: number): LogRecord {
-  return { target, input, format: 'events', receivedAtNs, count: events.length, payload: Buffer.from(JSON.stringify(events)) };
+  return {
+    target,
+    input,
+    format: 'events',
+    receivedAtNs,
+    count: events.length,
+    payload: Buffer.from(JSON.stringify(events)),
+  };
 }
 
 /** A `PUT /api/v1/stream/<name>` body as received; its events without a time were stamped `receivedAtNs`. */
@@ -24,5 +31,10 @@ export function jsonBodyRecord(target: string, body: Buffer, count: number, rece
  */
 export function eventsOf(entry: LogEntry, eventDepth: number): Event[] {
   const parsed: unknown = JSON.parse(entry.payload.toString('utf8'));
-  return eventsFromJsonBody(entry.format === 'events' ? { events: parsed } : parsed, eventDepth, undefined, entry.receivedAtNs > 0 ? entry.receivedAtNs : -1);
+  return eventsFromJsonBody(
+    entry.format === 'events' ? { events: parsed } : parsed,
+    eventDepth,
+    undefined,
+    entry.receivedAtNs > 0 ? entry.receivedAtNs : -1,
+  );
 }

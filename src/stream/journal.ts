@@ -13,7 +13,20 @@
  * written batch is in the OS's page cache: it survives the process being killed, not the OS crashing, the same
  * guarantee the SQLite database gives at `synchronous=NORMAL`.
  */
-import { closeSync, copyFileSync, ftruncate, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writev } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  ftruncate,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writev,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
@@ -111,15 +124,27 @@ function journalMetrics(registry: Registry, journal: FileJournal): JournalMetric
     },
   });
   return {
-    entries: new Counter({ name: 'stream_journal_entries_total', help: 'Batches of events written to the journal.', registers }),
-    bytes: new Counter({ name: 'stream_journal_written_bytes_total', help: 'Bytes written to the journal.', registers }),
+    entries: new Counter({
+      name: 'stream_journal_entries_total',
+      help: 'Batches of events written to the journal.',
+      registers,
+    }),
+    bytes: new Counter({
+      name: 'stream_journal_written_bytes_total',
+      help: 'Bytes written to the journal.',
+      registers,
+    }),
     write: new Histogram({
       name: 'stream_journal_write_seconds',
       help: 'Time of one group write of the journal (the batches appended while the previous one was in flight).',
       buckets: [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5],
       registers,
     }),
-    failures: new Counter({ name: 'stream_journal_failures_total', help: 'Group writes of the journal that failed (their batches were refused with 503).', registers }),
+    failures: new Counter({
+      name: 'stream_journal_failures_total',
+      help: 'Group writes of the journal that failed (their batches were refused with 503).',
+      registers,
+    }),
     damaged: new Counter({
       name: 'stream_journal_damaged_records_total',
       help: 'Damaged journal records skipped at startup (a damaged stretch of a segment counts as one); the records around them were replayed.',
@@ -152,7 +177,12 @@ export class FileJournal implements EventLog {
       const match = SEGMENT_NAME.exec(name);
       if (match === null) continue;
       const path = join(directory, name);
-      this.segments.push({ firstSeq: Number(match[1]), path, lastSeq: Number(match[1]) - 1, bytes: statSync(path).size });
+      this.segments.push({
+        firstSeq: Number(match[1]),
+        path,
+        lastSeq: Number(match[1]) - 1,
+        bytes: statSync(path).size,
+      });
     }
     // The last sequence number is in the last segment that holds a record; appends go to a new segment, so that
     // a record cut short at the end of the old one (the process was killed in the middle of a write) stays last.
@@ -173,7 +203,11 @@ export class FileJournal implements EventLog {
   }
 
   append(record: LogRecord): LogAppend {
-    if (this.closed) return { seq: this.nextSeq - 1, durable: Promise.reject(new JournalWriteError('the journal is closed: the service is stopping')) };
+    if (this.closed)
+      return {
+        seq: this.nextSeq - 1,
+        durable: Promise.reject(new JournalWriteError('the journal is closed: the service is stopping')),
+      };
     const seq = this.nextSeq++;
     const buffers = encodeRecord(seq, record);
     let bytes = 0;
@@ -195,7 +229,14 @@ export class FileJournal implements EventLog {
   truncate(position: LogPosition): void {
     // A segment goes once every entry in it is covered; the one being written to is closed first when it is.
     const current = this.segments.at(-1);
-    if (!this.closed && current !== undefined && current.bytes > 0 && current.lastSeq < position.seq && this.inFlight === null) this.rotate();
+    if (
+      !this.closed &&
+      current !== undefined &&
+      current.bytes > 0 &&
+      current.lastSeq < position.seq &&
+      this.inFlight === null
+    )
+      this.rotate();
     while (this.segments.length > (this.closed ? 0 : 1)) {
       const oldest = this.segments[0] as Segment;
       if (oldest.lastSeq >= position.seq) break;
@@ -230,7 +271,10 @@ export class FileJournal implements EventLog {
         segment.lastSeq = item.entry.seq;
         records.push(data.subarray(item.start, item.end));
       } else if (item.cutShort) {
-        this.logger.warn({ segment: segment.path, offset: item.start }, `journal segment ${segment.path}: a record cut short at byte ${item.start} (a write the process was killed in; never acknowledged) is ignored`);
+        this.logger.warn(
+          { segment: segment.path, offset: item.start },
+          `journal segment ${segment.path}: a record cut short at byte ${item.start} (a write the process was killed in; never acknowledged) is ignored`,
+        );
       } else damage.push(item);
     }
     if (damage.length === 0) return;
@@ -244,11 +288,20 @@ export class FileJournal implements EventLog {
       renameSync(segment.path + REPAIR_SUFFIX, segment.path);
       segment.bytes = repaired.length;
       this.pruneDamaged();
-      const kept = this.keepDamaged > 0 ? `kept as found in ${segment.path}${DAMAGED_SUFFIX}` : 'not kept (streams.journal-damaged-segments: 0)';
-      this.logger.error({ segment: segment.path, damaged: damage.length }, `${found}; the segment is ${kept}, and rewritten without them`);
+      const kept =
+        this.keepDamaged > 0
+          ? `kept as found in ${segment.path}${DAMAGED_SUFFIX}`
+          : 'not kept (streams.journal-damaged-segments: 0)';
+      this.logger.error(
+        { segment: segment.path, damaged: damage.length },
+        `${found}; the segment is ${kept}, and rewritten without them`,
+      );
     } catch (error) {
       rmSync(segment.path + REPAIR_SUFFIX, { force: true });
-      this.logger.error({ segment: segment.path, damaged: damage.length, err: error }, `${found}; it could not be rewritten (${(error as Error).message}): every start reads past the damage again`);
+      this.logger.error(
+        { segment: segment.path, damaged: damage.length, err: error },
+        `${found}; it could not be rewritten (${(error as Error).message}): every start reads past the damage again`,
+      );
     }
   }
 
@@ -257,14 +310,16 @@ export class FileJournal implements EventLog {
     const kept = readdirSync(this.directory)
       .filter((name) => name.endsWith(DAMAGED_SUFFIX))
       .sort();
-    for (const name of kept.slice(0, Math.max(0, kept.length - this.keepDamaged))) rmSync(join(this.directory, name), { force: true });
+    for (const name of kept.slice(0, Math.max(0, kept.length - this.keepDamaged)))
+      rmSync(join(this.directory, name), { force: true });
   }
 
   private openSegment(firstSeq: number): number {
     const path = join(this.directory, `${String(firstSeq).padStart(16, '0')}.log`);
     const fd = openSync(path, 'a');
     // An empty segment left by the previous run starts at the same number: it is this one.
-    if (this.segments.at(-1)?.firstSeq !== firstSeq) this.segments.push({ firstSeq, path, lastSeq: firstSeq - 1, bytes: 0 });
+    if (this.segments.at(-1)?.firstSeq !== firstSeq)
+      this.segments.push({ firstSeq, path, lastSeq: firstSeq - 1, bytes: 0 });
     return fd;
   }
 
@@ -309,9 +364,14 @@ export class FileJournal implements EventLog {
   private async discardFailedWrite(): Promise<void> {
     const segment = this.segments.at(-1) as Segment;
     try {
-      await new Promise<void>((resolve, reject) => ftruncate(this.fd, segment.bytes, (error) => (error ? reject(error) : resolve())));
+      await new Promise<void>((resolve, reject) =>
+        ftruncate(this.fd, segment.bytes, (error) => (error ? reject(error) : resolve())),
+      );
     } catch (error) {
-      this.logger.warn({ segment: segment.path, err: error }, `journal segment ${segment.path} could not be cut back after a failed write (${(error as Error).message}): the next writes go to a new segment`);
+      this.logger.warn(
+        { segment: segment.path, err: error },
+        `journal segment ${segment.path} could not be cut back after a failed write (${(error as Error).message}): the next writes go to a new segment`,
+      );
       this.rotate();
     }
   }
@@ -326,7 +386,9 @@ export class FileJournal implements EventLog {
 async function writeAll(fd: number, buffers: Buffer[]): Promise<void> {
   let rest = buffers;
   while (rest.length > 0) {
-    const written = await new Promise<number>((resolve, reject) => writev(fd, rest, (error, count) => (error ? reject(error) : resolve(count))));
+    const written = await new Promise<number>((resolve, reject) =>
+      writev(fd, rest, (error, count) => (error ? reject(error) : resolve(count))),
+    );
     let skip = written;
     const next: Buffer[] = [];
     for (const buffer of rest) {

@@ -42,7 +42,12 @@ export class LocalPlacement implements StreamPlacement {
     this.settings = settings;
     this.logger = logger;
     this.journal = new FileJournal(options.journalDirectory, options.registry, logger, settings.journalDamagedSegments);
-    this.ingest = new IngestGateway(engine, settings.maxPendingEvents, options.rejected, settings.journal ? this.journal : null);
+    this.ingest = new IngestGateway(
+      engine,
+      settings.maxPendingEvents,
+      options.rejected,
+      settings.journal ? this.journal : null,
+    );
     this.snapshotter = new StreamSnapshotter(engine, options.repository, logger, options.registry, {
       position: () => this.ingest.applied,
       // Truncated by every committed round even while the journal is off, so nothing covered stays behind.
@@ -58,7 +63,10 @@ export class LocalPlacement implements StreamPlacement {
     const started = performance.now();
     const replayed = this.ingest.replay(this.journal.entriesAfter(position), this.settings.nesting.eventDepth);
     if (replayed > 0) {
-      this.logger.info({ events: replayed, ms: Math.round(performance.now() - started) }, 'journal replayed: the events acknowledged after the last checkpoint went through the streams again');
+      this.logger.info(
+        { events: replayed, ms: Math.round(performance.now() - started) },
+        'journal replayed: the events acknowledged after the last checkpoint went through the streams again',
+      );
     }
   }
 

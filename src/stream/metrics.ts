@@ -40,7 +40,12 @@ export class StreamMetrics {
       buckets: [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1],
       registers,
     });
-    this.events = new Counter({ name: 'stream_events_total', help: 'Events pushed into each stream.', labelNames: ['name'], registers });
+    this.events = new Counter({
+      name: 'stream_events_total',
+      help: 'Events pushed into each stream.',
+      labelNames: ['name'],
+      registers,
+    });
     this.errors = new Counter({
       name: 'stream_errors_total',
       help: 'Errors raised by the actions of each stream.',
@@ -59,7 +64,11 @@ export class StreamMetrics {
       labelNames: ['name', 'reason'],
       registers,
     });
-    this.otlpSpans = new Counter({ name: 'otlp_spans_total', help: 'Spans received through OTLP (one event each).', registers });
+    this.otlpSpans = new Counter({
+      name: 'otlp_spans_total',
+      help: 'Spans received through OTLP (one event each).',
+      registers,
+    });
     this.rejected = new Counter({
       name: 'stream_ingest_rejected_total',
       help: 'Ingestion requests answered 503 because the backlog was full.',
@@ -91,7 +100,12 @@ export class StreamMetrics {
   /** Output metrics: sent, dropped (by reason) and failed deliveries, and the queue sizes read at scrape time. */
   outputObserver(queueSizes: () => Record<string, number>): OutputObserver {
     const registers = [this.registry];
-    const sent = new Counter({ name: 'stream_output_sent_total', help: 'Events delivered by each output.', labelNames: ['output'], registers });
+    const sent = new Counter({
+      name: 'stream_output_sent_total',
+      help: 'Events delivered by each output.',
+      labelNames: ['output'],
+      registers,
+    });
     const dropped = new Counter({
       name: 'stream_output_dropped_total',
       help: 'Events dropped by each output, by reason (queue_full, rejected, retries_exhausted, unusable, shutdown, removed, maintenance).',
@@ -150,7 +164,13 @@ export class StreamMetrics {
   private childrenOf(stream: string): StreamChildren {
     let children = this.children.get(stream);
     if (children === undefined) {
-      children = { duration: this.duration.labels(stream), events: this.events.labels(stream), errors: this.errors.labels(stream), eventCount: 0, errorCount: 0 };
+      children = {
+        duration: this.duration.labels(stream),
+        events: this.events.labels(stream),
+        errors: this.errors.labels(stream),
+        eventCount: 0,
+        errorCount: 0,
+      };
       this.children.set(stream, children);
     }
     return children;

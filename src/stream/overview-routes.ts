@@ -14,7 +14,8 @@ import { STREAM_WIRE_TYPES, StreamSummaries } from './wire.ts';
 
 const summariesDoc = operation({
   summary: 'Every stream with its config, index size and counters',
-  description: 'A read of the dashboard (docs/dashboard.md "Endpoints the page uses"), compressed (br, gzip) over 1 KiB when the client accepts it.',
+  description:
+    'A read of the dashboard (docs/dashboard.md "Endpoints the page uses"), compressed (br, gzip) over 1 KiB when the client accepts it.',
   tags: ['streams'],
   responses: { 200: 'every stream' },
 });
@@ -24,7 +25,11 @@ export function streamOverviewRoutes(service: StreamService): FastifyPluginAsync
     await compressAnswers(root);
     addWireSchemas(root, STREAM_WIRE_TYPES);
     await registerPartRoutes(root, streamErrors, (app) => {
-      app.get('/api/v1/overview/streams', { schema: { response: { 200: StreamSummaries }, ...summariesDoc } }, async () => ({ now: Date.now(), streams: await service.summaries() }));
+      app.get(
+        '/api/v1/overview/streams',
+        { schema: { response: { 200: StreamSummaries }, ...summariesDoc } },
+        async () => ({ now: Date.now(), streams: await service.summaries() }),
+      );
     });
   };
 }

@@ -27,7 +27,10 @@ export interface StreamSeams {
   placement?: (host: StreamHost, pubsub: PubSub) => StreamPlacement;
 }
 
-export async function createStreamPart({ config, db, metrics, logger }: PartFactoryContext, seams: StreamSeams = {}): Promise<Part> {
+export async function createStreamPart(
+  { config, db, metrics, logger }: PartFactoryContext,
+  seams: StreamSeams = {},
+): Promise<Part> {
   const log = logger.child({ part: 'streams' });
   // Built once, like the outputs: changes to streams.async-queues and streams.websocket apply at restart.
   const pubsub = createPubSub(config.streams.websocketMaxBufferedBytes, metrics.registry);
@@ -73,14 +76,22 @@ export async function createStreamPart({ config, db, metrics, logger }: PartFact
     name: 'streams',
     routes: async (app) => {
       await app.register(streamRoutes(service, { bodyLimit: config.http.bodyLimit }));
-      await app.register(pubsubRoutes(pubsub, metrics.registry, { maxConnections: config.streams.websocketMaxConnections, nesting: service.nesting }));
+      await app.register(
+        pubsubRoutes(pubsub, metrics.registry, {
+          maxConnections: config.streams.websocketMaxConnections,
+          nesting: service.nesting,
+        }),
+      );
       await app.register(streamOverviewRoutes(service));
     },
     start: async () => {
       await service.start();
       if (tcp) {
         const address = await tcp.listen();
-        log.info({ riemannTcp: address, tls: tcpSettings?.tls !== undefined }, `Riemann TCP input listening on ${address.host}:${address.port}`);
+        log.info(
+          { riemannTcp: address, tls: tcpSettings?.tls !== undefined },
+          `Riemann TCP input listening on ${address.host}:${address.port}`,
+        );
       }
     },
     reload: async (next) => {
@@ -90,7 +101,8 @@ export async function createStreamPart({ config, db, metrics, logger }: PartFact
         next.streams.websocketMaxBufferedBytes !== websocketMaxBufferedBytes ||
         next.streams.websocketMaxConnections !== websocketMaxConnections;
       if (changed) log.warn('changes to streams.async-queues and streams.websocket take effect at the next restart');
-      if (!isDeepStrictEqual(next.streams.tcp, tcpSettings)) log.warn('changes to streams.tcp take effect at the next restart');
+      if (!isDeepStrictEqual(next.streams.tcp, tcpSettings))
+        log.warn('changes to streams.tcp take effect at the next restart');
       await service.reload(next);
     },
     stop: async () => {

@@ -22,7 +22,8 @@ export function assocIn<E extends Event>(event: E, path: Path, value: unknown): 
 }
 
 function assocInObject(object: unknown, path: Path, depth: number, value: unknown): Record<string, unknown> {
-  const base = object !== null && typeof object === 'object' && !Array.isArray(object) ? (object as Record<string, unknown>) : {};
+  const base =
+    object !== null && typeof object === 'object' && !Array.isArray(object) ? (object as Record<string, unknown>) : {};
   const key = path[depth] as string;
   const next = depth === path.length - 1 ? value : assocInObject(base[key], path, depth + 1, value);
   return { ...base, [key]: next };

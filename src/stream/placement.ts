@@ -69,7 +69,10 @@ export interface StreamHost {
   partitionEngine(forward: (destination: string, event: Event) => void, pubsub?: StreamPublisher): StreamEngine;
   apiStreamTexts(): { name: string; text: string; persist: boolean }[];
   /** The cluster's store changed: the API streams become exactly `desired`; what the API would refuse goes to `refused`. */
-  applyReplicatedStreams(desired: ReadonlyMap<string, { text: string; persist: boolean }>, refused: (name: string, why: string) => void): void;
+  applyReplicatedStreams(
+    desired: ReadonlyMap<string, { text: string; persist: boolean }>,
+    refused: (name: string, why: string) => void,
+  ): void;
 }
 
 /** Builds the placement of a service, given the service. */

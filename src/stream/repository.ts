@@ -6,7 +6,13 @@
 import { desc, eq, lt } from 'drizzle-orm';
 import { type WalCheckpointer, walCheckpointer } from '../db/checkpointer.ts';
 import type { Db } from '../db/client.ts';
-import { INDEX_TABLES, type SetAsideTable, setAsideTables, STATE_TABLES, tablesSetAsideAtOpen } from '../db/integrity.ts';
+import {
+  INDEX_TABLES,
+  type SetAsideTable,
+  setAsideTables,
+  STATE_TABLES,
+  tablesSetAsideAtOpen,
+} from '../db/integrity.ts';
 import { indexMeta, streamCheckpoints, streams } from '../db/schema.ts';
 import type { LogPosition } from './journal.ts';
 
@@ -53,7 +59,15 @@ export interface StateRow {
 }
 
 export interface StateRowWriter {
-  put(stream: string, path: string, forkKey: string, round: number, action: string, configHash: string, stateJson: string | null): void;
+  put(
+    stream: string,
+    path: string,
+    forkKey: string,
+    round: number,
+    action: string,
+    configHash: string,
+    stateJson: string | null,
+  ): void;
   /** Deletes the rows of one key older than `round` (superseded once `round` is committed). */
   deleteOlder(stream: string, path: string, forkKey: string, round: number): void;
   /** Deletes at most `limit` rows of a stream older than `round`; returns how many it deleted. */
@@ -75,7 +89,12 @@ export class StreamRepository {
 
   listStreams(): StoredStream[] {
     return this.db
-      .select({ name: streams.name, configEdn: streams.configEdn, isDefault: streams.isDefault, persist: streams.persist })
+      .select({
+        name: streams.name,
+        configEdn: streams.configEdn,
+        isDefault: streams.isDefault,
+        persist: streams.persist,
+      })
       .from(streams)
       .orderBy(streams.name)
       .all();
@@ -110,7 +129,12 @@ export class StreamRepository {
 
   /** Creates or updates the snapshot row of one stream (its entries are written by `indexEntryWriter`). */
   saveIndexMeta(meta: Omit<StoredIndexSnapshot, 'entries'>, nowS: number): void {
-    const values = { stream: meta.stream, currentTimeNs: meta.currentTimeNs, configHash: meta.configHash, savedAtS: nowS };
+    const values = {
+      stream: meta.stream,
+      currentTimeNs: meta.currentTimeNs,
+      configHash: meta.configHash,
+      savedAtS: nowS,
+    };
     this.db.insert(indexMeta).values(values).onConflictDoUpdate({ target: indexMeta.stream, set: values }).run();
   }
 
@@ -118,7 +142,10 @@ export class StreamRepository {
    * Prepared statements that write one entry of a snapshot: snapshots are the one bulk write of the stream part
    * (100k+ rows), and a statement reused for every row is several times faster than a Drizzle query per row.
    */
-  indexEntryWriter(): { upsert: (stream: string, key: string, eventJson: string) => void; remove: (stream: string, key: string) => void } {
+  indexEntryWriter(): {
+    upsert: (stream: string, key: string, eventJson: string) => void;
+    remove: (stream: string, key: string) => void;
+  } {
     const client = this.db.$client;
     const upsert = client.prepare(
       'insert into index_snapshots (stream, key, event) values (?, ?, ?) on conflict (stream, key) do update set event = excluded.event',
@@ -137,19 +164,27 @@ export class StreamRepository {
 
   /** The snapshot rows of every index, without their entries (read one stream at a time: `indexSnapshotEntries`). */
   indexSnapshotMetas(): Omit<StoredIndexSnapshot, 'entries'>[] {
-    return this.db.select({ stream: indexMeta.stream, currentTimeNs: indexMeta.currentTimeNs, configHash: indexMeta.configHash }).from(indexMeta).all();
+    return this.db
+      .select({ stream: indexMeta.stream, currentTimeNs: indexMeta.currentTimeNs, configHash: indexMeta.configHash })
+      .from(indexMeta)
+      .all();
   }
 
   /** The entries of one index snapshot, their events still JSON text (parsed and checked by the caller). */
   indexSnapshotEntries(stream: string): { key: string; event: string }[] {
-    return this.db.$client.prepare<[string], { key: string; event: string }>('select key, event from index_snapshots where stream = ?').all(stream);
+    return this.db.$client
+      .prepare<[string], { key: string; event: string }>('select key, event from index_snapshots where stream = ?')
+      .all(stream);
   }
 
   /** The derived tables found damaged when the database was opened, set aside then (src/db/integrity.ts). */
   tablesSetAsideAtOpen(): { tables: DerivedTables; setAside: SetAsideTable[] }[] {
     const found = tablesSetAsideAtOpen(this.db.$client);
     const groups: { tables: DerivedTables; setAside: SetAsideTable[] }[] = [];
-    for (const [tables, names] of [['state', STATE_TABLES], ['index', INDEX_TABLES]] as const) {
+    for (const [tables, names] of [
+      ['state', STATE_TABLES],
+      ['index', INDEX_TABLES],
+    ] as const) {
       const setAside = found.filter((table) => names.includes(table.table));
       if (setAside.length > 0) groups.push({ tables, setAside });
     }
@@ -159,14 +194,20 @@ export class StreamRepository {
   /** Sets aside tables of action states or of index snapshots (they could not be read) and recreates them
    *  empty (src/db/integrity.ts); returns the names they were set aside as. */
   setAside(tables: 'states' | 'checkpoints' | 'indexes'): { table: string; asideAs: string }[] {
-    return setAsideTables(this.db.$client, tables === 'states' ? ['stream_state'] : tables === 'checkpoints' ? STATE_TABLES : INDEX_TABLES);
+    return setAsideTables(
+      this.db.$client,
+      tables === 'states' ? ['stream_state'] : tables === 'checkpoints' ? STATE_TABLES : INDEX_TABLES,
+    );
   }
 
   /** The streams a table set aside has rows of, if it can still say (its index may be sound where its rows are
    *  not); null when that read fails too. */
   streamsIn(setAsideTable: string): string[] | null {
     try {
-      return this.db.$client.prepare<[], string>(`select distinct stream from "${setAsideTable.replace(/"/g, '""')}"`).pluck().all();
+      return this.db.$client
+        .prepare<[], string>(`select distinct stream from "${setAsideTable.replace(/"/g, '""')}"`)
+        .pluck()
+        .all();
     } catch {
       return null;
     }
@@ -176,14 +217,24 @@ export class StreamRepository {
   loadCheckpoint(): StoredCheckpoint | null {
     const row = this.db.select().from(streamCheckpoints).orderBy(desc(streamCheckpoints.round)).limit(1).get();
     if (row === undefined) return null;
-    return { round: row.round, formatVersion: row.formatVersion, position: { seq: row.journalSeq, offset: row.journalOffset } };
+    return {
+      round: row.round,
+      formatVersion: row.formatVersion,
+      position: { seq: row.journalSeq, offset: row.journalOffset },
+    };
   }
 
   /** Records a round as committed (it becomes what startup restores) and forgets the older ones. */
   commitCheckpoint(checkpoint: StoredCheckpoint, nowS: number): void {
     this.db
       .insert(streamCheckpoints)
-      .values({ round: checkpoint.round, formatVersion: checkpoint.formatVersion, journalSeq: checkpoint.position.seq, journalOffset: checkpoint.position.offset, committedAtS: nowS })
+      .values({
+        round: checkpoint.round,
+        formatVersion: checkpoint.formatVersion,
+        journalSeq: checkpoint.position.seq,
+        journalOffset: checkpoint.position.offset,
+        committedAtS: nowS,
+      })
       .run();
     this.db.delete(streamCheckpoints).where(lt(streamCheckpoints.round, checkpoint.round)).run();
   }
@@ -228,10 +279,15 @@ export class StreamRepository {
       `insert into stream_state (stream, path, fork_key, round, action, config_hash, state) values (?, ?, ?, ?, ?, ?, ?)
        on conflict (stream, path, fork_key, round) do update set action = excluded.action, config_hash = excluded.config_hash, state = excluded.state`,
     );
-    const deleteOlder = client.prepare('delete from stream_state where stream = ? and path = ? and fork_key = ? and round < ?');
-    const purge = client.prepare('delete from stream_state where rowid in (select rowid from stream_state where stream = ? and round < ? limit ?)');
+    const deleteOlder = client.prepare(
+      'delete from stream_state where stream = ? and path = ? and fork_key = ? and round < ?',
+    );
+    const purge = client.prepare(
+      'delete from stream_state where rowid in (select rowid from stream_state where stream = ? and round < ? limit ?)',
+    );
     return {
-      put: (stream, path, forkKey, round, action, configHash, stateJson) => put.run(stream, path, forkKey, round, action, configHash, stateJson),
+      put: (stream, path, forkKey, round, action, configHash, stateJson) =>
+        put.run(stream, path, forkKey, round, action, configHash, stateJson),
       deleteOlder: (stream, path, forkKey, round) => deleteOlder.run(stream, path, forkKey, round),
       purgeStream: (stream, round, limit) => purge.run(stream, round, limit).changes,
     };

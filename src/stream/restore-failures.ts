@@ -58,7 +58,10 @@ export class RestoreFailures {
   }
 
   indexLost(stream: string, reason: RestoreFailureReason, problem: string): void {
-    this.logger.error({ stream, reason }, `stream ${stream}: its index snapshot is unreadable (${problem}); the index starts empty`);
+    this.logger.error(
+      { stream, reason },
+      `stream ${stream}: its index snapshot is unreadable (${problem}); the index starts empty`,
+    );
     this.index.inc({ name: stream, reason });
   }
 }
@@ -73,21 +76,29 @@ export interface StoredIndexEntry {
  * Parses and checks the snapshot of one index: each entry a string key and an event (a map) with a numeric
  * `:time` (the index only keeps those), the clock a finite number. Returns the snapshot, or why it is refused.
  */
-export function readIndexSnapshot(currentTime: unknown, rows: readonly StoredIndexEntry[]): IndexSnapshot | { reason: RestoreFailureReason; problem: string } {
-  if (typeof currentTime !== 'number' || !Number.isFinite(currentTime)) return { reason: 'wrong_shape', problem: `current_time_ns is ${JSON.stringify(currentTime)}, not a number` };
+export function readIndexSnapshot(
+  currentTime: unknown,
+  rows: readonly StoredIndexEntry[],
+): IndexSnapshot | { reason: RestoreFailureReason; problem: string } {
+  if (typeof currentTime !== 'number' || !Number.isFinite(currentTime))
+    return { reason: 'wrong_shape', problem: `current_time_ns is ${JSON.stringify(currentTime)}, not a number` };
   const entries: IndexSnapshot['entries'] = [];
   for (const row of rows) {
     let event: unknown;
     try {
       event = JSON.parse(row.event);
     } catch (error) {
-      return { reason: 'invalid_json', problem: `the entry ${JSON.stringify(row.key)} is not JSON: ${(error as Error).message}` };
+      return {
+        reason: 'invalid_json',
+        problem: `the entry ${JSON.stringify(row.key)} is not JSON: ${(error as Error).message}`,
+      };
     }
     if (typeof row.key !== 'string' || typeof event !== 'object' || event === null || Array.isArray(event)) {
       return { reason: 'wrong_shape', problem: `the entry ${JSON.stringify(row.key)} is not an event (a map)` };
     }
     const time = (event as Event).time;
-    if (typeof time !== 'number' || !Number.isFinite(time)) return { reason: 'wrong_shape', problem: `the entry ${JSON.stringify(row.key)} has no numeric :time` };
+    if (typeof time !== 'number' || !Number.isFinite(time))
+      return { reason: 'wrong_shape', problem: `the entry ${JSON.stringify(row.key)} has no numeric :time` };
     entries.push({ key: row.key, event: event as Event });
   }
   return { currentTime, entries };

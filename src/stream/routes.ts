@@ -52,7 +52,13 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
   const { metrics } = service;
 
   /** Hands the events to the gateway; when it refuses them for now, answers 503 (senders retry) and returns false. */
-  const ingest = async (reply: FastifyReply, input: string, name: string, events: Event[], record?: LogRecord): Promise<boolean> => {
+  const ingest = async (
+    reply: FastifyReply,
+    input: string,
+    name: string,
+    events: Event[],
+    record?: LogRecord,
+  ): Promise<boolean> => {
     const refusal = await submitOrRefuse(service.ingest, name, events, input, record);
     if (refusal !== null) replyRefused(reply, refusal);
     return refusal === null;
@@ -89,7 +95,16 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
         const events = eventsFromJsonBody(request.body, service.nesting.eventDepth, warnings, receivedAtNs);
         // The journal keeps the body as received: encoding the events again would cost more than the push.
         const raw = rawJsonBodies.get(request);
-        if (!(await ingest(reply, JSON_PUSH_INPUT, name, events, raw && jsonBodyRecord(name, raw, events.length, receivedAtNs)))) return reply;
+        if (
+          !(await ingest(
+            reply,
+            JSON_PUSH_INPUT,
+            name,
+            events,
+            raw && jsonBodyRecord(name, raw, events.length, receivedAtNs),
+          ))
+        )
+          return reply;
         const { time, metric } = warnings.counts;
         if (time + metric === 0) return { message: 'ok' };
         if (time > 0) metrics.ingestWarnings.inc({ field: 'time' }, time);
@@ -131,7 +146,10 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
         const { name } = request.params;
         service.requirePushTarget(name);
         const contentType = request.headers['content-type'] ?? '';
-        const events = decodeOtlpTraces(rawBody(request), contentType, request.headers['content-encoding'], { maxDecompressedBytes, eventDepth: service.nesting.eventDepth });
+        const events = decodeOtlpTraces(rawBody(request), contentType, request.headers['content-encoding'], {
+          maxDecompressedBytes,
+          eventDepth: service.nesting.eventDepth,
+        });
         metrics.otlpSpans.inc(events.length);
         if (!(await ingest(reply, 'otlp', name, events))) return reply;
         const response = encodeOtlpResponse(contentType);
@@ -147,10 +165,14 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
         maxBytes: options.bodyLimit,
         refused: (reason) => metrics.refusedBodies.inc({ route: 'fluentbit', reason }),
       });
-      scope.post('/:name', { schema: routeSchemas.fluentbit, preValidation: requirePushTarget }, async (request, reply) => {
-        if (!(await ingest(reply, 'fluentbit', request.params.name, eventsFromFluentBit(request.body)))) return reply;
-        return reply.code(200).send();
-      });
+      scope.post(
+        '/:name',
+        { schema: routeSchemas.fluentbit, preValidation: requirePushTarget },
+        async (request, reply) => {
+          if (!(await ingest(reply, 'fluentbit', request.params.name, eventsFromFluentBit(request.body)))) return reply;
+          return reply.code(200).send();
+        },
+      );
     });
   };
 }
@@ -194,10 +216,13 @@ interface BodySchema {
 /** `records[2].date must be <the field's description>, got true`: the element and field at the issue's path. */
 function describeArrayIssue(body: BodySchema, instancePath: string, received: unknown): string {
   const [index, field] = instancePath.slice(1).split('/');
-  if (index === undefined || index === '' || !Array.isArray(received)) return `the body must be ${body.description ?? 'an array'}`;
+  if (index === undefined || index === '' || !Array.isArray(received))
+    return `the body must be ${body.description ?? 'an array'}`;
   const element: unknown = received[Number(index)];
-  if (field === undefined) return `${body.title ?? 'items'}[${index}] must be ${body.items?.description ?? 'valid'}, got ${describeJson(element)}`;
-  const value: unknown = typeof element === 'object' && element !== null ? (element as Record<string, unknown>)[field] : undefined;
+  if (field === undefined)
+    return `${body.title ?? 'items'}[${index}] must be ${body.items?.description ?? 'valid'}, got ${describeJson(element)}`;
+  const value: unknown =
+    typeof element === 'object' && element !== null ? (element as Record<string, unknown>)[field] : undefined;
   return `${body.title ?? 'items'}[${index}].${field} must be ${body.items?.properties?.[field]?.description ?? 'valid'}, got ${describeJson(value)}`;
 }
 
@@ -220,10 +245,13 @@ interface SchemaIssue {
 function describeValidationError(error: FastifyError, request: FastifyRequest): ErrorAnswer {
   const issue = (error.validation?.[0] ?? {}) as SchemaIssue;
   const body = request.routeOptions.schema?.body as BodySchema | undefined;
-  if (error.validationContext !== 'body' || body === undefined) return { statusCode: 400, message: `Invalid request: ${error.message}` };
-  if (body.type === 'array') return { statusCode: 400, message: describeArrayIssue(body, issue.instancePath ?? '', request.body) };
+  if (error.validationContext !== 'body' || body === undefined)
+    return { statusCode: 400, message: `Invalid request: ${error.message}` };
+  if (body.type === 'array')
+    return { statusCode: 400, message: describeArrayIssue(body, issue.instancePath ?? '', request.body) };
   // Read the body itself rather than the validator's report: validators word a missing property differently.
-  const fields = request.body !== null && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
+  const fields =
+    request.body !== null && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
   const missing = body.required?.find((name) => fields[name] === undefined);
   if (missing !== undefined) return { statusCode: 400, message: `field ${missing} is missing` };
   const field = (issue.instancePath ?? '').slice(1).split('/')[0] ?? '';

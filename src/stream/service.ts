@@ -70,11 +70,17 @@ export class StreamService implements StreamHost {
     const metrics = new StreamMetrics(options.registry, () => this.ingest.pending);
     this.metrics = metrics;
     // A reload rebuilds only the outputs whose settings changed, so the others keep their queues.
-    this.outputs = buildOutputs(options.settings.outputs, metrics.outputObserver(() => this.outputs.queueSizes()));
+    this.outputs = buildOutputs(
+      options.settings.outputs,
+      metrics.outputObserver(() => this.outputs.queueSizes()),
+    );
     const drops = new DropReporter({
       count: (stream, reason) => metrics.droppedEvents.inc({ name: stream, reason }),
       warn: (stream, reason, dropped) =>
-        options.logger.warn({ stream, reason, dropped }, `stream ${stream}: ${dropped} events dropped at a cardinality cap (${reason}); see streams.max-forks and streams.max-index-entries`),
+        options.logger.warn(
+          { stream, reason, dropped },
+          `stream ${stream}: ${dropped} events dropped at a cardinality cap (${reason}); see streams.max-forks and streams.max-index-entries`,
+        ),
     });
     this.engineOptions = {
       outputs: this.outputs,
@@ -158,19 +164,31 @@ export class StreamService implements StreamHost {
    * neither runs nor is listed here (a stream already running under that name keeps running, as after a refused
    * POST). A stream that cannot run here for another reason (a stream file holds the name) is logged and left out.
    */
-  applyReplicatedStreams(desired: ReadonlyMap<string, { text: string; persist: boolean }>, refused: (name: string, why: string) => void): void {
+  applyReplicatedStreams(
+    desired: ReadonlyMap<string, { text: string; persist: boolean }>,
+    refused: (name: string, why: string) => void,
+  ): void {
     const current = new Map(this.catalog.apiStreamTexts().map((api) => [api.name, api]));
     for (const [name, wanted] of desired) {
       const have = current.get(name);
       if (have !== undefined && have.text === wanted.text && have.persist === wanted.persist) continue;
       try {
         const { parsed, persist } = admitApiStream(name, wanted.text, this.nesting.ednDepth);
-        if (persist !== wanted.persist) throw new StreamError('invalid', `Invalid stream config: persist is ${wanted.persist} but the config says ${persist ? '' : 'no '}:persist true`);
+        if (persist !== wanted.persist)
+          throw new StreamError(
+            'invalid',
+            `Invalid stream config: persist is ${wanted.persist} but the config says ${persist ? '' : 'no '}:persist true`,
+          );
         this.catalog.putApiStream(name, wanted.text, parsed, persist);
         this.logger.info({ stream: name }, `stream ${name} set by the cluster`);
       } catch (error) {
-        if (error instanceof StreamError && error.reason === 'invalid') refused(name, `stream ${name}: ${error.message}`);
-        else this.logger.error({ stream: name, err: error }, `stream ${name} from the cluster cannot run here: ${(error as Error).message}`);
+        if (error instanceof StreamError && error.reason === 'invalid')
+          refused(name, `stream ${name}: ${error.message}`);
+        else
+          this.logger.error(
+            { stream: name, err: error },
+            `stream ${name} from the cluster cannot run here: ${(error as Error).message}`,
+          );
       }
     }
     for (const name of current.keys()) {
@@ -221,7 +239,10 @@ export class StreamService implements StreamHost {
     for (const name of changes.removed) {
       const users = this.engine.names().filter((stream) => sendsTo(this.engine.get(stream)?.config ?? null, name));
       if (users.length > 0) {
-        this.logger.warn({ output: name, streams: users }, `output ${name} was removed but streams still send to it (${users.join(', ')}); those events are dropped and counted (reason removed)`);
+        this.logger.warn(
+          { output: name, streams: users },
+          `output ${name} was removed but streams still send to it (${users.join(', ')}); those events are dropped and counted (reason removed)`,
+        );
       }
     }
   }
@@ -269,7 +290,13 @@ export class StreamService implements StreamHost {
       await this.placement.putApiStream(name, text, persist);
     } catch (error) {
       // Not in the cluster's store, so not here either: the API answers 503 and the client retries.
-      if (previous !== undefined) this.catalog.putApiStream(name, previous.text, parseEdn(previous.text, this.nesting.ednDepth), previous.persist);
+      if (previous !== undefined)
+        this.catalog.putApiStream(
+          name,
+          previous.text,
+          parseEdn(previous.text, this.nesting.ednDepth),
+          previous.persist,
+        );
       else this.catalog.remove(name);
       throw error;
     }
@@ -305,7 +332,10 @@ export class StreamService implements StreamHost {
   /** The first `limit` matching entries (streams.search-limit by default, at most streams.max-search-limit). */
   async searchIndex(name: string, queryText: string, limit = this.settings.searchLimit): Promise<SearchAnswer> {
     if (!Number.isInteger(limit) || limit < 1 || limit > this.settings.maxSearchLimit) {
-      throw new StreamError('invalid', `field limit is incorrect: expected an integer from 1 to ${this.settings.maxSearchLimit} (streams.max-search-limit)`);
+      throw new StreamError(
+        'invalid',
+        `field limit is incorrect: expected an integer from 1 to ${this.settings.maxSearchLimit} (streams.max-search-limit)`,
+      );
     }
     if (this.engine.index(name) === undefined) throw streamNotFound(name);
     // Checked here first, so that a bad query is a 400 without asking anyone (a cluster's owners).

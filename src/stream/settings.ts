@@ -12,9 +12,18 @@ import { DEFAULT_HOST, Port, type ServerTls } from '../server/settings.ts';
 import { DEFAULT_ASYNC_QUEUE_SIZE } from './async-queues.ts';
 import { DEFAULT_KEPT_DAMAGED } from './journal.ts';
 import { DEFAULT_STREAM_LIMITS, type StreamLimits } from './limits.ts';
-import { DEFAULT_MAX_EDN_DEPTH, DEFAULT_MAX_EVENT_DEPTH, MAX_EDN_DEPTH_LIMIT, MAX_EVENT_DEPTH_LIMIT, type NestingLimits } from './nesting.ts';
+import {
+  DEFAULT_MAX_EDN_DEPTH,
+  DEFAULT_MAX_EVENT_DEPTH,
+  MAX_EDN_DEPTH_LIMIT,
+  MAX_EVENT_DEPTH_LIMIT,
+  type NestingLimits,
+} from './nesting.ts';
 import { type OutputSettings, resolveOutputs } from './outputs/schema.ts';
-import { DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_CONNECTIONS as DEFAULT_WEBSOCKET_MAX_CONNECTIONS } from './pubsub/channels.ts';
+import {
+  DEFAULT_MAX_BUFFERED_BYTES,
+  DEFAULT_MAX_CONNECTIONS as DEFAULT_WEBSOCKET_MAX_CONNECTIONS,
+} from './pubsub/channels.ts';
 
 const closed = { additionalProperties: false } as const;
 
@@ -45,10 +54,19 @@ export const StreamsSettingsSchema = Type.Object(
     // is about that kind's fields.
     outputs: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9._-]+$' }), Type.Unknown())),
     'async-queues': Type.Optional(
-      Type.Record(Type.String({ pattern: '^[A-Za-z0-9._-]+$' }), Type.Object({ 'queue-size': Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })) }, closed)),
+      Type.Record(
+        Type.String({ pattern: '^[A-Za-z0-9._-]+$' }),
+        Type.Object({ 'queue-size': Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })) }, closed),
+      ),
     ),
     websocket: Type.Optional(
-      Type.Object({ 'max-buffered-bytes': Type.Optional(Type.Integer({ minimum: 1024 })), 'max-connections': Type.Optional(Type.Integer({ minimum: 1 })) }, closed),
+      Type.Object(
+        {
+          'max-buffered-bytes': Type.Optional(Type.Integer({ minimum: 1024 })),
+          'max-connections': Type.Optional(Type.Integer({ minimum: 1 })),
+        },
+        closed,
+      ),
     ),
     'search-limit': Type.Optional(Type.Integer({ minimum: 1 })),
     'max-search-limit': Type.Optional(Type.Integer({ minimum: 1 })),
@@ -101,7 +119,12 @@ const DEFAULT_SEARCH_LIMIT = 10_000;
 const DEFAULT_MAX_SEARCH_LIMIT = 100_000;
 
 /** `dataDir` holds the default stream directory; a Riemann TCP frame is at most the HTTP body limit unless set. */
-export function resolveStreams(file: string | null, raw: Static<typeof StreamsSettingsSchema> | undefined, dataDir: string, bodyLimit: number): StreamSettings {
+export function resolveStreams(
+  file: string | null,
+  raw: Static<typeof StreamsSettingsSchema> | undefined,
+  dataDir: string,
+  bodyLimit: number,
+): StreamSettings {
   const streams = raw ?? {};
   return {
     directories: (streams.directories ?? [resolve(dataDir, 'streams')]).map((dir) => resolve(dir)),
@@ -111,12 +134,18 @@ export function resolveStreams(file: string | null, raw: Static<typeof StreamsSe
     maxPendingEvents: streams['max-pending-events'] ?? 100_000,
     outputs: resolveOutputs(streams.outputs ?? {}, file),
     asyncQueues: Object.fromEntries(
-      Object.entries(streams['async-queues'] ?? {}).map(([name, queue]) => [name, { queueSize: queue['queue-size'] ?? DEFAULT_ASYNC_QUEUE_SIZE }]),
+      Object.entries(streams['async-queues'] ?? {}).map(([name, queue]) => [
+        name,
+        { queueSize: queue['queue-size'] ?? DEFAULT_ASYNC_QUEUE_SIZE },
+      ]),
     ),
     websocketMaxBufferedBytes: streams.websocket?.['max-buffered-bytes'] ?? DEFAULT_MAX_BUFFERED_BYTES,
     websocketMaxConnections: streams.websocket?.['max-connections'] ?? DEFAULT_WEBSOCKET_MAX_CONNECTIONS,
     ...(streams.tcp ? { tcp: resolveRiemannTcp(file, streams.tcp, bodyLimit) } : {}),
-    searchLimit: Math.min(streams['search-limit'] ?? DEFAULT_SEARCH_LIMIT, streams['max-search-limit'] ?? DEFAULT_MAX_SEARCH_LIMIT),
+    searchLimit: Math.min(
+      streams['search-limit'] ?? DEFAULT_SEARCH_LIMIT,
+      streams['max-search-limit'] ?? DEFAULT_MAX_SEARCH_LIMIT,
+    ),
     maxSearchLimit: streams['max-search-limit'] ?? DEFAULT_MAX_SEARCH_LIMIT,
     nesting: {
       ednDepth: streams['max-edn-depth'] ?? DEFAULT_MAX_EDN_DEPTH,
@@ -126,17 +155,27 @@ export function resolveStreams(file: string | null, raw: Static<typeof StreamsSe
       maxForks: streams['max-forks'] ?? DEFAULT_STREAM_LIMITS.maxForks,
       maxIndexEntries: streams['max-index-entries'] ?? DEFAULT_STREAM_LIMITS.maxIndexEntries,
       forkIdleNs:
-        streams['fork-idle-timeout'] === undefined ? DEFAULT_STREAM_LIMITS.forkIdleNs : durationMs(file, 'streams.fork-idle-timeout', streams['fork-idle-timeout']) * 1e6,
+        streams['fork-idle-timeout'] === undefined
+          ? DEFAULT_STREAM_LIMITS.forkIdleNs
+          : durationMs(file, 'streams.fork-idle-timeout', streams['fork-idle-timeout']) * 1e6,
     },
   };
 }
 
 /** `streams.tcp`: the certificate options go all three together (TLS with mandatory client certificates). */
-function resolveRiemannTcp(file: string | null, tcp: Static<typeof RiemannTcpSchema>, bodyLimit: number): RiemannTcpSettings {
+function resolveRiemannTcp(
+  file: string | null,
+  tcp: Static<typeof RiemannTcpSchema>,
+  bodyLimit: number,
+): RiemannTcpSettings {
   const certs = (['key', 'cert', 'cacert'] as const).filter((key) => tcp[key] !== undefined);
   if (certs.length > 0 && certs.length < 3) {
     const missing = (['key', 'cert', 'cacert'] as const).filter((key) => tcp[key] === undefined);
-    throw new ConfigError(file, `streams.tcp.${missing[0]}`, 'TLS on the Riemann TCP input needs key, cert and cacert together (clients must present a certificate)');
+    throw new ConfigError(
+      file,
+      `streams.tcp.${missing[0]}`,
+      'TLS on the Riemann TCP input needs key, cert and cacert together (clients must present a certificate)',
+    );
   }
   return {
     host: tcp.host ?? DEFAULT_HOST,

@@ -51,7 +51,8 @@ export class SnapshotRestore {
    * database was opened) and the streams they held start afresh, each loss logged and counted.
    */
   run(): RestoredCheckpoint {
-    for (const { tables, setAside: moved } of this.repository.tablesSetAsideAtOpen()) this.tablesLost(tables, (moved[0] as { problem: string }).problem, moved);
+    for (const { tables, setAside: moved } of this.repository.tablesSetAsideAtOpen())
+      this.tablesLost(tables, (moved[0] as { problem: string }).problem, moved);
     // Tables set aside were created again, empty: what is left is read as usual.
     let checkpoint: StoredCheckpoint | null | undefined;
     this.readingDerived('checkpoints', () => (checkpoint = this.repository.loadCheckpoint()));
@@ -69,7 +70,10 @@ export class SnapshotRestore {
       try {
         moved = this.repository.setAside(tables);
       } catch (setAsideError) {
-        this.logger.error({ err: setAsideError }, `the damaged tables of the ${tables} could not be set aside: ${(setAsideError as Error).message}`);
+        this.logger.error(
+          { err: setAsideError },
+          `the damaged tables of the ${tables} could not be set aside: ${(setAsideError as Error).message}`,
+        );
       }
       this.tablesLost(tables === 'indexes' ? 'index' : 'state', (error as Error).message, moved);
     }
@@ -77,7 +81,11 @@ export class SnapshotRestore {
 
   /** Reports the streams whose state or index was in tables set aside: those they can name, else every stream
    *  that may have had some. */
-  private tablesLost(tables: DerivedTables, problem: string, moved: readonly { table: string; asideAs: string }[]): void {
+  private tablesLost(
+    tables: DerivedTables,
+    problem: string,
+    moved: readonly { table: string; asideAs: string }[],
+  ): void {
     const rowsTable = moved.find((table) => table.table === (tables === 'state' ? 'stream_state' : 'index_meta'));
     const named = rowsTable === undefined ? null : this.repository.streamsIn(rowsTable.asideAs);
     const where = moved.map((table) => `${table.table} set aside as ${table.asideAs}`).join(', ');
@@ -87,7 +95,8 @@ export class SnapshotRestore {
       if (info === undefined) continue;
       // An index restored before the read failed keeps what it restored (the next round writes it whole).
       if (tables === 'index' && !this.written.has(stream)) this.restoreFailures.indexLost(stream, 'damaged', detail);
-      else if (info.stateUnits.length > 0) this.restoreFailures.stateLost(stream, 'damaged', `its saved action state is unreadable (${detail})`);
+      else if (info.stateUnits.length > 0)
+        this.restoreFailures.stateLost(stream, 'damaged', `its saved action state is unreadable (${detail})`);
     }
   }
 
@@ -103,9 +112,16 @@ export class SnapshotRestore {
         this.repository.deleteAllStates();
       } else {
         const started = performance.now();
-        const { units, forks } = this.state.restore(this.repository.loadStateRows(checkpoint.round), this.repository.stateStreams());
+        const { units, forks } = this.state.restore(
+          this.repository.loadStateRows(checkpoint.round),
+          this.repository.stateStreams(),
+        );
         const ms = Math.round(performance.now() - started);
-        if (units > 0) this.logger.info({ round: checkpoint.round, units, forks, ms }, 'action states restored from the last checkpoint');
+        if (units > 0)
+          this.logger.info(
+            { round: checkpoint.round, units, forks, ms },
+            'action states restored from the last checkpoint',
+          );
       }
     }
   }
@@ -127,6 +143,7 @@ export class SnapshotRestore {
       this.written.set(snapshot.stream, { index: info.index, configHash: snapshot.configHash });
       restored++;
     }
-    if (snapshots.length > 0) this.logger.info({ restored, stored: snapshots.length }, 'index snapshots restored into unchanged streams');
+    if (snapshots.length > 0)
+      this.logger.info({ restored, stored: snapshots.length }, 'index snapshots restored into unchanged streams');
   }
 }

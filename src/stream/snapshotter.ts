@@ -91,7 +91,9 @@ export class StreamSnapshotter {
     this.restoreFailures = new RestoreFailures(registry, logger);
     this.state = new StateCheckpointer(engine, repository, this.restoreFailures);
     this.writer = repository.indexEntryWriter();
-    this.checkpointer = repository.walCheckpointer((message) => logger.warn(`WAL checkpoint after an index snapshot slice failed: ${message}`));
+    this.checkpointer = repository.walCheckpointer((message) =>
+      logger.warn(`WAL checkpoint after an index snapshot slice failed: ${message}`),
+    );
     const registers = [registry];
     this.duration = new Histogram({
       name: 'stream_snapshot_duration_seconds',
@@ -111,7 +113,11 @@ export class StreamSnapshotter {
       labelNames: ['operation'],
       registers,
     });
-    this.failures = new Counter({ name: 'stream_snapshot_failures_total', help: 'Snapshot slices that failed (rolled back, logged).', registers });
+    this.failures = new Counter({
+      name: 'stream_snapshot_failures_total',
+      help: 'Snapshot slices that failed (rolled back, logged).',
+      registers,
+    });
     const state = this.state;
     new Counter({
       name: 'stream_checkpoint_state_rows_total',
@@ -124,14 +130,19 @@ export class StreamSnapshotter {
     });
   }
 
-
-
   /**
    * Restores the action states of the last committed round and the index snapshots of the streams whose config
    * is the one they were taken with (src/stream/snapshot-restore.ts); returns the journal position to replay from.
    */
   restore(): LogPosition {
-    const restored = new SnapshotRestore(this.engine, this.repository, this.logger, this.restoreFailures, this.state, (config) => this.configHash(config)).run();
+    const restored = new SnapshotRestore(
+      this.engine,
+      this.repository,
+      this.logger,
+      this.restoreFailures,
+      this.state,
+      (config) => this.configHash(config),
+    ).run();
     this.round = restored.round;
     this.committedPosition = restored.position;
     for (const [stream, written] of restored.written) this.written.set(stream, written);
@@ -198,7 +209,8 @@ export class StreamSnapshotter {
       const index = info.index;
       const configHash = this.configHash(info.config);
       const written = this.written.get(stream);
-      const whole = written === undefined || written.index !== index || written.configHash !== configHash || !stored.has(stream);
+      const whole =
+        written === undefined || written.index !== index || written.configHash !== configHash || !stored.has(stream);
       if (whole && index.size === 0 && index.currentTime === 0) {
         // Nothing to keep: an empty index has no snapshot, as it had none before it was snapshotted.
         if (stored.has(stream)) this.repository.deleteIndexSnapshot(stream);
@@ -211,7 +223,9 @@ export class StreamSnapshotter {
       this.jobs.push({ stream, index, configHash, keys, whole, started: false });
     }
     const states = this.state.begin(this.round);
-    const moved = this.roundPosition.seq !== this.committedPosition.seq || this.roundPosition.offset !== this.committedPosition.offset;
+    const moved =
+      this.roundPosition.seq !== this.committedPosition.seq ||
+      this.roundPosition.offset !== this.committedPosition.offset;
     this.phase = this.jobs.length > 0 || states || moved || this.state.purging ? 'write' : 'idle';
     if (this.phase === 'idle') this.round--;
     return this.jobs.length > 0 || states;
@@ -248,7 +262,10 @@ export class StreamSnapshotter {
         }
         if (!this.writeIndexes(deadline, counts)) return;
         if (!this.state.writeSome(deadline)) return;
-        this.repository.commitCheckpoint({ round: this.round, formatVersion: CHECKPOINT_FORMAT_VERSION, position: this.roundPosition }, Math.floor(Date.now() / 1000));
+        this.repository.commitCheckpoint(
+          { round: this.round, formatVersion: CHECKPOINT_FORMAT_VERSION, position: this.roundPosition },
+          Math.floor(Date.now() / 1000),
+        );
         committed = true;
       });
     } catch (error) {
@@ -295,7 +312,10 @@ export class StreamSnapshotter {
       }
       if (!job.started) {
         if (job.whole) this.repository.deleteIndexSnapshot(job.stream);
-        this.repository.saveIndexMeta({ stream: job.stream, currentTimeNs: job.index.currentTime, configHash: job.configHash }, nowS);
+        this.repository.saveIndexMeta(
+          { stream: job.stream, currentTimeNs: job.index.currentTime, configHash: job.configHash },
+          nowS,
+        );
         job.started = true;
       }
       for (let next = job.keys.next(); !next.done; next = job.keys.next()) {
@@ -309,7 +329,10 @@ export class StreamSnapshotter {
         }
         if (++rows % ROWS_PER_CLOCK_CHECK === 0 && performance.now() >= deadline) return false;
       }
-      this.repository.saveIndexMeta({ stream: job.stream, currentTimeNs: job.index.currentTime, configHash: job.configHash }, nowS);
+      this.repository.saveIndexMeta(
+        { stream: job.stream, currentTimeNs: job.index.currentTime, configHash: job.configHash },
+        nowS,
+      );
       this.written.set(job.stream, { index: job.index, configHash: job.configHash });
       this.jobs.shift();
     }
@@ -319,5 +342,4 @@ export class StreamSnapshotter {
   private configHash(config: EdnValue): string {
     return this.hashes.of(config);
   }
-
 }

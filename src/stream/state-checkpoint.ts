@@ -51,7 +51,10 @@ interface KeyedOwnRow {
 const keyedOwnRowShape = shape.record<KeyedOwnRow>({ own: shape.anything, since: shape.integer });
 
 /** The rows of one stream that did not load, by reason: how many, and the first one's description. */
-type RowFailures = Map<Exclude<RestoreFailureReason, 'damaged' | 'refused'>, { count: number; first: string; problem: string }>;
+type RowFailures = Map<
+  Exclude<RestoreFailureReason, 'damaged' | 'refused'>,
+  { count: number; first: string; problem: string }
+>;
 
 export class StateCheckpointer {
   private readonly written = new Map<string, Written>();
@@ -114,7 +117,9 @@ export class StateCheckpointer {
         since.set(unit.path, unitSince);
         const own: KeyedOwnRow = { own: handle.saveOwn(), since: unitSince };
         this.rows.push({ stream, unit, forkKey: '', json: JSON.stringify(own) });
-        handle.beginCheckpoint((forkKey, saved) => this.rows.push({ stream, unit, forkKey, json: saved === null ? null : JSON.stringify(saved) }));
+        handle.beginCheckpoint((forkKey, saved) =>
+          this.rows.push({ stream, unit, forkKey, json: saved === null ? null : JSON.stringify(saved) }),
+        );
         this.keyed.push(handle);
       }
       this.written.set(stream, { units: info.stateUnits, activity: info.activity, since });
@@ -209,7 +214,11 @@ export class StateCheckpointer {
       const outcome = this.engine.restoreStates(stream, saved);
       units += outcome.loaded;
       forks += forkCount;
-      this.reportFailures(stream, rowFailures, outcome.failures.map((failure) => failureReason(failure.error)));
+      this.reportFailures(
+        stream,
+        rowFailures,
+        outcome.failures.map((failure) => failureReason(failure.error)),
+      );
       const restored = this.engine.get(stream);
       // Rows that matched nothing (an edited stream) or did not load are replaced by a whole rewrite at the first round.
       if (restored !== undefined && complete && outcome.failed === 0) {
@@ -277,9 +286,16 @@ export class StateCheckpointer {
   private reportFailures(stream: string, rows: RowFailures, loads: readonly RestoreFailureReason[]): void {
     for (const [reason, { count, first, problem }] of rows) {
       const what = reason === 'invalid_json' ? 'unreadable' : 'not what the action saves';
-      this.failures.stateLost(stream, reason, count === 1 ? `the saved state of ${first} is ${what} (${problem})` : `${count} saved states are ${what}, the first of ${first} (${problem})`);
+      this.failures.stateLost(
+        stream,
+        reason,
+        count === 1
+          ? `the saved state of ${first} is ${what} (${problem})`
+          : `${count} saved states are ${what}, the first of ${first} (${problem})`,
+      );
     }
-    for (const reason of new Set(loads)) if (!rows.has(reason as 'wrong_shape')) this.failures.countState(stream, reason);
+    for (const reason of new Set(loads))
+      if (!rows.has(reason as 'wrong_shape')) this.failures.countState(stream, reason);
   }
 
   private reset(): void {
@@ -305,7 +321,12 @@ function describeRow(row: StateRow): string {
   return row.forkKey === '' ? `:${row.action} at ${row.path}` : `:${row.action} at ${row.path}, fork ${row.forkKey}`;
 }
 
-function noteFailure(failures: RowFailures, reason: 'invalid_json' | 'wrong_shape', row: StateRow, problem: string): void {
+function noteFailure(
+  failures: RowFailures,
+  reason: 'invalid_json' | 'wrong_shape',
+  row: StateRow,
+  problem: string,
+): void {
   const noted = failures.get(reason);
   if (noted === undefined) failures.set(reason, { count: 1, first: describeRow(row), problem });
   else noted.count++;

@@ -22,7 +22,11 @@ export interface UnitFailure {
 
 /** Loads each unit whose place and hash match a saved state; returns the units whose `load` threw (those may be
  *  half-loaded: the caller compiles the stream again and loads it without them). */
-export function loadUnits(units: readonly StateUnit[], saved: ReadonlyMap<string, SavedUnit>, skip: ReadonlySet<string> = new Set()): UnitFailure[] {
+export function loadUnits(
+  units: readonly StateUnit[],
+  saved: ReadonlyMap<string, SavedUnit>,
+  skip: ReadonlySet<string> = new Set(),
+): UnitFailure[] {
   const failures: UnitFailure[] = [];
   for (const unit of units) {
     const state = saved.get(unit.path);
@@ -30,7 +34,11 @@ export function loadUnits(units: readonly StateUnit[], saved: ReadonlyMap<string
     try {
       loadChecked(unit.handle, state.state, '');
     } catch (error) {
-      failures.push({ path: unit.path, action: unit.action, error: error instanceof Error ? error : new Error(String(error)) });
+      failures.push({
+        path: unit.path,
+        action: unit.action,
+        error: error instanceof Error ? error : new Error(String(error)),
+      });
     }
   }
   return failures;
@@ -52,6 +60,7 @@ export function loadChecked<S>(handle: StateHandle<S>, state: unknown, where: st
 /** The states of the units, as a checkpoint would store them (through JSON). */
 export function saveUnits(units: readonly StateUnit[]): Map<string, SavedUnit> {
   const saved = new Map<string, SavedUnit>();
-  for (const unit of units) saved.set(unit.path, { hash: unit.hash, state: JSON.parse(JSON.stringify(unit.handle.save())) as unknown });
+  for (const unit of units)
+    saved.set(unit.path, { hash: unit.hash, state: JSON.parse(JSON.stringify(unit.handle.save())) as unknown });
   return saved;
 }

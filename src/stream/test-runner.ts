@@ -123,34 +123,57 @@ const didYouMean = (known: Iterable<string>, name: string): string => {
  * Reads one test, or the problems that make it unable to test anything: each names the key, and the test's name
  * is added by the report. Such a test fails (exit 1) rather than passing without having checked anything.
  */
-function testCase(name: string, file: string, value: EdnValue, loaded: LoadedStreams): TestCase | { name: string; problems: string[] } {
-  if (!isEdnMap(value)) return { name, problems: [`${file}: expected a map with :input and :taps, got ${printEdn(value)}`] };
+function testCase(
+  name: string,
+  file: string,
+  value: EdnValue,
+  loaded: LoadedStreams,
+): TestCase | { name: string; problems: string[] } {
+  if (!isEdnMap(value))
+    return { name, problems: [`${file}: expected a map with :input and :taps, got ${printEdn(value)}`] };
   const problems: string[] = [];
   for (const key of value.keys()) {
     const keyName = isKeyword(key) ? key.name : printEdn(key);
-    if (!isKeyword(key) || !TEST_KEYS.includes(key.name)) problems.push(`unknown key :${keyName}${didYouMean(TEST_KEYS, keyName)}; a test has ${TEST_KEYS.map((k) => `:${k}`).join(', ')}`);
+    if (!isKeyword(key) || !TEST_KEYS.includes(key.name))
+      problems.push(
+        `unknown key :${keyName}${didYouMean(TEST_KEYS, keyName)}; a test has ${TEST_KEYS.map((k) => `:${k}`).join(', ')}`,
+      );
   }
   const input = value.get(kw('input'));
-  if (input === undefined) problems.push(':input is missing: give the events to push, e.g. :input [{:host "a" :metric 1 :time 1}]');
-  else if (!Array.isArray(input) || !input.every(isEdnMap)) problems.push(`:input must be a vector of events (maps), got ${printEdn(input)}`);
+  if (input === undefined)
+    problems.push(':input is missing: give the events to push, e.g. :input [{:host "a" :metric 1 :time 1}]');
+  else if (!Array.isArray(input) || !input.every(isEdnMap))
+    problems.push(`:input must be a vector of events (maps), got ${printEdn(input)}`);
   else if (input.length === 0) problems.push(':input is empty: a test pushes at least one event');
   const rawTaps = value.get(kw('taps')) ?? value.get(kw('tap-results')) ?? new Map();
   const taps = new Map<string, unknown[]>();
-  if (!isEdnMap(rawTaps)) problems.push(`:taps must be a map of tap names to vectors of expected emissions, got ${printEdn(rawTaps)}`);
+  if (!isEdnMap(rawTaps))
+    problems.push(`:taps must be a map of tap names to vectors of expected emissions, got ${printEdn(rawTaps)}`);
   else {
     for (const [tap, expected] of rawTaps) {
-      if (!isKeyword(tap) || !Array.isArray(expected)) problems.push(`:taps ${printEdn(tap)} must map a keyword to a vector`);
-      else if (!loaded.taps.has(tap.name)) problems.push(`:taps :${tap.name}: no loaded stream has {:action :tap :params [:${tap.name}]}${didYouMean(loaded.taps, tap.name)}`);
+      if (!isKeyword(tap) || !Array.isArray(expected))
+        problems.push(`:taps ${printEdn(tap)} must map a keyword to a vector`);
+      else if (!loaded.taps.has(tap.name))
+        problems.push(
+          `:taps :${tap.name}: no loaded stream has {:action :tap :params [:${tap.name}]}${didYouMean(loaded.taps, tap.name)}`,
+        );
       else taps.set(tap.name, expected.map(ednToJs));
     }
   }
   const target = value.get(kw('target'));
-  if (target !== undefined && target !== null && !isKeyword(target)) problems.push(`:target must be a keyword, got ${printEdn(target)}`);
+  if (target !== undefined && target !== null && !isKeyword(target))
+    problems.push(`:target must be a keyword, got ${printEdn(target)}`);
   else if (isKeyword(target) && !loaded.names.includes(target.name)) {
     problems.push(`:target :${target.name}: no loaded stream has that name${didYouMean(loaded.names, target.name)}`);
   }
   if (problems.length > 0) return { name, problems: problems.map((problem) => `${file}: ${problem}`) };
-  return { name, file, input: (input as EdnMap[]).map((event) => ednToJs(event) as Event), taps, target: isKeyword(target) ? target.name : null };
+  return {
+    name,
+    file,
+    input: (input as EdnMap[]).map((event) => ednToJs(event) as Event),
+    taps,
+    target: isKeyword(target) ? target.name : null,
+  };
 }
 
 /** Equality for tap comparison: structural, numbers within a relative tolerance. */
@@ -159,15 +182,23 @@ export function matchesExpected(expected: unknown, actual: unknown): boolean {
     if (expected === actual || (Number.isNaN(expected) && Number.isNaN(actual))) return true;
     return Math.abs(expected - actual) <= RELATIVE_TOLERANCE * Math.max(Math.abs(expected), Math.abs(actual));
   }
-  if (expected === null || actual === null || typeof expected !== 'object' || typeof actual !== 'object') return expected === actual;
+  if (expected === null || actual === null || typeof expected !== 'object' || typeof actual !== 'object')
+    return expected === actual;
   if (Array.isArray(expected)) {
-    return Array.isArray(actual) && expected.length === actual.length && expected.every((item, i) => matchesExpected(item, actual[i]));
+    return (
+      Array.isArray(actual) &&
+      expected.length === actual.length &&
+      expected.every((item, i) => matchesExpected(item, actual[i]))
+    );
   }
   if (Array.isArray(actual)) return false;
-  const present = (object: object): string[] => Object.keys(object).filter((key) => (object as Record<string, unknown>)[key] !== undefined);
+  const present = (object: object): string[] =>
+    Object.keys(object).filter((key) => (object as Record<string, unknown>)[key] !== undefined);
   const expectedKeys = present(expected);
   if (expectedKeys.length !== present(actual).length) return false;
-  return expectedKeys.every((key) => matchesExpected((expected as Record<string, unknown>)[key], (actual as Record<string, unknown>)[key]));
+  return expectedKeys.every((key) =>
+    matchesExpected((expected as Record<string, unknown>)[key], (actual as Record<string, unknown>)[key]),
+  );
 }
 
 const edn = (value: unknown): string => printEdn(jsToEdn(value));
@@ -178,11 +209,13 @@ function runTest(test: TestCase, streams: ReadonlyMap<string, FileStream>): Test
   const problems: string[] = [];
   const result = engine.push(test.target ?? 'default', test.input);
   for (const { stream, error } of result.errors) problems.push(`exception in stream :${stream}: ${error.message}`);
-  if (result.errorCount > result.errors.length) problems.push(`... and ${result.errorCount - result.errors.length} more exceptions`);
+  if (result.errorCount > result.errors.length)
+    problems.push(`... and ${result.errorCount - result.errors.length} more exceptions`);
   const taps = engine.taps();
   for (const [tap, expected] of test.taps) {
     const actual = taps.get(tap) ?? [];
-    if (!matchesExpected(expected, actual)) problems.push(`tap :${tap}\n    expected: ${edn(expected)}\n    actual:   ${edn(actual)}`);
+    if (!matchesExpected(expected, actual))
+      problems.push(`tap :${tap}\n    expected: ${edn(expected)}\n    actual:   ${edn(actual)}`);
   }
   return { name: test.name, passed: problems.length === 0, problems, taps: Object.fromEntries(taps) };
 }
@@ -225,9 +258,16 @@ export async function runStreamTests(options: StreamTestOptions): Promise<Stream
       for (const warning of check.get(name)?.warnings ?? []) warnings.push(`${path}: stream ${name}: ${warning}`);
     }
     const loaded = loadedStreams(streams);
-    const tests = [...(await readTests(options.tests))].map(([name, { file, value }]) => testCase(name, file, value, loaded));
-    const results = tests.map((test): TestResult => ('input' in test ? runTest(test, streams) : { name: test.name, passed: false, problems: test.problems, taps: {} }));
-    return { output: report(results, warnings, options.json), exitCode: results.every((result) => result.passed) ? 0 : 1 };
+    const tests = [...(await readTests(options.tests))].map(([name, { file, value }]) =>
+      testCase(name, file, value, loaded),
+    );
+    const results = tests.map((test): TestResult =>
+      'input' in test ? runTest(test, streams) : { name: test.name, passed: false, problems: test.problems, taps: {} },
+    );
+    return {
+      output: report(results, warnings, options.json),
+      exitCode: results.every((result) => result.passed) ? 0 : 1,
+    };
   } catch (error) {
     if (!(error instanceof TestSetupError)) throw error;
     return { output: options.json ? JSON.stringify({ error: error.message }) : `error: ${error.message}`, exitCode: 2 };

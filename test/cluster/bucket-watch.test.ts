@@ -39,7 +39,8 @@ function miscounted(watch: Watch): Watcher {
   return {
     stop: () => watch.stop(),
     async *[Symbol.asyncIterator]() {
-      for await (const entry of watch) yield new Proxy(entry, { get: (e, p, r) => (p === 'delta' ? (e.delta ?? 0) + 1 : Reflect.get(e, p, r)) });
+      for await (const entry of watch)
+        yield new Proxy(entry, { get: (e, p, r) => (p === 'delta' ? (e.delta ?? 0) + 1 : Reflect.get(e, p, r)) });
     },
   };
 }
@@ -84,7 +85,9 @@ describe.skipIf(!hasNatsServer())('bucket watch', () => {
       },
       update: (entry: KvEntry) => void (entry.operation === 'PUT' ? keys.add(entry.key) : keys.delete(entry.key)),
     };
-    const watch = new BucketWatch(flaky, CHECKS_BUCKET, follower, connected, pino({ level: 'silent' }), { checkEveryMs: 1_000 });
+    const watch = new BucketWatch(flaky, CHECKS_BUCKET, follower, connected, pino({ level: 'silent' }), {
+      checkEveryMs: 1_000,
+    });
     try {
       expect(await watch.start()).toBe(1);
       expect([...keys]).toEqual(['first']);
@@ -112,9 +115,14 @@ describe.skipIf(!hasNatsServer())('bucket watch', () => {
       return real();
     });
     let reconnected!: (connected: boolean) => void;
-    const connection = { connected: true, onChange: (listener: (connected: boolean) => void) => ((reconnected = listener), () => {}) } as unknown as ClusterConnection;
+    const connection = {
+      connected: true,
+      onChange: (listener: (connected: boolean) => void) => ((reconnected = listener), () => {}),
+    } as unknown as ClusterConnection;
     const follower = { snapshot: () => {}, update: () => {} };
-    const watch = new BucketWatch(flaky, CHECKS_BUCKET, follower, connection, pino({ level: 'silent' }), { checkEveryMs: 200 });
+    const watch = new BucketWatch(flaky, CHECKS_BUCKET, follower, connection, pino({ level: 'silent' }), {
+      checkEveryMs: 200,
+    });
     try {
       expect(await watch.start()).toBe(1);
       expect(watch.healthy).toBe(true);
@@ -160,7 +168,9 @@ describe.skipIf(!hasNatsServer())('bucket watch', () => {
       snapshot: (entries: readonly KvEntry[]) => void snapshots.push(entries.map((entry) => entry.key)),
       update: () => {},
     };
-    const watch = new BucketWatch(stalling, CHECKS_BUCKET, follower, connected, pino({ level: 'silent' }), { snapshotStallMs: 500 });
+    const watch = new BucketWatch(stalling, CHECKS_BUCKET, follower, connected, pino({ level: 'silent' }), {
+      snapshotStallMs: 500,
+    });
     try {
       expect(await watch.start()).toBe(3);
       expect(calls).toBe(2);
@@ -178,7 +188,10 @@ describe.skipIf(!hasNatsServer())('bucket watch', () => {
     const miscounting = withWatch(kv, async (real) => miscounted(await real()));
     const writer = setInterval(() => void kv.put('heartbeat', String(Date.now())).catch(() => undefined), 100);
     const snapshots: string[][] = [];
-    const follower = { snapshot: (entries: readonly KvEntry[]) => void snapshots.push(entries.map((entry) => entry.key)), update: () => {} };
+    const follower = {
+      snapshot: (entries: readonly KvEntry[]) => void snapshots.push(entries.map((entry) => entry.key)),
+      update: () => {},
+    };
     const watch = new BucketWatch(miscounting, CHECKS_BUCKET, follower, connected, pino({ level: 'silent' }));
     try {
       expect(await startWithin(watch, 5_000), 'the snapshot ends').not.toBe('never');
@@ -197,7 +210,11 @@ describe.skipIf(!hasNatsServer())('bucket watch', () => {
       return miscounted(await real());
     });
     const snapshots: string[][] = [];
-    const follower = { snapshot: (entries: readonly KvEntry[]) => void snapshots.push(entries.map((entry) => `${entry.key}=${entry.string()}`)), update: () => {} };
+    const follower = {
+      snapshot: (entries: readonly KvEntry[]) =>
+        void snapshots.push(entries.map((entry) => `${entry.key}=${entry.string()}`)),
+      update: () => {},
+    };
     const watch = new BucketWatch(racing, CHECKS_BUCKET, follower, connected, pino({ level: 'silent' }));
     try {
       expect(await startWithin(watch, 5_000), 'the snapshot ends').not.toBe('never');

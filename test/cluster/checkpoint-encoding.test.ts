@@ -15,7 +15,13 @@ function checkpoint(entries: number): PartitionCheckpoint {
     seq: 42,
     node: 'node-a',
     units: [['0', { hash: 'h', state: { count: 7, nested: ['\u2028', 'é'] } }]],
-    index: { currentTime: 1700000000, entries: Array.from({ length: entries }, (_, i) => ({ key: `k${i}`, event: { host: `host-${i}`, metric: i, tags: ['a', '"b"'] } })) },
+    index: {
+      currentTime: 1700000000,
+      entries: Array.from({ length: entries }, (_, i) => ({
+        key: `k${i}`,
+        event: { host: `host-${i}`, metric: i, tags: ['a', '"b"'] },
+      })),
+    },
   };
 }
 

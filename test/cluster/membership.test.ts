@@ -55,7 +55,15 @@ describe.skipIf(!hasNatsServer())('membership', () => {
     const { connection, set } = fakeConnection();
     const registry = new Registry();
     const logger = pino({ level: 'silent' });
-    const membership = new Membership(kv, connection, { node: 'node-a', configHash: 'h', version: '1', startedAtMs: Date.now() }, { ttlMs, maxMembers: 128 }, new MessageRefusals(registry, logger), logger, new MembershipMetrics(registry));
+    const membership = new Membership(
+      kv,
+      connection,
+      { node: 'node-a', configHash: 'h', version: '1', startedAtMs: Date.now() },
+      { ttlMs, maxMembers: 128 },
+      new MessageRefusals(registry, logger),
+      logger,
+      new MembershipMetrics(registry),
+    );
     try {
       await membership.start();
       expect(membership.members()).toEqual(['node-a', 'node-x']);
@@ -72,7 +80,10 @@ describe.skipIf(!hasNatsServer())('membership', () => {
       expect(membership.members(), 'half a member-ttl after the reconnection').toEqual(['node-a', 'node-x']);
 
       // Still silent a whole member-ttl after the reconnection: gone.
-      await waitFor(() => membership.members().length === 1, { timeoutMs: 5_000, message: 'node-x expires once silent for member-ttl after the reconnection' });
+      await waitFor(() => membership.members().length === 1, {
+        timeoutMs: 5_000,
+        message: 'node-x expires once silent for member-ttl after the reconnection',
+      });
       expect(Date.now() - backAt).toBeGreaterThanOrEqual(ttlMs);
     } finally {
       await membership.stop();
@@ -91,7 +102,15 @@ describe.skipIf(!hasNatsServer())('membership', () => {
     const refusals = new MessageRefusals(registry, logger);
     // Attempts after attempts, as a join failing past the membership's start would make them.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const membership = new Membership(kv, connection, { node: 'node-a', configHash: 'h', version: '1', startedAtMs: Date.now() }, { ttlMs: 1_500, maxMembers: 128 }, refusals, logger, metrics);
+      const membership = new Membership(
+        kv,
+        connection,
+        { node: 'node-a', configHash: 'h', version: '1', startedAtMs: Date.now() },
+        { ttlMs: 1_500, maxMembers: 128 },
+        refusals,
+        logger,
+        metrics,
+      );
       await membership.start();
       expect(await kv.get('node-a')).toMatchObject({ operation: 'PUT' });
       await membership.stop();
@@ -116,7 +135,15 @@ describe.skipIf(!hasNatsServer())('membership', () => {
     const { connection } = fakeConnection();
     const registry = new Registry();
     const logger = pino({ level: 'silent' });
-    const membership = new Membership(kv, connection, { node: 'node-a', configHash: 'h', version: '1', startedAtMs: Date.now(), labels: { region: 'us' } }, { ttlMs: 10_000, maxMembers: 128 }, new MessageRefusals(registry, logger), logger, new MembershipMetrics(registry));
+    const membership = new Membership(
+      kv,
+      connection,
+      { node: 'node-a', configHash: 'h', version: '1', startedAtMs: Date.now(), labels: { region: 'us' } },
+      { ttlMs: 10_000, maxMembers: 128 },
+      new MessageRefusals(registry, logger),
+      logger,
+      new MembershipMetrics(registry),
+    );
     const changes: string[][] = [];
     membership.onChange((names) => changes.push([...names]));
     try {
@@ -142,7 +169,9 @@ describe.skipIf(!hasNatsServer())('membership', () => {
       // 65 labels: refused, and the member owns nothing.
       await announce('node-x', Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v'])));
       await waitFor(() => membership.members().length === 1, { message: 'the member with 65 labels forgotten' });
-      expect(await registry.getSingleMetricAsString('cluster_messages_refused_total')).toMatch(/source="members",reason="shape"\} 1/);
+      expect(await registry.getSingleMetricAsString('cluster_messages_refused_total')).toMatch(
+        /source="members",reason="shape"\} 1/,
+      );
     } finally {
       await membership.stop();
     }
@@ -153,7 +182,8 @@ describe.skipIf(!hasNatsServer())('membership', () => {
     const nc = await connect(nats.connectOptions('node-a'));
     connections.push(nc);
     const kv = await new Kvm(jetstream(nc)).create(MEMBERS_BUCKET, { history: 1 });
-    const announce = (node: string) => kv.put(node, JSON.stringify({ node, configHash: 'h', version: '1', startedAtMs: Date.now() }));
+    const announce = (node: string) =>
+      kv.put(node, JSON.stringify({ node, configHash: 'h', version: '1', startedAtMs: Date.now() }));
     // What a forger with a node's credentials can write: well-formed members that run nothing. Each one more makes
     // every node rank every check over one more member, so without a cap enough of them stall every node.
     for (let i = 0; i < 10; i++) await announce(`made-up-${i}`);
@@ -161,16 +191,30 @@ describe.skipIf(!hasNatsServer())('membership', () => {
     const { connection } = fakeConnection();
     const registry = new Registry();
     const logger = pino({ level: 'silent' });
-    const membership = new Membership(kv, connection, { node: 'node-a', configHash: 'h', version: '1', startedAtMs: Date.now() }, { ttlMs: 10_000, maxMembers: 4 }, new MessageRefusals(registry, logger), logger, new MembershipMetrics(registry));
+    const membership = new Membership(
+      kv,
+      connection,
+      { node: 'node-a', configHash: 'h', version: '1', startedAtMs: Date.now() },
+      { ttlMs: 10_000, maxMembers: 4 },
+      new MessageRefusals(registry, logger),
+      logger,
+      new MembershipMetrics(registry),
+    );
     try {
       await membership.start();
       expect(membership.members()).toHaveLength(4);
       for (let i = 10; i < 15; i++) await announce(`made-up-${i}`);
       // A member already kept goes on being heard.
       await announce('made-up-0');
-      await waitFor(async () => /source="members",reason="invalid"\} 12\b/.test(await registry.getSingleMetricAsString('cluster_messages_refused_total')), {
-        message: '7 of the snapshot and 5 after refused',
-      });
+      await waitFor(
+        async () =>
+          /source="members",reason="invalid"\} 12\b/.test(
+            await registry.getSingleMetricAsString('cluster_messages_refused_total'),
+          ),
+        {
+          message: '7 of the snapshot and 5 after refused',
+        },
+      );
       expect(membership.members()).toHaveLength(4);
       expect(membership.members()).toContain('made-up-0');
     } finally {

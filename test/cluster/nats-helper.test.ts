@@ -47,7 +47,9 @@ describe.skipIf(!hasNatsServer())('nats-server helper', () => {
     const ack = await jetstream(nc).publish('vigie.results.node-a', 'hi');
     expect(ack).toMatchObject({ stream: 'vigie_results', seq: 1, duplicate: false });
     // Anything else is refused to a node's user: here a stream that is not Vigie's.
-    await expect((await jetstreamManager(nc)).streams.add({ name: 'T', subjects: ['t.>'] })).rejects.toThrow(/Permissions Violation for Publish to "\$JS\.API\.STREAM\.CREATE\.T"/);
+    await expect((await jetstreamManager(nc)).streams.add({ name: 'T', subjects: ['t.>'] })).rejects.toThrow(
+      /Permissions Violation for Publish to "\$JS\.API\.STREAM\.CREATE\.T"/,
+    );
     // And no one gets in without a password.
     await expect(connect({ servers: server.url, maxReconnectAttempts: 0 })).rejects.toThrow(/Authorization Violation/);
   });
@@ -59,7 +61,9 @@ describe.skipIf(!hasNatsServer())('nats-server helper', () => {
     expect(new Set([n1.port, n2.port, n3.port, n1.clusterPort, n2.clusterPort, n3.clusterPort]).size).toBe(6);
 
     const nc1 = await open(n1);
-    const stream = await (await jetstreamManager(nc1)).streams.add({ name: 'vigie_events', subjects: ['vigie.events.>'], num_replicas: 3 });
+    const stream = await (
+      await jetstreamManager(nc1)
+    ).streams.add({ name: 'vigie_events', subjects: ['vigie.events.>'], num_replicas: 3 });
     expect(stream.config.num_replicas).toBe(3);
     expect((await publish(jetstream(await open(n2)), 'vigie.events.a', 'one', 'one')).seq).toBe(1);
 
@@ -70,7 +74,11 @@ describe.skipIf(!hasNatsServer())('nats-server helper', () => {
 
     const { port, clusterPort, storeDir } = n3;
     await n3.restart();
-    expect({ port: n3.port, clusterPort: n3.clusterPort, storeDir: n3.storeDir }).toEqual({ port, clusterPort, storeDir });
+    expect({ port: n3.port, clusterPort: n3.clusterPort, storeDir: n3.storeDir }).toEqual({
+      port,
+      clusterPort,
+      storeDir,
+    });
     const child = n3.process;
     expect(child?.exitCode).toBeNull();
     expect(child?.signalCode).toBeNull();

@@ -18,7 +18,7 @@ describe('rendezvous hashing', () => {
     expect(owners(['c', 'a', 'b'])).toEqual(three);
   });
 
-  it('moves only the leaving member\'s keys, and about 1/N on a join', () => {
+  it("moves only the leaving member's keys, and about 1/N on a join", () => {
     const three = owners(['a', 'b', 'c']);
     const two = owners(['a', 'b']);
     for (const key of KEYS) if (three.get(key) !== 'c') expect(two.get(key)).toBe(three.get(key));

@@ -24,7 +24,16 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
 
 function result(i: number): CheckResult {
-  return { name: `check-${i}`, summary: 'tcp', success: true, 'healthcheck-timestamp': Math.floor(Date.now() / 1000), message: 'success', duration: 1, source: 'api', node: 'node-a' };
+  return {
+    name: `check-${i}`,
+    summary: 'tcp',
+    success: true,
+    'healthcheck-timestamp': Math.floor(Date.now() / 1000),
+    message: 'success',
+    duration: 1,
+    source: 'api',
+    node: 'node-a',
+  };
 }
 
 /**
@@ -49,7 +58,8 @@ async function watchedResults() {
   const stored = async (): Promise<CheckResult[]> => {
     const last = (await jsm.streams.info('vigie_results')).state.last_seq;
     const all: CheckResult[] = [];
-    for (let seq = 1; seq <= last; seq++) all.push(...((await jsm.streams.getMessage('vigie_results', { seq }))?.json() as CheckResult[]));
+    for (let seq = 1; seq <= last; seq++)
+      all.push(...((await jsm.streams.getMessage('vigie_results', { seq }))?.json() as CheckResult[]));
     return all;
   };
   return { js: jetstream(nc), messages, stored, stop: () => sub.unsubscribe() };
@@ -97,20 +107,34 @@ describe.skipIf(!hasNatsServer())('the results publisher', () => {
   it('keeps the newest max-buffered-results while NATS is unreachable, counts each one dropped, and sends the rest once back', async () => {
     const { js, stored, stop } = await watchedResults();
     const listeners: ((connected: boolean) => void)[] = [];
-    const connection = { connected: false, onChange: (listener: (connected: boolean) => void) => void listeners.push(listener) } as unknown as ClusterConnection;
+    const connection = {
+      connected: false,
+      onChange: (listener: (connected: boolean) => void) => void listeners.push(listener),
+    } as unknown as ClusterConnection;
     const registry = new Registry();
-    const publisher = new ResultPublisher(js, connection, 'node-a', 1_200, new ResultMetrics(registry), pino({ level: 'silent' }));
+    const publisher = new ResultPublisher(
+      js,
+      connection,
+      'node-a',
+      1_200,
+      new ResultMetrics(registry),
+      pino({ level: 'silent' }),
+    );
     publisher.start();
     for (let i = 0; i < 5_000; i++) publisher.offer(result(i));
     expect(publisher.waiting).toBe(1_200);
-    expect((await registry.getSingleMetric('cluster_results_dropped_total')?.get())?.values).toEqual([{ value: 3_800, labels: { reason: 'buffer_full' } }]);
+    expect((await registry.getSingleMetric('cluster_results_dropped_total')?.get())?.values).toEqual([
+      { value: 3_800, labels: { reason: 'buffer_full' } },
+    ]);
 
     (connection as { connected: boolean }).connected = true;
     for (const listener of listeners) listener(true);
     // Three publishes (500, 500, 200); on a loaded machine one may time out and go again.
     await waitFor(() => publisher.waiting === 0, { timeoutMs: 20_000 });
     // The newest, in order, each stored once.
-    expect((await stored()).map((one) => one.name)).toEqual(Array.from({ length: 1_200 }, (_, i) => `check-${3_800 + i}`));
+    expect((await stored()).map((one) => one.name)).toEqual(
+      Array.from({ length: 1_200 }, (_, i) => `check-${3_800 + i}`),
+    );
     expect(publisher.waiting).toBe(0);
     await publisher.stop();
     stop();

@@ -14,7 +14,9 @@ describe('cluster.max-result-ahead', () => {
 
   it('refuses less than a second or more than a day, naming the key', () => {
     for (const value of ['500ms', '25h']) {
-      expect(() => resolveCluster('vigie.yaml', { node: 'a', nats, 'max-result-ahead': value })).toThrow(/cluster\.max-result-ahead.*between 1s and 24h/);
+      expect(() => resolveCluster('vigie.yaml', { node: 'a', nats, 'max-result-ahead': value })).toThrow(
+        /cluster\.max-result-ahead.*between 1s and 24h/,
+      );
     }
   });
 });
@@ -22,15 +24,24 @@ describe('cluster.max-result-ahead', () => {
 describe('cluster.labels', () => {
   it('defaults to none and takes a map of strings, announced to the other members', () => {
     expect(resolveCluster('vigie.yaml', { node: 'a', nats }).labels).toEqual({});
-    expect(resolveCluster('vigie.yaml', { node: 'a', nats, labels: { region: 'eu', zone: 'eu-west-1a' } }).labels).toEqual({ region: 'eu', zone: 'eu-west-1a' });
+    expect(
+      resolveCluster('vigie.yaml', { node: 'a', nats, labels: { region: 'eu', zone: 'eu-west-1a' } }).labels,
+    ).toEqual({ region: 'eu', zone: 'eu-west-1a' });
   });
 
   it('refuses empty keys, too many labels and long keys or values, naming the key', () => {
-    const labels = (value: Record<string, string>) => () => resolveCluster('vigie.yaml', { node: 'a', nats, labels: value });
+    const labels = (value: Record<string, string>) => () =>
+      resolveCluster('vigie.yaml', { node: 'a', nats, labels: value });
     expect(labels({ '': 'x' })).toThrow('vigie.yaml: cluster.labels: a key must not be empty');
-    expect(labels(Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v'])))).toThrow('vigie.yaml: cluster.labels: has 65 labels, more than the limit of 64');
-    expect(labels({ ['k'.repeat(257)]: 'v' })).toThrow(`cluster.labels: the key "${'k'.repeat(20)}..." is 257 bytes long, more than the limit of 256`);
-    expect(labels({ region: 'x'.repeat(1025) })).toThrow('vigie.yaml: cluster.labels.region: is 1025 bytes long, more than the limit of 1024');
+    expect(labels(Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v'])))).toThrow(
+      'vigie.yaml: cluster.labels: has 65 labels, more than the limit of 64',
+    );
+    expect(labels({ ['k'.repeat(257)]: 'v' })).toThrow(
+      `cluster.labels: the key "${'k'.repeat(20)}..." is 257 bytes long, more than the limit of 256`,
+    );
+    expect(labels({ region: 'x'.repeat(1025) })).toThrow(
+      'vigie.yaml: cluster.labels.region: is 1025 bytes long, more than the limit of 1024',
+    );
   });
 });
 

@@ -44,13 +44,27 @@ describe.skipIf(!hasNatsServer())('websocket channels between nodes', () => {
     const nesting = { eventDepth: DEFAULT_MAX_EVENT_DEPTH };
     const limits = { maxMembers: 128, maxChannels: 16_384 };
     const watcher = localPubSub(['alerts']);
-    const nodeA = new ClusterChannels(a, 'node-a', watcher.pubsub, new MessageRefusals(new Registry(), silent), nesting, limits);
+    const nodeA = new ClusterChannels(
+      a,
+      'node-a',
+      watcher.pubsub,
+      new MessageRefusals(new Registry(), silent),
+      nesting,
+      limits,
+    );
     nodeA.start();
     started.push(nodeA);
     await a.flush();
 
     // node-b starts after node-a's subscriber: node-a's renewal is 10 s away.
-    const nodeB = new ClusterChannels(b, 'node-b', localPubSub([]).pubsub, new MessageRefusals(new Registry(), silent), nesting, limits);
+    const nodeB = new ClusterChannels(
+      b,
+      'node-b',
+      localPubSub([]).pubsub,
+      new MessageRefusals(new Registry(), silent),
+      nesting,
+      limits,
+    );
     nodeB.start();
     started.push(nodeB);
     const event = { host: 'db-1', service: 'disk', state: 'critical', time: 1_700_000_000 };
@@ -78,14 +92,23 @@ describe.skipIf(!hasNatsServer())('websocket channels between nodes: a lying pee
     const nc = await connect();
     connections.push(nc);
     const registry = new Registry();
-    const node = new ClusterChannels(nc, name, localPubSub([]).pubsub, new MessageRefusals(registry, silent), { eventDepth: DEFAULT_MAX_EVENT_DEPTH }, limits);
+    const node = new ClusterChannels(
+      nc,
+      name,
+      localPubSub([]).pubsub,
+      new MessageRefusals(registry, silent),
+      { eventDepth: DEFAULT_MAX_EVENT_DEPTH },
+      limits,
+    );
     node.start();
     started.push(node);
     await nc.flush();
     return {
       refused: async (reason) => {
         const values = (await registry.getSingleMetric('cluster_messages_refused_total')?.get())?.values ?? [];
-        return values.filter((value) => value.labels.source === 'channels' && value.labels.reason === reason).reduce((sum, value) => sum + value.value, 0);
+        return values
+          .filter((value) => value.labels.source === 'channels' && value.labels.reason === reason)
+          .reduce((sum, value) => sum + value.value, 0);
       },
     };
   }
@@ -104,7 +127,8 @@ describe.skipIf(!hasNatsServer())('websocket channels between nodes: a lying pee
     });
     await forger.flush();
     const floodAt = Date.now();
-    for (let i = 0; i < 500; i++) forger.publish('vigie.pubsub.interest', JSON.stringify({ node: 'node-b', channels: [], ask: true }));
+    for (let i = 0; i < 500; i++)
+      forger.publish('vigie.pubsub.interest', JSON.stringify({ node: 'node-b', channels: [], ask: true }));
     await forger.flush();
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     // The first at once, then one for all the others a second later; 500 without the limit.
@@ -115,26 +139,39 @@ describe.skipIf(!hasNatsServer())('websocket channels between nodes: a lying pee
 
   it('refuses and counts interests past cluster.max-members - 1 other nodes or cluster.max-channels channels, and a malformed one', async () => {
     const nats = await startNatsServer();
-    const nodeA = await startNode('node-a', () => connect(nats.connectOptions('node-a')), { maxMembers: 11, maxChannels: 16_384 });
+    const nodeA = await startNode('node-a', () => connect(nats.connectOptions('node-a')), {
+      maxMembers: 11,
+      maxChannels: 16_384,
+    });
     const forger = await connect(nats.connectOptions('node-b'));
     connections.push(forger);
-    for (let i = 0; i < 30; i++) forger.publish('vigie.pubsub.interest', JSON.stringify({ node: `made-up-${i}`, channels: ['c'] }));
+    for (let i = 0; i < 30; i++)
+      forger.publish('vigie.pubsub.interest', JSON.stringify({ node: `made-up-${i}`, channels: ['c'] }));
     await forger.flush();
     // Eleven members at most, node-a one of them: ten others kept.
-    await waitFor(async () => (await nodeA.refused('invalid')) === 30 - 10, { message: '20 interests refused past 10 other nodes' });
+    await waitFor(async () => (await nodeA.refused('invalid')) === 30 - 10, {
+      message: '20 interests refused past 10 other nodes',
+    });
 
     const other = await startNatsServer();
-    const nodeC = await startNode('node-c', () => connect(other.connectOptions('node-a')), { maxMembers: 128, maxChannels: 50 });
+    const nodeC = await startNode('node-c', () => connect(other.connectOptions('node-a')), {
+      maxMembers: 128,
+      maxChannels: 50,
+    });
     const forger2 = await connect(other.connectOptions('node-b'));
     connections.push(forger2);
     const many = (from: number) => Array.from({ length: 20 }, (_, i) => `channel-${from + i}`);
     // Three nodes of 20 channels each: the third would make 60, past 50.
-    for (const [i, node] of ['x', 'y', 'z'].entries()) forger2.publish('vigie.pubsub.interest', JSON.stringify({ node, channels: many(i * 20) }));
+    for (const [i, node] of ['x', 'y', 'z'].entries())
+      forger2.publish('vigie.pubsub.interest', JSON.stringify({ node, channels: many(i * 20) }));
     // A channel name no websocket can subscribe to, a node name cluster.node does not allow, and a list longer
     // than max-channels on its own.
     forger2.publish('vigie.pubsub.interest', JSON.stringify({ node: 'w', channels: ['x'.repeat(600)] }));
     forger2.publish('vigie.pubsub.interest', JSON.stringify({ node: 'not a node name', channels: [] }));
-    forger2.publish('vigie.pubsub.interest', JSON.stringify({ node: 'v', channels: many(1_000).concat(many(2_000), many(3_000)) }));
+    forger2.publish(
+      'vigie.pubsub.interest',
+      JSON.stringify({ node: 'v', channels: many(1_000).concat(many(2_000), many(3_000)) }),
+    );
     await forger2.flush();
     await waitFor(async () => (await nodeC.refused('invalid')) === 1 && (await nodeC.refused('shape')) === 3, {
       message: 'the interest past 50 channels and the three malformed ones refused',

@@ -11,7 +11,12 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MessageRefusals } from '../../src/cluster/refusals.ts';
-import { CHECKPOINTS_BUCKET, CheckpointStore, PARTITION_CHECKPOINT_VERSION, type PartitionCheckpoint } from '../../src/cluster/stream-checkpoints.ts';
+import {
+  CHECKPOINTS_BUCKET,
+  CheckpointStore,
+  PARTITION_CHECKPOINT_VERSION,
+  type PartitionCheckpoint,
+} from '../../src/cluster/stream-checkpoints.ts';
 import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/nesting.ts';
 import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 
@@ -29,7 +34,10 @@ function checkpoint(seq: number, node: string, entries: number): PartitionCheckp
     seq,
     node,
     units: [['0', { hash: 'h', state: { count: seq } }]],
-    index: { currentTime: seq, entries: Array.from({ length: entries }, (_, i) => ({ key: `k${i}`, event: { host: `host-${i}`, metric: i } })) },
+    index: {
+      currentTime: seq,
+      entries: Array.from({ length: entries }, (_, i) => ({ key: `k${i}`, event: { host: `host-${i}`, metric: i } })),
+    },
   };
 }
 
@@ -42,7 +50,13 @@ describe.skipIf(!hasNatsServer())('partition checkpoints in JetStream', () => {
     const js = jetstream(nc);
     const kv = await new Kvm(js).create(CHECKPOINTS_BUCKET, { history: 1 });
     const objects = await new Objm(js).create(CHECKPOINTS_BUCKET);
-    const store = new CheckpointStore(kv, objects, new MessageRefusals(new Registry(), pino({ level: 'silent' })), pino({ level: 'silent' }), { eventDepth: DEFAULT_MAX_EVENT_DEPTH });
+    const store = new CheckpointStore(
+      kv,
+      objects,
+      new MessageRefusals(new Registry(), pino({ level: 'silent' })),
+      pino({ level: 'silent' }),
+      { eventDepth: DEFAULT_MAX_EVENT_DEPTH },
+    );
 
     const empty = await store.load('s.3', 's', 3);
     expect(empty.checkpoint).toBeNull();

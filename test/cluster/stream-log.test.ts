@@ -2,11 +2,23 @@ import { Packr } from 'msgpackr';
 import { Registry } from 'prom-client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type EventCodec, loadEventCodec } from '../../src/cluster/event-codec.ts';
-import { decodeLogHead, encodeLogMessage, eventsOfPartition, type LogDamage, type LogHead } from '../../src/cluster/log-message.ts';
+import {
+  decodeLogHead,
+  encodeLogMessage,
+  eventsOfPartition,
+  type LogDamage,
+  type LogHead,
+} from '../../src/cluster/log-message.ts';
 import type { Event } from '../../src/stream/event.ts';
 import { OwnMessages, type OwnParts } from '../../src/cluster/own-messages.ts';
 import { type EncodedPack, encodeBatch, type LogTarget, partitionOf } from '../../src/cluster/log-batch.ts';
-import { ClusterEventLog, EventLogMetrics, eventsProblem, streamId, streamSubject } from '../../src/cluster/stream-log.ts';
+import {
+  ClusterEventLog,
+  EventLogMetrics,
+  eventsProblem,
+  streamId,
+  streamSubject,
+} from '../../src/cluster/stream-log.ts';
 import { JSON_PUSH_INPUT } from '../../src/stream/ingest/json.ts';
 import { mergeSearches, mergeStats } from '../../src/cluster/stream-queries.ts';
 
@@ -27,7 +39,11 @@ describe('partitionOf', () => {
   it('tells field boundaries apart, and treats a missing field as empty', () => {
     const fields = ['host', 'service'];
     const spread = new Set<number>();
-    for (let i = 0; i < 50; i++) spread.add(partitionOf({ host: `a${i}`, service: 'bc' }, fields, 1024) - partitionOf({ host: `a${i}b`, service: 'c' }, fields, 1024));
+    for (let i = 0; i < 50; i++)
+      spread.add(
+        partitionOf({ host: `a${i}`, service: 'bc' }, fields, 1024) -
+          partitionOf({ host: `a${i}b`, service: 'c' }, fields, 1024),
+      );
     expect(spread.has(0) && spread.size === 1).toBe(false);
     expect(partitionOf({ service: 'x' }, fields, 64)).toBe(partitionOf({ host: '', service: 'x' }, fields, 64));
   });
@@ -49,11 +65,22 @@ describe('merging reads of several nodes', () => {
     );
     expect(merged).toEqual({ events: [{ host: 'a' }, { host: 'b' }], truncated: true });
     expect(mergeSearches([{ events: [{ host: 'a' }], truncated: true }], 10).truncated).toBe(true);
-    expect(mergeSearches([{ events: [{ host: 'a' }], truncated: false }, { events: [], truncated: false }], 10)).toEqual({ events: [{ host: 'a' }], truncated: false });
+    expect(
+      mergeSearches(
+        [
+          { events: [{ host: 'a' }], truncated: false },
+          { events: [], truncated: false },
+        ],
+        10,
+      ),
+    ).toEqual({ events: [{ host: 'a' }], truncated: false });
   });
 
   it('adds index sizes and keeps the newest current time', () => {
-    const merged = mergeStats([{ s: { size: 2, currentTime: 10 } }, { s: { size: 3, currentTime: 7 }, t: { size: 1, currentTime: 1 } }]);
+    const merged = mergeStats([
+      { s: { size: 2, currentTime: 10 } },
+      { s: { size: 3, currentTime: 7 }, t: { size: 1, currentTime: 1 } },
+    ]);
     expect(merged.get('s')).toEqual({ size: 5, currentTime: 10 });
     expect(merged.get('t')).toEqual({ size: 1, currentTime: 1 });
   });
@@ -73,11 +100,24 @@ describe('messages of the event log', () => {
     return eventsOfPartition(data, encoding, packs, partition, depth, codec);
   };
   /** A message of an earlier head: one part per partition, each MessagePack arrays back to back (or JSON). */
-  const parts = (list: [number, Buffer][], encoding?: string) => Buffer.concat([raw(`${JSON.stringify({ stream: 's', encoding, parts: list.map(([partition, bytes]) => [partition, bytes.length]) })}\n`), ...list.map(([, bytes]) => bytes)]);
+  const parts = (list: [number, Buffer][], encoding?: string) =>
+    Buffer.concat([
+      raw(
+        `${JSON.stringify({ stream: 's', encoding, parts: list.map(([partition, bytes]) => [partition, bytes.length]) })}\n`,
+      ),
+      ...list.map(([, bytes]) => bytes),
+    ]);
 
   it('packs the partitions of one node together, each read by its slice, non-ASCII included', () => {
     const data = encodeLogMessage('s', [
-      { pack: codec.pack([{ host: 'a', time: 1 }, { host: 'b', time: 1.7e18, metric: 2 ** 40, ratio: 0.5 }, { host: 'é€𝄞', time: 2, tags: ['x'], attributes: { k: 'v' } }]), layout: [3, 1, 0, 2] },
+      {
+        pack: codec.pack([
+          { host: 'a', time: 1 },
+          { host: 'b', time: 1.7e18, metric: 2 ** 40, ratio: 0.5 },
+          { host: 'é€𝄞', time: 2, tags: ['x'], attributes: { k: 'v' } },
+        ]),
+        layout: [3, 1, 0, 2],
+      },
       { pack: codec.pack([{ host: 'c', time: 3 }]), layout: [9, 1] },
       // A later batch of the turn: partition 3 again.
       { pack: codec.pack([{ host: 'd', time: 4 }]), layout: [3, 1] },
@@ -97,7 +137,7 @@ describe('messages of the event log', () => {
     expect(read(data, 9)).toEqual([{ host: 'c', time: 3 }]);
   });
 
-  it('packs each owner\'s partitions of a batch together, in the order they first appear; a pack each when owners are unknown', () => {
+  it("packs each owner's partitions of a batch together, in the order they first appear; a pack each when owners are unknown", () => {
     const events = Array.from({ length: 200 }, (_, i) => ({ host: `h${i}`, time: i }));
     const target = { name: 's', partitionBy: ['host'] };
     const byOwner: EncodedPack[] = [];
@@ -129,7 +169,13 @@ describe('messages of the event log', () => {
       { host: 'a', time: 1 },
       { host: 'é', time: 2 },
     ]);
-    const packed = parts([[3, Buffer.concat([codec.pack([{ host: 'a', time: 1 }]), codec.pack([{ host: 'b', time: 2 }])])], [0, codec.pack([])]], 'msgpack');
+    const packed = parts(
+      [
+        [3, Buffer.concat([codec.pack([{ host: 'a', time: 1 }]), codec.pack([{ host: 'b', time: 2 }])])],
+        [0, codec.pack([])],
+      ],
+      'msgpack',
+    );
     expect(read(packed, 3)).toEqual([
       { host: 'a', time: 1 },
       { host: 'b', time: 2 },
@@ -139,28 +185,51 @@ describe('messages of the event log', () => {
 
   it('refuses a head that lies, naming the problem', () => {
     const body = '[{"host":"a"}]';
-    const lie = (list: unknown, text = body, stream: unknown = 's') => raw(`${JSON.stringify({ stream, parts: list })}\n${text}`);
-    expect(damage(raw('no head at all'))).toEqual({ reason: 'shape', problem: 'no head: no newline in its first 14 bytes' });
+    const lie = (list: unknown, text = body, stream: unknown = 's') =>
+      raw(`${JSON.stringify({ stream, parts: list })}\n${text}`);
+    expect(damage(raw('no head at all'))).toEqual({
+      reason: 'shape',
+      problem: 'no head: no newline in its first 14 bytes',
+    });
     expect(damage(raw(`${' '.repeat(70_000)}\n[]`)).problem).toBe('no head: no newline in its first 65536 bytes');
     expect(damage(raw('{"stream":\n[]')).reason).toBe('not_json');
     expect(damage(raw('[1,2]\n')).problem).toBe('its head is not {"stream": <name>, "packs": [...]}');
-    expect(damage(raw('{"stream":"s","encoding":"gzip","packs":[]}\n')).problem).toBe('its head names the encoding "gzip": this node reads "msgpack" and "json"');
+    expect(damage(raw('{"stream":"s","encoding":"gzip","packs":[]}\n')).problem).toBe(
+      'its head names the encoding "gzip": this node reads "msgpack" and "json"',
+    );
     expect(damage(lie([[1, 14]], body, 7)).reason).toBe('shape');
     expect(damage(lie([[64, 14]])).problem).toBe('its head names partition 64: the stream has 64');
     expect(damage(lie([[-1, 14]])).problem).toBe('its head names partition -1: the stream has 64');
     expect(damage(lie([['1', 14]])).problem).toBe('its head names partition "1": the stream has 64');
     expect(damage(lie([[1]])).problem).toBe('its head names partition undefined: the stream has 64');
     expect(damage(lie([[1, 0.5]])).problem).toBe("partition 1's part has 0.5 bytes");
-    expect(damage(lie([[1, 7], [1, 7]])).problem).toBe('partition 1 has two parts');
-    expect(damage(lie([[1, 1e9]])).problem).toBe('its packs add up to 1000000000 bytes, the message holds 14 after its head');
+    expect(
+      damage(
+        lie([
+          [1, 7],
+          [1, 7],
+        ]),
+      ).problem,
+    ).toBe('partition 1 has two parts');
+    expect(damage(lie([[1, 1e9]])).problem).toBe(
+      'its packs add up to 1000000000 bytes, the message holds 14 after its head',
+    );
     expect(damage(lie([[1, 10]])).problem).toBe('its packs add up to 10 bytes, the message holds 14 after its head');
     expect(head(lie([[1, 14]]), 2).packs).toEqual([{ start: 32, end: 46, partitions: [1], counts: [-1] }]);
     expect(damage(lie([[1, 14]]), 1).problem).toBe('its head names partition 1: the stream has 1');
 
-    const pack = codec.pack([{ host: 'a', time: 1 }, { host: 'b', time: 2 }]);
-    const packs = (list: unknown, encoding = 'msgpack') => Buffer.concat([raw(`${JSON.stringify({ stream: 's', encoding, packs: list })}\n`), pack]);
-    expect(damage(packs([[pack.length, 1, 2]], 'json')).problem).toBe('its head lists packs of JSON: packs are MessagePack');
-    expect(damage(packs([[pack.length]])).problem).toBe(`a pack is [${pack.length}]: not [<bytes>, <partition>, <count>, ...]`);
+    const pack = codec.pack([
+      { host: 'a', time: 1 },
+      { host: 'b', time: 2 },
+    ]);
+    const packs = (list: unknown, encoding = 'msgpack') =>
+      Buffer.concat([raw(`${JSON.stringify({ stream: 's', encoding, packs: list })}\n`), pack]);
+    expect(damage(packs([[pack.length, 1, 2]], 'json')).problem).toBe(
+      'its head lists packs of JSON: packs are MessagePack',
+    );
+    expect(damage(packs([[pack.length]])).problem).toBe(
+      `a pack is [${pack.length}]: not [<bytes>, <partition>, <count>, ...]`,
+    );
     expect(damage(packs([[pack.length, 1]])).problem).toMatch(/^a pack is .*: not \[<bytes>/);
     expect(damage(packs(['x'])).problem).toBe('a pack is "x": not [<bytes>, <partition>, <count>, ...]');
     expect(damage(packs([[0, 1, 2]])).problem).toBe('a pack has 0 bytes');
@@ -168,19 +237,29 @@ describe('messages of the event log', () => {
     expect(damage(packs([[pack.length, 1, 1.5]])).problem).toBe('partition 1 has 1.5 events in a pack');
     expect(damage(packs([[pack.length, 1, 1, 1, 1]])).problem).toBe('partition 1 is named twice in a pack');
     expect(damage(packs([[pack.length, 99, 2]])).problem).toBe('its head names partition 99: the stream has 64');
-    expect(damage(packs([[pack.length + 1, 1, 2]])).problem).toBe(`its packs add up to ${pack.length + 1} bytes, the message holds ${pack.length} after its head`);
+    expect(damage(packs([[pack.length + 1, 1, 2]])).problem).toBe(
+      `its packs add up to ${pack.length + 1} bytes, the message holds ${pack.length} after its head`,
+    );
     // A pack holding other than its head says refuses its partitions' events, each of them.
-    expect(read(packs([[pack.length, 1, 1, 2, 2]]), 1)).toEqual({ reason: 'invalid', problem: 'its pack holds 2 events, its head says 3' });
-    expect(read(packs([[pack.length, 1, 1, 2, 2]]), 2)).toEqual({ reason: 'invalid', problem: 'its pack holds 2 events, its head says 3' });
+    expect(read(packs([[pack.length, 1, 1, 2, 2]]), 1)).toEqual({
+      reason: 'invalid',
+      problem: 'its pack holds 2 events, its head says 3',
+    });
+    expect(read(packs([[pack.length, 1, 1, 2, 2]]), 2)).toEqual({
+      reason: 'invalid',
+      problem: 'its pack holds 2 events, its head says 3',
+    });
     expect(read(packs([[pack.length, 1, 1, 2, 1]]), 2)).toEqual([{ host: 'b', time: 2 }]);
   });
 
-  it('refuses a JSON part that is not events, under the reader\'s streams.max-event-depth', () => {
-    const part = (text: string) => read(raw(`${JSON.stringify({ stream: 's', parts: [[0, Buffer.byteLength(text)]] })}\n${text}`), 0, 3);
+  it("refuses a JSON part that is not events, under the reader's streams.max-event-depth", () => {
+    const part = (text: string) =>
+      read(raw(`${JSON.stringify({ stream: 's', parts: [[0, Buffer.byteLength(text)]] })}\n${text}`), 0, 3);
     expect(part('[{"host":')).toMatchObject({ reason: 'not_json' });
     expect(part('{"host":"a"}')).toEqual({ reason: 'invalid', problem: 'events must be an array of objects' });
     expect(part('[null]')).toEqual({ reason: 'invalid', problem: 'events[0] must be an object, got null' });
-    const problem = 'events[0].deep nests objects and arrays deeper than the limit of 3 levels (streams.max-event-depth)';
+    const problem =
+      'events[0].deep nests objects and arrays deeper than the limit of 3 levels (streams.max-event-depth)';
     expect(part('[{"host":"a","time":1,"deep":{"b":{"c":{"d":1}}}}]')).toEqual({ reason: 'invalid', problem });
     expect(eventsProblem([{ host: 'a', time: 1, deep: { b: { c: { d: 1 } } } }], 3)).toBe(problem);
     expect(eventsProblem([{ host: 'a', time: 1, deep: { b: { c: { d: 1 } } } }], 4)).toBeNull();
@@ -193,10 +272,22 @@ describe('messages of the event log', () => {
     const valid = codec.pack([{ host: 'a', time: 1 }]);
     expect(part(valid.subarray(0, valid.length - 2))).toMatchObject({ reason: 'not_msgpack' });
     expect(part(Buffer.alloc(100_000, 0x91))).toMatchObject({ reason: 'not_msgpack' });
-    expect(part(anything.pack({ host: 'a' }))).toEqual({ reason: 'invalid', problem: 'events must be an array of objects' });
-    expect(part(valid, anything.pack({ host: 'a' }))).toEqual({ reason: 'invalid', problem: 'events must be an array of objects' });
-    expect(part(anything.pack([null]))).toEqual({ reason: 'invalid', problem: 'events[0] must be an object, got null' });
-    expect(part(anything.pack([{ host: 'a', time: 1, deep: { b: { c: { d: 1 } } } }]))).toMatchObject({ reason: 'invalid', problem: expect.stringContaining('deeper than the limit of 3 levels') });
+    expect(part(anything.pack({ host: 'a' }))).toEqual({
+      reason: 'invalid',
+      problem: 'events must be an array of objects',
+    });
+    expect(part(valid, anything.pack({ host: 'a' }))).toEqual({
+      reason: 'invalid',
+      problem: 'events must be an array of objects',
+    });
+    expect(part(anything.pack([null]))).toEqual({
+      reason: 'invalid',
+      problem: 'events[0] must be an object, got null',
+    });
+    expect(part(anything.pack([{ host: 'a', time: 1, deep: { b: { c: { d: 1 } } } }]))).toMatchObject({
+      reason: 'invalid',
+      problem: expect.stringContaining('deeper than the limit of 3 levels'),
+    });
     const cases: [unknown, string][] = [
       [new Date(0), 'Date'],
       [/a+/, 'RegExp'],
@@ -205,17 +296,42 @@ describe('messages of the event log', () => {
       [new Uint8Array([1, 2]), 'Uint8Array'],
     ];
     // A 64-bit integer is a number, as JSON.parse would give it, never a BigInt.
-    expect(part(anything.pack([{ host: 'a', time: 1, field: 2n ** 64n - 1n }]))).toEqual([{ host: 'a', time: 1, field: 2 ** 64 }]);
+    expect(part(anything.pack([{ host: 'a', time: 1, field: 2n ** 64n - 1n }]))).toEqual([
+      { host: 'a', time: 1, field: 2 ** 64 },
+    ]);
     for (const [value, kind] of cases) {
-      expect(part(anything.pack([{ host: 'a', time: 1, field: value }]))).toEqual({ reason: 'invalid', problem: `events[0].field is a ${kind}, which JSON cannot hold` });
-      expect(part(anything.pack([{ host: 'a', time: 1, tags: ['ok', value] }]))).toEqual({ reason: 'invalid', problem: `events[0].tags[1] is a ${kind}, which JSON cannot hold` });
-      expect(part(anything.pack([{ host: 'a', time: 1, attributes: { inner: value } }]))).toEqual({ reason: 'invalid', problem: `events[0].attributes.inner is a ${kind}, which JSON cannot hold` });
+      expect(part(anything.pack([{ host: 'a', time: 1, field: value }]))).toEqual({
+        reason: 'invalid',
+        problem: `events[0].field is a ${kind}, which JSON cannot hold`,
+      });
+      expect(part(anything.pack([{ host: 'a', time: 1, tags: ['ok', value] }]))).toEqual({
+        reason: 'invalid',
+        problem: `events[0].tags[1] is a ${kind}, which JSON cannot hold`,
+      });
+      expect(part(anything.pack([{ host: 'a', time: 1, attributes: { inner: value } }]))).toEqual({
+        reason: 'invalid',
+        problem: `events[0].attributes.inner is a ${kind}, which JSON cannot hold`,
+      });
     }
-    expect(part(anything.pack([new Date(0)]))).toEqual({ reason: 'invalid', problem: 'events[0] is a Date, which JSON cannot hold' });
+    expect(part(anything.pack([new Date(0)]))).toEqual({
+      reason: 'invalid',
+      problem: 'events[0] is a Date, which JSON cannot hold',
+    });
     // 0xc1 is never used by MessagePack: msgpackr reads it as an object of its own.
-    expect(part(Buffer.concat([Buffer.from([0x91, 0x81, 0xa1, 0x78]), Buffer.from([0xc1])]))).toMatchObject({ reason: 'invalid', problem: expect.stringMatching(/^events\[0\]\.x is a /) });
+    expect(part(Buffer.concat([Buffer.from([0x91, 0x81, 0xa1, 0x78]), Buffer.from([0xc1])]))).toMatchObject({
+      reason: 'invalid',
+      problem: expect.stringMatching(/^events\[0\]\.x is a /),
+    });
     // A key that would reach Object.prototype stays a key of the event.
-    const proto = part(Buffer.concat([Buffer.from([0x91, 0x82, 0xa9]), Buffer.from('__proto__'), Buffer.from([0x81, 0xa1, 0x70, 0x01, 0xa4]), Buffer.from('host'), Buffer.from([0xa1, 0x61])])) as Event[];
+    const proto = part(
+      Buffer.concat([
+        Buffer.from([0x91, 0x82, 0xa9]),
+        Buffer.from('__proto__'),
+        Buffer.from([0x81, 0xa1, 0x70, 0x01, 0xa4]),
+        Buffer.from('host'),
+        Buffer.from([0xa1, 0x61]),
+      ]),
+    ) as Event[];
     expect(({} as Record<string, unknown>).p).toBeUndefined();
     expect(proto[0]?.host).toBe('a');
     expect(part(valid)).toEqual([{ host: 'a', time: 1 }]);
@@ -229,7 +345,12 @@ describe("a taker's own partitions", () => {
   });
 
   /** A log of 8 partitions whose publishes are kept, `runsHere` the partitions that run on this node. */
-  const logWith = (runsHere: readonly number[], streams: LogTarget[] = [{ name: 's', partitionBy: ['host'] }], maxPending = 1_000_000, owners: readonly number[] | null = null) => {
+  const logWith = (
+    runsHere: readonly number[],
+    streams: LogTarget[] = [{ name: 's', partitionBy: ['host'] }],
+    maxPending = 1_000_000,
+    owners: readonly number[] | null = null,
+  ) => {
     const published: { data: Buffer; done: (error?: Error) => void }[] = [];
     const own = new OwnMessages();
     const log = new ClusterEventLog(
@@ -270,7 +391,9 @@ describe("a taker's own partitions", () => {
       const { packs: written } = decodeLogHead(data, 8) as LogHead;
       expect(eventsOfPartition(data, 'msgpack', written, partition, 8, codec)).toEqual(kept);
     }
-    expect((decodeLogHead(data, 8) as LogHead).packs.map((pack) => [...pack.partitions].sort().join(',')).sort()).toEqual(['0,3,6', '0,3,6', '1,5', '1,5', '2,4,7', '2,4,7']);
+    expect(
+      (decodeLogHead(data, 8) as LogHead).packs.map((pack) => [...pack.partitions].sort().join(',')).sort(),
+    ).toEqual(['0,3,6', '0,3,6', '1,5', '1,5', '2,4,7', '2,4,7']);
     expect(own.take(Buffer.from(data))).toBeUndefined();
     (published[0] as { done: () => void }).done();
     await expect(acked).resolves.toMatchObject({ errorCount: 0 });
@@ -281,7 +404,15 @@ describe("a taker's own partitions", () => {
       [[1, 5], 'remote-write', 's'],
       [[1, 5], 'reinject', 's'],
       [[], JSON_PUSH_INPUT, 's'],
-      [[1, 5], JSON_PUSH_INPUT, 'default', [{ name: 's', partitionBy: ['host'] }, { name: 't', partitionBy: null }]],
+      [
+        [1, 5],
+        JSON_PUSH_INPUT,
+        'default',
+        [
+          { name: 's', partitionBy: ['host'] },
+          { name: 't', partitionBy: null },
+        ],
+      ],
     ];
     for (const [runsHere, input, target, streams] of cases) {
       const { log, own, published } = logWith(runsHere, streams);
@@ -326,12 +457,20 @@ describe("a taker's own partitions", () => {
     expect(own.size).toBe(3);
     expect(own.heldEvents).toBe(90);
     // A message of more events than the cap is not held at all (and holds nothing else back).
-    void log.submit('s', Array.from({ length: 99 }, (_, i) => ({ host: `x${i}`, time: i })), JSON_PUSH_INPUT);
+    void log.submit(
+      's',
+      Array.from({ length: 99 }, (_, i) => ({ host: `x${i}`, time: i })),
+      JSON_PUSH_INPUT,
+    );
     await turn();
     expect(own.heldEvents).toBe(99);
     const { done } = published.pop() as { done: () => void };
     done();
-    void log.submit('s', Array.from({ length: 101 }, (_, i) => ({ host: `x${i}`, time: i })), JSON_PUSH_INPUT);
+    void log.submit(
+      's',
+      Array.from({ length: 101 }, (_, i) => ({ host: `x${i}`, time: i })),
+      JSON_PUSH_INPUT,
+    );
     await turn();
     expect(own.heldEvents).toBe(99);
   });

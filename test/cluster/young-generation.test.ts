@@ -10,12 +10,15 @@ import { serviceNodeFlags } from '../helpers/server.ts';
 const CHILD = join(import.meta.dirname, '../fixtures/young-generation-child.ts');
 
 function capacityMb(mode: 'partitions' | 'checks-only'): number {
-  const run = spawnSync(process.execPath, [...serviceNodeFlags('cluster'), '--import', 'tsx', CHILD, mode], { encoding: 'utf8', timeout: 60_000 });
+  const run = spawnSync(process.execPath, [...serviceNodeFlags('cluster'), '--import', 'tsx', CHILD, mode], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   expect(run.status, run.stderr).toBe(0);
   return (JSON.parse(run.stdout.trim().split('\n').at(-1) as string) as { capacityMb: number }).capacityMb;
 }
 
-describe('a cluster node\'s young generation', () => {
+describe("a cluster node's young generation", () => {
   it('stays at 8 MB a semi-space on a node without partitions, and grows towards 32 on one with', () => {
     const held = capacityMb('checks-only');
     expect(held).toBeGreaterThan(6);

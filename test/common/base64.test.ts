@@ -22,7 +22,17 @@ describe('decodeBase64Text', () => {
   });
 
   it('refuses what Node would decode silently: other alphabets, whitespace, misplaced or wrong padding, a dangling character', () => {
-    for (const value of ['Wzo9IDpob3N0ICI_PyJd', 'Wzo9IDpob3N0ICJ-fiJd', 'dHJ1 ZQ==', 'dHJ1\nZQ==', 'dH=J1ZQ', 'dHJ1ZQ=', 'dHJ1Z', 'not base64!', '====']) {
+    for (const value of [
+      'Wzo9IDpob3N0ICI_PyJd',
+      'Wzo9IDpob3N0ICJ-fiJd',
+      'dHJ1 ZQ==',
+      'dHJ1\nZQ==',
+      'dH=J1ZQ',
+      'dHJ1ZQ=',
+      'dHJ1Z',
+      'not base64!',
+      '====',
+    ]) {
       expect(problem(value), value).toBe('invalid base64');
     }
   });

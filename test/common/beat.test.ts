@@ -70,10 +70,14 @@ describe('the beat', () => {
     const cancelled = onBeat(at, () => ran.push('cancelled'), grid);
     cancelled.cancel();
     let second: { cancel(): void } | null = null;
-    onBeat(at, () => {
-      ran.push('first');
-      second?.cancel();
-    }, grid);
+    onBeat(
+      at,
+      () => {
+        ran.push('first');
+        second?.cancel();
+      },
+      grid,
+    );
     second = onBeat(at, () => ran.push('second'), grid);
     const periodic = everyBeat(grid, () => {
       ran.push('periodic');

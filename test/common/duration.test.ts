@@ -37,8 +37,17 @@ describe('Go durations', () => {
     expect(parseDuration('0000000000000000000000001s')).toBe(1e9);
     expect(parseDuration('1.s')).toBe(1e9);
     expect(parseDuration('.5s')).toBe(5e8);
-    const outOfRange = (text: string) => `time: invalid duration ${JSON.stringify(text)}: out of range (at most 2562047h47m16.854775807s)`;
-    for (const text of ['9223372036854775808ns', '2562048h', '2562047h47m16.854775808s', '-9223372036854775809ns', '9999999999999h', '106751h99999999h', `${'9'.repeat(100_000)}s`]) {
+    const outOfRange = (text: string) =>
+      `time: invalid duration ${JSON.stringify(text)}: out of range (at most 2562047h47m16.854775807s)`;
+    for (const text of [
+      '9223372036854775808ns',
+      '2562048h',
+      '2562047h47m16.854775808s',
+      '-9223372036854775809ns',
+      '9999999999999h',
+      '106751h99999999h',
+      `${'9'.repeat(100_000)}s`,
+    ]) {
       expect(() => parseDuration(text), text).toThrow(outOfRange(text));
     }
   });

@@ -10,7 +10,11 @@ import { configErrorOf as errorOf } from '../helpers/config.ts';
 /** The resolved config as plain data: paths made relative to the working directory, buffers as their length. */
 function plain(text: string): unknown {
   const config = parseConfigText(text, null);
-  return JSON.parse(JSON.stringify(config, (_key, value: unknown) => (typeof value === 'string' ? value.replace(process.cwd(), '<cwd>') : value)));
+  return JSON.parse(
+    JSON.stringify(config, (_key, value: unknown) =>
+      typeof value === 'string' ? value.replace(process.cwd(), '<cwd>') : value,
+    ),
+  );
 }
 
 describe('config sections', () => {

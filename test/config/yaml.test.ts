@@ -10,7 +10,11 @@ import { describe, expect, it } from 'vitest';
 const ROOT = resolve(import.meta.dirname, '../..');
 
 function runChild(script: string): string {
-  const run = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+  const run = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   expect(run.stderr).toBe('');
   expect(run.status).toBe(0);
   return run.stdout.trim();
@@ -35,7 +39,15 @@ describe('the YAML parser', () => {
         'console.log(JSON.stringify({ port, during, first, after, collected: parser.deref() === undefined, second, left: yamlModules() }));',
       ].join('\n'),
     );
-    expect(JSON.parse(out)).toStrictEqual({ port: 1, during: true, first: 9013, after: 0, collected: true, second: 9014, left: 0 });
+    expect(JSON.parse(out)).toStrictEqual({
+      port: 1,
+      during: true,
+      first: 9013,
+      after: 0,
+      collected: true,
+      second: 9014,
+      left: 0,
+    });
   });
 
   it('still names a line and column for invalid YAML', () => {

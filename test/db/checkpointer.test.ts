@@ -28,7 +28,15 @@ function setup() {
   const checkpointer = walCheckpointer(db, (message) => errors.push(message));
   /** One row of `bytes` bytes, each `fill`: a small write. */
   const insertRow = (fill: number, bytes = 4096) => insert.run(Buffer.alloc(bytes, fill));
-  return { db, file, write, insertRow, checkpointer, errors, autocheckpoint: () => db.$client.pragma('wal_autocheckpoint', { simple: true }) };
+  return {
+    db,
+    file,
+    write,
+    insertRow,
+    checkpointer,
+    errors,
+    autocheckpoint: () => db.$client.pragma('wal_autocheckpoint', { simple: true }),
+  };
 }
 
 describe('WalCheckpointer', () => {

@@ -18,7 +18,8 @@ afterEach(() => {
 });
 
 /** `cache_size` as SQLite reports it: negative in KiB. */
-const cacheKib = (db: ReturnType<typeof openDatabase>) => -(db.$client.pragma('cache_size', { simple: true }) as number);
+const cacheKib = (db: ReturnType<typeof openDatabase>) =>
+  -(db.$client.pragma('cache_size', { simple: true }) as number);
 
 describe('the main connection page cache', () => {
   it('is 1 MiB by default, not better-sqlite3 16 MB, and set in KiB otherwise', () => {

@@ -60,7 +60,8 @@ function setup(dir = mkdtempSync(join(tmpdir(), 'vigie-loop-checkpoint-'))) {
   const walFrames = () => (statSync(`${file}-wal`).size - 32) / (24 + 4096);
   /** The frames and how many are copied, from a PASSIVE checkpoint on the main connection: only while the round's
    *  pin is open, when it can copy nothing the round did not. */
-  const checkpointWhilePinned = () => (db.$client.pragma('wal_checkpoint(PASSIVE)') as { log: number; checkpointed: number }[])[0]!;
+  const checkpointWhilePinned = () =>
+    (db.$client.pragma('wal_checkpoint(PASSIVE)') as { log: number; checkpointed: number }[])[0]!;
   return { db, file, write, loop, walFrames, checkpointWhilePinned, ...recorder };
 }
 
@@ -138,17 +139,20 @@ describe('LoopCheckpoint', () => {
     expect(calls).toHaveLength(1);
   });
 
-  it.skipIf(!canMountTmpfs())('on a full disk, fails the round without losing a row, and copies once there is room', async () => {
-    // The database file grows by what the copy writes into it: on a full tmpfs that write fails.
-    const { db, file, write, loop } = setup(tmpfsDir('8m'));
-    write(200);
-    fillDisk(join(file, '..'));
-    await expect(loop.run()).rejects.toThrow(/full/i);
-    // The main connection still reads every row, from the WAL, and the next round is not stuck behind a pin.
-    expect(db.$client.prepare('select count(*) from t').pluck().get()).toBe(200);
-    rmSync(join(file, '..', 'fill'));
-    expect(await loop.run()).toBe(true);
-    expect(statSync(file).size).toBeGreaterThan(200 * 4000);
-    expect(db.$client.prepare('select count(*) from t').pluck().get()).toBe(200);
-  });
+  it.skipIf(!canMountTmpfs())(
+    'on a full disk, fails the round without losing a row, and copies once there is room',
+    async () => {
+      // The database file grows by what the copy writes into it: on a full tmpfs that write fails.
+      const { db, file, write, loop } = setup(tmpfsDir('8m'));
+      write(200);
+      fillDisk(join(file, '..'));
+      await expect(loop.run()).rejects.toThrow(/full/i);
+      // The main connection still reads every row, from the WAL, and the next round is not stuck behind a pin.
+      expect(db.$client.prepare('select count(*) from t').pluck().get()).toBe(200);
+      rmSync(join(file, '..', 'fill'));
+      expect(await loop.run()).toBe(true);
+      expect(statSync(file).size).toBeGreaterThan(200 * 4000);
+      expect(db.$client.prepare('select count(*) from t').pluck().get()).toBe(200);
+    },
+  );
 });

@@ -61,13 +61,36 @@ describe('the audit log', () => {
   it('records a create and a delete through a token: principal, address, route, path, name and outcome', async () => {
     const write = bearer(secretOf('write'));
     const before = Date.now();
-    const created = await server.request('/api/v1/healthcheck/tcp', send('POST', { name: 'db', target: '127.0.0.1', port: 1, timeout: '1s', interval: '1h' }, write));
+    const created = await server.request(
+      '/api/v1/healthcheck/tcp',
+      send('POST', { name: 'db', target: '127.0.0.1', port: 1, timeout: '1s', interval: '1h' }, write),
+    );
     expect(created.status, await created.text()).toBe(201);
     expect((await server.request('/api/v1/healthcheck/db', { method: 'DELETE', headers: write })).status).toBe(200);
     const { result } = await audit(server, '?name=db');
     expect(result).toEqual([
-      { id: expect.any(Number), time: expect.any(Number), principal: 'token:write-token', address: '127.0.0.1', method: 'DELETE', route: '/api/v1/healthcheck/:name', path: '/api/v1/healthcheck/db', name: 'db', outcome: 200 },
-      { id: expect.any(Number), time: expect.any(Number), principal: 'token:write-token', address: '127.0.0.1', method: 'POST', route: '/api/v1/healthcheck/tcp', path: '/api/v1/healthcheck/tcp', name: 'db', outcome: 201 },
+      {
+        id: expect.any(Number),
+        time: expect.any(Number),
+        principal: 'token:write-token',
+        address: '127.0.0.1',
+        method: 'DELETE',
+        route: '/api/v1/healthcheck/:name',
+        path: '/api/v1/healthcheck/db',
+        name: 'db',
+        outcome: 200,
+      },
+      {
+        id: expect.any(Number),
+        time: expect.any(Number),
+        principal: 'token:write-token',
+        address: '127.0.0.1',
+        method: 'POST',
+        route: '/api/v1/healthcheck/tcp',
+        path: '/api/v1/healthcheck/tcp',
+        name: 'db',
+        outcome: 201,
+      },
     ]);
     const [deleted, create] = result as [Row, Row];
     expect(deleted.id).toBeGreaterThan(create.id);
@@ -77,17 +100,36 @@ describe('the audit log', () => {
 
   it('records streams, maintenance windows and tokens, a bulk change without a name', async () => {
     const admin = bearer(secretOf('admin'));
-    expect((await server.request('/api/v1/stream/audited', send('POST', { config: b64('{:actions {:action :index :params [[:host]]}}') }, admin))).status).toBe(200);
+    expect(
+      (
+        await server.request(
+          '/api/v1/stream/audited',
+          send('POST', { config: b64('{:actions {:action :index :params [[:host]]}}') }, admin),
+        )
+      ).status,
+    ).toBe(200);
     expect((await server.request('/api/v1/stream/audited', { method: 'DELETE', headers: admin })).status).toBe(200);
     const window = { name: 'upgrade', start: '2030-01-01T00:00:00Z', duration: '1h', checks: ['nightly'] };
     expect((await server.request('/api/v1/maintenance', send('POST', window, basic))).status).toBe(201);
-    expect((await server.request('/api/v1/tokens', send('POST', { name: 'ci', scopes: ['read'] }, admin))).status).toBe(201);
+    expect((await server.request('/api/v1/tokens', send('POST', { name: 'ci', scopes: ['read'] }, admin))).status).toBe(
+      201,
+    );
     expect((await server.request('/api/v1/tokens/ci', { method: 'DELETE', headers: admin })).status).toBe(200);
     expect((await server.request('/healthcheck/bulk', send('POST', { 'tcp-checks': [] }, admin))).status).toBe(201);
     const { result } = await audit(server, '?limit=6');
-    expect(result.map(({ principal, method, route, name, outcome }) => ({ principal, method, route, name, outcome })).reverse()).toEqual([
+    expect(
+      result
+        .map(({ principal, method, route, name, outcome }) => ({ principal, method, route, name, outcome }))
+        .reverse(),
+    ).toEqual([
       { principal: 'token:admin-token', method: 'POST', route: '/api/v1/stream/:name', name: 'audited', outcome: 200 },
-      { principal: 'token:admin-token', method: 'DELETE', route: '/api/v1/stream/:name', name: 'audited', outcome: 200 },
+      {
+        principal: 'token:admin-token',
+        method: 'DELETE',
+        route: '/api/v1/stream/:name',
+        name: 'audited',
+        outcome: 200,
+      },
       { principal: 'basic:ops', method: 'POST', route: '/api/v1/maintenance', name: 'upgrade', outcome: 201 },
       { principal: 'token:admin-token', method: 'POST', route: '/api/v1/tokens', name: 'ci', outcome: 201 },
       { principal: 'token:admin-token', method: 'DELETE', route: '/api/v1/tokens/:name', name: 'ci', outcome: 200 },
@@ -97,9 +139,17 @@ describe('the audit log', () => {
 
   it('records refused changes: without a credential, without the scope, an invalid body', async () => {
     expect((await server.request('/api/v1/healthcheck/victim', { method: 'DELETE' })).status).toBe(401);
-    expect((await server.request('/api/v1/healthcheck/victim', { method: 'DELETE', headers: bearer('not-a-token') })).status).toBe(401);
-    expect((await server.request('/api/v1/healthcheck/victim', { method: 'DELETE', headers: bearer(secretOf('read')) })).status).toBe(403);
-    expect((await server.request('/api/v1/healthcheck/victim', { method: 'DELETE', headers: bearer(secretOf('write')) })).status).toBe(404);
+    expect(
+      (await server.request('/api/v1/healthcheck/victim', { method: 'DELETE', headers: bearer('not-a-token') })).status,
+    ).toBe(401);
+    expect(
+      (await server.request('/api/v1/healthcheck/victim', { method: 'DELETE', headers: bearer(secretOf('read')) }))
+        .status,
+    ).toBe(403);
+    expect(
+      (await server.request('/api/v1/healthcheck/victim', { method: 'DELETE', headers: bearer(secretOf('write')) }))
+        .status,
+    ).toBe(404);
     const { result } = await audit(server, '?name=victim');
     expect(result.map(({ principal, outcome }) => ({ principal, outcome })).reverse()).toEqual([
       { principal: 'anonymous', outcome: 401 },
@@ -107,14 +157,20 @@ describe('the audit log', () => {
       { principal: 'token:read-token', outcome: 403 },
       { principal: 'token:write-token', outcome: 404 },
     ]);
-    const invalid = await server.request('/api/v1/healthcheck/tcp', send('POST', { name: 'x'.repeat(5000), port: 'nope' }, bearer(secretOf('write'))));
+    const invalid = await server.request(
+      '/api/v1/healthcheck/tcp',
+      send('POST', { name: 'x'.repeat(5000), port: 'nope' }, bearer(secretOf('write'))),
+    );
     expect(invalid.status).toBe(400);
     const [row] = (await audit(server, '?limit=1')).result;
     expect(row).toMatchObject({ route: '/api/v1/healthcheck/tcp', outcome: 400 });
     // A hostile client does not get kilobytes into a row.
     expect(row?.name).toBe('x'.repeat(512));
     // A wrong method on a check's path is an attempt too, under the route of that path.
-    expect((await server.request('/api/v1/healthcheck/victim', { method: 'PATCH', headers: bearer(secretOf('write')) })).status).toBe(405);
+    expect(
+      (await server.request('/api/v1/healthcheck/victim', { method: 'PATCH', headers: bearer(secretOf('write')) }))
+        .status,
+    ).toBe(405);
     expect((await audit(server, '?limit=1')).result[0]).toMatchObject({
       principal: 'token:write-token',
       method: 'PATCH',
@@ -131,7 +187,14 @@ describe('the audit log', () => {
       ['/api/v1/healthcheck', { headers: basic }],
       ['/api/v1/healthcheck/nightly', { headers: bearer(secretOf('read')) }],
       ['/metrics', { headers: bearer(secretOf('read')) }],
-      ['/api/v1/stream/default', send('PUT', { events: [{ host: 'web-1', service: 'http', time: Date.now() * 1e6 }] }, bearer(secretOf('ingest')))],
+      [
+        '/api/v1/stream/default',
+        send(
+          'PUT',
+          { events: [{ host: 'web-1', service: 'http', time: Date.now() * 1e6 }] },
+          bearer(secretOf('ingest')),
+        ),
+      ],
       ['/api/v1/index/default/search', send('POST', { query: b64('true') }, bearer(secretOf('read')))],
       ['/api/v1/overview/recent-results', send('POST', { names: ['nightly'], limit: 5 }, bearer(secretOf('read')))],
       ['/api/v1/heartbeat/nightly', { method: 'POST', headers: bearer(secretOf('heartbeat')) }],
@@ -141,7 +204,10 @@ describe('the audit log', () => {
       ['/api/v1/nowhere', { method: 'POST', headers: basic }],
     ];
     // Admitted, whatever their answer (the default stream has no index: its search is a 404, not a change either).
-    for (const [path, init] of requests) expect([401, 403, 500], `${init.method ?? 'GET'} ${path}`).not.toContain((await server.request(path, init)).status);
+    for (const [path, init] of requests)
+      expect([401, 403, 500], `${init.method ?? 'GET'} ${path}`).not.toContain(
+        (await server.request(path, init)).status,
+      );
     expect((await audit(server, '?limit=1')).result[0]?.id).toBe(newest);
   });
 

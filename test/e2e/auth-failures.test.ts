@@ -17,7 +17,13 @@ let server: TestServer;
 beforeAll(async () => {
   server = await startServer({
     config: {
-      http: { host: '0.0.0.0', 'basic-auth': { username: 'ops', password: 'pw' }, 'max-auth-failures': 3, 'auth-failure-window': `${WINDOW_MS}ms`, public: ['badges'] },
+      http: {
+        host: '0.0.0.0',
+        'basic-auth': { username: 'ops', password: 'pw' },
+        'max-auth-failures': 3,
+        'auth-failure-window': `${WINDOW_MS}ms`,
+        public: ['badges'],
+      },
       'heartbeat-checks': [{ name: 'cron', interval: '1h', token: 'the-cron-jobs-own-token' }],
     },
   });
@@ -27,11 +33,21 @@ afterAll(async () => {
 });
 
 /** A GET from a chosen loopback address. */
-function get(path: string, from: string, authorization?: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+function get(
+  path: string,
+  from: string,
+  authorization?: string,
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   const url = new URL(path, server.url);
   return new Promise((resolve, reject) => {
     const request = httpRequest(
-      { host: '127.0.0.1', port: url.port, path: url.pathname + url.search, localAddress: from, headers: authorization ? { authorization } : {} },
+      {
+        host: '127.0.0.1',
+        port: url.port,
+        path: url.pathname + url.search,
+        localAddress: from,
+        headers: authorization ? { authorization } : {},
+      },
       (response) => {
         let body = '';
         response.on('data', (chunk: Buffer) => (body += chunk.toString()));
@@ -58,7 +74,11 @@ describe('repeated authentication failures', () => {
     const limitedAt = Date.now();
     const limited = await get('/api/v1/healthcheck', '127.0.0.2', RIGHT);
     expect(limited.status).toBe(429);
-    expect(JSON.parse(limited.body)).toEqual({ message: expect.stringMatching(/^Too many failed authentications from 127\.0\.0\.2 \(http\.max-auth-failures: 3 within 3000 ms\): retry in \d+ s$/) });
+    expect(JSON.parse(limited.body)).toEqual({
+      message: expect.stringMatching(
+        /^Too many failed authentications from 127\.0\.0\.2 \(http\.max-auth-failures: 3 within 3000 ms\): retry in \d+ s$/,
+      ),
+    });
     expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect((await get('/api/v1/healthcheck', '127.0.0.2', WRONG)).status).toBe(429);
     // A public route needs no credential, and stays open.

@@ -20,7 +20,10 @@ interface Badge {
 /** Parses a badge as XML (it must be well-formed) and reads what a reader of the page would see. */
 function parseBadge(svg: string): Badge {
   expect(XMLValidator.validate(svg)).toBe(true);
-  const root = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '' }).parse(svg).svg as Record<string, unknown>;
+  const root = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '' }).parse(svg).svg as Record<
+    string,
+    unknown
+  >;
   const texts: string[] = [];
   const fills: string[] = [];
   // The shadows of the texts are drawn under `aria-hidden` groups: what a reader sees is the rest.
@@ -46,14 +49,41 @@ describe('badges', () => {
     server = await startServer({
       config: {
         'tcp-checks': [
-          { name: 'web', description: 'up', target: target.host, port: target.port, interval: '200ms', timeout: '200ms' },
-          { name: 'a-check-with-a-much-longer-name', description: 'down', target: '127.0.0.1', port: closed, interval: '200ms', timeout: '200ms' },
+          {
+            name: 'web',
+            description: 'up',
+            target: target.host,
+            port: target.port,
+            interval: '200ms',
+            timeout: '200ms',
+          },
+          {
+            name: 'a-check-with-a-much-longer-name',
+            description: 'down',
+            target: '127.0.0.1',
+            port: closed,
+            interval: '200ms',
+            timeout: '200ms',
+          },
         ],
         // Its first run lasts a minute: no result meanwhile.
-        'command-checks': [{ name: 'slow', description: 'not run yet', command: 'sleep', arguments: ['60'], interval: '2m', timeout: '90s' }],
+        'command-checks': [
+          {
+            name: 'slow',
+            description: 'not run yet',
+            command: 'sleep',
+            arguments: ['60'],
+            interval: '2m',
+            timeout: '90s',
+          },
+        ],
       },
     });
-    await waitFor(async () => (await server.request('/api/v1/result/web')).status === 200 && (await server.request('/api/v1/result/a-check-with-a-much-longer-name')).status === 200);
+    await waitFor(
+      async () =>
+        (await server.request('/api/v1/result/web')).status === 200 &&
+        (await server.request('/api/v1/result/a-check-with-a-much-longer-name')).status === 200,
+    );
   });
   afterAll(async () => {
     await server?.kill9();
@@ -69,7 +99,9 @@ describe('badges', () => {
     expect(up.texts).toEqual(['web', 'up']);
     expect(up.title).toBe('web: up');
 
-    const down = parseBadge(await (await server.request('/api/v1/badge/a-check-with-a-much-longer-name/status.svg')).text());
+    const down = parseBadge(
+      await (await server.request('/api/v1/badge/a-check-with-a-much-longer-name/status.svg')).text(),
+    );
     expect(down.texts).toEqual(['a-check-with-a-much-longer-name', 'down']);
     expect(down.fills[1]).not.toBe(up.fills[1]);
     // Wider for a longer text: the width follows the words.
@@ -88,7 +120,9 @@ describe('badges', () => {
       const response = await server.request(`/api/v1/badge/web/uptime-${window}.svg`);
       expect(response.status).toBe(200);
       expect(parseBadge(await response.text()).texts).toEqual([`uptime ${window}`, '100%']);
-      const failing = parseBadge(await (await server.request(`/api/v1/badge/a-check-with-a-much-longer-name/uptime-${window}.svg`)).text());
+      const failing = parseBadge(
+        await (await server.request(`/api/v1/badge/a-check-with-a-much-longer-name/uptime-${window}.svg`)).text(),
+      );
       expect(failing.texts).toEqual([`uptime ${window}`, '0.00%']);
     }
   });

@@ -21,10 +21,24 @@ let allowed: TestServer;
 
 beforeAll(async () => {
   internal = await startHttpTarget({ handler: (_request, response) => response.end(SECRET) });
-  const fromConfig = { name: 'from-config', target: '127.0.0.1', port: internal.port, path: '/config', 'valid-status': [200], interval: '1s', timeout: '1s' };
+  const fromConfig = {
+    name: 'from-config',
+    target: '127.0.0.1',
+    port: internal.port,
+    path: '/config',
+    'valid-status': [200],
+    interval: '1s',
+    timeout: '1s',
+  };
   [open, denied, allowed] = await Promise.all([
     startServer({ config: { http: { host: '0.0.0.0' } } }),
-    startServer({ config: { http: { host: '0.0.0.0', 'basic-auth': AUTH }, healthchecks: { 'checks-api': 'deny' }, 'http-checks': [fromConfig] } }),
+    startServer({
+      config: {
+        http: { host: '0.0.0.0', 'basic-auth': AUTH },
+        healthchecks: { 'checks-api': 'deny' },
+        'http-checks': [fromConfig],
+      },
+    }),
     startServer({ config: { http: { host: '0.0.0.0' }, healthchecks: { 'checks-api': 'allow' } } }),
   ]);
 });
@@ -34,14 +48,29 @@ afterAll(async () => {
 });
 
 async function post(server: TestServer, path: string, body: unknown, withAuth = false) {
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...(withAuth ? { authorization } : {}) };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    ...(withAuth ? { authorization } : {}),
+  };
   const response = await server.request(path, { method: 'POST', headers, body: JSON.stringify(body) });
   const text = await response.text();
-  return { status: response.status, text, body: JSON.parse(text) as { message: string; result?: { success: boolean; message: string } } };
+  return {
+    status: response.status,
+    text,
+    body: JSON.parse(text) as { message: string; result?: { success: boolean; message: string } },
+  };
 }
 
 const base = { interval: '10s', timeout: '1s' };
-const httpOneOff = (name: string) => ({ name, target: '127.0.0.1', port: internal.port, path: `/${name}`, 'valid-status': [200], 'one-off': true, ...base });
+const httpOneOff = (name: string) => ({
+  name,
+  target: '127.0.0.1',
+  port: internal.port,
+  path: `/${name}`,
+  'valid-status': [200],
+  'one-off': true,
+  ...base,
+});
 const NETWORK: [string, Record<string, unknown>][] = [
   ['http', { name: 'h', target: '127.0.0.1', port: 9, 'valid-status': [200], ...base }],
   ['tcp', { name: 't', target: '127.0.0.1', port: 9, ...base }],
@@ -76,8 +105,17 @@ describe('network checks through the API (healthchecks.checks-api)', () => {
     expect(wrongShape.status).toBe(400);
     expect(wrongShape.body.message).toMatch(/^Invalid healthcheck configuration: timeout: /);
     expect((await post(open, '/api/v1/healthcheck/heartbeat', { name: 'cron', interval: '1h' })).status).toBe(201);
-    expect((await post(open, '/api/v1/healthcheck/bulk', { 'heartbeat-checks': [{ name: 'cron', interval: '1h' }], 'http-checks': [] })).status).toBe(201);
-    const names = ((await (await open.request('/api/v1/healthcheck')).json()) as { result: { name: string }[] }).result.map((check) => check.name);
+    expect(
+      (
+        await post(open, '/api/v1/healthcheck/bulk', {
+          'heartbeat-checks': [{ name: 'cron', interval: '1h' }],
+          'http-checks': [],
+        })
+      ).status,
+    ).toBe(201);
+    const names = (
+      (await (await open.request('/api/v1/healthcheck')).json()) as { result: { name: string }[] }
+    ).result.map((check) => check.name);
     expect(names).toEqual(['cron']);
   });
 
@@ -90,10 +128,16 @@ describe('network checks through the API (healthchecks.checks-api)', () => {
   it('deny refuses even with authentication; config-file network checks run', async () => {
     const refused = await post(denied, '/api/v1/healthcheck/http', httpOneOff('denied'), true);
     expect(refused.status).toBe(403);
-    expect(refused.body.message).toBe('Network checks (http, tcp, dns, tls, websocket, grpc, smtp, imap, pop3, domain, icmp) cannot be created through the API: healthchecks.checks-api is "deny"; define them in the config file');
-    expect((await post(denied, '/api/v1/healthcheck/bulk', { 'tcp-checks': [NETWORK[1]?.[1]] }, true)).status).toBe(403);
+    expect(refused.body.message).toBe(
+      'Network checks (http, tcp, dns, tls, websocket, grpc, smtp, imap, pop3, domain, icmp) cannot be created through the API: healthchecks.checks-api is "deny"; define them in the config file',
+    );
+    expect((await post(denied, '/api/v1/healthcheck/bulk', { 'tcp-checks': [NETWORK[1]?.[1]] }, true)).status).toBe(
+      403,
+    );
     expect(internal.requests.filter((request) => request.path === '/denied')).toHaveLength(0);
-    await waitFor(() => internal.requests.some((request) => request.path === '/config'), { message: 'the config-file HTTP check to run' });
+    await waitFor(() => internal.requests.some((request) => request.path === '/config'), {
+      message: 'the config-file HTTP check to run',
+    });
   });
 
   it('allow lets an unprotected API run an HTTP one-off', async () => {

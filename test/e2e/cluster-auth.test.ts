@@ -35,9 +35,14 @@ function exitCode(server: TestServer): Promise<number | null> {
 
 async function joined(server: TestServer): Promise<void> {
   try {
-    await waitFor(async () => ((await (await server.request('/api/v1/cluster/members')).json()) as { joined: boolean }).joined, { timeoutMs: 60_000 });
+    await waitFor(
+      async () => ((await (await server.request('/api/v1/cluster/members')).json()) as { joined: boolean }).joined,
+      { timeoutMs: 60_000 },
+    );
   } catch {
-    throw new Error(`the node did not join its cluster within 60 s; its cluster log:\n${server.logs.filter((line) => /cluster|NATS/.test(line)).join('\n')}`);
+    throw new Error(
+      `the node did not join its cluster within 60 s; its cluster log:\n${server.logs.filter((line) => /cluster|NATS/.test(line)).join('\n')}`,
+    );
   }
 }
 
@@ -51,7 +56,14 @@ describe.skipIf(!hasNatsServer())('cluster: who may join', () => {
   it('refuses to start with no credential and no client certificate, naming cluster.nats.insecure', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vigie-auth-'));
     const file = join(dir, 'vigie.yaml');
-    writeFileSync(file, stringify({ 'data-dir': dir, http: { host: '127.0.0.1', port: 0 }, cluster: { node: 'a', nats: { servers: ['nats://127.0.0.1:4222'] } } }));
+    writeFileSync(
+      file,
+      stringify({
+        'data-dir': dir,
+        http: { host: '127.0.0.1', port: 0 },
+        cluster: { node: 'a', nats: { servers: ['nats://127.0.0.1:4222'] } },
+      }),
+    );
     const { code, stderr } = await runCli(['serve', '--config', file]);
     expect(code).toBe(1);
     expect(stderr).toMatch(/cluster\.nats\.insecure: no credential .* and no client certificate/);
@@ -61,7 +73,9 @@ describe.skipIf(!hasNatsServer())('cluster: who may join', () => {
     const nats = await startNatsServer();
     const stranger = await startNode({ servers: [nats.url], insecure: true });
     expect(await exitCode(stranger)).toBe(1);
-    expect(stranger.logs.join('\n')).toMatch(/cannot join the cluster: NATS refused this node \(no credential\): Authorization Violation/);
+    expect(stranger.logs.join('\n')).toMatch(
+      /cannot join the cluster: NATS refused this node \(no credential\): Authorization Violation/,
+    );
 
     const wrong = await startNode({ ...nats.clusterNats('node-a'), password: 'not-the-password' });
     expect(await exitCode(wrong)).toBe(1);
@@ -72,7 +86,9 @@ describe.skipIf(!hasNatsServer())('cluster: who may join', () => {
     const open = await startNatsServer({ security: 'open' });
     const careful = await startNode({ servers: [open.url], user: 'vigie-a', password: 'secret' });
     expect(await exitCode(careful)).toBe(1);
-    expect(careful.logs.join('\n')).toMatch(/the NATS server .* requires no authentication: .*cluster\.nats\.insecure: true/);
+    expect(careful.logs.join('\n')).toMatch(
+      /the NATS server .* requires no authentication: .*cluster\.nats\.insecure: true/,
+    );
 
     const insecure = await startNode({ servers: [open.url], insecure: true });
     await joined(insecure);
@@ -88,10 +104,14 @@ describe.skipIf(!hasNatsServer())('cluster: who may join', () => {
       await joined(a);
       await joined(b);
       // The two see each other: they read and write the members' bucket through the server's permissions.
-      await waitFor(async () => ((await (await a.request('/api/v1/cluster/members')).json()) as { result: unknown[] }).result.length === 2, {
-        timeoutMs: 60_000,
-        message: 'both members seen',
-      });
+      await waitFor(
+        async () =>
+          ((await (await a.request('/api/v1/cluster/members')).json()) as { result: unknown[] }).result.length === 2,
+        {
+          timeoutMs: 60_000,
+          message: 'both members seen',
+        },
+      );
       expect(await metric(a, 'cluster_nats_insecure')).toBe(0);
       expect(a.logs.join('\n')).not.toMatch(/Permissions Violation/);
     }, 120_000);

@@ -8,13 +8,24 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type ClusterNatsConfig, hasNatsServer, type NatsServer, startNatsCluster, startNatsServer, stopAllNats } from '../helpers/nats.ts';
+import {
+  type ClusterNatsConfig,
+  hasNatsServer,
+  type NatsServer,
+  startNatsCluster,
+  startNatsServer,
+  stopAllNats,
+} from '../helpers/nats.ts';
 import { allJoined } from '../helpers/cluster.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { type HttpTarget, startHttpTarget } from '../helpers/targets.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const json = (method: string, body: unknown) => ({
+  method,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 const INTERVAL_S = 2;
 const MEMBER_TTL_S = 2;
 
@@ -72,13 +83,20 @@ async function members(server: TestServer): Promise<Members> {
   return (await (await server.request('/api/v1/cluster/members')).json()) as Members;
 }
 
-
 async function results(server: TestServer): Promise<Result[]> {
   return ((await (await server.request('/api/v1/result')).json()) as { result: Result[] }).result;
 }
 
 function httpChecks(target: HttpTarget, names: string[]) {
-  return names.map((name) => ({ name, target: '127.0.0.1', port: target.port, path: `/${name}`, 'valid-status': [200], interval: `${INTERVAL_S}s`, timeout: '1s' }));
+  return names.map((name) => ({
+    name,
+    target: '127.0.0.1',
+    port: target.port,
+    path: `/${name}`,
+    'valid-status': [200],
+    interval: `${INTERVAL_S}s`,
+    timeout: '1s',
+  }));
 }
 
 /** Every node lists exactly `names`, each with a result newer than `since` (unix s) that names the node that ran it. */
@@ -89,10 +107,16 @@ async function freshEverywhere(nodes: TestServer[], names: string[], since: numb
       async () => {
         for (const node of nodes) {
           const list = await results(node);
-          const fresh = new Set(list.filter((result) => result['healthcheck-timestamp'] >= since && result.node !== undefined).map((result) => result.name));
+          const fresh = new Set(
+            list
+              .filter((result) => result['healthcheck-timestamp'] >= since && result.node !== undefined)
+              .map((result) => result.name),
+          );
           const absent = names.filter((name) => !fresh.has(name));
           if (absent.length > 0) {
-            const seen = list.filter((result) => absent.includes(result.name)).map((result) => `${result.name}@${result['healthcheck-timestamp'] - since}s/${result.node}`);
+            const seen = list
+              .filter((result) => absent.includes(result.name))
+              .map((result) => `${result.name}@${result['healthcheck-timestamp'] - since}s/${result.node}`);
             missing = `${node.url}: no fresh result of ${absent.join(', ')} (latest: ${seen.join(', ') || 'none'})`;
             return false;
           }
@@ -102,7 +126,16 @@ async function freshEverywhere(nodes: TestServer[], names: string[], since: numb
       { timeoutMs, intervalMs: 250, message: 'fresh results of every check on every node' },
     );
   } catch (error) {
-    throw new Error(`${(error as Error).message}: ${missing}\n${nodes.map((node) => node.logs.filter((line) => /cluster|NATS|results/.test(line)).slice(-12).join('\n')).join('\n---\n')}`);
+    throw new Error(
+      `${(error as Error).message}: ${missing}\n${nodes
+        .map((node) =>
+          node.logs
+            .filter((line) => /cluster|NATS|results/.test(line))
+            .slice(-12)
+            .join('\n'),
+        )
+        .join('\n---\n')}`,
+    );
   }
 }
 
@@ -111,10 +144,17 @@ describe.skipIf(!hasNatsServer())('cluster: checks on one NATS server', () => {
     const nats = await startNatsServer();
     const { target, hits } = await countingTarget();
     try {
-      const [a, b, c] = [await startNode('node-a', nats.clusterNats('node-a')), await startNode('node-b', nats.clusterNats('node-b')), await startNode('node-c', nats.clusterNats('node-c'))] as TestServer[] as [TestServer, TestServer, TestServer];
+      const [a, b, c] = [
+        await startNode('node-a', nats.clusterNats('node-a')),
+        await startNode('node-b', nats.clusterNats('node-b')),
+        await startNode('node-c', nats.clusterNats('node-c')),
+      ] as TestServer[] as [TestServer, TestServer, TestServer];
       await allJoined([a, b, c]);
       const names = Array.from({ length: 24 }, (_, i) => `web-${i}`);
-      const created = await a.request('/api/v1/healthcheck/bulk', json('POST', { 'http-checks': httpChecks(target, names) }));
+      const created = await a.request(
+        '/api/v1/healthcheck/bulk',
+        json('POST', { 'http-checks': httpChecks(target, names) }),
+      );
       expect(created.status, await created.text()).toBe(201);
       await freshEverywhere([a, b, c], names, Math.floor(Date.now() / 1000));
 
@@ -124,7 +164,9 @@ describe.skipIf(!hasNatsServer())('cluster: checks on one NATS server', () => {
         expect(view.result.reduce((sum, member) => sum + member.checks, 0)).toBe(24);
         expect(view.result.every((member) => member.checks > 0)).toBe(true);
       }
-      expect(views[1]?.result).toEqual(views[0]?.result.map((member) => ({ ...member, self: member.node === 'node-b' })));
+      expect(views[1]?.result).toEqual(
+        views[0]?.result.map((member) => ({ ...member, self: member.node === 'node-b' })),
+      );
 
       // Steady state: 12 s is six intervals; each check's path is hit 6 times, give or take the window's edges.
       const windowStart = Date.now();
@@ -149,16 +191,27 @@ describe.skipIf(!hasNatsServer())('cluster: checks on one NATS server', () => {
         expect(first - killedAt, name).toBeLessThanOrEqual((MEMBER_TTL_S + INTERVAL_S) * 1000 + 1_500);
       }
       // The survivors show the new owners in the results, and run each check once per interval.
-      await waitFor(async () => (await results(b)).filter((result) => onC.includes(result.name)).every((result) => result.node !== 'node-c'), { timeoutMs: 10_000 });
+      await waitFor(
+        async () =>
+          (await results(b)).filter((result) => onC.includes(result.name)).every((result) => result.node !== 'node-c'),
+        { timeoutMs: 10_000 },
+      );
       const afterFailover = Date.now();
       await new Promise((resolve) => setTimeout(resolve, 8_000));
-      for (const name of names) expect(hitsBetween(hits, `/${name}`, afterFailover, afterFailover + 8_000), name).toBeLessThanOrEqual(5);
+      for (const name of names)
+        expect(hitsBetween(hits, `/${name}`, afterFailover, afterFailover + 8_000), name).toBeLessThanOrEqual(5);
 
       // node-c comes back (same data directory): it takes its checks back, and nothing runs twice.
       const back = await startServer({ dataDir: c.dataDir, config: readFileSync(c.configFile, 'utf8') });
       servers.push(back);
       await allJoined([a, b, back]);
-      await waitFor(async () => (await results(a)).some((result) => result.node === 'node-c' && result['healthcheck-timestamp'] * 1000 >= Date.now() - 3_000), { timeoutMs: 15_000 });
+      await waitFor(
+        async () =>
+          (await results(a)).some(
+            (result) => result.node === 'node-c' && result['healthcheck-timestamp'] * 1000 >= Date.now() - 3_000,
+          ),
+        { timeoutMs: 15_000 },
+      );
       const rejoined = Date.now();
       await new Promise((resolve) => setTimeout(resolve, 10_000));
       for (const name of names) {
@@ -178,25 +231,46 @@ describe.skipIf(!hasNatsServer())('cluster: checks on one NATS server', () => {
       const a = await startNode('node-a', nats.clusterNats('node-a'));
       const b = await startNode('node-b', nats.clusterNats('node-b'));
       await allJoined([a, b]);
-      expect((await b.request('/api/v1/healthcheck/http', json('POST', httpChecks(target, ['made-on-b'])[0]))).status).toBe(201);
-      expect((await a.request('/api/v1/healthcheck/bulk', json('POST', { 'http-checks': httpChecks(target, ['x1', 'x2', 'x3', 'x4']) }))).status).toBe(201);
+      expect(
+        (await b.request('/api/v1/healthcheck/http', json('POST', httpChecks(target, ['made-on-b'])[0]))).status,
+      ).toBe(201);
+      expect(
+        (
+          await a.request(
+            '/api/v1/healthcheck/bulk',
+            json('POST', { 'http-checks': httpChecks(target, ['x1', 'x2', 'x3', 'x4']) }),
+          )
+        ).status,
+      ).toBe(201);
       // The bulk made the API checks exactly x1..x4 on every node: made-on-b is gone everywhere.
       const names = ['x1', 'x2', 'x3', 'x4'];
       await freshEverywhere([a, b], names, Math.floor(Date.now() / 1000));
       for (const node of [a, b]) {
-        await waitFor(async () => ((await (await node.request('/api/v1/healthcheck')).json()) as { result: { name: string }[] }).result.map((check) => check.name).join() === names.join(), {
-          timeoutMs: 10_000,
-        });
+        await waitFor(
+          async () =>
+            ((await (await node.request('/api/v1/healthcheck')).json()) as { result: { name: string }[] }).result
+              .map((check) => check.name)
+              .join() === names.join(),
+          {
+            timeoutMs: 10_000,
+          },
+        );
       }
       expect((await b.request('/api/v1/healthcheck/x4', { method: 'DELETE' })).status).toBe(200);
-      await waitFor(async () => (await a.request('/api/v1/healthcheck/x4')).status === 404, { timeoutMs: 10_000, message: 'the delete made on b reaches a' });
+      await waitFor(async () => (await a.request('/api/v1/healthcheck/x4')).status === 404, {
+        timeoutMs: 10_000,
+        message: 'the delete made on b reaches a',
+      });
       const kept = ['x1', 'x2', 'x3'];
 
       // NATS down for 30 s: every check keeps being run (by the node that owned it), and API changes answer 503.
       await nats.kill9();
       const downAt = Date.now();
       await new Promise((resolve) => setTimeout(resolve, 5_000));
-      const refused = await a.request('/api/v1/healthcheck/http', json('POST', httpChecks(target, ['during-outage'])[0]));
+      const refused = await a.request(
+        '/api/v1/healthcheck/http',
+        json('POST', httpChecks(target, ['during-outage'])[0]),
+      );
       expect(refused.status).toBe(503);
       expect(((await refused.json()) as { message: string }).message).toMatch(/vigie_checks/);
       await new Promise((resolve) => setTimeout(resolve, 25_000));
@@ -217,7 +291,9 @@ describe.skipIf(!hasNatsServer())('cluster: checks on one NATS server', () => {
             [b, 'node-b'],
           ] as const) {
             for (const name of kept) {
-              const history = ((await (await reader.request(`/api/v1/result/${name}/history`)).json()) as { result: Result[] }).result;
+              const history = (
+                (await (await reader.request(`/api/v1/result/${name}/history`)).json()) as { result: Result[] }
+              ).result;
               const during = history.filter((entry) => Math.abs(entry['healthcheck-timestamp'] - middle) <= INTERVAL_S);
               if (during.length === 0) {
                 missing = `${self} has no result of ${name} from the middle of the outage (${history.map((entry) => `${entry['healthcheck-timestamp'] - middle}/${entry.node}`).join(', ')})`;
@@ -245,31 +321,63 @@ describe.skipIf(!hasNatsServer())('cluster: checks on a 3-server NATS cluster', 
     const { target, hits } = await countingTarget();
     try {
       // Each Vigie node prefers a different NATS server (the client picks among the list at random otherwise).
-      const rotate = (node: string, i: number) => ({ ...cluster.clusterNats(node), servers: [...cluster.urls.slice(i), ...cluster.urls.slice(0, i)] });
-      const nodes = [await startNode('node-a', rotate('node-a', 0)), await startNode('node-b', rotate('node-b', 1)), await startNode('node-c', rotate('node-c', 2))];
+      const rotate = (node: string, i: number) => ({
+        ...cluster.clusterNats(node),
+        servers: [...cluster.urls.slice(i), ...cluster.urls.slice(0, i)],
+      });
+      const nodes = [
+        await startNode('node-a', rotate('node-a', 0)),
+        await startNode('node-b', rotate('node-b', 1)),
+        await startNode('node-c', rotate('node-c', 2)),
+      ];
       await allJoined(nodes);
       const names = Array.from({ length: 12 }, (_, i) => `api-${i}`);
-      expect((await (nodes[1] as TestServer).request('/api/v1/healthcheck/bulk', json('POST', { 'http-checks': httpChecks(target, names) }))).status).toBe(201);
+      expect(
+        (
+          await (nodes[1] as TestServer).request(
+            '/api/v1/healthcheck/bulk',
+            json('POST', { 'http-checks': httpChecks(target, names) }),
+          )
+        ).status,
+      ).toBe(201);
       await freshEverywhere(nodes, names, Math.floor(Date.now() / 1000));
 
       await (cluster.servers[0] as NatsServer).kill9();
       const killedAt = Date.now();
       // Nothing stops: every check keeps its pace, results keep reaching every node, the API keeps working.
       await new Promise((resolve) => setTimeout(resolve, 8_000));
-      for (const name of names) expect(hitsBetween(hits, `/${name}`, killedAt, killedAt + 8_000), name).toBeGreaterThanOrEqual(3);
+      for (const name of names)
+        expect(hitsBetween(hits, `/${name}`, killedAt, killedAt + 8_000), name).toBeGreaterThanOrEqual(3);
       // JetStream itself recovers first (nats-server 2.9 re-elects the leaders of the lost server's streams and
       // consumers: measured up to about 25 s on this machine), then results flow to every node again.
       await freshEverywhere(nodes, names, Math.floor(Date.now() / 1000) - 1, 60_000);
-      await waitFor(async () => (await (nodes[2] as TestServer).request('/api/v1/healthcheck/http', json('POST', httpChecks(target, ['late'])[0]))).status === 201, {
-        timeoutMs: 30_000,
-        message: 'an API change after the loss of a NATS server',
-      });
+      await waitFor(
+        async () =>
+          (
+            await (nodes[2] as TestServer).request(
+              '/api/v1/healthcheck/http',
+              json('POST', httpChecks(target, ['late'])[0]),
+            )
+          ).status === 201,
+        {
+          timeoutMs: 30_000,
+          message: 'an API change after the loss of a NATS server',
+        },
+      );
       await freshEverywhere(nodes, [...names, 'late'], Math.floor(Date.now() / 1000), 60_000);
       // Every node sees every member once JetStream answers it again (a node whose watch of the members cannot be
       // made again judges nobody meanwhile: src/cluster/bucket-watch.ts).
       for (const node of nodes) {
-        await waitFor(async () => (await members(node)).result.length === 3, { timeoutMs: 30_000, message: `every member seen by ${node.url}` }).catch((error: unknown) => {
-          throw new Error(`${(error as Error).message}; its membership log:\n${node.logs.filter((line) => /member|watching/.test(line)).slice(-12).join('\n')}`);
+        await waitFor(async () => (await members(node)).result.length === 3, {
+          timeoutMs: 30_000,
+          message: `every member seen by ${node.url}`,
+        }).catch((error: unknown) => {
+          throw new Error(
+            `${(error as Error).message}; its membership log:\n${node.logs
+              .filter((line) => /member|watching/.test(line))
+              .slice(-12)
+              .join('\n')}`,
+          );
         });
       }
     } finally {

@@ -24,7 +24,9 @@ function run(file: string, args: string[]): Promise<{ code: number | null; out: 
 }
 
 // NATS is never reached here: the advice is given as the cluster part starts, before the node joins.
-const cluster = { cluster: { node: 'node-a', nats: { servers: ['nats://127.0.0.1:1'], user: 'node-a', password: 'unused' } } };
+const cluster = {
+  cluster: { node: 'node-a', nats: { servers: ['nats://127.0.0.1:1'], user: 'node-a', password: 'unused' } },
+};
 const ADVICE = /start cluster nodes with bin\/vigie-cluster\.js/;
 
 describe('the launcher of a cluster node', () => {

@@ -14,7 +14,11 @@ import { startServer, type TestServer } from '../helpers/server.ts';
 import { type HttpTarget, startHttpTarget } from '../helpers/targets.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const json = (method: string, body: unknown) => ({
+  method,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -93,7 +97,10 @@ describe.skipIf(!hasNatsServer())('cluster: a check run from several places', ()
     const exported = (name: string) =>
       receiver.requests.flatMap((request) => JSON.parse(request.body) as Result[]).filter((each) => each.name === name);
 
-    const checks = [probe('web', target.port, { locations: 'all' }), probe('eu-only', target.port, { locations: 'all', 'node-labels': { region: 'eu' } })];
+    const checks = [
+      probe('web', target.port, { locations: 'all' }),
+      probe('eu-only', target.port, { locations: 'all', 'node-labels': { region: 'eu' } }),
+    ];
     const labels: Record<string, string> = { 'node-a': 'eu', 'node-b': 'eu', 'node-c': 'us' };
     const nodes: TestServer[] = [];
     for (const node of ['node-a', 'node-b', 'node-c']) {
@@ -154,7 +161,9 @@ describe.skipIf(!hasNatsServer())('cluster: a check run from several places', ()
         everywhere((web) => {
           expect(web.success).toBe(false);
           // Failing locations in rank order, each with its own message.
-          expect(web.message).toMatch(/^2 of 3 locations failing \(quorum 2\): node-[bc]: The command failed with code=1[\s\S]*; node-[bc]: /);
+          expect(web.message).toMatch(
+            /^2 of 3 locations failing \(quorum 2\): node-[bc]: The command failed with code=1[\s\S]*; node-[bc]: /,
+          );
           expect(web.message).toContain('node-b: ');
           expect(web.message).toContain('node-c: ');
         }),
@@ -163,7 +172,12 @@ describe.skipIf(!hasNatsServer())('cluster: a check run from several places', ()
     await sleep(6_000);
     const whileDown = exported('web').slice(baseline);
     expect(whileDown.map((each) => each.success)).toEqual([false]);
-    expect(whileDown[0]?.locations?.filter((location) => location.success === false).map((location) => location.node).sort()).toEqual(['node-b', 'node-c']);
+    expect(
+      whileDown[0]?.locations
+        ?.filter((location) => location.success === false)
+        .map((location) => location.node)
+        .sort(),
+    ).toEqual(['node-b', 'node-c']);
 
     // The metric, on every node: each location's latest run, and the check's state.
     for (const node of nodes) {
@@ -174,14 +188,19 @@ describe.skipIf(!hasNatsServer())('cluster: a check run from several places', ()
       expect(metrics).toMatch(/^healthcheck_up\{name="web"\} 0$/m);
     }
     // The history keeps every location's results, each with its node.
-    const history = ((await (await c.request('/api/v1/result/web/history')).json()) as { result: { node?: string }[] }).result;
+    const history = ((await (await c.request('/api/v1/result/web/history')).json()) as { result: { node?: string }[] })
+      .result;
     expect(new Set(history.map((entry) => entry.node))).toEqual(new Set(['node-a', 'node-b', 'node-c']));
 
     // Back to one failing location: up again, exported once.
     failing.delete('node-c');
     await waitFor(() => everywhere((web) => expect(web.success).toBe(true)), { timeoutMs: 15_000, intervalMs: 250 });
     await sleep(4_500);
-    expect(exported('web').slice(baseline).map((each) => each.success)).toEqual([false, true]);
+    expect(
+      exported('web')
+        .slice(baseline)
+        .map((each) => each.success),
+    ).toEqual([false, true]);
 
     // node-labels: only the eu nodes run eu-only; node-c never asked for it.
     for (const node of [a, b, c]) {
@@ -189,7 +208,9 @@ describe.skipIf(!hasNatsServer())('cluster: a check run from several places', ()
       expect(euOnly.locations?.map((location) => location.node).sort()).toEqual(['node-a', 'node-b']);
     }
     expect([...(askedBy.get('/eu-only') ?? [])].sort()).toEqual(['node-a', 'node-b']);
-    const members = (await (await a.request('/api/v1/cluster/members')).json()) as { result: { node: string; labels: Record<string, string> }[] };
+    const members = (await (await a.request('/api/v1/cluster/members')).json()) as {
+      result: { node: string; labels: Record<string, string> }[];
+    };
     expect(members.result.map((member) => [member.node, member.labels])).toEqual([
       ['node-a', { region: 'eu' }],
       ['node-b', { region: 'eu' }],
@@ -204,8 +225,18 @@ describe('a single node: locations change nothing, and hostile values are refuse
     targets.push(target);
     const server = await startServer({});
     servers.push(server);
-    const check = { name: 'web', target: '127.0.0.1', port: target.port, 'valid-status': [200], interval: '1s', timeout: '1s' };
-    const created = await server.request('/api/v1/healthcheck/http', json('POST', { ...check, locations: 3, quorum: 2, 'node-labels': { region: 'eu' } }));
+    const check = {
+      name: 'web',
+      target: '127.0.0.1',
+      port: target.port,
+      'valid-status': [200],
+      interval: '1s',
+      timeout: '1s',
+    };
+    const created = await server.request(
+      '/api/v1/healthcheck/http',
+      json('POST', { ...check, locations: 3, quorum: 2, 'node-labels': { region: 'eu' } }),
+    );
     expect(created.status, await created.text()).toBe(201);
     const listed = (await (await server.request('/api/v1/healthcheck/web')).json()) as Record<string, unknown>;
     expect(listed).toMatchObject({ locations: 3, quorum: 2, 'node-labels': { region: 'eu' } });
@@ -224,19 +255,37 @@ describe('a single node: locations change nothing, and hostile values are refuse
       [{ locations: 'all', quorum: 0 }, 'quorum: must be between 1 and 64, got 0'],
       [{ quorum: 2 }, 'quorum: needs locations (all, or how many nodes run the check)'],
       [{ locations: 2, 'node-labels': { region: 7 } }, 'node-labels.region: must be a string, got the number 7'],
-      [{ locations: 2, 'node-labels': Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`k${i}`, 'v'])) }, 'node-labels: has 1000 labels, more than the limit of 64'],
+      [
+        { locations: 2, 'node-labels': Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`k${i}`, 'v'])) },
+        'node-labels: has 1000 labels, more than the limit of 64',
+      ],
     ];
     for (const [fields, message] of refusals) {
-      const response = await server.request('/api/v1/healthcheck/http', json('POST', { ...check, name: 'bad', ...fields }));
+      const response = await server.request(
+        '/api/v1/healthcheck/http',
+        json('POST', { ...check, name: 'bad', ...fields }),
+      );
       expect(response.status, JSON.stringify(fields)).toBe(400);
       expect(await response.json()).toEqual({ message: `Invalid healthcheck configuration: ${message}` });
     }
     // A bulk with one bad check applies nothing: web is still there, unchanged.
-    const bulk = await server.request('/api/v1/healthcheck/bulk', json('POST', { 'http-checks': [{ ...check, name: 'other' }, { ...check, name: 'bad', locations: 0 }] }));
+    const bulk = await server.request(
+      '/api/v1/healthcheck/bulk',
+      json('POST', {
+        'http-checks': [
+          { ...check, name: 'other' },
+          { ...check, name: 'bad', locations: 0 },
+        ],
+      }),
+    );
     expect(bulk.status).toBe(400);
-    expect(((await bulk.json()) as { message: string }).message).toMatch(/locations: must be "all" or between 1 and 64, got 0/);
+    expect(((await bulk.json()) as { message: string }).message).toMatch(
+      /locations: must be "all" or between 1 and 64, got 0/,
+    );
     expect((await server.request('/api/v1/healthcheck/other')).status).toBe(404);
     expect((await server.request('/api/v1/healthcheck/bad')).status).toBe(404);
-    expect(((await (await server.request('/api/v1/healthcheck/web')).json()) as Record<string, unknown>).locations).toBe(3);
+    expect(
+      ((await (await server.request('/api/v1/healthcheck/web')).json()) as Record<string, unknown>).locations,
+    ).toBe(3);
   }, 60_000);
 });

@@ -16,7 +16,11 @@ import { allJoined } from '../helpers/cluster.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const json = (method: string, body: unknown) => ({
+  method,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 const edn = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 
 interface Event {
@@ -60,10 +64,20 @@ function metricValue(lines: string[], labels: string): number {
   return line === undefined ? 0 : Number(line.split(' ').at(-1));
 }
 
-async function search(server: TestServer, stream: string, query = '[:always-true]', limit = 10_000): Promise<{ status: number; events: Event[]; truncated?: boolean; message?: string }> {
+async function search(
+  server: TestServer,
+  stream: string,
+  query = '[:always-true]',
+  limit = 10_000,
+): Promise<{ status: number; events: Event[]; truncated?: boolean; message?: string }> {
   const response = await server.request(`/api/v1/index/${stream}/search`, json('POST', { query: edn(query), limit }));
   const body = (await response.json()) as { events?: Event[]; truncated?: boolean; message?: string };
-  return { status: response.status, events: body.events ?? [], ...(body.truncated !== undefined ? { truncated: body.truncated } : {}), ...(body.message !== undefined ? { message: body.message } : {}) };
+  return {
+    status: response.status,
+    events: body.events ?? [],
+    ...(body.truncated !== undefined ? { truncated: body.truncated } : {}),
+    ...(body.message !== undefined ? { message: body.message } : {}),
+  };
 }
 
 async function addStream(server: TestServer, name: string, config: string): Promise<Response> {
@@ -79,7 +93,8 @@ async function ownerOf(nodes: TestServer[], stream: string): Promise<TestServer>
   let owner: TestServer | undefined;
   await waitFor(
     async () => {
-      for (const node of nodes) if (metricValue(await metric(node, 'cluster_partitions_owned'), `stream="${stream}"`) > 0) owner = node;
+      for (const node of nodes)
+        if (metricValue(await metric(node, 'cluster_partitions_owned'), `stream="${stream}"`) > 0) owner = node;
       return owner !== undefined;
     },
     { timeoutMs: 10_000, message: `an owner of ${stream}` },
@@ -93,7 +108,10 @@ async function oneNodeWithStream(name: string): Promise<{ nats: NatsServer; a: T
   const a = await startNode('node-a', nats);
   await allJoined([a]);
   // Right after joining, the streams' part may still be opening its buckets (503, retried as a client would).
-  await waitFor(async () => (await addStream(a, name, '{:actions {:action :index :params [[:host]]}}')).status === 200, { timeoutMs: 30_000, message: 'the stream created' });
+  await waitFor(
+    async () => (await addStream(a, name, '{:actions {:action :index :params [[:host]]}}')).status === 200,
+    { timeoutMs: 30_000, message: 'the stream created' },
+  );
   await ownerOf([a], name);
   return { nats, a };
 }
@@ -116,15 +134,26 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     const [a, b, c] = await startCluster(nats);
     const created = await addStream(a, 'hosts', '{:partition-by [:host] :actions {:action :index :params [[:host]]}}');
     expect(created.status).toBe(200);
-    await waitFor(async () => (await Promise.all([b, c].map(streamNames))).every((names) => names.includes('hosts')), { timeoutMs: 10_000, message: 'the stream on every node' });
+    await waitFor(async () => (await Promise.all([b, c].map(streamNames))).every((names) => names.includes('hosts')), {
+      timeoutMs: 10_000,
+      message: 'the stream on every node',
+    });
 
-    const events = Array.from({ length: 3_000 }, (_, i) => ({ host: `host-${i}`, service: 'cpu', metric: i, time: 1_000_000 + i }));
+    const events = Array.from({ length: 3_000 }, (_, i) => ({
+      host: `host-${i}`,
+      service: 'cpu',
+      metric: i,
+      time: 1_000_000 + i,
+    }));
     for (let i = 0; i < events.length; i += 500) {
       const pushed = await a.request('/api/v1/stream/hosts', json('PUT', { events: events.slice(i, i + 500) }));
       expect(pushed.status).toBe(200);
     }
     for (const node of [a, b, c]) {
-      await waitFor(async () => (await search(node, 'hosts')).events.length === 3_000, { timeoutMs: 15_000, message: `3,000 events found through ${node.url}` });
+      await waitFor(async () => (await search(node, 'hosts')).events.length === 3_000, {
+        timeoutMs: 15_000,
+        message: `3,000 events found through ${node.url}`,
+      });
     }
     const found = await search(b, 'hosts', '[:= :host "host-2999"]');
     expect(found.events).toEqual([expect.objectContaining({ host: 'host-2999', metric: 2_999 })]);
@@ -134,7 +163,10 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     const nc = await connect(nats.connectOptions('node-a'));
     try {
       const jsm = await jetstreamManager(nc);
-      await waitFor(async () => (await jsm.streams.info('vigie_events')).state.messages === 0, { timeoutMs: 15_000, message: 'the event log purged below every checkpoint' });
+      await waitFor(async () => (await jsm.streams.info('vigie_events')).state.messages === 0, {
+        timeoutMs: 15_000,
+        message: 'the event log purged below every checkpoint',
+      });
     } finally {
       await nc.close();
     }
@@ -150,49 +182,89 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     }
     expect(owned).toBe(16);
     // The members view counts them alike on every node.
-    const view = (await (await c.request('/api/v1/cluster/members')).json()) as { result: { node: string; partitions: number }[] };
+    const view = (await (await c.request('/api/v1/cluster/members')).json()) as {
+      result: { node: string; partitions: number }[];
+    };
     expect(view.result.reduce((sum, member) => sum + member.partitions, 0)).toBe(16);
     expect(view.result.every((member) => member.partitions > 0)).toBe(true);
     // The current time and the overview are the whole cluster's.
     const time = (await (await c.request('/api/v1/index/hosts/current-time')).json()) as { 'current-time': number };
     expect(time['current-time']).toBe(1_002_999);
-    const overview = (await (await b.request('/api/v1/overview/streams')).json()) as { streams: { name: string; 'index-size': number }[] };
+    const overview = (await (await b.request('/api/v1/overview/streams')).json()) as {
+      streams: { name: string; 'index-size': number }[];
+    };
     expect(overview.streams.find((stream) => stream.name === 'hosts')?.['index-size']).toBe(3_000);
 
     // The index feed and publish! channels reach subscribers on every node, whichever node runs the partition.
     const feeds = await Promise.all([a, b, c].map((node) => subscribe(node, '/index?stream=hosts')));
-    expect((await addStream(a, 'alerts', '{:partition-by [:host] :actions {:action :publish! :params [:alerts]}}')).status).toBe(200);
+    expect(
+      (await addStream(a, 'alerts', '{:partition-by [:host] :actions {:action :publish! :params [:alerts]}}')).status,
+    ).toBe(200);
     // Pushed through b below: every node must know it (the replica reaches each node on its own).
-    await waitFor(async () => (await Promise.all([a, b, c].map(streamNames))).every((names) => names.includes('alerts')), { timeoutMs: 10_000 });
+    await waitFor(
+      async () => (await Promise.all([a, b, c].map(streamNames))).every((names) => names.includes('alerts')),
+      { timeoutMs: 10_000 },
+    );
     const alerts = await Promise.all([a, b, c].map((node) => subscribe(node, '/channel/alerts')));
     // Interest travels every 2 s at most.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
-    const more = Array.from({ length: 60 }, (_, i) => ({ host: `feed-${i}`, service: 'cpu', metric: i, time: 2_000_000 + i }));
+    const more = Array.from({ length: 60 }, (_, i) => ({
+      host: `feed-${i}`,
+      service: 'cpu',
+      metric: i,
+      time: 2_000_000 + i,
+    }));
     expect((await a.request('/api/v1/stream/hosts', json('PUT', { events: more }))).status).toBe(200);
     expect((await b.request('/api/v1/stream/alerts', json('PUT', { events: more }))).status).toBe(200);
     for (const subscriber of [...feeds, ...alerts]) {
-      await waitFor(() => subscriber.received.length >= 60, { timeoutMs: 10_000, message: 'every event on every node' });
+      await waitFor(() => subscriber.received.length >= 60, {
+        timeoutMs: 10_000,
+        message: 'every event on every node',
+      });
       expect(new Set(subscriber.received.map((event) => event.host)).size).toBe(60);
       subscriber.socket.close();
     }
 
     // reinject! into another stream: through the event log to that stream's partitions, wherever they run.
     expect((await addStream(a, 'relay', '{:actions {:action :reinject! :params [:hosts]}}')).status).toBe(200);
-    await waitFor(async () => (await Promise.all([a, b, c].map(streamNames))).every((names) => names.includes('relay')), { timeoutMs: 10_000 });
-    const relayed = Array.from({ length: 20 }, (_, i) => ({ host: `relayed-${i}`, service: 'cpu', metric: i, time: 3_000_000 + i }));
+    await waitFor(
+      async () => (await Promise.all([a, b, c].map(streamNames))).every((names) => names.includes('relay')),
+      { timeoutMs: 10_000 },
+    );
+    const relayed = Array.from({ length: 20 }, (_, i) => ({
+      host: `relayed-${i}`,
+      service: 'cpu',
+      metric: i,
+      time: 3_000_000 + i,
+    }));
     expect((await b.request('/api/v1/stream/relay', json('PUT', { events: relayed }))).status).toBe(200);
-    await waitFor(async () => (await search(a, 'hosts', '[:= :service "cpu"]')).events.filter((event) => event.host?.startsWith('relayed-')).length === 20, {
-      timeoutMs: 10_000,
-      message: 'the reinjected events in the other stream',
-    });
+    await waitFor(
+      async () =>
+        (await search(a, 'hosts', '[:= :service "cpu"]')).events.filter((event) => event.host?.startsWith('relayed-'))
+          .length === 20,
+      {
+        timeoutMs: 10_000,
+        message: 'the reinjected events in the other stream',
+      },
+    );
 
     // Removed through another node: gone everywhere.
     expect((await c.request('/api/v1/stream/hosts', { method: 'DELETE' })).status).toBe(200);
-    await waitFor(async () => (await Promise.all([a, b, c].map(streamNames))).every((names) => !names.includes('hosts')), { timeoutMs: 10_000, message: 'the stream gone from every node' });
+    await waitFor(
+      async () => (await Promise.all([a, b, c].map(streamNames))).every((names) => !names.includes('hosts')),
+      { timeoutMs: 10_000, message: 'the stream gone from every node' },
+    );
     // Its checkpoints went with it: the same stream created again starts empty.
-    await c.waitForLog(/stream hosts removed from the cluster: its events in the log and its \d+ checkpoints deleted/, 10_000);
-    expect((await addStream(b, 'hosts', '{:partition-by [:host] :actions {:action :index :params [[:host]]}}')).status).toBe(200);
-    await waitFor(async () => (await Promise.all([a, c].map(streamNames))).every((names) => names.includes('hosts')), { timeoutMs: 10_000 });
+    await c.waitForLog(
+      /stream hosts removed from the cluster: its events in the log and its \d+ checkpoints deleted/,
+      10_000,
+    );
+    expect(
+      (await addStream(b, 'hosts', '{:partition-by [:host] :actions {:action :index :params [[:host]]}}')).status,
+    ).toBe(200);
+    await waitFor(async () => (await Promise.all([a, c].map(streamNames))).every((names) => names.includes('hosts')), {
+      timeoutMs: 10_000,
+    });
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     const again = await search(a, 'hosts');
     expect(again.status).toBe(200);
@@ -202,14 +274,20 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
   it('counts every event of a window on its new owner after a kill -9 of the old one halfway through', async () => {
     const nats = await startNatsServer();
     const nodes = await startCluster(nats);
-    const config = '{:actions {:action :fixed-time-window :params [{:duration "20s"}] :children [{:action :coll-count :children [{:action :index :params [[:host]]}]}]}}';
+    const config =
+      '{:actions {:action :fixed-time-window :params [{:duration "20s"}] :children [{:action :coll-count :children [{:action :index :params [[:host]]}]}]}}';
     expect((await addStream(nodes[0], 'window', config)).status).toBe(200);
     const owner = await ownerOf(nodes, 'window');
     const others = nodes.filter((node) => node !== owner);
     const through = others[0] as TestServer;
     const t0 = 1_000 * 1e9;
     const push = async (from: number, to: number) => {
-      const events = Array.from({ length: to - from }, (_, i) => ({ host: 'w', service: 'requests', metric: 1, time: t0 + (from + i) * 50e6 }));
+      const events = Array.from({ length: to - from }, (_, i) => ({
+        host: 'w',
+        service: 'requests',
+        metric: 1,
+        time: t0 + (from + i) * 50e6,
+      }));
       const response = await through.request('/api/v1/stream/window', json('PUT', { events }));
       expect(response.status).toBe(200);
     };
@@ -239,7 +317,9 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
   it('loses no acknowledged event when a node is killed while events are pushed through another', async () => {
     const nats = await startNatsServer();
     const [a, b, c] = await startCluster(nats);
-    expect((await addStream(a, 'acked', '{:partition-by [:host] :actions {:action :index :params [[:host]]}}')).status).toBe(200);
+    expect(
+      (await addStream(a, 'acked', '{:partition-by [:host] :actions {:action :index :params [[:host]]}}')).status,
+    ).toBe(200);
     await waitFor(async () => (await streamNames(c)).includes('acked'), { timeoutMs: 10_000 });
     const acknowledged = new Set<string>();
     let refused = 0;
@@ -249,7 +329,10 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     while (Date.now() - started < 8_000) {
       const hosts = Array.from({ length: 100 }, (_, i) => `b${batch}-h${i}`);
       batch++;
-      const response = await a.request('/api/v1/stream/acked', json('PUT', { events: hosts.map((host) => ({ host, service: 'x', metric: 1 })) }));
+      const response = await a.request(
+        '/api/v1/stream/acked',
+        json('PUT', { events: hosts.map((host) => ({ host, service: 'x', metric: 1 })) }),
+      );
       if (response.status === 200) for (const host of hosts) acknowledged.add(host);
       else refused++;
       // About 5,000 events a second: a search then finds them all under streams.max-search-limit.
@@ -277,9 +360,15 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
         missing = [...acknowledged].filter((host) => !hosts.has(host));
         return missing.length === 0;
       },
-      { timeoutMs: 30_000, intervalMs: 500, message: `every acknowledged event found (${acknowledged.size} acknowledged, ${refused} batches refused)` },
+      {
+        timeoutMs: 30_000,
+        intervalMs: 500,
+        message: `every acknowledged event found (${acknowledged.size} acknowledged, ${refused} batches refused)`,
+      },
     ).catch((error: unknown) => {
-      throw new Error(`${(error as Error).message}: ${missing.length} missing, e.g. ${missing.slice(0, 5).join(', ')}${failure}`);
+      throw new Error(
+        `${(error as Error).message}: ${missing.length} missing, e.g. ${missing.slice(0, 5).join(', ')}${failure}`,
+      );
     });
   }, 120_000);
   it('moves partitions to a joining node and from a stopping one without losing or counting twice any event', async () => {
@@ -288,7 +377,8 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     const b = await startNode('node-b', nats);
     await allJoined([a, b]);
     // Each host's events summed over 10 minutes of event time: a lost event or one counted twice shows in its sum.
-    const config = '{:partition-by [:host] :actions {:action :by :params [{:fields [:host]}] :children [{:action :sum :params [{:duration "10m"}] :children [{:action :index :params [[:host]]}]}]}}';
+    const config =
+      '{:partition-by [:host] :actions {:action :by :params [{:fields [:host]}] :children [{:action :sum :params [{:duration "10m"}] :children [{:action :index :params [[:host]]}]}]}}';
     expect((await addStream(a, 'sums', config)).status).toBe(200);
     await waitFor(async () => (await streamNames(b)).includes('sums'), { timeoutMs: 10_000 });
     const t0 = 1_000_000 * 1e9;
@@ -300,7 +390,10 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     // pushes on each side of the join and of the stop.
     const deadline = Date.now() + 60_000;
     while (acknowledged < 160 && Date.now() < deadline) {
-      const response = await a.request('/api/v1/stream/sums', json('PUT', { events: hosts.map((host) => ({ host, service: 'n', metric: 1, ttl: 1e6, time: t0 })) }));
+      const response = await a.request(
+        '/api/v1/stream/sums',
+        json('PUT', { events: hosts.map((host) => ({ host, service: 'n', metric: 1, ttl: 1e6, time: t0 })) }),
+      );
       if (response.status === 200) acknowledged++;
       if (c === null && acknowledged >= 40) c = await startNode('node-c', nats);
       if (!stopped && acknowledged >= 100) {
@@ -331,7 +424,10 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     const nats = await startNatsServer();
     const [a, b] = [await startNode('node-a', nats), await startNode('node-b', nats)];
     await allJoined([a, b]);
-    await waitFor(async () => (await addStream(a, 'grows', '{:actions {:action :index :params [[:host]]}}')).status === 200, { timeoutMs: 30_000, message: 'the stream created' });
+    await waitFor(
+      async () => (await addStream(a, 'grows', '{:actions {:action :index :params [[:host]]}}')).status === 200,
+      { timeoutMs: 30_000, message: 'the stream created' },
+    );
     const owned = async () => {
       let total = 0;
       for (const node of [a, b]) total += metricValue(await metric(node, 'cluster_partitions_owned'), 'stream="grows"');
@@ -339,42 +435,80 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     };
     await waitFor(async () => (await owned()) === 1, { timeoutMs: 10_000, message: 'its one partition running' });
     const push = async (node: TestServer, from: number) => {
-      const events = Array.from({ length: 50 }, (_, i) => ({ host: `h${from + i}`, service: 's', metric: 1, ttl: 1e6 }));
+      const events = Array.from({ length: 50 }, (_, i) => ({
+        host: `h${from + i}`,
+        service: 's',
+        metric: 1,
+        ttl: 1e6,
+      }));
       expect((await node.request('/api/v1/stream/grows', json('PUT', { events }))).status).toBe(200);
     };
     await push(a, 0);
-    await waitFor(async () => (await search(b, 'grows')).events.length === 50, { timeoutMs: 10_000, message: 'the first events' });
+    await waitFor(async () => (await search(b, 'grows')).events.length === 50, {
+      timeoutMs: 10_000,
+      message: 'the first events',
+    });
     // Replaced with :partition-by: 16 partitions, the first of which was running (its index starts again).
-    expect((await addStream(b, 'grows', '{:partition-by [:host] :actions {:action :index :params [[:host]]}}')).status).toBe(200);
+    expect(
+      (await addStream(b, 'grows', '{:partition-by [:host] :actions {:action :index :params [[:host]]}}')).status,
+    ).toBe(200);
     await waitFor(async () => (await owned()) === 16, { timeoutMs: 10_000, message: 'the 16 partitions running' });
     await push(a, 1_000);
     await push(b, 2_000);
-    await waitFor(async () => (await search(a, 'grows')).events.length === 100, { timeoutMs: 15_000, intervalMs: 250, message: 'every event pushed after the change' });
-    for (const node of [a, b]) expect(metricValue(await metric(node, 'cluster_messages_refused_total'), 'source="events"')).toBe(0);
+    await waitFor(async () => (await search(a, 'grows')).events.length === 100, {
+      timeoutMs: 15_000,
+      intervalMs: 250,
+      message: 'every event pushed after the change',
+    });
+    for (const node of [a, b])
+      expect(metricValue(await metric(node, 'cluster_messages_refused_total'), 'source="events"')).toBe(0);
   }, 90_000);
 
   it('takes a push larger than a NATS message, ASCII or not, in several messages', async () => {
     const { a } = await oneNodeWithStream('big');
     // 2.6 MB of ASCII, then 1.4 MB in 0.7 million characters: NATS takes at most 1 MiB a message.
-    const ascii = Array.from({ length: 30_000 }, (_, i) => ({ host: `ascii-${i}`, service: 'a-service-name', metric: i, ttl: 1e6 }));
-    const euros = Array.from({ length: 7_000 }, (_, i) => ({ host: `euro-${i}`, description: '€'.repeat(50), ttl: 1e6 }));
+    const ascii = Array.from({ length: 30_000 }, (_, i) => ({
+      host: `ascii-${i}`,
+      service: 'a-service-name',
+      metric: i,
+      ttl: 1e6,
+    }));
+    const euros = Array.from({ length: 7_000 }, (_, i) => ({
+      host: `euro-${i}`,
+      description: '€'.repeat(50),
+      ttl: 1e6,
+    }));
     for (const events of [ascii, euros]) {
       const response = await a.request('/api/v1/stream/big', json('PUT', { events }));
       expect(response.status, await response.text()).toBe(200);
     }
-    await waitFor(async () => (await search(a, 'big', '[:always-true]', 50_000)).events.length === 37_000, { timeoutMs: 30_000, intervalMs: 500, message: 'every event found' });
+    await waitFor(async () => (await search(a, 'big', '[:always-true]', 50_000)).events.length === 37_000, {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      message: 'every event found',
+    });
     // One event larger than a message is refused, naming the limit.
-    const huge = await a.request('/api/v1/stream/big', json('PUT', { events: [{ host: 'huge', description: 'x'.repeat(1_000_000) }] }));
+    const huge = await a.request(
+      '/api/v1/stream/big',
+      json('PUT', { events: [{ host: 'huge', description: 'x'.repeat(1_000_000) }] }),
+    );
     expect(huge.status).toBe(400);
-    expect(await huge.text()).toMatch(/events\[0\] encodes to 1000\d+ bytes: the cluster's event log takes events of at most 921600 bytes/);
+    expect(await huge.text()).toMatch(
+      /events\[0\] encodes to 1000\d+ bytes: the cluster's event log takes events of at most 921600 bytes/,
+    );
   }, 90_000);
 
   it('keeps running when NATS goes away while a checkpoint is due, and checkpoints once it is back', async () => {
     const { nats, a } = await oneNodeWithStream('due');
-    const push = async (host: string) => (await a.request('/api/v1/stream/due', json('PUT', { events: [{ host, service: 's', metric: 1, ttl: 1e6 }] }))).status;
+    const push = async (host: string) =>
+      (await a.request('/api/v1/stream/due', json('PUT', { events: [{ host, service: 's', metric: 1, ttl: 1e6 }] })))
+        .status;
     const failed = () => a.logs.some((line) => /checkpoint not saved/.test(line));
     expect(await push('h0')).toBe(200);
-    await waitFor(async () => (await search(a, 'due')).events.length === 1, { timeoutMs: 10_000, message: 'the first event' });
+    await waitFor(async () => (await search(a, 'due')).events.length === 1, {
+      timeoutMs: 10_000,
+      message: 'the first event',
+    });
     // Its checkpoint is due within the second (streams.snapshot-interval 1s), and NATS is gone by then, unless that
     // second's tick came before the stop: a partition with nothing new does not checkpoint, so nothing fails. Then
     // the same again with the next event (three times at most).
@@ -385,8 +519,15 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
       // Started again (restart's stop is a no-op on a stopped server). The checkpoint's request times out around
       // now, which ended the process (an unhandled rejection) until 2026-11-26.
       await nats.restart();
-      await waitFor(async () => (await push(`h${attempt}`)) === 200, { timeoutMs: 30_000, intervalMs: 500, message: 'a push accepted once NATS is back' });
-      await waitFor(async () => (await search(a, 'due')).events.length === attempt + 1, { timeoutMs: 10_000, message: `${attempt + 1} events` });
+      await waitFor(async () => (await push(`h${attempt}`)) === 200, {
+        timeoutMs: 30_000,
+        intervalMs: 500,
+        message: 'a push accepted once NATS is back',
+      });
+      await waitFor(async () => (await search(a, 'due')).events.length === attempt + 1, {
+        timeoutMs: 10_000,
+        message: `${attempt + 1} events`,
+      });
     }
     expect(failed()).toBe(true);
     expect(a.process.exitCode).toBeNull();
@@ -395,11 +536,18 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
   it('consumes again when its consumer of the event log is gone: deleted under it, or lost with a NATS restart', async () => {
     const { nats, a } = await oneNodeWithStream('kept');
     const push = async (hosts: string[]) => {
-      const response = await a.request('/api/v1/stream/kept', json('PUT', { events: hosts.map((host) => ({ host, service: 's', metric: 1, ttl: 1e6 })) }));
+      const response = await a.request(
+        '/api/v1/stream/kept',
+        json('PUT', { events: hosts.map((host) => ({ host, service: 's', metric: 1, ttl: 1e6 })) }),
+      );
       expect(response.status).toBe(200);
     };
     const found = (count: number, message: string) =>
-      waitFor(async () => (await search(a, 'kept')).events.length === count, { timeoutMs: 30_000, intervalMs: 250, message });
+      waitFor(async () => (await search(a, 'kept')).events.length === count, {
+        timeoutMs: 30_000,
+        intervalMs: 250,
+        message,
+      });
     await push(['h0', 'h1']);
     await found(2, 'the first events');
     // The reader's consumer: r_<stream id>_<node id>_<readers of the stream made before> (src/cluster/log-reader.ts).
@@ -415,7 +563,13 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     await nats.restart();
     // The node's publishes fail (503) until it has reconnected.
     await waitFor(
-      async () => (await a.request('/api/v1/stream/kept', json('PUT', { events: [{ host: 'h4', service: 's', metric: 1, ttl: 1e6 }] }))).status === 200,
+      async () =>
+        (
+          await a.request(
+            '/api/v1/stream/kept',
+            json('PUT', { events: [{ host: 'h4', service: 's', metric: 1, ttl: 1e6 }] }),
+          )
+        ).status === 200,
       { timeoutMs: 30_000, intervalMs: 500, message: 'a push accepted after the NATS restart' },
     );
     await found(5, 'the events pushed after NATS restarted');

@@ -25,7 +25,11 @@ import { startServer, type TestServer } from '../helpers/server.ts';
 import { type HttpTarget, startHttpTarget } from '../helpers/targets.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const json = (method: string, body: unknown) => ({
+  method,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 const edn = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 const key = (name: string) => Buffer.from(name, 'utf8').toString('base64url');
 const PARTITIONS = 4;
@@ -34,9 +38,14 @@ const HUGE = `["${'x'.repeat(1000 * 1000)}"]`;
 /** What a careless or hostile writer could put anywhere: an object for a list, a list of nothing, not JSON, huge. */
 const MALFORMED = ['{"name":"db"}', '[null]', 'null', '{}', '\u0000\u00ff not json {', HUGE];
 /** A message of the event log with these parts, each as given (src/cluster/log-message.ts), and a head that may lie. */
-const logMessage = (parts: [number, string | Buffer][], head: { stream?: unknown; parts?: unknown; encoding?: string } = {}) =>
+const logMessage = (
+  parts: [number, string | Buffer][],
+  head: { stream?: unknown; parts?: unknown; encoding?: string } = {},
+) =>
   Buffer.concat([
-    Buffer.from(`${JSON.stringify({ stream: 'hosts', parts: parts.map(([partition, bytes]) => [partition, Buffer.byteLength(bytes)]), ...head })}\n`),
+    Buffer.from(
+      `${JSON.stringify({ stream: 'hosts', parts: parts.map(([partition, bytes]) => [partition, Buffer.byteLength(bytes)]), ...head })}\n`,
+    ),
     ...parts.map(([, bytes]) => Buffer.from(bytes)),
   ]);
 /** What a lying peer can write in MessagePack: any type msgpackr has, JSON's or not. */
@@ -52,7 +61,11 @@ afterAll(async () => {
   await stopAllNats();
 });
 
-async function startNode(node: string, nats: NatsServer, options: { dataDir?: string; config?: Record<string, unknown> } = {}): Promise<TestServer> {
+async function startNode(
+  node: string,
+  nats: NatsServer,
+  options: { dataDir?: string; config?: Record<string, unknown> } = {},
+): Promise<TestServer> {
   const config = {
     cluster: { node, nats: nats.clusterNats(node), 'member-ttl': '2s', partitions: PARTITIONS },
     streams: { 'snapshot-interval': '1s' },
@@ -75,7 +88,12 @@ async function refused(server: TestServer, source: string, reason?: string): Pro
   const text = await (await server.request('/metrics')).text();
   return text
     .split('\n')
-    .filter((line) => line.startsWith('cluster_messages_refused_total{') && line.includes(`source="${source}"`) && (reason === undefined || line.includes(`reason="${reason}"`)))
+    .filter(
+      (line) =>
+        line.startsWith('cluster_messages_refused_total{') &&
+        line.includes(`source="${source}"`) &&
+        (reason === undefined || line.includes(`reason="${reason}"`)),
+    )
     .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
 }
 
@@ -90,7 +108,9 @@ async function results(server: TestServer): Promise<Result[]> {
 }
 
 async function checkNames(server: TestServer): Promise<string[]> {
-  return ((await (await server.request('/api/v1/healthcheck')).json()) as { result: { name: string }[] }).result.map((check) => check.name);
+  return ((await (await server.request('/api/v1/healthcheck')).json()) as { result: { name: string }[] }).result.map(
+    (check) => check.name,
+  );
 }
 
 async function streamNames(server: TestServer): Promise<string[]> {
@@ -102,7 +122,11 @@ async function freshEverywhere(nodes: TestServer[], names: string[], since: numb
   await waitFor(
     async () => {
       for (const node of nodes) {
-        const fresh = new Set((await results(node)).filter((result) => result['healthcheck-timestamp'] >= since).map((result) => result.name));
+        const fresh = new Set(
+          (await results(node))
+            .filter((result) => result['healthcheck-timestamp'] >= since)
+            .map((result) => result.name),
+        );
         if (names.some((name) => !fresh.has(name))) return false;
       }
       return true;
@@ -114,13 +138,21 @@ async function freshEverywhere(nodes: TestServer[], names: string[], since: numb
 /** Pushes events through `through` and waits until a search on every node finds them. */
 async function fedAndFound(nodes: TestServer[], through: TestServer, tag: string): Promise<void> {
   const events = Array.from({ length: 40 }, (_, i) => ({ host: `${tag}-${i}`, service: 'cpu', metric: i }));
-  await waitFor(async () => (await through.request('/api/v1/stream/hosts', json('PUT', { events }))).status === 200, { timeoutMs: 20_000, message: `events ${tag} taken` });
+  await waitFor(async () => (await through.request('/api/v1/stream/hosts', json('PUT', { events }))).status === 200, {
+    timeoutMs: 20_000,
+    message: `events ${tag} taken`,
+  });
   for (const node of nodes) {
     await waitFor(
       async () => {
-        const response = await node.request('/api/v1/index/hosts/search', json('POST', { query: edn(`[:= :service "cpu"]`), limit: 10_000 }));
+        const response = await node.request(
+          '/api/v1/index/hosts/search',
+          json('POST', { query: edn(`[:= :service "cpu"]`), limit: 10_000 }),
+        );
         if (response.status !== 200) return false;
-        const hosts = new Set(((await response.json()) as { events: { host: string }[] }).events.map((event) => event.host));
+        const hosts = new Set(
+          ((await response.json()) as { events: { host: string }[] }).events.map((event) => event.host),
+        );
         return events.every((event) => hosts.has(event.host));
       },
       { timeoutMs: 20_000, intervalMs: 250, message: `events ${tag} found through ${node.url}` },
@@ -129,7 +161,15 @@ async function fedAndFound(nodes: TestServer[], through: TestServer, tag: string
 }
 
 function httpChecks(target: HttpTarget, names: string[]) {
-  return names.map((name) => ({ name, target: '127.0.0.1', port: target.port, path: `/${name}`, 'valid-status': [200], interval: '1s', timeout: '1s' }));
+  return names.map((name) => ({
+    name,
+    target: '127.0.0.1',
+    port: target.port,
+    path: `/${name}`,
+    'valid-status': [200],
+    interval: '1s',
+    timeout: '1s',
+  }));
 }
 
 async function serving(nodes: TestServer[]): Promise<void> {
@@ -147,15 +187,29 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
     const b = await startNode('node-b', nats);
     await allJoined([a, b]);
     const names = Array.from({ length: 12 }, (_, i) => `web-${i}`);
-    expect((await a.request('/api/v1/healthcheck/bulk', json('POST', { 'http-checks': httpChecks(target, names) }))).status).toBe(201);
-    expect((await a.request('/api/v1/stream/hosts', json('POST', { config: edn('{:partition-by [:host] :actions {:action :index :params [[:host]]}}') }))).status).toBe(200);
-    await waitFor(async () => (await streamNames(b)).includes('hosts'), { timeoutMs: 10_000, message: 'the stream on node-b' });
+    expect(
+      (await a.request('/api/v1/healthcheck/bulk', json('POST', { 'http-checks': httpChecks(target, names) }))).status,
+    ).toBe(201);
+    expect(
+      (
+        await a.request(
+          '/api/v1/stream/hosts',
+          json('POST', { config: edn('{:partition-by [:host] :actions {:action :index :params [[:host]]}}') }),
+        )
+      ).status,
+    ).toBe(200);
+    await waitFor(async () => (await streamNames(b)).includes('hosts'), {
+      timeoutMs: 10_000,
+      message: 'the stream on node-b',
+    });
     await fedAndFound([a, b], b, 'before');
 
     const raw = await rawClient(nats);
     const { nc } = raw;
     const js = jetstream(nc);
-    const [checks, streams, members, pointers] = (await Promise.all(['vigie_checks', 'vigie_streams', 'vigie_members', 'vigie_checkpoints'].map(raw.kv))) as [KV, KV, KV, KV];
+    const [checks, streams, members, pointers] = (await Promise.all(
+      ['vigie_checks', 'vigie_streams', 'vigie_members', 'vigie_checkpoints'].map(raw.kv),
+    )) as [KV, KV, KV, KV];
     const objects = await new Objm(js).open('vigie_checkpoints');
     for (const [i, payload] of MALFORMED.entries()) {
       // Results: a batch must be a list of results.
@@ -170,10 +224,16 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
       await js.publish(streamSubject('hosts'), logMessage([[i % PARTITIONS, payload]]));
       await js.publish(streamSubject('hosts'), logMessage([[i % PARTITIONS, payload]], { encoding: 'msgpack' }));
       // Core subjects: index reads, websocket channels.
-      const answer = await nc.request(querySubject('node-a'), payload, { timeout: 5_000, noMux: true, reply: answerSubject('forger') });
+      const answer = await nc.request(querySubject('node-a'), payload, {
+        timeout: 5_000,
+        noMux: true,
+        reply: answerSubject('forger'),
+      });
       expect(answer.json<{ error?: string }>().error).toBeTypeOf('string');
       // A reply subject outside the answer prefix (the asker's inbox, or any subject it wants written) gets nothing.
-      await expect(nc.request(querySubject('node-a'), JSON.stringify({ op: 'stats' }), { timeout: 1_000 })).rejects.toThrow();
+      await expect(
+        nc.request(querySubject('node-a'), JSON.stringify({ op: 'stats' }), { timeout: 1_000 }),
+      ).rejects.toThrow();
       nc.publish('vigie.pubsub.interest', payload);
       nc.publish('vigie.pubsub.events', payload);
       // Checkpoints: a pointer that points nowhere, an object that is not a checkpoint.
@@ -183,46 +243,86 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
       await objects.putBlob({ name: `forged-${i}` }, Buffer.from(payload));
     }
     // Well-formed, but from the year 2100.
-    const future = { name: 'web-0', summary: 'forged', success: false, 'healthcheck-timestamp': 4_102_444_800, message: 'forged', duration: 1, source: 'api', node: 'forger' };
+    const future = {
+      name: 'web-0',
+      summary: 'forged',
+      success: false,
+      'healthcheck-timestamp': 4_102_444_800,
+      message: 'forged',
+      duration: 1,
+      source: 'api',
+      node: 'forger',
+    };
     await js.publish('vigie.results.forger', JSON.stringify([future]));
     // Well-formed, but a check's state rather than a run (each node computes states itself): stamped ahead so that,
     // were it taken, it would stay web-0's latest result and show its forged locations.
-    const state = { ...future, 'healthcheck-timestamp': Math.floor(Date.now() / 1000) + 120, quorum: 1, locations: [{ node: 'forger', success: false }] };
+    const state = {
+      ...future,
+      'healthcheck-timestamp': Math.floor(Date.now() / 1000) + 120,
+      quorum: 1,
+      locations: [{ node: 'forger', success: false }],
+    };
     await js.publish('vigie.results.forger', JSON.stringify([state]));
     await js.publish(streamSubject('hosts'), logMessage([[0, '[{"host":"forged","time":"yesterday"}]']]));
     // MessagePack that decodes to what JSON cannot hold, or nests past the stack.
-    await js.publish(streamSubject('hosts'), logMessage([[0, anything.pack([{ host: 'forged', time: 1, at: new Date() }])]], { encoding: 'msgpack' }));
-    await js.publish(streamSubject('hosts'), logMessage([[0, anything.pack([{ host: 'forged', time: 1, tags: [new Uint8Array(8)] }])]], { encoding: 'msgpack' }));
+    await js.publish(
+      streamSubject('hosts'),
+      logMessage([[0, anything.pack([{ host: 'forged', time: 1, at: new Date() }])]], { encoding: 'msgpack' }),
+    );
+    await js.publish(
+      streamSubject('hosts'),
+      logMessage([[0, anything.pack([{ host: 'forged', time: 1, tags: [new Uint8Array(8)] }])]], {
+        encoding: 'msgpack',
+      }),
+    );
     await js.publish(streamSubject('hosts'), logMessage([[0, Buffer.alloc(500_000, 0x91)]], { encoding: 'msgpack' }));
     // Heads that lie: a partition the stream does not have, two parts of one partition, lengths past the end, another stream.
     await js.publish(streamSubject('hosts'), logMessage([[PARTITIONS, '[{"host":"forged"}]']]));
-    await js.publish(streamSubject('hosts'), logMessage([[1, '[{"host":"forged"}]'], [1, '[{"host":"forged"}]']]));
+    await js.publish(
+      streamSubject('hosts'),
+      logMessage([
+        [1, '[{"host":"forged"}]'],
+        [1, '[{"host":"forged"}]'],
+      ]),
+    );
     await js.publish(streamSubject('hosts'), logMessage([[2, '[{"host":"forged"}]']], { parts: [[2, 1_000_000]] }));
     await js.publish(streamSubject('hosts'), logMessage([[3, '[{"host":"forged"}]']], { stream: 'elsewhere' }));
     // Packs whose head lies about what they hold: more events than the pack has, a partition twice, JSON. The event
     // in them is valid: only the lie keeps it out of the index (checked below).
     const forgedPack = anything.pack([{ host: 'forged', time: 1 }]);
-    const packed = (pack: unknown[], encoding = 'msgpack') => Buffer.concat([Buffer.from(`${JSON.stringify({ stream: 'hosts', encoding, packs: [pack] })}\n`), forgedPack]);
+    const packed = (pack: unknown[], encoding = 'msgpack') =>
+      Buffer.concat([Buffer.from(`${JSON.stringify({ stream: 'hosts', encoding, packs: [pack] })}\n`), forgedPack]);
     for (let partition = 0; partition < PARTITIONS; partition++) {
       await js.publish(streamSubject('hosts'), packed([forgedPack.length, partition, 3]));
-      await js.publish(streamSubject('hosts'), packed([forgedPack.length, partition, 1, (partition + 1) % PARTITIONS, 1]));
+      await js.publish(
+        streamSubject('hosts'),
+        packed([forgedPack.length, partition, 1, (partition + 1) % PARTITIONS, 1]),
+      );
     }
     await js.publish(streamSubject('hosts'), packed([forgedPack.length, 0, 1, 0, 1]));
     await js.publish(streamSubject('hosts'), packed([forgedPack.length, 0, 1], 'json'));
     await nc.flush();
 
-    await waitFor(async () => (await refused(a, 'results', 'future')) >= 1 && (await refused(b, 'results', 'future')) >= 1, { timeoutMs: 15_000, message: 'the future result refused on both nodes' });
+    await waitFor(
+      async () => (await refused(a, 'results', 'future')) >= 1 && (await refused(b, 'results', 'future')) >= 1,
+      { timeoutMs: 15_000, message: 'the future result refused on both nodes' },
+    );
     await serving([a, b]);
     for (const source of ['results', 'checks', 'streams', 'members', 'events', 'queries', 'channels']) {
       expect((await refused(a, source)) + (await refused(b, source)), source).toBeGreaterThan(0);
     }
     for (const reason of ['not_json', 'not_msgpack', 'invalid', 'shape']) {
-      expect((await refused(a, 'events', reason)) + (await refused(b, 'events', reason)), `events ${reason}`).toBeGreaterThan(0);
+      expect(
+        (await refused(a, 'events', reason)) + (await refused(b, 'events', reason)),
+        `events ${reason}`,
+      ).toBeGreaterThan(0);
     }
     // Every check still runs somewhere and its results reach both nodes; none shows the year 2100.
     await freshEverywhere([a, b], names, Math.floor(Date.now() / 1000) + 1);
     for (const node of [a, b]) {
-      expect((await results(node)).filter((result) => result['healthcheck-timestamp'] > Date.now() / 1000 + 60)).toEqual([]);
+      expect(
+        (await results(node)).filter((result) => result['healthcheck-timestamp'] > Date.now() / 1000 + 60),
+      ).toEqual([]);
       expect((await results(node)).filter((result) => 'locations' in result || 'quorum' in result)).toEqual([]);
       expect((await checkNames(node)).filter((name) => name.startsWith('forged'))).toEqual([]);
       expect((await streamNames(node)).filter((name) => name.startsWith('forged'))).toEqual([]);
@@ -230,16 +330,22 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
       expect(view.result.map((member) => member.node)).toEqual(['node-a', 'node-b']);
     }
     await fedAndFound([a, b], a, 'after');
-    const index = (await (await a.request('/api/v1/index/hosts/search', json('POST', { query: edn('[:= :host "forged"]') }))).json()) as { events: unknown[] };
+    const index = (await (
+      await a.request('/api/v1/index/hosts/search', json('POST', { query: edn('[:= :host "forged"]') }))
+    ).json()) as { events: unknown[] };
     expect(index.events).toEqual([]);
 
     // A partition's owner finds the pointer changed under it at its next checkpoint, reloads it: refused, afresh.
-    await waitFor(async () => (await refused(a, 'checkpoints')) + (await refused(b, 'checkpoints')) > 0, { timeoutMs: 20_000, message: 'a forged checkpoint pointer refused' });
+    await waitFor(async () => (await refused(a, 'checkpoints')) + (await refused(b, 'checkpoints')) > 0, {
+      timeoutMs: 20_000,
+      message: 'a forged checkpoint pointer refused',
+    });
 
     // The same bytes are still in NATS when the nodes come back: read again, refused again; and forged pointers
     // written while they were away are what the partitions load at start.
     await Promise.all([a.stop(), b.stop()]);
-    for (let partition = 0; partition < PARTITIONS; partition++) await pointers.put(`${streamId('hosts')}.${partition}`, MALFORMED[partition] as string);
+    for (let partition = 0; partition < PARTITIONS; partition++)
+      await pointers.put(`${streamId('hosts')}.${partition}`, MALFORMED[partition] as string);
     const a2 = await startNode('node-a', nats, { dataDir: a.dataDir });
     const b2 = await startNode('node-b', nats, { dataDir: b.dataDir });
     await allJoined([a2, b2]);
@@ -264,8 +370,14 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
     const [checks, streams] = (await Promise.all(['vigie_checks', 'vigie_streams'].map(raw.kv))) as [KV, KV];
     const proof = join(mkdtempSync(join(tmpdir(), 'vigie-pwn-')), 'pwned');
     const put = (bucket: KV, name: string, value: unknown) => bucket.put(key(name), JSON.stringify(value));
-    await put(checks, 'pwn', { kind: 'command', definition: { name: 'pwn', command: 'sh', arguments: ['-c', `touch ${proof}`], interval: '1s', timeout: '1s' } });
-    await put(checks, 'no-port', { kind: 'http', definition: { name: 'no-port', target: '127.0.0.1', timeout: '1s', interval: '1s' } });
+    await put(checks, 'pwn', {
+      kind: 'command',
+      definition: { name: 'pwn', command: 'sh', arguments: ['-c', `touch ${proof}`], interval: '1s', timeout: '1s' },
+    });
+    await put(checks, 'no-port', {
+      kind: 'http',
+      definition: { name: 'no-port', target: '127.0.0.1', timeout: '1s', interval: '1s' },
+    });
     await put(checks, 'alias', { kind: 'http', definition: { ...httpChecks(target, ['other'])[0] } });
     await put(checks, 'once', { kind: 'http', definition: { ...httpChecks(target, ['once'])[0], 'one-off': true } });
     await put(checks, 'strange', { kind: 'exec', definition: { name: 'strange' } });
@@ -277,7 +389,10 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
     await put(streams, 'fine', { text: '{:actions {:action :index :params [[:host]]}}', persist: false });
 
     await freshEverywhere([a, b], ['good'], Math.floor(Date.now() / 1000));
-    await waitFor(async () => (await streamNames(a)).includes('fine') && (await streamNames(b)).includes('fine'), { timeoutMs: 10_000, message: 'the valid stream on both nodes' });
+    await waitFor(async () => (await streamNames(a)).includes('fine') && (await streamNames(b)).includes('fine'), {
+      timeoutMs: 10_000,
+      message: 'the valid stream on both nodes',
+    });
     // The command check would have run several times by now (interval 1 s).
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect(existsSync(proof)).toBe(false);
@@ -289,7 +404,10 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
       expect(await refused(node, 'streams', 'invalid')).toBeGreaterThanOrEqual(3);
     }
     // The API answers the same refusal for the same definition.
-    const api = await a.request('/api/v1/healthcheck/command', json('POST', { name: 'pwn', command: 'sh', arguments: ['-c', `touch ${proof}`], interval: '1s', timeout: '1s' }));
+    const api = await a.request(
+      '/api/v1/healthcheck/command',
+      json('POST', { name: 'pwn', command: 'sh', arguments: ['-c', `touch ${proof}`], interval: '1s', timeout: '1s' }),
+    );
     expect(api.status).toBe(403);
     await serving([a, b]);
     await target.close();
@@ -300,20 +418,52 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
     // Alone, the node runs every partition: its own pushes take the path from memory (src/cluster/own-messages.ts).
     const a = await startNode('node-a', nats);
     await allJoined([a]);
-    await waitFor(async () => (await a.request('/api/v1/stream/hosts', json('POST', { config: edn('{:partition-by [:host] :actions {:action :index :params [[:host]]}}') }))).status === 200, {
-      timeoutMs: 20_000,
-      message: 'the stream added',
-    });
+    await waitFor(
+      async () =>
+        (
+          await a.request(
+            '/api/v1/stream/hosts',
+            json('POST', { config: edn('{:partition-by [:host] :actions {:action :index :params [[:host]]}}') }),
+          )
+        ).status === 200,
+      {
+        timeoutMs: 20_000,
+        message: 'the stream added',
+      },
+    );
     const { nc } = await rawClient(nats);
     const search = async (host: string) =>
-      ((await (await a.request('/api/v1/index/hosts/search', json('POST', { query: edn(`[:= :host "${host}"]`) }))).json()) as { events: { host: string; metric: number }[] }).events;
-    await waitFor(async () => (await a.request('/api/v1/stream/hosts', json('PUT', { events: [{ host: 'own-host', service: 'cpu', metric: 7 }] }))).status === 200, {
-      timeoutMs: 20_000,
-      message: 'the push taken',
+      (
+        (await (
+          await a.request('/api/v1/index/hosts/search', json('POST', { query: edn(`[:= :host "${host}"]`) }))
+        ).json()) as { events: { host: string; metric: number }[] }
+      ).events;
+    await waitFor(
+      async () =>
+        (
+          await a.request(
+            '/api/v1/stream/hosts',
+            json('PUT', { events: [{ host: 'own-host', service: 'cpu', metric: 7 }] }),
+          )
+        ).status === 200,
+      {
+        timeoutMs: 20_000,
+        message: 'the push taken',
+      },
+    );
+    await waitFor(async () => (await search('own-host')).length === 1, {
+      timeoutMs: 10_000,
+      message: 'the push applied',
     });
-    await waitFor(async () => (await search('own-host')).length === 1, { timeoutMs: 10_000, message: 'the push applied' });
     // The node's message, read back from the log through a consumer, as any peer with a node's rights can.
-    await (await jetstreamManager(nc)).consumers.add(EVENTS_STREAM, { durable_name: 'forger', filter_subject: streamSubject('hosts'), deliver_policy: DeliverPolicy.Last, ack_policy: AckPolicy.None });
+    await (
+      await jetstreamManager(nc)
+    ).consumers.add(EVENTS_STREAM, {
+      durable_name: 'forger',
+      filter_subject: streamSubject('hosts'),
+      deliver_policy: DeliverPolicy.Last,
+      ack_policy: AckPolicy.None,
+    });
     const stored = await (await jetstream(nc).consumers.get(EVENTS_STREAM, 'forger')).next({ expires: 5_000 });
     expect(stored).not.toBeNull();
     const message = Buffer.from((stored as { data: Uint8Array }).data);
@@ -325,7 +475,10 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
     const js = jetstream(nc);
     await js.publish(streamSubject('hosts'), altered);
     await js.publish(streamSubject('hosts'), message);
-    await waitFor(async () => (await search('own-hosx')).length === 1, { timeoutMs: 10_000, message: 'the altered copy decoded and applied' });
+    await waitFor(async () => (await search('own-hosx')).length === 1, {
+      timeoutMs: 10_000,
+      message: 'the altered copy decoded and applied',
+    });
     expect(await search('own-host')).toEqual([expect.objectContaining({ host: 'own-host', metric: 7 })]);
     expect(await refused(a, 'events')).toBe(0);
     await serving([a]);

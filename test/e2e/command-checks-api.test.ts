@@ -16,9 +16,16 @@ let denied: TestServer;
 
 beforeAll(async () => {
   [open, protectedApi, denied] = await Promise.all([
-    startServer({ config: { http: { host: '0.0.0.0' }, 'command-checks': [{ name: 'from-config', command: 'true', interval: '1s', timeout: '1s' }] } }),
+    startServer({
+      config: {
+        http: { host: '0.0.0.0' },
+        'command-checks': [{ name: 'from-config', command: 'true', interval: '1s', timeout: '1s' }],
+      },
+    }),
     startServer({ config: { http: { host: '0.0.0.0', 'basic-auth': AUTH } } }),
-    startServer({ config: { http: { host: '0.0.0.0', 'basic-auth': AUTH }, healthchecks: { 'command-checks-api': 'deny' } } }),
+    startServer({
+      config: { http: { host: '0.0.0.0', 'basic-auth': AUTH }, healthchecks: { 'command-checks-api': 'deny' } },
+    }),
   ]);
 });
 afterAll(async () => {
@@ -26,24 +33,53 @@ afterAll(async () => {
 });
 
 async function post(server: TestServer, path: string, body: unknown, withAuth = false) {
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...(withAuth ? { authorization } : {}) };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    ...(withAuth ? { authorization } : {}),
+  };
   const response = await server.request(path, { method: 'POST', headers, body: JSON.stringify(body) });
-  return { status: response.status, body: (await response.json()) as { message: string; result?: { success: boolean } } };
+  return {
+    status: response.status,
+    body: (await response.json()) as { message: string; result?: { success: boolean } },
+  };
 }
-const command = (name: string, extra: Record<string, unknown> = {}) => ({ name, command: 'true', interval: '1s', timeout: '1s', ...extra });
+const command = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  command: 'true',
+  interval: '1s',
+  timeout: '1s',
+  ...extra,
+});
 
 describe('command checks through the API', () => {
   it('refused: a definition of the wrong shape is still a 400 naming the field, a well-shaped one a 403, alone or in bulk', async () => {
     const wrongShape = await post(open, '/api/v1/healthcheck/command', command('shape', { timeout: 10 }));
-    expect(wrongShape).toEqual({ status: 400, body: { message: 'Invalid healthcheck configuration: timeout: must be a duration string such as "10s" or "1m30s", got the number 10' } });
-    expect((await post(open, '/api/v1/healthcheck/command', command('misspelt', { comand: 'true' }))).body.message).toMatch(/^Invalid healthcheck configuration: unknown key "comand"/);
-    expect((await post(open, '/api/v1/healthcheck/command', null)).body).toEqual({ message: 'Invalid healthcheck configuration: the definition must be a JSON object' });
+    expect(wrongShape).toEqual({
+      status: 400,
+      body: {
+        message:
+          'Invalid healthcheck configuration: timeout: must be a duration string such as "10s" or "1m30s", got the number 10',
+      },
+    });
+    expect(
+      (await post(open, '/api/v1/healthcheck/command', command('misspelt', { comand: 'true' }))).body.message,
+    ).toMatch(/^Invalid healthcheck configuration: unknown key "comand"/);
+    expect((await post(open, '/api/v1/healthcheck/command', null)).body).toEqual({
+      message: 'Invalid healthcheck configuration: the definition must be a JSON object',
+    });
     // Well shaped but a bad value: the policy speaks first.
     expect((await post(open, '/api/v1/healthcheck/command', command('bad-value', { timeout: '0s' }))).status).toBe(403);
-    const bulkShape = await post(open, '/api/v1/healthcheck/bulk', { 'command-checks': [command('in-bulk', { timeout: 10 })] });
+    const bulkShape = await post(open, '/api/v1/healthcheck/bulk', {
+      'command-checks': [command('in-bulk', { timeout: 10 })],
+    });
     expect(bulkShape.status).toBe(400);
-    expect(bulkShape.body.message).toMatch(/^Invalid healthcheck configuration: check "in-bulk" \(command-checks\[0\]\): timeout: must be a duration string/);
-    expect((await post(open, '/api/v1/healthcheck/bulk', { 'command-checks': [command('in-bulk', { timeout: '0s' })] })).status).toBe(403);
+    expect(bulkShape.body.message).toMatch(
+      /^Invalid healthcheck configuration: check "in-bulk" \(command-checks\[0\]\): timeout: must be a duration string/,
+    );
+    expect(
+      (await post(open, '/api/v1/healthcheck/bulk', { 'command-checks': [command('in-bulk', { timeout: '0s' })] }))
+        .status,
+    ).toBe(403);
   });
 
   it('auto, on a non-loopback address without authentication: refused with 403 naming the setting; config-file ones run', async () => {
@@ -60,13 +96,21 @@ describe('command checks through the API', () => {
     // A bulk body with an empty command list is not concerned (network kinds have their own setting,
     // healthchecks.checks-api: test/e2e/checks-api.test.ts).
     const heartbeat = { name: 'cron-fine', interval: '1h' };
-    expect((await post(open, '/api/v1/healthcheck/bulk', { 'heartbeat-checks': [heartbeat], 'command-checks': [] })).status).toBe(201);
+    expect(
+      (await post(open, '/api/v1/healthcheck/bulk', { 'heartbeat-checks': [heartbeat], 'command-checks': [] })).status,
+    ).toBe(201);
 
-    const names = ((await (await open.request('/api/v1/healthcheck')).json()) as { result: { name: string }[] }).result.map((check) => check.name).sort();
+    const names = ((await (await open.request('/api/v1/healthcheck')).json()) as { result: { name: string }[] }).result
+      .map((check) => check.name)
+      .sort();
     expect(names).toEqual(['cron-fine', 'from-config']);
-    await waitFor(async () => ((await (await open.request('/api/v1/result/from-config')).json()) as { success?: boolean }).success === true, {
-      message: 'the config-file command check to succeed',
-    });
+    await waitFor(
+      async () =>
+        ((await (await open.request('/api/v1/result/from-config')).json()) as { success?: boolean }).success === true,
+      {
+        message: 'the config-file command check to succeed',
+      },
+    );
   });
 
   it('auto, with basic auth: accepted, and the check runs', async () => {
@@ -76,13 +120,25 @@ describe('command checks through the API', () => {
     expect(oneOff.status).toBe(201);
     expect(oneOff.body.result?.success).toBe(true);
     await waitFor(
-      async () => ((await (await protectedApi.request('/api/v1/result/from-api', { headers: { authorization } })).json()) as { success?: boolean }).success === true,
+      async () =>
+        (
+          (await (await protectedApi.request('/api/v1/result/from-api', { headers: { authorization } })).json()) as {
+            success?: boolean;
+          }
+        ).success === true,
       { message: 'the API command check to succeed' },
     );
     // A bulk body replaces the API checks (as upstream's does): from-api gives way to in-bulk.
-    expect((await post(protectedApi, '/api/v1/healthcheck/bulk', { 'command-checks': [command('in-bulk')] }, true)).status).toBe(201);
+    expect(
+      (await post(protectedApi, '/api/v1/healthcheck/bulk', { 'command-checks': [command('in-bulk')] }, true)).status,
+    ).toBe(201);
     await waitFor(
-      async () => ((await (await protectedApi.request('/api/v1/result/in-bulk', { headers: { authorization } })).json()) as { success?: boolean }).success === true,
+      async () =>
+        (
+          (await (await protectedApi.request('/api/v1/result/in-bulk', { headers: { authorization } })).json()) as {
+            success?: boolean;
+          }
+        ).success === true,
       { message: 'the bulk command check to succeed' },
     );
   });
@@ -90,7 +146,11 @@ describe('command checks through the API', () => {
   it('deny refuses even with authentication', async () => {
     const refused = await post(denied, '/api/v1/healthcheck/command', command('from-api'), true);
     expect(refused.status).toBe(403);
-    expect(refused.body.message).toBe('Command checks cannot be created through the API: healthchecks.command-checks-api is "deny"; define them in the config file');
-    expect((await post(denied, '/api/v1/healthcheck/bulk', { 'command-checks': [command('in-bulk')] }, true)).status).toBe(403);
+    expect(refused.body.message).toBe(
+      'Command checks cannot be created through the API: healthchecks.command-checks-api is "deny"; define them in the config file',
+    );
+    expect(
+      (await post(denied, '/api/v1/healthcheck/bulk', { 'command-checks': [command('in-bulk')] }, true)).status,
+    ).toBe(403);
   });
 });

@@ -13,7 +13,14 @@ const MAX_CONNECTIONS = 300;
 
 beforeAll(async () => {
   server = await startServer({
-    config: { http: { 'header-timeout': '2s', 'request-timeout': '3s', 'keep-alive-timeout': '1s', 'max-connections': MAX_CONNECTIONS } },
+    config: {
+      http: {
+        'header-timeout': '2s',
+        'request-timeout': '3s',
+        'keep-alive-timeout': '1s',
+        'max-connections': MAX_CONNECTIONS,
+      },
+    },
   });
 });
 afterAll(async () => {
@@ -58,17 +65,26 @@ it('closes trickling clients by the timeouts, refuses connections past the cap, 
   const started = performance.now();
   const partialHeaders = Array.from({ length: 100 }, () => trickle('GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: '));
   const partialBodies = Array.from({ length: 150 }, () =>
-    trickle('PUT /api/v1/stream/x HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"events":['),
+    trickle(
+      'PUT /api/v1/stream/x HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"events":[',
+    ),
   );
   const slow = await Promise.all([...partialHeaders, ...partialBodies]);
   await healthzWithin(1_500);
 
   // Past the cap, a new connection is accepted by the kernel and closed by the server at once.
-  const extra = await Promise.all(Array.from({ length: 100 }, () => trickle('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')));
-  await waitFor(() => expect(extra.filter((trickler) => trickler.closedAt !== null).length).toBeGreaterThanOrEqual(40), { timeoutMs: 2_000 });
+  const extra = await Promise.all(
+    Array.from({ length: 100 }, () => trickle('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')),
+  );
+  await waitFor(
+    () => expect(extra.filter((trickler) => trickler.closedAt !== null).length).toBeGreaterThanOrEqual(40),
+    { timeoutMs: 2_000 },
+  );
 
   // Every trickler is closed by the server within the timeouts (plus the checking interval and some slack).
-  await waitFor(() => expect(slow.filter((trickler) => trickler.closedAt === null)).toHaveLength(0), { timeoutMs: 10_000 });
+  await waitFor(() => expect(slow.filter((trickler) => trickler.closedAt === null)).toHaveLength(0), {
+    timeoutMs: 10_000,
+  });
   const slowest = Math.max(...slow.map((trickler) => (trickler.closedAt as number) - started));
   expect(slowest).toBeLessThan(7_000);
   await healthzWithin(1_500);

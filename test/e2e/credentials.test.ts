@@ -22,7 +22,11 @@ const secretOf = (scope: string) => `${scope}-secret-for-the-scope-matrix`;
 const HEARTBEAT_TOKEN = 'backup-job-own-token-0123456789';
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const basic = { authorization: `Basic ${Buffer.from('ops:pw').toString('base64')}` };
-const jsonBody = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const jsonBody = (body: unknown): RequestInit => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 
 const CONFIG = {
   http: {
@@ -50,8 +54,18 @@ const FAMILIES: { family: string; scope: (typeof SCOPES)[number]; path: string; 
   { family: 'read: a listing', scope: 'read', path: '/api/v1/healthcheck' },
   { family: 'read: results', scope: 'read', path: '/result' },
   { family: 'read: metrics', scope: 'read', path: '/metrics' },
-  { family: 'read: an index search', scope: 'read', path: '/api/v1/index/default/search', init: jsonBody({ query: Buffer.from('true').toString('base64') }) },
-  { family: "read: the dashboard's recent results", scope: 'read', path: '/api/v1/overview/recent-results', init: jsonBody({ names: ['backup'], limit: 5 }) },
+  {
+    family: 'read: an index search',
+    scope: 'read',
+    path: '/api/v1/index/default/search',
+    init: jsonBody({ query: Buffer.from('true').toString('base64') }),
+  },
+  {
+    family: "read: the dashboard's recent results",
+    scope: 'read',
+    path: '/api/v1/overview/recent-results',
+    init: jsonBody({ names: ['backup'], limit: 5 }),
+  },
   { family: 'admin: the audit log', scope: 'admin', path: '/api/v1/audit' },
   { family: 'write: a check', scope: 'write', path: '/api/v1/healthcheck/nope', init: { method: 'DELETE' } },
   { family: 'write: a stream', scope: 'write', path: '/api/v1/stream/nope', init: { method: 'DELETE' } },
@@ -60,7 +74,12 @@ const FAMILIES: { family: string; scope: (typeof SCOPES)[number]; path: string; 
   { family: 'write: an incident', scope: 'write', path: '/api/v1/incident', init: jsonBody({}) },
   { family: 'read: a status page (not public here)', scope: 'read', path: '/status/nope' },
   { family: 'read: the uptime report', scope: 'read', path: '/api/v1/report/uptime' },
-  { family: 'ingest: events', scope: 'ingest', path: '/api/v1/stream/default', init: { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"events":[]}' } },
+  {
+    family: 'ingest: events',
+    scope: 'ingest',
+    path: '/api/v1/stream/default',
+    init: { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"events":[]}' },
+  },
   { family: 'ingest: fluent bit', scope: 'ingest', path: '/api/v1/fluentbit/default', init: jsonBody([]) },
   { family: 'heartbeat: a report', scope: 'heartbeat', path: '/api/v1/heartbeat/other', init: { method: 'POST' } },
   { family: 'admin: tokens', scope: 'admin', path: '/api/v1/tokens' },
@@ -69,10 +88,14 @@ const FAMILIES: { family: string; scope: (typeof SCOPES)[number]; path: string; 
 describe('the scope matrix', () => {
   it('lets each scope through its own family (admin and basic auth through all), 403 otherwise, 401 without a credential', async () => {
     for (const { family, scope, path, init } of FAMILIES) {
-      const as = async (headers: Record<string, string>) => (await server.request(path, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } })).status;
+      const as = async (headers: Record<string, string>) =>
+        (await server.request(path, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }))
+          .status;
       expect(await as({}), `${family} without a credential`).toBe(401);
       expect(await as(bearer('not-a-token')), `${family} with an unknown token`).toBe(401);
-      expect(await as(basic), `${family} with basic auth`).not.toSatisfy((status: number) => status === 401 || status === 403);
+      expect(await as(basic), `${family} with basic auth`).not.toSatisfy(
+        (status: number) => status === 401 || status === 403,
+      );
       for (const held of SCOPES) {
         const status = await as(bearer(secretOf(held)));
         if (held === scope || held === 'admin') expect([401, 403], `${family} as ${held}`).not.toContain(status);
@@ -82,9 +105,16 @@ describe('the scope matrix', () => {
   });
 
   it('names the scope needed in a 403, in the part of the route body shape', async () => {
-    const healthchecks = await server.request('/api/v1/healthcheck/nope', { method: 'DELETE', headers: bearer(secretOf('read')) });
+    const healthchecks = await server.request('/api/v1/healthcheck/nope', {
+      method: 'DELETE',
+      headers: bearer(secretOf('read')),
+    });
     expect(await healthchecks.json()).toEqual({ message: expect.stringContaining('needs the scope "write"') });
-    const streams = await server.request('/api/v1/stream/default', { method: 'PUT', headers: { ...bearer(secretOf('read')), 'content-type': 'application/json' }, body: '{}' });
+    const streams = await server.request('/api/v1/stream/default', {
+      method: 'PUT',
+      headers: { ...bearer(secretOf('read')), 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(await streams.json()).toEqual({ error: expect.stringContaining('needs the scope "ingest"') });
   });
 
@@ -107,8 +137,17 @@ describe('the scope matrix', () => {
 
 describe("a heartbeat check's own token", () => {
   it('opens its own report URLs, as a bearer or ?token=, and nothing else', async () => {
-    expect((await server.request('/api/v1/heartbeat/backup', { method: 'POST', headers: bearer(HEARTBEAT_TOKEN) })).status).toBe(200);
-    expect((await server.request(`/api/v1/heartbeat/backup/fail?token=${HEARTBEAT_TOKEN}`, { method: 'POST', body: 'disk full' })).status).toBe(200);
+    expect(
+      (await server.request('/api/v1/heartbeat/backup', { method: 'POST', headers: bearer(HEARTBEAT_TOKEN) })).status,
+    ).toBe(200);
+    expect(
+      (
+        await server.request(`/api/v1/heartbeat/backup/fail?token=${HEARTBEAT_TOKEN}`, {
+          method: 'POST',
+          body: 'disk full',
+        })
+      ).status,
+    ).toBe(200);
     expect((await server.request(`/api/v1/heartbeat/backup?token=${HEARTBEAT_TOKEN}`)).status).toBe(200);
     expect((await server.request('/api/v1/heartbeat/backup?token=wrong-token-0123456789')).status).toBe(401);
     expect((await server.request(`/api/v1/heartbeat/other?token=${HEARTBEAT_TOKEN}`)).status).toBe(401);
@@ -119,11 +158,17 @@ describe("a heartbeat check's own token", () => {
 
   it('is taken by the API too, as the secret or its SHA-256, not both', async () => {
     const write = { ...bearer(secretOf('write')), 'content-type': 'application/json' };
-    const create = (body: unknown) => server.request('/api/v1/healthcheck/heartbeat', { ...jsonBody(body), headers: write });
+    const create = (body: unknown) =>
+      server.request('/api/v1/healthcheck/heartbeat', { ...jsonBody(body), headers: write });
     expect((await create({ name: 'api-job', interval: '1h', token: 'api-job-own-token-0123' })).status).toBe(201);
     expect((await server.request('/api/v1/heartbeat/api-job?token=api-job-own-token-0123')).status).toBe(200);
     expect((await server.request('/api/v1/heartbeat/backup?token=api-job-own-token-0123')).status).toBe(401);
-    const both = await create({ name: 'both', interval: '1h', token: 'api-job-own-token-0123', 'token-sha256': sha256('x') });
+    const both = await create({
+      name: 'both',
+      interval: '1h',
+      token: 'api-job-own-token-0123',
+      'token-sha256': sha256('x'),
+    });
     expect(both.status).toBe(400);
     expect(await both.json()).toEqual({ message: expect.stringContaining('token') });
   });
@@ -145,7 +190,13 @@ describe('http.public', () => {
     expect(badge.headers.get('x-content-type-options')).toBe('nosniff');
     expect(badge.headers.get('content-security-policy')).toBe("default-src 'none'; style-src 'unsafe-inline'");
     expect((await server.request('/api/v1/badge/backup/uptime-24h.svg')).status).toBe(200);
-    for (const path of ['/api/v1/result/backup', '/api/v1/healthcheck', '/metrics', '/api/v1/overview/healthchecks', '/frontend/']) {
+    for (const path of [
+      '/api/v1/result/backup',
+      '/api/v1/healthcheck',
+      '/metrics',
+      '/api/v1/overview/healthchecks',
+      '/frontend/',
+    ]) {
       expect((await server.request(path)).status, path).toBe(401);
     }
   });
@@ -154,9 +205,18 @@ describe('http.public', () => {
 describe('tokens through the API', () => {
   it('creates a token whose secret is shown once, lists it without secret, and refuses it once deleted', async () => {
     const admin = bearer(secretOf('admin'));
-    const created = await server.request('/api/v1/tokens', { ...jsonBody({ name: 'ci', scopes: ['write'] }), headers: { ...admin, 'content-type': 'application/json' } });
+    const created = await server.request('/api/v1/tokens', {
+      ...jsonBody({ name: 'ci', scopes: ['write'] }),
+      headers: { ...admin, 'content-type': 'application/json' },
+    });
     expect(created.status).toBe(201);
-    const body = (await created.json()) as { name: string; scopes: string[]; token: string; sha256: string; created: number };
+    const body = (await created.json()) as {
+      name: string;
+      scopes: string[];
+      token: string;
+      sha256: string;
+      created: number;
+    };
     expect(body).toMatchObject({ name: 'ci', scopes: ['write'], source: 'api' });
     expect(body.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(body.sha256).toBe(sha256(body.token));
@@ -165,19 +225,42 @@ describe('tokens through the API', () => {
     expect(listing).not.toContain(body.token);
     expect(listing).not.toContain(body.sha256);
     const { tokens } = JSON.parse(listing) as { tokens: { name: string }[] };
-    expect(tokens.find((token) => token.name === 'ci')).toEqual({ name: 'ci', scopes: ['write'], created: body.created, source: 'api' });
-    expect(tokens.find((token) => token.name === 'read-token')).toEqual({ name: 'read-token', scopes: ['read'], source: 'config' });
+    expect(tokens.find((token) => token.name === 'ci')).toEqual({
+      name: 'ci',
+      scopes: ['write'],
+      created: body.created,
+      source: 'api',
+    });
+    expect(tokens.find((token) => token.name === 'read-token')).toEqual({
+      name: 'read-token',
+      scopes: ['read'],
+      source: 'config',
+    });
 
-    const asCi = (path: string, init: RequestInit = {}) => server.request(path, { ...init, headers: bearer(body.token) });
+    const asCi = (path: string, init: RequestInit = {}) =>
+      server.request(path, { ...init, headers: bearer(body.token) });
     expect((await asCi('/api/v1/healthcheck/nope', { method: 'DELETE' })).status).toBe(404);
     expect((await asCi('/api/v1/healthcheck')).status).toBe(403);
 
-    const again = await server.request('/api/v1/tokens', { ...jsonBody({ name: 'ci', scopes: ['read'] }), headers: { ...admin, 'content-type': 'application/json' } });
+    const again = await server.request('/api/v1/tokens', {
+      ...jsonBody({ name: 'ci', scopes: ['read'] }),
+      headers: { ...admin, 'content-type': 'application/json' },
+    });
     expect(again.status).toBe(409);
     expect((await server.request('/api/v1/tokens/read-token', { method: 'DELETE', headers: admin })).status).toBe(409);
-    const bad = await server.request('/api/v1/tokens', { ...jsonBody({ name: 'x', scopes: ['root'] }), headers: { ...admin, 'content-type': 'application/json' } });
+    const bad = await server.request('/api/v1/tokens', {
+      ...jsonBody({ name: 'x', scopes: ['root'] }),
+      headers: { ...admin, 'content-type': 'application/json' },
+    });
     expect(bad.status).toBe(400);
-    expect((await server.request('/api/v1/tokens', { ...jsonBody({ name: 'y', scopes: ['read'] }), headers: { ...bearer(secretOf('write')), 'content-type': 'application/json' } })).status).toBe(403);
+    expect(
+      (
+        await server.request('/api/v1/tokens', {
+          ...jsonBody({ name: 'y', scopes: ['read'] }),
+          headers: { ...bearer(secretOf('write')), 'content-type': 'application/json' },
+        })
+      ).status,
+    ).toBe(403);
 
     const deleted = await server.request('/api/v1/tokens/ci', { method: 'DELETE', headers: admin });
     expect(deleted.status).toBe(200);
@@ -189,12 +272,17 @@ describe('tokens through the API', () => {
 describe('tokens through the API, across a restart', () => {
   it('keeps working: only the SHA-256 was stored, and that is all it takes', async () => {
     const admin = { ...bearer(secretOf('admin')), 'content-type': 'application/json' };
-    const created = await server.request('/api/v1/tokens', { ...jsonBody({ name: 'kept', scopes: ['read'] }), headers: admin });
+    const created = await server.request('/api/v1/tokens', {
+      ...jsonBody({ name: 'kept', scopes: ['read'] }),
+      headers: admin,
+    });
     const { token } = (await created.json()) as { token: string };
     await server.stop();
     server = await startServer({ config: CONFIG, dataDir: server.dataDir });
     expect((await server.request('/api/v1/healthcheck', { headers: bearer(token) })).status).toBe(200);
-    const { tokens } = (await (await server.request('/api/v1/tokens', { headers: basic })).json()) as { tokens: { name: string }[] };
+    const { tokens } = (await (await server.request('/api/v1/tokens', { headers: basic })).json()) as {
+      tokens: { name: string }[];
+    };
     expect(tokens.map(({ name }) => name)).toContain('kept');
   });
 });
@@ -202,12 +290,22 @@ describe('tokens through the API, across a restart', () => {
 describe('vigie token create', () => {
   it('prints a secret and the http.tokens entry holding its sha256', async () => {
     await ensureBundle();
-    const { stdout } = await exec(process.execPath, [join(ROOT, 'bin/vigie.js'), 'token', 'create', '--name', 'cron', '--scopes', 'heartbeat,ingest']);
+    const { stdout } = await exec(process.execPath, [
+      join(ROOT, 'bin/vigie.js'),
+      'token',
+      'create',
+      '--name',
+      'cron',
+      '--scopes',
+      'heartbeat,ingest',
+    ]);
     const secret = /^token: (\S+)$/m.exec(stdout)?.[1] ?? '';
     expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(stdout).toContain(`sha256: ${sha256(secret)}`);
     expect(stdout).toMatch(/- name: cron\n\s+sha256: [0-9a-f]{64}\n\s+scopes:\n\s+- heartbeat\n\s+- ingest/);
-    await expect(exec(process.execPath, [join(ROOT, 'bin/vigie.js'), 'token', 'create', '--name', 'cron', '--scopes', 'root'])).rejects.toMatchObject({ code: 2 });
+    await expect(
+      exec(process.execPath, [join(ROOT, 'bin/vigie.js'), 'token', 'create', '--name', 'cron', '--scopes', 'root']),
+    ).rejects.toMatchObject({ code: 2 });
   });
 });
 
@@ -219,11 +317,17 @@ describe('http.tokens in the config', () => {
   };
   it('names the key of each mistake', () => {
     const token = { name: 'ci', sha256: sha256('x'), scopes: ['read'] };
-    expect(load({ tokens: [{ ...token, sha256: 'the-secret' }] })).toThrow(/http\.tokens\[0\]\.sha256: must be the SHA-256 of the secret/);
-    expect(load({ tokens: [token, { ...token, name: 'other', scopes: ['read', 'root'] }] })).toThrow(/http\.tokens\[1\]\.scopes\[1\]: "root" is not one of read, write, ingest, heartbeat, admin/);
+    expect(load({ tokens: [{ ...token, sha256: 'the-secret' }] })).toThrow(
+      /http\.tokens\[0\]\.sha256: must be the SHA-256 of the secret/,
+    );
+    expect(load({ tokens: [token, { ...token, name: 'other', scopes: ['read', 'root'] }] })).toThrow(
+      /http\.tokens\[1\]\.scopes\[1\]: "root" is not one of read, write, ingest, heartbeat, admin/,
+    );
     expect(load({ tokens: [token, token] })).toThrow(/http\.tokens\[1\]\.name: the token name "ci" is used twice/);
     expect(load({ tokens: [{ ...token, scopes: [] }] })).toThrow(/http\.tokens\[0\]\.scopes: needs at least one/);
-    expect(load({ public: ['badges', 'everything'] })).toThrow(/http\.public\[1\]: "everything" is not one of badges, status-pages/);
+    expect(load({ public: ['badges', 'everything'] })).toThrow(
+      /http\.public\[1\]: "everything" is not one of badges, status-pages/,
+    );
     expect(load({ tokens: [token], public: ['badges', 'status-pages'] })).not.toThrow();
   });
 });

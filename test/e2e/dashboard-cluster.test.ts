@@ -25,14 +25,34 @@ describe.skipIf(!hasNatsServer() || !hasChromium())('dashboard of a cluster node
     const nats = await startNatsServer();
     tcp = await startTcpTarget();
     const cluster = (node: string) => ({ cluster: { node, nats: nats.clusterNats(node), 'member-ttl': '2s' } });
-    [a, b, browser] = await Promise.all([startServer({ config: cluster('node-a') }), startServer({ config: cluster('node-b') }), launchBrowser()]);
+    [a, b, browser] = await Promise.all([
+      startServer({ config: cluster('node-a') }),
+      startServer({ config: cluster('node-b') }),
+      launchBrowser(),
+    ]);
     await allJoined([a, b]);
-    const checks = Array.from({ length: 6 }, (_, i) => ({ name: `db-${i}`, target: '127.0.0.1', port: tcp.port, interval: '1s', timeout: '1s' }));
-    const created = await a.request('/api/v1/healthcheck/bulk', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ 'tcp-checks': checks }) });
-    expect(created.status).toBe(201);
-    await waitFor(async () => ((await (await b.request('/api/v1/result')).json()) as { result: { node?: string }[] }).result.filter((result) => result.node).length === 6, {
-      timeoutMs: 20_000,
+    const checks = Array.from({ length: 6 }, (_, i) => ({
+      name: `db-${i}`,
+      target: '127.0.0.1',
+      port: tcp.port,
+      interval: '1s',
+      timeout: '1s',
+    }));
+    const created = await a.request('/api/v1/healthcheck/bulk', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ 'tcp-checks': checks }),
     });
+    expect(created.status).toBe(201);
+    await waitFor(
+      async () =>
+        ((await (await b.request('/api/v1/result')).json()) as { result: { node?: string }[] }).result.filter(
+          (result) => result.node,
+        ).length === 6,
+      {
+        timeoutMs: 20_000,
+      },
+    );
   }, 90_000);
 
   afterAll(async () => {
@@ -46,7 +66,9 @@ describe.skipIf(!hasNatsServer() || !hasChromium())('dashboard of a cluster node
     await expect.poll(() => page.locator('table.checks tbody tr').count(), { timeout: 10_000 }).toBe(6);
     await expect.poll(() => page.locator('table.checks thead th:text-is("Node")').count()).toBe(1);
     const shownNodes = new Set(await page.locator('table.checks td.node').allTextContents());
-    const members = (await (await b.request('/api/v1/cluster/members')).json()) as { result: { node: string; checks: number }[] };
+    const members = (await (await b.request('/api/v1/cluster/members')).json()) as {
+      result: { node: string; checks: number }[];
+    };
     expect([...shownNodes].every((node) => node === 'node-a' || node === 'node-b')).toBe(true);
 
     await page.click('nav a:text-is("Cluster")');
@@ -65,12 +87,28 @@ describe.skipIf(!hasNatsServer() || !hasChromium())('dashboard of a cluster node
     await page.close();
   });
   it('shows, searches and follows live a stream whose partitions run on both nodes', async () => {
-    const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const config = Buffer.from('{:partition-by [:host] :actions {:action :index :params [[:host]]}}').toString('base64');
+    const json = (method: string, body: unknown) => ({
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const config = Buffer.from('{:partition-by [:host] :actions {:action :index :params [[:host]]}}').toString(
+      'base64',
+    );
     expect((await a.request('/api/v1/stream/dash.cluster', json('POST', { config }))).status).toBe(200);
-    await waitFor(async () => ((await (await b.request('/api/v1/stream')).json()) as { streams: string[] }).streams.includes('dash.cluster'), { timeoutMs: 10_000 });
+    await waitFor(
+      async () =>
+        ((await (await b.request('/api/v1/stream')).json()) as { streams: string[] }).streams.includes('dash.cluster'),
+      { timeoutMs: 10_000 },
+    );
     const now = Date.now() * 1e6;
-    const events = Array.from({ length: 40 }, (_, i) => ({ host: `web-${i}`, service: 'http', state: 'ok', metric: i, time: now }));
+    const events = Array.from({ length: 40 }, (_, i) => ({
+      host: `web-${i}`,
+      service: 'http',
+      state: 'ok',
+      metric: i,
+      time: now,
+    }));
     expect((await a.request('/api/v1/stream/dash.cluster', json('PUT', { events }))).status).toBe(200);
 
     const watched = await browser.open(`${b.url}/frontend/index.html#/streams`);
@@ -79,7 +117,13 @@ describe.skipIf(!hasNatsServer() || !hasChromium())('dashboard of a cluster node
     await expect.poll(() => row.locator('.index-size').textContent(), { timeout: 10_000 }).toBe('40');
     // The Cluster view counts the stream's partitions per member: 64 in all.
     await page.click('nav a:text-is("Cluster")');
-    await expect.poll(async () => (await page.locator('td.partitions-owned').allTextContents()).map(Number).reduce((sum, count) => sum + count, 0)).toBe(64);
+    await expect
+      .poll(async () =>
+        (await page.locator('td.partitions-owned').allTextContents())
+          .map(Number)
+          .reduce((sum, count) => sum + count, 0),
+      )
+      .toBe(64);
     await page.click('nav a:text-is("Streams")');
     await row.locator('button.link').click();
     await page.fill('input[name="query"]', '[:always-true]');
@@ -88,7 +132,12 @@ describe.skipIf(!hasNatsServer() || !hasChromium())('dashboard of a cluster node
     await expect.poll(() => page.locator('.feed').getAttribute('data-mode')).toBe('websocket');
     // Interest in the feed reaches the other node within 2 s; a new host then shows without a reload.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
-    const late = Array.from({ length: 10 }, (_, i) => ({ host: `late-${i}`, service: 'http', state: 'ok', time: Date.now() * 1e6 }));
+    const late = Array.from({ length: 10 }, (_, i) => ({
+      host: `late-${i}`,
+      service: 'http',
+      state: 'ok',
+      time: Date.now() * 1e6,
+    }));
     expect((await a.request('/api/v1/stream/dash.cluster', json('PUT', { events: late }))).status).toBe(200);
     await expect.poll(() => page.locator('table.events tbody tr').count(), { timeout: 10_000 }).toBe(50);
     await watched.screenshot('cluster-stream');
@@ -97,17 +146,33 @@ describe.skipIf(!hasNatsServer() || !hasChromium())('dashboard of a cluster node
   });
 
   it('shows each location of a check run from several places with its latest result', async () => {
-    const check = { name: 'everywhere', target: '127.0.0.1', port: tcp.port, interval: '1s', timeout: '1s', locations: 'all' };
-    const created = await a.request('/api/v1/healthcheck/tcp', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(check) });
+    const check = {
+      name: 'everywhere',
+      target: '127.0.0.1',
+      port: tcp.port,
+      interval: '1s',
+      timeout: '1s',
+      locations: 'all',
+    };
+    const created = await a.request('/api/v1/healthcheck/tcp', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(check),
+    });
     expect(created.status).toBe(201);
     await waitFor(
-      async () => ((await (await b.request('/api/v1/result/everywhere')).json()) as { locations?: { success?: boolean }[] }).locations?.filter((location) => location.success).length === 2,
+      async () =>
+        (
+          (await (await b.request('/api/v1/result/everywhere')).json()) as { locations?: { success?: boolean }[] }
+        ).locations?.filter((location) => location.success).length === 2,
       { timeoutMs: 20_000, message: 'both locations ran it' },
     );
     const watched = await browser.open(`${b.url}/frontend/index.html#/check/everywhere`);
     const { page } = watched;
     await expect.poll(() => page.locator('table.locations tbody tr').count(), { timeout: 10_000 }).toBe(2);
-    expect(new Set(await page.locator('table.locations td.node').allTextContents())).toEqual(new Set(['node-a', 'node-b']));
+    expect(new Set(await page.locator('table.locations td.node').allTextContents())).toEqual(
+      new Set(['node-a', 'node-b']),
+    );
     expect(await page.locator('table.locations .badge.ok').count()).toBe(2);
     expect(await page.locator('.locations-summary').textContent()).toBe('0 of 2 failing; the check fails when 2 do.');
     await watched.screenshot('cluster-locations');

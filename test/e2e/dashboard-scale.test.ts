@@ -15,12 +15,21 @@ import { startTcpTarget, type TcpTarget } from '../helpers/targets.ts';
 const CHECKS = 12_000;
 
 /** The raw answer to a GET (fetch would decompress it), with its Content-Encoding. */
-function rawGet(url: string, acceptEncoding: string): Promise<{ status: number; encoding: string | undefined; body: Buffer }> {
+function rawGet(
+  url: string,
+  acceptEncoding: string,
+): Promise<{ status: number; encoding: string | undefined; body: Buffer }> {
   return new Promise((resolve, reject) => {
     request(url, { headers: { 'accept-encoding': acceptEncoding } }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, encoding: response.headers['content-encoding'], body: Buffer.concat(chunks) }));
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          encoding: response.headers['content-encoding'],
+          body: Buffer.concat(chunks),
+        }),
+      );
       response.on('error', reject);
     })
       .on('error', reject)
@@ -34,7 +43,11 @@ describe.skipIf(!hasChromium())('dashboard with 12,000 checks', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    [server, tcp, browser] = await Promise.all([startServer({ config: { http: { 'body-limit': 16 * 1024 * 1024 } } }), startTcpTarget(), launchBrowser()]);
+    [server, tcp, browser] = await Promise.all([
+      startServer({ config: { http: { 'body-limit': 16 * 1024 * 1024 } } }),
+      startTcpTarget(),
+      launchBrowser(),
+    ]);
     await createManyChecks(server, tcp.port, CHECKS);
   }, 240_000);
 
@@ -88,7 +101,9 @@ describe.skipIf(!hasChromium())('dashboard with 12,000 checks', () => {
     // The same checks (`now` may have moved on between the three calls).
     expect(checks(gunzipSync(gzip.body))).toEqual(expected);
     expect(checks(brotliDecompressSync(brotli.body))).toEqual(expected);
-    console.log(`overview of ${CHECKS} checks: ${plain.body.length} bytes plain, ${gzip.body.length} gzip, ${brotli.body.length} br`);
+    console.log(
+      `overview of ${CHECKS} checks: ${plain.body.length} bytes plain, ${gzip.body.length} gzip, ${brotli.body.length} br`,
+    );
     expect(gzip.body.length).toBeLessThan(plain.body.length / 5);
     expect(brotli.body.length).toBeLessThan(plain.body.length / 5);
 

@@ -25,7 +25,19 @@ describe('HTTP discovery', () => {
   const names = async () => (await checks()).map((check) => check.name);
   const config = () => ({
     'tcp-checks': [tcp('from-config', target.port)],
-    discovery: { http: [{ name: 'cmdb', host: '127.0.0.1', port: source.port, path: '/checks', query: { env: 'prod' }, headers: { authorization: 'Basic x' }, interval: '1s' }] },
+    discovery: {
+      http: [
+        {
+          name: 'cmdb',
+          host: '127.0.0.1',
+          port: source.port,
+          path: '/checks',
+          query: { env: 'prod' },
+          headers: { authorization: 'Basic x' },
+          interval: '1s',
+        },
+      ],
+    },
   });
 
   beforeAll(async () => {
@@ -41,7 +53,10 @@ describe('HTTP discovery', () => {
   });
 
   it('polls at startup and runs the discovered checks under their source', async () => {
-    await waitFor(async () => (await names()).includes('disc-b'), { timeoutMs: 3_000, message: 'the first poll at startup' });
+    await waitFor(async () => (await names()).includes('disc-b'), {
+      timeoutMs: 3_000,
+      message: 'the first poll at startup',
+    });
     const list = await checks();
     expect(list.find((check) => check.name === 'disc-a')?.source).toBe('http-discovery-cmdb');
     expect(list.find((check) => check.name === 'from-config')).toBeDefined();
@@ -53,24 +68,41 @@ describe('HTTP discovery', () => {
   });
 
   it('adds, changes and removes checks of its own source only', async () => {
-    payload = JSON.stringify({ 'tcp-checks': [tcp('disc-a', target.port + 0), tcp('disc-c', target.port)], 'http-checks': [] });
-    await waitFor(async () => {
-      const now = await names();
-      return now.includes('disc-c') && !now.includes('disc-b');
-    }, { timeoutMs: 5_000 });
+    payload = JSON.stringify({
+      'tcp-checks': [tcp('disc-a', target.port + 0), tcp('disc-c', target.port)],
+      'http-checks': [],
+    });
+    await waitFor(
+      async () => {
+        const now = await names();
+        return now.includes('disc-c') && !now.includes('disc-b');
+      },
+      { timeoutMs: 5_000 },
+    );
     expect(await names()).toContain('from-config');
     payload = JSON.stringify({ 'tcp-checks': [{ ...tcp('disc-a', target.port), timeout: '2s' }] });
-    await waitFor(async () => {
-      const list = await checks();
-      return !list.some((check) => check.name === 'disc-c') && (list.find((check) => check.name === 'disc-a') as { timeout?: string } | undefined)?.timeout === '2s';
-    }, { timeoutMs: 5_000 });
+    await waitFor(
+      async () => {
+        const list = await checks();
+        return (
+          !list.some((check) => check.name === 'disc-c') &&
+          (list.find((check) => check.name === 'disc-a') as { timeout?: string } | undefined)?.timeout === '2s'
+        );
+      },
+      { timeoutMs: 5_000 },
+    );
   });
 
   it('changes nothing on broken JSON or one invalid check, logs why, and counts the failure', async () => {
     const before = await names();
     payload = '{"tcp-checks": [';
     await server.waitForLog(/fail to convert the payload from json/, 5_000);
-    payload = JSON.stringify({ 'tcp-checks': [tcp('disc-new', target.port), { name: 'bad', target: '127.0.0.1', timeout: '1s', interval: '10s' }] });
+    payload = JSON.stringify({
+      'tcp-checks': [
+        tcp('disc-new', target.port),
+        { name: 'bad', target: '127.0.0.1', timeout: '1s', interval: '10s' },
+      ],
+    });
     await server.waitForLog(/HTTP discovery error: .*bad/, 5_000);
     expect(await names()).toEqual(before);
     const metrics = await (await server.request('/metrics')).text();

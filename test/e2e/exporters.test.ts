@@ -25,15 +25,39 @@ describe('exporters', () => {
     collector = await startHttpTarget();
     hanging = await startHttpTarget({ handler: () => undefined });
     riemannPort = await closedPort();
-    const check = (name: string) => ({ name, target: '127.0.0.1', port: target.port, protocol: 'http', path: `/${name}`, 'valid-status': [200], timeout: '1s', interval: '1s', labels: { env: 'test', team: 'core' } });
+    const check = (name: string) => ({
+      name,
+      target: '127.0.0.1',
+      port: target.port,
+      protocol: 'http',
+      path: `/${name}`,
+      'valid-status': [200],
+      timeout: '1s',
+      interval: '1s',
+      labels: { env: 'test', team: 'core' },
+    });
     server = await startServer({
       config: {
         'http-checks': [check('web'), check('api')],
         'tcp-checks': [{ name: 'down', target: '127.0.0.1', port: await closedPort(), timeout: '1s', interval: '1s' }],
         exporters: {
           http: [
-            { name: 'collector', host: '127.0.0.1', port: collector.port, path: '/results', headers: { authorization: 'Bearer x' } },
-            { name: 'hanging', host: '127.0.0.1', port: hanging.port, path: '/', timeout: '500ms', retries: 1, 'queue-size': 5 },
+            {
+              name: 'collector',
+              host: '127.0.0.1',
+              port: collector.port,
+              path: '/results',
+              headers: { authorization: 'Bearer x' },
+            },
+            {
+              name: 'hanging',
+              host: '127.0.0.1',
+              port: hanging.port,
+              path: '/',
+              timeout: '500ms',
+              retries: 1,
+              'queue-size': 5,
+            },
           ],
           riemann: [{ name: 'riemann', host: '127.0.0.1', port: riemannPort, ttl: '30s' }],
           stream: [{ name: 'into-streams', stream: 'checks' }],
@@ -54,7 +78,12 @@ describe('exporters', () => {
   });
 
   it('POSTs JSON arrays of results in the API result shape to the HTTP collector', async () => {
-    await waitFor(() => collector.requests.some((request) => request.body.includes('"down"')) && collector.requests.some((request) => request.body.includes('"web"')), { timeoutMs: 10_000 });
+    await waitFor(
+      () =>
+        collector.requests.some((request) => request.body.includes('"down"')) &&
+        collector.requests.some((request) => request.body.includes('"web"')),
+      { timeoutMs: 10_000 },
+    );
     const request = collector.requests[0];
     expect(request?.method).toBe('POST');
     expect(request?.path).toBe('/results');
@@ -62,8 +91,22 @@ describe('exporters', () => {
     expect(request?.headers.authorization).toBe('Bearer x');
     const results = collector.requests.flatMap((r) => JSON.parse(r.body) as Record<string, unknown>[]);
     const web = results.find((result) => result.name === 'web');
-    expect(Object.keys(web ?? {})).toEqual(['name', 'summary', 'labels', 'success', 'healthcheck-timestamp', 'message', 'duration', 'source']);
-    expect(web).toMatchObject({ success: true, message: 'success', labels: { env: 'test', team: 'core' }, source: 'configuration' });
+    expect(Object.keys(web ?? {})).toEqual([
+      'name',
+      'summary',
+      'labels',
+      'success',
+      'healthcheck-timestamp',
+      'message',
+      'duration',
+      'source',
+    ]);
+    expect(web).toMatchObject({
+      success: true,
+      message: 'success',
+      labels: { env: 'test', team: 'core' },
+      source: 'configuration',
+    });
     const down = results.find((result) => result.name === 'down');
     expect(down).toMatchObject({ success: false, source: 'configuration' });
   });
@@ -79,10 +122,13 @@ describe('exporters', () => {
     // Four runs at 1 s take about 4 s; a check blocked behind the hanging collector would take far longer.
     expect(Date.now() - startedAt).toBeLessThan(6_500);
     expect(hanging.requests.length).toBeGreaterThan(0);
-    const metrics = await waitFor(async () => {
-      const text = await (await server.request('/metrics')).text();
-      return /exporter_dropped_total\{name="hanging",reason="queue_full"\} [1-9]/.test(text) && text;
-    }, { timeoutMs: 10_000 });
+    const metrics = await waitFor(
+      async () => {
+        const text = await (await server.request('/metrics')).text();
+        return /exporter_dropped_total\{name="hanging",reason="queue_full"\} [1-9]/.test(text) && text;
+      },
+      { timeoutMs: 10_000 },
+    );
     expect(metrics).toMatch(/exporter_queue_size\{name="hanging"\} [0-5]\b/);
     expect(metrics).toMatch(/exporter_failures_total\{name="hanging"\} [1-9]/);
     expect(metrics).toMatch(/exporter_sent_total\{name="collector"\} [1-9]/);
@@ -93,19 +139,41 @@ describe('exporters', () => {
 
   it('delivers to a Riemann server that comes up after the start, one event per result as upstream maps it', async () => {
     // While its server is down, the exporter's failed attempts to reach it are counted.
-    await waitFor(async () => /exporter_failures_total\{name="riemann"\} [1-9]/.test(await (await server.request('/metrics')).text()), {
-      timeoutMs: 10_000,
-      message: 'exporter_failures_total of the riemann exporter while its server is down',
-    });
+    await waitFor(
+      async () =>
+        /exporter_failures_total\{name="riemann"\} [1-9]/.test(await (await server.request('/metrics')).text()),
+      {
+        timeoutMs: 10_000,
+        message: 'exporter_failures_total of the riemann exporter while its server is down',
+      },
+    );
     riemann = await startRiemannServer(riemannPort);
     const server_ = riemann;
-    await waitFor(() => server_.events.some((event) => event.attributes?.some((a) => a.key === 'healthcheck' && a.value === 'down')) && server_.events.some((event) => event.state === 'ok'), { timeoutMs: 15_000 });
-    const web = server_.events.find((event) => event.attributes?.some((a) => a.key === 'healthcheck' && a.value === 'web'));
-    expect(web).toMatchObject({ service: 'cabourotte-healthcheck', host: hostname(), state: 'ok', tags: ['cabourotte'], ttl: 30 });
+    await waitFor(
+      () =>
+        server_.events.some((event) => event.attributes?.some((a) => a.key === 'healthcheck' && a.value === 'down')) &&
+        server_.events.some((event) => event.state === 'ok'),
+      { timeoutMs: 15_000 },
+    );
+    const web = server_.events.find((event) =>
+      event.attributes?.some((a) => a.key === 'healthcheck' && a.value === 'web'),
+    );
+    expect(web).toMatchObject({
+      service: 'cabourotte-healthcheck',
+      host: hostname(),
+      state: 'ok',
+      tags: ['cabourotte'],
+      ttl: 30,
+    });
     expect(web?.description).toMatch(/^HTTP healthcheck .*: success$/);
     expect(web?.time_micros).toBe((web?.time ?? 0) * 1_000_000);
     expect(typeof web?.metric_sint64).toBe('number');
-    expect(Object.fromEntries((web?.attributes ?? []).map((a) => [a.key, a.value]))).toEqual({ healthcheck: 'web', source: 'configuration', env: 'test', team: 'core' });
+    expect(Object.fromEntries((web?.attributes ?? []).map((a) => [a.key, a.value]))).toEqual({
+      healthcheck: 'web',
+      source: 'configuration',
+      env: 'test',
+      team: 'core',
+    });
     const down = server_.events.find((event) => event.attributes?.some((a) => a.value === 'down'));
     expect(down?.state).toBe('critical');
   });
@@ -119,12 +187,24 @@ describe('exporters', () => {
       });
       return ((await response.json()) as { events: Record<string, unknown>[] }).events;
     };
-    const events = await waitFor(async () => {
-      const found = await search();
-      return found.length >= 3 && found;
-    }, { timeoutMs: 10_000 });
+    const events = await waitFor(
+      async () => {
+        const found = await search();
+        return found.length >= 3 && found;
+      },
+      { timeoutMs: 10_000 },
+    );
     const web = events.find((event) => event.healthcheck === 'web');
-    expect(web).toMatchObject({ service: 'cabourotte-healthcheck', host: hostname(), state: 'ok', source: 'configuration', env: 'test', team: 'core', ttl: 60, tags: ['cabourotte'] });
+    expect(web).toMatchObject({
+      service: 'cabourotte-healthcheck',
+      host: hostname(),
+      state: 'ok',
+      source: 'configuration',
+      env: 'test',
+      team: 'core',
+      ttl: 60,
+      tags: ['cabourotte'],
+    });
     expect(typeof web?.metric).toBe('number');
     expect(web?.time).toBeGreaterThan(1e18);
     expect(events.find((event) => event.healthcheck === 'down')?.state).toBe('critical');

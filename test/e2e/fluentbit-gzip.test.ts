@@ -17,7 +17,11 @@ let server: TestServer;
 beforeAll(async () => {
   server = await startServer({ config: { http: { 'body-limit': BODY_LIMIT } } });
   const config = b64('{:actions {:action :index :params [[:host :log]]}}');
-  const added = await server.request('/api/v1/stream/logs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ config }) });
+  const added = await server.request('/api/v1/stream/logs', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ config }),
+  });
   expect(added.status).toBe(200);
 });
 afterAll(async () => {
@@ -25,17 +29,29 @@ afterAll(async () => {
 });
 
 function post(body: Buffer, encoding = 'gzip'): Promise<Response> {
-  return server.request('/api/v1/fluentbit/logs', { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': encoding }, body });
+  return server.request('/api/v1/fluentbit/logs', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+    body,
+  });
 }
 
 async function search(query: string): Promise<Record<string, unknown>[]> {
-  const response = await server.request('/api/v1/index/logs/search', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: b64(query) }) });
+  const response = await server.request('/api/v1/index/logs/search', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: b64(query) }),
+  });
   return ((await response.json()) as { events: Record<string, unknown>[] }).events;
 }
 
 async function refused(reason: string): Promise<number> {
   const text = await (await server.request('/metrics')).text();
-  return Number(new RegExp(`^stream_ingest_refused_bodies_total\\{route="fluentbit",reason="${reason}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+  return Number(
+    new RegExp(`^stream_ingest_refused_bodies_total\\{route="fluentbit",reason="${reason}"\\} (\\d+)`, 'm').exec(
+      text,
+    )?.[1] ?? 0,
+  );
 }
 
 describe('POST /api/v1/fluentbit/<name> with Content-Encoding: gzip', () => {
@@ -55,7 +71,11 @@ describe('POST /api/v1/fluentbit/<name> with Content-Encoding: gzip', () => {
   });
 
   it('accepts a body that inflates to just under the body limit', async () => {
-    const records = Array.from({ length: 9000 }, (_, i) => ({ date: 1_735_047_900 + i, host: 'gz-big', log: `line ${i} ${'x'.repeat(60)}` }));
+    const records = Array.from({ length: 9000 }, (_, i) => ({
+      date: 1_735_047_900 + i,
+      host: 'gz-big',
+      log: `line ${i} ${'x'.repeat(60)}`,
+    }));
     const json = Buffer.from(JSON.stringify(records));
     expect(json.length).toBeGreaterThan(BODY_LIMIT * 0.7);
     expect(json.length).toBeLessThan(BODY_LIMIT);
@@ -70,17 +90,23 @@ describe('POST /api/v1/fluentbit/<name> with Content-Encoding: gzip', () => {
     expect(bomb.length).toBeLessThan(BODY_LIMIT / 8);
     const response = await post(bomb);
     expect(response.status).toBe(413);
-    expect(await response.json()).toEqual({ error: `Fluent Bit body inflates to more than the limit of ${BODY_LIMIT} bytes` });
+    expect(await response.json()).toEqual({
+      error: `Fluent Bit body inflates to more than the limit of ${BODY_LIMIT} bytes`,
+    });
     expect(await refused('too_large')).toBe(before + 1);
     // The server is still serving ingestion.
-    expect((await post(gzipSync(JSON.stringify([{ date: 1_735_048_000, host: 'gz-after', log: 'ok' }])))).status).toBe(200);
+    expect((await post(gzipSync(JSON.stringify([{ date: 1_735_048_000, host: 'gz-after', log: 'ok' }])))).status).toBe(
+      200,
+    );
     expect(await search('[:= :host "gz-after"]')).toHaveLength(1);
   });
 
   it('refuses a compressed body over the body limit with 413', async () => {
     const response = await post(gzipSync(randomBytes(BODY_LIMIT + 4096)));
     expect(response.status).toBe(413);
-    expect(((await response.json()) as { error: string }).error).toBe(`Request body is larger than the limit of ${BODY_LIMIT} bytes`);
+    expect(((await response.json()) as { error: string }).error).toBe(
+      `Request body is larger than the limit of ${BODY_LIMIT} bytes`,
+    );
   });
 
   it('answers 400 for a body that is not gzip, and 415 for another encoding, counting both', async () => {
@@ -97,7 +123,10 @@ describe('POST /api/v1/fluentbit/<name> with Content-Encoding: gzip', () => {
   });
 
   it('still reads uncompressed bodies', async () => {
-    const response = await post(Buffer.from(JSON.stringify([{ date: 1_735_048_100, host: 'plain', log: 'x' }])), 'identity');
+    const response = await post(
+      Buffer.from(JSON.stringify([{ date: 1_735_048_100, host: 'plain', log: 'x' }])),
+      'identity',
+    );
     expect(response.status).toBe(200);
     expect(await search('[:= :host "plain"]')).toEqual([{ host: 'plain', log: 'x', time: 1_735_048_100e9 }]);
   });

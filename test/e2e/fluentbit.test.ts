@@ -7,7 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.ts';
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
-const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const json = (method: string, body: unknown) => ({
+  method,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 
 let server: TestServer;
 
@@ -50,7 +54,14 @@ describe('POST /api/v1/fluentbit/<name>', () => {
   });
 
   it('fans out to the default streams with the name default', async () => {
-    expect((await server.request('/api/v1/fluentbit/default', json('POST', [{ date: 1_735_047_880, host: 'fb-2', log: 'x' }]))).status).toBe(200);
+    expect(
+      (
+        await server.request(
+          '/api/v1/fluentbit/default',
+          json('POST', [{ date: 1_735_047_880, host: 'fb-2', log: 'x' }]),
+        )
+      ).status,
+    ).toBe(200);
     expect(await search('all', '[:= :host "fb-2"]')).toMatchObject([{ host: 'fb-2', time: 1_735_047_880e9 }]);
   });
 
@@ -60,12 +71,18 @@ describe('POST /api/v1/fluentbit/<name>', () => {
     expect(((await bad.json()) as { error: string }).error).toMatch(/^records\[0\]\.date must be epoch seconds/);
     const notArray = await server.request('/api/v1/fluentbit/logs', json('POST', { log: 'x' }));
     expect(notArray.status).toBe(400);
-    expect(await notArray.json()).toEqual({ error: 'the body must be a JSON array of Fluent Bit records (http output, format json)' });
+    expect(await notArray.json()).toEqual({
+      error: 'the body must be a JSON array of Fluent Bit records (http output, format json)',
+    });
     const notObject = await server.request('/api/v1/fluentbit/logs', json('POST', [{ date: 1 }, 'text']));
-    expect(await notObject.json()).toEqual({ error: 'records[1] must be an object (one Fluent Bit record), got "text"' });
+    expect(await notObject.json()).toEqual({
+      error: 'records[1] must be an object (one Fluent Bit record), got "text"',
+    });
     const badDate = await server.request('/api/v1/fluentbit/logs', json('POST', [{ log: 'a' }, { date: true }]));
     expect(badDate.status).toBe(400);
-    expect(await badDate.json()).toEqual({ error: 'records[1].date must be epoch seconds (json_date_format double or epoch) or an ISO 8601 date, got true' });
+    expect(await badDate.json()).toEqual({
+      error: 'records[1].date must be epoch seconds (json_date_format double or epoch) or an ISO 8601 date, got true',
+    });
     const unknown = await server.request('/api/v1/fluentbit/nope', json('POST', []));
     expect(unknown.status).toBe(404);
   });

@@ -28,7 +28,10 @@ describe('the service process', () => {
     await ensureBundle();
     // No config file means the embedded defaults, port 9013 included: the one test bound to a fixed port,
     // because that default is what it checks.
-    const child = spawn(process.execPath, [join(import.meta.dirname, '../../bin/vigie.js'), 'serve'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(import.meta.dirname, '../../bin/vigie.js'), 'serve'], {
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     try {
       const line = await new Promise<string>((resolve, reject) => {
         const seen: string[] = [];
@@ -48,11 +51,21 @@ describe('the service process', () => {
         expect(await response.json()).toEqual({ message: 'ok' });
       }
       const db = new Database(join(cwd, 'data/vigie.db'), { readonly: true });
-      const tables = (db.prepare("select name from sqlite_master where type = 'table' order by name").all() as { name: string }[]).map((row) => row.name);
+      const tables = (
+        db.prepare("select name from sqlite_master where type = 'table' order by name").all() as { name: string }[]
+      ).map((row) => row.name);
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       db.close();
       expect(tables).toEqual(
-        expect.arrayContaining(['healthcheck_history', 'healthcheck_results', 'healthcheck_uptime', 'healthchecks', 'index_meta', 'index_snapshots', 'streams']),
+        expect.arrayContaining([
+          'healthcheck_history',
+          'healthcheck_results',
+          'healthcheck_uptime',
+          'healthchecks',
+          'index_meta',
+          'index_snapshots',
+          'streams',
+        ]),
       );
     } finally {
       child.kill('SIGKILL');
@@ -77,9 +90,13 @@ describe('the service process', () => {
     writeFileSync(file, 'streams:\n  snapshot-interval: 10\n');
     const result = await runCli(['check-config', file]);
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('streams.snapshot-interval: must be a duration string such as "10s" or "1m30s", got the number 10');
+    expect(result.stderr).toContain(
+      'streams.snapshot-interval: must be a duration string such as "10s" or "1m30s", got the number 10',
+    );
     writeFileSync(file, 'http:\n  port: "abc"\n');
-    expect((await runCli(['check-config', file])).stderr).toContain('http.port: must be an integer, got the string "abc"');
+    expect((await runCli(['check-config', file])).stderr).toContain(
+      'http.port: must be an integer, got the string "abc"',
+    );
   });
 
   it('check-config prints what would run', async () => {
@@ -107,7 +124,11 @@ describe('the service process', () => {
     const auth = { authorization: `Basic ${Buffer.from('ops:pw').toString('base64')}` };
     const answer = async (path: string, method: string, headers: Record<string, string> = auth) => {
       const response = await server.request(path, { method, headers });
-      return { status: response.status, allow: response.headers.get('allow'), body: response.status === 204 ? null : ((await response.json()) as unknown) };
+      return {
+        status: response.status,
+        allow: response.headers.get('allow'),
+        body: response.status === 204 ? null : ((await response.json()) as unknown),
+      };
     };
     // Both parts have paths under /api/v1/overview/, a prefix of neither: each answers in its own shape there.
     expect(await answer('/api/v1/overview/streams', 'DELETE')).toEqual({
@@ -121,16 +142,28 @@ describe('the service process', () => {
       body: { message: 'Method PUT not allowed on /api/v1/overview/healthchecks; allowed: GET, HEAD' },
     });
     // Credentials are asked first, in the same shape.
-    expect(await answer('/api/v1/overview/streams', 'DELETE', {})).toEqual({ status: 401, allow: null, body: { error: 'Unauthorized' } });
+    expect(await answer('/api/v1/overview/streams', 'DELETE', {})).toEqual({
+      status: 401,
+      allow: null,
+      body: { error: 'Unauthorized' },
+    });
     // A parametric path: the message names the route, OPTIONS answers 204 with the methods.
     expect(await answer('/api/v1/stream/any%20name', 'PATCH')).toEqual({
       status: 405,
       allow: 'DELETE, GET, HEAD, POST, PUT',
       body: { error: 'Method PATCH not allowed on /api/v1/stream/:name; allowed: DELETE, GET, HEAD, POST, PUT' },
     });
-    expect(await answer('/api/v1/stream/any', 'OPTIONS')).toEqual({ status: 204, allow: 'DELETE, GET, HEAD, POST, PUT', body: null });
+    expect(await answer('/api/v1/stream/any', 'OPTIONS')).toEqual({
+      status: 204,
+      allow: 'DELETE, GET, HEAD, POST, PUT',
+      body: null,
+    });
     // A segment too many, a trailing slash, a method HTTP routing does not serve: no path of the API.
-    for (const [path, method] of [['/api/v1/stream/a/b', 'PATCH'], ['/healthz/', 'DELETE'], ['/healthz', 'PROPFIND']] as const) {
+    for (const [path, method] of [
+      ['/api/v1/stream/a/b', 'PATCH'],
+      ['/healthz/', 'DELETE'],
+      ['/healthz', 'PROPFIND'],
+    ] as const) {
       expect((await answer(path, method)).status, `${method} ${path}`).toBe(404);
     }
     // A parameter past fastify's 100 characters is refused as with a method the path serves.
@@ -151,18 +184,42 @@ describe('the service process', () => {
       return { status: response.status, body: (await response.json()) as unknown };
     };
     // Streams answer as Mirabelle, healthchecks as Cabourotte, the root as Cabourotte.
-    expect(await answer('/api/v1/stream/a/b/c')).toEqual({ status: 404, body: { error: 'Route GET /api/v1/stream/a/b/c not found' } });
-    expect(await answer('/api/v1/opentelemetry?x=1')).toEqual({ status: 404, body: { error: 'Route GET /api/v1/opentelemetry not found' } });
-    expect(await answer('/api/v1/healthcheck/a/b', { method: 'PROPFIND' })).toEqual({ status: 404, body: { message: 'Route PROPFIND /api/v1/healthcheck/a/b not found' } });
+    expect(await answer('/api/v1/stream/a/b/c')).toEqual({
+      status: 404,
+      body: { error: 'Route GET /api/v1/stream/a/b/c not found' },
+    });
+    expect(await answer('/api/v1/opentelemetry?x=1')).toEqual({
+      status: 404,
+      body: { error: 'Route GET /api/v1/opentelemetry not found' },
+    });
+    expect(await answer('/api/v1/healthcheck/a/b', { method: 'PROPFIND' })).toEqual({
+      status: 404,
+      body: { message: 'Route PROPFIND /api/v1/healthcheck/a/b not found' },
+    });
     // A prefix is a whole segment: /api/v1/streamx is under no part.
-    expect(await answer('/api/v1/streamx')).toEqual({ status: 404, body: { message: 'Route GET /api/v1/streamx not found' } });
-    expect(await answer('/nowhere', { method: 'DELETE' })).toEqual({ status: 404, body: { message: 'Route DELETE /nowhere not found' } });
+    expect(await answer('/api/v1/streamx')).toEqual({
+      status: 404,
+      body: { message: 'Route GET /api/v1/streamx not found' },
+    });
+    expect(await answer('/nowhere', { method: 'DELETE' })).toEqual({
+      status: 404,
+      body: { message: 'Route DELETE /nowhere not found' },
+    });
     // A body that does not parse, and a refusal of the credentials, in the same shape.
     const malformed = { method: 'POST', body: '{', headers: { 'content-type': 'application/json' } };
-    expect(await answer('/api/v1/stream/a/b/c', malformed)).toEqual({ status: 400, body: { error: "Invalid JSON: Expected property name or '}' in JSON at position 1" } });
-    expect(await answer('/nowhere', malformed)).toEqual({ status: 400, body: { message: "Invalid JSON: Expected property name or '}' in JSON at position 1" } });
+    expect(await answer('/api/v1/stream/a/b/c', malformed)).toEqual({
+      status: 400,
+      body: { error: "Invalid JSON: Expected property name or '}' in JSON at position 1" },
+    });
+    expect(await answer('/nowhere', malformed)).toEqual({
+      status: 400,
+      body: { message: "Invalid JSON: Expected property name or '}' in JSON at position 1" },
+    });
     // A URL that does not decode is refused before any routing, in the same shape.
-    expect(await answer('/api/v1/stream/%ff')).toEqual({ status: 400, body: { error: "'/api/v1/stream/%ff' is not a valid url component" } });
+    expect(await answer('/api/v1/stream/%ff')).toEqual({
+      status: 400,
+      body: { error: "'/api/v1/stream/%ff' is not a valid url component" },
+    });
     expect(await answer('/%ff')).toEqual({ status: 400, body: { message: "'/%ff' is not a valid url component" } });
     const refused = await server.request('/api/v1/stream/a/b/c');
     expect(refused.status).toBe(401);
@@ -179,12 +236,20 @@ describe('the service process', () => {
     const text = await (await server.request('/metrics')).text();
     expect(text).toContain('http_responses_total{method="GET",route="/healthz",status="200"} 1');
     expect(text).toContain('http_responses_total{method="GET",route="?",status="404"} 1');
-    expect(text).toMatch(/http_requests_duration_seconds_bucket\{le="0.005",method="GET",route="\/healthz",status="200"\}/);
+    expect(text).toMatch(
+      /http_requests_duration_seconds_bucket\{le="0.005",method="GET",route="\/healthz",status="200"\}/,
+    );
     expect(text).toContain('process_cpu_user_seconds_total');
     const dir = mkdtempSync(join(tmpdir(), 'vigie-metrics-'));
     // Mirabelle's gauge name, kept for its users' dashboards; promtool reserves `_count` for histograms and summaries.
     const upstreamNames = /^(# (HELP|TYPE) )?websocket_connections_count\b/;
-    writeFileSync(join(dir, 'metrics.txt'), text.split('\n').filter((line) => !upstreamNames.test(line)).join('\n'));
+    writeFileSync(
+      join(dir, 'metrics.txt'),
+      text
+        .split('\n')
+        .filter((line) => !upstreamNames.test(line))
+        .join('\n'),
+    );
     const { stdout, stderr } = await exec('sh', ['-c', `promtool check metrics < ${join(dir, 'metrics.txt')}`]);
     expect(stdout + stderr).not.toMatch(/error/i);
   });
@@ -207,11 +272,19 @@ describe('the service process', () => {
       expect(text).toMatch(/^healthcheck_total\{name="passes",team="a\\"b\\\\c\\nd",status="success"\} [1-9]/m);
     });
     const runs = Number(/^healthcheck_duration_seconds_count\{name="passes",[^}]*\} (\d+)$/m.exec(text)?.[1]);
-    expect(text).toContain(`healthcheck_duration_seconds_bucket{name="passes",team="a\\"b\\\\c\\nd",le="+Inf"} ${runs}`);
+    expect(text).toContain(
+      `healthcheck_duration_seconds_bucket{name="passes",team="a\\"b\\\\c\\nd",le="+Inf"} ${runs}`,
+    );
     expect(text).toContain('healthcheck_up{name="fails",team=""} 0');
     expect(text).not.toContain('healthcheck_total{name="fails",team="",status="success"}');
     const dir = mkdtempSync(join(tmpdir(), 'vigie-metrics-'));
-    writeFileSync(join(dir, 'metrics.txt'), text.split('\n').filter((line) => !/^(# (HELP|TYPE) )?websocket_connections_count\b/.test(line)).join('\n'));
+    writeFileSync(
+      join(dir, 'metrics.txt'),
+      text
+        .split('\n')
+        .filter((line) => !/^(# (HELP|TYPE) )?websocket_connections_count\b/.test(line))
+        .join('\n'),
+    );
     const { stdout, stderr } = await exec('sh', ['-c', `promtool check metrics < ${join(dir, 'metrics.txt')}`]);
     expect(stdout + stderr).not.toMatch(/error/i);
   });
@@ -219,8 +292,12 @@ describe('the service process', () => {
 
 describe('basic auth', () => {
   it('checks the credentials for real', async () => {
-    const server = await started({ config: { http: { 'basic-auth': { username: 'ops', password: 's3cret:with:colons' } } } });
-    const auth = (user: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+    const server = await started({
+      config: { http: { 'basic-auth': { username: 'ops', password: 's3cret:with:colons' } } },
+    });
+    const auth = (user: string, password: string) => ({
+      authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+    });
     const none = await server.request('/healthz');
     expect(none.status).toBe(401);
     expect(none.headers.get('www-authenticate')).toMatch(/^Basic realm=/);
@@ -250,12 +327,16 @@ describe('TLS', () => {
     const leaf = ca.issue('server', { dns: ['localhost'], ips: ['127.0.0.1'] });
     const client = ca.issue('client', { client: true });
     const server = await started({ config: { http: { key: leaf.key, cert: leaf.cert, cacert: ca.cert } } });
-    const withCert = new Agent({ connect: { ca: readPem(ca.cert), cert: readPem(client.cert), key: readPem(client.key) } });
+    const withCert = new Agent({
+      connect: { ca: readPem(ca.cert), cert: readPem(client.cert), key: readPem(client.key) },
+    });
     expect((await undiciFetch(`${server.url}/healthz`, { dispatcher: withCert })).status).toBe(200);
     const withoutCert = new Agent({ connect: { ca: readPem(ca.cert) } });
     await expect(undiciFetch(`${server.url}/healthz`, { dispatcher: withoutCert })).rejects.toThrow();
     const other = createCa('Other CA').issue('intruder', { client: true });
-    const wrongCa = new Agent({ connect: { ca: readPem(ca.cert), cert: readPem(other.cert), key: readPem(other.key) } });
+    const wrongCa = new Agent({
+      connect: { ca: readPem(ca.cert), cert: readPem(other.cert), key: readPem(other.key) },
+    });
     await expect(undiciFetch(`${server.url}/healthz`, { dispatcher: wrongCa })).rejects.toThrow();
   });
 });

@@ -56,7 +56,11 @@ async function started(options: Parameters<typeof startServer>[0]): Promise<Test
 }
 
 async function post(server: TestServer, kind: string, definition: Record<string, unknown>): Promise<void> {
-  const response = await server.request(`/api/v1/healthcheck/${kind}`, { method: 'POST', body: JSON.stringify(definition), headers: { 'content-type': 'application/json' } });
+  const response = await server.request(`/api/v1/healthcheck/${kind}`, {
+    method: 'POST',
+    body: JSON.stringify(definition),
+    headers: { 'content-type': 'application/json' },
+  });
   expect(response.status).toBe(201);
 }
 
@@ -78,14 +82,23 @@ async function runCount(server: TestServer, name: string): Promise<number> {
   return runs;
 }
 
-const tcpCheck = (name: string, interval = '500ms') => ({ name, target: '127.0.0.1', port: tcp.port, timeout: '500ms', interval });
+const tcpCheck = (name: string, interval = '500ms') => ({
+  name,
+  target: '127.0.0.1',
+  port: tcp.port,
+  timeout: '500ms',
+  interval,
+});
 
 describe('durability', () => {
   it('brings every API check back after SIGTERM, scheduled, with its last result shown at once', async () => {
     const first = await started({});
     await post(first, 'tcp', tcpCheck('kept-a'));
     await post(first, 'tcp', tcpCheck('kept-b'));
-    await vi.waitFor(async () => expect((await results(first)).map((r) => r.name)).toEqual(['kept-a', 'kept-b']), { timeout: 5000, interval: 100 });
+    await vi.waitFor(async () => expect((await results(first)).map((r) => r.name)).toEqual(['kept-a', 'kept-b']), {
+      timeout: 5000,
+      interval: 100,
+    });
     const before = await results(first);
     expect(await first.stop()).toBe(0);
 
@@ -93,7 +106,9 @@ describe('durability', () => {
     const shown = await results(second);
     expect(shown.map((r) => r.name)).toEqual(['kept-a', 'kept-b']);
     for (const result of shown) {
-      expect(result['healthcheck-timestamp']).toBeGreaterThanOrEqual(before.find((r) => r.name === result.name)!['healthcheck-timestamp']);
+      expect(result['healthcheck-timestamp']).toBeGreaterThanOrEqual(
+        before.find((r) => r.name === result.name)!['healthcheck-timestamp'],
+      );
     }
     expect(await checkNames(second)).toEqual(['kept-a', 'kept-b']);
     const restartedAt = Math.floor(Date.now() / 1000);
@@ -110,7 +125,10 @@ describe('durability', () => {
     // Results wait at most write-delay before they are written (30 s by default): 1 s here.
     const first = await started({ config: { healthchecks: { 'write-delay': '1s' } } });
     await post(first, 'tcp', tcpCheck('old'));
-    await vi.waitFor(async () => expect((await results(first)).map((r) => r.name)).toEqual(['old']), { timeout: 5000, interval: 100 });
+    await vi.waitFor(async () => expect((await results(first)).map((r) => r.name)).toEqual(['old']), {
+      timeout: 5000,
+      interval: 100,
+    });
     // Results reach SQLite within write-delay (definitions before the 201): wait until the database holds it.
     const database = new Database(join(first.dataDir, 'vigie.db'), { readonly: true });
     try {
@@ -131,9 +149,20 @@ describe('durability', () => {
 describe('replacing an API check', () => {
   it('keeps a check posted again with the same definition running untouched, and restarts a changed one', async () => {
     const server = await started({});
-    const check = { name: 'api-keep', target: '127.0.0.1', port: http.port, path: '/api-keep', 'valid-status': [200], timeout: '500ms', interval: '1s' };
+    const check = {
+      name: 'api-keep',
+      target: '127.0.0.1',
+      port: http.port,
+      path: '/api-keep',
+      'valid-status': [200],
+      timeout: '500ms',
+      interval: '1s',
+    };
     await post(server, 'http', check);
-    await vi.waitFor(async () => expect(await runCount(server, 'api-keep')).toBeGreaterThanOrEqual(3), { timeout: 6000, interval: 100 });
+    await vi.waitFor(async () => expect(await runCount(server, 'api-keep')).toBeGreaterThanOrEqual(3), {
+      timeout: 6000,
+      interval: 100,
+    });
     const before = await runCount(server, 'api-keep');
     await post(server, 'http', check);
     // Kept: the counter goes on. A restarted check would start again from 0 and need 2 s to reach 3 runs.
@@ -149,22 +178,43 @@ describe('replacing an API check', () => {
 });
 
 describe('config-file checks', () => {
-  const httpCheck = (name: string, path: string) => ({ name, target: '127.0.0.1', port: http.port, path, 'valid-status': [200], timeout: '500ms', interval: '1s' });
+  const httpCheck = (name: string, path: string) => ({
+    name,
+    target: '127.0.0.1',
+    port: http.port,
+    path,
+    'valid-status': [200],
+    timeout: '500ms',
+    interval: '1s',
+  });
 
   it('reconciles on SIGHUP: unchanged keeps running untouched, changed restarts, removed stops and its result vanishes', async () => {
-    const server = await started({ config: { 'http-checks': [httpCheck('keep', '/keep'), httpCheck('change', '/change'), httpCheck('remove', '/remove')] } });
+    const server = await started({
+      config: {
+        'http-checks': [httpCheck('keep', '/keep'), httpCheck('change', '/change'), httpCheck('remove', '/remove')],
+      },
+    });
     await vi.waitFor(
       async () => {
-        for (const name of ['keep', 'change', 'remove']) expect(await runCount(server, name), name).toBeGreaterThanOrEqual(3);
+        for (const name of ['keep', 'change', 'remove'])
+          expect(await runCount(server, name), name).toBeGreaterThanOrEqual(3);
       },
       { timeout: 6000, interval: 100 },
     );
-    expect((await results(server)).map((r) => `${r.name}:${r.source}`)).toEqual(['change:configuration', 'keep:configuration', 'remove:configuration']);
+    expect((await results(server)).map((r) => `${r.name}:${r.source}`)).toEqual([
+      'change:configuration',
+      'keep:configuration',
+      'remove:configuration',
+    ]);
     const keepRuns = await runCount(server, 'keep');
 
     server.writeConfig({ 'http-checks': [httpCheck('keep', '/keep'), httpCheck('change', '/changed')] });
     server.process.kill('SIGHUP');
-    const line = JSON.parse(await server.waitForLog(/config healthchecks reconciled/)) as { added: number; removed: number; kept: number };
+    const line = JSON.parse(await server.waitForLog(/config healthchecks reconciled/)) as {
+      added: number;
+      removed: number;
+      kept: number;
+    };
     expect(line).toMatchObject({ added: 1, removed: 1, kept: 1 });
     expect((await results(server)).map((r) => r.name)).toEqual(['change', 'keep']);
     // Kept: its counter goes on; restarted: a new series, far from 3 runs right after the reload.
@@ -173,7 +223,9 @@ describe('config-file checks', () => {
     const removedRuns = arrived('/remove');
     await vi.waitFor(() => expect(arrived('/changed')).toBeGreaterThanOrEqual(2), { timeout: 6000, interval: 100 });
     expect(arrived('/remove')).toBe(removedRuns);
-    expect(await (await server.request('/api/v1/result/remove')).json()).toEqual({ message: 'Result not found for healthcheck remove' });
+    expect(await (await server.request('/api/v1/result/remove')).json()).toEqual({
+      message: 'Result not found for healthcheck remove',
+    });
     expect(await (await server.request('/metrics')).text()).not.toContain('name="remove"');
   });
 
@@ -186,21 +238,31 @@ describe('config-file checks', () => {
     expect(await checkNames(server)).toEqual(['steady']);
   });
 
-  it('takes an API check\'s name back when the config file names it, at restart and at reload; the API may not take it again', async () => {
+  it("takes an API check's name back when the config file names it, at restart and at reload; the API may not take it again", async () => {
     const dns = (name: string) => ({ name, domain: 'localhost', timeout: '1s', interval: '1m' });
     const first = await started({});
     await post(first, 'dns', dns('shared'));
     expect(await (await first.request('/healthcheck/shared')).json()).toMatchObject({ source: 'api', kind: 'dns' });
     await first.stop();
     const second = await started({ dataDir: first.dataDir, config: { 'tcp-checks': [tcpCheck('shared')] } });
-    expect(await (await second.request('/healthcheck/shared')).json()).toMatchObject({ source: 'configuration', kind: 'tcp' });
-    const refused = await second.request('/api/v1/healthcheck/dns', { method: 'POST', body: JSON.stringify(dns('shared')), headers: { 'content-type': 'application/json' } });
+    expect(await (await second.request('/healthcheck/shared')).json()).toMatchObject({
+      source: 'configuration',
+      kind: 'tcp',
+    });
+    const refused = await second.request('/api/v1/healthcheck/dns', {
+      method: 'POST',
+      body: JSON.stringify(dns('shared')),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(refused.status).toBe(409);
     await post(second, 'dns', dns('later'));
     second.writeConfig({ 'tcp-checks': [tcpCheck('shared'), tcpCheck('later')] });
     second.process.kill('SIGHUP');
     await second.waitForLog(/config healthchecks reconciled/);
-    expect(await (await second.request('/healthcheck/later')).json()).toMatchObject({ source: 'configuration', kind: 'tcp' });
+    expect(await (await second.request('/healthcheck/later')).json()).toMatchObject({
+      source: 'configuration',
+      kind: 'tcp',
+    });
   });
 
   it('loads a Cabourotte YAML unchanged: its checks run with source configuration and the labels reach the metrics', async () => {
@@ -236,27 +298,46 @@ exporters:
     await vi.waitFor(
       async () => {
         const shown = await results(server);
-        expect(shown.map((r) => `${r.name}:${r.source}:${r.success}`)).toEqual(['db:configuration:true', 'disk:configuration:true', 'web:configuration:true']);
+        expect(shown.map((r) => `${r.name}:${r.source}:${r.success}`)).toEqual([
+          'db:configuration:true',
+          'disk:configuration:true',
+          'web:configuration:true',
+        ]);
       },
       { timeout: 5000, interval: 100 },
     );
-    expect((await results(server)).find((r) => r.name === 'web')).toMatchObject({ summary: `HTTP healthcheck my http on 127.0.0.1:${http.port}`, labels: { env: 'prod' } });
-    expect(http.requests.some((request) => request.path === '/cabourotte' && request.headers['x-foo'] === 'bar')).toBe(true);
-    expect(await (await server.request('/metrics')).text()).toMatch(/^healthcheck_total\{name="web",env="prod",status="success"\} \d+$/m);
+    expect((await results(server)).find((r) => r.name === 'web')).toMatchObject({
+      summary: `HTTP healthcheck my http on 127.0.0.1:${http.port}`,
+      labels: { env: 'prod' },
+    });
+    expect(http.requests.some((request) => request.path === '/cabourotte' && request.headers['x-foo'] === 'bar')).toBe(
+      true,
+    );
+    expect(await (await server.request('/metrics')).text()).toMatch(
+      /^healthcheck_total\{name="web",env="prod",status="success"\} \d+$/m,
+    );
   });
 
   it('refuses a bad check in the file at startup and in check-config, naming the file, the list, the position and the field', async () => {
     const dir = (await started({})).dataDir;
     const file = join(dir, 'bad.yaml');
-    writeFileSync(file, `http-checks:\n  - {name: a, target: x, port: 80, valid-status: [200], timeout: 1s, interval: 10s}\n  - {name: b, target: x, port: 80, valid-status: [200], timeout: 1s, interval: 10s, method: BREW}\n`);
+    writeFileSync(
+      file,
+      `http-checks:\n  - {name: a, target: x, port: 80, valid-status: [200], timeout: 1s, interval: 10s}\n  - {name: b, target: x, port: 80, valid-status: [200], timeout: 1s, interval: 10s, method: BREW}\n`,
+    );
     const checked = await runCli(['check-config', file]);
     expect(checked.code).toBe(1);
     expect(checked.stderr).toContain(`${file}: http-checks[1].method: `);
     const served = await runCli(['serve', '--config', file]);
     expect(served.code).toBe(1);
     expect(served.stderr).toContain(`${file}: http-checks[1].method: `);
-    writeFileSync(file, `tcp-checks:\n  - {name: a, target: x, port: 80, timeout: 1s, interval: 10s}\ndns-checks:\n  - {name: a, domain: x, timeout: 1s, interval: 10s}\n`);
-    expect((await runCli(['check-config', file])).stderr).toContain('dns-checks[0].name: duplicate name "a" (also tcp-checks[0])');
+    writeFileSync(
+      file,
+      `tcp-checks:\n  - {name: a, target: x, port: 80, timeout: 1s, interval: 10s}\ndns-checks:\n  - {name: a, domain: x, timeout: 1s, interval: 10s}\n`,
+    );
+    expect((await runCli(['check-config', file])).stderr).toContain(
+      'dns-checks[0].name: duplicate name "a" (also tcp-checks[0])',
+    );
     // Three CLI processes, each loading the whole bundle: on a loaded 2-core machine that alone can take 20 s.
   }, 90_000);
 });

@@ -9,7 +9,11 @@ import { makeDataDir, startServer, type TestServer } from '../helpers/server.ts'
 import { canMountTmpfs, tmpfsDataDir, unmountAll } from '../helpers/tmpfs.ts';
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
-const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const json = (method: string, body: unknown) => ({
+  method,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 const INDEX = '{:actions {:action :index :params [[:host]]}}';
 /** No checkpoint round while a test runs: what the index holds after a restart comes from the journal. */
 const CONFIG = { streams: { 'snapshot-interval': '1h' } };
@@ -32,7 +36,10 @@ async function createIndex(server: TestServer, name: string): Promise<void> {
 }
 
 async function indexedHosts(server: TestServer, name: string): Promise<string[]> {
-  const response = await server.request(`/api/v1/index/${name}/search`, json('POST', { query: b64('[:always-true]'), limit: 100_000 }));
+  const response = await server.request(
+    `/api/v1/index/${name}/search`,
+    json('POST', { query: b64('[:always-true]'), limit: 100_000 }),
+  );
   expect(response.status).toBe(200);
   return ((await response.json()) as { events: { host: string }[] }).events.map((event) => event.host).sort();
 }
@@ -58,7 +65,12 @@ describe.skipIf(!canMountTmpfs())('a full disk (needs permission to mount a tmpf
       // Concurrent pushes, so that group writes hold several batches and some are cut short by the full disk.
       const responses = await Promise.all(
         Array.from({ length: 4 }, async (_, lane) => {
-          const events = Array.from({ length: 50 }, (_, i) => ({ host: `b${batch}-${lane}-${i}`, service: 'fill', description: padding, time: 1_700_000_000 + batch }));
+          const events = Array.from({ length: 50 }, (_, i) => ({
+            host: `b${batch}-${lane}-${i}`,
+            service: 'fill',
+            description: padding,
+            time: 1_700_000_000 + batch,
+          }));
           const response = await server.request('/api/v1/stream/full', json('PUT', { events }));
           return { events, status: response.status, text: await response.text() };
         }),
@@ -88,7 +100,7 @@ describe.skipIf(!canMountTmpfs())('a full disk (needs permission to mount a tmpf
 /** The byte offsets of each record of a segment: [start of its prefix, start of its body, end]. */
 function records(segment: Buffer): [number, number, number][] {
   const found: [number, number, number][] = [];
-  for (let offset = 0; offset < segment.length; ) {
+  for (let offset = 0; offset < segment.length;) {
     const body = offset + 16;
     const end = body + segment.readUInt32LE(offset + 4);
     found.push([offset, body, end]);
@@ -105,7 +117,10 @@ describe('a damaged journal record', () => {
     const hosts: string[] = [];
     for (let i = 0; i < 30; i++) {
       const host = `h${String(i).padStart(2, '0')}`;
-      const response = await server.request('/api/v1/stream/damaged', json('PUT', { events: [{ host, service: 'one', metric: i, time: 1_700_000_000 + i }] }));
+      const response = await server.request(
+        '/api/v1/stream/damaged',
+        json('PUT', { events: [{ host, service: 'one', metric: i, time: 1_700_000_000 + i }] }),
+      );
       expect(response.status, await response.text()).toBe(200);
       hosts.push(host);
     }
@@ -119,7 +134,9 @@ describe('a damaged journal record', () => {
     const restarted = await start(dataDir, { 'journal-damaged-segments': kept });
     expect(await indexedHosts(restarted, 'damaged')).toEqual(hosts.filter((host) => host !== 'h04'));
     expect(await metric(restarted, 'stream_journal_damaged_records_total')).toBe(1);
-    expect(readdirSync(join(dataDir, 'journal')).filter((name) => name.endsWith('.damaged'))).toHaveLength(Math.min(kept, 1));
+    expect(readdirSync(join(dataDir, 'journal')).filter((name) => name.endsWith('.damaged'))).toHaveLength(
+      Math.min(kept, 1),
+    );
     expect(restarted.logs.filter((line) => line.includes('damaged'))).toHaveLength(1);
     return restarted;
   }

@@ -6,7 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.ts';
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
-const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const json = (method: string, body: unknown) => ({
+  method,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 
 let server: TestServer;
 beforeAll(async () => {
@@ -27,14 +31,29 @@ describe('configured nesting limits', () => {
     const refused = await call('/api/v1/stream/deep', json('POST', { config: b64(deep) }));
     expect(refused.status).toBe(400);
     expect(refused.body.error).toContain('collections nest deeper than the limit of 12 levels (streams.max-edn-depth)');
-    expect((await call('/api/v1/stream/flat', json('POST', { config: b64('{:actions {:action :index :params [[:host]]}}') }))).status).toBe(200);
+    expect(
+      (
+        await call(
+          '/api/v1/stream/flat',
+          json('POST', { config: b64('{:actions {:action :index :params [[:host]]}}') }),
+        )
+      ).status,
+    ).toBe(200);
   });
 
   it('an event deeper than streams.max-event-depth is a 400 naming the limit and the key; within it the event is indexed', async () => {
-    const refused = await call('/api/v1/stream/flat', json('PUT', { events: [{ host: 'a', time: 1, deep: { b: { c: { d: { e: 1 } } } } }] }));
+    const refused = await call(
+      '/api/v1/stream/flat',
+      json('PUT', { events: [{ host: 'a', time: 1, deep: { b: { c: { d: { e: 1 } } } } }] }),
+    );
     expect(refused.status).toBe(400);
-    expect(refused.body.error).toContain('events[0].deep nests objects and arrays deeper than the limit of 4 levels (streams.max-event-depth)');
-    expect((await call('/api/v1/stream/flat', json('PUT', { events: [{ host: 'b', time: 1, deep: { b: { c: 1 } } }] }))).status).toBe(200);
+    expect(refused.body.error).toContain(
+      'events[0].deep nests objects and arrays deeper than the limit of 4 levels (streams.max-event-depth)',
+    );
+    expect(
+      (await call('/api/v1/stream/flat', json('PUT', { events: [{ host: 'b', time: 1, deep: { b: { c: 1 } } }] })))
+        .status,
+    ).toBe(200);
     const found = await call('/api/v1/index/flat/search', json('POST', { query: b64('[:always-true]') }));
     expect(found.body.events).toEqual([{ host: 'b', time: 1, deep: { b: { c: 1 } } }]);
     expect((await server.request('/healthz')).status).toBe(200);

@@ -13,7 +13,11 @@ import { createTestPki, type HttpTarget, startHttpTarget, type TestPki } from '.
 import { waitFor } from '../helpers/wait.ts';
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
-const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const json = (method: string, body: unknown) => ({
+  method,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 
 describe('notification outputs in the running service', () => {
   let pki: TestPki;
@@ -24,7 +28,12 @@ describe('notification outputs in the running service', () => {
   let server: TestServer;
 
   const outputs = (webhookPath: string) => ({
-    teams: { type: 'webhook', url: `${hooks.origin}${webhookPath}`, body: '{"text": "{{host}} is {{state}}: {{description}}"}', 'flush-interval': '20ms' },
+    teams: {
+      type: 'webhook',
+      url: `${hooks.origin}${webhookPath}`,
+      body: '{"text": "{{host}} is {{state}}: {{description}}"}',
+      'flush-interval': '20ms',
+    },
     slack: { type: 'slack', url: `${hooks.origin}/slack`, 'flush-interval': '20ms' },
     email: {
       type: 'email',
@@ -49,7 +58,11 @@ describe('notification outputs in the running service', () => {
       onData(stream, session, callback) {
         simpleParser(stream)
           .then((parsed) => {
-            mails.push({ to: session.envelope.rcptTo.map((rcpt) => rcpt.address), subject: parsed.subject ?? '', text: parsed.text ?? '' });
+            mails.push({
+              to: session.envelope.rcptTo.map((rcpt) => rcpt.address),
+              subject: parsed.subject ?? '',
+              text: parsed.text ?? '',
+            });
             callback();
           })
           .catch(callback);
@@ -58,7 +71,8 @@ describe('notification outputs in the running service', () => {
     await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
     smtpPort = (smtp.server.address() as AddressInfo).port;
     server = await startServer({ config: { streams: { outputs: outputs('/teams') } } });
-    const stream = '{:actions {:action :sdo :children [{:action :output! :params [:teams]} {:action :output! :params [:slack]} {:action :output! :params [:email]}]}}';
+    const stream =
+      '{:actions {:action :sdo :children [{:action :output! :params [:teams]} {:action :output! :params [:slack]} {:action :output! :params [:email]}]}}';
     expect((await server.request('/api/v1/stream/alerts', json('POST', { config: b64(stream) }))).status).toBe(200);
   });
   afterAll(async () => {
@@ -75,9 +89,13 @@ describe('notification outputs in the running service', () => {
     expect((await server.request('/api/v1/stream/alerts', json('PUT', { events }))).status).toBe(200);
     await waitFor(() => hooks.requests.length >= 2 && mails.length >= 1, { timeoutMs: 10_000 });
     const teams = hooks.requests.filter((request) => request.path === '/teams');
-    expect(teams.map((request) => JSON.parse(request.body) as unknown)).toEqual([{ text: 'web-1 is critical: says "no" \\ <loudly>' }]);
+    expect(teams.map((request) => JSON.parse(request.body) as unknown)).toEqual([
+      { text: 'web-1 is critical: says "no" \\ <loudly>' },
+    ]);
     const slack = hooks.requests.filter((request) => request.path === '/slack');
-    expect(slack.map((request) => JSON.parse(request.body) as unknown)).toEqual([{ text: 'web-1  is critical: says "no" \\ &lt;loudly&gt;' }]);
+    expect(slack.map((request) => JSON.parse(request.body) as unknown)).toEqual([
+      { text: 'web-1  is critical: says "no" \\ &lt;loudly&gt;' },
+    ]);
     expect(mails.map((mail) => [mail.to, mail.subject])).toEqual([[['ops@example.net'], 'web-1 critical']]);
     const metrics = await (await server.request('/metrics')).text();
     for (const output of ['teams', 'slack', 'email']) {
@@ -93,13 +111,29 @@ describe('notification outputs in the running service', () => {
     const line = server.logs.find((one) => one.includes('streams.outputs reloaded')) as string;
     expect(JSON.parse(line)).toMatchObject({ changed: ['teams'], added: [], removed: [] });
     const before = hooks.requests.length;
-    expect((await server.request('/api/v1/stream/alerts', json('PUT', { events: [{ host: 'web-3', state: 'ok', description: 'back', time: Date.now() * 1e6 }] }))).status).toBe(200);
+    expect(
+      (
+        await server.request(
+          '/api/v1/stream/alerts',
+          json('PUT', { events: [{ host: 'web-3', state: 'ok', description: 'back', time: Date.now() * 1e6 }] }),
+        )
+      ).status,
+    ).toBe(200);
     await waitFor(() => hooks.requests.length >= before + 2, { timeoutMs: 10_000 });
-    expect(hooks.requests.slice(before).map((request) => request.path).sort()).toEqual(['/slack', '/teams-v2']);
+    expect(
+      hooks.requests
+        .slice(before)
+        .map((request) => request.path)
+        .sort(),
+    ).toEqual(['/slack', '/teams-v2']);
   });
 
   it('refuses a reload whose template does not parse, naming the output and the key, and keeps serving', async () => {
-    server.writeConfig({ streams: { outputs: { ...outputs('/teams-v2'), slack: { type: 'slack', url: `${hooks.origin}/slack`, text: '{{#open' } } } });
+    server.writeConfig({
+      streams: {
+        outputs: { ...outputs('/teams-v2'), slack: { type: 'slack', url: `${hooks.origin}/slack`, text: '{{#open' } },
+      },
+    });
     server.process.kill('SIGHUP');
     const line = await server.waitForLog(/reload refused/);
     expect(line).toContain('streams.outputs.slack.text: is not a valid Mustache template');

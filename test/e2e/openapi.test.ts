@@ -82,7 +82,9 @@ describe('the OpenAPI document', () => {
   it('lists every route the server registers, and no other', async () => {
     const registered = await registeredPaths(server.configFile);
     const documented = Object.entries(document.paths).flatMap(([path, item]) =>
-      OPERATION_METHODS.filter((method) => item[method] !== undefined).map((method) => `${method.toUpperCase()} ${path}`),
+      OPERATION_METHODS.filter((method) => item[method] !== undefined).map(
+        (method) => `${method.toUpperCase()} ${path}`,
+      ),
     );
     expect(new Set(registered).size).toBe(registered.length);
     expect([...documented].sort()).toEqual([...registered].sort());
@@ -121,7 +123,8 @@ describe('the OpenAPI document', () => {
         expect(op.tags?.length, where).toBeGreaterThan(0);
         for (const tag of op.tags ?? []) expect(TAGS, where).toContain(tag);
         expect(Object.keys(op.responses).length, where).toBeGreaterThan(0);
-        for (const answer of Object.values(op.responses)) expect(answer.description, where).not.toBe('Default Response');
+        for (const answer of Object.values(op.responses))
+          expect(answer.description, where).not.toBe('Default Response');
       }
     }
   });
@@ -129,13 +132,22 @@ describe('the OpenAPI document', () => {
   it('describes the bodies, parameters and answers of the routes', () => {
     const create = operation('post', '/api/v1/healthcheck/http');
     const body = create.requestBody?.content['application/json']?.schema;
-    expect(Object.keys(body?.properties ?? {})).toEqual(expect.arrayContaining(['name', 'target', 'port', 'valid-status', 'interval', 'timeout']));
+    expect(Object.keys(body?.properties ?? {})).toEqual(
+      expect.arrayContaining(['name', 'target', 'port', 'valid-status', 'interval', 'timeout']),
+    );
     expect(body?.required).toContain('target');
     // Checks from several places (docs/checks.md "Locations"): every kind that runs takes them.
     expect(Object.keys(body?.properties ?? {})).toEqual(expect.arrayContaining(['locations', 'node-labels', 'quorum']));
-    const resultRef = (operation('get', '/api/v1/result/{name}').responses['200']?.content?.['application/json']?.schema as { $ref?: string }).$ref ?? '';
+    const resultRef =
+      (
+        operation('get', '/api/v1/result/{name}').responses['200']?.content?.['application/json']?.schema as {
+          $ref?: string;
+        }
+      ).$ref ?? '';
     const components = (document as unknown as { components: { schemas: Record<string, Schema> } }).components.schemas;
-    expect(Object.keys(components[resultRef.split('/').pop() as string]?.properties ?? {})).toEqual(expect.arrayContaining(['node', 'quorum', 'locations']));
+    expect(Object.keys(components[resultRef.split('/').pop() as string]?.properties ?? {})).toEqual(
+      expect.arrayContaining(['node', 'quorum', 'locations']),
+    );
     expect(Object.keys(create.responses).sort()).toEqual(['201', '400', '403', '409', '500']);
     expect(create.responses['400']?.content?.['application/json']?.schema.properties).toHaveProperty('message');
 
@@ -144,13 +156,15 @@ describe('the OpenAPI document', () => {
     expect(badge.parameters).toEqual([expect.objectContaining({ name: 'name', in: 'path' })]);
     expect(badge.responses['404']?.content?.['application/json']?.schema.properties).toHaveProperty('message');
 
-    expect(Object.keys(operation('get', '/metrics').responses['200']?.content ?? {})).toEqual([expect.stringMatching(/^text\/plain; version=0\.0\.4/)]);
-    expect(Object.keys(operation('post', '/api/v1/prometheus/remote-write/{name}').requestBody?.content ?? {})).toEqual(['application/x-protobuf']);
-    expect(Object.keys(operation('post', '/api/v1/opentelemetry/v1/traces/{name}').requestBody?.content ?? {})).toEqual([
-      'application/x-protobuf',
-      'application/protobuf',
-      'application/json',
+    expect(Object.keys(operation('get', '/metrics').responses['200']?.content ?? {})).toEqual([
+      expect.stringMatching(/^text\/plain; version=0\.0\.4/),
     ]);
+    expect(Object.keys(operation('post', '/api/v1/prometheus/remote-write/{name}').requestBody?.content ?? {})).toEqual(
+      ['application/x-protobuf'],
+    );
+    expect(Object.keys(operation('post', '/api/v1/opentelemetry/v1/traces/{name}').requestBody?.content ?? {})).toEqual(
+      ['application/x-protobuf', 'application/protobuf', 'application/json'],
+    );
     // The stream routes' errors are Mirabelle's shape; the answer without a body has no content.
     const push = operation('put', '/api/v1/stream/{name}');
     expect(push.requestBody?.content['application/json']?.schema.properties?.events?.type).toBe('array');
@@ -158,8 +172,19 @@ describe('the OpenAPI document', () => {
     expect(operation('post', '/api/v1/prometheus/remote-write/{name}').responses['204']?.content).toBeUndefined();
 
     const history = operation('get', '/result/{name}/history');
-    expect(history.parameters?.map(({ name, in: where }) => `${where} ${name}`).sort()).toEqual(['path name', 'query limit']);
-    expect(operation('get', '/index').parameters?.map(({ name }) => name).sort()).toEqual(['query', 'stream']);
-    expect(operation('get', '/api/v1/audit').parameters?.map(({ name, in: where }) => `${where} ${name}`).sort()).toEqual(['query before', 'query limit', 'query name', 'query principal']);
+    expect(history.parameters?.map(({ name, in: where }) => `${where} ${name}`).sort()).toEqual([
+      'path name',
+      'query limit',
+    ]);
+    expect(
+      operation('get', '/index')
+        .parameters?.map(({ name }) => name)
+        .sort(),
+    ).toEqual(['query', 'stream']);
+    expect(
+      operation('get', '/api/v1/audit')
+        .parameters?.map(({ name, in: where }) => `${where} ${name}`)
+        .sort(),
+    ).toEqual(['query before', 'query limit', 'query name', 'query principal']);
   });
 });

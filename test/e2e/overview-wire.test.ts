@@ -10,7 +10,11 @@ import { startServer, type TestServer } from '../helpers/server.ts';
 import { startTcpTarget, type TcpTarget } from '../helpers/targets.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const json = (method: string, body: unknown) => ({
+  method,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 
 interface Schema {
   $ref?: string;
@@ -23,7 +27,10 @@ interface Schema {
   nullable?: boolean;
 }
 interface Document {
-  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Schema }> }> }>>;
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema: Schema }> }> }>
+  >;
   components?: { schemas?: Record<string, Schema> };
 }
 
@@ -38,11 +45,19 @@ function undeclared(document: Document, schema: Schema, value: unknown, at = '')
     const fits = options.map((option) => undeclared(document, option, value, at));
     return fits.find((missing) => missing.length === 0) ?? fits.sort((a, b) => a.length - b.length)[0] ?? [];
   }
-  if (value === null) return schema.nullable === true || schema.type === 'null' || [schema.type].flat().includes('null') ? [] : [`${at}: null`];
-  if (Array.isArray(value)) return schema.items === undefined ? [`${at}: no items`] : value.flatMap((item, i) => undeclared(document, schema.items as Schema, item, `${at}[${i}]`));
+  if (value === null)
+    return schema.nullable === true || schema.type === 'null' || [schema.type].flat().includes('null')
+      ? []
+      : [`${at}: null`];
+  if (Array.isArray(value))
+    return schema.items === undefined
+      ? [`${at}: no items`]
+      : value.flatMap((item, i) => undeclared(document, schema.items as Schema, item, `${at}[${i}]`));
   if (typeof value === 'object') {
     return Object.entries(value).flatMap(([key, item]) => {
-      const declared = schema.properties?.[key] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+      const declared =
+        schema.properties?.[key] ??
+        (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
       return declared === undefined ? [`${at}.${key}`] : undeclared(document, declared, item, `${at}.${key}`);
     });
   }
@@ -62,17 +77,37 @@ describe('the overview answers and their wire types', () => {
     server = await startServer({
       config: {
         'tcp-checks': [
-          { name: 'db', description: 'the database', target: '127.0.0.1', port: target.port, interval: '1s', timeout: '1s', labels: { team: 'ops' } },
+          {
+            name: 'db',
+            description: 'the database',
+            target: '127.0.0.1',
+            port: target.port,
+            interval: '1s',
+            timeout: '1s',
+            labels: { team: 'ops' },
+          },
           { name: 'gone', target: '127.0.0.1', port: closedPort, interval: '1s', timeout: '1s' },
         ],
         maintenance: [{ name: 'always', start: '2020-01-01T00:00:00Z', duration: '876000h', checks: ['db'] }],
       },
     });
-    expect((await server.request('/api/v1/stream/s', json('POST', { config: Buffer.from('{:actions {:action :index :params [[:host]]}}').toString('base64') }))).status).toBe(200);
+    expect(
+      (
+        await server.request(
+          '/api/v1/stream/s',
+          json('POST', { config: Buffer.from('{:actions {:action :index :params [[:host]]}}').toString('base64') }),
+        )
+      ).status,
+    ).toBe(200);
     document = (await (await server.request('/api/v1/openapi.json')).json()) as Document;
-    await waitFor(async () => ((await (await server.request('/api/v1/result/db/history')).json()) as { result: unknown[] }).result.length >= 1 && (await server.request('/api/v1/result/gone')).status === 200, {
-      timeoutMs: 15_000,
-    });
+    await waitFor(
+      async () =>
+        ((await (await server.request('/api/v1/result/db/history')).json()) as { result: unknown[] }).result.length >=
+          1 && (await server.request('/api/v1/result/gone')).status === 200,
+      {
+        timeoutMs: 15_000,
+      },
+    );
   });
   afterAll(async () => {
     await server?.stop();
@@ -86,28 +121,53 @@ describe('the overview answers and their wire types', () => {
   };
 
   it('lists the wire types once, under components.schemas, by name', () => {
-    const titles = Object.values(document.components?.schemas ?? {}).map((schema) => (schema as { title?: string }).title);
-    expect(titles).toEqual(expect.arrayContaining(['CheckResult', 'HistoryEntry', 'CheckDefinition', 'CheckOverview', 'DurationBucket', 'StreamSummary']));
+    const titles = Object.values(document.components?.schemas ?? {}).map(
+      (schema) => (schema as { title?: string }).title,
+    );
+    expect(titles).toEqual(
+      expect.arrayContaining([
+        'CheckResult',
+        'HistoryEntry',
+        'CheckDefinition',
+        'CheckOverview',
+        'DurationBucket',
+        'StreamSummary',
+      ]),
+    );
     expect(new Set(titles).size).toBe(titles.length);
   });
 
   it('GET /api/v1/overview/healthchecks: every field, maintenance and message included, is declared and sent', async () => {
-    const body = (await (await server.request('/api/v1/overview/healthchecks')).json()) as { checks: { name: string; result: Record<string, unknown> }[] };
+    const body = (await (await server.request('/api/v1/overview/healthchecks')).json()) as {
+      checks: { name: string; result: Record<string, unknown> }[];
+    };
     const db = body.checks.find((check) => check.name === 'db');
-    expect(db).toMatchObject({ name: 'db', kind: 'tcp', source: 'configuration', description: 'the database', labels: { team: 'ops' }, result: { success: true, maintenance: true } });
-    expect(body.checks.find((check) => check.name === 'gone')?.result).toMatchObject({ success: false, message: expect.stringMatching(/\S/) });
+    expect(db).toMatchObject({
+      name: 'db',
+      kind: 'tcp',
+      source: 'configuration',
+      description: 'the database',
+      labels: { team: 'ops' },
+      result: { success: true, maintenance: true },
+    });
+    expect(body.checks.find((check) => check.name === 'gone')?.result).toMatchObject({
+      success: false,
+      message: expect.stringMatching(/\S/),
+    });
     expect(undeclared(document, schemaOf('get', '/api/v1/overview/healthchecks'), body)).toEqual([]);
   });
 
   it('POST /api/v1/overview/recent-results: the entries keep their name and maintenance mark, declared', async () => {
-    const body = (await (await server.request('/api/v1/overview/recent-results', json('POST', { names: ['db', 'gone'], limit: 3 }))).json()) as {
+    const body = (await (
+      await server.request('/api/v1/overview/recent-results', json('POST', { names: ['db', 'gone'], limit: 3 }))
+    ).json()) as {
       result: Record<string, Record<string, unknown>[]>;
     };
     expect(body.result.db?.[0]).toMatchObject({ name: 'db', success: true, maintenance: true });
     expect(undeclared(document, schemaOf('post', '/api/v1/overview/recent-results'), body)).toEqual([]);
   });
 
-  it('POST /api/v1/overview/recent-results refuses a limit past a double\'s range with a 400 naming it', async () => {
+  it("POST /api/v1/overview/recent-results refuses a limit past a double's range with a 400 naming it", async () => {
     // JSON.parse reads 1e309 as Infinity, which a query's coercion lets through Ajv's bounds (test/e2e/audit.test.ts).
     const response = await server.request('/api/v1/overview/recent-results', {
       method: 'POST',
@@ -119,10 +179,16 @@ describe('the overview answers and their wire types', () => {
   });
 
   it('GET /api/v1/overview/durations/:name and GET /api/v1/overview/streams: declared and sent whole', async () => {
-    const durations = (await (await server.request('/api/v1/overview/durations/db?window=24h')).json()) as { name: string; window: string; buckets: unknown[] };
+    const durations = (await (await server.request('/api/v1/overview/durations/db?window=24h')).json()) as {
+      name: string;
+      window: string;
+      buckets: unknown[];
+    };
     expect(durations).toMatchObject({ name: 'db', window: '24h', buckets: expect.any(Array) });
     expect(undeclared(document, schemaOf('get', '/api/v1/overview/durations/{name}'), durations)).toEqual([]);
-    const streams = (await (await server.request('/api/v1/overview/streams')).json()) as { streams: Record<string, unknown>[] };
+    const streams = (await (await server.request('/api/v1/overview/streams')).json()) as {
+      streams: Record<string, unknown>[];
+    };
     expect(Object.keys(streams.streams.find((stream) => stream.name === 's') ?? {}).sort()).toEqual(
       ['config', 'current-time', 'default', 'description', 'errors', 'events', 'index-size', 'name', 'source'].sort(),
     );

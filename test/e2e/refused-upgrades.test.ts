@@ -50,7 +50,10 @@ async function exchange(request: string, waitMs = 2_000): Promise<Exchange> {
   });
   socket.write(request);
   await Promise.race([answered, ended]);
-  const closedByServer = await Promise.race([ended, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), waitMs))]);
+  const closedByServer = await Promise.race([
+    ended,
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), waitMs)),
+  ]);
   socket.destroy();
   return { head: received.split('\r\n\r\n')[0] ?? '', closedByServer };
 }
@@ -73,30 +76,44 @@ it('answers every refused upgrade (401, 404, 200 on an ordinary route, 405) and 
   for (let round = 0; round < 3; round++) {
     for (const { request, status } of cases) {
       const { head, closedByServer } = await exchange(request);
-      expect(closedByServer, `the server left the socket of ${JSON.stringify(request.split('\r\n')[0])} open`).toBe(true);
+      expect(closedByServer, `the server left the socket of ${JSON.stringify(request.split('\r\n')[0])} open`).toBe(
+        true,
+      );
       expect(head, request).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
       expect(head.toLowerCase(), request).toContain('connection: close');
     }
   }
   // Nothing was left holding a connection: an ordinary client still gets through.
-  const response = await server.request('/healthz', { headers: { authorization: authHeader }, signal: AbortSignal.timeout(5_000) });
+  const response = await server.request('/healthz', {
+    headers: { authorization: authHeader },
+    signal: AbortSignal.timeout(5_000),
+  });
   expect(response.status).toBe(200);
 }, 60_000);
 
 it('closes a refused upgrade whose request announces a body it never sends', async () => {
   const { head, closedByServer } = await exchange(
-    upgrade('PUT', '/api/v1/stream/default', `Authorization: ${authHeader}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n`),
+    upgrade(
+      'PUT',
+      '/api/v1/stream/default',
+      `Authorization: ${authHeader}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n`,
+    ),
     8_000,
   );
   expect(closedByServer).toBe(true);
   expect(head === '' || /^HTTP\/1\.1 [45]\d\d /.test(head), head).toBe(true);
-  const response = await server.request('/healthz', { headers: { authorization: authHeader }, signal: AbortSignal.timeout(5_000) });
+  const response = await server.request('/healthz', {
+    headers: { authorization: authHeader },
+    signal: AbortSignal.timeout(5_000),
+  });
   expect(response.status).toBe(200);
 }, 30_000);
 
 it('still upgrades websocket routes for a client with credentials', async () => {
   for (let i = 0; i < MAX_CONNECTIONS + 2; i++) {
-    const socket = new WebSocket(`${server.url.replace(/^http/, 'ws')}/channel/alerts`, { headers: { authorization: authHeader } });
+    const socket = new WebSocket(`${server.url.replace(/^http/, 'ws')}/channel/alerts`, {
+      headers: { authorization: authHeader },
+    });
     await new Promise<void>((resolve, reject) => {
       socket.once('open', () => resolve());
       socket.once('error', reject);
@@ -117,7 +134,10 @@ it('finishes a SIGTERM promptly after refused upgrades whose clients keep their 
   });
   await new Promise((resolve) => setTimeout(resolve, 500));
   const started = performance.now();
-  const code = await Promise.race([server.stop(), new Promise((resolve) => setTimeout(() => resolve('still running'), 10_000))]);
+  const code = await Promise.race([
+    server.stop(),
+    new Promise((resolve) => setTimeout(() => resolve('still running'), 10_000)),
+  ]);
   expect(code).toBe(0);
   expect(performance.now() - started).toBeLessThan(5_000);
   for (const socket of clients) socket.destroy();

@@ -32,7 +32,10 @@ interface ApiResult {
 async function startReceiver(tcp: Record<string, unknown>): Promise<{ server: TestServer; port: number }> {
   const dataDir = makeDataDir();
   mkdirSync(join(dataDir, 'streams'));
-  writeFileSync(join(dataDir, 'streams', 'received.edn'), '{:received {:default true :actions {:action :index :params [[:healthcheck]]}}}');
+  writeFileSync(
+    join(dataDir, 'streams', 'received.edn'),
+    '{:received {:default true :actions {:action :index :params [[:healthcheck]]}}}',
+  );
   const server = await startServer({ dataDir, config: { streams: { tcp: { host: '127.0.0.1', port: 0, ...tcp } } } });
   const line = await server.waitForLog(/Riemann TCP input listening/);
   return { server, port: Number(/listening on [\d.]+:(\d+)/.exec(line)?.[1]) };
@@ -42,8 +45,29 @@ async function startReceiver(tcp: Record<string, unknown>): Promise<{ server: Te
 async function startSender(target: HttpTarget, riemann: Record<string, unknown>): Promise<TestServer> {
   return startServer({
     config: {
-      'http-checks': [{ name: 'web', target: '127.0.0.1', port: target.port, protocol: 'http', path: '/', 'valid-status': [200], timeout: '1s', interval: '1s', labels: { env: 'test', team: 'core' } }],
-      'tcp-checks': [{ name: 'down', target: '127.0.0.1', port: await closedPort(), timeout: '1s', interval: '1s', labels: { env: 'prod' } }],
+      'http-checks': [
+        {
+          name: 'web',
+          target: '127.0.0.1',
+          port: target.port,
+          protocol: 'http',
+          path: '/',
+          'valid-status': [200],
+          timeout: '1s',
+          interval: '1s',
+          labels: { env: 'test', team: 'core' },
+        },
+      ],
+      'tcp-checks': [
+        {
+          name: 'down',
+          target: '127.0.0.1',
+          port: await closedPort(),
+          timeout: '1s',
+          interval: '1s',
+          labels: { env: 'prod' },
+        },
+      ],
       exporters: { riemann: [{ name: 'loop', host: '127.0.0.1', ttl: '30s', ...riemann }] },
     },
   });
@@ -63,12 +87,18 @@ async function indexed(receiver: TestServer): Promise<Record<string, unknown>[]>
  * Waits until the receiver's index holds the run of `name` that the sender reports as its latest (same time and
  * duration: checks run every second, so the two are read until they agree), and returns both.
  */
-async function sameRun(sender: TestServer, receiver: TestServer, name: string): Promise<{ event: Record<string, unknown>; result: ApiResult }> {
+async function sameRun(
+  sender: TestServer,
+  receiver: TestServer,
+  name: string,
+): Promise<{ event: Record<string, unknown>; result: ApiResult }> {
   return waitFor(
     async () => {
       const result = (await (await sender.request(`/api/v1/result/${name}`)).json()) as ApiResult;
       const event = (await indexed(receiver)).find((candidate) => candidate.healthcheck === name);
-      return event?.time === result['healthcheck-timestamp'] * 1e9 && event.metric === result.duration && { event, result };
+      return (
+        event?.time === result['healthcheck-timestamp'] * 1e9 && event.metric === result.duration && { event, result }
+      );
     },
     { timeoutMs: 15_000, message: `the receiver indexing the sender's latest run of ${name}` },
   );

@@ -11,7 +11,11 @@ import { startServer, type TestServer } from '../helpers/server.ts';
 const run = promisify(execFile);
 const RIEMANN_CLIENT = 'riemann-client';
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
-const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const json = (method: string, body: unknown) => ({
+  method,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 
 interface Target {
   server: TestServer;
@@ -43,10 +47,41 @@ function send(port: number, args: string[]): Promise<{ stdout: string; stderr: s
   return run(RIEMANN_CLIENT, ['send', ...args, '127.0.0.1', String(port)], { timeout: 10_000 });
 }
 
-const EVENT_ARGS = ['-S', 'svc', '-h', 'host', '-d', '1.5', '-s', 'ok', '-a', 'k=v', '-t', 'tag', '-D', 'described', '-L', '60'];
+const EVENT_ARGS = [
+  '-S',
+  'svc',
+  '-h',
+  'host',
+  '-d',
+  '1.5',
+  '-s',
+  'ok',
+  '-a',
+  'k=v',
+  '-t',
+  'tag',
+  '-D',
+  'described',
+  '-L',
+  '60',
+];
 
-function expectFullEvent(event: Record<string, unknown> | undefined, host: string, before: number, after: number): void {
-  expect(event).toMatchObject({ service: 'svc', host, metric: 1.5, state: 'ok', k: 'v', tags: ['tag'], description: 'described', ttl: 60 });
+function expectFullEvent(
+  event: Record<string, unknown> | undefined,
+  host: string,
+  before: number,
+  after: number,
+): void {
+  expect(event).toMatchObject({
+    service: 'svc',
+    host,
+    metric: 1.5,
+    state: 'ok',
+    k: 'v',
+    tags: ['tag'],
+    description: 'described',
+    ttl: 60,
+  });
   expect(event?.time).toBeGreaterThanOrEqual(before - 1e9);
   expect(event?.time).toBeLessThanOrEqual(after + 1e9);
 }
@@ -72,12 +107,16 @@ describe('Riemann TCP with riemann-client', () => {
 
   it('sends an event with a stream attribute to that stream only', async () => {
     await send(plain.port, ['-S', 'routed', '-h', 'h2', '-i', '7', '-a', 'stream=web']);
-    expect(await search(plain.server, 'web', '[:= :service "routed"]')).toMatchObject([{ service: 'routed', host: 'h2', metric: 7, stream: 'web' }]);
+    expect(await search(plain.server, 'web', '[:= :service "routed"]')).toMatchObject([
+      { service: 'routed', host: 'h2', metric: 7, stream: 'web' },
+    ]);
     expect(await search(plain.server, 'main', '[:= :service "routed"]')).toEqual([]);
   });
 
   it('reports an unknown target stream to the client as an error', async () => {
-    await expect(send(plain.port, ['-S', 'lost', '-a', 'stream=nope'])).rejects.toMatchObject({ stderr: expect.stringMatching(/Stream nope not found/) });
+    await expect(send(plain.port, ['-S', 'lost', '-a', 'stream=nope'])).rejects.toMatchObject({
+      stderr: expect.stringMatching(/Stream nope not found/),
+    });
   });
 
   it('exposes the TCP metrics', async () => {
@@ -104,7 +143,18 @@ describe('Riemann TCP over TLS with client certificates', () => {
 
   it('accepts the real client presenting a certificate and indexes its event', async () => {
     const before = Date.now() * 1e6;
-    await send(secure.port, ['-G', '-o', `cafile=${ca.cert}`, '-o', `certfile=${client.cert}`, '-o', `keyfile=${client.key}`, ...EVENT_ARGS, '-h', 'tls-host']);
+    await send(secure.port, [
+      '-G',
+      '-o',
+      `cafile=${ca.cert}`,
+      '-o',
+      `certfile=${client.cert}`,
+      '-o',
+      `keyfile=${client.key}`,
+      ...EVENT_ARGS,
+      '-h',
+      'tls-host',
+    ]);
     const after = Date.now() * 1e6;
     const events = await search(secure.server, 'main', '[:= :host "tls-host"]');
     expect(events).toHaveLength(1);

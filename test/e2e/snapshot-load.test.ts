@@ -14,8 +14,15 @@ const BATCH = 20_000;
 const CHANGED = 2_000;
 const EXPIRED = 50;
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
-const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-const config = (interval: string) => ({ http: { 'body-limit': 16_000_000 }, streams: { 'snapshot-interval': interval, 'max-index-entries': ENTRIES } });
+const json = (method: string, body: unknown) => ({
+  method,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
+const config = (interval: string) => ({
+  http: { 'body-limit': 16_000_000 },
+  streams: { 'snapshot-interval': interval, 'max-index-entries': ENTRIES },
+});
 const host = (i: number) => `host-${i}.example.net`;
 
 const servers: TestServer[] = [];
@@ -25,7 +32,12 @@ afterAll(async () => {
 
 async function pushHosts(server: TestServer, from: number, count: number, metric: number): Promise<void> {
   for (let offset = from; offset < from + count; offset += BATCH) {
-    const events = Array.from({ length: Math.min(BATCH, from + count - offset) }, (_, i) => ({ host: host(offset + i), metric, time: 1_000 + metric, ttl: 3_600 }));
+    const events = Array.from({ length: Math.min(BATCH, from + count - offset) }, (_, i) => ({
+      host: host(offset + i),
+      metric,
+      time: 1_000 + metric,
+      ttl: 3_600,
+    }));
     expect((await server.request('/api/v1/stream/big', json('PUT', { events }))).status).toBe(200);
   }
 }
@@ -48,7 +60,8 @@ async function healthzUntilRounds(server: TestServer, rounds: number): Promise<n
       await response.text();
       latencies.push(performance.now() - started);
     }
-    if ((await metric(server, 'stream_snapshot_duration_seconds_count')) >= rounds) return latencies.sort((a, b) => a - b);
+    if ((await metric(server, 'stream_snapshot_duration_seconds_count')) >= rounds)
+      return latencies.sort((a, b) => a - b);
   }
   throw new Error(`fewer than ${rounds} snapshot rounds in 60 s`);
 }
@@ -58,7 +71,14 @@ describe('snapshots of a large index', () => {
     // Loaded with snapshots off (1h); SIGHUP then sets a short interval, so the first round writes the whole index.
     const server = await startServer({ config: config('1h') });
     servers.push(server);
-    expect((await server.request('/api/v1/stream/big', json('POST', { config: b64('{:actions {:action :index :params [[:host]]}}') }))).status).toBe(200);
+    expect(
+      (
+        await server.request(
+          '/api/v1/stream/big',
+          json('POST', { config: b64('{:actions {:action :index :params [[:host]]}}') }),
+        )
+      ).status,
+    ).toBe(200);
     await pushHosts(server, 0, ENTRIES, 1);
     server.writeConfig(config('300ms'));
     server.process.kill('SIGHUP');
@@ -73,7 +93,11 @@ describe('snapshots of a large index', () => {
     expect(whole[Math.ceil(whole.length * 0.99) - 1]).toBeLessThan(1_000);
 
     await pushHosts(server, 0, CHANGED, 2);
-    const expired = Array.from({ length: EXPIRED }, (_, i) => ({ host: host(ENTRIES - 1 - i), state: 'expired', time: 1_002 }));
+    const expired = Array.from({ length: EXPIRED }, (_, i) => ({
+      host: host(ENTRIES - 1 - i),
+      state: 'expired',
+      time: 1_002,
+    }));
     expect((await server.request('/api/v1/stream/big', json('PUT', { events: expired }))).status).toBe(200);
     const rounds = await metric(server, 'stream_snapshot_duration_seconds_count');
     await healthzUntilRounds(server, rounds + 2);
@@ -83,7 +107,9 @@ describe('snapshots of a large index', () => {
 
     const db = new Database(join(server.dataDir, 'vigie.db'), { readonly: true, fileMustExist: true });
     try {
-      expect(db.prepare("select count(*) as n from index_snapshots where stream = 'big'").get()).toEqual({ n: ENTRIES - EXPIRED });
+      expect(db.prepare("select count(*) as n from index_snapshots where stream = 'big'").get()).toEqual({
+        n: ENTRIES - EXPIRED,
+      });
     } finally {
       db.close();
     }
@@ -91,11 +117,16 @@ describe('snapshots of a large index', () => {
     const restarted = await startServer({ config: config('1h'), dataDir: server.dataDir });
     servers.push(restarted);
     const search = async (query: string) => {
-      const response = await restarted.request('/api/v1/index/big/search', json('POST', { query: b64(query), limit: 100_000 }));
+      const response = await restarted.request(
+        '/api/v1/index/big/search',
+        json('POST', { query: b64(query), limit: 100_000 }),
+      );
       return ((await response.json()) as { events: { host: string; metric: number }[] }).events;
     };
     const changed = await search('[:= :metric 2]');
-    expect(changed.map((event) => event.host).sort()).toEqual(Array.from({ length: CHANGED }, (_, i) => host(i)).sort());
+    expect(changed.map((event) => event.host).sort()).toEqual(
+      Array.from({ length: CHANGED }, (_, i) => host(i)).sort(),
+    );
     expect(await search(`[:= :host "${host(ENTRIES - 1)}"]`)).toEqual([]);
     expect((await search(`[:= :host "${host(ENTRIES - 1 - EXPIRED)}"]`)).map((event) => event.metric)).toEqual([1]);
     // 24 s alone on 2 cores at load 8; past the default 30 s at load 10, with the whole suite beside it.

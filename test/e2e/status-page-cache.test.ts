@@ -18,12 +18,16 @@ const config = (cache: string) => ({
   'heartbeat-checks': [{ name: 'cron', interval: '1h' }],
   'status-pages': [{ slug: 'prod', title: 'Production', groups: [{ name: 'Jobs', checks: ['cron'] }] }],
 });
-const admin = { authorization: `Basic ${Buffer.from('ops:pw').toString('base64')}`, 'content-type': 'application/json' };
+const admin = {
+  authorization: `Basic ${Buffer.from('ops:pw').toString('base64')}`,
+  'content-type': 'application/json',
+};
 
 async function renders(server: TestServer): Promise<Record<string, number>> {
   const text = await (await server.request('/metrics', { headers: admin })).text();
   const counts: Record<string, number> = {};
-  for (const [, what, count] of text.matchAll(/^status_page_renders_total\{what="([a-z.]+)"\} (\d+)$/gm)) counts[what as string] = Number(count);
+  for (const [, what, count] of text.matchAll(/^status_page_renders_total\{what="([a-z.]+)"\} (\d+)$/gm))
+    counts[what as string] = Number(count);
   return counts;
 }
 

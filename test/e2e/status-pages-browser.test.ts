@@ -16,7 +16,11 @@ import { waitFor } from '../helpers/wait.ts';
 const HOSTILE = `<script>window.__xss=1</script>"'</style><img src=x onerror=window.__xss=2>`;
 /** Check names may not hold "/": no closing tag, but markup all the same. */
 const HOSTILE_NAME = `<script>window.__xss=3<img src=x onerror=window.__xss=4>"'`;
-const json = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const json = (body: unknown): RequestInit => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 
 describe.skipIf(!hasChromium())('status page in a browser', () => {
   let server: TestServer;
@@ -27,11 +31,22 @@ describe.skipIf(!hasChromium())('status page in a browser', () => {
   beforeAll(async () => {
     tcp = await startTcpTarget();
     const closed = await closedPort();
-    const check = (name: string, port: number) => ({ name, target: '127.0.0.1', port, interval: '500ms', timeout: '500ms' });
+    const check = (name: string, port: number) => ({
+      name,
+      target: '127.0.0.1',
+      port,
+      interval: '500ms',
+      timeout: '500ms',
+    });
     [server, browser] = await Promise.all([
       startServer({
         config: {
-          'tcp-checks': [check('api', tcp.port), check('web', tcp.port), check('db', closed), check(HOSTILE_NAME, tcp.port)],
+          'tcp-checks': [
+            check('api', tcp.port),
+            check('web', tcp.port),
+            check('db', closed),
+            check(HOSTILE_NAME, tcp.port),
+          ],
           'status-pages': [
             {
               slug: 'acme',
@@ -47,14 +62,31 @@ describe.skipIf(!hasChromium())('status page in a browser', () => {
       }),
       launchBrowser(),
     ]);
-    await waitFor(async () => ((await (await server.request('/api/v1/result')).json()) as { result: unknown[] }).result.length === 4, { timeoutMs: 15_000 });
+    await waitFor(
+      async () =>
+        ((await (await server.request('/api/v1/result')).json()) as { result: unknown[] }).result.length === 4,
+      { timeoutMs: 15_000 },
+    );
     seedDailyUptime(
       server.dataDir,
-      ['api', 'web', 'db'].flatMap((name, n) => Array.from({ length: 89 }, (_, i) => ({ name, daysAgo: i + 1, runs: 100, successes: (i + n) % 17 === 0 ? 80 : 100 }))),
+      ['api', 'web', 'db'].flatMap((name, n) =>
+        Array.from({ length: 89 }, (_, i) => ({
+          name,
+          daysAgo: i + 1,
+          runs: 100,
+          successes: (i + n) % 17 === 0 ? 80 : 100,
+        })),
+      ),
     );
-    const window = await server.request('/api/v1/maintenance', json({ name: 'db-move', start: new Date(Date.now() - 60_000).toISOString(), duration: '1h', checks: ['db'] }));
+    const window = await server.request(
+      '/api/v1/maintenance',
+      json({ name: 'db-move', start: new Date(Date.now() - 60_000).toISOString(), duration: '1h', checks: ['db'] }),
+    );
     expect(window.status).toBe(201);
-    const incident = await server.request('/api/v1/incident', json({ title: `Slow API ${HOSTILE}`, status: 'identified', message: `Cache cold. ${HOSTILE}`, pages: ['acme'] }));
+    const incident = await server.request(
+      '/api/v1/incident',
+      json({ title: `Slow API ${HOSTILE}`, status: 'identified', message: `Cache cold. ${HOSTILE}`, pages: ['acme'] }),
+    );
     expect(incident.status).toBe(201);
   }, 60_000);
   afterAll(async () => {
@@ -70,7 +102,10 @@ describe.skipIf(!hasChromium())('status page in a browser', () => {
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme });
       // `db` fails but is in its window: it shows as maintenance, and so does the banner (nothing else is down).
-      await waitFor(async () => (await page.reload(), (await page.locator('.banner').getAttribute('data-state')) === 'maintenance'), { timeoutMs: 10_000 });
+      await waitFor(
+        async () => (await page.reload(), (await page.locator('.banner').getAttribute('data-state')) === 'maintenance'),
+        { timeoutMs: 10_000 },
+      );
       const banner = page.locator('.banner');
       expect(await banner.isVisible()).toBe(true);
       expect(await banner.innerText()).toMatch(/maintenance/i);
@@ -84,7 +119,15 @@ describe.skipIf(!hasChromium())('status page in a browser', () => {
       })()`)) as { background: string; text: string };
       // Each level of bar has its own colour: a day of 100 %, one below 95 %, one without data.
       const barColour = (selector: string) =>
-        page.locator(selector).first().evaluate((element) => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(element).backgroundColor);
+        page
+          .locator(selector)
+          .first()
+          .evaluate(
+            (element) =>
+              (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(
+                element,
+              ).backgroundColor,
+          );
       const colours = await Promise.all(['.bars > li.up', '.bars > li.down', '.bars > li.none'].map(barColour));
       expect(new Set(colours).size, colours.join(' ')).toBe(3);
       const path = join(shots, `status-${scheme}.png`);

@@ -13,15 +13,25 @@ const INDEX_BY_HOST = '{:actions {:action :index :params [[:host]]}}';
 
 let server: TestServer;
 
-const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const json = (method: string, body: unknown) => ({
+  method,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 const call = async (path: string, init?: RequestInit) => {
   const response = await server.request(path, init);
   const text = await response.text();
-  return { status: response.status, body: text === '' ? null : (JSON.parse(text) as Record<string, unknown>), headers: response.headers };
+  return {
+    status: response.status,
+    body: text === '' ? null : (JSON.parse(text) as Record<string, unknown>),
+    headers: response.headers,
+  };
 };
-const addStream = (name: string, config: string) => call(`/api/v1/stream/${name}`, json('POST', { config: b64(config) }));
+const addStream = (name: string, config: string) =>
+  call(`/api/v1/stream/${name}`, json('POST', { config: b64(config) }));
 const push = (name: string, events: unknown) => call(`/api/v1/stream/${name}`, json('PUT', { events }));
-const search = (name: string, query: string) => call(`/api/v1/index/${name}/search`, json('POST', { query: b64(query) }));
+const search = (name: string, query: string) =>
+  call(`/api/v1/index/${name}/search`, json('POST', { query: b64(query) }));
 
 beforeAll(async () => {
   server = await startServer({ config: { http: { 'body-limit': 200_000 } } });
@@ -48,7 +58,10 @@ describe('streams', () => {
     expect(Buffer.from(after.body?.config as string, 'base64').toString('utf8')).toBe(replaced);
     expect(after.body?.['current-time']).toBe(0);
 
-    expect(await call('/api/v1/stream/crud.one', { method: 'DELETE' })).toMatchObject({ status: 200, body: { message: 'stream removed' } });
+    expect(await call('/api/v1/stream/crud.one', { method: 'DELETE' })).toMatchObject({
+      status: 200,
+      body: { message: 'stream removed' },
+    });
     expect((await call('/api/v1/stream')).body?.streams).not.toContain('crud.one');
   });
 
@@ -59,14 +72,23 @@ describe('streams', () => {
     expect(await push('nope', [{ host: 'a' }])).toMatchObject(notFound);
     expect(await search('nope', '[:always-true]')).toMatchObject(notFound);
     expect(await call('/api/v1/index/nope/current-time')).toMatchObject(notFound);
-    expect(await call('/api/v1/prometheus/remote-write/nope', { method: 'POST', body: Buffer.from('x') })).toMatchObject(notFound);
-    expect(await call('/api/v1/opentelemetry/v1/traces/nope', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).toMatchObject(
-      notFound,
-    );
+    expect(
+      await call('/api/v1/prometheus/remote-write/nope', { method: 'POST', body: Buffer.from('x') }),
+    ).toMatchObject(notFound);
+    expect(
+      await call('/api/v1/opentelemetry/v1/traces/nope', {
+        method: 'POST',
+        body: '{}',
+        headers: { 'content-type': 'application/json' },
+      }),
+    ).toMatchObject(notFound);
   });
 
   it('rejects bad configs with a 400 naming the field, the action and the problem', async () => {
-    expect(await call('/api/v1/stream/bad', json('POST', {}))).toMatchObject({ status: 400, body: { error: 'field config is missing' } });
+    expect(await call('/api/v1/stream/bad', json('POST', {}))).toMatchObject({
+      status: 400,
+      body: { error: 'field config is missing' },
+    });
     const blank = await call('/api/v1/stream/bad', json('POST', { config: '  ' }));
     expect(blank.status).toBe(400);
     expect(blank.body?.error).toMatch(/^field config is incorrect/);
@@ -75,11 +97,24 @@ describe('streams', () => {
     expect(base64.body?.error).toMatch(/config.*invalid base64/);
     // Node's decoder would skip the space and the newline, and read base64url: the one decoder refuses them.
     const valid = Buffer.from('{:actions {:action :with :params [{:x "??>"}]}}').toString('base64');
-    for (const config of [`${valid.slice(0, 8)} ${valid.slice(8)}`, `${valid.slice(0, 8)}\n${valid.slice(8)}`, valid.replace('+', '-').replace('=', '')]) {
-      expect(await call('/api/v1/stream/bad', json('POST', { config }))).toMatchObject({ status: 400, body: { error: 'field config is incorrect: invalid base64' } });
+    for (const config of [
+      `${valid.slice(0, 8)} ${valid.slice(8)}`,
+      `${valid.slice(0, 8)}\n${valid.slice(8)}`,
+      valid.replace('+', '-').replace('=', ''),
+    ]) {
+      expect(await call('/api/v1/stream/bad', json('POST', { config }))).toMatchObject({
+        status: 400,
+        body: { error: 'field config is incorrect: invalid base64' },
+      });
     }
-    const latin1 = await call('/api/v1/stream/bad', json('POST', { config: Buffer.from('{:actions {:action :info :params ["\xe9"]}}', 'latin1').toString('base64') }));
-    expect(latin1).toMatchObject({ status: 400, body: { error: 'field config is incorrect: the base64 does not decode to UTF-8 text' } });
+    const latin1 = await call(
+      '/api/v1/stream/bad',
+      json('POST', { config: Buffer.from('{:actions {:action :info :params ["\xe9"]}}', 'latin1').toString('base64') }),
+    );
+    expect(latin1).toMatchObject({
+      status: 400,
+      body: { error: 'field config is incorrect: the base64 does not decode to UTF-8 text' },
+    });
     const edn = await addStream('bad', '{:actions {:action :index');
     expect(edn.status).toBe(400);
     expect(edn.body?.error).toMatch(/Invalid EDN/);
@@ -91,7 +126,9 @@ describe('streams', () => {
     expect(params.body?.error).toContain(':scale');
     const typo = await addStream('bad', '{:actions {:action :fixed-time-window :params [{:durration "10s"}]}}');
     expect(typo.status).toBe(400);
-    expect(typo.body?.error).toMatch(/^Invalid parameter :durration for action :fixed-time-window: unknown key \(did you mean :duration\?\)/);
+    expect(typo.body?.error).toMatch(
+      /^Invalid parameter :durration for action :fixed-time-window: unknown key \(did you mean :duration\?\)/,
+    );
     const name = await addStream('bad name', INDEX_BY_HOST);
     expect(name.status).toBe(400);
     expect(name.body?.error).toMatch(/Invalid stream name/);
@@ -104,25 +141,44 @@ describe('streams', () => {
   it('pushes events: stamps missing times, validates the body, 500 naming the stream when an action throws', async () => {
     await addStream('push.inc', '{:actions {:action :increment :children [{:action :index :params [[:host]]}]}}');
     const before = Date.now() * 1e6;
-    expect(await push('push.inc', [{ host: 'stamped', metric: 1 }])).toMatchObject({ status: 200, body: { message: 'ok' } });
-    const [stamped] = (await search('push.inc', '[:= :host "stamped"]')).body?.events as { time: number; metric: number }[];
+    expect(await push('push.inc', [{ host: 'stamped', metric: 1 }])).toMatchObject({
+      status: 200,
+      body: { message: 'ok' },
+    });
+    const [stamped] = (await search('push.inc', '[:= :host "stamped"]')).body?.events as {
+      time: number;
+      metric: number;
+    }[];
     expect(stamped?.metric).toBe(2);
     expect(stamped?.time).toBeGreaterThanOrEqual(before - 1e9);
 
-    const failed = await push('push.inc', [{ host: 'a', metric: 1, time: 1 }, { host: 'b', time: 2 }, { host: 'c', metric: 3, time: 3 }]);
+    const failed = await push('push.inc', [
+      { host: 'a', metric: 1, time: 1 },
+      { host: 'b', time: 2 },
+      { host: 'c', metric: 3, time: 3 },
+    ]);
     expect(failed.status).toBe(500);
     expect(failed.body?.error).toMatch(/^Stream push\.inc: .*increment needs a numeric :metric/);
-    const hosts = ((await search('push.inc', '[:always-true]')).body?.events as { host: string }[]).map((event) => event.host).sort();
+    const hosts = ((await search('push.inc', '[:always-true]')).body?.events as { host: string }[])
+      .map((event) => event.host)
+      .sort();
     expect(hosts).toEqual(['a', 'c', 'stamped']);
 
-    expect(await call('/api/v1/stream/push.inc', json('PUT', {}))).toMatchObject({ status: 400, body: { error: 'field events is missing' } });
+    expect(await call('/api/v1/stream/push.inc', json('PUT', {}))).toMatchObject({
+      status: 400,
+      body: { error: 'field events is missing' },
+    });
     const notArray = await call('/api/v1/stream/push.inc', json('PUT', { events: { host: 'a' } }));
     expect(notArray.status).toBe(400);
     expect(notArray.body?.error).toMatch(/events/);
     const notObjects = await push('push.inc', [1, 2]);
     expect(notObjects.status).toBe(400);
     expect(notObjects.body?.error).toMatch(/events\[0\]/);
-    const invalidJson = await call('/api/v1/stream/push.inc', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"events": [' });
+    const invalidJson = await call('/api/v1/stream/push.inc', {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: '{"events": [',
+    });
     expect(invalidJson.status).toBe(400);
     expect(invalidJson.body?.error).toBe('Invalid JSON: Unexpected end of JSON input');
   });
@@ -131,8 +187,12 @@ describe('streams', () => {
     await addStream('fan.one', '{:default true :actions {:action :index :params [[:host]]}}');
     await addStream('fan.two', '{:default true :actions {:action :index :params [[:host]]}}');
     await addStream('fan.off', INDEX_BY_HOST);
-    expect(await push('default', [{ host: 'fanned', time: 7 }])).toMatchObject({ status: 200, body: { message: 'ok' } });
-    for (const name of ['fan.one', 'fan.two']) expect((await search(name, '[:= :host "fanned"]')).body?.events).toHaveLength(1);
+    expect(await push('default', [{ host: 'fanned', time: 7 }])).toMatchObject({
+      status: 200,
+      body: { message: 'ok' },
+    });
+    for (const name of ['fan.one', 'fan.two'])
+      expect((await search(name, '[:= :host "fanned"]')).body?.events).toHaveLength(1);
     expect((await search('fan.off', '[:always-true]')).body?.events).toEqual([]);
   });
 
@@ -150,17 +210,24 @@ describe('streams', () => {
       ((await search('search', query)).body?.events as { host: string }[]).map((event) => event.host).sort();
     expect(await hostsOf('[:always-true]')).toEqual(['db-1', 'db-2', 'web-1', 'web-2']);
     expect(await hostsOf('[:and [:= :service "http"] [:> :metric 125]]')).toEqual(['web-1', 'web-2']);
-    expect(await hostsOf('[:or [:and [:= :service "pg"] [:not [:= :state "ok"]]] [:and [:= :service "http"] [:< :metric 200]]]')).toEqual([
-      'db-2',
-      'web-1',
-    ]);
+    expect(
+      await hostsOf(
+        '[:or [:and [:= :service "pg"] [:not [:= :state "ok"]]] [:and [:= :service "http"] [:< :metric 200]]]',
+      ),
+    ).toEqual(['db-2', 'web-1']);
     expect(await hostsOf('[:not [:or [:= :state "ok"] [:= [:attributes :env] "dev"]]]')).toEqual(['web-2']);
     expect(await hostsOf('[:and [:= [:attributes :env] "prod"] [:not [:> :metric 10]]]')).toEqual(['db-1']);
     const [latest] = (await search('search', '[:= :host "web-1"]')).body?.events as { metric: number }[];
     expect(latest?.metric).toBe(130);
-    expect(await call('/api/v1/index/search/current-time')).toMatchObject({ status: 200, body: { 'current-time': 14 } });
+    expect(await call('/api/v1/index/search/current-time')).toMatchObject({
+      status: 200,
+      body: { 'current-time': 14 },
+    });
 
-    expect(await call('/api/v1/index/search/search', json('POST', {}))).toMatchObject({ status: 400, body: { error: 'field query is missing' } });
+    expect(await call('/api/v1/index/search/search', json('POST', {}))).toMatchObject({
+      status: 400,
+      body: { error: 'field query is missing' },
+    });
     const edn = await search('search', '[:= :host');
     expect(edn.status).toBe(400);
     expect(edn.body?.error).toMatch(/Invalid query: Invalid EDN/);
@@ -197,14 +264,22 @@ describe('streams', () => {
 describe('outputs', () => {
   it('delivers :output! emissions to a configured file output and counts them', async () => {
     const path = join(makeDataDir(), 'out.jsonl');
-    const withOutput = await startServer({ config: { streams: { outputs: { lines: { type: 'file', path, 'flush-interval': '20ms' } } } } });
+    const withOutput = await startServer({
+      config: { streams: { outputs: { lines: { type: 'file', path, 'flush-interval': '20ms' } } } },
+    });
     try {
-      const stream = '{:actions {:action :where :params [[:> :metric 10]] :children [{:action :output! :params [:lines]}]}}';
+      const stream =
+        '{:actions {:action :where :params [[:> :metric 10]] :children [{:action :output! :params [:lines]}]}}';
       expect((await withOutput.request('/api/v1/stream/out', json('POST', { config: b64(stream) }))).status).toBe(200);
-      const events = [{ host: 'low', metric: 1, time: 1 }, { host: 'high', metric: 20, time: 2 }];
+      const events = [
+        { host: 'low', metric: 1, time: 1 },
+        { host: 'high', metric: 20, time: 2 },
+      ];
       expect((await withOutput.request('/api/v1/stream/out', json('PUT', { events }))).status).toBe(200);
       // The output opens the file before it writes the line: wait for the line, not for the file.
-      await waitFor(() => existsSync(path) && readFileSync(path, 'utf8').length > 0, { message: `${path} to be written` });
+      await waitFor(() => existsSync(path) && readFileSync(path, 'utf8').length > 0, {
+        message: `${path} to be written`,
+      });
       expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify({ host: 'high', metric: 20, time: 2 })}\n`);
       // The file can appear before the write promise settles and the counter moves.
       const metrics = await waitFor(async () => {
@@ -223,11 +298,17 @@ describe('configuration limits', () => {
   it('refuses :persist with no stream directory (400) and answers 503 when the ingest backlog is full', async () => {
     const limited = await startServer({ config: { streams: { directories: [], 'max-pending-events': 5000 } } });
     try {
-      const persist = await limited.request('/api/v1/stream/kept', json('POST', { config: b64(`{:persist true ${INDEX_BY_HOST.slice(1)}`) }));
+      const persist = await limited.request(
+        '/api/v1/stream/kept',
+        json('POST', { config: b64(`{:persist true ${INDEX_BY_HOST.slice(1)}`) }),
+      );
       expect(persist.status).toBe(400);
-      expect(await persist.json()).toEqual({ error: 'The stream cannot be saved. No directory configured for streams' });
+      expect(await persist.json()).toEqual({
+        error: 'The stream cannot be saved. No directory configured for streams',
+      });
 
-      const slow = '{:actions {:action :by :params [{:fields [:host]}] :children [{:action :index :params [[:host]]}]}}';
+      const slow =
+        '{:actions {:action :by :params [{:fields [:host]}] :children [{:action :index :params [[:host]]}]}}';
       expect((await limited.request('/api/v1/stream/slow', json('POST', { config: b64(slow) }))).status).toBe(200);
       // A batch far over the backlog is taken when nothing waits, then pushed in slices; batches that arrive
       // meanwhile do not fit and get 503 with Retry-After.
@@ -241,7 +322,9 @@ describe('configuration limits', () => {
         statuses.push(response.status);
         if (response.status === 503) {
           retryAfter = response.headers.get('retry-after');
-          expect((await response.json()) as unknown).toEqual({ error: 'Too many events waiting to be processed (limit 5000), retry later' });
+          expect((await response.json()) as unknown).toEqual({
+            error: 'Too many events waiting to be processed (limit 5000), retry later',
+          });
         } else await response.arrayBuffer();
       };
       for (let attempt = 0; attempt < 5 && !statuses.includes(503); attempt++) {
@@ -249,7 +332,12 @@ describe('configuration limits', () => {
         let bigDone = false;
         void bigPush.then(() => (bigDone = true));
         while (!bigDone && !statuses.includes(503)) {
-          await note(await limited.request('/api/v1/stream/slow', json('PUT', { events: Array.from({ length: 100 }, () => ({ host: 'small', time: 1 })) })));
+          await note(
+            await limited.request(
+              '/api/v1/stream/slow',
+              json('PUT', { events: Array.from({ length: 100 }, () => ({ host: 'small', time: 1 })) }),
+            ),
+          );
         }
         await note(await bigPush);
       }

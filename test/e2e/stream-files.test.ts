@@ -10,7 +10,11 @@ import { makeDataDir, startServer, type TestServer } from '../helpers/server.ts'
 import { waitFor } from '../helpers/wait.ts';
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
-const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const json = (method: string, body: unknown) => ({
+  method,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 
 const servers: TestServer[] = [];
 afterEach(async () => {
@@ -33,7 +37,9 @@ let markers = 0;
 async function watcherCaughtUp(server: TestServer, directory: string): Promise<void> {
   const name = `marker.${++markers}`;
   writeFileSync(join(directory, 'marker.edn'), `{:${name} {:actions {:action :index :params [[:host]]}}}`);
-  await waitFor(async () => (await server.request(`/api/v1/stream/${name}`)).status === 200, { message: `the watcher to run ${name}` });
+  await waitFor(async () => (await server.request(`/api/v1/stream/${name}`)).status === 200, {
+    message: `the watcher to run ${name}`,
+  });
 }
 
 const configOf = async (server: TestServer, name: string) => {
@@ -45,13 +51,17 @@ const hostsIn = async (server: TestServer, name: string) => {
   const response = await server.request(`/api/v1/index/${name}/search`, json('POST', { query: b64('[:always-true]') }));
   return ((await response.json()) as { events: { host: string }[] }).events.map((event) => event.host).sort();
 };
-const push = (server: TestServer, name: string, events: unknown[]) => server.request(`/api/v1/stream/${name}`, json('PUT', { events }));
+const push = (server: TestServer, name: string, events: unknown[]) =>
+  server.request(`/api/v1/stream/${name}`, json('PUT', { events }));
 
 describe(':persist', () => {
   it('writes <first directory>/<name>.edn once the config compiled, and deletes it with the stream', async () => {
     const server = await started();
     const file = join(server.dataDir, 'streams', 'kept.edn');
-    const broken = await server.request('/api/v1/stream/kept', json('POST', { config: b64('{:persist true :actions {:action :nope}}') }));
+    const broken = await server.request(
+      '/api/v1/stream/kept',
+      json('POST', { config: b64('{:persist true :actions {:action :nope}}') }),
+    );
     expect(broken.status).toBe(400);
     expect(existsSync(file)).toBe(false);
 
@@ -73,7 +83,10 @@ describe(':persist', () => {
   it('takes edits of a persisted stream file as an update of that stream, kept across a restart', async () => {
     const server = await started();
     const file = join(server.dataDir, 'streams', 'edited.edn');
-    await server.request('/api/v1/stream/edited', json('POST', { config: b64('{:persist true :actions {:action :index :params [[:host]]}}') }));
+    await server.request(
+      '/api/v1/stream/edited',
+      json('POST', { config: b64('{:persist true :actions {:action :index :params [[:host]]}}') }),
+    );
     writeFileSync(file, '{:edited {:persist true :actions {:action :index :params [[:service]]}}}');
     const updated = '{:persist true, :actions {:action :index, :params [[:service]]}}';
     await waitFor(async () => expect(await configOf(server, 'edited')).toBe(updated));
@@ -131,7 +144,9 @@ describe('watched stream directories', () => {
     expect((await server.request('/api/v1/stream/hup.a')).status).toBe(200);
     await push(server, 'hup.a', [{ host: 'x', time: 1 }]);
     server.process.kill('SIGHUP');
-    await waitFor(() => expect(server.logs.filter((line) => line.includes('config reloaded')).length).toBeGreaterThanOrEqual(2));
+    await waitFor(() =>
+      expect(server.logs.filter((line) => line.includes('config reloaded')).length).toBeGreaterThanOrEqual(2),
+    );
     expect(await hostsIn(server, 'hup.a')).toEqual(['x']);
     // The new directory is watched too.
     writeFileSync(join(other, 'b.edn'), '{:hup.b {:actions {:action :index :params [[:host]]}}}');
@@ -147,20 +162,34 @@ describe("a stream directory written by Mirabelle's compile command", () => {
     const lines = join(dataDir, 'influxdb.jsonl');
     const server = await startServer({
       dataDir,
-      config: { streams: { directories: [directory], outputs: { influxdb: { type: 'file', path: lines, 'flush-interval': '20ms' } }, 'async-queues': { 'thread-pool': {} } } },
+      config: {
+        streams: {
+          directories: [directory],
+          outputs: { influxdb: { type: 'file', path: lines, 'flush-interval': '20ms' } },
+          'async-queues': { 'thread-pool': {} },
+        },
+      },
     });
     servers.push(server);
     const listed = ((await (await server.request('/api/v1/stream')).json()) as { streams: string[] }).streams;
-    expect(listed).toEqual(expect.arrayContaining(['filters', 'held', 'transforms', 'windows', 'aggregations', 'plumbing']));
+    expect(listed).toEqual(
+      expect.arrayContaining(['filters', 'held', 'transforms', 'windows', 'aggregations', 'plumbing']),
+    );
     expect(server.logs.filter((line) => /"level":[56]0/.test(line))).toEqual([]);
     // The durations the DSL leaves as written are nanoseconds here: accepted, with the warning for a bare number.
-    const warned = server.logs.filter((line) => line.includes('"level":40')).map((line) => (JSON.parse(line) as { msg: string }).msg.replace(/^.*: stream /, ''));
+    const warned = server.logs
+      .filter((line) => line.includes('"level":40'))
+      .map((line) => (JSON.parse(line) as { msg: string }).msg.replace(/^.*: stream /, ''));
     expect(warned).toEqual([
       'held: :stable at :actions > :sdo > :stable: duration 10 is 10 ns; write "10s" for seconds',
       'plumbing: :by at :actions > :sdo > :by: :gc-interval 3600 is 3600 ns; write "3600s" for seconds',
       'plumbing: :by at :actions > :sdo > :by: :fork-ttl 1800 is 1800 ns; write "1800s" for seconds',
     ]);
-    expect((await push(server, 'plumbing', [{ host: 'web-1', service: 'api', metric: 3, payload: '{"a": 1}' }])).status).toBe(200);
-    await waitFor(() => existsSync(lines) && readFileSync(lines, 'utf8').includes('"web-1"'), { message: "the compiled :output! to write the event" });
+    expect(
+      (await push(server, 'plumbing', [{ host: 'web-1', service: 'api', metric: 3, payload: '{"a": 1}' }])).status,
+    ).toBe(200);
+    await waitFor(() => existsSync(lines) && readFileSync(lines, 'utf8').includes('"web-1"'), {
+      message: 'the compiled :output! to write the event',
+    });
   });
 });

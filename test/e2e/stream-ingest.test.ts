@@ -19,7 +19,11 @@ import { waitFor } from '../helpers/wait.ts';
 
 const PROMETHEUS = '/usr/bin/prometheus';
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
-const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const json = (method: string, body: unknown) => ({
+  method,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 
 let server: TestServer;
 
@@ -43,7 +47,13 @@ const searchEvents = async (name: string, query: string) => {
 describe('Prometheus remote write', () => {
   it('maps samples to events (name → service, labels at top level, ms → ns) and answers 204', async () => {
     const body = encodeRemoteWrite([
-      { labels: { __name__: 'disk_used', host: 'rw-1', mount: '/' }, samples: [{ value: 0.5, timestampMs: 1_700_000_000_000 }, { value: 0.75, timestampMs: 1_700_000_001_000 }] },
+      {
+        labels: { __name__: 'disk_used', host: 'rw-1', mount: '/' },
+        samples: [
+          { value: 0.5, timestampMs: 1_700_000_000_000 },
+          { value: 0.75, timestampMs: 1_700_000_001_000 },
+        ],
+      },
     ]);
     const response = await server.request('/api/v1/prometheus/remote-write/default', {
       method: 'POST',
@@ -54,7 +64,10 @@ describe('Prometheus remote write', () => {
     expect(await searchEvents('rw', '[:= :host "rw-1"]')).toEqual([
       { service: 'disk_used', host: 'rw-1', mount: '/', metric: 0.75, time: 1_700_000_001_000_000_000 },
     ]);
-    const malformed = await server.request('/api/v1/prometheus/remote-write/rw', { method: 'POST', body: Buffer.from([0xff, 0xff, 0xff]) });
+    const malformed = await server.request('/api/v1/prometheus/remote-write/rw', {
+      method: 'POST',
+      body: Buffer.from([0xff, 0xff, 0xff]),
+    });
     expect(malformed.status).toBe(400);
     expect(((await malformed.json()) as { error: string }).error).toMatch(/snappy/);
     expect(await (await server.request('/metrics')).text()).toMatch(/prometheus_remote_write_total [2-9]/);
@@ -90,7 +103,11 @@ describe('Prometheus remote write', () => {
       );
       prometheus = spawn(
         PROMETHEUS,
-        [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, '--web.listen-address=127.0.0.1:0'],
+        [
+          `--config.file=${join(dir, 'prometheus.yml')}`,
+          `--storage.tsdb.path=${join(dir, 'data')}`,
+          '--web.listen-address=127.0.0.1:0',
+        ],
         { stdio: ['ignore', 'ignore', 'pipe'] },
       );
       prometheus.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
@@ -106,7 +123,9 @@ describe('Prometheus remote write', () => {
       expect(typeof up[0]?.time).toBe('number');
       const scraped = await searchEvents('prom', '[:and [:= :service "http_responses_total"] [:= :job "vigie"]]');
       expect(scraped.length).toBeGreaterThan(0);
-      expect(await (await server.request('/metrics')).text()).toMatch(/http_responses_total\{method="POST",route="\/api\/v1\/prometheus\/remote-write\/:name",status="204"\} [1-9]/);
+      expect(await (await server.request('/metrics')).text()).toMatch(
+        /http_responses_total\{method="POST",route="\/api\/v1\/prometheus\/remote-write\/:name",status="204"\} [1-9]/,
+      );
     }, 40_000);
   });
 });
@@ -118,7 +137,11 @@ describe('OTLP traces', () => {
       spanProcessors: [new SimpleSpanProcessor(exporter)],
     });
     const tracer = provider.getTracer('vigie-e2e', '1.0.0');
-    const span = tracer.startSpan(spanName, { kind: SpanKind.SERVER, startTime: 1_700_000_000_000, attributes: { 'http.status': 502, ratio: 0.25 } });
+    const span = tracer.startSpan(spanName, {
+      kind: SpanKind.SERVER,
+      startTime: 1_700_000_000_000,
+      attributes: { 'http.status': 502, ratio: 0.25 },
+    });
     span.setStatus({ code: SpanStatusCode.ERROR, message: 'bad gateway' });
     span.end(1_700_000_000_250);
     await provider.forceFlush();
@@ -140,7 +163,10 @@ describe('OTLP traces', () => {
   });
 
   it('takes spans from the SDK JSON exporter, and gzip', async () => {
-    await exportSpans(new JsonExporter({ url: `${server.url}/api/v1/opentelemetry/v1/traces/spans`, compression: 'gzip' as never }), 'GET /json');
+    await exportSpans(
+      new JsonExporter({ url: `${server.url}/api/v1/opentelemetry/v1/traces/spans`, compression: 'gzip' as never }),
+      'GET /json',
+    );
     const [event] = await searchEvents('spans', '[:= :name "GET /json"]');
     expect(event).toMatchObject({ service: 'checkout', state: 'error', attributes: { ratio: 0.25 } });
     expect(await (await server.request('/metrics')).text()).toMatch(/otlp_spans_total [2-9]/);
@@ -151,7 +177,11 @@ describe('OTLP traces', () => {
     expect(empty.status).toBe(200);
     expect(empty.headers.get('content-type')).toMatch(/^application\/json/);
     expect(await empty.json()).toEqual({});
-    const proto = await server.request('/api/v1/opentelemetry/v1/traces/spans', { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: Buffer.alloc(0) });
+    const proto = await server.request('/api/v1/opentelemetry/v1/traces/spans', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-protobuf' },
+      body: Buffer.alloc(0),
+    });
     expect(proto.status).toBe(200);
     expect(proto.headers.get('content-type')).toMatch(/^application\/x-protobuf/);
     const garbage = await server.request('/api/v1/opentelemetry/v1/traces/spans', {

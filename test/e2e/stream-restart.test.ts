@@ -13,25 +13,29 @@ import { makeDataDir, startServer, type TestServer } from '../helpers/server.ts'
 import { waitFor } from '../helpers/wait.ts';
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
-const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const json = (method: string, body: unknown) => ({
+  method,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 const S = 1_000_000_000;
 
 /** Stateful streams: name → root action, whose leaves send to `:out`. */
 const OUT = '{:action :output! :params [:out]}';
 const VECTORS: Record<string, string> = {
   'by-window-mean': `{:action :by :params [{:fields [:host]}] :children [{:action :fixed-time-window :params [{:duration "10s"}] :children [{:action :coll-mean :children [${OUT}]}]}]}`,
-  'coalesce': `{:action :coalesce :params [{:duration "5s" :fields [:host]}] :children [{:action :coll-max :children [${OUT}]}]}`,
-  'throttle': `{:action :throttle :params [{:count 2 :duration "10s"}] :children [${OUT}]}`,
-  'changed': `{:action :changed :params [{:field :state :init "ok"}] :children [${OUT}]}`,
-  'stable': `{:action :stable :params ["3s" :state] :children [${OUT}]}`,
-  'ewma': `{:action :ewma-timeless :params [0.5] :children [${OUT}]}`,
-  'ddt': `{:action :by :params [{:fields [:host]}] :children [{:action :ddt :children [${OUT}]}]}`,
-  'rate': `{:action :rate :params [{:duration "10s"}] :children [${OUT}]}`,
+  coalesce: `{:action :coalesce :params [{:duration "5s" :fields [:host]}] :children [{:action :coll-max :children [${OUT}]}]}`,
+  throttle: `{:action :throttle :params [{:count 2 :duration "10s"}] :children [${OUT}]}`,
+  changed: `{:action :changed :params [{:field :state :init "ok"}] :children [${OUT}]}`,
+  stable: `{:action :stable :params ["3s" :state] :children [${OUT}]}`,
+  ewma: `{:action :ewma-timeless :params [0.5] :children [${OUT}]}`,
+  ddt: `{:action :by :params [{:fields [:host]}] :children [{:action :ddt :children [${OUT}]}]}`,
+  rate: `{:action :rate :params [{:duration "10s"}] :children [${OUT}]}`,
   'moving-time-window': `{:action :moving-time-window :params [{:duration "7s"}] :children [{:action :coll-sum :children [${OUT}]}]}`,
   'fixed-event-window': `{:action :fixed-event-window :params [{:size 7}] :children [{:action :coll-max :children [${OUT}]}]}`,
   'cond-dt': `{:action :cond-dt :params [[:= :state "critical"] "4s"] :children [${OUT}]}`,
-  'percentiles': `{:action :percentiles :params [{:duration "10s" :percentiles [0.5 0.99]}] :children [${OUT}]}`,
-  'top': `{:action :top :params [{:duration "10s"}] :children [${OUT}]}`,
+  percentiles: `{:action :percentiles :params [{:duration "10s" :percentiles [0.5 0.99]}] :children [${OUT}]}`,
+  top: `{:action :top :params [{:duration "10s"}] :children [${OUT}]}`,
   'smax-by': `{:action :by :params [{:fields [:service]}] :children [{:action :smax :children [${OUT}]}]}`,
 };
 
@@ -55,7 +59,12 @@ afterEach(async () => {
 });
 
 function config(dataDir: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  const outputs = Object.fromEntries(Object.keys(VECTORS).map((name) => [`out-${name}`, { type: 'file', path: join(dataDir, `${name}.jsonl`), 'flush-interval': '20ms' }]));
+  const outputs = Object.fromEntries(
+    Object.keys(VECTORS).map((name) => [
+      `out-${name}`,
+      { type: 'file', path: join(dataDir, `${name}.jsonl`), 'flush-interval': '20ms' },
+    ]),
+  );
   return { streams: { outputs, ...extra } };
 }
 
@@ -125,7 +134,9 @@ function uninterrupted() {
 
 /** Each vector's emissions for the second half, in a run that emitted `firstCount` lines for the first. */
 function secondHalf(all: Record<string, unknown[]>, first: Record<string, unknown[]>): Record<string, unknown[]> {
-  return Object.fromEntries(Object.entries(all).map(([name, lines]) => [name, lines.slice((first[name] ?? []).length)]));
+  return Object.fromEntries(
+    Object.entries(all).map(([name, lines]) => [name, lines.slice((first[name] ?? []).length)]),
+  );
 }
 
 describe('stateful streams across restarts', () => {
@@ -203,7 +214,10 @@ describe('reloads and damaged checkpoints', () => {
          {:action :fixed-time-window :params [{:duration "10s"}] :children [{:action :coll-count :children [{:action :output! :params [:out-a]}]}]}
          {:action :fixed-time-window :params [{:duration "${secondDuration}"}] :children [{:action :coll-count :children [{:action :output! :params [:out-b]}]}]}]}}}`;
     writeFileSync(join(directory, 'two.edn'), branches('10s'));
-    const outputs = { 'out-a': { type: 'file', path: join(dataDir, 'a.jsonl'), 'flush-interval': '20ms' }, 'out-b': { type: 'file', path: join(dataDir, 'b.jsonl'), 'flush-interval': '20ms' } };
+    const outputs = {
+      'out-a': { type: 'file', path: join(dataDir, 'a.jsonl'), 'flush-interval': '20ms' },
+      'out-b': { type: 'file', path: join(dataDir, 'b.jsonl'), 'flush-interval': '20ms' },
+    };
     const server = await startServer({ dataDir, config: { streams: { outputs } } });
     servers.push(server);
     const at = (second: number) => ({ host: 'h', metric: 1, time: 1_700_000_000 * S + second * S });
@@ -213,7 +227,12 @@ describe('reloads and damaged checkpoints', () => {
     await server.request('/api/v1/stream/two', json('PUT', { events: [6, 7, 8, 9, 10, 11].map(at) }));
     const counts = (file: string) => () => {
       const path = join(dataDir, file);
-      return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { metric: number }).metric) : [];
+      return existsSync(path)
+        ? readFileSync(path, 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((line) => (JSON.parse(line) as { metric: number }).metric)
+        : [];
     };
     // The unchanged branch's window [0 s, 10 s) closes with the events from before the edit: 10 of them.
     await waitFor(() => counts('a.jsonl')().length === 1, { message: 'branch a emitted its window' });
@@ -239,7 +258,9 @@ describe('reloads and damaged checkpoints', () => {
     expect((await restarted.request('/healthz')).status).toBe(200);
     // The others came back.
     const restoredLine = await restarted.waitForLog(/action states restored/);
-    expect((JSON.parse(restoredLine) as { units: number }).units).toBeGreaterThanOrEqual(Object.keys(VECTORS).length - 1);
+    expect((JSON.parse(restoredLine) as { units: number }).units).toBeGreaterThanOrEqual(
+      Object.keys(VECTORS).length - 1,
+    );
   });
 });
 
@@ -275,15 +296,23 @@ describe('signals while stopping', () => {
    *  held this way gives the signal handlers an idle event loop whatever the machine's speed. */
   async function busyToStop(): Promise<TestServer> {
     const dataDir = makeDataDir();
-    const server = await startServer({ dataDir, config: { http: { 'request-timeout': '4s' }, streams: { 'snapshot-interval': '1h' } } });
+    const server = await startServer({
+      dataDir,
+      config: { http: { 'request-timeout': '4s' }, streams: { 'snapshot-interval': '1h' } },
+    });
     servers.push(server);
-    await server.request('/api/v1/stream/big', json('POST', { config: b64('{:actions {:action :index :params [[:host]]}}') }));
+    await server.request(
+      '/api/v1/stream/big',
+      json('POST', { config: b64('{:actions {:action :index :params [[:host]]}}') }),
+    );
     const { port } = new URL(server.url);
     const socket = connect(Number(port), '127.0.0.1');
     socket.on('error', () => {});
     sockets.push(socket);
     await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-    socket.write('PUT /api/v1/stream/big HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"events": [');
+    socket.write(
+      'PUT /api/v1/stream/big HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"events": [',
+    );
     // The request is in flight once the server has read its headers; a short pause makes sure of it.
     await new Promise((resolve) => setTimeout(resolve, 300));
     return server;
@@ -317,7 +346,8 @@ describe('signals while stopping', () => {
 function committedRound(dataDir: string): number {
   const db = new Database(join(dataDir, 'vigie.db'), { readonly: true, fileMustExist: true });
   try {
-    return (db.prepare('select coalesce(max(round), 0) as round from stream_checkpoints').get() as { round: number }).round;
+    return (db.prepare('select coalesce(max(round), 0) as round from stream_checkpoints').get() as { round: number })
+      .round;
   } finally {
     db.close();
   }

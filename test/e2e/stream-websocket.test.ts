@@ -33,7 +33,11 @@ const push = async (name: string, events: unknown[]) => {
 const wsUrl = (path: string) => server.url.replace(/^http/, 'ws') + path;
 
 /** A subscriber that records what it receives (JSON, one event per message). */
-async function subscribe(path: string, headers: Record<string, string> = { authorization: authHeader }, base = server.url) {
+async function subscribe(
+  path: string,
+  headers: Record<string, string> = { authorization: authHeader },
+  base = server.url,
+) {
   const socket = new WebSocket(base.replace(/^http/, 'ws') + path, { headers });
   const received: Record<string, unknown>[] = [];
   const binary: boolean[] = [];
@@ -45,7 +49,9 @@ async function subscribe(path: string, headers: Record<string, string> = { autho
     socket.once('open', () => resolve());
     socket.once('error', reject);
   });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
   return { socket, received, binary, closed };
 }
 
@@ -56,8 +62,19 @@ async function metric(line: RegExp): Promise<number> {
 }
 
 beforeAll(async () => {
-  server = await startServer({ config: { http: { 'basic-auth': AUTH }, streams: { websocket: { 'max-buffered-bytes': 4096, 'max-connections': 4 }, 'async-queues': { later: { 'queue-size': 100 } } } } });
-  await addStream('alerts', '{:actions {:action :sdo :children [{:action :publish! :params [:alerts]} {:action :where :params [[:= :state "critical"]] :children [{:action :publish! :params [:critical]}]}]}}');
+  server = await startServer({
+    config: {
+      http: { 'basic-auth': AUTH },
+      streams: {
+        websocket: { 'max-buffered-bytes': 4096, 'max-connections': 4 },
+        'async-queues': { later: { 'queue-size': 100 } },
+      },
+    },
+  });
+  await addStream(
+    'alerts',
+    '{:actions {:action :sdo :children [{:action :publish! :params [:alerts]} {:action :where :params [[:= :state "critical"]] :children [{:action :publish! :params [:critical]}]}]}}',
+  );
   await addStream('hosts', '{:actions {:action :index :params [[:host]]} :default true}');
 }, 60_000);
 afterAll(async () => {
@@ -75,7 +92,9 @@ describe('channels', () => {
       { host: 'b', service: 'cpu', state: 'critical', metric: 0.99, time: 2_000_000_000, tags: ['x'] },
     ];
     await push('alerts', events);
-    await waitFor(() => all.received.length === 2 && critical.received.length === 1, { message: 'the published events' });
+    await waitFor(() => all.received.length === 2 && critical.received.length === 1, {
+      message: 'the published events',
+    });
     expect(all.received).toEqual(events);
     expect(all.binary).toEqual([true, true]);
     expect(critical.received).toEqual([events[1]]);
@@ -102,12 +121,23 @@ describe('channels', () => {
 
   it('closes with 1008 and a reason naming the problem when the query is invalid', async () => {
     const notBase64 = await subscribe('/channel/alerts?query=%25%25%25');
-    expect(await notBase64.closed).toEqual({ code: 1008, reason: 'Invalid websocket query (base64 EDN condition): invalid base64' });
+    expect(await notBase64.closed).toEqual({
+      code: 1008,
+      reason: 'Invalid websocket query (base64 EDN condition): invalid base64',
+    });
     // base64url, which Node's decoder reads silently, is not the standard base64 the query is documented as.
     const urlSafe = await subscribe('/channel/alerts?query=Wzo9IDpob3N0ICI_PyJd');
-    expect(await urlSafe.closed).toEqual({ code: 1008, reason: 'Invalid websocket query (base64 EDN condition): invalid base64' });
-    const notUtf8 = await subscribe(`/channel/alerts?query=${encodeURIComponent(Buffer.from('[:= :host "\xe9"]', 'latin1').toString('base64'))}`);
-    expect(await notUtf8.closed).toEqual({ code: 1008, reason: 'Invalid websocket query (base64 EDN condition): the base64 does not decode to UTF-8 text' });
+    expect(await urlSafe.closed).toEqual({
+      code: 1008,
+      reason: 'Invalid websocket query (base64 EDN condition): invalid base64',
+    });
+    const notUtf8 = await subscribe(
+      `/channel/alerts?query=${encodeURIComponent(Buffer.from('[:= :host "\xe9"]', 'latin1').toString('base64'))}`,
+    );
+    expect(await notUtf8.closed).toEqual({
+      code: 1008,
+      reason: 'Invalid websocket query (base64 EDN condition): the base64 does not decode to UTF-8 text',
+    });
     const unknownOperator = await subscribe(`/channel/alerts?query=${encodeURIComponent(b64('[:like :host "a"]'))}`);
     const closed = await unknownOperator.closed;
     expect(closed.code).toBe(1008);
@@ -119,13 +149,19 @@ describe('channels', () => {
 
 describe('async-queue!', () => {
   it('publishes from a queue declared in streams.async-queues', async () => {
-    await addStream('queued', '{:actions {:action :async-queue! :params [:later] :children [{:action :publish! :params [:queued]}]}}');
+    await addStream(
+      'queued',
+      '{:actions {:action :async-queue! :params [:later] :children [{:action :publish! :params [:queued]}]}}',
+    );
     const subscriber = await subscribe('/channel/queued');
     await push('queued', [{ host: 'q', time: 1 }]);
     await waitFor(() => subscriber.received.length === 1, { message: 'the event published from the queue' });
     expect(subscriber.received).toEqual([{ host: 'q', time: 1 }]);
     subscriber.socket.close();
-    const unknown = await server.request('/api/v1/stream/unknown-queue', json('POST', { config: b64('{:actions {:action :async-queue! :params [:nope] :children []}}') }));
+    const unknown = await server.request(
+      '/api/v1/stream/unknown-queue',
+      json('POST', { config: b64('{:actions {:action :async-queue! :params [:nope] :children []}}') }),
+    );
     expect(unknown.status).toBe(400);
     expect(((await unknown.json()) as { error: string }).error).toMatch(/Async queue :nope not found/);
   });
@@ -154,7 +190,9 @@ describe('index feed', () => {
 
 describe('connection cap', () => {
   it('closes the websockets past streams.websocket.max-connections with 1013', async () => {
-    await waitFor(async () => (await metric(/^websocket_connections_count /)) === 0, { message: "the earlier tests' websockets closing" });
+    await waitFor(async () => (await metric(/^websocket_connections_count /)) === 0, {
+      message: "the earlier tests' websockets closing",
+    });
     const open = await Promise.all([1, 2, 3, 4].map(() => subscribe('/channel/cap')));
     const extra = await subscribe('/channel/cap');
     expect(await extra.closed).toEqual({ code: 1013, reason: 'Too many websocket connections (limit 4), retry later' });
@@ -172,8 +210,12 @@ describe('auth', () => {
       refused.once('open', () => reject(new Error('the upgrade was accepted without credentials')));
     });
     expect(status).toBe(401);
-    const wrong = new WebSocket(wsUrl('/channel/alerts'), { headers: { authorization: `Basic ${b64('watcher:nope')}` } });
-    await expect(new Promise((resolve, reject) => (wrong.once('error', reject), wrong.once('open', resolve)))).rejects.toThrow(/401/);
+    const wrong = new WebSocket(wsUrl('/channel/alerts'), {
+      headers: { authorization: `Basic ${b64('watcher:nope')}` },
+    });
+    await expect(
+      new Promise((resolve, reject) => (wrong.once('error', reject), wrong.once('open', resolve))),
+    ).rejects.toThrow(/401/);
   });
 });
 
@@ -185,9 +227,13 @@ describe('slow subscriber', () => {
     await new Promise((resolve) => socket.once('connect', resolve));
     socket.write(
       `GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-        `Sec-WebSocket-Key: ${b64('0123456789abcdef')}\r\nSec-WebSocket-Version: 13\r\n${Object.entries(headers).map(([key, value]) => `${key}: ${value}\r\n`).join('')}\r\n`,
+        `Sec-WebSocket-Key: ${b64('0123456789abcdef')}\r\nSec-WebSocket-Version: 13\r\n${Object.entries(headers)
+          .map(([key, value]) => `${key}: ${value}\r\n`)
+          .join('')}\r\n`,
     );
-    const head = await new Promise<string>((resolve) => socket.once('data', (chunk: Buffer) => resolve(chunk.toString('latin1'))));
+    const head = await new Promise<string>((resolve) =>
+      socket.once('data', (chunk: Buffer) => resolve(chunk.toString('latin1'))),
+    );
     expect(head).toMatch(/^HTTP\/1.1 101/);
     socket.pause();
     return socket;
@@ -214,14 +260,29 @@ describe('slow subscriber', () => {
         const pushed = await roomy.request('/api/v1/stream/fanout', {
           method: 'PUT',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ events: Array.from({ length: perBatch }, (_, i) => ({ host: 'h', service: `s${batch}`, metric: i, time: batch * perBatch + i, description })) }),
+          body: JSON.stringify({
+            events: Array.from({ length: perBatch }, (_, i) => ({
+              host: 'h',
+              service: `s${batch}`,
+              metric: i,
+              time: batch * perBatch + i,
+              description,
+            })),
+          }),
         });
         expect(pushed.status).toBe(200);
-        await waitFor(() => reader.received.length === (batch + 1) * perBatch, { timeoutMs: 30_000, message: `batch ${batch} on the reading subscriber` });
+        await waitFor(() => reader.received.length === (batch + 1) * perBatch, {
+          timeoutMs: 30_000,
+          message: `batch ${batch} on the reading subscriber`,
+        });
       }
-      expect(reader.received.map((event) => event.time)).toEqual(Array.from({ length: batches * perBatch }, (_, i) => i));
+      expect(reader.received.map((event) => event.time)).toEqual(
+        Array.from({ length: batches * perBatch }, (_, i) => i),
+      );
       const text = await (await roomy.request('/metrics')).text();
-      const dropped = text.split('\n').find((line) => line.startsWith('websocket_messages_dropped_total{reason="slow_subscriber"}'));
+      const dropped = text
+        .split('\n')
+        .find((line) => line.startsWith('websocket_messages_dropped_total{reason="slow_subscriber"}'));
       expect(Number(dropped?.split(' ').pop())).toBeGreaterThan(0);
       stalled.destroy();
       reader.socket.close();

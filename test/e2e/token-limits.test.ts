@@ -13,7 +13,9 @@ import { canMountTmpfs, fillDisk, tmpfsDataDir, unmountAll } from '../helpers/tm
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 const READ_SECRET = 'a-read-token-secret-0123456789';
 const ADMIN_SECRET = 'an-admin-token-secret-0123456789';
-const asBasic = (user: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+const asBasic = (user: string, password: string) => ({
+  authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+});
 const admin = { authorization: `Bearer ${ADMIN_SECRET}`, 'content-type': 'application/json' };
 const tokens = [
   { name: 'viewer', sha256: sha256(READ_SECRET), scopes: ['read'] },
@@ -30,7 +32,12 @@ async function start(config: Record<string, unknown>, dataDir?: string): Promise
   servers.push(server);
   return server;
 }
-const create = (server: TestServer, name: string) => server.request('/api/v1/tokens', { method: 'POST', headers: admin, body: JSON.stringify({ name, scopes: ['read'] }) });
+const create = (server: TestServer, name: string) =>
+  server.request('/api/v1/tokens', {
+    method: 'POST',
+    headers: admin,
+    body: JSON.stringify({ name, scopes: ['read'] }),
+  });
 
 describe('tokens only, in a browser', () => {
   it('challenges with Basic, and takes a token as the basic-auth password, with its scopes', async () => {
@@ -40,7 +47,10 @@ describe('tokens only, in a browser', () => {
     expect(prompt.headers.get('www-authenticate')).toMatch(/^Basic realm="vigie"/);
     expect((await server.request('/api/v1/healthcheck', { headers: asBasic('anyone', READ_SECRET) })).status).toBe(200);
     expect((await server.request('/frontend/index.html', { headers: asBasic('', READ_SECRET) })).status).toBe(200);
-    const write = await server.request('/api/v1/healthcheck/nope', { method: 'DELETE', headers: asBasic('anyone', READ_SECRET) });
+    const write = await server.request('/api/v1/healthcheck/nope', {
+      method: 'DELETE',
+      headers: asBasic('anyone', READ_SECRET),
+    });
     expect(write.status).toBe(403);
     expect(((await write.json()) as { message: string }).message).toContain('token:viewer');
     expect((await server.request('/api/v1/healthcheck', { headers: asBasic('viewer', 'wrong') })).status).toBe(401);
@@ -54,8 +64,17 @@ describe('http.max-api-tokens', () => {
     expect((await create(server, 'two')).status).toBe(201);
     const refused = await create(server, 'three');
     expect(refused.status).toBe(400);
-    expect(((await refused.json()) as { message: string }).message).toBe('Too many API tokens: http.max-api-tokens is 2; delete one first');
-    expect((await server.request('/api/v1/tokens/one', { method: 'DELETE', headers: { authorization: admin.authorization } })).status).toBe(200);
+    expect(((await refused.json()) as { message: string }).message).toBe(
+      'Too many API tokens: http.max-api-tokens is 2; delete one first',
+    );
+    expect(
+      (
+        await server.request('/api/v1/tokens/one', {
+          method: 'DELETE',
+          headers: { authorization: admin.authorization },
+        })
+      ).status,
+    ).toBe(200);
     expect((await create(server, 'three')).status).toBe(201);
   });
 });
@@ -74,8 +93,12 @@ describe.skipIf(!canMountTmpfs())('a token created on a full disk (needs permiss
       if (answer.status !== 201) break;
     }
     expect(answer?.status).toBe(507);
-    expect(((await answer?.json()) as { message: string }).message).toMatch(/^Insufficient storage: the disk of the data directory is full; nothing was written/);
-    const listed = ((await (await server.request('/api/v1/tokens', { headers: admin })).json()) as { tokens: { name: string }[] }).tokens.map((token) => token.name);
+    expect(((await answer?.json()) as { message: string }).message).toMatch(
+      /^Insufficient storage: the disk of the data directory is full; nothing was written/,
+    );
+    const listed = (
+      (await (await server.request('/api/v1/tokens', { headers: admin })).json()) as { tokens: { name: string }[] }
+    ).tokens.map((token) => token.name);
     expect(listed).not.toContain(name);
     expect((await server.request('/healthz', { headers: { authorization: admin.authorization } })).status).toBe(200);
     rmSync(join(dataDir, 'fill'));

@@ -27,13 +27,38 @@ describe('uptime report', () => {
     server = await startServer({
       config: {
         'tcp-checks': [
-          { name: 'web, "front"', target: '127.0.0.1', port: tcp.port, interval: '1s', timeout: '1s', labels: { env: 'prod', team: 'web' } },
-          { name: 'db', target: '127.0.0.1', port: closed, interval: '1s', timeout: '1s', labels: { env: 'prod', team: 'db' } },
-          { name: '=cmd', target: '127.0.0.1', port: tcp.port, interval: '1s', timeout: '1s', labels: { env: 'staging' } },
+          {
+            name: 'web, "front"',
+            target: '127.0.0.1',
+            port: tcp.port,
+            interval: '1s',
+            timeout: '1s',
+            labels: { env: 'prod', team: 'web' },
+          },
+          {
+            name: 'db',
+            target: '127.0.0.1',
+            port: closed,
+            interval: '1s',
+            timeout: '1s',
+            labels: { env: 'prod', team: 'db' },
+          },
+          {
+            name: '=cmd',
+            target: '127.0.0.1',
+            port: tcp.port,
+            interval: '1s',
+            timeout: '1s',
+            labels: { env: 'staging' },
+          },
         ],
       },
     });
-    await waitFor(async () => ((await (await server.request('/api/v1/result')).json()) as { result: unknown[] }).result.length === 3, { timeoutMs: 15_000 });
+    await waitFor(
+      async () =>
+        ((await (await server.request('/api/v1/result')).json()) as { result: unknown[] }).result.length === 3,
+      { timeoutMs: 15_000 },
+    );
     seedDailyUptime(server.dataDir, [
       { name: 'web, "front"', daysAgo: 60, runs: 100, successes: 90 },
       { name: 'web, "front"', daysAgo: 40, runs: 100, successes: 100 },
@@ -65,8 +90,14 @@ describe('uptime report', () => {
     ]);
     expect(body.result.find((row) => row.name === 'db')?.labels).toEqual({ env: 'prod', team: 'db' });
     // RFC 3339 as well; the 40-day-old day counts once the period reaches it.
-    const wider = await report(`from=${new Date(from * 1000).toISOString()}&to=${encodeURIComponent(new Date(dayStart(39) * 1000).toISOString())}`);
-    expect(wider.result.find((row) => row.name === 'web, "front"')).toMatchObject({ runs: 200, successes: 190, ratio: 0.95 });
+    const wider = await report(
+      `from=${new Date(from * 1000).toISOString()}&to=${encodeURIComponent(new Date(dayStart(39) * 1000).toISOString())}`,
+    );
+    expect(wider.result.find((row) => row.name === 'web, "front"')).toMatchObject({
+      runs: 200,
+      successes: 190,
+      ratio: 0.95,
+    });
     // A period with no runs: every check, ratio null.
     const empty = await report(`from=${dayStart(200)}&to=${dayStart(199)}`);
     expect(empty.result.map((row) => [row.name, row.runs, row.ratio])).toEqual([
@@ -78,9 +109,14 @@ describe('uptime report', () => {
 
   it('filters by labels as the dashboard does', async () => {
     const from = dayStart(61);
-    expect((await report(`from=${from}&labels=env=prod`)).result.map((row) => row.name)).toEqual(['db', 'web, "front"']);
+    expect((await report(`from=${from}&labels=env=prod`)).result.map((row) => row.name)).toEqual([
+      'db',
+      'web, "front"',
+    ]);
     expect((await report(`from=${from}&labels=env=prod,team=db`)).result.map((row) => row.name)).toEqual(['db']);
-    expect((await report(`from=${from}&labels=${encodeURIComponent('=staging')}`)).result.map((row) => row.name)).toEqual(['=cmd']);
+    expect(
+      (await report(`from=${from}&labels=${encodeURIComponent('=staging')}`)).result.map((row) => row.name),
+    ).toEqual(['=cmd']);
   });
 
   it('answers CSV for Accept: text/csv or ?format=csv, parsed by a CSV parser', async () => {

@@ -11,7 +11,12 @@ const ALL: LocationSpec = { count: 'all', nodeLabels: {} };
 
 /** `null`: a check without locations. */
 function located(locations: LocationSpec | null = ALL): LocatedCheck {
-  return { def: { name: 'web', ...(locations ? { locations } : {}) }, summary: 'HTTP healthcheck on web:80', labels: { env: 'prod' }, source: 'api' };
+  return {
+    def: { name: 'web', ...(locations ? { locations } : {}) },
+    summary: 'HTTP healthcheck on web:80',
+    labels: { env: 'prod' },
+    source: 'api',
+  };
 }
 
 let clock = 1_000;

@@ -5,7 +5,15 @@ import type { CheckResult } from '../../src/healthcheck/result-types.ts';
 const HOUR = 3_600;
 
 function result(name: string, atS: number, success: boolean, duration: number): CheckResult {
-  return { name, summary: name, success, 'healthcheck-timestamp': atS, message: success ? 'success' : 'down', duration, source: 'configuration' };
+  return {
+    name,
+    summary: name,
+    success,
+    'healthcheck-timestamp': atS,
+    message: success ? 'success' : 'down',
+    duration,
+    source: 'configuration',
+  };
 }
 
 /** What the result store does once a check's group is written: takes every raw result, then forgets the check. */
@@ -36,7 +44,7 @@ describe('the pending results', () => {
     expect(pending.size).toBe(1);
   });
 
-  it('keeps the rest of a check\'s waiting results when it is written in steps', () => {
+  it("keeps the rest of a check's waiting results when it is written in steps", () => {
     const pending = new PendingResults(10, 1_000, () => undefined);
     for (let i = 0; i < 5; i++) pending.add(result('a', HOUR + i, true, i));
     const check = pending.get('a');

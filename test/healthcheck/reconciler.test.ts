@@ -49,7 +49,13 @@ async function prepare(def: CheckDefinition): Promise<Prepared> {
   };
 }
 
-const tcp = (name: string, port = 80, interval = '1s') => ({ name, target: '127.0.0.1', port, timeout: '500ms', interval });
+const tcp = (name: string, port = 80, interval = '1s') => ({
+  name,
+  target: '127.0.0.1',
+  port,
+  timeout: '500ms',
+  interval,
+});
 
 function config(checks: Partial<ConfigFile>): VigieConfig {
   return parseConfigText(JSON.stringify(checks), '/etc/vigie.yaml');
@@ -124,7 +130,9 @@ describe('config reload', () => {
     unpreparable.add('broken');
     const reload = s.reload(config({ 'tcp-checks': [tcp('steady', 81), tcp('fresh'), tcp('broken')] }));
     await expect(reload).rejects.toThrow(ConfigError);
-    await expect(reload).rejects.toThrow('/etc/vigie.yaml: tcp-checks[2]: Fail to initialize healthcheck broken: cannot read cert.pem');
+    await expect(reload).rejects.toThrow(
+      '/etc/vigie.yaml: tcp-checks[2]: Fail to initialize healthcheck broken: cannot read cert.pem',
+    );
     expect(s.registry.get('steady')).toBe(steady);
     expect(s.registry.get('fresh')).toBeUndefined();
     expect(instancesOf('fresh')[0]?.closed).toBe(true);

@@ -44,7 +44,12 @@ describe('the healthcheck repository', () => {
     vi.useFakeTimers({ now: 1_000_000 });
     try {
       vi.advanceTimersByTime(1_234);
-      const repo = new HealthcheckRepository(db, { historySize: 5, writeDelayS: 0, maxPendingResults: 10_000, flushIntervalMs: 1_000 });
+      const repo = new HealthcheckRepository(db, {
+        historySize: 5,
+        writeDelayS: 0,
+        maxPendingResults: 10_000,
+        flushIntervalMs: 1_000,
+      });
       repo.start();
       expect(vi.getTimerCount()).toBe(0);
       repo.record(result('plain', Math.floor(Date.now() / 1000)));
@@ -90,7 +95,12 @@ describe('the healthcheck repository', () => {
   });
 
   it('starts a write round on every beat while results keep coming, not on every other one (timers fire late)', async () => {
-    const repo = new HealthcheckRepository(db, { historySize: 5, writeDelayS: 0, maxPendingResults: 10_000, flushIntervalMs: 100 });
+    const repo = new HealthcheckRepository(db, {
+      historySize: 5,
+      writeDelayS: 0,
+      maxPendingResults: 10_000,
+      flushIntervalMs: 100,
+    });
     const rounds = vi.spyOn(repo.results, 'writeDue');
     repo.start();
     const feed = setInterval(() => repo.record(result('plain', Math.floor(Date.now() / 1000))), 20);
@@ -112,10 +122,14 @@ describe('the healthcheck repository', () => {
     repo.record(result('plain', nowS - 5));
     expect(count('select count(*) n from healthcheck_results')).toBe(0);
     repo.flush();
-    const loaded = open().loadResults().sort((a, b) => a.name.localeCompare(b.name));
+    const loaded = open()
+      .loadResults()
+      .sort((a, b) => a.name.localeCompare(b.name));
     expect(loaded).toEqual([result('labelled', nowS - 10, true, 3), result('plain', nowS - 5)]);
     // Readable with sqlite3: real JSON for labels, SQL NULL without.
-    expect(db.$client.prepare('select name, labels, typeof(labels) t from healthcheck_results order by name').all()).toEqual([
+    expect(
+      db.$client.prepare('select name, labels, typeof(labels) t from healthcheck_results order by name').all(),
+    ).toEqual([
       { name: 'labelled', labels: '{"env":"prod"}', t: 'text' },
       { name: 'plain', labels: null, t: 'null' },
     ]);
@@ -133,7 +147,13 @@ describe('the healthcheck repository', () => {
     expect(count("select count(*) n from healthcheck_history where name = 'b'")).toBe(5);
     const history = repo.history('a', 3);
     expect(history.map((entry) => entry.duration)).toEqual([11, 10, 9]);
-    expect(history[0]).toEqual({ name: 'a', success: false, 'healthcheck-timestamp': nowS - 89, message: 'boom', duration: 11 });
+    expect(history[0]).toEqual({
+      name: 'a',
+      success: false,
+      'healthcheck-timestamp': nowS - 89,
+      message: 'boom',
+      duration: 11,
+    });
     expect(repo.history('a', 1000)).toHaveLength(5);
   });
 
@@ -153,7 +173,13 @@ describe('the healthcheck repository', () => {
     expect(count('select count(*) n from healthcheck_history')).toBe(stored);
     expect(history.map((entry) => entry.duration)).toEqual([40, 20, 30]);
     expect(all.map((entry) => entry.duration)).toEqual([40, 20, 30, 10]);
-    expect(uptime['1h']).toMatchObject({ runs: 3, successes: 1, 'min-duration': 20, 'max-duration': 40, 'mean-duration': 30 });
+    expect(uptime['1h']).toMatchObject({
+      runs: 3,
+      successes: 1,
+      'min-duration': 20,
+      'max-duration': 40,
+      'mean-duration': 30,
+    });
     expect(uptime['24h']).toMatchObject({ runs: 4, successes: 2 });
     expect(repo.history('a', 2)).toEqual(history.slice(0, 2));
     repo.flush();
@@ -170,24 +196,53 @@ describe('the healthcheck repository', () => {
     repo.record(result('a', nowS - 20, false, 40));
     repo.flush();
     const hours = db.$client
-      .prepare("select period_start_s, runs, successes, duration_total_ms, duration_min_ms, duration_max_ms from healthcheck_uptime where name = 'a' and granularity = 'hour' order by period_start_s")
+      .prepare(
+        "select period_start_s, runs, successes, duration_total_ms, duration_min_ms, duration_max_ms from healthcheck_uptime where name = 'a' and granularity = 'hour' order by period_start_s",
+      )
       .all();
     expect(hours).toEqual([
-      { period_start_s: nowS - 2 * HOUR, runs: 1, successes: 1, duration_total_ms: 10, duration_min_ms: 10, duration_max_ms: 10 },
-      { period_start_s: nowS - HOUR, runs: 2, successes: 1, duration_total_ms: 60, duration_min_ms: 20, duration_max_ms: 40 },
+      {
+        period_start_s: nowS - 2 * HOUR,
+        runs: 1,
+        successes: 1,
+        duration_total_ms: 10,
+        duration_min_ms: 10,
+        duration_max_ms: 10,
+      },
+      {
+        period_start_s: nowS - HOUR,
+        runs: 2,
+        successes: 1,
+        duration_total_ms: 60,
+        duration_min_ms: 20,
+        duration_max_ms: 40,
+      },
     ]);
     expect(count("select runs n from healthcheck_uptime where name = 'a' and granularity = 'day'")).toBe(3);
     const uptime = repo.uptime('a');
-    expect(uptime['1h']).toMatchObject({ runs: 2, successes: 1, ratio: 0.5, 'mean-duration': 30, 'min-duration': 20, 'max-duration': 40 });
+    expect(uptime['1h']).toMatchObject({
+      runs: 2,
+      successes: 1,
+      ratio: 0.5,
+      'mean-duration': 30,
+      'min-duration': 20,
+      'max-duration': 40,
+    });
     expect(uptime['24h']).toMatchObject({ runs: 3, successes: 2, 'mean-duration': 70 / 3 });
     expect(uptime['30d'].runs).toBe(3);
-    expect(repo.uptime('nothing')['7d']).toEqual({ runs: 0, successes: 0, ratio: null, 'mean-duration': null, 'min-duration': null, 'max-duration': null, since: nowS - 7 * DAY });
+    expect(repo.uptime('nothing')['7d']).toEqual({
+      runs: 0,
+      successes: 0,
+      ratio: null,
+      'mean-duration': null,
+      'min-duration': null,
+      'max-duration': null,
+      since: nowS - 7 * DAY,
+    });
   });
 
   it('prunes hourly aggregates older than 30 days and daily ones older than a year as a check opens a new hour', () => {
-    const insert = db.$client.prepare(
-      "insert into healthcheck_uptime values (?, ?, ?, 1, 1, 5, 5, 5)",
-    );
+    const insert = db.$client.prepare('insert into healthcheck_uptime values (?, ?, ?, 1, 1, 5, 5, 5)');
     insert.run('a', 'hour', nowS - 31 * DAY);
     insert.run('a', 'hour', nowS - 29 * DAY);
     insert.run('a', 'day', nowS - 400 * DAY);
@@ -196,7 +251,13 @@ describe('the healthcheck repository', () => {
     const repo = open();
     repo.record(result('a', nowS));
     repo.flush();
-    expect(db.$client.prepare("select granularity, period_start_s from healthcheck_uptime where name = 'a' order by granularity, period_start_s").all()).toEqual([
+    expect(
+      db.$client
+        .prepare(
+          "select granularity, period_start_s from healthcheck_uptime where name = 'a' order by granularity, period_start_s",
+        )
+        .all(),
+    ).toEqual([
       { granularity: 'day', period_start_s: nowS - 300 * DAY },
       { granularity: 'day', period_start_s: nowS - (nowS % DAY) },
       { granularity: 'hour', period_start_s: nowS - 29 * DAY },
@@ -240,11 +301,24 @@ describe('the healthcheck repository', () => {
     await repo.writeDue();
     expect(count("select count(*) n from healthcheck_history where name = 'a'")).toBe(3);
     expect(count("select count(*) n from healthcheck_history where name = 'b'")).toBe(0);
-    expect(db.$client.prepare("select success, timestamp_s, duration_ms from healthcheck_results where name = 'a'").get()).toEqual({ success: 1, timestamp_s: nowS + 5, duration_ms: 20 });
     expect(
-      db.$client.prepare("select period_start_s, runs, successes, duration_total_ms, duration_min_ms, duration_max_ms from healthcheck_uptime where name = 'a' and granularity = 'hour' order by period_start_s").all(),
+      db.$client.prepare("select success, timestamp_s, duration_ms from healthcheck_results where name = 'a'").get(),
+    ).toEqual({ success: 1, timestamp_s: nowS + 5, duration_ms: 20 });
+    expect(
+      db.$client
+        .prepare(
+          "select period_start_s, runs, successes, duration_total_ms, duration_min_ms, duration_max_ms from healthcheck_uptime where name = 'a' and granularity = 'hour' order by period_start_s",
+        )
+        .all(),
     ).toEqual([
-      { period_start_s: nowS - HOUR, runs: 2, successes: 1, duration_total_ms: 40, duration_min_ms: 10, duration_max_ms: 30 },
+      {
+        period_start_s: nowS - HOUR,
+        runs: 2,
+        successes: 1,
+        duration_total_ms: 40,
+        duration_min_ms: 10,
+        duration_max_ms: 30,
+      },
       { period_start_s: nowS, runs: 1, successes: 1, duration_total_ms: 20, duration_min_ms: 20, duration_max_ms: 20 },
     ]);
     expect(count("select runs n from healthcheck_uptime where name = 'a' and granularity = 'day'")).toBe(3);
@@ -266,7 +340,12 @@ describe('the healthcheck repository', () => {
     const repo = open(3, 30);
     repo.record(result('a', nowS - 2 * HOUR, true, 10));
     repo.flush();
-    for (const [offset, success, duration] of [[40, false, 30], [30, true, 20], [20, true, 60]] as const) repo.record(result('a', nowS - offset, success, duration));
+    for (const [offset, success, duration] of [
+      [40, false, 30],
+      [30, true, 20],
+      [20, true, 60],
+    ] as const)
+      repo.record(result('a', nowS - offset, success, duration));
     repo.record(result('b', nowS - 10));
     const recent = repo.recentResults(['a', 'b', 'none'], 3);
     const series = repo.durationSeries('a', '24h');
@@ -294,7 +373,13 @@ describe('the healthcheck repository', () => {
 
   it('holds at most history-size raw results of a check, and counts the runs of the others in its aggregates', () => {
     const folded: string[] = [];
-    const repo = new HealthcheckRepository(db, { historySize: 3, writeDelayS: 30, nowS: () => nowS, maxPendingResults: 5, onFolded: (reason) => folded.push(reason) });
+    const repo = new HealthcheckRepository(db, {
+      historySize: 3,
+      writeDelayS: 30,
+      nowS: () => nowS,
+      maxPendingResults: 5,
+      onFolded: (reason) => folded.push(reason),
+    });
     for (let i = 0; i < 10; i++) repo.record(result('a', nowS - 60 + i, i % 2 === 0, i));
     expect(repo.results.pending.size).toBe(3);
     expect(folded).toEqual(Array(7).fill('history_size'));
@@ -323,7 +408,13 @@ describe('the healthcheck repository', () => {
     const total = 10_000;
     // A slice of 0 ms writes one step (256 rows) per slice, whatever the machine's speed: 8 ms of a fast
     // machine held all 10,000 rows in one or two slices and left nothing to observe (CI, 2026-11-26).
-    const repo = new HealthcheckRepository(db, { historySize: 100_000, writeDelayS: 30, nowS: () => nowS, maxPendingResults: 100_000, sliceMs: 0 });
+    const repo = new HealthcheckRepository(db, {
+      historySize: 100_000,
+      writeDelayS: 30,
+      nowS: () => nowS,
+      maxPendingResults: 100_000,
+      sliceMs: 0,
+    });
     for (let i = 0; i < total; i++) repo.record(result('big', nowS - 100, i % 4 !== 0, 1));
     nowS += 100;
     // The observer re-queues itself with setImmediate, as the slices do, so it runs between any two of them.

@@ -18,7 +18,16 @@ describe("another node's result", () => {
   });
 
   it('keeps what differs from its check here: a summary, labels or a source of another definition, a failure message', () => {
-    const ran = buildResult('api', 'tcp check on 127.0.0.1:80', { team: 'ops' }, 'api', new Error('connection refused'), 3, false, 'node-b');
+    const ran = buildResult(
+      'api',
+      'tcp check on 127.0.0.1:80',
+      { team: 'ops' },
+      'api',
+      new Error('connection refused'),
+      3,
+      false,
+      'node-b',
+    );
     const cases: [Record<string, string> | undefined, Record<string, string> | undefined][] = [
       [{ team: 'ops', env: 'prod' }, { team: 'ops' }],
       [{ team: 'dev' }, { team: 'ops' }],
@@ -35,7 +44,9 @@ describe("another node's result", () => {
 
   it('compares a `__proto__` label that decoding made an own name as any other name', () => {
     const here = { team: 'ops' };
-    const result = JSON.parse('{"name":"api","summary":"s","labels":{"team":"ops","__proto__":"x"},"success":true,"healthcheck-timestamp":1,"message":"success","duration":1,"source":"config"}') as CheckResult;
+    const result = JSON.parse(
+      '{"name":"api","summary":"s","labels":{"team":"ops","__proto__":"x"},"success":true,"healthcheck-timestamp":1,"message":"success","duration":1,"source":"config"}',
+    ) as CheckResult;
     shareCheckStrings(result, 'api', 's', here, 'config');
     expect(result.labels).not.toBe(here);
     expect(Object.keys(result.labels as object)).toEqual(['team', '__proto__']);

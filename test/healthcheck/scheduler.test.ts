@@ -102,7 +102,11 @@ describe('the scheduler', () => {
     // First runs drawn at 1,251 ms, 1,270 ms and 1,299 ms all start at the 1,300 ms tick, in one timer callback.
     const draws = [0.1251, 0.127, 0.1299];
     const { scheduler, lags } = makeScheduler({ tickMs: 50, random: () => draws[draw++] as number });
-    const onGrid = [new TestJob('a', 10_000, 1_000, 1), new TestJob('b', 10_000, 1_000, 1), new TestJob('c', 10_000, 1_000, 1)];
+    const onGrid = [
+      new TestJob('a', 10_000, 1_000, 1),
+      new TestJob('b', 10_000, 1_000, 1),
+      new TestJob('c', 10_000, 1_000, 1),
+    ];
     for (const job of onGrid) scheduler.add(job);
     scheduler.start();
     await vi.advanceTimersByTimeAsync(11_400);
@@ -140,7 +144,11 @@ describe('the scheduler', () => {
   it('widens an automatic tick to 2 s while few runs come due, and to no less than 250 ms as they grow', async () => {
     let draw = 0;
     // First runs spread over the interval, 7 ms apart, as the random delay would.
-    const { scheduler } = makeScheduler({ tickMs: 'auto', cap: 100_000, random: () => ((draw++ * 7) % 10_000) / 10_000 });
+    const { scheduler } = makeScheduler({
+      tickMs: 'auto',
+      cap: 100_000,
+      random: () => ((draw++ * 7) % 10_000) / 10_000,
+    });
     const small = Array.from({ length: 1_200 }, (_, i) => new TestJob(`small-${i}`, 10_000, 1_000, 1));
     const handles = small.map((job) => scheduler.add(job));
     scheduler.start();

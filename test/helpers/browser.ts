@@ -41,7 +41,9 @@ export function hasChromium(): boolean {
   return existsSync(CHROMIUM);
 }
 
-export async function launchBrowser(options: { httpCredentials?: { username: string; password: string } } = {}): Promise<Browser> {
+export async function launchBrowser(
+  options: { httpCredentials?: { username: string; password: string } } = {},
+): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), 'vigie-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,

@@ -15,7 +15,10 @@ export interface CertFiles {
 export interface TestCa extends CertFiles {
   dir: string;
   /** Issues a certificate signed by this CA. `days` may be negative-free only; use `notAfterDays` < 1 for soon. */
-  issue(name: string, options?: { dns?: string[]; ips?: string[]; cn?: string; days?: number; client?: boolean }): CertFiles;
+  issue(
+    name: string,
+    options?: { dns?: string[]; ips?: string[]; cn?: string; days?: number; client?: boolean },
+  ): CertFiles;
 }
 
 function openssl(args: string[], cwd: string): void {
@@ -26,7 +29,26 @@ export function createCa(commonName = 'Vigie Test CA'): TestCa {
   const dir = mkdtempSync(join(tmpdir(), 'vigie-certs-'));
   const key = join(dir, 'ca.key');
   const cert = join(dir, 'ca.pem');
-  openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert, '-days', '30', '-subj', `/CN=${commonName}`], dir);
+  openssl(
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '30',
+      '-subj',
+      `/CN=${commonName}`,
+    ],
+    dir,
+  );
   return {
     dir,
     key,
@@ -45,8 +67,43 @@ export function createCa(commonName = 'Vigie Test CA'): TestCa {
           ...(alt.length > 0 ? [`subjectAltName=${alt.join(',')}`] : []),
         ].join('\n'),
       );
-      openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', leafKey, '-out', csr, '-subj', `/CN=${options.cn ?? name}`], dir);
-      openssl(['x509', '-req', '-in', csr, '-CA', cert, '-CAkey', key, '-CAcreateserial', '-out', leafCert, '-days', String(options.days ?? 30), '-extfile', ext], dir);
+      openssl(
+        [
+          'req',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:P-256',
+          '-nodes',
+          '-keyout',
+          leafKey,
+          '-out',
+          csr,
+          '-subj',
+          `/CN=${options.cn ?? name}`,
+        ],
+        dir,
+      );
+      openssl(
+        [
+          'x509',
+          '-req',
+          '-in',
+          csr,
+          '-CA',
+          cert,
+          '-CAkey',
+          key,
+          '-CAcreateserial',
+          '-out',
+          leafCert,
+          '-days',
+          String(options.days ?? 30),
+          '-extfile',
+          ext,
+        ],
+        dir,
+      );
       return { key: leafKey, cert: leafCert };
     },
   };

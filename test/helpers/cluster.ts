@@ -15,7 +15,10 @@ interface MembersView {
  * Every node of `nodes` has joined and sees `count` members (all of `nodes` by default), within 60 s by default:
  * a join takes well under a second, but a loaded CI machine has starved one for more than 30.
  */
-export async function allJoined(nodes: readonly TestServer[], options: { count?: number; timeoutMs?: number } = {}): Promise<void> {
+export async function allJoined(
+  nodes: readonly TestServer[],
+  options: { count?: number; timeoutMs?: number } = {},
+): Promise<void> {
   const count = options.count ?? nodes.length;
   let views = '';
   await waitFor(

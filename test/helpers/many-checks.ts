@@ -19,7 +19,8 @@ export async function createManyChecks(server: TestServer, port: number, count: 
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ 'tcp-checks': checks }),
   });
-  if (created.status !== 201) throw new Error(`the bulk of ${count} checks answered ${created.status}: ${await created.text()}`);
+  if (created.status !== 201)
+    throw new Error(`the bulk of ${count} checks answered ${created.status}: ${await created.text()}`);
   // The first runs keep the service busy for a while. A plain loop, not vitest's waitFor: benchmarks use this too.
   const deadline = Date.now() + 150_000;
   for (;;) {

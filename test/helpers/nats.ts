@@ -22,7 +22,13 @@ import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, st
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type ConnectionOptions, nkeyAuthenticator, nkeys, tokenAuthenticator, usernamePasswordAuthenticator } from '@nats-io/transport-node';
+import {
+  type ConnectionOptions,
+  nkeyAuthenticator,
+  nkeys,
+  tokenAuthenticator,
+  usernamePasswordAuthenticator,
+} from '@nats-io/transport-node';
 import { createCa } from './certs.ts';
 import { freePorts } from './ports.ts';
 import { readLines } from './server.ts';
@@ -162,13 +168,23 @@ class Security {
     const documented = readFileSync(DOCUMENTED_CONFIG, 'utf8');
     const listen = `listen: 127.0.0.1:${port}`;
     const jetstream = storeDir === null ? '' : `jetstream {\n  store_dir: ${JSON.stringify(storeDir)}\n}`;
-    if (this.kind === 'users') return replaceOnce(replaceOnce(documented, /^listen: .*$/m, listen), /^jetstream \{\n {2}store_dir: .*\n\}$/m, jetstream);
+    if (this.kind === 'users')
+      return replaceOnce(
+        replaceOnce(documented, /^listen: .*$/m, listen),
+        /^jetstream \{\n {2}store_dir: .*\n\}$/m,
+        jetstream,
+      );
     const permissions = /^VIGIE_NODE = \{\n[\s\S]*?\n\}$/m.exec(documented)?.[0];
     if (permissions === undefined) throw new Error(`${DOCUMENTED_CONFIG} has no VIGIE_NODE = {...} block`);
     const lines = [listen, jetstream];
     if (this.kind === 'token') lines.push(`authorization { token: "${this.token}" }`);
     if (this.kind === 'nkey') {
-      lines.push(permissions, 'authorization {\n  users = [', ...USERS.map((user) => `    { nkey: ${this.nkeys.get(user)?.publicKey}, permissions: $VIGIE_NODE }`), '  ]\n}');
+      lines.push(
+        permissions,
+        'authorization {\n  users = [',
+        ...USERS.map((user) => `    { nkey: ${this.nkeys.get(user)?.publicKey}, permissions: $VIGIE_NODE }`),
+        '  ]\n}',
+      );
     }
     if (this.kind === 'tls') {
       const server = this.serverCert as { cert: string; key: string };
@@ -364,7 +380,10 @@ class Server implements NatsServer {
       args.push('-cluster', this.clusterUrl, '-cluster_name', CLUSTER_NAME);
       if (this.routes.length > 0) args.push('-routes', this.routes.join(','));
     }
-    const child = spawn(path, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...this.credentials.env() } });
+    const child = spawn(path, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...this.credentials.env() },
+    });
     registry.add(this);
     this.#child = child;
     this.#exited = new Promise((resolve) => {
@@ -393,7 +412,10 @@ class Server implements NatsServer {
     const deadline = Date.now() + READY_TIMEOUT_MS;
     const failure = (why: string) => {
       const lines = this.logs.slice(firstLine);
-      return new StartError(`nats-server ${this.name} ${why}; logs:\n${lines.join('\n')}`, lines.some((line) => ADDRESS_IN_USE.test(line)));
+      return new StartError(
+        `nats-server ${this.name} ${why}; logs:\n${lines.join('\n')}`,
+        lines.some((line) => ADDRESS_IN_USE.test(line)),
+      );
     };
     while (Date.now() < deadline) {
       if (this.#child !== child) {
@@ -406,7 +428,9 @@ class Server implements NatsServer {
     }
     child.kill('SIGKILL');
     await this.#exited;
-    throw failure(`not ready within ${READY_TIMEOUT_MS / 1000} s (log "Server is ready": ${serving ? 'seen' : 'not seen'})`);
+    throw failure(
+      `not ready within ${READY_TIMEOUT_MS / 1000} s (log "Server is ready": ${serving ? 'seen' : 'not seen'})`,
+    );
   }
 
   /**
@@ -415,7 +439,9 @@ class Server implements NatsServer {
    */
   async jetStreamReady(): Promise<boolean> {
     try {
-      const response = await fetch(`http://127.0.0.1:${this.ports.monitor}/jsz`, { signal: AbortSignal.timeout(1_000) });
+      const response = await fetch(`http://127.0.0.1:${this.ports.monitor}/jsz`, {
+        signal: AbortSignal.timeout(1_000),
+      });
       if (!response.ok) return false;
       const jsz = (await response.json()) as { meta_cluster?: { leader?: string } };
       return this.ports.cluster === undefined || (jsz.meta_cluster?.leader ?? '') !== '';
@@ -440,10 +466,17 @@ function makeTempDir(): string {
  * `profile`: nats-server also serves Go's pprof endpoint, on the port `NatsServer.ports.profile` gives.
  * `jetstream: false`: it runs without JetStream until restarted with it (`restart({ jetstream: true })`).
  */
-export async function startNatsServer(options: { storeDir?: string; security?: NatsSecurityKind; profile?: boolean; jetstream?: boolean } = {}): Promise<NatsServer> {
+export async function startNatsServer(
+  options: { storeDir?: string; security?: NatsSecurityKind; profile?: boolean; jetstream?: boolean } = {},
+): Promise<NatsServer> {
   const [client, monitor, profilePort] = (await freePorts(3)) as [number, number, number];
   const profile = options.profile === true ? { profile: profilePort } : {};
-  const server = new Server('n1', options.storeDir ?? makeTempDir(), { client, monitor, ...profile }, new Security(options.security ?? 'users'));
+  const server = new Server(
+    'n1',
+    options.storeDir ?? makeTempDir(),
+    { client, monitor, ...profile },
+    new Security(options.security ?? 'users'),
+  );
   server.jetstream = options.jetstream ?? true;
   try {
     await server.start();
@@ -451,7 +484,11 @@ export async function startNatsServer(options: { storeDir?: string; security?: N
     // The ports were free a moment ago, but another process can take one before the server binds it.
     if (!(error instanceof StartError && error.addressInUse)) throw error;
     const [retryClient, retryMonitor, retryProfile] = (await freePorts(3)) as [number, number, number];
-    server.ports = { client: retryClient, monitor: retryMonitor, ...(options.profile === true ? { profile: retryProfile } : {}) };
+    server.ports = {
+      client: retryClient,
+      monitor: retryMonitor,
+      ...(options.profile === true ? { profile: retryProfile } : {}),
+    };
     await server.start();
   }
   return server;
@@ -466,13 +503,21 @@ export async function startNatsServer(options: { storeDir?: string; security?: N
 export async function startNatsCluster(size = 3): Promise<NatsCluster> {
   const root = makeTempDir();
   const security = new Security('users');
-  const servers = Array.from({ length: size }, (_, i) => new Server(`n${i + 1}`, join(root, `n${i + 1}`), { client: 0, monitor: 0 }, security));
+  const servers = Array.from(
+    { length: size },
+    (_, i) => new Server(`n${i + 1}`, join(root, `n${i + 1}`), { client: 0, monitor: 0 }, security),
+  );
   const assignPorts = async () => {
     const ports = await freePorts(3 * size);
     servers.forEach((server, i) => {
-      server.ports = { client: ports[3 * i] as number, monitor: ports[3 * i + 1] as number, cluster: ports[3 * i + 2] as number };
+      server.ports = {
+        client: ports[3 * i] as number,
+        monitor: ports[3 * i + 1] as number,
+        cluster: ports[3 * i + 2] as number,
+      };
     });
-    for (const server of servers) server.routes = servers.filter((other) => other !== server).map((other) => other.clusterUrl);
+    for (const server of servers)
+      server.routes = servers.filter((other) => other !== server).map((other) => other.clusterUrl);
   };
   // All at once: a server waits for a meta leader, which needs a majority of the servers up.
   const startAll = async () => {
@@ -494,7 +539,11 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
   return {
     servers,
     urls: servers.map((server) => server.url),
-    clusterNats: (node) => security.clusterNats(servers.map((server) => server.url), node),
+    clusterNats: (node) =>
+      security.clusterNats(
+        servers.map((server) => server.url),
+        node,
+      ),
     async stop() {
       await Promise.all(servers.map((server) => server.stop()));
     },

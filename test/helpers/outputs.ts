@@ -2,7 +2,8 @@
 import { buildOutputs, type DropReason, type OutputObserver, resolveOutputs } from '../../src/stream/outputs/index.ts';
 
 /** The outputs as the service builds them: from settings the config loader resolved. */
-export const buildOutputsFrom = (raw: Record<string, unknown>, observer?: OutputObserver) => buildOutputs(resolveOutputs(raw), observer);
+export const buildOutputsFrom = (raw: Record<string, unknown>, observer?: OutputObserver) =>
+  buildOutputs(resolveOutputs(raw), observer);
 
 /** Records the observer calls, as the service's prom-client wiring would count them. */
 export class RecordingObserver implements OutputObserver {

@@ -19,8 +19,13 @@ import { type CertFiles, readPem } from './certs.ts';
  * A real ws server on loopback: `/echo` answers each message with `echo: <message>`, `/greet` sends `hello` at
  * once, `/silent` never sends, `/bye` closes at once; other paths are refused with 404 before the upgrade.
  */
-export async function startWsServer(tls?: { key: string; cert: string }): Promise<{ url: string; headers: Record<string, string | string[] | undefined>[]; close: () => Promise<void> }> {
-  const server: Server = tls ? createHttpsServer({ key: readPem(tls.key), cert: readPem(tls.cert) }) : createHttpServer();
+export async function startWsServer(tls?: {
+  key: string;
+  cert: string;
+}): Promise<{ url: string; headers: Record<string, string | string[] | undefined>[]; close: () => Promise<void> }> {
+  const server: Server = tls
+    ? createHttpsServer({ key: readPem(tls.key), cert: readPem(tls.cert) })
+    : createHttpServer();
   const wss = new WebSocketServer({ noServer: true });
   const headers: Record<string, string | string[] | undefined>[] = [];
   server.on('upgrade', (request, socket, head) => {
@@ -49,7 +54,6 @@ export async function startWsServer(tls?: { key: string; cert: string }): Promis
   };
 }
 
-
 /**
  * A real grpc-js server implementing grpc.health.v1.Health/Check with hand-written protobuf (the messages are one
  * field each), so the test needs no .proto loader: `""` and `api` are SERVING, `batch` NOT_SERVING, `slow` never
@@ -62,15 +66,20 @@ const healthService: grpc.ServiceDefinition = {
     path: '/grpc.health.v1.Health/Check',
     requestStream: false,
     responseStream: false,
-    requestSerialize: ({ service }: { service: string }) => Buffer.concat([Buffer.from([0x0a, Buffer.byteLength(service)]), Buffer.from(service)]),
+    requestSerialize: ({ service }: { service: string }) =>
+      Buffer.concat([Buffer.from([0x0a, Buffer.byteLength(service)]), Buffer.from(service)]),
     // An object, not the bare name: grpc-js takes a falsy request (the empty name) for no request at all.
-    requestDeserialize: (bytes: Buffer) => ({ service: bytes.length === 0 ? '' : bytes.subarray(2, 2 + (bytes[1] as number)).toString('utf8') }),
+    requestDeserialize: (bytes: Buffer) => ({
+      service: bytes.length === 0 ? '' : bytes.subarray(2, 2 + (bytes[1] as number)).toString('utf8'),
+    }),
     responseSerialize: (status: number) => Buffer.from([0x08, status]),
     responseDeserialize: (bytes: Buffer) => bytes[1] as number,
   },
 };
 
-export async function startGrpcHealthServer(credentials: grpc.ServerCredentials): Promise<{ port: number; services: string[]; close: () => Promise<void> }> {
+export async function startGrpcHealthServer(
+  credentials: grpc.ServerCredentials,
+): Promise<{ port: number; services: string[]; close: () => Promise<void> }> {
   const server = new grpc.Server();
   const services: string[] = [];
   server.addService(healthService, {
@@ -83,10 +92,15 @@ export async function startGrpcHealthServer(credentials: grpc.ServerCredentials)
       else callback(null, status);
     },
   });
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', credentials, (error, bound) => (error ? reject(error) : resolve(bound))));
-  return { port, services, close: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())).then(() => server.forceShutdown()) };
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', credentials, (error, bound) => (error ? reject(error) : resolve(bound))),
+  );
+  return {
+    port,
+    services,
+    close: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())).then(() => server.forceShutdown()),
+  };
 }
-
 
 export type MailProtocolName = 'smtp' | 'imap' | 'pop3';
 
@@ -100,13 +114,19 @@ export interface MailServerOptions {
   mute?: boolean;
 }
 
-export const GREETINGS: Record<MailProtocolName, string> = { smtp: '220-mail.test ESMTP Postfix\r\n220 ready', imap: '* OK [CAPABILITY IMAP4rev1 STARTTLS] Dovecot ready.', pop3: '+OK Dovecot ready.' };
+export const GREETINGS: Record<MailProtocolName, string> = {
+  smtp: '220-mail.test ESMTP Postfix\r\n220 ready',
+  imap: '* OK [CAPABILITY IMAP4rev1 STARTTLS] Dovecot ready.',
+  pop3: '+OK Dovecot ready.',
+};
 
 /**
  * A tiny mail server speaking just what the checks say: the greeting, EHLO, STARTTLS / STLS, QUIT / LOGOUT. It
  * records the commands received, in clear text and over TLS, so a test sees the dialogue.
  */
-export async function startMailServer(options: MailServerOptions): Promise<{ port: number; commands: string[]; close: () => Promise<void> }> {
+export async function startMailServer(
+  options: MailServerOptions,
+): Promise<{ port: number; commands: string[]; close: () => Promise<void> }> {
   const context = createSecureContext({ key: readPem(options.cert.key), cert: readPem(options.cert.cert) });
   const commands: string[] = [];
   const sockets = new Set<Socket>();
@@ -120,19 +140,41 @@ export async function startMailServer(options: MailServerOptions): Promise<{ por
         buffer = buffer.slice(newline + 2);
         commands.push(secure ? `tls:${line}` : line);
         const upper = line.toUpperCase();
-        if (upper.startsWith('EHLO')) socket.write(`250-mail.test\r\n250-PIPELINING\r\n${options.tls === 'none' ? '' : '250-STARTTLS\r\n'}250 8BITMIME\r\n`);
+        if (upper.startsWith('EHLO'))
+          socket.write(
+            `250-mail.test\r\n250-PIPELINING\r\n${options.tls === 'none' ? '' : '250-STARTTLS\r\n'}250 8BITMIME\r\n`,
+          );
         else if (upper === 'STARTTLS' || upper === 'A1 STARTTLS' || upper === 'STLS') {
           if (options.tls === 'refuse' || options.tls === 'none') {
-            socket.write(options.protocol === 'smtp' ? '454 TLS not available\r\n' : options.protocol === 'imap' ? 'a1 NO not now\r\n' : '-ERR not now\r\n');
+            socket.write(
+              options.protocol === 'smtp'
+                ? '454 TLS not available\r\n'
+                : options.protocol === 'imap'
+                  ? 'a1 NO not now\r\n'
+                  : '-ERR not now\r\n',
+            );
             continue;
           }
-          socket.write(options.protocol === 'smtp' ? '220 go ahead\r\n' : options.protocol === 'imap' ? 'a1 OK Begin TLS negotiation now\r\n' : '+OK Begin TLS\r\n');
+          socket.write(
+            options.protocol === 'smtp'
+              ? '220 go ahead\r\n'
+              : options.protocol === 'imap'
+                ? 'a1 OK Begin TLS negotiation now\r\n'
+                : '+OK Begin TLS\r\n',
+          );
           socket.removeListener('data', onData);
           const upgraded = new TLSSocket(socket, { isServer: true, secureContext: context });
           upgraded.on('error', () => {});
           converse(upgraded, true);
           return;
-        } else if (upper === 'QUIT' || upper === 'A2 LOGOUT') socket.end(options.protocol === 'imap' ? '* BYE\r\na2 OK\r\n' : options.protocol === 'smtp' ? '221 bye\r\n' : '+OK bye\r\n');
+        } else if (upper === 'QUIT' || upper === 'A2 LOGOUT')
+          socket.end(
+            options.protocol === 'imap'
+              ? '* BYE\r\na2 OK\r\n'
+              : options.protocol === 'smtp'
+                ? '221 bye\r\n'
+                : '+OK bye\r\n',
+          );
         else socket.write(options.protocol === 'smtp' ? '500 unknown\r\n' : '-ERR unknown\r\n');
       }
     };
@@ -157,4 +199,3 @@ export async function startMailServer(options: MailServerOptions): Promise<{ por
     },
   };
 }
-

@@ -54,11 +54,15 @@ export async function startRiemannServer(port = 0): Promise<RiemannServer> {
       buffered = Buffer.concat([buffered, chunk]);
       while (buffered.length >= 4 && buffered.length >= 4 + buffered.readUInt32BE(0)) {
         const length = buffered.readUInt32BE(0);
-        const msg = Msg.toObject(Msg.decode(buffered.subarray(4, 4 + length)), { longs: Number }) as { events?: RiemannEvent[] };
+        const msg = Msg.toObject(Msg.decode(buffered.subarray(4, 4 + length)), { longs: Number }) as {
+          events?: RiemannEvent[];
+        };
         buffered = buffered.subarray(4 + length);
         state.messages++;
         state.events.push(...(msg.events ?? []));
-        const reply = Msg.encode(Msg.fromObject(state.replyError === null ? { ok: true } : { ok: false, error: state.replyError })).finish();
+        const reply = Msg.encode(
+          Msg.fromObject(state.replyError === null ? { ok: true } : { ok: false, error: state.replyError }),
+        ).finish();
         const frame = Buffer.alloc(4 + reply.length);
         frame.writeUInt32BE(reply.length, 0);
         frame.set(reply, 4);

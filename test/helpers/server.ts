@@ -92,15 +92,26 @@ export function serviceNodeFlags(launcher: Launcher = 'single'): string[] {
 
 /** The environment variables its launcher's first line sets (MALLOC_ARENA_MAX, docs/performance.md). */
 export function serviceEnv(launcher: Launcher = 'single'): Record<string, string> {
-  return Object.fromEntries(shebangWords(launcher).flatMap((word) => (/^[A-Z_]+=/.test(word) ? [[word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]] : [])));
+  return Object.fromEntries(
+    shebangWords(launcher).flatMap((word) =>
+      /^[A-Z_]+=/.test(word) ? [[word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]] : [],
+    ),
+  );
 }
 
 /**
  * `node` arguments and environment that run `bin/vigie.js <args>` as `npm start` does: bin/vigie.js's first line
  * (its V8 flags and environment) is what a user's service starts with, and a spawn of `node` does not read it.
  */
-export function serviceCommand(args: readonly string[], extraFlags: readonly string[] = [], launcher: Launcher = 'single'): { args: string[]; env: NodeJS.ProcessEnv } {
-  return { args: [...serviceNodeFlags(launcher), ...extraFlags, LAUNCHERS[launcher], ...args], env: { ...process.env, ...serviceEnv(launcher) } };
+export function serviceCommand(
+  args: readonly string[],
+  extraFlags: readonly string[] = [],
+  launcher: Launcher = 'single',
+): { args: string[]; env: NodeJS.ProcessEnv } {
+  return {
+    args: [...serviceNodeFlags(launcher), ...extraFlags, LAUNCHERS[launcher], ...args],
+    env: { ...process.env, ...serviceEnv(launcher) },
+  };
 }
 
 export function makeDataDir(): string {
@@ -122,11 +133,15 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   await ensureBundle();
   const launcher = options.launcher ?? 'single';
   const flags = [...(options.asService === true ? serviceNodeFlags(launcher) : []), ...(options.nodeArgs ?? [])];
-  const child = spawn(process.execPath, [...flags, LAUNCHERS[launcher], 'serve', '--config', configFile, '--log-level', options.logLevel ?? 'info'], {
-    cwd: dataDir,
-    env: { ...process.env, ...(options.asService === true ? serviceEnv(launcher) : {}), ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...flags, LAUNCHERS[launcher], 'serve', '--config', configFile, '--log-level', options.logLevel ?? 'info'],
+    {
+      cwd: dataDir,
+      env: { ...process.env, ...(options.asService === true ? serviceEnv(launcher) : {}), ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const logs: string[] = [];
   const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
   const onLine = (line: string) => {
@@ -147,11 +162,16 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     new Promise<string>((resolveLine, reject) => {
       const existing = logs.find((line) => pattern.test(line));
       if (existing) return resolveLine(existing);
-      const timer = setTimeout(() => reject(new Error(`no log line matched ${pattern} within ${timeoutMs} ms; logs:\n${logs.join('\n')}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`no log line matched ${pattern} within ${timeoutMs} ms; logs:\n${logs.join('\n')}`)),
+        timeoutMs,
+      );
       waiters.push({ pattern, resolve: (line) => (clearTimeout(timer), resolveLine(line)) });
       void exited.then((code) => {
         clearTimeout(timer);
-        reject(new Error(`server exited with code ${code} before a log line matched ${pattern}; logs:\n${logs.join('\n')}`));
+        reject(
+          new Error(`server exited with code ${code} before a log line matched ${pattern}; logs:\n${logs.join('\n')}`),
+        );
       });
     });
 
@@ -180,13 +200,21 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
 }
 
 /** Runs the CLI to completion (e.g. `check-config`, `test`) and returns its output and exit code. */
-export async function runCli(args: string[], options: { cwd?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runCli(
+  args: string[],
+  options: { cwd?: string } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   await ensureBundle();
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: options.cwd ?? ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const code = await new Promise<number | null>((resolveExit) => child.once('exit', (exitCode) => resolveExit(exitCode)));
+  const code = await new Promise<number | null>((resolveExit) =>
+    child.once('exit', (exitCode) => resolveExit(exitCode)),
+  );
   return { code, stdout, stderr };
 }

@@ -15,7 +15,13 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { createSocket, type RemoteInfo } from 'node:dgram';
-import { createServer as createHttpServer, type IncomingHttpHeaders, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server as HttpServer,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, connect, createServer as createTcpServer, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -89,7 +95,11 @@ export async function startHttpTarget(options: HttpTargetOptions = {}): Promise<
   const tls = options.tls;
   const server: HttpServer = tls
     ? createHttpsServer(
-        { key: readPem(tls.key), cert: readPem(tls.cert), ...(tls.ca ? { ca: readPem(tls.ca), requestCert: true, rejectUnauthorized: true } : {}) },
+        {
+          key: readPem(tls.key),
+          cert: readPem(tls.cert),
+          ...(tls.ca ? { ca: readPem(tls.ca), requestCert: true, rejectUnauthorized: true } : {}),
+        },
         onRequest,
       )
     : createHttpServer(onRequest);
@@ -136,7 +146,25 @@ export function createTestPki(): TestPki {
   const selfSigned = { key: join(ca.dir, 'self-signed.key'), cert: join(ca.dir, 'self-signed.pem') };
   execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', selfSigned.key, '-out', selfSigned.cert, '-days', '30', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1'],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      selfSigned.key,
+      '-out',
+      selfSigned.cert,
+      '-days',
+      '30',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1',
+    ],
     { stdio: 'pipe' },
   );
   return {
@@ -164,7 +192,12 @@ export interface TlsTarget {
 }
 
 /** A TLS server that completes the handshake and closes; with `ca` it requires a client certificate. */
-export async function startTlsTarget(options: { key: string; cert: string; ca?: string; host?: string }): Promise<TlsTarget> {
+export async function startTlsTarget(options: {
+  key: string;
+  cert: string;
+  ca?: string;
+  host?: string;
+}): Promise<TlsTarget> {
   const host = options.host ?? '127.0.0.1';
   const servernames: (string | false)[] = [];
   const sockets = new Set<Socket>();
@@ -303,7 +336,10 @@ export interface DnsTarget {
 }
 
 /** A DNS server on UDP answering from `table`; with `silent`, it records questions and never answers. */
-export async function startDnsTarget(table: DnsTable, options: { host?: string; silent?: boolean } = {}): Promise<DnsTarget> {
+export async function startDnsTarget(
+  table: DnsTable,
+  options: { host?: string; silent?: boolean } = {},
+): Promise<DnsTarget> {
   const host = options.host ?? '127.0.0.1';
   const socket = createSocket(host.includes(':') ? 'udp6' : 'udp4');
   const records = new Map(Object.entries(table).map(([name, value]) => [name.toLowerCase(), value]));
@@ -352,7 +388,8 @@ function answer(query: dnsPacket.DecodedPacket, records: Map<string, DnsRecords>
         if (entry.CNAME !== undefined) answers.push({ ...base, type: 'CNAME', data: entry.CNAME });
         break;
       case 'MX':
-        for (const mx of entry.MX ?? []) answers.push({ ...base, type: 'MX', data: { preference: mx.priority, exchange: mx.exchange } });
+        for (const mx of entry.MX ?? [])
+          answers.push({ ...base, type: 'MX', data: { preference: mx.priority, exchange: mx.exchange } });
         break;
       case 'TXT':
         for (const text of entry.TXT ?? []) answers.push({ ...base, type: 'TXT', data: text });

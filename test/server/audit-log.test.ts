@@ -29,7 +29,8 @@ function setup(settings: { retentionMs: number; maxRows: number }) {
   let now = 1_000_000;
   const log = new AuditLog(db, settings, { registry, warn: (message) => warnings.push(message), now: () => now });
   open.push({ db, dir, log });
-  const failures = async () => (await registry.getSingleMetric('audit_write_failures_total')?.get())?.values[0]?.value ?? 0;
+  const failures = async () =>
+    (await registry.getSingleMetric('audit_write_failures_total')?.get())?.values[0]?.value ?? 0;
   return { db, log, warnings, failures, advance: (ms: number) => (now += ms), now: () => now };
 }
 
@@ -52,7 +53,8 @@ describe('AuditLog', () => {
     const pages = db.$client.pragma('page_count', { simple: true }) as number;
     db.$client.pragma(`max_page_count = ${pages}`);
     const long = 'x'.repeat(400);
-    for (let i = 0; i < 200; i++) expect(() => log.record(entry(`${long}${i}`, { principal: long, path: long }))).not.toThrow();
+    for (let i = 0; i < 200; i++)
+      expect(() => log.record(entry(`${long}${i}`, { principal: long, path: long }))).not.toThrow();
     expect(await failures()).toBeGreaterThan(0);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/audit/i);
@@ -68,9 +70,18 @@ describe('AuditLog', () => {
 
   it('truncates long strings', () => {
     const { log } = setup({ retentionMs: 3_600_000, maxRows: 10 });
-    log.record(entry('n'.repeat(10_000), { principal: 'p'.repeat(10_000), route: 'r'.repeat(10_000), path: 'q'.repeat(10_000), address: 'a'.repeat(10_000), method: 'M'.repeat(10_000) }));
+    log.record(
+      entry('n'.repeat(10_000), {
+        principal: 'p'.repeat(10_000),
+        route: 'r'.repeat(10_000),
+        path: 'q'.repeat(10_000),
+        address: 'a'.repeat(10_000),
+        method: 'M'.repeat(10_000),
+      }),
+    );
     const [row] = log.list({ limit: 1 }).result;
-    for (const key of ['name', 'principal', 'route', 'path', 'address', 'method'] as const) expect(row?.[key]?.length, key).toBeLessThanOrEqual(512);
+    for (const key of ['name', 'principal', 'route', 'path', 'address', 'method'] as const)
+      expect(row?.[key]?.length, key).toBeLessThanOrEqual(512);
   });
 
   it('keeps max-rows rows at every insert, and drops what is past the retention when pruned', () => {

@@ -10,7 +10,9 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compressAnswers } from '../../src/server/compression.ts';
 
-const LARGE = JSON.stringify({ checks: Array.from({ length: 200 }, (_, i) => ({ name: `check-${i}`, success: i % 7 !== 0, message: 'success' })) });
+const LARGE = JSON.stringify({
+  checks: Array.from({ length: 200 }, (_, i) => ({ name: `check-${i}`, success: i % 7 !== 0, message: 'success' })),
+});
 const HTML = `<!doctype html><title>status</title>${'<p>all systems operational</p>'.repeat(100)}`;
 const SMALL = JSON.stringify({ message: 'under the threshold' });
 const PRECOMPRESSED = gzipSync(Buffer.from(LARGE));
@@ -30,7 +32,9 @@ function rawGet(path: string, headers: Record<string, string> = {}, method = 'GE
     request(`${base}${path}`, { method, headers }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }));
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }),
+      );
       response.on('error', reject);
     })
       .on('error', reject)
@@ -51,10 +55,14 @@ beforeAll(async () => {
   await app.register(async (scope) => {
     await compressAnswers(scope);
     scope.get('/in/large', async (_request, reply) => reply.type('application/json; charset=utf-8').send(LARGE));
-    scope.get('/in/html', async (_request, reply) => reply.type('text/html; charset=utf-8').header('vary', 'origin').send(HTML));
+    scope.get('/in/html', async (_request, reply) =>
+      reply.type('text/html; charset=utf-8').header('vary', 'origin').send(HTML),
+    );
     scope.get('/in/small', async (_request, reply) => reply.type('application/json; charset=utf-8').send(SMALL));
     scope.get('/in/object', async () => JSON.parse(LARGE) as unknown);
-    scope.get('/in/encoded', async (_request, reply) => reply.type('application/json').header('content-encoding', 'gzip').send(PRECOMPRESSED));
+    scope.get('/in/encoded', async (_request, reply) =>
+      reply.type('application/json').header('content-encoding', 'gzip').send(PRECOMPRESSED),
+    );
     scope.get('/in/empty', async (_request, reply) => reply.code(204).send());
   });
   app.get('/out/large', async (_request, reply) => reply.type('application/json; charset=utf-8').send(LARGE));
@@ -82,7 +90,7 @@ describe('compressed answers', () => {
     }
   });
 
-  it('follows the client\'s weights, aliases and wildcard', async () => {
+  it("follows the client's weights, aliases and wildcard", async () => {
     const cases: [string, string | undefined][] = [
       ['br;q=0, gzip', 'gzip'],
       ['gzip;q=0.5, br;q=0.9', 'br'],
@@ -131,7 +139,14 @@ describe('compressed answers', () => {
   });
 
   it('answers a hostile Accept-Encoding with a readable answer', async () => {
-    const hostile = ['br;q=abc, gzip;q=', 'gzip;q=1e309, br;q=-1', ','.repeat(8_000), `${'x;q=0.5,'.repeat(1_000)}gzip`, 'BR', 'identity;q=0, *;q=0'];
+    const hostile = [
+      'br;q=abc, gzip;q=',
+      'gzip;q=1e309, br;q=-1',
+      ','.repeat(8_000),
+      `${'x;q=0.5,'.repeat(1_000)}gzip`,
+      'BR',
+      'identity;q=0, *;q=0',
+    ];
     for (const accept of hostile) {
       const answer = await rawGet('/in/large', { 'accept-encoding': accept });
       expect(answer.status, accept.slice(0, 40)).toBe(200);

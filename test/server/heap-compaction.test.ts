@@ -21,10 +21,17 @@ interface ChildRun {
 
 function run(
   limitBytes: number,
-  { quietIntervalMs = 0, reloadedBytes, pauseMs = 0 }: { quietIntervalMs?: number; reloadedBytes?: number; pauseMs?: number } = {},
+  {
+    quietIntervalMs = 0,
+    reloadedBytes,
+    pauseMs = 0,
+  }: { quietIntervalMs?: number; reloadedBytes?: number; pauseMs?: number } = {},
 ): ChildRun {
   const limits = [limitBytes, quietIntervalMs, reloadedBytes ?? '-', pauseMs].map(String);
-  const child = spawnSync(process.execPath, [...serviceNodeFlags(), '--import', 'tsx', CHILD, ...limits], { encoding: 'utf8', timeout: 60_000 });
+  const child = spawnSync(process.execPath, [...serviceNodeFlags(), '--import', 'tsx', CHILD, ...limits], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   expect(child.status, child.stderr).toBe(0);
   return JSON.parse(child.stdout.trim().split('\n').at(-1) as string) as ChildRun;
 }

@@ -65,11 +65,18 @@ describe('the table of known paths', () => {
       for (const path of PATHS) {
         const response = await app.inject({ method: 'GET', url: path });
         const match = known.match(path);
-        const ours = match === undefined ? 404 : 'refused' in match ? match.refused : { pattern: match.known.pattern, params: match.params };
+        const ours =
+          match === undefined
+            ? 404
+            : 'refused' in match
+              ? match.refused
+              : { pattern: match.known.pattern, params: match.params };
         const theirs =
-          response.statusCode === 200 ? (response.json() as unknown)
-          : response.statusCode === 404 ? 404
-          : { statusCode: response.statusCode, message: (response.json() as { message: string }).message };
+          response.statusCode === 200
+            ? (response.json() as unknown)
+            : response.statusCode === 404
+              ? 404
+              : { statusCode: response.statusCode, message: (response.json() as { message: string }).message };
         expect(ours, path).toEqual(theirs);
       }
     } finally {
@@ -88,7 +95,9 @@ describe('the table of known paths', () => {
   it('refuses a pattern it cannot match as fastify does', () => {
     const known = new KnownPaths();
     for (const pattern of ['/files/*', '/a/:x-:y', '/a/:x(^\\d+$)', '/a/b:c']) {
-      expect(() => known.add(pattern, ['GET'], ROOT_ERRORS), pattern).toThrow(/static segments and whole-segment :parameters/);
+      expect(() => known.add(pattern, ['GET'], ROOT_ERRORS), pattern).toThrow(
+        /static segments and whole-segment :parameters/,
+      );
     }
   });
 });

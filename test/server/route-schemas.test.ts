@@ -28,13 +28,17 @@ beforeAll(async () => {
 
 /** The response schemas of a route, one per status (and per content type where the route names several). */
 function responseSchemas(schema: FastifySchema): { httpStatus: string; schema: unknown }[] {
-  return Object.entries((schema.response ?? {}) as Record<string, { content?: Record<string, { schema: unknown }> }>).flatMap(([httpStatus, answer]) =>
-    answer.content === undefined ? [{ httpStatus, schema: answer }] : Object.values(answer.content).map((content) => ({ httpStatus, schema: content.schema })),
+  return Object.entries(
+    (schema.response ?? {}) as Record<string, { content?: Record<string, { schema: unknown }> }>,
+  ).flatMap(([httpStatus, answer]) =>
+    answer.content === undefined
+      ? [{ httpStatus, schema: answer }]
+      : Object.values(answer.content).map((content) => ({ httpStatus, schema: content.schema })),
   );
 }
 
 describe('route schemas', () => {
-  it('compile, every response serializer and every validator, TypeBox\'s and Ajv\'s', () => {
+  it("compile, every response serializer and every validator, TypeBox's and Ajv's", () => {
     let serializers = 0;
     let validators = 0;
     let ajvValidators = 0;
@@ -44,7 +48,10 @@ describe('route schemas', () => {
       const method = [route.method].flat().join(',');
       const compile = SerializerSelector()(sharedSchemas, {});
       // fastify's own validators (Ajv), for the scopes that set no TypeBox compiler; given as fastify gives them.
-      const compileAjv = AjvCompiler()(sharedSchemas as Parameters<ReturnType<typeof AjvCompiler>>[0], { customOptions: {}, plugins: [] });
+      const compileAjv = AjvCompiler()(sharedSchemas as Parameters<ReturnType<typeof AjvCompiler>>[0], {
+        customOptions: {},
+        plugins: [],
+      });
       for (const answer of responseSchemas(schema)) {
         const serialize = compile({ schema: answer.schema, url: route.url, method, httpStatus: answer.httpStatus });
         expect(typeof serialize, `${method} ${route.url} ${answer.httpStatus}`).toBe('function');
@@ -55,7 +62,10 @@ describe('route schemas', () => {
         if (part === undefined) continue;
         // Which of the two a route's scope uses is not in the route: every schema must compile with Ajv, and the
         // TypeBox ones with TypeBox too.
-        expect(typeof compileAjv({ schema: part, httpPart, url: route.url, method }), `${method} ${route.url} ${httpPart} (Ajv)`).toBe('function');
+        expect(
+          typeof compileAjv({ schema: part, httpPart, url: route.url, method }),
+          `${method} ${route.url} ${httpPart} (Ajv)`,
+        ).toBe('function');
         ajvValidators++;
         if (part[Kind] === undefined) continue;
         const validate = TypeBoxValidatorCompiler({ schema: part, httpPart, url: route.url, method });

@@ -16,7 +16,10 @@ function setup(queueSize: number) {
   const delivered: Emission[] = [];
   const drops: { queue: string; reason: string; count: number }[] = [];
   const errors: string[] = [];
-  const queues = new AsyncQueues({ slow: { queueSize } }, { dropped: (queue, reason, count) => drops.push({ queue, reason, count }) });
+  const queues = new AsyncQueues(
+    { slow: { queueSize } },
+    { dropped: (queue, reason, count) => drops.push({ queue, reason, count }) },
+  );
   const engine = new StreamEngine({
     asyncQueues: queues,
     outputs: { has: (name) => name === 'out', send: (_name, emission) => delivered.push(emission) },
@@ -38,13 +41,18 @@ describe('async-queue!', () => {
   it('drains a long backlog in batches of 1000, giving the loop a turn between them', async () => {
     const { engine, delivered } = setup(10_000);
     engine.add('s', QUEUED);
-    engine.push('s', Array.from({ length: 2_500 }, (_, i) => ({ metric: i })));
+    engine.push(
+      's',
+      Array.from({ length: 2_500 }, (_, i) => ({ metric: i })),
+    );
     await nextTurn();
     expect(delivered).toHaveLength(1_000);
     await nextTurn();
     expect(delivered).toHaveLength(2_000);
     await nextTurn();
-    expect(delivered.map((event) => (event as { metric: number }).metric)).toEqual(Array.from({ length: 2_500 }, (_, i) => i));
+    expect(delivered.map((event) => (event as { metric: number }).metric)).toEqual(
+      Array.from({ length: 2_500 }, (_, i) => i),
+    );
   });
 
   it('drops what does not fit in the queue and counts it with a reason', async () => {
@@ -63,7 +71,10 @@ describe('async-queue!', () => {
 
   it('reports errors raised below the queue as errors of the stream', async () => {
     const { engine, errors, delivered } = setup(10);
-    engine.add('s', '{:actions {:action :async-queue! :params [:slow] :children [{:action :reinject! :params [:missing]} {:action :output! :params [:out]}]}}');
+    engine.add(
+      's',
+      '{:actions {:action :async-queue! :params [:slow] :children [{:action :reinject! :params [:missing]} {:action :output! :params [:out]}]}}',
+    );
     const result = engine.push('s', [{ metric: 1 }]);
     expect(result.errorCount).toBe(0);
     await nextTurn();
@@ -81,8 +92,12 @@ describe('async-queue!', () => {
 
   it('refuses an unknown queue name when the stream is compiled', () => {
     const { engine } = setup(10);
-    expect(() => engine.add('s', '{:actions {:action :async-queue! :params [:nope] :children []}}')).toThrow(StreamConfigError);
-    expect(() => engine.add('s', '{:actions {:action :async-queue! :params [:nope] :children []}}')).toThrow(/Async queue :nope not found/);
+    expect(() => engine.add('s', '{:actions {:action :async-queue! :params [:nope] :children []}}')).toThrow(
+      StreamConfigError,
+    );
+    expect(() => engine.add('s', '{:actions {:action :async-queue! :params [:nope] :children []}}')).toThrow(
+      /Async queue :nope not found/,
+    );
   });
 
   it('is synchronous in test mode, for any queue name', () => {

@@ -37,7 +37,8 @@ function actionsIn(value: EdnValue, into: Set<string>): Set<string> {
   else if (isEdnMap(value)) {
     const action = value.get([...value.keys()].find((key) => isKeyword(key) && key.name === 'action') as EdnValue);
     if (isKeyword(action)) into.add(action.name);
-    for (const [key, item] of value) if (isKeyword(key) && (key.name === 'children' || key.name === 'actions')) actionsIn(item, into);
+    for (const [key, item] of value)
+      if (isKeyword(key) && (key.name === 'children' || key.name === 'actions')) actionsIn(item, into);
   }
   return into;
 }
@@ -77,7 +78,13 @@ describe("Mirabelle's compiled EDN", () => {
       { ...services('s'), tap: (_name, emission) => sorted.push(emission) },
     );
     const sorted: unknown[] = [];
-    for (const [time, rank] of [[1e9, 3], [2e9, 1], [3e9, 2], [11e9, 0]]) stream.push({ time, attributes: { rank } });
+    for (const [time, rank] of [
+      [1e9, 3],
+      [2e9, 1],
+      [3e9, 2],
+      [11e9, 0],
+    ])
+      stream.push({ time, attributes: { rank } });
     expect(sorted).toEqual([
       { time: 2e9, attributes: { rank: 1 } },
       { time: 3e9, attributes: { rank: 2 } },
@@ -86,17 +93,23 @@ describe("Mirabelle's compiled EDN", () => {
   });
 
   it('still refuses an unknown key, with a did-you-mean', () => {
-    expect(compileError('{:actions {:action :ssort :params [{:duration 5 :field :time :aggr-fn :ssort :nestd? false}]}}')).toMatch(
-      /^Invalid parameter :nestd\? for action :ssort: unknown key \(did you mean :nested\?\?\)/,
+    expect(
+      compileError('{:actions {:action :ssort :params [{:duration 5 :field :time :aggr-fn :ssort :nestd? false}]}}'),
+    ).toMatch(/^Invalid parameter :nestd\? for action :ssort: unknown key \(did you mean :nested\?\?\)/);
+    expect(compileError('{:actions {:action :sum :params [{:duration 5 :aggr-fm :+}]}}')).toMatch(
+      /Invalid parameter :aggr-fm for action :sum: unknown key \(did you mean :aggr-fn\?\)/,
     );
-    expect(compileError('{:actions {:action :sum :params [{:duration 5 :aggr-fm :+}]}}')).toMatch(/Invalid parameter :aggr-fm for action :sum: unknown key \(did you mean :aggr-fn\?\)/);
   });
 
   it("refuses a :nested? that contradicts the field, and an :aggr-fn that is another action's", () => {
-    expect(compileError('{:actions {:action :ssort :params [{:duration 5 :field :time :nested? "yes"}]}}')).toMatch(/Invalid parameter :nested\? for action :ssort: expected true or false/);
+    expect(compileError('{:actions {:action :ssort :params [{:duration 5 :field :time :nested? "yes"}]}}')).toMatch(
+      /Invalid parameter :nested\? for action :ssort: expected true or false/,
+    );
     expect(compileError('{:actions {:action :ssort :params [{:duration 5 :field :time :nested? true}]}}')).toMatch(
       /Invalid parameter :nested\? for action :ssort: is true but :field the keyword :time is not a nested path/,
     );
-    expect(compileError('{:actions {:action :sum :params [{:duration 5 :aggr-fn :max}]}}')).toMatch(/Invalid parameter :aggr-fn for action :sum: expected :\+ \(what Mirabelle's compiler writes for :sum\), got the keyword :max/);
+    expect(compileError('{:actions {:action :sum :params [{:duration 5 :aggr-fn :max}]}}')).toMatch(
+      /Invalid parameter :aggr-fn for action :sum: expected :\+ \(what Mirabelle's compiler writes for :sum\), got the keyword :max/,
+    );
   });
 });

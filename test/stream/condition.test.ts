@@ -6,7 +6,14 @@ import type { Event } from '../../src/stream/event.ts';
 const test = (condition: string, event: Event): boolean => compileCondition(parseEdn(condition))(event);
 
 describe('conditions', () => {
-  const event: Event = { host: 'web-1', service: 'api', metric: 12, state: 'ok', tags: ['prod', 'eu'], attributes: { env: 'prod', code: 500 } };
+  const event: Event = {
+    host: 'web-1',
+    service: 'api',
+    metric: 12,
+    state: 'ok',
+    tags: ['prod', 'eu'],
+    attributes: { env: 'prod', code: 500 },
+  };
 
   it.each([
     ['[:= :host "web-1"]', true],
@@ -50,13 +57,21 @@ describe('conditions', () => {
   });
 
   it('is false, never an exception, on missing or non-numeric values', () => {
-    for (const condition of ['[:> :metric 1]', '[:<= :metric 1]', '[:pos? :metric]', '[:neg? :metric]', '[:zero? :metric]', '[:regex :host "a"]', '[:> [:a :b :c] 1]']) {
+    for (const condition of [
+      '[:> :metric 1]',
+      '[:<= :metric 1]',
+      '[:pos? :metric]',
+      '[:neg? :metric]',
+      '[:zero? :metric]',
+      '[:regex :host "a"]',
+      '[:> [:a :b :c] 1]',
+    ]) {
       expect(test(condition, {})).toBe(false);
       expect(test(condition, { metric: '10' as never, host: 5 as never, a: 'x' })).toBe(false);
     }
   });
 
-  it('treats JSON numbers without Clojure\'s integer/double distinction', () => {
+  it("treats JSON numbers without Clojure's integer/double distinction", () => {
     expect(test('[:= :metric 10]', { metric: 10.0 })).toBe(true);
     expect(test('[:= :metric "10"]', { metric: 10 })).toBe(false);
   });
@@ -75,8 +90,14 @@ describe('conditions', () => {
     ['[:pos? :metric 1]', ':pos? expected no argument, got 1'],
     ['[:contains :tags]', ':contains expected exactly one argument, got 0'],
     ['[:regex :host "("]', ':regex invalid regular expression "("'],
-    ['[:regex :host "(a)\\\\1"]', ':regex invalid regular expression "(a)\\\\1": backreferences (\\1) are not supported'],
-    ['[:regex :host "a(?=b)"]', 'lookaround ((?=, (?!, (?<=, (?<!) is not supported: the linear-time engine (RE2) cannot run it'],
+    [
+      '[:regex :host "(a)\\\\1"]',
+      ':regex invalid regular expression "(a)\\\\1": backreferences (\\1) are not supported',
+    ],
+    [
+      '[:regex :host "a(?=b)"]',
+      'lookaround ((?=, (?!, (?<=, (?<!) is not supported: the linear-time engine (RE2) cannot run it',
+    ],
     ['[:regex :host "(?<!a)b"]', 'lookaround'],
     ['[:regex :host 1]', ':regex expected a regular expression string, got 1'],
     ['[:= 1 2]', ':= expected a field (a keyword or a vector of keywords), got 1'],

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { EdnError, ednEquals, ednToJs, EdnSymbol, jsToEdn, kw, MAX_EDN_DEPTH, parseEdn, printEdn } from '../../src/stream/edn.ts';
+import {
+  EdnError,
+  ednEquals,
+  ednToJs,
+  EdnSymbol,
+  jsToEdn,
+  kw,
+  MAX_EDN_DEPTH,
+  parseEdn,
+  printEdn,
+} from '../../src/stream/edn.ts';
 
 describe('parseEdn', () => {
   it('reads maps, vectors, lists, sets, keywords, strings, numbers and nil', () => {
@@ -38,7 +48,12 @@ describe('parseEdn', () => {
 
   it('resolves #env and #secret', () => {
     process.env.VIGIE_EDN_TEST = 'from-env';
-    expect(parseEdn('{:x #env VIGIE_EDN_TEST :y #env "VIGIE_EDN_TEST"}')).toEqual(new Map([[kw('x'), 'from-env'], [kw('y'), 'from-env']]));
+    expect(parseEdn('{:x #env VIGIE_EDN_TEST :y #env "VIGIE_EDN_TEST"}')).toEqual(
+      new Map([
+        [kw('x'), 'from-env'],
+        [kw('y'), 'from-env'],
+      ]),
+    );
     expect(parseEdn('#env VIGIE_EDN_UNSET_VARIABLE')).toBeNull();
     expect(parseEdn('#secret "pw"')).toBe('pw');
   });
@@ -47,10 +62,16 @@ describe('parseEdn', () => {
     ['{:a', "Invalid EDN at line 1, column 4: expected '}' to close '{' opened at line 1, column 1"],
     ['[1 2', "Invalid EDN at line 1, column 5: expected ']' to close '[' opened at line 1, column 1"],
     ['"abc', `Invalid EDN at line 1, column 5: expected '"' to close the string opened at line 1, column 1`],
-    ['{:a 1 :b}', 'Invalid EDN at line 1, column 9: the map opened at line 1, column 1 has a key with no value (the last key is at line 1, column 7)'],
+    [
+      '{:a 1 :b}',
+      'Invalid EDN at line 1, column 9: the map opened at line 1, column 1 has a key with no value (the last key is at line 1, column 7)',
+    ],
     ['[:a ]]', "Invalid EDN at line 1, column 6: unexpected ']' with nothing to close"],
     ['[1 2}', "Invalid EDN at line 1, column 5: expected ']' to close '[' opened at line 1, column 1, got '}'"],
-    ['{:a {:b 1\n  :c [1 2]\n', "Invalid EDN at line 3, column 1: expected '}' to close '{' opened at line 1, column 5"],
+    [
+      '{:a {:b 1\n  :c [1 2]\n',
+      "Invalid EDN at line 3, column 1: expected '}' to close '{' opened at line 1, column 5",
+    ],
     ['{:x\n\n    {:y 2}', "Invalid EDN at line 3, column 11: expected '}' to close '{' opened at line 1, column 1"],
     ['#foo 1', 'Invalid EDN at line 1, column 1: unsupported tag #foo (only #env, #secret and #object are supported)'],
     ['#"a.*"', 'Invalid EDN at line 1, column 1: regular expression literals (#"...") are not supported'],
@@ -69,7 +90,14 @@ describe('parseEdn', () => {
 
 describe('printEdn', () => {
   it('prints Clojure style', () => {
-    expect(printEdn(new Map<never, never>([[kw('a'), 1], [kw('b'), [1, 2]]] as never))).toBe('{:a 1, :b [1 2]}');
+    expect(
+      printEdn(
+        new Map<never, never>([
+          [kw('a'), 1],
+          [kw('b'), [1, 2]],
+        ] as never),
+      ),
+    ).toBe('{:a 1, :b [1 2]}');
     expect(printEdn('a"b\\c\nd')).toBe('"a\\"b\\\\c\\nd"');
     expect(printEdn(null)).toBe('nil');
     expect(printEdn(new Set([kw('x')]))).toBe('#{:x}');
@@ -85,7 +113,8 @@ describe('printEdn', () => {
   });
 
   it('round-trips what it reads', () => {
-    const text = '{:actions {:action :where, :params [[:and [:= :service "api"] [:> :metric 1.5]]], :children [{:action :tap, :params [:t]}]}, :default true}';
+    const text =
+      '{:actions {:action :where, :params [[:and [:= :service "api"] [:> :metric 1.5]]], :children [{:action :tap, :params [:t]}]}, :default true}';
     expect(printEdn(parseEdn(text))).toBe(text);
     expect(ednEquals(parseEdn(printEdn(parseEdn(text))), parseEdn(text))).toBe(true);
   });
@@ -103,9 +132,11 @@ describe('EDN and the event model', () => {
   });
 
   it('jsToEdn gives back printable EDN', () => {
-    expect(printEdn(jsToEdn({ host: 'a', metric: 1.5, tags: ['x'], attributes: { env: 'prod' }, gone: undefined, none: null }))).toBe(
-      '{:host "a", :metric 1.5, :tags ["x"], :attributes {:env "prod"}, :none nil}',
-    );
+    expect(
+      printEdn(
+        jsToEdn({ host: 'a', metric: 1.5, tags: ['x'], attributes: { env: 'prod' }, gone: undefined, none: null }),
+      ),
+    ).toBe('{:host "a", :metric 1.5, :tags ["x"], :attributes {:env "prod"}, :none nil}');
   });
 
   it('ednEquals compares structurally', () => {

@@ -11,7 +11,12 @@ describe('StreamEngine', () => {
     expect(engine.add('b', tapTo('b'))).toBe('added');
     expect(engine.add('a', parseEdn(tapTo('a', ' :default true :persist true')))).toBe('added');
     expect(engine.names()).toEqual(['a', 'b']);
-    expect(engine.get('a')).toMatchObject({ name: 'a', isDefault: true, persist: true, source: '{:actions {:action :tap, :params [:a]}, :default true, :persist true}' });
+    expect(engine.get('a')).toMatchObject({
+      name: 'a',
+      isDefault: true,
+      persist: true,
+      source: '{:actions {:action :tap, :params [:a]}, :default true, :persist true}',
+    });
     expect(engine.get('b')?.source).toBe(tapTo('b'));
     expect(engine.remove('b')).toBe(true);
     expect(engine.remove('b')).toBe(false);
@@ -33,7 +38,9 @@ describe('StreamEngine', () => {
     const engine = new StreamEngine({ testMode: true });
     engine.add('s', tapTo('t'));
     expect(() => engine.add('s', '{:actions')).toThrow(StreamConfigError);
-    expect(() => engine.add('s', '{:actions')).toThrow("Invalid EDN at line 1, column 10: expected '}' to close '{' opened at line 1, column 1");
+    expect(() => engine.add('s', '{:actions')).toThrow(
+      "Invalid EDN at line 1, column 10: expected '}' to close '{' opened at line 1, column 1",
+    );
     expect(() => engine.add('s', '{:actions {:action :foo}}')).toThrow('Unknown action :foo at :actions > :foo');
     expect(() => engine.add('bad/name', tapTo('t'))).toThrow('Invalid stream name "bad/name"');
     engine.push('s', [{ id: 1 }]);
@@ -59,11 +66,20 @@ describe('StreamEngine', () => {
   it('returns action errors of a push, still processing the other events and siblings', () => {
     const errors: [string, boolean][] = [];
     const pushed: [string, number][] = [];
-    const engine = new StreamEngine({ testMode: true, observer: { error: (stream, _e, handled) => errors.push([stream, handled]), pushed: (stream, count, seconds) => {
-      expect(seconds).toBeGreaterThanOrEqual(0);
-      pushed.push([stream, count]);
-    } } });
-    engine.add('s', '{:actions {:action :sdo :children [{:action :increment :children [{:action :tap :params [:inc]}]} {:action :tap :params [:all]}]}}');
+    const engine = new StreamEngine({
+      testMode: true,
+      observer: {
+        error: (stream, _e, handled) => errors.push([stream, handled]),
+        pushed: (stream, count, seconds) => {
+          expect(seconds).toBeGreaterThanOrEqual(0);
+          pushed.push([stream, count]);
+        },
+      },
+    });
+    engine.add(
+      's',
+      '{:actions {:action :sdo :children [{:action :increment :children [{:action :tap :params [:inc]}]} {:action :tap :params [:all]}]}}',
+    );
     const result = engine.push('s', [{ metric: 1 }, { host: 'x' }, { metric: 5 }]);
     expect(result.errorCount).toBe(1);
     expect(result.errors[0]?.stream).toBe('s');
@@ -77,7 +93,10 @@ describe('StreamEngine', () => {
   it('caps the reported errors but counts them all', () => {
     const engine = new StreamEngine();
     engine.add('s', '{:actions {:action :increment}}');
-    const result = engine.push('s', Array.from({ length: 25 }, () => ({})));
+    const result = engine.push(
+      's',
+      Array.from({ length: 25 }, () => ({})),
+    );
     expect(result.errorCount).toBe(25);
     expect(result.errors).toHaveLength(10);
   });

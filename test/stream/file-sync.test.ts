@@ -35,7 +35,9 @@ describe('stream file reading rules', () => {
     const dir = mkdtempSync(join(tmpdir(), 'vigie-file-sync-'));
     const file = join(dir, 'bad.edn');
     writeFileSync(file, `{:bad/name! ${tap('x')}}`);
-    expect(scanStreamDirectories([dir], new Map()).problems).toEqual([{ path: file, problem: expect.stringMatching(/^invalid stream name "bad\/name!"/) }]);
+    expect(scanStreamDirectories([dir], new Map()).problems).toEqual([
+      { path: file, problem: expect.stringMatching(/^invalid stream name "bad\/name!"/) },
+    ]);
     expect(() => readStreamPaths([dir])).toThrow(StreamFileError);
     expect(() => readStreamPaths([dir])).toThrow(`${file}: invalid stream name "bad/name!"`);
     expect(() => readStreamPaths([join(dir, 'missing')])).toThrow(`${join(dir, 'missing')}: no such file or directory`);

@@ -37,7 +37,9 @@ describe('vigie graph', () => {
     const webNodes = nodes.filter((l) => /^node s0(_\d+)? /.test(l));
     expect(webNodes).toHaveLength(5);
     expect(webNodes.map((l) => l.split(' ')[6])).toEqual(['"web-errors', 'where', 'increment', 'index', 'with']);
-    const webEdges = new Map(edges.filter((l) => l.startsWith('edge s0')).map((l) => [l.split(' ').slice(1, 3).join('->'), l]));
+    const webEdges = new Map(
+      edges.filter((l) => l.startsWith('edge s0')).map((l) => [l.split(' ').slice(1, 3).join('->'), l]),
+    );
     expect([...webEdges.keys()].sort()).toEqual(['s0->s0_0', 's0_0->s0_1', 's0_0->s0_3', 's0_1->s0_2']);
     expect(webEdges.get('s0_0->s0_1')).toContain('[[:= :service \\"http\\"]]');
     expect(webEdges.get('s0_1->s0_2')).toContain(' next ');
@@ -51,6 +53,8 @@ describe('vigie graph', () => {
     writeFileSync(join(dir, 'bad.edn'), '{:broken {:actions [:not-a-map]}}');
     const { code, stderr } = await runCli(['graph', '--streams', dir]);
     expect(code).toBe(1);
-    expect(stderr).toContain(`${join(dir, 'bad.edn')}: stream broken: expected an action map {:action ...}, got [:not-a-map]`);
+    expect(stderr).toContain(
+      `${join(dir, 'bad.edn')}: stream broken: expected an action map {:action ...}, got [:not-a-map]`,
+    );
   });
 });

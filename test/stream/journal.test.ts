@@ -22,11 +22,15 @@ function journalDir(): string {
 
 function open(dir: string): { journal: FileJournal; warnings: string[] } {
   const warnings: string[] = [];
-  const logger = pino({ level: 'warn' }, { write: (line: string) => warnings.push((JSON.parse(line) as { msg: string }).msg) });
+  const logger = pino(
+    { level: 'warn' },
+    { write: (line: string) => warnings.push((JSON.parse(line) as { msg: string }).msg) },
+  );
   return { journal: new FileJournal(dir, new Registry(), logger), warnings };
 }
 
-const batch = (n: number, from = 0): Event[] => Array.from({ length: n }, (_, i) => ({ host: `h${from + i}`, metric: from + i, time: 1_000 + from + i }));
+const batch = (n: number, from = 0): Event[] =>
+  Array.from({ length: n }, (_, i) => ({ host: `h${from + i}`, metric: from + i, time: 1_000 + from + i }));
 const seqs = (entries: Iterable<LogEntry>) => [...entries].map((entry) => entry.seq);
 
 describe('FileJournal', () => {
@@ -55,9 +59,13 @@ describe('FileJournal', () => {
     const dir = journalDir();
     const registry = new Registry();
     const journal = new FileJournal(dir, registry, pino({ level: 'silent' }));
-    const appends = Array.from({ length: 50 }, (_, i) => journal.append(eventsRecord('s', 'stream', batch(10, i * 10), 5)));
+    const appends = Array.from({ length: 50 }, (_, i) =>
+      journal.append(eventsRecord('s', 'stream', batch(10, i * 10), 5)),
+    );
     await Promise.all(appends.map((append) => append.durable));
-    const writes = (await registry.getSingleMetric('stream_journal_write_seconds')?.get())?.values.find((value) => (value as { metricName?: string }).metricName === 'stream_journal_write_seconds_count')?.value;
+    const writes = (await registry.getSingleMetric('stream_journal_write_seconds')?.get())?.values.find(
+      (value) => (value as { metricName?: string }).metricName === 'stream_journal_write_seconds_count',
+    )?.value;
     // The first append starts a write; the 49 appended during it go in one more.
     expect(writes).toBe(2);
     await journal.close();
@@ -73,7 +81,9 @@ describe('FileJournal', () => {
   });
 
   it('replays a JSON body with the time it stamped the first time', () => {
-    const body = Buffer.from(JSON.stringify({ events: [{ host: 'a' }, { host: 'b', time: '2024-12-24T13:44:32.5Z' }] }));
+    const body = Buffer.from(
+      JSON.stringify({ events: [{ host: 'a' }, { host: 'b', time: '2024-12-24T13:44:32.5Z' }] }),
+    );
     const record = jsonBodyRecord('s', body, 2, 42);
     expect(eventsOf({ ...record, seq: 1 }, DEFAULT_MAX_EVENT_DEPTH)).toEqual([
       { host: 'a', time: 42 },
@@ -153,11 +163,17 @@ describe('FileJournal', () => {
 
     const registry = new Registry();
     const errors: string[] = [];
-    const reopened = new FileJournal(dir, registry, pino({ level: 'warn' }, { write: (line: string) => errors.push(line) }));
+    const reopened = new FileJournal(
+      dir,
+      registry,
+      pino({ level: 'warn' }, { write: (line: string) => errors.push(line) }),
+    );
     expect(seqs(reopened.entriesAfter(LOG_START))).toEqual([1, 2, 4, 6]);
     expect((await registry.getSingleMetric('stream_journal_damaged_records_total')?.get())?.values[0]?.value).toBe(2);
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatch(/2 damaged record\(s\) skipped \(byte \d+: a record whose checksum does not match; byte \d+: no record starts here\)/);
+    expect(errors[0]).toMatch(
+      /2 damaged record\(s\) skipped \(byte \d+: a record whose checksum does not match; byte \d+: no record starts here\)/,
+    );
     expect(readFileSync(`${path}.damaged`)).toEqual(found);
     expect(statSync(path).size).toBe(4 * size);
     await reopened.close();
@@ -185,13 +201,18 @@ describe('FileJournal', () => {
     }
     const reopened = new FileJournal(dir, new Registry(), pino({ level: 'silent' }), 2);
     expect(seqs(reopened.entriesAfter(LOG_START))).toEqual([2, 4, 6, 8]);
-    expect(readdirSync(dir).filter((name) => name.endsWith('.damaged'))).toEqual(['0000000000000005.log.damaged', '0000000000000007.log.damaged']);
+    expect(readdirSync(dir).filter((name) => name.endsWith('.damaged'))).toEqual([
+      '0000000000000005.log.damaged',
+      '0000000000000007.log.damaged',
+    ]);
     await reopened.close();
   });
 
   it('refuses appends once closed, with an error the inputs answer 503 to', async () => {
     const { journal } = open(journalDir());
     await journal.close();
-    await expect(journal.append(eventsRecord('s', 'stream', batch(1), 5)).durable).rejects.toThrow('the journal is closed');
+    await expect(journal.append(eventsRecord('s', 'stream', batch(1), 5)).durable).rejects.toThrow(
+      'the journal is closed',
+    );
   });
 });

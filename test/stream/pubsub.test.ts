@@ -22,7 +22,10 @@ class RecordingSocket implements SubscriberSocket {
 function setup(maxBufferedBytes = 1024) {
   const drops: string[] = [];
   let sent = 0;
-  const pubsub = new PubSub(maxBufferedBytes, { sent: (count) => (sent += count), dropped: (reason) => drops.push(reason) });
+  const pubsub = new PubSub(maxBufferedBytes, {
+    sent: (count) => (sent += count),
+    dropped: (reason) => drops.push(reason),
+  });
   return { pubsub, drops, sent: () => sent };
 }
 
@@ -32,7 +35,10 @@ describe('pubsub', () => {
   it('delivers publish! to the subscribers of that channel only, a list event by event', () => {
     const { pubsub, sent } = setup();
     const engine = new StreamEngine({ pubsub });
-    engine.add('s', '{:actions {:action :sdo :children [{:action :publish! :params [:a]} {:action :coll-count :children [{:action :publish! :params [:b]}]}]}}');
+    engine.add(
+      's',
+      '{:actions {:action :sdo :children [{:action :publish! :params [:a]} {:action :coll-count :children [{:action :publish! :params [:b]}]}]}}',
+    );
     const onA = new RecordingSocket();
     const onB = new RecordingSocket();
     const unsubscribe = pubsub.subscribe('a', { condition: compileCondition(parseEdn('[:> :metric 1]')), socket: onA });
@@ -83,7 +89,10 @@ describe('pubsub', () => {
   it('publishes nothing in test mode', () => {
     const { pubsub } = setup();
     const engine = new StreamEngine({ pubsub, testMode: true });
-    engine.add('s', '{:actions {:action :sdo :children [{:action :publish! :params [:a]} {:action :index :params [[:host]]}]}}');
+    engine.add(
+      's',
+      '{:actions {:action :sdo :children [{:action :publish! :params [:a]} {:action :index :params [[:host]]}]}}',
+    );
     const socket = new RecordingSocket();
     pubsub.subscribe('a', { condition: always, socket });
     pubsub.subscribe('s-index', { condition: always, socket });

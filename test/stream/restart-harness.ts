@@ -38,7 +38,10 @@ function restartAll(engine: StreamEngine): void {
     const before = engine.get(name);
     if (before === undefined) continue;
     const index = before.index;
-    const entries = [...index.keys()].map((key) => ({ key, event: JSON.parse(JSON.stringify(index.entry(key))) as Event }));
+    const entries = [...index.keys()].map((key) => ({
+      key,
+      event: JSON.parse(JSON.stringify(index.entry(key))) as Event,
+    }));
     const currentTime = index.currentTime;
     engine.add(name, before.source);
     engine.get(name)?.index.restore({ currentTime, entries });

@@ -28,10 +28,13 @@ function setup(dir = mkdtempSync(join(tmpdir(), 'vigie-snapshot-'))) {
   const snapshotter = new StreamSnapshotter(engine, new StreamRepository(db), pino({ level: 'silent' }), registry);
   open.push({ db, dir, snapshotter });
   const rows = () =>
-    (db.$client.prepare("select key, event from index_snapshots where stream = 's' order by key").all() as { event: string }[]).map(
-      (row) => (JSON.parse(row.event) as { host: string; metric: number }),
-    );
-  const count = () => (db.$client.prepare("select count(*) as n from index_snapshots where stream = 's'").get() as { n: number }).n;
+    (
+      db.$client.prepare("select key, event from index_snapshots where stream = 's' order by key").all() as {
+        event: string;
+      }[]
+    ).map((row) => JSON.parse(row.event) as { host: string; metric: number });
+  const count = () =>
+    (db.$client.prepare("select count(*) as n from index_snapshots where stream = 's'").get() as { n: number }).n;
   const metric = async (name: string) => (await registry.getSingleMetric(name)?.get())?.values ?? [];
   return { db, dir, engine, snapshotter, rows, count, metric };
 }
@@ -45,7 +48,8 @@ describe('StreamSnapshotter', () => {
     engine.push('s', hosts(100, 1));
     snapshotter.write();
     expect(rows()).toHaveLength(100);
-    const upserts = async () => (await metric('stream_snapshot_entries_total')).find((value) => value.labels.operation === 'upsert')?.value;
+    const upserts = async () =>
+      (await metric('stream_snapshot_entries_total')).find((value) => value.labels.operation === 'upsert')?.value;
     expect(await upserts()).toBe(100);
 
     // Ten changed, one removed by an expired event: eleven rows touched, not a hundred.
@@ -53,7 +57,9 @@ describe('StreamSnapshotter', () => {
     engine.push('s', [{ host: 'h50', state: 'expired', time: 1_002 }]);
     snapshotter.write();
     expect(await upserts()).toBe(110);
-    expect((await metric('stream_snapshot_entries_total')).find((value) => value.labels.operation === 'delete')?.value).toBe(1);
+    expect(
+      (await metric('stream_snapshot_entries_total')).find((value) => value.labels.operation === 'delete')?.value,
+    ).toBe(1);
     const stored = rows();
     expect(stored).toHaveLength(99);
     expect(stored.filter((event) => event.metric === 2)).toHaveLength(10);
@@ -78,7 +84,9 @@ describe('StreamSnapshotter', () => {
       }, 1);
     });
     snapshotter.stop();
-    const slices = (await metric('stream_snapshot_slice_seconds')).find((value) => (value as { metricName?: string }).metricName === 'stream_snapshot_slice_seconds_count');
+    const slices = (await metric('stream_snapshot_slice_seconds')).find(
+      (value) => (value as { metricName?: string }).metricName === 'stream_snapshot_slice_seconds_count',
+    );
     expect(slices?.value).toBeGreaterThan(3);
     expect(ticksDuringRound).toBeGreaterThan(3);
 

@@ -22,15 +22,21 @@ describe('vigie test runner', () => {
     expect(result.output).toContain(
       'FAIL wrong-state\n  tap :critical\n    expected: [{:host "a", :metric 150, :time 1, :state "warning"}]\n    actual:   [{:host "a", :metric 150, :time 1, :state "critical"}]',
     );
-    expect(result.output).toContain('FAIL action-throws\n  exception in stream :counter: :increment needs a numeric :metric');
-    expect(result.output).toContain('FAIL list-is-not-flat\n  tap :batch\n    expected: [{:host "x"}]\n    actual:   [[{:host "x"}]]');
+    expect(result.output).toContain(
+      'FAIL action-throws\n  exception in stream :counter: :increment needs a numeric :metric',
+    );
+    expect(result.output).toContain(
+      'FAIL list-is-not-flat\n  tap :batch\n    expected: [{:host "x"}]\n    actual:   [[{:host "x"}]]',
+    );
     expect(result.output.endsWith('0 passed, 3 failed')).toBe(true);
   });
 
   it('--json reports every test with every tap it recorded', async () => {
     const result = await runStreamTests({ streams, tests: [`${fixtures}/tests`], json: true });
     expect(result.exitCode).toBe(1);
-    const report = JSON.parse(result.output) as { tests: { name: string; passed: boolean; taps: Record<string, unknown[]> }[] };
+    const report = JSON.parse(result.output) as {
+      tests: { name: string; passed: boolean; taps: Record<string, unknown[]> }[];
+    };
     expect(report.tests.map((test) => [test.name, test.passed])).toEqual([
       ['wrong-state', false],
       ['action-throws', false],
@@ -40,16 +46,27 @@ describe('vigie test runner', () => {
       ['list-emission', true],
       ['rate-tolerance', true],
     ]);
-    expect(report.tests.find((test) => test.name === 'list-emission')?.taps).toEqual({ batch: [[{ host: 'x' }, { host: 'y' }]], flat: [{ host: 'x' }, { host: 'y' }] });
+    expect(report.tests.find((test) => test.name === 'list-emission')?.taps).toEqual({
+      batch: [[{ host: 'x' }, { host: 'y' }]],
+      flat: [{ host: 'x' }, { host: 'y' }],
+    });
   });
 
   it('names the file and the stream of a config that does not compile', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'vigie-stream-test-'));
-    await writeFile(join(dir, 'bad.edn'), '{:bad {:actions {:action :where :params [[:= :host "a"]] :children [{:action :nope}]}}}');
+    await writeFile(
+      join(dir, 'bad.edn'),
+      '{:bad {:actions {:action :where :params [[:= :host "a"]] :children [{:action :nope}]}}}',
+    );
     const result = await runStreamTests({ streams: [dir], tests: [`${fixtures}/tests/passing.edn`], json: false });
-    expect(result).toEqual({ output: `error: ${join(dir, 'bad.edn')}: stream bad: Unknown action :nope at :actions > :where > :nope`, exitCode: 2 });
+    expect(result).toEqual({
+      output: `error: ${join(dir, 'bad.edn')}: stream bad: Unknown action :nope at :actions > :where > :nope`,
+      exitCode: 2,
+    });
     await writeFile(join(dir, 'bad.edn'), '{:bad {:actions');
-    expect((await runStreamTests({ streams: [dir], tests: [`${fixtures}/tests`], json: false })).output).toMatch(/bad\.edn: Invalid EDN at line 1, column 16: expected '}'/);
+    expect((await runStreamTests({ streams: [dir], tests: [`${fixtures}/tests`], json: false })).output).toMatch(
+      /bad\.edn: Invalid EDN at line 1, column 16: expected '}'/,
+    );
   });
 
   it('compares numbers with a relative tolerance and structures exactly', () => {
@@ -64,9 +81,23 @@ describe('vigie test runner', () => {
   it('runs as `vigie test` in a real process', async () => {
     await ensureBundle();
     const run = promisify(execFile);
-    const ok = await run(process.execPath, ['bin/vigie.js', 'test', '--streams', ...streams, '--tests', `${fixtures}/tests/passing.edn`]);
+    const ok = await run(process.execPath, [
+      'bin/vigie.js',
+      'test',
+      '--streams',
+      ...streams,
+      '--tests',
+      `${fixtures}/tests/passing.edn`,
+    ]);
     expect(ok.stdout.trim()).toBe('4 passed, 0 failed');
-    const failed = await run(process.execPath, ['bin/vigie.js', 'test', '--streams', ...streams, '--tests', `${fixtures}/tests/failing.edn`]).catch((error: { code: number; stdout: string }) => error);
+    const failed = await run(process.execPath, [
+      'bin/vigie.js',
+      'test',
+      '--streams',
+      ...streams,
+      '--tests',
+      `${fixtures}/tests/failing.edn`,
+    ]).catch((error: { code: number; stdout: string }) => error);
     expect('code' in failed ? failed.code : 0).toBe(1);
     expect(failed.stdout).toContain('0 passed, 3 failed');
   });

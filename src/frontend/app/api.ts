@@ -46,9 +46,13 @@ export class ApiError extends Error {
 }
 
 async function call<T>(path: string, init?: RequestInit): Promise<T> {
-  const response = await fetch(path, { headers: { accept: 'application/json', ...(init?.body ? { 'content-type': 'application/json' } : {}) }, ...init });
+  const response = await fetch(path, {
+    headers: { accept: 'application/json', ...(init?.body ? { 'content-type': 'application/json' } : {}) },
+    ...init,
+  });
   const body = (await response.json().catch(() => null)) as (T & { message?: string; error?: string }) | null;
-  if (!response.ok) throw new ApiError(response.status, body?.message ?? body?.error ?? `${response.status} ${response.statusText}`);
+  if (!response.ok)
+    throw new ApiError(response.status, body?.message ?? body?.error ?? `${response.status} ${response.statusText}`);
   return body as T;
 }
 
@@ -58,14 +62,22 @@ const segment = encodeURIComponent;
 export const api = {
   overview: () => call<Static<typeof HealthcheckOverview>>('/api/v1/overview/healthchecks'),
   recentResults: (names: string[], limit: number) =>
-    call<Static<typeof RecentResults>>('/api/v1/overview/recent-results', post({ names, limit })).then((body) => body.result),
-  definition: (name: string) => call<Static<typeof CheckDefinition> & Record<string, unknown>>(`/api/v1/healthcheck/${segment(name)}`),
+    call<Static<typeof RecentResults>>('/api/v1/overview/recent-results', post({ names, limit })).then(
+      (body) => body.result,
+    ),
+  definition: (name: string) =>
+    call<Static<typeof CheckDefinition> & Record<string, unknown>>(`/api/v1/healthcheck/${segment(name)}`),
   result: (name: string) => call<CheckResult>(`/api/v1/result/${segment(name)}`),
-  history: (name: string) => call<{ result: HistoryEntry[] }>(`/api/v1/result/${segment(name)}/history`).then((body) => body.result),
+  history: (name: string) =>
+    call<{ result: HistoryEntry[] }>(`/api/v1/result/${segment(name)}/history`).then((body) => body.result),
   uptime: (name: string) =>
-    call<{ uptime: Record<string, { ratio: number | null; runs: number }> }>(`/api/v1/result/${segment(name)}/uptime`).then((body) => body.uptime),
+    call<{ uptime: Record<string, { ratio: number | null; runs: number }> }>(
+      `/api/v1/result/${segment(name)}/uptime`,
+    ).then((body) => body.uptime),
   durations: (name: string, window: Window) =>
-    call<Static<typeof Durations>>(`/api/v1/overview/durations/${segment(name)}?window=${window}`).then((body) => body.buckets),
+    call<Static<typeof Durations>>(`/api/v1/overview/durations/${segment(name)}?window=${window}`).then(
+      (body) => body.buckets,
+    ),
   streams: () => call<Static<typeof StreamSummaries>>('/api/v1/overview/streams'),
   /** In a cluster only (`inCluster`): on a single node the route does not exist. */
   members: () => call<ClusterMembers>('/api/v1/cluster/members'),
@@ -73,7 +85,9 @@ export const api = {
   audit: (limit: number) => call<AuditPage>(`/api/v1/audit?limit=${limit}`),
   incidents: (limit: number) => call<Incidents>(`/api/v1/incident?limit=${limit}`).then((body) => body.result),
   search: (stream: string, query: string) =>
-    call<{ events: IndexEvent[] }>(`/api/v1/index/${segment(stream)}/search`, post({ query: base64(query) })).then((body) => body.events),
+    call<{ events: IndexEvent[] }>(`/api/v1/index/${segment(stream)}/search`, post({ query: base64(query) })).then(
+      (body) => body.events,
+    ),
 };
 
 /** Whether this node is in a cluster: the server marks the page's `<html>` with `data-cluster` (src/frontend/routes.ts). */

@@ -35,7 +35,9 @@ export function AuditView() {
   return (
     <section class="audit-view">
       <h2>Audit</h2>
-      <p class="description">The latest {LIMIT} API changes received by this node, refused ones included, newest first.</p>
+      <p class="description">
+        The latest {LIMIT} API changes received by this node, refused ones included, newest first.
+      </p>
       {rows.length === 0 ? (
         <p class="loading">No change recorded.</p>
       ) : (

@@ -29,17 +29,25 @@ export function CheckView({ name }: { name: string }) {
         <a href="#/checks">← All checks</a>
       </p>
       <h2>
-        <span class={`badge ${state}`}>{state === 'pending' ? 'not run' : state}</span> <span class="check-name">{name}</span>
+        <span class={`badge ${state}`}>{state === 'pending' ? 'not run' : state}</span>{' '}
+        <span class="check-name">{name}</span>
       </h2>
       {latest?.maintenance && (
         <p class="maintenance-banner" role="status">
-          In maintenance: this check's latest result fell in a maintenance window. Results in a window count in no uptime, and notification outputs drop them.
+          In maintenance: this check's latest result fell in a maintenance window. Results in a window count in no
+          uptime, and notification outputs drop them.
         </p>
       )}
       {latest !== null && (
         <p class="latest">
           Last run {dateTime(latest['healthcheck-timestamp'])}
-          {latest.node !== undefined && <> on <span class="node">{latest.node}</span></>}, {milliseconds(latest.duration)} · {latest.summary}
+          {latest.node !== undefined && (
+            <>
+              {' '}
+              on <span class="node">{latest.node}</span>
+            </>
+          )}
+          , {milliseconds(latest.duration)} · {latest.summary}
           {latest.labels && <Labels labels={latest.labels} />}
           {!latest.success && <span class="message">{latest.message}</span>}
         </p>
@@ -57,14 +65,27 @@ export function CheckView({ name }: { name: string }) {
       <h3>Response time</h3>
       <div class="windows" role="group" aria-label="chart window">
         {WINDOWS.map((w) => (
-          <button type="button" class={w === window ? 'selected' : ''} aria-pressed={w === window} onClick={() => setWindow(w)}>
+          <button
+            type="button"
+            class={w === window ? 'selected' : ''}
+            aria-pressed={w === window}
+            onClick={() => setWindow(w)}
+          >
             {w}
           </button>
         ))}
       </div>
-      {durations.data === undefined ? <Status error={durations.error} what="response times" /> : <DurationChart buckets={durations.data} window={window} />}
+      {durations.data === undefined ? (
+        <Status error={durations.error} what="response times" />
+      ) : (
+        <DurationChart buckets={durations.data} window={window} />
+      )}
       <h3>Definition</h3>
-      {definition.data === undefined ? <Status error={definition.error} what="the definition" /> : <pre class="definition">{JSON.stringify(definition.data, null, 2)}</pre>}
+      {definition.data === undefined ? (
+        <Status error={definition.error} what="the definition" />
+      ) : (
+        <pre class="definition">{JSON.stringify(definition.data, null, 2)}</pre>
+      )}
       <h3>History</h3>
       {history.data === undefined ? (
         <Status error={history.error} what="the history" />
@@ -131,7 +152,9 @@ function Locations({ locations, quorum }: { locations: LocationResult[]; quorum:
                   <span class={`badge ${state}`}>{state === 'pending' ? 'not run' : state}</span>
                   {location.maintenance && <span class="badge maintenance">maintenance</span>}
                 </td>
-                <td>{location['healthcheck-timestamp'] !== undefined ? dateTime(location['healthcheck-timestamp']) : '–'}</td>
+                <td>
+                  {location['healthcheck-timestamp'] !== undefined ? dateTime(location['healthcheck-timestamp']) : '–'}
+                </td>
                 <td class="num">{location.duration !== undefined ? milliseconds(location.duration) : '–'}</td>
                 <td class="message-cell">{location.success === false ? location.message : ''}</td>
               </tr>
@@ -149,20 +172,34 @@ function DurationChart({ buckets, window }: { buckets: DurationBucket[]; window:
   useEffect(() => {
     const element = target.current;
     if (element === null || buckets.length === 0) return;
-    const data: uPlot.AlignedData = [buckets.map((b) => b.start), buckets.map((b) => b.mean), buckets.map((b) => b.min), buckets.map((b) => b.max)];
+    const data: uPlot.AlignedData = [
+      buckets.map((b) => b.start),
+      buckets.map((b) => b.mean),
+      buckets.map((b) => b.min),
+      buckets.map((b) => b.max),
+    ];
     const plot = new uPlot(
       {
         width: Math.max(320, element.clientWidth),
         height: 220,
         series: [
           {},
-          { label: 'mean', stroke: '#2563eb', width: 2, points: { show: buckets.length < 50 }, value: (_u, v) => (v === null ? '–' : milliseconds(v)) },
+          {
+            label: 'mean',
+            stroke: '#2563eb',
+            width: 2,
+            points: { show: buckets.length < 50 },
+            value: (_u, v) => (v === null ? '–' : milliseconds(v)),
+          },
           { label: 'min', stroke: '#16a34a', value: (_u, v) => (v === null ? '–' : milliseconds(v)) },
           { label: 'max', stroke: '#dc2626', value: (_u, v) => (v === null ? '–' : milliseconds(v)) },
         ],
         axes: [{}, { label: 'ms' }],
         // The whole window, not just the buckets that have runs: a new check shows as a few points on the right.
-        scales: { x: { time: true, range: () => [Date.now() / 1000 - WINDOW_SECONDS[window], Date.now() / 1000] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+        scales: {
+          x: { time: true, range: () => [Date.now() / 1000 - WINDOW_SECONDS[window], Date.now() / 1000] },
+          y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] },
+        },
       },
       data,
       element,

@@ -76,13 +76,19 @@ export function ChecksView({ node = '' }: { node?: string }) {
   const kinds = [...new Set(checks.map((check) => check.kind))].sort();
   const sources = [...new Set(checks.map((check) => check.source))].sort();
   // A cluster's results name their node; a single node's do not, and shows no Node column.
-  const nodes = [...new Set(checks.flatMap((check) => (check.result?.node === undefined ? [] : [check.result.node])))].sort();
+  const nodes = [
+    ...new Set(checks.flatMap((check) => (check.result?.node === undefined ? [] : [check.result.node]))),
+  ].sort();
   const clustered = nodes.length > 0 || filters.node !== '';
   const now = overview.data?.now ?? Date.now() / 1000;
 
   return (
     <section>
-      {overview.error !== undefined && <p class="error" role="alert">Cannot refresh: {overview.error}</p>}
+      {overview.error !== undefined && (
+        <p class="error" role="alert">
+          Cannot refresh: {overview.error}
+        </p>
+      )}
       <div class="counts" aria-label="counts">
         <button type="button" class="count ok" data-count="ok" onClick={() => update({ state: 'ok' })}>
           <strong>{counts.ok}</strong> ok
@@ -99,11 +105,21 @@ export function ChecksView({ node = '' }: { node?: string }) {
       </div>
       <form class="filters" onSubmit={(event) => event.preventDefault()}>
         <label>
-          Name <input type="search" name="name" value={filters.name} onInput={(event) => update({ name: event.currentTarget.value })} />
+          Name{' '}
+          <input
+            type="search"
+            name="name"
+            value={filters.name}
+            onInput={(event) => update({ name: event.currentTarget.value })}
+          />
         </label>
         <label>
           State
-          <select name="state" value={filters.state} onChange={(event) => update({ state: event.currentTarget.value as StateFilter })}>
+          <select
+            name="state"
+            value={filters.state}
+            onChange={(event) => update({ state: event.currentTarget.value as StateFilter })}
+          >
             <option value="all">all</option>
             <option value="ok">ok</option>
             <option value="failing">failing</option>
@@ -121,7 +137,11 @@ export function ChecksView({ node = '' }: { node?: string }) {
         </label>
         <label>
           Source
-          <select name="source" value={filters.source} onChange={(event) => update({ source: event.currentTarget.value })}>
+          <select
+            name="source"
+            value={filters.source}
+            onChange={(event) => update({ source: event.currentTarget.value })}
+          >
             <option value="">all</option>
             {sources.map((source) => (
               <option value={source}>{source}</option>
@@ -140,11 +160,20 @@ export function ChecksView({ node = '' }: { node?: string }) {
           </label>
         )}
         <label>
-          Label <input type="search" name="label" placeholder="key=value" value={filters.label} onInput={(event) => update({ label: event.currentTarget.value })} />
+          Label{' '}
+          <input
+            type="search"
+            name="label"
+            placeholder="key=value"
+            value={filters.label}
+            onInput={(event) => update({ label: event.currentTarget.value })}
+          />
         </label>
       </form>
       <p class="shown">
-        {filtered.length === checks.length ? `${checks.length} checks` : `${filtered.length} of ${checks.length} checks`}
+        {filtered.length === checks.length
+          ? `${checks.length} checks`
+          : `${filtered.length} of ${checks.length} checks`}
         {pages > 1 && ` · page ${current + 1} of ${pages}`}
       </p>
       <table class="checks">
@@ -194,7 +223,17 @@ function useStrips(shown: readonly CheckOverview[], refreshedAt: number | undefi
   return strips;
 }
 
-function CheckRow({ check, now, strip, clustered }: { check: CheckOverview; now: number; strip: HistoryEntry[] | undefined; clustered: boolean }) {
+function CheckRow({
+  check,
+  now,
+  strip,
+  clustered,
+}: {
+  check: CheckOverview;
+  now: number;
+  strip: HistoryEntry[] | undefined;
+  clustered: boolean;
+}) {
   const state = stateOf(check);
   const result = check.result;
   return (
@@ -273,5 +312,11 @@ function Pager({ page, pages, setPage }: { page: number; pages: number; setPage:
 }
 
 export function Status({ error, what }: { error: string | undefined; what: string }) {
-  return error === undefined ? <p class="loading">Loading {what}…</p> : <p class="error" role="alert">Cannot load {what}: {error}</p>;
+  return error === undefined ? (
+    <p class="loading">Loading {what}…</p>
+  ) : (
+    <p class="error" role="alert">
+      Cannot load {what}: {error}
+    </p>
+  );
 }

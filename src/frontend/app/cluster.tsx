@@ -46,7 +46,10 @@ function Members() {
                 {member.self && <span class="badge self">this node</span>}
               </td>
               <td>{member.version}</td>
-              <td class={member['config-hash'] === ours ? 'hash' : 'hash differs'} title={member['config-hash'] === ours ? undefined : "differs from this node's config file"}>
+              <td
+                class={member['config-hash'] === ours ? 'hash' : 'hash differs'}
+                title={member['config-hash'] === ours ? undefined : "differs from this node's config file"}
+              >
                 {member['config-hash']}
               </td>
               <td>{dateTime(Date.parse(member['started-at']) / 1000)}</td>

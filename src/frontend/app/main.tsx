@@ -17,8 +17,16 @@ import './style.css';
 function App() {
   const hash = useHash();
   const checkName = hash.startsWith('/check/') ? decodeURIComponent(hash.slice('/check/'.length)) : null;
-  const tab = hash.startsWith('/streams') ? 'streams' : hash.startsWith('/cluster') ? 'cluster' : hash.startsWith('/audit') ? 'audit' : 'checks';
-  const nodeFilter = hash.startsWith('/checks?') ? (new URLSearchParams(hash.slice('/checks?'.length)).get('node') ?? '') : '';
+  const tab = hash.startsWith('/streams')
+    ? 'streams'
+    : hash.startsWith('/cluster')
+      ? 'cluster'
+      : hash.startsWith('/audit')
+        ? 'audit'
+        : 'checks';
+  const nodeFilter = hash.startsWith('/checks?')
+    ? (new URLSearchParams(hash.slice('/checks?'.length)).get('node') ?? '')
+    : '';
   return (
     <>
       <header>

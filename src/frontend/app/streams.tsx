@@ -26,7 +26,10 @@ export function StreamsView() {
       api.streams().then((body) => {
         for (const stream of body.streams) {
           const previous = rates.current.get(stream.name);
-          const rate = previous && body.now > previous.at ? ((stream.events - previous.events) * 1000) / (body.now - previous.at) : null;
+          const rate =
+            previous && body.now > previous.at
+              ? ((stream.events - previous.events) * 1000) / (body.now - previous.at)
+              : null;
           rates.current.set(stream.name, { events: stream.events, at: body.now, rate });
         }
         return body.streams;
@@ -40,7 +43,11 @@ export function StreamsView() {
   const chosen = streams.data.find((stream) => stream.name === selected) ?? streams.data[0];
   return (
     <section>
-      {streams.error !== undefined && <p class="error" role="alert">Cannot refresh: {streams.error}</p>}
+      {streams.error !== undefined && (
+        <p class="error" role="alert">
+          Cannot refresh: {streams.error}
+        </p>
+      )}
       {streams.data.length === 0 ? (
         <p>No streams.</p>
       ) : (
@@ -60,7 +67,11 @@ export function StreamsView() {
             {streams.data.map((stream) => {
               const rate = rates.current.get(stream.name)?.rate ?? null;
               return (
-                <tr class={stream === chosen ? 'stream selected' : 'stream'} data-name={stream.name} onClick={() => setSelected(stream.name)}>
+                <tr
+                  class={stream === chosen ? 'stream selected' : 'stream'}
+                  data-name={stream.name}
+                  onClick={() => setSelected(stream.name)}
+                >
                   <td class="name">
                     <button type="button" class="link" onClick={() => setSelected(stream.name)}>
                       {stream.name}
@@ -106,7 +117,14 @@ function StreamDetail({ stream }: { stream: StreamSummary }) {
           setSubmitted((n) => n + 1);
         }}
       >
-        <input type="text" name="query" aria-label="where query" value={draft} onInput={(event) => setDraft(event.currentTarget.value)} spellcheck={false} />
+        <input
+          type="text"
+          name="query"
+          aria-label="where query"
+          value={draft}
+          onInput={(event) => setDraft(event.currentTarget.value)}
+          spellcheck={false}
+        />
         <button type="submit">Search</button>
         <label class="live">
           <input type="checkbox" checked={live} onChange={(event) => setLive(event.currentTarget.checked)} /> live
@@ -120,7 +138,9 @@ function StreamDetail({ stream }: { stream: StreamSummary }) {
           {search.error}
         </p>
       )}
-      {search.data !== undefined && search.data !== null && search.error === undefined && <EventsTable events={search.data} />}
+      {search.data !== undefined && search.data !== null && search.error === undefined && (
+        <EventsTable events={search.data} />
+      )}
     </div>
   );
 }
@@ -129,7 +149,10 @@ function EventsTable({ events }: { events: IndexEvent[] }) {
   if (events.length === 0) return <p class="no-events">No event matches.</p>;
   const extra = new Set<string>();
   for (const event of events) for (const key of Object.keys(event)) if (!KNOWN_FIELDS.includes(key)) extra.add(key);
-  const columns = [...KNOWN_FIELDS.filter((field) => events.some((event) => event[field] !== undefined)), ...[...extra].sort()];
+  const columns = [
+    ...KNOWN_FIELDS.filter((field) => events.some((event) => event[field] !== undefined)),
+    ...[...extra].sort(),
+  ];
   return (
     <>
       <p class="matches">{events.length === 1 ? '1 event' : `${events.length} events`}</p>
@@ -145,7 +168,11 @@ function EventsTable({ events }: { events: IndexEvent[] }) {
           {events.map((event) => (
             <tr>
               {columns.map((column) => (
-                <td>{column === 'time' && typeof event.time === 'number' ? streamTime(event.time) : fieldText(event[column])}</td>
+                <td>
+                  {column === 'time' && typeof event.time === 'number'
+                    ? streamTime(event.time)
+                    : fieldText(event[column])}
+                </td>
               ))}
             </tr>
           ))}

@@ -69,7 +69,10 @@ class HttpDiscoverySource {
 
   start(): Promise<void> {
     if (this.settings.intervalMs < ADVISED_MIN_INTERVAL_MS) {
-      this.logger.warn({ discovery: this.settings.name }, `HTTP discovery ${this.settings.name}: an interval below 10s polls the source often`);
+      this.logger.warn(
+        { discovery: this.settings.name },
+        `HTTP discovery ${this.settings.name}: an interval below 10s polls the source often`,
+      );
     }
     return this.pollNow();
   }
@@ -116,7 +119,10 @@ class HttpDiscoverySource {
     } catch (error) {
       if (this.stopped) return;
       failure = error instanceof PollFailed ? error.reason : 'request';
-      this.logger.error({ discovery: this.settings.name, reason: failure }, `HTTP discovery ${this.settings.name}: ${(error as Error).message}; its checks are unchanged`);
+      this.logger.error(
+        { discovery: this.settings.name, reason: failure },
+        `HTTP discovery ${this.settings.name}: ${(error as Error).message}; its checks are unchanged`,
+      );
     } finally {
       if (!this.stopped) this.metrics.polled(this.settings.name, (performance.now() - started) / 1000, failure);
     }
@@ -127,7 +133,12 @@ class HttpDiscoverySource {
     let response: Awaited<ReturnType<typeof request>>;
     try {
       // undici follows no redirect unless told to, as upstream.
-      response = await undici().request(url, { method: 'GET', headers: this.headers, dispatcher: this.pool, signal: this.abort.signal });
+      response = await undici().request(url, {
+        method: 'GET',
+        headers: this.headers,
+        dispatcher: this.pool,
+        signal: this.abort.signal,
+      });
     } catch (error) {
       throw new PollFailed('request', `HTTP discovery: fail to send request to ${url}: ${(error as Error).message}`);
     }
@@ -142,7 +153,10 @@ class HttpDiscoverySource {
         size += (chunk as Buffer).length;
         if (size > maxBodyBytes) {
           response.body.destroy();
-          throw new PollFailed('body', `HTTP discovery: the payload is over ${maxBodyBytes} bytes (discovery max-body-size)`);
+          throw new PollFailed(
+            'body',
+            `HTTP discovery: the payload is over ${maxBodyBytes} bytes (discovery max-body-size)`,
+          );
         }
         chunks.push(chunk as Buffer);
       }
@@ -153,7 +167,10 @@ class HttpDiscoverySource {
     try {
       return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
     } catch (error) {
-      throw new PollFailed('json', `HTTP Discovery: fail to convert the payload from json: ${(error as Error).message}`);
+      throw new PollFailed(
+        'json',
+        `HTTP Discovery: fail to convert the payload from json: ${(error as Error).message}`,
+      );
     }
   }
 }
@@ -178,7 +195,10 @@ export class HttpDiscovery {
       try {
         restored.push({ source, checks: this.target.parse(payload) });
       } catch (error) {
-        this.logger.error({ source }, `the saved payload of ${source} is not valid any more: ${(error as Error).message}`);
+        this.logger.error(
+          { source },
+          `the saved payload of ${source} is not valid any more: ${(error as Error).message}`,
+        );
       }
     }
     return restored;

@@ -48,13 +48,18 @@ export interface DiscoverySettings {
 const DEFAULT_DISCOVERY_TIMEOUT = '5s';
 const DEFAULT_DISCOVERY_MAX_BODY = 16 * 1024 * 1024;
 
-export function resolveDiscovery(raw: Static<typeof DiscoverySchema> | undefined, file: string | null): DiscoverySettings {
+export function resolveDiscovery(
+  raw: Static<typeof DiscoverySchema> | undefined,
+  file: string | null,
+): DiscoverySettings {
   const names = new UniqueNames(file, 'HTTP discovery source');
   return {
     http: (raw?.http ?? []).map((entry, i) => {
       const at = `discovery.http[${i}]`;
       names.add(entry.name, `${at}.name`);
-      const query = new URLSearchParams(Object.entries(entry.query ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))).toString();
+      const query = new URLSearchParams(
+        Object.entries(entry.query ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+      ).toString();
       return {
         name: entry.name,
         url: `${entry.protocol ?? 'http'}://${hostForUrl(entry.host)}:${entry.port}${entry.path ?? ''}${query === '' ? '' : `?${query}`}`,

@@ -8,12 +8,22 @@ export class DiscoveryStore {
 
   /** Every saved payload by source (`http-discovery-<name>`). */
   all(): Map<string, unknown> {
-    return new Map(this.db.select().from(discoveryPayloads).all().map((row) => [row.source, row.payload]));
+    return new Map(
+      this.db
+        .select()
+        .from(discoveryPayloads)
+        .all()
+        .map((row) => [row.source, row.payload]),
+    );
   }
 
   save(source: string, payload: unknown): void {
     const row = { source, payload, fetchedAtS: Math.floor(Date.now() / 1000) };
-    this.db.insert(discoveryPayloads).values(row).onConflictDoUpdate({ target: discoveryPayloads.source, set: { payload, fetchedAtS: row.fetchedAtS } }).run();
+    this.db
+      .insert(discoveryPayloads)
+      .values(row)
+      .onConflictDoUpdate({ target: discoveryPayloads.source, set: { payload, fetchedAtS: row.fetchedAtS } })
+      .run();
   }
 
   delete(source: string): void {
@@ -22,6 +32,9 @@ export class DiscoveryStore {
 
   /** Forgets the payloads of sources that are no longer configured. */
   retainOnly(sources: readonly string[]): void {
-    this.db.delete(discoveryPayloads).where(notInArray(discoveryPayloads.source, [...sources])).run();
+    this.db
+      .delete(discoveryPayloads)
+      .where(notInArray(discoveryPayloads.source, [...sources]))
+      .run();
   }
 }

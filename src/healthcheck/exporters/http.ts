@@ -101,5 +101,8 @@ function failureOf(error: unknown, settings: HttpExporterSettings): BatchDropped
     const reason = RETRIED_STATUSES.includes(status) ? 'retries_exhausted' : 'rejected';
     return new BatchDropped(reason, `HTTP exporter: request failed, status ${status}`);
   }
-  return new BatchDropped('retries_exhausted', `HTTP exporter: fail to send healthchecks to ${settings.url}: ${(error as Error).message}`);
+  return new BatchDropped(
+    'retries_exhausted',
+    `HTTP exporter: fail to send healthchecks to ${settings.url}: ${(error as Error).message}`,
+  );
 }

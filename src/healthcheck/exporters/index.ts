@@ -11,7 +11,12 @@ import { HttpExporter } from './http.ts';
 import { ExporterMetrics } from './metrics.ts';
 import type { ResultExporter } from './queue.ts';
 import { RiemannExporter } from './riemann.ts';
-import type { ExporterSettings, HttpExporterSettings, RiemannExporterSettings, StreamExporterSettings } from './settings.ts';
+import type {
+  ExporterSettings,
+  HttpExporterSettings,
+  RiemannExporterSettings,
+  StreamExporterSettings,
+} from './settings.ts';
 import { type StreamIngest, StreamExporter } from './stream.ts';
 
 /** How long a closing exporter may keep delivering what it queued. */
@@ -36,7 +41,9 @@ export class Exporters {
     /** The stream part's ingest seam, bound once the stream part exists (src/parts.ts). */
     private readonly streamIngest: () => StreamIngest | null,
   ) {
-    this.metrics = new ExporterMetrics(registry, () => this.running.map(({ exporter }) => [exporter.name, exporter.queueSize()] as const));
+    this.metrics = new ExporterMetrics(registry, () =>
+      this.running.map(({ exporter }) => [exporter.name, exporter.queueSize()] as const),
+    );
   }
 
   /** The registry's result sink. */
@@ -52,7 +59,9 @@ export class Exporters {
     const previous = [...this.running];
     for (const kind of ['http', 'riemann', 'stream'] as const) {
       for (const entry of settings[kind]) {
-        const same = previous.findIndex((running) => running.kind === kind && isDeepStrictEqual(running.settings, entry));
+        const same = previous.findIndex(
+          (running) => running.kind === kind && isDeepStrictEqual(running.settings, entry),
+        );
         if (same >= 0) next.push(...previous.splice(same, 1));
         else next.push({ kind, settings: entry, exporter: this.build(kind, entry) });
       }
@@ -79,7 +88,8 @@ export class Exporters {
       }
       case 'stream': {
         const ingest = this.streamIngest();
-        if (ingest === null) throw new Error('the stream exporter needs the stream part, which this process does not run');
+        if (ingest === null)
+          throw new Error('the stream exporter needs the stream part, which this process does not run');
         return new StreamExporter(settings as StreamExporterSettings, ingest, this.metrics, logger);
       }
     }

@@ -35,14 +35,24 @@ export class ExporterMetrics {
       buckets: PUSH_BUCKETS,
       registers: [registry],
     });
-    this.sentTotal = new Counter({ name: 'exporter_sent_total', help: 'Healthcheck results delivered by an exporter.', labelNames: ['name'], registers: [registry] });
+    this.sentTotal = new Counter({
+      name: 'exporter_sent_total',
+      help: 'Healthcheck results delivered by an exporter.',
+      labelNames: ['name'],
+      registers: [registry],
+    });
     this.droppedTotal = new Counter({
       name: 'exporter_dropped_total',
       help: 'Healthcheck results an exporter dropped, by reason.',
       labelNames: ['name', 'reason'],
       registers: [registry],
     });
-    this.failuresTotal = new Counter({ name: 'exporter_failures_total', help: 'Failed delivery attempts of an exporter.', labelNames: ['name'], registers: [registry] });
+    this.failuresTotal = new Counter({
+      name: 'exporter_failures_total',
+      help: 'Failed delivery attempts of an exporter.',
+      labelNames: ['name'],
+      registers: [registry],
+    });
     new Gauge({
       name: 'exporter_queue_size',
       help: 'Healthcheck results waiting in an exporter queue.',

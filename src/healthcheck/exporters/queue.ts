@@ -90,7 +90,10 @@ export abstract class QueuedExporter implements ResultExporter {
       } catch (error) {
         const reason = error instanceof BatchDropped ? error.reason : 'rejected';
         this.metrics.dropped(this.name, reason, batch.length);
-        this.logger.warn({ exporter: this.name, results: batch.length, reason }, `Failed to push healthchecks result for exporter ${this.name}: ${(error as Error).message}`);
+        this.logger.warn(
+          { exporter: this.name, results: batch.length, reason },
+          `Failed to push healthchecks result for exporter ${this.name}: ${(error as Error).message}`,
+        );
       }
     }
   }

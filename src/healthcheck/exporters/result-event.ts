@@ -58,7 +58,12 @@ export function resultToRiemannEvent(result: CheckResult, host: string, ttlSecon
  * keys, `:time` in epoch ns, `:ttl` in seconds, `:metric` the duration in ms. A label may not replace the
  * event's own fields (host, service, state, ...): it would change what the streams group and alert on.
  */
-export function resultToStreamEvent(result: CheckResult, host: string, service: string, ttlSeconds: number): Record<string, unknown> {
+export function resultToStreamEvent(
+  result: CheckResult,
+  host: string,
+  service: string,
+  ttlSeconds: number,
+): Record<string, unknown> {
   const event: Record<string, unknown> = {};
   if (result.labels) {
     for (const key in result.labels) event[key] = result.labels[key];

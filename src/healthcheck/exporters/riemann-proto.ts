@@ -46,7 +46,8 @@ export class FrameReader {
     this.buffered = this.buffered.length === 0 ? chunk : Buffer.concat([this.buffered, chunk]);
     while (this.buffered.length >= 4) {
       const length = this.buffered.readUInt32BE(0);
-      if (length > this.maxFrameBytes) throw new Error(`a Riemann frame of ${length} bytes is over the ${this.maxFrameBytes} bytes limit`);
+      if (length > this.maxFrameBytes)
+        throw new Error(`a Riemann frame of ${length} bytes is over the ${this.maxFrameBytes} bytes limit`);
       if (this.buffered.length < 4 + length) return;
       const body = this.buffered.subarray(4, 4 + length);
       this.buffered = this.buffered.subarray(4 + length);

@@ -39,7 +39,10 @@ class RiemannConnection {
   private failure: Error | null = null;
 
   constructor(readonly socket: Socket) {
-    const reader = new FrameReader((body) => this.settle(null, riemannMsg().toObject(riemannMsg().decode(body)) as Reply), MAX_REPLY_BYTES);
+    const reader = new FrameReader(
+      (body) => this.settle(null, riemannMsg().toObject(riemannMsg().decode(body)) as Reply),
+      MAX_REPLY_BYTES,
+    );
     socket.on('data', (chunk: Buffer) => {
       try {
         reader.push(chunk);
@@ -107,7 +110,8 @@ export class RiemannExporter extends QueuedExporter {
 
   protected async deliver(batch: CheckResult[], signal: AbortSignal): Promise<void> {
     const events = new Array<ReturnType<typeof resultToRiemannEvent>>(batch.length);
-    for (let i = 0; i < batch.length; i++) events[i] = resultToRiemannEvent(batch[i] as CheckResult, this.host, this.settings.ttlSeconds);
+    for (let i = 0; i < batch.length; i++)
+      events[i] = resultToRiemannEvent(batch[i] as CheckResult, this.host, this.settings.ttlSeconds);
     const frame = frameMsg({ events });
     let lastError: Error | null = null;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
@@ -115,7 +119,10 @@ export class RiemannExporter extends QueuedExporter {
       try {
         connection = await this.connected();
       } catch (error) {
-        throw new BatchDropped('shutdown', `Riemann exporter closed before a connection to ${this.address()}: ${(error as Error).message}`);
+        throw new BatchDropped(
+          'shutdown',
+          `Riemann exporter closed before a connection to ${this.address()}: ${(error as Error).message}`,
+        );
       }
       if (signal.aborted) throw new BatchDropped('shutdown', 'the exporter is closing');
       const started = performance.now();
@@ -132,7 +139,10 @@ export class RiemannExporter extends QueuedExporter {
         if (this.connection === connection) this.connection = null;
       }
     }
-    throw new BatchDropped('retries_exhausted', `Riemann exporter: fail to send events to ${this.address()}: ${lastError?.message ?? 'unknown error'}`);
+    throw new BatchDropped(
+      'retries_exhausted',
+      `Riemann exporter: fail to send events to ${this.address()}: ${lastError?.message ?? 'unknown error'}`,
+    );
   }
 
   protected release(): Promise<void> {
@@ -153,7 +163,11 @@ export class RiemannExporter extends QueuedExporter {
       onFailedAttempt: ({ error, attemptNumber }) => {
         // Counted: while its server is down, failed connections are all the exporter does (docs/http-api.md, metrics).
         this.metrics.unreachable(this.name);
-        if (attemptNumber === 1) this.logger.warn({ exporter: this.name }, `Riemann exporter ${this.name}: cannot connect to ${this.address()}, retrying in the background: ${error.message}`);
+        if (attemptNumber === 1)
+          this.logger.warn(
+            { exporter: this.name },
+            `Riemann exporter ${this.name}: cannot connect to ${this.address()}, retrying in the background: ${error.message}`,
+          );
       },
     })
       .then((connection) => {

@@ -40,7 +40,12 @@ export const ExportersSchema = Type.Object(
     http: Type.Optional(
       Type.Array(
         Type.Object(
-          { ...remoteEndpoint, ...exporterQueue, retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })), timeout: Type.Optional(Duration) },
+          {
+            ...remoteEndpoint,
+            ...exporterQueue,
+            retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+            timeout: Type.Optional(Duration),
+          },
           closed,
         ),
       ),
@@ -140,7 +145,10 @@ const DEFAULT_HTTP_EXPORTER_TIMEOUT = '3s';
 const DEFAULT_RIEMANN_TIMEOUT = '5s';
 const DEFAULT_RESULT_SERVICE = 'cabourotte-healthcheck';
 
-export function resolveExporters(raw: Static<typeof ExportersSchema> | undefined, file: string | null): ExporterSettings {
+export function resolveExporters(
+  raw: Static<typeof ExportersSchema> | undefined,
+  file: string | null,
+): ExporterSettings {
   const names = new UniqueNames(file, 'exporter');
   return {
     http: (raw?.http ?? []).map((entry, i) => {
@@ -198,7 +206,8 @@ export class UniqueNames {
 
   add(name: string, key: string): void {
     const first = this.seen.get(name);
-    if (first !== undefined) throw new ConfigError(this.file, key, `duplicate ${this.what} name ${JSON.stringify(name)} (also ${first})`);
+    if (first !== undefined)
+      throw new ConfigError(this.file, key, `duplicate ${this.what} name ${JSON.stringify(name)} (also ${first})`);
     this.seen.set(name, key);
   }
 }
@@ -208,7 +217,11 @@ type TlsFields = { key?: string; cert?: string; cacert?: string; insecure?: bool
 /** TLS of a client: null when the connection is plain; key and cert go together (upstream: `Invalid certificates`). */
 export function clientTls(file: string | null, at: string, entry: TlsFields, secure: boolean): ClientTls | null {
   if ((entry.key === undefined) !== (entry.cert === undefined)) {
-    throw new ConfigError(file, `${at}.${entry.key === undefined ? 'key' : 'cert'}`, 'the key and cert options must be set together');
+    throw new ConfigError(
+      file,
+      `${at}.${entry.key === undefined ? 'key' : 'cert'}`,
+      'the key and cert options must be set together',
+    );
   }
   if (!secure) return null;
   return {

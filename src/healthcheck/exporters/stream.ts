@@ -14,7 +14,11 @@ import type { StreamExporterSettings } from './settings.ts';
 
 /** What the stream part offers its inputs (its ingest gateway), seen from here; wired in src/parts.ts. */
 export interface StreamIngest {
-  submit(target: string, events: Record<string, unknown>[], input: string): Promise<{ errorCount: number; firstFailure?: { error: Error } | undefined }> | 'full';
+  submit(
+    target: string,
+    events: Record<string, unknown>[],
+    input: string,
+  ): Promise<{ errorCount: number; firstFailure?: { error: Error } | undefined }> | 'full';
 }
 
 /** The `input` label of the stream part's refusal metric. */
@@ -35,7 +39,8 @@ export class StreamExporter extends QueuedExporter {
   protected async deliver(batch: CheckResult[]): Promise<void> {
     const { service, ttlSeconds, stream } = this.settings;
     const events = new Array<Record<string, unknown>>(batch.length);
-    for (let i = 0; i < batch.length; i++) events[i] = resultToStreamEvent(batch[i] as CheckResult, this.host, service, ttlSeconds);
+    for (let i = 0; i < batch.length; i++)
+      events[i] = resultToStreamEvent(batch[i] as CheckResult, this.host, service, ttlSeconds);
     const started = performance.now();
     const outcome = this.ingest.submit(stream, events, INPUT);
     if (outcome === 'full') {
@@ -46,7 +51,10 @@ export class StreamExporter extends QueuedExporter {
     this.metrics.pushed(this.name, errorCount === 0, (performance.now() - started) / 1000);
     if (errorCount > 0) {
       // The events went in; an action (or a missing stream) failed on them: said, not counted as a drop.
-      this.logger.warn({ exporter: this.name, stream, errors: errorCount }, `stream exporter ${this.name}: ${firstFailure?.error.message ?? 'an action failed'}`);
+      this.logger.warn(
+        { exporter: this.name, stream, errors: errorCount },
+        `stream exporter ${this.name}: ${firstFailure?.error.message ?? 'an action failed'}`,
+      );
     }
   }
 

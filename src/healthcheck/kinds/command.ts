@@ -7,7 +7,14 @@ import { existsSync } from 'node:fs';
 import { Type } from '@sinclair/typebox';
 import { formatDuration } from '../../common/duration.ts';
 import { baseToJson, checkSchema, errorText, nonEmpty, parseBase, validateShape, withFields } from './common.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
+import {
+  type BaseDefinition,
+  type CheckJson,
+  type CheckKind,
+  CheckFailure,
+  CheckValidationError,
+  type Prepared,
+} from './types.ts';
 
 export interface CommandDefinition extends BaseDefinition {
   kind: 'command';
@@ -102,11 +109,18 @@ function runCommand(def: CommandDefinition, signal: AbortSignal): Promise<void> 
       killGroup(child.pid);
       // Exited already, but something it started kept stderr open: the exit code still decides.
       if (exited !== undefined) settleOnExit(exited.code, exited.signal);
-      else settle(`The command failed with code=-1, stderr=${stderr()}: killed (with its process group) at the timeout of ${formatDuration(def.timeoutNs)}`);
+      else
+        settle(
+          `The command failed with code=-1, stderr=${stderr()}: killed (with its process group) at the timeout of ${formatDuration(def.timeoutNs)}`,
+        );
     };
 
     if (signal.aborted) {
-      reject(new CheckFailure(`The command failed, stderr=: not started, the timeout of ${formatDuration(def.timeoutNs)} had passed`));
+      reject(
+        new CheckFailure(
+          `The command failed, stderr=: not started, the timeout of ${formatDuration(def.timeoutNs)} had passed`,
+        ),
+      );
       return;
     }
     const child = spawn(def.command, def.arguments ?? [], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -142,5 +156,6 @@ export const commandKind: CheckKind<CommandDefinition> = {
   parse: parseCommand,
   toJson: commandToJson,
   summary: commandSummary,
-  prepare: (def) => Promise.resolve<Prepared>({ run: (signal) => runCommand(def, signal), close: () => Promise.resolve() }),
+  prepare: (def) =>
+    Promise.resolve<Prepared>({ run: (signal) => runCommand(def, signal), close: () => Promise.resolve() }),
 };

@@ -50,7 +50,8 @@ export function validateShape<S extends TObject>(schema: S, raw: unknown): Stati
   const field = jsonPointerToKey(error.path);
   if (error.value === undefined) throw new CheckValidationError(field, 'is required');
   // The unknown-key message already names the key (with a "did you mean" hint).
-  if (error.type === ValueErrorType.ObjectAdditionalProperties) throw new CheckValidationError('', describeSchemaError(error));
+  if (error.type === ValueErrorType.ObjectAdditionalProperties)
+    throw new CheckValidationError('', describeSchemaError(error));
   throw new CheckValidationError(field, describeSchemaError(error));
 }
 
@@ -74,15 +75,20 @@ export function nameField(name: string): string {
 
 export function parseBase<K extends KindName>(kind: K, input: BaseInput): BaseDefinition & { kind: K } {
   if (input.kind !== undefined && input.kind !== kind) {
-    throw new CheckValidationError('kind', `must be ${JSON.stringify(kind)} for a ${kind} check, got ${JSON.stringify(input.kind)}`);
+    throw new CheckValidationError(
+      'kind',
+      `must be ${JSON.stringify(kind)} for a ${kind} check, got ${JSON.stringify(input.kind)}`,
+    );
   }
   const name = nameField(input.name);
   const oneOff = aliased('one-off', input['one-off'], 'oneoff', input.oneoff) ?? false;
   const timeoutNs = durationField('timeout', input.timeout);
-  if (timeoutNs <= 0) throw new CheckValidationError('timeout', `must be greater than 0, got ${JSON.stringify(input.timeout)}`);
+  if (timeoutNs <= 0)
+    throw new CheckValidationError('timeout', `must be greater than 0, got ${JSON.stringify(input.timeout)}`);
   const intervalNs = input.interval === undefined ? 0 : durationField('interval', input.interval);
   if (!oneOff) {
-    if (input.interval === undefined) throw new CheckValidationError('interval', 'is required (unless one-off is true)');
+    if (input.interval === undefined)
+      throw new CheckValidationError('interval', 'is required (unless one-off is true)');
     if (intervalNs < timeoutNs) {
       throw new CheckValidationError(
         'interval',
@@ -91,7 +97,16 @@ export function parseBase<K extends KindName>(kind: K, input: BaseInput): BaseDe
     }
   }
   const locations = parseLocations(input);
-  return { kind, name, description: input.description ?? '', intervalNs, timeoutNs, oneOff, labels: { ...input.labels }, ...(locations !== undefined ? { locations } : {}) };
+  return {
+    kind,
+    name,
+    description: input.description ?? '',
+    intervalNs,
+    timeoutNs,
+    oneOff,
+    labels: { ...input.labels },
+    ...(locations !== undefined ? { locations } : {}),
+  };
 }
 
 /** Caps on a check's labels (`healthchecks.max-labels`, `max-label-key-bytes`, `max-label-value-bytes`). */
@@ -108,17 +123,26 @@ export const DEFAULT_LABEL_LIMITS: LabelLimits = { maxLabels: 64, maxKeyBytes: 2
 export function checkLabels(labels: Record<string, string>, limits: LabelLimits): void {
   const keys = Object.keys(labels);
   if (keys.length > limits.maxLabels) {
-    throw new CheckValidationError('labels', `has ${keys.length} labels, more than the limit of ${limits.maxLabels} (healthchecks.max-labels)`);
+    throw new CheckValidationError(
+      'labels',
+      `has ${keys.length} labels, more than the limit of ${limits.maxLabels} (healthchecks.max-labels)`,
+    );
   }
   for (const key of keys) {
     const keyBytes = Buffer.byteLength(key);
     if (keyBytes > limits.maxKeyBytes) {
       const shown = key.length > 20 ? `${key.slice(0, 20)}...` : key;
-      throw new CheckValidationError('labels', `the key ${JSON.stringify(shown)} is ${keyBytes} bytes long, more than the limit of ${limits.maxKeyBytes} (healthchecks.max-label-key-bytes)`);
+      throw new CheckValidationError(
+        'labels',
+        `the key ${JSON.stringify(shown)} is ${keyBytes} bytes long, more than the limit of ${limits.maxKeyBytes} (healthchecks.max-label-key-bytes)`,
+      );
     }
     const valueBytes = Buffer.byteLength(labels[key] as string);
     if (valueBytes > limits.maxValueBytes) {
-      throw new CheckValidationError(`labels.${key}`, `is ${valueBytes} bytes long, more than the limit of ${limits.maxValueBytes} (healthchecks.max-label-value-bytes)`);
+      throw new CheckValidationError(
+        `labels.${key}`,
+        `is ${valueBytes} bytes long, more than the limit of ${limits.maxValueBytes} (healthchecks.max-label-value-bytes)`,
+      );
     }
   }
 }
@@ -197,7 +221,8 @@ export function hostTarget(value: string, fields: 'protocol-port-path' | 'port')
       throw new CheckValidationError('target', `must be a host name or an IP address, not a URL: write ${suggestion}`);
     }
   }
-  if (/[\s/]/.test(target)) throw new CheckValidationError('target', `must be a host name or an IP address, got ${JSON.stringify(target)}`);
+  if (/[\s/]/.test(target))
+    throw new CheckValidationError('target', `must be a host name or an IP address, got ${JSON.stringify(target)}`);
   return target;
 }
 
@@ -233,7 +258,10 @@ export interface TlsClientFiles {
 export function parseTlsFiles(input: TlsClientFiles): TlsClientFiles {
   if ((input.cert === undefined) !== (input.key === undefined)) {
     const missing = input.cert === undefined ? 'cert' : 'key';
-    throw new CheckValidationError(missing, `is required when ${missing === 'cert' ? 'key' : 'cert'} is set (a client certificate needs both)`);
+    throw new CheckValidationError(
+      missing,
+      `is required when ${missing === 'cert' ? 'key' : 'cert'} is set (a client certificate needs both)`,
+    );
   }
   return {
     ...(input.cacert !== undefined ? { cacert: input.cacert } : {}),

@@ -18,7 +18,10 @@ const VALUE_FORMS: Record<RecordType, { form: RegExp; example: string }> = {
   NS: { form: /^[^\s]+$/, example: 'a name such as "ns1.example.com"' },
   MX: { form: /^\d+ [^\s]+$/, example: '"<priority> <exchange>", such as "10 mx.example.com"' },
   TXT: { form: /^/, example: 'any text' },
-  SRV: { form: /^\d+ \d+ \d+ [^\s]+$/, example: '"<priority> <weight> <port> <target>", such as "10 5 5060 sip.example.com"' },
+  SRV: {
+    form: /^\d+ \d+ \d+ [^\s]+$/,
+    example: '"<priority> <weight> <port> <target>", such as "10 5 5060 sip.example.com"',
+  },
   CAA: { form: /^\d+ [A-Za-z0-9]+ .+$/, example: '"<flags> <tag> <value>", such as "0 issue \\"letsencrypt.org\\""' },
 };
 
@@ -26,12 +29,17 @@ const VALUE_FORMS: Record<RecordType, { form: RegExp; example: string }> = {
 export function expectedValueField(field: string, value: string, type: RecordType | undefined): string {
   if (type === undefined || type === 'A' || type === 'AAAA') {
     const family = type === 'A' ? isIPv4(value) : type === 'AAAA' ? isIPv6(value) : isIP(value) !== 0;
-    if (!family) throw new CheckValidationError(field, `must be an ${type === 'A' ? 'IPv4' : type === 'AAAA' ? 'IPv6' : 'IP'} address for ${type ?? 'A and AAAA'} records, got ${JSON.stringify(value)}`);
+    if (!family)
+      throw new CheckValidationError(
+        field,
+        `must be an ${type === 'A' ? 'IPv4' : type === 'AAAA' ? 'IPv6' : 'IP'} address for ${type ?? 'A and AAAA'} records, got ${JSON.stringify(value)}`,
+      );
     return value;
   }
   if (value === '') throw new CheckValidationError(field, 'must not be empty');
   const { form, example } = VALUE_FORMS[type];
-  if (!form.test(value)) throw new CheckValidationError(field, `must be ${example} for ${type} records, got ${JSON.stringify(value)}`);
+  if (!form.test(value))
+    throw new CheckValidationError(field, `must be ${example} for ${type} records, got ${JSON.stringify(value)}`);
   return value;
 }
 

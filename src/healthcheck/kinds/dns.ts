@@ -9,11 +9,35 @@ import { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { Type } from '@sinclair/typebox';
 import { durationToMs, formatDuration } from '../../common/duration.ts';
-import { baseToJson, checkSchema, describeCheck, errorText, ipField, nonEmpty, parseBase, timeoutText, validateShape, withFields } from './common.ts';
-import { canonicalIp, canonicalValue, expectedValueField, queryRecords, RECORD_TYPES, type RecordType } from './dns-records.ts';
+import {
+  baseToJson,
+  checkSchema,
+  describeCheck,
+  errorText,
+  ipField,
+  nonEmpty,
+  parseBase,
+  timeoutText,
+  validateShape,
+  withFields,
+} from './common.ts';
+import {
+  canonicalIp,
+  canonicalValue,
+  expectedValueField,
+  queryRecords,
+  RECORD_TYPES,
+  type RecordType,
+} from './dns-records.ts';
 import { lookupHostsFile } from './hosts-file.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
-
+import {
+  type BaseDefinition,
+  type CheckJson,
+  type CheckKind,
+  CheckFailure,
+  CheckValidationError,
+  type Prepared,
+} from './types.ts';
 
 export interface DnsDefinition extends BaseDefinition {
   kind: 'dns';
@@ -41,14 +65,19 @@ function parseDns(raw: unknown): DnsDefinition {
   const domain = nonEmpty('domain', input.domain);
   const recordType = input['record-type'];
   if (recordType !== undefined && !(RECORD_TYPES as readonly string[]).includes(recordType)) {
-    throw new CheckValidationError('record-type', `must be one of ${RECORD_TYPES.join(', ')}, got ${JSON.stringify(recordType)}`);
+    throw new CheckValidationError(
+      'record-type',
+      `must be one of ${RECORD_TYPES.join(', ')}, got ${JSON.stringify(recordType)}`,
+    );
   }
   const expectedIps = (input['expected-ips'] ?? []).map((ip, i) => ipField(`expected-ips[${i}]`, ip));
   if (expectedIps.length > 0 && recordType !== undefined && recordType !== 'A' && recordType !== 'AAAA') {
     throw new CheckValidationError('expected-ips', `only applies to A and AAAA records, not ${recordType}`);
   }
   const type = recordType as RecordType | undefined;
-  const expectedValues = (input['expected-values'] ?? []).map((value, i) => expectedValueField(`expected-values[${i}]`, value, type));
+  const expectedValues = (input['expected-values'] ?? []).map((value, i) =>
+    expectedValueField(`expected-values[${i}]`, value, type),
+  );
   if (input.resolver !== undefined) resolverServer(input.resolver);
   return withFields(base, {
     domain,
@@ -62,7 +91,10 @@ function parseDns(raw: unknown): DnsDefinition {
 /** `1.2.3.4`, `1.2.3.4:53`, `::1`, `[::1]:53` → the form `Resolver.setServers` takes. */
 function resolverServer(text: string): string {
   const invalid = (): CheckValidationError =>
-    new CheckValidationError('resolver', `must be an IP address with an optional port, such as "127.0.0.1:53" or "[::1]:53", got ${JSON.stringify(text)}`);
+    new CheckValidationError(
+      'resolver',
+      `must be an IP address with an optional port, such as "127.0.0.1:53" or "[::1]:53", got ${JSON.stringify(text)}`,
+    );
   let host = text;
   let port: string | undefined;
   const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
@@ -78,7 +110,8 @@ function resolverServer(text: string): string {
   if (isIP(host) === 0 || (bracketed !== null && !host.includes(':'))) throw invalid();
   if (port !== undefined) {
     const number = /^\d+$/.test(port) ? Number(port) : NaN;
-    if (!(number >= 1 && number <= 65535)) throw new CheckValidationError('resolver', `port must be between 1 and 65535, got ${JSON.stringify(port)}`);
+    if (!(number >= 1 && number <= 65535))
+      throw new CheckValidationError('resolver', `port must be between 1 and 65535, got ${JSON.stringify(port)}`);
     return host.includes(':') ? `[${host}]:${number}` : `${host}:${number}`;
   }
   return host;
@@ -117,7 +150,9 @@ async function runDns(def: DnsDefinition, signal: AbortSignal): Promise<void> {
     const missing = def.expectedValues.filter((value) => !lines.has(canonicalValue(def.recordType, value)));
     if (missing.length > 0) {
       const quoted = (values: string[]): string => values.map((value) => JSON.stringify(value)).join(', ');
-      throw new CheckFailure(`the values ${quoted(missing)} were not found in the ${def.recordType ?? 'A and AAAA'} records of ${def.domain}: ${quoted(answer)}`);
+      throw new CheckFailure(
+        `the values ${quoted(missing)} were not found in the ${def.recordType ?? 'A and AAAA'} records of ${def.domain}: ${quoted(answer)}`,
+      );
     }
   }
   if (def.expectedIps.length === 0) return;
@@ -125,7 +160,9 @@ async function runDns(def: DnsDefinition, signal: AbortSignal): Promise<void> {
   const missing = def.expectedIps.filter((ip) => !found.has(canonicalIp(ip)));
   if (missing.length > 0) {
     // The trailing space is upstream's.
-    throw new CheckFailure(`the IP addresses ${missing.join(', ')} were not found. The DNS result was ${answer.join(', ')} `);
+    throw new CheckFailure(
+      `the IP addresses ${missing.join(', ')} were not found. The DNS result was ${answer.join(', ')} `,
+    );
   }
 }
 
@@ -146,11 +183,14 @@ async function resolve(def: DnsDefinition, signal: AbortSignal): Promise<string[
   const onAbort = (): void => resolver.cancel();
   signal.addEventListener('abort', onAbort, { once: true });
   try {
-    const answer = type === undefined ? await lookupAddresses(resolver, def.domain) : await queryRecords(resolver, def.domain, type);
+    const answer =
+      type === undefined ? await lookupAddresses(resolver, def.domain) : await queryRecords(resolver, def.domain, type);
     if (answer.length === 0) throw new Error(`no ${type ?? 'A or AAAA'} records for ${def.domain}`);
     return answer;
   } catch (error) {
-    throw new CheckFailure(`Fail to lookup IP for domain: ${signal.aborted ? timeoutText(def.timeoutNs) : errorText(error)}`);
+    throw new CheckFailure(
+      `Fail to lookup IP for domain: ${signal.aborted ? timeoutText(def.timeoutNs) : errorText(error)}`,
+    );
   } finally {
     signal.removeEventListener('abort', onAbort);
   }

@@ -8,10 +8,28 @@ import { Type } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
 import { Duration, durationToMs, formatDuration } from '../../common/duration.ts';
 import { undici } from '../../common/undici.ts';
-import { baseToJson, checkSchema, describeCheck, durationField, errorText, nonEmpty, parseBase, timeoutText, validateShape, withFields } from './common.ts';
+import {
+  baseToJson,
+  checkSchema,
+  describeCheck,
+  durationField,
+  errorText,
+  nonEmpty,
+  parseBase,
+  timeoutText,
+  validateShape,
+  withFields,
+} from './common.ts';
 import { acquireShared, keepAliveMs } from './http-agents.ts';
 import { goUtcTime } from './tls.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
+import {
+  type BaseDefinition,
+  type CheckJson,
+  type CheckKind,
+  CheckFailure,
+  CheckValidationError,
+  type Prepared,
+} from './types.ts';
 
 export interface DomainDefinition extends BaseDefinition {
   kind: 'domain';
@@ -37,7 +55,10 @@ function parseDomain(raw: unknown): DomainDefinition {
   const base = parseBase('domain', input);
   const domain = nonEmpty('domain', input.domain).toLowerCase().replace(/\.$/, '');
   if (!/^[a-z0-9_-]+(\.[a-z0-9_-]+)+$/i.test(domain)) {
-    throw new CheckValidationError('domain', `must be a registered domain name such as "example.com" (IDNs in their xn-- form), got ${JSON.stringify(input.domain)}`);
+    throw new CheckValidationError(
+      'domain',
+      `must be a registered domain name such as "example.com" (IDNs in their xn-- form), got ${JSON.stringify(input.domain)}`,
+    );
   }
   const rdapUrl = (input['rdap-url'] ?? DEFAULT_RDAP_URL).replace(/\/+$/, '');
   let url: URL | null = null;
@@ -47,10 +68,18 @@ function parseDomain(raw: unknown): DomainDefinition {
     // The message below.
   }
   if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.search !== '' || url.hash !== '') {
-    throw new CheckValidationError('rdap-url', `must be an http:// or https:// base URL without query, such as "https://rdap.org", got ${JSON.stringify(input['rdap-url'])}`);
+    throw new CheckValidationError(
+      'rdap-url',
+      `must be an http:// or https:// base URL without query, such as "https://rdap.org", got ${JSON.stringify(input['rdap-url'])}`,
+    );
   }
-  const expirationDelayNs = input['expiration-delay'] === undefined ? 0 : durationField('expiration-delay', input['expiration-delay']);
-  if (expirationDelayNs < 0) throw new CheckValidationError('expiration-delay', `must not be negative, got ${JSON.stringify(input['expiration-delay'])}`);
+  const expirationDelayNs =
+    input['expiration-delay'] === undefined ? 0 : durationField('expiration-delay', input['expiration-delay']);
+  if (expirationDelayNs < 0)
+    throw new CheckValidationError(
+      'expiration-delay',
+      `must not be negative, got ${JSON.stringify(input['expiration-delay'])}`,
+    );
   return withFields(base, { domain, rdapUrl, expirationDelayNs });
 }
 
@@ -100,12 +129,19 @@ async function prepareDomain(def: DomainDefinition): Promise<Prepared> {
   const { Agent, interceptors } = undici();
   const { value: agent, release } = acquireShared(
     `rdap|${undiciTimeoutMs}|${keepAliveTimeoutMs}`,
-    () => new Agent({ keepAliveTimeout: keepAliveTimeoutMs, headersTimeout: undiciTimeoutMs, bodyTimeout: undiciTimeoutMs, connect: { timeout: undiciTimeoutMs } }),
+    () =>
+      new Agent({
+        keepAliveTimeout: keepAliveTimeoutMs,
+        headersTimeout: undiciTimeoutMs,
+        bodyTimeout: undiciTimeoutMs,
+        connect: { timeout: undiciTimeoutMs },
+      }),
     (shared) => shared.close(),
   );
   const dispatcher = agent.compose(interceptors.redirect({ maxRedirections: 5 }));
   const headers = { accept: 'application/rdap+json, application/json', 'user-agent': 'Vigie' };
-  const failed = (tail: string): CheckFailure => new CheckFailure(`RDAP lookup of ${def.domain} failed (${url}): ${tail}`);
+  const failed = (tail: string): CheckFailure =>
+    new CheckFailure(`RDAP lookup of ${def.domain} failed (${url}): ${tail}`);
   let lastExpirySeconds: number | undefined;
   const run = async (signal: AbortSignal): Promise<void> => {
     let answer: unknown;
@@ -113,7 +149,8 @@ async function prepareDomain(def: DomainDefinition): Promise<Prepared> {
       const response = await dispatcher.request({ origin, path: pathname, method: 'GET', headers, signal });
       if (response.statusCode !== 200) {
         await response.body.dump();
-        if (response.statusCode === 404) throw new CheckFailure(`the domain ${def.domain} is not registered (RDAP answered 404 at ${url})`);
+        if (response.statusCode === 404)
+          throw new CheckFailure(`the domain ${def.domain} is not registered (RDAP answered 404 at ${url})`);
         throw failed(`status ${response.statusCode}`);
       }
       const text = await readCapped(response.body);
@@ -130,7 +167,8 @@ async function prepareDomain(def: DomainDefinition): Promise<Prepared> {
     const expiry = expirationOf(answer);
     if (expiry === undefined) throw failed('the answer has no expiration event');
     lastExpirySeconds = Math.floor(expiry.getTime() / 1000);
-    if (expiry.getTime() < Date.now() + def.expirationDelayNs / 1e6) throw new CheckFailure(`the domain ${def.domain} will expire at ${goUtcTime(expiry)}`);
+    if (expiry.getTime() < Date.now() + def.expirationDelayNs / 1e6)
+      throw new CheckFailure(`the domain ${def.domain} will expire at ${goUtcTime(expiry)}`);
   };
   return { run, close: release, domainExpirySeconds: () => lastExpirySeconds };
 }

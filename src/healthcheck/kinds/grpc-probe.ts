@@ -10,7 +10,14 @@
  * is one stream on an open connection. A run that times out cancels its stream and pings the session: a session
  * that does not answer within the timeout is destroyed, and the next run connects afresh.
  */
-import { type ClientHttp2Session, type ClientHttp2Stream, connect, constants, type IncomingHttpHeaders, type SecureClientSessionOptions } from 'node:http2';
+import {
+  type ClientHttp2Session,
+  type ClientHttp2Stream,
+  connect,
+  constants,
+  type IncomingHttpHeaders,
+  type SecureClientSessionOptions,
+} from 'node:http2';
 import { isIP } from 'node:net';
 import { errorText, joinHostPort, loadTlsFiles, timeoutText, type TlsMaterial } from './common.ts';
 import type { GrpcDefinition } from './grpc.ts';
@@ -20,7 +27,25 @@ const PATH = '/grpc.health.v1.Health/Check';
 /** The health protocol's ServingStatus. */
 const SERVING_STATUS = ['UNKNOWN', 'SERVING', 'NOT_SERVING', 'SERVICE_UNKNOWN'];
 /** gRPC status codes by number, for the messages. */
-const GRPC_CODES = ['OK', 'CANCELLED', 'UNKNOWN', 'INVALID_ARGUMENT', 'DEADLINE_EXCEEDED', 'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED', 'RESOURCE_EXHAUSTED', 'FAILED_PRECONDITION', 'ABORTED', 'OUT_OF_RANGE', 'UNIMPLEMENTED', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'UNAUTHENTICATED'];
+const GRPC_CODES = [
+  'OK',
+  'CANCELLED',
+  'UNKNOWN',
+  'INVALID_ARGUMENT',
+  'DEADLINE_EXCEEDED',
+  'NOT_FOUND',
+  'ALREADY_EXISTS',
+  'PERMISSION_DENIED',
+  'RESOURCE_EXHAUSTED',
+  'FAILED_PRECONDITION',
+  'ABORTED',
+  'OUT_OF_RANGE',
+  'UNIMPLEMENTED',
+  'INTERNAL',
+  'UNAVAILABLE',
+  'DATA_LOSS',
+  'UNAUTHENTICATED',
+];
 /** A health answer is a few bytes; anything past this is not one. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
@@ -96,7 +121,9 @@ export async function prepareGrpc(def: GrpcDefinition): Promise<Prepared> {
   const tls: TlsMaterial = def.tls ? await loadTlsFiles(def) : {};
   const origin = `${def.tls ? 'https' : 'http'}://${joinHostPort(def.target, def.port)}`;
   const servername = def.serverName ?? (isIP(def.target) === 0 ? def.target : undefined);
-  const options: SecureClientSessionOptions = def.tls ? { rejectUnauthorized: !def.insecure, ...(servername !== undefined ? { servername } : {}), ...tls } : {};
+  const options: SecureClientSessionOptions = def.tls
+    ? { rejectUnauthorized: !def.insecure, ...(servername !== undefined ? { servername } : {}), ...tls }
+    : {};
   const ownMaterial = def.cacert !== undefined || def.cert !== undefined;
   const key = ownMaterial ? null : `${origin}|${def.insecure}|${servername ?? ''}`;
   let shared: SharedSession = { session: null, users: 0 };
@@ -184,7 +211,13 @@ export async function prepareGrpc(def: GrpcDefinition): Promise<Prepared> {
 }
 
 /** Null when the call succeeded and the service is SERVING, else the failure. */
-function judge(answer: IncomingHttpHeaders, body: Buffer, service: string, address: string, failed: (tail: string) => CheckFailure): CheckFailure | null {
+function judge(
+  answer: IncomingHttpHeaders,
+  body: Buffer,
+  service: string,
+  address: string,
+  failed: (tail: string) => CheckFailure,
+): CheckFailure | null {
   const httpStatus = answer[constants.HTTP2_HEADER_STATUS];
   if (Number(httpStatus) !== 200) return failed(`HTTP status ${String(httpStatus)} (not a gRPC server?)`);
   const grpcStatus = answer['grpc-status'];
@@ -194,7 +227,10 @@ function judge(answer: IncomingHttpHeaders, body: Buffer, service: string, addre
     const detail = typeof answer['grpc-message'] === 'string' ? decodeURIComponent(answer['grpc-message']) : '';
     return failed(`status ${GRPC_CODES[code] ?? 'code'} (${code})${detail !== '' ? `: ${detail}` : ''}`);
   }
-  if (body.length < 5 || body[0] !== 0) return failed(body.length < 5 ? 'no health answer in the response' : 'the answer is compressed, which was not asked for');
+  if (body.length < 5 || body[0] !== 0)
+    return failed(
+      body.length < 5 ? 'no health answer in the response' : 'the answer is compressed, which was not asked for',
+    );
   let status: number;
   try {
     status = servingStatus(body.subarray(5, 5 + body.readUInt32BE(1)));
@@ -202,5 +238,7 @@ function judge(answer: IncomingHttpHeaders, body: Buffer, service: string, addre
     return failed(`the health answer is not valid protobuf: ${errorText(error)}`);
   }
   if (status === 1) return null;
-  return new CheckFailure(`gRPC service ${JSON.stringify(service)} on ${address} is ${SERVING_STATUS[status] ?? `in status ${status}`}`);
+  return new CheckFailure(
+    `gRPC service ${JSON.stringify(service)} on ${address} is ${SERVING_STATUS[status] ?? `in status ${status}`}`,
+  );
 }

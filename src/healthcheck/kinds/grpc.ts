@@ -52,7 +52,9 @@ function parseGrpc(raw: unknown): GrpcDefinition {
   const files = parseTlsFiles(input);
   if (!tls) {
     // TLS options on a clear-text check would be silently ignored: say so instead.
-    const tlsOnly = (['insecure', 'cacert', 'cert', 'key'] as const).find((key) => input[key] !== undefined) ?? (serverName !== '' ? 'server-name' : undefined);
+    const tlsOnly =
+      (['insecure', 'cacert', 'cert', 'key'] as const).find((key) => input[key] !== undefined) ??
+      (serverName !== '' ? 'server-name' : undefined);
     if (tlsOnly !== undefined) throw new CheckValidationError(tlsOnly, 'only applies with "tls": true');
   }
   return withFields(base, {

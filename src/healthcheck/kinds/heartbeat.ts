@@ -52,10 +52,14 @@ const heartbeatSchema = Type.Object(
 function parseHeartbeat(raw: unknown): HeartbeatDefinition {
   const input = validateShape(heartbeatSchema, raw);
   if (input.kind !== undefined && input.kind !== 'heartbeat') {
-    throw new CheckValidationError('kind', `must be "heartbeat" for a heartbeat check, got ${JSON.stringify(input.kind)}`);
+    throw new CheckValidationError(
+      'kind',
+      `must be "heartbeat" for a heartbeat check, got ${JSON.stringify(input.kind)}`,
+    );
   }
   const intervalNs = durationField('interval', input.interval);
-  if (intervalNs <= 0) throw new CheckValidationError('interval', `must be greater than 0, got ${JSON.stringify(input.interval)}`);
+  if (intervalNs <= 0)
+    throw new CheckValidationError('interval', `must be greater than 0, got ${JSON.stringify(input.interval)}`);
   const graceNs = durationField('grace', input.grace ?? DEFAULT_GRACE);
   if (graceNs < 0) throw new CheckValidationError('grace', `must not be negative, got ${JSON.stringify(input.grace)}`);
   return {
@@ -73,7 +77,8 @@ function parseHeartbeat(raw: unknown): HeartbeatDefinition {
 }
 
 function tokenDigest(token: string | undefined, sha256: string | undefined): { tokenSha256?: string } {
-  if (token !== undefined && sha256 !== undefined) throw new CheckValidationError('token', 'give the token or its token-sha256, not both');
+  if (token !== undefined && sha256 !== undefined)
+    throw new CheckValidationError('token', 'give the token or its token-sha256, not both');
   if (token !== undefined) return { tokenSha256: createHash('sha256').update(token).digest('hex') };
   return sha256 !== undefined ? { tokenSha256: sha256 } : {};
 }

@@ -23,7 +23,8 @@ export async function lookupHostsFile(name: string, family: 4 | 6 | null, path =
     if (address === undefined || names.length === 0) continue;
     const version = isIP(address.replace(/%.*$/, ''));
     if (version === 0 || (family !== null && version !== family)) continue;
-    if (names.some((alias) => alias.toLowerCase().replace(/\.$/, '') === wanted) && !addresses.includes(address)) addresses.push(address);
+    if (names.some((alias) => alias.toLowerCase().replace(/\.$/, '') === wanted) && !addresses.includes(address))
+      addresses.push(address);
   }
   return addresses;
 }

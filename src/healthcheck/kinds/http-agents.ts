@@ -24,7 +24,11 @@ const shared = new Map<string, Shared<unknown>>();
  * agent included), or its own when `key` is null. `release` (once, when the check is closed) closes it once no
  * check uses it.
  */
-export function acquireShared<T>(key: string | null, create: () => T, close: (value: T) => Promise<void> | void): { value: T; release: () => Promise<void> } {
+export function acquireShared<T>(
+  key: string | null,
+  create: () => T,
+  close: (value: T) => Promise<void> | void,
+): { value: T; release: () => Promise<void> } {
   if (key === null) {
     const value = create();
     return { value, release: async () => close(value) };

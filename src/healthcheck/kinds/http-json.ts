@@ -37,8 +37,12 @@ export const JSON_BODY_LIMIT = 1024 * 1024;
 /** `/a/b~1c` → `['a', 'b/c']`; throws a message for the field otherwise. */
 function pointerTokens(pointer: string): string[] {
   if (pointer === '') return [];
-  if (!pointer.startsWith('/')) throw new Error(`must be a JSON Pointer (RFC 6901): empty or starting with "/", got ${JSON.stringify(pointer)}`);
-  if (/~(?![01])/.test(pointer)) throw new Error(`must be a JSON Pointer (RFC 6901): "~" must be followed by 0 or 1 (~0 is "~", ~1 is "/"), got ${JSON.stringify(pointer)}`);
+  if (!pointer.startsWith('/'))
+    throw new Error(`must be a JSON Pointer (RFC 6901): empty or starting with "/", got ${JSON.stringify(pointer)}`);
+  if (/~(?![01])/.test(pointer))
+    throw new Error(
+      `must be a JSON Pointer (RFC 6901): "~" must be followed by 0 or 1 (~0 is "~", ~1 is "/"), got ${JSON.stringify(pointer)}`,
+    );
   return pointer
     .slice(1)
     .split('/')
@@ -55,13 +59,19 @@ export function parseJsonConditions(input: readonly JsonCondition[] | undefined)
     }
     const given = (['equals', 'matches', 'exists'] as const).filter((key) => key in condition);
     if (given.length !== 1) {
-      throw new CheckValidationError(`json[${i}]`, `must have exactly one of equals, matches, exists, got ${given.length === 0 ? 'none' : given.join(' and ')}`);
+      throw new CheckValidationError(
+        `json[${i}]`,
+        `must have exactly one of equals, matches, exists, got ${given.length === 0 ? 'none' : given.join(' and ')}`,
+      );
     }
     if (condition.matches !== undefined) {
       try {
         compileRegex(condition.matches, 'search');
       } catch (error) {
-        throw new CheckValidationError(`json[${i}].matches`, `must be a valid RE2 regular expression: ${errorText(error)}`);
+        throw new CheckValidationError(
+          `json[${i}].matches`,
+          `must be a valid RE2 regular expression: ${errorText(error)}`,
+        );
       }
     }
     return { ...condition };
@@ -96,7 +106,10 @@ function jsonEqual(a: unknown, b: unknown): boolean {
   const left = a as Record<string, unknown>;
   const right = b as Record<string, unknown>;
   const keys = Object.keys(left);
-  return keys.length === Object.keys(right).length && keys.every((key) => Object.hasOwn(right, key) && jsonEqual(left[key], right[key]));
+  return (
+    keys.length === Object.keys(right).length &&
+    keys.every((key) => Object.hasOwn(right, key) && jsonEqual(left[key], right[key]))
+  );
 }
 
 /** A value as a message quotes it: its JSON text, cut at 200 characters. */
@@ -124,7 +137,8 @@ export class JsonConditions {
   }
 
   failure(body: Buffer): string | null {
-    if (body.length > JSON_BODY_LIMIT) return `healthcheck body is larger than ${JSON_BODY_LIMIT} bytes, the limit of the json conditions`;
+    if (body.length > JSON_BODY_LIMIT)
+      return `healthcheck body is larger than ${JSON_BODY_LIMIT} bytes, the limit of the json conditions`;
     let document: unknown;
     try {
       document = JSON.parse(body.toString('utf8'));

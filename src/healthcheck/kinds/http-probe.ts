@@ -9,7 +9,13 @@
  * RSS that node:http's native one, already loaded by the API server, does not. On a kept-alive connection this
  * probe costs about 20 to 50 µs more than undici (docs/performance.md, "HTTP checks on Node's client").
  */
-import { Agent as HttpAgent, type ClientRequest, type IncomingMessage, request as httpRequest, type RequestOptions } from 'node:http';
+import {
+  Agent as HttpAgent,
+  type ClientRequest,
+  type IncomingMessage,
+  request as httpRequest,
+  type RequestOptions,
+} from 'node:http';
 import type * as Https from 'node:https';
 import { isIP } from 'node:net';
 import { lazyModule } from '../../common/lazy-module.ts';
@@ -70,14 +76,21 @@ function acquireAgent(def: HttpDefinition): { agent: HttpAgent; release: () => P
   const ownMaterial = def.cacert !== undefined || def.cert !== undefined;
   const key = ownMaterial ? null : `${def.protocol}|${def.insecure}|${def.sourceIp ?? ''}|${timeout}`;
   // `timeout` is how long a free connection is kept (or the server's keep-alive hint, if shorter).
-  const create = () => (def.protocol === 'https' ? new (https().Agent)({ keepAlive: true, timeout }) : new HttpAgent({ keepAlive: true, timeout }));
+  const create = () =>
+    def.protocol === 'https'
+      ? new (https().Agent)({ keepAlive: true, timeout })
+      : new HttpAgent({ keepAlive: true, timeout });
   const { value, release } = acquireShared<HttpAgent>(key, create, (agent) => agent.destroy());
   return { agent: value, release };
 }
 
 /** The TLS and source address options of every request of the check. */
 function connectOptions(def: HttpDefinition, tls: TlsMaterial): RequestOptions & Https.RequestOptions {
-  return { rejectUnauthorized: !def.insecure, ...tls, ...(def.sourceIp !== undefined ? { localAddress: def.sourceIp } : {}) };
+  return {
+    rejectUnauthorized: !def.insecure,
+    ...tls,
+    ...(def.sourceIp !== undefined ? { localAddress: def.sourceIp } : {}),
+  };
 }
 
 function firstHop(def: HttpDefinition, origin: string, shownPath: string): Hop {
@@ -133,12 +146,20 @@ class HttpProbe implements Prepared {
     const origin = `${def.protocol}://${joinHostPort(def.target, def.port)}`;
     this.first = firstHop(def, origin, shownPath);
     // The path as written, not as a URL would normalize it.
-    this.firstRequest = this.requestOf(this.first, def.protocol === 'https', def.target, def.port, requestPath(shownPath), def.host);
+    this.firstRequest = this.requestOf(
+      this.first,
+      def.protocol === 'https',
+      def.target,
+      def.port,
+      requestPath(shownPath),
+      def.host,
+    );
     this.regexps = def.bodyRegexp.map((pattern) => ({ pattern, regexp: compileRegex(pattern, 'search') }));
     this.goMethod = goMethod(def.method);
     this.failurePrefix = `HTTP request failed: ${this.goMethod} "${origin}${shownPath}": `;
     this.json = def.json.length > 0 ? new JsonConditions(def.json) : null;
-    this.keptBytes = this.regexps.length > 0 ? REGEX_BODY_LIMIT + 1 : this.json !== null ? JSON_BODY_LIMIT + 1 : MESSAGE_BODY_BYTES;
+    this.keptBytes =
+      this.regexps.length > 0 ? REGEX_BODY_LIMIT + 1 : this.json !== null ? JSON_BODY_LIMIT + 1 : MESSAGE_BODY_BYTES;
     this.endsAtKept = this.regexps.length > 0 || this.json !== null;
   }
 
@@ -147,14 +168,28 @@ class HttpProbe implements Prepared {
     const url = new URL(hop.url);
     const secure = url.protocol === 'https:';
     const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-    return this.requestOf(hop, secure, hostname, url.port === '' ? (secure ? 443 : 80) : Number(url.port), url.pathname + url.search, hop.headers.host);
+    return this.requestOf(
+      hop,
+      secure,
+      hostname,
+      url.port === '' ? (secure ? 443 : 80) : Number(url.port),
+      url.pathname + url.search,
+      hop.headers.host,
+    );
   }
 
   /**
    * A request of the check: the check's agent for its own protocol, a connection of its own otherwise.
    * `hostOverride` is the Host header that replaces `host`'s name, for the SNI.
    */
-  private requestOf(hop: Hop, secure: boolean, host: string, port: number, path: string, hostOverride: string | undefined): HopRequest {
+  private requestOf(
+    hop: Hop,
+    secure: boolean,
+    host: string,
+    port: number,
+    path: string,
+    hostOverride: string | undefined,
+  ): HopRequest {
     const options: RequestOptions = {
       ...this.connect,
       agent: secure === (this.def.protocol === 'https') ? this.agent : false,
@@ -308,7 +343,11 @@ class HttpRun {
   private onError(error: Error): void {
     if (this.settled) return;
     // An error once the headers are in is a failure to read the body, as upstream words it.
-    this.fail(this.statusCode === 0 ? this.probe.failurePrefix + errorText(error) : `Fail to read request body: ${errorText(error)}`);
+    this.fail(
+      this.statusCode === 0
+        ? this.probe.failurePrefix + errorText(error)
+        : `Fail to read request body: ${errorText(error)}`,
+    );
   }
 
   private fail(message: string): void {
@@ -325,7 +364,11 @@ class HttpRun {
 }
 
 /** The SNI a request sends when Node would take it from a Host header that overrides a name. */
-function sniOption(serverName: string | undefined, hostHeader: string | undefined, target: string): { servername?: string } {
+function sniOption(
+  serverName: string | undefined,
+  hostHeader: string | undefined,
+  target: string,
+): { servername?: string } {
   if (serverName !== undefined) return { servername: serverName };
   if (hostHeader !== undefined && isIP(target) === 0) return { servername: target };
   return {};

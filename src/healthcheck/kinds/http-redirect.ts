@@ -35,27 +35,41 @@ export function isRedirectStatus(status: number): boolean {
  * The request after `hop` (the `requests`-th of the run) got `status` with `location`, or null when that response
  * is the answer. Throws a CheckFailure (Go's wording) when the redirect is not followed as an error.
  */
-export function nextHop(first: Hop, hop: Hop, requests: number, status: number, location: string | undefined, method: string): Hop | null {
+export function nextHop(
+  first: Hop,
+  hop: Hop,
+  requests: number,
+  status: number,
+  location: string | undefined,
+  method: string,
+): Hop | null {
   if (location === undefined || location === '') return null;
   const keepsBody = status === 307 || status === 308;
   let next: URL;
   try {
     next = new URL(location, hop.url);
   } catch (error) {
-    throw new CheckFailure(`HTTP request failed: ${method} "${hop.url}": failed to parse Location header "${location}": ${(error as Error).message}`);
+    throw new CheckFailure(
+      `HTTP request failed: ${method} "${hop.url}": failed to parse Location header "${location}": ${(error as Error).message}`,
+    );
   }
   if (next.protocol !== 'http:' && next.protocol !== 'https:') {
-    throw new CheckFailure(`HTTP request failed: ${method} "${location}": unsupported protocol scheme "${next.protocol.slice(0, -1)}"`);
+    throw new CheckFailure(
+      `HTTP request failed: ${method} "${location}": unsupported protocol scheme "${next.protocol.slice(0, -1)}"`,
+    );
   }
-  if (requests >= MAX_REQUESTS) throw new CheckFailure(`HTTP request failed: ${method} "${location}": stopped after 10 redirects`);
+  if (requests >= MAX_REQUESTS)
+    throw new CheckFailure(`HTTP request failed: ${method} "${location}": stopped after 10 redirects`);
   const headers: Record<string, string> = { ...first.headers };
   delete headers.host;
   // The first request's length goes with its body, and the body only through a 307 or 308 of a request that had it.
   if (!keepsBody || hop.body === undefined) delete headers['content-length'];
-  if (first.headers.host !== undefined && !/^[a-z][a-z0-9+.-]*:/i.test(location) && !location.startsWith('//')) headers.host = first.headers.host;
+  if (first.headers.host !== undefined && !/^[a-z][a-z0-9+.-]*:/i.test(location) && !location.startsWith('//'))
+    headers.host = first.headers.host;
   const firstHost = new URL(first.url).hostname;
   if (!isDomainOrSubdomain(next.hostname, firstHost)) for (const name of CREDENTIALS) delete headers[name];
-  if (headers.referer === undefined && !(hop.url.startsWith('https:') && next.protocol === 'http:')) headers.referer = withoutUserInfo(hop.url);
+  if (headers.referer === undefined && !(hop.url.startsWith('https:') && next.protocol === 'http:'))
+    headers.referer = withoutUserInfo(hop.url);
   const redirectMethod = keepsBody || hop.method === 'GET' || hop.method === 'HEAD' ? hop.method : 'GET';
   return { url: next.href, method: redirectMethod, body: keepsBody ? hop.body : undefined, headers };
 }

@@ -95,27 +95,37 @@ function parseHttp(raw: unknown): HttpDefinition {
   // A bulk-created upstream check lists `"method": ""`; posting it back means GET.
   const method = input.method === undefined || input.method === '' ? 'GET' : input.method;
   if (!(HTTP_METHODS as readonly string[]).includes(method)) {
-    throw new CheckValidationError('method', `must be one of ${HTTP_METHODS.join(', ')}, got ${JSON.stringify(method)}`);
+    throw new CheckValidationError(
+      'method',
+      `must be one of ${HTTP_METHODS.join(', ')}, got ${JSON.stringify(method)}`,
+    );
   }
   const path = input.path ?? '';
-  if (path !== '' && !path.startsWith('/')) throw new CheckValidationError('path', `must start with "/", got ${JSON.stringify(path)}`);
+  if (path !== '' && !path.startsWith('/'))
+    throw new CheckValidationError('path', `must start with "/", got ${JSON.stringify(path)}`);
   const validStatus = [...input['valid-status']];
   if (validStatus.length === 0) throw new CheckValidationError('valid-status', 'must list at least one status code');
   validStatus.forEach((status, i) => {
-    if (status < 100 || status > 599) throw new CheckValidationError(`valid-status[${i}]`, `must be between 100 and 599, got ${status}`);
+    if (status < 100 || status > 599)
+      throw new CheckValidationError(`valid-status[${i}]`, `must be between 100 and 599, got ${status}`);
   });
   const headers = { ...input.headers };
   for (const [name, value] of Object.entries(headers)) {
     if (!HEADER_NAME.test(name)) throw new CheckValidationError(`headers.${name}`, 'is not a valid header name');
-    if (HEADER_VALUE_FORBIDDEN.test(value)) throw new CheckValidationError(`headers.${name}`, 'must not contain CR, LF or NUL');
+    if (HEADER_VALUE_FORBIDDEN.test(value))
+      throw new CheckValidationError(`headers.${name}`, 'must not contain CR, LF or NUL');
   }
-  if (input.host !== undefined && HEADER_VALUE_FORBIDDEN.test(input.host)) throw new CheckValidationError('host', 'must not contain CR, LF or NUL');
+  if (input.host !== undefined && HEADER_VALUE_FORBIDDEN.test(input.host))
+    throw new CheckValidationError('host', 'must not contain CR, LF or NUL');
   const bodyRegexp = [...(input['body-regexp'] ?? [])];
   bodyRegexp.forEach((pattern, i) => {
     try {
       compileRegex(pattern, 'search');
     } catch (error) {
-      throw new CheckValidationError(`body-regexp[${i}]`, `must be a valid RE2 regular expression: ${errorText(error)}`);
+      throw new CheckValidationError(
+        `body-regexp[${i}]`,
+        `must be a valid RE2 regular expression: ${errorText(error)}`,
+      );
     }
   });
   const serverName = aliased('server-name', input['server-name'], 'servername', input.servername) ?? '';

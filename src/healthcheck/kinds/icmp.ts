@@ -16,8 +16,25 @@ import { isIP } from 'node:net';
 import { Type } from '@sinclair/typebox';
 import type * as rawSocketTypes from 'raw-socket';
 import { formatDuration } from '../../common/duration.ts';
-import { baseToJson, checkSchema, describeCheck, errorText, hostTarget, parseBase, timeoutText, validateShape, withFields } from './common.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
+import {
+  baseToJson,
+  checkSchema,
+  describeCheck,
+  errorText,
+  hostTarget,
+  parseBase,
+  timeoutText,
+  validateShape,
+  withFields,
+} from './common.ts';
+import {
+  type BaseDefinition,
+  type CheckJson,
+  type CheckKind,
+  CheckFailure,
+  CheckValidationError,
+  type Prepared,
+} from './types.ts';
 
 export interface IcmpDefinition extends BaseDefinition {
   kind: 'icmp';
@@ -31,7 +48,11 @@ function parseIcmp(raw: unknown): IcmpDefinition {
   const base = parseBase('icmp', input);
   // hostTarget's URL advice names a port, which an ICMP check has not: a URL is refused here with its host.
   const url = /^[a-z][a-z0-9+.-]*:\/\/\[?([^/\]:]+)/i.exec(input.target);
-  if (url !== null) throw new CheckValidationError('target', `must be a host name or an IP address, not a URL: write "target": ${JSON.stringify(url[1])}`);
+  if (url !== null)
+    throw new CheckValidationError(
+      'target',
+      `must be a host name or an IP address, not a URL: write "target": ${JSON.stringify(url[1])}`,
+    );
   return withFields(base, { target: hostTarget(input.target, 'port') });
 }
 
@@ -50,7 +71,10 @@ let rawSocket: Promise<RawSocketModule | Error> | undefined;
 
 /** Loaded at the first ICMP run, so that a machine where the native module did not build only fails ICMP checks. */
 function loadRawSocket(): Promise<RawSocketModule | Error> {
-  rawSocket ??= import('raw-socket').catch((error: unknown) => new Error(`ICMP is not available: the raw-socket module could not be loaded (${errorText(error)})`));
+  rawSocket ??= import('raw-socket').catch(
+    (error: unknown) =>
+      new Error(`ICMP is not available: the raw-socket module could not be loaded (${errorText(error)})`),
+  );
   return rawSocket;
 }
 
@@ -92,13 +116,16 @@ class EchoSocket {
       return socket;
     } catch (error) {
       const text = errorText(error);
-      return /not permitted|permission denied|EPERM|EACCES/i.test(text) ? new Error(`ICMP is not permitted to this process (${text}): ${PERMISSION_HINT}`) : new Error(`ICMP socket: ${text}`);
+      return /not permitted|permission denied|EPERM|EACCES/i.test(text)
+        ? new Error(`ICMP is not permitted to this process (${text}): ${PERMISSION_HINT}`)
+        : new Error(`ICMP socket: ${text}`);
     }
   }
 
   private onMessage(buffer: Buffer): void {
     // A raw IPv4 socket hands the IP header too (version 4 in the first nibble); a datagram socket and IPv6 do not.
-    const start = !this.v6 && buffer.length > 0 && (buffer[0] as number) >> 4 === 4 ? ((buffer[0] as number) & 0x0f) * 4 : 0;
+    const start =
+      !this.v6 && buffer.length > 0 && (buffer[0] as number) >> 4 === 4 ? ((buffer[0] as number) & 0x0f) * 4 : 0;
     const icmp = buffer.subarray(start);
     if (icmp.length < 8 + PAYLOAD_BYTES || icmp[0] !== (this.v6 ? 129 : 0)) return; // not an echo reply
     if (!icmp.subarray(8, 8 + TOKEN.length).equals(TOKEN)) return; // another process's

@@ -17,7 +17,14 @@ import { checkLabels, DEFAULT_LABEL_LIMITS, type LabelLimits } from './common.ts
 import type { BaseDefinition, CheckJson, CheckKind, KindName, Prepared } from './types.ts';
 
 export { DEFAULT_LABEL_LIMITS, type LabelLimits } from './common.ts';
-export { type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type KindName, type Prepared } from './types.ts';
+export {
+  type CheckJson,
+  type CheckKind,
+  CheckFailure,
+  CheckValidationError,
+  type KindName,
+  type Prepared,
+} from './types.ts';
 
 export type CheckDefinition =
   | HttpDefinition
@@ -34,7 +41,21 @@ export type CheckDefinition =
   | CommandDefinition
   | HeartbeatDefinition;
 
-export const KIND_NAMES: readonly KindName[] = ['http', 'tcp', 'dns', 'tls', 'websocket', 'grpc', 'smtp', 'imap', 'pop3', 'domain', 'icmp', 'command', 'heartbeat'];
+export const KIND_NAMES: readonly KindName[] = [
+  'http',
+  'tcp',
+  'dns',
+  'tls',
+  'websocket',
+  'grpc',
+  'smtp',
+  'imap',
+  'pop3',
+  'domain',
+  'icmp',
+  'command',
+  'heartbeat',
+];
 
 export const CHECK_KINDS: { readonly [K in KindName]: CheckKind<Extract<CheckDefinition, { kind: K }>> } = {
   http: httpKind,
@@ -85,7 +106,11 @@ function kindOf(kind: KindName): CheckKind<BaseDefinition> {
  * validation of every path a check comes in by (API, bulk, config file, discovery, a cluster's replica, the
  * database), so the label caps hold for all of them.
  */
-export function parseCheck(kind: KindName, raw: unknown, labelLimits: LabelLimits = DEFAULT_LABEL_LIMITS): CheckDefinition {
+export function parseCheck(
+  kind: KindName,
+  raw: unknown,
+  labelLimits: LabelLimits = DEFAULT_LABEL_LIMITS,
+): CheckDefinition {
   const def = kindOf(kind).parse(raw) as CheckDefinition;
   checkLabels(def.labels, labelLimits);
   return def;

@@ -24,9 +24,21 @@ export interface LocationSpec {
 }
 
 export const locationProperties = {
-  locations: Type.Optional(Type.Union([Type.Literal('all'), Type.Integer()], { description: 'cluster: how many nodes run the check, or "all" (docs/checks.md "Locations")' })),
-  'node-labels': Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'cluster: only nodes whose cluster.labels hold all of these run the check' })),
-  quorum: Type.Optional(Type.Integer({ description: 'cluster: failing locations that make the check fail; default a majority of the chosen locations' })),
+  locations: Type.Optional(
+    Type.Union([Type.Literal('all'), Type.Integer()], {
+      description: 'cluster: how many nodes run the check, or "all" (docs/checks.md "Locations")',
+    }),
+  ),
+  'node-labels': Type.Optional(
+    Type.Record(Type.String(), Type.String(), {
+      description: 'cluster: only nodes whose cluster.labels hold all of these run the check',
+    }),
+  ),
+  quorum: Type.Optional(
+    Type.Integer({
+      description: 'cluster: failing locations that make the check fail; default a majority of the chosen locations',
+    }),
+  ),
 };
 
 interface LocationInput {
@@ -52,11 +64,17 @@ export function parseLocations(input: LocationInput): LocationSpec | undefined {
   if (quorum !== undefined) {
     const most = count === 'all' ? MAX_LOCATIONS : count;
     if (quorum < 1 || quorum > most) {
-      throw new CheckValidationError('quorum', `must be between 1 and ${count === 'all' ? MAX_LOCATIONS : `locations (${count})`}, got ${quorum}`);
+      throw new CheckValidationError(
+        'quorum',
+        `must be between 1 and ${count === 'all' ? MAX_LOCATIONS : `locations (${count})`}, got ${quorum}`,
+      );
     }
   }
   const nodeLabels = { ...input['node-labels'] };
-  checkNodeLabels(nodeLabels, (field, problem) => new CheckValidationError(field === '' ? 'node-labels' : `node-labels.${field}`, problem));
+  checkNodeLabels(
+    nodeLabels,
+    (field, problem) => new CheckValidationError(field === '' ? 'node-labels' : `node-labels.${field}`, problem),
+  );
   return { count, nodeLabels, ...(quorum !== undefined ? { quorum } : {}) };
 }
 
@@ -64,19 +82,27 @@ export function parseLocations(input: LocationInput): LocationSpec | undefined {
  * Refuses a label map past NODE_LABEL_LIMITS; `error(key, problem)` builds the error, `key` empty for the map
  * itself. Shared with `cluster.labels`, whose labels these match.
  */
-export function checkNodeLabels(labels: Readonly<Record<string, string>>, error: (key: string, problem: string) => Error): void {
+export function checkNodeLabels(
+  labels: Readonly<Record<string, string>>,
+  error: (key: string, problem: string) => Error,
+): void {
   const keys = Object.keys(labels);
   const limits = NODE_LABEL_LIMITS;
-  if (keys.length > limits.maxLabels) throw error('', `has ${keys.length} labels, more than the limit of ${limits.maxLabels}`);
+  if (keys.length > limits.maxLabels)
+    throw error('', `has ${keys.length} labels, more than the limit of ${limits.maxLabels}`);
   for (const key of keys) {
     if (key === '') throw error('', 'a key must not be empty');
     const keyBytes = Buffer.byteLength(key);
     if (keyBytes > limits.maxKeyBytes) {
       const shown = key.length > 20 ? `${key.slice(0, 20)}...` : key;
-      throw error('', `the key ${JSON.stringify(shown)} is ${keyBytes} bytes long, more than the limit of ${limits.maxKeyBytes}`);
+      throw error(
+        '',
+        `the key ${JSON.stringify(shown)} is ${keyBytes} bytes long, more than the limit of ${limits.maxKeyBytes}`,
+      );
     }
     const valueBytes = Buffer.byteLength(labels[key] as string);
-    if (valueBytes > limits.maxValueBytes) throw error(key, `is ${valueBytes} bytes long, more than the limit of ${limits.maxValueBytes}`);
+    if (valueBytes > limits.maxValueBytes)
+      throw error(key, `is ${valueBytes} bytes long, more than the limit of ${limits.maxValueBytes}`);
   }
 }
 
@@ -89,8 +115,12 @@ export function locationsToJson(spec: LocationSpec | undefined, json: Record<str
 }
 
 /** Whether a member with these `cluster.labels` may run a check asking for `nodeLabels`. */
-export function labelsMatch(nodeLabels: Readonly<Record<string, string>>, memberLabels: Readonly<Record<string, string>>): boolean {
+export function labelsMatch(
+  nodeLabels: Readonly<Record<string, string>>,
+  memberLabels: Readonly<Record<string, string>>,
+): boolean {
   // Own keys only: a label named `constructor` must not match what every object inherits.
-  for (const key in nodeLabels) if (!Object.hasOwn(memberLabels, key) || memberLabels[key] !== nodeLabels[key]) return false;
+  for (const key in nodeLabels)
+    if (!Object.hasOwn(memberLabels, key) || memberLabels[key] !== nodeLabels[key]) return false;
   return true;
 }

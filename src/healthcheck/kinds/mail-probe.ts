@@ -104,14 +104,19 @@ function connectPlain(def: MailDefinition): Socket {
 export async function prepareMail(def: MailDefinition): Promise<Prepared> {
   const material = def.tls === 'none' ? {} : await loadTlsFiles(def);
   const servername = def.serverName ?? (isIP(def.target) === 0 ? def.target : undefined);
-  const tlsOptions: ConnectionOptions = { rejectUnauthorized: !def.insecure, ...(servername !== undefined ? { servername } : {}), ...material };
+  const tlsOptions: ConnectionOptions = {
+    rejectUnauthorized: !def.insecure,
+    ...(servername !== undefined ? { servername } : {}),
+    ...material,
+  };
   const banner = def.expectedBanner !== undefined ? compileRegex(def.expectedBanner, 'search') : null;
   const label = MAIL_LABELS[def.kind];
   const address = joinHostPort(def.target, def.port);
   let lastExpirySeconds: number | undefined;
 
   const run = async (signal: AbortSignal): Promise<void> => {
-    let socket: Socket = def.tls === 'tls' ? connectTls({ host: def.target, port: def.port, ...tlsOptions }) : connectPlain(def);
+    let socket: Socket =
+      def.tls === 'tls' ? connectTls({ host: def.target, port: def.port, ...tlsOptions }) : connectPlain(def);
     let stage = 'connection';
     const onAbort = (): void => {
       socket.destroy(new Error(timeoutText(def.timeoutNs)));
@@ -123,8 +128,10 @@ export async function prepareMail(def: MailDefinition): Promise<Prepared> {
       const greeting = await readReply(reader, def.kind);
       stage = 'dialogue';
       const text = greeting.join('\n');
-      if (!GREETING_OK[def.kind].test(greeting[0] as string)) throw new CheckFailure(`${label} server ${address} is not ready: ${text}`);
-      if (banner !== null && !banner.test(text)) throw new CheckFailure(`${label} greeting from ${address} does not match regex ${def.expectedBanner}: ${text}`);
+      if (!GREETING_OK[def.kind].test(greeting[0] as string))
+        throw new CheckFailure(`${label} server ${address} is not ready: ${text}`);
+      if (banner !== null && !banner.test(text))
+        throw new CheckFailure(`${label} greeting from ${address} does not match regex ${def.expectedBanner}: ${text}`);
       if (def.tls === 'starttls') {
         await startTls(reader, socket, def.kind, label, address);
         reader.detach();
@@ -145,7 +152,12 @@ export async function prepareMail(def: MailDefinition): Promise<Prepared> {
       socket.destroy();
       if (error instanceof CheckFailure) throw error;
       const tail = signal.aborted ? timeoutText(def.timeoutNs) : errorText(error);
-      const what = stage === 'connection' ? 'connection failed' : stage === 'handshake' ? 'TLS handshake failed' : 'dialogue failed';
+      const what =
+        stage === 'connection'
+          ? 'connection failed'
+          : stage === 'handshake'
+            ? 'TLS handshake failed'
+            : 'dialogue failed';
       throw new CheckFailure(`${label} ${what} on ${address}: ${tail}`);
     } finally {
       signal.removeEventListener('abort', onAbort);
@@ -155,17 +167,26 @@ export async function prepareMail(def: MailDefinition): Promise<Prepared> {
 }
 
 /** Asks for STARTTLS; resolves when the server said go ahead, throws a CheckFailure when it did not. */
-async function startTls(reader: LineReader, socket: Socket, protocol: MailProtocol, label: string, address: string): Promise<void> {
+async function startTls(
+  reader: LineReader,
+  socket: Socket,
+  protocol: MailProtocol,
+  label: string,
+  address: string,
+): Promise<void> {
   if (protocol === 'smtp') {
     socket.write('EHLO vigie\r\n');
     const ehlo = await readReply(reader, protocol);
-    if (!(ehlo[0] as string).startsWith('250')) throw new CheckFailure(`${label} server ${address} refused EHLO: ${ehlo.join('\n')}`);
-    if (!ehlo.some((line) => /^250[ -]STARTTLS\b/i.test(line))) throw new CheckFailure(`${label} server ${address} does not offer STARTTLS: ${ehlo.join('\n')}`);
+    if (!(ehlo[0] as string).startsWith('250'))
+      throw new CheckFailure(`${label} server ${address} refused EHLO: ${ehlo.join('\n')}`);
+    if (!ehlo.some((line) => /^250[ -]STARTTLS\b/i.test(line)))
+      throw new CheckFailure(`${label} server ${address} does not offer STARTTLS: ${ehlo.join('\n')}`);
   }
   socket.write(protocol === 'smtp' ? 'STARTTLS\r\n' : protocol === 'imap' ? 'a1 STARTTLS\r\n' : 'STLS\r\n');
   const reply = await readReply(reader, protocol, 'a1');
   const last = reply.at(-1) as string;
-  const accepted = protocol === 'smtp' ? /^220[ -]/.test(last) : protocol === 'imap' ? /^a1 OK\b/i.test(last) : /^\+OK\b/.test(last);
+  const accepted =
+    protocol === 'smtp' ? /^220[ -]/.test(last) : protocol === 'imap' ? /^a1 OK\b/i.test(last) : /^\+OK\b/.test(last);
   if (!accepted) throw new CheckFailure(`${label} server ${address} refused STARTTLS: ${reply.join('\n')}`);
 }
 

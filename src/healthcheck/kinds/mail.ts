@@ -68,14 +68,21 @@ function parseMail<P extends MailProtocol>(protocol: P, raw: unknown): MailDefin
   const input = validateShape(mailSchema, raw);
   const base = parseBase(protocol, input);
   const tls = (input.tls ?? 'none') as MailTls;
-  if (!MAIL_TLS.includes(tls)) throw new CheckValidationError('tls', `must be "none", "starttls" or "tls", got ${JSON.stringify(input.tls)}`);
+  if (!MAIL_TLS.includes(tls))
+    throw new CheckValidationError('tls', `must be "none", "starttls" or "tls", got ${JSON.stringify(input.tls)}`);
   const serverName = aliased('server-name', input['server-name'], 'servername', input.servername) ?? '';
-  const expirationDelayNs = input['expiration-delay'] === undefined ? 0 : durationField('expiration-delay', input['expiration-delay']);
-  if (expirationDelayNs < 0) throw new CheckValidationError('expiration-delay', `must not be negative, got ${JSON.stringify(input['expiration-delay'])}`);
+  const expirationDelayNs =
+    input['expiration-delay'] === undefined ? 0 : durationField('expiration-delay', input['expiration-delay']);
+  if (expirationDelayNs < 0)
+    throw new CheckValidationError(
+      'expiration-delay',
+      `must not be negative, got ${JSON.stringify(input['expiration-delay'])}`,
+    );
   if (tls === 'none') {
     // TLS options without TLS would be silently ignored: say so instead.
     const tlsOnly =
-      (['insecure', 'cacert', 'cert', 'key', 'expiration-delay'] as const).find((key) => input[key] !== undefined) ?? (serverName !== '' ? 'server-name' : undefined);
+      (['insecure', 'cacert', 'cert', 'key', 'expiration-delay'] as const).find((key) => input[key] !== undefined) ??
+      (serverName !== '' ? 'server-name' : undefined);
     if (tlsOnly !== undefined) throw new CheckValidationError(tlsOnly, 'only applies with "tls": "starttls" or "tls"');
   }
   const banner = input['expected-banner'];

@@ -46,7 +46,8 @@ function loadTcpHandles(): TcpHandles | null {
     return null;
   }
   const { TCP, TCPConnectWrap, constants } = binding;
-  if (typeof TCP !== 'function' || typeof TCPConnectWrap !== 'function' || typeof constants?.SOCKET !== 'number') return null;
+  if (typeof TCP !== 'function' || typeof TCPConnectWrap !== 'function' || typeof constants?.SOCKET !== 'number')
+    return null;
   const methods = ['bind', 'bind6', 'connect', 'connect6', 'close'] as const;
   if (!methods.every((method) => typeof (TCP.prototype as Record<string, unknown>)[method] === 'function')) return null;
   const socketType = constants.SOCKET;

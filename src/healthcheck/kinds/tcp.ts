@@ -114,7 +114,10 @@ export class TcpProbe implements Prepared {
   private reject: ((failure: CheckFailure) => void) | null = null;
 
   constructor(def: TcpDefinition, handles: TcpHandles | null = tcpHandles) {
-    this.options = def.sourceIp !== undefined ? { host: def.target, port: def.port, localAddress: def.sourceIp } : { host: def.target, port: def.port };
+    this.options =
+      def.sourceIp !== undefined
+        ? { host: def.target, port: def.port, localAddress: def.sourceIp }
+        : { host: def.target, port: def.port };
     this.target = def.target;
     this.port = def.port;
     this.sourceIp = def.sourceIp;
@@ -168,7 +171,9 @@ export class TcpProbe implements Prepared {
     request.port = this.port;
     request[PROBE] = this;
     this.request = request;
-    const status = this.ipv6 ? handle.connect6(request, this.target, this.port) : handle.connect(request, this.target, this.port);
+    const status = this.ipv6
+      ? handle.connect6(request, this.target, this.port)
+      : handle.connect(request, this.target, this.port);
     if (status !== 0) this.settle(systemCallError('connect', status, this.target, this.port));
   }
 

@@ -29,7 +29,14 @@ import {
   validateShape,
   withFields,
 } from './common.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
+import {
+  type BaseDefinition,
+  type CheckJson,
+  type CheckKind,
+  CheckFailure,
+  CheckValidationError,
+  type Prepared,
+} from './types.ts';
 
 export interface TlsDefinition extends BaseDefinition, TlsClientFiles {
   kind: 'tls';
@@ -55,8 +62,13 @@ const tlsSchema = checkSchema({
 function parseTls(raw: unknown): TlsDefinition {
   const input = validateShape(tlsSchema, raw);
   const base = parseBase('tls', input);
-  const expirationDelayNs = input['expiration-delay'] === undefined ? 0 : durationField('expiration-delay', input['expiration-delay']);
-  if (expirationDelayNs < 0) throw new CheckValidationError('expiration-delay', `must not be negative, got ${JSON.stringify(input['expiration-delay'])}`);
+  const expirationDelayNs =
+    input['expiration-delay'] === undefined ? 0 : durationField('expiration-delay', input['expiration-delay']);
+  if (expirationDelayNs < 0)
+    throw new CheckValidationError(
+      'expiration-delay',
+      `must not be negative, got ${JSON.stringify(input['expiration-delay'])}`,
+    );
   const serverName = aliased('server-name', input['server-name'], 'servername', input.servername) ?? '';
   return withFields(base, {
     target: hostTarget(input.target, 'port'),
@@ -112,7 +124,11 @@ function handshake(def: TlsDefinition, tls: TlsMaterial, signal: AbortSignal): P
   return new Promise((resolve, reject) => {
     let connected = false;
     const fail = (tail: string): void => {
-      reject(new CheckFailure(connected ? `TLS handshake failed on ${address}: ${tail}` : `TLS connection failed on ${address}: ${tail}`));
+      reject(
+        new CheckFailure(
+          connected ? `TLS handshake failed on ${address}: ${tail}` : `TLS connection failed on ${address}: ${tail}`,
+        ),
+      );
     };
     if (signal.aborted) {
       fail(timeoutText(def.timeoutNs));
@@ -158,7 +174,9 @@ async function prepareTls(def: TlsDefinition): Promise<Prepared> {
     lastExpirySeconds = Math.floor(expiry.getTime() / 1000);
     if (def.expirationDelayNs === 0) return;
     if (expiry.getTime() < Date.now() + def.expirationDelayNs / 1e6) {
-      throw new CheckFailure(`the certificate for ${joinHostPort(def.target, def.port)} will expire at ${goUtcTime(expiry)}`);
+      throw new CheckFailure(
+        `the certificate for ${joinHostPort(def.target, def.port)} will expire at ${goUtcTime(expiry)}`,
+      );
     }
   };
   return { run, close: () => Promise.resolve(), certificateExpirySeconds: () => lastExpirySeconds };

@@ -5,7 +5,20 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { LocationSpec } from './locations.ts';
 
-export type KindName = 'http' | 'tcp' | 'dns' | 'tls' | 'websocket' | 'grpc' | 'smtp' | 'imap' | 'pop3' | 'domain' | 'icmp' | 'command' | 'heartbeat';
+export type KindName =
+  | 'http'
+  | 'tcp'
+  | 'dns'
+  | 'tls'
+  | 'websocket'
+  | 'grpc'
+  | 'smtp'
+  | 'imap'
+  | 'pop3'
+  | 'domain'
+  | 'icmp'
+  | 'command'
+  | 'heartbeat';
 
 /** Fields every normalised definition has. Durations are nanoseconds (see src/common/duration.ts). */
 export interface BaseDefinition {

@@ -24,7 +24,14 @@ import {
   validateShape,
   withFields,
 } from './common.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, CheckValidationError, type Prepared } from './types.ts';
+import {
+  type BaseDefinition,
+  type CheckJson,
+  type CheckKind,
+  CheckFailure,
+  CheckValidationError,
+  type Prepared,
+} from './types.ts';
 
 export interface WebsocketDefinition extends BaseDefinition, TlsClientFiles {
   kind: 'websocket';
@@ -61,8 +68,10 @@ function parseWebsocket(raw: unknown): WebsocketDefinition {
   } catch {
     throw new CheckValidationError('url', `must be a ws:// or wss:// URL, got ${JSON.stringify(input.url)}`);
   }
-  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') throw new CheckValidationError('url', `must be a ws:// or wss:// URL, got ${JSON.stringify(input.url)}`);
-  if (url.username !== '' || url.password !== '') throw new CheckValidationError('url', 'must not carry credentials: give them in headers (Authorization)');
+  if (url.protocol !== 'ws:' && url.protocol !== 'wss:')
+    throw new CheckValidationError('url', `must be a ws:// or wss:// URL, got ${JSON.stringify(input.url)}`);
+  if (url.username !== '' || url.password !== '')
+    throw new CheckValidationError('url', 'must not carry credentials: give them in headers (Authorization)');
   const headers = { ...input.headers };
   for (const [name, value] of Object.entries(headers)) {
     if (!HEADER_NAME.test(name)) throw new CheckValidationError(`headers.${name}`, 'is not a valid header name');
@@ -131,7 +140,11 @@ async function prepareWebsocket(def: WebsocketDefinition): Promise<Prepared> {
         else reject(new CheckFailure(failure));
       };
       const onAbort = (): void =>
-        settle(opened ? `no WebSocket message from ${def.url}: ${timeoutText(def.timeoutNs)}` : `WebSocket connection failed on ${def.url}: ${timeoutText(def.timeoutNs)}`);
+        settle(
+          opened
+            ? `no WebSocket message from ${def.url}: ${timeoutText(def.timeoutNs)}`
+            : `WebSocket connection failed on ${def.url}: ${timeoutText(def.timeoutNs)}`,
+        );
       if (signal.aborted) {
         onAbort();
         return;
@@ -150,7 +163,11 @@ async function prepareWebsocket(def: WebsocketDefinition): Promise<Prepared> {
       socket.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
         if (regexp === null) return;
         const text = (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer)).toString('utf8');
-        settle(regexp.test(text) ? null : `WebSocket message does not match regex ${def.expectedRegexp}: ${text.slice(0, 1000)}`);
+        settle(
+          regexp.test(text)
+            ? null
+            : `WebSocket message does not match regex ${def.expectedRegexp}: ${text.slice(0, 1000)}`,
+        );
       });
       socket.on('close', (code) => settle(`WebSocket closed by ${def.url} before its first message (code ${code})`));
     });

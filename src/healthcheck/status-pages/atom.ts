@@ -17,7 +17,9 @@ function entry(one: Incident, pageUrl: string): string {
   // The entry's HTML, written as text in the XML: escaped once as HTML (the message), once as XML (the markup).
   const html = [...one.updates]
     .reverse()
-    .map((update) => `<p><strong>${STATUS_WORDS[update.status]}</strong> (${iso(update.atMs)}): ${x(update.message)}</p>`)
+    .map(
+      (update) => `<p><strong>${STATUS_WORDS[update.status]}</strong> (${iso(update.atMs)}): ${x(update.message)}</p>`,
+    )
     .join('');
   return (
     `<entry><id>${x(`${pageUrl}#incident-${one.id}`)}</id><title>${x(`${one.title}: ${STATUS_WORDS[one.status]}`)}</title>` +

@@ -34,7 +34,11 @@ export function statusLimits(settings: StatusLimitKeys | undefined, labels: Labe
 
 export function parseStatusPages(file: string | null, entries: readonly unknown[], limits: StatusLimits): StatusPage[] {
   if (entries.length > limits.maxPages) {
-    throw new ConfigError(file, 'status-pages', `has ${entries.length} pages, more than the limit of ${limits.maxPages} (healthchecks.max-status-pages)`);
+    throw new ConfigError(
+      file,
+      'status-pages',
+      `has ${entries.length} pages, more than the limit of ${limits.maxPages} (healthchecks.max-status-pages)`,
+    );
   }
   const seen = new Set<string>();
   return entries.map((entry, i) => {
@@ -42,10 +46,16 @@ export function parseStatusPages(file: string | null, entries: readonly unknown[
     try {
       page = parsePage(entry, limits);
     } catch (error) {
-      if (error instanceof CheckValidationError) throw new ConfigError(file, error.field === '' ? `status-pages[${i}]` : `status-pages[${i}].${error.field}`, error.problem);
+      if (error instanceof CheckValidationError)
+        throw new ConfigError(
+          file,
+          error.field === '' ? `status-pages[${i}]` : `status-pages[${i}].${error.field}`,
+          error.problem,
+        );
       throw error;
     }
-    if (seen.has(page.slug)) throw new ConfigError(file, `status-pages[${i}].slug`, `duplicate slug ${JSON.stringify(page.slug)}`);
+    if (seen.has(page.slug))
+      throw new ConfigError(file, `status-pages[${i}].slug`, `duplicate slug ${JSON.stringify(page.slug)}`);
     seen.add(page.slug);
     return page;
   });

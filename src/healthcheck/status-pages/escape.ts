@@ -10,8 +10,9 @@ export function escapeHtml(text: string): string {
 }
 
 /** Characters XML 1.0 cannot carry at all, even escaped: a message holding one must not break the feed. */
-// eslint-disable-next-line no-control-regex -- matching the control characters is the point.
-const NOT_XML = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const NOT_XML =
+  // eslint-disable-next-line no-control-regex -- matching the control characters is the point.
+  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 export function escapeXml(text: string): string {
   return escapeHtml(text.replace(NOT_XML, '\ufffd'));

@@ -15,7 +15,12 @@ export const PAGE_WORDS: Record<PageState, string> = {
   maintenance: 'Under maintenance',
 };
 
-const CHECK_WORDS: Record<CheckState, string> = { operational: 'Operational', down: 'Down', maintenance: 'Maintenance', unknown: 'No data' };
+const CHECK_WORDS: Record<CheckState, string> = {
+  operational: 'Operational',
+  down: 'Down',
+  maintenance: 'Maintenance',
+  unknown: 'No data',
+};
 
 export const STATUS_WORDS: Record<(typeof INCIDENT_STATUSES)[number], string> = {
   investigating: 'Investigating',
@@ -66,12 +71,14 @@ function bar(date: string, runs: number, successes: number, maintenance: boolean
   const level = levelOf(runs, successes, maintenance);
   // `</li>` is implied by the next `<li>` and by `</ol>` (HTML's optional end tags).
   if (runs === 0) return `<li class=${level} title="${date}: ${maintenance ? 'maintenance' : 'no data'}">`;
-  if (maintenance) return `<li class="${level} m" title="${date}: ${percent(successes, runs)} % of ${runs} runs, maintenance excluded">`;
+  if (maintenance)
+    return `<li class="${level} m" title="${date}: ${percent(successes, runs)} % of ${runs} runs, maintenance excluded">`;
   return `<li class=${level} title="${date}: ${percent(successes, runs)} % of ${runs} runs">`;
 }
 
 function check(view: CheckView, dates: readonly string[]): string {
-  const uptime = view.runs === 0 ? `No runs over ${DAYS} days` : `${percent(view.successes, view.runs)} % uptime over ${DAYS} days`;
+  const uptime =
+    view.runs === 0 ? `No runs over ${DAYS} days` : `${percent(view.successes, view.runs)} % uptime over ${DAYS} days`;
   const message = view.message === undefined ? '' : `<div class="message">${e(view.message)}</div>`;
   return (
     `<li class="check" data-name="${e(view.name)}" data-state="${view.state}"><div class="row"><span class="name">${e(view.name)}</span><span class="state">${CHECK_WORDS[view.state]}</span></div>${message}` +
@@ -83,14 +90,18 @@ function check(view: CheckView, dates: readonly string[]): string {
 function bars(view: CheckView, dates: readonly string[]): string {
   let html = '';
   const { runs, successes } = view.days;
-  for (let i = 0; i < DAYS; i++) html += bar(dates[i] as string, runs[i] as number, successes[i] as number, view.maintenance?.[i] === true);
+  for (let i = 0; i < DAYS; i++)
+    html += bar(dates[i] as string, runs[i] as number, successes[i] as number, view.maintenance?.[i] === true);
   return html;
 }
 
 function incident(one: Incident): string {
   const updates = [...one.updates]
     .reverse()
-    .map((update) => `<li><strong>${STATUS_WORDS[update.status]}</strong> <time datetime="${new Date(update.atMs).toISOString()}">${when(update.atMs)}</time><p>${e(update.message)}</p></li>`)
+    .map(
+      (update) =>
+        `<li><strong>${STATUS_WORDS[update.status]}</strong> <time datetime="${new Date(update.atMs).toISOString()}">${when(update.atMs)}</time><p>${e(update.message)}</p></li>`,
+    )
     .join('');
   return `<article class="incident" id="incident-${one.id}" data-status="${one.status}"><h3>${e(one.title)}</h3><ol class="timeline">${updates}</ol></article>`;
 }
@@ -119,7 +130,9 @@ class Chunks {
 
 export function renderPage(view: PageView): Buffer {
   const { page } = view;
-  const dates = Array.from({ length: DAYS }, (_, i) => new Date((view.firstDayS + i * 86_400) * 1000).toISOString().slice(0, 10));
+  const dates = Array.from({ length: DAYS }, (_, i) =>
+    new Date((view.firstDayS + i * 86_400) * 1000).toISOString().slice(0, 10),
+  );
   const feed = `/status/${page.slug}/feed.atom`;
   const open = view.incidents.filter((one) => one.status !== 'resolved');
   const resolved = view.incidents.filter((one) => one.status === 'resolved');
@@ -131,13 +144,19 @@ export function renderPage(view: PageView): Buffer {
     `<div class="banner" role="status" data-state="${view.state}">${PAGE_WORDS[view.state]}</div>`,
   ])
     parts.push(text);
-  if (open.length > 0) parts.push(`<section class="incidents open"><h2>Current incidents</h2>${open.map(incident).join('')}</section>`);
+  if (open.length > 0)
+    parts.push(`<section class="incidents open"><h2>Current incidents</h2>${open.map(incident).join('')}</section>`);
   for (const group of view.groups) {
-    parts.push(`<section class="group"><header><h2>${e(group.name)}</h2><span class="muted">${PAGE_WORDS[group.state]}</span></header><ul class="checks">`);
+    parts.push(
+      `<section class="group"><header><h2>${e(group.name)}</h2><span class="muted">${PAGE_WORDS[group.state]}</span></header><ul class="checks">`,
+    );
     for (const one of group.checks) parts.push(check(one, dates));
     parts.push('</ul></section>');
   }
-  if (resolved.length > 0) parts.push(`<section class="incidents resolved"><h2>Resolved in the last 7 days</h2>${resolved.map(incident).join('')}</section>`);
+  if (resolved.length > 0)
+    parts.push(
+      `<section class="incidents resolved"><h2>Resolved in the last 7 days</h2>${resolved.map(incident).join('')}</section>`,
+    );
   parts.push(
     `<footer>As of ${when(view.nowMs)}. Days are UTC; runs during maintenance count in no bar. <a href="${feed}">Atom feed</a> · <a href="/status/${page.slug}/summary.json">summary.json</a></footer></main></body></html>`,
   );

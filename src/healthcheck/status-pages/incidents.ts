@@ -23,11 +23,16 @@ export const IncidentInput = Type.Object(
     status: Status,
     message: Type.String(),
     pages: Type.Optional(Type.Array(Type.String(), { description: 'slugs of the pages it is shown on' })),
-    checks: Type.Optional(Type.Array(Type.String(), { description: 'check names: shown on every page that shows one of them' })),
+    checks: Type.Optional(
+      Type.Array(Type.String(), { description: 'check names: shown on every page that shows one of them' }),
+    ),
   },
   { additionalProperties: false, title: 'IncidentInput' },
 );
-export const UpdateInput = Type.Object({ status: Status, message: Type.String() }, { additionalProperties: false, title: 'IncidentUpdateInput' });
+export const UpdateInput = Type.Object(
+  { status: Status, message: Type.String() },
+  { additionalProperties: false, title: 'IncidentUpdateInput' },
+);
 
 interface IncidentUpdate {
   status: IncidentStatus;
@@ -50,7 +55,11 @@ export interface Incident {
 }
 
 function statusField(status: string): IncidentStatus {
-  if (!(INCIDENT_STATUSES as readonly string[]).includes(status)) throw new CheckValidationError('status', `must be one of ${INCIDENT_STATUSES.join(', ')}, got ${JSON.stringify(status.slice(0, 40))}`);
+  if (!(INCIDENT_STATUSES as readonly string[]).includes(status))
+    throw new CheckValidationError(
+      'status',
+      `must be one of ${INCIDENT_STATUSES.join(', ')}, got ${JSON.stringify(status.slice(0, 40))}`,
+    );
   return status as IncidentStatus;
 }
 
@@ -89,11 +98,15 @@ export class IncidentStore {
       const body = validateShape(IncidentInput, raw);
       const pages = (body.pages ?? []).map((slug, i) => {
         slugField(`pages[${i}]`, slug);
-        if (!this.pageExists(slug)) throw new CheckValidationError(`pages[${i}]`, `no status page ${JSON.stringify(slug)}`);
+        if (!this.pageExists(slug))
+          throw new CheckValidationError(`pages[${i}]`, `no status page ${JSON.stringify(slug)}`);
         return slug;
       });
       if (body.checks !== undefined && body.checks.length > limits.maxChecks) {
-        throw new CheckValidationError('checks', `has ${body.checks.length} names, more than the limit of ${limits.maxChecks} (healthchecks.max-status-page-checks)`);
+        throw new CheckValidationError(
+          'checks',
+          `has ${body.checks.length} names, more than the limit of ${limits.maxChecks} (healthchecks.max-status-page-checks)`,
+        );
       }
       return {
         title: textField('title', body.title, limits.maxTitleBytes, 'max-status-title-bytes'),
@@ -103,16 +116,33 @@ export class IncidentStore {
         checks: [...new Set(checkNamesField('checks', body.checks ?? []))],
       };
     });
-    const count = this.db.select({ n: sql<number>`count(*)` }).from(incidents).get()?.n ?? 0;
-    if (count >= limits.maxIncidents) throw invalid(`there are already ${count} incidents, the most healthchecks.max-incidents allows; delete old ones first`);
+    const count =
+      this.db
+        .select({ n: sql<number>`count(*)` })
+        .from(incidents)
+        .get()?.n ?? 0;
+    if (count >= limits.maxIncidents)
+      throw invalid(
+        `there are already ${count} incidents, the most healthchecks.max-incidents allows; delete old ones first`,
+      );
     const atMs = this.now();
     const id = this.db.transaction((tx) => {
       const row = tx
         .insert(incidents)
-        .values({ title: input.title, status: input.status, pages: input.pages, checks: input.checks, createdAtMs: atMs, updatedAtMs: atMs, resolvedAtMs: input.status === 'resolved' ? atMs : null })
+        .values({
+          title: input.title,
+          status: input.status,
+          pages: input.pages,
+          checks: input.checks,
+          createdAtMs: atMs,
+          updatedAtMs: atMs,
+          resolvedAtMs: input.status === 'resolved' ? atMs : null,
+        })
         .returning({ id: incidents.id })
         .get();
-      tx.insert(incidentUpdates).values({ incidentId: row.id, status: input.status, message: input.message, atMs }).run();
+      tx.insert(incidentUpdates)
+        .values({ incidentId: row.id, status: input.status, message: input.message, atMs })
+        .run();
       return row.id;
     });
     return this.get(id);
@@ -123,17 +153,29 @@ export class IncidentStore {
     const limits = this.limits();
     const input = validated(() => {
       const body = validateShape(UpdateInput, raw);
-      return { status: statusField(body.status), message: textField('message', body.message, limits.maxTextBytes, 'max-status-text-bytes') };
+      return {
+        status: statusField(body.status),
+        message: textField('message', body.message, limits.maxTextBytes, 'max-status-text-bytes'),
+      };
     });
     const row = this.db.select().from(incidents).where(eq(incidents.id, id)).get();
     if (row === undefined) throw notFound(id);
-    const count = this.db.select({ n: sql<number>`count(*)` }).from(incidentUpdates).where(eq(incidentUpdates.incidentId, id)).get()?.n ?? 0;
-    if (count >= limits.maxUpdates) throw invalid(`updates: has ${count} updates, the most healthchecks.max-incident-updates allows`);
+    const count =
+      this.db
+        .select({ n: sql<number>`count(*)` })
+        .from(incidentUpdates)
+        .where(eq(incidentUpdates.incidentId, id))
+        .get()?.n ?? 0;
+    if (count >= limits.maxUpdates)
+      throw invalid(`updates: has ${count} updates, the most healthchecks.max-incident-updates allows`);
     const atMs = Math.max(this.now(), row.updatedAtMs);
     const resolvedAtMs = input.status === 'resolved' ? (row.resolvedAtMs ?? atMs) : null;
     this.db.transaction((tx) => {
       tx.insert(incidentUpdates).values({ incidentId: id, status: input.status, message: input.message, atMs }).run();
-      tx.update(incidents).set({ status: input.status, updatedAtMs: atMs, resolvedAtMs }).where(eq(incidents.id, id)).run();
+      tx.update(incidents)
+        .set({ status: input.status, updatedAtMs: atMs, resolvedAtMs })
+        .where(eq(incidents.id, id))
+        .run();
     });
     return this.get(id);
   }
@@ -169,7 +211,12 @@ export class IncidentStore {
     if (rows.length === 0) return [];
     const updates = new Map<number, IncidentUpdate[]>(rows.map((row) => [row.id, []]));
     const u = incidentUpdates;
-    for (const update of this.db.select().from(u).where(inArray(u.incidentId, [...updates.keys()])).orderBy(asc(u.id)).all()) {
+    for (const update of this.db
+      .select()
+      .from(u)
+      .where(inArray(u.incidentId, [...updates.keys()]))
+      .orderBy(asc(u.id))
+      .all()) {
       updates.get(update.incidentId)?.push({ status: update.status, message: update.message, atMs: update.atMs });
     }
     return rows.map((row) => ({
@@ -198,6 +245,10 @@ export function incidentToJson(incident: Incident): Record<string, unknown> {
     'created-at': iso(incident.createdAtMs),
     'updated-at': iso(incident.updatedAtMs),
     ...(incident.resolvedAtMs !== null ? { 'resolved-at': iso(incident.resolvedAtMs) } : {}),
-    updates: incident.updates.map((update) => ({ status: update.status, message: update.message, at: iso(update.atMs) })),
+    updates: incident.updates.map((update) => ({
+      status: update.status,
+      message: update.message,
+      at: iso(update.atMs),
+    })),
   };
 }

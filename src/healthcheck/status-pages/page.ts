@@ -18,7 +18,11 @@ export const StatusPageSchema = Type.Object(
         {
           name: Type.String(),
           checks: Type.Optional(Type.Array(Type.String(), { description: 'check names, shown in this order' })),
-          labels: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'every check having all of these labels, by name' })),
+          labels: Type.Optional(
+            Type.Record(Type.String(), Type.String(), {
+              description: 'every check having all of these labels, by name',
+            }),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -77,15 +81,29 @@ export const DEFAULT_STATUS_LIMITS: StatusLimits = {
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 
 /** A text up to `max` bytes of UTF-8; a title (`max` = maxTitleBytes) must not be empty. */
-export function textField(field: string, text: string, max: number, key: 'max-status-title-bytes' | 'max-status-text-bytes'): string {
-  if (key === 'max-status-title-bytes' && text.trim() === '') throw new CheckValidationError(field, 'must not be empty');
+export function textField(
+  field: string,
+  text: string,
+  max: number,
+  key: 'max-status-title-bytes' | 'max-status-text-bytes',
+): string {
+  if (key === 'max-status-title-bytes' && text.trim() === '')
+    throw new CheckValidationError(field, 'must not be empty');
   const bytes = Buffer.byteLength(text);
-  if (bytes > max) throw new CheckValidationError(field, `is ${bytes} bytes long, more than the limit of ${max} (healthchecks.${key})`);
+  if (bytes > max)
+    throw new CheckValidationError(
+      field,
+      `is ${bytes} bytes long, more than the limit of ${max} (healthchecks.${key})`,
+    );
   return text;
 }
 
 export function slugField(field: string, slug: string): string {
-  if (!SLUG.test(slug)) throw new CheckValidationError(field, `must be 1 to 64 lower-case letters, digits and "-" (not first nor last), got ${JSON.stringify(slug.slice(0, 80))}`);
+  if (!SLUG.test(slug))
+    throw new CheckValidationError(
+      field,
+      `must be 1 to 64 lower-case letters, digits and "-" (not first nor last), got ${JSON.stringify(slug.slice(0, 80))}`,
+    );
   return slug;
 }
 
@@ -109,25 +127,37 @@ export function parsePage(raw: unknown, limits: StatusLimits): StatusPage {
     title: textField('title', input.title, limits.maxTitleBytes, 'max-status-title-bytes'),
     groups: [],
   };
-  if (input.description !== undefined) page.description = textField('description', input.description, limits.maxTextBytes, 'max-status-text-bytes');
+  if (input.description !== undefined)
+    page.description = textField('description', input.description, limits.maxTextBytes, 'max-status-text-bytes');
   if (input.groups.length > limits.maxGroups) {
-    throw new CheckValidationError('groups', `has ${input.groups.length} groups, more than the limit of ${limits.maxGroups} (healthchecks.max-status-page-groups)`);
+    throw new CheckValidationError(
+      'groups',
+      `has ${input.groups.length} groups, more than the limit of ${limits.maxGroups} (healthchecks.max-status-page-groups)`,
+    );
   }
   let names = 0;
   input.groups.forEach((group, i) => {
     const at = `groups[${i}]`;
-    const parsed: StatusGroup = { name: textField(`${at}.name`, group.name, limits.maxTitleBytes, 'max-status-title-bytes') };
-    if ((group.checks === undefined) === (group.labels === undefined)) throw new CheckValidationError(at, 'set exactly one of checks and labels');
+    const parsed: StatusGroup = {
+      name: textField(`${at}.name`, group.name, limits.maxTitleBytes, 'max-status-title-bytes'),
+    };
+    if ((group.checks === undefined) === (group.labels === undefined))
+      throw new CheckValidationError(at, 'set exactly one of checks and labels');
     if (group.checks !== undefined) {
       names += group.checks.length;
-      if (names > limits.maxChecks) throw new CheckValidationError(`${at}.checks`, `the page names more than ${limits.maxChecks} checks, the limit (healthchecks.max-status-page-checks)`);
+      if (names > limits.maxChecks)
+        throw new CheckValidationError(
+          `${at}.checks`,
+          `the page names more than ${limits.maxChecks} checks, the limit (healthchecks.max-status-page-checks)`,
+        );
       parsed.checks = checkNamesField(`${at}.checks`, group.checks);
     } else {
       const labels = group.labels as Record<string, string>;
       try {
         checkLabels(labels, limits.labels);
       } catch (error) {
-        if (error instanceof CheckValidationError) throw new CheckValidationError(`${at}.${error.field}`, error.problem);
+        if (error instanceof CheckValidationError)
+          throw new CheckValidationError(`${at}.${error.field}`, error.problem);
         throw error;
       }
       parsed.labels = labels;

@@ -26,12 +26,17 @@ export class PageCatalog {
   /** The stored pages, each read on its own: one that no longer reads is skipped and logged, the others load. */
   load(config: readonly StatusPage[], logger: Logger): void {
     this.setConfig(config);
-    const rows = this.db.$client.prepare<[], { slug: string; definition: string }>('select slug, definition from status_pages').all();
+    const rows = this.db.$client
+      .prepare<[], { slug: string; definition: string }>('select slug, definition from status_pages')
+      .all();
     for (const row of rows) {
       try {
         this.api.set(row.slug, parsePage(JSON.parse(row.definition), this.limits()));
       } catch (error) {
-        logger.warn({ page: row.slug }, `stored status page ${JSON.stringify(row.slug)} skipped: ${(error as Error).message}`);
+        logger.warn(
+          { page: row.slug },
+          `stored status page ${JSON.stringify(row.slug)} skipped: ${(error as Error).message}`,
+        );
       }
     }
   }
@@ -73,7 +78,9 @@ export class PageCatalog {
     if (this.config.has(page.slug)) throw owned(page.slug);
     const count = this.config.size + [...this.api.keys()].filter((slug) => !this.config.has(slug)).length;
     if (!this.api.has(page.slug) && count >= limits.maxPages) {
-      throw invalid(`there are already ${count} status pages, the most healthchecks.max-status-pages allows; delete one first`);
+      throw invalid(
+        `there are already ${count} status pages, the most healthchecks.max-status-pages allows; delete one first`,
+      );
     }
     const nowS = Math.floor(Date.now() / 1000);
     this.db

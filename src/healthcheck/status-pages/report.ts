@@ -39,7 +39,10 @@ function instant(field: string, text: string): number {
   try {
     return Math.floor(timeField(field, text) / 1000);
   } catch (error) {
-    if (error instanceof CheckValidationError) throw invalid(`${field}: must be unix seconds or an RFC 3339 date and time (2026-05-01T00:00:00Z), got ${JSON.stringify(text.slice(0, 40))}`);
+    if (error instanceof CheckValidationError)
+      throw invalid(
+        `${field}: must be unix seconds or an RFC 3339 date and time (2026-05-01T00:00:00Z), got ${JSON.stringify(text.slice(0, 40))}`,
+      );
     throw error;
   }
 }
@@ -62,7 +65,15 @@ function labelFilter(text: string | undefined): (labels: Readonly<Record<string,
 
 function row(name: string, labels: Readonly<Record<string, string>>, totals: PeriodTotals | undefined): Row {
   const runs = totals?.runs ?? 0;
-  const result: Row = { name, runs, successes: totals?.successes ?? 0, ratio: null, 'mean-duration': null, 'min-duration': null, 'max-duration': null };
+  const result: Row = {
+    name,
+    runs,
+    successes: totals?.successes ?? 0,
+    ratio: null,
+    'mean-duration': null,
+    'min-duration': null,
+    'max-duration': null,
+  };
   if (Object.keys(labels).length > 0) result.labels = labels;
   if (totals !== undefined && runs > 0) {
     result.ratio = totals.successes / runs;
@@ -84,7 +95,18 @@ function csvField(value: string | number | null): string {
 function toCsv(rows: readonly Row[]): string {
   const header = 'name,labels,runs,successes,ratio,mean_duration_ms,min_duration_ms,max_duration_ms';
   const lines = rows.map((one) =>
-    [one.name, JSON.stringify(one.labels ?? {}), one.runs, one.successes, one.ratio, one['mean-duration'], one['min-duration'], one['max-duration']].map(csvField).join(','),
+    [
+      one.name,
+      JSON.stringify(one.labels ?? {}),
+      one.runs,
+      one.successes,
+      one.ratio,
+      one['mean-duration'],
+      one['min-duration'],
+      one['max-duration'],
+    ]
+      .map(csvField)
+      .join(','),
   );
   return `${[header, ...lines].join('\r\n')}\r\n`;
 }
@@ -108,37 +130,66 @@ export function reportRoutes(source: ReportSource): FastifyPluginAsync {
     await registerPartScope(app, '/api/v1/report', healthcheckErrors, (scope) => {
       const schema = operation({
         summary: 'Uptime report of every check over a period',
-        description: 'From the hourly and daily aggregates, so results in maintenance windows are excluded. Buckets overlapping the period count whole: the last 29 days by the hour, older days by the day; `from` and `to` answer the period counted (docs/status-pages.md "Uptime report").',
+        description:
+          'From the hourly and daily aggregates, so results in maintenance windows are excluded. Buckets overlapping the period count whole: the last 29 days by the hour, older days by the day; `from` and `to` answer the period counted (docs/status-pages.md "Uptime report").',
         tags: ['healthchecks'],
         querystring: Type.Object({
           from: Type.Optional(Type.String({ description: 'unix seconds or RFC 3339; default `to` minus 30 days' })),
           to: Type.Optional(Type.String({ description: 'unix seconds or RFC 3339; default now' })),
-          labels: Type.Optional(Type.String({ description: '`key=value`, `key` or `=value`, comma-separated: every term must match' })),
-          format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')], { description: 'instead of `Accept: text/csv`' })),
+          labels: Type.Optional(
+            Type.String({ description: '`key=value`, `key` or `=value`, comma-separated: every term must match' }),
+          ),
+          format: Type.Optional(
+            Type.Union([Type.Literal('json'), Type.Literal('csv')], { description: 'instead of `Accept: text/csv`' }),
+          ),
         }),
         responses: {
-          200: { description: 'the report', content: { 'application/json': Type.Object({ from: Type.String(), to: Type.String(), result: Type.Array(ReportRow) }), 'text/csv': Type.String() } },
+          200: {
+            description: 'the report',
+            content: {
+              'application/json': Type.Object({
+                from: Type.String(),
+                to: Type.String(),
+                result: Type.Array(ReportRow),
+              }),
+              'text/csv': Type.String(),
+            },
+          },
           400: messageError('`Invalid report: <parameter>: <problem>`'),
         },
       });
-      scope.get<{ Querystring: { from?: string; to?: string; labels?: string; format?: string } }>('/uptime', { schema }, async (request, reply) => {
-        const { query } = request;
-        if (query.format !== undefined && query.format !== 'json' && query.format !== 'csv') throw invalid(`format: must be json or csv, got ${JSON.stringify(query.format.slice(0, 20))}`);
-        const toS = query.to === undefined ? Math.floor(Date.now() / 1000) : instant('to', query.to);
-        const fromS = query.from === undefined ? toS - DEFAULT_PERIOD_S : instant('from', query.from);
-        if (toS <= fromS) throw invalid(`to: must be after from (${new Date(fromS * 1000).toISOString()}), got ${new Date(toS * 1000).toISOString()}`);
-        const { counted, byName } = source.periods.totals(fromS, toS);
-        const matches = labelFilter(query.labels);
-        const rows: Row[] = [];
-        for (const check of source.checks()) if (matches(check.labels)) rows.push(row(check.name, check.labels, byName.get(check.name)));
-        rows.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-        const from = new Date(counted.fromS * 1000).toISOString();
-        const to = new Date(counted.toS * 1000).toISOString();
-        const csv = query.format === 'csv' || (query.format === undefined && /\btext\/csv\b/.test(request.headers.accept ?? ''));
-        if (!csv) return { from, to, result: rows };
-        const file = `uptime-${from.slice(0, 10)}-${to.slice(0, 10)}.csv`;
-        return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${file}"`).send(toCsv(rows));
-      });
+      scope.get<{ Querystring: { from?: string; to?: string; labels?: string; format?: string } }>(
+        '/uptime',
+        { schema },
+        async (request, reply) => {
+          const { query } = request;
+          if (query.format !== undefined && query.format !== 'json' && query.format !== 'csv')
+            throw invalid(`format: must be json or csv, got ${JSON.stringify(query.format.slice(0, 20))}`);
+          const toS = query.to === undefined ? Math.floor(Date.now() / 1000) : instant('to', query.to);
+          const fromS = query.from === undefined ? toS - DEFAULT_PERIOD_S : instant('from', query.from);
+          if (toS <= fromS)
+            throw invalid(
+              `to: must be after from (${new Date(fromS * 1000).toISOString()}), got ${new Date(toS * 1000).toISOString()}`,
+            );
+          const { counted, byName } = source.periods.totals(fromS, toS);
+          const matches = labelFilter(query.labels);
+          const rows: Row[] = [];
+          for (const check of source.checks())
+            if (matches(check.labels)) rows.push(row(check.name, check.labels, byName.get(check.name)));
+          rows.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+          const from = new Date(counted.fromS * 1000).toISOString();
+          const to = new Date(counted.toS * 1000).toISOString();
+          const csv =
+            query.format === 'csv' ||
+            (query.format === undefined && /\btext\/csv\b/.test(request.headers.accept ?? ''));
+          if (!csv) return { from, to, result: rows };
+          const file = `uptime-${from.slice(0, 10)}-${to.slice(0, 10)}.csv`;
+          return reply
+            .type('text/csv; charset=utf-8')
+            .header('content-disposition', `attachment; filename="${file}"`)
+            .send(toCsv(rows));
+        },
+      );
     });
   };
 }

@@ -22,12 +22,22 @@ import type { StatusPages } from './service.ts';
 import { summaryJson } from './summary.ts';
 import { Incident, IncidentList } from './wire.ts';
 
-const PUBLIC_HEADERS = { 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'" };
+const PUBLIC_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+};
 const tags = ['healthchecks'] as const;
 const slugParams = Type.Object({ slug: Type.String({ description: 'the page' }) });
 const idParams = Type.Object({ id: Type.String({ description: 'the incident (an integer)' }) });
 
-const ListedPage = Type.Composite([Type.Omit(StatusPageSchema, ['source']), Type.Object({ source: Type.Union([Type.Literal('configuration'), Type.Literal('api')]) })], { title: 'StatusPage' });
+const ListedPage = Type.Composite(
+  [
+    Type.Omit(StatusPageSchema, ['source']),
+    Type.Object({ source: Type.Union([Type.Literal('configuration'), Type.Literal('api')]) }),
+  ],
+  { title: 'StatusPage' },
+);
 const Message = Type.Object({ message: Type.String() });
 
 function pageUrl(request: FastifyRequest, slug: string): string {
@@ -36,7 +46,8 @@ function pageUrl(request: FastifyRequest, slug: string): string {
 
 function incidentId(raw: string): number {
   const id = Number(raw);
-  if (!/^[1-9]\d{0,15}$/.test(raw) || !Number.isSafeInteger(id)) throw new HealthcheckError('not-found', `Incident ${raw} not found`);
+  if (!/^[1-9]\d{0,15}$/.test(raw) || !Number.isSafeInteger(id))
+    throw new HealthcheckError('not-found', `Incident ${raw} not found`);
   return id;
 }
 
@@ -48,7 +59,8 @@ function pageRoutes(scope: FastifyInstance, status: StatusPages): void {
     {
       schema: operation({
         summary: 'Create or replace a status page',
-        description: 'Served at `/status/<slug>` (docs/status-pages.md). Committed to SQLite before the answer; per node in a cluster.',
+        description:
+          'Served at `/status/<slug>` (docs/status-pages.md). Committed to SQLite before the answer; per node in a cluster.',
         tags,
         body: { schema: StatusPageSchema },
         responses: {
@@ -63,15 +75,46 @@ function pageRoutes(scope: FastifyInstance, status: StatusPages): void {
       return reply.code(201).send({ message: `Status page ${page.slug} successfully added`, result: page });
     },
   );
-  scope.get('', { schema: operation({ summary: 'List the status pages', description: 'Those of the config file and of the API, by slug.', tags, responses: { 200: json('the pages', Type.Object({ result: Type.Array(ListedPage) })) } }) }, async () => ({
-    result: status.pages.list(),
-  }));
-  scope.get<{ Params: { slug: string } }>('/:slug', { schema: operation({ summary: 'Get a status page', tags, params: slugParams, responses: { 200: json('the page', ListedPage), 404: notFound } }) }, async (request) =>
-    status.pages.get(request.params.slug),
+  scope.get(
+    '',
+    {
+      schema: operation({
+        summary: 'List the status pages',
+        description: 'Those of the config file and of the API, by slug.',
+        tags,
+        responses: { 200: json('the pages', Type.Object({ result: Type.Array(ListedPage) })) },
+      }),
+    },
+    async () => ({
+      result: status.pages.list(),
+    }),
+  );
+  scope.get<{ Params: { slug: string } }>(
+    '/:slug',
+    {
+      schema: operation({
+        summary: 'Get a status page',
+        tags,
+        params: slugParams,
+        responses: { 200: json('the page', ListedPage), 404: notFound },
+      }),
+    },
+    async (request) => status.pages.get(request.params.slug),
   );
   scope.delete<{ Params: { slug: string } }>(
     '/:slug',
-    { schema: operation({ summary: 'Delete a status page', tags, params: slugParams, responses: { 200: json('deleted', Message), 404: notFound, 409: messageError('a page of the configuration file: change it there') } }) },
+    {
+      schema: operation({
+        summary: 'Delete a status page',
+        tags,
+        params: slugParams,
+        responses: {
+          200: json('deleted', Message),
+          404: notFound,
+          409: messageError('a page of the configuration file: change it there'),
+        },
+      }),
+    },
     async (request) => {
       status.pages.delete(request.params.slug);
       return { message: `Successfully deleted status page ${request.params.slug}` };
@@ -82,42 +125,103 @@ function pageRoutes(scope: FastifyInstance, status: StatusPages): void {
 function incidentRoutes(scope: FastifyInstance, status: StatusPages): void {
   scope.removeContentTypeParser(['text/plain']);
   const notFound = messageError('`Incident <id> not found`');
-  const invalid = messageError('`Invalid incident: <field>: <problem>`, or past a cap (`healthchecks.max-incidents`, `max-incident-updates`, `max-status-*-bytes`)');
+  const invalid = messageError(
+    '`Invalid incident: <field>: <problem>`, or past a cap (`healthchecks.max-incidents`, `max-incident-updates`, `max-status-*-bytes`)',
+  );
   const created = json('the incident', Type.Object({ message: Type.String(), result: Incident }));
   scope.post(
     '',
-    { schema: operation({ summary: 'Create an incident', description: 'Its first update is `status` and `message`; shown on the pages it names and on every page showing one of its checks.', tags, body: { schema: IncidentInput }, responses: { 201: created, 400: invalid } }) },
+    {
+      schema: operation({
+        summary: 'Create an incident',
+        description:
+          'Its first update is `status` and `message`; shown on the pages it names and on every page showing one of its checks.',
+        tags,
+        body: { schema: IncidentInput },
+        responses: { 201: created, 400: invalid },
+      }),
+    },
     async (request, reply) => {
       const incident = status.incidents.create(request.body);
-      return reply.code(201).send({ message: `Incident ${incident.id} successfully created`, result: incidentToJson(incident) });
+      return reply
+        .code(201)
+        .send({ message: `Incident ${incident.id} successfully created`, result: incidentToJson(incident) });
     },
   );
-  const ListQuery = Type.Object({ page: Type.Optional(Type.String({ description: 'only the incidents shown on this page' })), limit: Type.Optional(Type.Integer({ minimum: 1, description: 'at most this many (100)' })) });
+  const ListQuery = Type.Object({
+    page: Type.Optional(Type.String({ description: 'only the incidents shown on this page' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, description: 'at most this many (100)' })),
+  });
   scope.get<{ Querystring: { page?: string; limit?: string } }>(
     '',
-    { schema: operation({ summary: 'List the incidents', description: 'Newest first.', tags, querystring: ListQuery, responses: { 200: json('the incidents', IncidentList), 400: messageError('`Invalid limit ...`'), 404: messageError('`Status page <slug> not found`') } }) },
+    {
+      schema: operation({
+        summary: 'List the incidents',
+        description: 'Newest first.',
+        tags,
+        querystring: ListQuery,
+        responses: {
+          200: json('the incidents', IncidentList),
+          400: messageError('`Invalid limit ...`'),
+          404: messageError('`Status page <slug> not found`'),
+        },
+      }),
+    },
     async (request) => {
       const { page, limit = '100' } = request.query;
-      if (!/^[1-9]\d{0,8}$/.test(limit)) throw new HealthcheckError('invalid', `Invalid limit ${JSON.stringify(limit)}: expected a positive integer`);
+      if (!/^[1-9]\d{0,8}$/.test(limit))
+        throw new HealthcheckError('invalid', `Invalid limit ${JSON.stringify(limit)}: expected a positive integer`);
       return { result: status.listIncidents(Number(limit), page).map(incidentToJson) };
     },
   );
-  scope.get<{ Params: { id: string } }>('/:id', { schema: operation({ summary: 'Get an incident', tags, params: idParams, responses: { 200: json('the incident', Incident), 404: notFound } }) }, async (request) =>
-    incidentToJson(status.incidents.get(incidentId(request.params.id))),
+  scope.get<{ Params: { id: string } }>(
+    '/:id',
+    {
+      schema: operation({
+        summary: 'Get an incident',
+        tags,
+        params: idParams,
+        responses: { 200: json('the incident', Incident), 404: notFound },
+      }),
+    },
+    async (request) => incidentToJson(status.incidents.get(incidentId(request.params.id))),
   );
   scope.post<{ Params: { id: string } }>(
     '/:id/update',
-    { schema: operation({ summary: 'Append an update to an incident', description: 'The incident takes its status; `resolved` sets `resolved-at`, another status reopens it.', tags, params: idParams, body: { schema: UpdateInput }, responses: { 201: created, 400: invalid, 404: notFound } }) },
+    {
+      schema: operation({
+        summary: 'Append an update to an incident',
+        description: 'The incident takes its status; `resolved` sets `resolved-at`, another status reopens it.',
+        tags,
+        params: idParams,
+        body: { schema: UpdateInput },
+        responses: { 201: created, 400: invalid, 404: notFound },
+      }),
+    },
     async (request, reply) => {
       const incident = status.incidents.update(incidentId(request.params.id), request.body);
-      return reply.code(201).send({ message: `Incident ${incident.id} successfully updated`, result: incidentToJson(incident) });
+      return reply
+        .code(201)
+        .send({ message: `Incident ${incident.id} successfully updated`, result: incidentToJson(incident) });
     },
   );
-  scope.delete<{ Params: { id: string } }>('/:id', { schema: operation({ summary: 'Delete an incident', description: 'With its timeline.', tags, params: idParams, responses: { 200: json('deleted', Message), 404: notFound } }) }, async (request) => {
-    const id = incidentId(request.params.id);
-    status.incidents.delete(id);
-    return { message: `Successfully deleted incident ${id}` };
-  });
+  scope.delete<{ Params: { id: string } }>(
+    '/:id',
+    {
+      schema: operation({
+        summary: 'Delete an incident',
+        description: 'With its timeline.',
+        tags,
+        params: idParams,
+        responses: { 200: json('deleted', Message), 404: notFound },
+      }),
+    },
+    async (request) => {
+      const id = incidentId(request.params.id);
+      status.incidents.delete(id);
+      return { message: `Successfully deleted incident ${id}` };
+    },
+  );
 }
 
 function send(reply: FastifyReply, type: string, body: string | Buffer): FastifyReply {
@@ -128,26 +232,63 @@ async function publicRoutes(scope: FastifyInstance, status: StatusPages, cache: 
   await compressAnswers(scope);
   const notFound = messageError('`Status page <slug> not found`');
   const doc = (summary: string, description: string, contentType: string) =>
-    operation({ summary, description: `${description} Public with \`http.public: [status-pages]\` (docs/http-api.md "Credentials").`, tags, params: slugParams, responses: { 200: { description: summary, schema: Type.String(), contentTypes: [contentType] }, 404: notFound } });
+    operation({
+      summary,
+      description: `${description} Public with \`http.public: [status-pages]\` (docs/http-api.md "Credentials").`,
+      tags,
+      params: slugParams,
+      responses: { 200: { description: summary, schema: Type.String(), contentTypes: [contentType] }, 404: notFound },
+    });
   // The page names no host; summary.json and the feed hold absolute URLs, so they are kept per host.
-  scope.get<{ Params: { slug: string } }>('/:slug', { schema: doc('A status page', 'HTML without JavaScript, light and dark (docs/status-pages.md).', 'text/html') }, async (request, reply) =>
-    send(reply, 'text/html; charset=utf-8', cache.get('page', request.params.slug, () => renderPage(status.view(request.params.slug)))),
+  scope.get<{ Params: { slug: string } }>(
+    '/:slug',
+    { schema: doc('A status page', 'HTML without JavaScript, light and dark (docs/status-pages.md).', 'text/html') },
+    async (request, reply) =>
+      send(
+        reply,
+        'text/html; charset=utf-8',
+        cache.get('page', request.params.slug, () => renderPage(status.view(request.params.slug))),
+      ),
   );
-  scope.get<{ Params: { slug: string } }>('/:slug/summary.json', { schema: doc("A status page's summary.json", "In the shape of Atlassian Statuspage's `summary.json`.", 'application/json') }, async (request, reply) => {
-    const url = pageUrl(request, request.params.slug);
-    return send(reply, 'application/json; charset=utf-8', cache.get('summary.json', url, () => JSON.stringify(summaryJson(status.view(request.params.slug), url))));
-  });
-  scope.get<{ Params: { slug: string } }>('/:slug/feed.atom', { schema: doc("A status page's incidents as an Atom feed", 'The newest 50 incidents, most recently updated first.', 'application/atom+xml') }, async (request, reply) => {
-    const url = pageUrl(request, request.params.slug);
-    return send(
-      reply,
-      'application/atom+xml; charset=utf-8',
-      cache.get('feed.atom', url, () => {
-        const { page, incidents } = status.feed(request.params.slug);
-        return atomFeed(page, incidents, url, Date.now());
-      }),
-    );
-  });
+  scope.get<{ Params: { slug: string } }>(
+    '/:slug/summary.json',
+    {
+      schema: doc(
+        "A status page's summary.json",
+        "In the shape of Atlassian Statuspage's `summary.json`.",
+        'application/json',
+      ),
+    },
+    async (request, reply) => {
+      const url = pageUrl(request, request.params.slug);
+      return send(
+        reply,
+        'application/json; charset=utf-8',
+        cache.get('summary.json', url, () => JSON.stringify(summaryJson(status.view(request.params.slug), url))),
+      );
+    },
+  );
+  scope.get<{ Params: { slug: string } }>(
+    '/:slug/feed.atom',
+    {
+      schema: doc(
+        "A status page's incidents as an Atom feed",
+        'The newest 50 incidents, most recently updated first.',
+        'application/atom+xml',
+      ),
+    },
+    async (request, reply) => {
+      const url = pageUrl(request, request.params.slug);
+      return send(
+        reply,
+        'application/atom+xml; charset=utf-8',
+        cache.get('feed.atom', url, () => {
+          const { page, incidents } = status.feed(request.params.slug);
+          return atomFeed(page, incidents, url, Date.now());
+        }),
+      );
+    },
+  );
 }
 
 export function statusPageRoutes(status: StatusPages, cache: RenderCache): FastifyPluginAsync {

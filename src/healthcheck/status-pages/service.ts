@@ -38,7 +38,10 @@ export class StatusPages {
   view(slug: string): PageView {
     const page = this.page(slug);
     const nowMs = this.now();
-    const shown = this.incidents.current(nowMs - RECENT_INCIDENTS_MS, concerns(page, pageCheckNames(page, this.source)));
+    const shown = this.incidents.current(
+      nowMs - RECENT_INCIDENTS_MS,
+      concerns(page, pageCheckNames(page, this.source)),
+    );
     return buildView(page, this.source, shown, nowMs);
   }
 

@@ -19,7 +19,13 @@ const COMPONENT_STATUS: Record<CheckState | PageState, string> = {
   maintenance: 'under_maintenance',
 };
 
-const INDICATOR: Record<PageState, string> = { operational: 'none', maintenance: 'none', degraded: 'minor', 'partial-outage': 'major', 'major-outage': 'critical' };
+const INDICATOR: Record<PageState, string> = {
+  operational: 'none',
+  maintenance: 'none',
+  degraded: 'minor',
+  'partial-outage': 'major',
+  'major-outage': 'critical',
+};
 
 /** The impact of an incident, from the state of the page when asked: Statuspage's impact is set by hand. */
 const IMPACT: Record<PageState, string> = INDICATOR;

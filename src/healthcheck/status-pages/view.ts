@@ -103,7 +103,11 @@ export function levelOf(runs: number, successes: number, maintenance: boolean): 
  * Which of the `DAYS` days from `firstDayS` each window touched, up to `nowMs`. A window repeating at least daily
  * touches every day from its first occurrence; others are walked occurrence by occurrence (at most a few hundred).
  */
-function windowDays(windows: readonly MaintenanceWindow[], firstDayS: number, nowMs: number): Map<MaintenanceWindow, boolean[]> {
+function windowDays(
+  windows: readonly MaintenanceWindow[],
+  firstDayS: number,
+  nowMs: number,
+): Map<MaintenanceWindow, boolean[]> {
   const firstMs = firstDayS * 1000;
   const touched = new Map<MaintenanceWindow, boolean[]>();
   for (const window of windows) {
@@ -118,7 +122,8 @@ function windowDays(windows: readonly MaintenanceWindow[], firstDayS: number, no
     else if (window.everyMs === 0) mark(window.startMs, window.startMs + window.durationMs);
     else {
       const skip = Math.max(0, Math.floor((firstMs - window.durationMs - window.startMs) / window.everyMs));
-      for (let startMs = window.startMs + skip * window.everyMs; startMs <= nowMs; startMs += window.everyMs) mark(startMs, startMs + window.durationMs);
+      for (let startMs = window.startMs + skip * window.everyMs; startMs <= nowMs; startMs += window.everyMs)
+        mark(startMs, startMs + window.durationMs);
     }
     if (days.includes(true)) touched.set(window, days);
   }
@@ -164,12 +169,24 @@ export function buildView(page: StatusPage, source: StatusSource, incidents: Inc
     const checks = members.map((member) => viewOf(member.name, member.labels));
     return { name: group.name, state: stateOf(checks.map((check) => check.state)), checks };
   });
-  return { page, state: stateOf([...views.values()].map((view) => view.state)), groups: groupViews, incidents, nowMs, firstDayS };
+  return {
+    page,
+    state: stateOf([...views.values()].map((view) => view.state)),
+    groups: groupViews,
+    incidents,
+    nowMs,
+    firstDayS,
+  };
 }
 
 /** Whether an incident is shown on a page: it names the page, or one of the page's checks. */
-export function concerns(page: StatusPage, checkNames: ReadonlySet<string>): (incident: { pages: unknown; checks: unknown }) => boolean {
-  return (incident) => (incident.pages as string[]).includes(page.slug) || (incident.checks as string[]).some((name) => checkNames.has(name));
+export function concerns(
+  page: StatusPage,
+  checkNames: ReadonlySet<string>,
+): (incident: { pages: unknown; checks: unknown }) => boolean {
+  return (incident) =>
+    (incident.pages as string[]).includes(page.slug) ||
+    (incident.checks as string[]).some((name) => checkNames.has(name));
 }
 
 /** The names of every check a page shows. */

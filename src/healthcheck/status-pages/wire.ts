@@ -4,7 +4,11 @@
  */
 import { Type } from '@sinclair/typebox';
 
-const Update = Type.Object({ status: Type.String(), message: Type.String(), at: Type.String({ description: 'RFC 3339' }) });
+const Update = Type.Object({
+  status: Type.String(),
+  message: Type.String(),
+  at: Type.String({ description: 'RFC 3339' }),
+});
 
 export const Incident = Type.Object(
   {

@@ -19,35 +19,57 @@ export interface ActionFamily {
 }
 
 export const actionFamilies: readonly ActionFamily[] = [
-  { title: 'Plumbing', description: 'Fan-out, error routing, logging, test taps, outputs and re-injection between streams.', actions: plumbingActions },
+  {
+    title: 'Plumbing',
+    description: 'Fan-out, error routing, logging, test taps, outputs and re-injection between streams.',
+    actions: plumbingActions,
+  },
   {
     title: 'Filters',
-    description: 'Each forwards the events it keeps, unchanged. Lists (from windows) pass only through `:where` and `:split` conditions that accept them; the other filters drop lists.',
+    description:
+      'Each forwards the events it keeps, unchanged. Lists (from windows) pass only through `:where` and `:split` conditions that accept them; the other filters drop lists.',
     actions: filterActions,
   },
   {
     title: 'Transformations',
-    description: 'One event in, one new event out (the input is never changed). Applied to a list, a transformation applies to each event of it. Fields are keywords or vector paths everywhere.',
+    description:
+      'One event in, one new event out (the input is never changed). Applied to a list, a transformation applies to each event of it. Fields are keywords or vector paths everywhere.',
     actions: transformActions,
   },
   {
     title: 'State over time',
-    description: 'Conditions held over time, rate limiting, change detection, derivatives and running extremes. Each instance keeps its own state and clock (the event times it has seen, never the wall clock).',
+    description:
+      'Conditions held over time, rate limiting, change detection, derivatives and running extremes. Each instance keeps its own state and clock (the event times it has seen, never the wall clock).',
     actions: stateActions,
   },
-  { title: 'Index', description: 'The stream index, searchable over HTTP (`POST /api/v1/index/<name>/search`).', actions: indexActions },
-  { title: 'Windows', description: 'Buffer events and emit lists: count-based, time-based, latest per key, latest per condition. Time-based windows advance on event time only.', actions: windowActions },
+  {
+    title: 'Index',
+    description: 'The stream index, searchable over HTTP (`POST /api/v1/index/<name>/search`).',
+    actions: indexActions,
+  },
+  {
+    title: 'Windows',
+    description:
+      'Buffer events and emit lists: count-based, time-based, latest per key, latest per condition. Time-based windows advance on event time only.',
+    actions: windowActions,
+  },
   {
     title: 'Time aggregations',
-    description: 'Aggregate the events of each time window and emit one event per window (or one per quantile). Windows close when a later event arrives; `:delay` admits late events.',
+    description:
+      'Aggregate the events of each time window and emit one event per window (or one per quantile). Windows close when a later event arrives; `:delay` admits late events.',
     actions: aggregateActions,
   },
   {
     title: 'List actions',
-    description: 'Take the list a window emits and reduce, sort or filter it. "Most recent" means the greatest `:time`, the later one in the list on ties. A nil input counts as an empty list.',
+    description:
+      'Take the list a window emits and reduce, sort or filter it. "Most recent" means the greatest `:time`, the later one in the list on ties. A nil input counts as an empty list.',
     actions: collectionActions,
   },
-  { title: 'Forks', description: 'Split the stream by field values, with fresh state for every combination.', actions: forkActions },
+  {
+    title: 'Forks',
+    description: 'Split the stream by field values, with fresh state for every combination.',
+    actions: forkActions,
+  },
 ];
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

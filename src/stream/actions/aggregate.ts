@@ -44,7 +44,8 @@ export const sum = defineAction({
   name: 'sum',
   state: 'kept',
   doc: {
-    summary: 'Sums the metrics of each `:duration` window and emits the most recent event of the window with that sum. Every event needs a `:time`.',
+    summary:
+      'Sums the metrics of each `:duration` window and emits the most recent event of the window with that sum. Every event needs a `:time`.',
     params: '[{:duration duration :delay duration?}]',
     example: '{:action :sum :params [{:duration "10s" :delay "2s"}] :children [{:action :info}]}',
   },
@@ -74,7 +75,8 @@ export const mean = defineAction({
   name: 'mean',
   state: 'kept',
   doc: {
-    summary: 'Emits the most recent event of each `:duration` window with the mean of the window\'s metrics (a missing metric counts as 0). Every event needs a `:time`.',
+    summary:
+      "Emits the most recent event of each `:duration` window with the mean of the window's metrics (a missing metric counts as 0). Every event needs a `:time`.",
     params: '[{:duration duration :delay duration?}]',
     example: '{:action :mean :params [{:duration 60000000000}] :children [{:action :info}]}',
   },
@@ -82,13 +84,17 @@ export const mean = defineAction({
   build: (params, ctx) => windowedAggregation('mean', params, meanAggregator, ctx),
 });
 
-function extremumAggregator(action: string, keepCurrent: (current: number, candidate: number) => boolean): Aggregator<Event> {
+function extremumAggregator(
+  action: string,
+  keepCurrent: (current: number, candidate: number) => boolean,
+): Aggregator<Event> {
   const what = `:${action}: :metric`;
   return {
     shape: shape.event,
     start: (event) => event,
     // On equal metrics the newer arrival wins, as upstream.
-    add: (current, event) => (keepCurrent(requireNumber(current.metric, what), requireNumber(event.metric, what)) ? current : event),
+    add: (current, event) =>
+      keepCurrent(requireNumber(current.metric, what), requireNumber(event.metric, what)) ? current : event,
     flush: eachWindow((event) => event),
   };
 }
@@ -144,7 +150,8 @@ export const rate = defineAction({
   name: 'rate',
   state: 'kept',
   doc: {
-    summary: 'Counts the events of each `:duration` window and emits the most recent one with `:metric` = events per second (input metrics are ignored). Every event needs a `:time`.',
+    summary:
+      'Counts the events of each `:duration` window and emits the most recent one with `:metric` = events per second (input metrics are ignored). Every event needs a `:time`.',
     params: '[{:duration duration :delay duration?}]',
     example: '{:action :rate :params [{:duration "10s"}] :children [{:action :info}]}',
   },
@@ -194,7 +201,8 @@ export const ratio = defineAction({
     summary:
       'For each `:duration` window, emits the most recent event with `:metric` = the number of events matching the first condition divided by the number matching the second (0 when none matches the second); with `:metric true`, the sums of their metrics instead of counts. Every event needs a `:time`.',
     params: '[{:duration duration :conditions [condition condition] :delay duration? :metric boolean?}]',
-    example: '{:action :ratio :params [{:duration "1m" :conditions [[:= :state "error"] [:always-true]]}] :children [{:action :info}]}',
+    example:
+      '{:action :ratio :params [{:duration "1m" :conditions [[:= :state "error"] [:always-true]]}] :children [{:action :info}]}',
   },
   params(raw, read): RatioParams {
     const window = readWindowParams('ratio', raw, read);
@@ -239,7 +247,8 @@ export const ssort = defineAction({
   name: 'ssort',
   state: 'kept',
   doc: {
-    summary: 'Streaming sort: buffers each `:duration` window and emits its events one by one, sorted by `:field` (a keyword or a nested path). Every event needs a `:time`.',
+    summary:
+      'Streaming sort: buffers each `:duration` window and emits its events one by one, sorted by `:field` (a keyword or a nested path). Every event needs a `:time`.',
     params: '[{:duration duration :field field :delay duration? :nested? boolean?}]',
     example: '{:action :ssort :params [{:duration "10s" :field :time :delay "5s"}] :children [{:action :info}]}',
   },
@@ -249,7 +258,10 @@ export const ssort = defineAction({
     const nested = read.option(window.options, 'nested?');
     // What Mirabelle's compiler writes: whether :field is a vector, which its runtime then sorts by.
     if (nested !== undefined && boolean(nested, ':nested?') !== Array.isArray(field)) {
-      throw new ParamError(':nested?', `is ${String(nested)} but :field ${describe(field)} is ${Array.isArray(field) ? '' : 'not '}a nested path`);
+      throw new ParamError(
+        ':nested?',
+        `is ${String(nested)} but :field ${describe(field)} is ${Array.isArray(field) ? '' : 'not '}a nested path`,
+      );
     }
     return { duration: window.duration, delay: window.delay, field: path(field, ':field') };
   },

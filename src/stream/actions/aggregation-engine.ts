@@ -41,7 +41,11 @@ export interface WindowParams {
  * its runtime picks the aggregation by (docs/differences.md, "Compiled EDN"): here the action's name picks it, so
  * `:aggr-fn` may only be the one the compiler writes for that action (`:+` for `:sum`...), never another one.
  */
-export function readWindowParams(action: keyof typeof AGGR_FN, raw: readonly EdnValue[], read: ParamReading): WindowParams & { readonly options: Map<EdnValue, EdnValue> } {
+export function readWindowParams(
+  action: keyof typeof AGGR_FN,
+  raw: readonly EdnValue[],
+  read: ParamReading,
+): WindowParams & { readonly options: Map<EdnValue, EdnValue> } {
   arity(raw, 1);
   const options = read.map(raw[0], 'config');
   const windowDuration = read.duration(read.option(options, 'duration'), ':duration');
@@ -49,9 +53,16 @@ export function readWindowParams(action: keyof typeof AGGR_FN, raw: readonly Edn
   const aggrFn = read.option(options, 'aggr-fn');
   const expected = AGGR_FN[action];
   if (aggrFn !== undefined && !(isKeyword(aggrFn) && aggrFn.name === expected)) {
-    throw new ParamError(':aggr-fn', `expected :${expected} (what Mirabelle's compiler writes for :${action}), got ${describe(aggrFn)}`);
+    throw new ParamError(
+      ':aggr-fn',
+      `expected :${expected} (what Mirabelle's compiler writes for :${action}), got ${describe(aggrFn)}`,
+    );
   }
-  return { options, duration: windowDuration, delay: delay === undefined ? 0 : read.duration(delay, ':delay', { allowZero: true }) };
+  return {
+    options,
+    duration: windowDuration,
+    delay: delay === undefined ? 0 : read.duration(delay, ':delay', { allowZero: true }),
+  };
 }
 
 /** The `:aggr-fn` Mirabelle's compiler writes for each windowed action. */
@@ -92,11 +103,20 @@ function windowsShape<A>(accumulator: shape.Shape<A>): shape.Shape<WindowsState<
     ids: shape.list(shape.integer),
     accumulators: shape.list(accumulator),
   });
-  return shape.refine(fields, (state) => (state.ids.length === state.accumulators.length ? null : `expected as many ids as accumulators, got ${state.ids.length} and ${state.accumulators.length}`));
+  return shape.refine(fields, (state) =>
+    state.ids.length === state.accumulators.length
+      ? null
+      : `expected as many ids as accumulators, got ${state.ids.length} and ${state.accumulators.length}`,
+  );
 }
 
 /** The accumulators must be plain data (events, numbers, lists of events): they are saved as they are. */
-export function windowedAggregation<A>(action: string, params: WindowParams, aggregator: Aggregator<A>, ctx: BuildContext): Node {
+export function windowedAggregation<A>(
+  action: string,
+  params: WindowParams,
+  aggregator: Aggregator<A>,
+  ctx: BuildContext,
+): Node {
   const emit = ctx.emit;
   const windowDuration = params.duration;
   const delay = params.delay;

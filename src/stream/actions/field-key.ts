@@ -14,7 +14,10 @@ export type FieldKey = string | number | boolean | null | undefined;
 
 /** `missingIsNil`: whether an absent field counts as nil (`by`: yes, as `juxt` reads it; `coalesce`: no, upstream
  *  leaves absent fields out of its key). */
-export function fieldKeyFunction(fields: readonly Path[], { missingIsNil }: { missingIsNil: boolean }): (event: Event) => FieldKey {
+export function fieldKeyFunction(
+  fields: readonly Path[],
+  { missingIsNil }: { missingIsNil: boolean },
+): (event: Event) => FieldKey {
   if (fields.length === 1 && (fields[0] as Path).length === 1) {
     const field = (fields[0] as Path)[0] as string;
     return (event) => {

@@ -14,7 +14,8 @@ const where = defineAction({
   name: 'where',
   state: 'none',
   doc: {
-    summary: 'Forwards the events matching the condition. A list passes only through a condition that accepts it, such as `[:always-true]`.',
+    summary:
+      'Forwards the events matching the condition. A list passes only through a condition that accepts it, such as `[:always-true]`.',
     params: '[condition]',
     example: '{:action :where :params [[:and [:= :service "api"] [:> :metric 0.5]]] :children [{:action :info}]}',
   },
@@ -22,9 +23,11 @@ const where = defineAction({
     arity(raw, 1);
     return condition(raw[0], 'condition');
   },
-  build: (test, { emit }) => (emission) => {
-    if (emission !== null && test(emission as Event)) emit(emission);
-  },
+  build:
+    (test, { emit }) =>
+    (emission) => {
+      if (emission !== null && test(emission as Event)) emit(emission);
+    },
 });
 
 /** Routes each event to the child of the first matching condition. */
@@ -40,12 +43,16 @@ const split = defineAction({
   params: (raw) => {
     arity(raw, 1);
     const clauses = raw[0];
-    if (!Array.isArray(clauses)) throw new ParamError('conditions', `expected a vector of conditions, got ${describe(clauses)}`);
+    if (!Array.isArray(clauses))
+      throw new ParamError('conditions', `expected a vector of conditions, got ${describe(clauses)}`);
     return clauses.map((clause, i) => condition(clause, `conditions[${i}]`));
   },
   build: (tests, ctx) => {
     if (tests.length !== ctx.childCount) {
-      throw new ParamError('conditions', `expected one condition per child: ${tests.length} condition(s), ${ctx.childCount} child(ren)`);
+      throw new ParamError(
+        'conditions',
+        `expected one condition per child: ${tests.length} condition(s), ${ctx.childCount} child(ren)`,
+      );
     }
     const branches = tests.map((_test, i) => ctx.compileChild(i, ctx.onError));
     return (emission) => {
@@ -69,21 +76,25 @@ function metricFilter(actionName: string, keep: (metric: number, threshold: numb
       arity(raw, 1);
       return number(raw[0], 'threshold');
     },
-    build: (threshold, { emit }) => (emission) => {
-      if (!isEvent(emission)) return;
-      const metric = emission.metric;
-      if (typeof metric === 'number' && keep(metric, threshold)) emit(emission);
-    },
+    build:
+      (threshold, { emit }) =>
+      (emission) => {
+        if (!isEvent(emission)) return;
+        const metric = emission.metric;
+        if (typeof metric === 'number' && keep(metric, threshold)) emit(emission);
+      },
   });
 }
 
 const over = metricFilter('over', (metric, threshold) => metric > threshold, {
-  summary: 'Keeps the events whose metric is strictly above the threshold (events without a numeric metric are dropped).',
+  summary:
+    'Keeps the events whose metric is strictly above the threshold (events without a numeric metric are dropped).',
   params: '[number]',
   example: '{:action :over :params [1.5] :children [{:action :info}]}',
 });
 const under = metricFilter('under', (metric, threshold) => metric < threshold, {
-  summary: 'Keeps the events whose metric is strictly below the threshold (events without a numeric metric are dropped).',
+  summary:
+    'Keeps the events whose metric is strictly below the threshold (events without a numeric metric are dropped).',
   params: '[number]',
   example: '{:action :under :params [0] :children [{:action :info}]}',
 });
@@ -112,9 +123,11 @@ const taggedAll = defineAction({
     example: '{:action :tagged-all :params [["prod" "web"]] :children [{:action :info}]}',
   },
   params: tagList,
-  build: (tags, { emit }) => (emission) => {
-    if (isEvent(emission) && tags.every((tag) => hasTag(emission, tag))) emit(emission);
-  },
+  build:
+    (tags, { emit }) =>
+    (emission) => {
+      if (isEvent(emission) && tags.every((tag) => hasTag(emission, tag))) emit(emission);
+    },
 });
 
 /** Not in Mirabelle: the `tagged-any` of Riemann. */
@@ -127,9 +140,11 @@ const taggedAny = defineAction({
     example: '{:action :tagged-any :params [["prod" "staging"]] :children [{:action :info}]}',
   },
   params: tagList,
-  build: (tags, { emit }) => (emission) => {
-    if (isEvent(emission) && tags.some((tag) => hasTag(emission, tag))) emit(emission);
-  },
+  build:
+    (tags, { emit }) =>
+    (emission) => {
+      if (isEvent(emission) && tags.some((tag) => hasTag(emission, tag))) emit(emission);
+    },
 });
 
 const clockShape = shape.record({ clock: shape.finite });
@@ -183,9 +198,11 @@ function stateFilter(state: string) {
       example: `{:action :${state} :children [{:action :error}]}`,
     },
     params: (raw) => arity(raw, 0),
-    build: (_params, { emit }) => (emission) => {
-      if (isEvent(emission) && emission.state === state) emit(emission);
-    },
+    build:
+      (_params, { emit }) =>
+      (emission) => {
+        if (isEvent(emission) && emission.state === state) emit(emission);
+      },
   });
 }
 
@@ -193,4 +210,15 @@ const critical = stateFilter('critical');
 const warning = stateFilter('warning');
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const filterActions: ActionDefinition<any>[] = [where, split, over, under, taggedAll, taggedAny, expired, notExpired, critical, warning];
+export const filterActions: ActionDefinition<any>[] = [
+  where,
+  split,
+  over,
+  under,
+  taggedAll,
+  taggedAny,
+  expired,
+  notExpired,
+  critical,
+  warning,
+];

@@ -34,8 +34,11 @@ type SavedFork = [lastSeen: number, states: SavedStates | null];
 /** A saved fork as read back (null: no fork at that point); each child's state is then checked by its own shape. */
 const savedForkShape = shape.nullable(
   shape.refine(shape.list(shape.anything, { length: 2 }), ([lastSeen, states]) => {
-    if (typeof lastSeen !== 'number' || !Number.isFinite(lastSeen)) return 'expected [last-seen time, states]: the time is not a finite number';
-    return states === null || (typeof states === 'object' && !Array.isArray(states)) ? null : 'expected [last-seen time, states]: the states are not a map or null';
+    if (typeof lastSeen !== 'number' || !Number.isFinite(lastSeen))
+      return 'expected [last-seen time, states]: the time is not a finite number';
+    return states === null || (typeof states === 'object' && !Array.isArray(states))
+      ? null
+      : 'expected [last-seen time, states]: the states are not a map or null';
   }),
 );
 
@@ -51,7 +54,8 @@ function parseForkKey(text: string): FieldKey {
   } catch {
     throw new shape.StateShapeError('', 'the fork key is not JSON');
   }
-  if (key !== null && typeof key !== 'string' && typeof key !== 'number' && typeof key !== 'boolean') throw new shape.StateShapeError('', `the fork key is not a string, a number, a boolean or nil`);
+  if (key !== null && typeof key !== 'string' && typeof key !== 'number' && typeof key !== 'boolean')
+    throw new shape.StateShapeError('', `the fork key is not a string, a number, a boolean or nil`);
   return key;
 }
 

@@ -26,7 +26,8 @@ export const by = defineAction({
     summary:
       'Routes each event to its own copy of the children (with its own state), one copy per combination of `:fields` values (nil for a missing field), created on first sight. With `:gc-interval`, copies not seen for `:fork-ttl` (default 1 h) are dropped, checked on the first event and then whenever event time passes the last check by `:gc-interval`. Every event needs a `:time`.',
     params: '[{:fields [field ...] :gc-interval duration? :fork-ttl duration?}]',
-    example: '{:action :by :params [{:fields [:host :service] :gc-interval "10m" :fork-ttl "1h"}] :children [{:action :ddt :children [{:action :info}]}]}',
+    example:
+      '{:action :by :params [{:fields [:host :service] :gc-interval "10m" :fork-ttl "1h"}] :children [{:action :ddt :children [{:action :info}]}]}',
   },
   params(raw, read) {
     arity(raw, 1);

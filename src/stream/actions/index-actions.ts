@@ -24,11 +24,13 @@ const index = defineAction({
     return indexLabels(paths(raw[0], 'labels'));
   },
   children: 'none',
-  build: (labels, { services }) => (emission) => {
-    if (emission === null) return;
-    if (Array.isArray(emission)) for (const event of emission) services.index.insert(event, labels);
-    else services.index.insert(emission, labels);
-  },
+  build:
+    (labels, { services }) =>
+    (emission) => {
+      if (emission === null) return;
+      if (Array.isArray(emission)) for (const event of emission) services.index.insert(event, labels);
+      else services.index.insert(emission, labels);
+    },
 });
 
 /** Expires index entries on event time and re-injects them. */
@@ -46,7 +48,10 @@ const reaper = defineAction({
   params: (raw, read) => {
     arity(raw, 1, 2);
     const destination = raw[1];
-    return { interval: read.duration(raw[0], 'interval'), destination: destination === undefined || destination === null ? null : name(destination, 'destination') };
+    return {
+      interval: read.duration(raw[0], 'interval'),
+      destination: destination === undefined || destination === null ? null : name(destination, 'destination'),
+    };
   },
   children: 'none',
   build: ({ interval, destination }, { services, keepState }) => {

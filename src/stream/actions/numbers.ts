@@ -7,7 +7,8 @@ import type { Emission, Event } from '../event.ts';
 
 /** A metric (or time) that Clojure arithmetic would accept; anything else throws, as `(+ nil 1)` does. */
 export function requireNumber(value: unknown, what: string): number {
-  if (typeof value !== 'number') throw new TypeError(`${what} is not a number (got ${value === undefined ? 'nothing' : JSON.stringify(value)})`);
+  if (typeof value !== 'number')
+    throw new TypeError(`${what} is not a number (got ${value === undefined ? 'nothing' : JSON.stringify(value)})`);
   return value;
 }
 
@@ -28,7 +29,8 @@ export function requireTime(emission: Emission, action: string): number {
 /** The list a `coll-*` action receives; nil (what `coll-max` & co. pass on for nothing) is the empty list. */
 export function requireList(emission: Emission, action: string): readonly Event[] {
   if (emission === null) return EMPTY;
-  if (!Array.isArray(emission)) throw new TypeError(`:${action} expects a list of events (put it under a window action)`);
+  if (!Array.isArray(emission))
+    throw new TypeError(`:${action} expects a list of events (put it under a window action)`);
   return emission;
 }
 
@@ -43,7 +45,8 @@ export function compareValues(a: unknown, b: unknown): number {
   if (aNil || bNil) return aNil && bNil ? 0 : aNil ? -1 : 1;
   const type = typeof a;
   if (type === typeof b) {
-    if (type === 'number' || type === 'string') return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
+    if (type === 'number' || type === 'string')
+      return (a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0;
     if (type === 'boolean') return a ? 1 : -1;
   }
   if (Array.isArray(a) && Array.isArray(b)) {

@@ -29,7 +29,6 @@ export function arity(raw: readonly EdnValue[], min: number, max = min): void {
   }
 }
 
-
 /** A map whose keys are the user's (fields to set, fields to rename), not options: any key goes. */
 export function freeMap(value: EdnValue | undefined, name: string): EdnMap {
   if (!isEdnMap(value)) throw new ParamError(name, `expected a map, got ${describe(value)}`);
@@ -119,7 +118,8 @@ function firstUnknownKey(maps: ReadonlyMap<EdnMap, ReadonlySet<string>>, closeOn
 }
 
 export function number(value: EdnValue | undefined, name: string): number {
-  if (typeof value !== 'number' || Number.isNaN(value)) throw new ParamError(name, `expected a number, got ${describe(value)}`);
+  if (typeof value !== 'number' || Number.isNaN(value))
+    throw new ParamError(name, `expected a number, got ${describe(value)}`);
   return value;
 }
 
@@ -134,7 +134,11 @@ export function positiveInteger(value: EdnValue | undefined, name: string): numb
 const SUSPICIOUS_BARE_DURATION_NS = 1_000_000;
 
 /** A time param without its warning (see `ParamReading.duration`). */
-function durationParam(value: EdnValue | undefined, name: string, { allowZero = false }: { allowZero?: boolean }): number {
+function durationParam(
+  value: EdnValue | undefined,
+  name: string,
+  { allowZero = false }: { allowZero?: boolean },
+): number {
   let ns: number;
   if (typeof value === 'number') ns = value;
   else if (typeof value === 'string') {
@@ -145,7 +149,11 @@ function durationParam(value: EdnValue | undefined, name: string, { allowZero = 
       throw error;
     }
   } else throw new ParamError(name, `expected a duration (nanoseconds or a string like "10s"), got ${describe(value)}`);
-  if (ns < 0 || (!allowZero && ns === 0)) throw new ParamError(name, `expected a ${allowZero ? 'non-negative' : 'positive'} duration, got ${describe(value)}`);
+  if (ns < 0 || (!allowZero && ns === 0))
+    throw new ParamError(
+      name,
+      `expected a ${allowZero ? 'non-negative' : 'positive'} duration, got ${describe(value)}`,
+    );
   return ns;
 }
 

@@ -29,7 +29,11 @@ export class PercentileHistogram {
       this.histogram = new (hdrHistogram().Float64Histogram)(1, 2, significantDigits);
       this.histogram.autoResize = true;
     } else {
-      this.histogram = new (hdrHistogram().Float64Histogram)(lowestDiscernibleValue ?? 1, highestTrackableValue, significantDigits);
+      this.histogram = new (hdrHistogram().Float64Histogram)(
+        lowestDiscernibleValue ?? 1,
+        highestTrackableValue,
+        significantDigits,
+      );
     }
   }
 
@@ -62,7 +66,8 @@ export class PercentileHistogram {
   /** Records again what `save` gave: each value lands in the bucket it came from. */
   load(pairs: readonly number[]): void {
     this.histogram.reset();
-    for (let i = 0; i + 1 < pairs.length; i += 2) this.histogram.recordValueWithCount(pairs[i] as number, pairs[i + 1] as number);
+    for (let i = 0; i + 1 < pairs.length; i += 2)
+      this.histogram.recordValueWithCount(pairs[i] as number, pairs[i + 1] as number);
   }
 
   /** Java HdrHistogram 2.1.12+: `count = max(1, ceil(nextDown(p)/100 × total))` with p clamped to 0..100,

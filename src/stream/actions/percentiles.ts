@@ -26,18 +26,26 @@ function readPercentilesParams(raw: readonly EdnValue[], read: ParamReading): Pe
   arity(raw, 1);
   const options = read.map(raw[0], 'config');
   const quantiles = read.option(options, 'percentiles');
-  if (!Array.isArray(quantiles)) throw new ParamError(':percentiles', `expected a vector of quantiles, got ${describe(quantiles)}`);
+  if (!Array.isArray(quantiles))
+    throw new ParamError(':percentiles', `expected a vector of quantiles, got ${describe(quantiles)}`);
   const digits = read.option(options, 'nb-significant-digits');
   const significantDigits = digits === undefined ? 3 : positiveInteger(digits, ':nb-significant-digits');
-  if (significantDigits > 5) throw new ParamError(':nb-significant-digits', `expected 1 to 5, got ${significantDigits}`);
+  if (significantDigits > 5)
+    throw new ParamError(':nb-significant-digits', `expected 1 to 5, got ${significantDigits}`);
   const highest = read.option(options, 'highest-trackable-value');
   const lowest = read.option(options, 'lowest-discernible-value');
-  const highestTrackableValue = highest === undefined ? undefined : positiveInteger(highest, ':highest-trackable-value');
-  const lowestDiscernibleValue = lowest === undefined ? undefined : positiveInteger(lowest, ':lowest-discernible-value');
+  const highestTrackableValue =
+    highest === undefined ? undefined : positiveInteger(highest, ':highest-trackable-value');
+  const lowestDiscernibleValue =
+    lowest === undefined ? undefined : positiveInteger(lowest, ':lowest-discernible-value');
   if (lowestDiscernibleValue !== undefined) {
-    if (highestTrackableValue === undefined) throw new ParamError(':lowest-discernible-value', 'needs :highest-trackable-value too');
+    if (highestTrackableValue === undefined)
+      throw new ParamError(':lowest-discernible-value', 'needs :highest-trackable-value too');
     if (highestTrackableValue < 2 * lowestDiscernibleValue) {
-      throw new ParamError(':highest-trackable-value', `must be at least twice :lowest-discernible-value (${lowestDiscernibleValue})`);
+      throw new ParamError(
+        ':highest-trackable-value',
+        `must be at least twice :lowest-discernible-value (${lowestDiscernibleValue})`,
+      );
     }
   } else if (highestTrackableValue !== undefined && highestTrackableValue < 2) {
     throw new ParamError(':highest-trackable-value', 'must be at least 2');
@@ -48,7 +56,8 @@ function readPercentilesParams(raw: readonly EdnValue[], read: ParamReading): Pe
     delay: delay === undefined ? 0 : read.duration(delay, ':delay', { allowZero: true }),
     quantiles: quantiles.map((q, i) => {
       const value = number(q, `:percentiles[${i}]`);
-      if (value < 0 || value > 1) throw new ParamError(`:percentiles[${i}]`, `expected a quantile between 0 and 1, got ${value}`);
+      if (value < 0 || value > 1)
+        throw new ParamError(`:percentiles[${i}]`, `expected a quantile between 0 and 1, got ${value}`);
       return value;
     }),
     significantDigits,
@@ -60,7 +69,9 @@ function readPercentilesParams(raw: readonly EdnValue[], read: ParamReading): Pe
 /** The histogram as `[value, count, ...]` pairs (PercentileHistogram.save). */
 const percentilesShape = shape.record({
   lastFlush: shape.finite,
-  recorded: shape.refine(shape.list(shape.natural), (pairs) => (pairs.length % 2 === 0 ? null : `expected [value count ...] pairs, got ${pairs.length} numbers`)),
+  recorded: shape.refine(shape.list(shape.natural), (pairs) =>
+    pairs.length % 2 === 0 ? null : `expected [value count ...] pairs, got ${pairs.length} numbers`,
+  ),
 });
 
 /** HdrHistogram-backed; the triggering event counts in the next interval. */
@@ -70,8 +81,10 @@ export const percentiles = defineAction({
   doc: {
     summary:
       'Records metrics in an HdrHistogram and, when an event arrives more than `:duration` after the last flush, emits that event once per quantile with `:metric` = the value at that quantile (an integer: metrics are truncated when recorded) and `[:attributes :quantile]` = the quantile as a string. `:delay` admits late events into the current interval; `:nb-significant-digits` is 1 to 5 (default 3). Every event needs a `:time`.',
-    params: '[{:duration duration :percentiles [number ...] :delay duration? :nb-significant-digits integer? :highest-trackable-value integer? :lowest-discernible-value integer?}]',
-    example: '{:action :percentiles :params [{:duration "1m" :percentiles [0.5 0.99 1] :nb-significant-digits 3}] :children [{:action :info}]}',
+    params:
+      '[{:duration duration :percentiles [number ...] :delay duration? :nb-significant-digits integer? :highest-trackable-value integer? :lowest-discernible-value integer?}]',
+    example:
+      '{:action :percentiles :params [{:duration "1m" :percentiles [0.5 0.99 1] :nb-significant-digits 3}] :children [{:action :info}]}',
   },
   params: readPercentilesParams,
   build(params, ctx) {

@@ -29,7 +29,8 @@ const io = defineAction({
   name: 'io',
   state: 'none',
   doc: {
-    summary: 'Like `:sdo`, except in test mode (`vigie test`), where it drops everything: wrap side effects that tests must not run.',
+    summary:
+      'Like `:sdo`, except in test mode (`vigie test`), where it drops everything: wrap side effects that tests must not run.',
     params: '[]',
     example: '{:action :io :children [{:action :output! :params [:influx]}]}',
   },
@@ -68,7 +69,10 @@ const exceptionStream = defineAction({
 
 function exceptionEvent(error: unknown, base: Emission): Event {
   const failure = error instanceof Error ? error : new Error(String(error));
-  const stack = (failure.stack ?? '').split('\n').slice(1).map((line) => line.trim());
+  const stack = (failure.stack ?? '')
+    .split('\n')
+    .slice(1)
+    .map((line) => line.trim());
   const time = base !== null && !Array.isArray(base) ? base.time : undefined;
   return {
     ...(time === undefined ? {} : { time }),
@@ -98,11 +102,13 @@ const reinject = defineAction({
     return destination === undefined || destination === null ? null : name(destination, 'destination');
   },
   children: 'none',
-  build: (destination, { services }) => (emission) => {
-    if (emission === null) return;
-    if (Array.isArray(emission)) for (const event of emission) services.reinject(destination, event);
-    else services.reinject(destination, emission);
-  },
+  build:
+    (destination, { services }) =>
+    (emission) => {
+      if (emission === null) return;
+      if (Array.isArray(emission)) for (const event of emission) services.reinject(destination, event);
+      else services.reinject(destination, emission);
+    },
 });
 
 /** Mirabelle's thread-pool hand-off, as a bounded queue of `streams.async-queues` run on later ticks. */
@@ -120,7 +126,8 @@ const asyncQueue = defineAction({
     return name(raw[0], 'queue');
   },
   build: (queue, { emit, services }) => {
-    if (!services.hasAsyncQueue(queue)) throw new Error(`Async queue :${queue} not found (declare it under streams.async-queues)`);
+    if (!services.hasAsyncQueue(queue))
+      throw new Error(`Async queue :${queue} not found (declare it under streams.async-queues)`);
     if (services.testMode) return emit;
     return (emission) => services.enqueue(queue, emit, emission);
   },
@@ -131,7 +138,8 @@ const tap = defineAction({
   name: 'tap',
   state: 'none',
   doc: {
-    summary: 'In test mode (`vigie test`), records what it receives under the tap name, for the test to compare; does nothing otherwise.',
+    summary:
+      'In test mode (`vigie test`), records what it receives under the tap name, for the test to compare; does nothing otherwise.',
     params: '[keyword]',
     example: '{:action :tap :params [:alerts]}',
   },
@@ -157,7 +165,10 @@ function logAction(level: 'debug' | 'info' | 'error') {
     },
     params: noParams,
     children: 'none',
-    build: (_params, { services }) => (emission) => services.log(level, emission),
+    build:
+      (_params, { services }) =>
+      (emission) =>
+        services.log(level, emission),
   });
 }
 
@@ -209,4 +220,16 @@ const publish = defineAction({
 });
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const plumbingActions: ActionDefinition<any>[] = [sdo, io, exceptionStream, reinject, asyncQueue, tap, debug, info, error, output, publish];
+export const plumbingActions: ActionDefinition<any>[] = [
+  sdo,
+  io,
+  exceptionStream,
+  reinject,
+  asyncQueue,
+  tap,
+  debug,
+  info,
+  error,
+  output,
+  publish,
+];

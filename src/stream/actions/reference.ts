@@ -48,7 +48,10 @@ function childRule(action: ActionDefinition<any>): string {
 
 /** A GitHub-style heading anchor, as the family index links to it. */
 function anchor(title: string): string {
-  return title.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-');
+  return title
+    .toLowerCase()
+    .replace(/[^a-z0-9 -]/g, '')
+    .replace(/ /g, '-');
 }
 
 export function renderActionReference(): string {
@@ -61,10 +64,20 @@ export function renderActionReference(): string {
     lines.push('', `## ${family.title}`, '', family.description, '');
     lines.push('| action | params | children | state |', '|---|---|---|---|');
     for (const action of family.actions) {
-      lines.push(`| \`:${action.name}\` | \`${action.doc.params.replace(/\|/g, '\\|')}\` | ${childRule(action)} | ${action.state} |`);
+      lines.push(
+        `| \`:${action.name}\` | \`${action.doc.params.replace(/\|/g, '\\|')}\` | ${childRule(action)} | ${action.state} |`,
+      );
     }
     for (const action of family.actions) {
-      lines.push('', `### :${action.name}`, '', `Params: \`${action.doc.params}\`. Children: ${childRule(action)}. State: ${action.state}.`, '', action.doc.summary, '');
+      lines.push(
+        '',
+        `### :${action.name}`,
+        '',
+        `Params: \`${action.doc.params}\`. Children: ${childRule(action)}. State: ${action.state}.`,
+        '',
+        action.doc.summary,
+        '',
+      );
       lines.push('```edn', action.doc.example, '```');
     }
   }

@@ -9,7 +9,11 @@ import { arity, boolean, number } from './params.ts';
 import * as shape from './state-shape.ts';
 import { type ActionDoc, defineAction, ParamError } from './types.ts';
 
-const derivativeShape = shape.record({ primed: shape.boolean, previousMetric: shape.finite, previousTime: shape.finite });
+const derivativeShape = shape.record({
+  primed: shape.boolean,
+  previousMetric: shape.finite,
+  previousTime: shape.finite,
+});
 
 function derivative(actionName: string, positiveByDefault: boolean, doc: ActionDoc) {
   return defineAction({
@@ -119,7 +123,11 @@ function runningBest(actionName: string, better: (candidate: number, best: numbe
       return (emission) => {
         if (!isEvent(emission)) return;
         const metric = emission.metric;
-        if (best === null || (typeof metric === 'number' && (typeof best.metric !== 'number' || better(metric, best.metric)))) best = emission;
+        if (
+          best === null ||
+          (typeof metric === 'number' && (typeof best.metric !== 'number' || better(metric, best.metric)))
+        )
+          best = emission;
         emit(best);
       };
     },
@@ -127,12 +135,14 @@ function runningBest(actionName: string, better: (candidate: number, best: numbe
 }
 
 export const smax = runningBest('smax', (candidate, best) => candidate > best, {
-  summary: 'Emits, for every event, the event with the highest metric seen so far (events without a numeric metric do not replace it). One parameter is accepted and ignored.',
+  summary:
+    'Emits, for every event, the event with the highest metric seen so far (events without a numeric metric do not replace it). One parameter is accepted and ignored.',
   params: '[]',
   example: '{:action :smax :children [{:action :info}]}',
 });
 export const smin = runningBest('smin', (candidate, best) => candidate < best, {
-  summary: 'Emits, for every event, the event with the lowest metric seen so far (events without a numeric metric do not replace it). One parameter is accepted and ignored.',
+  summary:
+    'Emits, for every event, the event with the lowest metric seen so far (events without a numeric metric do not replace it). One parameter is accepted and ignored.',
   params: '[]',
   example: '{:action :smin :children [{:action :info}]}',
 });

@@ -47,11 +47,15 @@ function shape<T>(what: string, accepts: (value: unknown) => boolean): Shape<T> 
   return Object.assign(check, { what });
 }
 
-const isMap = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isMap = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export const finite = shape<number>('a finite number', (value) => typeof value === 'number' && Number.isFinite(value));
 export const integer = shape<number>('an integer', (value) => Number.isSafeInteger(value));
-export const natural = shape<number>('an integer >= 0', (value) => Number.isSafeInteger(value) && (value as number) >= 0);
+export const natural = shape<number>(
+  'an integer >= 0',
+  (value) => Number.isSafeInteger(value) && (value as number) >= 0,
+);
 export const boolean = shape<boolean>('a boolean', (value) => typeof value === 'boolean');
 /** Any JSON value (a last value compared with `=`, a sum not checked until it is used). */
 export const anything = shape<unknown>('anything', () => true);
@@ -66,7 +70,8 @@ export function nullable<T>(inner: Shape<T>): Shape<T | null> {
       return inner(value, where);
     } catch (error) {
       // Said of the value itself: it is neither; deeper down, the inner message is the precise one.
-      if (error instanceof StateShapeError && error.where === where) throw new StateShapeError(where, `expected ${what}, got ${describe(value)}`);
+      if (error instanceof StateShapeError && error.where === where)
+        throw new StateShapeError(where, `expected ${what}, got ${describe(value)}`);
       throw error;
     }
   };
@@ -75,10 +80,18 @@ export function nullable<T>(inner: Shape<T>): Shape<T | null> {
 
 /** A list whose every item has the shape `item`, of at most `max` (or exactly `length`) items. */
 export function list<T>(item: Shape<T>, bounds: { max?: number; length?: number } = {}): Shape<T[]> {
-  const what = bounds.length !== undefined ? `a list of ${bounds.length}` : bounds.max !== undefined ? `a list of at most ${bounds.max}` : 'a list';
+  const what =
+    bounds.length !== undefined
+      ? `a list of ${bounds.length}`
+      : bounds.max !== undefined
+        ? `a list of at most ${bounds.max}`
+        : 'a list';
   const check = (value: unknown, where: string): T[] => {
     if (!Array.isArray(value)) throw new StateShapeError(where, `expected ${what}, got ${describe(value)}`);
-    if ((bounds.length !== undefined && value.length !== bounds.length) || (bounds.max !== undefined && value.length > bounds.max)) {
+    if (
+      (bounds.length !== undefined && value.length !== bounds.length) ||
+      (bounds.max !== undefined && value.length > bounds.max)
+    ) {
       throw new StateShapeError(where, `expected ${what}, got ${describe(value)}`);
     }
     for (let i = 0; i < value.length; i++) item(value[i], `${where}[${i}]`);

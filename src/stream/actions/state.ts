@@ -58,22 +58,22 @@ const condDt = conditionOverTime('cond-dt', {
   example: '{:action :cond-dt :params [[:= :state "critical"] "1m"] :children [{:action :error}]}',
 });
 const aboveDt = conditionOverTime('above-dt', {
-  summary: '`:cond-dt` under the name Mirabelle\'s DSL gives it for `[:> :metric threshold]`.',
+  summary: "`:cond-dt` under the name Mirabelle's DSL gives it for `[:> :metric threshold]`.",
   params: '[condition duration]',
   example: '{:action :above-dt :params [[:> :metric 90] 60000000000] :children [{:action :error}]}',
 });
 const belowDt = conditionOverTime('below-dt', {
-  summary: '`:cond-dt` under the name Mirabelle\'s DSL gives it for `[:< :metric threshold]`.',
+  summary: "`:cond-dt` under the name Mirabelle's DSL gives it for `[:< :metric threshold]`.",
   params: '[condition duration]',
   example: '{:action :below-dt :params [[:< :metric 10] "1m"] :children [{:action :error}]}',
 });
 const betweenDt = conditionOverTime('between-dt', {
-  summary: '`:cond-dt` under the name Mirabelle\'s DSL gives it for `[:and [:> :metric low] [:< :metric high]]`.',
+  summary: "`:cond-dt` under the name Mirabelle's DSL gives it for `[:and [:> :metric low] [:< :metric high]]`.",
   params: '[condition duration]',
   example: '{:action :between-dt :params [[:and [:> :metric 10] [:< :metric 90]] "30s"] :children [{:action :info}]}',
 });
 const outsideDt = conditionOverTime('outside-dt', {
-  summary: '`:cond-dt` under the name Mirabelle\'s DSL gives it for `[:or [:< :metric low] [:> :metric high]]`.',
+  summary: "`:cond-dt` under the name Mirabelle's DSL gives it for `[:or [:< :metric low] [:> :metric high]]`.",
   params: '[condition duration]',
   example: '{:action :outside-dt :params [[:or [:< :metric 10] [:> :metric 90]] "30s"] :children [{:action :error}]}',
 });
@@ -92,7 +92,10 @@ const throttle = defineAction({
   params: (raw, read) => {
     arity(raw, 1);
     const options = read.map(raw[0], 'options');
-    return { count: positiveInteger(read.option(options, 'count'), 'count'), window: read.duration(read.option(options, 'duration'), 'duration') };
+    return {
+      count: positiveInteger(read.option(options, 'count'), 'count'),
+      window: read.duration(read.option(options, 'duration'), 'duration'),
+    };
   },
   build: ({ count, window }, { emit, keepState }) => {
     let windowStart: number | null = null;
@@ -127,7 +130,8 @@ const changed = defineAction({
   name: 'changed',
   state: 'kept',
   doc: {
-    summary: 'Forwards an event only when the value of `:field` differs from the previous event\'s (the first event is compared with `:init`, default nil).',
+    summary:
+      "Forwards an event only when the value of `:field` differs from the previous event's (the first event is compared with `:init`, default nil).",
     params: '[{:field field :init value?}]',
     example: '{:action :changed :params [{:field :state :init "ok"}] :children [{:action :error}]}',
   },
@@ -192,7 +196,13 @@ const stable = defineAction({
     // JSON has no -Infinity (no event seen yet) and no undefined (the field was missing): both are said apart.
     keepState<StableState>({
       shape: stableShape,
-      save: () => ({ newest: newest === -Infinity ? null : newest, running, ...(value === undefined ? {} : { value }), start, held }),
+      save: () => ({
+        newest: newest === -Infinity ? null : newest,
+        running,
+        ...(value === undefined ? {} : { value }),
+        start,
+        held,
+      }),
       load: (state) => {
         newest = state.newest ?? -Infinity;
         running = state.running;
@@ -225,4 +235,18 @@ const stable = defineAction({
 });
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const stateActions: ActionDefinition<any>[] = [aboveDt, belowDt, betweenDt, outsideDt, condDt, throttle, changed, stable, ddt, ddtPos, ewmaTimeless, smax, smin];
+export const stateActions: ActionDefinition<any>[] = [
+  aboveDt,
+  belowDt,
+  betweenDt,
+  outsideDt,
+  condDt,
+  throttle,
+  changed,
+  stable,
+  ddt,
+  ddtPos,
+  ewmaTimeless,
+  smax,
+  smin,
+];

@@ -11,7 +11,12 @@ import { type ActionDoc, defineAction } from './types.ts';
 
 type Transform = (event: Event) => Event;
 
-export function transformAction<P>(actionName: string, doc: ActionDoc, params: (raw: readonly EdnValue[]) => P, transform: (params: P) => Transform) {
+export function transformAction<P>(
+  actionName: string,
+  doc: ActionDoc,
+  params: (raw: readonly EdnValue[]) => P,
+  transform: (params: P) => Transform,
+) {
   return defineAction({
     name: actionName,
     state: 'none',

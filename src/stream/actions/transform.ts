@@ -17,20 +17,25 @@ const truthy = (value: unknown): boolean => value !== undefined && value !== nul
 
 function numericMetric(event: Event, actionName: string): number {
   const metric = event.metric;
-  if (typeof metric !== 'number') throw new Error(`:${actionName} needs a numeric :metric, got ${JSON.stringify(metric ?? null)}`);
+  if (typeof metric !== 'number')
+    throw new Error(`:${actionName} needs a numeric :metric, got ${JSON.stringify(metric ?? null)}`);
   return metric;
 }
 
 const withAction = transformAction(
   'with',
   {
-    summary: 'Sets fields to the given values (a vector key is a path; nil values are set too). A list is transformed event by event.',
+    summary:
+      'Sets fields to the given values (a vector key is a path; nil values are set too). A list is transformed event by event.',
     params: '[{field value ...}]',
     example: '{:action :with :params [{:state "critical" [:attributes :team] "ops"}] :children [{:action :info}]}',
   },
   (raw) => {
     arity(raw, 1);
-    return [...freeMap(raw[0], 'fields')].map(([key, value], i): [Path, unknown] => [path(key, `fields key ${i}`), ednToJs(value)]);
+    return [...freeMap(raw[0], 'fields')].map(([key, value], i): [Path, unknown] => [
+      path(key, `fields key ${i}`),
+      ednToJs(value),
+    ]);
   },
   (fields) => {
     const flat: Record<string, unknown> = {};
@@ -59,13 +64,15 @@ const defaultAction = transformAction(
     return { field: path(raw[0], 'field'), value: ednToJs(raw[1] as EdnValue) };
   },
   ({ field, value }) =>
-    (event) => (truthy(getIn(event, field)) ? event : assocIn(event, field, value)),
+    (event) =>
+      truthy(getIn(event, field)) ? event : assocIn(event, field, value),
 );
 
 const increment = transformAction(
   'increment',
   {
-    summary: 'Adds 1 to the metric (an event without a numeric metric is an error). A list is transformed event by event.',
+    summary:
+      'Adds 1 to the metric (an event without a numeric metric is an error). A list is transformed event by event.',
     params: '[]',
     example: '{:action :increment :children [{:action :info}]}',
   },
@@ -76,7 +83,8 @@ const increment = transformAction(
 const decrement = transformAction(
   'decrement',
   {
-    summary: 'Subtracts 1 from the metric (an event without a numeric metric is an error). A list is transformed event by event.',
+    summary:
+      'Subtracts 1 from the metric (an event without a numeric metric is an error). A list is transformed event by event.',
     params: '[]',
     example: '{:action :decrement :children [{:action :info}]}',
   },
@@ -87,7 +95,8 @@ const decrement = transformAction(
 const scale = transformAction(
   'scale',
   {
-    summary: 'Multiplies the metric by the factor (an event without a numeric metric is an error). A list is transformed event by event.',
+    summary:
+      'Multiplies the metric by the factor (an event without a numeric metric is an error). A list is transformed event by event.',
     params: '[number]',
     example: '{:action :scale :params [1000] :children [{:action :info}]}',
   },
@@ -101,7 +110,8 @@ const scale = transformAction(
 const sdissoc = transformAction(
   'sdissoc',
   {
-    summary: 'Removes the fields; removing a nested field also removes the maps it leaves empty. A list is transformed event by event.',
+    summary:
+      'Removes the fields; removing a nested field also removes the maps it leaves empty. A list is transformed event by event.',
     params: '[field | [field ...]]',
     example: '{:action :sdissoc :params [[:host [:attributes :pod]]] :children [{:action :info}]}',
   },
@@ -118,13 +128,19 @@ const sdissoc = transformAction(
 
 function hasPath(event: Event, field: Path): boolean {
   const parent = field.length === 1 ? event : getIn(event, field.slice(0, -1));
-  return parent !== null && typeof parent === 'object' && !Array.isArray(parent) && Object.prototype.hasOwnProperty.call(parent, field[field.length - 1] as string);
+  return (
+    parent !== null &&
+    typeof parent === 'object' &&
+    !Array.isArray(parent) &&
+    Object.prototype.hasOwnProperty.call(parent, field[field.length - 1] as string)
+  );
 }
 
 const keepKeys = transformAction(
   'keep-keys',
   {
-    summary: 'Keeps only these fields (a nested path keeps only that leaf); absent fields are not created. A list is transformed event by event.',
+    summary:
+      'Keeps only these fields (a nested path keeps only that leaf); absent fields are not created. A list is transformed event by event.',
     params: '[field | [field ...]]',
     example: '{:action :keep-keys :params [[:host :metric [:attributes :env]]] :children [{:action :info}]}',
   },
@@ -142,13 +158,18 @@ const keepKeys = transformAction(
 const renameKeys = transformAction(
   'rename-keys',
   {
-    summary: 'Moves each value from the key field to the value field (overwriting it), when the old value is neither nil nor false. A list is transformed event by event.',
+    summary:
+      'Moves each value from the key field to the value field (overwriting it), when the old value is neither nil nor false. A list is transformed event by event.',
     params: '[{field field ...}]',
-    example: '{:action :rename-keys :params [{:host :source [:attributes :dc] :datacenter}] :children [{:action :info}]}',
+    example:
+      '{:action :rename-keys :params [{:host :source [:attributes :dc] :datacenter}] :children [{:action :info}]}',
   },
   (raw) => {
     arity(raw, 1);
-    return [...freeMap(raw[0], 'renames')].map(([from, to], i): [Path, Path] => [path(from, `renames key ${i}`), path(to, `renames value ${i}`)]);
+    return [...freeMap(raw[0], 'renames')].map(([from, to], i): [Path, Path] => [
+      path(from, `renames key ${i}`),
+      path(to, `renames value ${i}`),
+    ]);
   },
   (renames) => (event) => {
     let result = event;
@@ -164,7 +185,8 @@ function tagParam(raw: readonly EdnValue[]): string[] {
   arity(raw, 1);
   const value = raw[0];
   const tags = Array.isArray(value) ? value : [value];
-  if (!tags.every((tag) => typeof tag === 'string')) throw new ParamError('tags', `expected a string or a vector of strings, got ${describe(value)}`);
+  if (!tags.every((tag) => typeof tag === 'string'))
+    throw new ParamError('tags', `expected a string or a vector of strings, got ${describe(value)}`);
   return tags as string[];
 }
 
@@ -173,29 +195,36 @@ const existingTags = (event: Event): unknown[] => (Array.isArray(event.tags) ? e
 const tag = transformAction(
   'tag',
   {
-    summary: 'Adds tags: `:tags` becomes the new tags followed by the existing ones, without duplicates. A list is transformed event by event.',
+    summary:
+      'Adds tags: `:tags` becomes the new tags followed by the existing ones, without duplicates. A list is transformed event by event.',
     params: '[string | [string ...]]',
     example: '{:action :tag :params [["prod" "web"]] :children [{:action :info}]}',
   },
-  tagParam, (tags) => (event) => ({ ...event, tags: [...new Set([...tags, ...existingTags(event)])] as string[] }));
+  tagParam,
+  (tags) => (event) => ({ ...event, tags: [...new Set([...tags, ...existingTags(event)])] as string[] }),
+);
 
 const untag = transformAction(
   'untag',
   {
-    summary: 'Removes the tags from `:tags`; an event without tags gets an empty `:tags`. A list is transformed event by event.',
+    summary:
+      'Removes the tags from `:tags`; an event without tags gets an empty `:tags`. A list is transformed event by event.',
     params: '[string | [string ...]]',
     example: '{:action :untag :params ["staging"] :children [{:action :info}]}',
   },
-  tagParam, (tags) => (event) => ({
-  ...event,
-  tags: existingTags(event).filter((existing) => !tags.includes(existing as string)) as string[],
-}));
+  tagParam,
+  (tags) => (event) => ({
+    ...event,
+    tags: existingTags(event).filter((existing) => !tags.includes(existing as string)) as string[],
+  }),
+);
 
 const extract = defineAction({
   name: 'extract',
   state: 'none',
   doc: {
-    summary: 'Emits the value held in the field instead of the event (it becomes the event), when it is neither nil nor false. Lists are dropped.',
+    summary:
+      'Emits the value held in the field instead of the event (it becomes the event), when it is neither nil nor false. Lists are dropped.',
     params: '[field]',
     example: '{:action :extract :params [:base-event] :children [{:action :info}]}',
   },
@@ -203,11 +232,13 @@ const extract = defineAction({
     arity(raw, 1);
     return path(raw[0], 'field');
   },
-  build: (field, { emit }) => (emission) => {
-    if (emission === null || Array.isArray(emission)) return;
-    const value = getIn(emission, field);
-    if (truthy(value)) emit(value as Emission);
-  },
+  build:
+    (field, { emit }) =>
+    (emission) => {
+      if (emission === null || Array.isArray(emission)) return;
+      const value = getIn(emission, field);
+      if (truthy(value)) emit(value as Emission);
+    },
 });
 
 /** Paths work in `:source` and `:destination`, unlike in Mirabelle. */
@@ -223,15 +254,20 @@ const iterateOn = defineAction({
   params: (raw, read) => {
     arity(raw, 1);
     const options = read.map(raw[0], 'options');
-    return { source: path(read.option(options, 'source'), 'source'), destination: path(read.option(options, 'destination'), 'destination') };
+    return {
+      source: path(read.option(options, 'source'), 'source'),
+      destination: path(read.option(options, 'destination'), 'destination'),
+    };
   },
-  build: ({ source, destination }, { emit }) => (emission) => {
-    if (emission === null || Array.isArray(emission)) return;
-    const elements = getIn(emission, source);
-    if (!Array.isArray(elements)) return;
-    const base = dissocIn(emission, source);
-    for (const element of elements) emit(assocIn(base, destination, element));
-  },
+  build:
+    ({ source, destination }, { emit }) =>
+    (emission) => {
+      if (emission === null || Array.isArray(emission)) return;
+      const elements = getIn(emission, source);
+      if (!Array.isArray(elements)) return;
+      const base = dissocIn(emission, source);
+      for (const element of elements) emit(assocIn(base, destination, element));
+    },
 });
 
 const sflatten = defineAction({
@@ -240,14 +276,17 @@ const sflatten = defineAction({
   doc: {
     summary: 'Emits each event of a list one at a time; a single event passes unchanged.',
     params: '[]',
-    example: '{:action :fixed-event-window :params [{:size 10}] :children [{:action :sflatten :children [{:action :info}]}]}',
+    example:
+      '{:action :fixed-event-window :params [{:size 10}] :children [{:action :sflatten :children [{:action :info}]}]}',
   },
   params: (raw) => arity(raw, 0),
-  build: (_params, { emit }) => (emission) => {
-    if (emission === null) return;
-    if (!Array.isArray(emission)) emit(emission);
-    else for (const event of emission) emit(event);
-  },
+  build:
+    (_params, { emit }) =>
+    (emission) => {
+      if (emission === null) return;
+      if (!Array.isArray(emission)) emit(emission);
+      else for (const event of emission) emit(event);
+    },
 });
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -25,7 +25,8 @@ export const fixedEventWindow = defineAction({
   doc: {
     summary: 'Buffers events and emits them as one list every `:size` events; the next event starts a new list.',
     params: '[{:size integer}]',
-    example: '{:action :fixed-event-window :params [{:size 5}] :children [{:action :coll-mean :children [{:action :info}]}]}',
+    example:
+      '{:action :fixed-event-window :params [{:size 5}] :children [{:action :coll-mean :children [{:action :info}]}]}',
   },
   params: readSize,
   build({ size }, ctx) {
@@ -56,7 +57,8 @@ export const movingEventWindow = defineAction({
   doc: {
     summary: 'On every event, emits the list of the last `:size` events, oldest first.',
     params: '[{:size integer}]',
-    example: '{:action :moving-event-window :params [{:size 10}] :children [{:action :coll-max :children [{:action :info}]}]}',
+    example:
+      '{:action :moving-event-window :params [{:size 10}] :children [{:action :coll-max :children [{:action :info}]}]}',
   },
   params: readSize,
   build({ size }, ctx) {
@@ -94,9 +96,10 @@ export const fixedTimeWindow = defineAction({
   state: 'kept',
   doc: {
     summary:
-      'Emits each `:duration` window of events as a list (in arrival order), windows aligned on the first event\'s time; a window is emitted when an event past its end plus `:delay` (default 0, for late events) arrives. Every event needs a `:time`.',
+      "Emits each `:duration` window of events as a list (in arrival order), windows aligned on the first event's time; a window is emitted when an event past its end plus `:delay` (default 0, for late events) arrives. Every event needs a `:time`.",
     params: '[{:duration duration :delay duration?}]',
-    example: '{:action :fixed-time-window :params [{:duration "1m" :delay "10s"}] :children [{:action :coll-max :children [{:action :info}]}]}',
+    example:
+      '{:action :fixed-time-window :params [{:duration "1m" :delay "10s"}] :children [{:action :coll-max :children [{:action :info}]}]}',
   },
   params: (raw, read) => readWindowParams('fixed-time-window', raw, read),
   build: (params, ctx) => windowedAggregation('fixed-time-window', params, listAggregator, ctx),
@@ -119,7 +122,8 @@ export const movingTimeWindow = defineAction({
     summary:
       'A sliding window of the events of the last `:duration` before the newest time seen; emits the whole window (a list) on every accepted event. Events without `:time` are kept; an event at or before the cutoff (initially 0) is dropped without emission.',
     params: '[{:duration duration}]',
-    example: '{:action :moving-time-window :params [{:duration "30s"}] :children [{:action :coll-mean :children [{:action :info}]}]}',
+    example:
+      '{:action :moving-time-window :params [{:duration "30s"}] :children [{:action :coll-mean :children [{:action :info}]}]}',
   },
   params(raw, read) {
     arity(raw, 1);
@@ -153,7 +157,11 @@ export const movingTimeWindow = defineAction({
   },
 });
 
-const coalesceShape = shape.record({ events: shape.list(shape.event), currentTime: shape.finite, lastTick: shape.nullable(shape.finite) });
+const coalesceShape = shape.record({
+  events: shape.list(shape.event),
+  currentTime: shape.finite,
+  lastTick: shape.nullable(shape.finite),
+});
 
 export const coalesce = defineAction({
   name: 'coalesce',
@@ -162,7 +170,8 @@ export const coalesce = defineAction({
     summary:
       'Keeps the latest event per combination of `:fields` values and, at most every `:duration` of event time, emits the list of the kept events that are not expired (`:ttl`, seconds); expired ones are dropped. Events without `:time` and expired events are ignored; the first event only starts the clock.',
     params: '[{:duration duration :fields [field ...]}]',
-    example: '{:action :coalesce :params [{:duration "10s" :fields [:host :service]}] :children [{:action :coll-sum :children [{:action :info}]}]}',
+    example:
+      '{:action :coalesce :params [{:duration "10s" :fields [:host :service]}] :children [{:action :coll-sum :children [{:action :info}]}]}',
   },
   params(raw, read) {
     arity(raw, 1);
@@ -228,12 +237,14 @@ export const project = defineAction({
     summary:
       'Keeps one slot per condition, holding the most recent non-expired event that matched it; after every event, emits the filled slots (in condition order) as a list, if any. Expired slots are cleared on every event.',
     params: '[[condition ...]]',
-    example: '{:action :project :params [[[:= :service "enqueues"] [:= :service "dequeues"]]] :children [{:action :coll-quotient :children [{:action :info}]}]}',
+    example:
+      '{:action :project :params [[[:= :service "enqueues"] [:= :service "dequeues"]]] :children [{:action :coll-quotient :children [{:action :info}]}]}',
   },
   params(raw) {
     arity(raw, 1);
     const conditions = raw[0];
-    if (!Array.isArray(conditions)) throw new ParamError('conditions', `expected a vector of conditions, got ${describe(conditions)}`);
+    if (!Array.isArray(conditions))
+      throw new ParamError('conditions', `expected a vector of conditions, got ${describe(conditions)}`);
     return { conditions: conditions.map((c, i) => condition(c, `conditions[${i}]`)) };
   },
   build({ conditions }, ctx) {
@@ -241,7 +252,10 @@ export const project = defineAction({
     let slots: (Event | null)[] = conditions.map(() => null);
     let currentTime = 0;
     ctx.keepState<{ slots: (Event | null)[]; currentTime: number }>({
-      shape: shape.record({ slots: shape.list(shape.nullable(shape.event), { length: conditions.length }), currentTime: shape.finite }),
+      shape: shape.record({
+        slots: shape.list(shape.nullable(shape.event), { length: conditions.length }),
+        currentTime: shape.finite,
+      }),
       save: () => ({ slots, currentTime }),
       load: (state) => {
         ({ slots, currentTime } = state);
@@ -255,7 +269,8 @@ export const project = defineAction({
       let filled = 0;
       for (let i = 0; i < slots.length; i++) {
         let slot = slots[i] as Event | null;
-        if (store && (conditions[i] as Condition)(event) && (slot === null || (time as number) > (slot.time as number))) slot = event;
+        if (store && (conditions[i] as Condition)(event) && (slot === null || (time as number) > (slot.time as number)))
+          slot = event;
         else if (slot !== null && isExpired(currentTime, slot)) slot = null;
         slots[i] = slot;
         if (slot !== null) filled++;
@@ -269,4 +284,11 @@ export const project = defineAction({
 });
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const windowActions: ActionDefinition<any>[] = [fixedEventWindow, movingEventWindow, fixedTimeWindow, movingTimeWindow, coalesce, project];
+export const windowActions: ActionDefinition<any>[] = [
+  fixedEventWindow,
+  movingEventWindow,
+  fixedTimeWindow,
+  movingTimeWindow,
+  coalesce,
+  project,
+];

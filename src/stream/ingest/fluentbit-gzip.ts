@@ -43,7 +43,9 @@ class BoundedBody extends Transform {
     this.seen += chunk.length;
     if (this.seen > this.maxBytes) {
       this.onTooLarge();
-      callback(new IngestError(`Fluent Bit body inflates to more than the limit of ${this.maxBytes} bytes`, 'too-large'));
+      callback(
+        new IngestError(`Fluent Bit body inflates to more than the limit of ${this.maxBytes} bytes`, 'too-large'),
+      );
       return;
     }
     callback(null, chunk);
@@ -60,7 +62,12 @@ export function acceptGzipBodies(scope: FastifyInstance, options: GzipBodyOption
     }
     if (coding !== 'gzip') {
       options.refused('unsupported_encoding');
-      done(new IngestError(`Unsupported Content-Encoding ${JSON.stringify(request.headers['content-encoding'])}: expected gzip or none`, 'unsupported'));
+      done(
+        new IngestError(
+          `Unsupported Content-Encoding ${JSON.stringify(request.headers['content-encoding'])}: expected gzip or none`,
+          'unsupported',
+        ),
+      );
       return;
     }
     const gunzip = createGunzip();
@@ -68,10 +75,14 @@ export function acceptGzipBodies(scope: FastifyInstance, options: GzipBodyOption
       payload.unpipe(gunzip);
       gunzip.destroy();
     };
-    const body = new BoundedBody(options.maxBytes, () => gunzip.bytesWritten, () => {
-      options.refused('too_large');
-      stop();
-    });
+    const body = new BoundedBody(
+      options.maxBytes,
+      () => gunzip.bytesWritten,
+      () => {
+        options.refused('too_large');
+        stop();
+      },
+    );
     gunzip.on('error', (error) => {
       options.refused('invalid_gzip');
       payload.unpipe(gunzip);

@@ -62,7 +62,11 @@ function onlyJson(value: object): boolean {
 /** The problem with `value` at `path`, which `onlyJson` refused: where under it the first value JSON cannot hold
  *  is, and what that value is. */
 function notJsonProblem(path: string, value: object): string {
-  const items: [string, unknown][] = Array.isArray(value) ? value.map((item, i) => [`[${i}]`, item]) : Object.getPrototypeOf(value) === Object.prototype ? Object.entries(value).map(([key, item]) => [`.${key}`, item]) : [];
+  const items: [string, unknown][] = Array.isArray(value)
+    ? value.map((item, i) => [`[${i}]`, item])
+    : Object.getPrototypeOf(value) === Object.prototype
+      ? Object.entries(value).map(([key, item]) => [`.${key}`, item])
+      : [];
   for (const [step, item] of items) {
     if (typeof item === 'object' && item !== null && !onlyJson(item)) return notJsonProblem(`${path}${step}`, item);
   }
@@ -74,7 +78,13 @@ function notJsonProblem(path: string, value: object): string {
  *  `now` stamps the events without a time (read from the clock once when not given; a journal replay gives the
  *  time of the first push). `jsonOnly`: the events come from another decoder than JSON.parse, and what JSON cannot
  *  hold is refused too (`onlyJson`). */
-export function eventsFromJsonBody(body: unknown, eventDepth: number, warnings?: PushWarnings, now = -1, jsonOnly = false): Event[] {
+export function eventsFromJsonBody(
+  body: unknown,
+  eventDepth: number,
+  warnings?: PushWarnings,
+  now = -1,
+  jsonOnly = false,
+): Event[] {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new IngestError('the body must be a JSON object with an "events" field');
   }
@@ -85,13 +95,16 @@ export function eventsFromJsonBody(body: unknown, eventDepth: number, warnings?:
     if (typeof event !== 'object' || event === null || Array.isArray(event)) {
       throw new IngestError(`events[${i}] must be an object, got ${describe(event)}`);
     }
-    if (jsonOnly && Object.getPrototypeOf(event) !== Object.prototype) throw new IngestError(notJsonProblem(`events[${i}]`, event));
+    if (jsonOnly && Object.getPrototypeOf(event) !== Object.prototype)
+      throw new IngestError(notJsonProblem(`events[${i}]`, event));
     const fields = event as Event;
     for (const key in fields) {
       const value: unknown = fields[key];
       if (typeof value === 'object' && value !== null) {
         if (nestsDeeperThan(value, eventDepth - 1)) {
-          throw new IngestError(`events[${i}].${key} nests objects and arrays deeper than the limit of ${eventDepth} levels (streams.max-event-depth)`);
+          throw new IngestError(
+            `events[${i}].${key} nests objects and arrays deeper than the limit of ${eventDepth} levels (streams.max-event-depth)`,
+          );
         }
         if (jsonOnly && !onlyJson(value)) throw new IngestError(notJsonProblem(`events[${i}].${key}`, value));
       }
@@ -134,8 +147,20 @@ export function rfc3339ToNs(text: string): number | null {
   const match = RFC3339.exec(text);
   if (!match) return null;
   const [, date, clock, fraction = '', offset = 'Z'] = match;
-  const [month, day, hour, minute, second] = [date?.slice(5, 7), date?.slice(8, 10), clock?.slice(0, 2), clock?.slice(3, 5), clock?.slice(6, 8)].map(Number);
-  if (!inRange(month, 1, 12) || !inRange(day, 1, 31) || !inRange(hour, 0, 23) || !inRange(minute, 0, 59) || !inRange(second, 0, 60)) {
+  const [month, day, hour, minute, second] = [
+    date?.slice(5, 7),
+    date?.slice(8, 10),
+    clock?.slice(0, 2),
+    clock?.slice(3, 5),
+    clock?.slice(6, 8),
+  ].map(Number);
+  if (
+    !inRange(month, 1, 12) ||
+    !inRange(day, 1, 31) ||
+    !inRange(hour, 0, 23) ||
+    !inRange(minute, 0, 59) ||
+    !inRange(second, 0, 60)
+  ) {
     return null;
   }
   const ms = Date.parse(`${date}T${clock}${offset.toUpperCase()}`);

@@ -69,10 +69,15 @@ export function encodeOtlpResponse(contentType: string | undefined): { contentTy
 function decodeContentEncoding(body: Uint8Array, contentEncoding: string | undefined, maxBytes: number): Uint8Array {
   const coding = (contentEncoding ?? '').trim().toLowerCase();
   if (coding === '' || coding === 'identity') {
-    if (body.length > maxBytes) throw new IngestError(`OTLP body of ${body.length} bytes is over the limit of ${maxBytes} bytes`, 'too-large');
+    if (body.length > maxBytes)
+      throw new IngestError(`OTLP body of ${body.length} bytes is over the limit of ${maxBytes} bytes`, 'too-large');
     return body;
   }
-  if (coding !== 'gzip') throw new IngestError(`Unsupported Content-Encoding ${JSON.stringify(contentEncoding)}: expected gzip or none`, 'unsupported');
+  if (coding !== 'gzip')
+    throw new IngestError(
+      `Unsupported Content-Encoding ${JSON.stringify(contentEncoding)}: expected gzip or none`,
+      'unsupported',
+    );
   try {
     return gunzipSync(body, { maxOutputLength: maxBytes });
   } catch (error) {
@@ -88,7 +93,10 @@ function parseProtobuf(data: Uint8Array, eventDepth: number): OtlpRequest {
     return loadProtos().exportTraceServiceRequest.decode(data) as unknown as OtlpRequest;
   } catch (error) {
     // protobufjs decodes nested messages by recursion: a body nested past the stack is refused like any bad body.
-    if (error instanceof RangeError) throw new IngestError(`invalid ExportTraceServiceRequest protobuf: nested deeper than the decoder allows (attribute values are limited to ${eventDepth} levels, streams.max-event-depth)`);
+    if (error instanceof RangeError)
+      throw new IngestError(
+        `invalid ExportTraceServiceRequest protobuf: nested deeper than the decoder allows (attribute values are limited to ${eventDepth} levels, streams.max-event-depth)`,
+      );
     throw new IngestError(`invalid ExportTraceServiceRequest protobuf: ${(error as Error).message}`);
   }
 }
@@ -154,7 +162,12 @@ interface OtlpSpan {
   status?: { code?: EnumValue; message?: string | null } | null;
 }
 interface OtlpScopeSpans {
-  scope?: { name?: string | null; version?: string | null; attributes?: OtlpKeyValue[] | null; droppedAttributesCount?: number | null } | null;
+  scope?: {
+    name?: string | null;
+    version?: string | null;
+    attributes?: OtlpKeyValue[] | null;
+    droppedAttributesCount?: number | null;
+  } | null;
   spans?: OtlpSpan[] | null;
   schemaUrl?: string | null;
 }
@@ -183,7 +196,8 @@ function spansToEvents(request: OtlpRequest, limit: number): Event[] {
           'dropped-attributes-count': scopeSpans.scope?.droppedAttributesCount ?? 0,
         };
         const schemaUrl = scopeSpans.schemaUrl ?? '';
-        for (const span of list(scopeSpans.spans)) events.push(spanEvent(span, resource, service, scope, schemaUrl, limit));
+        for (const span of list(scopeSpans.spans))
+          events.push(spanEvent(span, resource, service, scope, schemaUrl, limit));
       }
     }
   } catch (error) {
@@ -193,7 +207,14 @@ function spansToEvents(request: OtlpRequest, limit: number): Event[] {
   return events;
 }
 
-function spanEvent(span: OtlpSpan, resource: object, service: string | undefined, scope: object, schemaUrl: string, limit: number): Event {
+function spanEvent(
+  span: OtlpSpan,
+  resource: object,
+  service: string | undefined,
+  scope: object,
+  schemaUrl: string,
+  limit: number,
+): Event {
   const statusCode = enumNumber(span.status?.code, STATUS_NAMES, 'status.code');
   const kind = enumNumber(span.kind, KIND_NAMES, 'kind');
   const start = int64ToNumber(span.startTimeUnixNano);
@@ -238,7 +259,8 @@ function spanEvent(span: OtlpSpan, resource: object, service: string | undefined
 
 /** end − start, computed before the ns epochs are rounded to numbers, so short spans keep an exact duration. */
 function durationNs(startRaw: Int64, endRaw: Int64, start: number, end: number): number {
-  if (isLong(startRaw) && isLong(endRaw)) return (endRaw.high - startRaw.high) * 2 ** 32 + ((endRaw.low >>> 0) - (startRaw.low >>> 0));
+  if (isLong(startRaw) && isLong(endRaw))
+    return (endRaw.high - startRaw.high) * 2 ** 32 + ((endRaw.low >>> 0) - (startRaw.low >>> 0));
   if (typeof startRaw === 'string' && typeof endRaw === 'string' && /^\d+$/.test(startRaw) && /^\d+$/.test(endRaw)) {
     return Number(BigInt(endRaw) - BigInt(startRaw));
   }
@@ -277,16 +299,27 @@ export const MAX_ANY_VALUE_DEPTH = DEFAULT_MAX_EVENT_DEPTH;
 
 function checkDepth(depth: number, limit: number): void {
   if (depth > limit) {
-    throw new IngestError(`an attribute value nests arrays and kvlists deeper than the limit of ${limit} levels (streams.max-event-depth)`);
+    throw new IngestError(
+      `an attribute value nests arrays and kvlists deeper than the limit of ${limit} levels (streams.max-event-depth)`,
+    );
   }
 }
 
-function attributeMap(attributes: OtlpKeyValue[] | null | undefined, limit: number, depth = 0): Record<string, unknown> {
+function attributeMap(
+  attributes: OtlpKeyValue[] | null | undefined,
+  limit: number,
+  depth = 0,
+): Record<string, unknown> {
   checkDepth(depth, limit);
   const map: Record<string, unknown> = {};
   for (const attribute of list(attributes)) {
     // defineProperty, so that a key such as "__proto__" is stored as data like any other key.
-    Object.defineProperty(map, attribute.key ?? '', { value: anyValue(attribute.value, limit, depth), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(map, attribute.key ?? '', {
+      value: anyValue(attribute.value, limit, depth),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return map;
 }

@@ -32,7 +32,10 @@ function uncompressBody(body: Uint8Array, maxBytes: number): Buffer {
     return snappyUncompress(body, maxBytes);
   } catch (error) {
     if (error instanceof SnappyTooLargeError) {
-      throw new IngestError(`remote-write body inflates to ${error.declaredLength} bytes, over the limit of ${maxBytes} bytes`, 'too-large');
+      throw new IngestError(
+        `remote-write body inflates to ${error.declaredLength} bytes, over the limit of ${maxBytes} bytes`,
+        'too-large',
+      );
     }
     throw new IngestError(`invalid snappy block: ${(error as Error).message}`);
   }
@@ -84,7 +87,8 @@ class WireReader {
   end(): number {
     const length = this.varint();
     const end = this.pos + length;
-    if (end > this.buf.length) throw new IngestError('invalid WriteRequest protobuf: a field runs past the end of the body');
+    if (end > this.buf.length)
+      throw new IngestError('invalid WriteRequest protobuf: a field runs past the end of the body');
     return end;
   }
 

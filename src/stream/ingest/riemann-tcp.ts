@@ -145,7 +145,13 @@ export class RiemannTcpServer {
     const onSocket = (socket: Socket) => this.accept(socket);
     if (options.tls) {
       const tlsServer = createTlsServer(
-        { key: options.tls.key, cert: options.tls.cert, ca: options.tls.ca, requestCert: true, rejectUnauthorized: true },
+        {
+          key: options.tls.key,
+          cert: options.tls.cert,
+          ca: options.tls.ca,
+          requestCert: true,
+          rejectUnauthorized: true,
+        },
         onSocket,
       );
       tlsServer.on('tlsClientError', (error) => {
@@ -192,7 +198,9 @@ export class RiemannTcpServer {
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(connection, chunk));
     socket.on('drain', () => this.resume(connection));
-    socket.on('error', (error) => this.options.logger.debug({ err: error }, `Riemann TCP connection error: ${error.message}`));
+    socket.on('error', (error) =>
+      this.options.logger.debug({ err: error }, `Riemann TCP connection error: ${error.message}`),
+    );
     socket.on('close', () => {
       connection.closed = true;
       this.setPaused(connection, false);
@@ -222,7 +230,9 @@ export class RiemannTcpServer {
           // End (FIN), not destroy: a reset could discard the reply before the client reads it.
           connection.closed = true;
           connection.chunks = [];
-          connection.socket.end(encodeRiemannReply(`frame of ${length} bytes is over the limit of ${this.options.maxFrameBytes} bytes`));
+          connection.socket.end(
+            encodeRiemannReply(`frame of ${length} bytes is over the limit of ${this.options.maxFrameBytes} bytes`),
+          );
           connection.socket.setTimeout(CLOSE_GRACE_MS, () => connection.socket.destroy());
           return;
         }

@@ -171,7 +171,8 @@ class Reader {
 }
 
 function expect(field: number, wireType: number, expected: number): void {
-  if (wireType !== expected) throw new RiemannDecodeError(`field ${field} has wire type ${wireType}, expected ${expected}`);
+  if (wireType !== expected)
+    throw new RiemannDecodeError(`field ${field} has wire type ${wireType}, expected ${expected}`);
 }
 
 /** Decodes `buf[start, end)` as a Msg; events without a time get `receivedNs`. */

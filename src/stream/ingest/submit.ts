@@ -27,7 +27,11 @@ export async function submitOrRefuse(
   record?: LogRecord,
 ): Promise<IngestRefusal | null> {
   const pending = ingest.submit(target, events, input, record);
-  if (pending === 'full') return { reason: 'full', message: `Too many events waiting to be processed (limit ${ingest.maxPending}), retry later` };
+  if (pending === 'full')
+    return {
+      reason: 'full',
+      message: `Too many events waiting to be processed (limit ${ingest.maxPending}), retry later`,
+    };
   let outcome: IngestOutcome;
   try {
     outcome = await pending;

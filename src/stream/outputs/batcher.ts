@@ -81,7 +81,8 @@ export class BatchingOutput implements Output {
     this.queue.push(event);
     if (this.queue.length >= this.settings.batchSize && this.draining === null) void this.drain();
     // A flush already in flight takes this event too (flushAll); otherwise it waits at most one interval.
-    else if (this.timer === null && !this.flushAll) this.timer = setTimeout(this.onFlushTimer, this.settings.flushIntervalMs).unref();
+    else if (this.timer === null && !this.flushAll)
+      this.timer = setTimeout(this.onFlushTimer, this.settings.flushIntervalMs).unref();
   }
 
   private drain(): Promise<void> {

@@ -32,7 +32,10 @@ const closed = { additionalProperties: false } as const;
 /** The kind's own keys of `streams.outputs.<name>` (the batching keys are added by schema.ts). */
 export const ELASTICSEARCH_FIELDS = {
   type: Type.Literal('elasticsearch'),
-  hosts: Type.Array(Type.Object({ address: Type.String({ minLength: 1 }), port: Type.Integer({ minimum: 1, maximum: 65535 }) }, closed), { minItems: 1 }),
+  hosts: Type.Array(
+    Type.Object({ address: Type.String({ minLength: 1 }), port: Type.Integer({ minimum: 1, maximum: 65535 }) }, closed),
+    { minItems: 1 },
+  ),
   scheme: Type.Optional(Type.Union([Type.Literal('http'), Type.Literal('https')])),
   'default-index': Type.String({ minLength: 1 }),
   'default-index-pattern': Type.Optional(Type.String({ minLength: 1 })),
@@ -42,9 +45,13 @@ export const ELASTICSEARCH_FIELDS = {
   'connect-timeout': Type.Optional(Type.Integer({ minimum: 1 })),
   'socket-timeout': Type.Optional(Type.Integer({ minimum: 1 })),
   'thread-count': Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
-  'basic-auth': Type.Optional(Type.Object({ username: Type.String({ minLength: 1 }), password: Type.String() }, closed)),
+  'basic-auth': Type.Optional(
+    Type.Object({ username: Type.String({ minLength: 1 }), password: Type.String() }, closed),
+  ),
   'service-token': Type.Optional(Type.String({ minLength: 1 })),
-  'api-key': Type.Optional(Type.Object({ id: Type.String({ minLength: 1 }), secret: Type.String({ minLength: 1 }) }, closed)),
+  'api-key': Type.Optional(
+    Type.Object({ id: Type.String({ minLength: 1 }), secret: Type.String({ minLength: 1 }) }, closed),
+  ),
 };
 
 export interface ElasticsearchEntry {
@@ -95,7 +102,8 @@ export function compileIndexDate(pattern: string): IndexDateFormat {
   for (const piece of pattern.match(/([A-Za-z])\1*|[^A-Za-z]+/g) ?? []) {
     const token = DATE_TOKENS[piece];
     if (token !== undefined) parts.push(token);
-    else if (/^[A-Za-z]/.test(piece)) throw new Error(`unsupported pattern letters ${JSON.stringify(piece)} (use yyyy, yy, MM, dd, HH)`);
+    else if (/^[A-Za-z]/.test(piece))
+      throw new Error(`unsupported pattern letters ${JSON.stringify(piece)} (use yyyy, yy, MM, dd, HH)`);
     else parts.push(() => piece);
   }
   return (date) => parts.map((part) => part(date)).join('');
@@ -110,10 +118,17 @@ function readPem(file: string | null, key: string, path: string | undefined): Bu
   }
 }
 
-export function resolveElasticsearchSettings(entry: ElasticsearchEntry, batching: BatchSettings, key: string, file: string | null): ElasticsearchSettings {
+export function resolveElasticsearchSettings(
+  entry: ElasticsearchEntry,
+  batching: BatchSettings,
+  key: string,
+  file: string | null,
+): ElasticsearchSettings {
   const auths = (['basic-auth', 'api-key', 'service-token'] as const).filter((name) => entry[name] !== undefined);
-  if (auths.length > 1) throw new ConfigError(file, key, `give one of basic-auth, api-key, service-token, not ${auths.join(' and ')}`);
-  if ((entry.cert === undefined) !== (entry.key === undefined)) throw new ConfigError(file, `${key}.${entry.cert === undefined ? 'cert' : 'key'}`, 'cert and key go together');
+  if (auths.length > 1)
+    throw new ConfigError(file, key, `give one of basic-auth, api-key, service-token, not ${auths.join(' and ')}`);
+  if ((entry.cert === undefined) !== (entry.key === undefined))
+    throw new ConfigError(file, `${key}.${entry.cert === undefined ? 'cert' : 'key'}`, 'cert and key go together');
   let indexDate: IndexDateFormat | null = null;
   if (entry['default-index-pattern'] !== undefined) {
     try {
@@ -141,7 +156,9 @@ export function resolveElasticsearchSettings(entry: ElasticsearchEntry, batching
   if (clientKey) tls.key = clientKey;
   return {
     type: 'elasticsearch',
-    bulkUrls: entry.hosts.map((host) => `${scheme}://${host.address.includes(':') ? `[${host.address}]` : host.address}:${host.port}/_bulk`),
+    bulkUrls: entry.hosts.map(
+      (host) => `${scheme}://${host.address.includes(':') ? `[${host.address}]` : host.address}:${host.port}/_bulk`,
+    ),
     defaultIndex: entry['default-index'],
     indexDate,
     authorization,
@@ -158,7 +175,12 @@ function bulkLines(settings: Pick<ElasticsearchSettings, 'defaultIndex' | 'index
   const time = typeof event.time === 'number' ? Math.round(event.time / 1e6) : Date.now();
   const date = new Date(time);
   const explicit = event['elasticsearch/index'];
-  const base = typeof explicit === 'string' && explicit !== '' ? explicit : isKeyword(explicit) ? explicit.name : settings.defaultIndex;
+  const base =
+    typeof explicit === 'string' && explicit !== ''
+      ? explicit
+      : isKeyword(explicit)
+        ? explicit.name
+        : settings.defaultIndex;
   const index = settings.indexDate === null ? base : `${base}-${settings.indexDate(date)}`;
   const document: Record<string, unknown> = {};
   for (const field of Object.keys(event)) {
@@ -178,9 +200,20 @@ interface BulkAnswer {
   items?: Record<string, BulkItem>[];
 }
 
-export function createElasticsearchOutput(name: string, settings: ElasticsearchSettings, observer: OutputObserver): BatchingOutput {
-  const agent = new (undici().Agent)({ connections: settings.connections, connect: { timeout: settings.connectTimeoutMs, ...settings.tls } });
-  const headers: Record<string, string> = { 'content-type': 'application/x-ndjson', accept: 'application/json', 'user-agent': 'vigie' };
+export function createElasticsearchOutput(
+  name: string,
+  settings: ElasticsearchSettings,
+  observer: OutputObserver,
+): BatchingOutput {
+  const agent = new (undici().Agent)({
+    connections: settings.connections,
+    connect: { timeout: settings.connectTimeoutMs, ...settings.tls },
+  });
+  const headers: Record<string, string> = {
+    'content-type': 'application/x-ndjson',
+    accept: 'application/json',
+    'user-agent': 'vigie',
+  };
   if (settings.authorization !== null) headers.authorization = settings.authorization;
   let host = 0;
 
@@ -209,7 +242,10 @@ export function createElasticsearchOutput(name: string, settings: ElasticsearchS
     try {
       return JSON.parse(text) as BulkAnswer;
     } catch {
-      throw new DeliveryError(`POST ${url} answered ${status} with a body that is not JSON: ${text.slice(0, 200)}`, true);
+      throw new DeliveryError(
+        `POST ${url} answered ${status} with a body that is not JSON: ${text.slice(0, 200)}`,
+        true,
+      );
     }
   };
 
@@ -234,13 +270,19 @@ export function createElasticsearchOutput(name: string, settings: ElasticsearchS
       }
     }
     if (rejected > 0) {
-      const reason = firstRejection?.error ? `${firstRejection.error.type ?? 'error'}: ${firstRejection.error.reason ?? ''}` : 'refused';
-      observer.failed(name, new DeliveryError(`_bulk refused ${rejected} of ${batch.length} documents (${reason})`, false));
+      const reason = firstRejection?.error
+        ? `${firstRejection.error.type ?? 'error'}: ${firstRejection.error.reason ?? ''}`
+        : 'refused';
+      observer.failed(
+        name,
+        new DeliveryError(`_bulk refused ${rejected} of ${batch.length} documents (${reason})`, false),
+      );
       observer.dropped(name, 'rejected', rejected);
     }
     observer.sent(name, sent);
     retainInPlace(batch, retry);
-    if (retry.length > 0) throw new DeliveryError(`_bulk: ${retry.length} of the documents to retry (429 or 5xx per item)`, true);
+    if (retry.length > 0)
+      throw new DeliveryError(`_bulk: ${retry.length} of the documents to retry (429 or 5xx per item)`, true);
   };
   return new BatchingOutput(name, settings.batching, deliver, observer, null, () => agent.close());
 }

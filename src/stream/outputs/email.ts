@@ -72,9 +72,19 @@ export interface EmailSettings {
   readonly batching: BatchSettings;
 }
 
-export function resolveEmailSettings(entry: EmailEntry, batching: BatchSettings, timeoutMs: number, key: string, file: string | null): EmailSettings {
+export function resolveEmailSettings(
+  entry: EmailEntry,
+  batching: BatchSettings,
+  timeoutMs: number,
+  key: string,
+  file: string | null,
+): EmailSettings {
   if ((entry.username === undefined) !== (entry.password === undefined)) {
-    throw new ConfigError(file, `${key}.${entry.username === undefined ? 'username' : 'password'}`, 'username and password go together');
+    throw new ConfigError(
+      file,
+      `${key}.${entry.username === undefined ? 'username' : 'password'}`,
+      'username and password go together',
+    );
   }
   if (entry.cacert !== undefined) {
     try {
@@ -124,15 +134,35 @@ export function createEmailOutput(name: string, settings: EmailSettings, observe
   const connect = () => (transport ??= import('nodemailer').then(({ createTransport }) => createTransport(options)));
   const deliver = deliverEach(name, observer, async (event: Event) => {
     try {
-      await (await connect()).sendMail({ from: settings.from, to: [...settings.to], subject: oneLine(settings.subject.render(event)), text: settings.body.render(event) });
+      await (
+        await connect()
+      ).sendMail({
+        from: settings.from,
+        to: [...settings.to],
+        subject: oneLine(settings.subject.render(event)),
+        text: settings.body.render(event),
+      });
     } catch (error) {
       const code = (error as { responseCode?: number }).responseCode;
       // 5xx is the server's final no; anything else (a 4xx, a connection or TLS failure) may pass later.
-      throw new DeliveryError(`SMTP ${settings.host}:${settings.port}: ${(error as Error).message}`, code === undefined || code < 500);
+      throw new DeliveryError(
+        `SMTP ${settings.host}:${settings.port}: ${(error as Error).message}`,
+        code === undefined || code < 500,
+      );
     }
   });
-  return new BatchingOutput(name, settings.batching, deliver, observer, (event) => (inMaintenance(event) ? 'maintenance' : null), async () => {
-    // A transport whose module failed to load has nothing to close.
-    await transport?.then((opened) => opened.close(), () => undefined);
-  });
+  return new BatchingOutput(
+    name,
+    settings.batching,
+    deliver,
+    observer,
+    (event) => (inMaintenance(event) ? 'maintenance' : null),
+    async () => {
+      // A transport whose module failed to load has nothing to close.
+      await transport?.then(
+        (opened) => opened.close(),
+        () => undefined,
+      );
+    },
+  );
 }

@@ -4,7 +4,12 @@ import type { Event } from '../event.ts';
 import { BatchingOutput, type BatchSettings } from './batcher.ts';
 import type { OutputObserver } from './types.ts';
 
-export function createFileOutput(name: string, path: string, batching: BatchSettings, observer: OutputObserver): BatchingOutput {
+export function createFileOutput(
+  name: string,
+  path: string,
+  batching: BatchSettings,
+  observer: OutputObserver,
+): BatchingOutput {
   // File system errors (a full disk, a directory not yet mounted) are transient: plain errors are retried.
   const deliver = (batch: Event[]) => appendFile(path, jsonLines(batch));
   return new BatchingOutput(name, batching, deliver, observer);

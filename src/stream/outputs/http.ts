@@ -15,7 +15,13 @@ export interface HttpTarget {
 }
 
 /** POSTs a body; 2xx is success, 408/429/5xx and network errors are transient, any other status drops. */
-export function postBatch(agent: Agent, target: HttpTarget, headers: Record<string, string>, body: Buffer | string, signal: AbortSignal): Promise<void> {
+export function postBatch(
+  agent: Agent,
+  target: HttpTarget,
+  headers: Record<string, string>,
+  body: Buffer | string,
+  signal: AbortSignal,
+): Promise<void> {
   return sendRequest(agent, target, 'POST', headers, body, signal);
 }
 
@@ -47,9 +53,15 @@ export async function sendRequest(
   throw new DeliveryError(`${method} ${target.url} answered ${status}: ${text.slice(0, 200)}`, retryable);
 }
 
-export function createHttpOutput(name: string, target: HttpTarget, batching: BatchSettings, observer: OutputObserver): BatchingOutput {
+export function createHttpOutput(
+  name: string,
+  target: HttpTarget,
+  batching: BatchSettings,
+  observer: OutputObserver,
+): BatchingOutput {
   const agent = new (undici().Agent)({ connections: 4 });
   const headers = { 'content-type': 'application/json', 'user-agent': 'vigie' };
-  const deliver = (batch: Event[], signal: AbortSignal) => postBatch(agent, target, headers, JSON.stringify(batch), signal);
+  const deliver = (batch: Event[], signal: AbortSignal) =>
+    postBatch(agent, target, headers, JSON.stringify(batch), signal);
   return new BatchingOutput(name, batching, deliver, observer, null, () => agent.close());
 }

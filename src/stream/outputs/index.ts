@@ -66,7 +66,10 @@ export class OutputRegistry {
    * go are closed: their queues are flushed, within `timeoutMs`, and what is left is counted as dropped
    * (`shutdown`) by their own metrics.
    */
-  async reconfigure(next: Readonly<Record<string, OutputSettings>>, timeoutMs = DEFAULT_CLOSE_TIMEOUT_MS): Promise<OutputChanges> {
+  async reconfigure(
+    next: Readonly<Record<string, OutputSettings>>,
+    timeoutMs = DEFAULT_CLOSE_TIMEOUT_MS,
+  ): Promise<OutputChanges> {
     const changes: OutputChanges = { added: [], changed: [], removed: [] };
     const leaving: Output[] = [];
     for (const [name, settings] of Object.entries(next)) {
@@ -125,6 +128,9 @@ function createOutput(name: string, settings: OutputSettings, observer: OutputOb
   }
 }
 
-export function buildOutputs(settings: Readonly<Record<string, OutputSettings>>, observer: OutputObserver = noopObserver): OutputRegistry {
+export function buildOutputs(
+  settings: Readonly<Record<string, OutputSettings>>,
+  observer: OutputObserver = noopObserver,
+): OutputRegistry {
   return new OutputRegistry(settings, observer);
 }

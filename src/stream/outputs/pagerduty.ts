@@ -68,7 +68,11 @@ export interface PagerDutySettings {
 /** Mirabelle's keys are keywords (`:host`); YAML gives `host` or `:host`, both mean the field `host`. */
 const fieldName = (key: string) => (key.startsWith(':') ? key.slice(1) : key);
 
-export function resolvePagerDutySettings(entry: PagerDutyEntry, batching: BatchSettings, timeoutMs: number): PagerDutySettings {
+export function resolvePagerDutySettings(
+  entry: PagerDutyEntry,
+  batching: BatchSettings,
+  timeoutMs: number,
+): PagerDutySettings {
   return {
     type: 'pagerduty',
     serviceKey: entry['service-key'],
@@ -119,13 +123,24 @@ function pagerDutyBody(settings: PagerDutySettings, event: Event, action: string
   };
 }
 
-export function createPagerDutyOutput(name: string, settings: PagerDutySettings, observer: OutputObserver): BatchingOutput {
+export function createPagerDutyOutput(
+  name: string,
+  settings: PagerDutySettings,
+  observer: OutputObserver,
+): BatchingOutput {
   const agent = new (undici().Agent)({ connections: 2 });
   const target: HttpTarget = { url: settings.url, headers: {}, timeoutMs: settings.timeoutMs };
   // PagerDuty answers 400 for an event it cannot take: deliverEach drops that event alone.
   const deliver = deliverEach(name, observer, (event, signal) =>
-    postBatch(agent, target, HEADERS, JSON.stringify(pagerDutyBody(settings, event, pagerDutyAction(event) as string)), signal),
+    postBatch(
+      agent,
+      target,
+      HEADERS,
+      JSON.stringify(pagerDutyBody(settings, event, pagerDutyAction(event) as string)),
+      signal,
+    ),
   );
-  const refuse = (event: Event) => (inMaintenance(event) ? 'maintenance' : pagerDutyAction(event) === null ? 'unusable' : null);
+  const refuse = (event: Event) =>
+    inMaintenance(event) ? 'maintenance' : pagerDutyAction(event) === null ? 'unusable' : null;
   return new BatchingOutput(name, settings.batching, deliver, observer, refuse, () => agent.close());
 }

@@ -19,7 +19,11 @@ export function retainInPlace(batch: Event[], indexes: readonly number[]): void 
  * in order; one the destination refuses (a 4xx) is dropped alone, counted `rejected`; a transient failure stops
  * the batch there, and the retry starts from that event.
  */
-export function deliverEach(name: string, observer: OutputObserver, sendOne: (event: Event, signal: AbortSignal) => Promise<void>): Deliver {
+export function deliverEach(
+  name: string,
+  observer: OutputObserver,
+  sendOne: (event: Event, signal: AbortSignal) => Promise<void>,
+): Deliver {
   return async (batch, signal) => {
     const sent: number[] = [];
     for (let i = 0; i < batch.length; i++) {

@@ -22,10 +22,23 @@ const REMOTE_WRITE_HEADERS = {
 
 const NOT_LABELS = new Set(['description', 'time', 'metric', 'ttl', 'tags', 'attributes']);
 
-export function createPrometheusOutput(name: string, target: HttpTarget, batching: BatchSettings, observer: OutputObserver): BatchingOutput {
+export function createPrometheusOutput(
+  name: string,
+  target: HttpTarget,
+  batching: BatchSettings,
+  observer: OutputObserver,
+): BatchingOutput {
   const agent = new (undici().Agent)({ connections: 2 });
-  const deliver = (batch: Event[], signal: AbortSignal) => postBatch(agent, target, REMOTE_WRITE_HEADERS, encodeRemoteWrite(eventsToSeries(batch)), signal);
-  return new BatchingOutput(name, batching, deliver, observer, (event) => (isWritable(event) ? null : 'unusable'), () => agent.close());
+  const deliver = (batch: Event[], signal: AbortSignal) =>
+    postBatch(agent, target, REMOTE_WRITE_HEADERS, encodeRemoteWrite(eventsToSeries(batch)), signal);
+  return new BatchingOutput(
+    name,
+    batching,
+    deliver,
+    observer,
+    (event) => (isWritable(event) ? null : 'unusable'),
+    () => agent.close(),
+  );
 }
 
 function isWritable(event: Event): boolean {
@@ -55,7 +68,10 @@ export function eventsToSeries(events: readonly Event[]): RemoteWriteSeries[] {
       series.set(key, one);
     }
     const time = event.time;
-    one.samples.push({ value: event.metric as number, timestampMs: typeof time === 'number' ? Math.round(time / 1e6) : now });
+    one.samples.push({
+      value: event.metric as number,
+      timestampMs: typeof time === 'number' ? Math.round(time / 1e6) : now,
+    });
   }
   const list = [...series.values()];
   for (const one of list) one.samples.sort((a, b) => a.timestampMs - b.timestampMs);

@@ -11,9 +11,19 @@ import { ConfigError } from '../../common/config-error.ts';
 import { describeSchemaError, jsonPointerToKey } from '../../common/schema-errors.ts';
 import { Duration, parseDuration } from '../../common/duration.ts';
 import type { BatchSettings } from './batcher.ts';
-import { ELASTICSEARCH_FIELDS, type ElasticsearchEntry, type ElasticsearchSettings, resolveElasticsearchSettings } from './elasticsearch.ts';
+import {
+  ELASTICSEARCH_FIELDS,
+  type ElasticsearchEntry,
+  type ElasticsearchSettings,
+  resolveElasticsearchSettings,
+} from './elasticsearch.ts';
 import { EMAIL_FIELDS, type EmailEntry, type EmailSettings, resolveEmailSettings } from './email.ts';
-import { PAGERDUTY_FIELDS, type PagerDutyEntry, type PagerDutySettings, resolvePagerDutySettings } from './pagerduty.ts';
+import {
+  PAGERDUTY_FIELDS,
+  type PagerDutyEntry,
+  type PagerDutySettings,
+  resolvePagerDutySettings,
+} from './pagerduty.ts';
 import {
   resolveSlackSettings,
   resolveWebhookSettings,
@@ -41,7 +51,10 @@ const remote = {
   timeout: Type.Optional(Duration),
 };
 
-const FileOutputSchema = Type.Object({ type: Type.Literal('file'), path: Type.String({ minLength: 1 }), ...batching }, closed);
+const FileOutputSchema = Type.Object(
+  { type: Type.Literal('file'), path: Type.String({ minLength: 1 }), ...batching },
+  closed,
+);
 const HttpOutputSchema = Type.Object({ type: Type.Literal('http'), ...remote, ...batching }, closed);
 const PrometheusOutputSchema = Type.Object({ type: Type.Literal('prometheus'), ...remote, ...batching }, closed);
 const PagerDutyOutputSchema = Type.Object({ ...PAGERDUTY_FIELDS, ...batching }, closed);
@@ -93,25 +106,39 @@ export type OutputSettings =
  */
 export function parseOutputConfig(name: string, raw: unknown, file: string | null = null): OutputSettings {
   const key = `streams.outputs.${name}`;
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(file, key, 'must be a mapping');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new ConfigError(file, key, 'must be a mapping');
   const type = (raw as { type?: unknown }).type;
   if (typeof type !== 'string' || !Object.hasOwn(SCHEMAS, type)) {
-    const kinds = Object.keys(SCHEMAS).map((kind) => JSON.stringify(kind)).join(', ');
+    const kinds = Object.keys(SCHEMAS)
+      .map((kind) => JSON.stringify(kind))
+      .join(', ');
     throw new ConfigError(file, `${key}.type`, `must be one of ${kinds}, got ${JSON.stringify(type ?? null)}`);
   }
   const schema = SCHEMAS[type as keyof typeof SCHEMAS];
   const first = Value.Errors(schema, raw).First();
-  if (first) throw new ConfigError(file, `${key}${first.path === '' ? '' : `.${jsonPointerToKey(first.path)}`}`, describeSchemaError(first));
+  if (first)
+    throw new ConfigError(
+      file,
+      `${key}${first.path === '' ? '' : `.${jsonPointerToKey(first.path)}`}`,
+      describeSchemaError(first),
+    );
   const entry = raw as OutputConfigEntry;
   const batching: BatchSettings = {
     queueSize: entry['queue-size'] ?? DEFAULT_BATCHING.queueSize,
     batchSize: entry['batch-size'] ?? DEFAULT_BATCHING.batchSize,
-    flushIntervalMs: durationMs(file, `${key}.flush-interval`, entry['flush-interval'], DEFAULT_BATCHING.flushIntervalMs),
+    flushIntervalMs: durationMs(
+      file,
+      `${key}.flush-interval`,
+      entry['flush-interval'],
+      DEFAULT_BATCHING.flushIntervalMs,
+    ),
     retries: entry.retries ?? DEFAULT_BATCHING.retries,
     retryBackoffMs: durationMs(file, `${key}.retry-backoff`, entry['retry-backoff'], DEFAULT_BATCHING.retryBackoffMs),
   };
   if (entry.type === 'file') return { type: 'file', path: entry.path, batching };
-  if (entry.type === 'elasticsearch') return resolveElasticsearchSettings(entry as ElasticsearchEntry, batching, key, file);
+  if (entry.type === 'elasticsearch')
+    return resolveElasticsearchSettings(entry as ElasticsearchEntry, batching, key, file);
   const timeoutMs = durationMs(file, `${key}.timeout`, entry.timeout, DEFAULT_TIMEOUT_MS);
   if (entry.type === 'pagerduty') return resolvePagerDutySettings(entry as PagerDutyEntry, batching, timeoutMs);
   if (entry.type === 'webhook') return resolveWebhookSettings(entry as WebhookEntry, batching, timeoutMs, key, file);
@@ -127,7 +154,10 @@ export function parseOutputConfig(name: string, raw: unknown, file: string | nul
 }
 
 /** Resolves every entry of `streams.outputs` (the config loader's step); the first bad entry throws. */
-export function resolveOutputs(raw: Readonly<Record<string, unknown>>, file: string | null = null): Record<string, OutputSettings> {
+export function resolveOutputs(
+  raw: Readonly<Record<string, unknown>>,
+  file: string | null = null,
+): Record<string, OutputSettings> {
   const resolved: Record<string, OutputSettings> = {};
   for (const [name, entry] of Object.entries(raw)) resolved[name] = parseOutputConfig(name, entry, file);
   return resolved;

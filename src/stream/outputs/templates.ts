@@ -54,7 +54,12 @@ function text(value: unknown): string {
 }
 
 /** Parses `source` once (cached by Mustache); throws a ConfigError at `key` when it does not parse. */
-export function compileTemplate(source: string, escaping: TemplateEscaping, file: string | null, key: string): Template {
+export function compileTemplate(
+  source: string,
+  escaping: TemplateEscaping,
+  file: string | null,
+  key: string,
+): Template {
   try {
     mustache().parse(source);
   } catch (error) {

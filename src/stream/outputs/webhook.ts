@@ -82,13 +82,28 @@ function headerValue(headers: Readonly<Record<string, string>>, name: string): s
   return undefined;
 }
 
-export function resolveWebhookSettings(entry: WebhookEntry, batching: BatchSettings, timeoutMs: number, key: string, file: string | null): WebhookSettings {
+export function resolveWebhookSettings(
+  entry: WebhookEntry,
+  batching: BatchSettings,
+  timeoutMs: number,
+  key: string,
+  file: string | null,
+): WebhookSettings {
   const headers = { 'content-type': 'application/json', ...entry.headers };
   const contentType = headerValue(headers, 'content-type') ?? '';
-  const escaping = /\bjson\b/i.test(contentType) ? 'json' : /^\s*application\/x-www-form-urlencoded\b/i.test(contentType) ? 'form' : 'none';
+  const escaping = /\bjson\b/i.test(contentType)
+    ? 'json'
+    : /^\s*application\/x-www-form-urlencoded\b/i.test(contentType)
+      ? 'form'
+      : 'none';
   const headerTemplates: Record<string, Template> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (hasControlCharacters(value)) throw new ConfigError(file, `${key}.headers.${name}`, 'must not hold control characters (a header value is one line)');
+    if (hasControlCharacters(value))
+      throw new ConfigError(
+        file,
+        `${key}.headers.${name}`,
+        'must not hold control characters (a header value is one line)',
+      );
     headerTemplates[name] = compileTemplate(value, 'header', file, `${key}.headers.${name}`);
   }
   return {
@@ -106,12 +121,25 @@ export function resolveWebhookSettings(entry: WebhookEntry, batching: BatchSetti
  *  turned into its UTF-8 bytes first, so that `é` or an emoji reaches the receiver as UTF-8. */
 function renderHeaders(templates: Readonly<Record<string, Template>>, event: Event): Record<string, string> {
   const headers: Record<string, string> = { 'user-agent': 'vigie' };
-  for (const [name, template] of Object.entries(templates)) headers[name] = Buffer.from(template.render(event), 'utf8').toString('latin1');
+  for (const [name, template] of Object.entries(templates))
+    headers[name] = Buffer.from(template.render(event), 'utf8').toString('latin1');
   return headers;
 }
 
-export function resolveSlackSettings(entry: SlackEntry, batching: BatchSettings, timeoutMs: number, key: string, file: string | null): SlackSettings {
-  return { type: 'slack', url: entry.url, text: compileTemplate(entry.text ?? DEFAULT_SLACK_TEXT, 'slack', file, `${key}.text`), timeoutMs, batching };
+export function resolveSlackSettings(
+  entry: SlackEntry,
+  batching: BatchSettings,
+  timeoutMs: number,
+  key: string,
+  file: string | null,
+): SlackSettings {
+  return {
+    type: 'slack',
+    url: entry.url,
+    text: compileTemplate(entry.text ?? DEFAULT_SLACK_TEXT, 'slack', file, `${key}.text`),
+    timeoutMs,
+    batching,
+  };
 }
 
 const refuseMaintenance = (event: Event) => (inMaintenance(event) ? 'maintenance' : null);
@@ -122,7 +150,14 @@ export function createWebhookOutput(name: string, settings: WebhookSettings, obs
   const target: HttpTarget = { url: settings.url, headers: {}, timeoutMs: settings.timeoutMs };
   const body = (event: Event) => (settings.body === null ? JSON.stringify(event) : settings.body.render(event));
   const deliver = deliverEach(name, observer, (event, signal) =>
-    sendRequest(agent, target, settings.method, renderHeaders(settings.headers, event), settings.method === 'GET' ? null : body(event), signal),
+    sendRequest(
+      agent,
+      target,
+      settings.method,
+      renderHeaders(settings.headers, event),
+      settings.method === 'GET' ? null : body(event),
+      signal,
+    ),
   );
   return new BatchingOutput(name, settings.batching, deliver, observer, refuseMaintenance, () => agent.close());
 }
@@ -131,6 +166,8 @@ export function createSlackOutput(name: string, settings: SlackSettings, observe
   const agent = new (undici().Agent)({ connections: 2 });
   const target: HttpTarget = { url: settings.url, headers: {}, timeoutMs: settings.timeoutMs };
   const headers = { 'content-type': 'application/json', 'user-agent': 'vigie' };
-  const deliver = deliverEach(name, observer, (event, signal) => sendRequest(agent, target, 'POST', headers, JSON.stringify({ text: settings.text.render(event) }), signal));
+  const deliver = deliverEach(name, observer, (event, signal) =>
+    sendRequest(agent, target, 'POST', headers, JSON.stringify({ text: settings.text.render(event) }), signal),
+  );
   return new BatchingOutput(name, settings.batching, deliver, observer, refuseMaintenance, () => agent.close());
 }

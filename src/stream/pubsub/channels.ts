@@ -49,7 +49,11 @@ export function indexChannel(stream: string): string {
 }
 
 /** A stream's index listener over `publish`: its own feed, and `default-index` too for a default stream. */
-export function indexFeed(publish: (channel: string, event: Event) => void, stream: string, isDefault: boolean): IndexListener {
+export function indexFeed(
+  publish: (channel: string, event: Event) => void,
+  stream: string,
+  isDefault: boolean,
+): IndexListener {
   const own = indexChannel(stream);
   if (!isDefault) return (event) => publish(own, event);
   return (event) => {

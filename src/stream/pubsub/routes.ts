@@ -17,7 +17,13 @@ import { Base64Error, decodeBase64Text } from '../../common/base64.ts';
 import { operation } from '../../server/openapi.ts';
 import { type Condition, compileCondition } from '../condition.ts';
 import { parseEdn } from '../edn.ts';
-import { DEFAULT_INDEX_CHANNEL, indexChannel, type PubSub, PubSub as PubSubChannels, type PubSubObserver } from './channels.ts';
+import {
+  DEFAULT_INDEX_CHANNEL,
+  indexChannel,
+  type PubSub,
+  PubSub as PubSubChannels,
+  type PubSubObserver,
+} from './channels.ts';
 
 /** RFC 6455 1008: the message (here, the query) violates the endpoint's policy. */
 const INVALID_QUERY_CLOSE_CODE = 1008;
@@ -42,7 +48,9 @@ interface FeedQuery {
  * The OpenAPI documentation of the two endpoints (src/server/openapi.ts). Their query is read by hand (a bad one
  * closes the socket with 1008 and a reason), so it is documented, never declared as a `querystring` schema.
  */
-const Query = Type.String({ description: 'the base64 of an EDN where-condition (docs/stream-language.md); default, or `true`: every event' });
+const Query = Type.String({
+  description: 'the base64 of an EDN where-condition (docs/stream-language.md); default, or `true`: every event',
+});
 const SOCKET = [
   'A websocket (upgrade this GET): each event is one JSON message in a binary frame; messages from the client are ignored.',
   'Closed with 1008 and a reason for an invalid query, with 1013 past `streams.websocket.max-connections`.',
@@ -73,14 +81,21 @@ const indexDoc = operation({
 /** The channels with their metrics on the process registry. */
 export function createPubSub(maxBufferedBytes: number, registry: Registry): PubSub {
   const registers = [registry];
-  const sent = new Counter({ name: 'websocket_messages_sent_total', help: 'Events sent to websocket subscribers.', registers });
+  const sent = new Counter({
+    name: 'websocket_messages_sent_total',
+    help: 'Events sent to websocket subscribers.',
+    registers,
+  });
   const dropped = new Counter({
     name: 'websocket_messages_dropped_total',
     help: 'Events not sent to a websocket subscriber, by reason (slow_subscriber: its unsent bytes passed streams.websocket.max-buffered-bytes).',
     labelNames: ['reason'],
     registers,
   });
-  const observer: PubSubObserver = { sent: (count) => sent.inc(count), dropped: (reason, count) => dropped.inc({ reason }, count) };
+  const observer: PubSubObserver = {
+    sent: (count) => sent.inc(count),
+    dropped: (reason, count) => dropped.inc({ reason }, count),
+  };
   return new PubSubChannels(maxBufferedBytes, observer);
 }
 
@@ -110,7 +125,10 @@ export function pubsubRoutes(pubsub: PubSub, registry: Registry, options: PubSub
      */
     const admit = (socket: WebSocket): boolean => {
       if (connections >= options.maxConnections) {
-        socket.close(TOO_MANY_CONNECTIONS_CLOSE_CODE, `Too many websocket connections (limit ${options.maxConnections}), retry later`);
+        socket.close(
+          TOO_MANY_CONNECTIONS_CLOSE_CODE,
+          `Too many websocket connections (limit ${options.maxConnections}), retry later`,
+        );
         return false;
       }
       connections++;
@@ -129,9 +147,13 @@ export function pubsubRoutes(pubsub: PubSub, registry: Registry, options: PubSub
       socket.once('close', unsubscribe);
     };
 
-    app.get<{ Params: ChannelParams; Querystring: FeedQuery }>('/channel/:channel', { websocket: true, schema: channelDoc }, (socket, request) => {
-      serve(socket, request.params.channel, request.query.query);
-    });
+    app.get<{ Params: ChannelParams; Querystring: FeedQuery }>(
+      '/channel/:channel',
+      { websocket: true, schema: channelDoc },
+      (socket, request) => {
+        serve(socket, request.params.channel, request.query.query);
+      },
+    );
 
     app.get<{ Querystring: FeedQuery }>('/index', { websocket: true, schema: indexDoc }, (socket, request) => {
       const stream = request.query.stream;
@@ -140,7 +162,11 @@ export function pubsubRoutes(pubsub: PubSub, registry: Registry, options: PubSub
         socket.close(INVALID_QUERY_CLOSE_CODE, 'Invalid websocket stream: give one stream parameter');
         return;
       }
-      serve(socket, stream === undefined || stream === '' ? DEFAULT_INDEX_CHANNEL : indexChannel(stream), request.query.query);
+      serve(
+        socket,
+        stream === undefined || stream === '' ? DEFAULT_INDEX_CHANNEL : indexChannel(stream),
+        request.query.query,
+      );
     });
   };
 }

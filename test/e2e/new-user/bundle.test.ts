@@ -20,8 +20,19 @@ import { startHttpTarget } from '../../helpers/targets.ts';
 const NATIVE = new Set(['better-sqlite3', 'raw-socket', 'msgpackr-extract', 'bufferutil', 'utf-8-validate']);
 
 async function serverMetafile(): Promise<Metafile> {
-  const { name: _name, copy: _copy, ...entry } = ENTRIES.find((candidate) => candidate.name === 'server') as BuildOptions & { name: string; copy?: string[] };
-  const result = await esbuild.build({ ...entry, bundle: true, absWorkingDir: ROOT, write: false, metafile: true, logLevel: 'silent' });
+  const {
+    name: _name,
+    copy: _copy,
+    ...entry
+  } = ENTRIES.find((candidate) => candidate.name === 'server') as BuildOptions & { name: string; copy?: string[] };
+  const result = await esbuild.build({
+    ...entry,
+    bundle: true,
+    absWorkingDir: ROOT,
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+  });
   return result.metafile;
 }
 
@@ -34,7 +45,8 @@ it('loads no dependency from node_modules at its start but native addons, and im
   const externalAtStart = new Set<string>();
   const externalWhenUsed = new Set<string>();
   for (const { path, kind, external } of (outputs[main] as Metafile['outputs'][string]).imports) {
-    if (external === true && !path.startsWith('node:')) (kind === 'dynamic-import' ? externalWhenUsed : externalAtStart).add(path);
+    if (external === true && !path.startsWith('node:'))
+      (kind === 'dynamic-import' ? externalWhenUsed : externalAtStart).add(path);
   }
 
   // Node's own modules by their bare names (`require('fs')` in a dependency) are builtins too.
@@ -46,7 +58,16 @@ it('loads no dependency from node_modules at its start but native addons, and im
   expect(inputs.some((input) => input.includes('node_modules/fastify/'))).toBe(true);
   // Imported when first used: the e-mail output, the badges, the cluster's NATS clients and codec, the watcher of
   // stream directories.
-  expect([...externalWhenUsed]).toEqual(expect.arrayContaining(['nodemailer', 'badge-maker', '@nats-io/transport-node', '@nats-io/jetstream', 'msgpackr', 'chokidar']));
+  expect([...externalWhenUsed]).toEqual(
+    expect.arrayContaining([
+      'nodemailer',
+      'badge-maker',
+      '@nats-io/transport-node',
+      '@nats-io/jetstream',
+      'msgpackr',
+      'chokidar',
+    ]),
+  );
   // Modules that dependencies require for features the service never uses are left out, with what they require.
   expect(LEFT_OUT.map(({ module }) => module)).toEqual(['yaml', 'duplexify', '@opentelemetry/api']);
   const leftOut = ['yaml', 'duplexify', 'readable-stream', '@opentelemetry/api'];
@@ -63,14 +84,25 @@ it("keeps Vigie's own names and minifies those local to a dependency's functions
   expect(text.includes('KnownPaths=class{'), 'class KnownPaths').toBe(true);
   // fastify's `function compileSchemasForSerialization (context, compile)`: its module-level name stays, its
   // parameters do not.
-  expect(/function compileSchemasForSerialization\((?!context,compile\))[\w$]+,[\w$]+\)/.test(text), 'compileSchemasForSerialization').toBe(true);
-  const map = JSON.parse(readFileSync(join(ROOT, 'dist/main.cjs.map'), 'utf8')) as { sources: string[]; sourcesContent: string[] };
-  const original = map.sourcesContent[map.sources.findIndex((source) => source.endsWith('node_modules/fastify/lib/validation.js'))];
+  expect(
+    /function compileSchemasForSerialization\((?!context,compile\))[\w$]+,[\w$]+\)/.test(text),
+    'compileSchemasForSerialization',
+  ).toBe(true);
+  const map = JSON.parse(readFileSync(join(ROOT, 'dist/main.cjs.map'), 'utf8')) as {
+    sources: string[];
+    sourcesContent: string[];
+  };
+  const original =
+    map.sourcesContent[map.sources.findIndex((source) => source.endsWith('node_modules/fastify/lib/validation.js'))];
   expect(original).toContain('function compileSchemasForSerialization (context, compile)');
 }, 60_000);
 
 it('answers a use of a module left out of the bundle with an error that names it', async () => {
-  const { name: _name, copy: _copy, ...entry } = ENTRIES.find((candidate) => candidate.name === 'server') as BuildOptions & { name: string; copy?: string[] };
+  const {
+    name: _name,
+    copy: _copy,
+    ...entry
+  } = ENTRIES.find((candidate) => candidate.name === 'server') as BuildOptions & { name: string; copy?: string[] };
   // Built with the server entry's plugins: a file in a directory named as each importer requires its left-out module.
   const dir = mkdtempSync(join(tmpdir(), 'vigie-left-out-'));
   const files = LEFT_OUT.map(({ module, importer }) => {
@@ -79,8 +111,21 @@ it('answers a use of a module left out of the bundle with an error that names it
     writeFileSync(file, `const used = require(${JSON.stringify(module)}); module.exports = () => used.anything;`);
     return file;
   });
-  const stdin = { contents: files.map((file, i) => `exports.use${i} = require(${JSON.stringify(file)});`).join('\n'), resolveDir: dir, loader: 'js' as const };
-  const result = await esbuild.build({ ...entry, entryPoints: undefined, stdin, outfile: join(dir, 'left-out.cjs'), bundle: true, absWorkingDir: ROOT, write: false, logLevel: 'silent' });
+  const stdin = {
+    contents: files.map((file, i) => `exports.use${i} = require(${JSON.stringify(file)});`).join('\n'),
+    resolveDir: dir,
+    loader: 'js' as const,
+  };
+  const result = await esbuild.build({
+    ...entry,
+    entryPoints: undefined,
+    stdin,
+    outfile: join(dir, 'left-out.cjs'),
+    bundle: true,
+    absWorkingDir: ROOT,
+    write: false,
+    logLevel: 'silent',
+  });
   const bundle = join(dir, 'left-out.cjs');
   writeFileSync(bundle, result.outputFiles.find((file) => file.path.endsWith('.cjs'))?.text ?? '');
   const loaded = createRequire(import.meta.url)(bundle) as Record<string, () => unknown>;
@@ -103,12 +148,27 @@ it('runs HTTP and TCP checks without loading undici, and keeps no YAML parser', 
     asService: true,
     nodeArgs: ['--require', preload],
     config: {
-      'http-checks': [{ name: 'web', target: '127.0.0.1', port: target.port, protocol: 'http', path: '/', 'valid-status': [200], timeout: '1s', interval: '1s' }],
+      'http-checks': [
+        {
+          name: 'web',
+          target: '127.0.0.1',
+          port: target.port,
+          protocol: 'http',
+          path: '/',
+          'valid-status': [200],
+          timeout: '1s',
+          interval: '1s',
+        },
+      ],
       'tcp-checks': [{ name: 'tcp', target: '127.0.0.1', port: target.port, timeout: '1s', interval: '1s' }],
     },
   });
   try {
-    await expect.poll(async () => (await (await server.request('/result/web')).json()) as { success?: boolean }, { timeout: 10_000 }).toMatchObject({ success: true });
+    await expect
+      .poll(async () => (await (await server.request('/result/web')).json()) as { success?: boolean }, {
+        timeout: 10_000,
+      })
+      .toMatchObject({ success: true });
     expect(await server.stop()).toBe(0);
   } finally {
     await target.close();

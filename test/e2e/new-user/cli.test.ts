@@ -13,11 +13,15 @@ describe('vigie CLI', () => {
   it('prints the version of package.json', async () => {
     const { code, stdout } = await runCli(['--version']);
     expect(code).toBe(0);
-    expect(stdout.trim()).toBe((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
+    expect(stdout.trim()).toBe(
+      (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version,
+    );
   });
 
-  it('`npm start` and `npm run vigie` start node as bin/vigie.js\'s first line does', () => {
-    const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  it("`npm start` and `npm run vigie` start node as bin/vigie.js's first line does", () => {
+    const scripts = (
+      JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    ).scripts;
     const env = Object.entries(serviceEnv()).map(([key, value]) => `${key}=${value}`);
     const command = ['env', ...env, 'node', ...serviceNodeFlags(), 'bin/vigie.js'].join(' ');
     expect(env).toContain('MALLOC_ARENA_MAX=2');
@@ -26,16 +30,22 @@ describe('vigie CLI', () => {
     expect(scripts.vigie).toBe(command);
   });
 
-  it.each(['serve', 'migrate', 'check-config', 'test', 'graph'])('`%s --help` prints the usage and exits 0', async (command) => {
-    const { code, stdout, stderr } = await runCli([command, '--help']);
-    expect(code).toBe(0);
-    expect(stderr).toBe('');
-    expect(stdout).toMatch(new RegExp(`^usage: vigie ${command}`));
-    expect(stdout).toContain('--help');
-  });
+  it.each(['serve', 'migrate', 'check-config', 'test', 'graph'])(
+    '`%s --help` prints the usage and exits 0',
+    async (command) => {
+      const { code, stdout, stderr } = await runCli([command, '--help']);
+      expect(code).toBe(0);
+      expect(stderr).toBe('');
+      expect(stdout).toMatch(new RegExp(`^usage: vigie ${command}`));
+      expect(stdout).toContain('--help');
+    },
+  );
 
   it.each([
-    [['serve', '--log-level', 'foo'], 'vigie serve: --log-level: "foo" is not one of trace, debug, info, warn, error, fatal, silent'],
+    [
+      ['serve', '--log-level', 'foo'],
+      'vigie serve: --log-level: "foo" is not one of trace, debug, info, warn, error, fatal, silent',
+    ],
     [['serve', '--log-format', 'xml'], 'vigie serve: --log-format: "xml" is not one of pretty, json'],
     [['serve', '--prot', '1'], 'vigie serve: unknown option --prot (did you mean --port?)'],
     [['serve', '--port', '99999'], 'vigie serve: --port: "99999" is not a port (an integer from 0 to 65535)'],
@@ -63,10 +73,25 @@ describe('vigie CLI', () => {
   it('serve --host/--port/--data-dir run without a config file, logging in the pretty format', async () => {
     await ensureBundle();
     const dataDir = makeDataDir();
-    const child = spawn(process.execPath, [join(ROOT, 'bin/vigie.js'), 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--log-format', 'pretty'], {
-      cwd: dataDir,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        join(ROOT, 'bin/vigie.js'),
+        'serve',
+        '--host',
+        '127.0.0.1',
+        '--port',
+        '0',
+        '--data-dir',
+        dataDir,
+        '--log-format',
+        'pretty',
+      ],
+      {
+        cwd: dataDir,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const lines: string[] = [];
     const serving = new Promise<string>((resolve, reject) => {
       readLines(child.stdout, (line) => {

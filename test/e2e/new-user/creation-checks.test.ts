@@ -24,7 +24,11 @@ afterAll(async () => {
 });
 
 async function create(kind: string, body: Record<string, unknown>): Promise<{ status: number; message: string }> {
-  const response = await server.request(`/api/v1/healthcheck/${kind}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  const response = await server.request(`/api/v1/healthcheck/${kind}`, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json' },
+  });
   return { status: response.status, message: ((await response.json()) as { message: string }).message };
 }
 
@@ -34,13 +38,18 @@ it('an HTTP target given as a URL is refused, naming the protocol, port and path
     status: 400,
     message: `Invalid healthcheck configuration: target: must be a host name or an IP address, not a URL: write "target": "127.0.0.1", "protocol": "http", "port": ${http.port}, "path": "/health?full=1"`,
   });
-  expect((await create('tcp', { name: 'db', target: 'tcp://db.example:5432', port: 5432, timeout: '1s', interval: '1s' })).message).toBe(
+  expect(
+    (await create('tcp', { name: 'db', target: 'tcp://db.example:5432', port: 5432, timeout: '1s', interval: '1s' }))
+      .message,
+  ).toBe(
     'Invalid healthcheck configuration: target: must be a host name or an IP address, not a URL: write "target": "db.example", "port": 5432',
   );
-  expect((await create('tls', { name: 'cert', target: '127.0.0.1/x', port: 443, timeout: '1s', interval: '1s' })).message).toBe(
-    'Invalid healthcheck configuration: target: must be a host name or an IP address, got "127.0.0.1/x"',
-  );
-  expect((await create('http', { ...base, target: '127.0.0.1', protocol: 'http', port: http.port, path: '/health' })).status).toBe(201);
+  expect(
+    (await create('tls', { name: 'cert', target: '127.0.0.1/x', port: 443, timeout: '1s', interval: '1s' })).message,
+  ).toBe('Invalid healthcheck configuration: target: must be a host name or an IP address, got "127.0.0.1/x"');
+  expect(
+    (await create('http', { ...base, target: '127.0.0.1', protocol: 'http', port: http.port, path: '/health' })).status,
+  ).toBe(201);
   await waitFor(async () => {
     const response = await server.request('/api/v1/result/web');
     expect(response.status).toBe(200);
@@ -51,13 +60,16 @@ it('an HTTP target given as a URL is refused, naming the protocol, port and path
 it('a command with spaces that is no file is refused, suggesting arguments; an executable path with a space is accepted', async () => {
   expect(await create('command', { name: 'shell', command: 'sh -c true', timeout: '1s', interval: '1s' })).toEqual({
     status: 400,
-    message: 'Invalid healthcheck configuration: command: "sh -c true" is not a file and commands run without a shell: give the program alone and its arguments in "arguments", e.g. "command": "sh", "arguments": ["-c","true"]',
+    message:
+      'Invalid healthcheck configuration: command: "sh -c true" is not a file and commands run without a shell: give the program alone and its arguments in "arguments", e.g. "command": "sh", "arguments": ["-c","true"]',
   });
   const dir = mkdtempSync(join(tmpdir(), 'vigie plugins '));
   const plugin = join(dir, 'check disk');
   writeFileSync(plugin, '#!/bin/sh\necho disk fine\n');
   chmodSync(plugin, 0o755);
-  expect((await create('command', { name: 'spaced', command: plugin, timeout: '1s', interval: '1s' })).status).toBe(201);
+  expect((await create('command', { name: 'spaced', command: plugin, timeout: '1s', interval: '1s' })).status).toBe(
+    201,
+  );
   await waitFor(async () => {
     const response = await server.request('/api/v1/result/spaced');
     expect(response.status).toBe(200);
@@ -67,8 +79,25 @@ it('a command with spaces that is no file is refused, suggesting arguments; an e
 
 it('the config file gets the same errors from check-config, with the key path', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'vigie-create-'));
-  writeFileSync(join(dir, 'vigie.yaml'), stringify({ 'data-dir': dir, 'http-checks': [{ name: 'web', target: 'https://example.org', port: 443, 'valid-status': [200], timeout: '1s', interval: '10s' }] }));
+  writeFileSync(
+    join(dir, 'vigie.yaml'),
+    stringify({
+      'data-dir': dir,
+      'http-checks': [
+        {
+          name: 'web',
+          target: 'https://example.org',
+          port: 443,
+          'valid-status': [200],
+          timeout: '1s',
+          interval: '10s',
+        },
+      ],
+    }),
+  );
   const { code, stderr } = await runCli(['check-config', join(dir, 'vigie.yaml')]);
   expect(code).toBe(1);
-  expect(stderr).toContain('http-checks[0].target: must be a host name or an IP address, not a URL: write "target": "example.org", "protocol": "https", "port": 443, "path": "/"');
+  expect(stderr).toContain(
+    'http-checks[0].target: must be a host name or an IP address, not a URL: write "target": "example.org", "protocol": "https", "port": 443, "path": "/"',
+  );
 }, 30_000);

@@ -25,7 +25,10 @@ it('SIGTERM to `npm start` stops the node service, which exits 0', async () => {
   const dataDir = makeDataDir();
   const configFile = join(dataDir, 'vigie.yaml');
   writeFileSync(configFile, stringify({ 'data-dir': dataDir, http: { host: '127.0.0.1', port: 0 } }));
-  const npm = spawn('npm', ['start', '--silent', '--', '--config', configFile, '--log-format', 'json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const npm = spawn('npm', ['start', '--silent', '--', '--config', configFile, '--log-format', 'json'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines: string[] = [];
   const serving = new Promise<{ pid: number; url: string }>((resolve, reject) => {
     const onLine = (line: string) => {
@@ -36,7 +39,9 @@ it('SIGTERM to `npm start` stops the node service, which exits 0', async () => {
     readLines(npm.stderr, onLine);
     npm.once('exit', (code) => reject(new Error(`npm exited with ${code}: ${lines.join('\n')}`)));
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => npm.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    npm.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const { pid, url } = await serving;
   expect((await fetch(`${url}/healthz`)).status).toBeLessThan(500);
   npm.kill('SIGTERM');
@@ -63,7 +68,16 @@ it('Ctrl-C on `npm start` (SIGINT to its process group), three times in a row, l
       http: { host: '127.0.0.1', port: 0 },
       // Results wait 5 minutes before they are written: only a clean stop writes them.
       healthchecks: { 'write-delay': '5m' },
-      'tcp-checks': [{ name: 'ctrl-c', description: 'Ctrl-C test', target: target.host, port: target.port, interval: '1s', timeout: '1s' }],
+      'tcp-checks': [
+        {
+          name: 'ctrl-c',
+          description: 'Ctrl-C test',
+          target: target.host,
+          port: target.port,
+          interval: '1s',
+          timeout: '1s',
+        },
+      ],
     }),
   );
   try {
@@ -89,20 +103,37 @@ it('Ctrl-C on `npm start` (SIGINT to its process group), three times in a row, l
       const { url } = await serving;
       // What the previous runs wrote at their stop is here.
       if (round > 1) {
-        const history = (await (await fetch(`${url}/api/v1/result/ctrl-c/history?limit=100`)).json()) as { result: { 'healthcheck-timestamp': number }[] };
-        expect(history.result.some((entry) => entry['healthcheck-timestamp'] === lastTimestamp), `round ${round}: the result of ${lastTimestamp} survived`).toBe(true);
-        const search = await fetch(`${url}/api/v1/index/ctrl-c/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: Buffer.from('[:always-true]').toString('base64') }) });
-        const hosts = ((await search.json()) as { events: { host: string }[] }).events.map((event) => event.host).sort();
+        const history = (await (await fetch(`${url}/api/v1/result/ctrl-c/history?limit=100`)).json()) as {
+          result: { 'healthcheck-timestamp': number }[];
+        };
+        expect(
+          history.result.some((entry) => entry['healthcheck-timestamp'] === lastTimestamp),
+          `round ${round}: the result of ${lastTimestamp} survived`,
+        ).toBe(true);
+        const search = await fetch(`${url}/api/v1/index/ctrl-c/search`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ query: Buffer.from('[:always-true]').toString('base64') }),
+        });
+        const hosts = ((await search.json()) as { events: { host: string }[] }).events
+          .map((event) => event.host)
+          .sort();
         expect(hosts).toEqual(Array.from({ length: round - 1 }, (_, i) => `run-${i + 1}`));
       } else {
         const created = await fetch(`${url}/api/v1/stream/ctrl-c`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ config: Buffer.from('{:actions {:action :index :params [[:host]]}}').toString('base64') }),
+          body: JSON.stringify({
+            config: Buffer.from('{:actions {:action :index :params [[:host]]}}').toString('base64'),
+          }),
         });
         expect(created.status).toBe(200);
       }
-      const pushed = await fetch(`${url}/api/v1/stream/ctrl-c`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ events: [{ host: `run-${round}`, time: Date.now() * 1e6 }] }) });
+      const pushed = await fetch(`${url}/api/v1/stream/ctrl-c`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ events: [{ host: `run-${round}`, time: Date.now() * 1e6 }] }),
+      });
       expect(pushed.status).toBe(200);
       // A result taken in this run, newer than the previous runs' (it is only in memory until the stop).
       lastTimestamp = await waitFor(async () => {
@@ -113,7 +144,10 @@ it('Ctrl-C on `npm start` (SIGINT to its process group), three times in a row, l
       });
       process.kill(-(npm.pid as number), 'SIGINT');
       expect(await exited, lines.join('\n')).toBe(0);
-      expect(lines.some((line) => line.includes('vigie stopped')), lines.join('\n')).toBe(true);
+      expect(
+        lines.some((line) => line.includes('vigie stopped')),
+        lines.join('\n'),
+      ).toBe(true);
     }
   } finally {
     await target.close();

@@ -23,13 +23,19 @@ afterAll(async () => {
   await server.kill9();
 });
 
-async function addStream(name: string, edn: string): Promise<{ status: number; body: { message?: string; error?: string; warnings?: string[] } }> {
+async function addStream(
+  name: string,
+  edn: string,
+): Promise<{ status: number; body: { message?: string; error?: string; warnings?: string[] } }> {
   const response = await server.request(`/api/v1/stream/${name}`, {
     method: 'POST',
     body: JSON.stringify({ config: Buffer.from(edn).toString('base64') }),
     headers: { 'content-type': 'application/json' },
   });
-  return { status: response.status, body: (await response.json()) as { message?: string; error?: string; warnings?: string[] } };
+  return {
+    status: response.status,
+    body: (await response.json()) as { message?: string; error?: string; warnings?: string[] },
+  };
 }
 
 function shapeOf(action: string): string {
@@ -42,18 +48,25 @@ describe('parameter errors show the expected shape (item 2)', () => {
   it('a wrong parameter count keeps the count and adds the shape and example', async () => {
     const { status, body } = await addStream('one-param', '{:actions {:action :above-dt :params [[:> :metric 80]]}}');
     expect(status).toBe(400);
-    expect(body.error).toBe(`Invalid parameter params for action :above-dt: expected 2 parameter(s), got 1 (at :actions > :above-dt); ${shapeOf('above-dt')}`);
+    expect(body.error).toBe(
+      `Invalid parameter params for action :above-dt: expected 2 parameter(s), got 1 (at :actions > :above-dt); ${shapeOf('above-dt')}`,
+    );
     expect(body.error).toContain(':above-dt takes [condition duration], e.g. {:action :above-dt :params [[:> :metric');
   });
 
   it('conditions and children that do not pair up, and a wrong child count, show the shape too', async () => {
-    const split = await addStream('split', '{:actions {:action :split :params [[[:> :metric 1] [:< :metric 1]]] :children [{:action :info} {:action :info} {:action :info}]}}');
+    const split = await addStream(
+      'split',
+      '{:actions {:action :split :params [[[:> :metric 1] [:< :metric 1]]] :children [{:action :info} {:action :info} {:action :info}]}}',
+    );
     expect(split.status).toBe(400);
     expect(split.body.error).toContain('expected one condition per child: 2 condition(s), 3 child(ren)');
     expect(split.body.error?.endsWith(`; ${shapeOf('split')}`)).toBe(true);
     const tap = await addStream('tap', '{:actions {:action :tap :params [:t] :children [{:action :info}]}}');
     expect(tap.status).toBe(400);
-    expect(tap.body.error).toBe(`Invalid children for action :tap at :actions > :tap: it takes no children, got 1; ${shapeOf('tap')}`);
+    expect(tap.body.error).toBe(
+      `Invalid children for action :tap at :actions > :tap: it takes no children, got 1; ${shapeOf('tap')}`,
+    );
   });
 });
 
@@ -61,27 +74,55 @@ describe('likely unit mistakes are accepted with a warning (item 3)', () => {
   const warning = ':above-dt at :actions > :above-dt: duration 10 is 10 ns; write "10s" for seconds';
 
   it('a bare-number duration under 1 ms: the stream is added, the answer and the log carry the warning', async () => {
-    const { status, body } = await addStream('tiny', '{:actions {:action :above-dt :params [[:> :metric 80] 10] :children [{:action :info}]}}');
+    const { status, body } = await addStream(
+      'tiny',
+      '{:actions {:action :above-dt :params [[:> :metric 80] 10] :children [{:action :info}]}}',
+    );
     expect(status).toBe(200);
     expect(body).toEqual({ message: 'stream added', warnings: [warning] });
     await server.waitForLog(/stream tiny: :above-dt at :actions > :above-dt: duration 10 is 10 ns/);
     // A duration string, or a number of at least 1 ms, gives none.
-    expect((await addStream('fine', '{:actions {:action :above-dt :params [[:> :metric 80] "10s"] :children [{:action :info}]}}')).body).toEqual({ message: 'stream added' });
-    expect((await addStream('ns', '{:actions {:action :above-dt :params [[:> :metric 80] 1000000] :children [{:action :info}]}}')).body).toEqual({ message: 'stream added' });
+    expect(
+      (
+        await addStream(
+          'fine',
+          '{:actions {:action :above-dt :params [[:> :metric 80] "10s"] :children [{:action :info}]}}',
+        )
+      ).body,
+    ).toEqual({ message: 'stream added' });
+    expect(
+      (
+        await addStream(
+          'ns',
+          '{:actions {:action :above-dt :params [[:> :metric 80] 1000000] :children [{:action :info}]}}',
+        )
+      ).body,
+    ).toEqual({ message: 'stream added' });
   });
 
   it('vigie check-config and vigie test print the same warning, and serve logs it for a stream file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vigie-warn-'));
     mkdirSync(join(dir, 'streams'));
-    writeFileSync(join(dir, 'streams', 'tiny.edn'), '{:tiny {:default true :actions {:action :above-dt :params [[:> :metric 80] 10] :children [{:action :tap :params [:hot]}]}}}');
-    writeFileSync(join(dir, 'vigie.yaml'), stringify({ 'data-dir': dir, streams: { directories: [join(dir, 'streams')] } }));
+    writeFileSync(
+      join(dir, 'streams', 'tiny.edn'),
+      '{:tiny {:default true :actions {:action :above-dt :params [[:> :metric 80] 10] :children [{:action :tap :params [:hot]}]}}}',
+    );
+    writeFileSync(
+      join(dir, 'vigie.yaml'),
+      stringify({ 'data-dir': dir, streams: { directories: [join(dir, 'streams')] } }),
+    );
     const checked = await runCli(['check-config', join(dir, 'vigie.yaml')]);
     expect(checked.code).toBe(0);
     expect(checked.stdout).toContain(`warning: ${join(dir, 'streams', 'tiny.edn')}: stream tiny: ${warning}`);
-    writeFileSync(join(dir, 'tests.edn'), '{:hot {:input [{:metric 90 :time 1} {:metric 91 :time 100}] :taps {:hot [{:metric 91 :time 100}]}}}');
+    writeFileSync(
+      join(dir, 'tests.edn'),
+      '{:hot {:input [{:metric 90 :time 1} {:metric 91 :time 100}] :taps {:hot [{:metric 91 :time 100}]}}}',
+    );
     const tested = await runCli(['test', '--streams', join(dir, 'streams'), '--tests', join(dir, 'tests.edn')]);
     expect(tested.code).toBe(0);
-    expect(tested.stdout).toBe(`warning: ${join(dir, 'streams', 'tiny.edn')}: stream tiny: ${warning}\n\n1 passed, 0 failed\n`);
+    expect(tested.stdout).toBe(
+      `warning: ${join(dir, 'streams', 'tiny.edn')}: stream tiny: ${warning}\n\n1 passed, 0 failed\n`,
+    );
     // `serve` logs it when it loads the file.
     const served = await startServer({ dataDir: dir, config: { streams: { directories: [join(dir, 'streams')] } } });
     try {
@@ -94,7 +135,11 @@ describe('likely unit mistakes are accepted with a warning (item 3)', () => {
   it('pushed events with epoch-seconds times or numeric-string metrics are accepted, with warnings and a counter', async () => {
     expect((await addStream('indexed', '{:actions {:action :index :params [[:host]]}}')).status).toBe(200);
     const push = async (events: unknown[]) => {
-      const response = await server.request('/api/v1/stream/indexed', { method: 'PUT', body: JSON.stringify({ events }), headers: { 'content-type': 'application/json' } });
+      const response = await server.request('/api/v1/stream/indexed', {
+        method: 'PUT',
+        body: JSON.stringify({ events }),
+        headers: { 'content-type': 'application/json' },
+      });
       return { status: response.status, body: (await response.json()) as { message: string; warnings?: string[] } };
     };
     const nowNs = Date.now() * 1e6;

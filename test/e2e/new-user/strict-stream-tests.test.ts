@@ -27,8 +27,14 @@ function testFile(name: string, body: string): string {
 }
 
 it('passes a well-formed test, and fails it when the expectation is wrong', async () => {
-  const good = testFile('good.edn', '{:fires {:input [{:host "a" :metric 90 :time 1}] :taps {:critical [{:host "a" :metric 90 :time 1}]}}}');
-  expect(await runCli(['test', '--streams', join(dir, 'streams.edn'), '--tests', good])).toMatchObject({ code: 0, stdout: '1 passed, 0 failed\n' });
+  const good = testFile(
+    'good.edn',
+    '{:fires {:input [{:host "a" :metric 90 :time 1}] :taps {:critical [{:host "a" :metric 90 :time 1}]}}}',
+  );
+  expect(await runCli(['test', '--streams', join(dir, 'streams.edn'), '--tests', good])).toMatchObject({
+    code: 0,
+    stdout: '1 passed, 0 failed\n',
+  });
   const wrong = testFile('wrong.edn', '{:fires {:input [{:host "a" :metric 90 :time 1}] :taps {:critical []}}}');
   const { code, stdout } = await runCli(['test', '--streams', join(dir, 'streams.edn'), '--tests', wrong]);
   expect(code).toBe(1);
@@ -36,17 +42,44 @@ it('passes a well-formed test, and fails it when the expectation is wrong', asyn
 }, 60_000);
 
 it.each([
-  ['a misspelled :taps', '{:typo {:input [{:metric 90 :time 1}] :tap-result {:critical []}}}', 'typo', 'unknown key :tap-result (did you mean :tap-results?)'],
-  ['a misspelled :input', '{:plural {:inputs [{:metric 90 :time 1}] :taps {:critical []}}}', 'plural', 'unknown key :inputs (did you mean :input?)'],
+  [
+    'a misspelled :taps',
+    '{:typo {:input [{:metric 90 :time 1}] :tap-result {:critical []}}}',
+    'typo',
+    'unknown key :tap-result (did you mean :tap-results?)',
+  ],
+  [
+    'a misspelled :input',
+    '{:plural {:inputs [{:metric 90 :time 1}] :taps {:critical []}}}',
+    'plural',
+    'unknown key :inputs (did you mean :input?)',
+  ],
   ['a missing :input', '{:nothing {:taps {:critical []}}}', 'nothing', ':input is missing'],
   ['an empty :input', '{:empty {:input [] :taps {:critical []}}}', 'empty', ':input is empty'],
-  ['an undeclared tap', '{:ghost {:input [{:metric 90 :time 1}] :taps {:criticl []}}}', 'ghost', ':taps :criticl: no loaded stream has {:action :tap :params [:criticl]} (did you mean :critical?)'],
-  ['a target naming no stream', '{:lost {:input [{:metric 90 :time 1}] :taps {:critical []} :target :alert}}', 'lost', ':target :alert: no loaded stream has that name (did you mean :alerts?)'],
-])('%s fails the test, naming it and the key, exit 1', async (_case, body, name, problem) => {
-  const file = testFile(`${name}.edn`, `${body.slice(0, -1)}\n :ok {:input [{:metric 90 :time 1}] :taps {:critical [{:metric 90 :time 1}]}}}`);
-  const { code, stdout } = await runCli(['test', '--streams', join(dir, 'streams.edn'), '--tests', file]);
-  expect(code).toBe(1);
-  expect(stdout).toContain(`FAIL ${name}\n  ${file}: ${problem}`);
-  expect(stdout).not.toContain('FAIL ok');
-  expect(stdout.trimEnd().endsWith('1 passed, 1 failed')).toBe(true);
-}, 60_000);
+  [
+    'an undeclared tap',
+    '{:ghost {:input [{:metric 90 :time 1}] :taps {:criticl []}}}',
+    'ghost',
+    ':taps :criticl: no loaded stream has {:action :tap :params [:criticl]} (did you mean :critical?)',
+  ],
+  [
+    'a target naming no stream',
+    '{:lost {:input [{:metric 90 :time 1}] :taps {:critical []} :target :alert}}',
+    'lost',
+    ':target :alert: no loaded stream has that name (did you mean :alerts?)',
+  ],
+])(
+  '%s fails the test, naming it and the key, exit 1',
+  async (_case, body, name, problem) => {
+    const file = testFile(
+      `${name}.edn`,
+      `${body.slice(0, -1)}\n :ok {:input [{:metric 90 :time 1}] :taps {:critical [{:metric 90 :time 1}]}}}`,
+    );
+    const { code, stdout } = await runCli(['test', '--streams', join(dir, 'streams.edn'), '--tests', file]);
+    expect(code).toBe(1);
+    expect(stdout).toContain(`FAIL ${name}\n  ${file}: ${problem}`);
+    expect(stdout).not.toContain('FAIL ok');
+    expect(stdout.trimEnd().endsWith('1 passed, 1 failed')).toBe(true);
+  },
+  60_000,
+);

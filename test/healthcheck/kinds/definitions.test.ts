@@ -36,7 +36,11 @@ function parse(kind: KindName, raw: Record<string, unknown>): CheckDefinition {
 }
 
 /** The message of the CheckValidationError thrown for `raw`. */
-function rejection(kind: KindName, raw: Record<string, unknown>, base: Record<string, unknown> = { name: 'c', timeout: '1s', interval: '10s' }): string {
+function rejection(
+  kind: KindName,
+  raw: Record<string, unknown>,
+  base: Record<string, unknown> = { name: 'c', timeout: '1s', interval: '10s' },
+): string {
   try {
     parseCheck(kind, { ...base, ...MINIMAL[kind], ...raw });
   } catch (error) {
@@ -57,11 +61,17 @@ describe('base fields, for every kind', () => {
     expect(rejection(kind, {}, { name: 'c', interval: '10s' })).toBe('timeout: is required');
     expect(rejection(kind, { timeout: '0s' })).toBe('timeout: must be greater than 0, got "0s"');
     expect(rejection(kind, { timeout: '-1s' })).toBe('timeout: must be greater than 0, got "-1s"');
-    expect(rejection(kind, { interval: 10 })).toBe('interval: must be a duration string such as "10s" or "1m30s", got the number 10');
-    expect(rejection(kind, { timeout: 5 })).toBe('timeout: must be a duration string such as "10s" or "1m30s", got the number 5');
+    expect(rejection(kind, { interval: 10 })).toBe(
+      'interval: must be a duration string such as "10s" or "1m30s", got the number 10',
+    );
+    expect(rejection(kind, { timeout: 5 })).toBe(
+      'timeout: must be a duration string such as "10s" or "1m30s", got the number 5',
+    );
     expect(rejection(kind, { interval: '10 s' })).toBe('interval: time: unknown unit " s" in duration "10 s"');
     expect(rejection(kind, {}, { name: 'c', timeout: '1s' })).toBe('interval: is required (unless one-off is true)');
-    expect(rejection(kind, { timeout: '3s', interval: '1s' })).toBe('interval: must be greater than or equal to the timeout (interval 1s < timeout 3s)');
+    expect(rejection(kind, { timeout: '3s', interval: '1s' })).toBe(
+      'interval: must be greater than or equal to the timeout (interval 1s < timeout 3s)',
+    );
     expect(parse(kind, { timeout: '3s', interval: '3s' }).intervalNs).toBe(3e9);
   });
 
@@ -71,8 +81,22 @@ describe('base fields, for every kind', () => {
   });
 
   it('normalises the base fields', () => {
-    const def = parse('tcp', { description: 'db', interval: '1m30s', timeout: '500ms', labels: { env: 'prod' }, source: 'ignored' });
-    expect(def).toMatchObject({ kind: 'tcp', name: 'c', description: 'db', intervalNs: 90e9, timeoutNs: 5e8, oneOff: false, labels: { env: 'prod' } });
+    const def = parse('tcp', {
+      description: 'db',
+      interval: '1m30s',
+      timeout: '500ms',
+      labels: { env: 'prod' },
+      source: 'ignored',
+    });
+    expect(def).toMatchObject({
+      kind: 'tcp',
+      name: 'c',
+      description: 'db',
+      intervalNs: 90e9,
+      timeoutNs: 5e8,
+      oneOff: false,
+      labels: { env: 'prod' },
+    });
     expect(def).not.toHaveProperty('source');
     expect(parse('tcp', {}).labels).toEqual({});
     expect(rejection('tcp', { labels: { env: 1 } })).toBe('labels.env: must be a string, got the number 1');
@@ -80,10 +104,17 @@ describe('base fields, for every kind', () => {
 
   it('needs no interval for a one-off check, spelled one-off or oneoff', () => {
     const base = { name: 'c', timeout: '1s' };
-    expect(parseCheck('tcp', { ...base, ...MINIMAL.tcp, 'one-off': true })).toMatchObject({ oneOff: true, intervalNs: 0 });
+    expect(parseCheck('tcp', { ...base, ...MINIMAL.tcp, 'one-off': true })).toMatchObject({
+      oneOff: true,
+      intervalNs: 0,
+    });
     expect(parseCheck('tcp', { ...base, ...MINIMAL.tcp, oneoff: true })).toMatchObject({ oneOff: true });
-    expect(parseCheck('tcp', { ...base, ...MINIMAL.tcp, oneoff: true, 'one-off': true })).toMatchObject({ oneOff: true });
-    expect(rejection('tcp', { oneoff: true, 'one-off': false }, base)).toBe('oneoff: conflicts with one-off (they are two spellings of one option; keep one)');
+    expect(parseCheck('tcp', { ...base, ...MINIMAL.tcp, oneoff: true, 'one-off': true })).toMatchObject({
+      oneOff: true,
+    });
+    expect(rejection('tcp', { oneoff: true, 'one-off': false }, base)).toBe(
+      'oneoff: conflicts with one-off (they are two spellings of one option; keep one)',
+    );
   });
 
   it('accepts the read-only kind back only when it matches', () => {
@@ -94,7 +125,14 @@ describe('base fields, for every kind', () => {
 
 describe('HTTP definition', () => {
   it('defaults method GET and protocol http', () => {
-    expect(parse('http', {})).toMatchObject({ method: 'GET', protocol: 'http', path: '', redirect: false, insecure: false, bodyRegexp: [] });
+    expect(parse('http', {})).toMatchObject({
+      method: 'GET',
+      protocol: 'http',
+      path: '',
+      redirect: false,
+      insecure: false,
+      bodyRegexp: [],
+    });
     expect(parse('http', { method: '' })).toMatchObject({ method: 'GET' });
   });
 
@@ -104,28 +142,42 @@ describe('HTTP definition', () => {
     expect(rejection('http', { port: '80' })).toBe('port: must be an integer, got the string "80"');
     expect(rejection('http', { target: '' })).toBe('target: must not be empty');
     expect(rejection('http', { 'valid-status': [] })).toBe('valid-status: must list at least one status code');
-    expect(rejection('http', { 'valid-status': [200, 700] })).toBe('valid-status[1]: must be between 100 and 599, got 700');
+    expect(rejection('http', { 'valid-status': [200, 700] })).toBe(
+      'valid-status[1]: must be between 100 and 599, got 700',
+    );
     expect(rejection('http', { protocol: 'ftp' })).toBe('protocol: must be "http" or "https", got "ftp"');
-    expect(rejection('http', { method: 'get' })).toBe('method: must be one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, got "get"');
+    expect(rejection('http', { method: 'get' })).toBe(
+      'method: must be one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, got "get"',
+    );
     expect(rejection('http', { path: 'health' })).toBe('path: must start with "/", got "health"');
-    expect(rejection('http', { 'body-regexp': ['ok', '('] })).toBe('body-regexp[1]: must be a valid RE2 regular expression: missing closing ): `(`');
+    expect(rejection('http', { 'body-regexp': ['ok', '('] })).toBe(
+      'body-regexp[1]: must be a valid RE2 regular expression: missing closing ): `(`',
+    );
     expect(rejection('http', { 'body-regexp': ['(a)\\1'] })).toBe(
       'body-regexp[0]: must be a valid RE2 regular expression: backreferences (\\1) are not supported: the linear-time engine (RE2) cannot run them',
     );
     expect(rejection('http', { 'source-ip': 'localhost' })).toBe('source-ip: must be an IP address, got "localhost"');
-    expect(rejection('http', { cert: '/c.pem' })).toBe('key: is required when cert is set (a client certificate needs both)');
-    expect(rejection('http', { key: '/k.pem' })).toBe('cert: is required when key is set (a client certificate needs both)');
+    expect(rejection('http', { cert: '/c.pem' })).toBe(
+      'key: is required when cert is set (a client certificate needs both)',
+    );
+    expect(rejection('http', { key: '/k.pem' })).toBe(
+      'cert: is required when key is set (a client certificate needs both)',
+    );
     expect(rejection('http', { headers: { 'Bad Name': 'x' } })).toBe('headers.Bad Name: is not a valid header name');
     expect(rejection('http', { headers: { X: 'a\r\nb' } })).toBe('headers.X: must not contain CR, LF or NUL');
     expect(rejection('http', { redirect: 'yes' })).toBe('redirect: must be true or false, got the string "yes"');
-    expect(() => parseCheck('http', { name: 'c', timeout: '1s', interval: '1s', target: 'h', port: 1 })).toThrow('valid-status: is required');
+    expect(() => parseCheck('http', { name: 'c', timeout: '1s', interval: '1s', target: 'h', port: 1 })).toThrow(
+      'valid-status: is required',
+    );
   });
 
   it('accepts server-name and its YAML spelling servername', () => {
     expect(parse('http', { 'server-name': 'a.example' })).toMatchObject({ serverName: 'a.example' });
     expect(parse('http', { servername: 'a.example' })).toMatchObject({ serverName: 'a.example' });
     expect(parse('http', { 'server-name': '' })).not.toHaveProperty('serverName');
-    expect(rejection('http', { 'server-name': 'a', servername: 'b' })).toBe('servername: conflicts with server-name (they are two spellings of one option; keep one)');
+    expect(rejection('http', { 'server-name': 'a', servername: 'b' })).toBe(
+      'servername: conflicts with server-name (they are two spellings of one option; keep one)',
+    );
   });
 });
 
@@ -133,14 +185,23 @@ describe('TCP, DNS, TLS and command definitions', () => {
   it('TCP: port and source-ip', () => {
     expect(rejection('tcp', { port: 65536 })).toBe('port: must be between 1 and 65535, got 65536');
     expect(rejection('tcp', { 'source-ip': '1.2.3' })).toBe('source-ip: must be an IP address, got "1.2.3"');
-    expect(parse('tcp', { 'source-ip': '::1', 'should-fail': true })).toMatchObject({ sourceIp: '::1', shouldFail: true });
+    expect(parse('tcp', { 'source-ip': '::1', 'should-fail': true })).toMatchObject({
+      sourceIp: '::1',
+      shouldFail: true,
+    });
   });
 
   it('DNS: domain, expected-ips, record-type and resolver', () => {
     expect(rejection('dns', { domain: '' })).toBe('domain: must not be empty');
-    expect(rejection('dns', { 'expected-ips': ['10.0.0.1', 'nope'] })).toBe('expected-ips[1]: must be an IP address, got "nope"');
-    expect(rejection('dns', { 'record-type': 'PTR' })).toBe('record-type: must be one of A, AAAA, CNAME, MX, TXT, NS, SRV, CAA, got "PTR"');
-    expect(rejection('dns', { 'record-type': 'MX', 'expected-ips': ['10.0.0.1'] })).toBe('expected-ips: only applies to A and AAAA records, not MX');
+    expect(rejection('dns', { 'expected-ips': ['10.0.0.1', 'nope'] })).toBe(
+      'expected-ips[1]: must be an IP address, got "nope"',
+    );
+    expect(rejection('dns', { 'record-type': 'PTR' })).toBe(
+      'record-type: must be one of A, AAAA, CNAME, MX, TXT, NS, SRV, CAA, got "PTR"',
+    );
+    expect(rejection('dns', { 'record-type': 'MX', 'expected-ips': ['10.0.0.1'] })).toBe(
+      'expected-ips: only applies to A and AAAA records, not MX',
+    );
     for (const resolver of ['127.0.0.1', '127.0.0.1:5353', '::1', '[::1]:53', '[fd00::1]']) {
       expect(parse('dns', { resolver })).toMatchObject({ resolver });
     }
@@ -155,8 +216,12 @@ describe('TCP, DNS, TLS and command definitions', () => {
     expect(parse('tls', { 'expiration-delay': '240h' })).toMatchObject({ expirationDelayNs: 240 * 3600e9 });
     expect(rejection('tls', { 'expiration-delay': 'foo' })).toBe('expiration-delay: time: invalid duration "foo"');
     expect(rejection('tls', { 'expiration-delay': '-1h' })).toBe('expiration-delay: must not be negative, got "-1h"');
-    expect(rejection('tls', { 'expiration-delay': 86400 })).toBe('expiration-delay: must be a duration string such as "10s" or "1m30s", got the number 86400');
-    expect(rejection('tls', { key: '/k.pem' })).toBe('cert: is required when key is set (a client certificate needs both)');
+    expect(rejection('tls', { 'expiration-delay': 86400 })).toBe(
+      'expiration-delay: must be a duration string such as "10s" or "1m30s", got the number 86400',
+    );
+    expect(rejection('tls', { key: '/k.pem' })).toBe(
+      'cert: is required when key is set (a client certificate needs both)',
+    );
     expect(parse('tls', { servername: 'x.example' })).toMatchObject({ serverName: 'x.example' });
   });
 
@@ -171,44 +236,161 @@ describe('TCP, DNS, TLS and command definitions', () => {
 describe('listing form', () => {
   it('HTTP: upstream key order, Go durations, protocol even when not given, then kind', () => {
     const def = parse('http', {
-      description: 'web', interval: '1m30s', timeout: '1500ms', labels: { env: 'prod' }, host: 'vhost', body: 'b', query: { a: '1' },
-      headers: { X: 'y' }, path: '/health', 'source-ip': '127.0.0.1', 'body-regexp': ['ok'], cacert: '/ca.pem', cert: '/c.pem', key: '/k.pem',
+      description: 'web',
+      interval: '1m30s',
+      timeout: '1500ms',
+      labels: { env: 'prod' },
+      host: 'vhost',
+      body: 'b',
+      query: { a: '1' },
+      headers: { X: 'y' },
+      path: '/health',
+      'source-ip': '127.0.0.1',
+      'body-regexp': ['ok'],
+      cacert: '/ca.pem',
+      cert: '/c.pem',
+      key: '/k.pem',
     });
     const json = checkToJson(def, 'api');
     expect(Object.keys(json)).toEqual([
-      'name', 'description', 'interval', 'one-off', 'source', 'labels', 'valid-status', 'target', 'host', 'method', 'port', 'redirect',
-      'body', 'query', 'headers', 'protocol', 'path', 'source-ip', 'body-regexp', 'insecure', 'server-name', 'timeout', 'key', 'cert',
-      'cacert', 'kind',
+      'name',
+      'description',
+      'interval',
+      'one-off',
+      'source',
+      'labels',
+      'valid-status',
+      'target',
+      'host',
+      'method',
+      'port',
+      'redirect',
+      'body',
+      'query',
+      'headers',
+      'protocol',
+      'path',
+      'source-ip',
+      'body-regexp',
+      'insecure',
+      'server-name',
+      'timeout',
+      'key',
+      'cert',
+      'cacert',
+      'kind',
     ]);
-    expect(json).toMatchObject({ interval: '1m30s', timeout: '1.5s', source: 'api', protocol: 'http', method: 'GET', 'server-name': '', kind: 'http' });
+    expect(json).toMatchObject({
+      interval: '1m30s',
+      timeout: '1.5s',
+      source: 'api',
+      protocol: 'http',
+      method: 'GET',
+      'server-name': '',
+      kind: 'http',
+    });
     expect(Object.keys(checkToJson(parse('http', {})))).toEqual([
-      'name', 'description', 'interval', 'one-off', 'source', 'valid-status', 'target', 'method', 'port', 'redirect', 'protocol',
-      'insecure', 'server-name', 'timeout', 'kind',
+      'name',
+      'description',
+      'interval',
+      'one-off',
+      'source',
+      'valid-status',
+      'target',
+      'method',
+      'port',
+      'redirect',
+      'protocol',
+      'insecure',
+      'server-name',
+      'timeout',
+      'kind',
     ]);
   });
 
   it('TCP, DNS, TLS, command: upstream key order', () => {
     expect(checkToJson(parse('tcp', { labels: { from: 'disc' }, interval: '5s' }), 'discovery:disco')).toStrictEqual({
-      name: 'c', description: '', interval: '5s', 'one-off': false, source: 'discovery:disco', labels: { from: 'disc' },
-      target: '127.0.0.1', port: 22, timeout: '1s', 'should-fail': false, kind: 'tcp',
+      name: 'c',
+      description: '',
+      interval: '5s',
+      'one-off': false,
+      source: 'discovery:disco',
+      labels: { from: 'disc' },
+      target: '127.0.0.1',
+      port: 22,
+      timeout: '1s',
+      'should-fail': false,
+      kind: 'tcp',
     });
     expect(Object.keys(checkToJson(parse('tcp', { 'source-ip': '127.0.0.1' })))).toEqual([
-      'name', 'description', 'interval', 'one-off', 'source', 'target', 'port', 'source-ip', 'timeout', 'should-fail', 'kind',
+      'name',
+      'description',
+      'interval',
+      'one-off',
+      'source',
+      'target',
+      'port',
+      'source-ip',
+      'timeout',
+      'should-fail',
+      'kind',
     ]);
-    expect(Object.keys(checkToJson(parse('dns', { 'expected-ips': ['10.0.0.1'], resolver: '127.0.0.1', 'record-type': 'A' })))).toEqual([
-      'name', 'description', 'interval', 'one-off', 'source', 'timeout', 'expected-ips', 'domain', 'resolver', 'record-type', 'kind',
+    expect(
+      Object.keys(
+        checkToJson(parse('dns', { 'expected-ips': ['10.0.0.1'], resolver: '127.0.0.1', 'record-type': 'A' })),
+      ),
+    ).toEqual([
+      'name',
+      'description',
+      'interval',
+      'one-off',
+      'source',
+      'timeout',
+      'expected-ips',
+      'domain',
+      'resolver',
+      'record-type',
+      'kind',
     ]);
-    expect(Object.keys(checkToJson(parse('tls', { 'source-ip': '::1', key: '/k', cert: '/c', cacert: '/ca', 'server-name': 's' })))).toEqual([
-      'name', 'description', 'interval', 'one-off', 'source', 'target', 'port', 'source-ip', 'timeout', 'key', 'cert', 'cacert',
-      'server-name', 'insecure', 'expiration-delay', 'kind',
+    expect(
+      Object.keys(
+        checkToJson(parse('tls', { 'source-ip': '::1', key: '/k', cert: '/c', cacert: '/ca', 'server-name': 's' })),
+      ),
+    ).toEqual([
+      'name',
+      'description',
+      'interval',
+      'one-off',
+      'source',
+      'target',
+      'port',
+      'source-ip',
+      'timeout',
+      'key',
+      'cert',
+      'cacert',
+      'server-name',
+      'insecure',
+      'expiration-delay',
+      'kind',
     ]);
     expect(checkToJson(parse('tls', {}))).toMatchObject({ 'expiration-delay': '0s' });
     expect(checkToJson(parse('tls', {}))).not.toHaveProperty('server-name');
     expect(checkToJson(parse('command', {}))).toStrictEqual({
-      name: 'c', description: '', interval: '10s', 'one-off': false, source: '', command: 'true', arguments: null, timeout: '1s', kind: 'command',
+      name: 'c',
+      description: '',
+      interval: '10s',
+      'one-off': false,
+      source: '',
+      command: 'true',
+      arguments: null,
+      timeout: '1s',
+      kind: 'command',
     });
     expect(checkToJson(parse('command', { arguments: [] }))).toMatchObject({ arguments: [] });
-    expect(checkToJson(parseCheck('tcp', { name: 'o', timeout: '1s', 'one-off': true, ...MINIMAL.tcp }))).toMatchObject({ interval: '0s', 'one-off': true });
+    expect(checkToJson(parseCheck('tcp', { name: 'o', timeout: '1s', 'one-off': true, ...MINIMAL.tcp }))).toMatchObject(
+      { interval: '0s', 'one-off': true },
+    );
   });
 
   it.each(RUN_KINDS)('%s: a listed definition parses back to the same definition', (kind) => {
@@ -222,8 +404,12 @@ describe('summaries', () => {
     expect(checkSummary(parse('http', { description: 'my http' }))).toBe('HTTP healthcheck my http on 127.0.0.1:8080');
     expect(checkSummary(parse('http', { target: '::1' }))).toBe('HTTP healthcheck on ::1:8080');
     expect(checkSummary(parse('tcp', {}))).toBe('TCP healthcheck on 127.0.0.1:22');
-    expect(checkSummary(parse('tcp', { 'should-fail': true }))).toBe('TCP healthcheck on 127.0.0.1:22. This healthcheck has should-fail=true.');
-    expect(checkSummary(parse('tcp', { description: 'db', 'should-fail': true }))).toBe('TCP healthcheck db on 127.0.0.1:22. This healthcheck has should-fail=true.');
+    expect(checkSummary(parse('tcp', { 'should-fail': true }))).toBe(
+      'TCP healthcheck on 127.0.0.1:22. This healthcheck has should-fail=true.',
+    );
+    expect(checkSummary(parse('tcp', { description: 'db', 'should-fail': true }))).toBe(
+      'TCP healthcheck db on 127.0.0.1:22. This healthcheck has should-fail=true.',
+    );
     expect(checkSummary(parse('dns', {}))).toBe('DNS healthcheck on example.org');
     expect(checkSummary(parse('dns', { description: 'resolver' }))).toBe('DNS healthcheck resolver on example.org');
     expect(checkSummary(parse('tls', { description: 'cert' }))).toBe('TLS healthcheck cert on example.org:443');
@@ -238,7 +424,21 @@ describe('registry', () => {
       expect(CHECK_KINDS[kind].kind).toBe(kind);
       expect(CHECK_KINDS[kind].schema).toMatchObject({ type: 'object', additionalProperties: false });
     }
-    expect(KIND_NAMES.map(configKeyOf)).toEqual(['http-checks', 'tcp-checks', 'dns-checks', 'tls-checks', 'websocket-checks', 'grpc-checks', 'smtp-checks', 'imap-checks', 'pop3-checks', 'domain-checks', 'icmp-checks', 'command-checks', 'heartbeat-checks']);
+    expect(KIND_NAMES.map(configKeyOf)).toEqual([
+      'http-checks',
+      'tcp-checks',
+      'dns-checks',
+      'tls-checks',
+      'websocket-checks',
+      'grpc-checks',
+      'smtp-checks',
+      'imap-checks',
+      'pop3-checks',
+      'domain-checks',
+      'icmp-checks',
+      'command-checks',
+      'heartbeat-checks',
+    ]);
     expect(KIND_NAMES.every(isKindName)).toBe(true);
     expect(isKindName('bulk')).toBe(false);
   });
@@ -250,7 +450,8 @@ describe('registry', () => {
 });
 
 describe('heartbeat definition', () => {
-  const heartbeat = (raw: Record<string, unknown>) => parseCheck('heartbeat', { name: 'backup', interval: '1h', ...raw });
+  const heartbeat = (raw: Record<string, unknown>) =>
+    parseCheck('heartbeat', { name: 'backup', interval: '1h', ...raw });
   const refusal = (raw: Record<string, unknown>) => {
     try {
       heartbeat(raw);
@@ -261,7 +462,14 @@ describe('heartbeat definition', () => {
   };
 
   it('takes interval and grace (1m by default), no timeout', () => {
-    expect(heartbeat({})).toMatchObject({ kind: 'heartbeat', name: 'backup', intervalNs: 3600e9, graceNs: 60e9, oneOff: false, labels: {} });
+    expect(heartbeat({})).toMatchObject({
+      kind: 'heartbeat',
+      name: 'backup',
+      intervalNs: 3600e9,
+      graceNs: 60e9,
+      oneOff: false,
+      labels: {},
+    });
     expect(heartbeat({ grace: '0s', labels: { team: 'ops' } })).toMatchObject({ graceNs: 0, labels: { team: 'ops' } });
     expect(refusal({ timeout: '1s' })).toBe('unknown key "timeout"');
     expect(refusal({ interval: undefined })).toBe('interval: is required');
@@ -275,7 +483,14 @@ describe('heartbeat definition', () => {
   it('lists as it parses back, and summarises its expectation', () => {
     const def = heartbeat({ description: 'nightly backup', labels: { a: 'b' }, grace: '5m' });
     expect(checkToJson(def, 'api')).toStrictEqual({
-      name: 'backup', description: 'nightly backup', interval: '1h0m0s', 'one-off': false, source: 'api', labels: { a: 'b' }, grace: '5m0s', kind: 'heartbeat',
+      name: 'backup',
+      description: 'nightly backup',
+      interval: '1h0m0s',
+      'one-off': false,
+      source: 'api',
+      labels: { a: 'b' },
+      grace: '5m0s',
+      kind: 'heartbeat',
     });
     expect(parseCheck('heartbeat', checkToJson(def, 'api'))).toStrictEqual(def);
     expect(checkSummary(def)).toBe('Heartbeat healthcheck nightly backup expected every 1h0m0s (grace 5m0s)');

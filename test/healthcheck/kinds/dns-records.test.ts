@@ -50,8 +50,16 @@ describe('DNS check record types with expected values', () => {
     expect(await dns('TXT', 'example.test', ['v=spf1 -all'])).toBe('success');
     expect(await dns('NS', 'example.test', ['ns2.example.test.'])).toBe('success');
     expect(await dns('SRV', '_sip._tcp.example.test', ['10 5 5060 sip.example.test'])).toBe('success');
-    expect(await dns('CAA', 'example.test', ['0 issue "letsencrypt.org"', '128 iodef mailto:sec@example.test'])).toBe('success');
-    expect(await check('dns', { resolver: server.address, domain: 'example.test', 'expected-values': ['fd00::2', '10.0.0.1'] })).toBe('success');
+    expect(await dns('CAA', 'example.test', ['0 issue "letsencrypt.org"', '128 iodef mailto:sec@example.test'])).toBe(
+      'success',
+    );
+    expect(
+      await check('dns', {
+        resolver: server.address,
+        domain: 'example.test',
+        'expected-values': ['fd00::2', '10.0.0.1'],
+      }),
+    ).toBe('success');
   });
 
   it('names the missing values and the whole answer', async () => {
@@ -64,26 +72,51 @@ describe('DNS check record types with expected values', () => {
     expect(await dns('CAA', 'example.test', ['0 issue "digicert.com"'])).toBe(
       'the values "0 issue \\"digicert.com\\"" were not found in the CAA records of example.test: "0 issue \\"letsencrypt.org\\"", "128 iodef \\"mailto:sec@example.test\\""',
     );
-    expect(await dns('TXT', 'example.test', ['v=spf1 ~all'])).toMatch(/^the values "v=spf1 ~all" were not found in the TXT records of example.test: /);
-    expect(await dns('SRV', 'example.test', ['10 5 5060 sip.example.test'])).toBe('Fail to lookup IP for domain: querySrv ENODATA example.test');
-    expect(await dns('CAA', 'nope.test', ['0 issue "x"'])).toBe('Fail to lookup IP for domain: queryCaa ENOTFOUND nope.test');
+    expect(await dns('TXT', 'example.test', ['v=spf1 ~all'])).toMatch(
+      /^the values "v=spf1 ~all" were not found in the TXT records of example.test: /,
+    );
+    expect(await dns('SRV', 'example.test', ['10 5 5060 sip.example.test'])).toBe(
+      'Fail to lookup IP for domain: querySrv ENODATA example.test',
+    );
+    expect(await dns('CAA', 'nope.test', ['0 issue "x"'])).toBe(
+      'Fail to lookup IP for domain: queryCaa ENOTFOUND nope.test',
+    );
   });
 
   it('refuses expected values that cannot be answers of the type, naming the field', () => {
-    expect(rejection({ 'record-type': 'PTR' })).toBe('record-type: must be one of A, AAAA, CNAME, MX, TXT, NS, SRV, CAA, got "PTR"');
+    expect(rejection({ 'record-type': 'PTR' })).toBe(
+      'record-type: must be one of A, AAAA, CNAME, MX, TXT, NS, SRV, CAA, got "PTR"',
+    );
     expect(rejection({ 'record-type': 'MX', 'expected-values': ['mx.example.test'] })).toBe(
       'expected-values[0]: must be "<priority> <exchange>", such as "10 mx.example.com" for MX records, got "mx.example.test"',
     );
-    expect(rejection({ 'record-type': 'SRV', 'expected-values': ['10 sip.example.test'] })).toMatch(/^expected-values\[0\]: must be "<priority> <weight> <port> <target>"/);
-    expect(rejection({ 'record-type': 'CAA', 'expected-values': ['issue letsencrypt.org'] })).toMatch(/^expected-values\[0\]: must be "<flags> <tag> <value>"/);
-    expect(rejection({ 'record-type': 'A', 'expected-values': ['fd00::1'] })).toBe('expected-values[0]: must be an IPv4 address for A records, got "fd00::1"');
-    expect(rejection({ 'expected-values': ['example.test'] })).toBe('expected-values[0]: must be an IP address for A and AAAA records, got "example.test"');
-    expect(rejection({ 'record-type': 'CNAME', 'expected-values': ['a b'] })).toMatch(/^expected-values\[0\]: must be a name such as/);
+    expect(rejection({ 'record-type': 'SRV', 'expected-values': ['10 sip.example.test'] })).toMatch(
+      /^expected-values\[0\]: must be "<priority> <weight> <port> <target>"/,
+    );
+    expect(rejection({ 'record-type': 'CAA', 'expected-values': ['issue letsencrypt.org'] })).toMatch(
+      /^expected-values\[0\]: must be "<flags> <tag> <value>"/,
+    );
+    expect(rejection({ 'record-type': 'A', 'expected-values': ['fd00::1'] })).toBe(
+      'expected-values[0]: must be an IPv4 address for A records, got "fd00::1"',
+    );
+    expect(rejection({ 'expected-values': ['example.test'] })).toBe(
+      'expected-values[0]: must be an IP address for A and AAAA records, got "example.test"',
+    );
+    expect(rejection({ 'record-type': 'CNAME', 'expected-values': ['a b'] })).toMatch(
+      /^expected-values\[0\]: must be a name such as/,
+    );
     expect(rejection({ 'record-type': 'TXT', 'expected-values': [''] })).toBe('expected-values[0]: must not be empty');
   });
 
   it('lists expected-values as written', () => {
-    const def = parseCheck('dns', { name: 'c', timeout: '1s', interval: '10s', domain: 'example.test', 'record-type': 'SRV', 'expected-values': ['1 2 3 a.test'] });
+    const def = parseCheck('dns', {
+      name: 'c',
+      timeout: '1s',
+      interval: '10s',
+      domain: 'example.test',
+      'record-type': 'SRV',
+      'expected-values': ['1 2 3 a.test'],
+    });
     expect(checkToJson(def)).toMatchObject({ 'record-type': 'SRV', 'expected-values': ['1 2 3 a.test'] });
   });
 });

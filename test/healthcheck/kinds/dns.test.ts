@@ -49,9 +49,12 @@ describe('DNS check', () => {
   });
 
   it('accepts the other record types when the answer has records', async () => {
-    for (const type of ['MX', 'TXT', 'NS']) expect(await dns({ domain: 'example.test', 'record-type': type })).toBe('success');
+    for (const type of ['MX', 'TXT', 'NS'])
+      expect(await dns({ domain: 'example.test', 'record-type': type })).toBe('success');
     expect(await dns({ domain: 'alias.test', 'record-type': 'CNAME' })).toBe('success');
-    expect(await dns({ domain: 'example.test', 'record-type': 'CNAME' })).toBe('Fail to lookup IP for domain: queryCname ENODATA example.test');
+    expect(await dns({ domain: 'example.test', 'record-type': 'CNAME' })).toBe(
+      'Fail to lookup IP for domain: queryCname ENODATA example.test',
+    );
   });
 
   it('treats expected-ips as a subset of the answer, comparing IPs semantically', async () => {
@@ -82,7 +85,9 @@ describe('DNS check deadlines and IPv6 resolvers', () => {
     const server = await startDnsTarget(TABLE, { host: '::1' });
     try {
       expect(server.address).toMatch(/^\[::1\]:\d+$/);
-      expect(await check('dns', { domain: 'example.test', resolver: server.address, 'record-type': 'A' })).toBe('success');
+      expect(await check('dns', { domain: 'example.test', resolver: server.address, 'record-type': 'A' })).toBe(
+        'success',
+      );
       expect(server.queries).toHaveLength(1);
     } finally {
       await server.close();
@@ -93,9 +98,9 @@ describe('DNS check deadlines and IPv6 resolvers', () => {
     const silent = await startDnsTarget(TABLE, { silent: true });
     try {
       const started = performance.now();
-      expect(await check('dns', { domain: 'example.test', resolver: silent.address, timeout: '300ms', interval: '1s' })).toBe(
-        'Fail to lookup IP for domain: timed out after 300ms',
-      );
+      expect(
+        await check('dns', { domain: 'example.test', resolver: silent.address, timeout: '300ms', interval: '1s' }),
+      ).toBe('Fail to lookup IP for domain: timed out after 300ms');
       expect(performance.now() - started).toBeLessThan(1500);
       expect(silent.queries.length).toBeGreaterThan(0);
     } finally {
@@ -107,13 +112,18 @@ describe('DNS check deadlines and IPv6 resolvers', () => {
 describe('DNS check and /etc/hosts', () => {
   it('answers localhost from /etc/hosts, as Go does, with no name server involved', async () => {
     expect(await check('dns', { domain: 'localhost', 'expected-ips': ['127.0.0.1'] })).toBe('success');
-    expect(await check('dns', { domain: 'LOCALHOST.', 'record-type': 'A', 'expected-ips': ['127.0.0.1'] })).toBe('success');
+    expect(await check('dns', { domain: 'LOCALHOST.', 'record-type': 'A', 'expected-ips': ['127.0.0.1'] })).toBe(
+      'success',
+    );
   });
 });
 
 describe('lookupHostsFile', () => {
   const file = join(mkdtempSync(join(tmpdir(), 'vigie-hosts-')), 'hosts');
-  writeFileSync(file, '# comment\n127.0.0.1 localhost\n10.1.2.3  db.internal db # pinned\nfd00::7 db.internal\n::1 localhost ip6-localhost\n');
+  writeFileSync(
+    file,
+    '# comment\n127.0.0.1 localhost\n10.1.2.3  db.internal db # pinned\nfd00::7 db.internal\n::1 localhost ip6-localhost\n',
+  );
 
   it('finds every address of a name, honouring the family, ignoring case, comments and a trailing dot', async () => {
     expect(await lookupHostsFile('db.internal', null, file)).toEqual(['10.1.2.3', 'fd00::7']);

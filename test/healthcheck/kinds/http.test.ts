@@ -1,6 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseCheck, prepareCheck } from '../../../src/healthcheck/kinds/index.ts';
-import { closedPort, createTestPki, type HttpTarget, startHttpTarget, startTcpTarget, type TestPki } from '../../helpers/targets.ts';
+import {
+  closedPort,
+  createTestPki,
+  type HttpTarget,
+  startHttpTarget,
+  startTcpTarget,
+  type TestPki,
+} from '../../helpers/targets.ts';
 import { check } from './run.ts';
 
 describe('HTTP check against a plain HTTP server', () => {
@@ -65,7 +72,11 @@ describe('HTTP check against a plain HTTP server', () => {
     expect(await http({ method: 'POST', body: '{"a":1}' })).toBe('success');
     expect(await http({ method: 'HEAD' })).toBe('success');
     expect(await http({ method: 'PATCH', body: 'p' })).toBe('success');
-    expect(target.requests.map((request) => `${request.method} ${request.body}`)).toEqual(['POST {"a":1}', 'HEAD ', 'PATCH p']);
+    expect(target.requests.map((request) => `${request.method} ${request.body}`)).toEqual([
+      'POST {"a":1}',
+      'HEAD ',
+      'PATCH p',
+    ]);
   });
 
   it('merges query with the query of the path, sorted by key, spaces as +', async () => {
@@ -113,11 +124,24 @@ describe('HTTP check against a plain HTTP server', () => {
       else response.writeHead(302, { location: `/${hop + 1}` }).end();
     });
     expect(await http({ path: '/1', redirect: true, 'body-regexp': ['^arrived$'] })).toBe('success');
-    expect(target.requests.map((request) => request.path)).toEqual(['/1', '/2', '/3', '/4', '/5', '/6', '/7', '/8', '/9', '/10']);
+    expect(target.requests.map((request) => request.path)).toEqual([
+      '/1',
+      '/2',
+      '/3',
+      '/4',
+      '/5',
+      '/6',
+      '/7',
+      '/8',
+      '/9',
+      '/10',
+    ]);
     expect(target.requests[1]?.headers.referer).toBe(`http://127.0.0.1:${target.port}/1`);
     target.requests.length = 0;
     // Go's url.Error names the Location that was not followed.
-    expect(await http({ path: '/0', redirect: true })).toBe('HTTP request failed: Get "/10": stopped after 10 redirects');
+    expect(await http({ path: '/0', redirect: true })).toBe(
+      'HTTP request failed: Get "/10": stopped after 10 redirects',
+    );
     expect(target.requests).toHaveLength(10);
     target.requests.length = 0;
     expect(await http({ path: '/see-other', method: 'POST', body: 'form', redirect: true })).toBe('success');
@@ -138,7 +162,9 @@ describe('HTTP check against a plain HTTP server', () => {
       if (request.path === '/final') response.end('arrived');
       else response.writeHead(302, { location: '/final' }).end();
     });
-    expect(await http({ path: '/start', host: 'vhost.example', redirect: true, 'body-regexp': ['^arrived$'] })).toBe('success');
+    expect(await http({ path: '/start', host: 'vhost.example', redirect: true, 'body-regexp': ['^arrived$'] })).toBe(
+      'success',
+    );
     expect(target.requests.map((request) => [request.path, request.headers.host])).toEqual([
       ['/start', 'vhost.example'],
       ['/final', 'vhost.example'],
@@ -153,29 +179,45 @@ describe('HTTP check against a plain HTTP server', () => {
     const headers = { Authorization: 'Bearer secret', Cookie: 'a=1', 'X-Kept': 'yes' };
     expect(await http({ path: '/start', host: 'vhost.example', headers, redirect: true })).toBe('success');
     const [first, second] = target.requests;
-    expect([first?.headers.host, first?.headers.authorization, first?.headers.cookie]).toEqual(['vhost.example', 'Bearer secret', 'a=1']);
-    expect([second?.headers.host, second?.headers.authorization, second?.headers.cookie, second?.headers['x-kept']]).toEqual([
-      `localhost:${target.port}`,
-      undefined,
-      undefined,
-      'yes',
+    expect([first?.headers.host, first?.headers.authorization, first?.headers.cookie]).toEqual([
+      'vhost.example',
+      'Bearer secret',
+      'a=1',
     ]);
+    expect([
+      second?.headers.host,
+      second?.headers.authorization,
+      second?.headers.cookie,
+      second?.headers['x-kept'],
+    ]).toEqual([`localhost:${target.port}`, undefined, undefined, 'yes']);
   });
 
   it('fails on a Location it cannot follow, naming it, and leaves the server alone', async () => {
-    const locations: Record<string, string> = { '/file': 'file:///etc/passwd', '/broken': 'http://[::1', '/loop': '/loop' };
+    const locations: Record<string, string> = {
+      '/file': 'file:///etc/passwd',
+      '/broken': 'http://[::1',
+      '/loop': '/loop',
+    };
     target.handle((request, response) => response.writeHead(302, { location: locations[request.path] ?? '/' }).end());
-    expect(await http({ path: '/file', redirect: true })).toBe('HTTP request failed: Get "file:///etc/passwd": unsupported protocol scheme "file"');
+    expect(await http({ path: '/file', redirect: true })).toBe(
+      'HTTP request failed: Get "file:///etc/passwd": unsupported protocol scheme "file"',
+    );
     expect(await http({ path: '/broken', redirect: true })).toMatch(
-      new RegExp(`^HTTP request failed: Get "http://127.0.0.1:${target.port}/broken": failed to parse Location header "http://\\[::1": `),
+      new RegExp(
+        `^HTTP request failed: Get "http://127.0.0.1:${target.port}/broken": failed to parse Location header "http://\\[::1": `,
+      ),
     );
     target.requests.length = 0;
-    expect(await http({ path: '/loop', redirect: true })).toBe('HTTP request failed: Get "/loop": stopped after 10 redirects');
+    expect(await http({ path: '/loop', redirect: true })).toBe(
+      'HTTP request failed: Get "/loop": stopped after 10 redirects',
+    );
     expect(target.requests).toHaveLength(10);
   });
 
   it('fails a run whose request Node refuses to send, and runs again', async () => {
-    expect(await http({ path: '/a b' })).toMatch(/^HTTP request failed: Get "http:\/\/127\.0\.0\.1:\d+\/a b": Request path contains unescaped characters/);
+    expect(await http({ path: '/a b' })).toMatch(
+      /^HTTP request failed: Get "http:\/\/127\.0\.0\.1:\d+\/a b": Request path contains unescaped characters/,
+    );
     expect(await http({ path: '/ok' })).toBe('success');
   });
 
@@ -186,7 +228,14 @@ describe('HTTP check against a plain HTTP server', () => {
 
   it('reuses its keep-alive connection from one run to the next', async () => {
     const prepared = await prepareCheck(
-      parseCheck('http', { name: 'keep', target: '127.0.0.1', port: target.port, 'valid-status': [200], timeout: '1s', interval: '10s' }),
+      parseCheck('http', {
+        name: 'keep',
+        target: '127.0.0.1',
+        port: target.port,
+        'valid-status': [200],
+        timeout: '1s',
+        interval: '10s',
+      }),
     );
     try {
       await prepared.run(AbortSignal.timeout(1000));
@@ -203,7 +252,17 @@ describe('HTTP check against a plain HTTP server', () => {
 
   it('shares the connections of checks that connect the same way, and a closed check leaves the others running', async () => {
     const prepare = (name: string, raw: Record<string, unknown> = {}) =>
-      prepareCheck(parseCheck('http', { name, target: '127.0.0.1', port: target.port, 'valid-status': [200], timeout: '1s', interval: '10s', ...raw }));
+      prepareCheck(
+        parseCheck('http', {
+          name,
+          target: '127.0.0.1',
+          port: target.port,
+          'valid-status': [200],
+          timeout: '1s',
+          interval: '10s',
+          ...raw,
+        }),
+      );
     const first = await prepare('first');
     const second = await prepare('second');
     const insecure = await prepare('insecure', { insecure: true });
@@ -247,11 +306,15 @@ describe('HTTP check against a plain HTTP server', () => {
       pump();
     });
     const started = performance.now();
-    expect(await http({ timeout: '10s', interval: '20s', 'body-regexp': ['b'] })).toBe('healthcheck body is larger than 10485760 bytes, the limit of body-regexp');
+    expect(await http({ timeout: '10s', interval: '20s', 'body-regexp': ['b'] })).toBe(
+      'healthcheck body is larger than 10485760 bytes, the limit of body-regexp',
+    );
     expect(await http({ timeout: '10s', interval: '20s', json: [{ path: '/a', equals: 1 }] })).toBe(
       'healthcheck body is larger than 1048576 bytes, the limit of the json conditions',
     );
-    expect(await http({ timeout: '10s', interval: '20s', 'valid-status': [201], 'body-regexp': ['b'] })).toMatch(/^HTTP request failed: status 200\. Body: 'a{1000}'$/);
+    expect(await http({ timeout: '10s', interval: '20s', 'valid-status': [201], 'body-regexp': ['b'] })).toMatch(
+      /^HTTP request failed: status 200\. Body: 'a{1000}'$/,
+    );
     expect(performance.now() - started).toBeLessThan(9000);
   });
 
@@ -269,9 +332,9 @@ describe('HTTP check against a plain HTTP server', () => {
 describe('HTTP check failures before any response', () => {
   it('reports a refused connection with the Go-style method and the full URL', async () => {
     const port = await closedPort();
-    expect(await check('http', { target: '127.0.0.1', port, path: '/foo', query: { a: '1' }, 'valid-status': [200] })).toBe(
-      `HTTP request failed: Get "http://127.0.0.1:${port}/foo?a=1": connect ECONNREFUSED 127.0.0.1:${port}`,
-    );
+    expect(
+      await check('http', { target: '127.0.0.1', port, path: '/foo', query: { a: '1' }, 'valid-status': [200] }),
+    ).toBe(`HTTP request failed: Get "http://127.0.0.1:${port}/foo?a=1": connect ECONNREFUSED 127.0.0.1:${port}`);
     expect(await check('http', { target: '127.0.0.1', port, method: 'DELETE', 'valid-status': [200] })).toMatch(
       new RegExp(`^HTTP request failed: Delete "http://127.0.0.1:${port}": connect ECONNREFUSED`),
     );
@@ -281,9 +344,15 @@ describe('HTTP check failures before any response', () => {
     const silent = await startTcpTarget();
     try {
       const started = performance.now();
-      expect(await check('http', { target: '127.0.0.1', port: silent.port, 'valid-status': [200], timeout: '300ms', interval: '1s' })).toBe(
-        `HTTP request failed: Get "http://127.0.0.1:${silent.port}": timed out after 300ms`,
-      );
+      expect(
+        await check('http', {
+          target: '127.0.0.1',
+          port: silent.port,
+          'valid-status': [200],
+          timeout: '300ms',
+          interval: '1s',
+        }),
+      ).toBe(`HTTP request failed: Get "http://127.0.0.1:${silent.port}": timed out after 300ms`);
       expect(performance.now() - started).toBeLessThan(2000);
       expect(silent.connections).toBeGreaterThanOrEqual(1);
     } finally {
@@ -296,7 +365,9 @@ describe('HTTP check over IPv6', () => {
   it('reaches a server on ::1', async () => {
     const target = await startHttpTarget({ host: '::1' });
     try {
-      expect(await check('http', { target: '::1', port: target.port, path: '/v6', 'valid-status': [200] })).toBe('success');
+      expect(await check('http', { target: '::1', port: target.port, path: '/v6', 'valid-status': [200] })).toBe(
+        'success',
+      );
       expect(target.requests[0]?.remoteAddress).toBe('::1');
     } finally {
       await target.close();
@@ -324,7 +395,15 @@ describe('HTTPS check', () => {
 
   it('verifies the server against cacert', async () => {
     expect(await https(server.port, { cacert: pki.ca })).toBe('success');
-    expect(await check('http', { target: 'localhost', port: server.port, protocol: 'https', 'valid-status': [200], cacert: pki.ca })).toBe('success');
+    expect(
+      await check('http', {
+        target: 'localhost',
+        port: server.port,
+        protocol: 'https',
+        'valid-status': [200],
+        cacert: pki.ca,
+      }),
+    ).toBe('success');
   });
 
   it('fails on a certificate no trusted CA signed', async () => {
@@ -353,13 +432,26 @@ describe('HTTPS check', () => {
 
   it('fails to prepare when a certificate file cannot be read', async () => {
     const def = parseCheck('http', {
-      name: 'x', target: '127.0.0.1', port: server.port, protocol: 'https', 'valid-status': [200], timeout: '1s', interval: '1s',
+      name: 'x',
+      target: '127.0.0.1',
+      port: server.port,
+      protocol: 'https',
+      'valid-status': [200],
+      timeout: '1s',
+      interval: '1s',
       cacert: `${pki.dir}/missing.pem`,
     });
     await expect(prepareCheck(def)).rejects.toThrow(/^Fail to load the ca certificate: ENOENT/);
     const withCert = parseCheck('http', {
-      name: 'x', target: '127.0.0.1', port: server.port, protocol: 'https', 'valid-status': [200], timeout: '1s', interval: '1s',
-      cert: `${pki.dir}/missing.pem`, key: pki.client.key,
+      name: 'x',
+      target: '127.0.0.1',
+      port: server.port,
+      protocol: 'https',
+      'valid-status': [200],
+      timeout: '1s',
+      interval: '1s',
+      cert: `${pki.dir}/missing.pem`,
+      key: pki.client.key,
     });
     await expect(prepareCheck(withCert)).rejects.toThrow(/^Fail to load certificates: ENOENT/);
   });

@@ -30,20 +30,33 @@ describe('locations, node-labels and quorum', () => {
 
   it('take "all" or a count, labels to match and a quorum, and list them back', () => {
     expect(parse({ locations: 'all' }).locations).toEqual({ count: 'all', nodeLabels: {} });
-    expect(parse({ locations: 3, quorum: 3, 'node-labels': { region: 'eu' } }).locations).toEqual({ count: 3, nodeLabels: { region: 'eu' }, quorum: 3 });
+    expect(parse({ locations: 3, quorum: 3, 'node-labels': { region: 'eu' } }).locations).toEqual({
+      count: 3,
+      nodeLabels: { region: 'eu' },
+      quorum: 3,
+    });
     expect(parse({ locations: 64 }).locations?.count).toBe(64);
     const listed = checkToJson(parse({ locations: 2, quorum: 1, 'node-labels': { region: 'eu', zone: 'a' } }), 'api');
     expect(listed).toMatchObject({ locations: 2, quorum: 1, 'node-labels': { region: 'eu', zone: 'a' } });
     // A listing posted back gives the same definition (a cluster replicates checks that way).
-    expect(parseCheck('tcp', listed)).toEqual(parse({ locations: 2, quorum: 1, 'node-labels': { region: 'eu', zone: 'a' } }));
+    expect(parseCheck('tcp', listed)).toEqual(
+      parse({ locations: 2, quorum: 1, 'node-labels': { region: 'eu', zone: 'a' } }),
+    );
     expect(checkToJson(parse({ locations: 'all' }))).toMatchObject({ locations: 'all' });
     expect(checkToJson(parse({ locations: 'all' }))).not.toHaveProperty('quorum');
   });
 
   it('apply to every kind that runs, not to heartbeats (reported to, not run)', () => {
-    expect(parseCheck('http', { ...BASE, port: 80, 'valid-status': [200], locations: 'all' }).locations?.count).toBe('all');
-    expect(parseCheck('command', { name: 'c', timeout: '1s', interval: '10s', command: 'true', locations: 2 }).locations?.count).toBe(2);
-    expect(() => parseCheck('heartbeat', { name: 'h', interval: '1m', locations: 2 })).toThrow('unknown key "locations"');
+    expect(parseCheck('http', { ...BASE, port: 80, 'valid-status': [200], locations: 'all' }).locations?.count).toBe(
+      'all',
+    );
+    expect(
+      parseCheck('command', { name: 'c', timeout: '1s', interval: '10s', command: 'true', locations: 2 }).locations
+        ?.count,
+    ).toBe(2);
+    expect(() => parseCheck('heartbeat', { name: 'h', interval: '1m', locations: 2 })).toThrow(
+      'unknown key "locations"',
+    );
   });
 
   it('refuse every hostile value, naming the field', () => {
@@ -64,14 +77,26 @@ describe('locations, node-labels and quorum', () => {
     expect(rejection({ locations: 3, quorum: 'two' })).toBe('quorum: must be an integer, got the string "two"');
     expect(rejection({ quorum: 1 })).toBe('quorum: needs locations (all, or how many nodes run the check)');
 
-    expect(rejection({ 'node-labels': { region: 'eu' } })).toBe('node-labels: needs locations (all, or how many nodes run the check)');
-    expect(rejection({ locations: 1, 'node-labels': { region: 1 } })).toBe('node-labels.region: must be a string, got the number 1');
-    expect(rejection({ locations: 1, 'node-labels': { region: { nested: 'x' } } })).toBe('node-labels.region: must be a string, got a mapping');
+    expect(rejection({ 'node-labels': { region: 'eu' } })).toBe(
+      'node-labels: needs locations (all, or how many nodes run the check)',
+    );
+    expect(rejection({ locations: 1, 'node-labels': { region: 1 } })).toBe(
+      'node-labels.region: must be a string, got the number 1',
+    );
+    expect(rejection({ locations: 1, 'node-labels': { region: { nested: 'x' } } })).toBe(
+      'node-labels.region: must be a string, got a mapping',
+    );
     expect(rejection({ locations: 1, 'node-labels': ['region'] })).toBe('node-labels: must be a mapping, got a list');
     expect(rejection({ locations: 1, 'node-labels': { '': 'x' } })).toBe('node-labels: a key must not be empty');
     const many = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v']));
-    expect(rejection({ locations: 1, 'node-labels': many })).toBe('node-labels: has 65 labels, more than the limit of 64');
-    expect(rejection({ locations: 1, 'node-labels': { ['k'.repeat(300)]: 'v' } })).toBe(`node-labels: the key "${'k'.repeat(20)}..." is 300 bytes long, more than the limit of 256`);
-    expect(rejection({ locations: 1, 'node-labels': { region: 'é'.repeat(600) } })).toBe('node-labels.region: is 1200 bytes long, more than the limit of 1024');
+    expect(rejection({ locations: 1, 'node-labels': many })).toBe(
+      'node-labels: has 65 labels, more than the limit of 64',
+    );
+    expect(rejection({ locations: 1, 'node-labels': { ['k'.repeat(300)]: 'v' } })).toBe(
+      `node-labels: the key "${'k'.repeat(20)}..." is 300 bytes long, more than the limit of 256`,
+    );
+    expect(rejection({ locations: 1, 'node-labels': { region: 'é'.repeat(600) } })).toBe(
+      'node-labels.region: is 1200 bytes long, more than the limit of 1024',
+    );
   });
 });

@@ -54,7 +54,9 @@ describe.each([
       `TCP connection failed on 127.0.0.1:${closed}: connect ECONNREFUSED 127.0.0.1:${closed}`,
     );
     const closed6 = await closedPort('::1');
-    expect(await check('tcp', { target: '::1', port: closed6 })).toBe(`TCP connection failed on [::1]:${closed6}: connect ECONNREFUSED ::1:${closed6}`);
+    expect(await check('tcp', { target: '::1', port: closed6 })).toBe(
+      `TCP connection failed on [::1]:${closed6}: connect ECONNREFUSED ::1:${closed6}`,
+    );
   });
 
   it('fails on a source-ip the machine does not have', async () => {
@@ -79,7 +81,15 @@ describe.each([
         `TCP connection failed on 127.0.0.1:${full.port}: timed out after 300ms`,
       );
       expect(performance.now() - started).toBeLessThan(1500);
-      expect(await check('tcp', { target: '127.0.0.1', port: full.port, timeout: '300ms', interval: '1s', 'should-fail': true })).toBe('success');
+      expect(
+        await check('tcp', {
+          target: '127.0.0.1',
+          port: full.port,
+          timeout: '300ms',
+          interval: '1s',
+          'should-fail': true,
+        }),
+      ).toBe('success');
     } finally {
       await full.close();
     }

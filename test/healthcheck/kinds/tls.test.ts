@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { goUtcTime } from '../../../src/healthcheck/kinds/tls.ts';
 import { createCa } from '../../helpers/certs.ts';
-import { closedPort, createTestPki, startTcpTarget, startTlsTarget, type TestPki, type TlsTarget } from '../../helpers/targets.ts';
+import {
+  closedPort,
+  createTestPki,
+  startTcpTarget,
+  startTlsTarget,
+  type TestPki,
+  type TlsTarget,
+} from '../../helpers/targets.ts';
 import { check } from './run.ts';
 
 function notAfter(certFile: string): string {
@@ -13,7 +20,8 @@ function notAfter(certFile: string): string {
 
 describe('TLS check', () => {
   let pki: TestPki;
-  const servers: Record<'valid' | 'wrongName' | 'expiringSoon' | 'expired' | 'selfSigned' | 'mutual', TlsTarget> = {} as never;
+  const servers: Record<'valid' | 'wrongName' | 'expiringSoon' | 'expired' | 'selfSigned' | 'mutual', TlsTarget> =
+    {} as never;
   beforeAll(async () => {
     pki = createTestPki();
     servers.valid = await startTlsTarget(pki.server);
@@ -54,7 +62,9 @@ describe('TLS check', () => {
   it('fails on a self-signed certificate unless insecure', async () => {
     const port = servers.selfSigned.port;
     expect(await tls(servers.selfSigned)).toBe(`TLS handshake failed on 127.0.0.1:${port}: self-signed certificate`);
-    expect(await check('tls', { target: '127.0.0.1', port })).toBe(`TLS handshake failed on 127.0.0.1:${port}: self-signed certificate`);
+    expect(await check('tls', { target: '127.0.0.1', port })).toBe(
+      `TLS handshake failed on 127.0.0.1:${port}: self-signed certificate`,
+    );
     expect(await check('tls', { target: '127.0.0.1', port, insecure: true })).toBe('success');
   });
 
@@ -83,7 +93,9 @@ describe('TLS check', () => {
 
   it('reports a refused connection as a connection failure', async () => {
     const port = await closedPort();
-    expect(await check('tls', { target: '127.0.0.1', port })).toBe(`TLS connection failed on 127.0.0.1:${port}: connect ECONNREFUSED 127.0.0.1:${port}`);
+    expect(await check('tls', { target: '127.0.0.1', port })).toBe(
+      `TLS connection failed on 127.0.0.1:${port}: connect ECONNREFUSED 127.0.0.1:${port}`,
+    );
   });
 
   it('bounds the handshake by the timeout on a server that never speaks', async () => {
@@ -109,10 +121,12 @@ describe('TLS expiry over the whole chain', () => {
     const server = await startTlsTarget({ key: leaf.key, cert: chain });
     try {
       // The leaf lives a year, the CA 30 days: a 60-day delay fails on the CA's date.
-      expect(await check('tls', { target: '127.0.0.1', port: server.port, cacert: ca.cert, 'expiration-delay': '1440h' })).toBe(
-        `the certificate for 127.0.0.1:${server.port} will expire at ${notAfter(ca.cert)}`,
-      );
-      expect(await check('tls', { target: '127.0.0.1', port: server.port, cacert: ca.cert, 'expiration-delay': '240h' })).toBe('success');
+      expect(
+        await check('tls', { target: '127.0.0.1', port: server.port, cacert: ca.cert, 'expiration-delay': '1440h' }),
+      ).toBe(`the certificate for 127.0.0.1:${server.port} will expire at ${notAfter(ca.cert)}`);
+      expect(
+        await check('tls', { target: '127.0.0.1', port: server.port, cacert: ca.cert, 'expiration-delay': '240h' }),
+      ).toBe('success');
     } finally {
       await server.close();
     }

@@ -28,7 +28,11 @@ describe('render cache', () => {
   it('serves again within the period and renders after it', () => {
     let now = 0;
     let renders = 0;
-    const cache = new RenderCache(() => 5_000, new Registry(), () => now);
+    const cache = new RenderCache(
+      () => 5_000,
+      new Registry(),
+      () => now,
+    );
     const render = () => `body ${++renders}`;
     expect(cache.get('page', 'prod', render)).toBe('body 1');
     now = 4_999;

@@ -11,7 +11,12 @@ const metrics = (emitted: unknown[]): unknown[] => emitted.map((e) => (e as Even
 describe(':sum', () => {
   it('sums each window onto its most recent event; equal times keep the earlier base', () => {
     const node = buildNode(sum, '[{:duration 10}]');
-    node.push(ev(100, 1, { id: 'first' }), ev(105, 2, { id: 'second' }), ev(105, 3, { id: 'tie' }), ev(101, 4, { id: 'older' }));
+    node.push(
+      ev(100, 1, { id: 'first' }),
+      ev(105, 2, { id: 'second' }),
+      ev(105, 3, { id: 'tie' }),
+      ev(101, 4, { id: 'older' }),
+    );
     node.push(ev(112, 10, { id: 'next' }));
     expect(node.emitted).toEqual([{ time: 105, metric: 10, id: 'second' }]);
     node.push(ev(125, 1));
@@ -79,7 +84,12 @@ describe(':rate', () => {
 describe(':ratio', () => {
   it('divides the count matching the first condition by the count matching the second', () => {
     const node = buildNode(ratio, '[{:duration 10 :conditions [[:= :state "error"] [:always-true]]}]');
-    node.push(ev(1, 0, { state: 'error' }), ev(2, 0, { state: 'ok' }), ev(3, 0, { state: 'ok' }), ev(4, 0, { state: 'ok', id: 'last' }));
+    node.push(
+      ev(1, 0, { state: 'error' }),
+      ev(2, 0, { state: 'ok' }),
+      ev(3, 0, { state: 'ok' }),
+      ev(4, 0, { state: 'ok', id: 'last' }),
+    );
     node.push(ev(11, 0));
     expect(node.emitted).toEqual([{ time: 4, metric: 0.25, state: 'ok', id: 'last' }]);
   });
@@ -107,7 +117,10 @@ describe(':ssort', () => {
   });
 
   it('sorts all the windows flushed by one event together, stably, on a nested field', () => {
-    const node = buildNode(ssort, '[{:duration 10 :delay 10 :field [:attributes :rank] :nested? true :aggr-fn :ssort}]');
+    const node = buildNode(
+      ssort,
+      '[{:duration 10 :delay 10 :field [:attributes :rank] :nested? true :aggr-fn :ssort}]',
+    );
     const ranked = (time: number, rank: number | null): Event => ({ time, attributes: { rank } });
     node.push(ranked(100, 5), ranked(101, 2), ranked(112, 1), ranked(113, 2), ranked(114, null));
     expect(node.emitted).toEqual([]);
@@ -141,7 +154,7 @@ describe(':percentiles', () => {
     );
   });
 
-  it('follows Java HdrHistogram\'s count rule (p nudged down one ulp), not hdr-histogram-js\'s', () => {
+  it("follows Java HdrHistogram's count rule (p nudged down one ulp), not hdr-histogram-js's", () => {
     const node = buildNode(percentiles, '[{:duration 1000 :percentiles [0.07 0.55]}]');
     for (let t = 1; t <= 100; t++) node.push(ev(t, t));
     node.push(ev(2000, 0));
@@ -181,9 +194,16 @@ describe(':percentiles', () => {
   });
 
   it('honours :lowest-discernible-value', () => {
-    const node = buildNode(percentiles, '[{:duration 10 :percentiles [0.5] :lowest-discernible-value 1000 :highest-trackable-value 1000000000}]');
+    const node = buildNode(
+      percentiles,
+      '[{:duration 10 :percentiles [0.5] :lowest-discernible-value 1000 :highest-trackable-value 1000000000}]',
+    );
     node.push(ev(1, 1500), ev(20, 0));
-    const h = new PercentileHistogram({ significantDigits: 3, lowestDiscernibleValue: 1000, highestTrackableValue: 1e9 });
+    const h = new PercentileHistogram({
+      significantDigits: 3,
+      lowestDiscernibleValue: 1000,
+      highestTrackableValue: 1e9,
+    });
     h.record(1500);
     expect(metrics(node.emitted)).toEqual([h.valueAtPercentile(50)]);
   });
@@ -191,13 +211,17 @@ describe(':percentiles', () => {
   it('validates its params, naming them', () => {
     expect(() => buildNode(percentiles, '[{:duration 10}]')).toThrow(/:percentiles/);
     expect(() => buildNode(percentiles, '[{:duration 10 :percentiles [1.5]}]')).toThrow(/:percentiles\[0\]/);
-    expect(() => buildNode(percentiles, '[{:duration 10 :percentiles [0.5] :nb-significant-digits 6}]')).toThrow(/:nb-significant-digits/);
-    expect(() => buildNode(percentiles, '[{:duration 10 :percentiles [0.5] :lowest-discernible-value 10}]')).toThrow(/:lowest-discernible-value/);
+    expect(() => buildNode(percentiles, '[{:duration 10 :percentiles [0.5] :nb-significant-digits 6}]')).toThrow(
+      /:nb-significant-digits/,
+    );
+    expect(() => buildNode(percentiles, '[{:duration 10 :percentiles [0.5] :lowest-discernible-value 10}]')).toThrow(
+      /:lowest-discernible-value/,
+    );
   });
 });
 
 describe('nextDown', () => {
-  it('is Java\'s Math.nextAfter toward -Infinity', () => {
+  it("is Java's Math.nextAfter toward -Infinity", () => {
     expect(nextDown(100)).toBe(99.99999999999999);
     expect(nextDown(0)).toBe(-Number.MIN_VALUE);
     expect(nextDown(-1)).toBeLessThan(-1);
@@ -222,7 +246,12 @@ describe('aggregations through the stream compiler', () => {
     const { taps, errors } = runStream(
       `{:actions {:action :where :params [[:= :service "api"]]
                   :children [{:action :rate :params [{:duration "2s"}] :children [{:action :tap :params [:rate]}]}]}}`,
-      [ev(s(1), 0, { service: 'api' }), ev(undefined, 0, { service: 'api' }), ev(s(2), 0, { service: 'api' }), ev(s(3.5), 0, { service: 'api' })],
+      [
+        ev(s(1), 0, { service: 'api' }),
+        ev(undefined, 0, { service: 'api' }),
+        ev(s(2), 0, { service: 'api' }),
+        ev(s(3.5), 0, { service: 'api' }),
+      ],
     );
     expect(errors).toHaveLength(1);
     expect(taps.get('rate')).toEqual([{ time: s(2), metric: 1, service: 'api' }]);

@@ -154,7 +154,9 @@ describe(':coll-sort', () => {
   });
 
   it('throws when values cannot be compared (a number with a string)', () => {
-    expect(() => buildNode(collSort, '[:metric]').push([{ metric: 1 }, { metric: 'x' } as unknown as Event])).toThrow(/compare/);
+    expect(() => buildNode(collSort, '[:metric]').push([{ metric: 1 }, { metric: 'x' } as unknown as Event])).toThrow(
+      /compare/,
+    );
   });
 });
 
@@ -193,7 +195,12 @@ describe('collections through the stream compiler', () => {
                   :children [{:action :coll-where :params [[:= :state "ok"]]
                               :children [{:action :coll-top :params [2]
                                           :children [{:action :sflatten :children [{:action :tap :params [:top]}]}]}]}]}}`,
-      [ev(1, 5, { state: 'ok' }), ev(2, 50, { state: 'critical' }), ev(3, 7, { state: 'ok' }), ev(4, 6, { state: 'ok' })],
+      [
+        ev(1, 5, { state: 'ok' }),
+        ev(2, 50, { state: 'critical' }),
+        ev(3, 7, { state: 'ok' }),
+        ev(4, 6, { state: 'ok' }),
+      ],
     );
     expect(errors).toEqual([]);
     expect(taps.get('top')).toEqual([ev(3, 7, { state: 'ok' }), ev(4, 6, { state: 'ok' })]);

@@ -12,7 +12,12 @@ describe('filter actions', () => {
                    :children [{:action :with :params [{:b "big"}] :children [{:action :tap :params [:out]}]}
                               {:action :with :params [{:b "mid"}] :children [{:action :tap :params [:out]}]}
                               {:action :with :params [{:b "small"}] :children [{:action :tap :params [:out]}]}]}`;
-    expect(run(tree, [{ metric: 11 }, { metric: 6 }, { metric: 1 }, {}]).map((e) => (e as Event).b)).toEqual(['big', 'mid', 'small', 'small']);
+    expect(run(tree, [{ metric: 11 }, { metric: 6 }, { metric: 1 }, {}]).map((e) => (e as Event).b)).toEqual([
+      'big',
+      'mid',
+      'small',
+      'small',
+    ]);
     const noDefault = '{:action :split :params [[[:> :metric 10]]] :children [{:action :tap :params [:out]}]}';
     expect(run(noDefault, [{ metric: 11 }, { metric: 1 }])).toEqual([{ metric: 11 }]);
   });
@@ -30,13 +35,22 @@ describe('filter actions', () => {
   });
 
   it('expired / not-expired use ttl in seconds against the newest time seen', () => {
-    const events: Event[] = [{ time: s(100), id: 1 }, { time: s(200), id: 2 }, { time: s(100), id: 3, ttl: 100 }, { time: s(100), id: 4, ttl: 99 }, { id: 5 }, { id: 6, state: 'expired' }];
+    const events: Event[] = [
+      { time: s(100), id: 1 },
+      { time: s(200), id: 2 },
+      { time: s(100), id: 3, ttl: 100 },
+      { time: s(100), id: 4, ttl: 99 },
+      { id: 5 },
+      { id: 6, state: 'expired' },
+    ];
     expect(pipe(':expired', '[]', events).map((e) => (e as Event).id)).toEqual([4, 6]);
     expect(pipe(':not-expired', '[]', events).map((e) => (e as Event).id)).toEqual([1, 2, 3, 5]);
   });
 
   it('expired: the default ttl is 120 s', () => {
-    expect(pipe(':expired', '[]', [{ time: s(1000) }, { time: s(880), id: 'edge' }, { time: s(879), id: 'old' }])).toEqual([{ time: s(879), id: 'old' }]);
+    expect(
+      pipe(':expired', '[]', [{ time: s(1000) }, { time: s(880), id: 'edge' }, { time: s(879), id: 'old' }]),
+    ).toEqual([{ time: s(879), id: 'old' }]);
   });
 
   it('critical and warning filter on state', () => {

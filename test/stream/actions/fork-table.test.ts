@@ -20,7 +20,11 @@ function countingChildren(): ForkedChildren & { count: number } {
 
 function table() {
   let own = 0;
-  const forks = new ForkTable(countingChildren, { shape: finite, save: () => own, load: (state: number) => (own = state) });
+  const forks = new ForkTable(countingChildren, {
+    shape: finite,
+    save: () => own,
+    load: (state: number) => (own = state),
+  });
   /** What `by` does with an event: the fork for the key (made if needed), touched before it changes. */
   const route = (key: string, time: number) => {
     let fork = forks.get(key);

@@ -5,7 +5,8 @@ import { ParamError } from '../../../src/stream/actions/types.ts';
 import type { Event } from '../../../src/stream/event.ts';
 import { buildNode, runStream, s, times } from './node-harness.ts';
 
-const on = (time: number, host: unknown, extra: Record<string, unknown> = {}): Event => ({ time, host, ...extra }) as Event;
+const on = (time: number, host: unknown, extra: Record<string, unknown> = {}): Event =>
+  ({ time, host, ...extra }) as Event;
 
 describe(':by', () => {
   it('compiles the children once per distinct value and routes each event to its fork', () => {
@@ -17,19 +18,38 @@ describe(':by', () => {
 
   it('keeps values of different types apart, and a missing field equal to nil', () => {
     const node = buildNode(by, '[{:fields [:host]}]');
-    node.push(on(1, '1'), on(2, 1), on(3, true), on(4, 'true'), on(5, null), { time: 6 }, on(7, { a: 1, b: 2 }), on(8, { b: 2, a: 1 }));
+    node.push(
+      on(1, '1'),
+      on(2, 1),
+      on(3, true),
+      on(4, 'true'),
+      on(5, null),
+      { time: 6 },
+      on(7, { a: 1, b: 2 }),
+      on(8, { b: 2, a: 1 }),
+    );
     expect(node.forks.map((fork) => fork.map(times))).toEqual([[1], [2], [3], [4], [5, 6], [7, 8]]);
   });
 
   it('builds composite keys that do not collide when values are concatenated', () => {
     const node = buildNode(by, '[{:fields [:host :service]}]');
-    node.push(on(1, 'a', { service: 'bc' }), on(2, 'ab', { service: 'c' }), on(3, 'a', { service: 'bc' }), on(4, 'a'), on(5, 'a', { service: null }));
+    node.push(
+      on(1, 'a', { service: 'bc' }),
+      on(2, 'ab', { service: 'c' }),
+      on(3, 'a', { service: 'bc' }),
+      on(4, 'a'),
+      on(5, 'a', { service: null }),
+    );
     expect(node.forks.map((fork) => fork.map(times))).toEqual([[1, 3], [2], [4, 5]]);
   });
 
   it('splits on nested fields', () => {
     const node = buildNode(by, '[{:fields [[:attributes :env]]}]');
-    node.push({ time: 1, attributes: { env: 'prod' } }, { time: 2, attributes: { env: 'dev' } }, { time: 3, attributes: { env: 'prod' } });
+    node.push(
+      { time: 1, attributes: { env: 'prod' } },
+      { time: 2, attributes: { env: 'dev' } },
+      { time: 3, attributes: { env: 'prod' } },
+    );
     expect(node.forks.map((fork) => fork.map(times))).toEqual([[1, 3], [2]]);
   });
 
@@ -42,7 +62,7 @@ describe(':by', () => {
     expect(node.forks.map((fork) => fork.map(times))).toEqual([[1], [5], [30, 35], [31]]);
   });
 
-  it('overwrites a fork\'s last-seen time even when the event is older (upstream rule)', () => {
+  it("overwrites a fork's last-seen time even when the event is older (upstream rule)", () => {
     const node = buildNode(by, '[{:fields [:host] :gc-interval 10 :fork-ttl 60}]');
     node.push(on(100, 'a'), on(50, 'a')); // last seen goes back to 50
     node.push(on(120, 'b')); // GC: 50 < 120 - 60, a is dropped although it had an event at 100
@@ -58,7 +78,12 @@ describe(':by', () => {
     expect(node.forks).toHaveLength(3);
     node.push(on(s(3700), 'c')); // GC: a (3000) stays, b (2) is dropped
     node.push(on(s(3701), 'b'), on(s(3702), 'a'));
-    expect(node.forks.map((fork) => fork.map(times))).toEqual([[s(1), s(3000), s(3702)], [s(2)], [s(3000), s(3700)], [s(3701)]]);
+    expect(node.forks.map((fork) => fork.map(times))).toEqual([
+      [s(1), s(3000), s(3702)],
+      [s(2)],
+      [s(3000), s(3700)],
+      [s(3701)],
+    ]);
   });
 
   it('without :gc-interval, releases a fork only after streams.fork-idle-timeout of event time', () => {
@@ -134,7 +159,11 @@ describe(':by through the stream compiler', () => {
   });
 
   it('isolates an event without time: it is reported, the next events still flow', () => {
-    const { taps, errors } = runStream(config, [{ host: 'a', time: s(0), metric: 1 }, { host: 'a', metric: 5 }, { host: 'a', time: s(10), metric: 1 }]);
+    const { taps, errors } = runStream(config, [
+      { host: 'a', time: s(0), metric: 1 },
+      { host: 'a', metric: 5 },
+      { host: 'a', time: s(10), metric: 1 },
+    ]);
     expect(errors).toHaveLength(1);
     expect(String(errors[0])).toMatch(/:by needs events with a numeric :time/);
     expect(taps.get('means')).toEqual([{ host: 'a', time: s(0), metric: 1 }]);

@@ -19,7 +19,9 @@ describe('index', () => {
     const index = engine.index('s') as IndexStore;
     expect(index.size).toBe(3);
     expect(index.currentTime).toBe(4);
-    expect(index.search(compileCondition(parseEdn('[:= :service "x"]'))).events).toEqual([{ host: 'a', service: 'x', time: 2, metric: 2 }]);
+    expect(index.search(compileCondition(parseEdn('[:= :service "x"]'))).events).toEqual([
+      { host: 'a', service: 'x', time: 2, metric: 2 },
+    ]);
     engine.push('s', [{ host: 'a', service: 'y', time: 5, state: 'expired' }]);
     expect(index.size).toBe(2);
     expect(index.currentTime).toBe(5);
@@ -42,7 +44,10 @@ describe('index', () => {
     const restored = new IndexStore();
     restored.restore(snapshot);
     expect(restored.currentTime).toBe(20);
-    expect(restored.search(all).events).toEqual([{ host: 'a', time: 10 }, { host: 'b', time: 20 }]);
+    expect(restored.search(all).events).toEqual([
+      { host: 'a', time: 10 },
+      { host: 'b', time: 20 },
+    ]);
     restored.insert({ host: 'a', time: 30 }, indexLabels([['host']]));
     expect(restored.size).toBe(2);
   });
@@ -90,7 +95,10 @@ describe('index entry cap', () => {
     for (const host of ['a', 'b', 'c', 'a', 'd']) index.insert({ host, time: 1, metric: host === 'a' ? 2 : 1 }, labels);
     expect(index.size).toBe(2);
     expect(full).toBe(2);
-    expect(index.search(() => true).events).toEqual([{ host: 'a', time: 1, metric: 2 }, { host: 'b', time: 1, metric: 1 }]);
+    expect(index.search(() => true).events).toEqual([
+      { host: 'a', time: 1, metric: 2 },
+      { host: 'b', time: 1, metric: 1 },
+    ]);
     expect(index.search(() => true, 1)).toEqual({ events: [{ host: 'a', time: 1, metric: 2 }], truncated: true });
   });
 });

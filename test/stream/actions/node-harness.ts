@@ -10,7 +10,13 @@ import { compileStream } from '../../../src/stream/compiler.ts';
 import { parseEdn, type EdnValue } from '../../../src/stream/edn.ts';
 import { IndexStore } from '../../../src/stream/index-store.ts';
 import type { Emission, Event } from '../../../src/stream/event.ts';
-import type { ActionDefinition, BuildContext, Node, StateHandle, StreamServices } from '../../../src/stream/actions/types.ts';
+import type {
+  ActionDefinition,
+  BuildContext,
+  Node,
+  StateHandle,
+  StreamServices,
+} from '../../../src/stream/actions/types.ts';
 import { RESTART_EVERY_EVENT, restartingStream } from '../restart-harness.ts';
 
 export interface BuiltNode {
@@ -23,7 +29,11 @@ export interface BuiltNode {
 }
 
 /** `services`: what the node may use of the stream services (by default nothing but the optional caps). */
-export function buildNode<P>(definition: ActionDefinition<P>, paramsEdn = '[]', services: Partial<StreamServices> = {}): BuiltNode {
+export function buildNode<P>(
+  definition: ActionDefinition<P>,
+  paramsEdn = '[]',
+  services: Partial<StreamServices> = {},
+): BuiltNode {
   const emitted: Emission[] = [];
   const forks: Emission[][] = [];
   let handle: StateHandle | null = null;
@@ -31,7 +41,8 @@ export function buildNode<P>(definition: ActionDefinition<P>, paramsEdn = '[]', 
     // None of the window, aggregation, collection or fork actions touch the stream services.
     services: new Proxy(services as StreamServices, {
       get(target, property) {
-        if (property in target || property === 'limits' || property === 'dropped') return target[property as keyof StreamServices];
+        if (property in target || property === 'limits' || property === 'dropped')
+          return target[property as keyof StreamServices];
         throw new Error(`unexpected use of services.${String(property)}`);
       },
     }),
@@ -131,7 +142,9 @@ export function runStream(configEdn: string, events: readonly Emission[]): Strea
     },
     log: () => {},
   };
-  const push = restartingStream(() => compileStream(parseEdn(configEdn), services, { onError: (error) => errors.push(error) }));
+  const push = restartingStream(() =>
+    compileStream(parseEdn(configEdn), services, { onError: (error) => errors.push(error) }),
+  );
   for (const event of events) push(event as Event);
   return { taps, errors };
 }

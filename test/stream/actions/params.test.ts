@@ -14,9 +14,11 @@ describe('readParams: each read of params has its own context', () => {
       readParams(outerWarnings, (read) => {
         const map = read.map(outer, 'config');
         // Another compile (a reload, a vigie test run) reading its params in the middle of this one.
-        expect(() => readParams(innerWarnings, (other) => other.duration(other.option(other.map(inner, 'config'), 'duration'), ':duration'))).toThrow(
-          ':typo: unknown key; the keys are :duration',
-        );
+        expect(() =>
+          readParams(innerWarnings, (other) =>
+            other.duration(other.option(other.map(inner, 'config'), 'duration'), ':duration'),
+          ),
+        ).toThrow(':typo: unknown key; the keys are :duration');
         read.duration(read.option(map, 'duration'), ':duration');
         return read.duration(read.option(map, 'delay'), ':delay');
       }),
@@ -26,11 +28,13 @@ describe('readParams: each read of params has its own context', () => {
   });
 
   it('refuses a key no option() read, naming the close one when the read failed first', () => {
-    expect(() => readParams([], (read) => read.option(read.map(options('{:duration "1s" :extra 1}'), 'config'), 'duration'))).toThrow(
-      ':extra: unknown key; the keys are :duration',
-    );
     expect(() =>
-      readParams([], (read) => read.duration(read.option(read.map(options('{:durration "1s"}'), 'config'), 'duration'), ':duration')),
+      readParams([], (read) => read.option(read.map(options('{:duration "1s" :extra 1}'), 'config'), 'duration')),
+    ).toThrow(':extra: unknown key; the keys are :duration');
+    expect(() =>
+      readParams([], (read) =>
+        read.duration(read.option(read.map(options('{:durration "1s"}'), 'config'), 'duration'), ':duration'),
+      ),
     ).toThrow(':durration: unknown key (did you mean :duration?); the keys are :duration');
   });
 });

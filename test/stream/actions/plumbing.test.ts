@@ -5,14 +5,18 @@ import { engineWith, run } from '../stream-harness.ts';
 
 describe('plumbing actions', () => {
   it('sdo sends to every child in order', () => {
-    expect(run('{:action :sdo :children [{:action :tap :params [:out]} {:action :tap :params [:out]}]}', [{ metric: 1 }])).toEqual([{ metric: 1 }, { metric: 1 }]);
+    expect(
+      run('{:action :sdo :children [{:action :tap :params [:out]} {:action :tap :params [:out]}]}', [{ metric: 1 }]),
+    ).toEqual([{ metric: 1 }, { metric: 1 }]);
   });
 
   it('io drops everything in test mode and forwards otherwise', () => {
     const config = '{:actions {:action :io :children [{:action :output! :params [:sink]}]}}';
     expect(run('{:action :io :children [{:action :tap :params [:out]}]}', [{ metric: 1 }])).toEqual([]);
     const sent: Emission[] = [];
-    const engine = new StreamEngine({ outputs: { has: (name) => name === 'sink', send: (_name, emission) => sent.push(emission) } });
+    const engine = new StreamEngine({
+      outputs: { has: (name) => name === 'sink', send: (_name, emission) => sent.push(emission) },
+    });
     engine.add('s', config);
     engine.push('s', [{ metric: 1 }]);
     expect(sent).toEqual([{ metric: 1 }]);
@@ -23,11 +27,21 @@ describe('plumbing actions', () => {
       `{:action :exception-stream
         :children [{:action :sdo :children [{:action :from-json :params [:payload]}]}
                    {:action :tap :params [:out]}]}`,
-      [{ time: 5, payload: '{"ok":1}' }, { time: 7, payload: '{not json' }],
+      [
+        { time: 5, payload: '{"ok":1}' },
+        { time: 7, payload: '{not json' },
+      ],
     );
     expect(out).toHaveLength(1);
     const event = out[0] as Event;
-    expect(event).toMatchObject({ time: 7, name: 'mirabelle-exception', state: 'error', metric: 1, tags: ['exception', 'SyntaxError'], 'base-event': { time: 7, payload: '{not json' } });
+    expect(event).toMatchObject({
+      time: 7,
+      name: 'mirabelle-exception',
+      state: 'error',
+      metric: 1,
+      tags: ['exception', 'SyntaxError'],
+      'base-event': { time: 7, payload: '{not json' },
+    });
     expect(event.description).toMatch(/JSON/);
   });
 
@@ -61,7 +75,10 @@ describe('plumbing actions', () => {
   });
 
   it('reinject! into an unknown stream is an error of the push; a loop is stopped', () => {
-    const engine = engineWith({ s: '{:actions {:action :reinject! :params [:nowhere]}}', l: '{:actions {:action :reinject! :params [nil]}}' });
+    const engine = engineWith({
+      s: '{:actions {:action :reinject! :params [:nowhere]}}',
+      l: '{:actions {:action :reinject! :params [nil]}}',
+    });
     expect(engine.push('s', [{}]).errors[0]?.error.message).toBe('Stream :nowhere not found');
     const loop = engine.push('l', [{}]);
     expect(loop.errorCount).toBe(1);
@@ -69,14 +86,19 @@ describe('plumbing actions', () => {
   });
 
   it('async-queue! runs its children synchronously in test mode, like sdo', () => {
-    expect(run('{:action :async-queue! :params [:q] :children [{:action :tap :params [:out]}]}', [{ metric: 1 }])).toEqual([{ metric: 1 }]);
+    expect(
+      run('{:action :async-queue! :params [:q] :children [{:action :tap :params [:out]}]}', [{ metric: 1 }]),
+    ).toEqual([{ metric: 1 }]);
   });
 
   it('tap records only in test mode; info/debug/error log with the stream name', () => {
     const logged: unknown[] = [];
     const log = (object: object) => logged.push(object);
     const engine = new StreamEngine({ logger: { debug: log, info: log, error: log } });
-    engine.add('s', '{:actions {:action :sdo :children [{:action :tap :params [:t]} {:action :info} {:action :publish! :params [:chan]}]}}');
+    engine.add(
+      's',
+      '{:actions {:action :sdo :children [{:action :tap :params [:t]} {:action :info} {:action :publish! :params [:chan]}]}}',
+    );
     engine.push('s', [{ metric: 1 }]);
     expect(engine.taps().size).toBe(0);
     expect(logged).toEqual([{ stream: 's', event: { metric: 1 } }]);
@@ -84,7 +106,9 @@ describe('plumbing actions', () => {
 
   it('output! sends to the named output, which must exist', () => {
     const sent: [string, Emission][] = [];
-    const engine = new StreamEngine({ outputs: { has: (name) => name === 'file', send: (name, emission) => sent.push([name, emission]) } });
+    const engine = new StreamEngine({
+      outputs: { has: (name) => name === 'file', send: (name, emission) => sent.push([name, emission]) },
+    });
     engine.add('s', '{:actions {:action :output! :params [:file]}}');
     engine.push('s', [{ metric: 3 }]);
     expect(sent).toEqual([['file', { metric: 3 }]]);

@@ -57,25 +57,31 @@ describe('the action reference (docs/actions.md)', () => {
     for (const name of actionTable.keys()) expect(reference).toContain(`### :${name}\n`);
   });
 
-  it.each(actions.map((action) => [action.name, action] as const))('documents :%s with a summary, a params shape and an example', (_name, action) => {
-    expect(action.doc.summary.length).toBeGreaterThan(20);
-    expect(action.doc.params).toMatch(/^\[.*\]$/);
-    expect(action.doc.example).toMatch(/^\{:action :/);
-  });
+  it.each(actions.map((action) => [action.name, action] as const))(
+    'documents :%s with a summary, a params shape and an example',
+    (_name, action) => {
+      expect(action.doc.summary.length).toBeGreaterThan(20);
+      expect(action.doc.params).toMatch(/^\[.*\]$/);
+      expect(action.doc.example).toMatch(/^\{:action :/);
+    },
+  );
 
-  it.each(actions.map((action) => [action.name, action] as const))('compiles the example of :%s with the real stream compiler', (name, action) => {
-    const example = parseEdn(action.doc.example);
-    const node = findNode(example, name);
-    expect(node, `the example of :${name} has no :${name} node`).toBeDefined();
-    const children = node?.get(kw('children'));
-    const childCount = Array.isArray(children) ? children.length : 0;
-    // An example shows where the events go: a node that takes children gets at least one.
-    if (action.children === 'none') expect(childCount).toBe(0);
-    else if (typeof action.children === 'number') expect(childCount).toBe(action.children);
-    else expect(childCount).toBeGreaterThan(0);
-    const stream = compileStream(new Map<EdnValue, EdnValue>([[kw('actions'), example]]), services());
-    expect(typeof stream.push).toBe('function');
-  });
+  it.each(actions.map((action) => [action.name, action] as const))(
+    'compiles the example of :%s with the real stream compiler',
+    (name, action) => {
+      const example = parseEdn(action.doc.example);
+      const node = findNode(example, name);
+      expect(node, `the example of :${name} has no :${name} node`).toBeDefined();
+      const children = node?.get(kw('children'));
+      const childCount = Array.isArray(children) ? children.length : 0;
+      // An example shows where the events go: a node that takes children gets at least one.
+      if (action.children === 'none') expect(childCount).toBe(0);
+      else if (typeof action.children === 'number') expect(childCount).toBe(action.children);
+      else expect(childCount).toBeGreaterThan(0);
+      const stream = compileStream(new Map<EdnValue, EdnValue>([[kw('actions'), example]]), services());
+      expect(typeof stream.push).toBe('function');
+    },
+  );
 
   it('params without arguments are exactly the actions whose params vector may be empty', () => {
     for (const action of actions) {

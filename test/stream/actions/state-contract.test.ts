@@ -47,7 +47,11 @@ function observed(name: string): string {
     const copy = new Map<EdnValue, EdnValue>(node);
     if (node.get(kw('action')) === kw(name)) {
       const count = Array.isArray(children) ? children.length : 0;
-      if (count > 0) copy.set(kw('children'), Array.from({ length: count }, (_, i) => parseEdn(`{:action :tap :params [:tap-${i}]}`)));
+      if (count > 0)
+        copy.set(
+          kw('children'),
+          Array.from({ length: count }, (_, i) => parseEdn(`{:action :tap :params [:tap-${i}]}`)),
+        );
     } else if (Array.isArray(children)) copy.set(kw('children'), children.map(replaceChildren));
     return copy;
   };
@@ -71,7 +75,8 @@ const EVENTS: Event[] = Array.from({ length: 60 }, (_, i) => ({
 function emissions(config: string, restart: boolean): { taps: Record<string, Emission[]>; errors: string[] } {
   const taps = new Map<string, Emission[]>();
   const errors: string[] = [];
-  const compile = () => compileStream(parseEdn(config), services(taps), { onError: (error) => errors.push((error as Error).message) });
+  const compile = () =>
+    compileStream(parseEdn(config), services(taps), { onError: (error) => errors.push((error as Error).message) });
   let stream = compile();
   for (const event of EVENTS) {
     stream.push(structuredClone(event));
@@ -91,21 +96,27 @@ describe('the state contract of every action', () => {
     for (const action of actions) expect(['kept', 'none'], action.name).toContain(action.state);
   });
 
-  it.each(actions.map((action) => [action.name, action.state]))('%s (state %s) registers its state exactly when it keeps one', (name, state) => {
-    const units = compileStream(parseEdn(observed(name)), services(new Map())).stateUnits;
-    const own = units.filter((unit) => unit.action === name);
-    if (state === 'kept') {
-      expect(own).toHaveLength(1);
-      expect(own[0]?.action).toBe(name);
-    } else expect(own).toEqual([]);
-  });
+  it.each(actions.map((action) => [action.name, action.state]))(
+    '%s (state %s) registers its state exactly when it keeps one',
+    (name, state) => {
+      const units = compileStream(parseEdn(observed(name)), services(new Map())).stateUnits;
+      const own = units.filter((unit) => unit.action === name);
+      if (state === 'kept') {
+        expect(own).toHaveLength(1);
+        expect(own[0]?.action).toBe(name);
+      } else expect(own).toEqual([]);
+    },
+  );
 
-  it.each(actions.map((action) => [action.name]))('%s emits the same after a restart from its saved state after every event', (name) => {
-    const config = observed(name);
-    const straight = emissions(config, false);
-    const restarted = emissions(config, true);
-    expect(restarted).toEqual(straight);
-  });
+  it.each(actions.map((action) => [action.name]))(
+    '%s emits the same after a restart from its saved state after every event',
+    (name) => {
+      const config = observed(name);
+      const straight = emissions(config, false);
+      const restarted = emissions(config, true);
+      expect(restarted).toEqual(straight);
+    },
+  );
 
   /** Wrong values for a saved state: wholly wrong, then each number of its top level as a string and each list
    *  as a map (fields that hold any value, like `:changed`'s last one, are strings or null and left alone). */
@@ -119,20 +130,26 @@ describe('the state contract of every action', () => {
     return wrong;
   }
 
-  it.each(actions.filter((action) => action.state === 'kept').map((action) => [action.name]))('%s refuses a saved state of the wrong shape', (name) => {
-    const config = parseEdn(observed(name));
-    const stream = compileStream(config, services(new Map()), { onError: () => {} });
-    for (const event of EVENTS.slice(0, 30)) stream.push(structuredClone(event));
-    const unit = stream.stateUnits.find((candidate) => candidate.action === name);
-    const saved = saveUnits(stream.stateUnits).get(unit?.path as string);
-    expect(saved).toBeDefined();
-    for (const state of damaged(saved?.state)) {
-      const fresh = compileStream(config, services(new Map()), { onError: () => {} });
-      const failures = loadUnits(fresh.stateUnits, new Map([[unit?.path as string, { hash: saved?.hash as string, state }]]));
-      expect(failures, `${name} given ${JSON.stringify(state)}`).toHaveLength(1);
-      expect(failures[0]?.error, JSON.stringify(state)).toBeInstanceOf(StateShapeError);
-    }
-  });
+  it.each(actions.filter((action) => action.state === 'kept').map((action) => [action.name]))(
+    '%s refuses a saved state of the wrong shape',
+    (name) => {
+      const config = parseEdn(observed(name));
+      const stream = compileStream(config, services(new Map()), { onError: () => {} });
+      for (const event of EVENTS.slice(0, 30)) stream.push(structuredClone(event));
+      const unit = stream.stateUnits.find((candidate) => candidate.action === name);
+      const saved = saveUnits(stream.stateUnits).get(unit?.path as string);
+      expect(saved).toBeDefined();
+      for (const state of damaged(saved?.state)) {
+        const fresh = compileStream(config, services(new Map()), { onError: () => {} });
+        const failures = loadUnits(
+          fresh.stateUnits,
+          new Map([[unit?.path as string, { hash: saved?.hash as string, state }]]),
+        );
+        expect(failures, `${name} given ${JSON.stringify(state)}`).toHaveLength(1);
+        expect(failures[0]?.error, JSON.stringify(state)).toBeInstanceOf(StateShapeError);
+      }
+    },
+  );
 
   it('the saved states are plain JSON: saving after a load gives the same data back', () => {
     for (const action of actions.filter((candidate) => candidate.state === 'kept')) {

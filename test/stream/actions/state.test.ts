@@ -20,13 +20,33 @@ describe('conditions held over time', () => {
   });
 
   it('is strict on dt and ignores timeless events entirely', () => {
-    expect(times(pipe(':cond-dt', '[[:= :state "critical"] "10s"]', [{ time: s(0), state: 'critical' }, { state: 'ok' }, { time: s(10), state: 'critical' }, { time: s(10.5), state: 'critical' }]))).toEqual([s(10.5)]);
+    expect(
+      times(
+        pipe(':cond-dt', '[[:= :state "critical"] "10s"]', [
+          { time: s(0), state: 'critical' },
+          { state: 'ok' },
+          { time: s(10), state: 'critical' },
+          { time: s(10.5), state: 'critical' },
+        ]),
+      ),
+    ).toEqual([s(10.5)]);
   });
 
   it('between-dt and outside-dt take the compiled DSL shapes', () => {
-    const events: Event[] = [{ time: 0, metric: 50 }, { time: 2, metric: 50 }, { time: 3, metric: 95 }];
+    const events: Event[] = [
+      { time: 0, metric: 50 },
+      { time: 2, metric: 50 },
+      { time: 3, metric: 95 },
+    ];
     expect(times(pipe(':between-dt', '[[:and [:> :metric 10] [:< :metric 90]] 1]', events))).toEqual([2]);
-    expect(times(pipe(':outside-dt', '[[:or [:< :metric 10] [:> :metric 90]] 0]', [{ time: 0, metric: 95 }, { time: 1, metric: 99 }]))).toEqual([1]);
+    expect(
+      times(
+        pipe(':outside-dt', '[[:or [:< :metric 10] [:> :metric 90]] 0]', [
+          { time: 0, metric: 95 },
+          { time: 1, metric: 99 },
+        ]),
+      ),
+    ).toEqual([1]);
     expect(times(pipe(':below-dt', '[[:< :metric 10] 0]', [{ time: 0, metric: 1 }, { time: 1 }]))).toEqual([]);
   });
 });
@@ -34,11 +54,19 @@ describe('conditions held over time', () => {
 describe('throttle', () => {
   it('lets count events through per window opened by the first event at or after the previous window end', () => {
     const events: Event[] = [0, 1, 2, 3, 10, 11, 12, 25].map((t) => ({ time: s(t) }));
-    expect(times(pipe(':throttle', '[{:count 2 :duration "10s"}]', [...events, {}]))).toEqual([s(0), s(1), s(10), s(11), s(25)]);
+    expect(times(pipe(':throttle', '[{:count 2 :duration "10s"}]', [...events, {}]))).toEqual([
+      s(0),
+      s(1),
+      s(10),
+      s(11),
+      s(25),
+    ]);
   });
 
   it('counts late events in the current window', () => {
-    expect(times(pipe(':throttle', '[{:count 2 :duration 10}]', [{ time: 10 }, { time: 5 }, { time: 12 }]))).toEqual([10, 5]);
+    expect(times(pipe(':throttle', '[{:count 2 :duration 10}]', [{ time: 10 }, { time: 5 }, { time: 12 }]))).toEqual([
+      10, 5,
+    ]);
   });
 });
 
@@ -50,7 +78,11 @@ describe('changed', () => {
   });
 
   it('compares nested paths structurally', () => {
-    const events: Event[] = [{ time: 0, attributes: { v: [1] } }, { time: 1, attributes: { v: [1] } }, { time: 2, attributes: { v: [2] } }];
+    const events: Event[] = [
+      { time: 0, attributes: { v: [1] } },
+      { time: 1, attributes: { v: [1] } },
+      { time: 2, attributes: { v: [2] } },
+    ];
     expect(times(pipe(':changed', '[{:field [:attributes :v] :init [1]}]', events))).toEqual([2]);
   });
 });
@@ -93,7 +125,9 @@ describe('ddt', () => {
 
 describe('ewma-timeless, smax, smin', () => {
   it('ewma-timeless averages from 0; no metric gives a nil metric', () => {
-    expect(pipe(':ewma-timeless', '[1/2]', [{ metric: 4 }, { metric: 4 }, {}]).map((e) => (e as Event).metric)).toEqual([2, 3, null]);
+    expect(pipe(':ewma-timeless', '[1/2]', [{ metric: 4 }, { metric: 4 }, {}]).map((e) => (e as Event).metric)).toEqual(
+      [2, 3, null],
+    );
   });
 
   it('smax and smin emit the best event so far on every event', () => {

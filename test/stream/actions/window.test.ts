@@ -54,7 +54,7 @@ describe(':fixed-time-window', () => {
     expect(node.emitted.map(times)).toEqual([[100, 103], [150]]);
   });
 
-  it('accepts the params Mirabelle\'s DSL compiles (with :aggr-fn) and duration strings', () => {
+  it("accepts the params Mirabelle's DSL compiles (with :aggr-fn) and duration strings", () => {
     const node = buildNode(fixedTimeWindow, '[{:duration "10s" :delay 0 :aggr-fn :fixed-time-window}]');
     node.push(ev(s(0.5)), ev(s(9)), ev(s(10.5)));
     expect(node.emitted.map(times)).toEqual([[s(0.5), s(9)]]);
@@ -137,7 +137,11 @@ describe(':moving-time-window', () => {
 });
 
 describe(':coalesce', () => {
-  const host = (time: number, name: string, extra: Record<string, unknown> = {}): Event => ({ time, host: name, ...extra });
+  const host = (time: number, name: string, extra: Record<string, unknown> = {}): Event => ({
+    time,
+    host: name,
+    ...extra,
+  });
 
   it('emits the latest non-expired event per key every :duration, with :ttl in seconds', () => {
     const node = buildNode(coalesce, '[{:duration "10s" :fields [:host]}]');
@@ -164,7 +168,11 @@ describe(':coalesce', () => {
     node.push({ time: 3, host: 'a', attributes: { env: 'prod' } });
     node.push({ time: 11, host: 'a', attributes: { env: 'prod' }, metric: 1 });
     expect(node.emitted).toEqual([
-      [{ time: 1, host: 'a' }, { time: 2, host: 'a', attributes: { env: null } }, { time: 11, host: 'a', attributes: { env: 'prod' }, metric: 1 }],
+      [
+        { time: 1, host: 'a' },
+        { time: 2, host: 'a', attributes: { env: null } },
+        { time: 11, host: 'a', attributes: { env: 'prod' }, metric: 1 },
+      ],
     ]);
   });
 });

@@ -29,7 +29,11 @@ describe('eventsFromFluentBit', () => {
 
   it('reads iso8601 and java_sql_timestamp dates, and stamps records without date with the receive time', () => {
     const before = Date.now() * 1e6;
-    const [iso, sql, none] = eventsFromFluentBit([{ date: '2018-05-30T09:39:52.000681Z' }, { date: '2018-05-30 09:39:52.000681' }, { log: 'x' }]);
+    const [iso, sql, none] = eventsFromFluentBit([
+      { date: '2018-05-30T09:39:52.000681Z' },
+      { date: '2018-05-30 09:39:52.000681' },
+      { log: 'x' },
+    ]);
     expect(iso?.time).toBe(Date.parse('2018-05-30T09:39:52Z') * 1e6 + 681_000);
     expect(sql?.time).toBe(iso?.time);
     expect(none?.time).toBeGreaterThanOrEqual(before);

@@ -84,7 +84,13 @@ function recordSpans(tracer: Tracer): SpanIds {
     {
       kind: SpanKind.CLIENT,
       startTime: start + 10,
-      attributes: { 'db.system': 'postgresql', 'db.rows': 42, 'db.ratio': 0.75, 'db.cached': false, 'db.tables': ['cart', 'item'] },
+      attributes: {
+        'db.system': 'postgresql',
+        'db.rows': 42,
+        'db.ratio': 0.75,
+        'db.cached': false,
+        'db.tables': ['cart', 'item'],
+      },
       links: [{ context: linked.spanContext(), attributes: { 'link.reason': 'batch' } }],
     },
     trace.setSpanContext(context.active(), parentContext),
@@ -105,7 +111,9 @@ function recordSpans(tracer: Tracer): SpanIds {
 }
 
 function decodeAll(requests: Captured[]): ReturnType<typeof decodeOtlpTraces> {
-  return requests.flatMap((request) => decodeOtlpTraces(request.body, request.contentType, request.contentEncoding, limits));
+  return requests.flatMap((request) =>
+    decodeOtlpTraces(request.body, request.contentType, request.contentEncoding, limits),
+  );
 }
 
 function assertMapping(events: ReturnType<typeof decodeOtlpTraces>, ids: SpanIds): void {
@@ -131,14 +139,36 @@ function assertMapping(events: ReturnType<typeof decodeOtlpTraces>, ids: SpanIds
     'end-time': (ids.start + 45) * ms,
     time: (ids.start + 45) * ms,
     metric: 35 * ms,
-    attributes: { 'db.system': 'postgresql', 'db.rows': 42, 'db.ratio': 0.75, 'db.cached': false, 'db.tables': ['cart', 'item'] },
+    attributes: {
+      'db.system': 'postgresql',
+      'db.rows': 42,
+      'db.ratio': 0.75,
+      'db.cached': false,
+      'db.tables': ['cart', 'item'],
+    },
     'dropped-attributes-count': 0,
-    events: [{ time: (ids.start + 20) * ms, name: 'retry', attributes: { attempt: 2, backoff: 1.5 }, 'dropped-attributes-count': 0 }],
+    events: [
+      {
+        time: (ids.start + 20) * ms,
+        name: 'retry',
+        attributes: { attempt: 2, backoff: 1.5 },
+        'dropped-attributes-count': 0,
+      },
+    ],
     'dropped-events-count': 0,
-    links: [{ 'trace-id': ids.linkedTraceId, 'span-id': ids.linkedSpanId, state: '', attributes: { 'link.reason': 'batch' } }],
+    links: [
+      { 'trace-id': ids.linkedTraceId, 'span-id': ids.linkedSpanId, state: '', attributes: { 'link.reason': 'batch' } },
+    ],
     'dropped-links-count': 0,
   });
-  expect(parent).toMatchObject({ 'parent-span-id': '', state: 'ok', status: 1, kind: 'server', 'span-kind': 2, metric: 100 * ms });
+  expect(parent).toMatchObject({
+    'parent-span-id': '',
+    state: 'ok',
+    status: 1,
+    kind: 'server',
+    'span-kind': 2,
+    metric: 100 * ms,
+  });
   expect(child?.['trace-id']).toMatch(/^[0-9a-f]{32}$/);
 }
 
@@ -156,7 +186,10 @@ describe('decodeOtlpTraces with the OpenTelemetry JS SDK', () => {
   });
 
   it('decodes gzip-compressed exports in both encodings', async () => {
-    for (const exporter of [new ProtoExporter({ url, compression: 'gzip' as never }), new JsonExporter({ url, compression: 'gzip' as never })]) {
+    for (const exporter of [
+      new ProtoExporter({ url, compression: 'gzip' as never }),
+      new JsonExporter({ url, compression: 'gzip' as never }),
+    ]) {
       const { requests, ids } = await exportSpans(exporter);
       expect(requests.map((request) => request.contentEncoding)).toEqual(['gzip', 'gzip', 'gzip']);
       assertMapping(decodeAll(requests), ids);
@@ -166,7 +199,9 @@ describe('decodeOtlpTraces with the OpenTelemetry JS SDK', () => {
   it('answers the SDK with an empty ExportTraceServiceResponse it accepts', async () => {
     const proto = encodeOtlpResponse('application/x-protobuf');
     expect(proto.contentType).toBe('application/x-protobuf');
-    expect(loadProtos().exportTraceServiceResponse.toObject(loadProtos().exportTraceServiceResponse.decode(proto.body))).toEqual({});
+    expect(
+      loadProtos().exportTraceServiceResponse.toObject(loadProtos().exportTraceServiceResponse.decode(proto.body)),
+    ).toEqual({});
     expect(encodeOtlpResponse('application/json; charset=utf-8').body.toString()).toBe('{}');
   });
 });
@@ -184,7 +219,15 @@ function ingestError(run: () => unknown): IngestError {
 describe('decodeOtlpTraces edge cases', () => {
   const json = (value: unknown) => Buffer.from(JSON.stringify(value));
   const span = (extra: Record<string, unknown>) =>
-    json({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: 'AB01', spanId: 'cd02', startTimeUnixNano: '10', endTimeUnixNano: 25, ...extra }] }] }] });
+    json({
+      resourceSpans: [
+        {
+          scopeSpans: [
+            { spans: [{ traceId: 'AB01', spanId: 'cd02', startTimeUnixNano: '10', endTimeUnixNano: 25, ...extra }] },
+          ],
+        },
+      ],
+    });
 
   it('maps an unknown status code to state unset and keeps the code', () => {
     const [event] = decodeOtlpTraces(span({ status: { code: 7 } }), 'application/json', undefined, limits);
@@ -220,15 +263,24 @@ describe('decodeOtlpTraces edge cases', () => {
   it('rejects unsupported content types and encodings (415), bad bodies (400) and gzip bombs (413)', () => {
     expect(statusOf(ingestError(() => decodeOtlpTraces(span({}), 'text/plain', undefined, limits)))).toBe(415);
     expect(statusOf(ingestError(() => decodeOtlpTraces(span({}), 'application/json', 'br', limits)))).toBe(415);
-    const badJson = ingestError(() => decodeOtlpTraces(Buffer.from('{"resourceSpans":'), 'application/json', undefined, limits));
+    const badJson = ingestError(() =>
+      decodeOtlpTraces(Buffer.from('{"resourceSpans":'), 'application/json', undefined, limits),
+    );
     expect([statusOf(badJson), badJson.message]).toEqual([400, expect.stringMatching(/^Invalid JSON: /)]);
-    const badProto = ingestError(() => decodeOtlpTraces(Buffer.from([0x0a, 0x50, 0x01]), 'application/x-protobuf', undefined, limits));
-    expect([statusOf(badProto), badProto.message]).toEqual([400, expect.stringMatching(/^invalid ExportTraceServiceRequest protobuf: /)]);
+    const badProto = ingestError(() =>
+      decodeOtlpTraces(Buffer.from([0x0a, 0x50, 0x01]), 'application/x-protobuf', undefined, limits),
+    );
+    expect([statusOf(badProto), badProto.message]).toEqual([
+      400,
+      expect.stringMatching(/^invalid ExportTraceServiceRequest protobuf: /),
+    ]);
     const badGzip = ingestError(() => decodeOtlpTraces(Buffer.from('not gzip'), 'application/json', 'gzip', limits));
     expect([statusOf(badGzip), badGzip.message]).toEqual([400, expect.stringMatching(/^invalid gzip body: /)]);
     const bomb = gzipSync(Buffer.alloc(5 * 1024 * 1024, 0x20));
     expect(statusOf(ingestError(() => decodeOtlpTraces(bomb, 'application/json', 'gzip', limits)))).toBe(413);
-    const wrongShape = ingestError(() => decodeOtlpTraces(json({ resourceSpans: 'x' }), 'application/json', undefined, limits));
+    const wrongShape = ingestError(() =>
+      decodeOtlpTraces(json({ resourceSpans: 'x' }), 'application/json', undefined, limits),
+    );
     expect(wrongShape.message).toMatch(/not a list/);
   });
 });
@@ -236,8 +288,16 @@ describe('decodeOtlpTraces edge cases', () => {
 describe('attribute nesting limit', () => {
   const request = (depth: number) => {
     let value: Record<string, unknown> = { stringValue: 'leaf' };
-    for (let i = 0; i < depth; i++) value = i % 2 === 0 ? { arrayValue: { values: [value] } } : { kvlistValue: { values: [{ key: 'k', value }] } };
-    return { resourceSpans: [{ resource: { attributes: [{ key: 'deep', value }] }, scopeSpans: [{ spans: [{ traceId: '00', spanId: '00', name: 's' }] }] }] };
+    for (let i = 0; i < depth; i++)
+      value = i % 2 === 0 ? { arrayValue: { values: [value] } } : { kvlistValue: { values: [{ key: 'k', value }] } };
+    return {
+      resourceSpans: [
+        {
+          resource: { attributes: [{ key: 'deep', value }] },
+          scopeSpans: [{ spans: [{ traceId: '00', spanId: '00', name: 's' }] }],
+        },
+      ],
+    };
   };
   const protobuf = (depth: number) => {
     const type = loadProtos().exportTraceServiceRequest;
@@ -245,14 +305,29 @@ describe('attribute nesting limit', () => {
   };
 
   it('accepts attribute values nested up to MAX_ANY_VALUE_DEPTH arrays and kvlists', () => {
-    expect(decodeOtlpTraces(protobuf(MAX_ANY_VALUE_DEPTH), 'application/x-protobuf', undefined, { maxDecompressedBytes: 1e6, eventDepth: MAX_ANY_VALUE_DEPTH })).toHaveLength(1);
+    expect(
+      decodeOtlpTraces(protobuf(MAX_ANY_VALUE_DEPTH), 'application/x-protobuf', undefined, {
+        maxDecompressedBytes: 1e6,
+        eventDepth: MAX_ANY_VALUE_DEPTH,
+      }),
+    ).toHaveLength(1);
   });
 
   it('refuses deeper ones, in protobuf and JSON, naming the limit', () => {
     const message = `an attribute value nests arrays and kvlists deeper than the limit of ${MAX_ANY_VALUE_DEPTH} levels`;
-    expect(() => decodeOtlpTraces(protobuf(MAX_ANY_VALUE_DEPTH + 1), 'application/x-protobuf', undefined, { maxDecompressedBytes: 1e6, eventDepth: MAX_ANY_VALUE_DEPTH })).toThrow(message);
+    expect(() =>
+      decodeOtlpTraces(protobuf(MAX_ANY_VALUE_DEPTH + 1), 'application/x-protobuf', undefined, {
+        maxDecompressedBytes: 1e6,
+        eventDepth: MAX_ANY_VALUE_DEPTH,
+      }),
+    ).toThrow(message);
     const json = Buffer.from(JSON.stringify(request(MAX_ANY_VALUE_DEPTH + 1)));
-    expect(() => decodeOtlpTraces(json, 'application/json', undefined, { maxDecompressedBytes: 1e6, eventDepth: MAX_ANY_VALUE_DEPTH })).toThrow(message);
+    expect(() =>
+      decodeOtlpTraces(json, 'application/json', undefined, {
+        maxDecompressedBytes: 1e6,
+        eventDepth: MAX_ANY_VALUE_DEPTH,
+      }),
+    ).toThrow(message);
   });
 
   it('refuses a protobuf nested past what the decoder can follow with a 400, not a crash', () => {
@@ -273,7 +348,12 @@ describe('attribute nesting limit', () => {
     const resource = Buffer.concat([Buffer.from([0x0a]), varint(attribute.length), attribute]); // Resource.attributes = 1
     const resourceSpans = Buffer.concat([Buffer.from([0x0a]), varint(resource.length), resource]); // ResourceSpans.resource = 1
     const body = Buffer.concat([Buffer.from([0x0a]), varint(resourceSpans.length), resourceSpans]); // request.resource_spans = 1
-    expect(() => decodeOtlpTraces(body, 'application/x-protobuf', undefined, { maxDecompressedBytes: 1e8, eventDepth: MAX_ANY_VALUE_DEPTH })).toThrow(IngestError);
+    expect(() =>
+      decodeOtlpTraces(body, 'application/x-protobuf', undefined, {
+        maxDecompressedBytes: 1e8,
+        eventDepth: MAX_ANY_VALUE_DEPTH,
+      }),
+    ).toThrow(IngestError);
   });
 });
 

@@ -46,8 +46,20 @@ describe('decodeRemoteWrite', () => {
       ],
     });
     expect(decodeRemoteWrite(body, limits)).toEqual([
-      { service: 'http_requests_total', instance: 'web-1:9100', job: 'web', metric: 12, time: 1_735_047_872_000_000_000 },
-      { service: 'http_requests_total', instance: 'web-1:9100', job: 'web', metric: 13.5, time: 1_735_047_887_000_000_000 },
+      {
+        service: 'http_requests_total',
+        instance: 'web-1:9100',
+        job: 'web',
+        metric: 12,
+        time: 1_735_047_872_000_000_000,
+      },
+      {
+        service: 'http_requests_total',
+        instance: 'web-1:9100',
+        job: 'web',
+        metric: 13.5,
+        time: 1_735_047_887_000_000_000,
+      },
       { service: 'up', metric: 1, time: 1_735_047_872_123_000_000 },
     ]);
   });
@@ -66,14 +78,24 @@ describe('decodeRemoteWrite', () => {
       ],
     });
     const events = decodeRemoteWrite(body, limits);
-    expect(events.map((event) => event.metric)).toEqual([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]);
+    expect(events.map((event) => event.metric)).toEqual([
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      Number.NEGATIVE_INFINITY,
+    ]);
     expect(events.map((event) => event.time)).toEqual([1e9, 2e9, -3e9]);
   });
 
   it('lets __name__ win over a label called service, and leaves service out when there is no __name__', () => {
     const body = writeRequest({
       timeseries: [
-        { labels: [{ name: 'service', value: 'api' }, { name: '__name__', value: 'm' }], samples: [{ value: 1, timestamp: 1 }] },
+        {
+          labels: [
+            { name: 'service', value: 'api' },
+            { name: '__name__', value: 'm' },
+          ],
+          samples: [{ value: 1, timestamp: 1 }],
+        },
         { labels: [{ name: 'service', value: 'api' }], samples: [{ value: 2, timestamp: 1 }] },
         { labels: [{ name: 'host', value: 'h' }], samples: [{ value: 3, timestamp: 1 }] },
       ],
@@ -104,7 +126,10 @@ describe('decodeRemoteWrite', () => {
             {
               samples: [{ value: 4, timestamp: 5 }],
               exemplars: [{ labels: [{ name: 'trace_id', value: 'abc' }], value: 1, timestamp: 5 }],
-              labels: [{ name: '__name__', value: 'late' }, { name: 'a', value: 'b' }],
+              labels: [
+                { name: '__name__', value: 'late' },
+                { name: 'a', value: 'b' },
+              ],
             },
             { labels: [{ name: '__name__', value: 'empty' }] },
           ],
@@ -121,10 +146,15 @@ describe('decodeRemoteWrite', () => {
         { name: 'instance', value: `host-${i % 13}` },
         { name: 'ünïcode', value: `välue ${i}` },
       ],
-      samples: Array.from({ length: (i % 3) + 1 }, (_, j) => ({ value: i * 1.25 - j, timestamp: 1_700_000_000_000 + i * 1000 + j })),
+      samples: Array.from({ length: (i % 3) + 1 }, (_, j) => ({
+        value: i * 1.25 - j,
+        timestamp: 1_700_000_000_000 + i * 1000 + j,
+      })),
     }));
     const body = writeRequest({ timeseries });
-    const reference = loadProtos().writeRequest.toObject(loadProtos().writeRequest.decode(snappyUncompress(body)), { longs: Number }) as {
+    const reference = loadProtos().writeRequest.toObject(loadProtos().writeRequest.decode(snappyUncompress(body)), {
+      longs: Number,
+    }) as {
       timeseries: { labels: { name: string; value: string }[]; samples: { value: number; timestamp: number }[] }[];
     };
     const expected = reference.timeseries.flatMap((series) =>
@@ -191,7 +221,9 @@ describe('encodeRemoteWrite', () => {
     const body = encodeRemoteWrite([
       { labels: { zone: 'b', __name__: 'cpu', host: 'h1' }, samples: [{ value: 0.5, timestampMs: 1_700_000_000_000 }] },
     ]);
-    const decoded = loadProtos().writeRequest.toObject(loadProtos().writeRequest.decode(snappyUncompress(body)), { longs: Number });
+    const decoded = loadProtos().writeRequest.toObject(loadProtos().writeRequest.decode(snappyUncompress(body)), {
+      longs: Number,
+    });
     expect(decoded).toEqual({
       timeseries: [
         {

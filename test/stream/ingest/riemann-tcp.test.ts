@@ -99,7 +99,9 @@ interface Harness {
   client(): Promise<TestClient>;
 }
 
-async function start(options: { maxFrameBytes?: number; maxConnections?: number; knownStreams?: string[] } = {}): Promise<Harness> {
+async function start(
+  options: { maxFrameBytes?: number; maxConnections?: number; knownStreams?: string[] } = {},
+): Promise<Harness> {
   const registry = new Registry();
   const pushed: { target: string; events: Event[] }[] = [];
   const state = { full: false, offered: 0 };
@@ -136,8 +138,12 @@ async function start(options: { maxFrameBytes?: number; maxConnections?: number;
 }
 
 async function metric(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const values = (await registry.getMetricsAsJSON()).flatMap((m) => m.values.map((v) => ({ ...v, metricName: (v as { metricName?: string }).metricName ?? m.name })));
-  const value = values.find((v) => v.metricName === name && Object.entries(labels).every(([k, l]) => v.labels[k] === l));
+  const values = (await registry.getMetricsAsJSON()).flatMap((m) =>
+    m.values.map((v) => ({ ...v, metricName: (v as { metricName?: string }).metricName ?? m.name })),
+  );
+  const value = values.find(
+    (v) => v.metricName === name && Object.entries(labels).every(([k, l]) => v.labels[k] === l),
+  );
   return Number(value?.value ?? 0);
 }
 

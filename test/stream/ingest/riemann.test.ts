@@ -77,8 +77,22 @@ describe('decodeRiemannMsg', () => {
         ],
       }),
     );
-    expect(events.map((event) => event.metric)).toEqual([-42, 2.5, Math.fround(1.1), 9007199254740991, -9007199254740991, undefined]);
-    expect(events.map((event) => event.time)).toEqual([1_735_047_872e9, RECEIVED, RECEIVED, RECEIVED, RECEIVED, RECEIVED]);
+    expect(events.map((event) => event.metric)).toEqual([
+      -42,
+      2.5,
+      Math.fround(1.1),
+      9007199254740991,
+      -9007199254740991,
+      undefined,
+    ]);
+    expect(events.map((event) => event.time)).toEqual([
+      1_735_047_872e9,
+      RECEIVED,
+      RECEIVED,
+      RECEIVED,
+      RECEIVED,
+      RECEIVED,
+    ]);
     expect('metric' in (events[5] ?? {})).toBe(false);
   });
 
@@ -98,7 +112,15 @@ describe('decodeRiemannMsg', () => {
     };
     const buf = msg(object);
     const reference = loadProtos().riemannMsg.toObject(loadProtos().riemannMsg.decode(buf), { longs: Number }) as {
-      events: { host: string; service: string; metricSint64: number; ttl: number; tags?: string[]; attributes: { key: string; value: string }[]; timeMicros: number }[];
+      events: {
+        host: string;
+        service: string;
+        metricSint64: number;
+        ttl: number;
+        tags?: string[];
+        attributes: { key: string; value: string }[];
+        timeMicros: number;
+      }[];
     };
     const expected = reference.events.map((e) => ({
       host: e.host,
@@ -113,13 +135,30 @@ describe('decodeRiemannMsg', () => {
   });
 
   it('lets the Event fields win over attributes of the same name', () => {
-    const { events } = decode(msg({ events: [{ host: 'real', time: 10, attributes: [{ key: 'host', value: 'fake' }, { key: 'time', value: 'x' }] }] }));
+    const { events } = decode(
+      msg({
+        events: [
+          {
+            host: 'real',
+            time: 10,
+            attributes: [
+              { key: 'host', value: 'fake' },
+              { key: 'time', value: 'x' },
+            ],
+          },
+        ],
+      }),
+    );
     expect(events[0]).toEqual({ host: 'real', time: 10e9 });
   });
 
   it('decodes UTF-8 and long strings as well as short ASCII ones', () => {
     const long = 'a-service-name-longer-than-the-short-string-path';
-    const { events } = decode(msg({ events: [{ service: 'café ☕', host: long, description: '', attributes: [{ key: 'clé', value: 'vålue' }] }] }));
+    const { events } = decode(
+      msg({
+        events: [{ service: 'café ☕', host: long, description: '', attributes: [{ key: 'clé', value: 'vålue' }] }],
+      }),
+    );
     expect(events[0]).toEqual({ service: 'café ☕', host: long, description: '', clé: 'vålue', time: RECEIVED });
   });
 
@@ -130,7 +169,9 @@ describe('decodeRiemannMsg', () => {
   it('decodes a frame inside a larger buffer', () => {
     const body = msg({ events: [{ service: 'inner' }] });
     const framed = Buffer.concat([Buffer.from([1, 2, 3]), body, Buffer.from([9, 9])]);
-    expect(decodeRiemannMsg(framed, 3, 3 + body.length, RECEIVED).events).toEqual([{ service: 'inner', time: RECEIVED }]);
+    expect(decodeRiemannMsg(framed, 3, 3 + body.length, RECEIVED).events).toEqual([
+      { service: 'inner', time: RECEIVED },
+    ]);
   });
 
   it('refuses truncated and malformed messages with a clear error', () => {
@@ -139,7 +180,9 @@ describe('decodeRiemannMsg', () => {
     expect(decodeError(Buffer.from([0x32, 0x01, 0x08]))).toMatch(/truncated varint/);
     expect(decodeError(Buffer.from([0x3f]))).toMatch(/unsupported wire type 7/);
     expect(decodeError(Buffer.from([0x31, 0, 0, 0, 0, 0, 0, 0, 0]))).toMatch(/field 6 has wire type 1/);
-    expect(decodeError(Buffer.from([0x32, 0x04, 0x4a, 0x02, 0x12, 0x00]))).toMatch(/attribute without its required key/);
+    expect(decodeError(Buffer.from([0x32, 0x04, 0x4a, 0x02, 0x12, 0x00]))).toMatch(
+      /attribute without its required key/,
+    );
   });
 });
 

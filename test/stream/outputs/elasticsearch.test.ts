@@ -40,12 +40,26 @@ function bulkHandler(request: IncomingMessage, response: ServerResponse): void {
     if (request.method !== 'POST' || request.url !== '/_bulk') return void response.writeHead(404).end('{}');
     if (request.headers.authorization !== EXPECTED_AUTH) {
       return void response.writeHead(401).end(
-        JSON.stringify({ error: { type: 'security_exception', reason: 'unable to authenticate with provided credentials and anonymous access is not allowed' }, status: 401 }),
+        JSON.stringify({
+          error: {
+            type: 'security_exception',
+            reason: 'unable to authenticate with provided credentials and anonymous access is not allowed',
+          },
+          status: 401,
+        }),
       );
     }
     const lines = text.split('\n');
     if (request.headers['content-type'] !== 'application/x-ndjson' || lines.pop() !== '' || lines.length % 2 !== 0) {
-      return void response.writeHead(400).end(JSON.stringify({ error: { type: 'illegal_argument_exception', reason: 'The bulk request must be terminated by a newline [\\n]' }, status: 400 }));
+      return void response.writeHead(400).end(
+        JSON.stringify({
+          error: {
+            type: 'illegal_argument_exception',
+            reason: 'The bulk request must be terminated by a newline [\\n]',
+          },
+          status: 400,
+        }),
+      );
     }
     bulkRequests++;
     const items: Record<string, unknown>[] = [];
@@ -57,13 +71,30 @@ function bulkHandler(request: IncomingMessage, response: ServerResponse): void {
       if (document.hot === true && hotRejections > 0) {
         hotRejections--;
         errors = true;
-        items.push({ index: { _index: index, status: 429, error: { type: 'es_rejected_execution_exception', reason: 'rejected execution of coordinating operation' } } });
+        items.push({
+          index: {
+            _index: index,
+            status: 429,
+            error: { type: 'es_rejected_execution_exception', reason: 'rejected execution of coordinating operation' },
+          },
+        });
       } else if (typeof document.metric === 'string') {
         errors = true;
-        items.push({ index: { _index: index, status: 400, error: { type: 'document_parsing_exception', reason: "[1:10] failed to parse field [metric] of type [double] in document" } } });
+        items.push({
+          index: {
+            _index: index,
+            status: 400,
+            error: {
+              type: 'document_parsing_exception',
+              reason: '[1:10] failed to parse field [metric] of type [double] in document',
+            },
+          },
+        });
       } else {
         indexed.push({ index, document });
-        items.push({ index: { _index: index, _id: String(indexed.length), _version: 1, result: 'created', status: 201 } });
+        items.push({
+          index: { _index: index, _id: String(indexed.length), _version: 1, result: 'created', status: 201 },
+        });
       }
     }
     response.writeHead(200).end(JSON.stringify({ took: 3, errors, items }));
@@ -111,7 +142,15 @@ describe('elasticsearch output', () => {
   it('sends a batch as one _bulk of NDJSON with the dated index, @timestamp from the ns time, and the event index', async () => {
     const counts = new RecordingObserver();
     // The first host refuses connections: the retry goes to the second.
-    const outputs = buildOutputsFrom(config({ hosts: [{ address: '127.0.0.1', port: deadPort }, { address: '127.0.0.1', port }] }), counts);
+    const outputs = buildOutputsFrom(
+      config({
+        hosts: [
+          { address: '127.0.0.1', port: deadPort },
+          { address: '127.0.0.1', port },
+        ],
+      }),
+      counts,
+    );
     const time = Date.UTC(2026, 0, 31, 23, 59, 59, 500) * 1e6;
     outputs.send('es', [
       { host: 'a', service: 'cpu', metric: 1.5, time, attributes: { dc: 'eu' } },
@@ -122,9 +161,24 @@ describe('elasticsearch output', () => {
     await outputs.close(1000);
     expect(bulkRequests).toBe(1);
     expect(indexed).toEqual([
-      { index: 'vigie-2026.01.31', document: { host: 'a', service: 'cpu', metric: 1.5, attributes: { dc: 'eu' }, '@timestamp': '2026-01-31T23:59:59.500Z' } },
-      { index: 'alerts-2026.02.01', document: { host: 'b', service: 'cpu', metric: 2, '@timestamp': '2026-02-01T00:00:00.500Z' } },
-      { index: 'audit-2026.01.31', document: { host: 'c', service: 'cpu', metric: 3, '@timestamp': '2026-01-31T23:59:59.500Z' } },
+      {
+        index: 'vigie-2026.01.31',
+        document: {
+          host: 'a',
+          service: 'cpu',
+          metric: 1.5,
+          attributes: { dc: 'eu' },
+          '@timestamp': '2026-01-31T23:59:59.500Z',
+        },
+      },
+      {
+        index: 'alerts-2026.02.01',
+        document: { host: 'b', service: 'cpu', metric: 2, '@timestamp': '2026-02-01T00:00:00.500Z' },
+      },
+      {
+        index: 'audit-2026.01.31',
+        document: { host: 'c', service: 'cpu', metric: 3, '@timestamp': '2026-01-31T23:59:59.500Z' },
+      },
     ]);
     expect(counts.failures[0]).toMatch(/failed/);
   });
@@ -153,8 +207,14 @@ describe('elasticsearch output', () => {
 
   it('drops the batch refused with 401 without retrying', async () => {
     const counts = new RecordingObserver();
-    const outputs = buildOutputsFrom(config({ 'api-key': undefined, 'basic-auth': { username: 'elastic', password: 'wrong' } }), counts);
-    outputs.send('es', [{ host: 'a', time: 1e18 }, { host: 'b', time: 1e18 }]);
+    const outputs = buildOutputsFrom(
+      config({ 'api-key': undefined, 'basic-auth': { username: 'elastic', password: 'wrong' } }),
+      counts,
+    );
+    outputs.send('es', [
+      { host: 'a', time: 1e18 },
+      { host: 'b', time: 1e18 },
+    ]);
     await waitFor(() => counts.drops.rejected === 2);
     await outputs.close(1000);
     expect(counts.failures).toHaveLength(1);
@@ -168,7 +228,13 @@ describe('elasticsearch output', () => {
     const client = ca.issue('vigie', { client: true, cn: 'vigie' });
     let peer = '';
     const secure = createHttpsServer(
-      { key: readFileSync(serverCert.key), cert: readFileSync(serverCert.cert), ca: readFileSync(ca.cert), requestCert: true, rejectUnauthorized: true },
+      {
+        key: readFileSync(serverCert.key),
+        cert: readFileSync(serverCert.cert),
+        ca: readFileSync(ca.cert),
+        requestCert: true,
+        rejectUnauthorized: true,
+      },
       (request, response) => {
         peer = String((request.socket as TLSSocket).getPeerCertificate().subject?.CN ?? '');
         bulkHandler(request, response);
@@ -178,7 +244,13 @@ describe('elasticsearch output', () => {
     try {
       const counts = new RecordingObserver();
       const outputs = buildOutputsFrom(
-        config({ scheme: 'https', hosts: [{ address: '127.0.0.1', port: (secure.address() as AddressInfo).port }], cacert: ca.cert, cert: client.cert, key: client.key }),
+        config({
+          scheme: 'https',
+          hosts: [{ address: '127.0.0.1', port: (secure.address() as AddressInfo).port }],
+          cacert: ca.cert,
+          cert: client.cert,
+          key: client.key,
+        }),
         counts,
       );
       outputs.send('es', { host: 'tls', metric: 1, time: 1e18 });
@@ -200,12 +272,21 @@ describe('elasticsearch output', () => {
 
   it('refuses bad settings naming the key', () => {
     const base = { type: 'elasticsearch', hosts: [{ address: 'es', port: 9200 }], 'default-index': 'v' };
-    expect(parseOutputConfig('es', base)).toMatchObject({ bulkUrls: ['http://es:9200/_bulk'], defaultIndex: 'v', indexDate: null, authorization: null });
+    expect(parseOutputConfig('es', base)).toMatchObject({
+      bulkUrls: ['http://es:9200/_bulk'],
+      defaultIndex: 'v',
+      indexDate: null,
+      authorization: null,
+    });
     expect(parseOutputConfig('es', { ...base, 'service-token': 'tok' })).toMatchObject({ authorization: 'Bearer tok' });
     expect(() => parseOutputConfig('es', { ...base, hosts: [] })).toThrow(/streams\.outputs\.es\.hosts/);
     expect(() => parseOutputConfig('es', { type: 'elasticsearch', hosts: base.hosts })).toThrow(/default-index/);
-    expect(() => parseOutputConfig('es', { ...base, 'service-token': 't', 'api-key': API_KEY })).toThrow(/give one of basic-auth, api-key, service-token/);
+    expect(() => parseOutputConfig('es', { ...base, 'service-token': 't', 'api-key': API_KEY })).toThrow(
+      /give one of basic-auth, api-key, service-token/,
+    );
     expect(() => parseOutputConfig('es', { ...base, 'default-index-pattern': 'yyyy-QQ' })).toThrow(ConfigError);
-    expect(() => parseOutputConfig('es', { ...base, cacert: '/nonexistent/ca.pem' })).toThrow(/streams\.outputs\.es\.cacert: cannot read/);
+    expect(() => parseOutputConfig('es', { ...base, cacert: '/nonexistent/ca.pem' })).toThrow(
+      /streams\.outputs\.es\.cacert: cannot read/,
+    );
   });
 });

@@ -16,7 +16,15 @@ import { createTestPki, type HttpTarget, startHttpTarget, type TestPki } from '.
 import { waitFor } from '../../helpers/wait.ts';
 
 const fast = { 'flush-interval': '20ms', 'retry-backoff': '10ms' };
-const event = (fields: Record<string, unknown> = {}): Event => ({ host: 'web-1', service: 'http', state: 'critical', metric: 3.5, description: 'down', time: 1_700_000_000_000_000_000, ...fields });
+const event = (fields: Record<string, unknown> = {}): Event => ({
+  host: 'web-1',
+  service: 'http',
+  state: 'critical',
+  metric: 3.5,
+  description: 'down',
+  time: 1_700_000_000_000_000_000,
+  ...fields,
+});
 
 describe('webhook', () => {
   let target: HttpTarget;
@@ -49,7 +57,12 @@ describe('webhook', () => {
     expect(request?.method).toBe('PUT');
     expect(request?.headers.authorization).toBe('Bearer t0ken');
     expect(request?.headers['content-type']).toBe('application/json');
-    expect(JSON.parse(request?.body ?? '')).toEqual({ content: `web-1 is critical: ${nasty}`, metric: 3.5, env: 'prod', tags: '["a","b"]' });
+    expect(JSON.parse(request?.body ?? '')).toEqual({
+      content: `web-1 is critical: ${nasty}`,
+      metric: 3.5,
+      env: 'prod',
+      tags: '["a","b"]',
+    });
     await outputs.close();
     expect(observer.sentTotal).toBe(1);
   });
@@ -57,11 +70,21 @@ describe('webhook', () => {
   it('sends the event as JSON without a body template, and a plain-text template as is (ntfy)', async () => {
     const outputs = buildOutputsFrom({
       whole: { type: 'webhook', url: `${target.origin}/whole`, ...fast },
-      ntfy: { type: 'webhook', url: `${target.origin}/ntfy`, headers: { 'content-type': 'text/plain', title: 'Vigie' }, body: '{{host}} "{{service}}" is {{state}}', ...fast },
+      ntfy: {
+        type: 'webhook',
+        url: `${target.origin}/ntfy`,
+        headers: { 'content-type': 'text/plain', title: 'Vigie' },
+        body: '{{host}} "{{service}}" is {{state}}',
+        ...fast,
+      },
     });
     outputs.send('whole', event());
     outputs.send('ntfy', event());
-    await waitFor(() => target.requests.some((request) => request.path === '/whole') && target.requests.some((request) => request.path === '/ntfy'));
+    await waitFor(
+      () =>
+        target.requests.some((request) => request.path === '/whole') &&
+        target.requests.some((request) => request.path === '/ntfy'),
+    );
     expect(JSON.parse(target.requests.find((request) => request.path === '/whole')?.body ?? '')).toEqual(event());
     expect(target.requests.find((request) => request.path === '/ntfy')?.body).toBe('web-1 "http" is critical');
     await outputs.close();
@@ -99,7 +122,12 @@ describe('webhook', () => {
         ntfy: {
           type: 'webhook',
           url: `${target.origin}/headers`,
-          headers: { 'content-type': 'text/plain', title: '🚨 Vigie: {{host}} is {{state}}', tags: '{{#tags}}{{.}},{{/tags}}', 'x-note': '{{description}}' },
+          headers: {
+            'content-type': 'text/plain',
+            title: '🚨 Vigie: {{host}} is {{state}}',
+            tags: '{{#tags}}{{.}},{{/tags}}',
+            'x-note': '{{description}}',
+          },
           body: '{{description}}',
           ...fast,
         },
@@ -131,7 +159,12 @@ describe('webhook', () => {
     try {
       const observer = new RecordingObserver();
       const outputs = buildOutputsFrom({ hook: { type: 'webhook', url: `${flaky.origin}/`, ...fast } }, observer);
-      outputs.send('hook', [event({ host: 'a' }), event({ host: 'refused' }), event({ host: 'quiet', maintenance: true }), event({ host: 'b' })]);
+      outputs.send('hook', [
+        event({ host: 'a' }),
+        event({ host: 'refused' }),
+        event({ host: 'quiet', maintenance: true }),
+        event({ host: 'b' }),
+      ]);
       await waitFor(() => observer.sentTotal === 2);
       await outputs.close();
       expect(observer.drops).toEqual({ rejected: 1, maintenance: 1 });
@@ -150,12 +183,18 @@ describe('slack', () => {
     try {
       const outputs = buildOutputsFrom({
         plain: { type: 'slack', url: `${target.origin}/default`, ...fast },
-        custom: { type: 'slack', url: `${target.origin}/custom`, text: ':rotating_light: *{{host}}* {{service}} <{{state}}>', ...fast },
+        custom: {
+          type: 'slack',
+          url: `${target.origin}/custom`,
+          text: ':rotating_light: *{{host}}* {{service}} <{{state}}>',
+          ...fast,
+        },
       });
       outputs.send('plain', event({ description: 'p99 > 2s & rising <fast>' }));
       outputs.send('custom', event());
       await waitFor(() => target.requests.length === 2);
-      const text = (path: string) => (JSON.parse(target.requests.find((request) => request.path === path)?.body ?? '{}') as { text: string }).text;
+      const text = (path: string) =>
+        (JSON.parse(target.requests.find((request) => request.path === path)?.body ?? '{}') as { text: string }).text;
       expect(text('/default')).toBe('web-1 http is critical: p99 &gt; 2s &amp; rising &lt;fast&gt;');
       expect(text('/custom')).toBe(':rotating_light: *web-1* http <critical>');
       await outputs.close();
@@ -166,7 +205,11 @@ describe('slack', () => {
 });
 
 /** A local SMTP server that keeps what it receives, parsed. */
-async function startSmtp(options: SMTPServerOptions): Promise<{ port: number; mails: { from: string; to: string[]; subject: string; text: string; user?: string }[]; close: () => Promise<void> }> {
+async function startSmtp(options: SMTPServerOptions): Promise<{
+  port: number;
+  mails: { from: string; to: string[]; subject: string; text: string; user?: string }[];
+  close: () => Promise<void>;
+}> {
   const mails: { from: string; to: string[]; subject: string; text: string; user?: string }[] = [];
   const server = new SMTPServer({
     disabledCommands: [],
@@ -214,11 +257,17 @@ describe('email', () => {
       key: readFileSync(pki.server.key),
       cert: readFileSync(pki.server.cert),
       authMethods: ['PLAIN', 'LOGIN'],
-      onAuth: (auth, _session, callback) => (auth.username === 'vigie' && auth.password === 's3cret' ? callback(null, { user: auth.username }) : callback(new Error('Invalid credentials'))),
+      onAuth: (auth, _session, callback) =>
+        auth.username === 'vigie' && auth.password === 's3cret'
+          ? callback(null, { user: auth.username })
+          : callback(new Error('Invalid credentials')),
     });
     try {
       const observer = new RecordingObserver();
-      const outputs = buildOutputsFrom({ mail: mailConfig(smtp.port, { tls: 'starttls', username: 'vigie', password: 's3cret', cacert: pki.ca }) }, observer);
+      const outputs = buildOutputsFrom(
+        { mail: mailConfig(smtp.port, { tls: 'starttls', username: 'vigie', password: 's3cret', cacert: pki.ca }) },
+        observer,
+      );
       outputs.send('mail', event({ description: 'connection refused <b>' }));
       await waitFor(() => smtp.mails.length === 1, { timeoutMs: 10_000 });
       expect(smtp.mails[0]).toEqual({
@@ -253,7 +302,12 @@ describe('email', () => {
   });
 
   it('sends over implicit TLS, and in clear text with tls: none', async () => {
-    const secure = await startSmtp({ secure: true, authOptional: true, key: readFileSync(pki.server.key), cert: readFileSync(pki.server.cert) });
+    const secure = await startSmtp({
+      secure: true,
+      authOptional: true,
+      key: readFileSync(pki.server.key),
+      cert: readFileSync(pki.server.cert),
+    });
     const plain = await startSmtp({ authOptional: true, disabledCommands: ['STARTTLS'] });
     try {
       const outputs = buildOutputsFrom({
@@ -280,7 +334,10 @@ describe('email', () => {
     });
     try {
       const observer = new RecordingObserver();
-      const outputs = buildOutputsFrom({ mail: mailConfig(smtp.port, { tls: 'none', username: 'vigie', password: 'wrong', retries: 5 }) }, observer);
+      const outputs = buildOutputsFrom(
+        { mail: mailConfig(smtp.port, { tls: 'none', username: 'vigie', password: 'wrong', retries: 5 }) },
+        observer,
+      );
       outputs.send('mail', event());
       await waitFor(() => (observer.drops.rejected ?? 0) === 1, { timeoutMs: 10_000 });
       await outputs.close();
@@ -320,18 +377,32 @@ describe('config errors name the output and the key', () => {
   };
 
   it('an unclosed template tag', () => {
-    expect(error({ type: 'webhook', url: 'http://127.0.0.1/x', body: '{"text": "{{host"}' })).toMatch(/^vigie\.yaml: streams\.outputs\.alerts\.body: is not a valid Mustache template: Unclosed tag/);
-    expect(error({ type: 'slack', url: 'http://127.0.0.1/x', text: '{{#section}}open' })).toMatch(/streams\.outputs\.alerts\.text: is not a valid Mustache template: Unclosed section "section"/);
-    expect(error({ type: 'email', host: 'h', from: 'a@b', to: ['c@d'], subject: '{{/end}}' })).toMatch(/streams\.outputs\.alerts\.subject: is not a valid Mustache template/);
-    expect(error({ type: 'webhook', url: 'http://127.0.0.1/x', headers: { title: 'Vigie: {{host' } })).toMatch(/^vigie\.yaml: streams\.outputs\.alerts\.headers\.title: is not a valid Mustache template: Unclosed tag/);
+    expect(error({ type: 'webhook', url: 'http://127.0.0.1/x', body: '{"text": "{{host"}' })).toMatch(
+      /^vigie\.yaml: streams\.outputs\.alerts\.body: is not a valid Mustache template: Unclosed tag/,
+    );
+    expect(error({ type: 'slack', url: 'http://127.0.0.1/x', text: '{{#section}}open' })).toMatch(
+      /streams\.outputs\.alerts\.text: is not a valid Mustache template: Unclosed section "section"/,
+    );
+    expect(error({ type: 'email', host: 'h', from: 'a@b', to: ['c@d'], subject: '{{/end}}' })).toMatch(
+      /streams\.outputs\.alerts\.subject: is not a valid Mustache template/,
+    );
+    expect(error({ type: 'webhook', url: 'http://127.0.0.1/x', headers: { title: 'Vigie: {{host' } })).toMatch(
+      /^vigie\.yaml: streams\.outputs\.alerts\.headers\.title: is not a valid Mustache template: Unclosed tag/,
+    );
   });
 
   it('missing and wrong keys', () => {
     expect(error({ type: 'slack' })).toMatch(/streams\.outputs\.alerts.*url/);
-    expect(error({ type: 'email', host: 'h', from: 'a@b', to: ['c@d'], tls: 'ssl' })).toMatch(/streams\.outputs\.alerts\.tls/);
+    expect(error({ type: 'email', host: 'h', from: 'a@b', to: ['c@d'], tls: 'ssl' })).toMatch(
+      /streams\.outputs\.alerts\.tls/,
+    );
     expect(error({ type: 'email', host: 'h', from: 'a@b', to: [] })).toMatch(/streams\.outputs\.alerts\.to/);
-    expect(error({ type: 'email', host: 'h', from: 'a@b', to: ['c@d'], username: 'u' })).toBe('vigie.yaml: streams.outputs.alerts.password: username and password go together');
-    expect(error({ type: 'webhook', url: 'http://127.0.0.1/x', method: 'TRACE' })).toMatch(/streams\.outputs\.alerts\.method/);
+    expect(error({ type: 'email', host: 'h', from: 'a@b', to: ['c@d'], username: 'u' })).toBe(
+      'vigie.yaml: streams.outputs.alerts.password: username and password go together',
+    );
+    expect(error({ type: 'webhook', url: 'http://127.0.0.1/x', method: 'TRACE' })).toMatch(
+      /streams\.outputs\.alerts\.method/,
+    );
     expect(error({ type: 'webhook', url: 'ftp://x' })).toMatch(/streams\.outputs\.alerts\.url/);
     expect(error({ type: 'webhook', url: 'http://127.0.0.1/x', headers: { title: 'a\nb' } })).toBe(
       'vigie.yaml: streams.outputs.alerts.headers.title: must not hold control characters (a header value is one line)',

@@ -11,7 +11,8 @@ import { parseOutputConfig } from '../../../src/stream/outputs/schema.ts';
 import { buildOutputsFrom, RecordingObserver } from '../../helpers/outputs.ts';
 import { waitFor } from '../../helpers/wait.ts';
 
-const events = (count: number, from = 0): Event[] => Array.from({ length: count }, (_, i) => ({ service: 'svc', metric: from + i, time: (from + i) * 1e9 }));
+const events = (count: number, from = 0): Event[] =>
+  Array.from({ length: count }, (_, i) => ({ service: 'svc', metric: from + i, time: (from + i) * 1e9 }));
 
 let dir: string;
 beforeAll(async () => {
@@ -25,7 +26,10 @@ describe('file output', () => {
   it('appends one JSON line per event, in order, in batches and on close', async () => {
     const path = join(dir, 'events.jsonl');
     const counts = new RecordingObserver();
-    const registry = buildOutputsFrom({ archive: { type: 'file', path, 'batch-size': 2, 'flush-interval': '1h' } }, counts);
+    const registry = buildOutputsFrom(
+      { archive: { type: 'file', path, 'batch-size': 2, 'flush-interval': '1h' } },
+      counts,
+    );
     registry.send('archive', events(3));
     registry.send('archive', { host: 'h', state: 'ok', metric: Number.NaN, attributes: { 'a/b': 1 } });
     registry.send('archive', null);
@@ -34,8 +38,15 @@ describe('file output', () => {
     registry.send('archive', { last: true });
     expect(registry.queueSizes()).toEqual({ archive: 1 });
     await registry.close(1000);
-    const lines = (await readFile(path, 'utf8')).trimEnd().split('\n').map((line) => JSON.parse(line) as unknown);
-    expect(lines).toEqual([...events(3), { host: 'h', state: 'ok', metric: null, attributes: { 'a/b': 1 } }, { last: true }]);
+    const lines = (await readFile(path, 'utf8'))
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as unknown);
+    expect(lines).toEqual([
+      ...events(3),
+      { host: 'h', state: 'ok', metric: null, attributes: { 'a/b': 1 } },
+      { last: true },
+    ]);
     expect(counts.sentTotal).toBe(5);
     // After close, events are refused and counted.
     expect(registry.send('archive', { late: true })).toBe(true);
@@ -54,7 +65,10 @@ describe('file output', () => {
 });
 
 async function expectFileEventually(path: string, content: string): Promise<void> {
-  await waitFor(async () => expect(await readFile(path, 'utf8').catch(() => '')).toBe(content), { timeoutMs: 2000, intervalMs: 10 });
+  await waitFor(async () => expect(await readFile(path, 'utf8').catch(() => '')).toBe(content), {
+    timeoutMs: 2000,
+    intervalMs: 10,
+  });
 }
 
 describe('http output', () => {
@@ -72,7 +86,8 @@ describe('http output', () => {
       request.on('end', () => {
         void (hold ?? Promise.resolve()).then(() => {
           const status = script.shift() ?? 200;
-          if (status === 200) received.push({ headers: request.headers, body: JSON.parse(Buffer.concat(chunks).toString()) as Event[] });
+          if (status === 200)
+            received.push({ headers: request.headers, body: JSON.parse(Buffer.concat(chunks).toString()) as Event[] });
           response.writeHead(status).end(status === 200 ? '' : 'no');
         });
       });
@@ -91,20 +106,30 @@ describe('http output', () => {
 
   it('POSTs JSON arrays of batch-size events with the configured headers', async () => {
     const counts = new RecordingObserver();
-    const registry = buildOutputsFrom({ hook: { type: 'http', url, headers: { authorization: 'Bearer t' }, 'batch-size': 10, 'flush-interval': '1h' } }, counts);
+    const registry = buildOutputsFrom(
+      { hook: { type: 'http', url, headers: { authorization: 'Bearer t' }, 'batch-size': 10, 'flush-interval': '1h' } },
+      counts,
+    );
     for (const event of events(25)) registry.send('hook', event);
     await waitFor(() => counts.sentTotal === 20);
     expect(received.map((request) => request.body.length)).toEqual([10, 10]);
     await registry.close(1000);
     expect(received.map((request) => request.body.length)).toEqual([10, 10, 5]);
     expect(received.flatMap((request) => request.body)).toEqual(events(25));
-    expect(received[0]?.headers).toMatchObject({ authorization: 'Bearer t', 'content-type': 'application/json', 'user-agent': 'vigie' });
+    expect(received[0]?.headers).toMatchObject({
+      authorization: 'Bearer t',
+      'content-type': 'application/json',
+      'user-agent': 'vigie',
+    });
   });
 
   it('retries a 503 with backoff and then delivers', async () => {
     const counts = new RecordingObserver();
     script.push(503, 503);
-    const registry = buildOutputsFrom({ hook: { type: 'http', url, 'batch-size': 3, 'retry-backoff': '10ms' } }, counts);
+    const registry = buildOutputsFrom(
+      { hook: { type: 'http', url, 'batch-size': 3, 'retry-backoff': '10ms' } },
+      counts,
+    );
     registry.send('hook', events(3));
     await waitFor(() => counts.sentTotal === 3);
     expect(counts.failures).toHaveLength(2);
@@ -117,7 +142,10 @@ describe('http output', () => {
   it('drops a batch after the last retry', async () => {
     const counts = new RecordingObserver();
     script.push(500, 500, 500);
-    const registry = buildOutputsFrom({ hook: { type: 'http', url, 'batch-size': 2, retries: 2, 'retry-backoff': '5ms' } }, counts);
+    const registry = buildOutputsFrom(
+      { hook: { type: 'http', url, 'batch-size': 2, retries: 2, 'retry-backoff': '5ms' } },
+      counts,
+    );
     registry.send('hook', events(2));
     await waitFor(() => counts.drops.retries_exhausted === 2);
     expect(counts.failures).toHaveLength(3);
@@ -170,7 +198,10 @@ describe('http output', () => {
 
   it('retries when nothing listens, then drops', async () => {
     const counts = new RecordingObserver();
-    const registry = buildOutputsFrom({ hook: { type: 'http', url: 'http://127.0.0.1:1/x', 'batch-size': 1, retries: 1, 'retry-backoff': '5ms' } }, counts);
+    const registry = buildOutputsFrom(
+      { hook: { type: 'http', url: 'http://127.0.0.1:1/x', 'batch-size': 1, retries: 1, 'retry-backoff': '5ms' } },
+      counts,
+    );
     registry.send('hook', { a: 1 });
     await waitFor(() => counts.drops.retries_exhausted === 1);
     expect(counts.failures[0]).toMatch(/^POST http:\/\/127\.0\.0\.1:1\/x failed: /);
@@ -187,7 +218,9 @@ describe('output config', () => {
       timeoutMs: 10_000,
       batching: { queueSize: 10_000, batchSize: 1_000, flushIntervalMs: 1_000, retries: 3, retryBackoffMs: 200 },
     });
-    expect(parseOutputConfig('b', { type: 'file', path: '/tmp/x', 'flush-interval': '250ms', retries: 0 })).toMatchObject({
+    expect(
+      parseOutputConfig('b', { type: 'file', path: '/tmp/x', 'flush-interval': '250ms', retries: 0 }),
+    ).toMatchObject({
       batching: { flushIntervalMs: 250, retries: 0 },
     });
   });
@@ -203,23 +236,40 @@ describe('output config', () => {
       }
       return 'accepted';
     };
-    expect(problem({ type: 'kafka' })).toBe('streams.outputs.out.type: must be one of "file", "http", "prometheus", "pagerduty", "elasticsearch", "webhook", "slack", "email", got "kafka"');
+    expect(problem({ type: 'kafka' })).toBe(
+      'streams.outputs.out.type: must be one of "file", "http", "prometheus", "pagerduty", "elasticsearch", "webhook", "slack", "email", got "kafka"',
+    );
     expect(problem({ type: 'file' })).toBe('streams.outputs.out.path: is required');
     expect(problem({ type: 'file', path: 'x', pth: 'y' })).toMatch(/^streams\.outputs\.out\.pth: unknown key "pth"/);
-    expect(problem({ type: 'http', url: 'http://h', timeout: 5 })).toMatch(/^streams\.outputs\.out\.timeout: must be a duration string/);
-    expect(problem({ type: 'http', url: 'http://h', 'flush-interval': '0s' })).toBe('streams.outputs.out.flush-interval: must be positive, got "0s"');
+    expect(problem({ type: 'http', url: 'http://h', timeout: 5 })).toMatch(
+      /^streams\.outputs\.out\.timeout: must be a duration string/,
+    );
+    expect(problem({ type: 'http', url: 'http://h', 'flush-interval': '0s' })).toBe(
+      'streams.outputs.out.flush-interval: must be positive, got "0s"',
+    );
     expect(problem({ type: 'prometheus', url: 'ftp://h' })).toMatch(/^streams\.outputs\.out\.url: /);
-    expect(problem({ type: 'http', url: 'http://h', headers: { a: 1 } })).toMatch(/^streams\.outputs\.out\.headers\.a: must be a string/);
+    expect(problem({ type: 'http', url: 'http://h', headers: { a: 1 } })).toMatch(
+      /^streams\.outputs\.out\.headers\.a: must be a string/,
+    );
     expect(problem('file')).toBe('streams.outputs.out: must be a mapping');
-    expect(() => resolveOutputs({ good: { type: 'file', path: 'x' }, bad: { type: 'file' } })).toThrow(/streams\.outputs\.bad\.path/);
+    expect(() => resolveOutputs({ good: { type: 'file', path: 'x' }, bad: { type: 'file' } })).toThrow(
+      /streams\.outputs\.bad\.path/,
+    );
   });
 });
 
 describe('outputs in the config file', () => {
   it('are resolved once by the config loader: defaults applied, durations in ms, kind-specific messages', () => {
-    const config = parseConfigText('streams:\n  outputs:\n    lines: {type: file, path: /tmp/x, flush-interval: 250ms}\n', '/etc/vigie.yaml');
+    const config = parseConfigText(
+      'streams:\n  outputs:\n    lines: {type: file, path: /tmp/x, flush-interval: 250ms}\n',
+      '/etc/vigie.yaml',
+    );
     expect(config.streams.outputs).toEqual({
-      lines: { type: 'file', path: '/tmp/x', batching: { queueSize: 10_000, batchSize: 1_000, flushIntervalMs: 250, retries: 3, retryBackoffMs: 200 } },
+      lines: {
+        type: 'file',
+        path: '/tmp/x',
+        batching: { queueSize: 10_000, batchSize: 1_000, flushIntervalMs: 250, retries: 3, retryBackoffMs: 200 },
+      },
     });
     expect(() => parseConfigText('streams:\n  outputs:\n    lines: {type: file}\n', '/etc/vigie.yaml')).toThrow(
       '/etc/vigie.yaml: streams.outputs.lines.path: is required',

@@ -29,13 +29,18 @@ let throttle = 0;
 function validate(body: Record<string, unknown>): string[] {
   const errors: string[] = [];
   if (body.routing_key !== ROUTING_KEY) errors.push('Invalid routing key');
-  if (!['trigger', 'acknowledge', 'resolve'].includes(body.event_action as string)) errors.push("'event_action' is invalid");
+  if (!['trigger', 'acknowledge', 'resolve'].includes(body.event_action as string))
+    errors.push("'event_action' is invalid");
   if (body.event_action === 'trigger') {
     const payload = body.payload as Record<string, unknown> | undefined;
-    if (typeof payload?.summary !== 'string' || payload.summary === '' || payload.summary.length > 1024) errors.push("'payload.summary' is invalid");
-    if (typeof payload?.source !== 'string' || payload.source === '') errors.push("'payload.source' is missing or blank");
-    if (!['critical', 'error', 'warning', 'info'].includes(payload?.severity as string)) errors.push("'payload.severity' is invalid");
-    if (payload?.timestamp !== undefined && Number.isNaN(Date.parse(payload.timestamp as string))) errors.push("'payload.timestamp' is invalid");
+    if (typeof payload?.summary !== 'string' || payload.summary === '' || payload.summary.length > 1024)
+      errors.push("'payload.summary' is invalid");
+    if (typeof payload?.source !== 'string' || payload.source === '')
+      errors.push("'payload.source' is missing or blank");
+    if (!['critical', 'error', 'warning', 'info'].includes(payload?.severity as string))
+      errors.push("'payload.severity' is invalid");
+    if (payload?.timestamp !== undefined && Number.isNaN(Date.parse(payload.timestamp as string)))
+      errors.push("'payload.timestamp' is invalid");
   }
   return errors;
 }
@@ -46,23 +51,36 @@ beforeAll(async () => {
     request.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
     request.on('end', () => {
       response.setHeader('content-type', 'application/json');
-      if (request.method !== 'POST' || request.url !== '/v2/enqueue' || request.headers['content-type'] !== 'application/json') {
+      if (
+        request.method !== 'POST' ||
+        request.url !== '/v2/enqueue' ||
+        request.headers['content-type'] !== 'application/json'
+      ) {
         response.writeHead(404).end('{}');
         return;
       }
       if (throttle > 0) {
         throttle--;
-        response.writeHead(429).end(JSON.stringify({ status: 'throttle event', message: 'Requests for this service are arriving too quickly.  Please retry later.' }));
+        response.writeHead(429).end(
+          JSON.stringify({
+            status: 'throttle event',
+            message: 'Requests for this service are arriving too quickly.  Please retry later.',
+          }),
+        );
         return;
       }
       const body = JSON.parse(text) as Record<string, unknown>;
       const errors = validate(body);
       if (errors.length > 0) {
-        response.writeHead(400).end(JSON.stringify({ status: 'invalid event', message: 'Event object is invalid', errors }));
+        response
+          .writeHead(400)
+          .end(JSON.stringify({ status: 'invalid event', message: 'Event object is invalid', errors }));
         return;
       }
       received.push({ headers: request.headers, body });
-      response.writeHead(202).end(JSON.stringify({ status: 'success', message: 'Event processed', dedup_key: body.dedup_key }));
+      response
+        .writeHead(202)
+        .end(JSON.stringify({ status: 'success', message: 'Event processed', dedup_key: body.dedup_key }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -77,13 +95,24 @@ beforeEach(() => {
 });
 
 const config = (extra: Record<string, unknown> = {}) => ({
-  pd: { type: 'pagerduty', 'service-key': ROUTING_KEY, url, 'batch-size': 100, 'flush-interval': '20ms', 'retry-backoff': '10ms', ...extra },
+  pd: {
+    type: 'pagerduty',
+    'service-key': ROUTING_KEY,
+    url,
+    'batch-size': 100,
+    'flush-interval': '20ms',
+    'retry-backoff': '10ms',
+    ...extra,
+  },
 });
 
 describe('pagerduty output', () => {
   it('sends one Events API v2 request per event, with the action, dedup key, summary, severity and ns timestamp', async () => {
     const counts = new RecordingObserver();
-    const outputs = buildOutputsFrom(config({ 'summary-keys': ['host', ':service', 'state'], 'source-key': 'host' }), counts);
+    const outputs = buildOutputsFrom(
+      config({ 'summary-keys': ['host', ':service', 'state'], 'source-key': 'host' }),
+      counts,
+    );
     const time = Date.UTC(2026, 10, 23, 8, 30, 15, 250) * 1e6;
     outputs.send('pd', [
       { host: 'web-1', service: 'cpu', state: 'critical', metric: 0.99, time },
@@ -94,7 +123,13 @@ describe('pagerduty output', () => {
     ]);
     await waitFor(() => counts.sentTotal === 5);
     await outputs.close(1000);
-    expect(received.map((one) => one.body.event_action)).toEqual(['trigger', 'resolve', 'acknowledge', 'trigger', 'trigger']);
+    expect(received.map((one) => one.body.event_action)).toEqual([
+      'trigger',
+      'resolve',
+      'acknowledge',
+      'trigger',
+      'trigger',
+    ]);
     const first = received[0] as Received;
     expect(first.headers['content-type']).toBe('application/json');
     expect(first.body).toEqual({
@@ -112,7 +147,11 @@ describe('pagerduty output', () => {
     expect((received[1]?.body.payload as Record<string, unknown>).severity).toBe('info');
     expect((received[2]?.body.payload as Record<string, unknown>).severity).toBe('warning');
     // PagerDuty knows no "expired" severity and needs a source: Vigie sends critical and "unknown".
-    expect(received[4]?.body.payload).toMatchObject({ severity: 'critical', source: 'unknown', summary: ' - nohost - expired' });
+    expect(received[4]?.body.payload).toMatchObject({
+      severity: 'critical',
+      source: 'unknown',
+      summary: ' - nohost - expired',
+    });
     expect(counts.drops).toEqual({});
   });
 
@@ -158,10 +197,20 @@ describe('pagerduty output', () => {
 
   it('defaults to the public events URL and refuses bad settings naming the key', () => {
     const settings = parseOutputConfig('pd', { type: 'pagerduty', 'service-key': 'k' });
-    expect(settings).toMatchObject({ type: 'pagerduty', url: PAGERDUTY_EVENTS_URL, sourceKey: 'host', summaryKeys: ['host', 'service', 'state'], dedupKeys: ['host', 'service'] });
+    expect(settings).toMatchObject({
+      type: 'pagerduty',
+      url: PAGERDUTY_EVENTS_URL,
+      sourceKey: 'host',
+      summaryKeys: ['host', 'service', 'state'],
+      dedupKeys: ['host', 'service'],
+    });
     expect(() => parseOutputConfig('pd', { type: 'pagerduty' })).toThrow(ConfigError);
     expect(() => parseOutputConfig('pd', { type: 'pagerduty' })).toThrow(/streams\.outputs\.pd.*service-key/);
-    expect(() => parseOutputConfig('pd', { type: 'pagerduty', 'service-key': 'k', 'dedup-keys': [] })).toThrow(/streams\.outputs\.pd\.dedup-keys/);
-    expect(() => parseOutputConfig('pd', { type: 'pagerduty', 'service-key': 'k', url: 'ftp://x' })).toThrow(/streams\.outputs\.pd\.url/);
+    expect(() => parseOutputConfig('pd', { type: 'pagerduty', 'service-key': 'k', 'dedup-keys': [] })).toThrow(
+      /streams\.outputs\.pd\.dedup-keys/,
+    );
+    expect(() => parseOutputConfig('pd', { type: 'pagerduty', 'service-key': 'k', url: 'ftp://x' })).toThrow(
+      /streams\.outputs\.pd\.url/,
+    );
   });
 });

@@ -13,7 +13,8 @@ import { waitFor } from '../../helpers/wait.ts';
 
 const PROMETHEUS = '/usr/bin/prometheus';
 const hasPrometheus = existsSync(PROMETHEUS);
-if (!hasPrometheus) console.warn(`skipping the real Prometheus test: ${PROMETHEUS} does not exist (apt-get install prometheus)`);
+if (!hasPrometheus)
+  console.warn(`skipping the real Prometheus test: ${PROMETHEUS} does not exist (apt-get install prometheus)`);
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -24,7 +25,11 @@ async function freePort(): Promise<number> {
 }
 
 async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
-  const found = await waitFor(async () => (await probe().catch(() => undefined)) ?? false, { timeoutMs, intervalMs: 100, message: what });
+  const found = await waitFor(async () => (await probe().catch(() => undefined)) ?? false, {
+    timeoutMs,
+    intervalMs: 100,
+    message: what,
+  });
   return found as T;
 }
 
@@ -94,21 +99,43 @@ describe.skipIf(!hasPrometheus)('prometheus output against a real Prometheus', (
       },
       failed: () => undefined,
     };
-    const registry = buildOutputsFrom({ prom: { type: 'prometheus', url: `${base}/api/v1/write`, 'flush-interval': '50ms' } }, observer);
+    const registry = buildOutputsFrom(
+      { prom: { type: 'prometheus', url: `${base}/api/v1/write`, 'flush-interval': '50ms' } },
+      observer,
+    );
     const now = Date.now() * 1e6;
     registry.send('prom', [
-      { service: 'vigie.test-latency', host: 'web-1', state: 'ok', metric: 0.25, time: now - 2e9, attributes: { 'http.method': 'GET', code: 200 } },
-      { service: 'vigie.test-latency', host: 'web-1', state: 'ok', metric: 0.5, time: now - 1e9, attributes: { 'http.method': 'GET' } },
+      {
+        service: 'vigie.test-latency',
+        host: 'web-1',
+        state: 'ok',
+        metric: 0.25,
+        time: now - 2e9,
+        attributes: { 'http.method': 'GET', code: 200 },
+      },
+      {
+        service: 'vigie.test-latency',
+        host: 'web-1',
+        state: 'ok',
+        metric: 0.5,
+        time: now - 1e9,
+        attributes: { 'http.method': 'GET' },
+      },
       { name: 'vigie_test_count', host: 'web-2', metric: 7, time: now, description: 'free text stays out' },
       { service: 'no_metric', host: 'web-3', metric: null, time: now },
       { host: 'nameless', metric: 1, time: now },
     ]);
     const latency = await until(() => query('vigie_test_latency'), 10_000, 'the latency series');
     expect(latency).toEqual([
-      { metric: { __name__: 'vigie_test_latency', host: 'web-1', state: 'ok', http_method: 'GET' }, value: [expect.any(Number), '0.5'] },
+      {
+        metric: { __name__: 'vigie_test_latency', host: 'web-1', state: 'ok', http_method: 'GET' },
+        value: [expect.any(Number), '0.5'],
+      },
     ]);
     const count = await until(() => query('vigie_test_count'), 10_000, 'the count series');
-    expect(count).toEqual([{ metric: { __name__: 'vigie_test_count', host: 'web-2' }, value: [expect.any(Number), '7'] }]);
+    expect(count).toEqual([
+      { metric: { __name__: 'vigie_test_count', host: 'web-2' }, value: [expect.any(Number), '7'] },
+    ]);
     const history = await until(() => query('count_over_time(vigie_test_latency[1m])'), 10_000, 'the latency history');
     expect(history[0]?.value[1]).toBe('2');
     await registry.close(2000);
@@ -125,13 +152,21 @@ describe('prometheus output mapping', () => {
       { service: 'm', host: 'a', metric: 1, time: 1e6 },
     ];
     expect(eventsToSeries(events)).toEqual([
-      { labels: { __name__: 'm', host: 'a' }, samples: [{ value: 1, timestampMs: 1 }, { value: 2, timestampMs: 2 }] },
+      {
+        labels: { __name__: 'm', host: 'a' },
+        samples: [
+          { value: 1, timestampMs: 1 },
+          { value: 2, timestampMs: 2 },
+        ],
+      },
       { labels: { __name__: 'm', host: 'b' }, samples: [{ value: 9, timestampMs: 1 }] },
     ]);
   });
 
   it('prefers service to name, keeps name as a label then, and lets top-level fields win over attributes', () => {
-    const [series] = eventsToSeries([{ service: 's', name: 'n', host: 'top', metric: 1, time: 0, attributes: { host: 'attr', __x: 'reserved' } }]);
+    const [series] = eventsToSeries([
+      { service: 's', name: 'n', host: 'top', metric: 1, time: 0, attributes: { host: 'attr', __x: 'reserved' } },
+    ]);
     expect(series?.labels).toEqual({ __name__: 's', name: 'n', host: 'top' });
   });
 
