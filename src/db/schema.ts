@@ -240,3 +240,19 @@ export const incidentUpdates = sqliteTable(
   },
   (table) => [index('incident_updates_incident_id').on(table.incidentId, table.id)],
 );
+
+/**
+ * Runtime state kept through the port of src/common/runtime-state.ts by the kinds that have no table of their own
+ * (docs/architecture.md, "Runtime state"): one row per `kind` and `key`, `value` the JSON the kind declares. In a
+ * cluster these rows mirror the replicated store.
+ */
+export const runtimeState = sqliteTable(
+  'runtime_state',
+  {
+    kind: text('kind').notNull(),
+    key: text('key').notNull(),
+    value: text('value').notNull(),
+    updatedAtMs: integer('updated_at_ms').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.kind, table.key] })],
+);

@@ -12,6 +12,7 @@ import { Type } from '@sinclair/typebox';
 import Fastify, { LogController, type FastifyInstance, type RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
 import type { VigieConfig } from '../config/load.ts';
+import type { RuntimeState } from '../common/runtime-state.ts';
 import type { Db } from '../db/client.ts';
 import { AuditLog } from './audit-log.ts';
 import { auditChanges, auditRoutes } from './audit-routes.ts';
@@ -40,6 +41,8 @@ export interface ServerOptions {
   metrics: ServerMetrics;
   parts: readonly Part[];
   logger: Logger;
+  /** Where the server's own runtime state lives (src/common/runtime-state.ts). */
+  state: RuntimeState;
   /** Called with every route the server registers, before any is (tests list them: test/e2e/openapi.test.ts). */
   onRoute?: (route: RouteOptions) => void;
 }

@@ -7,10 +7,14 @@
  */
 import { mkdirSync } from 'node:fs';
 import { pino, type Logger } from 'pino';
+import { Counter } from 'prom-client';
 import { BEAT_MS } from '../common/beat.ts';
 import { type ConfigOverrides, type VigieConfig, loadConfig } from '../config/load.ts';
 import { walCheckpointer } from '../db/checkpointer.ts';
 import { closeDatabase, type Db, migrateDatabase, openDatabase } from '../db/client.ts';
+import { SqliteRuntimeState } from '../db/runtime-state.ts';
+import type { RuntimeState } from '../common/runtime-state.ts';
+import type { MirrorReports } from '../common/state-mirror.ts';
 import { buildServer } from './app.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { exposureWarning } from './exposure.ts';
@@ -24,6 +28,11 @@ export interface PartFactoryContext {
   db: Db;
   metrics: ServerMetrics;
   logger: Logger;
+  /**
+   * Where the parts keep their runtime state (src/common/runtime-state.ts): this node's SQLite, unless a part built
+   * before replicates it (the cluster part, built first, gives its own: `Part.runtimeState`).
+   */
+  state: RuntimeState;
 }
 
 /**
@@ -126,11 +135,14 @@ async function startParts(config: VigieConfig, logger: Logger, partFactories: re
   migrateDatabase(db);
   const metrics = createServerMetrics();
   const parts: Part[] = [];
+  let state: RuntimeState = new SqliteRuntimeState(db, runtimeStateReports(metrics, logger));
   for (const factory of partFactories) {
-    const part = await factory({ config, db, metrics, logger });
-    if (part !== null) parts.push(part);
+    const part = await factory({ config, db, metrics, logger, state });
+    if (part === null) continue;
+    parts.push(part);
+    if (part.runtimeState !== undefined) state = part.runtimeState;
   }
-  const app = await buildServer({ config, db, metrics, parts, logger });
+  const app = await buildServer({ config, db, metrics, parts, logger, state });
   const url = await app.listen({ host: config.http.host, port: config.http.port });
   const exposed = exposureWarning(config.http);
   if (exposed !== null) logger.warn(exposed);
@@ -140,6 +152,23 @@ async function startParts(config: VigieConfig, logger: Logger, partFactories: re
   const heapCompaction = new HeapCompaction(config.compactHeapBelowBytes);
   heapCompaction.start();
   return { db, app, url, parts, checkpointer, heapCompaction };
+}
+
+/** Stored runtime state that no longer reads is skipped, logged and counted; so is a listener that throws. */
+function runtimeStateReports(metrics: ServerMetrics, logger: Logger): MirrorReports {
+  const skipped = new Counter({
+    name: 'runtime_state_skipped_total',
+    help: 'Stored runtime state values skipped because they no longer read, by kind (docs/durability.md).',
+    labelNames: ['kind'],
+    registers: [metrics.registry],
+  });
+  return {
+    skipped: ({ kind, key, reason }) => {
+      skipped.inc({ kind });
+      logger.warn({ kind, key }, `runtime state ${kind}/${key} skipped: ${reason}`);
+    },
+    listenerFailed: (kind, error) => logger.error({ err: error, kind }, `a listener of runtime state ${kind} failed`),
+  };
 }
 
 export type LogFormat = 'json' | 'pretty';

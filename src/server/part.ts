@@ -3,6 +3,7 @@
  * process drives. Parts never reach for each other or for module-level singletons.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import type { RuntimeState } from '../common/runtime-state.ts';
 import type { VigieConfig } from '../config/load.ts';
 
 export interface Part {
@@ -15,4 +16,9 @@ export interface Part {
   reload(config: VigieConfig): Promise<void>;
   /** Stop work and flush everything to SQLite; called after the server stopped accepting requests. */
   stop(): Promise<void>;
+  /**
+   * Set by the part that replicates runtime state (the cluster): the parts built after it, and the server, keep
+   * their runtime state through it instead of this node's SQLite alone (src/common/runtime-state.ts).
+   */
+  readonly runtimeState?: RuntimeState;
 }

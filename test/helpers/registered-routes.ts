@@ -6,6 +6,7 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load.ts';
 import { closeDatabase, migrateDatabase, openDatabase } from '../../src/db/client.ts';
+import { SqliteRuntimeState } from '../../src/db/runtime-state.ts';
 import { createPartFactories } from '../../src/parts.ts';
 import { buildServer } from '../../src/server/app.ts';
 import { createServerMetrics } from '../../src/server/metrics.ts';
@@ -23,10 +24,11 @@ export async function registeredRoutes(configFile: string): Promise<RegisteredRo
   const db = openDatabase(config.databaseFile);
   migrateDatabase(db);
   const metrics = createServerMetrics();
+  const state = new SqliteRuntimeState(db, { skipped: () => {}, listenerFailed: () => {} });
   const logger = pino({ level: 'silent' });
   const parts: Part[] = [];
   for (const factory of createPartFactories()) {
-    const part = await factory({ config, db, metrics, logger });
+    const part = await factory({ config, db, metrics, logger, state });
     if (part !== null) parts.push(part);
   }
   const routes: RegisteredRoute[] = [];
@@ -34,7 +36,7 @@ export async function registeredRoutes(configFile: string): Promise<RegisteredRo
   const onRoute = function (this: FastifyInstance, route: RouteOptions) {
     routes.push({ route, sharedSchemas: this.getSchemas() });
   };
-  const app = await buildServer({ config, db, metrics, parts, logger, onRoute });
+  const app = await buildServer({ config, db, metrics, parts, logger, onRoute, state });
   await app.ready();
   await app.close();
   for (const part of parts.reverse()) await part.stop();

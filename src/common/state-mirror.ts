@@ -1,0 +1,86 @@
+/**
+ * A collection of runtime state as one node holds it (src/common/runtime-state.ts): the values in memory, their rows
+ * in this node's database, and the listeners told of each change. Both implementations of the port build on it: a
+ * single node applies a change here once it is committed; a cluster node once JetStream has acknowledged it, and
+ * again for every change another node makes.
+ */
+import type { ChangeListener, ChangeOrigin, LocalRows, SkippedValue, StateKind } from './runtime-state.ts';
+
+/** What a mirror reports: the rows it could not read, and listeners that threw. */
+export interface MirrorReports {
+  skipped(skip: SkippedValue): void;
+  listenerFailed(kind: string, error: unknown): void;
+}
+
+export class StateMirror<T> {
+  private readonly values = new Map<string, T>();
+  private readonly listeners = new Set<ChangeListener<T>>();
+
+  constructor(
+    readonly kind: StateKind<T>,
+    private readonly rows: LocalRows<T>,
+    private readonly reports: MirrorReports,
+  ) {
+    for (const [key, stored] of rows.load()) {
+      try {
+        this.values.set(key, kind.parse(stored));
+      } catch (error) {
+        reports.skipped({ kind: kind.name, key, reason: (error as Error).message });
+      }
+    }
+  }
+
+  get(key: string): T | undefined {
+    return this.values.get(key);
+  }
+
+  entries(): IterableIterator<[string, T]> {
+    return this.values.entries();
+  }
+
+  get size(): number {
+    return this.values.size;
+  }
+
+  onChange(listener: ChangeListener<T>): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Stores and announces one change (`undefined`: removed). A listener that throws does not stop the others. */
+  apply(key: string, value: T | undefined, origin: ChangeOrigin): void {
+    if (value === undefined) {
+      if (!this.values.delete(key)) return;
+      this.rows.remove(key);
+    } else {
+      this.rows.save(key, value);
+      this.values.set(key, value);
+    }
+    this.announce(key, value, origin);
+  }
+
+  /** Makes the collection exactly `next` (a node catching up), announcing each key that changed. */
+  replaceAll(next: ReadonlyMap<string, T>, origin: ChangeOrigin, same: (a: T, b: T) => boolean): void {
+    this.rows.replaceAll(next);
+    const changed: [string, T | undefined][] = [];
+    for (const key of this.values.keys()) if (!next.has(key)) changed.push([key, undefined]);
+    for (const [key, value] of next) {
+      const before = this.values.get(key);
+      if (before === undefined || !same(before, value)) changed.push([key, value]);
+    }
+    this.values.clear();
+    for (const [key, value] of next) this.values.set(key, value);
+    for (const [key, value] of changed) this.announce(key, value, origin);
+  }
+
+  private announce(key: string, value: T | undefined, origin: ChangeOrigin): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(key, value, origin);
+      } catch (error) {
+        // The change is applied: the other listeners must hear of it all the same.
+        this.reports.listenerFailed(this.kind.name, error);
+      }
+    }
+  }
+}
