@@ -11,21 +11,31 @@
  * Whoever can write to NATS can write this bucket, so each value goes through what the API applies to a check it is
  * given (src/healthcheck/service.ts `applyReplicated`: the same validation, `healthchecks.command-checks-api`
  * included); what fails is refused there, counted and logged, and neither runs nor is listed here.
+ *
+ * Command checks run programs, and every node's NATS credential can write this bucket: one stolen credential (even of
+ * a node that is not running) would run programs on every node, whatever the HTTP listener's policy. So they are
+ * refused from the bucket (`forbidden`) unless `cluster.command-checks: allow`, and the API of a cluster node does
+ * not store them there either (403). A node seeding an empty bucket brings its own along: they wait there, refused,
+ * until the setting allows them.
  */
 import type { KV } from '@nats-io/kv';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
+import { HealthcheckError } from '../healthcheck/api-input.ts';
 import { type CheckDefinition, checkToJson } from '../healthcheck/kinds/index.ts';
 import type { CheckHost } from '../healthcheck/cluster-port.ts';
 import type { ApiCheckReplica } from '../healthcheck/service.ts';
 import type { ClusterConnection } from './connection.ts';
 import { NamedBucket } from './named-bucket.ts';
+import type { ClusterSettings } from './settings.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
 import { ClusterUnavailableError } from './errors.ts';
 
 export const CHECKS_BUCKET = 'vigie_checks';
 /** Puts in flight at once during a bulk. */
 const CONCURRENT_WRITES = 256;
+const COMMAND_CHECKS_DENIED =
+  'cluster.command-checks is "deny": whoever holds a node\'s NATS credential could write command checks too (docs/cluster.md, "Securing NATS")';
 
 interface Stored {
   kind: string;
@@ -49,6 +59,7 @@ export class CheckReplica implements ApiCheckReplica {
     kv: KV,
     refusals: MessageRefusals,
     private readonly logger: Logger,
+    private readonly commandChecks: ClusterSettings['commandChecks'],
   ) {
     this.bucket = new NamedBucket<Stored>(
       kv,
@@ -72,13 +83,14 @@ export class CheckReplica implements ApiCheckReplica {
       const own = host.apiDefinitions();
       if (own.length > 0) {
         this.logger.info({ checks: own.length }, `${CHECKS_BUCKET} is empty: seeding it with this node's API checks`);
-        await this.replace(own);
+        await this.replaceAll(own);
       }
     }
     await this.apply();
   }
 
   put(def: CheckDefinition): Promise<void> {
+    this.admit([def]);
     return this.write(() => this.bucket.put(def.name, storedOf(def)));
   }
 
@@ -87,7 +99,23 @@ export class CheckReplica implements ApiCheckReplica {
   }
 
   /** Writes what differs from the bucket as this node knows it, and deletes every other name. */
-  async replace(desired: readonly CheckDefinition[]): Promise<void> {
+  replace(desired: readonly CheckDefinition[]): Promise<void> {
+    this.admit(desired);
+    return this.replaceAll(desired);
+  }
+
+  /** What the API would store here that no node would run: refused before anything is written (403). */
+  private admit(defs: readonly CheckDefinition[]): void {
+    if (this.commandChecks === 'allow') return;
+    const command = defs.find((def) => def.kind === 'command');
+    if (command !== undefined)
+      throw new HealthcheckError(
+        'forbidden',
+        `Command checks cannot be created through the API of a cluster node (${command.name}): ${COMMAND_CHECKS_DENIED}; define them in the config file, or set cluster.command-checks: allow on every node`,
+      );
+  }
+
+  private async replaceAll(desired: readonly CheckDefinition[]): Promise<void> {
     const current = this.bucket.current;
     const wanted = new Map(desired.map((def) => [def.name, storedOf(def)]));
     const saved = desired.filter(
@@ -119,7 +147,12 @@ export class CheckReplica implements ApiCheckReplica {
     if (host === null) return Promise.resolve();
     this.applying = this.applying.then(async () => {
       try {
-        const desired = [...this.bucket.current].map(([name, { kind, definition }]) => ({ name, kind, definition }));
+        const desired: { name: string; kind: string; definition: unknown }[] = [];
+        for (const [name, { kind, definition }] of this.bucket.current) {
+          if (kind === 'command' && this.commandChecks !== 'allow')
+            this.bucket.refuse(name, 'forbidden', `command check ${name} is not run: ${COMMAND_CHECKS_DENIED}`);
+          else desired.push({ name, kind, definition });
+        }
         const plan = await host.applyReplicated(desired, (name, refusal) =>
           this.bucket.refuse(name, refusal.reason === 'forbidden' ? 'forbidden' : 'invalid', refusal.message),
         );

@@ -296,7 +296,8 @@ export class Membership {
     if (changed) this.recompute();
   }
 
-  private judging(): boolean {
+  /** This node can trust its view of the others now: it is connected, announced, and its watch is healthy. */
+  judging(): boolean {
     return this.connection.connected && this.announced && this.watch?.healthy !== false;
   }
 

@@ -22,8 +22,9 @@ import { ClusterConnection, NatsRefusedError } from './connection.ts';
 import { MEMBERS_BUCKET, type MemberInfo, Membership, MembershipMetrics } from './membership.ts';
 import { loadNats } from './nats.ts';
 import { MessageRefusals } from './refusals.ts';
-import { chooseMembers, ownerOf } from './rendezvous.ts';
+import { chooseMembers, ownerOf, type RankedMember } from './rendezvous.ts';
 import { ensureResultsStream, ResultConsumer, ResultMetrics, ResultPublisher } from './results.ts';
+import { dutiesOf, SilentMemberMetrics, SilentMembers } from './silent-members.ts';
 import type { ClusterSettings } from './settings.ts';
 import { ClusterUnavailableError } from './errors.ts';
 
@@ -41,6 +42,9 @@ export interface MemberView {
   labels: Record<string, string>;
   /** Checks it runs (owns, or is a chosen location of), of those this node knows. */
   checks: number;
+  /** It owes results and published none for 3 × member-ttl beyond its checks' interval: it runs no check
+   *  (docs/cluster.md, "Silent members"). */
+  silent: boolean;
   /** Stream partitions it runs, of the streams this node knows (docs/cluster.md, "Streams"). */
   partitions: number;
 }
@@ -62,12 +66,17 @@ export class ClusterNode implements CheckCluster {
   private replica: CheckReplica | null = null;
   private publisher: ResultPublisher | null = null;
   private consumer: ResultConsumer | null = null;
+  private silent: SilentMembers | null = null;
+  /** The members that run checks (the live ones but the silent), kept until the members or the silent change. */
+  private checkRanked: { from: readonly RankedMember[]; version: number; ranked: readonly RankedMember[] } | null =
+    null;
   private ready = false;
   private stopped = false;
   /** Aborted by `stop`: ends the waits between join attempts. */
   private readonly stopping = new AbortController();
   private readonly results: ResultMetrics;
   private readonly membershipMetrics: MembershipMetrics;
+  private readonly silentMetrics: SilentMemberMetrics;
   private readonly refusals: MessageRefusals;
   private readonly owned: Gauge;
   private host: CheckHost | null = null;
@@ -88,6 +97,7 @@ export class ClusterNode implements CheckCluster {
   ) {
     this.results = new ResultMetrics(registry);
     this.membershipMetrics = new MembershipMetrics(registry);
+    this.silentMetrics = new SilentMemberMetrics(registry);
     this.refusals = new MessageRefusals(registry, logger);
     this.owned = new Gauge({
       name: 'cluster_checks_owned',
@@ -105,7 +115,7 @@ export class ClusterNode implements CheckCluster {
   owns(name: string, locations?: LocationSpec): boolean {
     const membership = this.membership;
     if (!this.ready || membership === null) return false;
-    if (locations === undefined) return ownerOf(name, membership.ranking()) === this.settings.node;
+    if (locations === undefined) return ownerOf(name, this.checkRanking(membership)) === this.settings.node;
     return this.chosen(name, locations).includes(this.settings.node);
   }
 
@@ -117,7 +127,7 @@ export class ClusterNode implements CheckCluster {
   chosen(name: string, locations: LocationSpec): readonly string[] {
     const membership = this.membership;
     if (!this.ready || membership === null) return [];
-    return chooseMembers(name, membership.ranking(), locations.count, (member) =>
+    return chooseMembers(name, this.checkRanking(membership), locations.count, (member) =>
       labelsMatch(locations.nodeLabels, membership.labelsOf(member)),
     );
   }
@@ -125,8 +135,20 @@ export class ClusterNode implements CheckCluster {
   /** The nodes that run a check: its owner, or its chosen locations. */
   private runners(check: { readonly name: string; readonly locations?: LocationSpec }): readonly string[] {
     if (check.locations !== undefined) return this.chosen(check.name, check.locations);
-    const owner = ownerOf(check.name, (this.membership as Membership).ranking());
+    const owner = ownerOf(check.name, this.checkRanking(this.membership as Membership));
     return owner === undefined ? [] : [owner];
+  }
+
+  /** The live members but the silent ones, ranked: those that run checks. Stream partitions keep every live member. */
+  private checkRanking(membership: Membership): readonly RankedMember[] {
+    const ranking = membership.ranking();
+    const silent = this.silent;
+    if (silent === null) return ranking;
+    const cached = this.checkRanked;
+    if (cached?.from === ranking && cached.version === silent.version) return cached.ranked;
+    const ranked = ranking.filter((member) => !silent.isSilent(member.name));
+    this.checkRanked = { from: ranking, version: silent.version, ranked };
+    return ranked;
   }
 
   // Result sink: the results of checks this node ran.
@@ -222,7 +244,7 @@ export class ClusterNode implements CheckCluster {
     // say nothing for 60 s; docs/cluster.md, "Membership and owners").
     logger.info('joining: JetStream answers, buckets and results stream ready');
 
-    this.replica = new CheckReplica(checks, this.refusals, logger);
+    this.replica = new CheckReplica(checks, this.refusals, logger, settings.commandChecks);
     await this.replica.start(host, connection);
     logger.info('joining: check definitions mirrored');
     if (this.publisher === null) {
@@ -238,15 +260,16 @@ export class ClusterNode implements CheckCluster {
       for (const result of this.early.splice(0)) this.publisher.offer(result);
       this.publisher.start();
     }
-    this.consumer = new ResultConsumer(
+    this.consumer = new ResultConsumer({
       js,
       jsm,
-      settings.node,
-      (result) => host.recordRemote(result),
-      this.results,
-      this.refusals,
-      settings.maxResultAheadMs,
-    );
+      node: settings.node,
+      record: (result) => host.recordRemote(result),
+      heard: (node) => this.silent?.heard(node),
+      metrics: this.results,
+      refusals: this.refusals,
+      maxClockSkewMs: settings.maxClockSkewMs,
+    });
     await this.consumer.start();
     logger.info("joining: other nodes' results caught up");
 
@@ -259,12 +282,27 @@ export class ClusterNode implements CheckCluster {
       logger,
       this.membershipMetrics,
     );
-    this.membership.onChange((names) => this.reassign(`members ${names.join(', ')}`));
-    await this.membership.start();
+    const membership = this.membership;
+    this.silent = new SilentMembers({
+      self: settings.node,
+      ttlMs: settings.memberTtlMs,
+      duties: () => dutiesOf(host.checks(), (check) => this.runners(check), settings.node),
+      judging: () => membership.judging(),
+      changed: (why) => this.reassign(why),
+      metrics: this.silentMetrics,
+      logger,
+    });
+    membership.onChange((names) => {
+      this.silent?.members(names);
+      this.reassign(`members ${names.join(', ')}`);
+    });
+    await membership.start();
     if (this.stopped) {
       await this.undoAttempt();
       return;
     }
+    this.silent.members(membership.members());
+    this.silent.start();
     this.ready = true;
     this.reassign('joined');
     this.joinedCluster = { connection, js, jsm, kvm, membership: this.membership, refusals: this.refusals };
@@ -272,10 +310,12 @@ export class ClusterNode implements CheckCluster {
   }
 
   private async undoAttempt(): Promise<void> {
-    const { membership, replica, consumer } = this;
+    const { membership, replica, consumer, silent } = this;
     this.membership = null;
     this.replica = null;
     this.consumer = null;
+    this.silent = null;
+    silent?.stop();
     await membership?.stop();
     replica?.stop();
     consumer?.stop();
@@ -358,6 +398,7 @@ export class ClusterNode implements CheckCluster {
       'started-at': new Date(info.startedAtMs).toISOString(),
       labels: info.labels ?? {},
       checks: counts.get(info.node) ?? 0,
+      silent: this.silent?.isSilent(info.node) ?? false,
       partitions: partitions.get(info.node) ?? 0,
     }));
   }
@@ -371,6 +412,7 @@ export class ClusterNode implements CheckCluster {
     this.stopped = true;
     this.stopping.abort();
     this.ready = false;
+    this.silent?.stop();
     await this.membership?.stop();
     this.replica?.stop();
     this.consumer?.stop();

@@ -15,13 +15,23 @@ export type RefusalSource =
 
 /**
  * Why: `not_json` (bytes that are not JSON), `not_msgpack` (an event-log part that is not MessagePack), `shape`
- * (JSON, but not the message's schema), `key` (a KV key that is not what its value says), `invalid` (refused by the
- * same validation as the API's), `forbidden` (refused by a policy, `healthchecks.command-checks-api`), `future` (a
+ * (JSON, but not the message's schema), `key` (a KV key that is not what its value says), `impersonation` (a result
+ * naming another node than the one whose subject it came on), `invalid` (refused by the same validation as the
+ * API's), `forbidden` (refused by a policy: `healthchecks.command-checks-api`, `cluster.command-checks`), `future` (a
  * result stamped ahead of this node's clock), `busy` (an index read past those waiting to be answered), `exception`
  * (the handler threw: a bug, counted so that it is seen).
  */
 export type RefusalReason =
-  'not_json' | 'not_msgpack' | 'shape' | 'key' | 'invalid' | 'forbidden' | 'future' | 'busy' | 'exception';
+  | 'not_json'
+  | 'not_msgpack'
+  | 'shape'
+  | 'key'
+  | 'impersonation'
+  | 'invalid'
+  | 'forbidden'
+  | 'future'
+  | 'busy'
+  | 'exception';
 
 const LOG_EVERY_MS = 10_000;
 

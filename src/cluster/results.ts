@@ -10,8 +10,11 @@
  *
  * A message read is untrusted (docs/cluster.md, "What a node does with what it reads"): a batch that is not JSON or
  * not a list of results is terminated (`term`: never delivered again) and refused; in a valid batch, a result that
- * names another node than the subject it came on, or is stamped more than `cluster.max-result-ahead` ahead of this
- * node's clock (clocks disagree by seconds, not minutes), is refused and the others are kept. Refusals are counted in `cluster_messages_refused_total{source="results"}`.
+ * names another node than the subject it came on (`impersonation`: the documented permissions let a node publish on
+ * its own subject only), or is stamped more than `cluster.max-clock-skew` ahead of this node's clock (`future`: it
+ * would hold the check's state over the real runs until then), is refused and the others are kept. Refusals are
+ * counted in `cluster_messages_refused_total{source="results"}`. Each node heard from is told to `heard` (silent
+ * members, src/cluster/silent-members.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type {
@@ -235,19 +238,43 @@ function consumerName(node: string): string {
 }
 
 /** The other nodes' results, into this node's registry. */
+export interface ResultConsumerOptions {
+  readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
+  /** This node: its own messages are acknowledged and skipped. */
+  readonly node: string;
+  /** Stores another node's result; false when this node does not know its check. */
+  readonly record: (result: CheckResult) => boolean;
+  /** A message of `node` held at least one result that was not refused. */
+  readonly heard: (node: string) => void;
+  readonly metrics: ResultMetrics;
+  readonly refusals: MessageRefusals;
+  /** `cluster.max-clock-skew`. */
+  readonly maxClockSkewMs: number;
+}
+
 export class ResultConsumer {
   private messages: { stop(): void } | null = null;
   private consumer: Consumer | null = null;
+  private readonly js: JetStreamClient;
+  private readonly jsm: JetStreamManager;
+  private readonly node: string;
+  private readonly record: (result: CheckResult) => boolean;
+  private readonly heard: (node: string) => void;
+  private readonly metrics: ResultMetrics;
+  private readonly refusals: MessageRefusals;
+  private readonly maxClockSkewMs: number;
 
-  constructor(
-    private readonly js: JetStreamClient,
-    private readonly jsm: JetStreamManager,
-    private readonly node: string,
-    private readonly record: (result: CheckResult) => boolean,
-    private readonly metrics: ResultMetrics,
-    private readonly refusals: MessageRefusals,
-    private readonly maxAheadMs: number,
-  ) {}
+  constructor(options: ResultConsumerOptions) {
+    this.js = options.js;
+    this.jsm = options.jsm;
+    this.node = options.node;
+    this.record = options.record;
+    this.heard = options.heard;
+    this.metrics = options.metrics;
+    this.refusals = options.refusals;
+    this.maxClockSkewMs = options.maxClockSkewMs;
+  }
 
   /** Starts consuming; resolves once what was published before is stored (or after `catchUpMs`). */
   async start(catchUpMs = 15_000): Promise<void> {
@@ -306,7 +333,7 @@ export class ResultConsumer {
         message.term();
         return;
       }
-      const latest = (Date.now() + this.maxAheadMs) / 1000;
+      const latest = (Date.now() + this.maxClockSkewMs) / 1000;
       let received = 0;
       let unknown = 0;
       try {
@@ -314,8 +341,8 @@ export class ResultConsumer {
           if (result.node !== node) {
             this.refusals.refuse(
               'results',
-              'key',
-              `a result of ${result.name} on ${message.subject} names node ${JSON.stringify(result.node)}`,
+              'impersonation',
+              `a result of ${result.name} on ${message.subject} names node ${JSON.stringify(result.node)}: a node publishes only its own`,
               { seq: message.seq },
             );
           } else if ('locations' in result || 'quorum' in result) {
@@ -329,7 +356,7 @@ export class ResultConsumer {
             this.refusals.refuse(
               'results',
               'future',
-              `a result of ${result.name} from ${node} is stamped ${result['healthcheck-timestamp']}, more than ${this.maxAheadMs / 1000} s ahead of this node's clock (cluster.max-result-ahead)`,
+              `a result of ${result.name} from ${node} is stamped ${result['healthcheck-timestamp']}, more than ${this.maxClockSkewMs / 1000} s ahead of this node's clock (cluster.max-clock-skew)`,
               { seq: message.seq },
             );
           } else {
@@ -343,6 +370,7 @@ export class ResultConsumer {
         // Counted once per message, not per result.
         if (received > 0) this.metrics.received.inc(received);
         if (unknown > 0) this.metrics.dropped.inc({ reason: 'unknown_check' }, unknown);
+        if (received + unknown > 0) this.heard(node);
       }
       message.ack();
     });

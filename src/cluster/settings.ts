@@ -44,7 +44,10 @@ export const ClusterSchema = Type.Object(
     replicas: Type.Optional(Type.Union([Type.Literal(1), Type.Literal(3)])),
     'max-buffered-results': Type.Optional(Type.Integer({ minimum: 1 })),
     'event-log-max-bytes': Type.Optional(Type.Integer({ minimum: 1024 * 1024 })),
+    'max-clock-skew': Type.Optional(Duration),
+    /** Renamed `max-clock-skew` (its default went from 5m to 5s): named in a clear error rather than as unknown. */
     'max-result-ahead': Type.Optional(Duration),
+    'command-checks': Type.Optional(Type.Union([Type.Literal('deny'), Type.Literal('allow')])),
     'max-members': Type.Optional(Type.Integer({ minimum: 2, maximum: 4096 })),
     'max-channels': Type.Optional(Type.Integer({ minimum: 1, maximum: 1_048_576 })),
     'max-waiting-reads': Type.Optional(Type.Integer({ minimum: 1, maximum: 65_536 })),
@@ -71,7 +74,9 @@ export interface ClusterSettings {
   /** Bytes the streams' event log may hold (what no checkpoint covers yet); past it ingest answers 503. */
   eventLogMaxBytes: number;
   /** A result read from another node stamped further ahead of this node's clock is refused (docs/cluster.md). */
-  maxResultAheadMs: number;
+  maxClockSkewMs: number;
+  /** Command checks read from the cluster's check store run only with `allow` (docs/cluster.md, "Securing NATS"). */
+  commandChecks: 'deny' | 'allow';
   /** Members kept at most, this node included: past it a new one is refused, counted (docs/cluster.md). */
   maxMembers: number;
   /** Websocket channels kept over every other node's interest: past it a node's announcement is refused, counted. */
@@ -93,7 +98,9 @@ export type NatsAuth =
 
 const DEFAULT_MEMBER_TTL = '10s';
 const DEFAULT_MAX_BUFFERED_RESULTS = 100_000;
-const DEFAULT_MAX_RESULT_AHEAD = '5m';
+/** Clocks kept by NTP agree within milliseconds: a few seconds is generous, and bounds how long a result stamped
+ *  ahead can hold a check's state over the real runs. */
+const DEFAULT_MAX_CLOCK_SKEW = '5s';
 const DEFAULT_EVENT_LOG_MAX_BYTES = 4 * 1024 ** 3;
 const DEFAULT_MAX_MEMBERS = 128;
 const DEFAULT_MAX_CHANNELS = 16_384;
@@ -114,16 +121,18 @@ export function resolveCluster(file: string | null, raw: ClusterInput): ClusterS
       `must be letters, digits, ".", "_" or "-", got ${JSON.stringify(node)}`,
     );
   const memberTtlMs = durationMs(file, 'cluster.member-ttl', raw['member-ttl'] ?? DEFAULT_MEMBER_TTL);
-  const maxResultAheadMs = durationMs(
-    file,
-    'cluster.max-result-ahead',
-    raw['max-result-ahead'] ?? DEFAULT_MAX_RESULT_AHEAD,
-  );
-  if (maxResultAheadMs < 1000 || maxResultAheadMs > 86_400_000) {
+  if (raw['max-result-ahead'] !== undefined)
     throw new ConfigError(
       file,
       'cluster.max-result-ahead',
-      `must be between 1s and 24h, got ${JSON.stringify(raw['max-result-ahead'])}`,
+      "is now cluster.max-clock-skew (default 5s): how far ahead of this node's clock a result read from another node may be stamped",
+    );
+  const maxClockSkewMs = durationMs(file, 'cluster.max-clock-skew', raw['max-clock-skew'] ?? DEFAULT_MAX_CLOCK_SKEW);
+  if (maxClockSkewMs < 1000 || maxClockSkewMs > 86_400_000) {
+    throw new ConfigError(
+      file,
+      'cluster.max-clock-skew',
+      `must be between 1s and 24h, got ${JSON.stringify(raw['max-clock-skew'])}`,
     );
   }
   if (memberTtlMs < 1000 || memberTtlMs > 300_000)
@@ -182,7 +191,8 @@ export function resolveCluster(file: string | null, raw: ClusterInput): ClusterS
     replicas: raw.replicas ?? 1,
     maxBufferedResults: raw['max-buffered-results'] ?? DEFAULT_MAX_BUFFERED_RESULTS,
     eventLogMaxBytes: raw['event-log-max-bytes'] ?? DEFAULT_EVENT_LOG_MAX_BYTES,
-    maxResultAheadMs,
+    maxClockSkewMs,
+    commandChecks: raw['command-checks'] ?? 'deny',
     maxMembers: raw['max-members'] ?? DEFAULT_MAX_MEMBERS,
     maxChannels: raw['max-channels'] ?? DEFAULT_MAX_CHANNELS,
     maxWaitingReads: raw['max-waiting-reads'] ?? DEFAULT_MAX_WAITING_READS,

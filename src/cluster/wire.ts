@@ -22,6 +22,10 @@ const ClusterMember = wire(
     checks: Type.Integer({
       description: 'checks it runs: those it owns, and those with locations it is a chosen location of',
     }),
+    silent: Type.Boolean({
+      description:
+        'it runs checks and published no result for 3 × member-ttl beyond their interval: it runs no check until it publishes again (docs/cluster.md "Silent members")',
+    }),
     partitions: Type.Integer({ description: 'stream partitions it runs' }),
   }),
 );

@@ -14,6 +14,19 @@ import type { CheckResult } from './result-types.ts';
 import type { ReplicatedCheck } from './replicated-checks.ts';
 import type { ApiCheckReplica } from './service.ts';
 
+/** What the cluster sees of a check: who runs it, and how often its runners publish a result of it. */
+export interface HostedCheck {
+  readonly name: string;
+  readonly locations?: LocationSpec;
+  /** A heartbeat check's results come from the reports of its jobs, not from runs on a schedule. */
+  readonly kind: string;
+  /** 0 for a one-off check given without interval. */
+  readonly intervalNs: number;
+  readonly timeoutNs: number;
+  /** Runs once, on the node that was asked. */
+  readonly oneOff: boolean;
+}
+
 /** What the cluster may do with this node's checks. */
 export interface CheckHost {
   /** A result another node ran: this node's latest result and history for the check. */
@@ -21,7 +34,7 @@ export interface CheckHost {
   /** The members changed: the checks this node now owns start, the others stop. */
   reassign(): { started: number; stopped: number };
   /** Every check this node knows, from its config file, discovery or the API, with its locations when it has some. */
-  checks(): Iterable<{ readonly name: string; readonly locations?: LocationSpec }>;
+  checks(): Iterable<HostedCheck>;
   /** The API checks, to seed an empty cluster store. */
   apiDefinitions(): CheckDefinition[];
   /** The cluster's store changed: the API checks become exactly `desired`; what the API would refuse goes to `refused`. */

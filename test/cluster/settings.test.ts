@@ -6,18 +6,31 @@ import { resolveCluster } from '../../src/cluster/settings.ts';
 
 const nats = { servers: ['nats://127.0.0.1:4222'], insecure: true };
 
-describe('cluster.max-result-ahead', () => {
-  it('defaults to 5 minutes and takes a duration', () => {
-    expect(resolveCluster('vigie.yaml', { node: 'a', nats }).maxResultAheadMs).toBe(300_000);
-    expect(resolveCluster('vigie.yaml', { node: 'a', nats, 'max-result-ahead': '30s' }).maxResultAheadMs).toBe(30_000);
+describe('cluster.max-clock-skew', () => {
+  it('defaults to 5 seconds and takes a duration', () => {
+    expect(resolveCluster('vigie.yaml', { node: 'a', nats }).maxClockSkewMs).toBe(5_000);
+    expect(resolveCluster('vigie.yaml', { node: 'a', nats, 'max-clock-skew': '30s' }).maxClockSkewMs).toBe(30_000);
   });
 
   it('refuses less than a second or more than a day, naming the key', () => {
     for (const value of ['500ms', '25h']) {
-      expect(() => resolveCluster('vigie.yaml', { node: 'a', nats, 'max-result-ahead': value })).toThrow(
-        /cluster\.max-result-ahead.*between 1s and 24h/,
+      expect(() => resolveCluster('vigie.yaml', { node: 'a', nats, 'max-clock-skew': value })).toThrow(
+        /cluster\.max-clock-skew.*between 1s and 24h/,
       );
     }
+  });
+
+  it('names its earlier name, cluster.max-result-ahead, rather than taking it', () => {
+    expect(() => resolveCluster('vigie.yaml', { node: 'a', nats, 'max-result-ahead': '5m' })).toThrow(
+      /cluster\.max-result-ahead.*now cluster\.max-clock-skew/,
+    );
+  });
+});
+
+describe('cluster.command-checks', () => {
+  it('defaults to deny: command checks read from the cluster run only with allow', () => {
+    expect(resolveCluster('vigie.yaml', { node: 'a', nats }).commandChecks).toBe('deny');
+    expect(resolveCluster('vigie.yaml', { node: 'a', nats, 'command-checks': 'allow' }).commandChecks).toBe('allow');
   });
 });
 

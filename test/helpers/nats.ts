@@ -5,11 +5,13 @@
  * - `startNatsCluster`: a JetStream cluster (three servers by default), each server with its own name and store
  *   directory, routed to all the others.
  *
- * Every server runs docs/examples/nats-server.conf, the documented config, with its users' passwords in the
- * environment and its port and store directory replaced: the cluster tests prove that its permissions are all a node
- * needs. `security` picks another way in for the tests of authentication: an open server, a token, NKeys, or TLS
+ * Every server runs docs/examples/nats-server.conf, the documented config, with its port and store directory
+ * replaced and a user for each node the tests name, made from the documented user block of vigie-a (the permissions
+ * of a node name its own results subject and member key, so its user is named as the node): the cluster tests prove
+ * that these permissions are all a node needs, and test/e2e/cluster-voice.test.ts that they hold a node to its own
+ * voice. `security` picks another way in for the tests of authentication: an open server, a token, NKeys, or TLS
  * with client certificates (the last two with the documented permissions). `clusterNats(node)` is the `cluster.nats`
- * section a Vigie node connects with, `connectOptions(node)` the options of a raw client with the same rights.
+ * section node `node` connects with, `connectOptions(node)` the options of a raw client with the same rights.
  *
  * A server can be killed (`kill9`), stopped and restarted on the same ports and store directory, as an operator
  * would, and keeps every line it logged across restarts. Every server started here is remembered: `stopAllNats`
@@ -71,59 +73,100 @@ export function hasNatsServer(): boolean {
 
 /** The documented nats-server config (docs/cluster.md, "Securing NATS"). */
 const DOCUMENTED_CONFIG = fileURLToPath(new URL('../../docs/examples/nats-server.conf', import.meta.url));
-/** Its users, one per node; a test with more nodes than users shares them in turn. */
-const USERS = ['vigie-a', 'vigie-b', 'vigie-c'] as const;
-const passwordVariable = (user: string) => `${user.replace('-', '_').toUpperCase()}_PASSWORD`;
+/** The node whose user block the others are made from. */
+const TEMPLATE_NODE = 'vigie-a';
+/**
+ * The nodes that have a user, each named as the node (the documented permissions name a node's own subjects): the
+ * documented ones, the names the tests give their nodes, and `test-client`, a raw client's default. A test with
+ * another name passes it in `nodes` (startNatsServer, startNatsCluster).
+ */
+const NODES = ['vigie-a', 'vigie-b', 'vigie-c', 'node-a', 'node-b', 'node-c', 'node-d', 'forger', 'test-client'];
 
 /**
- * How clients get in: `users` is the documented config as it is (the default); `open` asks for nothing; `token` is
- * one token for all, with no permissions; `nkey` and `tls` (client certificates mapped to users, `verify_and_map`)
- * give the documented users their documented permissions.
+ * How clients get in: `users` is the documented config (the default); `open` asks for nothing; `token` is one token
+ * for all, with no permissions; `nkey` and `tls` (client certificates mapped to users, `verify_and_map`) give each
+ * node the documented permissions of its user.
  */
 export type NatsSecurityKind = 'users' | 'open' | 'token' | 'nkey' | 'tls';
 
 /** The `cluster.nats` section of a Vigie node's config. */
 export type ClusterNatsConfig = Record<string, unknown> & { servers: string[] };
 
+/**
+ * The documented config split where the tests change it: what comes before `authorization` (with `listen` and
+ * `store_dir`), and the user block of a node, made from vigie-a's with the node's name and a credential line. Every
+ * block of the file must be vigie-a's but for the name and the credential, so that what the tests run is what the file
+ * gives each of its users.
+ */
+function documentedConfig(): { head: string; userBlock: (node: string, credential: string) => string } {
+  const text = readFileSync(DOCUMENTED_CONFIG, 'utf8');
+  const at = text.search(/^authorization \{$/m);
+  if (at < 0) throw new Error(`${DOCUMENTED_CONFIG} has no authorization { ... } block`);
+  const blocks = text.slice(at).match(/^ {4}\{\n[\s\S]*?\n {4}\}$/gm) ?? [];
+  const credential = /^ {6}user: ([A-Za-z0-9-]+), password: \$[A-Z_]+$/m;
+  const normalise = (block: string) => {
+    const node = credential.exec(block)?.[1];
+    if (node === undefined)
+      throw new Error(`${DOCUMENTED_CONFIG}: a user block has no "user: <node>, password: $VAR" line`);
+    const lines = block.split('\n').filter((line) => !line.trim().startsWith('#'));
+    const named = new RegExp(`(?<![A-Za-z0-9-])${node}(?![A-Za-z0-9_-])`, 'g');
+    return { node, template: lines.join('\n').replace(credential, '      <credential>').replace(named, '<node>') };
+  };
+  const normalised = blocks.map(normalise);
+  const template = normalised.find((block) => block.node === TEMPLATE_NODE)?.template;
+  if (template === undefined) throw new Error(`${DOCUMENTED_CONFIG} has no user ${TEMPLATE_NODE}`);
+  for (const block of normalised) {
+    if (block.template !== template)
+      throw new Error(`${DOCUMENTED_CONFIG}: the block of ${block.node} is not ${TEMPLATE_NODE}'s but for the name`);
+  }
+  return {
+    head: text.slice(0, at),
+    userBlock: (node, line) => template.replaceAll('<node>', node).replace('<credential>', line),
+  };
+}
+
 /** The credentials of one server or of every server of a cluster (they share them). */
 class Security {
-  readonly passwords = new Map<string, string>(USERS.map((user) => [user, `pw${randomBytes(12).toString('hex')}`]));
+  readonly nodes: string[];
+  readonly passwords: Map<string, string>;
   readonly token = randomBytes(16).toString('hex');
   readonly dir = makeTempDir();
-  /** Per user: its seed file and public key. */
+  /** Per node: its seed file and public key. */
   readonly nkeys = new Map<string, { seedFile: string; publicKey: string; seed: Uint8Array }>();
-  /** Per user: its client certificate; and the server's, and their CA. */
+  /** Per node: its client certificate; and the server's, and their CA. */
   readonly certs = new Map<string, { cert: string; key: string }>();
   ca: { cert: string } | null = null;
   serverCert: { cert: string; key: string } | null = null;
-  /** Node names in the order they asked for a user. */
-  private readonly nodes: string[] = [];
 
-  constructor(readonly kind: NatsSecurityKind) {
+  constructor(
+    readonly kind: NatsSecurityKind,
+    nodes: readonly string[] = [],
+  ) {
+    this.nodes = [...new Set([...NODES, ...nodes])];
+    for (const node of this.nodes) {
+      if (!/^[A-Za-z0-9-]+$/.test(node)) throw new Error(`a test node's name is letters, digits and "-": ${node}`);
+    }
+    this.passwords = new Map(this.nodes.map((node) => [node, `pw${randomBytes(12).toString('hex')}`]));
     if (kind === 'nkey') {
-      for (const user of USERS) {
+      for (const node of this.nodes) {
         const pair = nkeys.createUser();
-        const seedFile = join(this.dir, `${user}.nk`);
+        const seedFile = join(this.dir, `${node}.nk`);
         writeFileSync(seedFile, `${new TextDecoder().decode(pair.getSeed())}\n`);
-        this.nkeys.set(user, { seedFile, publicKey: pair.getPublicKey(), seed: pair.getSeed() });
+        this.nkeys.set(node, { seedFile, publicKey: pair.getPublicKey(), seed: pair.getSeed() });
       }
     }
     if (kind === 'tls') {
       const ca = createCa('Vigie NATS Test CA');
       this.ca = ca;
       this.serverCert = ca.issue('nats-server', { ips: ['127.0.0.1'], dns: ['localhost'] });
-      for (const user of USERS) this.certs.set(user, ca.issue(user, { client: true, cn: user }));
+      for (const node of this.nodes) this.certs.set(node, ca.issue(node, { client: true, cn: node }));
     }
   }
 
-  /** The environment the documented config reads its passwords from. */
-  env(): Record<string, string> {
-    return Object.fromEntries([...this.passwords].map(([user, password]) => [passwordVariable(user), password]));
-  }
-
+  /** The node's own user: one is made for each of `nodes`, and only for them. */
   userOf(node: string): string {
-    if (!this.nodes.includes(node)) this.nodes.push(node);
-    return USERS[this.nodes.indexOf(node) % USERS.length] as string;
+    if (this.kind === 'open' || this.kind === 'token' || this.nodes.includes(node)) return node;
+    throw new Error(`no NATS user for node ${node}: name it in the nodes of startNatsServer or startNatsCluster`);
   }
 
   clusterNats(urls: string[], node: string): ClusterNatsConfig {
@@ -162,41 +205,37 @@ class Security {
     }
   }
 
-  /** The server's config file: the documented one, or its permissions with another way in. */
-  /** `storeDir` null: a server without JetStream. */
+  /**
+   * The server's config file: the documented one, its `listen` and `store_dir` replaced and a user of each node made
+   * from its user blocks (`documentedConfig`), or an open server, or one token for all. `storeDir` null: a server
+   * without JetStream.
+   */
   configText(port: number, storeDir: string | null): string {
-    const documented = readFileSync(DOCUMENTED_CONFIG, 'utf8');
     const listen = `listen: 127.0.0.1:${port}`;
     const jetstream = storeDir === null ? '' : `jetstream {\n  store_dir: ${JSON.stringify(storeDir)}\n}`;
-    if (this.kind === 'users')
-      return replaceOnce(
-        replaceOnce(documented, /^listen: .*$/m, listen),
-        /^jetstream \{\n {2}store_dir: .*\n\}$/m,
-        jetstream,
-      );
-    const permissions = /^VIGIE_NODE = \{\n[\s\S]*?\n\}$/m.exec(documented)?.[0];
-    if (permissions === undefined) throw new Error(`${DOCUMENTED_CONFIG} has no VIGIE_NODE = {...} block`);
-    const lines = [listen, jetstream];
-    if (this.kind === 'token') lines.push(`authorization { token: "${this.token}" }`);
-    if (this.kind === 'nkey') {
-      lines.push(
-        permissions,
-        'authorization {\n  users = [',
-        ...USERS.map((user) => `    { nkey: ${this.nkeys.get(user)?.publicKey}, permissions: $VIGIE_NODE }`),
-        '  ]\n}',
-      );
+    if (this.kind === 'open' || this.kind === 'token') {
+      const lines = [listen, jetstream];
+      if (this.kind === 'token') lines.push(`authorization { token: "${this.token}" }`);
+      return `${lines.join('\n\n')}\n`;
     }
-    if (this.kind === 'tls') {
-      const server = this.serverCert as { cert: string; key: string };
-      lines.push(
-        `tls {\n  cert_file: ${JSON.stringify(server.cert)}\n  key_file: ${JSON.stringify(server.key)}\n  ca_file: ${JSON.stringify(this.ca?.cert)}\n  verify_and_map: true\n}`,
-        permissions,
-        'authorization {\n  users = [',
-        ...USERS.map((user) => `    { user: "CN=${user}", permissions: $VIGIE_NODE }`),
-        '  ]\n}',
-      );
-    }
-    return `${lines.join('\n\n')}\n`;
+    const { head, userBlock } = documentedConfig();
+    const credential = (node: string) => {
+      if (this.kind === 'nkey') return `      nkey: ${this.nkeys.get(node)?.publicKey}`;
+      if (this.kind === 'tls') return `      user: "CN=${node}"`;
+      return `      user: ${node}, password: "${this.passwords.get(node)}"`;
+    };
+    const server = this.serverCert;
+    const tls =
+      this.kind === 'tls' && server !== null
+        ? `tls {\n  cert_file: ${JSON.stringify(server.cert)}\n  key_file: ${JSON.stringify(server.key)}\n  ca_file: ${JSON.stringify(this.ca?.cert)}\n  verify_and_map: true\n}\n\n`
+        : '';
+    return [
+      replaceOnce(replaceOnce(head, /^listen: .*$/m, listen), /^jetstream \{\n {2}store_dir: .*\n\}$/m, jetstream),
+      tls,
+      'authorization {\n  users = [\n',
+      this.nodes.map((node) => userBlock(node, credential(node))).join('\n'),
+      '\n  ]\n}\n',
+    ].join('');
   }
 }
 
@@ -382,7 +421,7 @@ class Server implements NatsServer {
     }
     const child = spawn(path, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...this.credentials.env() },
+      env: process.env,
     });
     registry.add(this);
     this.#child = child;
@@ -467,7 +506,14 @@ function makeTempDir(): string {
  * `jetstream: false`: it runs without JetStream until restarted with it (`restart({ jetstream: true })`).
  */
 export async function startNatsServer(
-  options: { storeDir?: string; security?: NatsSecurityKind; profile?: boolean; jetstream?: boolean } = {},
+  options: {
+    storeDir?: string;
+    security?: NatsSecurityKind;
+    profile?: boolean;
+    jetstream?: boolean;
+    /** Nodes that need a user besides those every server has (`NODES`). */
+    nodes?: string[];
+  } = {},
 ): Promise<NatsServer> {
   const [client, monitor, profilePort] = (await freePorts(3)) as [number, number, number];
   const profile = options.profile === true ? { profile: profilePort } : {};
@@ -475,7 +521,7 @@ export async function startNatsServer(
     'n1',
     options.storeDir ?? makeTempDir(),
     { client, monitor, ...profile },
-    new Security(options.security ?? 'users'),
+    new Security(options.security ?? 'users', options.nodes),
   );
   server.jetstream = options.jetstream ?? true;
   try {
@@ -500,9 +546,9 @@ export async function startNatsServer(
  * and knows the JetStream meta leader (`meta_cluster.leader` in /jsz): only then does JetStream take requests.
  * Rejects after 20 s with the logs.
  */
-export async function startNatsCluster(size = 3): Promise<NatsCluster> {
+export async function startNatsCluster(size = 3, options: { nodes?: string[] } = {}): Promise<NatsCluster> {
   const root = makeTempDir();
-  const security = new Security('users');
+  const security = new Security('users', options.nodes);
   const servers = Array.from(
     { length: size },
     (_, i) => new Server(`n${i + 1}`, join(root, `n${i + 1}`), { client: 0, monitor: 0 }, security),

@@ -44,6 +44,14 @@ function Members() {
               <td>
                 <a href={`#/checks?node=${encodeURIComponent(member.node)}`}>{member.node}</a>
                 {member.self && <span class="badge self">this node</span>}
+                {member.silent && (
+                  <span
+                    class="badge silent"
+                    title="it runs checks and published no result for 3 × member-ttl beyond their interval: it runs no check until it publishes again"
+                  >
+                    silent
+                  </span>
+                )}
               </td>
               <td>{member.version}</td>
               <td
