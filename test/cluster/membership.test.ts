@@ -4,6 +4,9 @@
  * carries each key's write time; a member whose last put is older than member-ttl (JetStream could not take puts
  * during the outage, as while a NATS server of three is lost and its leaders are re-elected) was dropped at once.
  * Seen in CI: a node of three listed only itself after the loss of a NATS server.
+ *
+ * One client plays every member here, so the servers that take other members' keys are open: the documented
+ * permissions let a node write only its own key (test/e2e/cluster-voice.test.ts).
  */
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
@@ -44,7 +47,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.skipIf(!hasNatsServer())('membership', () => {
   it('gives every member a fresh member-ttl on reconnection, which the snapshot of the watch started again keeps', async () => {
-    const nats = await startNatsServer();
+    const nats = await startNatsServer({ security: 'open' });
     const nc = await connect(nats.connectOptions('node-a'));
     connections.push(nc);
     const kv = await new Kvm(jetstream(nc)).create(MEMBERS_BUCKET, { history: 1 });
@@ -124,7 +127,7 @@ describe.skipIf(!hasNatsServer())('membership', () => {
   });
 
   it("knows each member's labels, recomputes owners when a live member's labels change, and refuses a member with too many", async () => {
-    const nats = await startNatsServer();
+    const nats = await startNatsServer({ security: 'open' });
     const nc = await connect(nats.connectOptions('node-a'));
     connections.push(nc);
     const kv = await new Kvm(jetstream(nc)).create(MEMBERS_BUCKET, { history: 1 });
@@ -178,7 +181,7 @@ describe.skipIf(!hasNatsServer())('membership', () => {
   });
 
   it('keeps at most cluster.max-members: made-up members past it are refused and counted, in the snapshot and after', async () => {
-    const nats = await startNatsServer();
+    const nats = await startNatsServer({ security: 'open' });
     const nc = await connect(nats.connectOptions('node-a'));
     connections.push(nc);
     const kv = await new Kvm(jetstream(nc)).create(MEMBERS_BUCKET, { history: 1 });

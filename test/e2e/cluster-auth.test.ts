@@ -79,7 +79,7 @@ describe.skipIf(!hasNatsServer())('cluster: who may join', () => {
 
     const wrong = await startNode({ ...nats.clusterNats('node-a'), password: 'not-the-password' });
     expect(await exitCode(wrong)).toBe(1);
-    expect(wrong.logs.join('\n')).toMatch(/NATS refused this node \(user vigie-a\): Authorization Violation/);
+    expect(wrong.logs.join('\n')).toMatch(/NATS refused this node \(user node-a\): Authorization Violation/);
   }, 120_000);
 
   it('stops with exit code 1 on a server that requires no authentication, unless cluster.nats.insecure: true', async () => {

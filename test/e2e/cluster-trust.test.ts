@@ -212,13 +212,13 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
     )) as [KV, KV, KV, KV];
     const objects = await new Objm(js).open('vigie_checkpoints');
     for (const [i, payload] of MALFORMED.entries()) {
-      // Results: a batch must be a list of results.
-      await js.publish(`vigie.results.forger-${i}`, payload);
+      // Results: a batch must be a list of results (the forger may publish on its own subject only).
+      await js.publish('vigie.results.forger', payload);
       // Buckets of definitions: each value must be a definition.
       await checks.put(key(`forged-check-${i}`), payload);
       await streams.put(key(`forged-stream-${i}`), payload);
-      // Members: four and more malformed entries must own nothing.
-      await members.put(`ghost-${i}`, payload);
+      // Members: its own key (the only one it may write), malformed each time, must own nothing.
+      await members.put('forger', payload);
       // The event log: bytes that are not a message, and messages whose parts are not events.
       await js.publish(streamSubject('hosts'), payload);
       await js.publish(streamSubject('hosts'), logMessage([[i % PARTITIONS, payload]]));
