@@ -21,6 +21,7 @@ import { Gauge, type Registry } from 'prom-client';
 import { sameLabels } from '../common/labels.ts';
 import { BucketWatch } from './bucket-watch.ts';
 import type { ClusterConnection } from './connection.ts';
+import { permissionsHint } from './errors.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
 import { WireNodeName } from './settings.ts';
 import { rankMembers, type RankedMember } from './rendezvous.ts';
@@ -215,7 +216,7 @@ export class Membership {
       if (this.announced)
         this.logger.warn(
           { err: error },
-          `cannot announce this node in ${MEMBERS_BUCKET}: ${(error as Error).message}; the member list is frozen until it can`,
+          `cannot announce this node in ${MEMBERS_BUCKET}: ${(error as Error).message}${permissionsHint(error)}; the member list is frozen until it can`,
         );
       this.announced = false;
     }

@@ -26,7 +26,7 @@ import { chooseMembers, ownerOf, type RankedMember } from './rendezvous.ts';
 import { ensureResultsStream, ResultConsumer, ResultMetrics, ResultPublisher } from './results.ts';
 import { dutiesOf, SilentMemberMetrics, SilentMembers } from './silent-members.ts';
 import type { ClusterSettings } from './settings.ts';
-import { ClusterUnavailableError } from './errors.ts';
+import { ClusterUnavailableError, permissionsHint } from './errors.ts';
 
 /** Backoff between attempts to join once connected (`ClusterNode.join`). */
 const JOIN_RETRY_FIRST_MS = 1_000;
@@ -217,7 +217,7 @@ export class ClusterNode implements CheckCluster {
       onFailedAttempt: async ({ error, attemptNumber }) => {
         this.logger.warn(
           { err: error, attempt: attemptNumber },
-          `cannot join the cluster (attempt ${attemptNumber}, trying again with backoff up to ${JOIN_RETRY_MAX_MS / 1000} s): ${error.message}`,
+          `cannot join the cluster (attempt ${attemptNumber}, trying again with backoff up to ${JOIN_RETRY_MAX_MS / 1000} s): ${error.message}${permissionsHint(error)}`,
         );
         await this.undoAttempt();
       },

@@ -33,6 +33,7 @@ import { Counter, type Registry } from 'prom-client';
 import { CheckResult as CheckResultSchema } from '../healthcheck/wire.ts';
 import type { CheckResult } from '../healthcheck/result-types.ts';
 import type { ClusterConnection } from './connection.ts';
+import { permissionsHint } from './errors.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
 
 const RESULTS_STREAM = 'vigie_results';
@@ -183,7 +184,7 @@ export class ResultPublisher {
           this.lastError = Date.now();
           this.logger.warn(
             { err: error, waiting: this.queue.length },
-            `cannot publish results to the cluster yet: ${(error as Error).message}`,
+            `cannot publish results to the cluster yet: ${(error as Error).message}${permissionsHint(error)}`,
           );
         }
         if (!this.running) break;

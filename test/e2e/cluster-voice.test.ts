@@ -329,6 +329,23 @@ describe.skipIf(!hasNatsServer())("cluster: one node's credential is one node's 
     await target.close();
   }, 120_000);
 
+  it("a node connected with another node's user cannot join, and says why", async () => {
+    const nats = await startNatsServer();
+    const server = await startServer({
+      config: { cluster: { node: 'node-d', nats: nats.clusterNats('node-a'), 'member-ttl': `${MEMBER_TTL_MS}ms` } },
+    });
+    servers.push(server);
+    await waitFor(
+      () =>
+        server.logs.some(
+          (line) => line.includes('cannot join the cluster') && line.includes('made for its cluster.node'),
+        ),
+      { timeoutMs: 20_000, message: 'the refusal explained' },
+    );
+    const view = (await (await server.request('/api/v1/cluster/members')).json()) as { joined: boolean };
+    expect(view.joined).toBe(false);
+  }, 60_000);
+
   it('a command check put into vigie_checks runs nowhere unless cluster.command-checks: allow, whatever the HTTP policy says', async () => {
     const nats = await startNatsServer();
     // The HTTP listener is on loopback: command-checks-api (auto) lets the API create command checks.
