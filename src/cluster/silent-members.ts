@@ -112,6 +112,8 @@ export class SilentMembers {
   }
 
   private judge(): void {
+    // Alone, nobody owes anything: no scan of the checks.
+    if (this.known.size === 0) return;
     if (!this.options.judging()) {
       this.blind = true;
       return;
