@@ -6,6 +6,7 @@
 import { Value } from '@sinclair/typebox/value';
 import { BulkBody } from './api-schemas.ts';
 import { type ApiCheckRefusals, NO_REFUSALS, refusalFor } from './api-check-policy.ts';
+import { checkFilePolicy, type FilePolicy } from './api-check-files.ts';
 import {
   CHECK_KEYS,
   CHECK_KINDS,
@@ -70,7 +71,13 @@ export function startFailed(name: string, cause: string): HealthcheckError {
 }
 
 /** Parses one API definition of `kind`; a refusal is worded as the API answers it (`Invalid healthcheck configuration: ...`). */
-function parseApiCheck(kind: KindName, raw: unknown, labelLimits: LabelLimits, where = ''): CheckDefinition {
+function parseApiCheck(
+  kind: KindName,
+  raw: unknown,
+  labelLimits: LabelLimits,
+  where = '',
+  files: FilePolicy = 'anywhere',
+): CheckDefinition {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new HealthcheckError(
       'invalid',
@@ -78,7 +85,9 @@ function parseApiCheck(kind: KindName, raw: unknown, labelLimits: LabelLimits, w
     );
   }
   try {
-    return parseCheck(kind, raw, labelLimits);
+    const def = parseCheck(kind, raw, labelLimits);
+    checkFilePolicy(def, files);
+    return def;
   } catch (error) {
     if (error instanceof CheckValidationError)
       throw new HealthcheckError('invalid', `Invalid healthcheck configuration: ${where}${error.message}`);
@@ -86,11 +95,12 @@ function parseApiCheck(kind: KindName, raw: unknown, labelLimits: LabelLimits, w
   }
 }
 
-/** What every API path admits a definition under: the label caps, and why command or network checks are refused
- *  (src/healthcheck/api-check-policy.ts). */
+/** What every API path admits a definition under: the label caps, why command or network checks are refused
+ *  (src/healthcheck/api-check-policy.ts), and where the files it names may be (src/healthcheck/api-check-files.ts). */
 export interface AdmissionRules {
   labelLimits: LabelLimits;
   refusals: ApiCheckRefusals;
+  files: FilePolicy;
 }
 
 /**
@@ -102,7 +112,7 @@ function admitApiCheck(kind: string, raw: unknown, rules: AdmissionRules, where 
   if (!isKindName(kind)) throw unknownKind(kind);
   const refusal = refusalFor(kind, rules.refusals);
   if (refusal !== null) throw new HealthcheckError('forbidden', refusal);
-  return parseApiCheck(kind, raw, rules.labelLimits, where);
+  return parseApiCheck(kind, raw, rules.labelLimits, where, rules.files);
 }
 
 /**
@@ -127,15 +137,19 @@ export function admitStoredCheck(kind: string, raw: unknown, rules: AdmissionRul
   return def;
 }
 
+/** How a discovery source's payload is admitted: its checks are the operator's, as the config file's. */
+const OPERATOR_SOURCE = { refusals: NO_REFUSALS, files: 'anywhere' } as const;
+
 /**
  * Validates a whole bulk payload; the first problem names the list, the position, the check and the field.
- * `refusals`: the API's policies of command and network checks (a discovery source is not concerned).
+ * `policies`: the API's policies of command and network checks and of files (a discovery source is not concerned).
  */
 export function parseBulk(
   body: unknown,
   labelLimits: LabelLimits,
-  refusals: ApiCheckRefusals = NO_REFUSALS,
+  policies: Omit<AdmissionRules, 'labelLimits'> = OPERATOR_SOURCE,
 ): KeyedCheck[] {
+  const { refusals } = policies;
   const invalid = (text: string) => new HealthcheckError('invalid', `Invalid healthcheck configuration: ${text}`);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw invalid(`the body must be an object with the lists ${CHECK_KEYS.join(', ')}`);
@@ -152,7 +166,7 @@ export function parseBulk(
     if (!Value.Check(BulkBody, body)) parseBulk(body, labelLimits);
     throw new HealthcheckError('forbidden', refusal);
   }
-  const rules: AdmissionRules = { labelLimits, refusals };
+  const rules: AdmissionRules = { labelLimits, ...policies };
   const checks: KeyedCheck[] = [];
   const seen = new Map<string, string>();
   for (const key of CHECK_KEYS) {

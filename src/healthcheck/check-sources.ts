@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import { ConfigError } from '../common/config-error.ts';
 import { API_SOURCE, CONFIG_SOURCE } from './api-input.ts';
+import { checkFilePolicy } from './api-check-files.ts';
 import { type CheckDefinition, CheckFailure, type KeyedCheck, type Prepared, parseCheck } from './kinds/index.ts';
 import { CheckPrepareError, type ReconcilePlan, type Reconciler } from './reconciler.ts';
 import type { CheckRegistry } from './registry.ts';
@@ -24,7 +25,8 @@ interface StartupOptions {
 }
 
 /**
- * Registers the stored API checks (one no longer valid is kept in the database, not run), the config file's checks
+ * Registers the stored API checks (one no longer valid, or naming a file outside `healthchecks.api-files-dir`, is
+ * kept in the database, not run), the config file's checks
  * and the restored discovery sources, forgets the results of checks that are gone, and restores the latest results.
  */
 export async function loadChecks(
@@ -44,6 +46,7 @@ export async function loadChecks(
     let def: CheckDefinition;
     try {
       def = parseCheck(stored.kind, stored.definition, options.config.healthchecks.labelLimits);
+      checkFilePolicy(def, { under: options.config.healthchecks.apiFilesDir });
     } catch (error) {
       // Kept in the database untouched: a later version may read it again.
       logger.error(

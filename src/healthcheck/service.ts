@@ -220,7 +220,11 @@ export class HealthcheckService {
 
   /** What every API change is admitted under (src/healthcheck/api-input.ts `admitCreate`, `admitStoredCheck`). */
   private admissionRules(): AdmissionRules {
-    return { labelLimits: this.labelLimits, refusals: this.apiCheckRefusals() };
+    return {
+      labelLimits: this.labelLimits,
+      refusals: this.apiCheckRefusals(),
+      files: { under: this.config.healthchecks.apiFilesDir },
+    };
   }
 
   // Mutations
@@ -257,7 +261,7 @@ export class HealthcheckService {
    * a discovered check) is refused whole.
    */
   async bulk(body: unknown): Promise<void> {
-    const desired = parseBulk(body, this.labelLimits, this.apiCheckRefusals());
+    const desired = parseBulk(body, this.labelLimits, this.admissionRules());
     try {
       await this.reconciler.apply(API_SOURCE, desired, async (plan) => {
         // Checked here, under the registry's lock, so that a reload cannot slip a config name in meanwhile.

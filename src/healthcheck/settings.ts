@@ -44,6 +44,7 @@ const HealthchecksSettingsSchema = Type.Object(
     'max-label-value-bytes': Type.Optional(Type.Integer({ minimum: 0 })),
     'command-checks-api': Type.Optional(ApiChecks),
     'checks-api': Type.Optional(ApiChecks),
+    'api-files-dir': Type.Optional(Type.String({ minLength: 1 })),
     'max-maintenance-windows': Type.Optional(Type.Integer({ minimum: 0 })),
     'max-maintenance-window-checks': Type.Optional(Type.Integer({ minimum: 0 })),
     'max-status-pages': Type.Optional(Type.Integer({ minimum: 0 })),
@@ -102,6 +103,9 @@ export interface HealthcheckSettings {
   /** Whether the API may create command checks, and network checks (src/healthcheck/api-check-policy.ts). */
   commandChecksApi: ApiChecksSetting;
   checksApi: ApiChecksSetting;
+  /** `healthchecks.api-files-dir`: where the files named by API checks must be; null: API checks name none
+   *  (src/healthcheck/api-check-files.ts). */
+  apiFilesDir: string | null;
   /** The `*-checks` lists, parsed by their kinds, in file order, each with its key path (`http-checks[2]`). */
   checks: KeyedCheck[];
   /** `healthchecks.max-maintenance-windows`, `max-maintenance-window-checks`, and the label caps for windows. */
@@ -141,6 +145,7 @@ export function resolveHealthchecks(file: string | null, raw: HealthcheckFile): 
     labelLimits: labelLimits(raw),
     commandChecksApi: raw.healthchecks?.['command-checks-api'] ?? 'auto',
     checksApi: raw.healthchecks?.['checks-api'] ?? 'auto',
+    apiFilesDir: raw.healthchecks?.['api-files-dir'] ?? null,
     checks,
     maintenanceLimits: windowLimits,
     maintenance: parseMaintenance(file, raw, windowLimits),

@@ -34,7 +34,8 @@ let closed: number;
 beforeAll(async () => {
   pki = createTestPki();
   [server, http, tcp, dns, tls, expiring, closed] = await Promise.all([
-    startServer({ config: { 'healthchecks-labels': ['env'] } }),
+    // The API's checks may name files under healthchecks.api-files-dir only (docs/hardening.md).
+    startServer({ config: { 'healthchecks-labels': ['env'], healthchecks: { 'api-files-dir': pki.dir } } }),
     startHttpTarget({ handler: (_request, response) => response.end('hello world') }),
     startTcpTarget(),
     startDnsTarget({ 'svc.test': { A: ['10.0.0.1', '10.0.0.2'] } }),

@@ -2,12 +2,12 @@
  * What the five kinds share: the base fields (schema, validation, listing), field checks with messages that
  * name the field, the client TLS material of HTTP and TLS checks, and the wording of run failures.
  */
-import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { type Static, type TObject, type TProperties, Type } from '@sinclair/typebox';
 import { Value, type ValueError, ValueErrorType } from '@sinclair/typebox/value';
 import { describeSchemaError, jsonPointerToKey } from '../../common/schema-errors.ts';
 import { Duration, DurationError, formatDuration, parseDuration } from '../../common/duration.ts';
+import { readCheckFile } from './check-files.ts';
 import { locationProperties, locationsToJson, parseLocations } from './locations.ts';
 import { type BaseDefinition, CheckFailure, type CheckJson, CheckValidationError, type KindName } from './types.ts';
 
@@ -276,9 +276,11 @@ export interface TlsMaterial {
   key?: Buffer;
 }
 
-/** Reads the PEM files once per check, with upstream's error prefixes. */
-export async function loadTlsFiles(files: TlsClientFiles): Promise<TlsMaterial> {
+/** Reads the PEM files once per check (src/healthcheck/kinds/check-files.ts: regular files of at most 1 MiB, each
+ *  within the check's timeout), with upstream's error prefixes. */
+export async function loadTlsFiles(files: TlsClientFiles & { timeoutNs: number }): Promise<TlsMaterial> {
   const material: TlsMaterial = {};
+  const readFile = (path: string) => readCheckFile(path, files.timeoutNs);
   if (files.cert !== undefined && files.key !== undefined) {
     try {
       material.cert = await readFile(files.cert);
