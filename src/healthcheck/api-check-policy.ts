@@ -70,3 +70,26 @@ function apiChecksRefusal(family: CheckFamily, value: ApiChecksSetting, http: Ap
 function howToProtect(family: CheckFamily): string {
   return `set http.basic-auth, http.tokens, mutual TLS (http.cacert), a loopback http.host, or healthchecks.${family.setting}: allow`;
 }
+
+/** Who asks for a check through the API: its principal (src/server/credentials.ts `principalOf`), and whether it
+ *  holds the scope `admin`. */
+export interface ApiCaller {
+  principal: string;
+  admin: boolean;
+}
+
+/** What the config and discovery sources, and an API without credentials, create checks as. */
+export const OPERATOR: ApiCaller = { principal: 'the operator', admin: true };
+
+/**
+ * A command check runs any program as the service's user, who can then write tokens into the database: so through
+ * the API it needs the scope `admin`, whatever `command-checks-api` says (docs/hardening.md); `write` is for the
+ * checks that run no program. A refusal of the setting comes first: it says what the operator decided.
+ */
+export function refusalsOf(caller: ApiCaller, refusals: ApiCheckRefusals): ApiCheckRefusals {
+  if (caller.admin || refusals.command !== null) return refusals;
+  return {
+    ...refusals,
+    command: `Command checks through the API need the scope "admin", which ${caller.principal} does not have`,
+  };
+}

@@ -12,7 +12,9 @@
  */
 import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import type { TSchema } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { holdsScope, principalOf } from '../server/credentials.ts';
+import type { ApiCaller } from './api-check-policy.ts';
 import { type ErrorAnswer, type PartErrors, registerPartScope, SHADOWS_PARAMETRIC } from '../server/errors.ts';
 import { validatorCompiledOnFirstUse } from '../server/compiled-on-first-use.ts';
 import { messageError, type Operation, operation } from '../server/openapi.ts';
@@ -108,10 +110,12 @@ const owned = messageError(
 const invalidDefinition = messageError(
   'invalid definition: `Invalid healthcheck configuration: <field>: <problem>` (docs/checks.md "Validation messages")',
 );
-const commandRefused = messageError('command checks refused by `healthchecks.command-checks-api` (docs/hardening.md)');
+const commandRefused = messageError(
+  'command checks refused by `healthchecks.command-checks-api`, or to a credential without the scope `admin` (docs/hardening.md)',
+);
 const networkRefused = messageError('network checks refused by `healthchecks.checks-api` (docs/hardening.md)');
 const bulkRefused = messageError(
-  'command or network checks refused by `healthchecks.command-checks-api` or `healthchecks.checks-api` (docs/hardening.md); nothing is applied',
+  'command or network checks refused by `healthchecks.command-checks-api` or `healthchecks.checks-api`, or command checks to a credential without the scope `admin` (docs/hardening.md); nothing is applied',
 );
 
 function typed(scope: FastifyInstance) {
@@ -158,7 +162,7 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
       `/${kind}`,
       { config, schema: { response: { 201: Created, 500: Created }, ...doc } },
       async (request, reply) => {
-        const outcome = await service.create(kind, request.body);
+        const outcome = await service.create(kind, request.body, callerOf(request));
         if (!outcome.oneOff) return reply.code(201).send({ message: 'Healthcheck successfully added' });
         return reply.code(outcome.success ? 201 : 500).send({ message: outcome.message, result: outcome.result });
       },
@@ -183,7 +187,7 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
     '/bulk',
     { config: SHADOWS_PARAMETRIC, schema: { response: { 201: Message }, ...bulkDoc } },
     async (request, reply) => {
-      await service.bulk(request.body);
+      await service.bulk(request.body, callerOf(request));
       return reply.code(201).send({ message: 'Healthchecks successfully added' });
     },
   );
@@ -280,6 +284,11 @@ function registerResultRoutes(scope: FastifyInstance, service: HealthcheckServic
       return { name, uptime: service.uptime(name) };
     },
   );
+}
+
+/** Who asks, for what the route's scope does not decide alone (a command check needs `admin`). */
+function callerOf(request: FastifyRequest): ApiCaller {
+  return { principal: principalOf(request), admin: holdsScope(request, 'admin') };
 }
 
 function list<T>(items: T[], wrap: boolean): T[] | { result: T[] } {

@@ -7,7 +7,7 @@
  * config file takes its names back at the next start or reload. Mutations run one at a time (the registry's
  * `exclusive`), so two requests on one name never interleave between preparing a check and swapping it in.
  */
-import { type ApiCheckRefusals, NO_REFUSALS } from './api-check-policy.ts';
+import { type ApiCaller, type ApiCheckRefusals, NO_REFUSALS, OPERATOR, refusalsOf } from './api-check-policy.ts';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Db } from '../db/client.ts';
@@ -219,10 +219,10 @@ export class HealthcheckService {
   }
 
   /** What every API change is admitted under (src/healthcheck/api-input.ts `admitCreate`, `admitStoredCheck`). */
-  private admissionRules(): AdmissionRules {
+  private admissionRules(caller: ApiCaller = OPERATOR): AdmissionRules {
     return {
       labelLimits: this.labelLimits,
-      refusals: this.apiCheckRefusals(),
+      refusals: refusalsOf(caller, this.apiCheckRefusals()),
       files: { under: this.config.healthchecks.apiFilesDir },
     };
   }
@@ -231,10 +231,11 @@ export class HealthcheckService {
 
   /**
    * Creates or replaces an API check of `kind` (same definition: nothing restarts), or runs it at once when it
-   * is one-off. The definition is committed to SQLite before this resolves.
+   * is one-off. The definition is committed to SQLite before this resolves. `caller`: who asks (a command check needs
+   * the scope `admin`).
    */
-  async create(kind: string, raw: unknown): Promise<CreateOutcome> {
-    const def = admitCreate(kind, raw, this.admissionRules());
+  async create(kind: string, raw: unknown, caller: ApiCaller = OPERATOR): Promise<CreateOutcome> {
+    const def = admitCreate(kind, raw, this.admissionRules(caller));
     if (def.oneOff)
       return { oneOff: true, ...(await runOneOff(def, (one) => this.checks.prepare(one), this.maintenance)) };
     await this.checks.exclusive(async () => {
@@ -260,8 +261,8 @@ export class HealthcheckService {
    * then one transaction writes it; checks of the config file are left alone, and a payload naming one of them (or
    * a discovered check) is refused whole.
    */
-  async bulk(body: unknown): Promise<void> {
-    const desired = parseBulk(body, this.labelLimits, this.admissionRules());
+  async bulk(body: unknown, caller: ApiCaller = OPERATOR): Promise<void> {
+    const desired = parseBulk(body, this.labelLimits, this.admissionRules(caller));
     try {
       await this.reconciler.apply(API_SOURCE, desired, async (plan) => {
         // Checked here, under the registry's lock, so that a reload cannot slip a config name in meanwhile.

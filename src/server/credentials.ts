@@ -22,6 +22,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Who the request was admitted as, once the credentials hook has run (see `principalOf`). */
     principal?: string;
+    /** The scopes it was admitted with; unset when the API asks for no credentials (see `holdsScope`). */
+    scopes?: readonly string[];
   }
 }
 
@@ -33,6 +35,16 @@ export function principalOf(request: FastifyRequest): string {
   if (request.principal !== undefined) return request.principal;
   const cn = (request.raw.socket as TLSSocket).getPeerCertificate?.()?.subject?.CN;
   return typeof cn === 'string' && cn !== '' ? `cn:${cn}` : 'anonymous';
+}
+
+/**
+ * Whether a request holds `scope` (`admin` holds every scope): for what a route's scope does not decide alone, such
+ * as a command check among the checks `write` may create. A request of an API that asks for no credentials holds
+ * them all, as it always did.
+ */
+export function holdsScope(request: FastifyRequest, scope: string): boolean {
+  const { scopes } = request;
+  return scopes === undefined || scopes.includes(scope) || scopes.includes('admin');
 }
 
 /** Route config of a route that also takes a token of its own: `sha256` answers its digest (hex) for the
@@ -101,6 +113,7 @@ export function credentialsHook(
       const expected = own(request);
       if (expected !== undefined && digestsEqual(sha256Hex(presented), expected)) {
         request.principal = `heartbeat:${(request.params as { name?: string } | undefined)?.name ?? '?'}`;
+        request.scopes = ['heartbeat'];
         return;
       }
     }
@@ -126,6 +139,7 @@ export function credentialsHook(
       throw new HttpError(401, 'Unauthorized', challenge);
     }
     request.principal = principal.name;
+    request.scopes = principal.scopes;
     if (!principal.scopes.includes(access.scope) && !principal.scopes.includes('admin')) {
       throw new HttpError(
         403,

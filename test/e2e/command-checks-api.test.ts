@@ -3,6 +3,7 @@
  * listens on loopback, unless `healthchecks.command-checks-api` says otherwise; config-file command checks
  * always run. The servers bind 0.0.0.0 and are called through 127.0.0.1: the decision is on the configured host.
  */
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -13,9 +14,14 @@ const authorization = `Basic ${Buffer.from(`${AUTH.username}:${AUTH.password}`).
 let open: TestServer;
 let protectedApi: TestServer;
 let denied: TestServer;
+/** Tokens of scope `write` and `admin`, basic auth, and `command-checks-api: allow`. */
+let scoped: TestServer;
+const WRITE_TOKEN = 'write-token-secret-0123456789';
+const ADMIN_TOKEN = 'admin-token-secret-0123456789';
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 beforeAll(async () => {
-  [open, protectedApi, denied] = await Promise.all([
+  [open, protectedApi, denied, scoped] = await Promise.all([
     startServer({
       config: {
         http: { host: '0.0.0.0' },
@@ -26,10 +32,22 @@ beforeAll(async () => {
     startServer({
       config: { http: { host: '0.0.0.0', 'basic-auth': AUTH }, healthchecks: { 'command-checks-api': 'deny' } },
     }),
+    startServer({
+      config: {
+        http: {
+          'basic-auth': AUTH,
+          tokens: [
+            { name: 'ci', sha256: sha256(WRITE_TOKEN), scopes: ['read', 'write'] },
+            { name: 'root', sha256: sha256(ADMIN_TOKEN), scopes: ['admin'] },
+          ],
+        },
+        healthchecks: { 'command-checks-api': 'allow' },
+      },
+    }),
   ]);
 });
 afterAll(async () => {
-  await Promise.all([open, protectedApi, denied].map((server) => server?.kill9()));
+  await Promise.all([open, protectedApi, denied, scoped].map((server) => server?.kill9()));
 });
 
 async function post(server: TestServer, path: string, body: unknown, withAuth = false) {
@@ -152,5 +170,42 @@ describe('command checks through the API', () => {
     expect(
       (await post(denied, '/api/v1/healthcheck/bulk', { 'command-checks': [command('in-bulk')] }, true)).status,
     ).toBe(403);
+  });
+});
+
+describe('the scope a command check needs', () => {
+  const as = (token: string) => `Bearer ${token}`;
+  async function postAs(credential: string, path: string, body: unknown) {
+    const response = await scoped.request(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: credential },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as { message: string } };
+  }
+
+  it('a write token may not create, bulk or run one-off command checks, whatever command-checks-api says', async () => {
+    const message = 'Command checks through the API need the scope "admin", which token:ci does not have';
+    for (const path of ['/api/v1/healthcheck/command', '/healthcheck/command']) {
+      for (const body of [command('by-ci'), command('by-ci-once', { 'one-off': true, command: 'id' })]) {
+        expect(await postAs(as(WRITE_TOKEN), path, body)).toEqual({ status: 403, body: { message } });
+      }
+    }
+    expect(
+      await postAs(as(WRITE_TOKEN), '/api/v1/healthcheck/bulk', { 'command-checks': [command('bulk-ci')] }),
+    ).toEqual({ status: 403, body: { message } });
+    // Nothing ran or was stored; other kinds are still the write scope's.
+    const listed = await scoped.request('/api/v1/healthcheck', { headers: { authorization: as(ADMIN_TOKEN) } });
+    expect(((await listed.json()) as { result: unknown[] }).result).toEqual([]);
+    expect(
+      (await postAs(as(WRITE_TOKEN), '/api/v1/healthcheck/heartbeat', { name: 'cron', interval: '1h' })).status,
+    ).toBe(201);
+  });
+
+  it('an admin token and basic auth (Cabourotte clients) may', async () => {
+    expect((await postAs(as(ADMIN_TOKEN), '/api/v1/healthcheck/command', command('by-root'))).status).toBe(201);
+    expect((await postAs(authorization, '/healthcheck/command', command('by-ops', { 'one-off': true }))).status).toBe(
+      201,
+    );
   });
 });
