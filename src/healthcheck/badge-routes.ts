@@ -5,13 +5,15 @@
  * is the API's 404.
  */
 import { Type } from '@sinclair/typebox';
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { holdsScope } from '../server/credentials.ts';
 import { registerPartRoutes } from '../server/errors.ts';
 import { messageError, nameParams, operation } from '../server/openapi.ts';
 import { statusBadge, UPTIME_BADGE_WINDOWS, uptimeBadge } from './badges.ts';
 import { healthcheckErrors } from './routes.ts';
 import type { CheckResult } from './result-types.ts';
-import { HealthcheckError } from './api-input.ts';
+import { HealthcheckError, notFound } from './api-input.ts';
+import type { CheckDefinition } from './kinds/index.ts';
 import type { HealthcheckService } from './service.ts';
 
 const CACHE_SECONDS = 60;
@@ -59,7 +61,27 @@ function badgeDoc(summary: string, description: string) {
   });
 }
 
-export function badgeRoutes(service: HealthcheckService): FastifyPluginAsync {
+/**
+ * Refuses, as an unknown check, a badge a reader without the scope `read` may not see: those answer under
+ * `http.public: [badges]` only for the checks that `isPublic` says (a public status page shows it, or it says
+ * `badge: public`), so that a name guessed is no way to learn that a check exists or how it fares
+ * (docs/hardening.md, "Public pages and badges").
+ */
+function mayShow(
+  service: HealthcheckService,
+  isPublic: (def: CheckDefinition) => boolean,
+  request: FastifyRequest,
+  name: string,
+): void {
+  if (holdsScope(request, 'read')) return;
+  const def = service.registry.get(name)?.def;
+  if (def === undefined || !isPublic(def)) throw notFound(name);
+}
+
+export function badgeRoutes(
+  service: HealthcheckService,
+  isPublic: (def: CheckDefinition) => boolean,
+): FastifyPluginAsync {
   return async (root) => {
     await registerPartRoutes(root, healthcheckErrors, (app) => {
       const statusDoc = badgeDoc(
@@ -71,6 +93,7 @@ export function badgeRoutes(service: HealthcheckService): FastifyPluginAsync {
         { schema: statusDoc },
         async (request, reply) => {
           const { name } = request.params;
+          mayShow(service, isPublic, request, name);
           service.get(name);
           return sendSvg(reply, await statusBadge(name, latestResult(service, name)));
         },
@@ -83,8 +106,10 @@ export function badgeRoutes(service: HealthcheckService): FastifyPluginAsync {
         app.get<{ Params: { name: string } }>(
           `/api/v1/badge/:name/uptime-${window}.svg`,
           { schema: uptimeDoc },
-          async (request, reply) =>
-            sendSvg(reply, await uptimeBadge(window, service.uptime(request.params.name)[window])),
+          async (request, reply) => {
+            mayShow(service, isPublic, request, request.params.name);
+            return sendSvg(reply, await uptimeBadge(window, service.uptime(request.params.name)[window]));
+          },
         );
       }
     });

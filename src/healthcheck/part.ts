@@ -97,7 +97,14 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
         if (!config.http.disableHealthcheckApi) await app.register(maintenanceRoutes(maintenance));
         if (!config.http.disableResultApi) {
           await app.register(healthcheckOverviewRoutes(running));
-          await app.register(badgeRoutes(running));
+          // Public badges: those of the checks a public page shows, and those that say so.
+          const pagesPublic = config.http.public.includes('status-pages');
+          await app.register(
+            badgeRoutes(
+              running,
+              (def) => def.badge === 'public' || (pagesPublic && statusPages.shows(def.name, def.labels)),
+            ),
+          );
           // Pages show results, and the report counts them: both go with the result API.
           await app.register(statusPageRoutes(statusPages, statusRenders));
           await app.register(reportRoutes({ checks: () => checksOf(running), periods: running.periods }));

@@ -47,6 +47,12 @@ export function holdsScope(request: FastifyRequest, scope: string): boolean {
   return scopes === undefined || scopes.includes(scope) || scopes.includes('admin');
 }
 
+/** Whether a request presented a credential holding `scope`: on an API without credentials, none did. */
+export function authenticatedWith(request: FastifyRequest, scope: string): boolean {
+  const { scopes } = request;
+  return scopes !== undefined && (scopes.includes(scope) || scopes.includes('admin'));
+}
+
 /** Route config of a route that also takes a token of its own: `sha256` answers its digest (hex) for the
  *  request, undefined when the route has none. */
 export function ownTokenRoute(sha256: (request: FastifyRequest) => string | undefined) {
@@ -92,7 +98,13 @@ export function credentialsHook(
   return async (request) => {
     const path = request.routeOptions.url ?? request.url.split('?')[0] ?? '/';
     const access = routeAccess(request.method, path);
-    if (access.publicAs !== undefined && publicFamilies.has(access.publicAs)) return;
+    const open = access.publicAs !== undefined && publicFamilies.has(access.publicAs);
+    // A public route answers anyone, with what a reader without credentials may see (`holdsScope` says no scope);
+    // a credential presented to it is checked as anywhere else, so that its reader sees more (docs/hardening.md).
+    if (open && (request.headers.authorization ?? '') === '') {
+      request.scopes = [];
+      return;
+    }
     // An address past the limit is refused whatever it presents: were a right credential let through, the 401s
     // and the 200 would tell the guesses apart, and guessing would go on at full speed.
     const status = await limiter(request, { increment: false });
@@ -140,7 +152,7 @@ export function credentialsHook(
     }
     request.principal = principal.name;
     request.scopes = principal.scopes;
-    if (!principal.scopes.includes(access.scope) && !principal.scopes.includes('admin')) {
+    if (!open && !principal.scopes.includes(access.scope) && !principal.scopes.includes('admin')) {
       throw new HttpError(
         403,
         `Forbidden: ${request.method} ${path} needs the scope "${access.scope}", which ${principal.name} does not have`,

@@ -24,7 +24,8 @@ beforeAll(async () => {
         'auth-failure-window': `${WINDOW_MS}ms`,
         public: ['badges'],
       },
-      'heartbeat-checks': [{ name: 'cron', interval: '1h', token: 'the-cron-jobs-own-token' }],
+      // Public badges answer for checks that say so (or that a public status page shows).
+      'heartbeat-checks': [{ name: 'cron', interval: '1h', token: 'the-cron-jobs-own-token', badge: 'public' }],
     },
   });
 });

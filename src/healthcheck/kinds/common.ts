@@ -11,6 +11,10 @@ import { readCheckFile } from './check-files.ts';
 import { locationProperties, locationsToJson, parseLocations } from './locations.ts';
 import { type BaseDefinition, CheckFailure, type CheckJson, CheckValidationError, type KindName } from './types.ts';
 
+/** `badge: public`: its badges answer without credentials under `http.public: [badges]` even when no public status
+ *  page shows the check (docs/hardening.md, "Public pages and badges"). */
+export const BadgeField = Type.Literal('public');
+
 const baseProperties = {
   /** Read-only in listings; accepted back so that a listed definition can be posted again. */
   kind: Type.Optional(Type.String()),
@@ -24,6 +28,7 @@ const baseProperties = {
   /** Always set by the server; ignored on input. */
   source: Type.Optional(Type.String()),
   labels: Type.Optional(Type.Record(Type.String(), Type.String())),
+  badge: Type.Optional(BadgeField),
   ...locationProperties,
 };
 
@@ -105,6 +110,7 @@ export function parseBase<K extends KindName>(kind: K, input: BaseInput): BaseDe
     timeoutNs,
     oneOff,
     labels: { ...input.labels },
+    ...(input.badge !== undefined ? { badge: input.badge } : {}),
     ...(locations !== undefined ? { locations } : {}),
   };
 }
@@ -156,7 +162,7 @@ export function withFields<B extends BaseDefinition, F extends object>(base: B, 
   return Object.assign(base, fields);
 }
 
-/** The base keys of a listing, in upstream order, then `labels` when there are some. */
+/** The base keys of a listing, in upstream order, then `labels` when there are some, and `badge` when set. */
 export function baseToJson(def: BaseDefinition, source: string): CheckJson {
   const json: CheckJson = {
     name: def.name,
@@ -166,6 +172,7 @@ export function baseToJson(def: BaseDefinition, source: string): CheckJson {
     source,
   };
   if (Object.keys(def.labels).length > 0) json.labels = def.labels;
+  if (def.badge !== undefined) json.badge = def.badge;
   locationsToJson(def.locations, json);
   return json;
 }

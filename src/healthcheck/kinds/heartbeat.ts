@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { Duration, durationToMs, formatDuration } from '../../common/duration.ts';
-import { baseToJson, durationField, nameField, validateShape } from './common.ts';
+import { BadgeField, baseToJson, durationField, nameField, validateShape } from './common.ts';
 import {
   type BaseDefinition,
   type CheckJson,
@@ -42,6 +42,7 @@ const heartbeatSchema = Type.Object(
     'one-off': Type.Optional(Type.Literal(false)),
     source: Type.Optional(Type.String()),
     labels: Type.Optional(Type.Record(Type.String(), Type.String())),
+    badge: Type.Optional(BadgeField),
     /** The secret, as written in the config or sent to the API: only its SHA-256 is kept and shown. */
     token: Type.Optional(Type.String({ minLength: 16 })),
     'token-sha256': Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
@@ -71,6 +72,7 @@ function parseHeartbeat(raw: unknown): HeartbeatDefinition {
     timeoutNs: 0,
     oneOff: false,
     labels: { ...input.labels },
+    ...(input.badge !== undefined ? { badge: input.badge } : {}),
     graceNs,
     ...tokenDigest(input.token, input['token-sha256']),
   };

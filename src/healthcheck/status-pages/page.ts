@@ -13,6 +13,12 @@ export const StatusPageSchema = Type.Object(
     slug: Type.String({ description: 'lower-case letters, digits and `-`, at most 64: the page is at /status/<slug>' }),
     title: Type.String(),
     description: Type.Optional(Type.String()),
+    'show-messages': Type.Optional(
+      Type.Boolean({
+        description:
+          'show the failure messages of its checks to readers without credentials (they may name targets, hosts, outputs); false by default',
+      }),
+    ),
     groups: Type.Array(
       Type.Object(
         {
@@ -45,6 +51,8 @@ export interface StatusPage {
   slug: string;
   title: string;
   description?: string;
+  /** Set (true) when readers without credentials see the checks' failure messages (docs/hardening.md). */
+  'show-messages'?: true;
   groups: StatusGroup[];
 }
 
@@ -129,6 +137,7 @@ export function parsePage(raw: unknown, limits: StatusLimits): StatusPage {
   };
   if (input.description !== undefined)
     page.description = textField('description', input.description, limits.maxTextBytes, 'max-status-text-bytes');
+  if (input['show-messages'] === true) page['show-messages'] = true;
   if (input.groups.length > limits.maxGroups) {
     throw new CheckValidationError(
       'groups',

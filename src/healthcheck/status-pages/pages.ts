@@ -50,6 +50,13 @@ export class PageCatalog {
     return this.config.get(slug) ?? this.api.get(slug);
   }
 
+  /** The pages served, unsorted. */
+  inForce(): StatusPage[] {
+    const pages = [...this.config.values()];
+    for (const page of this.api.values()) if (!this.config.has(page.slug)) pages.push(page);
+    return pages;
+  }
+
   list(): ListedPage[] {
     const listed: ListedPage[] = [...this.config.values()].map((page) => ({ ...page, source: 'configuration' }));
     for (const page of this.api.values()) if (!this.config.has(page.slug)) listed.push({ ...page, source: 'api' });

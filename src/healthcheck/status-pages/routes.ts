@@ -9,6 +9,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { compressAnswers } from '../../server/compression.ts';
+import { authenticatedWith } from '../../server/credentials.ts';
 import { registerPartScope } from '../../server/errors.ts';
 import { json, messageError, operation } from '../../server/openapi.ts';
 import { HealthcheckError } from '../api-input.ts';
@@ -242,13 +243,24 @@ async function publicRoutes(scope: FastifyInstance, status: StatusPages, cache: 
   // The page names no host; summary.json and the feed hold absolute URLs, so they are kept per host.
   scope.get<{ Params: { slug: string } }>(
     '/:slug',
-    { schema: doc('A status page', 'HTML without JavaScript, light and dark (docs/status-pages.md).', 'text/html') },
-    async (request, reply) =>
-      send(
+    {
+      schema: doc(
+        'A status page',
+        'HTML without JavaScript, light and dark (docs/status-pages.md). The failure messages of its checks are shown to a `read` credential, or to anyone with `show-messages: true`.',
+        'text/html',
+      ),
+    },
+    async (request, reply) => {
+      const { slug } = request.params;
+      const messages = status.showsMessages(slug) || authenticatedWith(request, 'read');
+      // Kept apart: what a credential sees is never served to a reader without one.
+      const key = messages ? `${slug}\nmessages` : slug;
+      return send(
         reply,
         'text/html; charset=utf-8',
-        cache.get('page', request.params.slug, () => renderPage(status.view(request.params.slug))),
-      ),
+        cache.get('page', key, () => renderPage(status.view(slug, messages))),
+      );
+    },
   );
   scope.get<{ Params: { slug: string } }>(
     '/:slug/summary.json',

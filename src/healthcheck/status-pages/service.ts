@@ -8,7 +8,15 @@ import { type Incident, IncidentStore } from './incidents.ts';
 import type { StatusLimits, StatusPage } from './page.ts';
 import { notFound, PageCatalog } from './pages.ts';
 import { FEED_ENTRIES } from './atom.ts';
-import { buildView, concerns, pageCheckNames, type PageView, RECENT_INCIDENTS_MS, type StatusSource } from './view.ts';
+import {
+  buildView,
+  concerns,
+  pageCheckNames,
+  pageShows,
+  type PageView,
+  RECENT_INCIDENTS_MS,
+  type StatusSource,
+} from './view.ts';
 
 export class StatusPages {
   readonly pages: PageCatalog;
@@ -34,15 +42,26 @@ export class StatusPages {
     return page;
   }
 
-  /** What the page shows now: its checks, their bars, and its open and recently resolved incidents. */
-  view(slug: string): PageView {
+  /** What the page shows now: its checks, their bars, and its open and recently resolved incidents; `messages`:
+   *  with the checks' failure messages. */
+  view(slug: string, messages = false): PageView {
     const page = this.page(slug);
     const nowMs = this.now();
     const shown = this.incidents.current(
       nowMs - RECENT_INCIDENTS_MS,
       concerns(page, pageCheckNames(page, this.source)),
     );
-    return buildView(page, this.source, shown, nowMs);
+    return buildView(page, this.source, shown, nowMs, messages);
+  }
+
+  /** Whether a reader without credentials sees the failure messages of the page's checks (`show-messages`). */
+  showsMessages(slug: string): boolean {
+    return this.page(slug)['show-messages'] === true;
+  }
+
+  /** Whether some page shows the check (its badges are then public with `http.public: [status-pages, badges]`). */
+  shows(name: string, labels: Readonly<Record<string, string>>): boolean {
+    return this.pages.inForce().some((page) => pageShows(page, name, labels));
   }
 
   /** The page and the newest incidents it shows, resolved long ago or not, for its feed. */

@@ -28,7 +28,7 @@ type BarLevel = 'up' | 'ok' | 'warn' | 'down' | 'maintenance' | 'none';
 export interface CheckView {
   name: string;
   state: CheckState;
-  /** The latest result's message when down. */
+  /** The latest result's message when down, to a reader who may see it. */
   message?: string;
   /** Runs and successes of each of the `DAYS` days, oldest first (arrays: a page of 500 checks has 45,000 days). */
   days: DailySeries;
@@ -130,7 +130,17 @@ function windowDays(
   return touched;
 }
 
-export function buildView(page: StatusPage, source: StatusSource, incidents: Incident[], nowMs: number): PageView {
+/**
+ * `messages`: whether the reader may see the failure messages, which name targets, internal hosts, what a remote
+ * server or a command wrote (docs/hardening.md, "Public pages and badges").
+ */
+export function buildView(
+  page: StatusPage,
+  source: StatusSource,
+  incidents: Incident[],
+  nowMs: number,
+  messages: boolean,
+): PageView {
   const todayS = Math.floor(nowMs / 1000 / DAY_S) * DAY_S;
   const firstDayS = todayS - (DAYS - 1) * DAY_S;
   const memberLists = membersOf(page.groups, source);
@@ -161,7 +171,7 @@ export function buildView(page: StatusPage, source: StatusSource, incidents: Inc
     if (known && (latest?.maintenance === true || source.inMaintenance(name, labels))) state = 'maintenance';
     else if (known && latest !== undefined) state = latest.success ? 'operational' : 'down';
     view = { name, state, days, maintenance, runs, successes };
-    if (state === 'down' && latest !== undefined) view.message = latest.message;
+    if (messages && state === 'down' && latest !== undefined) view.message = latest.message;
     views.set(name, view);
     return view;
   };
@@ -192,4 +202,18 @@ export function concerns(
 /** The names of every check a page shows. */
 export function pageCheckNames(page: StatusPage, source: StatusSource): Set<string> {
   return new Set(membersOf(page.groups, source).flatMap((members) => members.map((member) => member.name)));
+}
+
+const namedIn = new WeakMap<StatusGroup, Set<string>>();
+
+/** Whether a page shows the check `name` of `labels` (a group names it, or has labels it all has). */
+export function pageShows(page: StatusPage, name: string, labels: Readonly<Record<string, string>>): boolean {
+  return page.groups.some((group) => {
+    if (group.checks !== undefined) {
+      let names = namedIn.get(group);
+      if (names === undefined) namedIn.set(group, (names = new Set(group.checks)));
+      return names.has(name);
+    }
+    return Object.entries(group.labels ?? {}).every(([key, value]) => labels[key] === value);
+  });
 }
