@@ -5,7 +5,7 @@
  */
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closedPort, type HttpTarget, startHttpTarget } from '../helpers/targets.ts';
+import { closedPort, type HttpTarget, type RecordedRequest, sentHeader, startHttpTarget } from '../helpers/targets.ts';
 import { type RiemannServer, startRiemannServer } from '../helpers/riemann-server.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -47,7 +47,8 @@ describe('exporters', () => {
               host: '127.0.0.1',
               port: collector.port,
               path: '/results',
-              headers: { authorization: 'Bearer x' },
+              // Header names compare case-insensitively: the body is JSON whatever this says.
+              headers: { authorization: 'Bearer x', 'Content-Type': 'text/plain' },
             },
             {
               name: 'hanging',
@@ -87,7 +88,7 @@ describe('exporters', () => {
     const request = collector.requests[0];
     expect(request?.method).toBe('POST');
     expect(request?.path).toBe('/results');
-    expect(request?.headers['content-type']).toBe('application/json');
+    expect(sentHeader(request as RecordedRequest, 'content-type')).toEqual(['application/json']);
     expect(request?.headers.authorization).toBe('Bearer x');
     const results = collector.requests.flatMap((r) => JSON.parse(r.body) as Record<string, unknown>[]);
     const web = results.find((result) => result.name === 'web');

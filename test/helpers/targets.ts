@@ -31,14 +31,16 @@ import { type CertFiles, createCa, readPem } from './certs.ts';
 
 // ---------------------------------------------------------------------------------------------------- HTTP
 
-interface RecordedRequest {
+export interface RecordedRequest {
   method: string;
   /** Path and query as sent (`/echo?a=1+2&b=2`). */
   url: string;
   path: string;
   query: URLSearchParams;
-  /** Lower-cased names, as Node gives them. */
+  /** Lower-cased names, as Node gives them (a repeated header may be merged or dropped: see `rawHeaders`). */
   headers: IncomingHttpHeaders;
+  /** Names and values as sent, alternating, repeats included. */
+  rawHeaders: string[];
   body: string;
   remoteAddress: string;
   /** Client port: the same on two requests means the connection was kept alive. */
@@ -68,6 +70,14 @@ export interface HttpTarget {
   close(): Promise<void>;
 }
 
+/** The values a request sent for header `name`, whatever the case of its name. */
+export function sentHeader(request: RecordedRequest, name: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < request.rawHeaders.length; i += 2)
+    if ((request.rawHeaders[i] as string).toLowerCase() === name) values.push(request.rawHeaders[i + 1] as string);
+  return values;
+}
+
 export async function startHttpTarget(options: HttpTargetOptions = {}): Promise<HttpTarget> {
   const host = options.host ?? '127.0.0.1';
   let handler: HttpHandler = options.handler ?? ((_request, response) => response.end('ok'));
@@ -84,6 +94,7 @@ export async function startHttpTarget(options: HttpTargetOptions = {}): Promise<
         path: parsed.pathname,
         query: parsed.searchParams,
         headers: incoming.headers,
+        rawHeaders: incoming.rawHeaders,
         body: Buffer.concat(chunks).toString('utf8'),
         remoteAddress: incoming.socket.remoteAddress ?? '',
         remotePort: incoming.socket.remotePort ?? 0,

@@ -8,6 +8,7 @@
  */
 import type { Logger } from 'pino';
 import type { Agent, RetryAgent } from 'undici';
+import { mergeHeaders } from '../../common/headers.ts';
 import { undici } from '../../common/undici.ts';
 import type { CheckResult } from '../result-types.ts';
 import type { ExporterMetrics } from './metrics.ts';
@@ -67,7 +68,8 @@ export class HttpExporter extends QueuedExporter {
       statusCodes: RETRIED_STATUSES,
       errorCodes: RETRIED_ERRORS,
     });
-    this.headers = { ...settings.headers, 'content-type': 'application/json' };
+    // The body is JSON whatever the configured headers say.
+    this.headers = mergeHeaders(settings.headers, { 'content-type': 'application/json' });
   }
 
   protected async deliver(batch: CheckResult[], signal: AbortSignal): Promise<void> {

@@ -7,6 +7,7 @@
 import { Type } from '@sinclair/typebox';
 import WebSocket from 'ws';
 import { formatDuration } from '../../common/duration.ts';
+import { mergeHeaders } from '../../common/headers.ts';
 import { compileRegex } from '../../common/regex.ts';
 import {
   aliased,
@@ -116,7 +117,7 @@ async function prepareWebsocket(def: WebsocketDefinition): Promise<Prepared> {
   const regexp = def.expectedRegexp !== undefined ? compileRegex(def.expectedRegexp, 'search') : null;
   // Built once: ws copies what it needs from the options on every connection.
   const options: WebSocket.ClientOptions = {
-    headers: { 'user-agent': 'Vigie', ...def.headers },
+    headers: mergeHeaders({ 'user-agent': 'Vigie' }, def.headers),
     perMessageDeflate: false,
     maxPayload: MAX_PAYLOAD_BYTES,
     followRedirects: false,

@@ -3,6 +3,7 @@
  * with one keep-alive Agent per output, a per-request timeout, and the status mapped to retry or drop.
  */
 import type { Agent, request } from 'undici';
+import { mergeHeaders } from '../../common/headers.ts';
 import { undici } from '../../common/undici.ts';
 import type { Event } from '../event.ts';
 import { BatchingOutput, type BatchSettings } from './batcher.ts';
@@ -25,7 +26,7 @@ export function postBatch(
   return sendRequest(agent, target, 'POST', headers, body, signal);
 }
 
-/** Sends a request (the target's headers over `headers`), with postBatch's rules for the answer. */
+/** Sends a request (the target's headers over `headers`, names in any case), with postBatch's rules for the answer. */
 export async function sendRequest(
   agent: Agent,
   target: HttpTarget,
@@ -39,7 +40,7 @@ export async function sendRequest(
     response = await undici().request(target.url, {
       method,
       dispatcher: agent,
-      headers: { ...headers, ...target.headers },
+      headers: mergeHeaders(headers, target.headers),
       body,
       signal: AbortSignal.any([signal, AbortSignal.timeout(target.timeoutMs)]),
     });

@@ -13,6 +13,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { ConfigError } from '../../common/config-error.ts';
+import { mergeHeaders } from '../../common/headers.ts';
 import { undici } from '../../common/undici.ts';
 import { Duration } from '../../common/duration.ts';
 import type { Event } from '../event.ts';
@@ -24,6 +25,7 @@ import type { OutputObserver } from './types.ts';
 
 const WEBHOOK_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 type WebhookMethod = (typeof WEBHOOK_METHODS)[number];
+const DEFAULT_HEADERS = { 'user-agent': 'vigie' };
 const DEFAULT_SLACK_TEXT = '{{host}} {{service}} is {{state}}: {{description}}';
 
 /** The kinds' own keys of `streams.outputs.<name>` (the batching keys are added by schema.ts). */
@@ -89,7 +91,7 @@ export function resolveWebhookSettings(
   key: string,
   file: string | null,
 ): WebhookSettings {
-  const headers = { 'content-type': 'application/json', ...entry.headers };
+  const headers = mergeHeaders({ 'content-type': 'application/json' }, entry.headers ?? {});
   const contentType = headerValue(headers, 'content-type') ?? '';
   const escaping = /\bjson\b/i.test(contentType)
     ? 'json'
@@ -120,10 +122,10 @@ export function resolveWebhookSettings(
 /** The headers of one request. undici writes a header value's characters as bytes (latin1): a value is
  *  turned into its UTF-8 bytes first, so that `é` or an emoji reaches the receiver as UTF-8. */
 function renderHeaders(templates: Readonly<Record<string, Template>>, event: Event): Record<string, string> {
-  const headers: Record<string, string> = { 'user-agent': 'vigie' };
+  const rendered: Record<string, string> = {};
   for (const [name, template] of Object.entries(templates))
-    headers[name] = Buffer.from(template.render(event), 'utf8').toString('latin1');
-  return headers;
+    rendered[name] = Buffer.from(template.render(event), 'utf8').toString('latin1');
+  return mergeHeaders(DEFAULT_HEADERS, rendered);
 }
 
 export function resolveSlackSettings(

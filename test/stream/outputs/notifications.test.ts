@@ -12,7 +12,14 @@ import { ConfigError } from '../../../src/common/config-error.ts';
 import type { Event } from '../../../src/stream/event.ts';
 import { parseOutputConfig } from '../../../src/stream/outputs/schema.ts';
 import { buildOutputsFrom, RecordingObserver } from '../../helpers/outputs.ts';
-import { createTestPki, type HttpTarget, startHttpTarget, type TestPki } from '../../helpers/targets.ts';
+import {
+  createTestPki,
+  type HttpTarget,
+  type RecordedRequest,
+  sentHeader,
+  startHttpTarget,
+  type TestPki,
+} from '../../helpers/targets.ts';
 import { waitFor } from '../../helpers/wait.ts';
 
 const fast = { 'flush-interval': '20ms', 'retry-backoff': '10ms' };
@@ -113,6 +120,27 @@ describe('webhook', () => {
     expect(form.get('tags')).toBe('["x&y"]');
     await outputs.close();
     expect(observer.sentTotal).toBe(1);
+  });
+
+  it('compares header names case-insensitively: Content-Type replaces the default, and the form body is URL-encoded', async () => {
+    const outputs = buildOutputsFrom({
+      telegram: {
+        type: 'webhook',
+        url: `${target.origin}/telegram`,
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'User-Agent': 'my-bot' },
+        body: 'chat_id=42&text={{description}}',
+        ...fast,
+      },
+    });
+    outputs.send('telegram', event({ description: 'x&chat_id=666' }));
+    await waitFor(() => target.requests.some((request) => request.path === '/telegram'));
+    const request = target.requests.find((one) => one.path === '/telegram') as RecordedRequest;
+    expect(sentHeader(request, 'content-type')).toEqual(['application/x-www-form-urlencoded']);
+    expect(sentHeader(request, 'user-agent')).toEqual(['my-bot']);
+    const form = new URLSearchParams(request.body);
+    expect(form.getAll('chat_id')).toEqual(['42']);
+    expect(form.get('text')).toBe('x&chat_id=666');
+    await outputs.close();
   });
 
   it('renders header values as templates, sent as UTF-8; a value cannot break out of its header', async () => {

@@ -74,7 +74,7 @@ async function expectFileEventually(path: string, content: string): Promise<void
 describe('http output', () => {
   let server: Server;
   let url: string;
-  const received: { headers: IncomingMessage['headers']; body: Event[] }[] = [];
+  const received: { headers: IncomingMessage['headers']; rawHeaders: string[]; body: Event[] }[] = [];
   /** Statuses to answer next, in order; 200 once empty. */
   const script: number[] = [];
   let hold: Promise<void> | null = null;
@@ -87,7 +87,11 @@ describe('http output', () => {
         void (hold ?? Promise.resolve()).then(() => {
           const status = script.shift() ?? 200;
           if (status === 200)
-            received.push({ headers: request.headers, body: JSON.parse(Buffer.concat(chunks).toString()) as Event[] });
+            received.push({
+              headers: request.headers,
+              rawHeaders: request.rawHeaders,
+              body: JSON.parse(Buffer.concat(chunks).toString()) as Event[],
+            });
           response.writeHead(status).end(status === 200 ? '' : 'no');
         });
       });
@@ -121,6 +125,28 @@ describe('http output', () => {
       'content-type': 'application/json',
       'user-agent': 'vigie',
     });
+  });
+
+  it('lets configured headers replace the defaults whatever the case of their names', async () => {
+    const counts = new RecordingObserver();
+    const registry = buildOutputsFrom(
+      {
+        hook: {
+          type: 'http',
+          url,
+          headers: { 'Content-Type': 'application/vnd.events+json', 'User-Agent': 'collector-client' },
+          'flush-interval': '10ms',
+        },
+      },
+      counts,
+    );
+    registry.send('hook', events(1)[0] as Event);
+    await waitFor(() => counts.sentTotal === 1);
+    await registry.close(1000);
+    const raw = received[0]?.rawHeaders ?? [];
+    const sent = (name: string) => raw.filter((_value, i) => i % 2 === 1 && raw[i - 1]?.toLowerCase() === name);
+    expect(sent('content-type')).toEqual(['application/vnd.events+json']);
+    expect(sent('user-agent')).toEqual(['collector-client']);
   });
 
   it('retries a 503 with backoff and then delivers', async () => {
