@@ -1,18 +1,19 @@
 /**
- * A flood of heartbeat failure reports (docs/hardening.md, "Heartbeat floods"): the real server with one heartbeat
- * check and the default settings (`write-delay: 30s`, `history-size: 100`), and N
- * `POST /api/v1/heartbeat/flood/fail` of 4 KiB each over 16 keep-alive connections, while `/healthz` is called
+ * A flood of heartbeat failure reports (docs/hardening.md, "Heartbeat floods"): the real server with C heartbeat
+ * checks (1 unless given) and the default settings (`write-delay: 30s`, `history-size: 100`), and N
+ * `POST /api/v1/heartbeat/flood-<i>/fail` of 4 KiB each, round-robin over the checks, over 16 keep-alive connections, while `/healthz` is called
  * back to back, one at a time, during the flood and for the 32 s after it (the writes of what the flood left). Figures: reports per second, `/healthz` p50/p99/max (the longest stall of
  * the event loop shows as the max), the server's RSS before, at its peak (VmHWM) and after, and the runs the
  * check's 24 h uptime counts (all N of them must be there).
  *
- * `node --import tsx bench/heartbeat-flood.ts [reports]`
+ * `node --import tsx bench/heartbeat-flood.ts [reports] [checks]`
  */
 import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
 import { percentile, round, startBenchServer, writeResult } from './http-load.ts';
 
 const REPORTS = Number(process.argv[2] ?? 100_000);
+const CHECKS = Number(process.argv[3] ?? 1);
 const CONNECTIONS = 16;
 const BODY = Buffer.from(`backup failed: ${'x'.repeat(4096 - 15)}`);
 
@@ -22,7 +23,9 @@ function memoryMb(pid: number): { rss: number; peak: number } {
   return { rss: Math.round(kb('VmRSS') / 1024), peak: Math.round(kb('VmHWM') / 1024) };
 }
 
-const server = await startBenchServer({ 'heartbeat-checks': [{ name: 'flood', interval: '1h' }] });
+const server = await startBenchServer({
+  'heartbeat-checks': Array.from({ length: CHECKS }, (_, i) => ({ name: `flood-${i}`, interval: '1h' })),
+});
 try {
   const pid = server.process.pid as number;
   const before = memoryMb(pid);
@@ -43,9 +46,9 @@ try {
   await Promise.all(
     Array.from({ length: CONNECTIONS }, async () => {
       while (sent < REPORTS) {
-        sent++;
+        const check = sent++ % CHECKS;
         const response = await pool.request({
-          path: '/api/v1/heartbeat/flood/fail',
+          path: `/api/v1/heartbeat/flood-${check}/fail`,
           method: 'POST',
           headers: { 'content-type': 'text/plain' },
           body: BODY,
@@ -61,12 +64,17 @@ try {
   await probe;
   await pool.close();
   const after = memoryMb(pid);
-  const uptime = (await (await server.request('/api/v1/result/flood/uptime')).json()) as {
-    uptime: { '24h': { runs: number } };
-  };
+  let runs = 0;
+  for (let i = 0; i < CHECKS; i++) {
+    const uptime = (await (await server.request(`/api/v1/result/flood-${i}/uptime`)).json()) as {
+      uptime: { '24h': { runs: number } };
+    };
+    runs += uptime.uptime['24h'].runs;
+  }
   latencies.sort((a, b) => a - b);
   writeResult('heartbeat-flood', {
     reports: REPORTS,
+    checks: CHECKS,
     bodyBytes: BODY.length,
     reportsPerSecond: Math.round(REPORTS / floodSeconds),
     healthzCalls: latencies.length,
@@ -77,7 +85,7 @@ try {
     rssMbAfterFlood: afterFlood.rss,
     rssMbAfterWrites: after.rss,
     rssMbPeak: after.peak,
-    uptimeRuns24h: uptime.uptime['24h'].runs,
+    uptimeRuns24h: runs,
   });
 } finally {
   await server.stop();

@@ -107,10 +107,11 @@ export function warnRestartOnlyChanges(previous: HealthcheckSettings, next: Heal
     previous.labels.join() !== next.labels.join() ||
     previous.historySize !== next.historySize ||
     previous.writeDelayS !== next.writeDelayS ||
-    previous.maxPendingResults !== next.maxPendingResults
+    previous.maxPendingResults !== next.maxPendingResults ||
+    previous.maxPendingBytes !== next.maxPendingBytes
   ) {
     logger.warn(
-      'changes to healthchecks-labels, healthchecks.history-size, healthchecks.write-delay and healthchecks.max-pending-results take effect at the next restart',
+      'changes to healthchecks-labels, healthchecks.history-size, healthchecks.write-delay, healthchecks.max-pending-results and healthchecks.max-pending-bytes take effect at the next restart',
     );
   }
 }

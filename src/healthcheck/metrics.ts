@@ -65,18 +65,29 @@ function escapeLabelValue(value: string): string {
  * `healthcheck_results_folded_total{reason}`, the raw results not kept (their runs still count in the aggregates;
  * docs/hardening.md, "Heartbeat floods"). Returns the counter's increment.
  */
-export function pendingResultMetrics(registry: Registry, pending: () => number): (reason: FoldReason) => void {
+export function pendingResultMetrics(
+  registry: Registry,
+  pending: () => { size: number; bytes: number },
+): (reason: FoldReason) => void {
   new Gauge({
     name: 'healthcheck_pending_results',
     help: 'Raw healthcheck results waiting in memory to be written to SQLite.',
     registers: [registry],
     collect() {
-      this.set(pending());
+      this.set(pending().size);
+    },
+  });
+  new Gauge({
+    name: 'healthcheck_pending_bytes',
+    help: 'Bytes of the messages of the raw healthcheck results waiting in memory (healthchecks.max-pending-bytes).',
+    registers: [registry],
+    collect() {
+      this.set(pending().bytes);
     },
   });
   const folded = new Counter({
     name: 'healthcheck_results_folded_total',
-    help: 'Raw healthcheck results not kept (history_size: their check had history-size newer ones waiting; pending_full: healthchecks.max-pending-results were waiting); their runs still count in the uptime aggregates.',
+    help: 'Raw healthcheck results not kept (history_size: their check had history-size newer ones waiting; pending_full: healthchecks.max-pending-results were waiting; pending_bytes: healthchecks.max-pending-bytes were); their runs still count in the uptime aggregates.',
     labelNames: ['reason'],
     registers: [registry],
   });

@@ -3,14 +3,22 @@
  * `history-size` raw results (the rows its history keeps; an older one would be trimmed by the write anyway), its
  * latest result, and every waiting run summed per hour (what its aggregates will add). A check that reports faster
  * than its results are written so holds at most `history-size` of them, and its uptime still counts every run
- * (docs/hardening.md, "Heartbeat floods"). At most `maxResults` raw results wait, all checks together: past it, a
- * result still counts in its aggregates and as the latest, and takes the place of its check's oldest raw result
- * (of none when its check has none waiting). Every raw result not kept is counted with its reason.
+ * (docs/hardening.md, "Heartbeat floods"). At most `maxResults` raw results wait, all checks together, and at most
+ * `maxBytes` of their messages (a job's report keeps 4 KiB of its body: 1,000 checks of 100 such results would hold
+ * 400 MB): past either, a result still counts in its aggregates and as the latest, and takes the place of its
+ * check's oldest raw result (of none when its check has none waiting). Every raw result not kept is counted with its
+ * reason.
  */
 import { type CheckResult, HOUR_S } from './result-types.ts';
 
-/** Why a raw result was not kept: `history_size`, its check has history-size newer ones; `pending_full`, the cap. */
-export type FoldReason = 'history_size' | 'pending_full';
+/** Why a raw result was not kept: `history_size`, its check has history-size newer ones; `pending_full`, the cap
+ *  in results; `pending_bytes`, the cap in bytes. */
+export type FoldReason = 'history_size' | 'pending_full' | 'pending_bytes';
+
+/** What a raw result's message holds in memory: two bytes a character, as V8 may keep a string. */
+function bytesOf(result: CheckResult): number {
+  return 2 * result.message.length;
+}
 
 /** One hour of a check's waiting runs, as its hourly aggregate row adds them (maintenance results count nowhere). */
 export interface PendingHour {
@@ -42,10 +50,13 @@ export class PendingResults implements PendingRuns {
   /** In the order the checks started waiting: the due ones come first. */
   private readonly checks = new Map<string, PendingCheck>();
   private count = 0;
+  private heldBytes = 0;
+  /** A message did not fit in `maxBytes` since the last write: the writes must start, as at the caps. */
+  private overflowed = false;
 
   constructor(
     private readonly historySize: number,
-    private readonly maxResults: number,
+    private readonly caps: { maxResults: number; maxBytes: number },
     private readonly onFolded: (reason: FoldReason) => void,
   ) {}
 
@@ -54,13 +65,18 @@ export class PendingResults implements PendingRuns {
     return this.count;
   }
 
+  /** The bytes of their messages. */
+  get bytes(): number {
+    return this.heldBytes;
+  }
+
   /** No check has anything waiting. */
   get empty(): boolean {
     return this.checks.size === 0;
   }
 
   get full(): boolean {
-    return this.count >= this.maxResults;
+    return this.count >= this.caps.maxResults || this.overflowed;
   }
 
   /** A raw result, and the check's `state` it gives: its latest result, and what its run counts as in the uptime
@@ -73,17 +89,21 @@ export class PendingResults implements PendingRuns {
     }
     check.latest = state;
     if (!result.maintenance) addRun(check.hours, result, state.success);
-    if (this.count >= this.maxResults) {
-      this.onFolded('pending_full');
+    const bytes = bytesOf(result);
+    if (this.count >= this.caps.maxResults || this.heldBytes + bytes > this.caps.maxBytes) {
+      const byCount = this.count >= this.caps.maxResults;
+      if (!byCount) this.overflowed = true;
+      this.onFolded(byCount ? 'pending_full' : 'pending_bytes');
       if (check.results.length === 0) return;
-      check.results.shift();
+      this.heldBytes += bytes - bytesOf(check.results.shift() as CheckResult);
       check.results.push(result);
       return;
     }
     check.results.push(result);
     this.count++;
+    this.heldBytes += bytes;
     if (check.results.length > this.historySize) {
-      check.results.shift();
+      this.heldBytes -= bytesOf(check.results.shift() as CheckResult);
       this.count--;
       this.onFolded('history_size');
     }
@@ -102,6 +122,8 @@ export class PendingResults implements PendingRuns {
   takeOldest(check: PendingCheck, max: number): CheckResult[] {
     const taken = check.results.splice(0, max);
     this.count -= taken.length;
+    for (const result of taken) this.heldBytes -= bytesOf(result);
+    if (taken.length > 0) this.overflowed = false;
     return taken;
   }
 
@@ -110,6 +132,8 @@ export class PendingResults implements PendingRuns {
     const check = this.checks.get(name);
     if (check === undefined) return;
     this.count -= check.results.length;
+    for (const result of check.results) this.heldBytes -= bytesOf(result);
+    if (check.results.length > 0) this.overflowed = false;
     this.checks.delete(name);
   }
 

@@ -2,8 +2,8 @@
  * The results of the healthcheck part in SQLite: the latest result of every check, the last `history-size` raw
  * results per check, and the hourly / daily aggregates they add to. Knows nothing of HTTP or of scheduling.
  *
- * Results wait in memory (src/healthcheck/pending-results.ts: at most `history-size` raw results per check and
- * `max-pending-results` in all, every run summed in its hour) and are written per check in groups: every 2 s (the
+ * Results wait in memory (src/healthcheck/pending-results.ts: at most `history-size` raw results per check,
+ * `max-pending-results` and `max-pending-bytes` in all, every run summed in its hour) and are written per check in groups: every 2 s (the
  * service's beat, src/common/beat.ts), the checks whose oldest waiting result is `writeDelayS` old have what they
  * hold written (and everything at stop, before a mutation, and as soon as the cap is reached). A group of n
  * results of one check costs one history insert per result but one trim, one latest-result upsert and one aggregate
@@ -24,6 +24,8 @@ import { type CheckResult, DAILY_RETENTION_S, DAY_S, HOURLY_RETENTION_S } from '
 
 /** `healthchecks.max-pending-results`: raw results held for all checks until they are written. */
 export const DEFAULT_MAX_PENDING_RESULTS = 100_000;
+/** `healthchecks.max-pending-bytes`: the bytes of their messages. */
+export const DEFAULT_MAX_PENDING_BYTES = 64 * 1024 * 1024;
 /** A slice of the periodic writes holds the event loop about this long, then commits and yields. */
 const DEFAULT_SLICE_MS = 8;
 /** Rows of one check written between two looks at the clock. */
@@ -37,6 +39,8 @@ export interface RepositoryOptions {
   writeDelayS?: number;
   /** Raw results held for all checks (`healthchecks.max-pending-results`); everything is written when reached. */
   maxPendingResults?: number;
+  /** The bytes of their messages (`healthchecks.max-pending-bytes`); the same when reached. */
+  maxPendingBytes?: number;
   /** Unix seconds; injectable for tests. */
   nowS?: () => number;
   /** How long a slice of the periodic writes may hold the event loop (8 ms); a slice writes one step at least. */
@@ -81,7 +85,10 @@ export class ResultStore {
     this.nowS = options.nowS ?? (() => Math.floor(Date.now() / 1000));
     this.pending = new PendingResults(
       options.historySize,
-      options.maxPendingResults ?? DEFAULT_MAX_PENDING_RESULTS,
+      {
+        maxResults: options.maxPendingResults ?? DEFAULT_MAX_PENDING_RESULTS,
+        maxBytes: options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES,
+      },
       options.onFolded ?? (() => undefined),
     );
     this.statements = this.prepareStatements();

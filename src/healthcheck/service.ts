@@ -105,11 +105,12 @@ export class HealthcheckService {
     this.config = options.config;
     this.logger = options.logger;
     const settings = options.config.healthchecks;
-    const folded = pendingResultMetrics(options.registry, () => this.repository.results.pending.size);
+    const folded = pendingResultMetrics(options.registry, () => this.repository.results.pending);
     this.repository = new HealthcheckRepository(options.db, {
       historySize: settings.historySize,
       writeDelayS: settings.writeDelayS,
       maxPendingResults: settings.maxPendingResults,
+      maxPendingBytes: settings.maxPendingBytes,
       onFolded: folded,
       onFlushError: (error) =>
         this.logger.error({ err: error }, `cannot write healthcheck results: ${(error as Error).message}`),

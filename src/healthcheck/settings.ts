@@ -24,7 +24,7 @@ import {
   type MaintenanceWindow,
   parseWindow,
 } from './maintenance.ts';
-import { DEFAULT_MAX_PENDING_RESULTS } from './result-store.ts';
+import { DEFAULT_MAX_PENDING_BYTES, DEFAULT_MAX_PENDING_RESULTS } from './result-store.ts';
 import { parseStatusPages, statusLimits } from './status-pages/config.ts';
 import type { StatusLimits, StatusPage } from './status-pages/page.ts';
 
@@ -39,6 +39,7 @@ const HealthchecksSettingsSchema = Type.Object(
     'write-delay': Type.Optional(Duration),
     'history-size': Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
     'max-pending-results': Type.Optional(Type.Integer({ minimum: 1_000 })),
+    'max-pending-bytes': Type.Optional(Type.Integer({ minimum: 1024 * 1024 })),
     'max-labels': Type.Optional(Type.Integer({ minimum: 0 })),
     'max-label-key-bytes': Type.Optional(Type.Integer({ minimum: 1 })),
     'max-label-value-bytes': Type.Optional(Type.Integer({ minimum: 0 })),
@@ -98,6 +99,8 @@ export interface HealthcheckSettings {
   writeDelayS: number;
   /** `healthchecks.max-pending-results`: raw results held in memory for all checks until they are written. */
   maxPendingResults: number;
+  /** `healthchecks.max-pending-bytes`: the bytes of their messages. */
+  maxPendingBytes: number;
   /** `healthchecks.max-labels`, `max-label-key-bytes`, `max-label-value-bytes`, for every check of every source. */
   labelLimits: LabelLimits;
   /** Whether the API may create command checks, and network checks (src/healthcheck/api-check-policy.ts). */
@@ -142,6 +145,7 @@ export function resolveHealthchecks(file: string | null, raw: HealthcheckFile): 
     historySize: raw.healthchecks?.['history-size'] ?? 100,
     writeDelayS: writeDelay(file, raw.healthchecks?.['write-delay']),
     maxPendingResults: raw.healthchecks?.['max-pending-results'] ?? DEFAULT_MAX_PENDING_RESULTS,
+    maxPendingBytes: raw.healthchecks?.['max-pending-bytes'] ?? DEFAULT_MAX_PENDING_BYTES,
     labelLimits: labelLimits(raw),
     commandChecksApi: raw.healthchecks?.['command-checks-api'] ?? 'auto',
     checksApi: raw.healthchecks?.['checks-api'] ?? 'auto',

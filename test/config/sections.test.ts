@@ -35,6 +35,7 @@ describe('config sections', () => {
         },
         "file": null,
         "healthchecks": {
+          "apiFilesDir": null,
           "checks": [],
           "checksApi": "auto",
           "commandChecksApi": "auto",
@@ -58,6 +59,7 @@ describe('config sections', () => {
             },
           },
           "maxConcurrentRuns": 1000,
+          "maxPendingBytes": 67108864,
           "maxPendingResults": 100000,
           "startTickMs": "auto",
           "statusLimits": {
@@ -135,7 +137,7 @@ describe('config sections', () => {
       'result-buffer: 10',
       'healthchecks-labels: [env]',
       'http: {host: 0.0.0.0, port: 9999, body-limit: 2048, header-timeout: 2s, request-timeout: 3s, keep-alive-timeout: 4s, max-connections: 7, audit: {retention: 720h, max-rows: 500}, allowed-cn: [a], disable-healthcheck-api: true, disable-result-api: true, basic-auth: {username: u, password: p}, tokens: [{name: ci, sha256: abababababababababababababababababababababababababababababababab, scopes: [read, ingest]}], public: [badges], max-auth-failures: 5, auth-failure-window: 30s, max-api-tokens: 3}',
-      'healthchecks: {max-concurrent-runs: 5, start-tick: 10ms, write-delay: 2s, history-size: 7, max-pending-results: 2000, max-labels: 3, max-label-key-bytes: 9, max-label-value-bytes: 10, command-checks-api: deny, checks-api: allow, max-maintenance-windows: 4, max-maintenance-window-checks: 2, max-status-pages: 3, max-status-page-groups: 4, max-status-page-checks: 5, max-incidents: 6, max-incident-updates: 7, max-status-title-bytes: 80, max-status-text-bytes: 900}',
+      'healthchecks: {max-concurrent-runs: 5, start-tick: 10ms, write-delay: 2s, history-size: 7, max-pending-results: 2000, max-pending-bytes: 2097152, api-files-dir: /srv/vigie/files, max-labels: 3, max-label-key-bytes: 9, max-label-value-bytes: 10, command-checks-api: deny, checks-api: allow, max-maintenance-windows: 4, max-maintenance-window-checks: 2, max-status-pages: 3, max-status-page-groups: 4, max-status-page-checks: 5, max-incidents: 6, max-incident-updates: 7, max-status-title-bytes: 80, max-status-text-bytes: 900}',
       'tcp-checks:',
       '  - {name: db, target: 127.0.0.1, port: 5432, timeout: 1s, interval: 10s, labels: {env: prod}}',
       'maintenance:',
@@ -266,6 +268,7 @@ describe('config sections', () => {
         },
         "file": null,
         "healthchecks": {
+          "apiFilesDir": "/srv/vigie/files",
           "checks": [
             {
               "def": {
@@ -318,6 +321,7 @@ describe('config sections', () => {
             },
           },
           "maxConcurrentRuns": 5,
+          "maxPendingBytes": 2097152,
           "maxPendingResults": 2000,
           "startTickMs": 10,
           "statusLimits": {

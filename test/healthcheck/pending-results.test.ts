@@ -3,6 +3,7 @@ import { PendingResults } from '../../src/healthcheck/pending-results.ts';
 import type { CheckResult } from '../../src/healthcheck/result-types.ts';
 
 const HOUR = 3_600;
+const CAPS = { maxResults: 1_000, maxBytes: 64 * 1024 * 1024 };
 
 function result(name: string, atS: number, success: boolean, duration: number): CheckResult {
   return {
@@ -27,7 +28,7 @@ function write(pending: PendingResults, name: string): CheckResult[] {
 
 describe('the pending results', () => {
   it('gives a check that starts waiting nothing of the checks written before it', () => {
-    const pending = new PendingResults(10, 1_000, () => undefined);
+    const pending = new PendingResults(10, CAPS, () => undefined);
     pending.add(result('a', 10 * HOUR + 5, true, 7));
     pending.add(result('a', 11 * HOUR + 5, false, 9));
     expect(write(pending, 'a').map((r) => r.duration)).toEqual([7, 9]);
@@ -45,7 +46,7 @@ describe('the pending results', () => {
   });
 
   it("keeps the rest of a check's waiting results when it is written in steps", () => {
-    const pending = new PendingResults(10, 1_000, () => undefined);
+    const pending = new PendingResults(10, CAPS, () => undefined);
     for (let i = 0; i < 5; i++) pending.add(result('a', HOUR + i, true, i));
     const check = pending.get('a');
     if (check === undefined) throw new Error('a has nothing waiting');
@@ -56,5 +57,32 @@ describe('the pending results', () => {
     expect(rest.map((r) => r.duration)).toEqual([2, 3, 4]);
     expect(check.results).toEqual([]);
     expect(pending.size).toBe(0);
+  });
+
+  it('holds at most maxBytes of messages: past it a result folds into the aggregates, counted pending_bytes', () => {
+    const folded: string[] = [];
+    // Room for three messages of 1,000 characters (2,000 bytes each).
+    const pending = new PendingResults(100, { maxResults: 1_000, maxBytes: 6_500 }, (reason) => folded.push(reason));
+    const report = (name: string, atS: number) => ({ ...result(name, atS, false, 1), message: 'x'.repeat(1_000) });
+    for (let i = 0; i < 3; i++) pending.add(report('a', HOUR + i));
+    expect(pending.bytes).toBe(6_000);
+    expect(pending.full).toBe(false);
+    // The fourth takes the place of a's oldest; a check with none waiting keeps no raw result.
+    pending.add(report('a', HOUR + 3));
+    pending.add(report('b', HOUR + 4));
+    expect(folded).toEqual(['pending_bytes', 'pending_bytes']);
+    expect(pending.bytes).toBe(6_000);
+    expect(pending.get('a')?.results.map((r) => r['healthcheck-timestamp'])).toEqual([HOUR + 1, HOUR + 2, HOUR + 3]);
+    expect(pending.get('b')?.results).toEqual([]);
+    // What did not fit starts the writes, as the cap in results does.
+    expect(pending.full).toBe(true);
+    expect(pending.hoursOf('a')[0]?.runs).toBe(4);
+    expect(pending.hoursOf('b')[0]?.runs).toBe(1);
+    // A short message still fits.
+    pending.add({ ...result('c', HOUR + 5, true, 1), message: 'ok'.repeat(100) });
+    expect(pending.get('c')?.results).toHaveLength(1);
+    write(pending, 'a');
+    expect(pending.bytes).toBe(400);
+    expect(pending.full).toBe(false);
   });
 });
