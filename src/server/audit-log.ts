@@ -8,6 +8,8 @@
  * - a write that fails (a full disk) is counted in `audit_write_failures_total` and logged at most once a minute;
  *   the request it was about is answered as if nothing happened;
  * - every string is truncated, so that a hostile client cannot write megabytes per row;
+ * - the changes refused at the authentication-failure limit are counted (`audit_rows_skipped_total`), not written:
+ *   an address writes at most `http.max-auth-failures` refused rows a window, whatever it sends;
  * - the row cap (`http.audit.max-rows`) holds at every insert, the retention (`http.audit.retention`) at startup
  *   and hourly: an idle service wakes up once an hour for it.
  */
@@ -62,6 +64,7 @@ export class AuditLog {
   private readonly expire: Statement<[number]>;
   private readonly writeAndCap: (values: unknown[]) => void;
   private readonly failures: Counter;
+  private readonly skipped: Counter<'reason'>;
   private readonly warn: (message: string) => void;
   private readonly now: () => number;
   private lastWarningMs = -Infinity;
@@ -90,6 +93,12 @@ export class AuditLog {
       help: 'API changes the audit log could not record (a full disk): the requests were answered all the same.',
       registers: [options.registry],
     });
+    this.skipped = new Counter({
+      name: 'audit_rows_skipped_total',
+      help: 'API changes not written to the audit log (auth_limited: refused at http.max-auth-failures, whose first refusals were written).',
+      labelNames: ['reason'],
+      registers: [options.registry],
+    });
     this.warn = options.warn;
     this.now = options.now ?? Date.now;
     this.prune();
@@ -112,6 +121,11 @@ export class AuditLog {
     } catch (error) {
       this.failed('record an API change', error);
     }
+  }
+
+  /** A change not written, counted with its reason. */
+  skip(reason: 'auth_limited'): void {
+    this.skipped.inc({ reason });
   }
 
   /** Drops the rows past the retention, and the oldest past the row cap (lowered since the last start); answers

@@ -25,6 +25,8 @@ export function auditChanges(log: AuditLog): onResponseAsyncHookHandler {
     let change = changes.get(key);
     if (change === undefined) changes.set(key, (change = isApiChange(request.method, route)));
     if (!change) return;
+    // One row per refusal at the failure limit would let one address push the history out (docs/hardening.md).
+    if (request.authLimited === true) return log.skip('auth_limited');
     log.record({
       principal: principalOf(request),
       address: request.ip,

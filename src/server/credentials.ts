@@ -10,7 +10,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { HttpError } from './errors.ts';
-import { routeAccess } from './scopes.ts';
+import { isApiChange, routeAccess } from './scopes.ts';
 import type { HttpSettings } from './settings.ts';
 import { sha256Hex, type TokenStore } from './tokens.ts';
 
@@ -24,6 +24,8 @@ declare module 'fastify' {
     principal?: string;
     /** The scopes it was admitted with; unset when the API asks for no credentials (see `holdsScope`). */
     scopes?: readonly string[];
+    /** Refused at the failure limit (429): the audit log does not write such rows one by one. */
+    authLimited?: true;
   }
 }
 
@@ -105,11 +107,28 @@ export function credentialsHook(
       request.scopes = [];
       return;
     }
+    const header = request.headers.authorization ?? '';
+    const bearer = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header)?.[1];
+    const own = request.routeOptions.config?.ownTokenSha256;
+    const query = own ? queryToken(request) : undefined;
+    const presented = bearer ?? query;
+    // A heartbeat token opens its report URLs even at the failure limit: a cron job behind the NAT of a guesser must
+    // not look silent. Such a token is a long random secret (an API token, or a check's own token of 16 characters
+    // or more), which answers no guess of a password (docs/hardening.md, "Guessing credentials").
+    if (own !== undefined && presented !== undefined) {
+      const principal = heartbeatPrincipal(request, presented, own(request), tokens);
+      if (principal !== undefined) {
+        request.principal = principal.name;
+        request.scopes = principal.scopes;
+        return;
+      }
+    }
     // An address past the limit is refused whatever it presents: were a right credential let through, the 401s
     // and the 200 would tell the guesses apart, and guessing would go on at full speed.
     const status = await limiter(request, { increment: false });
     if (!status.isAllowed && status.remaining === 0) {
       counting.limited.inc();
+      request.authLimited = true;
       const wait = Math.max(1, status.ttlInSeconds ?? 1);
       throw new HttpError(
         429,
@@ -117,22 +136,12 @@ export function credentialsHook(
         { 'Retry-After': String(wait) },
       );
     }
-    const header = request.headers.authorization ?? '';
-    const bearer = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header)?.[1];
-    const own = request.routeOptions.config?.ownTokenSha256;
-    const presented = bearer ?? (own ? queryToken(request) : undefined);
-    if (own && presented !== undefined) {
-      const expected = own(request);
-      if (expected !== undefined && digestsEqual(sha256Hex(presented), expected)) {
-        request.principal = `heartbeat:${(request.params as { name?: string } | undefined)?.name ?? '?'}`;
-        request.scopes = ['heartbeat'];
-        return;
-      }
-    }
     let principal: Principal | undefined;
-    if (presented !== undefined) {
-      const token = tokens.find(sha256Hex(presented));
+    if (bearer !== undefined) {
+      const token = tokens.find(sha256Hex(bearer));
       if (token !== undefined) principal = { name: `token:${token.name}`, scopes: token.scopes };
+    } else if (query !== undefined) {
+      // `?token=` takes the heartbeat tokens admitted above, no other: a URL ends up in logs and shell histories.
     } else if (/^Basic /i.test(header)) {
       const pair = decodeBasic(header);
       if (basic?.(pair)) principal = { name: `basic:${http.basicAuth?.username ?? ''}`, scopes: ['admin'] };
@@ -143,8 +152,9 @@ export function credentialsHook(
       }
     }
     if (principal === undefined) {
-      // A request without any credential (a browser before its login prompt) is no guess.
-      if (header !== '' || presented !== undefined) {
+      // A read without any credential (a browser before its login prompt) is no guess; a change is counted, so that
+      // a flood of them is slowed and its audit rows bounded (src/server/audit-routes.ts).
+      if (header !== '' || presented !== undefined || isApiChange(request.method, path)) {
         counting.failures.inc();
         await limiter(request);
       }
@@ -159,6 +169,23 @@ export function credentialsHook(
       );
     }
   };
+}
+
+/** Who a heartbeat token speaks for on a report route: the check's own token, or an API token of scope `heartbeat`. */
+function heartbeatPrincipal(
+  request: FastifyRequest,
+  presented: string,
+  ownSha256: string | undefined,
+  tokens: TokenStore,
+): Principal | undefined {
+  const digest = sha256Hex(presented);
+  if (ownSha256 !== undefined && digestsEqual(digest, ownSha256))
+    return {
+      name: `heartbeat:${(request.params as { name?: string } | undefined)?.name ?? '?'}`,
+      scopes: ['heartbeat'],
+    };
+  const token = tokens.find(digest);
+  return token?.scopes.includes('heartbeat') ? { name: `token:${token.name}`, scopes: token.scopes } : undefined;
 }
 
 function queryToken(request: FastifyRequest): string | undefined {
