@@ -21,7 +21,7 @@ import { messageError, type Operation, operation } from '../server/openapi.ts';
 import { ref } from '../common/wire.ts';
 import { addWireSchemas } from '../server/wire-schemas.ts';
 import { BulkBody, Created, History, HistoryQuery, listOf, Message, NameParams, Uptime } from './api-schemas.ts';
-import { CHECK_KINDS, KIND_NAMES } from './kinds/index.ts';
+import { CHECK_KINDS, type CheckJson, KIND_NAMES } from './kinds/index.ts';
 import { CheckDefinition, CheckResult, HEALTHCHECK_WIRE_TYPES } from './wire.ts';
 import { HealthcheckError, type HealthcheckErrorReason, unknownKind } from './api-input.ts';
 import type { HealthcheckService } from './service.ts';
@@ -140,7 +140,7 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
         ),
       },
     },
-    async () => list(service.list(), wrap),
+    async (request) => list(service.list().map(shownTo(request)), wrap),
   );
 
   for (const kind of KIND_NAMES) {
@@ -208,7 +208,7 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
   app.get(
     '/:name',
     { schema: { params: NameParams, response: { 200: ref(CheckDefinition) }, ...getDoc } },
-    async (request) => service.get(request.params.name),
+    async (request) => shownTo(request)(service.get(request.params.name)),
   );
 
   const deleteDoc = documented(wrap, 'Delete an API check', {
@@ -284,6 +284,18 @@ function registerResultRoutes(scope: FastifyInstance, service: HealthcheckServic
       return { name, uptime: service.uptime(name) };
     },
   );
+}
+
+/**
+ * A listed definition as `request` may read it: a heartbeat check's `token-sha256` is an unsalted digest that a
+ * reader could match against tokens guessed offline, so only `admin` sees it (and can post the listing back whole).
+ */
+function shownTo(request: FastifyRequest): (json: CheckJson) => CheckJson {
+  if (holdsScope(request, 'admin')) return (json) => json;
+  return (json) => {
+    if (json['token-sha256'] !== undefined) delete json['token-sha256'];
+    return json;
+  };
 }
 
 /** Who asks, for what the route's scope does not decide alone (a command check needs `admin`). */

@@ -125,7 +125,8 @@ export interface LabelLimits {
 /** Labels are copied into every result, listing, export and metric of their check (docs/hardening.md, "Labels"). */
 export const DEFAULT_LABEL_LIMITS: LabelLimits = { maxLabels: 64, maxKeyBytes: 256, maxValueBytes: 1024 };
 
-/** Refuses labels past the caps, naming the label; the caps are counted in UTF-8 bytes, as they are stored. */
+/** Refuses labels past the caps, naming the label (the caps are counted in UTF-8 bytes, as they are stored), and
+ *  control characters in keys and values, as in names: labels go into logs, metric series and terminals. */
 export function checkLabels(labels: Record<string, string>, limits: LabelLimits): void {
   const keys = Object.keys(labels);
   if (keys.length > limits.maxLabels) {
@@ -135,6 +136,10 @@ export function checkLabels(labels: Record<string, string>, limits: LabelLimits)
     );
   }
   for (const key of keys) {
+    if (hasControlCharacter(key))
+      throw new CheckValidationError('labels', `the key ${JSON.stringify(key)} must not contain control characters`);
+    if (hasControlCharacter(labels[key] as string))
+      throw new CheckValidationError(`labels.${key}`, 'must not contain control characters');
     const keyBytes = Buffer.byteLength(key);
     if (keyBytes > limits.maxKeyBytes) {
       const shown = key.length > 20 ? `${key.slice(0, 20)}...` : key;

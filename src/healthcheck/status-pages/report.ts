@@ -33,9 +33,22 @@ function invalid(problem: string): HealthcheckError {
   return new HealthcheckError('invalid', `Invalid report: ${problem}`);
 }
 
-/** Unix seconds, or RFC 3339 read as maintenance windows read it (the date must exist). */
+/**
+ * The latest `from` or `to`: the report answers the period it counted in RFC 3339, whose years have four digits, and
+ * rounds its end up to the hour (`new Date(...).toISOString()` writes `+010000-01-01...` past 9999).
+ */
+const LATEST_S = Date.UTC(9999, 11, 31, 23) / 1000;
+const LATEST = new Date(LATEST_S * 1000).toISOString().replace('.000Z', 'Z');
+
+/** Unix seconds, or RFC 3339 read as maintenance windows read it (the date must exist), up to LATEST. */
 function instant(field: string, text: string): number {
-  if (/^\d{1,12}$/.test(text)) return Number(text);
+  const seconds = /^\d{1,12}$/.test(text) ? Number(text) : rfc3339Seconds(field, text);
+  if (seconds > LATEST_S)
+    throw invalid(`${field}: must be at most ${LATEST} (the report's dates are RFC 3339), got ${JSON.stringify(text)}`);
+  return seconds;
+}
+
+function rfc3339Seconds(field: string, text: string): number {
   try {
     return Math.floor(timeField(field, text) / 1000);
   } catch (error) {
