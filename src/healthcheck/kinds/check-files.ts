@@ -9,12 +9,12 @@ import { constants, open } from 'node:fs/promises';
 import { formatDuration } from '../../common/duration.ts';
 
 /** A PEM bundle of every public CA is about 220 KB. */
-export const MAX_CHECK_FILE_BYTES = 1024 * 1024;
+const MAX_CHECK_FILE_BYTES = 1024 * 1024;
 const MAX_TEXT = '1 MiB';
 
 /** The fields of a definition that name files, in the order a refusal looks at them. */
-export const CHECK_FILE_FIELDS = ['cacert', 'cert', 'key'] as const;
-export type CheckFileField = (typeof CHECK_FILE_FIELDS)[number];
+const CHECK_FILE_FIELDS = ['cacert', 'cert', 'key'] as const;
+type CheckFileField = (typeof CHECK_FILE_FIELDS)[number];
 
 /** The files a definition names, field by field (none for most kinds). */
 export function checkFiles(def: object): { field: CheckFileField; path: string }[] {
@@ -27,7 +27,7 @@ export function checkFiles(def: object): { field: CheckFileField; path: string }
 }
 
 /** A file that is not one a check may read; the message starts with the path. */
-export class CheckFileError extends Error {}
+class CheckFileError extends Error {}
 
 /** Why a file of `size` bytes that `isFile` or not may not be read by a check; null when it may. */
 export function fileRefusal(path: string, stat: { isFile(): boolean; size: number }): string | null {
