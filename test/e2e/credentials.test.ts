@@ -174,11 +174,15 @@ describe("a heartbeat check's own token", () => {
     expect(await both.json()).toEqual({ message: expect.stringContaining('token') });
   });
 
-  it('is listed as its SHA-256, never as the secret', async () => {
-    const response = await server.request('/api/v1/healthcheck/backup', { headers: bearer(secretOf('read')) });
-    const text = await response.text();
-    expect(text).not.toContain(HEARTBEAT_TOKEN);
-    expect(JSON.parse(text)).toMatchObject({ name: 'backup', 'token-sha256': sha256(HEARTBEAT_TOKEN) });
+  it('is listed as its SHA-256 to admin credentials, never as the secret, and not at all to read ones', async () => {
+    const asAdmin = await (await server.request('/api/v1/healthcheck/backup', { headers: basic })).text();
+    expect(asAdmin).not.toContain(HEARTBEAT_TOKEN);
+    expect(JSON.parse(asAdmin)).toMatchObject({ name: 'backup', 'token-sha256': sha256(HEARTBEAT_TOKEN) });
+    const asReader = await (
+      await server.request('/api/v1/healthcheck/backup', { headers: bearer(secretOf('read')) })
+    ).text();
+    expect(asReader).not.toContain(HEARTBEAT_TOKEN);
+    expect(asReader).not.toContain('token-sha256');
   });
 });
 

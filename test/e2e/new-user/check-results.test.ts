@@ -25,7 +25,8 @@ let tcp: TcpTarget;
 beforeAll(async () => {
   pki = createTestPki();
   [server, tls, tcp] = await Promise.all([
-    startServer({ config: { 'healthchecks-labels': ['team'] } }),
+    // The API's checks name files under healthchecks.api-files-dir only (docs/hardening.md).
+    startServer({ config: { 'healthchecks-labels': ['team'], healthchecks: { 'api-files-dir': pki.dir } } }),
     startTlsTarget({ key: pki.server.key, cert: pki.server.cert }),
     startTcpTarget(),
   ]);
