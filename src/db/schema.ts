@@ -44,6 +44,16 @@ export const healthcheckResults = sqliteTable('healthcheck_results', {
   maintenance: integer('maintenance', { mode: 'boolean' }).notNull().default(false),
   /** In a cluster: the node that ran the check; null on a single node (docs/cluster.md). */
   node: text('node'),
+  /**
+   * The check's state from its results, maintenance and pause aside: up, pending, down or degraded (docs/checks.md,
+   * "States"); the API shows `maintenance` while `maintenance` is set and `paused` while healthcheck_pauses has the
+   * check. Null on rows written before states existed.
+   */
+  state: text('state', { enum: ['up', 'pending', 'down', 'degraded'] }),
+  /** When the state shown began. */
+  stateSinceMs: integer('state_since_ms'),
+  /** Consecutive successes (> 0) or failures (< 0) behind the state, results in maintenance left out. */
+  stateStreak: integer('state_streak').notNull().default(0),
 });
 
 /** The last N raw results of each check (N = `healthchecks.history-size`, 100 by default). */
@@ -61,6 +71,39 @@ export const healthcheckHistory = sqliteTable(
   },
   (table) => [index('healthcheck_history_name_id').on(table.name, table.id)],
 );
+
+/**
+ * Every change of a check's state (docs/checks.md, "States"): from and to (up, pending, down, degraded, paused,
+ * maintenance), the message of the first failure for a change to pending or down (the reason of a pause), and in a
+ * cluster the node whose result made it. Kept `healthchecks.events-retention`, at most
+ * `healthchecks.max-events-per-check` per check.
+ */
+export const healthcheckEvents = sqliteTable(
+  'healthcheck_events',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    name: text('name').notNull(),
+    atMs: integer('at_ms').notNull(),
+    fromState: text('from_state').notNull(),
+    toState: text('to_state').notNull(),
+    message: text('message').notNull(),
+    node: text('node'),
+  },
+  (table) => [
+    index('healthcheck_events_name_at').on(table.name, table.atMs),
+    index('healthcheck_events_at').on(table.atMs),
+  ],
+);
+
+/** Checks paused through the API (docs/checks.md, "Pause"): who paused each, why, since and until when. */
+export const healthcheckPauses = sqliteTable('healthcheck_pauses', {
+  name: text('name').primaryKey(),
+  pausedBy: text('paused_by').notNull(),
+  reason: text('reason').notNull(),
+  atMs: integer('at_ms').notNull(),
+  /** Null: until resumed. */
+  untilMs: integer('until_ms'),
+});
 
 /** Hourly (kept 30 days) and daily (kept a year) aggregates, updated as results arrive. */
 export const healthcheckUptime = sqliteTable(

@@ -86,7 +86,7 @@ export function badgeRoutes(
     await registerPartRoutes(root, healthcheckErrors, (app) => {
       const statusDoc = badgeDoc(
         'Status badge of a check',
-        "The check's name, and `up` (green) or `down` (red) from its latest result, `maintenance` (blue) when it fell in a maintenance window; `not run yet` (grey) before the first.",
+        'The check\'s name and its state (docs/checks.md "States"): `up` (green; a pending check too), `degraded` (yellow), `down` (red), `maintenance` (blue), `paused` (grey); `not run yet` (grey) before its first result.',
       );
       app.get<{ Params: { name: string } }>(
         '/api/v1/badge/:name/status.svg',
@@ -95,7 +95,8 @@ export function badgeRoutes(
           const { name } = request.params;
           mayShow(service, isPublic, request, name);
           service.get(name);
-          return sendSvg(reply, await statusBadge(name, latestResult(service, name)));
+          const state = service.stateApi.stateOf(name)?.state ?? 'pending';
+          return sendSvg(reply, await statusBadge(name, latestResult(service, name), state));
         },
       );
       for (const window of UPTIME_BADGE_WINDOWS) {

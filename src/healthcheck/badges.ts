@@ -5,6 +5,7 @@
  */
 import type { makeBadge as render } from 'badge-maker';
 import type { CheckResult, UptimeWindow } from './result-types.ts';
+import type { CheckState } from './states/names.ts';
 
 /**
  * badge-maker is loaded by the first badge asked for, not at startup: with its font metrics it holds 4 MB of heap,
@@ -19,16 +20,22 @@ async function makeBadge(format: Parameters<typeof render>[0]): Promise<string> 
 export const UPTIME_BADGE_WINDOWS = ['24h', '7d', '30d'] as const;
 export type UptimeBadgeWindow = (typeof UPTIME_BADGE_WINDOWS)[number];
 
-/** `up` (green) or `down` (red) from the latest result, `maintenance` (blue) when it fell in a maintenance window,
- *  `not run yet` (grey) before the first. */
-export function statusBadge(name: string, latest: CheckResult | undefined): Promise<string> {
-  if (latest === undefined) return makeBadge({ label: name, message: 'not run yet', color: 'lightgrey' });
-  if (latest.maintenance) return makeBadge({ label: name, message: 'maintenance', color: 'blue' });
-  return makeBadge({
-    label: name,
-    message: latest.success ? 'up' : 'down',
-    color: latest.success ? 'brightgreen' : 'red',
-  });
+/** What the status badge shows of each state: a pending check (failing, fewer times than its failure-threshold) is
+ *  still up (docs/checks.md, "States"). */
+const STATE_BADGES: Record<CheckState, { message: string; color: string }> = {
+  up: { message: 'up', color: 'brightgreen' },
+  pending: { message: 'up', color: 'brightgreen' },
+  degraded: { message: 'degraded', color: 'yellow' },
+  down: { message: 'down', color: 'red' },
+  maintenance: { message: 'maintenance', color: 'blue' },
+  paused: { message: 'paused', color: 'lightgrey' },
+};
+
+/** The check's state (`up` for pending), `not run yet` (grey) before its first result unless paused. */
+export function statusBadge(name: string, latest: CheckResult | undefined, state: CheckState): Promise<string> {
+  if (latest === undefined && state !== 'paused')
+    return makeBadge({ label: name, message: 'not run yet', color: 'lightgrey' });
+  return makeBadge({ label: name, ...STATE_BADGES[state] });
 }
 
 /** The share of successful runs over the window, two decimals below 100 %; `no data` (grey) without runs. */

@@ -8,6 +8,8 @@ import { type CheckJson, checkToJson } from './kinds/index.ts';
 import { HealthcheckError, notFound } from './api-input.ts';
 import type { CheckRegistry } from './registry.ts';
 import type { HealthcheckRepository } from './repository.ts';
+import type { CheckState } from './states/machine.ts';
+import type { PauseJson, StateApi } from './states/state-api.ts';
 import type {
   CheckResult,
   DurationBucket,
@@ -35,6 +37,10 @@ export interface CheckOverview {
     node?: string;
   } | null;
   uptime: UptimeRatios;
+  /** The check's state (docs/checks.md, "States") and when it began (Unix s); who paused it, while paused. */
+  state: CheckState;
+  'state-since': number;
+  pause?: PauseJson;
 }
 
 const UPTIME_CACHE_MS = 5000;
@@ -45,6 +51,7 @@ export class CheckReads {
   constructor(
     private readonly checks: CheckRegistry,
     private readonly repository: HealthcheckRepository,
+    private readonly states: StateApi,
   ) {}
 
   list(): CheckJson[] {
@@ -59,14 +66,18 @@ export class CheckReads {
     return checkToJson(check.def, check.source);
   }
 
+  /** The latest results, each with its check's state. */
   results(): CheckResult[] {
-    return [...this.checks.latestResults()].sort((a, b) => compareNames(a.name, b.name));
+    return [...this.checks.latestResults()]
+      .sort((a, b) => compareNames(a.name, b.name))
+      .map((result) => this.states.withState(result));
   }
 
+  /** The latest result, with its check's state. */
   result(name: string): CheckResult {
     const result = this.checks.latestResult(name);
     if (!result) throw new HealthcheckError('result-not-found', `Result not found for healthcheck ${name}`);
-    return result;
+    return this.states.withState(result);
   }
 
   history(name: string, limit: number): HistoryEntry[] {
@@ -86,13 +97,17 @@ export class CheckReads {
     const rows: CheckOverview[] = [];
     // Plain property writes, no spreads: this runs for every check on every poll of every open dashboard.
     for (const { def, source } of this.checks.all()) {
+      const state = this.states.stateOf(def.name);
       const row: CheckOverview = {
         name: def.name,
         kind: def.kind,
         source,
         result: null,
         uptime: uptime.get(def.name) ?? none,
+        state: state?.state ?? 'pending',
+        'state-since': state?.['state-since'] ?? 0,
       };
+      if (state?.pause !== undefined) row.pause = state.pause;
       if (def.description !== '') row.description = def.description;
       for (const _label in def.labels) {
         row.labels = def.labels;

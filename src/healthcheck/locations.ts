@@ -11,6 +11,9 @@
  *
  * A single node (no cluster) is the one location of every check: `trackLocations` gives it the pass-through, which
  * is each result as it comes, as for a check without locations in a cluster.
+ *
+ * A state that is up while a chosen location's latest run crossed a `degraded` condition is degraded, saying which
+ * (docs/checks.md "States").
  */
 import type { LocationSpec } from './kinds/locations.ts';
 import type { CheckResult, HistoryEntry, LocationResult } from './result-types.ts';
@@ -136,6 +139,7 @@ function locationOf(node: string, result: CheckResult | HistoryEntry): LocationR
     duration: result.duration,
   };
   if (result.maintenance) location.maintenance = true;
+  if ('degraded' in result && result.degraded !== undefined) location.degraded = result.degraded;
   return location;
 }
 
@@ -150,6 +154,7 @@ function stateOf(
 ): CheckResult {
   const locations: LocationResult[] = [];
   const failures: string[] = [];
+  let degraded: string | undefined;
   let newest: LocationResult | CheckResult = result;
   let reported = false;
   for (const node of chosen) {
@@ -160,6 +165,7 @@ function stateOf(
     }
     locations.push(latest);
     if (!latest.success) failures.push(`${node}: ${latest.message}`);
+    else if (latest.degraded !== undefined) degraded ??= `${node}: ${latest.degraded}`;
     if (!reported || (latest['healthcheck-timestamp'] as number) > (newest['healthcheck-timestamp'] as number))
       newest = latest;
     reported = true;
@@ -180,5 +186,7 @@ function stateOf(
     quorum,
     locations,
   };
+  // Up with a location's run degraded: the check is degraded (docs/checks.md "States").
+  if (up && degraded !== undefined) state.degraded = degraded;
   return state;
 }

@@ -10,6 +10,9 @@
  * the mail checks with TLS), and for domain checks `healthcheck_domain_expiry_seconds`, the registration's expiry.
  * A check run from several places (docs/checks.md "Locations") has `healthcheck_location_success{node}` 1/0 for each
  * chosen location's latest result, and its `healthcheck_up` is its state (failing at quorum), not its last run's.
+ * `healthcheck_state{state}` is the check's state (docs/checks.md "States"), a state set as OpenMetrics has them and
+ * kube-state-metrics writes its phases: a series per state, 1 for the current one and 0 for the five others, so
+ * that `healthcheck_state{state="down"} == 1` selects the down checks and no series comes and goes with a change.
  *
  * The per-check series are kept here as plain numbers in one small object per check, and written in the text
  * format by a text collector (src/server/metrics.ts): a run only adds to numbers, and a scrape of 12,000 checks
@@ -20,6 +23,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { registerTextCollector } from '../server/metrics.ts';
 import type { FoldReason } from './pending-results.ts';
 import type { CheckResult } from './result-types.ts';
+import { CHECK_STATES, type CheckState } from './states/names.ts';
 
 /** Upstream's buckets (docs/http-api.md, metrics). */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
@@ -42,6 +46,11 @@ const FAMILIES = {
     'healthcheck_domain_expiry_seconds',
     'gauge',
     'Domain healthchecks: the expiry of the registration found through RDAP by the last run, as a Unix time in seconds.',
+  ),
+  state: header(
+    'healthcheck_state',
+    'gauge',
+    'The state of the healthcheck (docs/checks.md, "States"): 1 for its current state, 0 for the others (up, pending, down, degraded, paused, maintenance).',
   ),
   locationSuccess: header(
     'healthcheck_location_success',
@@ -115,6 +124,9 @@ export class CheckSeries {
   domainExpirySeconds = Number.NaN;
   /** A check with locations: its `healthcheck_location_success` lines, rewritten at each of its results. */
   locationLines = '';
+  /** The state its `healthcheck_state` lines show, and those lines (rewritten when the state changes). */
+  state: CheckState | undefined;
+  stateLines = '';
 
   constructor(labelText: string) {
     this.labelText = labelText;
@@ -183,6 +195,16 @@ export class HealthcheckMetrics {
     series.locationLines = lines;
   }
 
+  /** The check's state (src/healthcheck/states/): its `healthcheck_state` lines, one per state, when it changed. */
+  observeCheckState(series: CheckSeries, state: CheckState): void {
+    if (series.state === state) return;
+    series.state = state;
+    let lines = '';
+    for (const one of CHECK_STATES)
+      lines += `healthcheck_state{${series.labelText},state="${one}"} ${one === state ? 1 : 0}\n`;
+    series.stateLines = lines;
+  }
+
   observeLag(lagSeconds: number): void {
     this.lag.observe(lagSeconds);
   }
@@ -229,6 +251,7 @@ export class HealthcheckMetrics {
         ? ''
         : `healthcheck_domain_expiry_seconds{${series.labelText}} ${series.domainExpirySeconds}\n`,
     );
+    yield* this.family(FAMILIES.state, (series) => series.stateLines);
     yield* this.family(FAMILIES.locationSuccess, (series) => series.locationLines);
   }
 

@@ -21,6 +21,7 @@ import { MaintenanceCalendar, MaintenanceStore } from './maintenance.ts';
 import { MaintenanceApi, maintenanceRoutes } from './maintenance-routes.ts';
 import { healthcheckOverviewRoutes } from './overview-routes.ts';
 import { healthcheckRoutes } from './routes.ts';
+import { stateRoutes } from './states/routes.ts';
 import { parseBulk } from './api-input.ts';
 import { HealthcheckService } from './service.ts';
 import { reportRoutes } from './status-pages/report.ts';
@@ -94,7 +95,10 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
         );
         // Reports and windows are the healthcheck API's writes; reports also reach config-file heartbeat checks.
         await app.register(heartbeatRoutes(running));
-        if (!config.http.disableHealthcheckApi) await app.register(maintenanceRoutes(maintenance));
+        if (!config.http.disableHealthcheckApi) {
+          await app.register(maintenanceRoutes(maintenance));
+          await app.register(stateRoutes(running.stateApi));
+        }
         if (!config.http.disableResultApi) {
           await app.register(healthcheckOverviewRoutes(running));
           // Public badges: those of the checks a public page shows, and those that say so.
@@ -107,7 +111,13 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
           );
           // Pages show results, and the report counts them: both go with the result API.
           await app.register(statusPageRoutes(statusPages, statusRenders));
-          await app.register(reportRoutes({ checks: () => checksOf(running), periods: running.periods }));
+          await app.register(
+            reportRoutes({
+              checks: () => checksOf(running),
+              periods: running.periods,
+              outages: (names, fromMs, toMs) => running.outages(names, fromMs, toMs),
+            }),
+          );
         }
       },
       start: async () => {
@@ -159,6 +169,7 @@ function statusSource(service: HealthcheckService, calendar: MaintenanceCalendar
     checks: () => [...checksOf(service)].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
     labelsOf: (name) => service.registry.get(name)?.def.labels,
     latest: (name) => service.registry.latestResult(name),
+    state: (name) => service.states.get(name)?.state,
     inMaintenance: (name, labels) => calendar.inMaintenance(name, labels),
     windows: () => calendar.windows(),
     dailyRuns: (names, sinceS, days) => service.periods.dailyRuns(names, sinceS, days),

@@ -10,6 +10,7 @@
  * reason.
  */
 import { type CheckResult, HOUR_S } from './result-types.ts';
+import type { PendingEvents, StateEvent } from './states/events.ts';
 
 /** Why a raw result was not kept: `history_size`, its check has history-size newer ones; `pending_full`, the cap
  *  in results; `pending_bytes`, the cap in bytes. */
@@ -38,6 +39,8 @@ export interface PendingCheck {
   latest: CheckResult;
   /** When the check's oldest waiting result was taken: it is written once this is write-delay old. */
   readonly sinceS: number;
+  /** The changes of state its results made, oldest first (src/healthcheck/states/); null until one. */
+  events: StateEvent[] | null;
 }
 
 /** The waiting runs of checks per hour, for the uptime reads (src/healthcheck/uptime-reads.ts). */
@@ -46,7 +49,7 @@ export interface PendingRuns {
   allHours(): Iterable<[string, readonly PendingHour[]]>;
 }
 
-export class PendingResults implements PendingRuns {
+export class PendingResults implements PendingRuns, PendingEvents {
   /** In the order the checks started waiting: the due ones come first. */
   private readonly checks = new Map<string, PendingCheck>();
   private count = 0;
@@ -84,7 +87,7 @@ export class PendingResults implements PendingRuns {
   add(result: CheckResult, state: CheckResult = result): void {
     let check = this.checks.get(result.name);
     if (check === undefined) {
-      check = { results: [], hours: [], latest: state, sinceS: result['healthcheck-timestamp'] };
+      check = { results: [], hours: [], latest: state, sinceS: result['healthcheck-timestamp'], events: null };
       this.checks.set(result.name, check);
     }
     check.latest = state;
@@ -107,6 +110,22 @@ export class PendingResults implements PendingRuns {
       this.count--;
       this.onFolded('history_size');
     }
+  }
+
+  /** A change of state a check's result made, written with it; false when the check has nothing waiting. */
+  addEvent(name: string, event: StateEvent): boolean {
+    const check = this.checks.get(name);
+    if (check === undefined) return false;
+    (check.events ??= []).push(event);
+    return true;
+  }
+
+  eventsOf(name: string): readonly StateEvent[] {
+    return this.checks.get(name)?.events ?? [];
+  }
+
+  *allEvents(): Iterable<[string, readonly StateEvent[]]> {
+    for (const [name, check] of this.checks) if (check.events !== null) yield [name, check.events];
   }
 
   get(name: string): PendingCheck | undefined {

@@ -17,6 +17,8 @@ import type { HealthcheckRepository } from './repository.ts';
 import type { CheckResult } from './result-types.ts';
 import { buildResult, shareCheckStrings } from './result.ts';
 import { type ScheduledJob, Scheduler, type SchedulerJob } from './scheduler.ts';
+import type { CheckStates, Transition } from './states/check-states.ts';
+import { degradedReason } from './states/degraded.ts';
 
 /** A check that is registered: what the scheduler runs and what the listings show. */
 export class RunningCheck implements SchedulerJob {
@@ -72,6 +74,8 @@ export interface RegistryOptions {
   owner?: CheckOwner;
   /** Set in a cluster: the node name every result of this node carries. */
   node?: string;
+  /** Each check's state (src/healthcheck/states/), fed every result kept; a paused check does not run. */
+  states: CheckStates;
 }
 
 export interface CheckOwner {
@@ -105,6 +109,7 @@ export class CheckRegistry {
   private readonly pushReports: PushReports;
   private readonly owner: CheckOwner;
   private readonly node: string | undefined;
+  private readonly states: CheckStates;
   private mutations: Promise<unknown> = Promise.resolve();
   private started = false;
 
@@ -119,6 +124,9 @@ export class CheckRegistry {
     this.pushReports = options.pushReports ?? NO_REPORTS;
     this.owner = options.owner ?? ALWAYS_ME;
     this.node = options.node;
+    this.states = options.states;
+    // A pause stops the check's runs here, a resume starts them again (src/healthcheck/states/pauses.ts).
+    this.states.onTransition((check, transition) => this.pauseChanged(check as RunningCheck, transition));
     this.locations = trackLocations({
       node: options.node,
       chosen: (name, locations) => this.owner.chosen(name, locations),
@@ -185,6 +193,7 @@ export class CheckRegistry {
 
   register(check: RunningCheck): void {
     this.checks.set(check.def.name, check);
+    this.states.track(check.def.name);
     if (this.started) this.activate(check);
   }
 
@@ -194,7 +203,7 @@ export class CheckRegistry {
    * past) rather than after the random first-run spread.
    */
   private activate(check: RunningCheck, takenOver = false): void {
-    if (!this.owner.owns(check.def.name, check.def.locations)) return;
+    if (!this.runsHere(check)) return;
     const pushed = check.prepared.pushed;
     if (pushed !== undefined) {
       if (!check.pushStarted) pushed.start((failure) => this.recordRun(check, failure, 0), this.pushReports);
@@ -220,7 +229,7 @@ export class CheckRegistry {
     let stopped = 0;
     if (!this.started) return { started, stopped };
     for (const check of this.checks.values()) {
-      const owned = this.owner.owns(check.def.name, check.def.locations);
+      const owned = this.runsHere(check);
       const running = check.handle !== null || check.pushStarted;
       if (owned && !running) {
         this.activate(check, true);
@@ -231,6 +240,19 @@ export class CheckRegistry {
       }
     }
     return { started, stopped };
+  }
+
+  /** Whether this node runs the check: it owns it (or is one of its locations), and the check is not paused. */
+  private runsHere(check: RunningCheck): boolean {
+    return this.owner.owns(check.def.name, check.def.locations) && this.states.pause(check.def.name) === undefined;
+  }
+
+  /** A paused check stops at once (a run in flight finishes, its result dropped); a resumed one is due one interval
+   *  after its last result, at once when that is past. */
+  private pauseChanged(check: RunningCheck, transition: Transition): void {
+    if (!this.started || this.checks.get(check.def.name) !== check) return;
+    if (transition.to === 'paused') this.deactivate(check);
+    else if (transition.from === 'paused') this.activate(check, true);
   }
 
   /** Stops running a check here (its owner is another node now); its definition and results stay. */
@@ -252,17 +274,11 @@ export class CheckRegistry {
   recordRemote(result: CheckResult): boolean {
     const check = this.checks.get(result.name);
     if (check === undefined) return false;
+    // Paused on this node (a pause holds on the node it was made on, docs/cluster.md): counted nowhere here.
+    if (this.states.pause(check.def.name) !== undefined) return true;
     shareCheckStrings(result, check.def.name, check.summary, check.labels, check.source);
-    const latest = this.latest.get(result.name);
-    const view = this.locations.observe(check, result, false, latest);
-    // A result older than the latest kept (results replayed after a restart) does not replace it; it still goes to
-    // the history.
-    if (latest === undefined || latest['healthcheck-timestamp'] <= view.state['healthcheck-timestamp'])
-      this.latest.set(result.name, view.state);
-    this.repository.record(result, view.state);
     this.metrics.observeRun(check.metricSeries, result.success, result.duration / 1000, undefined);
-    this.metrics.observeState(check.metricSeries, view.state);
-    if (view.exported) this.export(view.state);
+    this.keep(check, result, false);
     const pushed = check.prepared.pushed;
     if (pushed !== undefined && !isSilence(result.message)) {
       const report = { atMs: result['healthcheck-timestamp'] * 1000, success: result.success, message: result.message };
@@ -295,6 +311,7 @@ export class CheckRegistry {
     this.checks.delete(check.def.name);
     this.latest.delete(check.def.name);
     this.locations.forget(check.def.name);
+    this.states.forget(check.def.name);
     this.repository.dropBuffered(new Set([check.def.name]));
   }
 
@@ -330,8 +347,30 @@ export class CheckRegistry {
     for (let i = 0; i < this.resultSinks.length; i++) (this.resultSinks[i] as ResultSink)(result);
   }
 
+  /**
+   * What every result kept goes through after its run's metrics, this node's runs and the other nodes' alike: the
+   * check's latest result and state (its quorum's for a check with locations), the result store, the state metrics,
+   * the exporters.
+   */
+  private keep(check: RunningCheck, result: CheckResult, ranHere: boolean): void {
+    const name = check.def.name;
+    const latest = this.latest.get(name);
+    const view = this.locations.observe(check, result, ranHere, latest);
+    // A result older than the latest kept (results replayed after a restart) does not replace it; it still goes to
+    // the history.
+    if (latest === undefined || latest['healthcheck-timestamp'] <= view.state['healthcheck-timestamp'])
+      this.latest.set(name, view.state);
+    this.repository.record(result, view.state);
+    const machine = this.states.observe(check, view.state);
+    this.metrics.observeState(check.metricSeries, view.state);
+    this.metrics.observeCheckState(check.metricSeries, machine.state);
+    if (view.exported) this.export(view.state);
+  }
+
   private recordRun(check: RunningCheck, failure: unknown, durationMs: number): void {
     const name = check.def.name;
+    // A run in flight when its check was paused, or a report to a paused heartbeat check: dropped.
+    if (this.states.pause(name) !== undefined) return;
     const result = buildResult(
       name,
       check.summary,
@@ -342,19 +381,24 @@ export class CheckRegistry {
       this.inMaintenance(name, check.def.labels),
       this.node,
     );
-    const view = this.locations.observe(check, result, true, this.latest.get(name));
-    this.latest.set(result.name, view.state);
-    this.repository.record(result, view.state);
+    const certificateExpiryS = check.prepared.certificateExpirySeconds?.();
+    const domainExpiryS = check.prepared.domainExpirySeconds?.();
+    const degraded = check.def.degraded ?? this.states.defaults.degraded;
+    if (degraded !== undefined && result.success) {
+      const sight = {
+        durationMs,
+        certificateExpiryS:
+          degraded.expiryWarningNs === undefined
+            ? undefined
+            : (certificateExpiryS ?? check.prepared.peerCertificateExpirySeconds?.()),
+        domainExpiryS,
+      };
+      const reason = degradedReason(degraded, sight, Date.now());
+      if (reason !== undefined) result.degraded = reason;
+    }
     this.publish(result);
-    if (view.exported) this.export(view.state);
-    this.metrics.observeRun(
-      check.metricSeries,
-      result.success,
-      durationMs / 1000,
-      check.prepared.certificateExpirySeconds?.(),
-      check.prepared.domainExpirySeconds?.(),
-    );
-    this.metrics.observeState(check.metricSeries, view.state);
+    this.metrics.observeRun(check.metricSeries, result.success, durationMs / 1000, certificateExpiryS, domainExpiryS);
+    this.keep(check, result, true);
     if (result.success !== check.lastSuccess) {
       if (!result.success) this.logger.warn({ name: result.name, cause: result.message }, 'healthcheck failed');
       else if (check.lastSuccess === false) this.logger.info({ name: result.name }, 'healthcheck recovered');

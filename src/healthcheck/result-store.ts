@@ -18,9 +18,17 @@
 import { getTableName, inArray } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { BEAT_MS, type BeatTimer, everyBeat } from '../common/beat.ts';
-import { healthcheckHistory, healthcheckResults, healthcheckUptime, heartbeatReports } from '../db/schema.ts';
+import {
+  healthcheckEvents,
+  healthcheckHistory,
+  healthcheckResults,
+  healthcheckUptime,
+  heartbeatReports,
+} from '../db/schema.ts';
 import { type FoldReason, type PendingCheck, PendingResults } from './pending-results.ts';
 import { type CheckResult, DAILY_RETENTION_S, DAY_S, HOURLY_RETENTION_S } from './result-types.ts';
+import type { StateEvent } from './states/events.ts';
+import type { Health } from './states/machine.ts';
 
 /** `healthchecks.max-pending-results`: raw results held for all checks until they are written. */
 export const DEFAULT_MAX_PENDING_RESULTS = 100_000;
@@ -49,16 +57,39 @@ export interface RepositoryOptions {
   onFlushError?: (error: unknown) => void;
   /** A raw result was not kept (its run still counts in the aggregates). */
   onFolded?: (reason: FoldReason) => void;
+  /** A check's state when its latest result is written (src/healthcheck/states/), kept beside it for restarts. */
+  stateOf?: (name: string) => StoredHealth | undefined;
+  /** `healthchecks.max-events-per-check`: a check's oldest changes of state beyond it are deleted as it writes. */
+  maxEventsPerCheck?: () => number;
 }
+
+/** What the latest result's row keeps of its check's state (src/healthcheck/states/machine.ts). */
+export interface StoredHealth {
+  health: Health;
+  sinceMs: number;
+  streak: number;
+}
+
+/** A check's stored state, read back at startup with what its latest result was. */
+export interface StoredState extends StoredHealth {
+  name: string;
+  maintenance: boolean;
+  timestampS: number;
+  message: string;
+}
+
+const DEFAULT_MAX_EVENTS_PER_CHECK = 100_000;
 
 /**
  * Per check: the hour it last wrote an aggregate for (a new hour triggers the pruning of its old aggregates),
  * and how many history rows it has (counted once, then kept up to date), so that trimming deletes exactly the
  * rows over `history-size`, oldest first, without looking at the others.
  */
-interface StoredState {
+interface WrittenState {
   hour: number;
   historyRows: number;
+  /** -1 until the check first writes a change of state. */
+  eventRows: number;
 }
 
 export class ResultStore {
@@ -68,7 +99,7 @@ export class ResultStore {
   /** The writes under way (`all`: every waiting check, not only the due ones) and their end, or none. */
   private round: { all: boolean; done: Promise<void> } | null = null;
   /** What the writes keep per check: the hour it last wrote an aggregate for, and its history rows. */
-  private readonly stored = new Map<string, StoredState>();
+  private readonly stored = new Map<string, WrittenState>();
   private readonly flushIntervalMs: number;
   private readonly writeDelayS: number;
   private readonly nowS: () => number;
@@ -108,14 +139,36 @@ export class ResultStore {
     const h = getTableName(healthcheckHistory);
     const u = getTableName(healthcheckUptime);
     const r = getTableName(healthcheckResults);
+    const e = getTableName(healthcheckEvents);
     return {
       upsertResult: client.prepare<
-        [string, number, number, number, string, string, string | null, string, number, string | null]
+        [
+          string,
+          number,
+          number,
+          number,
+          string,
+          string,
+          string | null,
+          string,
+          number,
+          string | null,
+          string | null,
+          number | null,
+          number,
+        ]
       >(
-        `insert into ${r} (name, success, timestamp_s, duration_ms, message, summary, labels, source, maintenance, node) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        `insert into ${r} (name, success, timestamp_s, duration_ms, message, summary, labels, source, maintenance, node, state, state_since_ms, state_streak) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          on conflict (name) do update set success = excluded.success, timestamp_s = excluded.timestamp_s, duration_ms = excluded.duration_ms,
            message = excluded.message, summary = excluded.summary, labels = excluded.labels, source = excluded.source, maintenance = excluded.maintenance,
-           node = excluded.node`,
+           node = excluded.node, state = excluded.state, state_since_ms = excluded.state_since_ms, state_streak = excluded.state_streak`,
+      ),
+      insertEvent: client.prepare<[string, number, string, string, string, string | null]>(
+        `insert into ${e} (name, at_ms, from_state, to_state, message, node) values (?, ?, ?, ?, ?, ?)`,
+      ),
+      countEvents: client.prepare<[string], { n: number }>(`select count(*) as n from ${e} where name = ?`),
+      trimEvents: client.prepare<[string, number]>(
+        `delete from ${e} where id in (select id from ${e} where name = ? order by at_ms asc, id asc limit ?)`,
       ),
       insertHistory: client.prepare<[string, number, number, number, string, number, string | null]>(
         `insert into ${h} (name, success, timestamp_s, duration_ms, message, maintenance, node) values (?, ?, ?, ?, ?, ?, ?)`,
@@ -270,7 +323,7 @@ export class ResultStore {
     const s = this.statements;
     let state = this.stored.get(name);
     if (state === undefined) {
-      state = { hour: -1, historyRows: (s.countHistory.get(name) as { n: number }).n };
+      state = { hour: -1, historyRows: (s.countHistory.get(name) as { n: number }).n, eventRows: -1 };
       this.stored.set(name, state);
     }
     const rows = this.pending.takeOldest(check, maxRows);
@@ -298,6 +351,7 @@ export class ResultStore {
       if (hour.hour > newestHour) newestHour = hour.hour;
     }
     const latest = check.latest;
+    const health = this.options.stateOf?.(name);
     s.upsertResult.run(
       name,
       latest.success ? 1 : 0,
@@ -309,7 +363,11 @@ export class ResultStore {
       latest.source,
       latest.maintenance ? 1 : 0,
       latest.node ?? null,
+      health?.health ?? null,
+      health?.sinceMs ?? null,
+      health?.streak ?? 0,
     );
+    if (check.events !== null) this.writeEvents(name, check.events, state);
     if (newestHour !== -1 && state.hour !== newestHour) {
       state.hour = newestHour;
       s.pruneUptime.run(name, 'hour', newestHour - HOURLY_RETENTION_S);
@@ -317,6 +375,54 @@ export class ResultStore {
     }
     this.pending.remove(name);
     return true;
+  }
+
+  /** A check's changes of state, and the trim of its oldest beyond `healthchecks.max-events-per-check`. */
+  private writeEvents(name: string, events: readonly StateEvent[], state: WrittenState): void {
+    const s = this.statements;
+    for (const event of events)
+      s.insertEvent.run(name, event.atMs, event.from, event.to, event.message, event.node ?? null);
+    if (state.eventRows < 0) state.eventRows = (s.countEvents.get(name) as { n: number }).n;
+    else state.eventRows += events.length;
+    const max = this.options.maxEventsPerCheck?.() ?? DEFAULT_MAX_EVENTS_PER_CHECK;
+    if (state.eventRows > max) {
+      s.trimEvents.run(name, state.eventRows - max);
+      state.eventRows = max;
+    }
+  }
+
+  /**
+   * A change of state a result of `name` made: written with the check's waiting results (recorded just before), or
+   * now when none waits.
+   */
+  addEvent(name: string, event: StateEvent): void {
+    if (this.pending.addEvent(name, event)) return;
+    this.statements.insertEvent.run(name, event.atMs, event.from, event.to, event.message, event.node ?? null);
+  }
+
+  /** Every check's stored state, with what its latest result was (a restart restores the states from them). */
+  loadStates(): StoredState[] {
+    const rows = this.db.$client
+      .prepare<[], [string, string | null, number | null, number, number, number, string]>(
+        `select name, state, state_since_ms, state_streak, maintenance, timestamp_s, message from ${getTableName(healthcheckResults)}`,
+      )
+      .raw()
+      .all();
+    const states: StoredState[] = [];
+    for (const [name, health, sinceMs, streak, maintenance, timestampS, message] of rows) {
+      // A row written before states existed: the check starts afresh.
+      if (health === null || sinceMs === null) continue;
+      states.push({
+        name,
+        health: health as Health,
+        sinceMs,
+        streak,
+        maintenance: maintenance === 1,
+        timestampS,
+        message,
+      });
+    }
+    return states;
   }
 
   /** Adds one hour's runs of a check to its hourly and daily aggregates (an hour lies within one day). */
@@ -360,13 +466,15 @@ export class ResultStore {
     return names;
   }
 
-  /** Deletes the results, history, aggregates and heartbeat report of checks, inside the caller's transaction. */
+  /** Deletes the results, history, aggregates, changes of state and heartbeat report of checks, inside the caller's
+   *  transaction. */
   forget(tx: Pick<Db, 'delete'>, names: readonly string[]): void {
     for (const chunk of chunks(names)) {
       tx.delete(healthcheckResults).where(inArray(healthcheckResults.name, chunk)).run();
       tx.delete(healthcheckHistory).where(inArray(healthcheckHistory.name, chunk)).run();
       tx.delete(healthcheckUptime).where(inArray(healthcheckUptime.name, chunk)).run();
       tx.delete(heartbeatReports).where(inArray(heartbeatReports.name, chunk)).run();
+      tx.delete(healthcheckEvents).where(inArray(healthcheckEvents.name, chunk)).run();
     }
     for (const name of names) this.stored.delete(name);
   }

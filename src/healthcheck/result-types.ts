@@ -24,6 +24,8 @@ export interface CheckResult {
   quorum?: number;
   /** A check with locations, in a cluster: its chosen locations, best-ranked first, with their latest results. */
   locations?: LocationResult[];
+  /** A successful run that crossed a `degraded` condition of its check: which (docs/checks.md, "States"). */
+  degraded?: string;
 }
 
 /** A location of a check and its latest result; the result fields are absent until the location has run it. */
@@ -34,6 +36,7 @@ export interface LocationResult {
   message?: string;
   duration?: number;
   maintenance?: true;
+  degraded?: string;
 }
 
 export interface HistoryEntry {

@@ -51,6 +51,10 @@ import type {
 } from './result-types.ts';
 import type { HealthcheckConfig } from './settings.ts';
 import type { UptimePeriods } from './uptime-periods.ts';
+import { CheckStates } from './states/check-states.ts';
+import { type Outage, StateEvents } from './states/events.ts';
+import { PauseStore } from './states/pauses.ts';
+import { StateApi } from './states/state-api.ts';
 
 export type CreateOutcome = { oneOff: false } | ({ oneOff: true } & OneOffOutcome);
 
@@ -92,6 +96,11 @@ export interface ApiCheckReplica {
 
 export class HealthcheckService {
   private readonly checks: CheckRegistry;
+  /** Each check's state and pause (src/healthcheck/states/): the seam of the alerts (`onTransition`). */
+  readonly states: CheckStates;
+  /** The API's verbs over them: pause, resume, events, the state in results. */
+  readonly stateApi: StateApi;
+  private readonly events: StateEvents;
   private readonly reconciler: Reconciler;
   private readonly repository: HealthcheckRepository;
   private readonly reads: CheckReads;
@@ -107,6 +116,9 @@ export class HealthcheckService {
     const settings = options.config.healthchecks;
     const folded = pendingResultMetrics(options.registry, () => this.repository.results.pending);
     this.repository = new HealthcheckRepository(options.db, {
+      // The machine holds what the row keeps of the state (src/healthcheck/states/machine.ts).
+      stateOf: (name) => this.states.get(name),
+      maxEventsPerCheck: () => this.config.healthchecks.maxEventsPerCheck,
       historySize: settings.historySize,
       writeDelayS: settings.writeDelayS,
       maxPendingResults: settings.maxPendingResults,
@@ -117,7 +129,22 @@ export class HealthcheckService {
     });
     this.maintenance = options.maintenance ?? new MaintenanceCalendar();
     const maintenance = this.maintenance;
+    const pauses = new PauseStore(options.db);
+    pauses.load();
+    this.events = new StateEvents(options.db, this.repository.results.pending);
+    const events = this.events;
+    this.states = new CheckStates({
+      events: {
+        add: (name, event) => this.repository.results.addEvent(name, event),
+        insertNow: (name, event) => events.insertNow(name, event),
+      },
+      pauses,
+      defaults: settings.stateDefaults,
+      lookup: (name) => this.checks.get(name),
+      ...(options.node !== undefined ? { node: options.node } : {}),
+    });
     this.checks = new CheckRegistry({
+      states: this.states,
       inMaintenance: (name, labels) => maintenance.inMaintenance(name, labels),
       pushReports: new HeartbeatReports(options.db),
       maxConcurrentRuns: settings.maxConcurrentRuns,
@@ -135,8 +162,14 @@ export class HealthcheckService {
     });
     this.replica = options.replica;
     this.apiCheckRefusals = options.apiCheckRefusals ?? (() => NO_REFUSALS);
+    this.stateApi = new StateApi({
+      exists: (name) => this.checks.get(name) !== undefined,
+      states: this.states,
+      pauses,
+      events,
+    });
     this.reconciler = new Reconciler(this.checks);
-    this.reads = new CheckReads(this.checks, this.repository);
+    this.reads = new CheckReads(this.checks, this.repository, this.stateApi);
   }
 
   /**
@@ -146,6 +179,8 @@ export class HealthcheckService {
   static async create(options: ServiceOptions): Promise<HealthcheckService> {
     const service = new HealthcheckService(options);
     await loadChecks(service.checks, service.reconciler, service.repository, options, service.logger);
+    service.states.restore(service.repository.results.loadStates());
+    service.states.retainPauses(service.checks.names());
     return service;
   }
 
@@ -156,11 +191,15 @@ export class HealthcheckService {
 
   start(): void {
     this.checks.start();
+    this.states.start();
     this.repository.start();
+    this.events.startPruning(() => this.config.healthchecks.eventsRetentionMs);
   }
 
   /** Lets the runs in flight finish (their results recorded), writes every buffered result, releases resources. */
   async stop(): Promise<void> {
+    this.states.stop();
+    this.events.stopPruning();
     await this.checks.exclusive(async () => {
       await this.checks.stop();
       this.repository.stop();
@@ -203,6 +242,11 @@ export class HealthcheckService {
 
   durationSeries(name: string, window: SeriesWindow): DurationBucket[] {
     return this.reads.durationSeries(name, window);
+  }
+
+  /** Each named check's periods down overlapping [fromMs, toMs), for the uptime report. */
+  outages(names: readonly string[], fromMs: number, toMs: number): Map<string, Outage[]> {
+    return this.events.outages(names, fromMs, toMs);
   }
 
   /** Daily runs and period totals over the aggregates, for status pages and the uptime report. */
@@ -333,6 +377,7 @@ export class HealthcheckService {
     this.checks.startTickMs = next.startTickMs;
     const plan = await applyConfigChecks(this.reconciler, this.repository, config);
     this.config = config;
+    this.states.defaults = next.stateDefaults;
     this.logger.info(
       { added: plan.started.length, removed: plan.removed.length, kept: plan.kept.length },
       'config healthchecks reconciled',

@@ -25,6 +25,8 @@ import {
   parseWindow,
 } from './maintenance.ts';
 import { DEFAULT_MAX_PENDING_BYTES, DEFAULT_MAX_PENDING_RESULTS } from './result-store.ts';
+import { parseStateFields, stateProperties } from './kinds/states.ts';
+import { DEFAULT_STATE_DEFAULTS, type StateDefaults } from './states/check-states.ts';
 import { parseStatusPages, statusLimits } from './status-pages/config.ts';
 import type { StatusLimits, StatusPage } from './status-pages/page.ts';
 
@@ -56,6 +58,10 @@ const HealthchecksSettingsSchema = Type.Object(
     'max-status-title-bytes': Type.Optional(Type.Integer({ minimum: 1 })),
     'max-status-text-bytes': Type.Optional(Type.Integer({ minimum: 1 })),
     'status-page-cache': Type.Optional(Duration),
+    /** What a check without its own state fields takes (docs/checks.md, "States"). */
+    defaults: Type.Optional(Type.Object(stateProperties, closed)),
+    'events-retention': Type.Optional(Duration),
+    'max-events-per-check': Type.Optional(Type.Integer({ minimum: 1 })),
   },
   closed,
 );
@@ -121,6 +127,12 @@ export interface HealthcheckSettings {
   statusPageCacheMs: number;
   /** The `status-pages:` of the config file (src/healthcheck/status-pages/). */
   statusPages: StatusPage[];
+  /** `healthchecks.defaults`: the thresholds and degraded conditions of checks without their own. */
+  stateDefaults: StateDefaults;
+  /** `healthchecks.events-retention` in ms: changes of state older than this are deleted. */
+  eventsRetentionMs: number;
+  /** `healthchecks.max-events-per-check`: a check's oldest changes of state beyond it are deleted. */
+  maxEventsPerCheck: number;
 }
 
 /** What the part needs of a loaded config: its section, and the file to name in errors. */
@@ -133,6 +145,8 @@ const MAX_START_TICK_MS = 1000;
 /** Results wait up to 30 s to be written in groups per check: docs/performance.md, "Result writes". */
 const DEFAULT_WRITE_DELAY = '30s';
 const MAX_WRITE_DELAY_MS = 300_000;
+/** 400 days: a year of changes, and the same weeks of the year before to compare with. */
+const DEFAULT_EVENTS_RETENTION = '9600h';
 
 export function resolveHealthchecks(file: string | null, raw: HealthcheckFile): HealthcheckSettings {
   const checks = parseChecks(file, raw, labelLimits(raw));
@@ -161,7 +175,31 @@ export function resolveHealthchecks(file: string | null, raw: HealthcheckFile): 
       { zero: true },
     ),
     statusPages: parseStatusPages(file, raw['status-pages'] ?? [], pageLimits),
+    stateDefaults: stateDefaults(file, raw.healthchecks?.defaults),
+    eventsRetentionMs: durationMs(
+      file,
+      'healthchecks.events-retention',
+      raw.healthchecks?.['events-retention'] ?? DEFAULT_EVENTS_RETENTION,
+    ),
+    maxEventsPerCheck: raw.healthchecks?.['max-events-per-check'] ?? 100_000,
   };
+}
+
+/** `healthchecks.defaults`, validated as a check's own fields; errors name `healthchecks.defaults.<field>`. */
+function stateDefaults(file: string | null, raw: Parameters<typeof parseStateFields>[0] | undefined): StateDefaults {
+  if (raw === undefined) return DEFAULT_STATE_DEFAULTS;
+  try {
+    const fields = parseStateFields(raw);
+    return {
+      failureThreshold: fields.failureThreshold ?? DEFAULT_STATE_DEFAULTS.failureThreshold,
+      successThreshold: fields.successThreshold ?? DEFAULT_STATE_DEFAULTS.successThreshold,
+      ...(fields.degraded !== undefined ? { degraded: fields.degraded } : {}),
+    };
+  } catch (error) {
+    if (error instanceof CheckValidationError)
+      throw new ConfigError(file, `healthchecks.defaults.${error.field}`, error.problem);
+    throw error;
+  }
 }
 
 /** The caps on every check's labels (docs/hardening.md, "Labels"). */

@@ -2,11 +2,12 @@
  * The healthcheck part's HTTP wire types (docs/http-api.md "Healthchecks API", docs/dashboard.md "Endpoints the
  * page uses"): a result, a history entry, a check definition as listed, and the dashboard's overview answers. The
  * routes serialize with them (src/healthcheck/routes.ts, overview-routes.ts) and the dashboard imports their types
- * (src/frontend/app/api.ts), so this file imports nothing but TypeBox. Fields are listed in the order clients see
+ * (src/frontend/app/api.ts), so this file imports nothing but TypeBox and the states' names. Fields are listed in the order clients see
  * them: fastify's serializer writes only the declared fields, in that order.
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { ref, wire } from '../common/wire.ts';
+import { CHECK_STATES, type CheckState } from './states/names.ts';
 
 const Labels = Type.Record(Type.String(), Type.String());
 /** The same map for answers only (never validated): `additionalProperties` rather than TypeBox's `patternProperties`,
@@ -31,6 +32,7 @@ export const LocationResult = wire(
     message: Type.Optional(Type.String()),
     duration: Type.Optional(Type.Integer({ description: 'milliseconds, truncated' })),
     maintenance: Type.Optional(Type.Literal(true)),
+    degraded: Type.Optional(Type.String({ description: 'its latest run crossed this degraded condition' })),
   }),
 );
 
@@ -67,6 +69,55 @@ export const CheckResult = wire(
           'a check with locations, in a cluster: its chosen locations, best-ranked first, each with its latest result',
       }),
     ),
+    degraded: Type.Optional(
+      Type.String({
+        description:
+          'a successful run that crossed a `degraded` condition of its check: which (docs/checks.md "States"); absent otherwise',
+      }),
+    ),
+  }),
+);
+
+const State = Type.Unsafe<CheckState>({
+  type: 'string',
+  enum: [...CHECK_STATES],
+  description: 'the state of the check (docs/checks.md "States")',
+});
+const StateSince = Type.Integer({ description: 'Unix seconds, when the state began' });
+
+/** Who paused a check, why, since and until when (docs/checks.md "Pause"). */
+export const Pause = wire(
+  'Pause',
+  Type.Object({
+    by: Type.String({ description: 'the principal that paused it (`token:ci`, `basic:ops`, `anonymous`)' }),
+    reason: Type.Optional(Type.String()),
+    since: Type.String({ description: 'RFC 3339' }),
+    until: Type.Optional(Type.String({ description: 'RFC 3339: resumed then by itself; absent, until resumed' })),
+  }),
+);
+
+/** The state fields Vigie's result and overview answers add (docs/http-api.md "Results"). */
+const stateFields = {
+  state: Type.Optional(State),
+  'state-since': Type.Optional(StateSince),
+  pause: Type.Optional(ref(Pause)),
+};
+
+/** A check's latest result with its state, as the result routes answer it: Cabourotte's fields, then the state. */
+export const CheckStatus = wire('CheckStatus', Type.Object({ ...CheckResult.properties, ...stateFields }));
+
+/** A change of a check's state (`GET /api/v1/healthcheck/<name>/events`). */
+export const StateEvent = wire(
+  'StateEvent',
+  Type.Object({
+    at: Type.String({ description: 'RFC 3339' }),
+    previous: State,
+    state: State,
+    message: Type.String({
+      description:
+        "the first failure's message for pending and down, the condition crossed for degraded, who paused and why for paused",
+    }),
+    node: Type.Optional(Type.String({ description: 'in a cluster: the node whose result made the change' })),
   }),
 );
 
@@ -136,6 +187,9 @@ export const CheckOverview = wire(
       description: 'the latest run; null before any',
     }),
     uptime: Type.Object({ '24h': Ratio, '7d': Ratio, '30d': Ratio }),
+    state: State,
+    'state-since': StateSince,
+    pause: Type.Optional(ref(Pause)),
   }),
 );
 
@@ -172,6 +226,9 @@ export const Durations = Type.Object({
 export const HEALTHCHECK_WIRE_TYPES = [
   LocationResult,
   CheckResult,
+  Pause,
+  CheckStatus,
+  StateEvent,
   HistoryEntry,
   CheckDefinition,
   CheckOverview,

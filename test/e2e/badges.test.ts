@@ -64,6 +64,8 @@ describe('badges', () => {
             port: closed,
             interval: '200ms',
             timeout: '200ms',
+            // Down at its first failure (pending, shown up, before its failure-threshold otherwise).
+            'failure-threshold': 1,
           },
         ],
         // Its first run lasts a minute: no result meanwhile.

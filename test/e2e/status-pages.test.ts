@@ -74,6 +74,8 @@ describe('status pages', () => {
       interval: '300ms',
       timeout: '300ms',
       labels,
+      // Down at its first failure, rather than pending (shown operational) for two more runs.
+      'failure-threshold': 1,
     });
     config = {
       'tcp-checks': [

@@ -9,6 +9,7 @@ import { describeSchemaError, jsonPointerToKey } from '../../common/schema-error
 import { Duration, DurationError, formatDuration, parseDuration } from '../../common/duration.ts';
 import { readCheckFile } from './check-files.ts';
 import { locationProperties, locationsToJson, parseLocations } from './locations.ts';
+import { parseStateFields, stateFieldsToJson, stateProperties } from './states.ts';
 import { type BaseDefinition, CheckFailure, type CheckJson, CheckValidationError, type KindName } from './types.ts';
 
 /** `badge: public`: its badges answer without credentials under `http.public: [badges]` even when no public status
@@ -30,6 +31,7 @@ const baseProperties = {
   labels: Type.Optional(Type.Record(Type.String(), Type.String())),
   badge: Type.Optional(BadgeField),
   ...locationProperties,
+  ...stateProperties,
 };
 
 type BaseInput = Static<TObject<typeof baseProperties>>;
@@ -112,6 +114,7 @@ export function parseBase<K extends KindName>(kind: K, input: BaseInput): BaseDe
     labels: { ...input.labels },
     ...(input.badge !== undefined ? { badge: input.badge } : {}),
     ...(locations !== undefined ? { locations } : {}),
+    ...parseStateFields(input),
   };
 }
 
@@ -179,6 +182,7 @@ export function baseToJson(def: BaseDefinition, source: string): CheckJson {
   if (Object.keys(def.labels).length > 0) json.labels = def.labels;
   if (def.badge !== undefined) json.badge = def.badge;
   locationsToJson(def.locations, json);
+  stateFieldsToJson(def, json);
   return json;
 }
 

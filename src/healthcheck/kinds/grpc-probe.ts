@@ -21,6 +21,7 @@ import {
 import { isIP } from 'node:net';
 import { errorText, joinHostPort, loadTlsFiles, timeoutText, type TlsMaterial } from './common.ts';
 import type { GrpcDefinition } from './grpc.ts';
+import { connectionExpirySeconds } from './tls.ts';
 import { CheckFailure, type Prepared } from './types.ts';
 
 const PATH = '/grpc.health.v1.Health/Check';
@@ -207,7 +208,9 @@ export async function prepareGrpc(def: GrpcDefinition): Promise<Prepared> {
     }
     return Promise.resolve();
   };
-  return { run, close };
+  const peerCertificateExpirySeconds = (): number | undefined =>
+    def.tls ? connectionExpirySeconds(shared.session?.socket) : undefined;
+  return { run, close, peerCertificateExpirySeconds };
 }
 
 /** Null when the call succeeded and the service is SERVING, else the failure. */

@@ -25,6 +25,7 @@ import { acquireShared, keepAliveMs } from './http-agents.ts';
 import { JSON_BODY_LIMIT, JsonConditions } from './http-json.ts';
 import { type Hop, isRedirectStatus, nextHop } from './http-redirect.ts';
 import type { HttpDefinition, HttpMethod } from './http.ts';
+import { connectionExpirySeconds } from './tls.ts';
 import { CheckFailure, type Prepared } from './types.ts';
 
 /** node:https loads node:tls: only a service with an https check (or a redirect to https) needs it. */
@@ -135,6 +136,8 @@ class HttpProbe implements Prepared {
   readonly keptBytes: number;
   /** Whether the read ends once `keptBytes` are in (a body over the limit of the regexps or JSON conditions). */
   readonly endsAtKept: boolean;
+  /** The connection of the last answer, whose certificate `degraded.expiry-warning` reads (only when asked). */
+  lastSocket: unknown = null;
 
   constructor(
     readonly def: HttpDefinition,
@@ -202,6 +205,11 @@ class HttpProbe implements Prepared {
       ...(secure ? sniOption(this.def.serverName, hostOverride, host) : {}),
     };
     return { send: secure ? https().request : httpRequest, options, body: hop.body };
+  }
+
+  /** HTTPS: the earliest expiry of the chain of the last answer's connection (src/healthcheck/states/degraded.ts). */
+  peerCertificateExpirySeconds(): number | undefined {
+    return connectionExpirySeconds(this.lastSocket);
   }
 
   run(signal: AbortSignal): Promise<void> {
@@ -272,6 +280,7 @@ class HttpRun {
     const status = response.statusCode ?? 0;
     if (this.probe.def.redirect && isRedirectStatus(status) && this.redirect(status, response)) return;
     this.statusCode = status;
+    this.probe.lastSocket = response.socket;
     response.on('data', (chunk: Buffer) => this.onData(chunk));
     response.on('end', () => this.onEnd());
     response.on('error', (error) => this.onError(error));

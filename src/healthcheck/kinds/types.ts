@@ -4,6 +4,7 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import type { LocationSpec } from './locations.ts';
+import type { StateFields } from './states.ts';
 
 export type KindName =
   | 'http'
@@ -20,8 +21,9 @@ export type KindName =
   | 'command'
   | 'heartbeat';
 
-/** Fields every normalised definition has. Durations are nanoseconds (see src/common/duration.ts). */
-export interface BaseDefinition {
+/** Fields every normalised definition has. Durations are nanoseconds (see src/common/duration.ts). The state
+ *  fields (`failure-threshold`, `success-threshold`, `degraded`) are set only when given (kinds/states.ts). */
+export interface BaseDefinition extends StateFields {
   kind: KindName;
   name: string;
   description: string;
@@ -61,6 +63,9 @@ export interface Prepared {
   certificateExpirySeconds?(): number | undefined;
   /** Domain checks: the registration's expiry the last RDAP answer gave (Unix seconds), for the metrics. */
   domainExpirySeconds?(): number | undefined;
+  /** HTTPS and gRPC checks with TLS: the earliest certificate expiry of the last run's connection (Unix seconds),
+   *  read when asked, for `degraded.expiry-warning` only (their metrics do not show it). */
+  peerCertificateExpirySeconds?(): number | undefined;
   /** Set on checks whose results are pushed to them (heartbeats): the scheduler never runs them; the registry
    *  starts them instead, and they record their results themselves. */
   pushed?: PushedChecks;

@@ -17,8 +17,10 @@ export const PAGE_WORDS: Record<PageState, string> = {
 
 const CHECK_WORDS: Record<CheckState, string> = {
   operational: 'Operational',
+  degraded: 'Degraded performance',
   down: 'Down',
   maintenance: 'Maintenance',
+  paused: 'Paused',
   unknown: 'No data',
 };
 
@@ -42,7 +44,7 @@ section{background:var(--card);border:1px solid var(--line);border-radius:.5rem;
 .group>header{display:flex;justify-content:space-between;gap:1rem;align-items:baseline}
 .checks{list-style:none;margin:0;padding:0}.check{padding:.75rem 0;border-top:1px solid var(--line)}.check:first-child{border-top:0}
 .row{display:flex;justify-content:space-between;gap:1rem}.name{font-weight:600;overflow-wrap:anywhere}
-[data-state=operational]>.row .state{color:var(--up)}[data-state=down]>.row .state{color:var(--down)}[data-state=maintenance]>.row .state{color:var(--maint)}[data-state=unknown]>.row .state{color:var(--muted)}
+[data-state=operational]>.row .state{color:var(--up)}[data-state=degraded]>.row .state{color:var(--warn)}[data-state=down]>.row .state{color:var(--down)}[data-state=maintenance]>.row .state{color:var(--maint)}[data-state=paused]>.row .state,[data-state=unknown]>.row .state{color:var(--muted)}
 .bars{display:flex;gap:2px;list-style:none;margin:.4rem 0 .2rem;padding:0;height:2rem}
 .bars>li{flex:1;border-radius:2px;background:var(--none)}.bars>.up{background:var(--up)}.bars>.ok{background:var(--ok)}
 .bars>.warn{background:var(--warn)}.bars>.down{background:var(--down)}.bars>.maintenance{background:var(--maint)}.bars>.m{box-shadow:inset 0 -5px 0 var(--maint)}

@@ -2,8 +2,9 @@
  * `GET /api/v1/report/uptime?from&to&labels&format` (docs/status-pages.md, "Uptime report"): every check's runs,
  * successes, ratio and durations over a period, from the aggregates, so maintenance is excluded. `from` and `to` are
  * unix seconds or RFC 3339 (default: the last 30 days); `labels` filters as the dashboard's label filter does
- * (`key=value`, `key`, `=value`; several separated by commas, all must match). JSON, or CSV for `Accept: text/csv`
- * or `format=csv`.
+ * (`key=value`, `key`, `=value`; several separated by commas, all must match). Each check's outages over the period
+ * (its periods `down`, from its changes of state) come with its figures. JSON, or CSV for `Accept: text/csv` or
+ * `format=csv`.
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
@@ -15,18 +16,34 @@ import { timeField } from '../maintenance.ts';
 import { healthcheckErrors } from '../routes.ts';
 import type { PeriodTotals, UptimePeriods } from '../uptime-periods.ts';
 import type { UptimeWindow } from '../result-types.ts';
+import type { Outage } from '../states/events.ts';
 
 const DEFAULT_PERIOD_S = 30 * 86_400;
 
 export interface ReportSource {
   checks(): Iterable<{ name: string; labels: Readonly<Record<string, string>> }>;
   periods: UptimePeriods;
+  /** Each named check's periods down that overlap [fromMs, toMs) (src/healthcheck/states/events.ts). */
+  outages(names: readonly string[], fromMs: number, toMs: number): Map<string, Outage[]>;
+}
+
+/** A period during which a check was down (docs/checks.md, "States"), as the report shows it. */
+interface OutageRow {
+  /** RFC 3339. */
+  start: string;
+  /** RFC 3339; absent while the check is still down. */
+  end?: string;
+  /** Seconds: to its end, or to now while it goes on. */
+  duration: number;
+  /** The first failure's message. */
+  message: string;
 }
 
 /** A check's figures over the report's period, as an uptime window has them (src/healthcheck/result-types.ts). */
 interface Row extends Omit<UptimeWindow, 'since'> {
   name: string;
   labels?: Readonly<Record<string, string>>;
+  outages: OutageRow[];
 }
 
 function invalid(problem: string): HealthcheckError {
@@ -76,7 +93,12 @@ function labelFilter(text: string | undefined): (labels: Readonly<Record<string,
     });
 }
 
-function row(name: string, labels: Readonly<Record<string, string>>, totals: PeriodTotals | undefined): Row {
+function row(
+  name: string,
+  labels: Readonly<Record<string, string>>,
+  totals: PeriodTotals | undefined,
+  outages: OutageRow[],
+): Row {
   const runs = totals?.runs ?? 0;
   const result: Row = {
     name,
@@ -86,6 +108,7 @@ function row(name: string, labels: Readonly<Record<string, string>>, totals: Per
     'mean-duration': null,
     'min-duration': null,
     'max-duration': null,
+    outages,
   };
   if (Object.keys(labels).length > 0) result.labels = labels;
   if (totals !== undefined && runs > 0) {
@@ -105,8 +128,21 @@ function csvField(value: string | number | null): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
+function outageRows(outages: readonly Outage[] | undefined, nowMs: number): OutageRow[] {
+  return (outages ?? []).map((outage) => {
+    const shown: OutageRow = {
+      start: new Date(outage.startMs).toISOString(),
+      duration: Math.round(((outage.endMs ?? nowMs) - outage.startMs) / 1000),
+      message: outage.message,
+    };
+    if (outage.endMs !== undefined) shown.end = new Date(outage.endMs).toISOString();
+    return shown;
+  });
+}
+
+/** The outages of a row in one CSV field, as JSON (as its labels are). */
 function toCsv(rows: readonly Row[]): string {
-  const header = 'name,labels,runs,successes,ratio,mean_duration_ms,min_duration_ms,max_duration_ms';
+  const header = 'name,labels,runs,successes,ratio,mean_duration_ms,min_duration_ms,max_duration_ms,outages';
   const lines = rows.map((one) =>
     [
       one.name,
@@ -117,6 +153,7 @@ function toCsv(rows: readonly Row[]): string {
       one['mean-duration'],
       one['min-duration'],
       one['max-duration'],
+      JSON.stringify(one.outages),
     ]
       .map(csvField)
       .join(','),
@@ -134,6 +171,15 @@ const ReportRow = Type.Object(
     'mean-duration': Type.Union([Type.Number(), Type.Null()], { description: 'ms' }),
     'min-duration': Type.Union([Type.Number(), Type.Null()]),
     'max-duration': Type.Union([Type.Number(), Type.Null()]),
+    outages: Type.Array(
+      Type.Object({
+        start: Type.String({ description: 'RFC 3339' }),
+        end: Type.Optional(Type.String({ description: 'RFC 3339; absent while the check is still down' })),
+        duration: Type.Integer({ description: 'seconds, to its end or to now' }),
+        message: Type.String({ description: "the first failure's message" }),
+      }),
+      { description: 'the periods the check was down that overlap the period, oldest first' },
+    ),
   },
   { title: 'UptimeReportRow' },
 );
@@ -186,9 +232,16 @@ export function reportRoutes(source: ReportSource): FastifyPluginAsync {
             );
           const { counted, byName } = source.periods.totals(fromS, toS);
           const matches = labelFilter(query.labels);
-          const rows: Row[] = [];
-          for (const check of source.checks())
-            if (matches(check.labels)) rows.push(row(check.name, check.labels, byName.get(check.name)));
+          const wanted = [...source.checks()].filter((check) => matches(check.labels));
+          const nowMs = Date.now();
+          const outages = source.outages(
+            wanted.map((check) => check.name),
+            counted.fromS * 1000,
+            counted.toS * 1000,
+          );
+          const rows: Row[] = wanted.map((check) =>
+            row(check.name, check.labels, byName.get(check.name), outageRows(outages.get(check.name), nowMs)),
+          );
           rows.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
           const from = new Date(counted.fromS * 1000).toISOString();
           const to = new Date(counted.toS * 1000).toISOString();

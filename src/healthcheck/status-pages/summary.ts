@@ -17,6 +17,7 @@ const COMPONENT_STATUS: Record<CheckState | PageState, string> = {
   'partial-outage': 'partial_outage',
   'major-outage': 'major_outage',
   maintenance: 'under_maintenance',
+  paused: 'under_maintenance',
 };
 
 const INDICATOR: Record<PageState, string> = {

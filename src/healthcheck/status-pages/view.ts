@@ -3,14 +3,16 @@
  * group's checks with their current state and 90 daily bars, the state of each group and of the page, and the
  * incidents. One query reads the daily aggregates of every check of the page; nothing is read check by check.
  *
- * States (docs/status-pages.md, "States"): a check is `maintenance` when its latest result fell in a window or a
- * window covers it now, else `operational` or `down` from its latest result, `unknown` before its first run (or
- * when no such check exists). A group or page is `maintenance` when nothing is down and some check is in
- * maintenance; otherwise, of the checks that are operational or down, none down is `operational`, under a quarter
- * `degraded`, under half `partial-outage`, half or more `major-outage`.
+ * States (docs/status-pages.md, "States"): a check is `paused` while paused, `maintenance` when its latest result
+ * fell in a window or a window covers it now, else from its state (docs/checks.md, "States"): `down`, `degraded`, or
+ * `operational` (up, and pending: failing fewer times than its failure-threshold); `unknown` before its first run
+ * (or when no such check exists). A group or page with nothing down is `degraded` when a check is, else
+ * `maintenance` when a check is in maintenance or paused; otherwise, of the checks that are operational, degraded or
+ * down, under a quarter down is `degraded`, under half `partial-outage`, half or more `major-outage`.
  */
 import { covers, type MaintenanceWindow } from '../maintenance.ts';
 import type { CheckResult } from '../result-types.ts';
+import type { CheckState as StateName } from '../states/names.ts';
 import type { DailySeries } from '../uptime-periods.ts';
 import type { Incident } from './incidents.ts';
 import type { StatusGroup, StatusPage } from './page.ts';
@@ -21,7 +23,7 @@ const DAY_MS = DAY_S * 1000;
 /** Resolved incidents stay on the page this long. */
 export const RECENT_INCIDENTS_MS = 7 * DAY_MS;
 
-export type CheckState = 'operational' | 'down' | 'maintenance' | 'unknown';
+export type CheckState = 'operational' | 'degraded' | 'down' | 'maintenance' | 'paused' | 'unknown';
 export type PageState = 'operational' | 'degraded' | 'partial-outage' | 'major-outage' | 'maintenance';
 type BarLevel = 'up' | 'ok' | 'warn' | 'down' | 'maintenance' | 'none';
 
@@ -60,6 +62,8 @@ export interface StatusSource {
   checks(): Iterable<{ name: string; labels: Readonly<Record<string, string>> }>;
   labelsOf(name: string): Readonly<Record<string, string>> | undefined;
   latest(name: string): CheckResult | undefined;
+  /** The check's state (docs/checks.md, "States"); undefined for an unknown check. */
+  state(name: string): StateName | undefined;
   inMaintenance(name: string, labels: Readonly<Record<string, string>>): boolean;
   windows(): readonly MaintenanceWindow[];
   dailyRuns(names: readonly string[], sinceS: number, days: number): Map<string, DailySeries>;
@@ -82,13 +86,15 @@ function membersOf(groups: readonly StatusGroup[], source: StatusSource): Member
 function stateOf(states: readonly CheckState[]): PageState {
   let down = 0;
   let known = 0;
+  let degraded = false;
   let maintenance = false;
   for (const state of states) {
     if (state === 'down') down++;
-    if (state === 'down' || state === 'operational') known++;
-    if (state === 'maintenance') maintenance = true;
+    if (state === 'down' || state === 'operational' || state === 'degraded') known++;
+    if (state === 'degraded') degraded = true;
+    if (state === 'maintenance' || state === 'paused') maintenance = true;
   }
-  if (down === 0) return maintenance ? 'maintenance' : 'operational';
+  if (down === 0) return degraded ? 'degraded' : maintenance ? 'maintenance' : 'operational';
   const share = down / known;
   return share < 0.25 ? 'degraded' : share < 0.5 ? 'partial-outage' : 'major-outage';
 }
@@ -167,11 +173,14 @@ export function buildView(
     }
     const latest = source.latest(name);
     const known = source.labelsOf(name) !== undefined;
+    const checkState = known ? source.state(name) : undefined;
     let state: CheckState = 'unknown';
-    if (known && (latest?.maintenance === true || source.inMaintenance(name, labels))) state = 'maintenance';
-    else if (known && latest !== undefined) state = latest.success ? 'operational' : 'down';
+    if (checkState === 'paused') state = 'paused';
+    else if (known && (latest?.maintenance === true || source.inMaintenance(name, labels))) state = 'maintenance';
+    else if (known && latest !== undefined)
+      state = checkState === 'down' ? 'down' : checkState === 'degraded' ? 'degraded' : 'operational';
     view = { name, state, days, maintenance, runs, successes };
-    if (messages && state === 'down' && latest !== undefined) view.message = latest.message;
+    if (messages && state === 'down' && latest !== undefined && !latest.success) view.message = latest.message;
     views.set(name, view);
     return view;
   };
