@@ -66,18 +66,14 @@ export class CheckReads {
     return checkToJson(check.def, check.source);
   }
 
-  /** The latest results, each with its check's state. */
   results(): CheckResult[] {
-    return [...this.checks.latestResults()]
-      .sort((a, b) => compareNames(a.name, b.name))
-      .map((result) => this.states.withState(result));
+    return [...this.checks.latestResults()].sort((a, b) => compareNames(a.name, b.name));
   }
 
-  /** The latest result, with its check's state. */
   result(name: string): CheckResult {
     const result = this.checks.latestResult(name);
     if (!result) throw new HealthcheckError('result-not-found', `Result not found for healthcheck ${name}`);
-    return this.states.withState(result);
+    return result;
   }
 
   history(name: string, limit: number): HistoryEntry[] {

@@ -13,6 +13,8 @@
  * `healthcheck_state{state}` is the check's state (docs/checks.md "States"), a state set as OpenMetrics has them and
  * kube-state-metrics writes its phases: a series per state, 1 for the current one and 0 for the five others, so
  * that `healthcheck_state{state="down"} == 1` selects the down checks and no series comes and goes with a change.
+ * Unlike the others, a check has them from its registration (`pending` before its first result, `paused` when it
+ * was paused before a restart).
  *
  * The per-check series are kept here as plain numbers in one small object per check, and written in the text
  * format by a text collector (src/server/metrics.ts): a run only adds to numbers, and a scrape of 12,000 checks
@@ -139,6 +141,8 @@ export class HealthcheckMetrics {
   private readonly labelKeys: string[];
   /** Every check's series, in the order the checks were added. */
   private readonly checks = new Set<CheckSeries>();
+  /** The series of `healthcheck_state`: every registered check has a state, run or not. */
+  private readonly stateChecks = new Set<CheckSeries>();
 
   constructor(registry: Registry, labelKeys: readonly string[]) {
     this.labelKeys = labelKeys.filter((key) => key !== 'name' && key !== 'status');
@@ -198,6 +202,7 @@ export class HealthcheckMetrics {
   /** The check's state (src/healthcheck/states/): its `healthcheck_state` lines, one per state, when it changed. */
   observeCheckState(series: CheckSeries, state: CheckState): void {
     if (series.state === state) return;
+    if (series.state === undefined) this.stateChecks.add(series);
     series.state = state;
     let lines = '';
     for (const one of CHECK_STATES)
@@ -212,6 +217,7 @@ export class HealthcheckMetrics {
   /** Drops every series of a check (removed or replaced). */
   remove(series: CheckSeries): void {
     this.checks.delete(series);
+    this.stateChecks.delete(series);
   }
 
   /**
@@ -251,16 +257,20 @@ export class HealthcheckMetrics {
         ? ''
         : `healthcheck_domain_expiry_seconds{${series.labelText}} ${series.domainExpirySeconds}\n`,
     );
-    yield* this.family(FAMILIES.state, (series) => series.stateLines);
+    yield* this.family(FAMILIES.state, (series) => series.stateLines, this.stateChecks);
     yield* this.family(FAMILIES.locationSuccess, (series) => series.locationLines);
   }
 
   /** One family: its header before its first sample, then its samples in pieces. */
-  private *family(header: string, samples: (series: CheckSeries) => string): Generator<string> {
+  private *family(
+    header: string,
+    samples: (series: CheckSeries) => string,
+    checks: ReadonlySet<CheckSeries> = this.checks,
+  ): Generator<string> {
     let piece = '';
     let inPiece = 0;
     let started = false;
-    for (const series of this.checks) {
+    for (const series of checks) {
       const lines = samples(series);
       if (lines === '') continue;
       if (!started) {

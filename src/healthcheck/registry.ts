@@ -14,6 +14,7 @@ import { type ResultLocations, trackLocations } from './locations.ts';
 import type { PushReports } from './kinds/types.ts';
 import type { CheckSeries, HealthcheckMetrics } from './metrics.ts';
 import type { HealthcheckRepository } from './repository.ts';
+import type { StoredState } from './result-store.ts';
 import type { CheckResult } from './result-types.ts';
 import { buildResult, shareCheckStrings } from './result.ts';
 import { type ScheduledJob, Scheduler, type SchedulerJob } from './scheduler.ts';
@@ -191,9 +192,16 @@ export class CheckRegistry {
     for (const result of results) this.latest.set(result.name, result);
   }
 
+  /** The states stored beside the latest results, and the pauses (startup): each check's, in its metrics too. */
+  restoreStates(stored: Iterable<StoredState>): void {
+    this.states.restore(stored);
+    for (const check of this.checks.values())
+      this.metrics.observeCheckState(check.metricSeries, this.states.track(check.def.name).state);
+  }
+
   register(check: RunningCheck): void {
     this.checks.set(check.def.name, check);
-    this.states.track(check.def.name);
+    this.metrics.observeCheckState(check.metricSeries, this.states.track(check.def.name).state);
     if (this.started) this.activate(check);
   }
 
@@ -247,10 +255,12 @@ export class CheckRegistry {
     return this.owner.owns(check.def.name, check.def.locations) && this.states.pause(check.def.name) === undefined;
   }
 
-  /** A paused check stops at once (a run in flight finishes, its result dropped); a resumed one is due one interval
-   *  after its last result, at once when that is past. */
+  /** A change of state shows in the metrics at once; a paused check stops at once (a run in flight finishes, its
+   *  result dropped), a resumed one is due one interval after its last result, at once when that is past. */
   private pauseChanged(check: RunningCheck, transition: Transition): void {
-    if (!this.started || this.checks.get(check.def.name) !== check) return;
+    if (this.checks.get(check.def.name) !== check) return;
+    this.metrics.observeCheckState(check.metricSeries, transition.to);
+    if (!this.started) return;
     if (transition.to === 'paused') this.deactivate(check);
     else if (transition.from === 'paused') this.activate(check, true);
   }

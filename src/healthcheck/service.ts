@@ -179,7 +179,7 @@ export class HealthcheckService {
   static async create(options: ServiceOptions): Promise<HealthcheckService> {
     const service = new HealthcheckService(options);
     await loadChecks(service.checks, service.reconciler, service.repository, options, service.logger);
-    service.states.restore(service.repository.results.loadStates());
+    service.checks.restoreStates(service.repository.results.loadStates());
     service.states.retainPauses(service.checks.names());
     return service;
   }

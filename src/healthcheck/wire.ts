@@ -96,15 +96,16 @@ export const Pause = wire(
   }),
 );
 
-/** The state fields Vigie's result and overview answers add (docs/http-api.md "Results"). */
-const stateFields = {
-  state: Type.Optional(State),
-  'state-since': Type.Optional(StateSince),
-  pause: Type.Optional(ref(Pause)),
-};
-
-/** A check's latest result with its state, as the result routes answer it: Cabourotte's fields, then the state. */
-export const CheckStatus = wire('CheckStatus', Type.Object({ ...CheckResult.properties, ...stateFields }));
+/** A check's state (`GET /api/v1/healthcheck/<name>/state`); the overview rows carry the same fields. */
+export const CheckStateAnswer = wire(
+  'CheckState',
+  Type.Object({
+    name: Type.String(),
+    state: State,
+    'state-since': StateSince,
+    pause: Type.Optional(ref(Pause)),
+  }),
+);
 
 /** A change of a check's state (`GET /api/v1/healthcheck/<name>/events`). */
 export const StateEvent = wire(
@@ -227,7 +228,7 @@ export const HEALTHCHECK_WIRE_TYPES = [
   LocationResult,
   CheckResult,
   Pause,
-  CheckStatus,
+  CheckStateAnswer,
   StateEvent,
   HistoryEntry,
   CheckDefinition,

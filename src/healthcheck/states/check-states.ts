@@ -175,8 +175,8 @@ export class CheckStates {
   }
 
   /** A check registered: pending from now until its first result, unless it has a state already. */
-  track(name: string): void {
-    this.machine(name);
+  track(name: string): StateMachine {
+    return this.machine(name);
   }
 
   private machine(name: string): StateMachine {

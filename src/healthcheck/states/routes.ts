@@ -2,7 +2,7 @@
  * The routes of the checks' states (docs/http-api.md, "States, events and pauses"), with the healthcheck API (removed
  * with `http.disable-healthcheck-api`):
  * - `POST /api/v1/healthcheck/<name>/pause` `{until?, reason?}` and `POST .../resume` (scope `write`, audited);
- * - `GET /api/v1/healthcheck/<name>/events?from&to&limit` (scope `read`).
+ * - `GET /api/v1/healthcheck/<name>/state` and `GET /api/v1/healthcheck/<name>/events?from&to&limit` (scope `read`).
  * Bodies and queries are checked here, so that a refusal says `Invalid pause: <field>: <problem>` rather than the
  * check definitions' wording.
  */
@@ -17,7 +17,7 @@ import { HealthcheckError } from '../api-input.ts';
 import { validateShape } from '../kinds/common.ts';
 import { CheckValidationError } from '../kinds/types.ts';
 import { healthcheckErrors } from '../routes.ts';
-import { HEALTHCHECK_WIRE_TYPES, Pause, StateEvent } from '../wire.ts';
+import { CheckStateAnswer, HEALTHCHECK_WIRE_TYPES, Pause, StateEvent } from '../wire.ts';
 import { DEFAULT_EVENTS_LIMIT, MAX_EVENTS_LIMIT, type PauseBody, type StateApi } from './state-api.ts';
 
 const PauseSchema = Type.Object(
@@ -42,6 +42,20 @@ export function stateRoutes(api: StateApi): FastifyPluginAsync {
   return async (root) => {
     addWireSchemas(root, HEALTHCHECK_WIRE_TYPES);
     await registerPartRoutes(root, healthcheckErrors, (app) => {
+      const stateDoc = operation({
+        summary: 'The state of a check',
+        description:
+          'up, pending, down, degraded, paused or maintenance, since when, and who paused it while paused (docs/checks.md "States"). The result routes keep Cabourotte\'s shape; the state is here and in the dashboard\'s overview.',
+        tags: ['healthchecks'],
+        params: nameParams('the check'),
+        responses: { 200: json('its state', ref(CheckStateAnswer)), 404: unknownCheck },
+      });
+      app.get<{ Params: { name: string } }>(
+        '/api/v1/healthcheck/:name/state',
+        { schema: { ...stateDoc, response: { 200: ref(CheckStateAnswer) } } },
+        async (request) => api.state(request.params.name),
+      );
+
       const pauseDoc = operation({
         summary: 'Pause a check',
         description:

@@ -1,13 +1,12 @@
 /**
- * The API's verbs over the checks' states (docs/http-api.md, "States, events and pauses"): pause and resume a check
- * (API and config-file checks alike: a pause is runtime state, not a change of the definition), its changes of state
- * over a period, and the state added to Vigie's result and overview answers. Input is refused as a whole, with a
- * message that names the field.
+ * The API's verbs over the checks' states (docs/http-api.md, "States, events and pauses"): a check's state, pause and
+ * resume it (API and config-file checks alike: a pause is runtime state, not a change of the definition), its changes
+ * of state over a period. The Cabourotte result routes keep upstream's shape; the state is in Vigie's own answers (the
+ * state route, the dashboard's overview). Input is refused as a whole, with a message that names the field.
  */
 import { CheckValidationError } from '../kinds/types.ts';
 import { HealthcheckError, notFound } from '../api-input.ts';
 import { timeField } from '../maintenance.ts';
-import type { CheckResult } from '../result-types.ts';
 import type { CheckStates } from './check-states.ts';
 import type { StateEvent, StateEvents } from './events.ts';
 import type { CheckState } from './machine.ts';
@@ -33,7 +32,7 @@ export interface PauseJson {
   until?: string;
 }
 
-/** What Vigie's own answers add to a check's result (docs/http-api.md, "Results"). */
+/** A check's state as Vigie's own answers show it (the state route, the overview rows). */
 export interface StateFields {
   state: CheckState;
   /** Unix seconds, when the state began. */
@@ -128,10 +127,11 @@ export class StateApi {
     return fields;
   }
 
-  /** A result with its check's state fields, as Vigie's result routes answer it. */
-  withState(result: CheckResult): CheckResult & Partial<StateFields> {
-    const fields = this.stateOf(result.name);
-    return fields === undefined ? result : { ...result, ...fields };
+  /** A check's state, as `GET /api/v1/healthcheck/<name>/state` answers it. */
+  state(name: string): { name: string } & StateFields {
+    const fields = this.exists(name) ? this.stateOf(name) : undefined;
+    if (fields === undefined) throw notFound(name);
+    return { name, ...fields };
   }
 }
 
