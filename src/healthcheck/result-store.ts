@@ -26,6 +26,7 @@ import {
   heartbeatReports,
 } from '../db/schema.ts';
 import { type FoldReason, type PendingCheck, PendingResults } from './pending-results.ts';
+import { prepareResultStatements, type ResultStatements } from './result-statements.ts';
 import { type CheckResult, DAILY_RETENTION_S, DAY_S, HOURLY_RETENTION_S } from './result-types.ts';
 import type { StateEvent } from './states/events.ts';
 import type { Health } from './states/machine.ts';
@@ -64,7 +65,7 @@ export interface RepositoryOptions {
 }
 
 /** What the latest result's row keeps of its check's state (src/healthcheck/states/machine.ts). */
-export interface StoredHealth {
+interface StoredHealth {
   health: Health;
   sinceMs: number;
   streak: number;
@@ -103,7 +104,7 @@ export class ResultStore {
   private readonly flushIntervalMs: number;
   private readonly writeDelayS: number;
   private readonly nowS: () => number;
-  private readonly statements;
+  private readonly statements: ResultStatements;
   private readonly writeAll: () => void;
   private readonly writeSliceOf: (all: boolean, cutoffS: number) => boolean;
 
@@ -122,75 +123,11 @@ export class ResultStore {
       },
       options.onFolded ?? (() => undefined),
     );
-    this.statements = this.prepareStatements();
+    this.statements = prepareResultStatements(db);
     this.writeAll = this.db.$client.transaction(() => {
       for (const [name, check] of this.pending.entries()) this.writeCheck(name, check, Infinity);
     });
     this.writeSliceOf = this.db.$client.transaction((all: boolean, cutoffS: number) => this.writeSlice(all, cutoffS));
-  }
-
-  /**
-   * The flush's statements, prepared once on the better-sqlite3 connection itself: they run 1,200 times a
-   * second with 12,000 checks, and drizzle's placeholder mapping cost more than SQLite's own work. One statement
-   * per table and result; the hourly and daily aggregates are one two-row upsert.
-   */
-  private prepareStatements() {
-    const client = this.db.$client;
-    const h = getTableName(healthcheckHistory);
-    const u = getTableName(healthcheckUptime);
-    const r = getTableName(healthcheckResults);
-    const e = getTableName(healthcheckEvents);
-    return {
-      upsertResult: client.prepare<
-        [
-          string,
-          number,
-          number,
-          number,
-          string,
-          string,
-          string | null,
-          string,
-          number,
-          string | null,
-          string | null,
-          number | null,
-          number,
-        ]
-      >(
-        `insert into ${r} (name, success, timestamp_s, duration_ms, message, summary, labels, source, maintenance, node, state, state_since_ms, state_streak) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         on conflict (name) do update set success = excluded.success, timestamp_s = excluded.timestamp_s, duration_ms = excluded.duration_ms,
-           message = excluded.message, summary = excluded.summary, labels = excluded.labels, source = excluded.source, maintenance = excluded.maintenance,
-           node = excluded.node, state = excluded.state, state_since_ms = excluded.state_since_ms, state_streak = excluded.state_streak`,
-      ),
-      insertEvent: client.prepare<[string, number, string, string, string, string | null]>(
-        `insert into ${e} (name, at_ms, from_state, to_state, message, node) values (?, ?, ?, ?, ?, ?)`,
-      ),
-      countEvents: client.prepare<[string], { n: number }>(`select count(*) as n from ${e} where name = ?`),
-      trimEvents: client.prepare<[string, number]>(
-        `delete from ${e} where id in (select id from ${e} where name = ? order by at_ms asc, id asc limit ?)`,
-      ),
-      insertHistory: client.prepare<[string, number, number, number, string, number, string | null]>(
-        `insert into ${h} (name, success, timestamp_s, duration_ms, message, maintenance, node) values (?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      countHistory: client.prepare<[string], { n: number }>(`select count(*) as n from ${h} where name = ?`),
-      // The oldest rows of one check, through the (name, id) index: it walks only the rows it deletes.
-      trimHistory: client.prepare<[string, number]>(
-        `delete from ${h} where id in (select id from ${h} where name = ? order by id asc limit ?)`,
-      ),
-      upsertUptime: client.prepare<
-        [string, number, number, number, number, number, number, string, number, number, number, number, number, number]
-      >(
-        `insert into ${u} (name, granularity, period_start_s, runs, successes, duration_total_ms, duration_min_ms, duration_max_ms)
-         values (?, 'hour', ?, ?, ?, ?, ?, ?), (?, 'day', ?, ?, ?, ?, ?, ?)
-         on conflict (name, granularity, period_start_s) do update set runs = runs + excluded.runs, successes = successes + excluded.successes,
-           duration_total_ms = duration_total_ms + excluded.duration_total_ms, duration_min_ms = min(duration_min_ms, excluded.duration_min_ms),
-           duration_max_ms = max(duration_max_ms, excluded.duration_max_ms)`,
-      ),
-      pruneUptime: client.prepare<[string, string, number]>(
-        `delete from ${u} where name = ? and granularity = ? and period_start_s < ?`,
-      ),
-    };
   }
 
   /** Starts the periodic writes: they tick while results wait, so that an idle service is not woken for nothing

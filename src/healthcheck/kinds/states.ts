@@ -25,7 +25,7 @@ export interface StateFields {
   degraded?: DegradedSpec;
 }
 
-export const DegradedSchema = Type.Object(
+const DegradedSchema = Type.Object(
   {
     'response-time': Type.Optional(Duration),
     'expiry-warning': Type.Optional(Duration),

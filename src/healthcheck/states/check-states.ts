@@ -51,7 +51,7 @@ export interface StateDefaults {
 export const DEFAULT_STATE_DEFAULTS: StateDefaults = { failureThreshold: 3, successThreshold: 2 };
 
 /** Where the changes are kept. */
-export interface StateEventLog {
+interface StateEventLog {
   /** A change a result made, written with that result (recorded just before). */
   add(name: string, event: StateEvent): void;
   /** A change written now (a pause, a resume). */

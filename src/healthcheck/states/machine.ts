@@ -20,7 +20,6 @@ import type { CheckState } from './names.ts';
 export type { CheckState } from './names.ts';
 /** The state a check's results give, maintenance and pause aside. */
 export type Health = 'up' | 'pending' | 'down' | 'degraded';
-export const HEALTHS: readonly Health[] = ['up', 'pending', 'down', 'degraded'];
 
 export interface Thresholds {
   /** Consecutive failures that make a check down. */
