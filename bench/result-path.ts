@@ -24,7 +24,7 @@ import { round, writeResult } from './http-load.ts';
 
 const CHECKS = Number(process.argv[2] ?? 12_000);
 const ROUNDS = Number(process.argv[3] ?? 40);
-const FAILING_ONE_IN = 50;
+const FAILING_ONE_IN = Number(process.argv[4] ?? 50);
 
 const db = openDatabase(join(mkdtempSync(join(tmpdir(), 'vigie-bench-')), 'vigie.db'));
 migrateDatabase(db);

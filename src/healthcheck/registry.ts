@@ -19,6 +19,7 @@ import type { CheckResult } from './result-types.ts';
 import { buildResult, shareCheckStrings } from './result.ts';
 import { type ScheduledJob, Scheduler, type SchedulerJob } from './scheduler.ts';
 import type { CheckStates, Transition } from './states/check-states.ts';
+import type { StateMachine } from './states/machine.ts';
 import { degradedReason } from './states/degraded.ts';
 
 /** A check that is registered: what the scheduler runs and what the listings show. */
@@ -32,6 +33,8 @@ export class RunningCheck implements SchedulerJob {
   pushStarted = false;
   /** Outcome of the previous run, to log only the transitions between success and failure. */
   lastSuccess: boolean | undefined;
+  /** Its state (src/healthcheck/states/), set when it is registered: every result of the check feeds it. */
+  machine: StateMachine | null = null;
 
   constructor(
     readonly def: CheckDefinition,
@@ -195,14 +198,19 @@ export class CheckRegistry {
   /** The states stored beside the latest results, and the pauses (startup): each check's, in its metrics too. */
   restoreStates(stored: Iterable<StoredState>): void {
     this.states.restore(stored);
-    for (const check of this.checks.values())
-      this.metrics.observeCheckState(check.metricSeries, this.states.track(check.def.name).state);
+    for (const check of this.checks.values()) this.track(check);
   }
 
   register(check: RunningCheck): void {
     this.checks.set(check.def.name, check);
-    this.metrics.observeCheckState(check.metricSeries, this.states.track(check.def.name).state);
+    this.track(check);
     if (this.started) this.activate(check);
+  }
+
+  /** Gives a check its state machine (a new one, or the one its name has), and the state's metric series. */
+  private track(check: RunningCheck): void {
+    check.machine = this.states.track(check.def.name);
+    this.metrics.observeCheckState(check.metricSeries, check.machine.state);
   }
 
   /**
@@ -285,7 +293,7 @@ export class CheckRegistry {
     const check = this.checks.get(result.name);
     if (check === undefined) return false;
     // Paused on this node (a pause holds on the node it was made on, docs/cluster.md): counted nowhere here.
-    if (this.states.pause(check.def.name) !== undefined) return true;
+    if (check.machine?.paused === true) return true;
     shareCheckStrings(result, check.def.name, check.summary, check.labels, check.source);
     this.metrics.observeRun(check.metricSeries, result.success, result.duration / 1000, undefined);
     this.keep(check, result, false);
@@ -371,7 +379,11 @@ export class CheckRegistry {
     if (latest === undefined || latest['healthcheck-timestamp'] <= view.state['healthcheck-timestamp'])
       this.latest.set(name, view.state);
     this.repository.record(result, view.state);
-    const machine = this.states.observe(check, view.state);
+    // The same latest result again (a check with locations nobody runs yet) is not a new outcome.
+    const machine =
+      view.state === latest
+        ? (check.machine as StateMachine)
+        : this.states.observe(check, check.machine as StateMachine, view.state);
     this.metrics.observeState(check.metricSeries, view.state);
     this.metrics.observeCheckState(check.metricSeries, machine.state);
     if (view.exported) this.export(view.state);
@@ -380,7 +392,7 @@ export class CheckRegistry {
   private recordRun(check: RunningCheck, failure: unknown, durationMs: number): void {
     const name = check.def.name;
     // A run in flight when its check was paused, or a report to a paused heartbeat check: dropped.
-    if (this.states.pause(name) !== undefined) return;
+    if (check.machine?.paused === true) return;
     const result = buildResult(
       name,
       check.summary,

@@ -100,12 +100,11 @@ export class CheckStates {
   }
 
   /**
-   * A result the registry keeps (`result`: the check's state for a check with locations); returns the check's machine.
-   * A paused check's results change nothing.
+   * A result the registry keeps (`result`: the check's state for a check with locations), fed to the check's machine
+   * (`track` gave it); returns it. A paused check's results change nothing.
    */
-  observe(check: StateCheck, result: CheckResult): StateMachine {
+  observe(check: StateCheck, machine: StateMachine, result: CheckResult): StateMachine {
     const def = check.def;
-    const machine = this.machine(def.name);
     if (machine.paused) return machine;
     const thresholds = this.thresholds;
     thresholds.failure = def.failureThreshold ?? this.defaults.failureThreshold;
