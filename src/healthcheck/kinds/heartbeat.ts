@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { Duration, durationToMs, formatDuration } from '../../common/duration.ts';
 import { BadgeField, baseToJson, durationField, nameField, validateShape } from './common.ts';
+import { parseStateFields, stateProperties } from './states.ts';
 import {
   type BaseDefinition,
   type CheckJson,
@@ -46,6 +47,7 @@ const heartbeatSchema = Type.Object(
     /** The secret, as written in the config or sent to the API: only its SHA-256 is kept and shown. */
     token: Type.Optional(Type.String({ minLength: 16 })),
     'token-sha256': Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+    ...stateProperties,
   },
   { additionalProperties: false },
 );
@@ -75,6 +77,7 @@ function parseHeartbeat(raw: unknown): HeartbeatDefinition {
     ...(input.badge !== undefined ? { badge: input.badge } : {}),
     graceNs,
     ...tokenDigest(input.token, input['token-sha256']),
+    ...parseStateFields(input),
   };
 }
 
