@@ -154,8 +154,11 @@ describe.skipIf(!hasChromium())('dashboard', () => {
     expect(await ok.locator('.uptime[data-window="24h"]').textContent()).toBe('100 %');
     expect(await ok.locator('.uptime[data-window="30d"]').textContent()).toBe('100 %');
 
+    // Beside the latest result, the check's state (docs/checks.md "States").
+    expect(await ok.locator('.check-state').textContent()).toBe('up');
     const down = row('db-down');
     expect(await down.locator('.badge').textContent()).toBe('failing');
+    await expect.poll(() => down.locator('.check-state').textContent(), { timeout: 10_000 }).toBe('down');
     expect(await down.locator('.message').textContent()).toMatch(/connect|refused/i);
     expect(await down.locator('.uptime[data-window="24h"]').textContent()).toBe('0 %');
     expect(await down.locator('.uptime[data-window="7d"]').textContent()).toBe('0 %');
@@ -246,6 +249,11 @@ describe.skipIf(!hasChromium())('dashboard', () => {
 
     await page.goto(`${server.url}/frontend/index.html#/check/db-down`);
     await expect.poll(() => page.locator('.latest .message').textContent()).toMatch(/connect|refused/i);
+    // Its state, and the changes that made it, with the first failure's message.
+    await expect.poll(() => page.locator('.state-line .check-state').textContent()).toBe('down');
+    await expect
+      .poll(() => page.locator('table.state-changes tbody tr').first().textContent())
+      .toMatch(/^.+pendingdown.*(connect|refused)/i);
     // The uptime ratios come from a request of their own, which may answer after the latest result.
     await expect.poll(() => page.locator('.uptime-box[data-window="7d"] strong').textContent()).toBe('0 %');
     await expect.poll(() => page.locator('table.history tbody tr.failing').count()).toBeGreaterThanOrEqual(3);

@@ -10,12 +10,14 @@ import type {
   CheckDefinition,
   CheckOverview as CheckOverviewWire,
   CheckResult as CheckResultWire,
+  CheckStateAnswer,
   DurationBucket as DurationBucketWire,
   Durations,
   HealthcheckOverview,
   HistoryEntry as HistoryEntryWire,
   LocationResult as LocationResultWire,
   RecentResults,
+  StateEvent as StateEventWire,
 } from '../../healthcheck/wire.ts';
 import type { IncidentList } from '../../healthcheck/status-pages/wire.ts';
 import type { StreamSummaries, StreamSummary as StreamSummaryWire } from '../../stream/wire.ts';
@@ -23,6 +25,7 @@ import type { StreamSummaries, StreamSummary as StreamSummaryWire } from '../../
 type CheckResult = Static<typeof CheckResultWire>;
 export type CheckOverview = Static<typeof CheckOverviewWire>;
 export type HistoryEntry = Static<typeof HistoryEntryWire>;
+export type StateEvent = Static<typeof StateEventWire>;
 export type LocationResult = Static<typeof LocationResultWire>;
 export type DurationBucket = Static<typeof DurationBucketWire>;
 export type StreamSummary = Static<typeof StreamSummaryWire>;
@@ -68,6 +71,10 @@ export const api = {
   definition: (name: string) =>
     call<Static<typeof CheckDefinition> & Record<string, unknown>>(`/api/v1/healthcheck/${segment(name)}`),
   result: (name: string) => call<CheckResult>(`/api/v1/result/${segment(name)}`),
+  state: (name: string) => call<Static<typeof CheckStateAnswer>>(`/api/v1/healthcheck/${segment(name)}/state`),
+  /** The last 30 days' changes of state, oldest first. */
+  events: (name: string) =>
+    call<{ result: StateEvent[] }>(`/api/v1/healthcheck/${segment(name)}/events`).then((body) => body.result),
   history: (name: string) =>
     call<{ result: HistoryEntry[] }>(`/api/v1/result/${segment(name)}/history`).then((body) => body.result),
   uptime: (name: string) =>

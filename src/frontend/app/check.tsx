@@ -5,7 +5,7 @@ import 'uplot/dist/uPlot.min.css';
 import { api, type DurationBucket, type LocationResult, type Window, WINDOWS } from './api.ts';
 
 const WINDOW_SECONDS: Record<Window, number> = { '24h': 86_400, '7d': 7 * 86_400, '30d': 30 * 86_400 };
-import { Labels, Status, Strip } from './checks.tsx';
+import { CheckStateTag, Labels, Status, Strip } from './checks.tsx';
 import { dateTime, milliseconds, percent } from './format.ts';
 import { usePoll } from './hooks.ts';
 
@@ -15,6 +15,8 @@ export function CheckView({ name }: { name: string }) {
   const [window, setWindow] = useState<Window>('24h');
   const definition = usePoll(() => api.definition(name), 30_000, name);
   const result = usePoll(() => api.result(name).catch(() => null), POLL_MS, name);
+  const checkState = usePoll(() => api.state(name), POLL_MS, name);
+  const events = usePoll(() => api.events(name), POLL_MS, name);
   const uptime = usePoll(() => api.uptime(name), POLL_MS, name);
   const history = usePoll(() => api.history(name), POLL_MS, name);
   const durations = usePoll(() => api.durations(name, window), POLL_MS, `${name}\n${window}`);
@@ -32,6 +34,21 @@ export function CheckView({ name }: { name: string }) {
         <span class={`badge ${state}`}>{state === 'pending' ? 'not run' : state}</span>{' '}
         <span class="check-name">{name}</span>
       </h2>
+      {checkState.data !== undefined && (
+        <p class="state-line">
+          State <CheckStateTag state={checkState.data.state} since={checkState.data['state-since']} /> since{' '}
+          {dateTime(checkState.data['state-since'])}
+          {checkState.data.pause !== undefined && (
+            <span class="pause">
+              {' '}
+              · paused by {checkState.data.pause.by}
+              {checkState.data.pause.until !== undefined &&
+                ` until ${new Date(checkState.data.pause.until).toLocaleString()}`}
+              {checkState.data.pause.reason !== undefined && `: ${checkState.data.pause.reason}`}
+            </span>
+          )}
+        </p>
+      )}
       {latest?.maintenance && (
         <p class="maintenance-banner" role="status">
           In maintenance: this check's latest result fell in a maintenance window. Results in a window count in no
@@ -79,6 +96,41 @@ export function CheckView({ name }: { name: string }) {
         <Status error={durations.error} what="response times" />
       ) : (
         <DurationChart buckets={durations.data} window={window} />
+      )}
+      <h3>State changes</h3>
+      {events.data === undefined ? (
+        <Status error={events.error} what="the state changes" />
+      ) : events.data.length === 0 ? (
+        <p class="shown">No change in the last 30 days.</p>
+      ) : (
+        <table class="state-changes">
+          <thead>
+            <tr>
+              <th>Time</th>
+              <th>From</th>
+              <th>To</th>
+              <th>Message</th>
+            </tr>
+          </thead>
+          <tbody>
+            {[...events.data].reverse().map((event) => (
+              <tr>
+                <td>{new Date(event.at).toLocaleString()}</td>
+                <td>
+                  <span class="check-state" data-state={event.previous}>
+                    {event.previous}
+                  </span>
+                </td>
+                <td>
+                  <span class="check-state" data-state={event.state}>
+                    {event.state}
+                  </span>
+                </td>
+                <td class="message-cell">{event.message}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
       )}
       <h3>Definition</h3>
       {definition.data === undefined ? (

@@ -30,6 +30,27 @@ function stateOf(check: CheckOverview): Exclude<StateFilter, 'all'> {
   return check.result === null ? 'pending' : check.result.success ? 'ok' : 'failing';
 }
 
+/**
+ * The check's state (docs/checks.md "States"): up, pending (failing, fewer times than its failure-threshold), down,
+ * degraded, paused or maintenance; since when, and who paused it, on hover.
+ */
+export function CheckStateTag({
+  state,
+  since,
+  pause,
+}: {
+  state: CheckOverview['state'];
+  since: number;
+  pause?: CheckOverview['pause'];
+}) {
+  const paused = pause === undefined ? '' : ` · paused by ${pause.by}${pause.reason ? `: ${pause.reason}` : ''}`;
+  return (
+    <span class="check-state" data-state={state} title={`since ${dateTime(since)}${paused}`}>
+      {state}
+    </span>
+  );
+}
+
 /** `key=value` matches that label exactly, `key` any check that has it, `=value` any label with that value. */
 function matchesLabel(labels: Record<string, string>, filter: string): boolean {
   const at = filter.indexOf('=');
@@ -239,7 +260,8 @@ function CheckRow({
   return (
     <tr class={`check ${state}`} data-name={check.name}>
       <td>
-        <span class={`badge ${state}`}>{state === 'pending' ? 'not run' : state}</span>
+        <span class={`badge ${state}`}>{state === 'pending' ? 'not run' : state}</span>{' '}
+        <CheckStateTag state={check.state} since={check['state-since']} pause={check.pause} />
       </td>
       <td class="name">
         <a href={`#/check/${encodeURIComponent(check.name)}`}>{check.name}</a>
