@@ -153,6 +153,10 @@ describe.skipIf(!hasNatsServer())('cluster: a check run from several places', ()
     await sleep(4_500);
     await everywhere((web) => expect(web.success).toBe(true));
     expect(exported('web').slice(baseline)).toEqual([]);
+    // The check's state follows its quorum, on every node (docs/checks.md "States").
+    const stateOn = async (node: TestServer) =>
+      ((await (await node.request('/api/v1/healthcheck/web/state')).json()) as { state: string }).state;
+    for (const node of nodes) expect(await stateOn(node), node.url).toBe('up');
 
     // Two fail: the check fails on every node, and the change is exported once.
     failing.add('node-c');
@@ -186,6 +190,9 @@ describe.skipIf(!hasNatsServer())('cluster: a check run from several places', ()
       expect(metrics).toMatch(/^healthcheck_location_success\{name="web",node="node-b"\} 0$/m);
       expect(metrics).toMatch(/^healthcheck_location_success\{name="web",node="node-c"\} 0$/m);
       expect(metrics).toMatch(/^healthcheck_up\{name="web"\} 0$/m);
+      // Failing at quorum for more than failure-threshold (3) evaluations: down, on every node.
+      expect(metrics).toMatch(/^healthcheck_state\{name="web",state="down"\} 1$/m);
+      expect(await stateOn(node), node.url).toBe('down');
     }
     // The history keeps every location's results, each with its node.
     const history = ((await (await c.request('/api/v1/result/web/history')).json()) as { result: { node?: string }[] })
@@ -201,6 +208,7 @@ describe.skipIf(!hasNatsServer())('cluster: a check run from several places', ()
         .slice(baseline)
         .map((each) => each.success),
     ).toEqual([false, true]);
+    for (const node of nodes) expect(await stateOn(node), node.url).toBe('up');
 
     // node-labels: only the eu nodes run eu-only; node-c never asked for it.
     for (const node of [a, b, c]) {
