@@ -26,6 +26,7 @@ const ALL = [
   'dashboard',
   'status-page',
   'checks',
+  'result-path',
   'http-client',
   'exporters',
   'metrics-scrape',
