@@ -1,6 +1,6 @@
 /**
  * What a scrape of `/metrics` costs for its per-check families (src/healthcheck/metrics.ts): 1,200 and 12,000
- * checks with labels, each with a few runs, rendered whole (`renderMetrics`, as the route sends it) 20 times after
+ * checks with labels, each with a few runs and its state, rendered whole (`renderMetrics`, as the route sends it) 20 times after
  * 5 unmeasured. Figures per scrape: CPU of this process, bytes of text, and the time V8 spent collecting garbage
  * (young and full collections; the text and what building it leaves behind are all garbage once sent).
  *
@@ -33,6 +33,8 @@ async function perScrape(checks: number): Promise<{ cpu_ms: number; gc_ms: numbe
   for (let i = 0; i < checks; i++) {
     const series = metrics.labelsFor(`check-${i}`, { env: i % 2 === 0 ? 'prod' : 'staging' });
     for (let run = 0; run < 5; run++) metrics.observeRun(series, run !== 3, 0.0005 * (1 + ((i + run) % 40)));
+    // Every registered check has a state (`healthcheck_state`, six series).
+    metrics.observeCheckState(series, i % 50 === 0 ? 'down' : 'up');
   }
   for (let i = 0; i < WARMUP; i++) await scrape(registry);
   const gcBefore = gcMs;
