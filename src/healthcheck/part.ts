@@ -38,7 +38,7 @@ export interface HealthcheckSeams {
 }
 
 export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
-  return async ({ config, db, metrics, logger }: PartFactoryContext): Promise<Part> => {
+  return async ({ config, db, metrics, logger, state }: PartFactoryContext): Promise<Part> => {
     const log = logger.child({ part: 'healthchecks' });
     const exporters = new Exporters(metrics.registry, log, seams.streamIngest);
     let service: HealthcheckService | null = null;
@@ -75,6 +75,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
       onResult: [exporters.offer],
       ...(cluster ? { publish: cluster.offer, owner: cluster, node: cluster.node, replica: cluster } : {}),
       restoredSources: discovery.restore(config.discovery),
+      state,
       maintenance: calendar,
       // The listener (http.*) is fixed at startup; the setting follows reloads. It holds for every API path,
       // the checks replicated from the cluster's store included.

@@ -53,7 +53,10 @@ import type { HealthcheckConfig } from './settings.ts';
 import type { UptimePeriods } from './uptime-periods.ts';
 import { CheckStates } from './states/check-states.ts';
 import { type Outage, StateEvents } from './states/events.ts';
-import { PauseStore } from './states/pauses.ts';
+import { PauseStore, pauseKind } from './states/pauses.ts';
+import type { MirrorReports } from '../common/state-mirror.ts';
+import type { RuntimeState } from '../common/runtime-state.ts';
+import { SqliteRuntimeState } from '../db/runtime-state.ts';
 import { StateApi } from './states/state-api.ts';
 
 export type CreateOutcome = { oneOff: false } | ({ oneOff: true } & OneOffOutcome);
@@ -72,6 +75,8 @@ export interface ServiceOptions {
   onResult?: readonly ResultSink[];
   /** Handed every result this node ran (a cluster publishes it to the other nodes). */
   publish?: ResultSink;
+  /** Where runtime state (pauses) is kept (src/common/runtime-state.ts): this node's SQLite unless given. */
+  state?: RuntimeState;
   /** Checks of other sources to run from the start (the last good payload of each discovery source). */
   restoredSources?: readonly RestoredSource[];
   /** The maintenance windows that mark results; none unless given. */
@@ -129,8 +134,8 @@ export class HealthcheckService {
     });
     this.maintenance = options.maintenance ?? new MaintenanceCalendar();
     const maintenance = this.maintenance;
-    const pauses = new PauseStore(options.db);
-    pauses.load();
+    const runtime = options.state ?? new SqliteRuntimeState(options.db, stateReports(this.logger));
+    const pauses = new PauseStore(runtime.collection(pauseKind(options.db)));
     this.events = new StateEvents(options.db, this.repository.results.pending);
     const events = this.events;
     this.states = new CheckStates({
@@ -141,6 +146,8 @@ export class HealthcheckService {
       pauses,
       defaults: settings.stateDefaults,
       lookup: (name) => this.checks.get(name),
+      onPauseError: (name, error) =>
+        this.logger.error({ err: error, name }, `cannot resume healthcheck ${name}: ${(error as Error).message}`),
       ...(options.node !== undefined ? { node: options.node } : {}),
     });
     this.checks = new CheckRegistry({
@@ -426,4 +433,12 @@ export class HealthcheckService {
 
 function storedForm(def: CheckDefinition): StoredCheck {
   return { name: def.name, kind: def.kind, definition: checkToJson(def, API_SOURCE) };
+}
+
+/** Without the process's runtime state (in-process tests), what its store cannot read is logged. */
+function stateReports(logger: Logger): MirrorReports {
+  return {
+    skipped: (skip) => logger.warn(skip, `runtime state ${skip.kind} ${skip.key} skipped: ${skip.reason}`),
+    listenerFailed: (kind, error) => logger.error({ err: error, kind }, 'a listener of runtime state failed'),
+  };
 }

@@ -97,15 +97,15 @@ describe('the states seam', () => {
     await start();
     report('job', true);
     const api = (service as HealthcheckService).stateApi;
-    api.pause('job', { reason: 'upgrade' }, 'token:ci');
+    await api.pause('job', { reason: 'upgrade' }, 'token:ci');
     expect(seen.at(-1)).toBe('job up->paused: paused by token:ci: upgrade');
     const before = service?.result('job');
     report('job', false);
     expect(service?.result('job')).toBe(before);
     expect(api.state('job')).toMatchObject({ state: 'paused', pause: { by: 'token:ci', reason: 'upgrade' } });
-    expect(api.resume('job', 'basic:ops')).toBe(true);
+    expect(await api.resume('job', 'basic:ops')).toBe(true);
     expect(seen.at(-1)).toBe('job paused->up: resumed by basic:ops');
-    expect(api.resume('job', 'basic:ops')).toBe(false);
+    expect(await api.resume('job', 'basic:ops')).toBe(false);
   });
 
   it('restores each state after a restart, telling nothing again', async () => {
@@ -114,7 +114,7 @@ describe('the states seam', () => {
     report('job', false, 'boom 2');
     report('job', false, 'boom 3');
     report('strict', true);
-    (service as HealthcheckService).stateApi.pause('strict', {}, 'anonymous');
+    await (service as HealthcheckService).stateApi.pause('strict', {}, 'anonymous');
     const since = service?.stateApi.state('job')['state-since'];
     await service?.stop();
     seen = [];

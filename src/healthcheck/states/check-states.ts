@@ -67,7 +67,12 @@ export interface CheckStatesOptions {
   /** This node, in a cluster. */
   node?: string;
   nowMs?: () => number;
+  /** A pause could not be removed (the store of runtime state cannot be written now): it is tried again. */
+  onPauseError?: (name: string, error: unknown) => void;
 }
+
+/** A pause that could not be removed at its `until` is tried again this much later. */
+const RESUME_RETRY_MS = 10_000;
 
 /** Node's timers take at most 2^31 - 1 ms. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
@@ -165,7 +170,8 @@ export class CheckStates {
   /** A check is gone: its state, and its pause. */
   forget(name: string): void {
     this.machines.delete(name);
-    this.options.pauses.delete(name);
+    if (this.options.pauses.get(name) !== undefined)
+      this.options.pauses.delete(name).catch((error: unknown) => this.options.onPauseError?.(name, error));
   }
 
   /** Forgets the pauses of checks that no longer exist (removed from the file while stopped). */
@@ -228,12 +234,21 @@ export class CheckStates {
     this.untilTimer = null;
     const now = this.nowMs();
     const due = [...this.options.pauses.all()].filter((pause) => pause.untilMs !== undefined && pause.untilMs <= now);
-    for (const pause of due)
-      this.options.pauses.delete(
-        pause.name,
-        `the pause ended (until ${new Date(pause.untilMs as number).toISOString()})`,
-      );
-    this.armUntil();
+    const resumed = due.map((pause) =>
+      this.options.pauses
+        .delete(pause.name, `the pause ended (until ${new Date(pause.untilMs as number).toISOString()})`)
+        .then(
+          () => true,
+          (error: unknown) => {
+            this.options.onPauseError?.(pause.name, error);
+            return false;
+          },
+        ),
+    );
+    void Promise.all(resumed).then((outcomes) => {
+      if (outcomes.every(Boolean)) return this.armUntil();
+      if (this.untilTimer === null) this.untilTimer = setTimeout(() => this.resumeDue(), RESUME_RETRY_MS).unref();
+    });
   }
 }
 

@@ -76,7 +76,7 @@ export function stateRoutes(api: StateApi): FastifyPluginAsync {
         { schema: pauseDoc },
         async (request) => {
           const { name } = request.params;
-          const pause = api.pause(name, pauseBody(request.body), principalOf(request));
+          const pause = await api.pause(name, pauseBody(request.body), principalOf(request));
           return { message: `Healthcheck ${name} paused`, result: pause };
         },
       );
@@ -99,7 +99,7 @@ export function stateRoutes(api: StateApi): FastifyPluginAsync {
         { schema: resumeDoc },
         async (request) => {
           const { name } = request.params;
-          const resumed = api.resume(name, principalOf(request));
+          const resumed = await api.resume(name, principalOf(request));
           return { message: resumed ? `Healthcheck ${name} resumed` : `Healthcheck ${name} was not paused` };
         },
       );

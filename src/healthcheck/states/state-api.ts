@@ -10,10 +10,8 @@ import { timeField } from '../maintenance.ts';
 import type { CheckStates } from './check-states.ts';
 import type { StateEvent, StateEvents } from './events.ts';
 import type { CheckState } from './machine.ts';
-import type { Pause, PauseStore } from './pauses.ts';
+import { hasControlCharacter, MAX_REASON_BYTES, type Pause, type PauseStore } from './pauses.ts';
 
-/** A pause's reason is shown in listings and events: a sentence, not a document. */
-const MAX_REASON_BYTES = 1024;
 const DEFAULT_EVENTS_PERIOD_MS = 30 * 86_400_000;
 export const DEFAULT_EVENTS_LIMIT = 1000;
 export const MAX_EVENTS_LIMIT = 10_000;
@@ -78,8 +76,8 @@ export class StateApi {
     this.nowMs = options.nowMs ?? Date.now;
   }
 
-  /** Pauses a check (or changes its pause: the time it began stays); committed before it returns. */
-  pause(name: string, body: PauseBody, by: string): PauseJson {
+  /** Pauses a check (or changes its pause: the time it began stays); durable before it resolves. */
+  async pause(name: string, body: PauseBody, by: string): Promise<PauseJson> {
     if (!this.exists(name)) throw notFound(name);
     const now = this.nowMs();
     const pause: Pause = { name, by, reason: reasonOf(body.reason), atMs: this.pauses.get(name)?.atMs ?? now };
@@ -89,12 +87,12 @@ export class StateApi {
         throw invalid('Invalid pause', `until: must be in the future, got ${JSON.stringify(body.until)}`);
       pause.untilMs = untilMs;
     }
-    this.pauses.put(pause);
+    await this.pauses.put(pause);
     return pauseJson(pause);
   }
 
   /** Resumes a check; false when it was not paused. */
-  resume(name: string, by: string): boolean {
+  async resume(name: string, by: string): Promise<boolean> {
     if (!this.exists(name)) throw notFound(name);
     return this.pauses.delete(name, `resumed by ${by}`);
   }
@@ -158,9 +156,7 @@ function reasonOf(reason: string | undefined): string {
   if (reason === undefined) return '';
   if (Buffer.byteLength(reason) > MAX_REASON_BYTES)
     throw invalid('Invalid pause', `reason: must be at most ${MAX_REASON_BYTES} bytes long`);
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f-\u009f]/.test(reason))
-    throw invalid('Invalid pause', 'reason: must not contain control characters');
+  if (hasControlCharacter(reason)) throw invalid('Invalid pause', 'reason: must not contain control characters');
   return reason;
 }
 
