@@ -154,6 +154,8 @@ describe('check states in the running service', () => {
     expect(changes.some((change) => change.previous === 'up' && change.state === 'pending')).toBe(true);
     expect(changes.some((change) => change.previous === 'pending' && change.state === 'up')).toBe(true);
     expect(['up', 'pending']).toContain((await status('flappy')).state);
+    // Pending is up on the badge and operational on the page.
+    expect(await badge('flappy')).toContain('>up<');
     expect(await component('flappy')).toBe('operational');
   }, 30_000);
 
