@@ -34,6 +34,8 @@ beforeAll(async () => {
         'valid-status': [200],
         interval: '1s',
         timeout: '1s',
+        // Down at its first failure, rather than pending (shown operational) for two more runs.
+        'failure-threshold': 1,
       },
     ],
     'command-checks': [
@@ -43,6 +45,7 @@ beforeAll(async () => {
         arguments: ['-c', 'echo DB_PASSWORD=hunter2; exit 1'],
         interval: '1s',
         timeout: '1s',
+        'failure-threshold': 1,
       },
       { name: 'hidden', command: 'true', interval: '1s', timeout: '1s' },
       { name: 'badged', command: 'true', interval: '1s', timeout: '1s', badge: 'public' },
