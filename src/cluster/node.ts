@@ -286,7 +286,13 @@ export class ClusterNode implements CheckCluster {
     this.silent = new SilentMembers({
       self: settings.node,
       ttlMs: settings.memberTtlMs,
-      duties: () => dutiesOf(host.checks(), (check) => this.runners(check), settings.node),
+      duties: () =>
+        dutiesOf(
+          host.checks(),
+          (check) => this.runners(check),
+          settings.node,
+          (check) => host.paused(check.name),
+        ),
       judging: () => membership.judging(),
       changed: (why) => this.reassign(why),
       metrics: this.silentMetrics,

@@ -166,16 +166,18 @@ export class SilentMembers {
 
 /**
  * Per member other than `self`, the shortest interval plus timeout (ms) of the checks it runs (`runners`, as this node
- * computes owners): the longest it may go without publishing a result. Heartbeat and one-off checks owe none.
+ * computes owners): the longest it may go without publishing a result. Heartbeat and one-off checks owe none, nor
+ * paused ones (`paused`): their owner runs them not, by design.
  */
 export function dutiesOf(
   checks: Iterable<HostedCheck>,
   runners: (check: HostedCheck) => readonly string[],
   self: string,
+  paused: (check: HostedCheck) => boolean,
 ): Map<string, number> {
   const duties = new Map<string, number>();
   for (const check of checks) {
-    if (check.oneOff || check.intervalNs <= 0 || check.kind === 'heartbeat') continue;
+    if (check.oneOff || check.intervalNs <= 0 || check.kind === 'heartbeat' || paused(check)) continue;
     const periodMs = durationToMs(check.intervalNs + check.timeoutNs);
     for (const runner of runners(check)) {
       if (runner === self) continue;

@@ -35,6 +35,8 @@ export interface CheckHost {
   reassign(): { started: number; stopped: number };
   /** Every check this node knows, from its config file, discovery or the API, with its locations when it has some. */
   checks(): Iterable<HostedCheck>;
+  /** The check is paused (docs/checks.md, "Pause"): it runs nowhere, so no owner owes its results. */
+  paused(name: string): boolean;
   /** The API checks, to seed an empty cluster store. */
   apiDefinitions(): CheckDefinition[];
   /** The cluster's store changed: the API checks become exactly `desired`; what the API would refuse goes to `refused`. */

@@ -151,6 +151,7 @@ function clusterHost(service: HealthcheckService): CheckHost {
     recordRemote: (result) => service.registry.recordRemote(result),
     reassign: () => service.registry.reassign(),
     checks: () => checkDefinitions(service),
+    paused: (name) => service.states.pause(name) !== undefined,
     apiDefinitions: () => service.apiDefinitions(),
     applyReplicated: (desired, refused) => service.applyReplicated(desired, refused),
   };

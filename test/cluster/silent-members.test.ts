@@ -150,7 +150,19 @@ describe('dutiesOf', () => {
       ],
       (c) => runners[c.name] ?? [],
       'node-a',
+      () => false,
     );
     expect(Object.fromEntries(duties)).toEqual({ 'node-b': 6_000, 'node-c': 6_000 });
+  });
+
+  it('a paused check owes nothing: its owner runs it not, and must not be reported silent for it', () => {
+    const check = (name: string) => ({ name, kind: 'tcp', intervalNs: 1e9, timeoutNs: 1e9, oneOff: false });
+    const duties = dutiesOf(
+      [check('paused-on-b'), check('running-on-c')],
+      (c) => (c.name === 'paused-on-b' ? ['node-b'] : ['node-c']),
+      'node-a',
+      (c) => c.name === 'paused-on-b',
+    );
+    expect(Object.fromEntries(duties)).toEqual({ 'node-c': 2_000 });
   });
 });
