@@ -21,7 +21,12 @@ describe('exporters', () => {
   let riemannPort: number;
 
   beforeAll(async () => {
-    target = await startHttpTarget();
+    target = await startHttpTarget({
+      handler: (request, response) => {
+        if (request.path === '/slow') setTimeout(() => response.end('ok'), 100);
+        else response.end('ok');
+      },
+    });
     collector = await startHttpTarget();
     hanging = await startHttpTarget({ handler: () => undefined });
     riemannPort = await closedPort();
@@ -38,7 +43,7 @@ describe('exporters', () => {
     });
     server = await startServer({
       config: {
-        'http-checks': [check('web'), check('api')],
+        'http-checks': [check('web'), check('api'), { ...check('slow'), degraded: { 'response-time': '20ms' } }],
         'tcp-checks': [{ name: 'down', target: '127.0.0.1', port: await closedPort(), timeout: '1s', interval: '1s' }],
         exporters: {
           http: [
@@ -110,6 +115,30 @@ describe('exporters', () => {
     });
     const down = results.find((result) => result.name === 'down');
     expect(down).toMatchObject({ success: false, source: 'configuration' });
+  });
+
+  it('sends a degraded check\'s results as they were: the exporters carry no state (docs/checks.md, "States")', async () => {
+    await waitFor(async () => {
+      const state = await server.request('/api/v1/healthcheck/slow/state');
+      return state.status === 200 && ((await state.json()) as { state: string }).state === 'degraded';
+    });
+    const slow = await waitFor(
+      () =>
+        collector.requests
+          .flatMap((r) => JSON.parse(r.body) as Record<string, unknown>[])
+          .find((result) => result.name === 'slow') ?? false,
+    );
+    expect(slow).toMatchObject({ success: true, message: 'success' });
+    expect(Object.keys(slow)).toEqual([
+      'name',
+      'summary',
+      'labels',
+      'success',
+      'healthcheck-timestamp',
+      'message',
+      'duration',
+      'source',
+    ]);
   });
 
   it('keeps the checks on schedule while a collector hangs, and counts what it drops', async () => {

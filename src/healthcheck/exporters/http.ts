@@ -80,7 +80,7 @@ export class HttpExporter extends QueuedExporter {
         path: this.path,
         method: 'POST',
         headers: this.headers,
-        body: JSON.stringify(batch),
+        body: JSON.stringify(batch, batch.some(hasDegraded) ? withoutDegraded : undefined),
         signal,
       });
       await response.body.dump();
@@ -107,4 +107,16 @@ function failureOf(error: unknown, settings: HttpExporterSettings): BatchDropped
     'retries_exhausted',
     `HTTP exporter: fail to send healthchecks to ${settings.url}: ${(error as Error).message}`,
   );
+}
+
+const hasDegraded = (result: CheckResult): boolean => result.degraded !== undefined;
+
+/**
+ * Exporters send results as Cabourotte did (docs/checks.md, "States"): a run's `degraded` condition feeds the check's
+ * state, which Vigie's own routes show, and is left out here. Only a result's own key goes (a label may be named so).
+ */
+function withoutDegraded(this: unknown, key: string, value: unknown): unknown {
+  return key === 'degraded' && this !== null && typeof this === 'object' && 'healthcheck-timestamp' in this
+    ? undefined
+    : value;
 }
