@@ -18,6 +18,7 @@ import type { ApiCaller } from './api-check-policy.ts';
 import { type ErrorAnswer, type PartErrors, registerPartScope, SHADOWS_PARAMETRIC } from '../server/errors.ts';
 import { validatorCompiledOnFirstUse } from '../server/compiled-on-first-use.ts';
 import { messageError, type Operation, operation } from '../server/openapi.ts';
+import { wireProblems } from '../common/schema-errors.ts';
 import { ref } from '../common/wire.ts';
 import { addWireSchemas } from '../server/wire-schemas.ts';
 import { BulkBody, Created, History, HistoryQuery, listOf, Message, NameParams, Uptime } from './api-schemas.ts';
@@ -42,11 +43,18 @@ const STATUS: Record<HealthcheckErrorReason, number> = {
   unavailable: 503,
 };
 
-/** Cabourotte's body shape; the service's refusals carry their reason, mapped to a status here. */
+/**
+ * Cabourotte's body shape; the service's refusals carry their reason, mapped to a status here. An invalid body is
+ * answered with every problem found in it as well (`errors`, docs/http-api.md "Validation errors").
+ */
 export const healthcheckErrors: PartErrors = {
   body: (message) => ({ message }),
-  fromDomainError: (error) =>
-    error instanceof HealthcheckError ? { statusCode: STATUS[error.reason], message: error.message } : undefined,
+  fromDomainError: (error) => {
+    if (!(error instanceof HealthcheckError)) return undefined;
+    const answer = { statusCode: STATUS[error.reason], message: error.message };
+    if (error.reason !== 'invalid') return answer;
+    return { ...answer, extra: { errors: wireProblems(error.problems ?? [{ field: '', message: error.message }]) } };
+  },
   fromValidationError: (error, request): ErrorAnswer => {
     if (error.validationContext === 'querystring') {
       return {
