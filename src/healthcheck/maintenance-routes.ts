@@ -9,7 +9,7 @@ import type { Counter } from 'prom-client';
 import { Type } from '@sinclair/typebox';
 import type { FieldProblem } from '../common/schema-errors.ts';
 import { registerPartScope } from '../server/errors.ts';
-import { json, messageError, nameParams, operation } from '../server/openapi.ts';
+import { invalidBody, json, messageError, nameParams, operation } from '../server/openapi.ts';
 import { CheckValidationError } from './kinds/types.ts';
 import {
   type MaintenanceCalendar,
@@ -140,7 +140,7 @@ export function maintenanceRoutes(api: MaintenanceApi): FastifyPluginAsync {
         body: { schema: MaintenanceWindowSchema },
         responses: {
           201: json('created (or replaced)', Type.Object({ message: Type.String(), result: Window })),
-          400: messageError(
+          400: invalidBody(
             '`Invalid maintenance window: <field>: <problem>`, or as many windows as `healthchecks.max-maintenance-windows` allows',
           ),
           409: messageError('a window of the configuration file has that name'),

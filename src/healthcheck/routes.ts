@@ -17,7 +17,7 @@ import { holdsScope, principalOf } from '../server/credentials.ts';
 import type { ApiCaller } from './api-check-policy.ts';
 import { type ErrorAnswer, type PartErrors, registerPartScope, SHADOWS_PARAMETRIC } from '../server/errors.ts';
 import { validatorCompiledOnFirstUse } from '../server/compiled-on-first-use.ts';
-import { messageError, type Operation, operation } from '../server/openapi.ts';
+import { invalidBody, messageError, type Operation, operation } from '../server/openapi.ts';
 import { wireProblems } from '../common/schema-errors.ts';
 import { ref } from '../common/wire.ts';
 import { addWireSchemas } from '../server/wire-schemas.ts';
@@ -115,8 +115,8 @@ const unknownCheck = messageError('unknown check: `Healthcheck <name> not found`
 const owned = messageError(
   'a check of the config file or of a discovery source, which the API may not change: `healthcheck <name> comes from ...`',
 );
-const invalidDefinition = messageError(
-  'invalid definition: `Invalid healthcheck configuration: <field>: <problem>` (docs/checks.md "Validation messages")',
+const invalidDefinition = invalidBody(
+  'invalid definition: `Invalid healthcheck configuration: <field>: <problem>` (docs/checks.md "Validation messages"), every problem in `errors`',
 );
 const commandRefused = messageError(
   'command checks refused by `healthchecks.command-checks-api`, or to a credential without the scope `admin` (docs/hardening.md)',
@@ -181,8 +181,8 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
     'Replace the whole set of API checks',
     {
       201: 'applied (`Healthchecks successfully added`)',
-      400: messageError(
-        'an invalid body or check, a one-off check, a name used twice: `Invalid healthcheck configuration: ...`; nothing is applied',
+      400: invalidBody(
+        'an invalid body or check, a one-off check, a name used twice: `Invalid healthcheck configuration: ...`, every problem of every check in `errors`; nothing is applied',
       ),
       403: bulkRefused,
       409: owned,
