@@ -14,7 +14,7 @@
  * - At most `http.max-sessions`: a sign-in past the cap ends the session closest to its expiry (the oldest).
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { StateCollection, StateKind } from '../common/runtime-state.ts';
@@ -32,7 +32,7 @@ export interface Principal {
 /** What a sign-in was made with, checked again at every use of its session. */
 export type SignInCredential = { token: string } | { basicPassword: string };
 
-const StoredSession = Type.Object({
+const StoredSessionSchema = Type.Object({
   principal: Type.String({ minLength: 1, maxLength: 512 }),
   scopes: Type.Array(Type.Union(SCOPES.map((scope) => Type.Literal(scope))), { maxItems: SCOPES.length }),
   /** The SHA-256 (hex) of the token the session was made with. */
@@ -42,21 +42,14 @@ const StoredSession = Type.Object({
   createdMs: Type.Integer({ minimum: 0 }),
   expiresMs: Type.Integer({ minimum: 0 }),
 });
-type StoredSession = {
-  principal: string;
-  scopes: Scope[];
-  token?: string;
-  basic?: string;
-  createdMs: number;
-  expiresMs: number;
-};
+type StoredSession = Static<typeof StoredSessionSchema>;
 
 /** The `sessions` kind of runtime state: what comes from the disk or the bus is checked as an API body is. */
 export const SESSION_KIND: StateKind<StoredSession> = {
   name: 'sessions',
   parse(value) {
-    if (!Value.Check(StoredSession, value)) {
-      const error = Value.Errors(StoredSession, value).First();
+    if (!Value.Check(StoredSessionSchema, value)) {
+      const error = Value.Errors(StoredSessionSchema, value).First();
       throw new Error(`not a session: ${error?.path ?? ''} ${error?.message ?? ''}`.trim());
     }
     const session = value as StoredSession;

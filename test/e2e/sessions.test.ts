@@ -426,8 +426,23 @@ describe('a session across a restart', () => {
     try {
       const session = await signIn(current, { username: 'ops', password: 'pw' });
       await current.stop();
+      // A row the service cannot read (edited by hand, or damaged) costs that row only.
+      const db = new Database(join(restarted.dataDir, 'vigie.db'), { fileMustExist: true });
+      try {
+        db.prepare('insert into runtime_state (kind, key, value, updated_at_ms) values (?, ?, ?, 0)').run(
+          'sessions',
+          sha256('forged'),
+          JSON.stringify({ principal: 'basic:ops', scopes: ['admin'], createdMs: 0, expiresMs: 9e15 }),
+        );
+      } finally {
+        db.close();
+      }
       current = await startServer({ dataDir: restarted.dataDir, config: { http: CREDENTIALS } });
       expect((await current.request('/api/v1/healthcheck', { headers: { cookie: session.cookie } })).status).toBe(200);
+      expect(
+        (await current.request('/api/v1/healthcheck', { headers: { cookie: 'vigie_session=forged' } })).status,
+      ).toBe(401);
+      expect(await metric(current, 'runtime_state_skipped_total{kind="sessions"}')).toBe(1);
       await current.stop();
       current = await startServer({
         dataDir: restarted.dataDir,
