@@ -60,6 +60,21 @@ describe('a refused check', () => {
     expect(await exists('/api/v1/healthcheck/four')).toBe(false);
   });
 
+  it('lists each wrong state field, not only the first', async () => {
+    const answer = await refused('/api/v1/healthcheck/tcp', {
+      name: 'states',
+      target: '127.0.0.1',
+      port: 80,
+      interval: '10s',
+      timeout: '1s',
+      'failure-threshold': 0,
+      'success-threshold': 101,
+      degraded: { 'response-time': '-1s' },
+    });
+    expect(fieldsOf(answer)).toEqual(['failure-threshold', 'success-threshold', 'degraded.response-time']);
+    expect(await exists('/api/v1/healthcheck/states')).toBe(false);
+  });
+
   it("lists the schema's problems with the others, an unknown key first, as the message has always named it", async () => {
     const answer = await refused('/api/v1/healthcheck/http', {
       name: 'mixed',
