@@ -4,8 +4,54 @@
  * marker, so config/ and every part can use it without importing each other.
  */
 import type { TSchema } from '@sinclair/typebox';
-import { type ValueError, ValueErrorType } from '@sinclair/typebox/value';
+import { Value, type ValueError, ValueErrorType } from '@sinclair/typebox/value';
 import { isDurationSchema } from './duration.ts';
+
+/**
+ * One problem of a request body or a definition (docs/http-api.md, "Validation errors"): the key path of the field
+ * (`port`, `headers.X-Foo`, `http-checks[2].timeout`; `""` for the body as a whole) and what is wrong with it.
+ */
+export interface FieldProblem {
+  field: string;
+  message: string;
+  /** The message names the field itself (an unknown key, with its "did you mean"): a sentence is the message alone. */
+  selfNamed?: true;
+}
+
+/** The most problems one answer lists: a body of 10,000 wrong entries is answered with the first 100. */
+export const MAX_PROBLEMS = 100;
+
+/** How a refusal words a problem in one sentence: `field: message`, as the first line of every refusal reads. */
+export function problemSentence(problem: FieldProblem): string {
+  return problem.field === '' || problem.selfNamed ? problem.message : `${problem.field}: ${problem.message}`;
+}
+
+/** The `errors` of an answer: each problem's field and message. */
+export function wireProblems(problems: readonly FieldProblem[]): { field: string; message: string }[] {
+  return problems.map(({ field, message }) => ({ field, message }));
+}
+
+/**
+ * Every problem of `value` against `schema`, one per field: unknown keys first, whatever their place (`prot: 80` is
+ * a misspelled `port`, and saying so beats `port: is required`), then in the schema's order. At most MAX_PROBLEMS;
+ * TypeBox's errors are read lazily, so a huge wrong body costs no more than that many.
+ */
+export function schemaProblems(schema: TSchema, value: unknown): FieldProblem[] {
+  const unknownKeys: FieldProblem[] = [];
+  const others: FieldProblem[] = [];
+  const seen = new Set<string>();
+  for (const error of Value.Errors(schema, value)) {
+    if (unknownKeys.length + others.length >= MAX_PROBLEMS) break;
+    const field = jsonPointerToKey(error.path);
+    if (error.type === ValueErrorType.ObjectAdditionalProperties) {
+      unknownKeys.push({ field, message: describeSchemaError(error), selfNamed: true });
+    } else if (!seen.has(field)) {
+      seen.add(field);
+      others.push({ field, message: error.value === undefined ? 'is required' : describeSchemaError(error) });
+    }
+  }
+  return [...unknownKeys, ...others].slice(0, MAX_PROBLEMS);
+}
 
 /** `/http-checks/0/port` → `http-checks[0].port`, the way people write key paths. */
 export function jsonPointerToKey(pointer: string): string {

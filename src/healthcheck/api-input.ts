@@ -4,6 +4,7 @@
  * answers (docs/http-api.md).
  */
 import { Value } from '@sinclair/typebox/value';
+import { type FieldProblem, MAX_PROBLEMS } from '../common/schema-errors.ts';
 import { BulkBody } from './api-schemas.ts';
 import { type ApiCheckRefusals, NO_REFUSALS, refusalFor } from './api-check-policy.ts';
 import { checkFilePolicy, type FilePolicy } from './api-check-files.ts';
@@ -36,11 +37,15 @@ export type HealthcheckErrorReason =
   | 'owned'
   | 'unavailable';
 
-/** A refused operation; the routes turn `reason` into a status. `message` is the text the client sees. */
+/**
+ * A refused operation; the routes turn `reason` into a status. `message` is the text the client sees; `problems`,
+ * of an invalid body, every problem found in it (answered as `errors`, docs/http-api.md "Validation errors").
+ */
 export class HealthcheckError extends Error {
   constructor(
     readonly reason: HealthcheckErrorReason,
     message: string,
+    readonly problems?: readonly FieldProblem[],
   ) {
     super(message);
   }
@@ -82,6 +87,7 @@ function parseApiCheck(
     throw new HealthcheckError(
       'invalid',
       `Invalid healthcheck configuration: ${where}the definition must be a JSON object`,
+      [{ field: '', message: 'the definition must be a JSON object' }],
     );
   }
   try {
@@ -90,7 +96,11 @@ function parseApiCheck(
     return def;
   } catch (error) {
     if (error instanceof CheckValidationError)
-      throw new HealthcheckError('invalid', `Invalid healthcheck configuration: ${where}${error.message}`);
+      throw new HealthcheckError(
+        'invalid',
+        `Invalid healthcheck configuration: ${where}${error.message}`,
+        error.problems,
+      );
     throw error;
   }
 }
@@ -129,19 +139,26 @@ export function admitCreate(kind: string, raw: unknown, rules: AdmissionRules): 
 /** A definition kept to run (a bulk's, the cluster store's): admitted, and not one-off. */
 export function admitStoredCheck(kind: string, raw: unknown, rules: AdmissionRules, where = ''): CheckDefinition {
   const def = admitApiCheck(kind, raw, rules, where);
-  if (def.oneOff)
-    throw new HealthcheckError(
-      'invalid',
-      `Invalid healthcheck configuration: ${where}one-off: one-off healthchecks are not supported in bulk requests`,
-    );
+  if (def.oneOff) {
+    const problem = 'one-off healthchecks are not supported in bulk requests';
+    throw new HealthcheckError('invalid', `Invalid healthcheck configuration: ${where}one-off: ${problem}`, [
+      { field: 'one-off', message: problem },
+    ]);
+  }
   return def;
 }
 
 /** How a discovery source's payload is admitted: its checks are the operator's, as the config file's. */
 const OPERATOR_SOURCE = { refusals: NO_REFUSALS, files: 'anywhere' } as const;
 
+/** `field` of a check as a field of the bulk body that holds it at `at` (`http-checks[2]`). */
+function under(at: string, problems: readonly FieldProblem[]): FieldProblem[] {
+  return problems.map((problem) => ({ ...problem, field: problem.field === '' ? at : `${at}.${problem.field}` }));
+}
+
 /**
- * Validates a whole bulk payload; the first problem names the list, the position, the check and the field.
+ * Validates a whole bulk payload. Every problem is listed (each field named by the list, the position and its own
+ * key path), up to MAX_PROBLEMS; the message names the first one: the list, the position, the check and the field.
  * `policies`: the API's policies of command and network checks and of files (a discovery source is not concerned).
  */
 export function parseBulk(
@@ -150,40 +167,69 @@ export function parseBulk(
   policies: Omit<AdmissionRules, 'labelLimits'> = OPERATOR_SOURCE,
 ): KeyedCheck[] {
   const { refusals } = policies;
-  const invalid = (text: string) => new HealthcheckError('invalid', `Invalid healthcheck configuration: ${text}`);
+  const prefix = 'Invalid healthcheck configuration: ';
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw invalid(`the body must be an object with the lists ${CHECK_KEYS.join(', ')}`);
+    throw new HealthcheckError(
+      'invalid',
+      `${prefix}the body must be an object with the lists ${CHECK_KEYS.join(', ')}`,
+    );
   }
+  const problems: FieldProblem[] = [];
+  let first: string | undefined;
+  const refuse = (message: string, found: readonly FieldProblem[]) => {
+    first ??= message;
+    problems.push(...found);
+  };
   for (const key of Object.keys(body)) {
-    if (!(CHECK_KEYS as readonly string[]).includes(key))
-      throw invalid(`unknown key ${JSON.stringify(key)} (expected ${CHECK_KEYS.join(', ')})`);
+    if (!(CHECK_KEYS as readonly string[]).includes(key)) {
+      const text = `unknown key ${JSON.stringify(key)} (expected ${CHECK_KEYS.join(', ')})`;
+      refuse(`${prefix}${text}`, [{ field: key, message: text, selfNamed: true }]);
+    }
   }
-  for (const key of CHECK_KEYS) {
-    const list = (body as Partial<Record<CheckKey, unknown>>)[key];
-    const refusal = refusalFor(kindOfConfigKey(key), refusals);
-    if (refusal === null || !Array.isArray(list) || list.length === 0) continue;
-    // A body of the wrong shape is refused as such (400 naming the check and the field) before the policy (403).
-    if (!Value.Check(BulkBody, body)) parseBulk(body, labelLimits);
-    throw new HealthcheckError('forbidden', refusal);
+  // A body of the wrong shape is refused as such (400 naming the check and the field) before the policy (403).
+  if (first === undefined) {
+    for (const key of CHECK_KEYS) {
+      const list = (body as Partial<Record<CheckKey, unknown>>)[key];
+      const refusal = refusalFor(kindOfConfigKey(key), refusals);
+      if (refusal === null || !Array.isArray(list) || list.length === 0) continue;
+      if (!Value.Check(BulkBody, body)) parseBulk(body, labelLimits);
+      throw new HealthcheckError('forbidden', refusal);
+    }
   }
-  const rules: AdmissionRules = { labelLimits, ...policies };
+  // With the body refused already, its checks are read for their own problems: no policy answers before them.
+  const rules: AdmissionRules = { labelLimits, ...policies, ...(first === undefined ? {} : { refusals: NO_REFUSALS }) };
   const checks: KeyedCheck[] = [];
   const seen = new Map<string, string>();
   for (const key of CHECK_KEYS) {
     const list = (body as Partial<Record<CheckKey, unknown>>)[key];
     if (list === undefined || list === null) continue;
-    if (!Array.isArray(list)) throw invalid(`${key}: must be a list`);
-    list.forEach((raw: unknown, i) => {
+    if (!Array.isArray(list)) {
+      refuse(`${prefix}${key}: must be a list`, [{ field: key, message: 'must be a list' }]);
+      continue;
+    }
+    for (let i = 0; i < list.length && problems.length < MAX_PROBLEMS; i++) {
+      const raw: unknown = list[i];
       const at = `${key}[${i}]`;
       const name = (raw as { name?: unknown } | null)?.name;
       const which = typeof name === 'string' ? `check ${JSON.stringify(name)} (${at})` : at;
-      const def = admitStoredCheck(kindOfConfigKey(key), raw, rules, `${which}: `);
-      const first = seen.get(def.name);
-      if (first !== undefined)
-        throw invalid(`${which}: name: duplicate name ${JSON.stringify(def.name)} (also ${first})`);
+      let def: CheckDefinition;
+      try {
+        def = admitStoredCheck(kindOfConfigKey(key), raw, rules, `${which}: `);
+      } catch (error) {
+        if (!(error instanceof HealthcheckError) || error.reason !== 'invalid') throw error;
+        refuse(error.message, under(at, error.problems ?? [{ field: '', message: error.message }]));
+        continue;
+      }
+      const also = seen.get(def.name);
+      if (also !== undefined) {
+        const text = `duplicate name ${JSON.stringify(def.name)} (also ${also})`;
+        refuse(`${prefix}${which}: name: ${text}`, [{ field: `${at}.name`, message: text }]);
+        continue;
+      }
       seen.set(def.name, at);
       checks.push({ key: at, def });
-    });
+    }
   }
+  if (first !== undefined) throw new HealthcheckError('invalid', first, problems.slice(0, MAX_PROBLEMS));
   return checks;
 }

@@ -7,8 +7,9 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
 import { Type } from '@sinclair/typebox';
+import type { FieldProblem } from '../common/schema-errors.ts';
 import { registerPartScope } from '../server/errors.ts';
-import { json, messageError, nameParams, operation } from '../server/openapi.ts';
+import { invalidBody, json, messageError, nameParams, operation } from '../server/openapi.ts';
 import { CheckValidationError } from './kinds/types.ts';
 import {
   type MaintenanceCalendar,
@@ -66,7 +67,7 @@ export class MaintenanceApi {
     try {
       window = parseWindow(raw, limits.window);
     } catch (error) {
-      if (error instanceof CheckValidationError) throw invalid(error.message);
+      if (error instanceof CheckValidationError) throw invalid(error.message, error.problems);
       throw error;
     }
     if (this.calendar.isConfig(window.name)) throw ownedByConfig(window.name);
@@ -100,8 +101,8 @@ export class MaintenanceApi {
   }
 }
 
-function invalid(problem: string): HealthcheckError {
-  return new HealthcheckError('invalid', `Invalid maintenance window: ${problem}`);
+function invalid(problem: string, problems?: readonly FieldProblem[]): HealthcheckError {
+  return new HealthcheckError('invalid', `Invalid maintenance window: ${problem}`, problems);
 }
 
 function ownedByConfig(name: string): HealthcheckError {
@@ -139,7 +140,7 @@ export function maintenanceRoutes(api: MaintenanceApi): FastifyPluginAsync {
         body: { schema: MaintenanceWindowSchema },
         responses: {
           201: json('created (or replaced)', Type.Object({ message: Type.String(), result: Window })),
-          400: messageError(
+          400: invalidBody(
             '`Invalid maintenance window: <field>: <problem>`, or as many windows as `healthchecks.max-maintenance-windows` allows',
           ),
           409: messageError('a window of the configuration file has that name'),

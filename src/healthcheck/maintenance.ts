@@ -12,7 +12,8 @@ import { eq } from 'drizzle-orm';
 import { Duration, DurationError, formatDuration, parseDuration } from '../common/duration.ts';
 import type { Db } from '../db/client.ts';
 import { maintenanceWindows } from '../db/schema.ts';
-import { checkLabels, DEFAULT_LABEL_LIMITS, type LabelLimits, nameField, validateShape } from './kinds/common.ts';
+import { checkLabels, DEFAULT_LABEL_LIMITS, type LabelLimits, nameField } from './kinds/common.ts';
+import { Problems } from './kinds/problems.ts';
 import { CheckValidationError } from './kinds/types.ts';
 
 export const MaintenanceWindowSchema = Type.Object(
@@ -158,37 +159,39 @@ function checksField(checks: readonly string[], maxChecks: number): Set<string> 
   return new Set(checks);
 }
 
-/** Validates a window of the config file or of an API body; throws CheckValidationError naming the field. */
+/** Validates a window of the config file or of an API body; throws a CheckValidationError naming every problem. */
 export function parseWindow(raw: unknown, limits: WindowLimits): MaintenanceWindow {
-  const input = validateShape(MaintenanceWindowSchema, raw);
-  const name = nameField(input.name);
-  const startMs = timeField('start', input.start);
+  const { input, problems } = Problems.shape(MaintenanceWindowSchema, raw);
+  const name = problems.check(() => nameField(input.name), '');
+  const startMs = problems.check(() => timeField('start', input.start), undefined);
+  let durationMs: number | undefined;
   if ((input.duration === undefined) === (input.end === undefined)) {
-    throw new CheckValidationError(
-      input.duration === undefined ? 'duration' : 'end',
-      'set exactly one of duration and end',
-    );
-  }
-  let durationMs: number;
-  if (input.duration !== undefined) {
-    durationMs = durationMsField('duration', input.duration);
-    if (startMs + durationMs > LAST_MS)
-      throw new CheckValidationError('duration', `the window would end after ${LAST}`);
+    problems.add(input.duration === undefined ? 'duration' : 'end', 'set exactly one of duration and end');
+  } else if (input.duration !== undefined) {
+    durationMs = problems.check(() => durationMsField('duration', input.duration as string), undefined);
+    if (startMs !== undefined && durationMs !== undefined && startMs + durationMs > LAST_MS)
+      problems.add('duration', `the window would end after ${LAST}`);
   } else {
-    durationMs = timeField('end', input.end as string) - startMs;
-    if (durationMs <= 0)
-      throw new CheckValidationError('end', `must be after start (${input.start}), got ${JSON.stringify(input.end)}`);
+    const endMs = problems.check(() => timeField('end', input.end as string), undefined);
+    if (startMs !== undefined && endMs !== undefined) {
+      durationMs = endMs - startMs;
+      if (durationMs <= 0)
+        problems.add('end', `must be after start (${input.start}), got ${JSON.stringify(input.end)}`);
+    }
   }
-  const everyMs = input.every === undefined ? 0 : durationMsField('every', input.every);
-  if (everyMs !== 0 && everyMs <= durationMs) {
-    throw new CheckValidationError(
+  const everyMs =
+    input.every === undefined ? 0 : problems.check(() => durationMsField('every', input.every as string), 0);
+  if (everyMs !== 0 && durationMs !== undefined && everyMs <= durationMs) {
+    problems.add(
       'every',
       `must be longer than the window (${formatDuration(durationMs * 1e6)}), or the window never ends; got ${JSON.stringify(input.every)}`,
     );
   }
   const labels = { ...input.labels };
-  checkLabels(labels, limits.labels);
-  return { name, startMs, durationMs, everyMs, labels, checks: checksField(input.checks ?? [], limits.maxChecks) };
+  problems.check(() => checkLabels(labels, limits.labels), undefined);
+  const checks = problems.check(() => checksField(input.checks ?? [], limits.maxChecks), new Set<string>());
+  problems.throwIfAny();
+  return { name, startMs: startMs as number, durationMs: durationMs as number, everyMs, labels, checks };
 }
 
 /** The occurrence of `window` that is on at `nowMs`, else the next one; null when it is over for good (or would

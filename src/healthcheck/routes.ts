@@ -17,7 +17,8 @@ import { holdsScope, principalOf } from '../server/credentials.ts';
 import type { ApiCaller } from './api-check-policy.ts';
 import { type ErrorAnswer, type PartErrors, registerPartScope, SHADOWS_PARAMETRIC } from '../server/errors.ts';
 import { validatorCompiledOnFirstUse } from '../server/compiled-on-first-use.ts';
-import { messageError, type Operation, operation } from '../server/openapi.ts';
+import { invalidBody, messageError, type Operation, operation } from '../server/openapi.ts';
+import { wireProblems } from '../common/schema-errors.ts';
 import { ref } from '../common/wire.ts';
 import { addWireSchemas } from '../server/wire-schemas.ts';
 import { BulkBody, Created, History, HistoryQuery, listOf, Message, NameParams, Uptime } from './api-schemas.ts';
@@ -42,11 +43,18 @@ const STATUS: Record<HealthcheckErrorReason, number> = {
   unavailable: 503,
 };
 
-/** Cabourotte's body shape; the service's refusals carry their reason, mapped to a status here. */
+/**
+ * Cabourotte's body shape; the service's refusals carry their reason, mapped to a status here. An invalid body is
+ * answered with every problem found in it as well (`errors`, docs/http-api.md "Validation errors").
+ */
 export const healthcheckErrors: PartErrors = {
   body: (message) => ({ message }),
-  fromDomainError: (error) =>
-    error instanceof HealthcheckError ? { statusCode: STATUS[error.reason], message: error.message } : undefined,
+  fromDomainError: (error) => {
+    if (!(error instanceof HealthcheckError)) return undefined;
+    const answer = { statusCode: STATUS[error.reason], message: error.message };
+    if (error.reason !== 'invalid') return answer;
+    return { ...answer, extra: { errors: wireProblems(error.problems ?? [{ field: '', message: error.message }]) } };
+  },
   fromValidationError: (error, request): ErrorAnswer => {
     if (error.validationContext === 'querystring') {
       return {
@@ -107,8 +115,8 @@ const unknownCheck = messageError('unknown check: `Healthcheck <name> not found`
 const owned = messageError(
   'a check of the config file or of a discovery source, which the API may not change: `healthcheck <name> comes from ...`',
 );
-const invalidDefinition = messageError(
-  'invalid definition: `Invalid healthcheck configuration: <field>: <problem>` (docs/checks.md "Validation messages")',
+const invalidDefinition = invalidBody(
+  'invalid definition: `Invalid healthcheck configuration: <field>: <problem>` (docs/checks.md "Validation messages"), every problem in `errors`',
 );
 const commandRefused = messageError(
   'command checks refused by `healthchecks.command-checks-api`, or to a credential without the scope `admin` (docs/hardening.md)',
@@ -173,8 +181,8 @@ function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckS
     'Replace the whole set of API checks',
     {
       201: 'applied (`Healthchecks successfully added`)',
-      400: messageError(
-        'an invalid body or check, a one-off check, a name used twice: `Invalid healthcheck configuration: ...`; nothing is applied',
+      400: invalidBody(
+        'an invalid body or check, a one-off check, a name used twice: `Invalid healthcheck configuration: ...`, every problem of every check in `errors`; nothing is applied',
       ),
       403: bulkRefused,
       409: owned,

@@ -1,6 +1,6 @@
 /**
  * The fastify composition shared by both parts: TLS (mutual when `cacert` is set), credentials and their scopes
- * (src/server/credentials.ts) with the token routes, the body limit,
+ * (src/server/credentials.ts) with the token and sign-in session routes, the body limit,
  * the error and not-found handlers, 405 with `Allow` for a wrong method on a known path, `/healthz`, `/health`,
  * `/metrics` and the OpenAPI document of every route (src/server/openapi.ts), the HTTP metrics, and the audit log
  * of the API changes (src/server/audit-routes.ts).
@@ -17,7 +17,7 @@ import type { Db } from '../db/client.ts';
 import { AuditLog } from './audit-log.ts';
 import { auditChanges, auditRoutes } from './audit-routes.ts';
 import { schemasCompiledOnFirstUse } from './compiled-on-first-use.ts';
-import { credentialsHook, needsCredentials } from './credentials.ts';
+import { credentialCheck, credentialsHook, needsCredentials } from './credentials.ts';
 import { closeRefusedUpgrades, connectionOptions, limitConnections } from './connections.ts';
 import {
   answerFrameworkError,
@@ -31,6 +31,8 @@ import { renderMetrics, type ServerMetrics } from './metrics.ts';
 import { jsonBodyParser } from './json-body.ts';
 import { json, messageError, openApiRoute, operation, registerOpenApi } from './openapi.ts';
 import type { Part } from './part.ts';
+import { type SignIn, sessionRoutes } from './session-routes.ts';
+import { SESSION_KIND, Sessions } from './sessions.ts';
 import { tokenRoutes } from './token-routes.ts';
 import { TokenStore } from './tokens.ts';
 
@@ -53,6 +55,7 @@ export async function buildServer({
   metrics,
   parts,
   logger,
+  state,
   onRoute,
 }: ServerOptions): Promise<FastifyInstance> {
   const { http } = config;
@@ -99,16 +102,27 @@ export async function buildServer({
 
   // Refusals of these hooks are HttpErrors: the scope of the matched route answers them in its part's shape.
   const tokens = new TokenStore(db, http.tokens, http.maxApiTokens);
+  let signIn: SignIn | null = null;
   if (needsCredentials(http)) {
     // Imported only when credentials are configured: its store and address parsing cost 1.1 MB of heap that an
     // open API never uses (docs/performance.md, "Memory").
     const { default: rateLimit } = await import('@fastify/rate-limit');
     await app.register(rateLimit, { global: false });
     const limiter = app.createRateLimit({ max: http.maxAuthFailures, timeWindow: http.authFailureWindowMs });
-    app.addHook(
-      'onRequest',
-      credentialsHook(http, tokens, { limiter, failures: metrics.authFailures, limited: metrics.authLimited }),
-    );
+    const counting = { limiter, failures: metrics.authFailures, limited: metrics.authLimited };
+    const credentials = credentialCheck(http, tokens);
+    const sessions = new Sessions({
+      collection: state.collection(SESSION_KIND),
+      tokens,
+      basicAuth: http.basicAuth,
+      ttlMs: http.sessionTtlMs,
+      maxSessions: http.maxSessions,
+      registry: metrics.registry,
+      warn: (message) => logger.warn(message),
+    });
+    app.addHook('onClose', async () => sessions.close());
+    signIn = { sessions, credentials, counting };
+    app.addHook('onRequest', credentialsHook(http, credentials, tokens, counting, sessions));
   }
   if (http.tls?.ca && http.allowedCn.length > 0) {
     const allowed = new Set(http.allowedCn);
@@ -155,6 +169,7 @@ export async function buildServer({
   );
 
   await app.register(async (scope) => tokenRoutes(scope, tokens));
+  await app.register(async (scope) => sessionRoutes(scope, signIn));
   await app.register(async (scope) => auditRoutes(scope, audit));
   for (const part of parts) await app.register(part.routes);
   return app;

@@ -10,7 +10,9 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { HttpError } from './errors.ts';
-import { isApiChange, routeAccess } from './scopes.ts';
+import { isApiChange, type RouteAccess, routeAccess } from './scopes.ts';
+import { admitSession, sessionCookieOf } from './session-guard.ts';
+import type { ActiveSession, Principal, Sessions, SignInCredential } from './sessions.ts';
 import type { HttpSettings } from './settings.ts';
 import { sha256Hex, type TokenStore } from './tokens.ts';
 
@@ -26,6 +28,8 @@ declare module 'fastify' {
     scopes?: readonly string[];
     /** Refused at the failure limit (429): the audit log does not write such rows one by one. */
     authLimited?: true;
+    /** The sign-in session the request came with (its cookie), once the credentials hook has admitted it. */
+    session?: ActiveSession;
   }
 }
 
@@ -61,12 +65,6 @@ export function ownTokenRoute(sha256: (request: FastifyRequest) => string | unde
   return { ownTokenSha256: sha256 };
 }
 
-interface Principal {
-  /** As `principalOf` names it. */
-  name: string;
-  scopes: readonly string[];
-}
-
 /**
  * Counts wrong credentials per client address in a fixed window (`@fastify/rate-limit`'s store: an LRU of 5,000
  * addresses, IPv6 by /64). Called with `increment: false`, it only reads the address's count.
@@ -87,12 +85,47 @@ export function needsCredentials(http: HttpSettings): boolean {
   return http.basicAuth !== undefined || http.tokens.length > 0;
 }
 
+/** Who a credential speaks for, and what a session made with it must check again at each use. */
+interface Admitted {
+  principal: Principal;
+  credential: SignInCredential;
+}
+
+/** Checks user names, passwords and tokens: for the credentials hook and for a sign-in (src/server/session-routes.ts). */
+export interface CredentialCheck {
+  /** The basic-auth user and password; or, any user name, a token as the password (how a browser logs in to a
+   *  server with tokens only). */
+  password(user: string, password: string): Admitted | undefined;
+  token(secret: string): Admitted | undefined;
+}
+
+export function credentialCheck(http: HttpSettings, tokens: TokenStore): CredentialCheck {
+  const basic = http.basicAuth ? basicCheck(http.basicAuth) : null;
+  const token = (secret: string): Admitted | undefined => {
+    const digest = sha256Hex(secret);
+    const info = tokens.find(digest);
+    return info && { principal: { name: `token:${info.name}`, scopes: info.scopes }, credential: { token: digest } };
+  };
+  return {
+    password(user, password) {
+      if (basic?.({ user, password }))
+        return {
+          principal: { name: `basic:${http.basicAuth?.username ?? ''}`, scopes: ['admin'] },
+          credential: { basicPassword: password },
+        };
+      return token(password);
+    },
+    token,
+  };
+}
+
 export function credentialsHook(
   http: HttpSettings,
+  credentials: CredentialCheck,
   tokens: TokenStore,
   counting: FailureCounting,
+  sessions: Sessions,
 ): onRequestAsyncHookHandler {
-  const basic = http.basicAuth ? basicCheck(http.basicAuth) : null;
   const publicFamilies = new Set<string>(http.public);
   // Basic even with tokens only: a browser prompts for nothing else, and takes a token as the password.
   const challenge = { 'WWW-Authenticate': 'Basic realm="vigie", charset="UTF-8"' };
@@ -101,12 +134,6 @@ export function credentialsHook(
     const path = request.routeOptions.url ?? request.url.split('?')[0] ?? '/';
     const access = routeAccess(request.method, path);
     const open = access.publicAs !== undefined && publicFamilies.has(access.publicAs);
-    // A public route answers anyone, with what a reader without credentials may see (`holdsScope` says no scope);
-    // a credential presented to it is checked as anywhere else, so that its reader sees more (docs/hardening.md).
-    if (open && (request.headers.authorization ?? '') === '') {
-      request.scopes = [];
-      return;
-    }
     const header = request.headers.authorization ?? '';
     const bearer = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header)?.[1];
     const own = request.routeOptions.config?.ownTokenSha256;
@@ -123,6 +150,20 @@ export function credentialsHook(
         return;
       }
     }
+    // A session cookie, when nothing else is presented. A valid one is not held by the failure limit either: its
+    // id is 32 random bytes that no guess finds (docs/hardening.md, "Sessions, CSRF and origin"). On a route that
+    // answers without credentials, an ended session is no credential rather than a 401.
+    const sessionId = header === '' && presented === undefined ? sessionCookieOf(request) : undefined;
+    if (sessionId !== undefined && admitSession(request, sessionId, sessions, open || access.session === true)) {
+      checkScope(request, access, open, path);
+      return;
+    }
+    // A public route answers anyone, with what a reader without credentials may see (`holdsScope` says no scope);
+    // a credential presented to it is checked as anywhere else, so that its reader sees more (docs/hardening.md).
+    if (open && header === '') {
+      request.scopes = [];
+      return;
+    }
     // An address past the limit is refused whatever it presents: were a right credential let through, the 401s
     // and the 200 would tell the guesses apart, and guessing would go on at full speed.
     const status = await limiter(request, { increment: false });
@@ -136,22 +177,18 @@ export function credentialsHook(
         { 'Retry-After': String(wait) },
       );
     }
-    let principal: Principal | undefined;
+    let admitted: Admitted | undefined;
     if (bearer !== undefined) {
-      const token = tokens.find(sha256Hex(bearer));
-      if (token !== undefined) principal = { name: `token:${token.name}`, scopes: token.scopes };
+      admitted = credentials.token(bearer);
     } else if (query !== undefined) {
       // `?token=` takes the heartbeat tokens admitted above, no other: a URL ends up in logs and shell histories.
     } else if (/^Basic /i.test(header)) {
       const pair = decodeBasic(header);
-      if (basic?.(pair)) principal = { name: `basic:${http.basicAuth?.username ?? ''}`, scopes: ['admin'] };
-      else {
-        // A token as the password (any user name): how a browser logs in to a server with tokens only.
-        const token = tokens.find(sha256Hex(pair?.password ?? ''));
-        if (token !== undefined) principal = { name: `token:${token.name}`, scopes: token.scopes };
-      }
+      admitted = pair === null ? undefined : credentials.password(pair.user, pair.password);
     }
-    if (principal === undefined) {
+    if (admitted === undefined) {
+      // The sign-in routes answer requests without credentials themselves.
+      if (header === '' && presented === undefined && access.session === true) return;
       // A read without any credential (a browser before its login prompt) is no guess; a change is counted, so that
       // a flood of them is slowed and its audit rows bounded (src/server/audit-routes.ts).
       if (header !== '' || presented !== undefined || isApiChange(request.method, path)) {
@@ -160,15 +197,20 @@ export function credentialsHook(
       }
       throw new HttpError(401, 'Unauthorized', challenge);
     }
-    request.principal = principal.name;
-    request.scopes = principal.scopes;
-    if (!open && !principal.scopes.includes(access.scope) && !principal.scopes.includes('admin')) {
-      throw new HttpError(
-        403,
-        `Forbidden: ${request.method} ${path} needs the scope "${access.scope}", which ${principal.name} does not have`,
-      );
-    }
+    request.principal = admitted.principal.name;
+    request.scopes = admitted.principal.scopes;
+    checkScope(request, access, open, path);
   };
+}
+
+/** A 403 naming the scope the route needs, unless the request's principal holds it (`admin` holds every one). */
+function checkScope(request: FastifyRequest, access: RouteAccess, open: boolean, path: string): void {
+  const scopes = request.scopes ?? [];
+  if (open || access.session === true || scopes.includes(access.scope) || scopes.includes('admin')) return;
+  throw new HttpError(
+    403,
+    `Forbidden: ${request.method} ${path} needs the scope "${access.scope}", which ${principalOf(request)} does not have`,
+  );
 }
 
 /** Who a heartbeat token speaks for on a report route: the check's own token, or an API token of scope `heartbeat`. */

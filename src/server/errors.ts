@@ -9,6 +9,8 @@
  * the cluster cannot serve now) is a 503 in every scope.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Static, TSchema } from '@sinclair/typebox';
+import { type FieldProblem, problemSentence, schemaProblems, wireProblems } from '../common/schema-errors.ts';
 import { UnavailableError } from '../common/unavailable.ts';
 import { knownPathsOf } from './method-not-allowed.ts';
 
@@ -22,6 +24,27 @@ export class HttpError extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * A body refused for what it holds: 400 with every problem found (`errors`, docs/http-api.md "Validation errors"),
+ * beside the first, worded in `message`.
+ */
+export class InvalidBodyError extends HttpError {
+  constructor(
+    message: string,
+    readonly problems: readonly FieldProblem[],
+  ) {
+    super(400, message);
+  }
+}
+
+/** `body` if `schema` takes it; else an InvalidBodyError of every problem, worded `<what>: <first problem>`. */
+export function validBody<S extends TSchema>(schema: S, body: unknown, what: string): Static<S> {
+  const problems = schemaProblems(schema, body);
+  if (problems.length > 0)
+    throw new InvalidBodyError(`${what}: ${problemSentence(problems[0] as FieldProblem)}`, problems);
+  return body as Static<S>;
 }
 
 /** What an error becomes: a status, the message, and extra body fields (a one-off check's result). */
@@ -218,6 +241,8 @@ function sendAnswer(reply: FastifyReply, errors: PartErrors, answer: ErrorAnswer
 
 /** HTTP errors and fastify's own (body parsing, limits, content types) as a status and a message naming the problem. */
 function describeHttpError(error: FastifyError, request: FastifyRequest, bodyLimit: number): ErrorAnswer {
+  if (error instanceof InvalidBodyError)
+    return { statusCode: 400, message: error.message, extra: { errors: wireProblems(error.problems) } };
   if (error instanceof HttpError) return { statusCode: error.statusCode, message: error.message };
   // SQLite refused the write of the change (its transaction rolled back): the route changed nothing.
   if (error.code === 'SQLITE_FULL') {

@@ -145,6 +145,25 @@ export const StreamErrorBody = Type.Object(
   { title: 'StreamError' },
 );
 
+/** The answer to an invalid body: the first problem in `message`, every one in `errors` (docs/http-api.md). */
+const InvalidBodyErrorBody = Type.Object(
+  {
+    message: Type.String({ description: 'the first problem, as one sentence' }),
+    errors: Type.Array(
+      Type.Object({
+        field: Type.String({
+          description: 'its key path (`port`, `headers.X-Foo`, `http-checks[2].timeout`); "" for the body',
+        }),
+        message: Type.String({ description: 'what is wrong with it' }),
+      }),
+      { description: 'every problem of the body, one per field, at most 100' },
+    ),
+  },
+  { title: 'InvalidBodyError' },
+);
+
+/** A `{"message": ..., "errors": [...]}` answer to an invalid body. */
+export const invalidBody = (description: string): Answer => ({ description, schema: InvalidBodyErrorBody });
 /** A `{"message": ...}` error answer. */
 export const messageError = (description: string): Answer => ({ description, schema: MessageErrorBody });
 /** A `{"error": ...}` error answer. */

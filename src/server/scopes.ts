@@ -2,7 +2,8 @@
  * Which scope each route needs (docs/http-api.md, "Credentials"), decided here in one table by URL prefix and
  * method rather than route by route: a new route of a known family needs nothing more. Reading (`GET`, searches,
  * the dashboard's summaries, websocket subscribes, `/metrics`, status pages, uptime reports) is `read`; changing
- * checks, streams, maintenance windows, status pages and incidents is `write`; every event input is `ingest`; heartbeat reports are `heartbeat`; tokens and the audit log
+ * checks, streams, maintenance windows, status pages and incidents is `write`; signing in and out
+ * (`/api/v1/session`) needs no scope; every event input is `ingest`; heartbeat reports are `heartbeat`; tokens and the audit log
  * (reading it included: it names who did what from where), and anything the table does not name, are `admin`,
  * which also holds every other scope. The same table says which requests the audit log records (`isApiChange`).
  */
@@ -17,6 +18,8 @@ export interface RouteAccess {
   scope: Scope;
   /** Set for the routes `http.public` can open. */
   publicAs?: PublicFamily;
+  /** The sign-in routes (`/api/v1/session`): any credential or none, and no scope; the route answers for itself. */
+  session?: true;
 }
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -30,6 +33,7 @@ interface Rule {
 
 /** First match wins: the specific families, then reads, then changes; what matches nothing is `admin`. */
 const RULES: readonly Rule[] = [
+  { prefixes: ['/api/v1/session'], access: { scope: 'read', session: true } },
   { prefixes: ['/api/v1/tokens', '/api/v1/audit'], access: { scope: 'admin' } },
   { prefixes: ['/api/v1/heartbeat/'], access: { scope: 'heartbeat' } },
   { prefixes: ['/api/v1/badge/'], methods: READ_METHODS, access: { scope: 'read', publicAs: 'badges' } },
@@ -67,11 +71,11 @@ export function routeAccess(method: string, path: string): RouteAccess {
 
 /**
  * Whether a request is an API change for the audit log (src/server/audit-routes.ts): a method that changes
- * something on a route of `write` or `admin`. Event pushes (`ingest`) and heartbeat reports are traffic rather
- * than changes, and would flood the log.
+ * something on a route of `write` or `admin`, and sign-ins and sign-outs. Event pushes (`ingest`) and heartbeat
+ * reports are traffic rather than changes, and would flood the log.
  */
 export function isApiChange(method: string, path: string): boolean {
   if (READ_METHODS.has(method)) return false;
-  const { scope } = routeAccess(method, path);
-  return scope === 'write' || scope === 'admin';
+  const { scope, session } = routeAccess(method, path);
+  return session === true || scope === 'write' || scope === 'admin';
 }

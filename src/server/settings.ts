@@ -51,6 +51,8 @@ export const HttpServerSchema = Type.Object(
     'max-auth-failures': Type.Optional(Type.Integer({ minimum: 1 })),
     'max-api-tokens': Type.Optional(Type.Integer({ minimum: 0 })),
     'auth-failure-window': Type.Optional(Duration),
+    'session-ttl': Type.Optional(Duration),
+    'max-sessions': Type.Optional(Type.Integer({ minimum: 1 })),
     audit: Type.Optional(
       Type.Object(
         { retention: Type.Optional(Duration), 'max-rows': Type.Optional(Type.Integer({ minimum: 1 })) },
@@ -97,6 +99,9 @@ export interface HttpSettings {
   authFailureWindowMs: number;
   /** Tokens the API may hold (those of `http.tokens` not counted). */
   maxApiTokens: number;
+  /** Sign-in sessions (src/server/sessions.ts): how long one lives, and how many are kept (the oldest goes). */
+  sessionTtlMs: number;
+  maxSessions: number;
   disableHealthcheckApi: boolean;
   disableResultApi: boolean;
   bodyLimit: number;
@@ -118,6 +123,11 @@ const DEFAULT_MAX_CONNECTIONS = 512;
  *  most (every string of every row at its truncation, src/server/audit-log.ts). */
 const DEFAULT_AUDIT_RETENTION = '2160h';
 const DEFAULT_AUDIT_MAX_ROWS = 100_000;
+/** A working day; a year at most: a session outliving its operator's memory of it is a cookie to steal. */
+const DEFAULT_SESSION_TTL = '12h';
+const MAX_SESSION_TTL_MS = 365 * 24 * 3_600_000;
+/** About 3 MB held in memory at most (each session a few hundred bytes). */
+const DEFAULT_MAX_SESSIONS = 10_000;
 
 export function resolveHttp(file: string | null, raw: Static<typeof HttpServerSchema> | undefined): HttpSettings {
   const http = raw ?? {};
@@ -150,6 +160,8 @@ export function resolveHttp(file: string | null, raw: Static<typeof HttpServerSc
     maxAuthFailures: http['max-auth-failures'] ?? 10,
     maxApiTokens: http['max-api-tokens'] ?? 1000,
     authFailureWindowMs: durationMs(file, 'http.auth-failure-window', http['auth-failure-window'] ?? '1m'),
+    sessionTtlMs: sessionTtl(file, http['session-ttl'] ?? DEFAULT_SESSION_TTL),
+    maxSessions: http['max-sessions'] ?? DEFAULT_MAX_SESSIONS,
     disableHealthcheckApi: http['disable-healthcheck-api'] ?? false,
     disableResultApi: http['disable-result-api'] ?? false,
     bodyLimit: http['body-limit'] ?? DEFAULT_BODY_LIMIT,
@@ -162,6 +174,13 @@ export function resolveHttp(file: string | null, raw: Static<typeof HttpServerSc
       maxRows: http.audit?.['max-rows'] ?? DEFAULT_AUDIT_MAX_ROWS,
     },
   };
+}
+
+function sessionTtl(file: string | null, text: string): number {
+  const ms = durationMs(file, 'http.session-ttl', text);
+  if (ms < 1000 || ms > MAX_SESSION_TTL_MS)
+    throw new ConfigError(file, 'http.session-ttl', `must be between 1s and 8760h, got ${JSON.stringify(text)}`);
+  return ms;
 }
 
 /** A token name as the API takes it: it appears in URLs (`DELETE /api/v1/tokens/<name>`) and logs. */

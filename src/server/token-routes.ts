@@ -5,8 +5,8 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { HttpError, registerPartScope, ROOT_ERRORS } from './errors.ts';
-import { json, messageError, nameParams, operation } from './openapi.ts';
+import { HttpError, registerPartScope, ROOT_ERRORS, validBody } from './errors.ts';
+import { invalidBody, json, messageError, nameParams, operation } from './openapi.ts';
 import { SCOPES, type Scope } from './scopes.ts';
 import { TOKEN_NAME } from './settings.ts';
 import { sha256Hex, TokenConflictError, TokenLimitError, type TokenStore } from './tokens.ts';
@@ -52,23 +52,22 @@ export async function tokenRoutes(app: FastifyInstance, tokens: TokenStore): Pro
       description:
         'A random secret (32 bytes, base64url) with the scopes asked, answered once; only its SHA-256 is kept (docs/http-api.md "Credentials").',
       tags,
+      body: { schema: TokenRequest },
       responses: {
         201: json('created: the secret is in this answer only', Created),
-        400: messageError(
-          'a name that is not `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`, an unknown scope, or `http.max-api-tokens` reached',
+        400: invalidBody(
+          'a name that is not `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`, an unknown scope (every problem in `errors`), or `http.max-api-tokens` reached',
         ),
         409: messageError('a token of that name exists'),
         507: messageError('the disk of the data directory is full: nothing was written'),
       },
     });
-    scope.post<{ Body: { name: string; scopes: Scope[] } }>(
-      '',
-      { schema: { body: TokenRequest, ...createDoc } },
-      async (request, reply) => {
-        const { secret, info } = tokens.create(request.body.name, request.body.scopes);
-        return reply.code(201).send({ ...info, token: secret, sha256: sha256Hex(secret) });
-      },
-    );
+    // The body is checked here rather than by the route's schema: every problem is answered at once.
+    scope.post('', { schema: createDoc }, async (request, reply) => {
+      const body = validBody(TokenRequest, request.body, 'Invalid token');
+      const { secret, info } = tokens.create(body.name, body.scopes as Scope[]);
+      return reply.code(201).send({ ...info, token: secret, sha256: sha256Hex(secret) });
+    });
     const listDoc = operation({
       summary: 'List the tokens',
       description: 'Those of `http.tokens` and of the API, by name: names, scopes and creation times, never a secret.',

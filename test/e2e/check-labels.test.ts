@@ -57,13 +57,15 @@ describe('check labels', () => {
     expect(await tooMany.json()).toEqual({
       message:
         'Invalid healthcheck configuration: labels: has 65 labels, more than the limit of 64 (healthchecks.max-labels)',
+      errors: [{ field: 'labels', message: 'has 65 labels, more than the limit of 64 (healthchecks.max-labels)' }],
     });
 
     const long = await create(tcp('long', { labels: { team: `${'é'.repeat(512)}x` } }));
     expect(long.status).toBe(400);
-    expect(await long.json()).toEqual({
+    expect(await long.json()).toMatchObject({
       message:
         'Invalid healthcheck configuration: labels.team: is 1025 bytes long, more than the limit of 1024 (healthchecks.max-label-value-bytes)',
+      errors: [{ field: 'labels.team' }],
     });
 
     const key = await create(tcp('key', { labels: { ['k'.repeat(257)]: 'v' } }));

@@ -77,6 +77,9 @@ describe('command checks through the API', () => {
       body: {
         message:
           'Invalid healthcheck configuration: timeout: must be a duration string such as "10s" or "1m30s", got the number 10',
+        errors: [
+          { field: 'timeout', message: 'must be a duration string such as "10s" or "1m30s", got the number 10' },
+        ],
       },
     });
     expect(
@@ -84,6 +87,7 @@ describe('command checks through the API', () => {
     ).toMatch(/^Invalid healthcheck configuration: unknown key "comand"/);
     expect((await post(open, '/api/v1/healthcheck/command', null)).body).toEqual({
       message: 'Invalid healthcheck configuration: the definition must be a JSON object',
+      errors: [{ field: '', message: 'the definition must be a JSON object' }],
     });
     // Well shaped but a bad value: the policy speaks first.
     expect((await post(open, '/api/v1/healthcheck/command', command('bad-value', { timeout: '0s' }))).status).toBe(403);

@@ -171,7 +171,10 @@ describe("a heartbeat check's own token", () => {
       'token-sha256': sha256('x'),
     });
     expect(both.status).toBe(400);
-    expect(await both.json()).toEqual({ message: expect.stringContaining('token') });
+    expect(await both.json()).toEqual({
+      message: expect.stringContaining('token'),
+      errors: [{ field: 'token', message: 'give the token or its token-sha256, not both' }],
+    });
   });
 
   it('is listed as its SHA-256 to admin credentials, never as the secret, and not at all to read ones', async () => {

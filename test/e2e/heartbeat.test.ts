@@ -114,7 +114,10 @@ describe('heartbeat checks', () => {
     expect((await create({ name: 'cron', interval: '1h' })).status).toBe(201);
     const refused = await create({ name: 'cron2', interval: '1h', timeout: '5s' });
     expect(refused.status).toBe(400);
-    expect(await refused.json()).toEqual({ message: 'Invalid healthcheck configuration: unknown key "timeout"' });
+    expect(await refused.json()).toEqual({
+      message: 'Invalid healthcheck configuration: unknown key "timeout"',
+      errors: [{ field: 'timeout', message: 'unknown key "timeout"' }],
+    });
     expect((await server.request('/api/v1/heartbeat/cron', { method: 'POST' })).status).toBe(401);
     expect((await server.request('/api/v1/heartbeat/cron', { method: 'POST', headers: auth })).status).toBe(200);
     const result = (await (await server.request('/api/v1/result/cron', { headers: auth })).json()) as Result;

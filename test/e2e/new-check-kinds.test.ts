@@ -148,6 +148,7 @@ describe('the newer check kinds in the real server', () => {
     expect(invalid.status).toBe(400);
     expect(await invalid.json()).toEqual({
       message: 'Invalid healthcheck configuration: url: must be a ws:// or wss:// URL, got "http://x/"',
+      errors: [{ field: 'url', message: 'must be a ws:// or wss:// URL, got "http://x/"' }],
     });
     const badJson = await post('/api/v1/healthcheck/http', {
       name: 'bad',
@@ -161,6 +162,9 @@ describe('the newer check kinds in the real server', () => {
     expect(await badJson.json()).toEqual({
       message:
         'Invalid healthcheck configuration: json[0].path: must be a JSON Pointer (RFC 6901): empty or starting with "/", got "a"',
+      errors: [
+        { field: 'json[0].path', message: 'must be a JSON Pointer (RFC 6901): empty or starting with "/", got "a"' },
+      ],
     });
     const bulk = await post('/api/v1/healthcheck/bulk', {
       'grpc-checks': [

@@ -133,9 +133,11 @@ describe('the OpenAPI document', () => {
     const create = operation('post', '/api/v1/healthcheck/http');
     const body = create.requestBody?.content['application/json']?.schema;
     expect(Object.keys(body?.properties ?? {})).toEqual(
-      expect.arrayContaining(['name', 'target', 'port', 'valid-status', 'interval', 'timeout']),
+      expect.arrayContaining(['name', 'url', 'target', 'port', 'valid-status', 'interval', 'timeout']),
     );
-    expect(body?.required).toContain('target');
+    // `url` or `target` and `port` (docs/checks.md "HTTP").
+    expect(body?.required).toEqual(expect.arrayContaining(['name', 'timeout', 'valid-status']));
+    expect(body?.required).not.toContain('target');
     // Checks from several places (docs/checks.md "Locations"): every kind that runs takes them.
     expect(Object.keys(body?.properties ?? {})).toEqual(expect.arrayContaining(['locations', 'node-labels', 'quorum']));
     const resultRef =
@@ -149,7 +151,25 @@ describe('the OpenAPI document', () => {
       expect.arrayContaining(['node', 'quorum', 'locations']),
     );
     expect(Object.keys(create.responses).sort()).toEqual(['201', '400', '403', '409', '500']);
-    expect(create.responses['400']?.content?.['application/json']?.schema.properties).toHaveProperty('message');
+    // An invalid body is answered with every problem (docs/http-api.md "Validation errors").
+    expect(Object.keys(create.responses['400']?.content?.['application/json']?.schema.properties ?? {})).toEqual([
+      'message',
+      'errors',
+    ]);
+    const signIn = operation('post', '/api/v1/session');
+    expect(Object.keys(signIn.requestBody?.content['application/json']?.schema.properties ?? {})).toEqual([
+      'username',
+      'password',
+      'token',
+    ]);
+    expect(Object.keys(signIn.responses['201']?.content?.['application/json']?.schema.properties ?? {})).toEqual([
+      'principal',
+      'scopes',
+      'csrf',
+      'expires',
+    ]);
+    expect(Object.keys(operation('get', '/api/v1/session').responses).sort()).toEqual(['200', '401']);
+    expect(Object.keys(operation('delete', '/api/v1/session').responses).sort()).toEqual(['200', '403']);
 
     const badge = operation('get', '/api/v1/badge/{name}/status.svg');
     expect(Object.keys(badge.responses['200']?.content ?? {})).toEqual(['image/svg+xml']);

@@ -6,7 +6,8 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { Type } from '@sinclair/typebox';
 import { formatDuration } from '../../common/duration.ts';
-import { baseToJson, checkSchema, errorText, nonEmpty, parseBase, validateShape, withFields } from './common.ts';
+import { baseToJson, checkSchema, errorText, nonEmpty, parseBase, withFields } from './common.ts';
+import { Problems } from './problems.ts';
 import {
   type BaseDefinition,
   type CheckJson,
@@ -29,9 +30,12 @@ const commandSchema = checkSchema({
 });
 
 function parseCommand(raw: unknown): CommandDefinition {
-  const input = validateShape(commandSchema, raw);
-  return withFields(parseBase('command', input), {
-    command: executable(nonEmpty('command', input.command)),
+  const { input, problems } = Problems.shape(commandSchema, raw);
+  const base = parseBase('command', input, problems);
+  const command = problems.check(() => executable(nonEmpty('command', input.command)), '');
+  problems.throwIfAny();
+  return withFields(base, {
+    command,
     ...(input.arguments != null ? { arguments: [...input.arguments] } : {}),
   });
 }

@@ -4,12 +4,11 @@
  */
 import { isIP } from 'node:net';
 import { type Static, type TObject, type TProperties, Type } from '@sinclair/typebox';
-import { Value, type ValueError, ValueErrorType } from '@sinclair/typebox/value';
-import { describeSchemaError, jsonPointerToKey } from '../../common/schema-errors.ts';
 import { Duration, DurationError, formatDuration, parseDuration } from '../../common/duration.ts';
 import { readCheckFile } from './check-files.ts';
 import { locationProperties, locationsToJson, parseLocations } from './locations.ts';
 import { parseStateFields, stateFieldsToJson, stateProperties } from './states.ts';
+import type { Problems } from './problems.ts';
 import { type BaseDefinition, CheckFailure, type CheckJson, CheckValidationError, type KindName } from './types.ts';
 
 /** `badge: public`: its badges answer without credentials under `http.public: [badges]` even when no public status
@@ -41,27 +40,6 @@ export function checkSchema<P extends TProperties>(properties: P): TObject<typeo
   return Type.Object({ ...baseProperties, ...properties }, { additionalProperties: false });
 }
 
-/** Checks `raw` against the schema; the first error becomes a CheckValidationError naming the field. An
- *  unknown key comes first, whatever its place: `prot: 80` is a misspelled `port`, and saying so beats
- *  `port: is required`. */
-export function validateShape<S extends TObject>(schema: S, raw: unknown): Static<S> {
-  let error: ValueError | undefined;
-  for (const candidate of Value.Errors(schema, raw)) {
-    error ??= candidate;
-    if (candidate.type === ValueErrorType.ObjectAdditionalProperties) {
-      error = candidate;
-      break;
-    }
-  }
-  if (error === undefined) return raw as Static<S>;
-  const field = jsonPointerToKey(error.path);
-  if (error.value === undefined) throw new CheckValidationError(field, 'is required');
-  // The unknown-key message already names the key (with a "did you mean" hint).
-  if (error.type === ValueErrorType.ObjectAdditionalProperties)
-    throw new CheckValidationError('', describeSchemaError(error));
-  throw new CheckValidationError(field, describeSchemaError(error));
-}
-
 /** C0, DEL and C1: they would corrupt logs and terminals, and cannot be typed in a URL path. */
 function hasControlCharacter(text: string): boolean {
   for (let i = 0; i < text.length; i++) {
@@ -80,41 +58,49 @@ export function nameField(name: string): string {
   return name;
 }
 
-export function parseBase<K extends KindName>(kind: K, input: BaseInput): BaseDefinition & { kind: K } {
+/** The base fields, their problems recorded in `problems` (src/healthcheck/kinds/problems.ts). */
+export function parseBase<K extends KindName>(
+  kind: K,
+  input: BaseInput,
+  problems: Problems,
+): BaseDefinition & { kind: K } {
   if (input.kind !== undefined && input.kind !== kind) {
-    throw new CheckValidationError(
-      'kind',
-      `must be ${JSON.stringify(kind)} for a ${kind} check, got ${JSON.stringify(input.kind)}`,
-    );
+    problems.add('kind', `must be ${JSON.stringify(kind)} for a ${kind} check, got ${JSON.stringify(input.kind)}`);
   }
-  const name = nameField(input.name);
-  const oneOff = aliased('one-off', input['one-off'], 'oneoff', input.oneoff) ?? false;
-  const timeoutNs = durationField('timeout', input.timeout);
-  if (timeoutNs <= 0)
-    throw new CheckValidationError('timeout', `must be greater than 0, got ${JSON.stringify(input.timeout)}`);
-  const intervalNs = input.interval === undefined ? 0 : durationField('interval', input.interval);
+  const name = problems.check(() => nameField(input.name), '');
+  const oneOff = problems.check(() => aliased('one-off', input['one-off'], 'oneoff', input.oneoff), undefined) ?? false;
+  const timeoutNs = problems.check(() => {
+    const ns = durationField('timeout', input.timeout);
+    if (ns <= 0)
+      throw new CheckValidationError('timeout', `must be greater than 0, got ${JSON.stringify(input.timeout)}`);
+    return ns;
+  }, undefined);
+  const intervalNs =
+    input.interval === undefined
+      ? 0
+      : problems.check(() => durationField('interval', input.interval as string), undefined);
   if (!oneOff) {
-    if (input.interval === undefined)
-      throw new CheckValidationError('interval', 'is required (unless one-off is true)');
-    if (intervalNs < timeoutNs) {
-      throw new CheckValidationError(
+    if (input.interval === undefined) problems.add('interval', 'is required (unless one-off is true)');
+    else if (intervalNs !== undefined && timeoutNs !== undefined && intervalNs < timeoutNs) {
+      problems.add(
         'interval',
         `must be greater than or equal to the timeout (interval ${formatDuration(intervalNs)} < timeout ${formatDuration(timeoutNs)})`,
       );
     }
   }
-  const locations = parseLocations(input);
+  const locations = problems.check(() => parseLocations(input), undefined);
+  const states = problems.check(() => parseStateFields(input), {});
   return {
     kind,
     name,
     description: input.description ?? '',
-    intervalNs,
-    timeoutNs,
+    intervalNs: intervalNs ?? 0,
+    timeoutNs: timeoutNs ?? 0,
     oneOff,
     labels: { ...input.labels },
     ...(input.badge !== undefined ? { badge: input.badge } : {}),
     ...(locations !== undefined ? { locations } : {}),
-    ...parseStateFields(input),
+    ...states,
   };
 }
 
@@ -206,6 +192,14 @@ export function durationField(field: string, text: string): number {
     if (error instanceof DurationError) throw new CheckValidationError(field, error.message);
     throw error;
   }
+}
+
+/** `expiration-delay` (TLS, mail and domain checks): 0 when absent, never negative. */
+export function expirationDelay(text: string | undefined): number {
+  if (text === undefined) return 0;
+  const ns = durationField('expiration-delay', text);
+  if (ns < 0) throw new CheckValidationError('expiration-delay', `must not be negative, got ${JSON.stringify(text)}`);
+  return ns;
 }
 
 export function nonEmpty(field: string, value: string): string {

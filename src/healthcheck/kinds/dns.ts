@@ -18,9 +18,9 @@ import {
   nonEmpty,
   parseBase,
   timeoutText,
-  validateShape,
   withFields,
 } from './common.ts';
+import { Problems } from './problems.ts';
 import {
   canonicalIp,
   canonicalValue,
@@ -60,25 +60,27 @@ const dnsSchema = checkSchema({
 });
 
 function parseDns(raw: unknown): DnsDefinition {
-  const input = validateShape(dnsSchema, raw);
-  const base = parseBase('dns', input);
-  const domain = nonEmpty('domain', input.domain);
-  const recordType = input['record-type'];
+  const { input, problems } = Problems.shape(dnsSchema, raw);
+  const base = parseBase('dns', input, problems);
+  const domain = problems.check(() => nonEmpty('domain', input.domain), '');
+  let recordType = input['record-type'];
   if (recordType !== undefined && !(RECORD_TYPES as readonly string[]).includes(recordType)) {
-    throw new CheckValidationError(
-      'record-type',
-      `must be one of ${RECORD_TYPES.join(', ')}, got ${JSON.stringify(recordType)}`,
-    );
+    problems.add('record-type', `must be one of ${RECORD_TYPES.join(', ')}, got ${JSON.stringify(recordType)}`);
+    // The expected values are checked as for A and AAAA records.
+    recordType = undefined;
   }
-  const expectedIps = (input['expected-ips'] ?? []).map((ip, i) => ipField(`expected-ips[${i}]`, ip));
+  const expectedIps = (input['expected-ips'] ?? []).map((ip, i) =>
+    problems.check(() => ipField(`expected-ips[${i}]`, ip), ip),
+  );
   if (expectedIps.length > 0 && recordType !== undefined && recordType !== 'A' && recordType !== 'AAAA') {
-    throw new CheckValidationError('expected-ips', `only applies to A and AAAA records, not ${recordType}`);
+    problems.add('expected-ips', `only applies to A and AAAA records, not ${recordType}`);
   }
   const type = recordType as RecordType | undefined;
   const expectedValues = (input['expected-values'] ?? []).map((value, i) =>
-    expectedValueField(`expected-values[${i}]`, value, type),
+    problems.check(() => expectedValueField(`expected-values[${i}]`, value, type), value),
   );
-  if (input.resolver !== undefined) resolverServer(input.resolver);
+  if (input.resolver !== undefined) problems.check(() => resolverServer(input.resolver as string), undefined);
+  problems.throwIfAny();
   return withFields(base, {
     domain,
     expectedIps,

@@ -12,14 +12,14 @@ import {
   baseToJson,
   checkSchema,
   describeCheck,
-  durationField,
+  expirationDelay,
   errorText,
   nonEmpty,
   parseBase,
   timeoutText,
-  validateShape,
   withFields,
 } from './common.ts';
+import { Problems } from './problems.ts';
 import { acquireShared, keepAliveMs } from './http-agents.ts';
 import { goUtcTime } from './tls.ts';
 import {
@@ -50,17 +50,19 @@ const domainSchema = checkSchema({
   'expiration-delay': Type.Optional(Duration),
 });
 
-function parseDomain(raw: unknown): DomainDefinition {
-  const input = validateShape(domainSchema, raw);
-  const base = parseBase('domain', input);
-  const domain = nonEmpty('domain', input.domain).toLowerCase().replace(/\.$/, '');
+function domainField(text: string): string {
+  const domain = nonEmpty('domain', text).toLowerCase().replace(/\.$/, '');
   if (!/^[a-z0-9_-]+(\.[a-z0-9_-]+)+$/i.test(domain)) {
     throw new CheckValidationError(
       'domain',
-      `must be a registered domain name such as "example.com" (IDNs in their xn-- form), got ${JSON.stringify(input.domain)}`,
+      `must be a registered domain name such as "example.com" (IDNs in their xn-- form), got ${JSON.stringify(text)}`,
     );
   }
-  const rdapUrl = (input['rdap-url'] ?? DEFAULT_RDAP_URL).replace(/\/+$/, '');
+  return domain;
+}
+
+function rdapUrlField(text: string | undefined): string {
+  const rdapUrl = (text ?? DEFAULT_RDAP_URL).replace(/\/+$/, '');
   let url: URL | null = null;
   try {
     url = new URL(rdapUrl);
@@ -70,16 +72,19 @@ function parseDomain(raw: unknown): DomainDefinition {
   if (url === null || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.search !== '' || url.hash !== '') {
     throw new CheckValidationError(
       'rdap-url',
-      `must be an http:// or https:// base URL without query, such as "https://rdap.org", got ${JSON.stringify(input['rdap-url'])}`,
+      `must be an http:// or https:// base URL without query, such as "https://rdap.org", got ${JSON.stringify(text)}`,
     );
   }
-  const expirationDelayNs =
-    input['expiration-delay'] === undefined ? 0 : durationField('expiration-delay', input['expiration-delay']);
-  if (expirationDelayNs < 0)
-    throw new CheckValidationError(
-      'expiration-delay',
-      `must not be negative, got ${JSON.stringify(input['expiration-delay'])}`,
-    );
+  return rdapUrl;
+}
+
+function parseDomain(raw: unknown): DomainDefinition {
+  const { input, problems } = Problems.shape(domainSchema, raw);
+  const base = parseBase('domain', input, problems);
+  const domain = problems.check(() => domainField(input.domain), '');
+  const rdapUrl = problems.check(() => rdapUrlField(input['rdap-url']), '');
+  const expirationDelayNs = problems.check(() => expirationDelay(input['expiration-delay']), 0);
+  problems.throwIfAny();
   return withFields(base, { domain, rdapUrl, expirationDelayNs });
 }
 

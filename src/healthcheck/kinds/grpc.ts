@@ -17,11 +17,11 @@ import {
   type TlsClientFiles,
   tlsClientProperties,
   tlsFilesToJson,
-  validateShape,
   withFields,
 } from './common.ts';
+import { Problems } from './problems.ts';
 import { prepareGrpc } from './grpc-probe.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind, CheckValidationError } from './types.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind } from './types.ts';
 
 export interface GrpcDefinition extends BaseDefinition, TlsClientFiles {
   kind: 'grpc';
@@ -45,21 +45,26 @@ const grpcSchema = checkSchema({
 });
 
 function parseGrpc(raw: unknown): GrpcDefinition {
-  const input = validateShape(grpcSchema, raw);
-  const base = parseBase('grpc', input);
+  const { input, problems } = Problems.shape(grpcSchema, raw);
+  const base = parseBase('grpc', input, problems);
   const tls = input.tls ?? false;
-  const serverName = aliased('server-name', input['server-name'], 'servername', input.servername) ?? '';
-  const files = parseTlsFiles(input);
+  const serverName = problems.check(
+    () => aliased('server-name', input['server-name'], 'servername', input.servername) ?? '',
+    '',
+  );
+  const files = problems.check(() => parseTlsFiles(input), {});
   if (!tls) {
     // TLS options on a clear-text check would be silently ignored: say so instead.
-    const tlsOnly =
-      (['insecure', 'cacert', 'cert', 'key'] as const).find((key) => input[key] !== undefined) ??
-      (serverName !== '' ? 'server-name' : undefined);
-    if (tlsOnly !== undefined) throw new CheckValidationError(tlsOnly, 'only applies with "tls": true');
+    for (const key of ['insecure', 'cacert', 'cert', 'key'] as const)
+      if (input[key] !== undefined) problems.add(key, 'only applies with "tls": true');
+    if (serverName !== '') problems.add('server-name', 'only applies with "tls": true');
   }
+  const target = problems.check(() => hostTarget(input.target, 'port'), '');
+  const port = problems.check(() => portField('port', input.port), 0);
+  problems.throwIfAny();
   return withFields(base, {
-    target: hostTarget(input.target, 'port'),
-    port: portField('port', input.port),
+    target,
+    port,
     service: input.service ?? '',
     tls,
     insecure: input.insecure ?? false,

@@ -7,8 +7,9 @@
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { Duration, durationToMs, formatDuration } from '../../common/duration.ts';
-import { BadgeField, baseToJson, durationField, nameField, validateShape } from './common.ts';
+import { BadgeField, baseToJson, durationField, nameField } from './common.ts';
 import { parseStateFields, stateProperties } from './states.ts';
+import { Problems } from './problems.ts';
 import {
   type BaseDefinition,
   type CheckJson,
@@ -53,21 +54,28 @@ const heartbeatSchema = Type.Object(
 );
 
 function parseHeartbeat(raw: unknown): HeartbeatDefinition {
-  const input = validateShape(heartbeatSchema, raw);
+  const { input, problems } = Problems.shape(heartbeatSchema, raw);
   if (input.kind !== undefined && input.kind !== 'heartbeat') {
-    throw new CheckValidationError(
-      'kind',
-      `must be "heartbeat" for a heartbeat check, got ${JSON.stringify(input.kind)}`,
-    );
+    problems.add('kind', `must be "heartbeat" for a heartbeat check, got ${JSON.stringify(input.kind)}`);
   }
-  const intervalNs = durationField('interval', input.interval);
-  if (intervalNs <= 0)
-    throw new CheckValidationError('interval', `must be greater than 0, got ${JSON.stringify(input.interval)}`);
-  const graceNs = durationField('grace', input.grace ?? DEFAULT_GRACE);
-  if (graceNs < 0) throw new CheckValidationError('grace', `must not be negative, got ${JSON.stringify(input.grace)}`);
+  const intervalNs = problems.check(() => {
+    const ns = durationField('interval', input.interval);
+    if (ns <= 0)
+      throw new CheckValidationError('interval', `must be greater than 0, got ${JSON.stringify(input.interval)}`);
+    return ns;
+  }, 0);
+  const graceNs = problems.check(() => {
+    const ns = durationField('grace', input.grace ?? DEFAULT_GRACE);
+    if (ns < 0) throw new CheckValidationError('grace', `must not be negative, got ${JSON.stringify(input.grace)}`);
+    return ns;
+  }, 0);
+  const name = problems.check(() => nameField(input.name), '');
+  const token = problems.check(() => tokenDigest(input.token, input['token-sha256']), {});
+  const states = problems.check(() => parseStateFields(input), {});
+  problems.throwIfAny();
   return {
     kind: 'heartbeat',
-    name: nameField(input.name),
+    name,
     description: input.description ?? '',
     intervalNs,
     // No run to time out; the scheduler never sees a heartbeat check.
@@ -76,8 +84,8 @@ function parseHeartbeat(raw: unknown): HeartbeatDefinition {
     labels: { ...input.labels },
     ...(input.badge !== undefined ? { badge: input.badge } : {}),
     graceNs,
-    ...tokenDigest(input.token, input['token-sha256']),
-    ...parseStateFields(input),
+    ...token,
+    ...states,
   };
 }
 

@@ -6,7 +6,7 @@
  * (http-json.ts); that run is http-probe.ts's. The run signal
  * bounds everything, body read included.
  */
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { formatDuration } from '../../common/duration.ts';
 import { compileRegex } from '../../common/regex.ts';
 import {
@@ -23,9 +23,9 @@ import {
   type TlsClientFiles,
   tlsClientProperties,
   tlsFilesToJson,
-  validateShape,
   withFields,
 } from './common.ts';
+import { Problems } from './problems.ts';
 import { type JsonCondition, jsonConditionSchema, parseJsonConditions } from './http-json.ts';
 import { prepareHttp } from './http-probe.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckValidationError } from './types.ts';
@@ -59,9 +59,15 @@ export interface HttpDefinition extends BaseDefinition, TlsClientFiles {
 
 const StringMap = Type.Record(Type.String(), Type.String());
 
-const httpSchema = checkSchema({
-  target: Type.String(),
-  port: Type.Integer(),
+const httpProperties = {
+  url: Type.Optional(
+    Type.String({
+      description:
+        'shorthand for protocol, target, port and path: `https://host:port/path?query` (docs/checks.md "HTTP"); not with them',
+    }),
+  ),
+  target: Type.Optional(Type.String({ description: 'required without url' })),
+  port: Type.Optional(Type.Integer({ description: 'required without url' })),
   'valid-status': Type.Array(Type.Integer()),
   protocol: Type.Optional(Type.String()),
   path: Type.Optional(Type.String()),
@@ -78,57 +84,114 @@ const httpSchema = checkSchema({
   servername: Type.Optional(Type.String()),
   'source-ip': Type.Optional(Type.String()),
   ...tlsClientProperties,
-});
+};
+const httpSchema = checkSchema(httpProperties);
+/** Without `url`, `target` and `port` are required, and reported in the schema's order as they always were. */
+const httpFieldsSchema = checkSchema({ ...httpProperties, target: Type.String(), port: Type.Integer() });
 
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_VALUE_FORBIDDEN = /[\r\n\0]/;
 
-function parseHttp(raw: unknown): HttpDefinition {
-  const input = validateShape(httpSchema, raw);
-  const base = parseBase('http', input);
-  const target = hostTarget(input.target, 'protocol-port-path');
-  const port = portField('port', input.port);
-  const protocol = input.protocol ?? 'http';
-  if (protocol !== 'http' && protocol !== 'https') {
-    throw new CheckValidationError('protocol', `must be "http" or "https", got ${JSON.stringify(protocol)}`);
+/** The fields `url` stands for: given with it, they are a conflict. */
+const URL_FIELDS = ['protocol', 'target', 'port', 'path', 'query'] as const;
+
+interface Where {
+  target: string;
+  port: number;
+  protocol: string;
+  path: string;
+}
+
+/** `url` expanded: the default port of its scheme, an IPv6 literal without its brackets, the query kept in the
+ *  path as written (sent verbatim). No user name or password: they would end up in every listing. */
+function expandUrl(text: string): Where {
+  const expected = `must be an http:// or https:// URL such as "https://example.com:8443/health?full=1", got ${JSON.stringify(text.slice(0, 200))}`;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new CheckValidationError('url', expected);
   }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '')
+    throw new CheckValidationError('url', expected);
+  if (url.username !== '' || url.password !== '')
+    throw new CheckValidationError(
+      'url',
+      'must not carry a user name or password: give them in headers (Authorization)',
+    );
+  if (url.hash !== '') throw new CheckValidationError('url', 'must not have a fragment (#...), which is never sent');
+  const protocol = url.protocol.slice(0, -1);
+  return {
+    protocol,
+    target: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: url.port === '' ? (protocol === 'https' ? 443 : 80) : Number(url.port),
+    path: url.pathname + url.search,
+  };
+}
+
+/** Where the check connects: from `url`, or from the fields it stands for. */
+function whereOf(input: Static<typeof httpSchema>, problems: Problems): Where | undefined {
+  if (input.url !== undefined) {
+    const given = URL_FIELDS.filter((field) => input[field] !== undefined);
+    if (given.length > 0) {
+      problems.add('url', `give either url or ${given.join(', ')}, not both (url stands for ${URL_FIELDS.join(', ')})`);
+      return undefined;
+    }
+    return problems.check(() => expandUrl(input.url as string), undefined);
+  }
+  const target = problems.check(() => hostTarget(input.target as string, 'protocol-port-path'), undefined);
+  const port = problems.check(() => portField('port', input.port as number), undefined);
+  const protocol = input.protocol ?? 'http';
+  if (protocol !== 'http' && protocol !== 'https')
+    problems.add('protocol', `must be "http" or "https", got ${JSON.stringify(protocol)}`);
+  const path = input.path ?? '';
+  if (path !== '' && !path.startsWith('/')) problems.add('path', `must start with "/", got ${JSON.stringify(path)}`);
+  return target === undefined || port === undefined ? undefined : { target, port, protocol, path };
+}
+
+function parseHttp(raw: unknown): HttpDefinition {
+  const byUrl = typeof raw === 'object' && raw !== null && 'url' in raw;
+  const { input, problems } = Problems.shape(byUrl ? httpSchema : httpFieldsSchema, raw);
+  const base = parseBase('http', input, problems);
+  const where = whereOf(input, problems);
   // A bulk-created upstream check lists `"method": ""`; posting it back means GET.
   const method = input.method === undefined || input.method === '' ? 'GET' : input.method;
   if (!(HTTP_METHODS as readonly string[]).includes(method)) {
-    throw new CheckValidationError(
-      'method',
-      `must be one of ${HTTP_METHODS.join(', ')}, got ${JSON.stringify(method)}`,
-    );
+    problems.add('method', `must be one of ${HTTP_METHODS.join(', ')}, got ${JSON.stringify(method)}`);
   }
-  const path = input.path ?? '';
-  if (path !== '' && !path.startsWith('/'))
-    throw new CheckValidationError('path', `must start with "/", got ${JSON.stringify(path)}`);
-  const validStatus = [...input['valid-status']];
-  if (validStatus.length === 0) throw new CheckValidationError('valid-status', 'must list at least one status code');
+  const validStatus = [...(input['valid-status'] ?? [])];
+  if (input['valid-status'] !== undefined && validStatus.length === 0)
+    problems.add('valid-status', 'must list at least one status code');
   validStatus.forEach((status, i) => {
-    if (status < 100 || status > 599)
-      throw new CheckValidationError(`valid-status[${i}]`, `must be between 100 and 599, got ${status}`);
+    if (status < 100 || status > 599) problems.add(`valid-status[${i}]`, `must be between 100 and 599, got ${status}`);
   });
   const headers = { ...input.headers };
   for (const [name, value] of Object.entries(headers)) {
-    if (!HEADER_NAME.test(name)) throw new CheckValidationError(`headers.${name}`, 'is not a valid header name');
-    if (HEADER_VALUE_FORBIDDEN.test(value))
-      throw new CheckValidationError(`headers.${name}`, 'must not contain CR, LF or NUL');
+    if (!HEADER_NAME.test(name)) problems.add(`headers.${name}`, 'is not a valid header name');
+    else if (HEADER_VALUE_FORBIDDEN.test(value)) problems.add(`headers.${name}`, 'must not contain CR, LF or NUL');
   }
   if (input.host !== undefined && HEADER_VALUE_FORBIDDEN.test(input.host))
-    throw new CheckValidationError('host', 'must not contain CR, LF or NUL');
+    problems.add('host', 'must not contain CR, LF or NUL');
   const bodyRegexp = [...(input['body-regexp'] ?? [])];
   bodyRegexp.forEach((pattern, i) => {
     try {
       compileRegex(pattern, 'search');
     } catch (error) {
-      throw new CheckValidationError(
-        `body-regexp[${i}]`,
-        `must be a valid RE2 regular expression: ${errorText(error)}`,
-      );
+      problems.add(`body-regexp[${i}]`, `must be a valid RE2 regular expression: ${errorText(error)}`);
     }
   });
-  const serverName = aliased('server-name', input['server-name'], 'servername', input.servername) ?? '';
+  const json = problems.check(() => parseJsonConditions(input.json), []);
+  const serverName = problems.check(
+    () => aliased('server-name', input['server-name'], 'servername', input.servername) ?? '',
+    '',
+  );
+  const sourceIp =
+    input['source-ip'] === undefined
+      ? undefined
+      : problems.check(() => ipField('source-ip', input['source-ip'] as string), undefined);
+  const files = problems.check(() => parseTlsFiles(input), {});
+  problems.throwIfAny();
+  const { target, port, protocol, path } = where as Where;
   return withFields(base, {
     target,
     port,
@@ -140,13 +203,13 @@ function parseHttp(raw: unknown): HttpDefinition {
     query: { ...input.query },
     ...(input.body !== undefined ? { body: input.body } : {}),
     bodyRegexp,
-    json: parseJsonConditions(input.json),
+    json,
     validStatus,
     redirect: input.redirect ?? false,
     insecure: input.insecure ?? false,
     ...(serverName !== '' ? { serverName } : {}),
-    ...(input['source-ip'] !== undefined ? { sourceIp: ipField('source-ip', input['source-ip']) } : {}),
-    ...parseTlsFiles(input),
+    ...(sourceIp !== undefined ? { sourceIp } : {}),
+    ...files,
   });
 }
 

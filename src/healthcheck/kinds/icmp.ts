@@ -24,9 +24,9 @@ import {
   hostTarget,
   parseBase,
   timeoutText,
-  validateShape,
   withFields,
 } from './common.ts';
+import { Problems } from './problems.ts';
 import {
   type BaseDefinition,
   type CheckJson,
@@ -44,16 +44,20 @@ export interface IcmpDefinition extends BaseDefinition {
 const icmpSchema = checkSchema({ target: Type.String() });
 
 function parseIcmp(raw: unknown): IcmpDefinition {
-  const input = validateShape(icmpSchema, raw);
-  const base = parseBase('icmp', input);
-  // hostTarget's URL advice names a port, which an ICMP check has not: a URL is refused here with its host.
-  const url = /^[a-z][a-z0-9+.-]*:\/\/\[?([^/\]:]+)/i.exec(input.target);
-  if (url !== null)
-    throw new CheckValidationError(
-      'target',
-      `must be a host name or an IP address, not a URL: write "target": ${JSON.stringify(url[1])}`,
-    );
-  return withFields(base, { target: hostTarget(input.target, 'port') });
+  const { input, problems } = Problems.shape(icmpSchema, raw);
+  const base = parseBase('icmp', input, problems);
+  const target = problems.check(() => {
+    // hostTarget's URL advice names a port, which an ICMP check has not: a URL is refused here with its host.
+    const url = /^[a-z][a-z0-9+.-]*:\/\/\[?([^/\]:]+)/i.exec(input.target);
+    if (url !== null)
+      throw new CheckValidationError(
+        'target',
+        `must be a host name or an IP address, not a URL: write "target": ${JSON.stringify(url[1])}`,
+      );
+    return hostTarget(input.target, 'port');
+  }, '');
+  problems.throwIfAny();
+  return withFields(base, { target });
 }
 
 function icmpToJson(def: IcmpDefinition, source = ''): CheckJson {

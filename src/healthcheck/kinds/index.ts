@@ -14,7 +14,14 @@ import { type TcpDefinition, tcpKind } from './tcp.ts';
 import { type TlsDefinition, tlsKind } from './tls.ts';
 import { type WebsocketDefinition, websocketKind } from './websocket.ts';
 import { checkLabels, DEFAULT_LABEL_LIMITS, type LabelLimits } from './common.ts';
-import type { BaseDefinition, CheckJson, CheckKind, KindName, Prepared } from './types.ts';
+import {
+  type BaseDefinition,
+  type CheckJson,
+  type CheckKind,
+  CheckValidationError,
+  type KindName,
+  type Prepared,
+} from './types.ts';
 
 export { DEFAULT_LABEL_LIMITS, type LabelLimits } from './common.ts';
 export {
@@ -111,9 +118,27 @@ export function parseCheck(
   raw: unknown,
   labelLimits: LabelLimits = DEFAULT_LABEL_LIMITS,
 ): CheckDefinition {
-  const def = kindOf(kind).parse(raw) as CheckDefinition;
-  checkLabels(def.labels, labelLimits);
-  return def;
+  let def: CheckDefinition | undefined;
+  let refused: CheckValidationError | undefined;
+  try {
+    def = kindOf(kind).parse(raw) as CheckDefinition;
+  } catch (error) {
+    if (!(error instanceof CheckValidationError)) throw error;
+    refused = error;
+  }
+  // The caps on labels are the service's, not the kind's: checked here, and listed with the kind's problems.
+  const labels = def?.labels ?? (raw as { labels?: unknown } | null)?.labels;
+  const labelsRead = refused === undefined || !refused.problems.some((problem) => problem.field.startsWith('labels'));
+  if (labelsRead && typeof labels === 'object' && labels !== null && !Array.isArray(labels)) {
+    try {
+      checkLabels(labels as Record<string, string>, labelLimits);
+    } catch (error) {
+      if (!(error instanceof CheckValidationError)) throw error;
+      refused = refused === undefined ? error : CheckValidationError.of([...refused.problems, ...error.problems]);
+    }
+  }
+  if (refused !== undefined) throw refused;
+  return def as CheckDefinition;
 }
 
 /** The listing form (upstream key order, Go durations, `kind`); `source` as the service records it. */

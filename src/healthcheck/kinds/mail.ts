@@ -13,7 +13,7 @@ import {
   baseToJson,
   checkSchema,
   describeCheck,
-  durationField,
+  expirationDelay,
   errorText,
   hostTarget,
   parseBase,
@@ -22,11 +22,11 @@ import {
   type TlsClientFiles,
   tlsClientProperties,
   tlsFilesToJson,
-  validateShape,
   withFields,
 } from './common.ts';
+import { Problems } from './problems.ts';
 import { prepareMail } from './mail-probe.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind, CheckValidationError } from './types.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind } from './types.ts';
 
 export type MailProtocol = 'smtp' | 'imap' | 'pop3';
 type MailTls = 'none' | 'starttls' | 'tls';
@@ -65,44 +65,47 @@ const mailSchema = checkSchema({
 });
 
 function parseMail<P extends MailProtocol>(protocol: P, raw: unknown): MailDefinition<P> {
-  const input = validateShape(mailSchema, raw);
-  const base = parseBase(protocol, input);
+  const { input, problems } = Problems.shape(mailSchema, raw);
+  const base = parseBase(protocol, input, problems);
   const tls = (input.tls ?? 'none') as MailTls;
   if (!MAIL_TLS.includes(tls))
-    throw new CheckValidationError('tls', `must be "none", "starttls" or "tls", got ${JSON.stringify(input.tls)}`);
-  const serverName = aliased('server-name', input['server-name'], 'servername', input.servername) ?? '';
-  const expirationDelayNs =
-    input['expiration-delay'] === undefined ? 0 : durationField('expiration-delay', input['expiration-delay']);
-  if (expirationDelayNs < 0)
-    throw new CheckValidationError(
-      'expiration-delay',
-      `must not be negative, got ${JSON.stringify(input['expiration-delay'])}`,
-    );
+    problems.add('tls', `must be "none", "starttls" or "tls", got ${JSON.stringify(input.tls)}`);
+  const serverName = problems.check(
+    () => aliased('server-name', input['server-name'], 'servername', input.servername) ?? '',
+    '',
+  );
+  const expirationDelayNs = problems.check(() => expirationDelay(input['expiration-delay']), 0);
   if (tls === 'none') {
     // TLS options without TLS would be silently ignored: say so instead.
-    const tlsOnly =
-      (['insecure', 'cacert', 'cert', 'key', 'expiration-delay'] as const).find((key) => input[key] !== undefined) ??
-      (serverName !== '' ? 'server-name' : undefined);
-    if (tlsOnly !== undefined) throw new CheckValidationError(tlsOnly, 'only applies with "tls": "starttls" or "tls"');
+    for (const key of ['insecure', 'cacert', 'cert', 'key', 'expiration-delay'] as const)
+      if (input[key] !== undefined) problems.add(key, 'only applies with "tls": "starttls" or "tls"');
+    if (serverName !== '') problems.add('server-name', 'only applies with "tls": "starttls" or "tls"');
   }
   const banner = input['expected-banner'];
   if (banner !== undefined) {
     try {
       compileRegex(banner, 'search');
     } catch (error) {
-      throw new CheckValidationError('expected-banner', `must be a valid RE2 regular expression: ${errorText(error)}`);
+      problems.add('expected-banner', `must be a valid RE2 regular expression: ${errorText(error)}`);
     }
   }
   const ports = DEFAULT_PORTS[protocol];
+  const target = problems.check(() => hostTarget(input.target, 'port'), '');
+  const port = problems.check(
+    () => (input.port === undefined ? (tls === 'tls' ? ports.tls : ports.plain) : portField('port', input.port)),
+    0,
+  );
+  const files = problems.check(() => parseTlsFiles(input), {});
+  problems.throwIfAny();
   return withFields(base, {
-    target: hostTarget(input.target, 'port'),
-    port: input.port === undefined ? (tls === 'tls' ? ports.tls : ports.plain) : portField('port', input.port),
+    target,
+    port,
     tls,
     insecure: input.insecure ?? false,
     ...(serverName !== '' ? { serverName } : {}),
     expirationDelayNs,
     ...(banner !== undefined ? { expectedBanner: banner } : {}),
-    ...parseTlsFiles(input),
+    ...files,
   });
 }
 

@@ -7,6 +7,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { Duration, formatDuration, parseDuration } from '../../common/duration.ts';
+import type { FieldProblem } from '../../common/schema-errors.ts';
 import { CheckValidationError } from './types.ts';
 
 const MIN_THRESHOLD = 1;
@@ -53,14 +54,28 @@ interface StateInput {
   degraded?: { 'response-time'?: string; 'expiry-warning'?: string };
 }
 
-/** The state fields of an input (a check's, or `healthchecks.defaults`); throws naming the field. */
+/**
+ * The state fields of an input (a check's, or `healthchecks.defaults`); throws naming every wrong field at once
+ * (docs/http-api.md, "Validation errors").
+ */
 export function parseStateFields(input: StateInput): StateFields {
   const fields: StateFields = {};
-  if (input['failure-threshold'] !== undefined)
-    fields.failureThreshold = threshold('failure-threshold', input['failure-threshold']);
-  if (input['success-threshold'] !== undefined)
-    fields.successThreshold = threshold('success-threshold', input['success-threshold']);
-  if (input.degraded !== undefined) fields.degraded = parseDegraded(input.degraded);
+  const problems: FieldProblem[] = [];
+  const each = (parse: () => void) => {
+    try {
+      parse();
+    } catch (error) {
+      if (!(error instanceof CheckValidationError)) throw error;
+      problems.push(...error.problems);
+    }
+  };
+  const failure = input['failure-threshold'];
+  const success = input['success-threshold'];
+  const degraded = input.degraded;
+  if (failure !== undefined) each(() => (fields.failureThreshold = threshold('failure-threshold', failure)));
+  if (success !== undefined) each(() => (fields.successThreshold = threshold('success-threshold', success)));
+  if (degraded !== undefined) each(() => (fields.degraded = parseDegraded(degraded)));
+  if (problems.length > 0) throw CheckValidationError.of(problems);
   return fields;
 }
 

@@ -16,9 +16,9 @@ import {
   parseBase,
   portField,
   timeoutText,
-  validateShape,
   withFields,
 } from './common.ts';
+import { Problems } from './problems.ts';
 import { type ConnectRequest, systemCallError, type TcpHandle, type TcpHandles, tcpHandles } from './tcp-handle.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from './types.ts';
 
@@ -38,11 +38,19 @@ const tcpSchema = checkSchema({
 });
 
 function parseTcp(raw: unknown): TcpDefinition {
-  const input = validateShape(tcpSchema, raw);
-  return withFields(parseBase('tcp', input), {
-    target: hostTarget(input.target, 'port'),
-    port: portField('port', input.port),
-    ...(input['source-ip'] !== undefined ? { sourceIp: ipField('source-ip', input['source-ip']) } : {}),
+  const { input, problems } = Problems.shape(tcpSchema, raw);
+  const base = parseBase('tcp', input, problems);
+  const target = problems.check(() => hostTarget(input.target, 'port'), '');
+  const port = problems.check(() => portField('port', input.port), 0);
+  const sourceIp = problems.check(
+    () => (input['source-ip'] !== undefined ? ipField('source-ip', input['source-ip']) : undefined),
+    undefined,
+  );
+  problems.throwIfAny();
+  return withFields(base, {
+    target,
+    port,
+    ...(sourceIp !== undefined ? { sourceIp } : {}),
     shouldFail: input['should-fail'] ?? false,
   });
 }

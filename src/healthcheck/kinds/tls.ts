@@ -11,7 +11,7 @@ import {
   baseToJson,
   checkSchema,
   describeCheck,
-  durationField,
+  expirationDelay,
   errorText,
   ipField,
   joinHostPort,
@@ -26,17 +26,10 @@ import {
   tlsClientProperties,
   type TlsMaterial,
   tlsFilesToJson,
-  validateShape,
   withFields,
 } from './common.ts';
-import {
-  type BaseDefinition,
-  type CheckJson,
-  type CheckKind,
-  CheckFailure,
-  CheckValidationError,
-  type Prepared,
-} from './types.ts';
+import { Problems } from './problems.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from './types.ts';
 
 export interface TlsDefinition extends BaseDefinition, TlsClientFiles {
   kind: 'tls';
@@ -60,24 +53,29 @@ const tlsSchema = checkSchema({
 });
 
 function parseTls(raw: unknown): TlsDefinition {
-  const input = validateShape(tlsSchema, raw);
-  const base = parseBase('tls', input);
-  const expirationDelayNs =
-    input['expiration-delay'] === undefined ? 0 : durationField('expiration-delay', input['expiration-delay']);
-  if (expirationDelayNs < 0)
-    throw new CheckValidationError(
-      'expiration-delay',
-      `must not be negative, got ${JSON.stringify(input['expiration-delay'])}`,
-    );
-  const serverName = aliased('server-name', input['server-name'], 'servername', input.servername) ?? '';
+  const { input, problems } = Problems.shape(tlsSchema, raw);
+  const base = parseBase('tls', input, problems);
+  const expirationDelayNs = problems.check(() => expirationDelay(input['expiration-delay']), 0);
+  const serverName = problems.check(
+    () => aliased('server-name', input['server-name'], 'servername', input.servername) ?? '',
+    '',
+  );
+  const target = problems.check(() => hostTarget(input.target, 'port'), '');
+  const port = problems.check(() => portField('port', input.port), 0);
+  const sourceIp = problems.check(
+    () => (input['source-ip'] !== undefined ? ipField('source-ip', input['source-ip']) : undefined),
+    undefined,
+  );
+  const files = problems.check(() => parseTlsFiles(input), {});
+  problems.throwIfAny();
   return withFields(base, {
-    target: hostTarget(input.target, 'port'),
-    port: portField('port', input.port),
+    target,
+    port,
     ...(serverName !== '' ? { serverName } : {}),
     insecure: input.insecure ?? false,
     expirationDelayNs,
-    ...(input['source-ip'] !== undefined ? { sourceIp: ipField('source-ip', input['source-ip']) } : {}),
-    ...parseTlsFiles(input),
+    ...(sourceIp !== undefined ? { sourceIp } : {}),
+    ...files,
   });
 }
 

@@ -22,9 +22,9 @@ import {
   type TlsClientFiles,
   tlsClientProperties,
   tlsFilesToJson,
-  validateShape,
   withFields,
 } from './common.ts';
+import { Problems } from './problems.ts';
 import {
   type BaseDefinition,
   type CheckJson,
@@ -60,41 +60,51 @@ const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** The first message is read up to this size: a check compares a greeting or a status, not a data feed. */
 const MAX_PAYLOAD_BYTES = 1024 * 1024;
 
-function parseWebsocket(raw: unknown): WebsocketDefinition {
-  const input = validateShape(websocketSchema, raw);
-  const base = parseBase('websocket', input);
+function urlField(text: string): string {
   let url: URL;
   try {
-    url = new URL(input.url);
+    url = new URL(text);
   } catch {
-    throw new CheckValidationError('url', `must be a ws:// or wss:// URL, got ${JSON.stringify(input.url)}`);
+    throw new CheckValidationError('url', `must be a ws:// or wss:// URL, got ${JSON.stringify(text)}`);
   }
   if (url.protocol !== 'ws:' && url.protocol !== 'wss:')
-    throw new CheckValidationError('url', `must be a ws:// or wss:// URL, got ${JSON.stringify(input.url)}`);
+    throw new CheckValidationError('url', `must be a ws:// or wss:// URL, got ${JSON.stringify(text)}`);
   if (url.username !== '' || url.password !== '')
     throw new CheckValidationError('url', 'must not carry credentials: give them in headers (Authorization)');
+  return text;
+}
+
+function parseWebsocket(raw: unknown): WebsocketDefinition {
+  const { input, problems } = Problems.shape(websocketSchema, raw);
+  const base = parseBase('websocket', input, problems);
+  const url = problems.check(() => urlField(input.url), '');
   const headers = { ...input.headers };
   for (const [name, value] of Object.entries(headers)) {
-    if (!HEADER_NAME.test(name)) throw new CheckValidationError(`headers.${name}`, 'is not a valid header name');
-    if (/[\r\n\0]/.test(value)) throw new CheckValidationError(`headers.${name}`, 'must not contain CR, LF or NUL');
+    if (!HEADER_NAME.test(name)) problems.add(`headers.${name}`, 'is not a valid header name');
+    else if (/[\r\n\0]/.test(value)) problems.add(`headers.${name}`, 'must not contain CR, LF or NUL');
   }
   const expected = input['expected-regexp'];
   if (expected !== undefined) {
     try {
       compileRegex(expected, 'search');
     } catch (error) {
-      throw new CheckValidationError('expected-regexp', `must be a valid RE2 regular expression: ${errorText(error)}`);
+      problems.add('expected-regexp', `must be a valid RE2 regular expression: ${errorText(error)}`);
     }
   }
-  const serverName = aliased('server-name', input['server-name'], 'servername', input.servername) ?? '';
+  const serverName = problems.check(
+    () => aliased('server-name', input['server-name'], 'servername', input.servername) ?? '',
+    '',
+  );
+  const files = problems.check(() => parseTlsFiles(input), {});
+  problems.throwIfAny();
   return withFields(base, {
-    url: input.url,
+    url,
     headers,
     ...(input.message !== undefined ? { message: input.message } : {}),
     ...(expected !== undefined ? { expectedRegexp: expected } : {}),
     insecure: input.insecure ?? false,
     ...(serverName !== '' ? { serverName } : {}),
-    ...parseTlsFiles(input),
+    ...files,
   });
 }
 

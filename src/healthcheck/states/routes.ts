@@ -14,7 +14,7 @@ import { json, messageError, nameParams, operation } from '../../server/openapi.
 import { ref } from '../../common/wire.ts';
 import { addWireSchemas } from '../../server/wire-schemas.ts';
 import { HealthcheckError } from '../api-input.ts';
-import { validateShape } from '../kinds/common.ts';
+import { Problems } from '../kinds/problems.ts';
 import { CheckValidationError } from '../kinds/types.ts';
 import { healthcheckErrors } from '../routes.ts';
 import { CheckStateAnswer, HEALTHCHECK_WIRE_TYPES, Pause, StateEvent } from '../wire.ts';
@@ -151,12 +151,15 @@ function pauseBody(raw: unknown): PauseBody {
   if (raw === undefined || raw === null) return {};
   if (typeof raw !== 'object' || Array.isArray(raw))
     throw new HealthcheckError('invalid', 'Invalid pause: the body must be a JSON object');
+  const { input, problems } = Problems.shape(PauseSchema, raw);
   try {
-    return validateShape(PauseSchema, raw);
+    problems.throwIfAny();
   } catch (error) {
-    if (error instanceof CheckValidationError) throw new HealthcheckError('invalid', `Invalid pause: ${error.message}`);
+    if (error instanceof CheckValidationError)
+      throw new HealthcheckError('invalid', `Invalid pause: ${error.message}`, error.problems);
     throw error;
   }
+  return input;
 }
 
 function limitOf(text: string): number {

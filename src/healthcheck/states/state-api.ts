@@ -84,7 +84,7 @@ export class StateApi {
     if (body.until !== undefined) {
       const untilMs = instant('until', body.until, 'Invalid pause');
       if (untilMs <= now)
-        throw invalid('Invalid pause', `until: must be in the future, got ${JSON.stringify(body.until)}`);
+        throw invalid('Invalid pause', 'until', `must be in the future, got ${JSON.stringify(body.until)}`);
       pause.untilMs = untilMs;
     }
     await this.pauses.put(pause);
@@ -104,7 +104,7 @@ export class StateApi {
     const fromMs =
       query.from === undefined ? toMs - DEFAULT_EVENTS_PERIOD_MS : instant('from', query.from, 'Invalid events query');
     if (toMs <= fromMs)
-      throw invalid('Invalid events query', `to: must be after from (${iso(fromMs)}), got ${iso(toMs)}`);
+      throw invalid('Invalid events query', 'to', `must be after from (${iso(fromMs)}), got ${iso(toMs)}`);
     const limit = query.limit ?? DEFAULT_EVENTS_LIMIT;
     const events = this.events.list(name, fromMs, toMs, limit + 1);
     return {
@@ -133,8 +133,9 @@ export class StateApi {
   }
 }
 
-function invalid(what: string, problem: string): HealthcheckError {
-  return new HealthcheckError('invalid', `${what}: ${problem}`);
+/** A 400 `<what>: <field>: <problem>`, its problem named by its field in `errors` (docs/http-api.md). */
+function invalid(what: string, field: string, problem: string): HealthcheckError {
+  return new HealthcheckError('invalid', `${what}: ${field}: ${problem}`, [{ field, message: problem }]);
 }
 
 function iso(ms: number): string {
@@ -147,7 +148,7 @@ function instant(field: string, text: string, what: string): number {
   try {
     return timeField(field, text);
   } catch (error) {
-    if (error instanceof CheckValidationError) throw invalid(what, error.message);
+    if (error instanceof CheckValidationError) throw invalid(what, error.field, error.problem);
     throw error;
   }
 }
@@ -155,8 +156,8 @@ function instant(field: string, text: string, what: string): number {
 function reasonOf(reason: string | undefined): string {
   if (reason === undefined) return '';
   if (Buffer.byteLength(reason) > MAX_REASON_BYTES)
-    throw invalid('Invalid pause', `reason: must be at most ${MAX_REASON_BYTES} bytes long`);
-  if (hasControlCharacter(reason)) throw invalid('Invalid pause', 'reason: must not contain control characters');
+    throw invalid('Invalid pause', 'reason', `must be at most ${MAX_REASON_BYTES} bytes long`);
+  if (hasControlCharacter(reason)) throw invalid('Invalid pause', 'reason', 'must not contain control characters');
   return reason;
 }
 

@@ -9,7 +9,8 @@ import { asc, desc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.ts';
 import { incidents, incidentUpdates } from '../../db/schema.ts';
 import { HealthcheckError } from '../api-input.ts';
-import { validateShape } from '../kinds/common.ts';
+import { Problems } from '../kinds/problems.ts';
+import type { FieldProblem } from '../../common/schema-errors.ts';
 import { CheckValidationError } from '../kinds/types.ts';
 import { checkNamesField, slugField, type StatusLimits, textField } from './page.ts';
 
@@ -63,8 +64,8 @@ function statusField(status: string): IncidentStatus {
   return status as IncidentStatus;
 }
 
-function invalid(problem: string): HealthcheckError {
-  return new HealthcheckError('invalid', `Invalid incident: ${problem}`);
+function invalid(problem: string, problems?: readonly FieldProblem[]): HealthcheckError {
+  return new HealthcheckError('invalid', `Invalid incident: ${problem}`, problems);
 }
 
 function notFound(id: number | string): HealthcheckError {
@@ -76,7 +77,7 @@ function validated<T>(build: () => T): T {
   try {
     return build();
   } catch (error) {
-    if (error instanceof CheckValidationError) throw invalid(error.message);
+    if (error instanceof CheckValidationError) throw invalid(error.message, error.problems);
     throw error;
   }
 }
@@ -95,26 +96,33 @@ export class IncidentStore {
   create(raw: unknown): Incident {
     const limits = this.limits();
     const input = validated(() => {
-      const body = validateShape(IncidentInput, raw);
-      const pages = (body.pages ?? []).map((slug, i) => {
-        slugField(`pages[${i}]`, slug);
-        if (!this.pageExists(slug))
-          throw new CheckValidationError(`pages[${i}]`, `no status page ${JSON.stringify(slug)}`);
-        return slug;
-      });
+      const { input: body, problems } = Problems.shape(IncidentInput, raw);
+      const title = problems.check(
+        () => textField('title', body.title, limits.maxTitleBytes, 'max-status-title-bytes'),
+        '',
+      );
+      const status = problems.check(() => statusField(body.status), 'investigating');
+      const message = problems.check(
+        () => textField('message', body.message, limits.maxTextBytes, 'max-status-text-bytes'),
+        '',
+      );
+      const pages = (body.pages ?? []).map((slug, i) =>
+        problems.check(() => {
+          slugField(`pages[${i}]`, slug);
+          if (!this.pageExists(slug))
+            throw new CheckValidationError(`pages[${i}]`, `no status page ${JSON.stringify(slug)}`);
+          return slug;
+        }, slug),
+      );
+      let checks: string[] = [];
       if (body.checks !== undefined && body.checks.length > limits.maxChecks) {
-        throw new CheckValidationError(
+        problems.add(
           'checks',
           `has ${body.checks.length} names, more than the limit of ${limits.maxChecks} (healthchecks.max-status-page-checks)`,
         );
-      }
-      return {
-        title: textField('title', body.title, limits.maxTitleBytes, 'max-status-title-bytes'),
-        status: statusField(body.status),
-        message: textField('message', body.message, limits.maxTextBytes, 'max-status-text-bytes'),
-        pages: [...new Set(pages)],
-        checks: [...new Set(checkNamesField('checks', body.checks ?? []))],
-      };
+      } else checks = problems.check(() => checkNamesField('checks', body.checks ?? []), []);
+      problems.throwIfAny();
+      return { title, status, message, pages: [...new Set(pages)], checks: [...new Set(checks)] };
     });
     const count =
       this.db
@@ -152,11 +160,14 @@ export class IncidentStore {
   update(id: number, raw: unknown): Incident {
     const limits = this.limits();
     const input = validated(() => {
-      const body = validateShape(UpdateInput, raw);
-      return {
-        status: statusField(body.status),
-        message: textField('message', body.message, limits.maxTextBytes, 'max-status-text-bytes'),
-      };
+      const { input: body, problems } = Problems.shape(UpdateInput, raw);
+      const status = problems.check(() => statusField(body.status), 'investigating');
+      const message = problems.check(
+        () => textField('message', body.message, limits.maxTextBytes, 'max-status-text-bytes'),
+        '',
+      );
+      problems.throwIfAny();
+      return { status, message };
     });
     const row = this.db.select().from(incidents).where(eq(incidents.id, id)).get();
     if (row === undefined) throw notFound(id);

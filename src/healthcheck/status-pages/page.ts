@@ -5,7 +5,8 @@
  * of its labels.
  */
 import { Type } from '@sinclair/typebox';
-import { checkLabels, DEFAULT_LABEL_LIMITS, type LabelLimits, nameField, validateShape } from '../kinds/common.ts';
+import { checkLabels, DEFAULT_LABEL_LIMITS, type LabelLimits, nameField } from '../kinds/common.ts';
+import { Problems } from '../kinds/problems.ts';
 import { CheckValidationError } from '../kinds/types.ts';
 
 export const StatusPageSchema = Type.Object(
@@ -127,51 +128,58 @@ export function checkNamesField(field: string, names: readonly string[]): string
   });
 }
 
-/** Validates a page of the config file or of an API body; throws CheckValidationError naming the field. */
+/** Validates a page of the config file or of an API body; throws a CheckValidationError naming every problem. */
 export function parsePage(raw: unknown, limits: StatusLimits): StatusPage {
-  const input = validateShape(StatusPageSchema, raw);
+  const { input, problems } = Problems.shape(StatusPageSchema, raw);
   const page: StatusPage = {
-    slug: slugField('slug', input.slug),
-    title: textField('title', input.title, limits.maxTitleBytes, 'max-status-title-bytes'),
+    slug: problems.check(() => slugField('slug', input.slug), ''),
+    title: problems.check(() => textField('title', input.title, limits.maxTitleBytes, 'max-status-title-bytes'), ''),
     groups: [],
   };
   if (input.description !== undefined)
-    page.description = textField('description', input.description, limits.maxTextBytes, 'max-status-text-bytes');
+    page.description = problems.check(
+      () => textField('description', input.description as string, limits.maxTextBytes, 'max-status-text-bytes'),
+      '',
+    );
   if (input['show-messages'] === true) page['show-messages'] = true;
-  if (input.groups.length > limits.maxGroups) {
-    throw new CheckValidationError(
+  const groups = input.groups ?? [];
+  if (groups.length > limits.maxGroups) {
+    problems.add(
       'groups',
-      `has ${input.groups.length} groups, more than the limit of ${limits.maxGroups} (healthchecks.max-status-page-groups)`,
+      `has ${groups.length} groups, more than the limit of ${limits.maxGroups} (healthchecks.max-status-page-groups)`,
     );
   }
   let names = 0;
-  input.groups.forEach((group, i) => {
+  groups.slice(0, limits.maxGroups).forEach((group, i) => {
     const at = `groups[${i}]`;
     const parsed: StatusGroup = {
-      name: textField(`${at}.name`, group.name, limits.maxTitleBytes, 'max-status-title-bytes'),
+      name: problems.check(
+        () => textField(`${at}.name`, group.name, limits.maxTitleBytes, 'max-status-title-bytes'),
+        '',
+      ),
     };
     if ((group.checks === undefined) === (group.labels === undefined))
-      throw new CheckValidationError(at, 'set exactly one of checks and labels');
-    if (group.checks !== undefined) {
+      problems.add(at, 'set exactly one of checks and labels');
+    else if (group.checks !== undefined) {
       names += group.checks.length;
       if (names > limits.maxChecks)
-        throw new CheckValidationError(
+        problems.add(
           `${at}.checks`,
           `the page names more than ${limits.maxChecks} checks, the limit (healthchecks.max-status-page-checks)`,
         );
-      parsed.checks = checkNamesField(`${at}.checks`, group.checks);
+      else parsed.checks = problems.check(() => checkNamesField(`${at}.checks`, group.checks as string[]), []);
     } else {
       const labels = group.labels as Record<string, string>;
       try {
         checkLabels(labels, limits.labels);
       } catch (error) {
-        if (error instanceof CheckValidationError)
-          throw new CheckValidationError(`${at}.${error.field}`, error.problem);
-        throw error;
+        if (!(error instanceof CheckValidationError)) throw error;
+        problems.add(`${at}.${error.field}`, error.problem);
       }
       parsed.labels = labels;
     }
     page.groups.push(parsed);
   });
+  problems.throwIfAny();
   return page;
 }

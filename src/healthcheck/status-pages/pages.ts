@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/client.ts';
 import { statusPages } from '../../db/schema.ts';
 import { HealthcheckError } from '../api-input.ts';
+import type { FieldProblem } from '../../common/schema-errors.ts';
 import { CheckValidationError } from '../kinds/types.ts';
 import { type PageSource, parsePage, type StatusLimits, type StatusPage } from './page.ts';
 
@@ -79,7 +80,7 @@ export class PageCatalog {
     try {
       page = parsePage(raw, limits);
     } catch (error) {
-      if (error instanceof CheckValidationError) throw invalid(error.message);
+      if (error instanceof CheckValidationError) throw invalid(error.message, error.problems);
       throw error;
     }
     if (this.config.has(page.slug)) throw owned(page.slug);
@@ -107,8 +108,8 @@ export class PageCatalog {
   }
 }
 
-function invalid(problem: string): HealthcheckError {
-  return new HealthcheckError('invalid', `Invalid status page: ${problem}`);
+function invalid(problem: string, problems?: readonly FieldProblem[]): HealthcheckError {
+  return new HealthcheckError('invalid', `Invalid status page: ${problem}`, problems);
 }
 
 function owned(slug: string): HealthcheckError {

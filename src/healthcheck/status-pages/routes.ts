@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest 
 import { compressAnswers } from '../../server/compression.ts';
 import { authenticatedWith } from '../../server/credentials.ts';
 import { registerPartScope } from '../../server/errors.ts';
-import { json, messageError, operation } from '../../server/openapi.ts';
+import { invalidBody, json, messageError, operation } from '../../server/openapi.ts';
 import { HealthcheckError } from '../api-input.ts';
 import { healthcheckErrors } from '../routes.ts';
 import { atomFeed } from './atom.ts';
@@ -66,7 +66,7 @@ function pageRoutes(scope: FastifyInstance, status: StatusPages): void {
         body: { schema: StatusPageSchema },
         responses: {
           201: json('created (or replaced)', Type.Object({ message: Type.String(), result: ListedPage })),
-          400: messageError('`Invalid status page: <field>: <problem>`, or past a cap (`healthchecks.max-status-*`)'),
+          400: invalidBody('`Invalid status page: <field>: <problem>`, or past a cap (`healthchecks.max-status-*`)'),
           409: messageError('a page of the configuration file has that slug'),
         },
       }),
@@ -126,7 +126,7 @@ function pageRoutes(scope: FastifyInstance, status: StatusPages): void {
 function incidentRoutes(scope: FastifyInstance, status: StatusPages): void {
   scope.removeContentTypeParser(['text/plain']);
   const notFound = messageError('`Incident <id> not found`');
-  const invalid = messageError(
+  const invalid = invalidBody(
     '`Invalid incident: <field>: <problem>`, or past a cap (`healthchecks.max-incidents`, `max-incident-updates`, `max-status-*-bytes`)',
   );
   const created = json('the incident', Type.Object({ message: Type.String(), result: Incident }));
