@@ -22,12 +22,14 @@ import { MaintenanceApi, maintenanceRoutes } from './maintenance-routes.ts';
 import { healthcheckOverviewRoutes } from './overview-routes.ts';
 import { healthcheckRoutes } from './routes.ts';
 import { stateRoutes } from './states/routes.ts';
-import { parseBulk } from './api-input.ts';
+import { CONFIG_SOURCE, parseBulk } from './api-input.ts';
 import { HealthcheckService } from './service.ts';
 import { reportRoutes } from './status-pages/report.ts';
 import { RenderCache } from './status-pages/render-cache.ts';
 import { statusPageRoutes } from './status-pages/routes.ts';
 import { StatusPages } from './status-pages/service.ts';
+import { FirstSeen } from './status-pages/first-seen.ts';
+import { pageHostUrl } from './status-pages/hosts.ts';
 import type { StatusSource } from './status-pages/view.ts';
 
 export interface HealthcheckSeams {
@@ -82,7 +84,18 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
       apiCheckRefusals: () => apiCheckRefusals(current.healthchecks, config.http),
     });
     const running = service;
-    const statusPages = new StatusPages(db, () => current.healthchecks.statusLimits, statusSource(running, calendar));
+    const firstSeen = new FirstSeen(db);
+    firstSeen.meet(running.registry.names());
+    const statusPages = new StatusPages(db, {
+      limits: () => current.healthchecks.statusLimits,
+      source: statusSource(running, calendar, firstSeen),
+      filesDir: () => current.healthchecks.apiFilesDir,
+    });
+    statusPages.pages.checkConfig(
+      config.file,
+      config.healthchecks.statusPages,
+      (name) => running.registry.get(name) !== undefined,
+    );
     statusPages.load(config.healthchecks.statusPages, log);
     const statusRenders = new RenderCache(() => current.healthchecks.statusPageCacheMs, metrics.registry);
     return {
@@ -111,7 +124,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
             ),
           );
           // Pages show results, and the report counts them: both go with the result API.
-          await app.register(statusPageRoutes(statusPages, statusRenders));
+          await app.register(statusPageRoutes(statusPages, statusRenders, { subscriptions: () => ({ email: false }) }));
           await app.register(
             reportRoutes({
               checks: () => checksOf(running),
@@ -121,6 +134,8 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
           );
         }
       },
+      // The pages' own host names (`hostnames`) serve them at their `/`.
+      rewriteUrl: (host, url) => pageHostUrl(statusPages.pages, host, url),
       start: async () => {
         await exporters.apply(current.exporters);
         running.start();
@@ -128,7 +143,12 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
         discovery.start(current.discovery);
       },
       reload: async (next) => {
+        // Refused before anything changes: a page naming a check that the new config does not have.
+        const kept = new Set(next.healthchecks.checks.map(({ def }) => def.name));
+        for (const check of running.registry.all()) if (check.source !== CONFIG_SOURCE) kept.add(check.def.name);
+        statusPages.pages.checkConfig(next.file, next.healthchecks.statusPages, (name) => kept.has(name));
         await running.reload(next);
+        firstSeen.meet(kept);
         current = next;
         calendar.setConfig(next.healthchecks.maintenance);
         statusPages.pages.setConfig(next.healthchecks.statusPages);
@@ -166,8 +186,13 @@ function* checksOf(service: HealthcheckService): Iterable<{ name: string; labels
 }
 
 /** What status pages read of this part (src/healthcheck/status-pages/view.ts). */
-function statusSource(service: HealthcheckService, calendar: MaintenanceCalendar): StatusSource {
+function statusSource(service: HealthcheckService, calendar: MaintenanceCalendar, firstSeen: FirstSeen): StatusSource {
   return {
+    stateSince: (name) => service.states.get(name)?.sinceMs,
+    createdAt: (name) => {
+      if (firstSeen.at(name) === undefined && service.registry.get(name) !== undefined) firstSeen.meet([name]);
+      return firstSeen.at(name);
+    },
     checks: () => [...checksOf(service)].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
     labelsOf: (name) => service.registry.get(name)?.def.labels,
     latest: (name) => service.registry.latestResult(name),

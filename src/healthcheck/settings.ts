@@ -28,7 +28,8 @@ import { DEFAULT_MAX_PENDING_BYTES, DEFAULT_MAX_PENDING_RESULTS } from './result
 import { parseStateFields, stateProperties } from './kinds/states.ts';
 import { DEFAULT_STATE_DEFAULTS, type StateDefaults } from './states/check-states.ts';
 import { parseStatusPages, statusLimits } from './status-pages/config.ts';
-import type { StatusLimits, StatusPage } from './status-pages/page.ts';
+import type { LoadedPage } from './status-pages/assets.ts';
+import type { StatusLimits } from './status-pages/page.ts';
 
 const closed = { additionalProperties: false } as const;
 
@@ -126,7 +127,7 @@ export interface HealthcheckSettings {
   /** `healthchecks.status-page-cache`: how long a rendered public answer of a status page is served again (0: never). */
   statusPageCacheMs: number;
   /** The `status-pages:` of the config file (src/healthcheck/status-pages/). */
-  statusPages: StatusPage[];
+  statusPages: LoadedPage[];
   /** `healthchecks.defaults`: the thresholds and degraded conditions of checks without their own. */
   stateDefaults: StateDefaults;
   /** `healthchecks.events-retention` in ms: changes of state older than this are deleted. */
