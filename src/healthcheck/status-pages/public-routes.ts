@@ -44,8 +44,9 @@ function headers(page: StatusPage): Record<string, string> {
 
 /** The page's address: `/` of a host name it claims, else `/status/<slug>` of the request's host. */
 export function pageUrl(request: FastifyRequest, page: StatusPage): string {
-  const host = request.host.replace(/:\d+$/, '').toLowerCase();
-  const base = `${request.protocol}://${request.host}`;
+  const authority = request.host.toLowerCase();
+  const host = authority.replace(/:\d+$/, '');
+  const base = `${request.protocol}://${authority}`;
   return page.hostnames?.includes(host) ? base : `${base}/status/${page.slug}`;
 }
 

@@ -84,7 +84,7 @@ const BASE = `
 main{max-width:56rem;margin:0 auto;padding:1.5rem 1rem 3rem}h1{font-size:1.6rem;margin:.25rem 0;overflow-wrap:anywhere}h2{font-size:1.15rem;margin:0}
 .description,.muted,footer{color:var(--muted)}a{color:var(--link)}
 .brand{display:flex;align-items:center;gap:1rem;flex-wrap:wrap}.brand img{max-height:3rem;max-width:12rem;height:auto}
-.brand a{color:inherit;text-decoration:none}.accent{padding:1rem 1.25rem;border-radius:.5rem;background:var(--accent);color:var(--on-accent)}
+a.brand{color:inherit;text-decoration:none}a.brand:hover h1{text-decoration:underline}.accent{padding:1rem 1.25rem;border-radius:.5rem;background:var(--accent);color:var(--on-accent)}
 .accent .description,.accent a{color:var(--on-accent)}
 .banner{margin:1.25rem 0;padding:1rem 1.25rem;border-radius:.5rem;color:#fff;font-weight:600;font-size:1.1rem}${BANNERS}
 section{background:var(--card);border:1px solid var(--line);border-radius:.5rem;margin:1rem 0;padding:1rem 1.25rem}
@@ -99,7 +99,7 @@ section{background:var(--card);border:1px solid var(--line);border-radius:.5rem;
 .legend{display:flex;justify-content:space-between;font-size:.8rem;color:var(--muted)}
 .incident{border-top:1px solid var(--line);padding:.75rem 0}.incident:first-of-type{border-top:0}.incident h3{margin:0;font-size:1rem;overflow-wrap:anywhere}
 .timeline{list-style:none;margin:.4rem 0 0;padding:0}.timeline li{margin:.3rem 0}.timeline p{margin:.1rem 0;white-space:pre-wrap;overflow-wrap:anywhere}
-.incident[data-status=resolved] h3{color:var(--muted)}.message{color:var(--down);font-size:.85rem;overflow-wrap:anywhere}
+.incident>p{margin:.3rem 0 0}.incident[data-status=resolved] h3{color:var(--muted)}.message{color:var(--down);font-size:.85rem;overflow-wrap:anywhere}
 .impact{font-size:.8rem;font-weight:600;color:var(--muted);text-transform:uppercase;margin-left:.5rem}
 .subscribe{display:flex;gap:.5rem;flex-wrap:wrap;align-items:center}.subscribe input{flex:1;min-width:12rem;padding:.4rem;font:inherit;color:var(--fg);background:var(--bg);border:1px solid var(--muted);border-radius:.3rem}
 .subscribe button{padding:.4rem .9rem;font:inherit;font-weight:600;color:#fff;background:${BANNER_FILLS.maintenance};border:0;border-radius:.3rem}
