@@ -29,6 +29,8 @@ import { RenderCache } from './status-pages/render-cache.ts';
 import { statusPageRoutes } from './status-pages/routes.ts';
 import { StatusPages } from './status-pages/service.ts';
 import { FirstSeen } from './status-pages/first-seen.ts';
+import { Subscriptions } from './status-pages/subscriptions/service.ts';
+import { subscriptionKind } from './status-pages/subscriptions/store.ts';
 import { pageHostUrl } from './status-pages/hosts.ts';
 import type { StatusSource } from './status-pages/view.ts';
 
@@ -97,6 +99,15 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
       (name) => running.registry.get(name) !== undefined,
     );
     statusPages.load(config.healthchecks.statusPages, log);
+    const subscriptions = new Subscriptions({
+      collection: state.collection(subscriptionKind),
+      settings: () => current.healthchecks.statusSubscriptions,
+      page: (slug) => statusPages.pages.find(slug),
+      checks: (page) => statusPages.shownChecks(page),
+      registry: metrics.registry,
+      onError: (message, error) =>
+        log.warn({ channel: message.channel, err: error.message }, 'a message to a status page subscriber failed'),
+    });
     const statusRenders = new RenderCache(() => current.healthchecks.statusPageCacheMs, metrics.registry);
     return {
       name: 'healthchecks',
@@ -124,7 +135,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
             ),
           );
           // Pages show results, and the report counts them: both go with the result API.
-          await app.register(statusPageRoutes(statusPages, statusRenders, { subscriptions: () => ({ email: false }) }));
+          await app.register(statusPageRoutes(statusPages, statusRenders, { subscriptions }));
           await app.register(
             reportRoutes({
               checks: () => checksOf(running),
@@ -141,6 +152,10 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
         running.start();
         cluster?.serve(clusterHost(running));
         discovery.start(current.discovery);
+        subscriptions.start(
+          () => calendar.windows(),
+          () => statusPages.pages.inForce(),
+        );
       },
       reload: async (next) => {
         // Refused before anything changes: a page naming a check that the new config does not have.
@@ -157,6 +172,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
         await discovery.reload(next.discovery);
       },
       stop: async () => {
+        subscriptions.stop();
         await discovery.stop();
         await running.stop();
         await exporters.close();

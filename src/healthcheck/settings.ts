@@ -30,6 +30,11 @@ import { DEFAULT_STATE_DEFAULTS, type StateDefaults } from './states/check-state
 import { parseStatusPages, statusLimits } from './status-pages/config.ts';
 import type { LoadedPage } from './status-pages/assets.ts';
 import type { StatusLimits } from './status-pages/page.ts';
+import {
+  resolveSubscriptions,
+  type SubscriptionSettings,
+  SubscriptionSettingsSchema,
+} from './status-pages/subscriptions/settings.ts';
 
 const closed = { additionalProperties: false } as const;
 
@@ -59,6 +64,7 @@ const HealthchecksSettingsSchema = Type.Object(
     'max-status-title-bytes': Type.Optional(Type.Integer({ minimum: 1 })),
     'max-status-text-bytes': Type.Optional(Type.Integer({ minimum: 1 })),
     'status-page-cache': Type.Optional(Duration),
+    'status-subscriptions': Type.Optional(SubscriptionSettingsSchema),
     /** What a check without its own state fields takes (docs/checks.md, "States"). */
     defaults: Type.Optional(Type.Object(stateProperties, closed)),
     'events-retention': Type.Optional(Duration),
@@ -128,6 +134,8 @@ export interface HealthcheckSettings {
   statusPageCacheMs: number;
   /** The `status-pages:` of the config file (src/healthcheck/status-pages/). */
   statusPages: LoadedPage[];
+  /** `healthchecks.status-subscriptions`; null: pages take no subscribers. */
+  statusSubscriptions: SubscriptionSettings | null;
   /** `healthchecks.defaults`: the thresholds and degraded conditions of checks without their own. */
   stateDefaults: StateDefaults;
   /** `healthchecks.events-retention` in ms: changes of state older than this are deleted. */
@@ -176,6 +184,7 @@ export function resolveHealthchecks(file: string | null, raw: HealthcheckFile): 
       { zero: true },
     ),
     statusPages: parseStatusPages(file, raw['status-pages'] ?? [], pageLimits),
+    statusSubscriptions: resolveSubscriptions(file, raw.healthchecks?.['status-subscriptions']),
     stateDefaults: stateDefaults(file, raw.healthchecks?.defaults),
     eventsRetentionMs: durationMs(
       file,

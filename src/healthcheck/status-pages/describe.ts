@@ -4,7 +4,7 @@
  * of the API or of discovery having them will show too; a named check that the file does not hold must be one of
  * the API's when the service starts (else the start fails, docs/status-pages.md).
  */
-import type { CheckDefinition } from '../kinds/types.ts';
+import type { CheckDefinition } from '../kinds/index.ts';
 import type { LoadedPage } from './assets.ts';
 import { entryCheck } from './page.ts';
 

@@ -18,10 +18,12 @@ import { isPublic, type StatusPage } from './page.ts';
 import type { RenderCache } from './render-cache.ts';
 import type { StatusPages } from './service.ts';
 import { summaryJson } from './summary.ts';
+import type { Subscriptions } from './subscriptions/service.ts';
+import { subscriptionRoutes } from './subscriptions/routes.ts';
 
 export interface PublicOptions {
-  /** Whether the page offers subscriptions (a form posting to `/status/<slug>/subscribe`). */
-  subscriptions: () => { email: boolean };
+  /** The pages' subscribers (subscriptions/): the page's form, and the routes of subscribe links. */
+  subscriptions: Subscriptions;
 }
 
 const tags = ['healthchecks'] as const;
@@ -99,7 +101,7 @@ export async function publicRoutes(
     },
     async (request, reply) => {
       const { page, messages } = readable(status, request, request.params.slug);
-      const subscribe = options.subscriptions().email && isPublic(page);
+      const subscribe = options.subscriptions.channels(page).email;
       // Kept apart: what a credential sees is never served to a reader without one.
       const key = `${page.slug}\n${messages}\n${subscribe}`;
       const body = cache.get('page', key, () => renderPage(status.view(page.slug, messages), subscribe));
@@ -141,6 +143,7 @@ export async function publicRoutes(
       return send(reply, page, 'application/atom+xml; charset=utf-8', body);
     },
   );
+  subscriptionRoutes(scope, (slug) => status.page(slug), options.subscriptions, headers);
   for (const field of ['logo', 'favicon'] as const) {
     scope.get<{ Params: { slug: string } }>(
       `/:slug/${field}`,

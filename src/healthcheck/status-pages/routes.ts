@@ -125,7 +125,7 @@ function pageRoutes(scope: FastifyInstance, status: StatusPages): void {
   );
 }
 
-function incidentRoutes(scope: FastifyInstance, status: StatusPages): void {
+function incidentRoutes(scope: FastifyInstance, status: StatusPages, options: PublicOptions): void {
   scope.removeContentTypeParser(['text/plain']);
   const notFound = messageError('`Incident <id> not found`');
   const invalid = invalidBody(
@@ -146,6 +146,7 @@ function incidentRoutes(scope: FastifyInstance, status: StatusPages): void {
     },
     async (request, reply) => {
       const incident = status.incidents.create(request.body);
+      options.subscriptions.incident(incident);
       const internal =
         incident.pages.length === 0 ? ' (internal: it names no status page, so only the dashboard shows it)' : '';
       return reply
@@ -205,6 +206,7 @@ function incidentRoutes(scope: FastifyInstance, status: StatusPages): void {
     },
     async (request, reply) => {
       const incident = status.incidents.update(incidentId(request.params.id), request.body);
+      options.subscriptions.incident(incident);
       return reply
         .code(201)
         .send({ message: `Incident ${incident.id} successfully updated`, result: incidentToJson(incident) });
@@ -236,7 +238,9 @@ export function statusPageRoutes(status: StatusPages, cache: RenderCache, option
       if (request.method !== 'GET' && reply.statusCode < 300) cache.invalidate();
     });
     await registerPartScope(app, '/api/v1/status-page', healthcheckErrors, (scope) => pageRoutes(scope, status));
-    await registerPartScope(app, '/api/v1/incident', healthcheckErrors, (scope) => incidentRoutes(scope, status));
+    await registerPartScope(app, '/api/v1/incident', healthcheckErrors, (scope) =>
+      incidentRoutes(scope, status, options),
+    );
     await registerPartScope(app, '/status', healthcheckErrors, (scope) => publicRoutes(scope, status, cache, options));
   };
 }

@@ -16,6 +16,7 @@ import {
   pageShows,
   type PageView,
   RECENT_INCIDENTS_MS,
+  shownChecks,
   type StatusSource,
 } from './view.ts';
 
@@ -68,6 +69,11 @@ export class StatusPages {
    *  badges]`); an internal page makes nothing public. */
   shows(name: string, labels: Readonly<Record<string, string>>): boolean {
     return this.pages.inForce().some((page) => isPublic(page) && pageShows(page, name, labels));
+  }
+
+  /** Every check a page shows now, with the name it gives it. */
+  shownChecks(page: StatusPage) {
+    return shownChecks(page, this.source);
   }
 
   /** The checks each group of a page shows now, by name: a group by labels grows with every check that gets them. */

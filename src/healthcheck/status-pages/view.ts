@@ -281,6 +281,19 @@ export function concerns(page: StatusPage): (incident: { pages: unknown }) => bo
   return (incident) => (incident.pages as string[]).includes(page.slug);
 }
 
+/** Every check a page shows, once, with its labels and the name the page gives it. */
+export function shownChecks(
+  page: StatusPage,
+  source: StatusSource,
+): { name: string; labels: Readonly<Record<string, string>>; shown: string }[] {
+  const unique = new Map<string, { name: string; labels: Readonly<Record<string, string>>; shown: string }>();
+  for (const members of membersOf(page.groups, source))
+    for (const member of members)
+      if (!unique.has(member.name))
+        unique.set(member.name, { name: member.name, labels: member.labels, shown: member.shown ?? member.name });
+  return [...unique.values()];
+}
+
 /** The names of the checks each group of a page shows. */
 export function groupMembers(page: StatusPage, source: StatusSource): string[][] {
   return membersOf(page.groups, source).map((members) => members.map((member) => member.name));
