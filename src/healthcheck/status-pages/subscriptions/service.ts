@@ -185,7 +185,7 @@ export class Subscriptions {
   /** An incident was created or updated: its pages' subscribers are told. */
   incident(incident: Incident): void {
     const latest = incident.updates.at(-1);
-    if (latest === undefined) return;
+    if (latest === undefined || this.options.settings() === null) return;
     for (const slug of incident.pages) {
       const page = this.options.page(slug);
       if (page === undefined) continue;
@@ -219,6 +219,7 @@ export class Subscriptions {
     sinceMs: number,
     nowMs: number,
   ): void {
+    if (this.options.settings() === null) return;
     for (const window of windows) {
       const on = occurrence(window, nowMs);
       if (on === null || on.startMs > nowMs || on.startMs <= sinceMs) continue;
