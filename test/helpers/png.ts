@@ -10,7 +10,7 @@ function chunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([length, body, crc]);
 }
 
-export function png(
+function png(
   width: number,
   height: number,
   paint: (x: number, y: number) => [number, number, number, number],

@@ -12,9 +12,9 @@ import { apiFileRefusal } from '../api-check-files.ts';
 import { CheckValidationError } from '../kinds/types.ts';
 import type { StatusPage } from './page.ts';
 
-export const MAX_IMAGE_BYTES = 512 * 1024;
+const MAX_IMAGE_BYTES = 512 * 1024;
 
-export interface Image {
+interface Image {
   type: string;
   bytes: Buffer;
 }
@@ -36,12 +36,12 @@ const SIGNATURES: [type: string, matches: (head: Buffer) => boolean][] = [
   ['image/x-icon', (head) => head.subarray(0, 4).equals(Buffer.from([0, 0, 1, 0]))],
 ];
 
-export function imageType(bytes: Buffer): string | undefined {
+function imageType(bytes: Buffer): string | undefined {
   return SIGNATURES.find(([, matches]) => matches(bytes))?.[0];
 }
 
 /** Reads an image file, refusing with a CheckValidationError naming `field` whatever is not a small image. */
-export function readImage(field: string, path: string): Image {
+function readImage(field: string, path: string): Image {
   let fd: number;
   try {
     // Non-blocking: a FIFO's open would otherwise wait for a writer.

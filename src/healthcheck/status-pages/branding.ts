@@ -12,7 +12,7 @@ const COLOR = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
 const HOSTNAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 /** The longest URL a page keeps: enough for any logo or homepage, and bounded. */
 const MAX_URL_BYTES = 2048;
-export const MAX_HOSTNAMES = 20;
+const MAX_HOSTNAMES = 20;
 
 export function colorField(field: string, text: string): string {
   if (!COLOR.test(text))

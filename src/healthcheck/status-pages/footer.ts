@@ -14,7 +14,7 @@ const LINK = /\[([^[\]\n]{1,200})\]\(([^()\s]{1,2048})\)/g;
 type Piece = { text: string } | { text: string; href: string };
 
 /** Throws a CheckValidationError naming `field` when a link's target is not a URL a footer may link to. */
-export function parseFooter(footer: string, field = 'footer'): Piece[] {
+function parseFooter(footer: string, field = 'footer'): Piece[] {
   const pieces: Piece[] = [];
   let at = 0;
   for (const match of footer.matchAll(LINK)) {

@@ -23,7 +23,7 @@ import {
 } from './view.ts';
 
 /** Seconds between the page's reloads of itself. */
-export const REFRESH_S = 60;
+const REFRESH_S = 60;
 
 const LEVEL: Record<string, string> = {
   none: 'operational',

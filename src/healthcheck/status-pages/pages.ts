@@ -30,7 +30,7 @@ export interface CatalogOptions {
 }
 
 /** The first check a page names that `exists` does not know: its field and name. */
-export function unknownCheck(
+function unknownCheck(
   page: StatusPage,
   exists: (name: string) => boolean,
 ): { field: string; name: string } | undefined {

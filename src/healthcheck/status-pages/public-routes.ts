@@ -45,7 +45,7 @@ function headers(page: StatusPage): Record<string, string> {
 }
 
 /** The page's address: `/` of a host name it claims, else `/status/<slug>` of the request's host. */
-export function pageUrl(request: FastifyRequest, page: StatusPage): string {
+function pageUrl(request: FastifyRequest, page: StatusPage): string {
   const authority = request.host.toLowerCase();
   const host = authority.replace(/:\d+$/, '');
   const base = `${request.protocol}://${authority}`;

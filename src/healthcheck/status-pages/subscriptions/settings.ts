@@ -37,7 +37,7 @@ export const SubscriptionSettingsSchema = Type.Object(
   closed,
 );
 
-export interface SmtpSettings {
+interface SmtpSettings {
   host: string;
   port: number;
   tls: 'starttls' | 'tls' | 'none';

@@ -22,7 +22,7 @@ export interface Subscription {
 }
 
 /** A pending subscription is deleted after this. */
-export const PENDING_MS = 86_400_000;
+const PENDING_MS = 86_400_000;
 
 export const subscriptionKind: StateKind<Subscription> = {
   name: 'status-subscriptions',
