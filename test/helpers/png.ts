@@ -10,11 +10,7 @@ function chunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([length, body, crc]);
 }
 
-function png(
-  width: number,
-  height: number,
-  paint: (x: number, y: number) => [number, number, number, number],
-): Buffer {
+function png(width: number, height: number, paint: (x: number, y: number) => [number, number, number, number]): Buffer {
   const header = Buffer.alloc(13);
   header.writeUInt32BE(width, 0);
   header.writeUInt32BE(height, 4);
