@@ -334,6 +334,21 @@ describe('curated status pages', () => {
     );
     expect((await server.request('/status/typo')).status).toBe(404);
 
+    // At SIGHUP: refused whole, the pages in force kept.
+    const renamed = config();
+    renamed['status-pages'][0] = { ...(renamed['status-pages'][0] as object), title: 'Renamed' } as never;
+    (renamed['status-pages'][0] as { groups: { checks: unknown[] }[] }).groups[1]?.checks.push('batchh');
+    server.writeConfig(renamed);
+    server.process.kill('SIGHUP');
+    const refusedReload = await server.waitForLog(
+      /reload of healthchecks refused: .*status-pages\[0\]\.groups\[1\]\.checks\[3\]: no check/,
+    );
+    expect(refusedReload).toBeTruthy();
+    expect(
+      ((await (await server.request('/api/v1/status-page/shop', { headers: ADMIN })).json()) as { title: string })
+        .title,
+    ).toBe('Acme Shop');
+
     const bad = config();
     (bad['status-pages'][0] as { groups: { checks: unknown[] }[] }).groups[1]?.checks.push('batchh');
     const file = join(server.dataDir, 'bad.yaml');
