@@ -61,7 +61,14 @@ beforeAll(async () => {
   });
   server = await startServer({
     config: {
-      healthchecks: { 'api-files-dir': files },
+      healthchecks: {
+        'api-files-dir': files,
+        // The page's subscribe form shows (nobody subscribes here: test/e2e/status-subscriptions.test.ts does).
+        'status-subscriptions': {
+          'public-url': 'https://status.acme.test',
+          email: { host: '127.0.0.1', port: 9, tls: 'none', from: 'status@acme.test' },
+        },
+      },
       'tcp-checks': [
         check('shop-web', tcp.port),
         check('shop-api', tcp.port),
@@ -248,6 +255,7 @@ describe.skipIf(!hasChromium())('a branded status page in a browser', () => {
       await page.emulateMedia({ colorScheme: scheme });
       await page.reload();
       expect(await page.locator('.banner').innerText()).toBe('Partial System Outage');
+      expect(await page.locator('form.subscribe input[type=email]').isVisible()).toBe(true);
       // The logo loaded (the CSP let it), at its size.
       expect(
         await page.locator('header img').evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth),
