@@ -5,7 +5,9 @@
  * `public-url`, never the request's Host; floods are limited per address and per client, a page is capped, every
  * refusal counted by reason; subscriptions survive a restart (runtime state in SQLite).
  */
+import { lookup } from 'node:dns/promises';
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -281,13 +283,37 @@ describe('status page subscriptions to strangers', () => {
   beforeAll(async () => {
     strict = await startServer({
       config: {
-        healthchecks: { 'status-subscriptions': { 'public-url': PUBLIC_URL, 'per-client-per-hour': 3 } },
+        healthchecks: { 'status-subscriptions': { 'public-url': PUBLIC_URL, 'per-client-per-hour': 4 } },
         'status-pages': [{ slug: 'p', title: 'P', groups: [] }],
       },
     });
   });
   afterAll(async () => {
     await strict?.kill9();
+  });
+
+  it('refuses at the connection a webhook whose name resolves to a private address', async () => {
+    // This machine's own name, when it resolves to loopback (it does in a container): a name, not an address.
+    const name = hostname();
+    const { address } = await lookup(name);
+    const receiver = await startHttpTarget();
+    try {
+      const webhook = address.startsWith('127.')
+        ? `http://${name}:${receiver.port}/x`
+        : 'https://hooks-x.example.test/';
+      expect((await strict.request('/status/p/subscribe', post({ webhook }))).status).toBe(202);
+      if (!address.startsWith('127.')) return;
+      await waitFor(
+        async () =>
+          (await (await strict.request('/metrics')).text()).includes(
+            'status_subscription_messages_total{channel="webhook",outcome="refused"} 1',
+          ),
+        { timeoutMs: 10_000 },
+      );
+      expect(receiver.requests).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('refuses webhooks to private addresses, e-mail when no SMTP is set, and a client past its hourly count', async () => {
