@@ -8,6 +8,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseFeed } from '@rowanmanning/feed-parser';
+import { Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 import { DomUtils, parseDocument } from 'htmlparser2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startServer, type TestServer } from '../helpers/server.ts';
@@ -19,6 +21,35 @@ const post = (body: unknown): RequestInit => ({
   method: 'POST',
   headers: { ...ADMIN, 'content-type': 'application/json' },
   body: JSON.stringify(body),
+});
+
+const When = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$' });
+/** A scheduled maintenance of Statuspage's summary.json (https://developer.statuspage.io, "Summary"). */
+const ScheduledMaintenance = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  status: Type.Union(['scheduled', 'in_progress', 'verifying', 'completed'].map((value) => Type.Literal(value))),
+  created_at: When,
+  updated_at: When,
+  monitoring_at: Type.Null(),
+  resolved_at: Type.Null(),
+  impact: Type.Literal('maintenance'),
+  shortlink: Type.String(),
+  page_id: Type.String(),
+  scheduled_for: When,
+  scheduled_until: When,
+  incident_updates: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      status: Type.String(),
+      body: Type.String(),
+      incident_id: Type.String(),
+      created_at: When,
+      updated_at: When,
+      display_at: When,
+    }),
+  ),
+  components: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), status: Type.String() })),
 });
 
 interface Component {
@@ -320,6 +351,25 @@ describe('curated status pages', () => {
       7_200_000,
     );
     expect(components.find((one) => one.name === 'batch')?.status).toBe('under_maintenance');
+    // Every field Statuspage documents for a scheduled maintenance, with its type.
+    for (const one of listed) {
+      const errors = [...Value.Errors(ScheduledMaintenance, one)].map((error) => `${error.path}: ${error.message}`);
+      expect(errors).toEqual([]);
+    }
+    // Under maintenance and nothing worse: Statuspage's `maintenance` indicator.
+    // (Statuspage answers it so, though its documentation lists none, minor, major and critical only.)
+    expect(
+      (
+        await server.request(
+          '/api/v1/status-page',
+          post({ slug: 'batch', title: 'Batch', groups: [{ name: 'g', checks: ['batch', 'shop-web'] }] }),
+        )
+      ).status,
+    ).toBe(201);
+    expect((await summary('batch')).status).toEqual({
+      indicator: 'maintenance',
+      description: 'Service Under Maintenance',
+    });
     expect((await html('shop')).text).toContain('db-upgrade');
   });
 
