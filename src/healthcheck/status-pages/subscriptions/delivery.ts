@@ -105,11 +105,6 @@ export class Deliveries {
     this.pump();
   }
 
-  /** Resolves once nothing waits nor is being sent (shutdown, tests). */
-  get idle(): boolean {
-    return this.queue.length === 0 && this.running === 0;
-  }
-
   private pump(): void {
     while (this.running < 2 && this.queue.length > 0) {
       const message = this.queue.shift() as Message;
