@@ -217,6 +217,17 @@ describe('a branded status page', () => {
       expect(refused.status, JSON.stringify(branding)).toBe(400);
       expect(((await refused.json()) as { message: string }).message).toMatch(message);
     }
+    // Every problem at once, each naming its field.
+    const many = await server.request(
+      '/api/v1/status-page',
+      post({ ...base, 'accent-color': 'blue', homepage: 'ftp://acme.example/', hostnames: ['a b'] }),
+    );
+    expect(many.status).toBe(400);
+    expect(((await many.json()) as { errors: { field: string }[] }).errors.map((error) => error.field)).toEqual([
+      'accent-color',
+      'homepage',
+      'hostnames[0]',
+    ]);
     expect((await server.request('/status/other')).status).toBe(404);
     // Under api-files-dir, an image: taken.
     const taken = await server.request('/api/v1/status-page', post({ ...base, logo: join(files, 'logo.png') }));
