@@ -22,7 +22,7 @@ import { MaintenanceApi, maintenanceRoutes } from './maintenance-routes.ts';
 import { healthcheckOverviewRoutes } from './overview-routes.ts';
 import { healthcheckRoutes } from './routes.ts';
 import { stateRoutes } from './states/routes.ts';
-import { CONFIG_SOURCE, parseBulk } from './api-input.ts';
+import { API_SOURCE, CONFIG_SOURCE, parseBulk } from './api-input.ts';
 import { HealthcheckService } from './service.ts';
 import { reportRoutes } from './status-pages/report.ts';
 import { RenderCache } from './status-pages/render-cache.ts';
@@ -206,8 +206,8 @@ function statusSource(service: HealthcheckService, calendar: MaintenanceCalendar
   return {
     stateSince: (name) => service.states.get(name)?.sinceMs,
     createdAt: (name) => {
-      if (firstSeen.at(name) === undefined && service.registry.get(name) !== undefined) firstSeen.meet([name]);
-      return firstSeen.at(name);
+      const check = service.registry.get(name);
+      return check === undefined ? firstSeen.at(name) : firstSeen.createdAt(name, check.source === API_SOURCE);
     },
     checks: () => [...checksOf(service)].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
     labelsOf: (name) => service.registry.get(name)?.def.labels,

@@ -91,6 +91,8 @@ const tcpCheck = (name: string, port: number, more: Record<string, unknown> = {}
 
 const config = () => ({
   http: { 'basic-auth': { username: 'ops', password: 'pw' }, public: ['status-pages'] },
+  // Every answer rendered anew: these tests read changes of checks at once.
+  healthchecks: { 'status-page-cache': '0s' },
   'tcp-checks': [
     tcpCheck('shop-web', tcp.port, { labels: { team: 'web' } }),
     tcpCheck('shop-db', closed, { 'failure-threshold': 1 }),
@@ -326,6 +328,13 @@ describe('curated status pages', () => {
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const again = await summary('dated');
     expect(again.components.find((one) => one.name === 'shop-db')).toEqual(db);
+    // Deleted and created again: a new check, a new creation.
+    expect((await server.request('/api/v1/healthcheck/new-one', { method: 'DELETE', headers: ADMIN })).status).toBe(
+      200,
+    );
+    expect((await server.request('/api/v1/healthcheck/tcp', post(tcpCheck('new-one', tcp.port)))).status).toBe(201);
+    const recreated = (await summary('dated')).components.find((one) => one.name === 'new-one') as Component;
+    expect(Date.parse(recreated.created_at)).toBeGreaterThan(Date.parse(component.created_at));
   });
 
   it('lists maintenance in progress and starting within 7 days, with their components', async () => {
