@@ -1,9 +1,10 @@
 /**
  * A status page of 500 checks with 90 days of history (docs/status-pages.md, "Scale"): 500 TCP checks created
- * through the bulk API, 90 daily aggregates each written into SQLite, one page of 10 groups by label, an open
- * incident and a maintenance window. Figures: the server's CPU time per page (from /proc, so that other load on the
+ * through the bulk API, 90 daily aggregates each written into SQLite, one page of 10 groups by label, another
+ * of the same checks as entries with their own names and descriptions and the page's branding, an open incident
+ * and a maintenance window. Figures: the server's CPU time per page (from /proc, so that other load on the
  * machine does not count), the wall time of a request, the size of the page plain and compressed as a browser
- * asks, and the same for summary.json. Floor: a page costs under 200 ms of server time, compressed or not.
+ * asks, and the same for summary.json. Floor: a page renders in under 100 ms of server time, compressed or not, by labels or by entries.
  *
  * `npm run bench -- status-page`
  */
@@ -16,7 +17,7 @@ import { startBenchServer, writeResult } from './http-load.ts';
 const CHECKS = 500;
 const DAYS = 90;
 const ROUNDS = 30;
-const FLOOR_SERVER_MS = 200;
+const FLOOR_SERVER_MS = 100;
 
 function cpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
@@ -54,6 +55,22 @@ try {
   }));
   for (const [path, body] of [
     ['/api/v1/status-page', { slug: 'bench', title: 'Bench', description: `${CHECKS} checks`, groups }],
+    [
+      '/api/v1/status-page',
+      {
+        slug: 'named',
+        title: 'Named',
+        'accent-color': '#0b3d91',
+        footer: 'Questions? [Contact us](https://example.com/contact).',
+        homepage: 'https://example.com/',
+        groups: Array.from({ length: 10 }, (_, shard) => ({
+          name: `Shard ${shard}`,
+          checks: names
+            .slice(shard * 50, shard * 50 + 50)
+            .map((check, i) => ({ check, name: `Service ${shard}.${i}`, description: `What service ${i} does.` })),
+        })),
+      },
+    ],
     [
       '/api/v1/maintenance',
       {
@@ -96,6 +113,7 @@ try {
   const pageBrotli = await measure('/status/bench', { 'accept-encoding': 'br, gzip' });
   const compressed = await fetch(`${server.url}/status/bench`, { headers: { 'accept-encoding': 'br' } });
   const summary = await measure('/status/bench/summary.json', { 'accept-encoding': 'identity' });
+  const named = await measure('/status/named', { 'accept-encoding': 'identity' });
   writeResult('status-page', {
     checks: CHECKS,
     days: DAYS,
@@ -103,9 +121,9 @@ try {
     page,
     pageBrotli: { ...pageBrotli, encoding: compressed.headers.get('content-encoding') },
     summary,
+    named,
     floors: { serverMs: FLOOR_SERVER_MS },
-    pass:
-      page.serverMs < FLOOR_SERVER_MS && pageBrotli.serverMs < FLOOR_SERVER_MS && summary.serverMs < FLOOR_SERVER_MS,
+    pass: [page, pageBrotli, summary, named].every((one) => one.serverMs < FLOOR_SERVER_MS),
   });
 } finally {
   await Promise.all([server.stop(), tcp.close()]);

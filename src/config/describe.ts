@@ -1,5 +1,6 @@
 /** The text `vigie check-config` prints: what the service would run with this config. */
 import { configKeyOf, KIND_NAMES } from '../healthcheck/kinds/index.ts';
+import { describePages } from '../healthcheck/status-pages/describe.ts';
 import type { VigieConfig } from './load.ts';
 
 export function describeConfig(config: VigieConfig): string {
@@ -17,6 +18,7 @@ export function describeConfig(config: VigieConfig): string {
     lines.push(
       `maintenance windows: ${healthchecks.maintenance.length} (${healthchecks.maintenance.map((window) => window.name).join(', ')})`,
     );
+  lines.push(...describePages(healthchecks.statusPages, healthchecks.checks));
   lines.push(`stream directories: ${streams.directories.join(', ')}`);
   const outputs = Object.keys(streams.outputs);
   if (outputs.length > 0) lines.push(`stream outputs: ${outputs.join(', ')}`);

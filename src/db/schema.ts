@@ -265,9 +265,18 @@ export const incidents = sqliteTable(
     createdAtMs: integer('created_at_ms').notNull(),
     updatedAtMs: integer('updated_at_ms').notNull(),
     resolvedAtMs: integer('resolved_at_ms'),
+    /** none, minor, major or critical, as its author set it; null: derived from its checks when shown. */
+    impact: text('impact', { enum: ['none', 'minor', 'major', 'critical'] }),
   },
   (table) => [index('incidents_updated_at_ms').on(table.updatedAtMs)],
 );
+
+/** When Vigie first saw each check (docs/status-pages.md, "summary.json"): the `created_at` of its components. An
+ *  API check's is its creation; a check of the config file or of a discovery source, the first start that had it. */
+export const healthcheckFirstSeen = sqliteTable('healthcheck_first_seen', {
+  name: text('name').primaryKey(),
+  atMs: integer('at_ms').notNull(),
+});
 
 /** The timeline of each incident, oldest first by `id`; deleted with it. */
 export const incidentUpdates = sqliteTable(

@@ -19,15 +19,16 @@ export type FilePolicy = 'anywhere' | { under: string | null };
 export function checkFilePolicy(def: CheckDefinition, policy: FilePolicy): void {
   if (policy === 'anywhere') return;
   for (const { field, path } of checkFiles(def)) {
-    const problem = refusal(path, policy.under);
+    const problem = apiFileRefusal(path, policy.under, 'an API check');
     if (problem !== null) throw new CheckValidationError(field, problem);
   }
 }
 
 const SETTING = 'healthchecks.api-files-dir';
 
-function refusal(path: string, dir: string | null): string | null {
-  if (dir === null) return `${path} cannot be read by an API check: ${SETTING} is not set`;
+/** Why the API may not name `path` (a check's file, a status page's logo); null when it may. */
+export function apiFileRefusal(path: string, dir: string | null, reader: string): string | null {
+  if (dir === null) return `${path} cannot be read by ${reader}: ${SETTING} is not set`;
   let root: string;
   try {
     root = realpathSync(dir);

@@ -22,12 +22,16 @@ import { MaintenanceApi, maintenanceRoutes } from './maintenance-routes.ts';
 import { healthcheckOverviewRoutes } from './overview-routes.ts';
 import { healthcheckRoutes } from './routes.ts';
 import { stateRoutes } from './states/routes.ts';
-import { parseBulk } from './api-input.ts';
+import { API_SOURCE, CONFIG_SOURCE, parseBulk } from './api-input.ts';
 import { HealthcheckService } from './service.ts';
 import { reportRoutes } from './status-pages/report.ts';
 import { RenderCache } from './status-pages/render-cache.ts';
 import { statusPageRoutes } from './status-pages/routes.ts';
 import { StatusPages } from './status-pages/service.ts';
+import { FirstSeen } from './status-pages/first-seen.ts';
+import { Subscriptions } from './status-pages/subscriptions/service.ts';
+import { subscriptionKind } from './status-pages/subscriptions/store.ts';
+import { pageHostUrl } from './status-pages/hosts.ts';
 import type { StatusSource } from './status-pages/view.ts';
 
 export interface HealthcheckSeams {
@@ -82,8 +86,28 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
       apiCheckRefusals: () => apiCheckRefusals(current.healthchecks, config.http),
     });
     const running = service;
-    const statusPages = new StatusPages(db, () => current.healthchecks.statusLimits, statusSource(running, calendar));
+    const firstSeen = new FirstSeen(db);
+    firstSeen.meet(running.registry.names());
+    const statusPages = new StatusPages(db, {
+      limits: () => current.healthchecks.statusLimits,
+      source: statusSource(running, calendar, firstSeen),
+      filesDir: () => current.healthchecks.apiFilesDir,
+    });
+    statusPages.pages.checkConfig(
+      config.file,
+      config.healthchecks.statusPages,
+      (name) => running.registry.get(name) !== undefined,
+    );
     statusPages.load(config.healthchecks.statusPages, log);
+    const subscriptions = new Subscriptions({
+      collection: state.collection(subscriptionKind),
+      settings: () => current.healthchecks.statusSubscriptions,
+      page: (slug) => statusPages.pages.find(slug),
+      checks: (page) => statusPages.shownChecks(page),
+      registry: metrics.registry,
+      onError: (message, error) =>
+        log.warn({ channel: message.channel, err: error.message }, 'a message to a status page subscriber failed'),
+    });
     const statusRenders = new RenderCache(() => current.healthchecks.statusPageCacheMs, metrics.registry);
     return {
       name: 'healthchecks',
@@ -111,7 +135,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
             ),
           );
           // Pages show results, and the report counts them: both go with the result API.
-          await app.register(statusPageRoutes(statusPages, statusRenders));
+          await app.register(statusPageRoutes(statusPages, statusRenders, { subscriptions }));
           await app.register(
             reportRoutes({
               checks: () => checksOf(running),
@@ -121,14 +145,25 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
           );
         }
       },
+      // The pages' own host names (`hostnames`) serve them at their `/`.
+      rewriteUrl: (host, url) => pageHostUrl(statusPages.pages, host, url),
       start: async () => {
         await exporters.apply(current.exporters);
         running.start();
         cluster?.serve(clusterHost(running));
         discovery.start(current.discovery);
+        subscriptions.start(
+          () => calendar.windows(),
+          () => statusPages.pages.inForce(),
+        );
       },
       reload: async (next) => {
+        // Refused before anything changes: a page naming a check that the new config does not have.
+        const kept = new Set(next.healthchecks.checks.map(({ def }) => def.name));
+        for (const check of running.registry.all()) if (check.source !== CONFIG_SOURCE) kept.add(check.def.name);
+        statusPages.pages.checkConfig(next.file, next.healthchecks.statusPages, (name) => kept.has(name));
         await running.reload(next);
+        firstSeen.meet(kept);
         current = next;
         calendar.setConfig(next.healthchecks.maintenance);
         statusPages.pages.setConfig(next.healthchecks.statusPages);
@@ -137,6 +172,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
         await discovery.reload(next.discovery);
       },
       stop: async () => {
+        subscriptions.stop();
         await discovery.stop();
         await running.stop();
         await exporters.close();
@@ -166,8 +202,13 @@ function* checksOf(service: HealthcheckService): Iterable<{ name: string; labels
 }
 
 /** What status pages read of this part (src/healthcheck/status-pages/view.ts). */
-function statusSource(service: HealthcheckService, calendar: MaintenanceCalendar): StatusSource {
+function statusSource(service: HealthcheckService, calendar: MaintenanceCalendar, firstSeen: FirstSeen): StatusSource {
   return {
+    stateSince: (name) => service.states.get(name)?.sinceMs,
+    createdAt: (name) => {
+      const check = service.registry.get(name);
+      return check === undefined ? firstSeen.at(name) : firstSeen.createdAt(name, check.source === API_SOURCE);
+    },
     checks: () => [...checksOf(service)].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
     labelsOf: (name) => service.registry.get(name)?.def.labels,
     latest: (name) => service.registry.latestResult(name),

@@ -28,7 +28,13 @@ import { DEFAULT_MAX_PENDING_BYTES, DEFAULT_MAX_PENDING_RESULTS } from './result
 import { parseStateFields, stateProperties } from './kinds/states.ts';
 import { DEFAULT_STATE_DEFAULTS, type StateDefaults } from './states/check-states.ts';
 import { parseStatusPages, statusLimits } from './status-pages/config.ts';
-import type { StatusLimits, StatusPage } from './status-pages/page.ts';
+import type { LoadedPage } from './status-pages/assets.ts';
+import type { StatusLimits } from './status-pages/page.ts';
+import {
+  resolveSubscriptions,
+  type SubscriptionSettings,
+  SubscriptionSettingsSchema,
+} from './status-pages/subscriptions/settings.ts';
 
 const closed = { additionalProperties: false } as const;
 
@@ -58,6 +64,7 @@ const HealthchecksSettingsSchema = Type.Object(
     'max-status-title-bytes': Type.Optional(Type.Integer({ minimum: 1 })),
     'max-status-text-bytes': Type.Optional(Type.Integer({ minimum: 1 })),
     'status-page-cache': Type.Optional(Duration),
+    'status-subscriptions': Type.Optional(SubscriptionSettingsSchema),
     /** What a check without its own state fields takes (docs/checks.md, "States"). */
     defaults: Type.Optional(Type.Object(stateProperties, closed)),
     'events-retention': Type.Optional(Duration),
@@ -126,7 +133,9 @@ export interface HealthcheckSettings {
   /** `healthchecks.status-page-cache`: how long a rendered public answer of a status page is served again (0: never). */
   statusPageCacheMs: number;
   /** The `status-pages:` of the config file (src/healthcheck/status-pages/). */
-  statusPages: StatusPage[];
+  statusPages: LoadedPage[];
+  /** `healthchecks.status-subscriptions`; null: pages take no subscribers. */
+  statusSubscriptions: SubscriptionSettings | null;
   /** `healthchecks.defaults`: the thresholds and degraded conditions of checks without their own. */
   stateDefaults: StateDefaults;
   /** `healthchecks.events-retention` in ms: changes of state older than this are deleted. */
@@ -175,6 +184,7 @@ export function resolveHealthchecks(file: string | null, raw: HealthcheckFile): 
       { zero: true },
     ),
     statusPages: parseStatusPages(file, raw['status-pages'] ?? [], pageLimits),
+    statusSubscriptions: resolveSubscriptions(file, raw.healthchecks?.['status-subscriptions']),
     stateDefaults: stateDefaults(file, raw.healthchecks?.defaults),
     eventsRetentionMs: durationMs(
       file,

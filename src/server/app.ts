@@ -49,6 +49,17 @@ export interface ServerOptions {
   onRoute?: (route: RouteOptions) => void;
 }
 
+/** A part's rewrite of the URL for the request's Host, or the URL itself. */
+function rewriteUrl(parts: readonly Part[], hostHeader: string | undefined, url: string): string {
+  if (hostHeader === undefined) return url;
+  const host = hostHeader.replace(/:\d+$/, '').toLowerCase();
+  for (const part of parts) {
+    const rewritten = part.rewriteUrl?.(host, url);
+    if (rewritten !== undefined) return rewritten;
+  }
+  return url;
+}
+
 export async function buildServer({
   config,
   db,
@@ -69,6 +80,7 @@ export async function buildServer({
     forceCloseConnections: 'idle',
     return503OnClosing: true,
     frameworkErrors: answerFrameworkError,
+    rewriteUrl: (request) => rewriteUrl(parts, request.headers.host, request.url ?? '/'),
     schemaController: schemasCompiledOnFirstUse,
     ...(http.tls
       ? {

@@ -10,6 +10,11 @@ export interface Part {
   readonly name: string;
   /** A fastify plugin registering the part's routes (in scopes with their error handling, src/server/errors.ts). */
   readonly routes: FastifyPluginAsync;
+  /**
+   * The URL a request of this Host (lower-case, without its port) is routed to instead of `url`, before any route
+   * is matched; undefined leaves it be (status pages served at the `/` of their own host names).
+   */
+  rewriteUrl?(host: string, url: string): string | undefined;
   /** Called once the server listens: start schedulers, watchers, timers. */
   start(): Promise<void>;
   /** A new config was loaded (SIGHUP): apply it, keeping the state of what did not change. Throws to refuse it. */

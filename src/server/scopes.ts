@@ -38,6 +38,8 @@ const RULES: readonly Rule[] = [
   { prefixes: ['/api/v1/heartbeat/'], access: { scope: 'heartbeat' } },
   { prefixes: ['/api/v1/badge/'], methods: READ_METHODS, access: { scope: 'read', publicAs: 'badges' } },
   { prefixes: ['/status/'], methods: READ_METHODS, access: { scope: 'read', publicAs: 'status-pages' } },
+  // A page's subscribe and subscription links: a reader's, not a change of Vigie's (docs/status-pages.md).
+  { prefixes: ['/status/'], methods: new Set(['POST']), access: { scope: 'read', publicAs: 'status-pages' } },
   { prefixes: ['/api/v1/fluentbit/', '/api/v1/opentelemetry/', '/api/v1/prometheus/'], access: { scope: 'ingest' } },
   { prefixes: ['/api/v1/stream/'], methods: new Set(['PUT']), access: { scope: 'ingest' } },
   { prefixes: ['/api/v1/index/'], access: { scope: 'read' } },

@@ -84,6 +84,7 @@ describe('config sections', () => {
           },
           "statusPageCacheMs": 5000,
           "statusPages": [],
+          "statusSubscriptions": null,
           "writeDelayS": 30,
         },
         "http": {
@@ -358,25 +359,29 @@ describe('config sections', () => {
           "statusPageCacheMs": 5000,
           "statusPages": [
             {
-              "description": "All of it",
-              "groups": [
-                {
-                  "checks": [
-                    "db",
-                  ],
-                  "name": "Databases",
-                },
-                {
-                  "labels": {
-                    "env": "prod",
+              "assets": {},
+              "page": {
+                "description": "All of it",
+                "groups": [
+                  {
+                    "checks": [
+                      "db",
+                    ],
+                    "name": "Databases",
                   },
-                  "name": "Prod",
-                },
-              ],
-              "slug": "prod",
-              "title": "Production",
+                  {
+                    "labels": {
+                      "env": "prod",
+                    },
+                    "name": "Prod",
+                  },
+                ],
+                "slug": "prod",
+                "title": "Production",
+              },
             },
           ],
+          "statusSubscriptions": null,
           "writeDelayS": 2,
         },
         "http": {

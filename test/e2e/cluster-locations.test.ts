@@ -110,6 +110,7 @@ describe.skipIf(!hasNatsServer())('cluster: a check run from several places', ()
           cluster: { node, nats: nats.clusterNats(node), 'member-ttl': '2s', labels: { region: labels[node] } },
           'command-checks': checks,
           exporters: { http: [{ name: 'receiver', host: '127.0.0.1', port: receiver.port, path: '/export' }] },
+          'status-pages': [{ slug: 'p', title: 'P', groups: [{ name: 'g', checks: ['web'] }] }],
         },
       });
       servers.push(server);
@@ -193,6 +194,16 @@ describe.skipIf(!hasNatsServer())('cluster: a check run from several places', ()
       // Failing at quorum for more than failure-threshold (3) evaluations: down, on every node.
       expect(metrics).toMatch(/^healthcheck_state\{name="web",state="down"\} 1$/m);
       expect(await stateOn(node), node.url).toBe('down');
+    }
+    // A status page reads it as Statuspage's partial outage: down, yet node-a still reaches the target
+    // (docs/status-pages.md "States").
+    for (const node of nodes) {
+      const summary = (await (await node.request('/status/p/summary.json')).json()) as {
+        components: { name: string; status: string }[];
+        status: { indicator: string };
+      };
+      expect(summary.components.find((component) => component.name === 'web')?.status, node.url).toBe('partial_outage');
+      expect(summary.status.indicator).toBe('major');
     }
     // The history keeps every location's results, each with its node.
     const history = ((await (await c.request('/api/v1/result/web/history')).json()) as { result: { node?: string }[] })

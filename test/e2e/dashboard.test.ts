@@ -325,6 +325,8 @@ describe.skipIf(!hasChromium())('dashboard', () => {
       expect(await incident.locator('strong').textContent()).toBe(HOSTILE_DESCRIPTION);
       expect(await incident.textContent()).toContain(HOSTILE_BODY);
       expect(await incident.locator('.incident-status').textContent()).toBe('identified');
+      // It names no status page: internal, and the dashboard says so.
+      expect(await incident.locator('.incident-internal').textContent()).toBe('internal');
       await expectNothingRan(watched);
       expect(
         (await server.request(`/api/v1/incident/${id}/update`, json('POST', { status: 'resolved', message: 'fixed' })))

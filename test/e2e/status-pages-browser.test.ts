@@ -110,7 +110,8 @@ describe.skipIf(!hasChromium())('status page in a browser', () => {
       expect(await banner.isVisible()).toBe(true);
       expect(await banner.innerText()).toMatch(/maintenance/i);
       expect(await page.locator('.check[data-name="db"]').getAttribute('data-state')).toBe('maintenance');
-      expect(await page.locator('.incident').innerText()).toContain(`Slow API ${HOSTILE}`);
+      expect(await page.locator('.incidents.open .incident').innerText()).toContain(`Slow API ${HOSTILE}`);
+      expect(await page.locator('#maintenance .incident').innerText()).toContain('db-move');
       expect(await page.locator('h1').innerText()).toBe(`Acme ${HOSTILE}`);
       expect(await page.locator('.check[data-name="api"] .bars > li').count()).toBe(90);
       looks[scheme] = (await page.evaluate(`(() => {

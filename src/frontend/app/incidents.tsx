@@ -1,7 +1,7 @@
 /**
  * The open incidents (docs/status-pages.md, "Incidents"), above the checks: title, status, the latest update and
- * the status pages showing each. Nothing when there is none, or when the API does not answer (it then says nothing
- * the checks below do not already say).
+ * the status pages showing each, or that it is internal (it names none). Nothing when there is none, or when the API
+ * does not answer (it then says nothing the checks below do not already say).
  */
 import { api } from './api.ts';
 import { dateTime } from './format.ts';
@@ -29,6 +29,11 @@ export function OpenIncidents() {
                   {dateTime(Date.parse(latest.at) / 1000)}: {latest.message}
                 </span>
               )}{' '}
+              {incident.internal && (
+                <span class="muted incident-internal" title="it names no status page: only the dashboard shows it">
+                  internal
+                </span>
+              )}
               {incident.pages.map((slug) => (
                 <a key={slug} href={`/status/${encodeURIComponent(slug)}`}>
                   /status/{slug}

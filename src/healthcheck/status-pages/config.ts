@@ -5,7 +5,8 @@
 import { ConfigError } from '../../common/config-error.ts';
 import type { LabelLimits } from '../kinds/common.ts';
 import { CheckValidationError } from '../kinds/types.ts';
-import { DEFAULT_STATUS_LIMITS, parsePage, type StatusLimits, type StatusPage } from './page.ts';
+import { loadAssets, type LoadedPage } from './assets.ts';
+import { DEFAULT_STATUS_LIMITS, parsePage, type StatusLimits } from './page.ts';
 
 /** The `healthchecks:` keys of the caps, as the file writes them. */
 export interface StatusLimitKeys {
@@ -32,7 +33,9 @@ export function statusLimits(settings: StatusLimitKeys | undefined, labels: Labe
   };
 }
 
-export function parseStatusPages(file: string | null, entries: readonly unknown[], limits: StatusLimits): StatusPage[] {
+/** The file's pages, each with the images it names read (the operator's files: any path), slugs and host names
+ *  unique. Whether their checks exist is asked when the part applies them (pages.ts `checkConfig`). */
+export function parseStatusPages(file: string | null, entries: readonly unknown[], limits: StatusLimits): LoadedPage[] {
   if (entries.length > limits.maxPages) {
     throw new ConfigError(
       file,
@@ -41,10 +44,11 @@ export function parseStatusPages(file: string | null, entries: readonly unknown[
     );
   }
   const seen = new Set<string>();
+  const hosts = new Map<string, string>();
   return entries.map((entry, i) => {
-    let page: StatusPage;
+    let loaded: LoadedPage;
     try {
-      page = parsePage(entry, limits);
+      loaded = loadAssets(parsePage(entry, limits), 'anywhere');
     } catch (error) {
       if (error instanceof CheckValidationError)
         throw new ConfigError(
@@ -54,9 +58,20 @@ export function parseStatusPages(file: string | null, entries: readonly unknown[
         );
       throw error;
     }
+    const { page } = loaded;
     if (seen.has(page.slug))
       throw new ConfigError(file, `status-pages[${i}].slug`, `duplicate slug ${JSON.stringify(page.slug)}`);
     seen.add(page.slug);
-    return page;
+    for (const [h, host] of (page.hostnames ?? []).entries()) {
+      const holder = hosts.get(host);
+      if (holder !== undefined)
+        throw new ConfigError(
+          file,
+          `status-pages[${i}].hostnames[${h}]`,
+          `${host} is claimed by the page ${holder} too`,
+        );
+      hosts.set(host, page.slug);
+    }
+    return loaded;
   });
 }

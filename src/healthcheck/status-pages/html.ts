@@ -1,23 +1,50 @@
 /**
  * A status page as HTML (docs/status-pages.md): readable without JavaScript (there is none), light or dark as the
- * reader's `prefers-color-scheme` says, its CSS inline so that the Content-Security-Policy can forbid everything
- * else. Every text goes through `escapeHtml`. Written as strings joined once: a page of 500 checks has 45,000 bars.
+ * reader's `prefers-color-scheme` says (theme.ts), its CSS inline so that the Content-Security-Policy can forbid
+ * everything else; it reloads itself every 60 s (a meta refresh). Every text goes through `escapeHtml`, every URL was
+ * checked when the page was written (branding.ts). Written as strings joined once: a page of 500 checks has 45,000
+ * bars.
  */
+import { type ComponentStatus, INDICATOR, PAGE_WORDS } from './components.ts';
 import { escapeHtml as e } from './escape.ts';
-import type { INCIDENT_STATUSES, Incident } from './incidents.ts';
-import { type CheckState, type CheckView, DAYS, levelOf, type PageState, type PageView } from './view.ts';
+import { footerHtml } from './footer.ts';
+import type { INCIDENT_STATUSES } from './incidents.ts';
+import type { StatusPage } from './page.ts';
+import { pageCss } from './theme.ts';
+import {
+  type CheckState,
+  type CheckView,
+  DAYS,
+  type EntryView,
+  type IncidentView,
+  levelOf,
+  type PageView,
+  type UpcomingMaintenance,
+} from './view.ts';
 
-export const PAGE_WORDS: Record<PageState, string> = {
-  operational: 'All systems operational',
-  degraded: 'Degraded service',
-  'partial-outage': 'Partial outage',
-  'major-outage': 'Major outage',
-  maintenance: 'Under maintenance',
+/** Seconds between the page's reloads of itself. */
+const REFRESH_S = 60;
+
+const LEVEL: Record<string, string> = {
+  none: 'operational',
+  maintenance: 'maintenance',
+  minor: 'minor',
+  major: 'major',
+  critical: 'critical',
+};
+
+const GROUP_WORDS: Record<ComponentStatus, string> = {
+  operational: 'Operational',
+  under_maintenance: 'Under maintenance',
+  degraded_performance: 'Degraded performance',
+  partial_outage: 'Partial outage',
+  major_outage: 'Major outage',
 };
 
 const CHECK_WORDS: Record<CheckState, string> = {
   operational: 'Operational',
   degraded: 'Degraded performance',
+  partial: 'Partial outage',
   down: 'Down',
   maintenance: 'Maintenance',
   paused: 'Paused',
@@ -30,29 +57,6 @@ export const STATUS_WORDS: Record<(typeof INCIDENT_STATUSES)[number], string> = 
   monitoring: 'Monitoring',
   resolved: 'Resolved',
 };
-
-const CSS = `
-:root{color-scheme:light dark;--bg:#f7f7f8;--fg:#1f2328;--muted:#59636e;--card:#fff;--line:#d8dee4;--up:#1a7f37;--ok:#4ac26b;--warn:#d29922;--down:#cf222e;--maint:#0969da;--none:#d8dee4}
-@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;--card:#161b22;--line:#30363d;--up:#2ea043;--ok:#56d364;--warn:#d29922;--down:#f85149;--maint:#4493f8;--none:#30363d}}
-*{box-sizing:border-box}body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif}
-main{max-width:56rem;margin:0 auto;padding:1.5rem 1rem 3rem}h1{font-size:1.6rem;margin:.5rem 0}h2{font-size:1.15rem;margin:0}
-.description,.muted,footer{color:var(--muted)}a{color:var(--maint)}
-.banner{margin:1.25rem 0;padding:1rem 1.25rem;border-radius:.5rem;color:#fff;font-weight:600;font-size:1.1rem}
-.banner[data-state=operational]{background:var(--up)}.banner[data-state=degraded]{background:var(--warn)}
-.banner[data-state=partial-outage]{background:#bc4c00}.banner[data-state=major-outage]{background:var(--down)}.banner[data-state=maintenance]{background:var(--maint)}
-section{background:var(--card);border:1px solid var(--line);border-radius:.5rem;margin:1rem 0;padding:1rem 1.25rem}
-.group>header{display:flex;justify-content:space-between;gap:1rem;align-items:baseline}
-.checks{list-style:none;margin:0;padding:0}.check{padding:.75rem 0;border-top:1px solid var(--line)}.check:first-child{border-top:0}
-.row{display:flex;justify-content:space-between;gap:1rem}.name{font-weight:600;overflow-wrap:anywhere}
-[data-state=operational]>.row .state{color:var(--up)}[data-state=degraded]>.row .state{color:var(--warn)}[data-state=down]>.row .state{color:var(--down)}[data-state=maintenance]>.row .state{color:var(--maint)}[data-state=paused]>.row .state,[data-state=unknown]>.row .state{color:var(--muted)}
-.bars{display:flex;gap:2px;list-style:none;margin:.4rem 0 .2rem;padding:0;height:2rem}
-.bars>li{flex:1;border-radius:2px;background:var(--none)}.bars>.up{background:var(--up)}.bars>.ok{background:var(--ok)}
-.bars>.warn{background:var(--warn)}.bars>.down{background:var(--down)}.bars>.maintenance{background:var(--maint)}.bars>.m{box-shadow:inset 0 -5px 0 var(--maint)}
-.legend{display:flex;justify-content:space-between;font-size:.8rem;color:var(--muted)}
-.incident{border-top:1px solid var(--line);padding:.75rem 0}.incident:first-of-type{border-top:0}.incident h3{margin:0;font-size:1rem}
-.timeline{list-style:none;margin:.4rem 0 0;padding:0}.timeline li{margin:.3rem 0}.timeline p{margin:.1rem 0;white-space:pre-wrap;overflow-wrap:anywhere}
-.incident[data-status=resolved] h3{color:var(--muted)}.message{color:var(--down);font-size:.85rem;overflow-wrap:anywhere}
-`;
 
 /** `2026-05-03T14:00:00Z` as `2026-05-03 14:00 UTC`: one time zone for every reader, said. */
 function when(ms: number): string {
@@ -78,12 +82,14 @@ function bar(date: string, runs: number, successes: number, maintenance: boolean
   return `<li class=${level} title="${date}: ${percent(successes, runs)} % of ${runs} runs">`;
 }
 
-function check(view: CheckView, dates: readonly string[]): string {
+function check(entry: EntryView, dates: readonly string[]): string {
+  const { view } = entry;
   const uptime =
     view.runs === 0 ? `No runs over ${DAYS} days` : `${percent(view.successes, view.runs)} % uptime over ${DAYS} days`;
   const message = view.message === undefined ? '' : `<div class="message">${e(view.message)}</div>`;
+  const description = entry.description === undefined ? '' : `<p class="description">${e(entry.description)}</p>`;
   return (
-    `<li class="check" data-name="${e(view.name)}" data-state="${view.state}"><div class="row"><span class="name">${e(view.name)}</span><span class="state">${CHECK_WORDS[view.state]}</span></div>${message}` +
+    `<li class="check" data-name="${e(entry.name)}" data-state="${view.state}"><div class="row"><span class="name">${e(entry.name)}</span><span class="state">${CHECK_WORDS[view.state]}</span></div>${description}${message}` +
     `<ol class="bars" aria-label="daily uptime, oldest first">${bars(view, dates)}</ol>` +
     `<div class="legend"><span>${DAYS} days ago</span><span class="uptime">${uptime}</span><span>today</span></div></li>`
   );
@@ -97,7 +103,7 @@ function bars(view: CheckView, dates: readonly string[]): string {
   return html;
 }
 
-function incident(one: Incident): string {
+function incident({ incident: one, impact }: IncidentView): string {
   const updates = [...one.updates]
     .reverse()
     .map(
@@ -105,7 +111,35 @@ function incident(one: Incident): string {
         `<li><strong>${STATUS_WORDS[update.status]}</strong> <time datetime="${new Date(update.atMs).toISOString()}">${when(update.atMs)}</time><p>${e(update.message)}</p></li>`,
     )
     .join('');
-  return `<article class="incident" id="incident-${one.id}" data-status="${one.status}"><h3>${e(one.title)}</h3><ol class="timeline">${updates}</ol></article>`;
+  const shown = one.status === 'resolved' || impact === 'none' ? '' : `<span class="impact">${impact} impact</span>`;
+  return `<article class="incident" id="incident-${one.id}" data-status="${one.status}" data-impact="${impact}"><h3>${e(one.title)}${shown}</h3><ol class="timeline">${updates}</ol></article>`;
+}
+
+function maintenance(window: UpcomingMaintenance, nowMs: number, names: ReadonlyMap<string, string>): string {
+  const on = window.startMs <= nowMs;
+  const checks = window.checks.map((check) => e(names.get(check) ?? check)).join(', ');
+  return `<article class="incident" data-status="${on ? 'in_progress' : 'scheduled'}"><h3>${e(window.name)}</h3><p>${on ? 'In progress' : 'Scheduled'}: <time datetime="${new Date(window.startMs).toISOString()}">${when(window.startMs)}</time> to <time datetime="${new Date(window.endMs).toISOString()}">${when(window.endMs)}</time>. Affects ${checks}.</p></article>`;
+}
+
+/** The logo (its own route for a file), the title and description, linked to the homepage, on the accent. */
+function header(page: StatusPage): string {
+  const logo =
+    page.logo === undefined
+      ? ''
+      : `<img src="${e(page.logo.startsWith('https://') ? page.logo : `/status/${page.slug}/logo`)}" alt="${e(page.title)} logo">`;
+  const title = `${logo}<h1>${e(page.title)}</h1>`;
+  const brand =
+    page.homepage === undefined
+      ? `<div class="brand">${title}</div>`
+      : `<a class="brand" href="${e(page.homepage)}">${title}</a>`;
+  const description = page.description === undefined ? '' : `<p class="description">${e(page.description)}</p>`;
+  return `<header${page['accent-color'] === undefined ? '' : ' class="accent"'}>${brand}${description}</header>`;
+}
+
+function favicon(page: StatusPage): string {
+  if (page.favicon === undefined) return '';
+  const href = page.favicon.startsWith('https://') ? page.favicon : `/status/${page.slug}/favicon`;
+  return `<link rel="icon" href="${e(href)}">`;
 }
 
 /**
@@ -130,37 +164,49 @@ class Chunks {
   }
 }
 
-export function renderPage(view: PageView): Buffer {
+export function renderPage(view: PageView, subscribe: boolean): Buffer {
   const { page } = view;
   const dates = Array.from({ length: DAYS }, (_, i) =>
     new Date((view.firstDayS + i * 86_400) * 1000).toISOString().slice(0, 10),
   );
-  const feed = `/status/${page.slug}/feed.atom`;
-  const open = view.incidents.filter((one) => one.status !== 'resolved');
-  const resolved = view.incidents.filter((one) => one.status === 'resolved');
+  const base = `/status/${page.slug}`;
+  const open = view.incidents.filter((one) => one.incident.status !== 'resolved');
+  const resolved = view.incidents.filter((one) => one.incident.status === 'resolved');
   const parts = new Chunks();
   for (const text of [
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark">`,
-    `<title>${e(page.title)}</title><link rel="alternate" type="application/atom+xml" href="${feed}" title="Incidents"><style>${CSS}</style></head><body><main>`,
-    `<header><h1>${e(page.title)}</h1>${page.description === undefined ? '' : `<p class="description">${e(page.description)}</p>`}</header>`,
-    `<div class="banner" role="status" data-state="${view.state}">${PAGE_WORDS[view.state]}</div>`,
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"><meta http-equiv="refresh" content="${REFRESH_S}">`,
+    `<title>${e(page.title)}</title>${favicon(page)}<link rel="alternate" type="application/atom+xml" href="${base}/feed.atom" title="Incidents"><style>${pageCss(page['accent-color'])}</style></head><body><main>`,
+    header(page),
+    `<div class="banner" role="status" data-state="${view.state}" data-level="${LEVEL[INDICATOR[view.state]]}">${PAGE_WORDS[view.state]}</div>`,
   ])
     parts.push(text);
   if (open.length > 0)
     parts.push(`<section class="incidents open"><h2>Current incidents</h2>${open.map(incident).join('')}</section>`);
+  if (view.maintenances.length > 0) {
+    const names = new Map<string, string>();
+    for (const group of view.groups) for (const entry of group.entries) names.set(entry.view.check, entry.name);
+    parts.push(
+      `<section class="incidents maintenance" id="maintenance"><h2>Maintenance</h2>${view.maintenances.map((window) => maintenance(window, view.nowMs, names)).join('')}</section>`,
+    );
+  }
   for (const group of view.groups) {
     parts.push(
-      `<section class="group"><header><h2>${e(group.name)}</h2><span class="muted">${PAGE_WORDS[group.state]}</span></header><ul class="checks">`,
+      `<section class="group"><header><h2>${e(group.name)}</h2><span class="muted">${GROUP_WORDS[group.status]}</span></header><ul class="checks">`,
     );
-    for (const one of group.checks) parts.push(check(one, dates));
+    for (const one of group.entries) parts.push(check(one, dates));
     parts.push('</ul></section>');
   }
   if (resolved.length > 0)
     parts.push(
       `<section class="incidents resolved"><h2>Resolved in the last 7 days</h2>${resolved.map(incident).join('')}</section>`,
     );
+  if (subscribe)
+    parts.push(
+      `<section class="subscribe-box"><h2>Get notified</h2><form class="subscribe" method="post" action="${base}/subscribe"><label for="email">E-mail</label><input id="email" name="email" type="email" required autocomplete="email" placeholder="you@example.com"><button type="submit">Subscribe</button></form><p class="muted">Incidents, their updates and maintenance, by e-mail. Or follow the <a href="${base}/feed.atom">Atom feed</a>.</p></section>`,
+    );
+  const custom = page.footer === undefined ? '' : `<p>${footerHtml(page.footer)}</p>`;
   parts.push(
-    `<footer>As of ${when(view.nowMs)}. Days are UTC; runs during maintenance count in no bar. <a href="${feed}">Atom feed</a> · <a href="/status/${page.slug}/summary.json">summary.json</a></footer></main></body></html>`,
+    `<footer>${custom}<p>As of ${when(view.nowMs)}, refreshed every minute. Days are UTC; runs during maintenance count in no bar. <a href="${base}/feed.atom">Atom feed</a> · <a href="${base}/summary.json">summary.json</a></p></footer></main></body></html>`,
   );
   return parts.toBuffer();
 }

@@ -1,7 +1,8 @@
 /**
- * Incidents (docs/status-pages.md, "Incidents"): a title, the pages and checks it concerns, and a timeline of
- * updates, each a status (investigating, identified, monitoring, resolved) and a message; the incident's status is
- * its latest update's. Kept in SQLite only (read per request: at most `healthchecks.max-incidents` rows), committed
+ * Incidents (docs/status-pages.md, "Incidents"): a title, the pages it is shown on (none: internal, the dashboard's
+ * only), the checks it affects, its impact (or none, to derive it from those checks), and a timeline of updates, each
+ * a status (investigating, identified, monitoring, resolved) and a message; the incident's status is its latest
+ * update's. Kept in SQLite only (read per request: at most `healthchecks.max-incidents` rows), committed
  * before the answer.
  */
 import { Type } from '@sinclair/typebox';
@@ -12,6 +13,7 @@ import { HealthcheckError } from '../api-input.ts';
 import { Problems } from '../kinds/problems.ts';
 import type { FieldProblem } from '../../common/schema-errors.ts';
 import { CheckValidationError } from '../kinds/types.ts';
+import { type Impact, IMPACTS } from './components.ts';
 import { checkNamesField, slugField, type StatusLimits, textField } from './page.ts';
 
 export const INCIDENT_STATUSES = ['investigating', 'identified', 'monitoring', 'resolved'] as const;
@@ -23,15 +25,26 @@ export const IncidentInput = Type.Object(
     title: Type.String(),
     status: Status,
     message: Type.String(),
-    pages: Type.Optional(Type.Array(Type.String(), { description: 'slugs of the pages it is shown on' })),
+    pages: Type.Optional(
+      Type.Array(Type.String(), {
+        description: 'slugs of the pages it is shown on; none: internal, shown on the dashboard only',
+      }),
+    ),
     checks: Type.Optional(
-      Type.Array(Type.String(), { description: 'check names: shown on every page that shows one of them' }),
+      Type.Array(Type.String(), { description: 'the checks it affects: its components on the pages it is shown on' }),
+    ),
+    impact: Type.Optional(
+      Type.String({ description: 'none, minor, major or critical; by default from the state of its checks' }),
     ),
   },
   { additionalProperties: false, title: 'IncidentInput' },
 );
 export const UpdateInput = Type.Object(
-  { status: Status, message: Type.String() },
+  {
+    status: Status,
+    message: Type.String(),
+    impact: Type.Optional(Type.String({ description: 'changes its impact; `null` is not taken: set one of the four' })),
+  },
   { additionalProperties: false, title: 'IncidentUpdateInput' },
 );
 
@@ -51,6 +64,8 @@ export interface Incident {
   createdAtMs: number;
   updatedAtMs: number;
   resolvedAtMs: number | null;
+  /** As its author set it; null: from its checks, when shown. */
+  impact: Impact | null;
   /** Oldest first. */
   updates: IncidentUpdate[];
 }
@@ -62,6 +77,15 @@ function statusField(status: string): IncidentStatus {
       `must be one of ${INCIDENT_STATUSES.join(', ')}, got ${JSON.stringify(status.slice(0, 40))}`,
     );
   return status as IncidentStatus;
+}
+
+function impactField(impact: string): Impact {
+  if (!(IMPACTS as readonly string[]).includes(impact))
+    throw new CheckValidationError(
+      'impact',
+      `must be one of ${IMPACTS.join(', ')}, got ${JSON.stringify(impact.slice(0, 40))}`,
+    );
+  return impact as Impact;
 }
 
 function invalid(problem: string, problems?: readonly FieldProblem[]): HealthcheckError {
@@ -121,8 +145,9 @@ export class IncidentStore {
           `has ${body.checks.length} names, more than the limit of ${limits.maxChecks} (healthchecks.max-status-page-checks)`,
         );
       } else checks = problems.check(() => checkNamesField('checks', body.checks ?? []), []);
+      const impact = body.impact === undefined ? null : problems.check(() => impactField(body.impact as string), null);
       problems.throwIfAny();
-      return { title, status, message, pages: [...new Set(pages)], checks: [...new Set(checks)] };
+      return { title, status, message, pages: [...new Set(pages)], checks: [...new Set(checks)], impact };
     });
     const count =
       this.db
@@ -145,6 +170,7 @@ export class IncidentStore {
           createdAtMs: atMs,
           updatedAtMs: atMs,
           resolvedAtMs: input.status === 'resolved' ? atMs : null,
+          impact: input.impact,
         })
         .returning({ id: incidents.id })
         .get();
@@ -166,8 +192,10 @@ export class IncidentStore {
         () => textField('message', body.message, limits.maxTextBytes, 'max-status-text-bytes'),
         '',
       );
+      const impact =
+        body.impact === undefined ? undefined : problems.check(() => impactField(body.impact as string), undefined);
       problems.throwIfAny();
-      return { status, message };
+      return { status, message, impact };
     });
     const row = this.db.select().from(incidents).where(eq(incidents.id, id)).get();
     if (row === undefined) throw notFound(id);
@@ -184,7 +212,12 @@ export class IncidentStore {
     this.db.transaction((tx) => {
       tx.insert(incidentUpdates).values({ incidentId: id, status: input.status, message: input.message, atMs }).run();
       tx.update(incidents)
-        .set({ status: input.status, updatedAtMs: atMs, resolvedAtMs })
+        .set({
+          status: input.status,
+          updatedAtMs: atMs,
+          resolvedAtMs,
+          ...(input.impact !== undefined ? { impact: input.impact } : {}),
+        })
         .where(eq(incidents.id, id))
         .run();
     });
@@ -239,6 +272,7 @@ export class IncidentStore {
       createdAtMs: row.createdAtMs,
       updatedAtMs: row.updatedAtMs,
       resolvedAtMs: row.resolvedAtMs,
+      impact: row.impact,
       updates: updates.get(row.id) ?? [],
     }));
   }
@@ -256,6 +290,8 @@ export function incidentToJson(incident: Incident): Record<string, unknown> {
     'created-at': iso(incident.createdAtMs),
     'updated-at': iso(incident.updatedAtMs),
     ...(incident.resolvedAtMs !== null ? { 'resolved-at': iso(incident.resolvedAtMs) } : {}),
+    ...(incident.impact !== null ? { impact: incident.impact } : {}),
+    internal: incident.pages.length === 0,
     updates: incident.updates.map((update) => ({
       status: update.status,
       message: update.message,

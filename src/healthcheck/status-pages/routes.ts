@@ -7,43 +7,43 @@
  *   the inline style.
  */
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { compressAnswers } from '../../server/compression.ts';
-import { authenticatedWith } from '../../server/credentials.ts';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { registerPartScope } from '../../server/errors.ts';
 import { invalidBody, json, messageError, operation } from '../../server/openapi.ts';
 import { HealthcheckError } from '../api-input.ts';
 import { healthcheckErrors } from '../routes.ts';
-import { atomFeed } from './atom.ts';
-import { renderPage } from './html.ts';
 import type { RenderCache } from './render-cache.ts';
 import { IncidentInput, incidentToJson, UpdateInput } from './incidents.ts';
 import { StatusPageSchema } from './page.ts';
+import type { ListedPage as ListedPageDefinition } from './pages.ts';
+import { type PublicOptions, publicRoutes } from './public-routes.ts';
 import type { StatusPages } from './service.ts';
-import { summaryJson } from './summary.ts';
 import { Incident, IncidentList } from './wire.ts';
 
-const PUBLIC_HEADERS = {
-  'x-content-type-options': 'nosniff',
-  'content-security-policy':
-    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
-};
 const tags = ['healthchecks'] as const;
 const slugParams = Type.Object({ slug: Type.String({ description: 'the page' }) });
 const idParams = Type.Object({ id: Type.String({ description: 'the incident (an integer)' }) });
 
 const ListedPage = Type.Composite(
   [
-    Type.Omit(StatusPageSchema, ['source']),
-    Type.Object({ source: Type.Union([Type.Literal('configuration'), Type.Literal('api')]) }),
+    Type.Omit(StatusPageSchema, ['source', 'shows']),
+    Type.Object({
+      source: Type.Union([Type.Literal('configuration'), Type.Literal('api')]),
+      shows: Type.Array(Type.Object({ group: Type.String(), checks: Type.Array(Type.String()) }), {
+        description:
+          'the checks each group shows now, by name: a group by labels takes every check that has them, new ones too',
+      }),
+    }),
   ],
   { title: 'StatusPage' },
 );
-const Message = Type.Object({ message: Type.String() });
 
-function pageUrl(request: FastifyRequest, slug: string): string {
-  return `${request.protocol}://${request.host}/status/${slug}`;
+/** A page as the API lists it: its definition, where it comes from, and the checks it shows now. */
+function listed(status: StatusPages, page: ListedPageDefinition) {
+  const members = status.members(page);
+  return { ...page, shows: page.groups.map((group, i) => ({ group: group.name, checks: members[i] ?? [] })) };
 }
+const Message = Type.Object({ message: Type.String() });
 
 function incidentId(raw: string): number {
   const id = Number(raw);
@@ -73,7 +73,9 @@ function pageRoutes(scope: FastifyInstance, status: StatusPages): void {
     },
     async (request, reply) => {
       const page = status.pages.put(request.body);
-      return reply.code(201).send({ message: `Status page ${page.slug} successfully added`, result: page });
+      return reply
+        .code(201)
+        .send({ message: `Status page ${page.slug} successfully added`, result: listed(status, page) });
     },
   );
   scope.get(
@@ -87,7 +89,7 @@ function pageRoutes(scope: FastifyInstance, status: StatusPages): void {
       }),
     },
     async () => ({
-      result: status.pages.list(),
+      result: status.pages.list().map((page) => listed(status, page)),
     }),
   );
   scope.get<{ Params: { slug: string } }>(
@@ -100,7 +102,7 @@ function pageRoutes(scope: FastifyInstance, status: StatusPages): void {
         responses: { 200: json('the page', ListedPage), 404: notFound },
       }),
     },
-    async (request) => status.pages.get(request.params.slug),
+    async (request) => listed(status, status.pages.get(request.params.slug)),
   );
   scope.delete<{ Params: { slug: string } }>(
     '/:slug',
@@ -123,7 +125,7 @@ function pageRoutes(scope: FastifyInstance, status: StatusPages): void {
   );
 }
 
-function incidentRoutes(scope: FastifyInstance, status: StatusPages): void {
+function incidentRoutes(scope: FastifyInstance, status: StatusPages, options: PublicOptions): void {
   scope.removeContentTypeParser(['text/plain']);
   const notFound = messageError('`Incident <id> not found`');
   const invalid = invalidBody(
@@ -144,9 +146,12 @@ function incidentRoutes(scope: FastifyInstance, status: StatusPages): void {
     },
     async (request, reply) => {
       const incident = status.incidents.create(request.body);
+      options.subscriptions.incident(incident);
+      const internal =
+        incident.pages.length === 0 ? ' (internal: it names no status page, so only the dashboard shows it)' : '';
       return reply
         .code(201)
-        .send({ message: `Incident ${incident.id} successfully created`, result: incidentToJson(incident) });
+        .send({ message: `Incident ${incident.id} successfully created${internal}`, result: incidentToJson(incident) });
     },
   );
   const ListQuery = Type.Object({
@@ -201,6 +206,7 @@ function incidentRoutes(scope: FastifyInstance, status: StatusPages): void {
     },
     async (request, reply) => {
       const incident = status.incidents.update(incidentId(request.params.id), request.body);
+      options.subscriptions.incident(incident);
       return reply
         .code(201)
         .send({ message: `Incident ${incident.id} successfully updated`, result: incidentToJson(incident) });
@@ -225,92 +231,16 @@ function incidentRoutes(scope: FastifyInstance, status: StatusPages): void {
   );
 }
 
-function send(reply: FastifyReply, type: string, body: string | Buffer): FastifyReply {
-  return reply.type(type).header('cache-control', 'no-cache').headers(PUBLIC_HEADERS).send(body);
-}
-
-async function publicRoutes(scope: FastifyInstance, status: StatusPages, cache: RenderCache): Promise<void> {
-  await compressAnswers(scope);
-  const notFound = messageError('`Status page <slug> not found`');
-  const doc = (summary: string, description: string, contentType: string) =>
-    operation({
-      summary,
-      description: `${description} Public with \`http.public: [status-pages]\` (docs/http-api.md "Credentials").`,
-      tags,
-      params: slugParams,
-      responses: { 200: { description: summary, schema: Type.String(), contentTypes: [contentType] }, 404: notFound },
-    });
-  // The page names no host; summary.json and the feed hold absolute URLs, so they are kept per host.
-  scope.get<{ Params: { slug: string } }>(
-    '/:slug',
-    {
-      schema: doc(
-        'A status page',
-        'HTML without JavaScript, light and dark (docs/status-pages.md). The failure messages of its checks are shown to a `read` credential, or to anyone with `show-messages: true`.',
-        'text/html',
-      ),
-    },
-    async (request, reply) => {
-      const { slug } = request.params;
-      const messages = status.showsMessages(slug) || authenticatedWith(request, 'read');
-      // Kept apart: what a credential sees is never served to a reader without one.
-      const key = messages ? `${slug}\nmessages` : slug;
-      return send(
-        reply,
-        'text/html; charset=utf-8',
-        cache.get('page', key, () => renderPage(status.view(slug, messages))),
-      );
-    },
-  );
-  scope.get<{ Params: { slug: string } }>(
-    '/:slug/summary.json',
-    {
-      schema: doc(
-        "A status page's summary.json",
-        "In the shape of Atlassian Statuspage's `summary.json`.",
-        'application/json',
-      ),
-    },
-    async (request, reply) => {
-      const url = pageUrl(request, request.params.slug);
-      return send(
-        reply,
-        'application/json; charset=utf-8',
-        cache.get('summary.json', url, () => JSON.stringify(summaryJson(status.view(request.params.slug), url))),
-      );
-    },
-  );
-  scope.get<{ Params: { slug: string } }>(
-    '/:slug/feed.atom',
-    {
-      schema: doc(
-        "A status page's incidents as an Atom feed",
-        'The newest 50 incidents, most recently updated first.',
-        'application/atom+xml',
-      ),
-    },
-    async (request, reply) => {
-      const url = pageUrl(request, request.params.slug);
-      return send(
-        reply,
-        'application/atom+xml; charset=utf-8',
-        cache.get('feed.atom', url, () => {
-          const { page, incidents } = status.feed(request.params.slug);
-          return atomFeed(page, incidents, url, Date.now());
-        }),
-      );
-    },
-  );
-}
-
-export function statusPageRoutes(status: StatusPages, cache: RenderCache): FastifyPluginAsync {
+export function statusPageRoutes(status: StatusPages, cache: RenderCache, options: PublicOptions): FastifyPluginAsync {
   return async (app) => {
     // A change through the API shows at once on the public answers.
     app.addHook('onResponse', async (request, reply) => {
       if (request.method !== 'GET' && reply.statusCode < 300) cache.invalidate();
     });
     await registerPartScope(app, '/api/v1/status-page', healthcheckErrors, (scope) => pageRoutes(scope, status));
-    await registerPartScope(app, '/api/v1/incident', healthcheckErrors, (scope) => incidentRoutes(scope, status));
-    await registerPartScope(app, '/status', healthcheckErrors, (scope) => publicRoutes(scope, status, cache));
+    await registerPartScope(app, '/api/v1/incident', healthcheckErrors, (scope) =>
+      incidentRoutes(scope, status, options),
+    );
+    await registerPartScope(app, '/status', healthcheckErrors, (scope) => publicRoutes(scope, status, cache, options));
   };
 }

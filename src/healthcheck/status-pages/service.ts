@@ -4,76 +4,92 @@
  */
 import type { Logger } from 'pino';
 import type { Db } from '../../db/client.ts';
+import type { LoadedPage } from './assets.ts';
 import { type Incident, IncidentStore } from './incidents.ts';
-import type { StatusLimits, StatusPage } from './page.ts';
-import { notFound, PageCatalog } from './pages.ts';
+import { isPublic, type StatusLimits, type StatusPage } from './page.ts';
+import { type CatalogOptions, notFound, PageCatalog } from './pages.ts';
 import { FEED_ENTRIES } from './atom.ts';
 import {
   buildView,
   concerns,
-  pageCheckNames,
+  groupMembers,
   pageShows,
   type PageView,
   RECENT_INCIDENTS_MS,
+  shownChecks,
   type StatusSource,
 } from './view.ts';
+
+export interface StatusPagesOptions {
+  limits: () => StatusLimits;
+  source: StatusSource;
+  /** `healthchecks.api-files-dir`, read per request. */
+  filesDir: () => string | null;
+  now?: () => number;
+}
 
 export class StatusPages {
   readonly pages: PageCatalog;
   readonly incidents: IncidentStore;
+  private readonly source: StatusSource;
+  private readonly now: () => number;
 
-  constructor(
-    db: Db,
-    limits: () => StatusLimits,
-    private readonly source: StatusSource,
-    private readonly now: () => number = Date.now,
-  ) {
-    this.pages = new PageCatalog(db, limits);
-    this.incidents = new IncidentStore(db, limits, (slug) => this.pages.find(slug) !== undefined, now);
+  constructor(db: Db, options: StatusPagesOptions) {
+    this.source = options.source;
+    this.now = options.now ?? Date.now;
+    const catalog: CatalogOptions = {
+      limits: options.limits,
+      checkExists: (name) => this.source.labelsOf(name) !== undefined,
+      filesDir: options.filesDir,
+    };
+    this.pages = new PageCatalog(db, catalog);
+    this.incidents = new IncidentStore(db, options.limits, (slug) => this.pages.find(slug) !== undefined, this.now);
   }
 
-  load(config: readonly StatusPage[], logger: Logger): void {
+  load(config: readonly LoadedPage[], logger: Logger): void {
     this.pages.load(config, logger);
   }
 
-  private page(slug: string): StatusPage {
+  page(slug: string): StatusPage {
     const page = this.pages.find(slug);
     if (page === undefined) throw notFound(slug);
     return page;
   }
 
-  /** What the page shows now: its checks, their bars, and its open and recently resolved incidents; `messages`:
-   *  with the checks' failure messages. */
+  /** What the page shows now: its checks, their bars, its open and recently resolved incidents, its maintenance;
+   *  `messages`: with the checks' failure messages. */
   view(slug: string, messages = false): PageView {
     const page = this.page(slug);
     const nowMs = this.now();
-    const shown = this.incidents.current(
-      nowMs - RECENT_INCIDENTS_MS,
-      concerns(page, pageCheckNames(page, this.source)),
-    );
+    const shown = this.incidents.current(nowMs - RECENT_INCIDENTS_MS, concerns(page));
     return buildView(page, this.source, shown, nowMs, messages);
   }
 
-  /** Whether a reader without credentials sees the failure messages of the page's checks (`show-messages`). */
-  showsMessages(slug: string): boolean {
-    return this.page(slug)['show-messages'] === true;
+  /** Whether some public page shows the check (its badges are then public with `http.public: [status-pages,
+   *  badges]`); an internal page makes nothing public. */
+  shows(name: string, labels: Readonly<Record<string, string>>): boolean {
+    return this.pages.inForce().some((page) => isPublic(page) && pageShows(page, name, labels));
   }
 
-  /** Whether some page shows the check (its badges are then public with `http.public: [status-pages, badges]`). */
-  shows(name: string, labels: Readonly<Record<string, string>>): boolean {
-    return this.pages.inForce().some((page) => pageShows(page, name, labels));
+  /** Every check a page shows now, with the name it gives it. */
+  shownChecks(page: StatusPage) {
+    return shownChecks(page, this.source);
+  }
+
+  /** The checks each group of a page shows now, by name: a group by labels grows with every check that gets them. */
+  members(page: StatusPage): string[][] {
+    return groupMembers(page, this.source);
   }
 
   /** The page and the newest incidents it shows, resolved long ago or not, for its feed. */
   feed(slug: string): { page: StatusPage; incidents: Incident[] } {
     const page = this.page(slug);
-    return { page, incidents: this.incidents.list(FEED_ENTRIES, concerns(page, pageCheckNames(page, this.source))) };
+    return { page, incidents: this.incidents.list(FEED_ENTRIES, concerns(page)) };
   }
 
   /** The incidents of a page (or all), newest first. */
   listIncidents(limit: number, slug?: string): Incident[] {
     if (slug === undefined) return this.incidents.list(limit);
-    const page = this.page(slug);
-    return this.incidents.list(limit, concerns(page, pageCheckNames(page, this.source)));
+    return this.incidents.list(limit, concerns(this.page(slug)));
   }
 }

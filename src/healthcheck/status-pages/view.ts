@@ -1,21 +1,22 @@
 /**
  * What a status page shows, computed once per request and rendered three ways (HTML, summary.json, Atom): each
- * group's checks with their current state and 90 daily bars, the state of each group and of the page, and the
- * incidents. One query reads the daily aggregates of every check of the page; nothing is read check by check.
+ * group's entries with their check's current state and 90 daily bars, the state of each group and of the page, the
+ * incidents, and the maintenance windows in progress or coming within 7 days. One query reads the daily aggregates
+ * of every check of the page; nothing is read check by check.
  *
- * States (docs/status-pages.md, "States"): a check is `paused` while paused, `maintenance` when its latest result
- * fell in a window or a window covers it now, else from its state (docs/checks.md, "States"): `down`, `degraded`, or
- * `operational` (up, and pending: failing fewer times than its failure-threshold); `unknown` before its first run
- * (or when no such check exists). A group or page with nothing down is `degraded` when a check is, else
- * `maintenance` when a check is in maintenance or paused; otherwise, of the checks that are operational, degraded or
- * down, under a quarter down is `degraded`, under half `partial-outage`, half or more `major-outage`.
+ * A check is `paused` while paused, `maintenance` when its latest result fell in a window or a window covers it now,
+ * else from its state (docs/checks.md, "States"): `down` (`partial` for a check with locations failing on fewer of
+ * them than all), `degraded`, or `operational` (up, and pending: failing fewer times than its failure-threshold);
+ * `unknown` before its first run, or when the check was deleted since the page was written. What the page and its
+ * groups are follows from their checks as Statuspage's components (components.ts).
  */
-import { covers, type MaintenanceWindow } from '../maintenance.ts';
+import { covers, type MaintenanceWindow, occurrence } from '../maintenance.ts';
 import type { CheckResult } from '../result-types.ts';
 import type { CheckState as StateName } from '../states/names.ts';
 import type { DailySeries } from '../uptime-periods.ts';
+import { type ComponentStatus, impactOf, type Impact, type PageState, topLevel, worst } from './components.ts';
 import type { Incident } from './incidents.ts';
-import type { StatusGroup, StatusPage } from './page.ts';
+import { entryCheck, type StatusGroup, type StatusPage } from './page.ts';
 
 export const DAYS = 90;
 const DAY_S = 86_400;
@@ -23,13 +24,31 @@ const DAY_MS = DAY_S * 1000;
 /** Resolved incidents stay on the page this long. */
 export const RECENT_INCIDENTS_MS = 7 * DAY_MS;
 
-export type CheckState = 'operational' | 'degraded' | 'down' | 'maintenance' | 'paused' | 'unknown';
-export type PageState = 'operational' | 'degraded' | 'partial-outage' | 'major-outage' | 'maintenance';
+/** Windows starting within this are listed as scheduled maintenance. */
+const UPCOMING_MS = 7 * DAY_MS;
+
+export type CheckState = 'operational' | 'degraded' | 'partial' | 'down' | 'maintenance' | 'paused' | 'unknown';
+
+export const COMPONENT_STATUS: Record<CheckState, ComponentStatus> = {
+  operational: 'operational',
+  unknown: 'operational',
+  degraded: 'degraded_performance',
+  partial: 'partial_outage',
+  down: 'major_outage',
+  maintenance: 'under_maintenance',
+  paused: 'under_maintenance',
+};
 type BarLevel = 'up' | 'ok' | 'warn' | 'down' | 'maintenance' | 'none';
 
+/** What a page shows of one check, wherever it is listed. */
 export interface CheckView {
-  name: string;
+  /** The check's name. */
+  check: string;
   state: CheckState;
+  /** When its state last changed (ms); null when unknown. */
+  sinceMs: number | null;
+  /** When the check was created (ms); null when unknown. */
+  createdMs: number | null;
   /** The latest result's message when down, to a reader who may see it. */
   message?: string;
   /** Runs and successes of each of the `DAYS` days, oldest first (arrays: a page of 500 checks has 45,000 days). */
@@ -40,17 +59,39 @@ export interface CheckView {
   successes: number;
 }
 
+/** One entry of a group: the name and description its readers see, and its check. */
+export interface EntryView {
+  name: string;
+  description?: string;
+  view: CheckView;
+}
+
 interface GroupView {
   name: string;
-  state: PageState;
-  checks: CheckView[];
+  status: ComponentStatus;
+  entries: EntryView[];
+}
+
+/** A maintenance window's occurrence in progress or starting within 7 days, with the page's checks it covers. */
+export interface UpcomingMaintenance {
+  name: string;
+  startMs: number;
+  endMs: number;
+  checks: string[];
+}
+
+export interface IncidentView {
+  incident: Incident;
+  /** Its own impact, else its checks'. */
+  impact: Impact;
 }
 
 export interface PageView {
   page: StatusPage;
   state: PageState;
   groups: GroupView[];
-  incidents: Incident[];
+  incidents: IncidentView[];
+  maintenances: UpcomingMaintenance[];
   nowMs: number;
   /** The start of the oldest day shown, unix seconds (UTC). */
   firstDayS: number;
@@ -64,39 +105,34 @@ export interface StatusSource {
   latest(name: string): CheckResult | undefined;
   /** The check's state (docs/checks.md, "States"); undefined for an unknown check. */
   state(name: string): StateName | undefined;
+  /** When the check's state last changed (ms). */
+  stateSince(name: string): number | undefined;
+  /** When the check was created (ms). */
+  createdAt(name: string): number | undefined;
   inMaintenance(name: string, labels: Readonly<Record<string, string>>): boolean;
   windows(): readonly MaintenanceWindow[];
   dailyRuns(names: readonly string[], sinceS: number, days: number): Map<string, DailySeries>;
 }
 
-type Member = { name: string; labels: Readonly<Record<string, string>> };
+type Member = { name: string; labels: Readonly<Record<string, string>>; shown?: string; description?: string };
 
 /** The checks of each group, in its order: named ones as listed, labelled ones by name (every check listed once
  *  for all the groups by labels). */
 function membersOf(groups: readonly StatusGroup[], source: StatusSource): Member[][] {
   let all: Member[] | undefined;
   return groups.map((group) => {
-    if (group.checks !== undefined) return group.checks.map((name) => ({ name, labels: source.labelsOf(name) ?? {} }));
+    if (group.checks !== undefined)
+      return group.checks.map((entry) => {
+        const name = entryCheck(entry);
+        const member: Member = { name, labels: source.labelsOf(name) ?? {} };
+        if (typeof entry !== 'string' && entry.name !== undefined) member.shown = entry.name;
+        if (typeof entry !== 'string' && entry.description !== undefined) member.description = entry.description;
+        return member;
+      });
     const wanted = Object.entries(group.labels ?? {});
     all ??= [...source.checks()];
     return all.filter((check) => wanted.every(([key, value]) => check.labels[key] === value));
   });
-}
-
-function stateOf(states: readonly CheckState[]): PageState {
-  let down = 0;
-  let known = 0;
-  let degraded = false;
-  let maintenance = false;
-  for (const state of states) {
-    if (state === 'down') down++;
-    if (state === 'down' || state === 'operational' || state === 'degraded') known++;
-    if (state === 'degraded') degraded = true;
-    if (state === 'maintenance' || state === 'paused') maintenance = true;
-  }
-  if (down === 0) return degraded ? 'degraded' : maintenance ? 'maintenance' : 'operational';
-  const share = down / known;
-  return share < 0.25 ? 'degraded' : share < 0.5 ? 'partial-outage' : 'major-outage';
 }
 
 export function levelOf(runs: number, successes: number, maintenance: boolean): BarLevel {
@@ -136,6 +172,34 @@ function windowDays(
   return touched;
 }
 
+/** A check's state on a page (see the module's comment). */
+function checkState(name: string, labels: Readonly<Record<string, string>>, source: StatusSource): CheckState {
+  if (source.labelsOf(name) === undefined) return 'unknown';
+  const state = source.state(name);
+  if (state === 'paused') return 'paused';
+  const latest = source.latest(name);
+  if (latest?.maintenance === true || source.inMaintenance(name, labels)) return 'maintenance';
+  if (latest === undefined) return 'unknown';
+  if (state === 'degraded') return 'degraded';
+  if (state !== 'down') return 'operational';
+  // A check run from several places (docs/checks.md "Locations"), down while some of them still succeed.
+  const located = latest.locations?.filter((location) => location.success !== undefined) ?? [];
+  const failing = located.filter((location) => location.success === false).length;
+  return located.length > 0 && failing < located.length ? 'partial' : 'down';
+}
+
+/** The occurrences of windows covering some of `checks` that are on now or start within 7 days. */
+function upcoming(windows: readonly MaintenanceWindow[], checks: readonly Member[], nowMs: number) {
+  const found: UpcomingMaintenance[] = [];
+  for (const window of windows) {
+    const next = occurrence(window, nowMs);
+    if (next === null || next.startMs > nowMs + UPCOMING_MS) continue;
+    const covered = checks.filter((check) => covers(window, check.name, check.labels)).map((check) => check.name);
+    if (covered.length > 0) found.push({ name: window.name, ...next, checks: covered });
+  }
+  return found.sort((a, b) => a.startMs - b.startMs || (a.name < b.name ? -1 : 1));
+}
+
 /**
  * `messages`: whether the reader may see the failure messages, which name targets, internal hosts, what a remote
  * server or a command wrote (docs/hardening.md, "Public pages and badges").
@@ -150,9 +214,9 @@ export function buildView(
   const todayS = Math.floor(nowMs / 1000 / DAY_S) * DAY_S;
   const firstDayS = todayS - (DAYS - 1) * DAY_S;
   const memberLists = membersOf(page.groups, source);
-  const groups = page.groups.map((group, i) => ({ group, members: memberLists[i] as Member[] }));
-  const names = [...new Set(groups.flatMap(({ members }) => members.map((member) => member.name)))];
-  const daily = source.dailyRuns(names, firstDayS, DAYS);
+  const unique = new Map<string, Member>();
+  for (const members of memberLists) for (const member of members) unique.set(member.name, member);
+  const daily = source.dailyRuns([...unique.keys()], firstDayS, DAYS);
   const windows = windowDays(source.windows(), firstDayS, nowMs);
   const views = new Map<string, CheckView>();
   const viewOf = (name: string, labels: Readonly<Record<string, string>>): CheckView => {
@@ -171,46 +235,68 @@ export function buildView(
       runs += days.runs[i] as number;
       successes += days.successes[i] as number;
     }
+    const state = checkState(name, labels, source);
+    view = {
+      check: name,
+      state,
+      sinceMs: source.stateSince(name) ?? null,
+      createdMs: source.createdAt(name) ?? null,
+      days,
+      maintenance,
+      runs,
+      successes,
+    };
     const latest = source.latest(name);
-    const known = source.labelsOf(name) !== undefined;
-    const checkState = known ? source.state(name) : undefined;
-    let state: CheckState = 'unknown';
-    if (checkState === 'paused') state = 'paused';
-    else if (known && (latest?.maintenance === true || source.inMaintenance(name, labels))) state = 'maintenance';
-    else if (known && latest !== undefined)
-      state = checkState === 'down' ? 'down' : checkState === 'degraded' ? 'degraded' : 'operational';
-    view = { name, state, days, maintenance, runs, successes };
-    if (messages && state === 'down' && latest !== undefined && !latest.success) view.message = latest.message;
+    if (messages && (state === 'down' || state === 'partial') && latest !== undefined && !latest.success)
+      view.message = latest.message;
     views.set(name, view);
     return view;
   };
-  const groupViews = groups.map(({ group, members }) => {
-    const checks = members.map((member) => viewOf(member.name, member.labels));
-    return { name: group.name, state: stateOf(checks.map((check) => check.state)), checks };
+  const groups = page.groups.map((group, i) => {
+    const entries = (memberLists[i] as Member[]).map((member) => {
+      const entry: EntryView = { name: member.shown ?? member.name, view: viewOf(member.name, member.labels) };
+      if (member.description !== undefined) entry.description = member.description;
+      return entry;
+    });
+    return { name: group.name, status: worst(entries.map((entry) => COMPONENT_STATUS[entry.view.state])), entries };
   });
+  const statusOf = (name: string) =>
+    COMPONENT_STATUS[views.get(name)?.state ?? checkState(name, source.labelsOf(name) ?? {}, source)];
   return {
     page,
-    state: stateOf([...views.values()].map((view) => view.state)),
-    groups: groupViews,
-    incidents,
+    state: topLevel([...views.values()].map((view) => COMPONENT_STATUS[view.state])),
+    groups,
+    incidents: incidents.map((incident) => ({
+      incident,
+      impact: impactOf(incident.impact, incident.checks.map(statusOf)),
+    })),
+    maintenances: upcoming(source.windows(), [...unique.values()], nowMs),
     nowMs,
     firstDayS,
   };
 }
 
-/** Whether an incident is shown on a page: it names the page, or one of the page's checks. */
-export function concerns(
-  page: StatusPage,
-  checkNames: ReadonlySet<string>,
-): (incident: { pages: unknown; checks: unknown }) => boolean {
-  return (incident) =>
-    (incident.pages as string[]).includes(page.slug) ||
-    (incident.checks as string[]).some((name) => checkNames.has(name));
+/** Whether an incident is shown on a page: it names the page (one that names none is internal: the dashboard's). */
+export function concerns(page: StatusPage): (incident: { pages: unknown }) => boolean {
+  return (incident) => (incident.pages as string[]).includes(page.slug);
 }
 
-/** The names of every check a page shows. */
-export function pageCheckNames(page: StatusPage, source: StatusSource): Set<string> {
-  return new Set(membersOf(page.groups, source).flatMap((members) => members.map((member) => member.name)));
+/** Every check a page shows, once, with its labels and the name the page gives it. */
+export function shownChecks(
+  page: StatusPage,
+  source: StatusSource,
+): { name: string; labels: Readonly<Record<string, string>>; shown: string }[] {
+  const unique = new Map<string, { name: string; labels: Readonly<Record<string, string>>; shown: string }>();
+  for (const members of membersOf(page.groups, source))
+    for (const member of members)
+      if (!unique.has(member.name))
+        unique.set(member.name, { name: member.name, labels: member.labels, shown: member.shown ?? member.name });
+  return [...unique.values()];
+}
+
+/** The names of the checks each group of a page shows. */
+export function groupMembers(page: StatusPage, source: StatusSource): string[][] {
+  return membersOf(page.groups, source).map((members) => members.map((member) => member.name));
 }
 
 const namedIn = new WeakMap<StatusGroup, Set<string>>();
@@ -220,7 +306,7 @@ export function pageShows(page: StatusPage, name: string, labels: Readonly<Recor
   return page.groups.some((group) => {
     if (group.checks !== undefined) {
       let names = namedIn.get(group);
-      if (names === undefined) namedIn.set(group, (names = new Set(group.checks)));
+      if (names === undefined) namedIn.set(group, (names = new Set(group.checks.map(entryCheck))));
       return names.has(name);
     }
     return Object.entries(group.labels ?? {}).every(([key, value]) => labels[key] === value);

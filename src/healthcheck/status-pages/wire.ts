@@ -20,6 +20,10 @@ export const Incident = Type.Object(
     'created-at': Type.String(),
     'updated-at': Type.String(),
     'resolved-at': Type.Optional(Type.String({ description: 'while resolved' })),
+    impact: Type.Optional(
+      Type.String({ description: 'as set: none, minor, major or critical (absent: from its checks)' }),
+    ),
+    internal: Type.Boolean({ description: 'it names no page: shown on the dashboard only' }),
     updates: Type.Array(Update, { description: 'the timeline, oldest first' }),
   },
   { title: 'Incident' },
