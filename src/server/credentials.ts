@@ -133,6 +133,11 @@ export function credentialsHook(
   return async (request) => {
     const path = request.routeOptions.url ?? request.url.split('?')[0] ?? '/';
     const access = routeAccess(request.method, path);
+    // The dashboard's files: whatever comes with the request, nothing to check (src/server/scopes.ts).
+    if (access.page === true) {
+      request.scopes = [];
+      return;
+    }
     const open = access.publicAs !== undefined && publicFamilies.has(access.publicAs);
     const header = request.headers.authorization ?? '';
     const bearer = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header)?.[1];

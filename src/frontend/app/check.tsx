@@ -2,14 +2,14 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { api, type DurationBucket, type LocationResult, type Window, WINDOWS } from './api.ts';
-
-const WINDOW_SECONDS: Record<Window, number> = { '24h': 86_400, '7d': 7 * 86_400, '30d': 30 * 86_400 };
+import { api, type DurationBucket, type HistoryEntry, type LocationResult, type Window, WINDOWS } from './api.ts';
+import { CheckActions, HeartbeatUrls } from './check-actions.tsx';
 import { CheckStateTag, Labels, Status, Strip } from './checks.tsx';
 import { dateTime, milliseconds, percent } from './format.ts';
 import { usePoll } from './hooks.ts';
 
 const POLL_MS = 5000;
+const WINDOW_SECONDS: Record<Window, number> = { '24h': 86_400, '7d': 7 * 86_400, '30d': 30 * 86_400 };
 
 export function CheckView({ name }: { name: string }) {
   const [window, setWindow] = useState<Window>('24h');
@@ -34,6 +34,14 @@ export function CheckView({ name }: { name: string }) {
         <span class={`badge ${state}`}>{state === 'pending' ? 'not run' : state}</span>{' '}
         <span class="check-name">{name}</span>
       </h2>
+      {definition.data !== undefined && (
+        <CheckActions
+          name={name}
+          source={String(definition.data.source ?? 'api')}
+          paused={checkState.data?.pause !== undefined}
+          refresh={checkState.refresh}
+        />
+      )}
       {checkState.data !== undefined && (
         <p class="state-line">
           State <CheckStateTag state={checkState.data.state} since={checkState.data['state-since']} /> since{' '}
@@ -79,23 +87,33 @@ export function CheckView({ name }: { name: string }) {
           </div>
         ))}
       </div>
-      <h3>Response time</h3>
-      <div class="windows" role="group" aria-label="chart window">
-        {WINDOWS.map((w) => (
-          <button
-            type="button"
-            class={w === window ? 'selected' : ''}
-            aria-pressed={w === window}
-            onClick={() => setWindow(w)}
-          >
-            {w}
-          </button>
-        ))}
-      </div>
-      {durations.data === undefined ? (
-        <Status error={durations.error} what="response times" />
+      {definition.data?.kind === 'heartbeat' ? (
+        <HeartbeatUrls name={name} />
       ) : (
-        <DurationChart buckets={durations.data} window={window} />
+        <>
+          <h3>Response time</h3>
+          <div class="windows" role="group" aria-label="chart window">
+            {WINDOWS.map((w) => (
+              <button
+                type="button"
+                class={w === window ? 'selected' : ''}
+                aria-pressed={w === window}
+                onClick={() => setWindow(w)}
+              >
+                {w}
+              </button>
+            ))}
+          </div>
+          {durations.data === undefined ? (
+            <Status error={durations.error} what="response times" />
+          ) : (
+            <DurationChart
+              buckets={durations.data}
+              window={window}
+              runs={window === '24h' ? (history.data ?? []) : []}
+            />
+          )}
+        </>
       )}
       <h3>State changes</h3>
       {events.data === undefined ? (
@@ -219,17 +237,12 @@ function Locations({ locations, quorum }: { locations: LocationResult[]; quorum:
 }
 
 /** Mean, min and max run duration per hour (per day over 30 d). */
-function DurationChart({ buckets, window }: { buckets: DurationBucket[]; window: Window }) {
+function DurationChart({ buckets, window, runs }: { buckets: DurationBucket[]; window: Window; runs: HistoryEntry[] }) {
   const target = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const element = target.current;
-    if (element === null || buckets.length === 0) return;
-    const data: uPlot.AlignedData = [
-      buckets.map((b) => b.start),
-      buckets.map((b) => b.mean),
-      buckets.map((b) => b.min),
-      buckets.map((b) => b.max),
-    ];
+    if (element === null || (buckets.length === 0 && runs.length === 0)) return;
+    const data = alignedData(buckets, runs, window);
     const plot = new uPlot(
       {
         width: Math.max(320, element.clientWidth),
@@ -239,13 +252,23 @@ function DurationChart({ buckets, window }: { buckets: DurationBucket[]; window:
           {
             label: 'mean',
             stroke: '#2563eb',
+            spanGaps: true,
             width: 2,
             points: { show: buckets.length < 50 },
             value: (_u, v) => (v === null ? '–' : milliseconds(v)),
           },
-          { label: 'min', stroke: '#16a34a', value: (_u, v) => (v === null ? '–' : milliseconds(v)) },
-          { label: 'max', stroke: '#dc2626', value: (_u, v) => (v === null ? '–' : milliseconds(v)) },
+          { label: 'min', stroke: '#16a34a', spanGaps: true, value: (_u, v) => (v === null ? '–' : milliseconds(v)) },
+          { label: 'max', stroke: '#dc2626', spanGaps: true, value: (_u, v) => (v === null ? '–' : milliseconds(v)) },
+          {
+            label: 'each run',
+            stroke: '#7c3aed',
+            width: 0,
+            points: { show: true, size: 5, fill: '#7c3aed' },
+            value: (_u, v) => (v === null ? '–' : milliseconds(v)),
+          },
         ],
+        // The legend names the series only: its live values read as a row of dashes until hovered.
+        legend: { live: false },
         axes: [{}, { label: 'ms' }],
         // The whole window, not just the buckets that have runs: a new check shows as a few points on the right.
         scales: {
@@ -257,7 +280,28 @@ function DurationChart({ buckets, window }: { buckets: DurationBucket[]; window:
       element,
     );
     return () => plot.destroy();
-  }, [buckets, window]);
-  if (buckets.length === 0) return <p class="empty-chart">No runs in the last {window}.</p>;
-  return <div class="chart" ref={target} data-points={buckets.length} />;
+  }, [buckets, window, runs]);
+  if (buckets.length === 0 && runs.length === 0) return <p class="empty-chart">No runs in the last {window}.</p>;
+  return <div class="chart" ref={target} data-points={buckets.length} data-runs={runs.length} />;
+}
+
+/**
+ * The hourly aggregates and, over 24 h, each raw run of the history as a point of its own: a new check shows its
+ * runs rather than one dot for its first hour. uPlot wants one x axis: the union of both, each series null where it
+ * has no value.
+ */
+function alignedData(buckets: DurationBucket[], runs: HistoryEntry[], window: Window): uPlot.AlignedData {
+  const since = Date.now() / 1000 - WINDOW_SECONDS[window];
+  const points = new Map<number, [number | null, number | null, number | null, number | null]>();
+  for (const b of buckets) points.set(b.start, [b.mean, b.min, b.max, null]);
+  for (const run of runs) {
+    const at = run['healthcheck-timestamp'];
+    if (at < since) continue;
+    const point = points.get(at) ?? [null, null, null, null];
+    point[3] = run.duration;
+    points.set(at, point);
+  }
+  const xs = [...points.keys()].sort((a, b) => a - b);
+  const column = (i: number) => xs.map((x) => (points.get(x) as (number | null)[])[i] ?? null);
+  return [xs, column(0), column(1), column(2), column(3)];
 }
