@@ -121,34 +121,36 @@ export function CheckView({ name }: { name: string }) {
       ) : events.data.length === 0 ? (
         <p class="shown">No change in the last 30 days.</p>
       ) : (
-        <table class="state-changes">
-          <thead>
-            <tr>
-              <th>Time</th>
-              <th>From</th>
-              <th>To</th>
-              <th>Message</th>
-            </tr>
-          </thead>
-          <tbody>
-            {[...events.data].reverse().map((event) => (
+        <div class="scroll" tabIndex={0}>
+          <table class="state-changes">
+            <thead>
               <tr>
-                <td>{new Date(event.at).toLocaleString()}</td>
-                <td>
-                  <span class="check-state" data-state={event.previous}>
-                    {event.previous}
-                  </span>
-                </td>
-                <td>
-                  <span class="check-state" data-state={event.state}>
-                    {event.state}
-                  </span>
-                </td>
-                <td class="message-cell">{event.message}</td>
+                <th>Time</th>
+                <th>From</th>
+                <th>To</th>
+                <th>Message</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {[...events.data].reverse().map((event) => (
+                <tr>
+                  <td>{new Date(event.at).toLocaleString()}</td>
+                  <td>
+                    <span class="check-state" data-state={event.previous}>
+                      {event.previous}
+                    </span>
+                  </td>
+                  <td>
+                    <span class="check-state" data-state={event.state}>
+                      {event.state}
+                    </span>
+                  </td>
+                  <td class="message-cell">{event.message}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <h3>Definition</h3>
       {definition.data === undefined ? (
@@ -162,31 +164,35 @@ export function CheckView({ name }: { name: string }) {
       ) : (
         <>
           <Strip entries={[...history.data].reverse()} />
-          <table class="history">
-            <thead>
-              <tr>
-                <th>Time</th>
-                <th>State</th>
-                <th class="num">Duration</th>
-                {clustered && <th>Node</th>}
-                <th>Message</th>
-              </tr>
-            </thead>
-            <tbody>
-              {history.data.map((entry) => (
-                <tr class={entry.success ? 'ok' : 'failing'}>
-                  <td>{dateTime(entry['healthcheck-timestamp'])}</td>
-                  <td>
-                    <span class={`badge ${entry.success ? 'ok' : 'failing'}`}>{entry.success ? 'ok' : 'failing'}</span>
-                    {entry.maintenance && <span class="badge maintenance">maintenance</span>}
-                  </td>
-                  <td class="num">{milliseconds(entry.duration)}</td>
-                  {clustered && <td class="node">{entry.node ?? '–'}</td>}
-                  <td class="message-cell">{entry.message}</td>
+          <div class="scroll" tabIndex={0}>
+            <table class="history">
+              <thead>
+                <tr>
+                  <th>Time</th>
+                  <th>State</th>
+                  <th class="num">Duration</th>
+                  {clustered && <th>Node</th>}
+                  <th>Message</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {history.data.map((entry) => (
+                  <tr class={entry.success ? 'ok' : 'failing'}>
+                    <td>{dateTime(entry['healthcheck-timestamp'])}</td>
+                    <td>
+                      <span class={`badge ${entry.success ? 'ok' : 'failing'}`}>
+                        {entry.success ? 'ok' : 'failing'}
+                      </span>
+                      {entry.maintenance && <span class="badge maintenance">maintenance</span>}
+                    </td>
+                    <td class="num">{milliseconds(entry.duration)}</td>
+                    {clustered && <td class="node">{entry.node ?? '–'}</td>}
+                    <td class="message-cell">{entry.message}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         </>
       )}
     </section>
@@ -202,36 +208,40 @@ function Locations({ locations, quorum }: { locations: LocationResult[]; quorum:
       <p class="locations-summary">
         {failing} of {locations.length} failing; the check fails when {quorum} {quorum === 1 ? 'does' : 'do'}.
       </p>
-      <table class="locations">
-        <thead>
-          <tr>
-            <th>Node</th>
-            <th>State</th>
-            <th>Last run</th>
-            <th class="num">Duration</th>
-            <th>Message</th>
-          </tr>
-        </thead>
-        <tbody>
-          {locations.map((location) => {
-            const state = location.success === undefined ? 'pending' : location.success ? 'ok' : 'failing';
-            return (
-              <tr class={state} data-node={location.node}>
-                <td class="node">{location.node}</td>
-                <td>
-                  <span class={`badge ${state}`}>{state === 'pending' ? 'not run' : state}</span>
-                  {location.maintenance && <span class="badge maintenance">maintenance</span>}
-                </td>
-                <td>
-                  {location['healthcheck-timestamp'] !== undefined ? dateTime(location['healthcheck-timestamp']) : '–'}
-                </td>
-                <td class="num">{location.duration !== undefined ? milliseconds(location.duration) : '–'}</td>
-                <td class="message-cell">{location.success === false ? location.message : ''}</td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+      <div class="scroll" tabIndex={0}>
+        <table class="locations">
+          <thead>
+            <tr>
+              <th>Node</th>
+              <th>State</th>
+              <th>Last run</th>
+              <th class="num">Duration</th>
+              <th>Message</th>
+            </tr>
+          </thead>
+          <tbody>
+            {locations.map((location) => {
+              const state = location.success === undefined ? 'pending' : location.success ? 'ok' : 'failing';
+              return (
+                <tr class={state} data-node={location.node}>
+                  <td class="node">{location.node}</td>
+                  <td>
+                    <span class={`badge ${state}`}>{state === 'pending' ? 'not run' : state}</span>
+                    {location.maintenance && <span class="badge maintenance">maintenance</span>}
+                  </td>
+                  <td>
+                    {location['healthcheck-timestamp'] !== undefined
+                      ? dateTime(location['healthcheck-timestamp'])
+                      : '–'}
+                  </td>
+                  <td class="num">{location.duration !== undefined ? milliseconds(location.duration) : '–'}</td>
+                  <td class="message-cell">{location.success === false ? location.message : ''}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
     </>
   );
 }

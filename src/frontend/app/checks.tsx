@@ -237,7 +237,7 @@ export function ChecksView({ query = '' }: { query?: string }) {
           : `${filtered.length} of ${checks.length} checks`}
         {pages > 1 && ` · page ${current + 1} of ${pages}`}
       </p>
-      <div class="scroll">
+      <div class="scroll" tabIndex={0}>
         <table class="checks">
           <thead>
             <tr>

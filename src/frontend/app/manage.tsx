@@ -138,7 +138,7 @@ export function MaintenanceView() {
       ) : windows.data.result.length === 0 ? (
         <p class="shown">No maintenance window.</p>
       ) : (
-        <div class="scroll">
+        <div class="scroll" tabIndex={0}>
           <table class="maintenance">
             <thead>
               <tr>
@@ -220,7 +220,7 @@ export function TokensView() {
       {tokens.data === undefined ? (
         <Status error={tokens.error} what="tokens" />
       ) : (
-        <div class="scroll">
+        <div class="scroll" tabIndex={0}>
           <table class="tokens">
             <thead>
               <tr>
