@@ -137,7 +137,7 @@ describe.skipIf(!hasChromium())('the console, looked at', () => {
       for (const [view, ready] of [
         ['incidents', '.incident'],
         ['maintenance', 'table.maintenance'],
-        ['tokens', 'table.tokens'],
+        ['tokens', 'form[aria-label="New token"]'],
         ['streams', 'main h2, main p'],
         ['audit', 'table.audit'],
       ] as const) {

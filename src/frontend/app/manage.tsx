@@ -219,6 +219,8 @@ export function TokensView() {
       )}
       {tokens.data === undefined ? (
         <Status error={tokens.error} what="tokens" />
+      ) : tokens.data.tokens.length === 0 ? (
+        <p class="shown">No token yet: the basic-auth user is the only credential.</p>
       ) : (
         <div class="scroll" tabIndex={0}>
           <table class="tokens">
