@@ -137,6 +137,7 @@ describe.skipIf(!hasChromium())('the console, looked at', () => {
       for (const [view, ready] of [
         ['incidents', '.incident'],
         ['maintenance', 'table.maintenance'],
+        ['pages', 'table.status-pages'],
         ['tokens', 'form[aria-label="New token"]'],
         ['streams', 'main h2, main p'],
         ['audit', 'table.audit'],

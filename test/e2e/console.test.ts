@@ -138,6 +138,23 @@ describe.skipIf(!hasChromium())('the console', () => {
     await expect.poll(async () => /resolved/i.test(await publicPage())).toBe(true);
   }, 30_000);
 
+  it('creates a status page from the form (its groups as JSON), refusing JSON that does not read', async () => {
+    const { page } = watched;
+    await page.click('header a:text-is("Status pages")');
+    const form = page.locator('form[aria-label="New status page"]');
+    await form.locator('[data-field="slug"] input').fill('team');
+    await form.locator('[data-field="title"] input').fill('Team');
+    await form.locator('[data-field="groups"] textarea').fill('[{"name": "Web", "checks": ["site"]');
+    await form.locator('button:text-is("Save")').click();
+    await expect.poll(() => form.locator('[data-field="groups"] .field-error').textContent()).toBe('must be JSON');
+    await form.locator('[data-field="groups"] textarea').fill('[{"name": "Web", "checks": ["site"]}]');
+    await form.locator('button:text-is("Save")').click();
+    await expect.poll(() => page.locator('tr[data-slug="team"]').count()).toBe(1);
+    expect((await fetch(`${server.url}/status/team`)).status).toBe(200);
+    // The page of the configuration file is listed, read-only.
+    expect(await page.locator('tr[data-slug="public"]').textContent()).toContain('read-only');
+  }, 30_000);
+
   it('creates a read token, shows its secret once, signs out, and signs in with it: no change is offered', async () => {
     const { page } = watched;
     await page.click('header a:text-is("Tokens")');

@@ -15,16 +15,18 @@ import { useHash } from './hooks.ts';
 import { OpenIncidents } from './incidents.tsx';
 import { IncidentsView, MaintenanceView, TokensView } from './manage.tsx';
 import { SessionGate, ThemeToggle } from './session.tsx';
+import { StatusPagesView } from './status-pages.tsx';
 import { StreamsView } from './streams.tsx';
 import './style.css';
 
-const TABS = ['checks', 'incidents', 'maintenance', 'tokens', 'streams', 'cluster', 'audit'] as const;
+const TABS = ['checks', 'incidents', 'maintenance', 'pages', 'tokens', 'streams', 'cluster', 'audit'] as const;
 type Tab = (typeof TABS)[number];
 
 const TITLES: Record<Tab, string> = {
   checks: 'Checks',
   incidents: 'Incidents',
   maintenance: 'Maintenance',
+  pages: 'Status pages',
   tokens: 'Tokens',
   streams: 'Streams',
   cluster: 'Cluster',
@@ -45,6 +47,8 @@ function View({ hash }: { hash: string }) {
       return <IncidentsView />;
     case 'maintenance':
       return <MaintenanceView />;
+    case 'pages':
+      return <StatusPagesView />;
     case 'tokens':
       return <TokensView />;
     case 'streams':
