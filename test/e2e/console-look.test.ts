@@ -5,16 +5,14 @@
  * come first, a filter lives in the URL, the heartbeat's view shows where its job reports, and "success" in a
  * history reads as a success.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import axe from 'axe-core';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ARTIFACTS, type Browser, hasChromium, launchBrowser } from '../helpers/browser.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { closedPort, type HttpTarget, startHttpTarget } from '../helpers/targets.ts';
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 interface Violation {
   id: string;
@@ -26,7 +24,7 @@ interface Violation {
 /** axe-core's serious and critical violations of the page as it is. */
 async function violations(page: Page): Promise<string[]> {
   // Evaluated through the devtools protocol: the page's Content-Security-Policy does not apply.
-  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(AXE);
+  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(axe.source);
   // A string: the test's TypeScript has no DOM types, the page's globals are the browser's.
   const found = (await page.evaluate(
     "axe.run(document, { resultTypes: ['violations'] }).then((results) => results.violations)",

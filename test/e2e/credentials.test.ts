@@ -198,12 +198,7 @@ describe('http.public', () => {
     expect(badge.headers.get('x-content-type-options')).toBe('nosniff');
     expect(badge.headers.get('content-security-policy')).toBe("default-src 'none'; style-src 'unsafe-inline'");
     expect((await server.request('/api/v1/badge/backup/uptime-24h.svg')).status).toBe(200);
-    for (const path of [
-      '/api/v1/result/backup',
-      '/api/v1/healthcheck',
-      '/metrics',
-      '/api/v1/overview/healthchecks',
-    ]) {
+    for (const path of ['/api/v1/result/backup', '/api/v1/healthcheck', '/metrics', '/api/v1/overview/healthchecks']) {
       expect((await server.request(path)).status, path).toBe(401);
     }
     // The dashboard's own files hold no data: they load, and the page asks for credentials with its sign-in form.

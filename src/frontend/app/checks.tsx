@@ -6,56 +6,21 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, type CheckOverview, type HistoryEntry, WINDOWS } from './api.ts';
 import { ago, dateTime, milliseconds, percent } from './format.ts';
+import {
+  applyFilters,
+  type Filters,
+  filtersOf,
+  keepInUrl,
+  NO_FILTERS,
+  stateOf,
+  type StateFilter,
+} from './check-filters.ts';
 import { usePoll } from './hooks.ts';
 import { useCan } from './session.tsx';
 
 const PAGE_SIZE = 100;
 const STRIP_LENGTH = 30;
 const POLL_MS = 5000;
-
-type StateFilter = 'all' | 'ok' | 'failing' | 'pending';
-
-interface Filters {
-  state: StateFilter;
-  kind: string;
-  source: string;
-  label: string;
-  name: string;
-  /** In a cluster: the node that ran the latest result. */
-  node: string;
-}
-
-const NO_FILTERS: Filters = { state: 'all', kind: '', source: '', label: '', name: '', node: '' };
-const STATE_FILTERS: readonly StateFilter[] = ['all', 'ok', 'failing', 'pending'];
-
-/** The filters a URL names (`#/checks?state=failing&label=env=prod`): a link or a reload keeps them. */
-function filtersOf(query: string): Filters {
-  const params = new URLSearchParams(query);
-  const state = params.get('state') ?? 'all';
-  return {
-    state: (STATE_FILTERS as readonly string[]).includes(state) ? (state as StateFilter) : 'all',
-    kind: params.get('kind') ?? '',
-    source: params.get('source') ?? '',
-    label: params.get('label') ?? '',
-    name: params.get('name') ?? '',
-    node: params.get('node') ?? '',
-  };
-}
-
-/** Writes the filters into the URL without a navigation (the view keeps its state; the back button its page). */
-function keepInUrl(filters: Filters): void {
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(filters)) if (value !== '' && value !== 'all') params.set(key, value);
-  const query = params.toString();
-  history.replaceState(null, '', `#/checks${query === '' ? '' : `?${query}`}`);
-}
-
-/** Failing checks first, then those not run yet, then the rest; each group in the API's order. */
-const RANK: Record<Exclude<StateFilter, 'all'>, number> = { failing: 0, pending: 1, ok: 2 };
-
-function stateOf(check: CheckOverview): Exclude<StateFilter, 'all'> {
-  return check.result === null ? 'pending' : check.result.success ? 'ok' : 'failing';
-}
 
 /**
  * The check's state (docs/checks.md "States"): up, pending (failing, fewer times than its failure-threshold), down,
@@ -76,32 +41,6 @@ export function CheckStateTag({
       {state}
     </span>
   );
-}
-
-/** `key=value` matches that label exactly, `key` any check that has it, `=value` any label with that value. */
-function matchesLabel(labels: Record<string, string>, filter: string): boolean {
-  const at = filter.indexOf('=');
-  if (at < 0) return Object.hasOwn(labels, filter.trim());
-  const key = filter.slice(0, at).trim();
-  const value = filter.slice(at + 1).trim();
-  if (key === '') return Object.values(labels).includes(value);
-  return labels[key] === value;
-}
-
-function applyFilters(checks: readonly CheckOverview[], filters: Filters): CheckOverview[] {
-  const name = filters.name.trim().toLowerCase();
-  const label = filters.label.trim();
-  return checks
-    .filter(
-      (check) =>
-        (filters.state === 'all' || stateOf(check) === filters.state) &&
-        (filters.kind === '' || check.kind === filters.kind) &&
-        (filters.source === '' || check.source === filters.source) &&
-        (name === '' || check.name.toLowerCase().includes(name)) &&
-        (label === '' || matchesLabel(check.labels ?? {}, label)) &&
-        (filters.node === '' || check.result?.node === filters.node),
-    )
-    .sort((a, b) => RANK[stateOf(a)] - RANK[stateOf(b)]);
 }
 
 /** `query`: the filters of the URL (`#/checks?state=failing`, the Cluster view's `#/checks?node=<name>`). */

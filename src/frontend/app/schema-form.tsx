@@ -38,7 +38,7 @@ function scalar(schema: Schema, text: string): unknown {
 }
 
 /** The properties a form shows: not those in `hidden`, nor the aliases (`servername` beside `server-name`). */
-export function shownKeys(schema: Schema, hidden: ReadonlySet<string>): string[] {
+function shownKeys(schema: Schema, hidden: ReadonlySet<string>): string[] {
   const keys = Object.keys(schema.properties ?? {});
   const dashed = new Set(keys.filter((key) => key.includes('-')).map((key) => key.replace(/-/g, '')));
   return keys.filter((key) => !hidden.has(key) && !(dashed.has(key) && !key.includes('-')));

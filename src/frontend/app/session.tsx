@@ -16,10 +16,6 @@ export function useCan(): (scope: 'write' | 'admin') => boolean {
   return (scope) => who.open || who.scopes.includes(scope) || who.scopes.includes('admin');
 }
 
-export function useWho(): Who {
-  return useContext(Access);
-}
-
 /** Shows `children` once signed in (or when the server is open), the sign-in form otherwise. */
 export function SessionGate({ children }: { children: (who: Who, signOut: () => void) => ComponentChildren }) {
   const [who, setWho] = useState<Who | null | undefined>(undefined);
