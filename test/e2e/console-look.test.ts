@@ -120,6 +120,8 @@ describe.skipIf(!hasChromium())('the console, looked at', () => {
       await shoot('checks', mode);
       await page.goto(`${server.url}/frontend/index.html#/check/web`);
       await expect.poll(() => page.locator('table.history tbody tr').count(), { timeout: 10_000 }).toBeGreaterThan(0);
+      // Over 24 h, each run of the history is a point of the chart, beside the hourly aggregates.
+      expect(Number(await page.locator('.chart').getAttribute('data-runs'))).toBeGreaterThan(0);
       await shoot('check', mode);
       await page.goto(`${server.url}/frontend/index.html#/check/backup`);
       await page.locator('.heartbeat-urls').waitFor();

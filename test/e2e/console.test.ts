@@ -39,6 +39,7 @@ describe.skipIf(!hasChromium())('the console', () => {
         config: {
           http: { 'basic-auth': { username: 'ops', password: 's3cret' }, public: ['status-pages'] },
           'status-pages': [{ slug: 'public', title: 'Public', groups: [] }],
+          'tcp-checks': [{ name: 'from-file', target: '127.0.0.1', port: 1, timeout: '1s', interval: '1h' }],
         },
       }),
       startHttpTarget({ handler: (_request, response) => response.end('hello') }),
@@ -60,8 +61,8 @@ describe.skipIf(!hasChromium())('the console', () => {
     await signIn(page, { username: 'ops', password: 's3cret' });
     await expect.poll(() => page.locator('header .principal').textContent()).toBe('basic:ops');
     expect(await page.locator('.open-banner').count()).toBe(0);
-    // An empty install says how to add a first check.
-    await expect.poll(() => page.locator('.first-check h2').textContent()).toBe('No check yet');
+    // The check of the configuration file (an empty install's guidance: test/e2e/dashboard.test.ts).
+    await expect.poll(() => page.locator('tr.check').count()).toBe(1);
     expect(watched.dialogs).toEqual([]);
   }, 30_000);
 
@@ -117,6 +118,45 @@ describe.skipIf(!hasChromium())('the console', () => {
     expect(await page.locator('button:text-is("Pause")').count()).toBe(1);
   }, 30_000);
 
+  it('clones a check under a new name, and deletes the clone after asking once more', async () => {
+    const { page } = watched;
+    await page.click('a:text-is("Clone")');
+    await expect.poll(() => input(page, 'name').inputValue()).toBe('site-copy');
+    expect(await input(page, 'name').isDisabled()).toBe(false);
+    await page.click('button:text-is("Save")');
+    await expect.poll(() => page.locator('.check-name').textContent()).toBe('site-copy');
+    await page.click('button:text-is("Delete")');
+    await page.click('button:text-is("Yes, delete")');
+    await expect.poll(() => page.evaluate('location.hash')).toBe('#/checks');
+    expect((await server.request('/api/v1/healthcheck/site-copy', auth())).status).toBe(404);
+    expect(watched.dialogs).toEqual([]);
+  }, 30_000);
+
+  it('shows a check of the configuration file read-only, naming its source; it can still be paused', async () => {
+    const { page } = watched;
+    await page.goto(`${server.url}/frontend/index.html#/check/from-file`);
+    await expect
+      .poll(() => page.locator('.source').textContent())
+      .toBe('Defined in the configuration file: read-only here.');
+    expect(
+      await page.locator('.check-actions a:text-is("Edit"), .check-actions button:text-is("Delete")').count(),
+    ).toBe(0);
+    expect(await page.locator('.check-actions button:text-is("Pause")').count()).toBe(1);
+  }, 30_000);
+
+  it('creates a maintenance window from the form', async () => {
+    const { page } = watched;
+    await page.click('header a:text-is("Maintenance")');
+    const form = page.locator('form[aria-label="New maintenance window"]');
+    await form.locator('[data-field="name"] input').fill('upgrade');
+    await form.locator('[data-field="start"] input').fill('2030-01-01T22:00:00Z');
+    await form.locator('[data-field="duration"] input').fill('1h');
+    await form.locator('[data-field="checks"] input').fill('site');
+    await form.locator('button:text-is("Save")').click();
+    await expect.poll(() => page.locator('table.maintenance tr[data-name="upgrade"]').count()).toBe(1);
+    expect((await server.request('/api/v1/maintenance/upgrade', auth())).status).toBe(200);
+  }, 30_000);
+
   it('posts an incident on the public page, then resolves it', async () => {
     const { page } = watched;
     await page.click('header a:text-is("Incidents")');
@@ -170,7 +210,7 @@ describe.skipIf(!hasChromium())('the console', () => {
     await signIn(page, { token: secret });
     await expect.poll(() => page.locator('header .principal').textContent()).toBe('token:reader');
     await page.click('header a:text-is("Checks")');
-    await expect.poll(() => page.locator('tr.check').count()).toBe(1);
+    await expect.poll(() => page.locator('tr.check').count()).toBe(2);
     expect(await page.locator('a:text-is("Add a check")').count()).toBe(0);
     expect(await page.locator('header a:text-is("Tokens")').count()).toBe(0);
     await page.click('a:text-is("site")');
