@@ -150,6 +150,28 @@ describe.skipIf(!hasChromium())('the console, looked at', () => {
     expect(watched.pageErrors).toEqual([]);
   }, 180_000);
 
+  it("keeps the theme chosen with the toggle over the system's, and opens with a skip link to the keyboard", async () => {
+    const { page } = await browser.open(`${server.url}/frontend/index.html#/checks`);
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.locator('tr.check').first().waitFor({ timeout: 10_000 });
+    const theme = () => page.evaluate('document.documentElement.dataset.theme ?? ""');
+    expect(await theme()).toBe('');
+    await page.click('button:text-is("Dark mode")');
+    await expect.poll(theme).toBe('dark');
+    await page.reload();
+    await page.locator('tr.check').first().waitFor({ timeout: 10_000 });
+    expect(await theme()).toBe('dark');
+    expect(await page.locator('button.theme').textContent()).toBe('Light mode');
+    await page.click('button:text-is("Light mode")');
+    await expect.poll(theme).toBe('light');
+    await page.reload();
+    await page.locator('tr.check').first().waitFor({ timeout: 10_000 });
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Skip to the content');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate('document.activeElement.id')).toBe('main');
+  }, 60_000);
+
   it('lists failing checks first, keeps a filter in the URL, and shows a successful run as one', async () => {
     const watched = await browser.open(`${server.url}/frontend/index.html#/checks?state=failing`);
     const { page } = watched;
