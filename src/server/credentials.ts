@@ -200,7 +200,10 @@ export function credentialsHook(
         counting.failures.inc();
         await limiter(request);
       }
-      throw new HttpError(401, 'Unauthorized', challenge);
+      // A fetch() of one of this server's pages gets no challenge: the browser would answer it with its login prompt,
+      // over the dashboard's own sign-in form (docs/dashboard.md, "Signing in"), when a session ends and its cookie
+      // is dropped. Browsers set the `Sec-Fetch-*` headers themselves, never a page's script.
+      throw new HttpError(401, 'Unauthorized', fetchedByOwnPage(request) ? {} : challenge);
     }
     request.principal = admitted.principal.name;
     request.scopes = admitted.principal.scopes;
@@ -209,6 +212,11 @@ export function credentialsHook(
 }
 
 /** A 403 naming the scope the route needs, unless the request's principal holds it (`admin` holds every one). */
+/** A request a page of this origin made with fetch(): not a navigation, not another site's. */
+function fetchedByOwnPage(request: FastifyRequest): boolean {
+  return request.headers['sec-fetch-site'] === 'same-origin' && request.headers['sec-fetch-mode'] === 'cors';
+}
+
 function checkScope(request: FastifyRequest, access: RouteAccess, open: boolean, path: string): void {
   const scopes = request.scopes ?? [];
   if (open || access.session === true || scopes.includes(access.scope) || scopes.includes('admin')) return;

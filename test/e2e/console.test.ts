@@ -229,3 +229,26 @@ describe.skipIf(!hasChromium())('the console', () => {
 function auth(): RequestInit {
   return { headers: { authorization: `Basic ${Buffer.from('ops:s3cret').toString('base64')}` } };
 }
+
+describe.skipIf(!hasChromium())('the console, when its session expires', () => {
+  it('shows the sign-in form again, saying the session expired', async () => {
+    const [server, browser] = await Promise.all([
+      startServer({ config: { http: { 'basic-auth': { username: 'ops', password: 's3cret' }, 'session-ttl': '2s' } } }),
+      launchBrowser(),
+    ]);
+    try {
+      const { page } = await browser.open(`${server.url}/frontend/index.html`);
+      await signIn(page, { username: 'ops', password: 's3cret' });
+      await page.locator('header .principal').waitFor();
+      // The next poll after the expiry is refused: the cookie is cleared, the form comes back.
+      const notice = page.locator('form[aria-label="Sign in"] .notice');
+      await expect.poll(() => notice.count(), { timeout: 15_000 }).toBe(1);
+      expect(await notice.textContent()).toMatch(/^Session (expired|ended): sign in again$/);
+      await signIn(page, { username: 'ops', password: 's3cret' });
+      await expect.poll(() => page.locator('header .principal').textContent()).toBe('basic:ops');
+    } finally {
+      await browser.close();
+      await server.kill9();
+    }
+  }, 60_000);
+});

@@ -82,7 +82,9 @@ async function call<T>(path: string, init?: RequestInit): Promise<T> {
     (T & { message?: string; error?: string; errors?: FieldError[] }) | null;
   if (!response.ok) {
     const message = body?.message ?? body?.error ?? `${response.status} ${response.statusText}`;
-    if (response.status === 401 && path !== SESSION_PATH) auth.onSignedOut(message);
+    // Without a cookie at all (the browser drops it when the session's time is up), the API just says Unauthorized.
+    if (response.status === 401 && path !== SESSION_PATH)
+      auth.onSignedOut(message === 'Unauthorized' ? 'Session ended: sign in again' : message);
     throw new ApiError(response.status, message, body?.errors ?? []);
   }
   return body as T;
