@@ -155,6 +155,14 @@ describe.skipIf(!hasChromium())('the console', () => {
     await form.locator('button:text-is("Save")').click();
     await expect.poll(() => page.locator('table.maintenance tr[data-name="upgrade"]').count()).toBe(1);
     expect((await server.request('/api/v1/maintenance/upgrade', auth())).status).toBe(200);
+    // Edited: the same form, filled, the name fixed; the API replaces the window.
+    await page.click('tr[data-name="upgrade"] button:text-is("Edit")');
+    const edit = page.locator('form[aria-label="Edit upgrade"]');
+    expect(await edit.locator('[data-field="name"] input').isDisabled()).toBe(true);
+    expect(await edit.locator('[data-field="checks"] input').inputValue()).toBe('site');
+    await edit.locator('[data-field="duration"] input').fill('2h');
+    await edit.locator('button:text-is("Save")').click();
+    await expect.poll(() => page.locator('tr[data-name="upgrade"] td').nth(2).textContent()).toBe('2h0m0s');
   }, 30_000);
 
   it('posts an incident on the public page, then resolves it', async () => {
@@ -191,6 +199,11 @@ describe.skipIf(!hasChromium())('the console', () => {
     await form.locator('button:text-is("Save")').click();
     await expect.poll(() => page.locator('tr[data-slug="team"]').count()).toBe(1);
     expect((await fetch(`${server.url}/status/team`)).status).toBe(200);
+    await page.click('tr[data-slug="team"] button:text-is("Edit")');
+    const edit = page.locator('form[aria-label="Edit team"]');
+    await edit.locator('[data-field="title"] input').fill('Team two');
+    await edit.locator('button:text-is("Save")').click();
+    await expect.poll(() => page.locator('tr[data-slug="team"] td').nth(1).textContent()).toBe('Team two');
     // The page of the configuration file is listed, read-only.
     expect(await page.locator('tr[data-slug="public"]').textContent()).toContain('read-only');
   }, 30_000);

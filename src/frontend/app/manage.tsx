@@ -116,6 +116,7 @@ interface MaintenanceWindow {
 
 export function MaintenanceView() {
   const can = useCan();
+  const [editing, setEditing] = useState<MaintenanceWindow | undefined>(undefined);
   const windows = usePoll(
     () => send<{ result: MaintenanceWindow[] }>('GET', '/api/v1/maintenance'),
     POLL_MS,
@@ -131,6 +132,21 @@ export function MaintenanceView() {
           hidden={new Set(['source', 'active', 'next-start', 'next-end'])}
           primary={['duration', 'every', 'checks', 'labels']}
           onDone={windows.refresh}
+        />
+      )}
+      {editing !== undefined && (
+        <ResourceForm
+          key={editing.name}
+          title={`Edit ${editing.name}`}
+          path="/api/v1/maintenance"
+          hidden={new Set(['source', 'active', 'next-start', 'next-end'])}
+          primary={['duration', 'every', 'checks', 'labels']}
+          editing={editing as unknown as Record<string, unknown>}
+          fixed={new Set(['name'])}
+          onDone={() => {
+            setEditing(undefined);
+            windows.refresh();
+          }}
         />
       )}
       {windows.data === undefined ? (
@@ -164,11 +180,16 @@ export function MaintenanceView() {
                   <td>{window.source}</td>
                   <td>
                     {window.source === 'api' && can('write') ? (
-                      <DeleteButton
-                        what={window.name}
-                        path={`/api/v1/maintenance/${encodeURIComponent(window.name)}`}
-                        onDone={windows.refresh}
-                      />
+                      <span class="actions">
+                        <button type="button" onClick={() => setEditing(window)}>
+                          Edit
+                        </button>
+                        <DeleteButton
+                          what={window.name}
+                          path={`/api/v1/maintenance/${encodeURIComponent(window.name)}`}
+                          onDone={windows.refresh}
+                        />
+                      </span>
                     ) : (
                       <small>{window.source === 'api' ? '' : 'read-only: in the configuration file'}</small>
                     )}

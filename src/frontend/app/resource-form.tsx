@@ -6,7 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { ApiError, FieldError } from './api.ts';
 import { send } from './api.ts';
 import { bodySchema, type Schema } from './schema.ts';
-import { SchemaFields, toBody, type Values } from './schema-form.tsx';
+import { fromBody, SchemaFields, toBody, type Values } from './schema-form.tsx';
 
 interface Props<T> {
   title: string;
@@ -18,6 +18,10 @@ interface Props<T> {
   primary?: readonly string[];
   options?: Readonly<Record<string, readonly string[]>>;
   initial?: Values;
+  /** A listed object to edit: the form opens with its values (the API replaces an object posted under its name). */
+  editing?: Record<string, unknown>;
+  /** Fields that cannot change while editing (the name the API replaces by). */
+  fixed?: ReadonlySet<string>;
   submitLabel?: string;
   onDone: (answer: T) => void;
 }
@@ -32,6 +36,8 @@ export function ResourceForm<T>({
   primary = [],
   options,
   initial,
+  editing,
+  fixed,
   submitLabel,
   onDone,
 }: Props<T>) {
@@ -40,8 +46,12 @@ export function ResourceForm<T>({
   const [errors, setErrors] = useState<FieldError[]>([]);
   const [busy, setBusy] = useState(false);
   useEffect(() => {
-    bodySchema(schemaPath ?? path).then(setSchema, (error: Error) =>
-      setErrors([{ field: '', message: error.message }]),
+    bodySchema(schemaPath ?? path).then(
+      (read) => {
+        if (editing !== undefined) setValues(fromBody(read, editing));
+        setSchema(read);
+      },
+      (error: Error) => setErrors([{ field: '', message: error.message }]),
     );
   }, [path, schemaPath]);
   const submit = async (event: Event) => {
@@ -77,6 +87,7 @@ export function ResourceForm<T>({
           hidden={hidden}
           primary={primary}
           options={options}
+          fixed={fixed}
         />
       )}
       {errors.length > 0 && (

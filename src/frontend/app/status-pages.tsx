@@ -2,6 +2,7 @@
  * The status pages (docs/status-pages.md): listed with a link to each, created from the form of the API's own
  * schema (its groups as JSON), deleted; those of the configuration file are read-only.
  */
+import { useState } from 'preact/hooks';
 import { send } from './api.ts';
 import { Status } from './checks.tsx';
 import { usePoll } from './hooks.ts';
@@ -19,6 +20,7 @@ const GROUPS_EXAMPLE = '[\n  {"name": "Services", "checks": []}\n]';
 
 export function StatusPagesView() {
   const can = useCan();
+  const [editing, setEditing] = useState<StatusPage | undefined>(undefined);
   const pages = usePoll(() => send<{ result: StatusPage[] }>('GET', '/api/v1/status-page'), 10_000, 'status-pages');
   return (
     <section class="manage">
@@ -31,6 +33,21 @@ export function StatusPagesView() {
           primary={['description', 'show-messages']}
           initial={{ groups: GROUPS_EXAMPLE }}
           onDone={pages.refresh}
+        />
+      )}
+      {editing !== undefined && (
+        <ResourceForm
+          key={editing.slug}
+          title={`Edit ${editing.slug}`}
+          path="/api/v1/status-page"
+          hidden={new Set(['source'])}
+          primary={['description', 'show-messages']}
+          editing={editing as unknown as Record<string, unknown>}
+          fixed={new Set(['slug'])}
+          onDone={() => {
+            setEditing(undefined);
+            pages.refresh();
+          }}
         />
       )}
       {pages.data === undefined ? (
@@ -60,11 +77,16 @@ export function StatusPagesView() {
                   <td>{page.source}</td>
                   <td>
                     {page.source === 'api' && can('write') ? (
-                      <DeleteButton
-                        what={`the page ${page.slug}`}
-                        path={`/api/v1/status-page/${encodeURIComponent(page.slug)}`}
-                        onDone={pages.refresh}
-                      />
+                      <span class="actions">
+                        <button type="button" onClick={() => setEditing(page)}>
+                          Edit
+                        </button>
+                        <DeleteButton
+                          what={`the page ${page.slug}`}
+                          path={`/api/v1/status-page/${encodeURIComponent(page.slug)}`}
+                          onDone={pages.refresh}
+                        />
+                      </span>
                     ) : (
                       <small>{page.source === 'api' ? '' : 'read-only: in the configuration file'}</small>
                     )}
