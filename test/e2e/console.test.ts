@@ -229,6 +229,14 @@ describe.skipIf(!hasChromium())('the console', () => {
     await page.click('a:text-is("site")');
     await page.locator('.check-name').waitFor();
     expect(await page.locator('.check-actions').count()).toBe(0);
+    for (const view of ['Incidents', 'Maintenance', 'Status pages']) {
+      await page.click(`header a:text-is("${view}")`);
+      await page.locator('main h2').waitFor();
+      expect(
+        await page.locator('main form, main button:text-is("Delete"), main button:text-is("Edit")').count(),
+        view,
+      ).toBe(0);
+    }
     // The token deleted, the session made with it ends: the page asks to sign in again, saying why.
     expect((await server.request('/api/v1/tokens/reader', { ...auth(), method: 'DELETE' })).status).toBe(200);
     await expect
