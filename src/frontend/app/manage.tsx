@@ -109,6 +109,7 @@ interface MaintenanceWindow {
   duration: string;
   every?: string;
   checks?: string[];
+  labels?: Record<string, string>;
   source: string;
   active: boolean;
   'next-start'?: string;
@@ -176,7 +177,15 @@ export function MaintenanceView() {
                   <td>{new Date(window['next-start'] ?? window.start).toLocaleString()}</td>
                   <td>{window.duration}</td>
                   <td>{window.every ?? '–'}</td>
-                  <td>{window.checks?.join(', ') ?? 'by labels'}</td>
+                  <td>
+                    {/* Neither checks nor labels: the window covers every check (docs/checks.md). */}
+                    {window.checks?.join(', ') ??
+                      (window.labels === undefined
+                        ? 'every check'
+                        : Object.entries(window.labels)
+                            .map(([key, value]) => `${key}=${value}`)
+                            .join(', '))}
+                  </td>
                   <td>{window.source}</td>
                   <td>
                     {window.source === 'api' && can('write') ? (
