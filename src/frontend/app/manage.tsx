@@ -179,7 +179,7 @@ export function MaintenanceView() {
                   <td>{window.every ?? '–'}</td>
                   <td>
                     {/* Neither checks nor labels: the window covers every check (docs/checks.md). */}
-                    {window.checks?.join(', ') ??
+                    {(window.checks?.length ? window.checks.join(', ') : undefined) ??
                       (window.labels === undefined
                         ? 'every check'
                         : Object.entries(window.labels)
