@@ -150,6 +150,25 @@ describe.skipIf(!hasChromium())('the console, looked at', () => {
     expect(watched.pageErrors).toEqual([]);
   }, 180_000);
 
+  it('the sign-in form, dark and at 390 px: screenshots, and no serious or critical axe violation', async () => {
+    // A browser of its own: signed out.
+    const signedOut = await launchBrowser();
+    try {
+      const { page } = await signedOut.open(`${server.url}/frontend/index.html`);
+      const problems: string[] = [];
+      for (const { mode, colorScheme, width, height } of MODES.filter((each) => each.mode !== 'light')) {
+        await page.emulateMedia({ colorScheme });
+        await page.setViewportSize({ width, height });
+        await page.locator('form[aria-label="Sign in"]').waitFor();
+        await page.screenshot({ path: join(ARTIFACTS, `console-sign-in-${mode}.png`), fullPage: true });
+        for (const problem of await violations(page)) problems.push(`sign-in ${mode}: ${problem}`);
+      }
+      expect(problems).toEqual([]);
+    } finally {
+      await signedOut.close();
+    }
+  }, 60_000);
+
   it("keeps the theme chosen with the toggle over the system's, and opens with a skip link to the keyboard", async () => {
     const { page } = await browser.open(`${server.url}/frontend/index.html#/checks`);
     await page.emulateMedia({ colorScheme: 'light' });
