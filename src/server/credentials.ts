@@ -133,6 +133,11 @@ export function credentialsHook(
   return async (request) => {
     const path = request.routeOptions.url ?? request.url.split('?')[0] ?? '/';
     const access = routeAccess(request.method, path);
+    // The dashboard's files: whatever comes with the request, nothing to check (src/server/scopes.ts).
+    if (access.page === true) {
+      request.scopes = [];
+      return;
+    }
     const open = access.publicAs !== undefined && publicFamilies.has(access.publicAs);
     const header = request.headers.authorization ?? '';
     const bearer = /^Bearer ([A-Za-z0-9._~+/=-]+)$/i.exec(header)?.[1];
@@ -195,7 +200,10 @@ export function credentialsHook(
         counting.failures.inc();
         await limiter(request);
       }
-      throw new HttpError(401, 'Unauthorized', challenge);
+      // A fetch() of one of this server's pages gets no challenge: the browser would answer it with its login prompt,
+      // over the dashboard's own sign-in form (docs/dashboard.md, "Signing in"), when a session ends and its cookie
+      // is dropped. Browsers set the `Sec-Fetch-*` headers themselves, never a page's script.
+      throw new HttpError(401, 'Unauthorized', fetchedByOwnPage(request) ? {} : challenge);
     }
     request.principal = admitted.principal.name;
     request.scopes = admitted.principal.scopes;
@@ -204,6 +212,11 @@ export function credentialsHook(
 }
 
 /** A 403 naming the scope the route needs, unless the request's principal holds it (`admin` holds every one). */
+/** A request a page of this origin made with fetch(): not a navigation, not another site's. */
+function fetchedByOwnPage(request: FastifyRequest): boolean {
+  return request.headers['sec-fetch-site'] === 'same-origin' && request.headers['sec-fetch-mode'] === 'cors';
+}
+
 function checkScope(request: FastifyRequest, access: RouteAccess, open: boolean, path: string): void {
   const scopes = request.scopes ?? [];
   if (open || access.session === true || scopes.includes(access.scope) || scopes.includes('admin')) return;

@@ -20,12 +20,20 @@ export interface RouteAccess {
   publicAs?: PublicFamily;
   /** The sign-in routes (`/api/v1/session`): any credential or none, and no scope; the route answers for itself. */
   session?: true;
+  /**
+   * The dashboard's own files (`/`, `/frontend/...`): answered to anyone, with or without credentials. They hold no
+   * data (every value comes from the API, which asks for credentials), and the page must load to show its sign-in
+   * form: behind basic auth, a browser would show its own prompt instead (docs/dashboard.md, "Signing in").
+   */
+  page?: true;
 }
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 interface Rule {
   prefixes: readonly string[];
+  /** Paths matched exactly, besides the prefixes. */
+  paths?: readonly string[];
   /** The methods the rule applies to; every method when absent. */
   methods?: ReadonlySet<string>;
   access: RouteAccess;
@@ -33,6 +41,7 @@ interface Rule {
 
 /** First match wins: the specific families, then reads, then changes; what matches nothing is `admin`. */
 const RULES: readonly Rule[] = [
+  { prefixes: ['/frontend/'], paths: ['/', '/frontend'], methods: READ_METHODS, access: { scope: 'read', page: true } },
   { prefixes: ['/api/v1/session'], access: { scope: 'read', session: true } },
   { prefixes: ['/api/v1/tokens', '/api/v1/audit'], access: { scope: 'admin' } },
   { prefixes: ['/api/v1/heartbeat/'], access: { scope: 'heartbeat' } },
@@ -63,6 +72,7 @@ const RULES: readonly Rule[] = [
 export function routeAccess(method: string, path: string): RouteAccess {
   for (const rule of RULES) {
     if (rule.methods && !rule.methods.has(method)) continue;
+    if (rule.paths?.includes(path)) return rule.access;
     if (
       rule.prefixes.some((prefix) => path === prefix || path.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`))
     )

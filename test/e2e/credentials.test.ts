@@ -189,6 +189,20 @@ describe("a heartbeat check's own token", () => {
   });
 });
 
+describe('a 401', () => {
+  it("challenges with Basic, but not a fetch() of this server's own page, which shows its sign-in form", async () => {
+    const plain = await server.request('/api/v1/healthcheck');
+    expect(plain.status).toBe(401);
+    expect(plain.headers.get('www-authenticate')).toMatch(/^Basic realm="vigie"/);
+    // The Sec-Fetch-* headers are set by the browser, never by a page's script (fetch() here sends mode cors).
+    const fromOtherSite = await server.request('/api/v1/healthcheck', { headers: { 'sec-fetch-site': 'cross-site' } });
+    expect(fromOtherSite.headers.get('www-authenticate')).toMatch(/^Basic/);
+    const fromOwnPage = await server.request('/api/v1/healthcheck', { headers: { 'sec-fetch-site': 'same-origin' } });
+    expect(fromOwnPage.status).toBe(401);
+    expect(fromOwnPage.headers.get('www-authenticate')).toBeNull();
+  });
+});
+
 describe('http.public', () => {
   it('serves the badges without credentials while the rest stays closed', async () => {
     const badge = await server.request('/api/v1/badge/backup/status.svg');
@@ -198,15 +212,11 @@ describe('http.public', () => {
     expect(badge.headers.get('x-content-type-options')).toBe('nosniff');
     expect(badge.headers.get('content-security-policy')).toBe("default-src 'none'; style-src 'unsafe-inline'");
     expect((await server.request('/api/v1/badge/backup/uptime-24h.svg')).status).toBe(200);
-    for (const path of [
-      '/api/v1/result/backup',
-      '/api/v1/healthcheck',
-      '/metrics',
-      '/api/v1/overview/healthchecks',
-      '/frontend/',
-    ]) {
+    for (const path of ['/api/v1/result/backup', '/api/v1/healthcheck', '/metrics', '/api/v1/overview/healthchecks']) {
       expect((await server.request(path)).status, path).toBe(401);
     }
+    // The dashboard's own files hold no data: they load, and the page asks for credentials with its sign-in form.
+    expect((await server.request('/frontend/', { redirect: 'manual' })).status).toBe(302);
   });
 });
 

@@ -42,11 +42,11 @@ const create = (server: TestServer, name: string) =>
 describe('tokens only, in a browser', () => {
   it('challenges with Basic, and takes a token as the basic-auth password, with its scopes', async () => {
     const server = await start({ http: { tokens } });
-    const prompt = await server.request('/frontend/index.html');
+    const prompt = await server.request('/api/v1/healthcheck');
     expect(prompt.status).toBe(401);
     expect(prompt.headers.get('www-authenticate')).toMatch(/^Basic realm="vigie"/);
     expect((await server.request('/api/v1/healthcheck', { headers: asBasic('anyone', READ_SECRET) })).status).toBe(200);
-    expect((await server.request('/frontend/index.html', { headers: asBasic('', READ_SECRET) })).status).toBe(200);
+    expect((await server.request('/api/v1/healthcheck', { headers: asBasic('', READ_SECRET) })).status).toBe(200);
     const write = await server.request('/api/v1/healthcheck/nope', {
       method: 'DELETE',
       headers: asBasic('anyone', READ_SECRET),

@@ -38,26 +38,79 @@ export const WINDOWS: readonly Window[] = ['24h', '7d', '30d'];
 
 export type IndexEvent = Record<string, unknown>;
 
-/** A refusal of the API, with its status (the Audit view tells a 403 from a failure). */
+/** One problem of a refused body, as the API names it (docs/http-api.md, "Validation errors"). */
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/** A refusal of the API, with its status (the Audit view tells a 403 from a failure) and every field error. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    readonly errors: readonly FieldError[] = [],
   ) {
     super(message);
   }
 }
 
+/**
+ * The session the page speaks through (src/frontend/app/session.tsx): its CSRF token goes with every change, and a
+ * 401 tells the page to show its sign-in form again (the session expired, or its token was deleted).
+ */
+export const auth: { csrf: string | undefined; onSignedOut: (message: string) => void } = {
+  csrf: undefined,
+  onSignedOut: () => {},
+};
+
+const SAFE = new Set(['GET', 'HEAD']);
+
 async function call<T>(path: string, init?: RequestInit): Promise<T> {
+  const method = init?.method ?? 'GET';
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (init?.body) headers['content-type'] = 'application/json';
+  if (!SAFE.has(method) && auth.csrf !== undefined) headers['x-vigie-csrf'] = auth.csrf;
   const response = await fetch(path, {
-    headers: { accept: 'application/json', ...(init?.body ? { 'content-type': 'application/json' } : {}) },
     ...init,
+    headers,
+    // The page is served with `Referrer-Policy: no-referrer`, under which a browser sends `Origin: null` with a
+    // change: the server wants this origin (src/server/session-guard.ts).
+    referrerPolicy: 'same-origin',
   });
-  const body = (await response.json().catch(() => null)) as (T & { message?: string; error?: string }) | null;
-  if (!response.ok)
-    throw new ApiError(response.status, body?.message ?? body?.error ?? `${response.status} ${response.statusText}`);
+  const body = (await response.json().catch(() => null)) as
+    (T & { message?: string; error?: string; errors?: FieldError[] }) | null;
+  if (!response.ok) {
+    const message = body?.message ?? body?.error ?? `${response.status} ${response.statusText}`;
+    // Without a cookie at all (the browser drops it when the session's time is up), the API just says Unauthorized.
+    if (response.status === 401 && path !== SESSION_PATH)
+      auth.onSignedOut(message === 'Unauthorized' ? 'Session ended: sign in again' : message);
+    throw new ApiError(response.status, message, body?.errors ?? []);
+  }
   return body as T;
 }
+
+const SESSION_PATH = '/api/v1/session';
+
+/** Who the page speaks for (`GET /api/v1/session`). */
+export interface Who {
+  principal: string | null;
+  scopes: string[];
+  open: boolean;
+  csrf?: string;
+  expires?: string;
+}
+
+/** Any call of the API by path, for the management views (a check, a window, an incident, a token). */
+export const send = <T>(method: string, path: string, body?: unknown): Promise<T> =>
+  call<T>(path, body === undefined ? { method } : { method, body: JSON.stringify(body) });
+
+export const session = {
+  who: () => call<Who>(SESSION_PATH),
+  signIn: (body: { username: string; password: string } | { token: string }) =>
+    call<Who>(SESSION_PATH, { method: 'POST', body: JSON.stringify(body) }),
+  signOut: () => call<{ message: string }>(SESSION_PATH, { method: 'DELETE' }),
+};
 
 const post = (body: unknown): RequestInit => ({ method: 'POST', body: JSON.stringify(body) });
 const segment = encodeURIComponent;

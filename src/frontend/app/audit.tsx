@@ -41,32 +41,34 @@ export function AuditView() {
       {rows.length === 0 ? (
         <p class="loading">No change recorded.</p>
       ) : (
-        <table class="audit">
-          <thead>
-            <tr>
-              <th>Time</th>
-              <th>Principal</th>
-              <th>Address</th>
-              <th>Method</th>
-              <th>Route</th>
-              <th>Name</th>
-              <th class="num">Outcome</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((row) => (
-              <tr key={row.id} class={row.outcome >= 400 ? 'refused' : undefined}>
-                <td>{dateTime(row.time / 1000)}</td>
-                <td>{row.principal}</td>
-                <td>{row.address}</td>
-                <td>{row.method}</td>
-                <td title={row.path}>{row.route}</td>
-                <td class="name">{row.name ?? ''}</td>
-                <td class="num outcome">{row.outcome}</td>
+        <div class="scroll" tabIndex={0}>
+          <table class="audit">
+            <thead>
+              <tr>
+                <th>Time</th>
+                <th>Principal</th>
+                <th>Address</th>
+                <th>Method</th>
+                <th>Route</th>
+                <th>Name</th>
+                <th class="num">Outcome</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {rows.map((row) => (
+                <tr key={row.id} class={row.outcome >= 400 ? 'refused' : undefined}>
+                  <td>{dateTime(row.time / 1000)}</td>
+                  <td>{row.principal}</td>
+                  <td>{row.address}</td>
+                  <td>{row.method}</td>
+                  <td title={row.path}>{row.route}</td>
+                  <td class="name">{row.name ?? ''}</td>
+                  <td class="num outcome">{row.outcome}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </section>
   );

@@ -2,14 +2,14 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { api, type DurationBucket, type LocationResult, type Window, WINDOWS } from './api.ts';
-
-const WINDOW_SECONDS: Record<Window, number> = { '24h': 86_400, '7d': 7 * 86_400, '30d': 30 * 86_400 };
+import { api, type DurationBucket, type HistoryEntry, type LocationResult, type Window, WINDOWS } from './api.ts';
+import { CheckActions, HeartbeatUrls } from './check-actions.tsx';
 import { CheckStateTag, Labels, Status, Strip } from './checks.tsx';
 import { dateTime, milliseconds, percent } from './format.ts';
 import { usePoll } from './hooks.ts';
 
 const POLL_MS = 5000;
+const WINDOW_SECONDS: Record<Window, number> = { '24h': 86_400, '7d': 7 * 86_400, '30d': 30 * 86_400 };
 
 export function CheckView({ name }: { name: string }) {
   const [window, setWindow] = useState<Window>('24h');
@@ -34,6 +34,14 @@ export function CheckView({ name }: { name: string }) {
         <span class={`badge ${state}`}>{state === 'pending' ? 'not run' : state}</span>{' '}
         <span class="check-name">{name}</span>
       </h2>
+      {definition.data !== undefined && (
+        <CheckActions
+          name={name}
+          source={String(definition.data.source ?? 'api')}
+          paused={checkState.data?.pause !== undefined}
+          refresh={checkState.refresh}
+        />
+      )}
       {checkState.data !== undefined && (
         <p class="state-line">
           State <CheckStateTag state={checkState.data.state} since={checkState.data['state-since']} /> since{' '}
@@ -79,23 +87,33 @@ export function CheckView({ name }: { name: string }) {
           </div>
         ))}
       </div>
-      <h3>Response time</h3>
-      <div class="windows" role="group" aria-label="chart window">
-        {WINDOWS.map((w) => (
-          <button
-            type="button"
-            class={w === window ? 'selected' : ''}
-            aria-pressed={w === window}
-            onClick={() => setWindow(w)}
-          >
-            {w}
-          </button>
-        ))}
-      </div>
-      {durations.data === undefined ? (
-        <Status error={durations.error} what="response times" />
+      {definition.data?.kind === 'heartbeat' ? (
+        <HeartbeatUrls name={name} />
       ) : (
-        <DurationChart buckets={durations.data} window={window} />
+        <>
+          <h3>Response time</h3>
+          <div class="windows" role="group" aria-label="chart window">
+            {WINDOWS.map((w) => (
+              <button
+                type="button"
+                class={w === window ? 'selected' : ''}
+                aria-pressed={w === window}
+                onClick={() => setWindow(w)}
+              >
+                {w}
+              </button>
+            ))}
+          </div>
+          {durations.data === undefined ? (
+            <Status error={durations.error} what="response times" />
+          ) : (
+            <DurationChart
+              buckets={durations.data}
+              window={window}
+              runs={window === '24h' ? (history.data ?? []) : []}
+            />
+          )}
+        </>
       )}
       <h3>State changes</h3>
       {events.data === undefined ? (
@@ -103,34 +121,36 @@ export function CheckView({ name }: { name: string }) {
       ) : events.data.length === 0 ? (
         <p class="shown">No change in the last 30 days.</p>
       ) : (
-        <table class="state-changes">
-          <thead>
-            <tr>
-              <th>Time</th>
-              <th>From</th>
-              <th>To</th>
-              <th>Message</th>
-            </tr>
-          </thead>
-          <tbody>
-            {[...events.data].reverse().map((event) => (
+        <div class="scroll" tabIndex={0}>
+          <table class="state-changes">
+            <thead>
               <tr>
-                <td>{new Date(event.at).toLocaleString()}</td>
-                <td>
-                  <span class="check-state" data-state={event.previous}>
-                    {event.previous}
-                  </span>
-                </td>
-                <td>
-                  <span class="check-state" data-state={event.state}>
-                    {event.state}
-                  </span>
-                </td>
-                <td class="message-cell">{event.message}</td>
+                <th>Time</th>
+                <th>From</th>
+                <th>To</th>
+                <th>Message</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {[...events.data].reverse().map((event) => (
+                <tr>
+                  <td>{new Date(event.at).toLocaleString()}</td>
+                  <td>
+                    <span class="check-state" data-state={event.previous}>
+                      {event.previous}
+                    </span>
+                  </td>
+                  <td>
+                    <span class="check-state" data-state={event.state}>
+                      {event.state}
+                    </span>
+                  </td>
+                  <td class="message-cell">{event.message}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <h3>Definition</h3>
       {definition.data === undefined ? (
@@ -144,31 +164,35 @@ export function CheckView({ name }: { name: string }) {
       ) : (
         <>
           <Strip entries={[...history.data].reverse()} />
-          <table class="history">
-            <thead>
-              <tr>
-                <th>Time</th>
-                <th>State</th>
-                <th class="num">Duration</th>
-                {clustered && <th>Node</th>}
-                <th>Message</th>
-              </tr>
-            </thead>
-            <tbody>
-              {history.data.map((entry) => (
-                <tr class={entry.success ? 'ok' : 'failing'}>
-                  <td>{dateTime(entry['healthcheck-timestamp'])}</td>
-                  <td>
-                    <span class={`badge ${entry.success ? 'ok' : 'failing'}`}>{entry.success ? 'ok' : 'failing'}</span>
-                    {entry.maintenance && <span class="badge maintenance">maintenance</span>}
-                  </td>
-                  <td class="num">{milliseconds(entry.duration)}</td>
-                  {clustered && <td class="node">{entry.node ?? '–'}</td>}
-                  <td class="message-cell">{entry.message}</td>
+          <div class="scroll" tabIndex={0}>
+            <table class="history">
+              <thead>
+                <tr>
+                  <th>Time</th>
+                  <th>State</th>
+                  <th class="num">Duration</th>
+                  {clustered && <th>Node</th>}
+                  <th>Message</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {history.data.map((entry) => (
+                  <tr class={entry.success ? 'ok' : 'failing'}>
+                    <td>{dateTime(entry['healthcheck-timestamp'])}</td>
+                    <td>
+                      <span class={`badge ${entry.success ? 'ok' : 'failing'}`}>
+                        {entry.success ? 'ok' : 'failing'}
+                      </span>
+                      {entry.maintenance && <span class="badge maintenance">maintenance</span>}
+                    </td>
+                    <td class="num">{milliseconds(entry.duration)}</td>
+                    {clustered && <td class="node">{entry.node ?? '–'}</td>}
+                    <td class="message-cell">{entry.message}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         </>
       )}
     </section>
@@ -184,52 +208,51 @@ function Locations({ locations, quorum }: { locations: LocationResult[]; quorum:
       <p class="locations-summary">
         {failing} of {locations.length} failing; the check fails when {quorum} {quorum === 1 ? 'does' : 'do'}.
       </p>
-      <table class="locations">
-        <thead>
-          <tr>
-            <th>Node</th>
-            <th>State</th>
-            <th>Last run</th>
-            <th class="num">Duration</th>
-            <th>Message</th>
-          </tr>
-        </thead>
-        <tbody>
-          {locations.map((location) => {
-            const state = location.success === undefined ? 'pending' : location.success ? 'ok' : 'failing';
-            return (
-              <tr class={state} data-node={location.node}>
-                <td class="node">{location.node}</td>
-                <td>
-                  <span class={`badge ${state}`}>{state === 'pending' ? 'not run' : state}</span>
-                  {location.maintenance && <span class="badge maintenance">maintenance</span>}
-                </td>
-                <td>
-                  {location['healthcheck-timestamp'] !== undefined ? dateTime(location['healthcheck-timestamp']) : '–'}
-                </td>
-                <td class="num">{location.duration !== undefined ? milliseconds(location.duration) : '–'}</td>
-                <td class="message-cell">{location.success === false ? location.message : ''}</td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+      <div class="scroll" tabIndex={0}>
+        <table class="locations">
+          <thead>
+            <tr>
+              <th>Node</th>
+              <th>State</th>
+              <th>Last run</th>
+              <th class="num">Duration</th>
+              <th>Message</th>
+            </tr>
+          </thead>
+          <tbody>
+            {locations.map((location) => {
+              const state = location.success === undefined ? 'pending' : location.success ? 'ok' : 'failing';
+              return (
+                <tr class={state} data-node={location.node}>
+                  <td class="node">{location.node}</td>
+                  <td>
+                    <span class={`badge ${state}`}>{state === 'pending' ? 'not run' : state}</span>
+                    {location.maintenance && <span class="badge maintenance">maintenance</span>}
+                  </td>
+                  <td>
+                    {location['healthcheck-timestamp'] !== undefined
+                      ? dateTime(location['healthcheck-timestamp'])
+                      : '–'}
+                  </td>
+                  <td class="num">{location.duration !== undefined ? milliseconds(location.duration) : '–'}</td>
+                  <td class="message-cell">{location.success === false ? location.message : ''}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
     </>
   );
 }
 
 /** Mean, min and max run duration per hour (per day over 30 d). */
-function DurationChart({ buckets, window }: { buckets: DurationBucket[]; window: Window }) {
+function DurationChart({ buckets, window, runs }: { buckets: DurationBucket[]; window: Window; runs: HistoryEntry[] }) {
   const target = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const element = target.current;
-    if (element === null || buckets.length === 0) return;
-    const data: uPlot.AlignedData = [
-      buckets.map((b) => b.start),
-      buckets.map((b) => b.mean),
-      buckets.map((b) => b.min),
-      buckets.map((b) => b.max),
-    ];
+    if (element === null || (buckets.length === 0 && runs.length === 0)) return;
+    const data = alignedData(buckets, runs, window);
     const plot = new uPlot(
       {
         width: Math.max(320, element.clientWidth),
@@ -239,13 +262,23 @@ function DurationChart({ buckets, window }: { buckets: DurationBucket[]; window:
           {
             label: 'mean',
             stroke: '#2563eb',
+            spanGaps: true,
             width: 2,
             points: { show: buckets.length < 50 },
             value: (_u, v) => (v === null ? '–' : milliseconds(v)),
           },
-          { label: 'min', stroke: '#16a34a', value: (_u, v) => (v === null ? '–' : milliseconds(v)) },
-          { label: 'max', stroke: '#dc2626', value: (_u, v) => (v === null ? '–' : milliseconds(v)) },
+          { label: 'min', stroke: '#16a34a', spanGaps: true, value: (_u, v) => (v === null ? '–' : milliseconds(v)) },
+          { label: 'max', stroke: '#dc2626', spanGaps: true, value: (_u, v) => (v === null ? '–' : milliseconds(v)) },
+          {
+            label: 'each run',
+            stroke: '#7c3aed',
+            width: 0,
+            points: { show: true, size: 5, fill: '#7c3aed' },
+            value: (_u, v) => (v === null ? '–' : milliseconds(v)),
+          },
         ],
+        // The legend names the series only: its live values read as a row of dashes until hovered.
+        legend: { live: false },
         axes: [{}, { label: 'ms' }],
         // The whole window, not just the buckets that have runs: a new check shows as a few points on the right.
         scales: {
@@ -257,7 +290,28 @@ function DurationChart({ buckets, window }: { buckets: DurationBucket[]; window:
       element,
     );
     return () => plot.destroy();
-  }, [buckets, window]);
-  if (buckets.length === 0) return <p class="empty-chart">No runs in the last {window}.</p>;
-  return <div class="chart" ref={target} data-points={buckets.length} />;
+  }, [buckets, window, runs]);
+  if (buckets.length === 0 && runs.length === 0) return <p class="empty-chart">No runs in the last {window}.</p>;
+  return <div class="chart" ref={target} data-points={buckets.length} data-runs={runs.length} />;
+}
+
+/**
+ * The hourly aggregates and, over 24 h, each raw run of the history as a point of its own: a new check shows its
+ * runs rather than one dot for its first hour. uPlot wants one x axis: the union of both, each series null where it
+ * has no value.
+ */
+function alignedData(buckets: DurationBucket[], runs: HistoryEntry[], window: Window): uPlot.AlignedData {
+  const since = Date.now() / 1000 - WINDOW_SECONDS[window];
+  const points = new Map<number, [number | null, number | null, number | null, number | null]>();
+  for (const b of buckets) points.set(b.start, [b.mean, b.min, b.max, null]);
+  for (const run of runs) {
+    const at = run['healthcheck-timestamp'];
+    if (at < since) continue;
+    const point = points.get(at) ?? [null, null, null, null];
+    point[3] = run.duration;
+    points.set(at, point);
+  }
+  const xs = [...points.keys()].sort((a, b) => a - b);
+  const column = (i: number) => xs.map((x) => (points.get(x) as (number | null)[])[i] ?? null);
+  return [xs, column(0), column(1), column(2), column(3)];
 }

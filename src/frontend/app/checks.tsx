@@ -6,29 +6,21 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, type CheckOverview, type HistoryEntry, WINDOWS } from './api.ts';
 import { ago, dateTime, milliseconds, percent } from './format.ts';
+import {
+  applyFilters,
+  type Filters,
+  filtersOf,
+  keepInUrl,
+  NO_FILTERS,
+  stateOf,
+  type StateFilter,
+} from './check-filters.ts';
 import { usePoll } from './hooks.ts';
+import { useCan } from './session.tsx';
 
 const PAGE_SIZE = 100;
 const STRIP_LENGTH = 30;
 const POLL_MS = 5000;
-
-type StateFilter = 'all' | 'ok' | 'failing' | 'pending';
-
-interface Filters {
-  state: StateFilter;
-  kind: string;
-  source: string;
-  label: string;
-  name: string;
-  /** In a cluster: the node that ran the latest result. */
-  node: string;
-}
-
-const NO_FILTERS: Filters = { state: 'all', kind: '', source: '', label: '', name: '', node: '' };
-
-function stateOf(check: CheckOverview): Exclude<StateFilter, 'all'> {
-  return check.result === null ? 'pending' : check.result.success ? 'ok' : 'failing';
-}
 
 /**
  * The check's state (docs/checks.md "States"): up, pending (failing, fewer times than its failure-threshold), down,
@@ -51,34 +43,11 @@ export function CheckStateTag({
   );
 }
 
-/** `key=value` matches that label exactly, `key` any check that has it, `=value` any label with that value. */
-function matchesLabel(labels: Record<string, string>, filter: string): boolean {
-  const at = filter.indexOf('=');
-  if (at < 0) return Object.hasOwn(labels, filter.trim());
-  const key = filter.slice(0, at).trim();
-  const value = filter.slice(at + 1).trim();
-  if (key === '') return Object.values(labels).includes(value);
-  return labels[key] === value;
-}
-
-function applyFilters(checks: readonly CheckOverview[], filters: Filters): CheckOverview[] {
-  const name = filters.name.trim().toLowerCase();
-  const label = filters.label.trim();
-  return checks.filter(
-    (check) =>
-      (filters.state === 'all' || stateOf(check) === filters.state) &&
-      (filters.kind === '' || check.kind === filters.kind) &&
-      (filters.source === '' || check.source === filters.source) &&
-      (name === '' || check.name.toLowerCase().includes(name)) &&
-      (label === '' || matchesLabel(check.labels ?? {}, label)) &&
-      (filters.node === '' || check.result?.node === filters.node),
-  );
-}
-
-/** `node`: the list opens filtered on that node (the Cluster view's links, `#/checks?node=<name>`). */
-export function ChecksView({ node = '' }: { node?: string }) {
+/** `query`: the filters of the URL (`#/checks?state=failing`, the Cluster view's `#/checks?node=<name>`). */
+export function ChecksView({ query = '' }: { query?: string }) {
   const overview = usePoll(api.overview, POLL_MS, 'overview');
-  const [filters, setFilters] = useState<Filters>({ ...NO_FILTERS, node });
+  const can = useCan();
+  const [filters, setFilters] = useState<Filters>(() => ({ ...NO_FILTERS, ...filtersOf(query) }));
   const [page, setPage] = useState(0);
   const checks = overview.data?.checks;
   const filtered = useMemo(() => applyFilters(checks ?? [], filters), [checks, filters]);
@@ -87,11 +56,14 @@ export function ChecksView({ node = '' }: { node?: string }) {
   const shown = filtered.slice(current * PAGE_SIZE, (current + 1) * PAGE_SIZE);
   const strips = useStrips(shown, overview.data?.now);
   const update = (change: Partial<Filters>) => {
-    setFilters({ ...filters, ...change });
+    const next = { ...filters, ...change };
+    setFilters(next);
+    keepInUrl(next);
     setPage(0);
   };
 
   if (checks === undefined) return <Status error={overview.error} what="checks" />;
+  if (checks.length === 0) return <FirstCheck canWrite={can('write')} />;
   const counts = { ok: 0, failing: 0, pending: 0 };
   for (const check of checks) counts[stateOf(check)]++;
   const kinds = [...new Set(checks.map((check) => check.kind))].sort();
@@ -105,6 +77,13 @@ export function ChecksView({ node = '' }: { node?: string }) {
 
   return (
     <section>
+      {can('write') && (
+        <p class="toolbar">
+          <a class="button primary" href="#/checks/new">
+            Add a check
+          </a>
+        </p>
+      )}
       {overview.error !== undefined && (
         <p class="error" role="alert">
           Cannot refresh: {overview.error}
@@ -197,29 +176,31 @@ export function ChecksView({ node = '' }: { node?: string }) {
           : `${filtered.length} of ${checks.length} checks`}
         {pages > 1 && ` · page ${current + 1} of ${pages}`}
       </p>
-      <table class="checks">
-        <thead>
-          <tr>
-            <th>State</th>
-            <th>Check</th>
-            <th>Kind</th>
-            <th>Source</th>
-            {clustered && <th>Node</th>}
-            <th>Labels</th>
-            <th>Last run</th>
-            <th>Duration</th>
-            {WINDOWS.map((window) => (
-              <th class="num">Uptime {window}</th>
+      <div class="scroll" tabIndex={0}>
+        <table class="checks">
+          <thead>
+            <tr>
+              <th>State</th>
+              <th>Check</th>
+              <th class="wide">Kind</th>
+              <th class="wide">Source</th>
+              {clustered && <th class="wide">Node</th>}
+              <th class="wide">Labels</th>
+              <th>Last run</th>
+              <th class="wide">Duration</th>
+              {WINDOWS.map((window) => (
+                <th class={window === '24h' ? 'num' : 'num wide'}>Uptime {window}</th>
+              ))}
+              <th class="wide">Recent results</th>
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((check) => (
+              <CheckRow key={check.name} check={check} now={now} strip={strips[check.name]} clustered={clustered} />
             ))}
-            <th>Recent results</th>
-          </tr>
-        </thead>
-        <tbody>
-          {shown.map((check) => (
-            <CheckRow key={check.name} check={check} now={now} strip={strips[check.name]} clustered={clustered} />
-          ))}
-        </tbody>
-      </table>
+          </tbody>
+        </table>
+      </div>
       {pages > 1 && <Pager page={current} pages={pages} setPage={setPage} />}
     </section>
   );
@@ -269,20 +250,20 @@ function CheckRow({
         {check.description !== undefined && <div class="description">{check.description}</div>}
         {result !== null && !result.success && <div class="message">{result.message}</div>}
       </td>
-      <td>{check.kind}</td>
-      <td>{check.source}</td>
-      {clustered && <td class="node">{result?.node ?? '–'}</td>}
-      <td>
+      <td class="wide">{check.kind}</td>
+      <td class="wide">{check.source}</td>
+      {clustered && <td class="node wide">{result?.node ?? '–'}</td>}
+      <td class="wide">
         <Labels labels={check.labels ?? {}} />
       </td>
       <td title={result ? dateTime(result.timestamp) : undefined}>{result ? ago(now - result.timestamp) : '–'}</td>
-      <td class="num">{result ? milliseconds(result.duration) : '–'}</td>
+      <td class="num wide">{result ? milliseconds(result.duration) : '–'}</td>
       {WINDOWS.map((window) => (
-        <td class="num uptime" data-window={window}>
+        <td class={`num uptime${window === '24h' ? '' : ' wide'}`} data-window={window}>
           {percent(check.uptime[window])}
         </td>
       ))}
-      <td>
+      <td class="wide">
         <Strip entries={strip} />
       </td>
     </tr>
@@ -330,6 +311,44 @@ function Pager({ page, pages, setPage }: { page: number; pages: number; setPage:
         Next →
       </button>
     </nav>
+  );
+}
+
+/** An install without checks says how to add the first one: here, in the configuration file, or through the API. */
+function FirstCheck({ canWrite }: { canWrite: boolean }) {
+  return (
+    <section class="first-check">
+      <h2>No check yet</h2>
+      {canWrite && (
+        <p class="toolbar">
+          <a class="button primary" href="#/checks/new">
+            Add a check
+          </a>
+        </p>
+      )}
+      <p>
+        Vigie runs checks (HTTP, TCP, DNS, TLS, ICMP, heartbeats and more) and keeps their results. Add the first one:
+      </p>
+      <ul>
+        {canWrite && (
+          <li>
+            here, with <a href="#/checks/new">the form</a> (try &ldquo;Run now&rdquo; before saving);
+          </li>
+        )}
+        <li>
+          in the configuration file, under <code>http-checks:</code>, <code>tcp-checks:</code>… (docs/checks.md);
+        </li>
+        <li>
+          or through the API: <code>POST /api/v1/healthcheck/http</code> with{' '}
+          <code>
+            {
+              '{"name": "site", "url": "https://example.com/", "interval": "30s", "timeout": "5s", "valid-status": [200]}'
+            }
+          </code>
+          .
+        </li>
+      </ul>
+    </section>
   );
 }
 

@@ -27,46 +27,48 @@ function Members() {
           {node} has not joined its cluster yet (NATS unreachable): it runs no check until it does.
         </p>
       )}
-      <table class="members">
-        <thead>
-          <tr>
-            <th>Node</th>
-            <th>Version</th>
-            <th>Config hash</th>
-            <th>Started</th>
-            <th class="num">Checks owned</th>
-            <th class="num">Stream partitions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {result.map((member) => (
-            <tr data-node={member.node}>
-              <td>
-                <a href={`#/checks?node=${encodeURIComponent(member.node)}`}>{member.node}</a>
-                {member.self && <span class="badge self">this node</span>}
-                {member.silent && (
-                  <span
-                    class="badge silent"
-                    title="it runs checks and published no result for 3 × member-ttl beyond their interval: it runs no check until it publishes again"
-                  >
-                    silent
-                  </span>
-                )}
-              </td>
-              <td>{member.version}</td>
-              <td
-                class={member['config-hash'] === ours ? 'hash' : 'hash differs'}
-                title={member['config-hash'] === ours ? undefined : "differs from this node's config file"}
-              >
-                {member['config-hash']}
-              </td>
-              <td>{dateTime(Date.parse(member['started-at']) / 1000)}</td>
-              <td class="num checks-owned">{member.checks}</td>
-              <td class="num partitions-owned">{member.partitions}</td>
+      <div class="scroll" tabIndex={0}>
+        <table class="members">
+          <thead>
+            <tr>
+              <th>Node</th>
+              <th>Version</th>
+              <th>Config hash</th>
+              <th>Started</th>
+              <th class="num">Checks owned</th>
+              <th class="num">Stream partitions</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {result.map((member) => (
+              <tr data-node={member.node}>
+                <td>
+                  <a href={`#/checks?node=${encodeURIComponent(member.node)}`}>{member.node}</a>
+                  {member.self && <span class="badge self">this node</span>}
+                  {member.silent && (
+                    <span
+                      class="badge silent"
+                      title="it runs checks and published no result for 3 × member-ttl beyond their interval: it runs no check until it publishes again"
+                    >
+                      silent
+                    </span>
+                  )}
+                </td>
+                <td>{member.version}</td>
+                <td
+                  class={member['config-hash'] === ours ? 'hash' : 'hash differs'}
+                  title={member['config-hash'] === ours ? undefined : "differs from this node's config file"}
+                >
+                  {member['config-hash']}
+                </td>
+                <td>{dateTime(Date.parse(member['started-at']) / 1000)}</td>
+                <td class="num checks-owned">{member.checks}</td>
+                <td class="num partitions-owned">{member.partitions}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </section>
   );
 }

@@ -1,0 +1,173 @@
+/**
+ * Who the page speaks for (docs/dashboard.md, "Signing in"). With credentials configured, the page asks for the
+ * basic-auth user and password or a token and signs in (`POST /api/v1/session`: an HttpOnly cookie, and a CSRF
+ * token the page sends with every change); without, it says the server is open. What the principal's scopes do
+ * not allow is not offered (`useCan`); the API refuses it anyway.
+ */
+import { type ComponentChildren, createContext } from 'preact';
+import { useContext, useEffect, useState } from 'preact/hooks';
+import { ApiError, auth, session, type Who } from './api.ts';
+
+const Access = createContext<Who>({ principal: null, scopes: [], open: false });
+
+/** Whether the page may offer what needs `scope` (`admin` holds every scope). */
+export function useCan(): (scope: 'write' | 'admin') => boolean {
+  const who = useContext(Access);
+  return (scope) => who.open || who.scopes.includes(scope) || who.scopes.includes('admin');
+}
+
+/** Shows `children` once signed in (or when the server is open), the sign-in form otherwise. */
+export function SessionGate({ children }: { children: (who: Who, signOut: () => void) => ComponentChildren }) {
+  const [who, setWho] = useState<Who | null | undefined>(undefined);
+  const [notice, setNotice] = useState<string | undefined>(undefined);
+  const [failure, setFailure] = useState<string | undefined>(undefined);
+  const admit = (answer: Who) => {
+    auth.csrf = answer.csrf;
+    setNotice(undefined);
+    setWho(answer);
+  };
+  useEffect(() => {
+    auth.onSignedOut = (message) => {
+      auth.csrf = undefined;
+      setNotice(message);
+      setWho(null);
+    };
+    session.who().then(admit, (error: unknown) => {
+      if (error instanceof ApiError && error.status === 401) setWho(null);
+      else setFailure((error as Error).message);
+    });
+  }, []);
+  if (failure !== undefined)
+    return (
+      <p class="error" role="alert">
+        Cannot reach Vigie: {failure}
+      </p>
+    );
+  if (who === undefined) return <p class="loading">Loading…</p>;
+  if (who === null) return <SignIn notice={notice} onSignedIn={admit} />;
+  const signOut = () => {
+    session.signOut().finally(() => {
+      auth.csrf = undefined;
+      setNotice('Signed out.');
+      setWho(null);
+    });
+  };
+  return <Access.Provider value={who}>{children(who, signOut)}</Access.Provider>;
+}
+
+function SignIn({ notice, onSignedIn }: { notice: string | undefined; onSignedIn: (who: Who) => void }) {
+  const [withToken, setWithToken] = useState(false);
+  const [username, setUsername] = useState('');
+  const [password, setPassword] = useState('');
+  const [token, setToken] = useState('');
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [busy, setBusy] = useState(false);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      onSignedIn(await session.signIn(withToken ? { token } : { username, password }));
+    } catch (failure) {
+      const refusal = failure as ApiError;
+      setError(
+        refusal.errors?.length ? refusal.errors.map((e) => `${e.field}: ${e.message}`).join('; ') : refusal.message,
+      );
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <main class="sign-in">
+      <h1>Vigie</h1>
+      <form aria-label="Sign in" onSubmit={(event) => void submit(event)}>
+        <h2>Sign in</h2>
+        {notice !== undefined && (
+          <p class="notice" role="status">
+            {notice}
+          </p>
+        )}
+        <div class="windows" role="group" aria-label="sign in with">
+          <button
+            type="button"
+            aria-pressed={!withToken}
+            class={withToken ? '' : 'selected'}
+            onClick={() => setWithToken(false)}
+          >
+            User and password
+          </button>
+          <button
+            type="button"
+            aria-pressed={withToken}
+            class={withToken ? 'selected' : ''}
+            onClick={() => setWithToken(true)}
+          >
+            Token
+          </button>
+        </div>
+        {withToken ? (
+          <div class="field">
+            <label for="sign-in-token">Token</label>
+            <input
+              id="sign-in-token"
+              name="token"
+              type="password"
+              autoComplete="off"
+              value={token}
+              onInput={(e) => setToken(e.currentTarget.value)}
+            />
+          </div>
+        ) : (
+          <>
+            <div class="field">
+              <label for="sign-in-user">User</label>
+              <input
+                id="sign-in-user"
+                name="username"
+                type="text"
+                autoComplete="username"
+                value={username}
+                onInput={(e) => setUsername(e.currentTarget.value)}
+              />
+            </div>
+            <div class="field">
+              <label for="sign-in-password">Password</label>
+              <input
+                id="sign-in-password"
+                name="password"
+                type="password"
+                autoComplete="current-password"
+                value={password}
+                onInput={(e) => setPassword(e.currentTarget.value)}
+              />
+            </div>
+          </>
+        )}
+        {error !== undefined && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+        <button type="submit" class="primary" disabled={busy}>
+          Sign in
+        </button>
+      </form>
+    </main>
+  );
+}
+
+/** The theme: the system's, unless the toggle chose one (kept in this browser). */
+export function ThemeToggle() {
+  const [theme, setTheme] = useState(() => localStorage.getItem('vigie-theme') ?? '');
+  useEffect(() => {
+    if (theme === '') delete document.documentElement.dataset.theme;
+    else document.documentElement.dataset.theme = theme;
+    localStorage.setItem('vigie-theme', theme);
+  }, [theme]);
+  const dark = theme === 'dark' || (theme === '' && matchMedia('(prefers-color-scheme: dark)').matches);
+  return (
+    <button type="button" class="theme" aria-pressed={dark} onClick={() => setTheme(dark ? 'light' : 'dark')}>
+      {dark ? 'Light mode' : 'Dark mode'}
+    </button>
+  );
+}
