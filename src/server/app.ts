@@ -164,6 +164,23 @@ export async function buildServer({
         });
       root.get('/healthz', { schema: probe('Liveness probe') }, ok);
       root.get('/health', { schema: probe('Liveness probe (alias of /healthz)') }, ok);
+      const readyDoc = operation({
+        summary: 'Readiness probe',
+        description:
+          'Answers 200 once every store this node writes through can be written (a single node: once it serves; a cluster node: joined, its buckets bound), 503 with the reason before; no credentials needed (docs/http-api.md "Probes").',
+        tags: ['service'],
+        responses: {
+          200: json('ready', Type.Object({ message: Type.Literal('ready') })),
+          503: messageError('not ready, and why'),
+        },
+      });
+      root.get('/readyz', { schema: readyDoc }, async (_request, reply) => {
+        for (const part of parts) {
+          const why = part.notReady?.() ?? null;
+          if (why !== null) return reply.code(503).send({ message: why });
+        }
+        return { message: 'ready' as const };
+      });
       const metricsSchema = operation({
         summary: 'Prometheus metrics',
         description: 'The Prometheus text exposition of every metric of the service (docs/http-api.md "Metrics").',
