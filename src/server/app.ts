@@ -34,7 +34,7 @@ import type { Part } from './part.ts';
 import { type SignIn, sessionRoutes } from './session-routes.ts';
 import { SESSION_KIND, Sessions } from './sessions.ts';
 import { tokenRoutes } from './token-routes.ts';
-import { TokenStore } from './tokens.ts';
+import { TokenStore, tokenKind } from './tokens.ts';
 
 export interface ServerOptions {
   config: VigieConfig;
@@ -113,7 +113,7 @@ export async function buildServer({
   app.addHook('onClose', async () => audit.close());
 
   // Refusals of these hooks are HttpErrors: the scope of the matched route answers them in its part's shape.
-  const tokens = new TokenStore(db, http.tokens, http.maxApiTokens);
+  const tokens = new TokenStore(state.collection(tokenKind(db)), http.tokens, http.maxApiTokens);
   let signIn: SignIn | null = null;
   if (needsCredentials(http)) {
     // Imported only when credentials are configured: its store and address parsing cost 1.1 MB of heap that an

@@ -213,7 +213,7 @@ describe('http.public', () => {
 describe('the probes', () => {
   it('answer without credentials (load balancers send none), a wrong one changing nothing, and say nothing else', async () => {
     for (const path of ['/healthz', '/health', '/readyz']) {
-      for (const headers of [{}, { authorization: 'Bearer wrong' }]) {
+      for (const headers of [{}, { authorization: 'Bearer wrong' }] as Record<string, string>[]) {
         const response = await server.request(path, { headers });
         expect(response.status, path).toBe(200);
         expect(Object.keys((await response.json()) as object), path).toEqual(['message']);
