@@ -3,15 +3,23 @@
  * "Readiness"): NATS unreachable, or the step it is at (JetStream answering, a bucket being created) and why the last
  * attempt failed. Two chaos runs saw "NATS unreachable" for a node that had reached NATS and was creating its buckets.
  */
+import type { Logger } from 'pino';
+
 export class JoinProgress {
   private phase = 'connecting to NATS';
   private lastFailure: string | null = null;
   /** Why each store the joined node writes through cannot be written now, or null. */
   readonly stores: ((detailed: boolean) => string | null)[] = [];
 
-  constructor(private readonly servers: readonly string[]) {}
+  constructor(
+    private readonly servers: readonly string[],
+    private readonly logger: Logger,
+  ) {}
 
-  at(phase: string): void {
+  /** The join is at `phase` now; `done`, the step before, is logged: a join that stalls shows where (two CI runs saw
+   *  a node connect and then say nothing for 60 s; docs/cluster.md, "Membership and owners"). */
+  at(phase: string, done?: string): void {
+    if (done !== undefined) this.logger.info(`joining: ${done}`);
     this.phase = phase;
   }
 

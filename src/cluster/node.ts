@@ -84,7 +84,7 @@ export class ClusterNode implements CheckCluster {
     private readonly logger: Logger,
     private readonly registry: Registry,
   ) {
-    this.progress = new JoinProgress(settings.servers);
+    this.progress = new JoinProgress(settings.servers, logger);
     this.results = new ResultMetrics(registry);
     this.membershipMetrics = new MembershipMetrics(registry);
     this.silentMetrics = new SilentMemberMetrics(registry);
@@ -259,18 +259,12 @@ export class ClusterNode implements CheckCluster {
     if (this.stopped) return;
     // Each step of a join is logged: a join that stalls then shows where (two CI runs saw a node connect and then
     // say nothing for 60 s; docs/cluster.md, "Membership and owners").
-    logger.info('joining: JetStream answers, buckets and results stream ready');
-
-    this.progress.at('mirroring the API checks');
+    this.progress.at('mirroring the API checks', 'JetStream answers, buckets and results stream ready');
     this.replica = new CheckReplica(checks, this.refusals, logger, settings.commandChecks);
     await this.replica.start(host, connection);
-    logger.info('joining: check definitions mirrored');
-    if (this.state !== null) {
-      this.progress.at('loading the runtime state');
-      await this.state.bind({ kvm, connection, refusals: this.refusals, replicas });
-      logger.info('joining: runtime state loaded');
-    }
-    this.progress.at("catching up with the other nodes' results");
+    this.progress.at('loading the runtime state', 'check definitions mirrored');
+    await this.state?.bind({ kvm, connection, refusals: this.refusals, replicas });
+    this.progress.at("catching up with the other nodes' results", 'runtime state loaded');
     if (this.publisher === null) {
       // Kept across attempts: it holds the results waiting to go out.
       this.publisher = new ResultPublisher(
@@ -295,7 +289,7 @@ export class ClusterNode implements CheckCluster {
       maxClockSkewMs: settings.maxClockSkewMs,
     });
     await this.consumer.start();
-    logger.info("joining: other nodes' results caught up");
+    this.progress.at('announcing this node', "other nodes' results caught up");
 
     this.membership = new Membership(
       members,
@@ -307,7 +301,6 @@ export class ClusterNode implements CheckCluster {
       this.membershipMetrics,
     );
     const membership = this.membership;
-    this.progress.at('announcing this node');
     this.silent = new SilentMembers({
       self: settings.node,
       ttlMs: settings.memberTtlMs,
