@@ -2,8 +2,9 @@
  * One cluster to the people using it (docs/cluster.md, "Runtime state"): a real nats-server with credentials and the
  * shipped permissions (docs/examples/nats-server.conf), three Vigie nodes, and a client that sends each request to the
  * next node in turn, as a load balancer would. A token made on one node works on the others and, deleted, stops
- * working everywhere within a second; a maintenance window and a pause made on one node are applied by every node; a
- * node killed meanwhile comes back with all of it. `/readyz` answers without credentials, 503 naming the cause until
+ * working everywhere within a second; a session opened on one node is open on all, and closed on all once signed out
+ * on another; a maintenance window and a pause made on one node are applied by every node; a node killed meanwhile
+ * comes back with all of it. `/readyz` answers without credentials, 503 naming the cause until
  * the node can write every store it writes through; the members list shows who is ready.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -80,6 +81,32 @@ describe.skipIf(!hasNatsServer())('one cluster: runtime state on every node', ()
           timeoutMs: 2_000,
         },
       );
+    }
+
+    // Signed in on one node is signed in on all; signed out on another, signed out everywhere within a second.
+    const signer = next();
+    const signedIn = await signer.request(
+      '/api/v1/session',
+      jsonBody('POST', { username: 'ops', password: 'secret' }, { origin: signer.url }),
+    );
+    expect(signedIn.status).toBe(201);
+    const { csrf } = (await signedIn.json()) as { csrf: string };
+    const cookie = { cookie: (signedIn.headers.get('set-cookie') ?? '').split(';', 1)[0] as string };
+    for (const node of nodes) {
+      await waitFor(async () => expect((await node.request('/api/v1/session', { headers: cookie })).status).toBe(200), {
+        timeoutMs: 2_000,
+      });
+    }
+    const outOn = next();
+    const signedOut = await outOn.request('/api/v1/session', {
+      method: 'DELETE',
+      headers: { ...cookie, 'x-vigie-csrf': csrf, origin: outOn.url },
+    });
+    expect(signedOut.status).toBe(200);
+    for (const node of nodes) {
+      await waitFor(async () => expect((await node.request('/api/v1/session', { headers: cookie })).status).toBe(401), {
+        timeoutMs: 1_000,
+      });
     }
 
     // Kill a node meanwhile: what follows must reach it when it comes back.
