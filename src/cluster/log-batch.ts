@@ -4,6 +4,7 @@
  * a message can hold. src/cluster/stream-log.ts gathers the packs of a turn into messages.
  */
 import type { Event } from '../stream/event.ts';
+import type { StreamHost } from '../stream/placement.ts';
 import type { EventCodec } from './event-codec.ts';
 
 /** Under NATS' default max_payload (1 MiB), with room for the message's head. */
@@ -33,6 +34,20 @@ export function partitionOf(event: Event, fields: readonly string[], partitions:
 export interface LogTarget {
   readonly name: string;
   readonly partitionBy: readonly string[] | null;
+}
+
+/** The streams a push to `target` reaches: the stream, or for `default` every `:default true` stream. */
+export function logTargets(service: StreamHost, target: string): LogTarget[] | null {
+  if (target !== 'default') {
+    const info = service.streamInfo(target);
+    return info === undefined ? null : [{ name: target, partitionBy: info.partitionBy }];
+  }
+  const targets: LogTarget[] = [];
+  for (const name of service.streamNames()) {
+    const info = service.streamInfo(name);
+    if (info?.isDefault) targets.push({ name, partitionBy: info.partitionBy });
+  }
+  return targets;
 }
 
 /** Events of one batch, packed: `layout` says whose, `[partition, count, ...]` in the order they are packed. */

@@ -34,6 +34,8 @@ export interface MemberInfo {
   startedAtMs: number;
   /** Its `cluster.labels`; absent from a member of an earlier version (it has none). */
   labels?: Record<string, string>;
+  /** It can write every store it writes through; absent from a member of an earlier version. */
+  ready?: boolean;
 }
 
 const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
@@ -63,6 +65,7 @@ const MEMBER = new WireSchema<MemberInfo>(
     startedAtMs: Type.Integer({ minimum: 0 }),
     // Caps of cluster.labels (src/healthcheck/kinds/locations.ts NODE_LABEL_LIMITS), keys bounded by the value's size.
     labels: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 1024 }), { maxProperties: 64 })),
+    ready: Type.Optional(Type.Boolean()),
   }),
 );
 
@@ -195,9 +198,9 @@ export class Membership {
     this.expiryTimer.unref();
   }
 
-  /** The config hash changed (a reload): announced at once. */
-  setConfigHash(configHash: string): void {
-    this.self = { ...this.self, configHash };
+  /** The config hash changed (a reload), or this node's readiness: announced at once. */
+  announce(change: Partial<Pick<MemberInfo, 'configHash' | 'ready'>>): void {
+    this.self = { ...this.self, ...change };
     void this.heartbeat();
     this.checkConfigs();
   }

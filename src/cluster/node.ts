@@ -27,27 +27,13 @@ import { ensureResultsStream, ResultConsumer, ResultMetrics, ResultPublisher } f
 import { dutiesOf, SilentMemberMetrics, SilentMembers } from './silent-members.ts';
 import type { ClusterSettings } from './settings.ts';
 import { ClusterUnavailableError, permissionsHint } from './errors.ts';
+import type { ClusterRuntimeState } from './runtime-state.ts';
+import { type MemberView, memberViews } from './member-view.ts';
+import { JoinProgress } from './join-progress.ts';
 
 /** Backoff between attempts to join once connected (`ClusterNode.join`). */
 const JOIN_RETRY_FIRST_MS = 1_000;
 const JOIN_RETRY_MAX_MS = 15_000;
-
-export interface MemberView {
-  node: string;
-  self: boolean;
-  version: string;
-  'config-hash': string;
-  'started-at': string;
-  /** Its `cluster.labels`. */
-  labels: Record<string, string>;
-  /** Checks it runs (owns, or is a chosen location of), of those this node knows. */
-  checks: number;
-  /** It owes results and published none for 3 × member-ttl beyond its checks' interval: it runs no check
-   *  (docs/cluster.md, "Silent members"). */
-  silent: boolean;
-  /** Stream partitions it runs, of the streams this node knows (docs/cluster.md, "Streams"). */
-  partitions: number;
-}
 
 /** What the stream side of a node (src/cluster/streams.ts) uses of the joined cluster. */
 export interface JoinedCluster {
@@ -72,6 +58,9 @@ export class ClusterNode implements CheckCluster {
     null;
   private ready = false;
   private stopped = false;
+  private readonly progress: JoinProgress;
+  /** The runtime state this node replicates, bound while joining (src/cluster/runtime-state.ts). */
+  private state: ClusterRuntimeState | null = null;
   /** Aborted by `stop`: ends the waits between join attempts. */
   private readonly stopping = new AbortController();
   private readonly results: ResultMetrics;
@@ -95,6 +84,7 @@ export class ClusterNode implements CheckCluster {
     private readonly logger: Logger,
     private readonly registry: Registry,
   ) {
+    this.progress = new JoinProgress(settings.servers, logger);
     this.results = new ResultMetrics(registry);
     this.membershipMetrics = new MembershipMetrics(registry);
     this.silentMetrics = new SilentMemberMetrics(registry);
@@ -174,11 +164,36 @@ export class ClusterNode implements CheckCluster {
   }
 
   private store(): CheckReplica {
-    if (this.replica === null)
-      throw new ClusterUnavailableError(
-        'this node has not joined its cluster yet (NATS unreachable): API checks cannot change now',
-      );
+    if (this.replica === null) throw new ClusterUnavailableError(`${this.notJoined()}: API checks cannot change now`);
     return this.replica;
+  }
+
+  /** A store this node writes through besides the checks' (the runtime state's, the streams'): this node is not
+   *  ready while `unwritable` says why it cannot be written. `readinessChanged` announces a change. */
+  addStore(unwritable: (detailed: boolean) => string | null): void {
+    this.progress.stores.push(unwritable);
+  }
+
+  /** Why this node is not ready (`/readyz`), or null: joined, and every store it writes through can be written. */
+  notReady(detailed = false): string | null {
+    if (!this.ready) return this.notJoined(detailed);
+    return this.progress.unwritable(this.connection?.connected ?? false, detailed);
+  }
+
+  /** Tells the others whether this node is ready now (the members list shows it). */
+  readinessChanged(): void {
+    this.membership?.announce({ ready: this.notReady() === null });
+  }
+
+  /** Binds `state` while joining: this node is not joined (nor ready) before its runtime state can be written. */
+  replicateState(state: ClusterRuntimeState): void {
+    this.state = state;
+    this.addStore(() => state.unwritable());
+  }
+
+  /** Why this node has not joined: NATS unreachable, or the step of the join it is at and why the last one failed. */
+  notJoined(detailed = true): string {
+    return this.progress.describe(this.connection?.connected ?? false, this.stopped, detailed);
   }
 
   /**
@@ -215,6 +230,7 @@ export class ClusterNode implements CheckCluster {
       factor: 2,
       signal: this.stopping.signal,
       onFailedAttempt: async ({ error, attemptNumber }) => {
+        this.progress.failed(error);
         this.logger.warn(
           { err: error, attempt: attemptNumber },
           `cannot join the cluster (attempt ${attemptNumber}, trying again with backoff up to ${JOIN_RETRY_MAX_MS / 1000} s): ${error.message}${permissionsHint(error)}`,
@@ -227,6 +243,7 @@ export class ClusterNode implements CheckCluster {
   /** One attempt to join over an open connection; `undoAttempt` takes back what a failed one started. */
   private async attemptJoin(host: CheckHost, connection: ClusterConnection): Promise<void> {
     const { settings, logger } = this;
+    this.progress.at('creating the buckets and the results stream');
     const { jetstream, jetstreamManager, Kvm } = await loadNats();
     const js = jetstream(connection.nc);
     const jsm = await jetstreamManager(connection.nc);
@@ -242,11 +259,12 @@ export class ClusterNode implements CheckCluster {
     if (this.stopped) return;
     // Each step of a join is logged: a join that stalls then shows where (two CI runs saw a node connect and then
     // say nothing for 60 s; docs/cluster.md, "Membership and owners").
-    logger.info('joining: JetStream answers, buckets and results stream ready');
-
+    this.progress.at('mirroring the API checks', 'JetStream answers, buckets and results stream ready');
     this.replica = new CheckReplica(checks, this.refusals, logger, settings.commandChecks);
     await this.replica.start(host, connection);
-    logger.info('joining: check definitions mirrored');
+    this.progress.at('loading the runtime state', 'check definitions mirrored');
+    await this.state?.bind({ kvm, connection, refusals: this.refusals, replicas });
+    this.progress.at("catching up with the other nodes' results", 'runtime state loaded');
     if (this.publisher === null) {
       // Kept across attempts: it holds the results waiting to go out.
       this.publisher = new ResultPublisher(
@@ -271,7 +289,7 @@ export class ClusterNode implements CheckCluster {
       maxClockSkewMs: settings.maxClockSkewMs,
     });
     await this.consumer.start();
-    logger.info("joining: other nodes' results caught up");
+    this.progress.at('announcing this node', "other nodes' results caught up");
 
     this.membership = new Membership(
       members,
@@ -310,9 +328,11 @@ export class ClusterNode implements CheckCluster {
     this.silent.members(membership.members());
     this.silent.start();
     this.ready = true;
+    this.progress.joined();
     this.reassign('joined');
     this.joinedCluster = { connection, js, jsm, kvm, membership: this.membership, refusals: this.refusals };
     for (const listener of this.joinedListeners) listener(this.joinedCluster);
+    this.readinessChanged();
   }
 
   private async undoAttempt(): Promise<void> {
@@ -321,6 +341,7 @@ export class ClusterNode implements CheckCluster {
     this.replica = null;
     this.consumer = null;
     this.silent = null;
+    this.state?.unbind();
     silent?.stop();
     await membership?.stop();
     replica?.stop();
@@ -377,36 +398,22 @@ export class ClusterNode implements CheckCluster {
   /** The config file changed (a reload): the others are told the new hash. */
   setConfigHash(hash: string): void {
     this.configHashValue = hash;
-    this.membership?.setConfigHash(hash);
+    this.membership?.announce({ configHash: hash });
   }
 
   /** The members as this node sees them, with how many of the known checks each owns. */
   members(): MemberView[] {
     const membership = this.membership;
-    const infos = membership?.infos() ?? [this.selfInfo()];
-    const counts = new Map<string, number>();
-    const partitions = new Map<string, number>();
     const host = this.host;
-    if (membership !== null && host !== null) {
-      const ranking = membership.ranking();
-      for (const check of host.checks())
-        for (const runner of this.runners(check)) counts.set(runner, (counts.get(runner) ?? 0) + 1);
-      for (const key of this.partitionKeys()) {
-        const owner = ownerOf(key, ranking) as string;
-        partitions.set(owner, (partitions.get(owner) ?? 0) + 1);
-      }
-    }
-    return infos.map((info) => ({
-      node: info.node,
-      self: info.node === this.settings.node,
-      version: info.version,
-      'config-hash': info.configHash,
-      'started-at': new Date(info.startedAtMs).toISOString(),
-      labels: info.labels ?? {},
-      checks: counts.get(info.node) ?? 0,
-      silent: this.silent?.isSilent(info.node) ?? false,
-      partitions: partitions.get(info.node) ?? 0,
-    }));
+    return memberViews({
+      self: this.settings.node,
+      infos: membership?.infos() ?? [{ ...this.selfInfo(), ready: this.notReady() === null }],
+      ranking: membership?.ranking() ?? null,
+      checks: host === null ? [] : host.checks(),
+      runners: (check) => this.runners(check),
+      partitionKeys: this.partitionKeys(),
+      silent: (node) => this.silent?.isSilent(node) ?? false,
+    });
   }
 
   get joined(): boolean {
@@ -421,6 +428,7 @@ export class ClusterNode implements CheckCluster {
     this.silent?.stop();
     await this.membership?.stop();
     this.replica?.stop();
+    this.state?.unbind();
     this.consumer?.stop();
     await this.publisher?.stop();
     await this.connection?.close();

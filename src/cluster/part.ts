@@ -22,6 +22,7 @@ import type { StreamHost, StreamPlacement } from '../stream/placement.ts';
 import type { PubSub } from '../stream/pubsub/channels.ts';
 import { ClusterNode } from './node.ts';
 import { clusterRoutes } from './routes.ts';
+import { ClusterRuntimeState } from './runtime-state.ts';
 import { ClusterStreams } from './streams.ts';
 import { YoungGeneration } from './young-generation.ts';
 
@@ -33,27 +34,40 @@ export interface ClusterPart {
   placeStreams(host: StreamHost, pubsub: PubSub): StreamPlacement;
 }
 
-export function createClusterPart({ config, metrics, logger }: PartFactoryContext): ClusterPart {
+export function createClusterPart({ config, metrics, logger, localState }: PartFactoryContext): ClusterPart {
   if (config.cluster === undefined) throw new Error('the cluster part needs the cluster: section');
   const settings = config.cluster;
   const log = logger.child({ part: 'cluster' });
   growHeapAsV8Does();
   const node = new ClusterNode(settings, configHashOf(config), packageVersion(), log, metrics.registry);
+  const runtimeState = new ClusterRuntimeState(
+    localState,
+    { maxKeys: settings.maxStateKeys, maxValueBytes: settings.maxStateValueBytes },
+    () => node.notJoined(),
+    logger.child({ part: 'cluster-state' }),
+  );
+  node.replicateState(runtimeState);
   let streams: ClusterStreams | null = null;
   const youngGeneration = youngGenerationOf(log, () => (streams?.partitionsHere ?? 0) > 0);
   return {
     checks: node,
-    placeStreams: (host, pubsub) =>
-      (streams = new ClusterStreams(
+    placeStreams: (host, pubsub) => {
+      const placed = new ClusterStreams(
         settings,
         host,
         node,
         pubsub,
         metrics.registry,
         logger.child({ part: 'cluster-streams' }),
-      )),
+      );
+      node.addStore((detailed) => placed.unwritable(detailed));
+      streams = placed;
+      return placed;
+    },
     part: {
       name: 'cluster',
+      runtimeState,
+      notReady: () => node.notReady(),
       routes: async (app) => {
         await app.register(clusterRoutes(node));
       },

@@ -7,7 +7,7 @@ import { registerPartRoutes } from '../server/errors.ts';
 import { operation } from '../server/openapi.ts';
 import { addWireSchemas } from '../server/wire-schemas.ts';
 import { healthcheckErrors } from '../healthcheck/routes.ts';
-import type { MemberView } from './node.ts';
+import type { MemberView } from './member-view.ts';
 import { CLUSTER_WIRE_TYPES, ClusterMembers } from './wire.ts';
 
 export function clusterRoutes(cluster: {

@@ -51,6 +51,8 @@ export const ClusterSchema = Type.Object(
     'max-members': Type.Optional(Type.Integer({ minimum: 2, maximum: 4096 })),
     'max-channels': Type.Optional(Type.Integer({ minimum: 1, maximum: 1_048_576 })),
     'max-waiting-reads': Type.Optional(Type.Integer({ minimum: 1, maximum: 65_536 })),
+    'max-state-keys': Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
+    'max-state-value-bytes': Type.Optional(Type.Integer({ minimum: 1024, maximum: 1024 * 1024 })),
     labels: Type.Optional(Type.Record(Type.String(), Type.String())),
   },
   closed,
@@ -83,6 +85,10 @@ export interface ClusterSettings {
   maxChannels: number;
   /** Index reads from other nodes waiting for their turn here: past it one is answered busy, counted. */
   maxWaitingReads: number;
+  /** Keys of the runtime state bucket (vigie_state) kept at most: past it a new key is refused, counted. */
+  maxStateKeys: number;
+  /** Bytes of one runtime state value at most, read or written: past it a value is refused, counted. */
+  maxStateValueBytes: number;
   /** Announced to the other members; a check's `node-labels` pick the members that may run it (docs/checks.md "Locations"). */
   labels: Record<string, string>;
 }
@@ -98,6 +104,9 @@ export type NatsAuth =
 
 const DEFAULT_MEMBER_TTL = '10s';
 const DEFAULT_MAX_BUFFERED_RESULTS = 100_000;
+/** Tokens, pauses, incidents, windows...: operators' objects, a few thousand in a large installation. */
+const DEFAULT_MAX_STATE_KEYS = 100_000;
+const DEFAULT_MAX_STATE_VALUE_BYTES = 256 * 1024;
 /** Clocks kept by NTP agree within milliseconds: a few seconds is generous, and bounds how long a result stamped
  *  ahead can hold a check's state over the real runs. */
 const DEFAULT_MAX_CLOCK_SKEW = '5s';
@@ -196,6 +205,8 @@ export function resolveCluster(file: string | null, raw: ClusterInput): ClusterS
     maxMembers: raw['max-members'] ?? DEFAULT_MAX_MEMBERS,
     maxChannels: raw['max-channels'] ?? DEFAULT_MAX_CHANNELS,
     maxWaitingReads: raw['max-waiting-reads'] ?? DEFAULT_MAX_WAITING_READS,
+    maxStateKeys: raw['max-state-keys'] ?? DEFAULT_MAX_STATE_KEYS,
+    maxStateValueBytes: raw['max-state-value-bytes'] ?? DEFAULT_MAX_STATE_VALUE_BYTES,
     labels,
   };
 }

@@ -30,7 +30,7 @@ import type { PubSub } from '../stream/pubsub/channels.ts';
 import { ClusterChannels } from './stream-channels.ts';
 import { JoiningIngest } from './joining-ingest.ts';
 import { CHECKPOINTS_BUCKET, CheckpointStore } from './stream-checkpoints.ts';
-import type { LogTarget } from './log-batch.ts';
+import { logTargets } from './log-batch.ts';
 import {
   ClusterEventLog,
   ensureEventsStream,
@@ -72,7 +72,7 @@ interface Joined {
 }
 
 /** What the streams use of this node's membership (src/cluster/node.ts). */
-type ClusterNodeHandle = Pick<ClusterNode, 'node' | 'countPartitions' | 'onJoined'>;
+type ClusterNodeHandle = Pick<ClusterNode, 'node' | 'countPartitions' | 'onJoined' | 'notReady' | 'readinessChanged'>;
 
 export class ClusterStreams implements StreamPlacement {
   readonly ingest: EventIngest;
@@ -86,6 +86,8 @@ export class ClusterStreams implements StreamPlacement {
   private readonly logMetrics: EventLogMetrics;
   private timer: ReturnType<typeof setInterval> | null = null;
   private stopping = false;
+  /** Why the last attempt to join failed, for the 503s and `/readyz` until one succeeds. */
+  private joinFailure = '';
   private readonly searchAnswer: ReturnType<typeof searchAnswerSchema>;
 
   constructor(
@@ -130,6 +132,7 @@ export class ClusterStreams implements StreamPlacement {
       minTimeout: JOIN_RETRY_MS,
       factor: 1,
       onFailedAttempt: ({ error }) => {
+        this.joinFailure = `; the last attempt failed: ${error.message}`;
         if (!this.stopping)
           this.logger.error(
             { err: error },
@@ -166,7 +169,7 @@ export class ClusterStreams implements StreamPlacement {
       publisher,
       codec,
       settings.partitions,
-      (target) => this.targets(target),
+      (target) => logTargets(this.service, target),
       this.service.maxPendingEvents,
       (input) => this.service.countRejected(input),
       this.logMetrics,
@@ -243,25 +246,18 @@ export class ClusterStreams implements StreamPlacement {
     this.timer.unref();
     this.reassign();
     logger.info({ partitions: settings.partitions }, 'streams joined the cluster');
+    this.node.readinessChanged();
+  }
+
+  /** Why API streams and events cannot be written yet (`/readyz`), or null. */
+  unwritable(detailed: boolean): string | null {
+    const why = `the cluster's stream store (${STREAMS_BUCKET}) and event log are still being set up`;
+    return this.joined === null ? `${why}${detailed ? this.joinFailure : ''}` : null;
   }
 
   /** How many stream partitions run here now. */
   get partitionsHere(): number {
     return this.runners.size;
-  }
-
-  /** The streams a push to `target` reaches: the stream, or for `default` every `:default true` stream. */
-  private targets(target: string): LogTarget[] | null {
-    if (target !== 'default') {
-      const info = this.service.streamInfo(target);
-      return info === undefined ? null : [{ name: target, partitionBy: info.partitionBy }];
-    }
-    const targets: LogTarget[] = [];
-    for (const name of this.service.streamNames()) {
-      const info = this.service.streamInfo(name);
-      if (info?.isDefault) targets.push({ name, partitionBy: info.partitionBy });
-    }
-    return targets;
   }
 
   /** Every stream partition's ownership key (`<stream>/<partition>`). */
@@ -366,8 +362,7 @@ export class ClusterStreams implements StreamPlacement {
 
   /** The joined cluster, or the 503 saying that `what` waits for this node to join. */
   private joinedOr(what: string): Joined {
-    if (this.joined === null)
-      throw new ClusterUnavailableError(`this node has not joined its cluster yet (NATS unreachable): ${what}`);
+    if (this.joined === null) throw new ClusterUnavailableError(`${this.node.notReady(true) ?? 'not joined'}: ${what}`);
     return this.joined;
   }
 

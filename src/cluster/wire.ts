@@ -27,6 +27,10 @@ const ClusterMember = wire(
         'it runs checks and published no result for 3 × member-ttl beyond their interval: it runs no check until it publishes again (docs/cluster.md "Silent members")',
     }),
     partitions: Type.Integer({ description: 'stream partitions it runs' }),
+    ready: Type.Boolean({
+      description:
+        'it can write every store it writes through, as its `/readyz` says (false from a member of a version before 2026-12-07, which does not say)',
+    }),
   }),
 );
 

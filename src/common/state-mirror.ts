@@ -12,6 +12,17 @@ export interface MirrorReports {
   listenerFailed(kind: string, error: unknown): void;
 }
 
+/**
+ * This node's own copy of the collections (its SQLite, src/db/runtime-state.ts), which an implementation that
+ * replicates runtime state mirrors the replicated values into: reads stay local and go on while the replica is away.
+ */
+export interface LocalMirrors {
+  /** The mirror of `kind`, loaded from this node's database; a kind's name is taken once. */
+  mirror<T>(kind: StateKind<T>): StateMirror<T>;
+  /** Where the mirrors report what they skip. */
+  readonly reports: MirrorReports;
+}
+
 export class StateMirror<T> {
   private readonly values = new Map<string, T>();
   private readonly listeners = new Set<ChangeListener<T>>();

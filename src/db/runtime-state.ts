@@ -4,7 +4,7 @@
  * The kinds without a table of their own keep their rows in `runtime_state`.
  */
 import type { LocalRows, RuntimeState, StateCollection, StateKind } from '../common/runtime-state.ts';
-import { type MirrorReports, StateMirror } from '../common/state-mirror.ts';
+import { type LocalMirrors, type MirrorReports, StateMirror } from '../common/state-mirror.ts';
 import type { Db } from './client.ts';
 
 const KIND_NAME = /^[a-z][a-z0-9-]*$/;
@@ -75,21 +75,23 @@ class LocalCollection<T> implements StateCollection<T> {
   }
 }
 
-export class SqliteRuntimeState implements RuntimeState {
+export class SqliteRuntimeState implements RuntimeState, LocalMirrors {
   private readonly taken = new Set<string>();
 
   constructor(
     private readonly db: Db,
-    private readonly reports: MirrorReports,
+    readonly reports: MirrorReports,
   ) {}
 
   collection<T>(kind: StateKind<T>): StateCollection<T> {
+    return new LocalCollection(this.mirror(kind));
+  }
+
+  mirror<T>(kind: StateKind<T>): StateMirror<T> {
     if (!KIND_NAME.test(kind.name)) throw new Error(`runtime state: invalid kind name ${JSON.stringify(kind.name)}`);
     if (this.taken.has(kind.name)) throw new Error(`runtime state: kind ${kind.name} is already taken`);
     this.taken.add(kind.name);
-    return new LocalCollection(
-      new StateMirror(kind, kind.rows ?? runtimeStateRows<T>(this.db, kind.name), this.reports),
-    );
+    return new StateMirror(kind, kind.rows ?? runtimeStateRows<T>(this.db, kind.name), this.reports);
   }
 
   unwritable(): string | null {

@@ -1,6 +1,7 @@
 /**
  * `/api/v1/maintenance` (docs/http-api.md, "Maintenance windows"): create (or replace) a window, list them, read
- * one, delete one. API windows are kept in SQLite and committed before the answer; the config file's windows are
+ * one, delete one. API windows are runtime state (SQLite; in a cluster, the same on every node), durable before the
+ * answer; the config file's windows are
  * listed with `"source": "configuration"` and cannot be changed here.
  */
 import type { FastifyPluginAsync } from 'fastify';
@@ -14,43 +15,53 @@ import { CheckValidationError } from './kinds/types.ts';
 import {
   type MaintenanceCalendar,
   type MaintenanceLimits,
-  type MaintenanceStore,
   type MaintenanceWindow,
   type MaintenanceWindowJson,
   MaintenanceWindowSchema,
   parseWindow,
+  type StoredWindow,
+  storedWindow,
   windowToJson,
 } from './maintenance.ts';
+import type { StateCollection } from '../common/runtime-state.ts';
 import { healthcheckErrors } from './routes.ts';
 import { HealthcheckError } from './api-input.ts';
 
-/** The API's verbs over the calendar and the store. */
+/** The API's verbs over the calendar and the API windows' collection (runtime state). */
 export class MaintenanceApi {
   constructor(
     private readonly calendar: MaintenanceCalendar,
-    private readonly store: MaintenanceStore,
+    private readonly stored: StateCollection<StoredWindow>,
     /** Read per request, so that a reload applies. */
     private readonly limits: () => MaintenanceLimits,
   ) {}
 
   /**
-   * Config windows first, then the stored API windows. A stored one that no longer reads (not JSON, refused by
-   * today's rules) is skipped, logged with its name and counted; the others load. Past the cap they all load
-   * (nothing stored is dropped), and new ones are refused until there is room.
+   * Config windows first, then the stored API windows; then every change of the API windows, made here or on another
+   * node. A stored one that does not read (not JSON, refused by today's rules, or a bad one from the cluster) is
+   * skipped, logged with its name and counted; the others load. Past the cap they all load (nothing stored is
+   * dropped), and new ones are refused until there is room.
    */
   load(config: readonly MaintenanceWindow[], logger: Logger, skipped: Counter<'reason'>): void {
     this.calendar.setConfig(config);
-    for (const row of this.store.load()) {
+    const apply = (name: string, stored: StoredWindow | undefined) => {
+      if (stored === undefined) {
+        this.calendar.deleteApi(name);
+        return;
+      }
       try {
-        this.calendar.setApi(parseWindow(JSON.parse(row.definition), this.limits().window));
+        this.calendar.setApi(parseWindow(JSON.parse(stored.definition), this.limits().window));
       } catch (error) {
+        this.calendar.deleteApi(name);
         skipped.inc({ reason: 'unreadable' });
         logger.warn(
-          { window: row.name },
-          `stored maintenance window ${JSON.stringify(row.name)} skipped: ${(error as Error).message}`,
+          { window: name },
+          `stored maintenance window ${JSON.stringify(name)} skipped: ${(error as Error).message}`,
         );
       }
-    }
+    };
+    for (const [name, stored] of this.stored.entries()) apply(name, stored);
+    this.stored.onChange(apply);
     const { maxWindows } = this.limits();
     if (this.calendar.size > maxWindows) {
       logger.warn(
@@ -59,8 +70,8 @@ export class MaintenanceApi {
     }
   }
 
-  /** Validated and rendered before anything is committed; O(1) besides the write, whatever the number of windows. */
-  add(raw: unknown): MaintenanceWindowJson {
+  /** Validated and rendered before anything is written; O(1) besides the write, whatever the number of windows. */
+  async add(raw: unknown): Promise<MaintenanceWindowJson> {
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid('the body must be a JSON object');
     const limits = this.limits();
     let window: MaintenanceWindow;
@@ -77,8 +88,8 @@ export class MaintenanceApi {
       );
     }
     const listed = windowToJson(window, 'api', Date.now());
-    this.store.save(window);
-    this.calendar.setApi(window);
+    // Applied to the calendar by the collection's listener, once durable.
+    await this.stored.put(window.name, storedWindow(window));
     return listed;
   }
 
@@ -92,11 +103,10 @@ export class MaintenanceApi {
     return window;
   }
 
-  /** Also deletes a stored row that was skipped at load, which is in no listing. */
-  delete(name: string): void {
+  /** Also deletes a stored window that was skipped, which is in no listing. */
+  async delete(name: string): Promise<void> {
     if (this.calendar.isConfig(name)) throw ownedByConfig(name);
-    const stored = this.store.delete(name);
-    if (!this.calendar.deleteApi(name) && !stored)
+    if (this.stored.get(name) === undefined || !(await this.stored.delete(name)))
       throw new HealthcheckError('not-found', `Maintenance window ${name} not found`);
   }
 }
@@ -169,7 +179,7 @@ export function maintenanceRoutes(api: MaintenanceApi): FastifyPluginAsync {
         },
       });
       scope.post('', { schema: createDoc }, async (request, reply) => {
-        const window = api.add(request.body);
+        const window = await api.add(request.body);
         return reply
           .code(201)
           .send({ message: `Maintenance window ${window.name} successfully added`, result: window });
@@ -179,7 +189,7 @@ export function maintenanceRoutes(api: MaintenanceApi): FastifyPluginAsync {
         api.get(request.params.name),
       );
       scope.delete<{ Params: { name: string } }>('/:name', { schema: deleteDoc }, async (request) => {
-        api.delete(request.params.name);
+        await api.delete(request.params.name);
         return { message: `Successfully deleted maintenance window ${request.params.name}` };
       });
     });

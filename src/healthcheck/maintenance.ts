@@ -4,14 +4,14 @@
  * outputs. A window starts at `start` and lasts `duration` (or until `end`); with `every` it repeats. It covers the
  * checks having all of its `labels` and the checks it names in `checks`; with neither, every check.
  *
- * Windows come from the config file (`maintenance:`, re-read at reload) and from the API (kept in SQLite). The
+ * Windows come from the config file (`maintenance:`, re-read at reload) and from the API (runtime state: SQLite, and
+ * the same on every node of a cluster). The
  * config file owns its names, as it does for checks: an API window of the same name is hidden while it is there.
  */
 import { Type } from '@sinclair/typebox';
-import { eq } from 'drizzle-orm';
 import { Duration, DurationError, formatDuration, parseDuration } from '../common/duration.ts';
+import type { LocalRows, StateKind } from '../common/runtime-state.ts';
 import type { Db } from '../db/client.ts';
-import { maintenanceWindows } from '../db/schema.ts';
 import { checkLabels, DEFAULT_LABEL_LIMITS, type LabelLimits, nameField } from './kinds/common.ts';
 import { Problems } from './kinds/problems.ts';
 import { CheckValidationError } from './kinds/types.ts';
@@ -341,34 +341,56 @@ export class MaintenanceCalendar {
   }
 }
 
-/** A row of `maintenance_windows` as stored: its definition is JSON text, read back by `parseWindow`. */
-interface StoredWindow {
+/**
+ * An API window as kept: its input form as JSON text, read back by `parseWindow` when applied. What `parse` admits is
+ * inert text: the window is validated when applied to the calendar, and one that no longer reads (or a bad one from
+ * the bus) is skipped there, logged and counted, never applied, and can still be deleted.
+ */
+export interface StoredWindow {
   name: string;
   definition: string;
 }
 
-/** The API's windows in SQLite, in the form the API takes them (re-parsed at startup). */
-export class MaintenanceStore {
-  constructor(private readonly db: Db) {}
+/** A window's definition is a few labels and names (`healthchecks.max-maintenance-window-checks` of them). */
+const MAX_DEFINITION_BYTES = 1024 * 1024;
 
-  /** The rows as text: one that is not JSON any more must not keep the others from loading. */
-  load(): StoredWindow[] {
-    return this.db.$client.prepare<[], StoredWindow>('select name, definition from maintenance_windows').all();
-  }
+/** The kind of runtime state of the API's windows (the same on every node of a cluster), its rows in
+ *  `maintenance_windows`. */
+export function windowKind(db: Db): StateKind<StoredWindow> {
+  return { name: 'maintenance-windows', parse: parseStoredWindow, rows: windowRows(db) };
+}
 
-  save(window: MaintenanceWindow): void {
-    const definition = storedForm(window);
-    this.db
-      .insert(maintenanceWindows)
-      .values({ name: window.name, definition, createdAtS: Math.floor(Date.now() / 1000) })
-      .onConflictDoUpdate({ target: maintenanceWindows.name, set: { definition } })
-      .run();
-  }
+function parseStoredWindow(value: unknown): StoredWindow {
+  const { name, definition } = (value ?? {}) as Record<string, unknown>;
+  if (typeof name !== 'string' || name === '' || name.length > 1024) throw new Error('name: not a window name');
+  if (typeof definition !== 'string' || definition.length > MAX_DEFINITION_BYTES)
+    throw new Error('definition: not the JSON text of a window');
+  return { name, definition };
+}
 
-  /** Whether there was such a row. */
-  delete(name: string): boolean {
-    return this.db.delete(maintenanceWindows).where(eq(maintenanceWindows.name, name)).run().changes > 0;
-  }
+export function storedWindow(window: MaintenanceWindow): StoredWindow {
+  return { name: window.name, definition: JSON.stringify(storedForm(window)) };
+}
+
+function windowRows(db: Db): LocalRows<StoredWindow> {
+  const client = db.$client;
+  const all = client.prepare<[], StoredWindow>('select name, definition from maintenance_windows');
+  const save = client.prepare<[string, string, number]>(
+    'insert into maintenance_windows (name, definition, created_at_s) values (?, ?, ?) ' +
+      'on conflict (name) do update set definition = excluded.definition',
+  );
+  const remove = client.prepare<[string]>('delete from maintenance_windows where name = ?');
+  const clear = client.prepare('delete from maintenance_windows');
+  const write = (window: StoredWindow) => save.run(window.name, window.definition, Math.floor(Date.now() / 1000));
+  return {
+    load: () => all.all().map((row) => [row.name, row] as const),
+    save: (_name, window) => write(window),
+    remove: (name) => remove.run(name),
+    replaceAll: client.transaction((entries: ReadonlyMap<string, StoredWindow>) => {
+      clear.run();
+      for (const window of entries.values()) write(window);
+    }),
+  };
 }
 
 /** The input form, so that `parseWindow` reads it back whatever the listing adds later. */

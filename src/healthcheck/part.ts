@@ -17,7 +17,7 @@ import { Exporters } from './exporters/index.ts';
 import type { StreamIngest } from './exporters/stream.ts';
 import { badgeRoutes } from './badge-routes.ts';
 import { heartbeatRoutes } from './heartbeat-routes.ts';
-import { MaintenanceCalendar, MaintenanceStore } from './maintenance.ts';
+import { MaintenanceCalendar, windowKind } from './maintenance.ts';
 import { MaintenanceApi, maintenanceRoutes } from './maintenance-routes.ts';
 import { healthcheckOverviewRoutes } from './overview-routes.ts';
 import { healthcheckRoutes } from './routes.ts';
@@ -51,7 +51,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
     const calendar = new MaintenanceCalendar();
     const maintenance = new MaintenanceApi(
       calendar,
-      new MaintenanceStore(db),
+      state.collection(windowKind(db)),
       () => current.healthchecks.maintenanceLimits,
     );
     const skippedWindows = new Counter({

@@ -34,7 +34,7 @@ import type { Part } from './part.ts';
 import { type SignIn, sessionRoutes } from './session-routes.ts';
 import { SESSION_KIND, Sessions } from './sessions.ts';
 import { tokenRoutes } from './token-routes.ts';
-import { TokenStore } from './tokens.ts';
+import { TokenStore, tokenKind } from './tokens.ts';
 
 export interface ServerOptions {
   config: VigieConfig;
@@ -113,7 +113,7 @@ export async function buildServer({
   app.addHook('onClose', async () => audit.close());
 
   // Refusals of these hooks are HttpErrors: the scope of the matched route answers them in its part's shape.
-  const tokens = new TokenStore(db, http.tokens, http.maxApiTokens);
+  const tokens = new TokenStore(state.collection(tokenKind(db)), http.tokens, http.maxApiTokens);
   let signIn: SignIn | null = null;
   if (needsCredentials(http)) {
     // Imported only when credentials are configured: its store and address parsing cost 1.1 MB of heap that an
@@ -164,6 +164,23 @@ export async function buildServer({
         });
       root.get('/healthz', { schema: probe('Liveness probe') }, ok);
       root.get('/health', { schema: probe('Liveness probe (alias of /healthz)') }, ok);
+      const readyDoc = operation({
+        summary: 'Readiness probe',
+        description:
+          'Answers 200 once every store this node writes through can be written (a single node: once it serves; a cluster node: joined, its buckets bound), 503 with the reason before; no credentials needed (docs/http-api.md "Probes").',
+        tags: ['service'],
+        responses: {
+          200: json('ready', Type.Object({ message: Type.Literal('ready') })),
+          503: messageError('not ready, and why'),
+        },
+      });
+      root.get('/readyz', { schema: readyDoc }, async (_request, reply) => {
+        for (const part of parts) {
+          const why = part.notReady?.() ?? null;
+          if (why !== null) return reply.code(503).send({ message: why });
+        }
+        return { message: 'ready' as const };
+      });
       const metricsSchema = operation({
         summary: 'Prometheus metrics',
         description: 'The Prometheus text exposition of every metric of the service (docs/http-api.md "Metrics").',

@@ -10,7 +10,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { HttpError } from './errors.ts';
-import { isApiChange, type RouteAccess, routeAccess } from './scopes.ts';
+import { isApiChange, isProbe, type RouteAccess, routeAccess } from './scopes.ts';
 import { admitSession, sessionCookieOf } from './session-guard.ts';
 import type { ActiveSession, Principal, Sessions, SignInCredential } from './sessions.ts';
 import type { HttpSettings } from './settings.ts';
@@ -132,6 +132,10 @@ export function credentialsHook(
   const { limiter } = counting;
   return async (request) => {
     const path = request.routeOptions.url ?? request.url.split('?')[0] ?? '/';
+    if (isProbe(request.method, path)) {
+      request.scopes = [];
+      return;
+    }
     const access = routeAccess(request.method, path);
     // The dashboard's files: whatever comes with the request, nothing to check (src/server/scopes.ts).
     if (access.page === true) {

@@ -14,7 +14,7 @@ import { walCheckpointer } from '../db/checkpointer.ts';
 import { closeDatabase, type Db, migrateDatabase, openDatabase } from '../db/client.ts';
 import { SqliteRuntimeState } from '../db/runtime-state.ts';
 import type { RuntimeState } from '../common/runtime-state.ts';
-import type { MirrorReports } from '../common/state-mirror.ts';
+import type { LocalMirrors, MirrorReports } from '../common/state-mirror.ts';
 import { buildServer } from './app.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { exposureWarning } from './exposure.ts';
@@ -33,6 +33,8 @@ export interface PartFactoryContext {
    * before replicates it (the cluster part, built first, gives its own: `Part.runtimeState`).
    */
   state: RuntimeState;
+  /** This node's SQLite copy of the runtime state, which a part replicating it mirrors into. */
+  localState: LocalMirrors;
 }
 
 /**
@@ -135,9 +137,10 @@ async function startParts(config: VigieConfig, logger: Logger, partFactories: re
   migrateDatabase(db);
   const metrics = createServerMetrics();
   const parts: Part[] = [];
-  let state: RuntimeState = new SqliteRuntimeState(db, runtimeStateReports(metrics, logger));
+  const localState = new SqliteRuntimeState(db, runtimeStateReports(metrics, logger));
+  let state: RuntimeState = localState;
   for (const factory of partFactories) {
-    const part = await factory({ config, db, metrics, logger, state });
+    const part = await factory({ config, db, metrics, logger, state, localState });
     if (part === null) continue;
     parts.push(part);
     if (part.runtimeState !== undefined) state = part.runtimeState;

@@ -26,4 +26,9 @@ export interface Part {
    * their runtime state through it instead of this node's SQLite alone (src/common/runtime-state.ts).
    */
   readonly runtimeState?: RuntimeState;
+  /**
+   * Why this part cannot take changes yet (`GET /readyz` answers 503 with it), or null. A reason is short and names
+   * no address: the probe answers without credentials. Absent: ready once the server serves.
+   */
+  readonly notReady?: () => string | null;
 }

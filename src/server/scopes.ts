@@ -30,6 +30,15 @@ export interface RouteAccess {
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** The probes of load balancers and orchestrators, which rarely send credentials: they answer anyone, and say
+ *  nothing but whether this node is up (`/healthz`, `/health`) or ready (`/readyz`). */
+const PROBES = new Set(['/healthz', '/health', '/readyz']);
+
+/** Whether a request is a probe's, answered without credentials. */
+export function isProbe(method: string, path: string): boolean {
+  return READ_METHODS.has(method) && PROBES.has(path);
+}
+
 interface Rule {
   prefixes: readonly string[];
   /** Paths matched exactly, besides the prefixes. */

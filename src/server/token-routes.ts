@@ -65,7 +65,7 @@ export async function tokenRoutes(app: FastifyInstance, tokens: TokenStore): Pro
     // The body is checked here rather than by the route's schema: every problem is answered at once.
     scope.post('', { schema: createDoc }, async (request, reply) => {
       const body = validBody(TokenRequest, request.body, 'Invalid token');
-      const { secret, info } = tokens.create(body.name, body.scopes as Scope[]);
+      const { secret, info } = await tokens.create(body.name, body.scopes as Scope[]);
       return reply.code(201).send({ ...info, token: secret, sha256: sha256Hex(secret) });
     });
     const listDoc = operation({
@@ -87,7 +87,8 @@ export async function tokenRoutes(app: FastifyInstance, tokens: TokenStore): Pro
       },
     });
     scope.delete<{ Params: { name: string } }>('/:name', { schema: deleteDoc }, async (request) => {
-      if (!tokens.delete(request.params.name)) throw new HttpError(404, `Token ${request.params.name} not found`);
+      if (!(await tokens.delete(request.params.name)))
+        throw new HttpError(404, `Token ${request.params.name} not found`);
       return { message: `Token ${request.params.name} deleted` };
     });
   });

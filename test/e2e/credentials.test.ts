@@ -220,6 +220,22 @@ describe('http.public', () => {
   });
 });
 
+describe('the probes', () => {
+  it('answer without credentials (load balancers send none), a wrong one changing nothing, and say nothing else', async () => {
+    for (const path of ['/healthz', '/health', '/readyz']) {
+      for (const headers of [{}, { authorization: 'Bearer wrong' }] as Record<string, string>[]) {
+        const response = await server.request(path, { headers });
+        expect(response.status, path).toBe(200);
+        expect(Object.keys((await response.json()) as object), path).toEqual(['message']);
+      }
+    }
+    expect(await (await server.request('/readyz')).json()).toEqual({ message: 'ready' });
+    // Only the probes: the method or a neighbour path still needs a credential.
+    expect((await server.request('/readyz', { method: 'DELETE' })).status).toBe(401);
+    expect((await server.request('/readyz/x')).status).toBe(401);
+  });
+});
+
 describe('tokens through the API', () => {
   it('creates a token whose secret is shown once, lists it without secret, and refuses it once deleted', async () => {
     const admin = bearer(secretOf('admin'));

@@ -66,7 +66,9 @@ it('answers every refused upgrade (401, 404, 200 on an ordinary route, 405) and 
   const cases = [
     { request: upgrade('GET', '/channel/alerts'), status: 401 },
     { request: upgrade('GET', '/index?stream=x'), status: 401 },
-    { request: upgrade('GET', '/healthz'), status: 401 },
+    { request: upgrade('GET', '/metrics'), status: 401 },
+    // The probes answer without credentials (docs/http-api.md, "Probes").
+    { request: upgrade('GET', '/healthz'), status: 200 },
     { request: upgrade('GET', '/nowhere', `Authorization: ${authHeader}\r\n`), status: 404 },
     { request: upgrade('GET', '/healthz', `Authorization: ${authHeader}\r\n`), status: 200 },
     { request: upgrade('GET', '/api/v1/healthcheck', `Authorization: ${authHeader}\r\n`), status: 200 },

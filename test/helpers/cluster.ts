@@ -17,7 +17,7 @@ interface MembersView {
  */
 export async function allJoined(
   nodes: readonly TestServer[],
-  options: { count?: number; timeoutMs?: number } = {},
+  options: { count?: number; timeoutMs?: number; headers?: Record<string, string> } = {},
 ): Promise<void> {
   const count = options.count ?? nodes.length;
   let views = '';
@@ -27,7 +27,9 @@ export async function allJoined(
       let all = true;
       for (const node of nodes) {
         views += `${node.url}: `;
-        const view = (await (await node.request('/api/v1/cluster/members')).json()) as MembersView;
+        const view = (await (
+          await node.request('/api/v1/cluster/members', { headers: options.headers ?? {} })
+        ).json()) as MembersView;
         views += `joined ${view.joined}, members ${view.result.map((member) => member.node).join(', ')}\n`;
         if (!view.joined || view.result.length !== count) all = false;
       }

@@ -28,7 +28,7 @@ export async function registeredRoutes(configFile: string): Promise<RegisteredRo
   const logger = pino({ level: 'silent' });
   const parts: Part[] = [];
   for (const factory of createPartFactories()) {
-    const part = await factory({ config, db, metrics, logger, state });
+    const part = await factory({ config, db, metrics, logger, state, localState: state });
     if (part !== null) parts.push(part);
   }
   const routes: RegisteredRoute[] = [];

@@ -32,7 +32,7 @@ async function serviceWith(eventDepth: number): Promise<{ app: FastifyInstance; 
   migrateDatabase(db);
   const metrics = createServerMetrics();
   const state = new SqliteRuntimeState(db, { skipped: () => {}, listenerFailed: () => {} });
-  const part = await createStreamPart({ config, db, metrics, logger, state });
+  const part = await createStreamPart({ config, db, metrics, logger, state, localState: state });
   const app = await buildServer({ config, db, metrics, parts: [part], logger, state });
   cleanups.push(async () => {
     await app.close();

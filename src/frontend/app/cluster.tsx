@@ -53,6 +53,14 @@ function Members() {
                       silent
                     </span>
                   )}
+                  {!member.ready && (
+                    <span
+                      class="badge silent"
+                      title="it cannot write every store it writes through yet (joining, or NATS unreachable): its /readyz answers 503"
+                    >
+                      not ready
+                    </span>
+                  )}
                 </td>
                 <td>{member.version}</td>
                 <td
