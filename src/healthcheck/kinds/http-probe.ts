@@ -25,6 +25,7 @@ import { acquireShared, keepAliveMs } from './http-agents.ts';
 import { JSON_BODY_LIMIT, JsonConditions } from './http-json.ts';
 import { type Hop, isRedirectStatus, nextHop } from './http-redirect.ts';
 import type { HttpDefinition, HttpMethod } from './http.ts';
+import { offRunAbort, onRunAbort, type RunAbortListener } from '../run-signal.ts';
 import { connectionExpirySeconds } from './tls.ts';
 import { CheckFailure, type Prepared } from './types.ts';
 
@@ -217,7 +218,7 @@ class HttpProbe implements Prepared {
       const run = new HttpRun(this, signal, resolve, reject);
       if (signal.aborted) run.timedOut();
       else {
-        signal.addEventListener('abort', run, { once: true });
+        onRunAbort(signal, run);
         run.send(this.firstRequest);
       }
     });
@@ -228,7 +229,7 @@ class HttpProbe implements Prepared {
  * One run: its requests (one, or one a redirect) and what the answer's body it keeps; the status and the body bytes
  * are all a check needs. It is also the run signal's abort listener.
  */
-class HttpRun {
+class HttpRun implements RunAbortListener {
   private request: ClientRequest | null = null;
   /** The request in flight; requests after the first are redirects. */
   private hop: Hop;
@@ -368,7 +369,7 @@ class HttpRun {
   private finish(): void {
     this.settled = true;
     this.chunks = [];
-    this.signal.removeEventListener('abort', this);
+    offRunAbort(this.signal, this);
   }
 }
 
