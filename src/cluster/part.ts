@@ -86,7 +86,7 @@ export function createClusterPart({ config, metrics, logger, localState }: PartF
 const SERVICE_HEAP_GROWING_PERCENT = '20';
 
 /**
- * A cluster node lets V8 size its old generation with its own heuristics (docs/performance.md, "Cluster: V8's heap
+ * A cluster node lets V8 size its old generation with its own heuristics (bench/JOURNAL.md, "Cluster: V8's heap
  * growth"). bin/vigie.js starts every service with `--heap-growing-percent=20`, which keeps a small single node's
  * RSS near its steady value; on a cluster node taking events it made V8's helper threads mark four to five times
  * as much per event as without it. A value the operator gave on the command line is kept.

@@ -118,7 +118,7 @@ export class CheckSeries {
   /**
    * Per bucket (not cumulative: summed at scrape time), the last slot for runs over the largest bound. A plain array
    * of small integers: a Float64Array of 14 is a typed array, an ArrayBuffer and a backing store allocated outside
-   * the heap, about 420 bytes a check against 160 (docs/performance.md, "Per-check histograms in plain arrays").
+   * the heap, about 420 bytes a check against 160 (bench/JOURNAL.md, "Per-check histograms in plain arrays").
    */
   readonly bucketCounts: number[] = Array.from({ length: DURATION_BUCKETS.length + 1 }, () => 0);
   durationSum = 0;

@@ -3,13 +3,13 @@
  * The scheduler runs checks under signals of controllers it reuses (src/healthcheck/scheduler.ts); each such signal
  * keeps one `abort` listener for its whole life, which calls the listener the run in flight set with `onRunAbort`.
  * Node's EventTarget allocates about 400 bytes a run to add a listener and take it off again, with option objects
- * validated each time; at 12,000 checks that was 1,200 times a second (docs/performance.md, "What a run allocates").
+ * validated each time; at 12,000 checks that was 1,200 times a second (docs/performance.md, "What a run costs").
  * The kinds whose runs are the many (TCP, HTTP) take it; a signal from elsewhere (a test's, `AbortSignal.timeout`)
  * gets an `abort` listener, as any signal does.
  *
  * The listener that stays also keeps the signal's entry in its map of listeners: Node's EventTarget drops an event's
  * entry when its last listener goes, and once that map's table is in the old generation V8 rebuilt it there at each
- * add and remove (docs/performance.md, "Memory: what runs leave in the old generation").
+ * add and remove (bench/JOURNAL.md, "Memory: what runs leave in the old generation").
  */
 
 const RUN_LISTENER = Symbol('run abort listener');

@@ -7,7 +7,7 @@
  * Node's own client, not undici: on a new connection (a server that closes idle ones sooner than the check's
  * interval) undici costs about 200 µs of CPU a request against 115 for this probe, and its WebAssembly parser 8 MB of
  * RSS that node:http's native one, already loaded by the API server, does not. On a kept-alive connection this
- * probe costs about 20 to 50 µs more than undici (docs/performance.md, "HTTP checks on Node's client").
+ * probe costs about 20 to 50 µs more than undici (bench/JOURNAL.md, "HTTP checks on Node's client").
  */
 import {
   Agent as HttpAgent,
