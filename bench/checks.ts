@@ -433,8 +433,8 @@ async function runPeer(command: string, args: string[], configFile: string) {
 /**
  * Starts bench/node-floor.mjs on `configFile`, not measured; returns its stop. With `--together` it runs before the
  * measured processes: on this 2-core machine, of several processes started on the same checks, the first started
- * spent 1.2 to 1.6 times the CPU of the same build started after it, in every run (docs/performance.md,
- * "Measuring"), so whichever service the bench started first was measured the worse for it.
+ * spent 1.2 to 1.6 times the CPU of the same build started after it, in every run (bench/JOURNAL.md,
+ * "Measuring: `bench/checks.ts`"), so whichever service the bench started first was measured the worse for it.
  */
 async function startLead(configFile: string): Promise<() => Promise<void>> {
   return (await startServing(process.execPath, [join(import.meta.dirname, 'node-floor.mjs'), configFile], configFile))

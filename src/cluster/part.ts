@@ -107,7 +107,7 @@ const CLUSTER_SEMI_SPACE_MB = 32;
 /**
  * Started by bin/vigie-cluster.js (room for 32 MB), a node lets its young generation grow past 8 MB only while
  * stream partitions run on it (src/cluster/young-generation.ts). Started as a single node is (bin/vigie.js,
- * `--max-semi-space-size=8`), it runs, but spends about 9 % more CPU an event under event load (docs/performance.md,
+ * `--max-semi-space-size=8`), it runs, but spends about 9 % more CPU an event under event load (bench/JOURNAL.md,
  * "Cluster: a node's young generation"); V8 sizes its young generation at start only, so this is said, not changed,
  * and V8 grows it as on a single node. Without the flag (V8's own sizes), it is left alone.
  */

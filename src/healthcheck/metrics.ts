@@ -143,8 +143,8 @@ export class CheckSeries {
 export class HealthcheckMetrics {
   /**
    * `healthcheck_scheduling_lag_seconds` in plain numbers, as the per-check series: every run start adds to it, and
-   * prom-client's Histogram left about 240 bytes of garbage an observation (docs/performance.md, "What a run
-   * allocates"). Per bucket, not cumulative; the last slot for lags over the largest bound.
+   * prom-client's Histogram left about 240 bytes of garbage an observation (bench/JOURNAL.md,
+   * "Issue 66"). Per bucket, not cumulative; the last slot for lags over the largest bound.
    */
   private readonly lagCounts: number[] = Array.from({ length: LAG_BUCKETS.length + 1 }, () => 0);
   private lagSum = 0;

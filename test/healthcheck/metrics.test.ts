@@ -58,7 +58,7 @@ describe('healthcheck_scheduling_lag_seconds', () => {
 
   it('observes a run start without allocating: 1,000,000 lags start at most one garbage collection', async () => {
     // Every run starts with one: at 12,000 checks, 1,200 a second. Through prom-client each cost about 240 bytes
-    // of garbage (docs/performance.md, "What a run costs").
+    // of garbage (bench/JOURNAL.md, "Issue 66").
     const metrics = new HealthcheckMetrics(new Registry(), []);
     for (let i = 0; i < 10_000; i++) metrics.observeLag(i / 1e6);
     const collections = await collectionsDuring(() => {
