@@ -1,5 +1,5 @@
 /**
- * `cluster-codec` benchmark (docs/performance.md, "Cluster: the least a cluster event costs"): in one process, with
+ * `cluster-codec` benchmark (bench/JOURNAL.md, "Cluster: the least a cluster event costs"): in one process, with
  * no NATS and no HTTP, the per-event CPU of what a cluster event pays on top of a single node's, on
  * bench/cluster-streams.ts's events (pushes of 1,000 over 5,000 hosts, 64 partitions by host):
  * - `single_us`: what a single node does with an event before its stream sees it: the HTTP body parsed and checked

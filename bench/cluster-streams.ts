@@ -1,5 +1,5 @@
 /**
- * `cluster-streams` benchmark (docs/performance.md "Cluster: streams"), in one run on this machine:
+ * `cluster-streams` benchmark (bench/JOURNAL.md "Cluster: streams"), in one run on this machine:
  * - HTTP ingest (PUT /api/v1/stream/<name>, batches of 1,000 events, 2 keep-alive connections per node) into an
  *   index stream: on one single node, then through three cluster nodes sharing one `nats-server` into the same
  *   stream partitioned by host. Accepted events/s, and how long the partitions' owners took to process them all.

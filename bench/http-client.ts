@@ -1,5 +1,5 @@
 /**
- * What an HTTP check's request costs the service's CPU (docs/performance.md, "HTTP checks on Node's client"): the
+ * What an HTTP check's request costs the service's CPU (bench/JOURNAL.md, "HTTP checks on Node's client"): the
  * check's own run (src/healthcheck/kinds/http-probe.ts, Node's client) against a bare undici dispatch (what the runs
  * were until 2026-11-27), on a kept-alive connection and on a new connection per request (the server answers
  * `Connection: close`: a check whose server closes idle connections sooner than the check's interval, the common

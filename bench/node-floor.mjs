@@ -1,6 +1,6 @@
 /**
  * The least a Node process does for the TCP and HTTP checks of a bench YAML: what a small deployment would cost if
- * Vigie were nothing but its runs (docs/performance.md, "Against a bare Node running the same checks"). Nothing is
+ * Vigie were nothing but its runs (bench/JOURNAL.md, "Against a bare Node running the same checks"). Nothing is
  * kept: no result, no history, no SQLite, no metric series, no API but one counter.
  *
  * - TCP checks connect as Vigie's do on an IP address (src/healthcheck/kinds/tcp-handle.ts): a bare TCP handle

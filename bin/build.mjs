@@ -33,7 +33,7 @@ const packagesImportedWhenUsed = {
 
 /**
  * The names local to each dependency's functions minified, file by file, as esbuild loads it into the bundle: V8 keeps
- * the bundle's source in the heap, and these names were 225 KB of it (docs/performance.md, "Dependencies' local names
+ * the bundle's source in the heap, and these names were 225 KB of it (bench/JOURNAL.md, "Dependencies' local names
  * minified"). Vigie's own code keeps its names, so its stack frames and the types of its logged errors read as
  * written. A file transformed alone cannot know which of its module-level names other code reads, so those keep
  * theirs too; the source map still leads back to each file as published.
@@ -58,7 +58,7 @@ const dependenciesMinified = {
 /**
  * Modules that a bundled dependency requires as it loads, for a feature Vigie never uses. Bundled, each would be in
  * every service's heap, its source and what its load builds: 300 KB of source for these three and what they require
- * (docs/performance.md, "Modules no service uses"). Each is replaced, for that importer only, by a module whose
+ * (bench/JOURNAL.md, "Modules no service uses"). Each is replaced, for that importer only, by a module whose
  * every property throws, naming what was left out: a future use fails loudly rather than quietly.
  */
 export const LEFT_OUT = [
@@ -108,7 +108,7 @@ export const ENTRIES = [
     // One CommonJS file, dist/main.cjs. V8 runs an ES module's top-level code as a generator and keeps it once the
     // module has run, bytecode and all: the top-level code of every module bundled in it, 500 KB of a service's heap
     // for code that ran once. CommonJS wraps it in a plain function, whose bytecode V8 drops once it has gone unused
-    // (docs/performance.md, "What the start leaves in the heap"). What is imported by `import()` when first used
+    // (bench/JOURNAL.md, "What the start leaves in the heap"). What is imported by `import()` when first used
     // (the cluster, the commands other than `serve`) is in the same file, its top-level code run at the import.
     outfile: 'dist/main.cjs',
     platform: 'node',
@@ -116,7 +116,7 @@ export const ENTRIES = [
     target: 'node20',
     // The dependencies are bundled too, whitespace and syntax minified: 572 files of node_modules each held their
     // own source (comments and all), module record and search paths, 4.5 MB of a small service's heap, and took
-    // 0.3 s of CPU to find and load at every start (docs/performance.md, "One bundle"). Vigie's names are kept, so
+    // 0.3 s of CPU to find and load at every start (bench/JOURNAL.md, "One bundle"). Vigie's names are kept, so
     // stack traces still name its functions (a dependency's local names are minified: `dependenciesMinified` above);
     // NODE_OPTIONS=--enable-source-maps maps their lines, and the names, back to src/ and node_modules/.
     // Left out: native addons, which Node must load from their files, and the optional ones their packages try;
@@ -151,7 +151,7 @@ export const ENTRIES = [
 /**
  * V8 keeps a module's source in the heap (functions are compiled from it when first called), one byte per
  * character when every character is Latin-1, two otherwise: a single arrow in a comment made the service's 1 MB
- * bundle a 2 MB string (docs/performance.md, "Modules loaded when used"). esbuild already escapes every non-ASCII
+ * bundle a 2 MB string (bench/JOURNAL.md, "Modules loaded when used"). esbuild already escapes every non-ASCII
  * character of strings, templates and regular expressions, so what remains past Latin-1 is in comments, where a
  * `?` does no harm; each UTF-16 unit becomes one `?`, so the source map's columns still hold.
  * @param {import('esbuild').OutputFile} file

@@ -3,7 +3,7 @@
  * with records (an object's keys written once per part, then only its values). On bench/cluster-codec.ts's events
  * the taker's encoding takes 0.29 µs an event against JSON's 0.68, an owner's decoding and check 0.30 against 0.54,
  * and a message 40 bytes an event against 108, which is what every node and nats-server then copies, stores and
- * reads (docs/performance.md, "Cluster: events in MessagePack").
+ * reads (bench/JOURNAL.md, "Cluster: events in MessagePack").
  *
  * Each `pack` is self-contained: its records are defined inside it, so an owner decodes one part without the
  * others, or the messages before. A partition's part may be several packs back to back (one per batch of the turn):

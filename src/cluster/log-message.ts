@@ -8,14 +8,14 @@
  * (src/cluster/event-codec.ts): the events of each partition it names, that many, in the order named. The taker
  * packs together the partitions one node runs, as it sees the members (src/cluster/log-batch.ts), so that each
  * owner decodes one pack of its events a batch, not one per partition: msgpackr compiles a reader for each pack's
- * record, which cost 2.6 µs a pack, more than decoding its 16 events (docs/performance.md, "Cluster: packs by
+ * record, which cost 2.6 µs a pack, more than decoding its 16 events (bench/JOURNAL.md, "Cluster: packs by
  * owner"). A partition whose owner changes meanwhile is still read by its new owner, from its slice of a pack.
  *
  * Earlier heads say `"parts": [[<partition>, <bytes>], ...]` instead: a part is one partition's events, as
  * MessagePack arrays back to back, or as a JSON array in messages of versions before 2026-11-27 (no `encoding`).
  * They are still read, since the log may hold them while a cluster is upgraded. One message per stream and turn
  * rather than one per partition: a message costs nats-server and the nodes far more than one of the 16 or so events
- * a push of 1,000 put in each of 64 partitions (docs/performance.md, "Cluster: one message per push").
+ * a push of 1,000 put in each of 64 partitions (bench/JOURNAL.md, "Cluster: one message per push").
  *
  * Untrusted (docs/cluster.md, "What a node does with what it reads"): a head that does not decode refuses the whole
  * message; a pack whose bytes are not events the HTTP ingest would take (JSON values only, whatever else

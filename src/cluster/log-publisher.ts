@@ -1,5 +1,5 @@
 /**
- * Publishes to JetStream and hands each publish's acknowledgement to a callback (docs/performance.md, "Cluster:
+ * Publishes to JetStream and hands each publish's acknowledgement to a callback (bench/JOURNAL.md, "Cluster:
  * streams"). `JetStreamClient.publish` makes a request per message: a promise, a timer and, even when it succeeds,
  * two `Error` objects with their stack traces (the request's context and its "cancelled" rejection), a fifth of
  * what a node taking events spent on them. Here every publish names a reply subject under one inbox of this

@@ -162,7 +162,7 @@ export class StreamLogReader {
       opt_start_seq: from,
       inactive_threshold: INACTIVE_MS * NS_PER_MS,
       // Its state in memory: a file-backed consumer had nats-server write its state file after every few deliveries
-      // (a sixth of its CPU under ingest, docs/performance.md), and this one is made again whenever it is lost.
+      // (a sixth of its CPU under ingest, bench/JOURNAL.md), and this one is made again whenever it is lost.
       mem_storage: true,
     });
     if (this.closed) return;

@@ -2,7 +2,7 @@
  * The events of the messages this node published to the event log, for the partitions it ran when it published
  * them, kept until its own reader reads the message back (docs/cluster.md, "The event log"). A node that takes a
  * push owns about 1/N of its partitions: those parts are applied from the events it already holds rather than
- * decoded from the bytes it just encoded (a third of every decode in a cluster of three, docs/performance.md,
+ * decoded from the bytes it just encoded (a third of every decode in a cluster of three, bench/JOURNAL.md,
  * "Cluster: a taker's own partitions").
  *
  * A message read is matched by its bytes, whole: only a message whose every byte is one this node published takes

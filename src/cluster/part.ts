@@ -86,7 +86,7 @@ export function createClusterPart({ config, metrics, logger, localState }: PartF
 const SERVICE_HEAP_GROWING_PERCENT = '20';
 
 /**
- * A cluster node lets V8 size its old generation with its own heuristics (docs/performance.md, "Cluster: V8's heap
+ * A cluster node lets V8 size its old generation with its own heuristics (bench/JOURNAL.md, "Cluster: V8's heap
  * growth"). bin/vigie.js starts every service with `--heap-growing-percent=20`, which keeps a small single node's
  * RSS near its steady value; on a cluster node taking events it made V8's helper threads mark four to five times
  * as much per event as without it. A value the operator gave on the command line is kept.
@@ -107,7 +107,7 @@ const CLUSTER_SEMI_SPACE_MB = 32;
 /**
  * Started by bin/vigie-cluster.js (room for 32 MB), a node lets its young generation grow past 8 MB only while
  * stream partitions run on it (src/cluster/young-generation.ts). Started as a single node is (bin/vigie.js,
- * `--max-semi-space-size=8`), it runs, but spends about 9 % more CPU an event under event load (docs/performance.md,
+ * `--max-semi-space-size=8`), it runs, but spends about 9 % more CPU an event under event load (bench/JOURNAL.md,
  * "Cluster: a node's young generation"); V8 sizes its young generation at start only, so this is said, not changed,
  * and V8 grows it as on a single node. Without the flag (V8's own sizes), it is left alone.
  */

@@ -11,7 +11,7 @@
  * Answers go to `vigie.streams.answer.<asker's node id>.<token>`, not to the asker's `_INBOX`: a node may then
  * publish its answers without NATS' `allow_responses`, which makes nats-server remember the reply subject of every
  * message it delivers to the node (every event-log message, acknowledged only at checkpoints) and scan them all
- * on each delivery past 4,096 of them: half of its CPU under ingest (docs/performance.md, "Cluster: what an event
+ * on each delivery past 4,096 of them: half of its CPU under ingest (bench/JOURNAL.md, "Cluster: what an event
  * costs").
  *
  * Requests and answers are untrusted (docs/cluster.md, "What a node does with what it reads"): a request that is not

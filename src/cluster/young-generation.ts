@@ -1,7 +1,7 @@
 /**
  * How far V8 may grow a cluster node's young generation. bin/vigie-cluster.js starts a node with 8 MB a semi-space,
  * the single node's size, and room for 32: what a node under event load needs, its scavenges being few rather than
- * cheap (docs/performance.md, "Cluster: a node's young generation"). A node that runs no stream partition does not
+ * cheap (bench/JOURNAL.md, "Cluster: a node's young generation"). A node that runs no stream partition does not
  * need the room, and would pay for it in memory (55 to 85 MB more RSS with 12,000 checks). So V8 may grow it past 8
  * MB only while partitions run here.
  *

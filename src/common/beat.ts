@@ -2,7 +2,7 @@
  * Periodic work on a shared beat: the service's periodic timers (the result writes, the WAL checkpoint's look, the
  * data-dir lock's refresh, the stream checkpoint rounds) fire on whole multiples of a grid of `performance.now()`,
  * where the scheduler's start ticks lie too, so that they wake the process together instead of each at its own phase
- * (docs/performance.md, "One wake-up a second", "A two-second tick", "Slow work on one ten-second grid").
+ * (bench/JOURNAL.md, "One wake-up a second", "A two-second tick", "Slow work on one ten-second grid").
  *
  * A timer fires a few ms after the instant it was aimed at (here, 4 to 9 ms), so the next instant is the grid point
  * nearest to now plus the period, not the first one past it: that skipped a beat every time, and the 2 s beat of the

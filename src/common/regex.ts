@@ -12,7 +12,7 @@ import { lazyModule } from './lazy-module.ts';
 
 /**
  * re2js is loaded by the first pattern compiled, not at startup: a service whose checks and streams have no
- * regular expression never holds it (0.8 MB of heap; docs/performance.md, "Modules loaded when used").
+ * regular expression never holds it (0.8 MB of heap; bench/JOURNAL.md, "Modules loaded when used").
  */
 const re2js = lazyModule<{ RE2JS: typeof RE2JS }>('re2js');
 

@@ -1,5 +1,5 @@
 /**
- * undici, loaded by what uses it (docs/performance.md, "Modules loaded when used"): domain checks, discovery,
+ * undici, loaded by what uses it (bench/JOURNAL.md, "Modules loaded when used"): domain checks, discovery,
  * exporters and outputs take `undici()`, the whole package, when they are built, so a service without them never
  * loads it. HTTP checks use Node's own client (src/healthcheck/kinds/http-probe.ts).
  */

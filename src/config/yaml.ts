@@ -1,5 +1,5 @@
 /**
- * The YAML parser, loaded for each config load and dropped after it (docs/performance.md, "What the start leaves in
+ * The YAML parser, loaded for each config load and dropped after it (bench/JOURNAL.md, "What the start leaves in
  * the heap"). A service parses YAML at its start and at a reload, nowhere else; bundled, the parser's code
  * stayed in the heap for the life of the process, with the machine code V8 had compiled for it while it parsed a
  * large file (its lexer and parser are generators, whose bytecode V8 never flushes). Loaded through Node's

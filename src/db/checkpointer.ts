@@ -41,7 +41,7 @@ const BULK_CACHE_KIB = 65_536;
 const WAL_CHECKPOINT_BYTES = 1_000 * 4096;
 /** The WAL size at which the background mode asks for a checkpoint before WAL_MAX_AGE_MS: half the worker's, so
  *  that a WAL growing by a few hundred KB a second (1,200 checks) is copied on the loop and never reaches the
- *  worker's size (it did, and kept the worker for good: docs/performance.md, "A small deployment's checkpoints"). */
+ *  worker's size (it did, and kept the worker for good: bench/JOURNAL.md, "A small deployment's checkpoints"). */
 const WAL_ASK_BYTES = 512 * 4096;
 /** Times a round on the loop that could not copy the whole WAL is run again at once, before the next look. */
 const LOOP_RETRIES = 3;

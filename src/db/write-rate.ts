@@ -1,7 +1,7 @@
 /**
  * How fast a connection writes, from its `total_changes()` (rows changed) sampled at each look of the checkpointer
  * (src/db/checkpointer.ts): the checkpoints of fast writes go to the worker thread, off the event loop
- * (docs/performance.md, "A small deployment's checkpoints").
+ * (bench/JOURNAL.md, "A small deployment's checkpoints").
  *
  * The rate is taken over the last WINDOW_MS as a whole, so that one burst does not make a flood: a small deployment's
  * second of result writes can add 1.8 MB to the WAL, and it is the rate held for seconds that tells 12,000 checks

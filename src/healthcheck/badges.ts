@@ -9,7 +9,7 @@ import type { CheckState } from './states/names.ts';
 
 /**
  * badge-maker is loaded by the first badge asked for, not at startup: with its font metrics it holds 4 MB of heap,
- * a tenth of a small service's, for a route few deployments call (docs/performance.md, "Modules loaded when used").
+ * a tenth of a small service's, for a route few deployments call (bench/JOURNAL.md, "Modules loaded when used").
  */
 let renderer: Promise<typeof render> | null = null;
 async function makeBadge(format: Parameters<typeof render>[0]): Promise<string> {

@@ -21,7 +21,7 @@
  * (240,000 samples) is string concatenation over label text escaped once when the check was added. As with
  * prom-client, a check's series appear with its first run, and a status series with its first run of that status.
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { registerTextCollector } from '../server/metrics.ts';
 import type { FoldReason } from './pending-results.ts';
 import type { CheckResult } from './result-types.ts';
@@ -35,6 +35,11 @@ const BUCKET_LABELS = [...DURATION_BUCKETS.map(String), '+Inf'];
 const CHECKS_PER_PIECE = 64;
 
 const FAMILIES = {
+  lag: header(
+    'healthcheck_scheduling_lag_seconds',
+    'histogram',
+    'How late periodic healthcheck runs start compared to their due time (waiting for a run slot included).',
+  ),
   total: header('healthcheck_total', 'counter', 'Count the number of healthchecks executions.'),
   duration: header('healthcheck_duration_seconds', 'histogram', 'Time to execute a healthcheck.'),
   up: header('healthcheck_up', 'gauge', 'Whether the last run of the healthcheck succeeded (1) or failed (0).'),
@@ -113,7 +118,7 @@ export class CheckSeries {
   /**
    * Per bucket (not cumulative: summed at scrape time), the last slot for runs over the largest bound. A plain array
    * of small integers: a Float64Array of 14 is a typed array, an ArrayBuffer and a backing store allocated outside
-   * the heap, about 420 bytes a check against 160 (docs/performance.md, "Per-check histograms in plain arrays").
+   * the heap, about 420 bytes a check against 160 (bench/JOURNAL.md, "Per-check histograms in plain arrays").
    */
   readonly bucketCounts: number[] = Array.from({ length: DURATION_BUCKETS.length + 1 }, () => 0);
   durationSum = 0;
@@ -136,7 +141,13 @@ export class CheckSeries {
 }
 
 export class HealthcheckMetrics {
-  private readonly lag: Histogram<string>;
+  /**
+   * `healthcheck_scheduling_lag_seconds` in plain numbers, as the per-check series: every run start adds to it, and
+   * prom-client's Histogram left about 240 bytes of garbage an observation (bench/JOURNAL.md,
+   * "Issue 66"). Per bucket, not cumulative; the last slot for lags over the largest bound.
+   */
+  private readonly lagCounts: number[] = Array.from({ length: LAG_BUCKETS.length + 1 }, () => 0);
+  private lagSum = 0;
   /** `name` and `status` are ours; a label key of that name in `healthchecks-labels` cannot be honoured. */
   private readonly labelKeys: string[];
   /** Every check's series, in the order the checks were added. */
@@ -146,12 +157,6 @@ export class HealthcheckMetrics {
 
   constructor(registry: Registry, labelKeys: readonly string[]) {
     this.labelKeys = labelKeys.filter((key) => key !== 'name' && key !== 'status');
-    this.lag = new Histogram({
-      name: 'healthcheck_scheduling_lag_seconds',
-      help: 'How late periodic healthcheck runs start compared to their due time (waiting for a run slot included).',
-      buckets: LAG_BUCKETS,
-      registers: [registry],
-    });
     registerTextCollector(registry, () => this.render());
   }
 
@@ -206,7 +211,10 @@ export class HealthcheckMetrics {
   }
 
   observeLag(lagSeconds: number): void {
-    this.lag.observe(lagSeconds);
+    let bucket = 0;
+    while (bucket < LAG_BUCKETS.length && lagSeconds > (LAG_BUCKETS[bucket] as number)) bucket++;
+    (this.lagCounts[bucket] as number)++;
+    this.lagSum += lagSeconds;
   }
 
   /** Drops every series of a check (removed or replaced). */
@@ -220,6 +228,7 @@ export class HealthcheckMetrics {
    * them one event-loop turn apart). A family with no sample is left out, as prom-client does.
    */
   private *render(): Generator<string> {
+    yield this.lagText();
     yield* this.family(FAMILIES.total, (series) => {
       let lines = '';
       if (series.successes > 0)
@@ -263,6 +272,17 @@ export class HealthcheckMetrics {
       this.stateChecks,
     );
     yield* this.family(FAMILIES.locationSuccess, (series) => series.locationLines);
+  }
+
+  /** The lag histogram as prom-client wrote it: cumulative buckets, then the sum and the count. */
+  private lagText(): string {
+    let text = FAMILIES.lag;
+    let cumulative = 0;
+    for (let bucket = 0; bucket <= LAG_BUCKETS.length; bucket++) {
+      cumulative += this.lagCounts[bucket] as number;
+      text += `healthcheck_scheduling_lag_seconds_bucket{le="${LAG_BUCKETS[bucket] ?? '+Inf'}"} ${cumulative}\n`;
+    }
+    return `${text}healthcheck_scheduling_lag_seconds_sum ${this.lagSum}\nhealthcheck_scheduling_lag_seconds_count ${cumulative}\n`;
   }
 
   /** One family: its header before its first sample, then its samples in pieces. */

@@ -40,7 +40,7 @@ function failureMessage(failure: unknown): string {
  * decoding made: the check's name, summary, source and labels, and the message of a success. A result lives in
  * memory until its group is written (`healthchecks.write-delay`, 30 s), so that its copies outlived the young
  * generation, and on a node of three, which keeps twice as many results of others as its own, they were most of
- * what its old generation gained (docs/performance.md, "Cluster: the other nodes' results").
+ * what its old generation gained (bench/JOURNAL.md, "Cluster: the other nodes' results").
  */
 export function shareCheckStrings(
   result: CheckResult,

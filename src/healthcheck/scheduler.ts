@@ -10,6 +10,7 @@
  * of catch-up runs). A removed job never starts again, not even when it is removed during its initial delay.
  */
 import { DueHeap } from './due-heap.ts';
+import { runController } from './run-signal.ts';
 import { tickInForce } from './start-tick.ts';
 
 export interface SchedulerJob {
@@ -74,21 +75,6 @@ export class ScheduledJob<J extends SchedulerJob> {
     this.onSuccess = scheduler.finishRun.bind(scheduler, this, undefined);
     this.onFailure = scheduler.failRun.bind(scheduler, this);
   }
-}
-
-/**
- * Listens to a pooled controller's signal for as long as the controller lives. Node's EventTarget drops an event's
- * entry from the signal's map of listeners when its last listener goes; once that map's table is in the old
- * generation, V8 rebuilds it there at each add and remove. A TCP run left 150 bytes there for full collections to
- * find (docs/performance.md, "Memory: what runs leave in the old generation"). With a listener that stays, the
- * entry and its table stay too.
- */
-function keepsListenerEntry(): void {}
-
-function pooledController(): AbortController {
-  const controller = new AbortController();
-  controller.signal.addEventListener('abort', keepsListenerEntry);
-  return controller;
 }
 
 function abortOnTimeout(controller: AbortController): void {
@@ -255,7 +241,7 @@ export class Scheduler<J extends SchedulerJob> {
     entry.state = State.Running;
     entry.startedAt = now;
     this.running++;
-    const controller = this.idleControllers.pop() ?? pooledController();
+    const controller = this.idleControllers.pop() ?? runController();
     entry.controller = controller;
     entry.timeoutTimer = setTimeout(abortOnTimeout, entry.job.timeoutMs, controller);
     let run: Promise<void>;

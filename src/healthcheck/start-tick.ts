@@ -9,7 +9,7 @@ const NARROWEST_TICK_MS = 50;
 /**
  * An automatic tick carries at most this many runs: as many as a tick of 12,000 checks at 10 s carried with the fixed
  * 250 ms tick before it. Each tick costs its wake-ups whatever it starts, and a small deployment paid for four
- * ticks a second (docs/performance.md, "An automatic start tick", "A two-second tick").
+ * ticks a second (bench/JOURNAL.md, "An automatic start tick", "A two-second tick").
  */
 const AUTO_TICK_RUNS = 300;
 /**

@@ -117,7 +117,7 @@ export async function buildServer({
   let signIn: SignIn | null = null;
   if (needsCredentials(http)) {
     // Imported only when credentials are configured: its store and address parsing cost 1.1 MB of heap that an
-    // open API never uses (docs/performance.md, "Memory").
+    // open API never uses (bench/JOURNAL.md, "Memory").
     const { default: rateLimit } = await import('@fastify/rate-limit');
     await app.register(rateLimit, { global: false });
     const limiter = app.createRateLimit({ max: http.maxAuthFailures, timeWindow: http.authFailureWindowMs });

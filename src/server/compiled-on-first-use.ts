@@ -1,5 +1,5 @@
 /**
- * Route schemas compiled by the first request that needs them, not at startup (docs/performance.md, "Schemas
+ * Route schemas compiled by the first request that needs them, not at startup (bench/JOURNAL.md, "Schemas
  * compiled when used"). fastify compiles every route's response serializer (fast-json-stringify) and body
  * validator when the route is registered: generated source and closures for every route, which an idle service or
  * one that only runs checks keeps for nothing. A schema that does not compile would fail its first request rather

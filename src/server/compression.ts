@@ -6,7 +6,7 @@
  * An `onSend` hook over node:zlib and the encoding negotiation @fastify/compress itself uses, rather than that
  * plugin: the answers compressed here are strings and buffers the routes build (JSON, HTML, Atom), and the plugin
  * brought into every service what they never need (mime-db's table of 2,500 types, streams of its own, a copy of
- * readable-stream): 318 KB of the bundle, about 2 MB of an idle service's RSS (docs/performance.md, "Compression
+ * readable-stream): 318 KB of the bundle, about 2 MB of an idle service's RSS (bench/JOURNAL.md, "Compression
  * without the plugin"). The compression runs on libuv's thread pool, not on the loop.
  */
 import { promisify } from 'node:util';

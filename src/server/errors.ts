@@ -158,7 +158,7 @@ function errorsOfPath(app: FastifyInstance, path: string): PartErrors {
  * whose prefix it is under, with the errors of its request (a body that does not parse, refused credentials). One
  * not-found handler per part scope would do the same, but fastify registers each for all 34 of Node's methods,
  * twice, in a router of its own: 1,260 routes for the 18 part scopes, 2.2 MB of a small service's heap
- * (docs/performance.md, "One not-found handler").
+ * (bench/JOURNAL.md, "One not-found handler").
  *
  * A URL of a known path with a method it does not serve is answered here too, from the table of known paths
  * (src/server/method-not-allowed.ts): 405 with `Allow`, or 204 with `Allow` to OPTIONS, in the shape of the part

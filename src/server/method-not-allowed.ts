@@ -4,7 +4,7 @@
  *
  * fastify would answer them with routes of their own, one per path for the methods it lacks. Each costs a route
  * context and, in fastify's router (find-my-way), a handler per method: 47 such routes held 0.58 MB of a small
- * service's heap, more than a table of every path (docs/performance.md, "405 from one table of paths").
+ * service's heap, more than a table of every path (bench/JOURNAL.md, "405 from one table of paths").
  *
  * The table matches a path as fastify's router does for the patterns the API registers in it: static segments and
  * parameters that are a whole segment (`/api/v1/stream/:name`). At each segment a static one is tried before a

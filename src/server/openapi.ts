@@ -85,7 +85,7 @@ interface RouteDocumentation {
   params?: TSchema;
   /** Pairs, not an object keyed by status: V8 stores keys such as `404` as array elements, and an object built key by
    *  key grows a sparse element store of several kilobytes, kept by every route for the life of the process
-   *  (docs/performance.md, "What the start leaves in the heap"). */
+   *  (bench/JOURNAL.md, "What the start leaves in the heap"). */
   responses: readonly (readonly [status: string, answer: Answer])[];
 }
 

@@ -174,7 +174,7 @@ export class StreamSnapshotter {
       const bulk = this.beginRound();
       if (this.phase === 'idle') return;
       // A round with little to write leaves the connection alone: holding the checkpoints raises its page cache
-      // to 64 MB for good, which a service with no index and no state does not need (docs/performance.md, "Memory").
+      // to 64 MB for good, which a service with no index and no state does not need (bench/JOURNAL.md, "Memory").
       if (bulk) this.checkpointer.hold();
       this.scheduleSlice();
     });

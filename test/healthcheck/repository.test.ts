@@ -56,7 +56,7 @@ describe('the healthcheck repository', () => {
       repo.record(result('other', Math.floor(Date.now() / 1000)));
       expect(vi.getTimerCount()).toBe(1);
       // Not a second after the result (at 2,234 ms) but on the whole second of performance.now() nearest to that, with
-      // the scheduler's tick and the checkpoint's look (docs/performance.md, "One wake-up a second").
+      // the scheduler's tick and the checkpoint's look (bench/JOURNAL.md, "One wake-up a second").
       const beat = Math.round((performance.now() + 1_000) / 1_000) * 1_000;
       expect(beat).toBe(2_000);
       await vi.advanceTimersByTimeAsync(beat - performance.now() - 1);

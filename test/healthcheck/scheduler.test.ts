@@ -273,7 +273,8 @@ describe('the scheduler', () => {
 
   it('hands every run a pooled signal that keeps one listener of its own between runs', async () => {
     // Node drops a signal's listener entry when its last listener goes, and rebuilds its table in the old generation
-    // at the next add: the scheduler's own listener keeps the entry (docs/performance.md).
+    // at the next add: the scheduler's own listener keeps the entry (bench/JOURNAL.md, "Memory: what runs leave in
+    // the old generation").
     const { scheduler, finished } = makeScheduler();
     const listening: number[] = [];
     const job: TestJob = Object.assign(new TestJob('pooled', 1_000, 500, 10), {

@@ -90,7 +90,7 @@ export function serviceNodeFlags(launcher: Launcher = 'single'): string[] {
   return shebangWords(launcher).filter((word) => word.startsWith('--'));
 }
 
-/** The environment variables its launcher's first line sets (MALLOC_ARENA_MAX, docs/performance.md). */
+/** The environment variables its launcher's first line sets (MALLOC_MMAP_THRESHOLD_, docs/performance.md). */
 export function serviceEnv(launcher: Launcher = 'single'): Record<string, string> {
   return Object.fromEntries(
     shebangWords(launcher).flatMap((word) =>

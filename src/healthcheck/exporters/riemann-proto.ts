@@ -14,7 +14,7 @@ let msgType: protobufjs.Type | null = null;
 export function riemannMsg(): protobufjs.Type {
   if (msgType) return msgType;
   // Loaded with the first message, not at startup: a service without a Riemann exporter never holds protobufjs
-  // (docs/performance.md, "Modules loaded when used").
+  // (bench/JOURNAL.md, "Modules loaded when used").
   const protobuf = protobufModule();
   // keepCase: Riemann's snake_case field names (time_micros, metric_sint64), as every Riemann client spells them.
   const root = new protobuf.Root().loadSync(join(PROTO_DIR, 'riemann/proto.proto'), { keepCase: true });

@@ -150,7 +150,7 @@ export function checkLabels(labels: Record<string, string>, limits: LabelLimits)
 /**
  * A definition: the base fields with the kind's own added to the same object. Not `{ ...base, ...fields }`: on
  * Node 20's V8, properties added after a spread give every object a hidden class of its own (a map and a descriptor
- * array each, about 0.6 KB per check held for the check's life; docs/performance.md, "Memory").
+ * array each, about 0.6 KB per check held for the check's life; bench/JOURNAL.md, "Memory").
  */
 export function withFields<B extends BaseDefinition, F extends object>(base: B, fields: F): B & F {
   return Object.assign(base, fields);

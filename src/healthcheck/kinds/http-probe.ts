@@ -7,7 +7,7 @@
  * Node's own client, not undici: on a new connection (a server that closes idle ones sooner than the check's
  * interval) undici costs about 200 µs of CPU a request against 115 for this probe, and its WebAssembly parser 8 MB of
  * RSS that node:http's native one, already loaded by the API server, does not. On a kept-alive connection this
- * probe costs about 20 to 50 µs more than undici (docs/performance.md, "HTTP checks on Node's client").
+ * probe costs about 20 to 50 µs more than undici (bench/JOURNAL.md, "HTTP checks on Node's client").
  */
 import {
   Agent as HttpAgent,
@@ -25,6 +25,7 @@ import { acquireShared, keepAliveMs } from './http-agents.ts';
 import { JSON_BODY_LIMIT, JsonConditions } from './http-json.ts';
 import { type Hop, isRedirectStatus, nextHop } from './http-redirect.ts';
 import type { HttpDefinition, HttpMethod } from './http.ts';
+import { offRunAbort, onRunAbort, type RunAbortListener } from '../run-signal.ts';
 import { connectionExpirySeconds } from './tls.ts';
 import { CheckFailure, type Prepared } from './types.ts';
 
@@ -217,7 +218,7 @@ class HttpProbe implements Prepared {
       const run = new HttpRun(this, signal, resolve, reject);
       if (signal.aborted) run.timedOut();
       else {
-        signal.addEventListener('abort', run, { once: true });
+        onRunAbort(signal, run);
         run.send(this.firstRequest);
       }
     });
@@ -228,7 +229,7 @@ class HttpProbe implements Prepared {
  * One run: its requests (one, or one a redirect) and what the answer's body it keeps; the status and the body bytes
  * are all a check needs. It is also the run signal's abort listener.
  */
-class HttpRun {
+class HttpRun implements RunAbortListener {
   private request: ClientRequest | null = null;
   /** The request in flight; requests after the first are redirects. */
   private hop: Hop;
@@ -368,7 +369,7 @@ class HttpRun {
   private finish(): void {
     this.settled = true;
     this.chunks = [];
-    this.signal.removeEventListener('abort', this);
+    offRunAbort(this.signal, this);
   }
 }
 

@@ -3,7 +3,7 @@
  * binding, the layer net.Socket is built on, without the Duplex stream, its two states and its event emitter
  * that a check never uses (it sends and reads nothing). Measured on this workload's machine, a connect and close
  * costs 40 µs of user CPU this way against 105 µs through net.connect; the kernel's share (about 70 µs) is the
- * same (docs/performance.md, "TCP checks").
+ * same (bench/JOURNAL.md, "TCP checks").
  *
  * The binding is Node's own and not a public API, so it is feature-checked once: when it is missing or differs
  * (a future Node), `tcpHandles` is null and TCP checks use net.connect, with the same messages. Host names always

@@ -18,6 +18,7 @@ import {
   timeoutText,
   withFields,
 } from './common.ts';
+import { offRunAbort, onRunAbort, type RunAbortListener } from '../run-signal.ts';
 import { Problems } from './problems.ts';
 import { type ConnectRequest, systemCallError, type TcpHandle, type TcpHandles, tcpHandles } from './tcp-handle.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from './types.ts';
@@ -81,7 +82,7 @@ function bindOutcome(resolve: () => void, reject: (failure: CheckFailure) => voi
   (binding as TcpProbe).bind(resolve, reject);
 }
 
-// Shared listeners: the socket, request or signal they are called on leads to the probe (no closures per run).
+// Shared listeners: the socket or request they are called on leads to the probe (no closures per run).
 function onConnect(this: Tagged<Socket>): void {
   this[PROBE]?.settle(undefined);
 }
@@ -93,17 +94,13 @@ function onHandleConnect(this: Tagged<ConnectRequest>, status: number): void {
   if (probe === undefined) return; // settled already (timed out): this is the cancellation of the closed handle
   probe.settle(status === 0 ? undefined : systemCallError('connect', status, this.address, this.port));
 }
-function onAbort(this: Tagged<AbortSignal>): void {
-  const probe = this[PROBE];
-  probe?.settle(new Error(timeoutText(probe.timeoutNs)));
-}
 
 /**
  * One TCP check's runs. On an IP address with Node's TCP handle at hand (tcp-handle.ts), a run opens a bare
  * handle and connects it; otherwise net.connect with the connect options built once (net.connect copies them).
  * The listeners are shared functions, so a run allocates the handle or socket and its promise, nothing else of ours.
  */
-export class TcpProbe implements Prepared {
+export class TcpProbe implements Prepared, RunAbortListener {
   readonly timeoutNs: number;
   private readonly options: NetConnectOpts;
   private readonly target: string;
@@ -117,7 +114,7 @@ export class TcpProbe implements Prepared {
   private socket: Tagged<Socket> | null = null;
   private handle: TcpHandle | null = null;
   private request: Tagged<ConnectRequest> | null = null;
-  private signal: Tagged<AbortSignal> | null = null;
+  private signal: AbortSignal | null = null;
   private resolve: (() => void) | null = null;
   private reject: ((failure: CheckFailure) => void) | null = null;
 
@@ -147,10 +144,8 @@ export class TcpProbe implements Prepared {
       this.settle(new Error(timeoutText(this.timeoutNs)));
       return outcome;
     }
-    const tagged = signal as Tagged<AbortSignal>;
-    tagged[PROBE] = this;
-    this.signal = tagged;
-    signal.addEventListener('abort', onAbort, { once: true });
+    this.signal = signal;
+    onRunAbort(signal, this);
     if (this.handles !== null) this.connectHandle(this.handles);
     else {
       const socket = connect(this.options) as Tagged<Socket>;
@@ -189,6 +184,11 @@ export class TcpProbe implements Prepared {
     return Promise.resolve();
   }
 
+  /** The run's signal aborted: its timeout. */
+  handleEvent(): void {
+    this.settle(new Error(timeoutText(this.timeoutNs)));
+  }
+
   bind(resolve: () => void, reject: (failure: CheckFailure) => void): void {
     this.resolve = resolve;
     this.reject = reject;
@@ -203,10 +203,7 @@ export class TcpProbe implements Prepared {
     this.reject = null;
     const signal = this.signal;
     this.signal = null;
-    if (signal !== null) {
-      signal.removeEventListener('abort', onAbort);
-      signal[PROBE] = undefined;
-    }
+    if (signal !== null) offRunAbort(signal, this);
     const socket = this.socket;
     this.socket = null;
     if (socket !== null) {

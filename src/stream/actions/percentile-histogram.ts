@@ -9,7 +9,7 @@ import { lazyModule } from '../../common/lazy-module.ts';
 /**
  * hdr-histogram-js is loaded by the first histogram, not at startup: at load it builds an `Intl.NumberFormat`
  * (which pages in ICU's data) and loads its WebAssembly build and pako: 5 MB more RSS in the service (16 MB in a
- * bare node), for a service that may never run a `:percentiles` action (docs/performance.md, "Memory").
+ * bare node), for a service that may never run a `:percentiles` action (bench/JOURNAL.md, "Memory").
  */
 const hdrHistogram = lazyModule<typeof HdrHistogramJs>('hdr-histogram-js');
 

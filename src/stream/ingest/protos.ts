@@ -22,7 +22,7 @@ let loaded: Protos | null = null;
 export function loadProtos(): Protos {
   if (loaded) return loaded;
   // protobufjs itself is loaded here too, not at startup: a service that receives no remote-write, OTLP or Riemann
-  // message never holds it (docs/performance.md, "Modules loaded when used").
+  // message never holds it (bench/JOURNAL.md, "Modules loaded when used").
   const protobuf = protobufModule();
   const root = new protobuf.Root();
   root.resolvePath = (_origin, target) => join(PROTO_DIR, target);

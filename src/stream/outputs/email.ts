@@ -128,7 +128,7 @@ export function createEmailOutput(name: string, settings: EmailSettings, observe
     greetingTimeout: settings.timeoutMs,
     socketTimeout: settings.timeoutMs,
   };
-  // nodemailer (2.5 MB of heap) is loaded by the first e-mail sent, not at startup (docs/performance.md,
+  // nodemailer (2.5 MB of heap) is loaded by the first e-mail sent, not at startup (bench/JOURNAL.md,
   // "Modules loaded when used"); a transport opens no connection before its first message anyway.
   let transport: Promise<Transporter> | null = null;
   const connect = () => (transport ??= import('nodemailer').then(({ createTransport }) => createTransport(options)));

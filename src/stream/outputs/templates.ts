@@ -13,7 +13,7 @@ import { lazyModule } from '../../common/lazy-module.ts';
 import type { Event } from '../event.ts';
 
 /** Loaded by the first template, not at startup: a service without notification outputs never holds it
- *  (docs/performance.md, "Modules loaded when used"). */
+ *  (bench/JOURNAL.md, "Modules loaded when used"). */
 const mustache = lazyModule<typeof MustacheJs>('mustache');
 
 export type TemplateEscaping = 'json' | 'form' | 'header' | 'slack' | 'none';

@@ -1,9 +1,9 @@
 /**
- * The server bundle (bin/build.mjs, docs/performance.md "One bundle"): what a service loads at its start is in
+ * The server bundle (bin/build.mjs, bench/JOURNAL.md "One bundle"): what a service loads at its start is in
  * dist/main.cjs, dependencies included, so that it holds no node_modules file of its own
  * (each held its whole source, comments and all); packages imported when first used stay packages, loaded by
  * Node from node_modules (a bundled CommonJS package answers `import()` with its `default` alone). HTTP checks
- * use Node's client, so a service of checks loads no undici (docs/performance.md, "HTTP checks on Node's client").
+ * use Node's client, so a service of checks loads no undici (bench/JOURNAL.md, "HTTP checks on Node's client").
  */
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -24,7 +24,7 @@ describe('vigie CLI', () => {
     ).scripts;
     const env = Object.entries(serviceEnv()).map(([key, value]) => `${key}=${value}`);
     const command = ['env', ...env, 'node', ...serviceNodeFlags(), 'bin/vigie.js'].join(' ');
-    expect(env).toContain('MALLOC_ARENA_MAX=2');
+    expect(env).toContain('MALLOC_MMAP_THRESHOLD_=131072');
     expect(serviceNodeFlags()).toContain('--max-semi-space-size=8');
     expect(scripts.start).toBe(`node bin/build.mjs && exec ${command} serve`);
     expect(scripts.vigie).toBe(command);

@@ -162,7 +162,7 @@ export class Deliveries {
         greetingTimeout: settings.timeoutMs,
         socketTimeout: settings.timeoutMs,
       };
-      // Loaded by the first e-mail, as the email output does (docs/performance.md, "Modules loaded when used").
+      // Loaded by the first e-mail, as the email output does (bench/JOURNAL.md, "Modules loaded when used").
       this.transport = import('nodemailer').then(({ createTransport }) => createTransport(options));
     }
     return this.transport;
