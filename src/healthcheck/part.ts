@@ -18,6 +18,7 @@ import type { StreamIngest } from './exporters/stream.ts';
 import { badgeRoutes } from './badge-routes.ts';
 import { heartbeatRoutes } from './heartbeat-routes.ts';
 import { MaintenanceCalendar, windowKind } from './maintenance.ts';
+import { incidentKind } from './status-pages/incident-state.ts';
 import { MaintenanceApi, maintenanceRoutes } from './maintenance-routes.ts';
 import { healthcheckOverviewRoutes } from './overview-routes.ts';
 import { healthcheckRoutes } from './routes.ts';
@@ -92,6 +93,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
       limits: () => current.healthchecks.statusLimits,
       source: statusSource(running, calendar, firstSeen),
       filesDir: () => current.healthchecks.apiFilesDir,
+      incidents: state.collection(incidentKind(db)),
     });
     statusPages.pages.checkConfig(
       config.file,
@@ -109,6 +111,8 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
         log.warn({ channel: message.channel, err: error.message }, 'a message to a status page subscriber failed'),
     });
     const statusRenders = new RenderCache(() => current.healthchecks.statusPageCacheMs, metrics.registry);
+    // A change made on another node of a cluster shows at once too (this node's own empty it as they are answered).
+    statusPages.onChange(() => statusRenders.invalidate());
     return {
       name: 'healthchecks',
       routes: async (app) => {

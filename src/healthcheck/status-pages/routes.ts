@@ -145,7 +145,7 @@ function incidentRoutes(scope: FastifyInstance, status: StatusPages, options: Pu
       }),
     },
     async (request, reply) => {
-      const incident = status.incidents.create(request.body);
+      const incident = await status.incidents.create(request.body);
       options.subscriptions.incident(incident);
       const internal =
         incident.pages.length === 0 ? ' (internal: it names no status page, so only the dashboard shows it)' : '';
@@ -205,7 +205,7 @@ function incidentRoutes(scope: FastifyInstance, status: StatusPages, options: Pu
       }),
     },
     async (request, reply) => {
-      const incident = status.incidents.update(incidentId(request.params.id), request.body);
+      const incident = await status.incidents.update(incidentId(request.params.id), request.body);
       options.subscriptions.incident(incident);
       return reply
         .code(201)
@@ -225,7 +225,7 @@ function incidentRoutes(scope: FastifyInstance, status: StatusPages, options: Pu
     },
     async (request) => {
       const id = incidentId(request.params.id);
-      status.incidents.delete(id);
+      await status.incidents.delete(id);
       return { message: `Successfully deleted incident ${id}` };
     },
   );

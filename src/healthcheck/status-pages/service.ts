@@ -3,6 +3,7 @@
  * the incidents, and what a page shows now, read from the part through a `StatusSource`.
  */
 import type { Logger } from 'pino';
+import type { StateCollection } from '../../common/runtime-state.ts';
 import type { Db } from '../../db/client.ts';
 import type { LoadedPage } from './assets.ts';
 import { type Incident, IncidentStore } from './incidents.ts';
@@ -25,6 +26,8 @@ export interface StatusPagesOptions {
   source: StatusSource;
   /** `healthchecks.api-files-dir`, read per request. */
   filesDir: () => string | null;
+  /** The incidents' runtime state (incident-state.ts). */
+  incidents: StateCollection<Incident>;
   now?: () => number;
 }
 
@@ -43,7 +46,17 @@ export class StatusPages {
       filesDir: options.filesDir,
     };
     this.pages = new PageCatalog(db, catalog);
-    this.incidents = new IncidentStore(db, options.limits, (slug) => this.pages.find(slug) !== undefined, this.now);
+    this.incidents = new IncidentStore(
+      options.incidents,
+      options.limits,
+      (slug) => this.pages.find(slug) !== undefined,
+      this.now,
+    );
+  }
+
+  /** Called for every change of a page or an incident made through the API, on this node or another. */
+  onChange(listener: () => void): void {
+    this.incidents.onChange(listener);
   }
 
   load(config: readonly LoadedPage[], logger: Logger): void {
