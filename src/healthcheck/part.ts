@@ -19,6 +19,7 @@ import { badgeRoutes } from './badge-routes.ts';
 import { heartbeatRoutes } from './heartbeat-routes.ts';
 import { MaintenanceCalendar, windowKind } from './maintenance.ts';
 import { incidentKind } from './status-pages/incident-state.ts';
+import { pageKind } from './status-pages/page-state.ts';
 import { MaintenanceApi, maintenanceRoutes } from './maintenance-routes.ts';
 import { healthcheckOverviewRoutes } from './overview-routes.ts';
 import { healthcheckRoutes } from './routes.ts';
@@ -89,10 +90,11 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
     const running = service;
     const firstSeen = new FirstSeen(db);
     firstSeen.meet(running.registry.names());
-    const statusPages = new StatusPages(db, {
+    const statusPages = new StatusPages({
       limits: () => current.healthchecks.statusLimits,
       source: statusSource(running, calendar, firstSeen),
       filesDir: () => current.healthchecks.apiFilesDir,
+      pages: state.collection(pageKind(db)),
       incidents: state.collection(incidentKind(db)),
     });
     statusPages.pages.checkConfig(

@@ -72,7 +72,7 @@ function pageRoutes(scope: FastifyInstance, status: StatusPages): void {
       }),
     },
     async (request, reply) => {
-      const page = status.pages.put(request.body);
+      const page = await status.pages.put(request.body);
       return reply
         .code(201)
         .send({ message: `Status page ${page.slug} successfully added`, result: listed(status, page) });
@@ -119,7 +119,7 @@ function pageRoutes(scope: FastifyInstance, status: StatusPages): void {
       }),
     },
     async (request) => {
-      status.pages.delete(request.params.slug);
+      await status.pages.delete(request.params.slug);
       return { message: `Successfully deleted status page ${request.params.slug}` };
     },
   );

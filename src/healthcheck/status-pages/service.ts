@@ -4,7 +4,7 @@
  */
 import type { Logger } from 'pino';
 import type { StateCollection } from '../../common/runtime-state.ts';
-import type { Db } from '../../db/client.ts';
+import type { StoredPage } from './page-state.ts';
 import type { LoadedPage } from './assets.ts';
 import { type Incident, IncidentStore } from './incidents.ts';
 import { isPublic, type StatusLimits, type StatusPage } from './page.ts';
@@ -26,6 +26,8 @@ export interface StatusPagesOptions {
   source: StatusSource;
   /** `healthchecks.api-files-dir`, read per request. */
   filesDir: () => string | null;
+  /** The API pages' runtime state (page-state.ts). */
+  pages: StateCollection<StoredPage>;
   /** The incidents' runtime state (incident-state.ts). */
   incidents: StateCollection<Incident>;
   now?: () => number;
@@ -37,7 +39,7 @@ export class StatusPages {
   private readonly source: StatusSource;
   private readonly now: () => number;
 
-  constructor(db: Db, options: StatusPagesOptions) {
+  constructor(options: StatusPagesOptions) {
     this.source = options.source;
     this.now = options.now ?? Date.now;
     const catalog: CatalogOptions = {
@@ -45,7 +47,7 @@ export class StatusPages {
       checkExists: (name) => this.source.labelsOf(name) !== undefined,
       filesDir: options.filesDir,
     };
-    this.pages = new PageCatalog(db, catalog);
+    this.pages = new PageCatalog(options.pages, catalog);
     this.incidents = new IncidentStore(
       options.incidents,
       options.limits,
@@ -56,6 +58,7 @@ export class StatusPages {
 
   /** Called for every change of a page or an incident made through the API, on this node or another. */
   onChange(listener: () => void): void {
+    this.pages.onChange(listener);
     this.incidents.onChange(listener);
   }
 
