@@ -266,6 +266,37 @@ describe.skipIf(!hasNatsServer())('one cluster: runtime state on every node', ()
     await target.close();
   }, 180_000);
 
+  it('refuses an incident too long for the cluster store with 400 naming the cap, and keeps the one before', async () => {
+    const nats = await startNatsServer();
+    const target = await startTcpTarget();
+    const config = nodeConfig(nats, 'vigie-a', target);
+    const node = await startNode({
+      ...config,
+      cluster: { ...(config.cluster as Record<string, unknown>), 'max-state-value-bytes': 2048 },
+    });
+    await allJoined([node], { headers: ADMIN });
+    const posted = await node.request(
+      '/api/v1/incident',
+      jsonBody('POST', { title: 'Slow', status: 'investigating', message: 'Looking.' }),
+    );
+    expect(posted.status).toBe(201);
+    const { id } = ((await posted.json()) as { result: { id: number } }).result;
+    const long = await node.request(
+      `/api/v1/incident/${id}/update`,
+      jsonBody('POST', { status: 'identified', message: 'x'.repeat(3000) }),
+    );
+    expect(long.status).toBe(400);
+    expect(((await long.json()) as { message: string }).message).toMatch(
+      new RegExp(`^Invalid incident: incidents/${id} is past cluster.max-state-value-bytes \\(2048\\)`),
+    );
+    const kept = (await (await node.request(`/api/v1/incident/${id}`, { headers: ADMIN })).json()) as {
+      status: string;
+      updates: unknown[];
+    };
+    expect([kept.status, kept.updates.length]).toEqual(['investigating', 1]);
+    await target.close();
+  }, 60_000);
+
   it('is not ready while NATS is unreachable: /readyz and changes say so, reads go on', async () => {
     const [deadPort] = await freePorts(1);
     const node = await startNode({

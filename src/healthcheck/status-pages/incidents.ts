@@ -7,7 +7,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { randomInt } from 'node:crypto';
-import type { StateCollection } from '../../common/runtime-state.ts';
+import { type StateCollection, StateValueTooLargeError } from '../../common/runtime-state.ts';
 import { HealthcheckError } from '../api-input.ts';
 import { Problems } from '../kinds/problems.ts';
 import type { FieldProblem } from '../../common/schema-errors.ts';
@@ -178,7 +178,7 @@ export class IncidentStore {
       impact: input.impact,
       updates: [{ status: input.status, message: input.message, atMs }],
     };
-    await this.stored.put(String(incident.id), incident);
+    await this.keep(incident);
     return incident;
   }
 
@@ -210,8 +210,19 @@ export class IncidentStore {
       impact: input.impact ?? before.impact,
       updates: [...before.updates, { status: input.status, message: input.message, atMs }],
     };
-    await this.stored.put(String(id), incident);
+    await this.keep(incident);
     return incident;
+  }
+
+  /** Durable once answered; too long for the cluster's store is the client's 400, as a cap is. */
+  private async keep(incident: Incident): Promise<void> {
+    try {
+      await this.stored.put(String(incident.id), incident);
+    } catch (error) {
+      if (error instanceof StateValueTooLargeError)
+        throw invalid(`${error.message}: shorten it, or delete the incident and post a new one`);
+      throw error;
+    }
   }
 
   get(id: number): Incident {

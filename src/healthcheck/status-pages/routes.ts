@@ -61,7 +61,7 @@ function pageRoutes(scope: FastifyInstance, status: StatusPages): void {
       schema: operation({
         summary: 'Create or replace a status page',
         description:
-          'Served at `/status/<slug>` (docs/status-pages.md). Committed to SQLite before the answer; per node in a cluster.',
+          'Served at `/status/<slug>` (docs/status-pages.md). Durable before the answer; the same on every node of a cluster.',
         tags,
         body: { schema: StatusPageSchema },
         responses: {
