@@ -108,12 +108,13 @@ function validated<T>(build: () => T): T {
 /**
  * A new incident's id: the time of its creation in milliseconds times 1000, plus a random 0-999, so that two nodes of
  * a cluster creating incidents at once do not take the same one, and ids still grow with time (the older ids, 1, 2,
- * 3..., stay as they were and sort before them).
+ * 3..., stay as they were and sort before them); past the newest this node holds, so that on one node they follow
+ * the order of creation, in one millisecond too.
  */
-function newId(nowMs: number, taken: (id: number) => boolean): number {
-  let id = nowMs * 1000 + randomInt(1000);
-  while (taken(id)) id++;
-  return id;
+function newId(nowMs: number, held: Iterable<[string, Incident]>): number {
+  let newest = 0;
+  for (const [, incident] of held) newest = Math.max(newest, incident.id);
+  return Math.max(nowMs * 1000 + randomInt(1000), newest + 1);
 }
 
 const newestFirst = (a: Incident, b: Incident) => b.id - a.id;
@@ -167,7 +168,7 @@ export class IncidentStore {
       );
     const atMs = this.now();
     const incident: Incident = {
-      id: newId(atMs, (id) => this.stored.get(String(id)) !== undefined),
+      id: newId(atMs, this.stored.entries()),
       title: input.title,
       status: input.status,
       pages: input.pages,
