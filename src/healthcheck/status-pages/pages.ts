@@ -196,9 +196,12 @@ export class PageCatalog {
     return pages;
   }
 
+  /** The first page to claim a host name keeps it: the config file's first, then the API's. This node's API refuses a
+   *  claimed name, but another node of a cluster may have given it to an API page (its config file differs). */
   private indexHosts(): void {
     const hosts = new Map<string, string>();
-    for (const { page } of this.served()) for (const host of page.hostnames ?? []) hosts.set(host, page.slug);
+    for (const { page } of this.served())
+      for (const host of page.hostnames ?? []) if (!hosts.has(host)) hosts.set(host, page.slug);
     this.hosts = hosts;
   }
 }
