@@ -20,7 +20,13 @@
  */
 import type { KV, KvEntry, Kvm } from '@nats-io/kv';
 import type { Logger } from 'pino';
-import type { ChangeListener, RuntimeState, StateCollection, StateKind } from '../common/runtime-state.ts';
+import {
+  type ChangeListener,
+  type RuntimeState,
+  type StateCollection,
+  type StateKind,
+  StateValueTooLargeError,
+} from '../common/runtime-state.ts';
 import type { LocalMirrors, StateMirror } from '../common/state-mirror.ts';
 import { BucketWatch } from './bucket-watch.ts';
 import type { ClusterConnection } from './connection.ts';
@@ -225,7 +231,9 @@ export class ClusterRuntimeState implements RuntimeState {
     const bucketKey = fullKey(mirror.kind.name, key);
     const text = JSON.stringify(value);
     if (Buffer.byteLength(text) > this.caps.maxValueBytes)
-      throw new Error(`${mirror.kind.name}/${key} is past cluster.max-state-value-bytes (${this.caps.maxValueBytes})`);
+      throw new StateValueTooLargeError(
+        `${mirror.kind.name}/${key} is past cluster.max-state-value-bytes (${this.caps.maxValueBytes})`,
+      );
     let revision: number;
     this.inFlight.set(bucketKey, text);
     try {

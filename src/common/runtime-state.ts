@@ -14,6 +14,9 @@
  * `UnavailableError` (a 503 in every part's routes) when the state cannot be written now.
  */
 
+/** A value past what the store keeps (`cluster.max-state-value-bytes`): the part answers it as a 400. */
+export class StateValueTooLargeError extends Error {}
+
 /** One kind of runtime state, as its part declares it. */
 export interface StateKind<T> {
   /** `[a-z][a-z0-9-]*`: the collection's name (its rows' `kind`, its keys' prefix on the bus). */

@@ -18,6 +18,8 @@ import type { StreamIngest } from './exporters/stream.ts';
 import { badgeRoutes } from './badge-routes.ts';
 import { heartbeatRoutes } from './heartbeat-routes.ts';
 import { MaintenanceCalendar, windowKind } from './maintenance.ts';
+import { incidentKind } from './status-pages/incident-state.ts';
+import { pageKind } from './status-pages/page-state.ts';
 import { MaintenanceApi, maintenanceRoutes } from './maintenance-routes.ts';
 import { healthcheckOverviewRoutes } from './overview-routes.ts';
 import { healthcheckRoutes } from './routes.ts';
@@ -88,10 +90,12 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
     const running = service;
     const firstSeen = new FirstSeen(db);
     firstSeen.meet(running.registry.names());
-    const statusPages = new StatusPages(db, {
+    const statusPages = new StatusPages({
       limits: () => current.healthchecks.statusLimits,
       source: statusSource(running, calendar, firstSeen),
       filesDir: () => current.healthchecks.apiFilesDir,
+      pages: state.collection(pageKind(db)),
+      incidents: state.collection(incidentKind(db)),
     });
     statusPages.pages.checkConfig(
       config.file,
@@ -109,6 +113,8 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
         log.warn({ channel: message.channel, err: error.message }, 'a message to a status page subscriber failed'),
     });
     const statusRenders = new RenderCache(() => current.healthchecks.statusPageCacheMs, metrics.registry);
+    // A change made on another node of a cluster shows at once too (this node's own empty it as they are answered).
+    statusPages.onChange(() => statusRenders.invalidate());
     return {
       name: 'healthchecks',
       routes: async (app) => {

@@ -3,7 +3,9 @@
  * shipped permissions (docs/examples/nats-server.conf), three Vigie nodes, and a client that sends each request to the
  * next node in turn, as a load balancer would. A token made on one node works on the others and, deleted, stops
  * working everywhere within a second; a session opened on one node is open on all, and closed on all once signed out
- * on another; a maintenance window and a pause made on one node are applied by every node; a node killed meanwhile
+ * on another; a maintenance window and a pause made on one node are applied by every node; a status page made on one
+ * node is served by all, and an incident posted on one is on every node's page and summary.json within 2 s (their kept
+ * renders emptied), two posted at once on two nodes taking two ids; a node killed meanwhile
  * comes back with all of it. `/readyz` answers without credentials, 503 naming the cause until
  * the node can write every store it writes through; the members list shows who is ready.
  */
@@ -29,7 +31,8 @@ afterAll(async () => {
 function nodeConfig(nats: NatsServer, node: string, target: TcpTarget): Record<string, unknown> {
   return {
     http: { 'basic-auth': { username: 'ops', password: 'secret' } },
-    healthchecks: { 'start-tick': '100ms', 'write-delay': '1s' },
+    // A page's renders kept for a minute: a change made on another node must empty them, not wait for them to age.
+    healthchecks: { 'start-tick': '100ms', 'write-delay': '1s', 'status-page-cache': '1m' },
     cluster: { node, nats: nats.clusterNats(node), 'member-ttl': '3s' },
     'tcp-checks': [{ name: 'db', target: '127.0.0.1', port: target.port, interval: '500ms', timeout: '400ms' }],
   };
@@ -46,6 +49,16 @@ const jsonBody = (method: string, body: unknown, headers: Record<string, string>
   headers: { ...headers, 'content-type': 'application/json' },
   body: JSON.stringify(body),
 });
+
+interface Summary {
+  incidents: { id: string; name: string; status: string; incident_updates: unknown[] }[];
+}
+
+async function summaryOf(node: TestServer): Promise<Summary> {
+  const response = await node.request('/status/ops/summary.json', { headers: ADMIN });
+  expect(response.status).toBe(200);
+  return (await response.json()) as Summary;
+}
 
 describe.skipIf(!hasNatsServer())('one cluster: runtime state on every node', () => {
   it('a token, a maintenance window and a pause made through any node hold on all, a killed node included', async () => {
@@ -109,6 +122,60 @@ describe.skipIf(!hasNatsServer())('one cluster: runtime state on every node', ()
       });
     }
 
+    // A status page made through one node's API is served by every node (each keeps its summary.json rendered).
+    const pageMade = await next().request(
+      '/api/v1/status-page',
+      jsonBody('POST', { slug: 'ops', title: 'Ops', groups: [{ name: 'Data', checks: ['db'] }] }),
+    );
+    expect(pageMade.status).toBe(201);
+    for (const node of nodes) {
+      await waitFor(async () => expect((await summaryOf(node)).incidents).toEqual([]), { timeoutMs: 2_000 });
+    }
+    // An incident posted on one node is on every node's page and summary.json within 2 s.
+    const posted = await next().request(
+      '/api/v1/incident',
+      jsonBody('POST', { title: 'Database slow', status: 'investigating', message: 'Looking.', pages: ['ops'] }),
+    );
+    expect(posted.status).toBe(201);
+    const postedAt = Date.now();
+    const incident = ((await posted.json()) as { result: { id: number } }).result.id;
+    for (const node of nodes) {
+      await waitFor(
+        async () => {
+          const summary = await summaryOf(node);
+          expect(summary.incidents.map((one) => [one.id, one.name, one.status])).toEqual([
+            [String(incident), 'Database slow', 'investigating'],
+          ]);
+          expect(await (await node.request('/status/ops', { headers: ADMIN })).text()).toContain('Database slow');
+        },
+        { timeoutMs: 2_000 },
+      );
+    }
+    expect(Date.now() - postedAt).toBeLessThan(2_000);
+    // Two incidents posted at once on two nodes take two ids, and every node holds both.
+    const [one, two] = await Promise.all(
+      [nodes[0], nodes[1]].map(async (node) => {
+        const made = await (node as TestServer).request(
+          '/api/v1/incident',
+          jsonBody('POST', { title: 'Internal', status: 'identified', message: 'Noted.' }),
+        );
+        expect(made.status).toBe(201);
+        return ((await made.json()) as { result: { id: number } }).result.id;
+      }),
+    );
+    expect(one).not.toBe(two);
+    for (const node of nodes) {
+      await waitFor(
+        async () => {
+          const listed = (await (await node.request('/api/v1/incident', { headers: ADMIN })).json()) as {
+            result: { id: number }[];
+          };
+          expect(listed.result.map((listedOne) => listedOne.id).sort()).toEqual([incident, one, two].sort());
+        },
+        { timeoutMs: 2_000 },
+      );
+    }
+
     // Kill a node meanwhile: what follows must reach it when it comes back.
     const killed = nodes[2] as TestServer;
     await killed.kill9();
@@ -151,6 +218,18 @@ describe.skipIf(!hasNatsServer())('one cluster: runtime state on every node', ()
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(target.connections).toBe(connections);
 
+    // The incident updated on a live node: every live node shows its new status.
+    const updated = await nextLive().request(
+      `/api/v1/incident/${incident}/update`,
+      jsonBody('POST', { status: 'monitoring', message: 'Fix deployed.' }, bearer),
+    );
+    expect(updated.status).toBe(201);
+    for (const node of live()) {
+      await waitFor(async () => expect((await summaryOf(node)).incidents[0]?.status).toBe('monitoring'), {
+        timeoutMs: 2_000,
+      });
+    }
+
     // A second token, then the first deleted: refused on every node within a second.
     const second = await nextLive().request('/api/v1/tokens', jsonBody('POST', { name: 'deploy', scopes: ['read'] }));
     expect(second.status).toBe(201);
@@ -179,8 +258,44 @@ describe.skipIf(!hasNatsServer())('one cluster: runtime state on every node', ()
       state: string;
     };
     expect(state.state).toBe('paused');
+    const backSummary = await summaryOf(back);
+    expect(backSummary.incidents.map((shown) => [shown.id, shown.status, shown.incident_updates.length])).toEqual([
+      [String(incident), 'monitoring', 2],
+    ]);
+    expect((await back.request('/status/ops', { headers: ADMIN })).status).toBe(200);
     await target.close();
   }, 180_000);
+
+  it('refuses an incident too long for the cluster store with 400 naming the cap, and keeps the one before', async () => {
+    const nats = await startNatsServer();
+    const target = await startTcpTarget();
+    const config = nodeConfig(nats, 'vigie-a', target);
+    const node = await startNode({
+      ...config,
+      cluster: { ...(config.cluster as Record<string, unknown>), 'max-state-value-bytes': 2048 },
+    });
+    await allJoined([node], { headers: ADMIN });
+    const posted = await node.request(
+      '/api/v1/incident',
+      jsonBody('POST', { title: 'Slow', status: 'investigating', message: 'Looking.' }),
+    );
+    expect(posted.status).toBe(201);
+    const { id } = ((await posted.json()) as { result: { id: number } }).result;
+    const long = await node.request(
+      `/api/v1/incident/${id}/update`,
+      jsonBody('POST', { status: 'identified', message: 'x'.repeat(3000) }),
+    );
+    expect(long.status).toBe(400);
+    expect(((await long.json()) as { message: string }).message).toMatch(
+      new RegExp(`^Invalid incident: incidents/${id} is past cluster.max-state-value-bytes \\(2048\\)`),
+    );
+    const kept = (await (await node.request(`/api/v1/incident/${id}`, { headers: ADMIN })).json()) as {
+      status: string;
+      updates: unknown[];
+    };
+    expect([kept.status, kept.updates.length]).toEqual(['investigating', 1]);
+    await target.close();
+  }, 60_000);
 
   it('is not ready while NATS is unreachable: /readyz and changes say so, reads go on', async () => {
     const [deadPort] = await freePorts(1);

@@ -2,13 +2,12 @@
  * Incidents (docs/status-pages.md, "Incidents"): a title, the pages it is shown on (none: internal, the dashboard's
  * only), the checks it affects, its impact (or none, to derive it from those checks), and a timeline of updates, each
  * a status (investigating, identified, monitoring, resolved) and a message; the incident's status is its latest
- * update's. Kept in SQLite only (read per request: at most `healthchecks.max-incidents` rows), committed
- * before the answer.
+ * update's. Runtime state (incident-state.ts): held in memory (at most `healthchecks.max-incidents`), in SQLite,
+ * and the same on every node of a cluster; durable before the answer.
  */
 import { Type } from '@sinclair/typebox';
-import { asc, desc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
-import type { Db } from '../../db/client.ts';
-import { incidents, incidentUpdates } from '../../db/schema.ts';
+import { randomInt } from 'node:crypto';
+import { type StateCollection, StateValueTooLargeError } from '../../common/runtime-state.ts';
 import { HealthcheckError } from '../api-input.ts';
 import { Problems } from '../kinds/problems.ts';
 import type { FieldProblem } from '../../common/schema-errors.ts';
@@ -17,7 +16,7 @@ import { type Impact, IMPACTS } from './components.ts';
 import { checkNamesField, slugField, type StatusLimits, textField } from './page.ts';
 
 export const INCIDENT_STATUSES = ['investigating', 'identified', 'monitoring', 'resolved'] as const;
-type IncidentStatus = (typeof INCIDENT_STATUSES)[number];
+export type IncidentStatus = (typeof INCIDENT_STATUSES)[number];
 
 const Status = Type.String({ description: INCIDENT_STATUSES.join(', ') });
 export const IncidentInput = Type.Object(
@@ -106,18 +105,31 @@ function validated<T>(build: () => T): T {
   }
 }
 
-type Row = typeof incidents.$inferSelect;
+/**
+ * A new incident's id: the time of its creation in milliseconds times 1000, plus a random 0-999, so that two nodes of
+ * a cluster creating incidents at once do not take the same one, and ids still grow with time (the older ids, 1, 2,
+ * 3..., stay as they were and sort before them); past the newest this node holds, so that on one node they follow
+ * the order of creation, in one millisecond too.
+ */
+function newId(nowMs: number, held: Iterable<[string, Incident]>): number {
+  let newest = 0;
+  for (const [, incident] of held) newest = Math.max(newest, incident.id);
+  return Math.max(nowMs * 1000 + randomInt(1000), newest + 1);
+}
+
+const newestFirst = (a: Incident, b: Incident) => b.id - a.id;
 
 export class IncidentStore {
   constructor(
-    private readonly db: Db,
+    /** Runtime state (incident-state.ts): the same on every node of a cluster. */
+    private readonly stored: StateCollection<Incident>,
     private readonly limits: () => StatusLimits,
     /** Whether a page of that slug exists now: an incident must name existing pages. */
     private readonly pageExists: (slug: string) => boolean,
     private readonly now: () => number = Date.now,
   ) {}
 
-  create(raw: unknown): Incident {
+  async create(raw: unknown): Promise<Incident> {
     const limits = this.limits();
     const input = validated(() => {
       const { input: body, problems } = Problems.shape(IncidentInput, raw);
@@ -149,41 +161,30 @@ export class IncidentStore {
       problems.throwIfAny();
       return { title, status, message, pages: [...new Set(pages)], checks: [...new Set(checks)], impact };
     });
-    const count =
-      this.db
-        .select({ n: sql<number>`count(*)` })
-        .from(incidents)
-        .get()?.n ?? 0;
+    const count = this.stored.size;
     if (count >= limits.maxIncidents)
       throw invalid(
         `there are already ${count} incidents, the most healthchecks.max-incidents allows; delete old ones first`,
       );
     const atMs = this.now();
-    const id = this.db.transaction((tx) => {
-      const row = tx
-        .insert(incidents)
-        .values({
-          title: input.title,
-          status: input.status,
-          pages: input.pages,
-          checks: input.checks,
-          createdAtMs: atMs,
-          updatedAtMs: atMs,
-          resolvedAtMs: input.status === 'resolved' ? atMs : null,
-          impact: input.impact,
-        })
-        .returning({ id: incidents.id })
-        .get();
-      tx.insert(incidentUpdates)
-        .values({ incidentId: row.id, status: input.status, message: input.message, atMs })
-        .run();
-      return row.id;
-    });
-    return this.get(id);
+    const incident: Incident = {
+      id: newId(atMs, this.stored.entries()),
+      title: input.title,
+      status: input.status,
+      pages: input.pages,
+      checks: input.checks,
+      createdAtMs: atMs,
+      updatedAtMs: atMs,
+      resolvedAtMs: input.status === 'resolved' ? atMs : null,
+      impact: input.impact,
+      updates: [{ status: input.status, message: input.message, atMs }],
+    };
+    await this.keep(incident);
+    return incident;
   }
 
   /** Appends an update to the timeline; the incident takes its status. */
-  update(id: number, raw: unknown): Incident {
+  async update(id: number, raw: unknown): Promise<Incident> {
     const limits = this.limits();
     const input = validated(() => {
       const { input: body, problems } = Problems.shape(UpdateInput, raw);
@@ -197,84 +198,62 @@ export class IncidentStore {
       problems.throwIfAny();
       return { status, message, impact };
     });
-    const row = this.db.select().from(incidents).where(eq(incidents.id, id)).get();
-    if (row === undefined) throw notFound(id);
-    const count =
-      this.db
-        .select({ n: sql<number>`count(*)` })
-        .from(incidentUpdates)
-        .where(eq(incidentUpdates.incidentId, id))
-        .get()?.n ?? 0;
+    const before = this.get(id);
+    const count = before.updates.length;
     if (count >= limits.maxUpdates)
       throw invalid(`updates: has ${count} updates, the most healthchecks.max-incident-updates allows`);
-    const atMs = Math.max(this.now(), row.updatedAtMs);
-    const resolvedAtMs = input.status === 'resolved' ? (row.resolvedAtMs ?? atMs) : null;
-    this.db.transaction((tx) => {
-      tx.insert(incidentUpdates).values({ incidentId: id, status: input.status, message: input.message, atMs }).run();
-      tx.update(incidents)
-        .set({
-          status: input.status,
-          updatedAtMs: atMs,
-          resolvedAtMs,
-          ...(input.impact !== undefined ? { impact: input.impact } : {}),
-        })
-        .where(eq(incidents.id, id))
-        .run();
-    });
-    return this.get(id);
+    const atMs = Math.max(this.now(), before.updatedAtMs);
+    const incident: Incident = {
+      ...before,
+      status: input.status,
+      updatedAtMs: atMs,
+      resolvedAtMs: input.status === 'resolved' ? (before.resolvedAtMs ?? atMs) : null,
+      impact: input.impact ?? before.impact,
+      updates: [...before.updates, { status: input.status, message: input.message, atMs }],
+    };
+    await this.keep(incident);
+    return incident;
+  }
+
+  /** Durable once answered; too long for the cluster's store is the client's 400, as a cap is. */
+  private async keep(incident: Incident): Promise<void> {
+    try {
+      await this.stored.put(String(incident.id), incident);
+    } catch (error) {
+      if (error instanceof StateValueTooLargeError)
+        throw invalid(`${error.message}: shorten it, or delete the incident and post a new one`);
+      throw error;
+    }
   }
 
   get(id: number): Incident {
-    const row = this.db.select().from(incidents).where(eq(incidents.id, id)).get();
-    if (row === undefined) throw notFound(id);
-    return this.withUpdates([row])[0] as Incident;
+    const incident = this.stored.get(String(id));
+    if (incident === undefined) throw notFound(id);
+    return incident;
   }
 
-  delete(id: number): void {
-    if (this.db.delete(incidents).where(eq(incidents.id, id)).run().changes === 0) throw notFound(id);
+  async delete(id: number): Promise<void> {
+    if (this.stored.get(String(id)) === undefined || !(await this.stored.delete(String(id)))) throw notFound(id);
   }
 
   /** Newest first: every incident, or those shown on a page (`concerns`). */
-  list(limit: number, concerns?: (incident: Row) => boolean): Incident[] {
-    const rows = this.db.select().from(incidents).orderBy(desc(incidents.id)).all();
-    return this.withUpdates((concerns ? rows.filter(concerns) : rows).slice(0, limit));
+  list(limit: number, concerns?: (incident: Incident) => boolean): Incident[] {
+    const all = [...this.stored.entries()].map(([, incident]) => incident);
+    return (concerns ? all.filter(concerns) : all).sort(newestFirst).slice(0, limit);
   }
 
   /** The open incidents, and those resolved since `sinceMs`, that `concerns` keeps; most recently updated first. */
-  current(sinceMs: number, concerns: (incident: Row) => boolean): Incident[] {
-    const rows = this.db
-      .select()
-      .from(incidents)
-      .where(or(isNull(incidents.resolvedAtMs), sql`${incidents.resolvedAtMs} >= ${sinceMs}`))
-      .orderBy(desc(incidents.updatedAtMs), desc(incidents.id))
-      .all();
-    return this.withUpdates(rows.filter(concerns));
+  current(sinceMs: number, concerns: (incident: Incident) => boolean): Incident[] {
+    const shown: Incident[] = [];
+    for (const [, incident] of this.stored.entries())
+      if ((incident.resolvedAtMs === null || incident.resolvedAtMs >= sinceMs) && concerns(incident))
+        shown.push(incident);
+    return shown.sort((a, b) => b.updatedAtMs - a.updatedAtMs || b.id - a.id);
   }
 
-  private withUpdates(rows: readonly Row[]): Incident[] {
-    if (rows.length === 0) return [];
-    const updates = new Map<number, IncidentUpdate[]>(rows.map((row) => [row.id, []]));
-    const u = incidentUpdates;
-    for (const update of this.db
-      .select()
-      .from(u)
-      .where(inArray(u.incidentId, [...updates.keys()]))
-      .orderBy(asc(u.id))
-      .all()) {
-      updates.get(update.incidentId)?.push({ status: update.status, message: update.message, atMs: update.atMs });
-    }
-    return rows.map((row) => ({
-      id: row.id,
-      title: row.title,
-      status: row.status,
-      pages: row.pages as string[],
-      checks: row.checks as string[],
-      createdAtMs: row.createdAtMs,
-      updatedAtMs: row.updatedAtMs,
-      resolvedAtMs: row.resolvedAtMs,
-      impact: row.impact,
-      updates: updates.get(row.id) ?? [],
-    }));
+  /** Called for every change of an incident, this node's or another's. */
+  onChange(listener: () => void): void {
+    this.stored.onChange(listener);
   }
 }
 

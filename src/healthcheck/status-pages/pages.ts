@@ -7,16 +7,15 @@
  * every file it names must be a small image (assets.ts). A stored page is read back without asking whether its
  * checks still exist (one deleted since shows as "No data"), so that deleting a check never hides a page.
  */
-import { eq } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { ConfigError } from '../../common/config-error.ts';
-import type { Db } from '../../db/client.ts';
-import { statusPages } from '../../db/schema.ts';
+import type { StateCollection } from '../../common/runtime-state.ts';
 import { HealthcheckError } from '../api-input.ts';
 import type { FieldProblem } from '../../common/schema-errors.ts';
 import { CheckValidationError } from '../kinds/types.ts';
 import { loadAssets, type LoadedPage, type PageAssets } from './assets.ts';
 import { entryCheck, type PageSource, parsePage, type StatusLimits, type StatusPage } from './page.ts';
+import type { StoredPage } from './page-state.ts';
 
 export type ListedPage = StatusPage & { source: PageSource };
 
@@ -50,28 +49,34 @@ export class PageCatalog {
   private hosts = new Map<string, string>();
 
   constructor(
-    private readonly db: Db,
+    /** The API's pages: runtime state (page-state.ts), the same on every node of a cluster. */
+    private readonly stored: StateCollection<StoredPage>,
     private readonly options: CatalogOptions,
   ) {}
 
-  /** The stored pages, each read on its own: one that no longer reads is skipped and logged, the others load. */
+  /**
+   * The stored pages, then every change of them, made here or on another node; each read on its own: one that no
+   * longer reads (or names a file this node does not have) is skipped and logged, the others load.
+   */
   load(config: readonly LoadedPage[], logger: Logger): void {
     this.setConfig(config);
-    const rows = this.db.$client
-      .prepare<[], { slug: string; definition: string }>('select slug, definition from status_pages')
-      .all();
-    for (const row of rows) {
-      try {
-        const page = parsePage(JSON.parse(row.definition), this.options.limits());
-        this.api.set(row.slug, loadAssets(page, { under: this.options.filesDir() }));
-      } catch (error) {
-        logger.warn(
-          { page: row.slug },
-          `stored status page ${JSON.stringify(row.slug)} skipped: ${(error as Error).message}`,
-        );
+    const apply = (slug: string, stored: StoredPage | undefined) => {
+      this.api.delete(slug);
+      if (stored !== undefined) {
+        try {
+          const page = parsePage(stored.definition, this.options.limits());
+          this.api.set(slug, loadAssets(page, { under: this.options.filesDir() }));
+        } catch (error) {
+          logger.warn(
+            { page: slug },
+            `stored status page ${JSON.stringify(slug)} skipped: ${(error as Error).message}`,
+          );
+        }
       }
-    }
-    this.indexHosts();
+      this.indexHosts();
+    };
+    for (const [slug, stored] of this.stored.entries()) apply(slug, stored);
+    this.stored.onChange(apply);
   }
 
   /**
@@ -138,7 +143,7 @@ export class PageCatalog {
 
   /** Creates or replaces an API page; validated whole (its checks, host names and files) before anything is
    *  written. */
-  put(raw: unknown): ListedPage {
+  async put(raw: unknown): Promise<ListedPage> {
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid('the body must be a JSON object');
     const limits = this.options.limits();
     let loaded: LoadedPage;
@@ -165,23 +170,20 @@ export class PageCatalog {
         `there are already ${count} status pages, the most healthchecks.max-status-pages allows; delete one first`,
       );
     }
-    const nowS = Math.floor(Date.now() / 1000);
-    this.db
-      .insert(statusPages)
-      .values({ slug: page.slug, definition: page, createdAtS: nowS, updatedAtS: nowS })
-      .onConflictDoUpdate({ target: statusPages.slug, set: { definition: page, updatedAtS: nowS } })
-      .run();
-    this.api.set(page.slug, loaded);
-    this.indexHosts();
+    // Served once durable: the collection's listener applies it (here, and on every other node).
+    await this.stored.put(page.slug, { slug: page.slug, definition: page });
     return { ...page, source: 'api' };
   }
 
-  /** Also deletes a stored row that was skipped at load. */
-  delete(slug: string): void {
+  /** Also deletes a stored page that was skipped. */
+  async delete(slug: string): Promise<void> {
     if (this.config.has(slug)) throw owned(slug);
-    const stored = this.db.delete(statusPages).where(eq(statusPages.slug, slug)).run().changes > 0;
-    if (!this.api.delete(slug) && !stored) throw notFound(slug);
-    this.indexHosts();
+    if (this.stored.get(slug) === undefined || !(await this.stored.delete(slug))) throw notFound(slug);
+  }
+
+  /** Called for every change of an API page, this node's or another's. */
+  onChange(listener: () => void): void {
+    this.stored.onChange(listener);
   }
 
   private loaded(slug: string): LoadedPage | undefined {
@@ -194,9 +196,12 @@ export class PageCatalog {
     return pages;
   }
 
+  /** The first page to claim a host name keeps it: the config file's first, then the API's. This node's API refuses a
+   *  claimed name, but another node of a cluster may have given it to an API page (its config file differs). */
   private indexHosts(): void {
     const hosts = new Map<string, string>();
-    for (const { page } of this.served()) for (const host of page.hostnames ?? []) hosts.set(host, page.slug);
+    for (const { page } of this.served())
+      for (const host of page.hostnames ?? []) if (!hosts.has(host)) hosts.set(host, page.slug);
     this.hosts = hosts;
   }
 }

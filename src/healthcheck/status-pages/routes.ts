@@ -61,7 +61,7 @@ function pageRoutes(scope: FastifyInstance, status: StatusPages): void {
       schema: operation({
         summary: 'Create or replace a status page',
         description:
-          'Served at `/status/<slug>` (docs/status-pages.md). Committed to SQLite before the answer; per node in a cluster.',
+          'Served at `/status/<slug>` (docs/status-pages.md). Durable before the answer; the same on every node of a cluster.',
         tags,
         body: { schema: StatusPageSchema },
         responses: {
@@ -72,7 +72,7 @@ function pageRoutes(scope: FastifyInstance, status: StatusPages): void {
       }),
     },
     async (request, reply) => {
-      const page = status.pages.put(request.body);
+      const page = await status.pages.put(request.body);
       return reply
         .code(201)
         .send({ message: `Status page ${page.slug} successfully added`, result: listed(status, page) });
@@ -119,7 +119,7 @@ function pageRoutes(scope: FastifyInstance, status: StatusPages): void {
       }),
     },
     async (request) => {
-      status.pages.delete(request.params.slug);
+      await status.pages.delete(request.params.slug);
       return { message: `Successfully deleted status page ${request.params.slug}` };
     },
   );
@@ -145,7 +145,7 @@ function incidentRoutes(scope: FastifyInstance, status: StatusPages, options: Pu
       }),
     },
     async (request, reply) => {
-      const incident = status.incidents.create(request.body);
+      const incident = await status.incidents.create(request.body);
       options.subscriptions.incident(incident);
       const internal =
         incident.pages.length === 0 ? ' (internal: it names no status page, so only the dashboard shows it)' : '';
@@ -205,7 +205,7 @@ function incidentRoutes(scope: FastifyInstance, status: StatusPages, options: Pu
       }),
     },
     async (request, reply) => {
-      const incident = status.incidents.update(incidentId(request.params.id), request.body);
+      const incident = await status.incidents.update(incidentId(request.params.id), request.body);
       options.subscriptions.incident(incident);
       return reply
         .code(201)
@@ -225,7 +225,7 @@ function incidentRoutes(scope: FastifyInstance, status: StatusPages, options: Pu
     },
     async (request) => {
       const id = incidentId(request.params.id);
-      status.incidents.delete(id);
+      await status.incidents.delete(id);
       return { message: `Successfully deleted incident ${id}` };
     },
   );

@@ -3,7 +3,8 @@
  * the incidents, and what a page shows now, read from the part through a `StatusSource`.
  */
 import type { Logger } from 'pino';
-import type { Db } from '../../db/client.ts';
+import type { StateCollection } from '../../common/runtime-state.ts';
+import type { StoredPage } from './page-state.ts';
 import type { LoadedPage } from './assets.ts';
 import { type Incident, IncidentStore } from './incidents.ts';
 import { isPublic, type StatusLimits, type StatusPage } from './page.ts';
@@ -25,6 +26,10 @@ export interface StatusPagesOptions {
   source: StatusSource;
   /** `healthchecks.api-files-dir`, read per request. */
   filesDir: () => string | null;
+  /** The API pages' runtime state (page-state.ts). */
+  pages: StateCollection<StoredPage>;
+  /** The incidents' runtime state (incident-state.ts). */
+  incidents: StateCollection<Incident>;
   now?: () => number;
 }
 
@@ -34,7 +39,7 @@ export class StatusPages {
   private readonly source: StatusSource;
   private readonly now: () => number;
 
-  constructor(db: Db, options: StatusPagesOptions) {
+  constructor(options: StatusPagesOptions) {
     this.source = options.source;
     this.now = options.now ?? Date.now;
     const catalog: CatalogOptions = {
@@ -42,8 +47,19 @@ export class StatusPages {
       checkExists: (name) => this.source.labelsOf(name) !== undefined,
       filesDir: options.filesDir,
     };
-    this.pages = new PageCatalog(db, catalog);
-    this.incidents = new IncidentStore(db, options.limits, (slug) => this.pages.find(slug) !== undefined, this.now);
+    this.pages = new PageCatalog(options.pages, catalog);
+    this.incidents = new IncidentStore(
+      options.incidents,
+      options.limits,
+      (slug) => this.pages.find(slug) !== undefined,
+      this.now,
+    );
+  }
+
+  /** Called for every change of a page or an incident made through the API, on this node or another. */
+  onChange(listener: () => void): void {
+    this.pages.onChange(listener);
+    this.incidents.onChange(listener);
   }
 
   load(config: readonly LoadedPage[], logger: Logger): void {
