@@ -35,6 +35,7 @@ export type HealthcheckErrorReason =
   | 'result-not-found'
   | 'start-failed'
   | 'owned'
+  | 'conflict'
   | 'unavailable';
 
 /**
