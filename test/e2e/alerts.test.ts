@@ -11,27 +11,8 @@ import { createCa } from '../helpers/certs.ts';
 import { freePort } from '../helpers/ports.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { type HttpTarget, startHttpTarget } from '../helpers/targets.ts';
+import { about, told } from '../helpers/alerts.ts';
 import { waitFor } from '../helpers/wait.ts';
-
-export interface Told {
-  status: 'firing' | 'resolved';
-  group: Record<string, string>;
-  checks: { name: string; state: string; previous: string; message: string; since: string; ack_url: string | null }[];
-  ack_url: string | null;
-}
-
-/** The notifications a receiver got, parsed. */
-export function told(receiver: HttpTarget): Told[] {
-  return receiver.requests
-    .filter((request) => request.path === '/hook')
-    .map((request) => JSON.parse(request.body) as Told);
-}
-
-export function about(notifications: Told[], check: string, status?: string): Told[] {
-  return notifications.filter(
-    (one) => one.checks.some((c) => c.name === check) && (status === undefined || one.status === status),
-  );
-}
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
