@@ -39,7 +39,7 @@ export function postBatch(
 }
 
 /** Sends a request (the target's headers over `headers`, names in any case); throws a DeliveryError unless 2xx. */
-export async function sendRequest(
+async function sendRequest(
   agent: Agent,
   target: HttpTarget,
   method: HttpMethod,
@@ -68,7 +68,7 @@ export async function sendRequest(
 
 /** A URL as errors and logs show it: a token in its path (Telegram's `bot<token>`, a Slack hook's) or its query is
  *  a credential, so only the origin and the first path segment are shown. */
-export function redacted(url: string): string {
+function redacted(url: string): string {
   try {
     const parsed = new URL(url);
     const first = parsed.pathname.split('/')[1] ?? '';

@@ -8,7 +8,7 @@
  * `firing` opens what a receiver tracks (PagerDuty's trigger, Opsgenie's create), `resolved` closes it; `info`
  * only tells (a part of a group came back while the rest is still down: an Opsgenie note, nothing for PagerDuty).
  */
-export type NotificationKind = 'firing' | 'resolved' | 'info';
+type NotificationKind = 'firing' | 'resolved' | 'info';
 
 export interface Notification {
   readonly kind: NotificationKind;

@@ -52,7 +52,7 @@ const SCHEMAS: Record<string, ReturnType<typeof Type.Object>> = {
   ),
 };
 
-export const NOTIFIER_TYPES = Object.keys(SCHEMAS);
+const NOTIFIER_TYPES = Object.keys(SCHEMAS);
 
 /** A notifier's name: a metric label and a word in checks' `alerts.notify`. */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;

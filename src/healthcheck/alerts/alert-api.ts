@@ -10,7 +10,7 @@ import { hasControlCharacter } from '../states/pauses.ts';
 import { ackToken, type AlertRecord } from './records.ts';
 
 export const ALERT_STATES = ['firing', 'acknowledged', 'suppressed', 'resolving'] as const;
-export type AlertStatus = (typeof ALERT_STATES)[number];
+type AlertStatus = (typeof ALERT_STATES)[number];
 
 export interface AlertJson {
   id: string;
@@ -29,7 +29,7 @@ export interface AlertJson {
 
 const MAX_COMMENT_BYTES = 1024;
 
-export function statusOf(record: AlertRecord): AlertStatus {
+function statusOf(record: AlertRecord): AlertStatus {
   if (record.resolvedMs !== undefined) return 'resolving';
   if (record.suppressed !== undefined) return 'suppressed';
   return record.ack ? 'acknowledged' : 'firing';
@@ -107,7 +107,7 @@ function commentOf(body: unknown): string {
   return comment;
 }
 
-export function alertJson(record: AlertRecord): AlertJson {
+function alertJson(record: AlertRecord): AlertJson {
   const json: AlertJson = {
     id: record.id,
     check: record.check,

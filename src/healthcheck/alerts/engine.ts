@@ -21,7 +21,7 @@ import { type EffectivePolicy, groupKey, groupLabels, type Policies, type Policy
 import { type AlertRecord, alertId } from './records.ts';
 
 /** What the engine sees of a check: its definition and its current state. */
-export interface AlertCheck {
+interface AlertCheck {
   readonly def: PolicyCheck & { readonly dependsOn?: readonly string[] };
   readonly state: CheckState | undefined;
   /** Its newest result's time (Unix s), -1 before any. */
@@ -32,7 +32,7 @@ export interface AlertCheck {
   readonly recoveryMs: number;
 }
 
-export type SuppressReason = 'depends-on' | 'maintenance' | 'paused' | 'grouped' | 'acknowledged' | 'max-alerts';
+type SuppressReason = 'depends-on' | 'maintenance' | 'paused' | 'grouped' | 'acknowledged' | 'max-alerts';
 
 export interface AlertEngineOptions {
   records: StateCollection<AlertRecord>;
@@ -44,7 +44,7 @@ export interface AlertEngineOptions {
   ackUrl: (alert: AlertRecord) => string | null;
   /** Whether this node tells of a check (its owner in a cluster). */
   acts: (name: string) => boolean;
-  suppressed: (reason: SuppressReason) => void;
+  suppressed: (reason: SuppressReason, count?: number) => void;
   maxAlerts: () => number;
   onError: (error: unknown) => void;
   nowMs?: () => number;
@@ -266,6 +266,8 @@ export class AlertEngine {
     group.due.clear();
     if (firing.length > 0) {
       await this.tell(key, group, 'firing', firing);
+      // The alerts folded into one notification: those a tool without groups would have sent on their own.
+      if (firing.length > 1) this.options.suppressed('grouped', firing.length - 1);
       const now = this.nowMs();
       await Promise.all(
         firing.map((record) => {

@@ -106,7 +106,7 @@ export function createAlerts(options: AlertsOptions): Alerts {
       const locations = service.registry.get(name)?.def.locations;
       return locations === undefined ? cluster.owns(name) : cluster.chosen(name, locations)[0] === cluster.node;
     },
-    suppressed: (reason) => suppressed.inc({ reason }),
+    suppressed: (reason, count = 1) => suppressed.inc({ reason }, count),
     maxAlerts: () => alerting.maxAlerts,
     onError: (error) => logger.error({ err: error }, `alerts: ${(error as Error).message}`),
   });

@@ -10,12 +10,12 @@ import type { Notification } from '../../notify/notification.ts';
 import { Template } from '../../notify/templates.ts';
 import type { AlertRecord } from './records.ts';
 
-export const DEFAULT_FIRING = `{{#single}}🔴 {{check}} is {{state}}: {{message}}{{/single}}{{^single}}🔴 {{count}} checks are down{{#summary}} ({{summary}}){{/summary}}{{/single}}
+const DEFAULT_FIRING = `{{#single}}🔴 {{check}} is {{state}}: {{message}}{{/single}}{{^single}}🔴 {{count}} checks are down{{#summary}} ({{summary}}){{/summary}}{{/single}}
 {{^single}}{{#checks}}- {{name}} is {{state}} since {{since}}: {{message}}
 {{/checks}}{{/single}}{{#single}}Since {{since}}.
 {{/single}}{{#ack_url}}Acknowledge: {{ack_url}}{{/ack_url}}`;
 
-export const DEFAULT_RESOLVED = `{{#single}}✅ {{check}} is up again{{#duration}} after {{duration}}{{/duration}}{{/single}}{{^single}}✅ {{count}} checks are up again{{#summary}} ({{summary}}){{/summary}}{{/single}}
+const DEFAULT_RESOLVED = `{{#single}}✅ {{check}} is up again{{#duration}} after {{duration}}{{/duration}}{{/single}}{{^single}}✅ {{count}} checks are up again{{#summary}} ({{summary}}){{/summary}}{{/single}}
 {{^single}}{{#checks}}- {{name}} is {{state}} (was down since {{since}})
 {{/checks}}{{/single}}`;
 
@@ -95,7 +95,7 @@ export function buildNotification(input: MessageInput): Notification {
 }
 
 /** `3h5m`, `42s`: how long an outage lasted, for people. */
-export function humanDuration(ms: number): string {
+function humanDuration(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
   const parts: string[] = [];
   const d = Math.floor(s / 86_400);

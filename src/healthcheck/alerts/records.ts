@@ -6,11 +6,11 @@
  * `resolvedMs` is a recovery still to send; it is deleted once sent. A record is written before its notification is
  * sent and updated after: a crash while sending repeats that one notification, and nothing is ever lost.
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { StateKind } from '../../common/runtime-state.ts';
 import { CHECK_STATES, type CheckState } from '../states/names.ts';
 
-export interface Acknowledgement {
+interface Acknowledgement {
   /** As the audit log names principals (`token:ops`, `ack-link`). */
   by: string;
   atMs: number;
@@ -87,10 +87,4 @@ export function newSigningKey(): string {
 /** The token of an alert's acknowledge link: an HMAC of its id (which names the check and its firing instance). */
 export function ackToken(key: string, id: string): string {
   return createHmac('sha256', key).update(`ack\n${id}`).digest('base64url');
-}
-
-export function tokenMatches(key: string, id: string, token: string): boolean {
-  const expected = Buffer.from(ackToken(key, id));
-  const given = Buffer.from(token);
-  return expected.length === given.length && timingSafeEqual(expected, given);
 }

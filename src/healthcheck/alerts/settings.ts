@@ -10,6 +10,7 @@ import { ConfigError } from '../../common/config-error.ts';
 import { type AlertPolicy, alertKeys, AlertPolicySchema, parseAlertPolicy } from '../kinds/alerting.ts';
 import type { KeyedCheck } from '../kinds/index.ts';
 import { CheckValidationError } from '../kinds/types.ts';
+import { compileTemplate } from '../../notify/templates.ts';
 
 const closed = { additionalProperties: false } as const;
 
@@ -27,7 +28,7 @@ export const AlertingSchema = Type.Object(
   closed,
 );
 
-export interface AlertRule {
+interface AlertRule {
   labels: Readonly<Record<string, string>>;
   policy: AlertPolicy;
 }
@@ -41,7 +42,7 @@ export interface AlertingSettings {
   maxAlerts: number;
 }
 
-export const DEFAULT_ALERTING: AlertingSettings = { defaults: null, rules: [], externalUrl: null, maxAlerts: 100_000 };
+const DEFAULT_ALERTING: AlertingSettings = { defaults: null, rules: [], externalUrl: null, maxAlerts: 100_000 };
 
 type AlertingInput = {
   defaults?: Parameters<typeof parseAlertPolicy>[0];
@@ -87,12 +88,23 @@ export function checkAlerting(
           `unknown notifier ${JSON.stringify(name)} (${notifiers.size === 0 ? 'no notifiers: are declared' : `notifiers: ${[...notifiers].join(', ')}`})`,
         );
     });
-  if (alerting.defaults) known(alerting.defaults.notify, 'alerting.defaults');
-  alerting.rules.forEach((rule, i) => known(rule.policy.notify, `alerting.rules[${i}]`));
+  const parses = (policy: AlertPolicy, key: string) => {
+    for (const [status, source] of Object.entries(policy.templates ?? {}))
+      if (source !== undefined) compileTemplate(source, 'none', file, `${key}.templates.${status}`);
+  };
+  if (alerting.defaults) {
+    known(alerting.defaults.notify, 'alerting.defaults');
+    parses(alerting.defaults, 'alerting.defaults');
+  }
+  alerting.rules.forEach((rule, i) => {
+    known(rule.policy.notify, `alerting.rules[${i}]`);
+    parses(rule.policy, `alerting.rules[${i}]`);
+  });
   const byName = new Map(checks.map((check) => [check.def.name, check]));
   for (const { key, def } of checks) {
     if (def.alerts) {
       known(def.alerts.notify, `${key}.alerts`);
+      parses(def.alerts, `${key}.alerts`);
       def.alerts.groupBy?.forEach((label, i) => {
         if (!Object.hasOwn(def.labels, label))
           throw new ConfigError(
@@ -121,7 +133,7 @@ export function checkAlerting(
 }
 
 /** A cycle of the graph (`[a, b, a]`), or null: a depth-first search that colours what it has finished. */
-export function findCycle(edges: Iterable<readonly [string, readonly string[]]>): string[] | null {
+function findCycle(edges: Iterable<readonly [string, readonly string[]]>): string[] | null {
   const graph = new Map(edges);
   const done = new Set<string>();
   const path: string[] = [];

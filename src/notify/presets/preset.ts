@@ -20,7 +20,7 @@ export interface Preset {
   request(entry: Record<string, unknown>, notification: Notification): PresetRequest | null;
 }
 
-export const JSON_HEADERS: Readonly<Record<string, string>> = {
+const JSON_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'application/json',
   'user-agent': 'vigie',
 };
