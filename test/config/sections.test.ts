@@ -35,6 +35,12 @@ describe('config sections', () => {
         },
         "file": null,
         "healthchecks": {
+          "alerting": {
+            "defaults": null,
+            "externalUrl": null,
+            "maxAlerts": 100000,
+            "rules": [],
+          },
           "apiFilesDir": null,
           "checks": [],
           "checksApi": "auto",
@@ -110,6 +116,7 @@ describe('config sections', () => {
           "sessionTtlMs": 43200000,
           "tokens": [],
         },
+        "notifiers": {},
         "streams": {
           "asyncQueues": {},
           "directories": [
@@ -277,6 +284,12 @@ describe('config sections', () => {
         },
         "file": null,
         "healthchecks": {
+          "alerting": {
+            "defaults": null,
+            "externalUrl": null,
+            "maxAlerts": 100000,
+            "rules": [],
+          },
           "apiFilesDir": "/srv/vigie/files",
           "checks": [
             {
@@ -424,6 +437,7 @@ describe('config sections', () => {
             },
           ],
         },
+        "notifiers": {},
         "streams": {
           "asyncQueues": {
             "q": {
