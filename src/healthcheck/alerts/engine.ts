@@ -70,6 +70,9 @@ export class AlertEngine {
   private readonly groupOf = new Map<string, string>();
   private readonly serial = new Map<string, Promise<void>>();
   private readonly counted = new Map<string, number>();
+  /** Alerts the sweep looks at besides repeats: those held back, and those restored at start (whose check's state may
+   *  be older than them). Alerts opened by a transition are closed by one. */
+  private readonly watched = new Set<string>();
   private sweepTimer: NodeJS.Timeout | null = null;
   private readonly nowMs: () => number;
 
@@ -92,7 +95,10 @@ export class AlertEngine {
       if (check === undefined || !this.options.acts(name)) continue;
       const recovered = check.state !== undefined && RECOVERED.has(check.state) && check.lastS * 1000 > record.sinceMs;
       if (recovered && record.resolvedMs === undefined) this.enqueue(name, () => this.close(name, check.lastS * 1000));
-      else this.track(name, record);
+      else {
+        this.track(name, record);
+        this.watched.add(name);
+      }
     }
     for (const name of this.options.checks()) {
       const check = this.options.check(name);
@@ -153,7 +159,10 @@ export class AlertEngine {
       ...(blocked ? { suppressed: 'depends-on' as const } : {}),
     };
     await records.put(name, record);
-    if (blocked) this.options.suppressed('depends-on');
+    if (blocked) {
+      this.options.suppressed('depends-on');
+      this.watched.add(name);
+    }
     this.track(name, record);
   }
 
@@ -314,10 +323,10 @@ export class AlertEngine {
 
   /** The repeats: per group, the firing alerts told `repeat-interval` ago or more, unless acknowledged or paused. */
   private sweep(): void {
+    this.recovered();
     const now = this.nowMs();
     for (const [key, group] of this.groups) {
       if (group.open.size === 0) continue;
-      this.recovered(group);
       const first = this.options.check(group.open.values().next().value as string);
       const policy = first && this.options.policies.of(first.def);
       if (!policy || policy.repeatMs === 0) continue;
@@ -342,13 +351,17 @@ export class AlertEngine {
    * Alerts whose check is up with a result newer than the alert close, transition or not: after a restart the state
    * restored from the results written may be older than the alert, and the check's recovery then changes nothing.
    */
-  private recovered(group: Group): void {
-    for (const name of group.open) {
+  private recovered(): void {
+    for (const name of this.watched) {
       const record = this.options.records.get(name);
-      if (record?.suppressed !== undefined && record.resolvedMs === undefined) this.release(name);
+      if (record === undefined || record.resolvedMs !== undefined) {
+        this.watched.delete(name);
+        continue;
+      }
+      if (record.suppressed !== undefined) this.release(name);
       const check = this.options.check(name);
-      if (record === undefined || record.resolvedMs !== undefined || check?.state !== 'up') continue;
-      if (check.lastS * 1000 > record.sinceMs) this.enqueue(name, () => this.close(name, check.lastS * 1000));
+      if (check?.state === 'up' && check.lastS * 1000 > record.sinceMs)
+        this.enqueue(name, () => this.close(name, check.lastS * 1000));
     }
   }
 
