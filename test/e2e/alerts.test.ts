@@ -175,6 +175,13 @@ describe('alerts in the running service', () => {
         ['linked', 'anonymous', ''],
       ]),
     );
+    // The acknowledgement through the API is in the audit log (the API is open here: no credentials configured).
+    const audit = (await (await server.request('/api/v1/audit')).json()) as {
+      result: { method: string; route: string; outcome: number }[];
+    };
+    expect(audit.result).toContainEqual(
+      expect.objectContaining({ method: 'POST', route: '/api/v1/alerts/:id/ack', outcome: 200 }),
+    );
     // The recovery is still told, and the ack of an unknown or resolved alert is refused.
     answers.set('/nagging', 200);
     await waitFor(() => about(told(receiver), 'nagging', 'resolved').length === 1, { timeoutMs: 15_000 });
