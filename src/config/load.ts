@@ -109,6 +109,7 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
   const healthchecks = resolveHealthchecks(file, raw);
   const notifiers = resolveNotifiers(raw.notifiers, file);
   checkAlerting(file, healthchecks.alerting, healthchecks.checks, new Set(Object.keys(notifiers)));
+  healthchecks.notifierNames = Object.keys(notifiers);
   return {
     file,
     dataDir,

@@ -112,6 +112,8 @@ export interface AdmissionRules {
   labelLimits: LabelLimits;
   refusals: ApiCheckRefusals;
   files: FilePolicy;
+  /** The notifiers a check's `alerts.notify` may name (`notifiers:`); unchecked when absent. */
+  notifiers?: ReadonlySet<string>;
 }
 
 /**
@@ -123,7 +125,15 @@ function admitApiCheck(kind: string, raw: unknown, rules: AdmissionRules, where 
   if (!isKindName(kind)) throw unknownKind(kind);
   const refusal = refusalFor(kind, rules.refusals);
   if (refusal !== null) throw new HealthcheckError('forbidden', refusal);
-  return parseApiCheck(kind, raw, rules.labelLimits, where, rules.files);
+  const def = parseApiCheck(kind, raw, rules.labelLimits, where, rules.files);
+  const notifiers = rules.notifiers;
+  const unknown = notifiers && def.alerts ? def.alerts.notify?.findIndex((name) => !notifiers.has(name)) : -1;
+  if (unknown !== undefined && unknown >= 0 && def.alerts)
+    throw new HealthcheckError(
+      'invalid',
+      `Invalid healthcheck configuration: ${where}alerts.notify[${unknown}]: unknown notifier ${JSON.stringify(def.alerts.notify?.[unknown])}`,
+    );
+  return def;
 }
 
 /**

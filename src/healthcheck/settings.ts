@@ -147,6 +147,8 @@ export interface HealthcheckSettings {
   maxEventsPerCheck: number;
   /** `alerting:` (docs/alerting.md). */
   alerting: AlertingSettings;
+  /** The names of `notifiers:`, which API checks' `alerts.notify` may name (set by the config loader). */
+  notifierNames: string[];
 }
 
 /** What the part needs of a loaded config: its section, and the file to name in errors. */
@@ -198,6 +200,7 @@ export function resolveHealthchecks(file: string | null, raw: HealthcheckFile): 
     ),
     maxEventsPerCheck: raw.healthchecks?.['max-events-per-check'] ?? 100_000,
     alerting: resolveAlerting(file, raw.alerting),
+    notifierNames: [],
   };
 }
 

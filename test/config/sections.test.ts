@@ -69,6 +69,7 @@ describe('config sections', () => {
           "maxEventsPerCheck": 100000,
           "maxPendingBytes": 67108864,
           "maxPendingResults": 100000,
+          "notifierNames": [],
           "startTickMs": "auto",
           "stateDefaults": {
             "failureThreshold": 3,
@@ -347,6 +348,7 @@ describe('config sections', () => {
           "maxEventsPerCheck": 50,
           "maxPendingBytes": 2097152,
           "maxPendingResults": 2000,
+          "notifierNames": [],
           "startTickMs": 10,
           "stateDefaults": {
             "degraded": {

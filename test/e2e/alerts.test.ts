@@ -189,5 +189,29 @@ describe('alerts in the running service', () => {
     expect(again.status).toBe(404);
     const bad = await server.request('/api/v1/alerts?state=gone');
     expect(bad.status).toBe(400);
+    const comment = await server.request(`/api/v1/alerts/${nagging.id}/ack`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ note: 'x' }),
+    });
+    expect(comment.status).toBe(400);
+    // An API check naming an unknown notifier is refused, naming the field; nothing is created.
+    const check = await server.request('/api/v1/healthcheck/tcp', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'api-one',
+        target: '127.0.0.1',
+        port: targets.port,
+        interval: '10s',
+        timeout: '1s',
+        alerts: { notify: ['ops', 'nobody'] },
+      }),
+    });
+    expect(check.status).toBe(400);
+    expect(await check.json()).toEqual({
+      message: 'Invalid healthcheck configuration: alerts.notify[1]: unknown notifier "nobody"',
+    });
+    expect((await server.request('/api/v1/healthcheck/api-one')).status).toBe(404);
   }, 60_000);
 });
