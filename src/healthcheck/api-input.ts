@@ -128,11 +128,17 @@ function admitApiCheck(kind: string, raw: unknown, rules: AdmissionRules, where 
   const def = parseApiCheck(kind, raw, rules.labelLimits, where, rules.files);
   const notifiers = rules.notifiers;
   const unknown = notifiers && def.alerts ? def.alerts.notify?.findIndex((name) => !notifiers.has(name)) : -1;
-  if (unknown !== undefined && unknown >= 0 && def.alerts)
+  if (unknown !== undefined && unknown >= 0 && def.alerts) {
+    const problem = {
+      field: `alerts.notify[${unknown}]`,
+      message: `unknown notifier ${JSON.stringify(def.alerts.notify?.[unknown])}`,
+    };
     throw new HealthcheckError(
       'invalid',
-      `Invalid healthcheck configuration: ${where}alerts.notify[${unknown}]: unknown notifier ${JSON.stringify(def.alerts.notify?.[unknown])}`,
+      `Invalid healthcheck configuration: ${where}${problem.field}: ${problem.message}`,
+      [problem],
     );
+  }
   return def;
 }
 

@@ -209,8 +209,9 @@ describe('alerts in the running service', () => {
       }),
     });
     expect(check.status).toBe(400);
-    expect(await check.json()).toEqual({
+    expect(await check.json()).toMatchObject({
       message: 'Invalid healthcheck configuration: alerts.notify[1]: unknown notifier "nobody"',
+      errors: [{ field: 'alerts.notify[1]', message: 'unknown notifier "nobody"' }],
     });
     expect((await server.request('/api/v1/healthcheck/api-one')).status).toBe(404);
   }, 60_000);
