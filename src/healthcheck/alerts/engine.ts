@@ -92,6 +92,8 @@ export class AlertEngine {
     const { records } = this.options;
     for (const [name, record] of records.entries()) {
       const check = this.options.check(name);
+      // A check removed while the service was stopped: its alert goes, untold (no check to come back).
+      if (check === undefined) this.enqueue(name, () => records.delete(name).then(() => undefined));
       if (check === undefined || !this.options.acts(name)) continue;
       const recovered = check.state !== undefined && RECOVERED.has(check.state) && check.lastS * 1000 > record.sinceMs;
       if (recovered && record.resolvedMs === undefined) this.enqueue(name, () => this.close(name, check.lastS * 1000));
