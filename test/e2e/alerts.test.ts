@@ -124,6 +124,8 @@ describe('alerts in the running service', () => {
     expect(told(receiver).filter((one) => one.checks.some((c) => c.name.startsWith('behind-')))).toEqual([]);
     const metrics = await (await server.request('/metrics')).text();
     expect(metrics).toMatch(/notifications_suppressed_total\{reason="depends-on"\} 30/);
+    expect(metrics).toMatch(/notifications_sent_total\{notifier="ops",outcome="sent"\} \d+/);
+    expect(metrics).toMatch(/alerts_firing \d+/);
     // Everything comes back: the router's recovery is told, the dependants' never-told alerts close silently.
     answers.set('/router', 200);
     answers.set('/behind', 200);
