@@ -21,7 +21,7 @@ import { type EffectivePolicy, groupKey, groupLabels, type Policies, type Policy
 import { type AlertRecord, alertId } from './records.ts';
 
 /** What the engine sees of a check: its definition and its current state. */
-interface AlertCheck {
+export interface AlertCheck {
   readonly def: PolicyCheck & { readonly dependsOn?: readonly string[] };
   readonly state: CheckState | undefined;
   /** Its newest result's time (Unix s), -1 before any. */
