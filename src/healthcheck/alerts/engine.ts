@@ -293,6 +293,8 @@ export class AlertEngine {
         }),
       );
     }
+    // Closed while their firing notification was on its way (the close saw nothing told yet): told now.
+    resolved.push(...firing.filter((record) => this.options.records.get(record.check) === undefined));
     if (resolved.length > 0) {
       await this.tell(key, group, 'resolved', resolved);
       await Promise.all(resolved.map((record) => this.options.records.delete(record.check)));
@@ -309,7 +311,7 @@ export class AlertEngine {
   ): Promise<void> {
     const first = this.options.check((alerts[0] as AlertRecord).check);
     const policy = first && this.options.policies.of(first.def);
-    if (!policy) return;
+    if (!policy || (status === 'resolved' && !policy.sendOnResolved)) return;
     const notification = buildNotification({
       status,
       group: group.labels,
