@@ -148,6 +148,19 @@ describe('the alert engine', () => {
     h.engine.stop();
   });
 
+  it('drops the alert of a removed check, untold', async () => {
+    const h = harness({});
+    h.engine.start();
+    h.move('a1', 'down');
+    await waitFor(() => h.sent.length === 1);
+    await h.engine.settled();
+    h.engine.forget('a1');
+    await h.engine.settled();
+    expect(h.records.size).toBe(0);
+    expect(h.sent).toHaveLength(1);
+    h.engine.stop();
+  });
+
   it('after a restart, sends the firing notification a crash left unsent, once', async () => {
     const unsent: AlertRecord = {
       id: '0123456789abcdef',

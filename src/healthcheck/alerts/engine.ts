@@ -87,6 +87,16 @@ export class AlertEngine {
     else if (RECOVERED.has(transition.to)) this.enqueue(name, () => this.close(name, transition.atMs));
   };
 
+  /** A check was removed: its alert goes, untold (there is no check to come back). */
+  readonly forget = (name: string): void => {
+    if (!this.options.acts(name) && this.options.records.get(name) === undefined) return;
+    this.enqueue(name, async () => {
+      this.untrack(name);
+      this.watched.delete(name);
+      if (this.options.records.get(name) !== undefined) await this.options.records.delete(name);
+    });
+  };
+
   /** What the records say is due is told (after a restart), and the checks whose alert a crash lost open theirs. */
   start(): void {
     const { records } = this.options;

@@ -111,6 +111,7 @@ export function createAlerts(options: AlertsOptions): Alerts {
     onError: (error) => logger.error({ err: error }, `alerts: ${(error as Error).message}`),
   });
   service.states.onTransition((check, transition) => engine.transition(check.def.name, transition));
+  service.states.onForget(engine.forget);
   return {
     api: new AlertApi(records, signingKey),
     engine,
