@@ -57,6 +57,7 @@ function harness(policyInput: Parameters<typeof parseAlertPolicy>[0], records = 
       lastS: Math.floor(now / 1000),
       sinceMs: 0,
       recoveryMs: 0,
+      confirmMs: 30_000,
     }),
     checks: () => states.keys(),
     send: async (_notifier, notification) => {
@@ -145,6 +146,23 @@ describe('the alert engine', () => {
     await h.engine.settled();
     expect(h.sent[3]?.title).toContain('b1');
     expect(h.suppressed.sort()).toEqual(['acknowledged', 'paused']);
+    h.engine.stop();
+  });
+
+  it('alerts on a degraded check once it stayed degraded failure-threshold runs', async () => {
+    const h = harness({});
+    h.engine.start();
+    h.move('a1', 'degraded');
+    h.move('a1', 'up');
+    h.move('a2', 'degraded');
+    h.advance(29_000);
+    h.sweep();
+    await h.engine.settled();
+    expect(h.sent).toEqual([]);
+    h.advance(1_000);
+    h.sweep();
+    await waitFor(() => h.sent.length === 1);
+    expect(h.sent[0]?.title).toBe('🔴 a2 is degraded: a2 degraded');
     h.engine.stop();
   });
 

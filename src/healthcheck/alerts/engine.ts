@@ -30,6 +30,8 @@ export interface AlertCheck {
   readonly sinceMs: number;
   /** How long its recovery takes (`success-threshold` runs and one more): the grace of its dependants. */
   readonly recoveryMs: number;
+  /** How long it must stay `degraded` to alert (`failure-threshold` runs): one slow run is not an alert. */
+  readonly confirmMs: number;
 }
 
 type SuppressReason = 'depends-on' | 'maintenance' | 'paused' | 'grouped' | 'acknowledged' | 'max-alerts';
@@ -73,6 +75,8 @@ export class AlertEngine {
   /** Alerts the sweep looks at besides repeats: those held back, and those restored at start (whose check's state may
    *  be older than them). Alerts opened by a transition are closed by one. */
   private readonly watched = new Set<string>();
+  /** Checks degraded without an alert yet, with the change that made them so. */
+  private readonly degraded = new Map<string, Transition>();
   private sweepTimer: NodeJS.Timeout | null = null;
   private readonly nowMs: () => number;
 
@@ -83,7 +87,11 @@ export class AlertEngine {
   /** The listener of `CheckStates.onTransition`: returns at once. */
   readonly transition = (name: string, transition: Transition): void => {
     if (!this.options.acts(name)) return;
-    if (ALERTING.has(transition.to)) this.enqueue(name, () => this.open(name, transition));
+    this.degraded.delete(name);
+    // Degraded runs decide one by one: the alert waits until the check stayed degraded `failure-threshold` runs.
+    if (transition.to === 'degraded' && this.options.records.get(name) === undefined)
+      this.degraded.set(name, transition);
+    else if (ALERTING.has(transition.to)) this.enqueue(name, () => this.open(name, transition));
     else if (RECOVERED.has(transition.to)) this.enqueue(name, () => this.close(name, transition.atMs));
   };
 
@@ -338,6 +346,7 @@ export class AlertEngine {
   /** The repeats: per group, the firing alerts told `repeat-interval` ago or more, unless acknowledged or paused. */
   private sweep(): void {
     this.recovered();
+    this.confirmDegraded();
     const now = this.nowMs();
     for (const [key, group] of this.groups) {
       if (group.open.size === 0) continue;
@@ -376,6 +385,18 @@ export class AlertEngine {
       const check = this.options.check(name);
       if (check?.state === 'up' && check.lastS * 1000 > record.sinceMs)
         this.enqueue(name, () => this.close(name, check.lastS * 1000));
+    }
+  }
+
+  private confirmDegraded(): void {
+    const now = this.nowMs();
+    for (const [name, transition] of this.degraded) {
+      const check = this.options.check(name);
+      if (check?.state !== 'degraded') this.degraded.delete(name);
+      else if (now - transition.atMs >= check.confirmMs) {
+        this.degraded.delete(name);
+        this.enqueue(name, () => this.open(name, transition));
+      }
     }
   }
 

@@ -87,6 +87,9 @@ export function createAlerts(options: AlertsOptions): Alerts {
         lastS: machine?.lastS ?? -1,
         sinceMs: machine?.sinceMs ?? 0,
         recoveryMs: ((running.def.intervalNs / 1e6) | 0) * (successes + 1),
+        confirmMs:
+          ((running.def.intervalNs / 1e6) | 0) *
+          ((running.def.failureThreshold ?? service.states.defaults.failureThreshold) - 1),
       };
     },
     checks: () => service.registry.names(),
