@@ -119,7 +119,19 @@ export function createAlerts(options: AlertsOptions): Alerts {
     api: new AlertApi(records, signingKey),
     engine,
     start: async () => {
-      if (signingKey() === null) await keys.put('key', newSigningKey());
+      // The runtime state may not be writable yet (a cluster's store at startup): tried again until it is; until
+      // then notifications carry no acknowledge link.
+      const ensureKey = () => {
+        if (signingKey() !== null) return;
+        keys.put('key', newSigningKey()).catch((error: unknown) => {
+          logger.warn(
+            { err: error },
+            `alerts: the key of acknowledge links cannot be kept yet: ${(error as Error).message}`,
+          );
+          setTimeout(ensureKey, 10_000).unref();
+        });
+      };
+      if (signingKey() === null) await keys.put('key', newSigningKey()).catch(() => ensureKey());
       engine.start();
     },
     reload: (next, nextNotifiers) => {
