@@ -219,6 +219,8 @@ describe('config sections', () => {
           "maxChannels": 100,
           "maxClockSkewMs": 60000,
           "maxMembers": 128,
+          "maxStateKeys": 100000,
+          "maxStateValueBytes": 262144,
           "maxWaitingReads": 8,
           "memberTtlMs": 3000,
           "node": "n1",
