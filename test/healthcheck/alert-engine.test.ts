@@ -87,6 +87,7 @@ function harness(policyInput: Parameters<typeof parseAlertPolicy>[0], records = 
     suppressed,
     move,
     sweep,
+    setState: (name: string, state: CheckState) => states.set(name, state),
     advance: (ms: number) => (now += ms),
   };
 }
@@ -163,6 +164,30 @@ describe('the alert engine', () => {
     h.sweep();
     await waitFor(() => h.sent.length === 1);
     expect(h.sent[0]?.title).toBe('🔴 a2 is degraded: a2 degraded');
+    h.engine.stop();
+  });
+
+  it("tells what another node wrote and left unsent, once it is this node's to tell", async () => {
+    const h = harness({});
+    h.engine.start();
+    h.setState('a1', 'down');
+    await h.records.put('a1', {
+      id: '0123456789abcdef',
+      check: 'a1',
+      sinceMs: 1_000,
+      state: 'down',
+      previous: 'pending',
+      message: 'down',
+      labels: { team: 'a' },
+      sent: 0,
+    });
+    for (let i = 0; i < 10; i++) h.sweep();
+    await waitFor(() => h.sent.length === 1);
+    await h.engine.settled();
+    for (let i = 0; i < 20; i++) h.sweep();
+    await h.engine.settled();
+    expect(h.sent).toHaveLength(1);
+    expect(h.records.get('a1')?.sent).toBe(1);
     h.engine.stop();
   });
 

@@ -55,6 +55,10 @@ export interface AlertEngineOptions {
 }
 
 const ALERTING = new Set<CheckState>(['down', 'degraded']);
+/** A dependency down, or failing towards it (a dependant often fails first). */
+const failing = (state: CheckState | undefined) => state === 'down' || state === 'pending';
+/** Sweeps between two looks for alerts another node wrote (10 s at the default sweep). */
+const ADOPT_EVERY = 10;
 const RECOVERED = new Set<CheckState>(['up']);
 
 interface Group {
@@ -78,6 +82,7 @@ export class AlertEngine {
   /** Checks degraded without an alert yet, with the change that made them so. */
   private readonly degraded = new Map<string, Transition>();
   private sweepTimer: NodeJS.Timeout | null = null;
+  private sweeps = 0;
   private readonly nowMs: () => number;
 
   constructor(private readonly options: AlertEngineOptions) {
@@ -212,7 +217,7 @@ export class AlertEngine {
     const now = this.nowMs();
     const back = (check.def.dependsOn ?? []).every((dependency) => {
       const other = this.options.check(dependency);
-      return other === undefined || (!this.failing(other.state) && now - other.sinceMs > check.recoveryMs);
+      return other === undefined || (!failing(other.state) && now - other.sinceMs > check.recoveryMs);
     });
     if (!back) return;
     this.enqueue(name, async () => {
@@ -224,14 +229,10 @@ export class AlertEngine {
     });
   }
 
-  private failing(state: CheckState | undefined): boolean {
-    return state === 'down' || state === 'pending';
-  }
-
   /** Whether a check it depends on is down or failing (a dependant often fails first). */
   private blocked(dependsOn: readonly string[] | undefined): boolean {
     if (dependsOn === undefined) return false;
-    return dependsOn.some((dependency) => this.failing(this.options.check(dependency)?.state));
+    return dependsOn.some((dependency) => failing(this.options.check(dependency)?.state));
   }
 
   private groupFor(name: string, policy: EffectivePolicy, labels: Readonly<Record<string, string>>): Group {
@@ -345,6 +346,7 @@ export class AlertEngine {
 
   /** The repeats: per group, the firing alerts told `repeat-interval` ago or more, unless acknowledged or paused. */
   private sweep(): void {
+    if (++this.sweeps % ADOPT_EVERY === 0) this.adopt();
     this.recovered();
     this.confirmDegraded();
     const now = this.nowMs();
@@ -385,6 +387,19 @@ export class AlertEngine {
       const check = this.options.check(name);
       if (check?.state === 'up' && check.lastS * 1000 > record.sinceMs)
         this.enqueue(name, () => this.close(name, check.lastS * 1000));
+    }
+  }
+
+  /**
+   * The alerts this node now tells of that another node wrote (a cluster's owner died, or the checks moved): taken
+   * into their groups, so that what the other left due is told, and watched, so that a recovery it missed closes them.
+   */
+  private adopt(): void {
+    for (const [name, record] of this.options.records.entries()) {
+      if (this.groupOf.has(name) || record.resolvedMs !== undefined || !this.options.acts(name)) continue;
+      if (this.options.check(name) === undefined) continue;
+      this.track(name, record);
+      this.watched.add(name);
     }
   }
 
