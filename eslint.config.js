@@ -38,8 +38,9 @@ export default tseslint.config(
     rules: { 'max-lines': ['error', { max: 350, skipBlankLines: true, skipComments: true }] },
   },
   {
-    // The domain parts reach a cluster only through the ports they declare (docs/architecture.md, "Ports").
-    files: ['src/healthcheck/**', 'src/stream/**'],
+    // The domain parts reach a cluster only through the ports they declare, and each other not at all: what both
+    // use (the notification senders) lives in src/notify/ (docs/architecture.md).
+    files: ['src/healthcheck/**'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -48,6 +49,47 @@ export default tseslint.config(
             {
               group: ['**/cluster/*'],
               message: 'healthcheck/ and stream/ import nothing from cluster/: declare a port (docs/architecture.md)',
+            },
+            {
+              group: ['**/stream/*'],
+              message: 'healthcheck/ imports nothing from stream/: what both use goes in src/notify/ or src/common/',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/stream/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/cluster/*'],
+              message: 'healthcheck/ and stream/ import nothing from cluster/: declare a port (docs/architecture.md)',
+            },
+            {
+              group: ['**/healthcheck/*'],
+              message: 'stream/ imports nothing from healthcheck/: what both use goes in src/notify/ or src/common/',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The notification senders serve both parts, and depend on neither (nor on the cluster).
+    files: ['src/notify/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/cluster/*', '**/healthcheck/*', '**/stream/*'],
+              message: 'src/notify/ is shared by healthcheck/ and stream/: it imports neither (nor cluster/)',
             },
           ],
         },

@@ -27,6 +27,7 @@ const ALL = [
   'status-page',
   'checks',
   'result-path',
+  'alert-path',
   'http-client',
   'exporters',
   'metrics-scrape',

@@ -19,6 +19,8 @@ import { DEFAULT_COMPACT_HEAP_BELOW_BYTES, type HttpSettings, resolveHttp } from
 import { resolveStreams, type StreamSettings } from '../stream/settings.ts';
 import { type ClusterSettings, resolveCluster } from '../cluster/settings.ts';
 import { DEFAULT_DATABASE_CACHE_BYTES } from '../db/settings.ts';
+import { type NotifierSettings, resolveNotifiers } from '../notify/settings.ts';
+import { checkAlerting } from '../healthcheck/alerts/settings.ts';
 
 export { ConfigError } from '../common/config-error.ts';
 
@@ -40,6 +42,8 @@ export interface VigieConfig {
   exporters: ExporterSettings;
   discovery: DiscoverySettings;
   streams: StreamSettings;
+  /** `notifiers:` by name (docs/alerting.md). */
+  notifiers: Record<string, NotifierSettings>;
 }
 
 /** What `vigie serve --host/--port/--data-dir` set over the file (docs/configuration.md, "Command line"). */
@@ -102,6 +106,10 @@ function withOverrides(raw: ConfigFile, overrides: ConfigOverrides): ConfigFile 
 function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
   const http = resolveHttp(file, raw.http);
   const dataDir = resolve(raw['data-dir'] ?? 'data');
+  const healthchecks = resolveHealthchecks(file, raw);
+  const notifiers = resolveNotifiers(raw.notifiers, file);
+  checkAlerting(file, healthchecks.alerting, healthchecks.checks, new Set(Object.keys(notifiers)));
+  healthchecks.notifierNames = Object.keys(notifiers);
   return {
     file,
     dataDir,
@@ -109,10 +117,11 @@ function resolveConfig(raw: ConfigFile, file: string | null): VigieConfig {
     databaseCacheBytes: raw['database-cache-size'] ?? DEFAULT_DATABASE_CACHE_BYTES,
     compactHeapBelowBytes: raw['compact-heap-below'] ?? DEFAULT_COMPACT_HEAP_BELOW_BYTES,
     http,
-    healthchecks: resolveHealthchecks(file, raw),
+    healthchecks,
     ...(raw.cluster ? { cluster: resolveCluster(file, raw.cluster) } : {}),
     exporters: resolveExporters(raw.exporters, file),
     discovery: resolveDiscovery(raw.discovery, file),
     streams: resolveStreams(file, raw.streams, dataDir, http.bodyLimit),
+    notifiers,
   };
 }

@@ -13,6 +13,7 @@ import { ClusterSchema } from '../cluster/settings.ts';
 import { DatabaseCacheSizeSchema } from '../db/settings.ts';
 import { CompactHeapBelowSchema, HttpServerSchema } from '../server/settings.ts';
 import { StreamsSettingsSchema } from '../stream/settings.ts';
+import { NotifiersSchema } from '../notify/settings.ts';
 
 const closed = { additionalProperties: false } as const;
 
@@ -28,6 +29,8 @@ export const ConfigFileSchema = Type.Object(
     discovery: Type.Optional(DiscoverySchema),
     streams: Type.Optional(StreamsSettingsSchema),
     cluster: Type.Optional(ClusterSchema),
+    /** Receivers of notifications, by name (src/notify/settings.ts). */
+    notifiers: Type.Optional(NotifiersSchema),
   },
   closed,
 );

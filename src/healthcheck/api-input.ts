@@ -35,6 +35,7 @@ export type HealthcheckErrorReason =
   | 'result-not-found'
   | 'start-failed'
   | 'owned'
+  | 'conflict'
   | 'unavailable';
 
 /**
@@ -111,6 +112,8 @@ export interface AdmissionRules {
   labelLimits: LabelLimits;
   refusals: ApiCheckRefusals;
   files: FilePolicy;
+  /** The notifiers a check's `alerts.notify` may name (`notifiers:`); unchecked when absent. */
+  notifiers?: ReadonlySet<string>;
 }
 
 /**
@@ -122,7 +125,21 @@ function admitApiCheck(kind: string, raw: unknown, rules: AdmissionRules, where 
   if (!isKindName(kind)) throw unknownKind(kind);
   const refusal = refusalFor(kind, rules.refusals);
   if (refusal !== null) throw new HealthcheckError('forbidden', refusal);
-  return parseApiCheck(kind, raw, rules.labelLimits, where, rules.files);
+  const def = parseApiCheck(kind, raw, rules.labelLimits, where, rules.files);
+  const notifiers = rules.notifiers;
+  const unknown = notifiers && def.alerts ? def.alerts.notify?.findIndex((name) => !notifiers.has(name)) : -1;
+  if (unknown !== undefined && unknown >= 0 && def.alerts) {
+    const problem = {
+      field: `alerts.notify[${unknown}]`,
+      message: `unknown notifier ${JSON.stringify(def.alerts.notify?.[unknown])}`,
+    };
+    throw new HealthcheckError(
+      'invalid',
+      `Invalid healthcheck configuration: ${where}${problem.field}: ${problem.message}`,
+      [problem],
+    );
+  }
+  return def;
 }
 
 /**

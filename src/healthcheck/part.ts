@@ -24,6 +24,8 @@ import { MaintenanceApi, maintenanceRoutes } from './maintenance-routes.ts';
 import { healthcheckOverviewRoutes } from './overview-routes.ts';
 import { healthcheckRoutes } from './routes.ts';
 import { stateRoutes } from './states/routes.ts';
+import { createAlerts } from './alerts/index.ts';
+import { alertRoutes } from './alerts/routes.ts';
 import { API_SOURCE, CONFIG_SOURCE, parseBulk } from './api-input.ts';
 import { HealthcheckService } from './service.ts';
 import { reportRoutes } from './status-pages/report.ts';
@@ -88,6 +90,16 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
       apiCheckRefusals: () => apiCheckRefusals(current.healthchecks, config.http),
     });
     const running = service;
+    const alerts = createAlerts({
+      service: running,
+      state,
+      alerting: config.healthchecks.alerting,
+      notifiers: config.notifiers,
+      listenUrl: `${config.http.tls ? 'https' : 'http'}://${urlHost(config.http.host)}:${config.http.port}`,
+      registry: metrics.registry,
+      logger: log.child({ part: 'alerts' }),
+      ...(cluster ? { cluster } : {}),
+    });
     const firstSeen = new FirstSeen(db);
     firstSeen.meet(running.registry.names());
     const statusPages = new StatusPages({
@@ -129,6 +141,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
         if (!config.http.disableHealthcheckApi) {
           await app.register(maintenanceRoutes(maintenance));
           await app.register(stateRoutes(running.stateApi));
+          await app.register(alertRoutes(alerts.api));
         }
         if (!config.http.disableResultApi) {
           await app.register(healthcheckOverviewRoutes(running));
@@ -156,6 +169,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
       start: async () => {
         await exporters.apply(current.exporters);
         running.start();
+        await alerts.start();
         cluster?.serve(clusterHost(running));
         discovery.start(current.discovery);
         subscriptions.start(
@@ -170,6 +184,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
         statusPages.pages.checkConfig(next.file, next.healthchecks.statusPages, (name) => kept.has(name));
         await running.reload(next);
         firstSeen.meet(kept);
+        alerts.reload(next.healthchecks.alerting, next.notifiers);
         current = next;
         calendar.setConfig(next.healthchecks.maintenance);
         statusPages.pages.setConfig(next.healthchecks.statusPages);
@@ -181,6 +196,7 @@ export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
         subscriptions.stop();
         await discovery.stop();
         await running.stop();
+        await alerts.stop();
         await exporters.close();
       },
     };
@@ -223,4 +239,11 @@ function statusSource(service: HealthcheckService, calendar: MaintenanceCalendar
     windows: () => calendar.windows(),
     dailyRuns: (names, sinceS, days) => service.periods.dailyRuns(names, sinceS, days),
   };
+}
+
+/** A host as a URL writes it: an IPv6 address in brackets; the unspecified address as the loopback one. */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
 }

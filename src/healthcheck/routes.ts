@@ -40,6 +40,7 @@ const STATUS: Record<HealthcheckErrorReason, number> = {
   'result-not-found': 404,
   'start-failed': 500,
   owned: 409,
+  conflict: 409,
   unavailable: 503,
 };
 

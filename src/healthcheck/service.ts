@@ -276,6 +276,7 @@ export class HealthcheckService {
       labelLimits: this.labelLimits,
       refusals: refusalsOf(caller, this.apiCheckRefusals()),
       files: { under: this.config.healthchecks.apiFilesDir },
+      notifiers: new Set(this.config.healthchecks.notifierNames),
     };
   }
 

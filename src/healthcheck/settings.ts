@@ -27,6 +27,7 @@ import {
 import { DEFAULT_MAX_PENDING_BYTES, DEFAULT_MAX_PENDING_RESULTS } from './result-store.ts';
 import { parseStateFields, stateProperties } from './kinds/states.ts';
 import { DEFAULT_STATE_DEFAULTS, type StateDefaults } from './states/check-states.ts';
+import { type AlertingSettings, AlertingSchema, resolveAlerting } from './alerts/settings.ts';
 import { parseStatusPages, statusLimits } from './status-pages/config.ts';
 import type { LoadedPage } from './status-pages/assets.ts';
 import type { StatusLimits } from './status-pages/page.ts';
@@ -97,6 +98,8 @@ export const HealthcheckKeys = {
   maintenance: Type.Optional(Type.Array(Type.Unknown())),
   /** Each page is validated by src/healthcheck/status-pages/page.ts. */
   'status-pages': Type.Optional(Type.Array(Type.Unknown())),
+  /** The alerts of the checks (src/healthcheck/alerts/settings.ts). */
+  alerting: Type.Optional(AlertingSchema),
 };
 
 type HealthcheckFile = Static<TObject<typeof HealthcheckKeys>>;
@@ -142,6 +145,10 @@ export interface HealthcheckSettings {
   eventsRetentionMs: number;
   /** `healthchecks.max-events-per-check`: a check's oldest changes of state beyond it are deleted. */
   maxEventsPerCheck: number;
+  /** `alerting:` (docs/alerting.md). */
+  alerting: AlertingSettings;
+  /** The names of `notifiers:`, which API checks' `alerts.notify` may name (set by the config loader). */
+  notifierNames: string[];
 }
 
 /** What the part needs of a loaded config: its section, and the file to name in errors. */
@@ -192,6 +199,8 @@ export function resolveHealthchecks(file: string | null, raw: HealthcheckFile): 
       raw.healthchecks?.['events-retention'] ?? DEFAULT_EVENTS_RETENTION,
     ),
     maxEventsPerCheck: raw.healthchecks?.['max-events-per-check'] ?? 100_000,
+    alerting: resolveAlerting(file, raw.alerting),
+    notifierNames: [],
   };
 }
 

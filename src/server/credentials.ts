@@ -20,6 +20,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** See `ownTokenRoute`. */
     ownTokenSha256?: (request: FastifyRequest) => string | undefined;
+    /** Who a request admitted by its own token is (`heartbeat:<name>`, `ack-link:<id>`); `heartbeat` unless set. */
+    ownTokenPrincipal?: 'heartbeat' | 'ack-link';
   }
   interface FastifyRequest {
     /** Who the request was admitted as, once the credentials hook has run (see `principalOf`). */
@@ -60,9 +62,13 @@ export function authenticatedWith(request: FastifyRequest, scope: string): boole
 }
 
 /** Route config of a route that also takes a token of its own: `sha256` answers its digest (hex) for the
- *  request, undefined when the route has none. */
-export function ownTokenRoute(sha256: (request: FastifyRequest) => string | undefined) {
-  return { ownTokenSha256: sha256 };
+ *  request, undefined when the route has none. A heartbeat token holds the `heartbeat` scope; an alert's
+ *  acknowledge link (`ack-link`) holds none: it opens its route, nothing else. */
+export function ownTokenRoute(
+  sha256: (request: FastifyRequest) => string | undefined,
+  principal: 'heartbeat' | 'ack-link' = 'heartbeat',
+) {
+  return { ownTokenSha256: sha256, ownTokenPrincipal: principal };
 }
 
 /**
@@ -238,11 +244,14 @@ function heartbeatPrincipal(
   tokens: TokenStore,
 ): Principal | undefined {
   const digest = sha256Hex(presented);
-  if (ownSha256 !== undefined && digestsEqual(digest, ownSha256))
-    return {
-      name: `heartbeat:${(request.params as { name?: string } | undefined)?.name ?? '?'}`,
-      scopes: ['heartbeat'],
-    };
+  if (ownSha256 !== undefined && digestsEqual(digest, ownSha256)) {
+    const params = request.params as { name?: string; id?: string } | undefined;
+    if (request.routeOptions.config?.ownTokenPrincipal === 'ack-link')
+      return { name: `ack-link:${params?.id ?? '?'}`, scopes: [] };
+    return { name: `heartbeat:${params?.name ?? '?'}`, scopes: ['heartbeat'] };
+  }
+  // An API token opens an acknowledge route by its `write` scope, as any other route.
+  if (request.routeOptions.config?.ownTokenPrincipal === 'ack-link') return undefined;
   const token = tokens.find(digest);
   return token?.scopes.includes('heartbeat') ? { name: `token:${token.name}`, scopes: token.scopes } : undefined;
 }

@@ -72,6 +72,7 @@ const RULES: readonly Rule[] = [
       '/api/v1/maintenance',
       '/api/v1/status-page',
       '/api/v1/incident',
+      '/api/v1/alerts',
     ],
     access: { scope: 'write' },
   },

@@ -35,6 +35,12 @@ describe('config sections', () => {
         },
         "file": null,
         "healthchecks": {
+          "alerting": {
+            "defaults": null,
+            "externalUrl": null,
+            "maxAlerts": 100000,
+            "rules": [],
+          },
           "apiFilesDir": null,
           "checks": [],
           "checksApi": "auto",
@@ -63,6 +69,7 @@ describe('config sections', () => {
           "maxEventsPerCheck": 100000,
           "maxPendingBytes": 67108864,
           "maxPendingResults": 100000,
+          "notifierNames": [],
           "startTickMs": "auto",
           "stateDefaults": {
             "failureThreshold": 3,
@@ -110,6 +117,7 @@ describe('config sections', () => {
           "sessionTtlMs": 43200000,
           "tokens": [],
         },
+        "notifiers": {},
         "streams": {
           "asyncQueues": {},
           "directories": [
@@ -211,6 +219,8 @@ describe('config sections', () => {
           "maxChannels": 100,
           "maxClockSkewMs": 60000,
           "maxMembers": 128,
+          "maxStateKeys": 100000,
+          "maxStateValueBytes": 262144,
           "maxWaitingReads": 8,
           "memberTtlMs": 3000,
           "node": "n1",
@@ -277,6 +287,12 @@ describe('config sections', () => {
         },
         "file": null,
         "healthchecks": {
+          "alerting": {
+            "defaults": null,
+            "externalUrl": null,
+            "maxAlerts": 100000,
+            "rules": [],
+          },
           "apiFilesDir": "/srv/vigie/files",
           "checks": [
             {
@@ -334,6 +350,7 @@ describe('config sections', () => {
           "maxEventsPerCheck": 50,
           "maxPendingBytes": 2097152,
           "maxPendingResults": 2000,
+          "notifierNames": [],
           "startTickMs": 10,
           "stateDefaults": {
             "degraded": {
@@ -424,6 +441,7 @@ describe('config sections', () => {
             },
           ],
         },
+        "notifiers": {},
         "streams": {
           "asyncQueues": {
             "q": {

@@ -7,6 +7,7 @@ import { type Static, type TObject, type TProperties, Type } from '@sinclair/typ
 import { Duration, DurationError, formatDuration, parseDuration } from '../../common/duration.ts';
 import { readCheckFile } from './check-files.ts';
 import { locationProperties, locationsToJson, parseLocations } from './locations.ts';
+import { alertFieldsToJson, alertProperties, parseAlertFields } from './alerting.ts';
 import { parseStateFields, stateFieldsToJson, stateProperties } from './states.ts';
 import type { Problems } from './problems.ts';
 import { type BaseDefinition, CheckFailure, type CheckJson, CheckValidationError, type KindName } from './types.ts';
@@ -31,6 +32,7 @@ const baseProperties = {
   badge: Type.Optional(BadgeField),
   ...locationProperties,
   ...stateProperties,
+  ...alertProperties,
 };
 
 type BaseInput = Static<TObject<typeof baseProperties>>;
@@ -90,6 +92,7 @@ export function parseBase<K extends KindName>(
   }
   const locations = problems.check(() => parseLocations(input), undefined);
   const states = problems.check(() => parseStateFields(input), {});
+  const alerts = problems.check(() => parseAlertFields(input), {});
   return {
     kind,
     name,
@@ -101,6 +104,7 @@ export function parseBase<K extends KindName>(
     ...(input.badge !== undefined ? { badge: input.badge } : {}),
     ...(locations !== undefined ? { locations } : {}),
     ...states,
+    ...alerts,
   };
 }
 
@@ -169,6 +173,7 @@ export function baseToJson(def: BaseDefinition, source: string): CheckJson {
   if (def.badge !== undefined) json.badge = def.badge;
   locationsToJson(def.locations, json);
   stateFieldsToJson(def, json);
+  alertFieldsToJson(def, json);
   return json;
 }
 

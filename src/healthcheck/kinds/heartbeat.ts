@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { Duration, durationToMs, formatDuration } from '../../common/duration.ts';
 import { BadgeField, baseToJson, durationField, nameField } from './common.ts';
+import { alertProperties, parseAlertFields } from './alerting.ts';
 import { parseStateFields, stateProperties } from './states.ts';
 import { Problems } from './problems.ts';
 import {
@@ -49,6 +50,7 @@ const heartbeatSchema = Type.Object(
     token: Type.Optional(Type.String({ minLength: 16 })),
     'token-sha256': Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
     ...stateProperties,
+    ...alertProperties,
   },
   { additionalProperties: false },
 );
@@ -72,6 +74,7 @@ function parseHeartbeat(raw: unknown): HeartbeatDefinition {
   const name = problems.check(() => nameField(input.name), '');
   const token = problems.check(() => tokenDigest(input.token, input['token-sha256']), {});
   const states = problems.check(() => parseStateFields(input), {});
+  const alerts = problems.check(() => parseAlertFields(input), {});
   problems.throwIfAny();
   return {
     kind: 'heartbeat',
@@ -86,6 +89,7 @@ function parseHeartbeat(raw: unknown): HeartbeatDefinition {
     graceNs,
     ...token,
     ...states,
+    ...alerts,
   };
 }
 

@@ -5,6 +5,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { FieldProblem } from '../../common/schema-errors.ts';
 import type { LocationSpec } from './locations.ts';
+import type { AlertFields } from './alerting.ts';
 import type { StateFields } from './states.ts';
 
 export type KindName =
@@ -24,7 +25,7 @@ export type KindName =
 
 /** Fields every normalised definition has. Durations are nanoseconds (see src/common/duration.ts). The state
  *  fields (`failure-threshold`, `success-threshold`, `degraded`) are set only when given (kinds/states.ts). */
-export interface BaseDefinition extends StateFields {
+export interface BaseDefinition extends StateFields, AlertFields {
   kind: KindName;
   name: string;
   description: string;

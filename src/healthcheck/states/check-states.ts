@@ -81,6 +81,7 @@ export class CheckStates {
   defaults: StateDefaults;
   private readonly machines = new Map<string, StateMachine>();
   private readonly listeners: TransitionListener[] = [];
+  private readonly forgetListeners: ((name: string) => void)[] = [];
   /** The thresholds of the result being fed: one object, filled per result. */
   private readonly thresholds: Thresholds = { failure: 3, success: 2 };
   private readonly nowMs: () => number;
@@ -94,6 +95,11 @@ export class CheckStates {
 
   onTransition(listener: TransitionListener): void {
     this.listeners.push(listener);
+  }
+
+  /** Called with the name of each check that is removed (its alert goes with it). */
+  onForget(listener: (name: string) => void): void {
+    this.forgetListeners.push(listener);
   }
 
   get(name: string): StateMachine | undefined {
@@ -170,6 +176,7 @@ export class CheckStates {
   /** A check is gone: its state, and its pause. */
   forget(name: string): void {
     this.machines.delete(name);
+    for (const listener of this.forgetListeners) listener(name);
     if (this.options.pauses.get(name) !== undefined)
       this.options.pauses.delete(name).catch((error: unknown) => this.options.onPauseError?.(name, error));
   }

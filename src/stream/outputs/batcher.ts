@@ -9,7 +9,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Emission, Event } from '../event.ts';
-import { type Deliver, DeliveryError, type DropReason, type Output, type OutputObserver } from './types.ts';
+import { DeliveryError } from '../../notify/delivery.ts';
+import type { Deliver, DropReason, Output, OutputObserver } from './types.ts';
 
 export interface BatchSettings {
   readonly queueSize: number;

@@ -25,7 +25,8 @@ import { isKeyword } from '../edn.ts';
 import type { Event } from '../event.ts';
 import { BatchingOutput, type BatchSettings } from './batcher.ts';
 import { retainInPlace } from './partial.ts';
-import { DeliveryError, type OutputObserver } from './types.ts';
+import { DeliveryError } from '../../notify/delivery.ts';
+import type { OutputObserver } from './types.ts';
 
 const closed = { additionalProperties: false } as const;
 

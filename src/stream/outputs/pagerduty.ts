@@ -17,32 +17,27 @@
  * sent (dropped, reason `maintenance`).
  */
 import { Type } from '@sinclair/typebox';
-import { undici } from '../../common/undici.ts';
-import { Duration } from '../../common/duration.ts';
 import { isKeyword } from '../edn.ts';
 import type { Event } from '../event.ts';
+import { PAGERDUTY_EVENTS_URL, PAGERDUTY_FIELDS as SENDER_FIELDS, PagerDutySender } from '../../notify/pagerduty.ts';
 import { BatchingOutput, type BatchSettings } from './batcher.ts';
-import { type HttpTarget, postBatch } from './http.ts';
+import { inMaintenance } from './maintenance.ts';
 import { deliverEach } from './partial.ts';
-import { inMaintenance } from './templates.ts';
 import type { OutputObserver } from './types.ts';
 
-export const PAGERDUTY_EVENTS_URL = 'https://events.pagerduty.com/v2/enqueue';
+export { PAGERDUTY_EVENTS_URL } from '../../notify/pagerduty.ts';
 const ACTIONS = new Set(['trigger', 'acknowledge', 'resolve']);
 const SEVERITIES = new Set(['critical', 'error', 'warning', 'info']);
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json', 'user-agent': 'vigie' };
 
 const fieldList = Type.Array(Type.String({ minLength: 1 }), { minItems: 1 });
 
-/** The kind's own keys of `streams.outputs.<name>` (the batching keys are added by schema.ts). */
+/** The kind's own keys of `streams.outputs.<name>` (the batching keys are added by schema.ts): the sender's, and
+ *  how events are read. */
 export const PAGERDUTY_FIELDS = {
-  type: Type.Literal('pagerduty'),
-  'service-key': Type.String({ minLength: 1 }),
+  ...SENDER_FIELDS,
   'source-key': Type.Optional(Type.String({ minLength: 1 })),
   'summary-keys': Type.Optional(fieldList),
   'dedup-keys': Type.Optional(fieldList),
-  url: Type.Optional(Type.String({ pattern: '^https?://' })),
-  timeout: Type.Optional(Duration),
 };
 
 export interface PagerDutyEntry {
@@ -110,7 +105,6 @@ function pagerDutyBody(settings: PagerDutySettings, event: Event, action: string
   const time = typeof event.time === 'number' ? Math.round(event.time / 1e6) : Date.now();
   const source = text(event[settings.sourceKey]);
   return {
-    routing_key: settings.serviceKey,
     event_action: action,
     dedup_key: joined(event, settings.dedupKeys, '-'),
     payload: {
@@ -128,19 +122,12 @@ export function createPagerDutyOutput(
   settings: PagerDutySettings,
   observer: OutputObserver,
 ): BatchingOutput {
-  const agent = new (undici().Agent)({ connections: 2 });
-  const target: HttpTarget = { url: settings.url, headers: {}, timeoutMs: settings.timeoutMs };
+  const sender = new PagerDutySender(settings);
   // PagerDuty answers 400 for an event it cannot take: deliverEach drops that event alone.
   const deliver = deliverEach(name, observer, (event, signal) =>
-    postBatch(
-      agent,
-      target,
-      HEADERS,
-      JSON.stringify(pagerDutyBody(settings, event, pagerDutyAction(event) as string)),
-      signal,
-    ),
+    sender.send(pagerDutyBody(settings, event, pagerDutyAction(event) as string), signal),
   );
   const refuse = (event: Event) =>
     inMaintenance(event) ? 'maintenance' : pagerDutyAction(event) === null ? 'unusable' : null;
-  return new BatchingOutput(name, settings.batching, deliver, observer, refuse, () => agent.close());
+  return new BatchingOutput(name, settings.batching, deliver, observer, refuse, () => sender.close());
 }

@@ -5,7 +5,8 @@
  * must be retried, and throws: the retry sends only that, and a final `retries_exhausted` counts only that.
  */
 import type { Event } from '../event.ts';
-import { type Deliver, DeliveryError, type OutputObserver } from './types.ts';
+import { DeliveryError } from '../../notify/delivery.ts';
+import type { Deliver, OutputObserver } from './types.ts';
 
 /** Keeps, in place and in order, the events at `indexes` (ascending). */
 export function retainInPlace(batch: Event[], indexes: readonly number[]): void {

@@ -10,7 +10,7 @@ import { undici } from '../../common/undici.ts';
 import type { Event } from '../event.ts';
 import { encodeRemoteWrite, type RemoteWriteSeries } from '../ingest/remote-write.ts';
 import { BatchingOutput, type BatchSettings } from './batcher.ts';
-import { type HttpTarget, postBatch } from './http.ts';
+import { type HttpTarget, postBatch } from '../../notify/delivery.ts';
 import type { OutputObserver } from './types.ts';
 
 const REMOTE_WRITE_HEADERS = {

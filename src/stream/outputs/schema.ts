@@ -17,23 +17,16 @@ import {
   type ElasticsearchSettings,
   resolveElasticsearchSettings,
 } from './elasticsearch.ts';
-import { EMAIL_FIELDS, type EmailEntry, type EmailSettings, resolveEmailSettings } from './email.ts';
+import { EMAIL_FIELDS, type EmailEntry } from '../../notify/email.ts';
+import { SLACK_FIELDS, type SlackEntry, WEBHOOK_FIELDS, type WebhookEntry } from '../../notify/webhook.ts';
+import { type EmailSettings, resolveEmailSettings } from './email.ts';
 import {
   PAGERDUTY_FIELDS,
   type PagerDutyEntry,
   type PagerDutySettings,
   resolvePagerDutySettings,
 } from './pagerduty.ts';
-import {
-  resolveSlackSettings,
-  resolveWebhookSettings,
-  SLACK_FIELDS,
-  type SlackEntry,
-  type SlackSettings,
-  WEBHOOK_FIELDS,
-  type WebhookEntry,
-  type WebhookSettings,
-} from './webhook.ts';
+import { resolveSlackSettings, resolveWebhookSettings, type SlackSettings, type WebhookSettings } from './webhook.ts';
 
 const closed = { additionalProperties: false } as const;
 

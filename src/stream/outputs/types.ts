@@ -38,19 +38,8 @@ export interface Output {
   close(timeoutMs: number): Promise<void>;
 }
 
-/** Delivers one batch; throws a DeliveryError (any other error counts as transient). */
+/** Delivers one batch; throws a DeliveryError (src/notify/delivery.ts; any other error counts as transient). */
 export type Deliver = (batch: Event[], signal: AbortSignal) => Promise<void>;
-
-export class DeliveryError extends Error {
-  constructor(
-    message: string,
-    /** Transient failures are retried with backoff; the others drop the batch at once. */
-    readonly retryable: boolean,
-  ) {
-    super(message);
-    this.name = 'DeliveryError';
-  }
-}
 
 export const noopObserver: OutputObserver = {
   sent: () => undefined,

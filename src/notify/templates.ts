@@ -1,6 +1,7 @@
 /**
- * Message templates of the notification outputs (docs/alerting.md, "Templates"): Mustache, rendered over the
- * event's fields (`{{host}}`, `{{attributes.env}}`, sections and inverted sections). A template is parsed when the
+ * Message templates of the notifiers and of the stream's notification outputs (docs/alerting.md, "Templates"):
+ * Mustache, rendered over a notification's fields or an event's (`{{check}}`, `{{attributes.env}}`, sections and
+ * inverted sections). A template is parsed when the
  * config is loaded, so that an unclosed tag is a config error naming the output and the key, never a failed
  * notification. How a value is escaped depends on where the text goes: JSON string escaping inside a JSON body
  * (the body stays valid JSON whatever the event holds), URL encoding in a form-urlencoded body (a value cannot add
@@ -8,9 +9,8 @@
  * entities in a Slack message, nothing in a plain-text body or an e-mail.
  */
 import type MustacheJs from 'mustache';
-import { ConfigError } from '../../common/config-error.ts';
-import { lazyModule } from '../../common/lazy-module.ts';
-import type { Event } from '../event.ts';
+import { ConfigError } from '../common/config-error.ts';
+import { lazyModule } from '../common/lazy-module.ts';
 
 /** Loaded by the first template, not at startup: a service without notification outputs never holds it
  *  (bench/JOURNAL.md, "Modules loaded when used"). */
@@ -26,8 +26,9 @@ export class Template {
     readonly escaping: TemplateEscaping,
   ) {}
 
-  render(event: Event): string {
-    return mustache().render(this.source, event, {}, { escape: escapers[this.escaping] });
+  /** `view`: an event, or a notification's fields. */
+  render(view: object): string {
+    return mustache().render(this.source, view, {}, { escape: escapers[this.escaping] });
   }
 }
 
@@ -38,6 +39,11 @@ const escapers: Record<TemplateEscaping, (value: unknown) => string> = {
   slack: (value) => text(value).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'),
   none: (value) => text(value),
 };
+
+/** `value` escaped as a template escapes its values: a plain text placed as is where the text goes (a Slack message). */
+export function escapeText(escaping: TemplateEscaping, value: string): string {
+  return escapers[escaping](value);
+}
 
 /** What a header value may not hold (a tab may): CR and LF would end the header. */
 // eslint-disable-next-line no-control-regex -- control characters are what it looks for
@@ -66,9 +72,4 @@ export function compileTemplate(
     throw new ConfigError(file, key, `is not a valid Mustache template: ${(error as Error).message}`);
   }
   return new Template(source, escaping);
-}
-
-/** Whether an event belongs to a maintenance window: notification outputs drop it (docs/alerting.md). */
-export function inMaintenance(event: Event): boolean {
-  return event.maintenance === true;
 }

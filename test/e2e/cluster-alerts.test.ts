@@ -1,0 +1,108 @@
+/**
+ * Alerts in a cluster (docs/alerting.md, "Restarts"): a real nats-server and three Vigie nodes, one check against a
+ * local HTTP server the test steers, a local webhook receiver. The check's owner tells of its going down; it is killed
+ * with SIGKILL between `down` and `up`; the next owner, which reads the alert from the runtime state every node shares,
+ * tells nothing more while the check stays down and exactly one recovery when it comes back.
+ */
+import type { ServerResponse } from 'node:http';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { about, told } from '../helpers/alerts.ts';
+import { allJoined } from '../helpers/cluster.ts';
+import { hasNatsServer, type NatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
+import { startServer, type TestServer } from '../helpers/server.ts';
+import { type HttpTarget, startHttpTarget } from '../helpers/targets.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const NODES = ['vigie-a', 'vigie-b', 'vigie-c'];
+const servers: TestServer[] = [];
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.kill9()));
+});
+afterAll(async () => {
+  await stopAllNats();
+});
+
+describe.skipIf(!hasNatsServer())('alerts in a cluster', () => {
+  let target: HttpTarget | undefined;
+  let receiver: HttpTarget | undefined;
+  afterAll(async () => {
+    await Promise.all([target?.close(), receiver?.close()]);
+  });
+
+  it('the owner killed between down and up: one firing, one recovery', async () => {
+    const nats: NatsServer = await startNatsServer();
+    let answer = 200;
+    receiver = await startHttpTarget();
+    target = await startHttpTarget({
+      handler: (_request, response: ServerResponse) => {
+        response.statusCode = answer;
+        response.end(String(answer));
+      },
+    });
+    const config = (node: string) => ({
+      healthchecks: { 'start-tick': '100ms', 'write-delay': '1s' },
+      cluster: { node, nats: nats.clusterNats(node), 'member-ttl': '3s' },
+      notifiers: { ops: { type: 'webhook', url: `${receiver?.origin}/hook`, retries: 0 } },
+      alerting: { defaults: { notify: ['ops'] } },
+      'http-checks': [
+        {
+          name: 'web',
+          target: '127.0.0.1',
+          port: target?.port,
+          path: '/',
+          'valid-status': [200],
+          interval: '500ms',
+          timeout: '400ms',
+          'failure-threshold': 2,
+        },
+      ],
+    });
+    const nodes = await Promise.all(NODES.map((node) => startServer({ config: config(node) })));
+    servers.push(...nodes);
+    await allJoined(nodes);
+    await waitFor(async () => {
+      for (const node of nodes) expect((await node.request('/readyz')).status).toBe(200);
+    });
+    const statuses = () => about(told(receiver as HttpTarget), 'web').map((one) => one.status);
+
+    answer = 500;
+    await waitFor(() => statuses().length === 1, { timeoutMs: 20_000 });
+    // The owner: the node whose result made the change.
+    // (Changes of state are written with their results, up to `write-delay` later.)
+    const owner = await waitFor(
+      async () => {
+        const events = (await (await nodes[0]!.request('/api/v1/healthcheck/web/events')).json()) as {
+          result: { state: string; node?: string }[];
+        };
+        return events.result.filter((event) => event.state === 'down').at(-1)?.node ?? false;
+      },
+      { timeoutMs: 10_000 },
+    );
+    expect(NODES).toContain(owner);
+    const ownerNode = nodes[NODES.indexOf(owner)] as TestServer;
+    const others = nodes.filter((node) => node !== ownerNode);
+    // Recorded as sent, on the others too (runtime state), before the kill.
+    await waitFor(
+      async () => {
+        for (const node of others) {
+          const open = (await (await node.request('/api/v1/alerts')).json()) as {
+            result: { notifications_sent: number }[];
+          };
+          expect(open.result[0]?.notifications_sent).toBe(1);
+        }
+      },
+      { timeoutMs: 10_000 },
+    );
+    await ownerNode.kill9();
+    await allJoined(others, { timeoutMs: 30_000 });
+    // Still down on the new owner for several runs: nothing more.
+    await pause(4000);
+    expect(statuses()).toEqual(['firing']);
+    answer = 200;
+    await waitFor(() => statuses().length === 2, { timeoutMs: 20_000 });
+    await pause(3000);
+    expect(statuses()).toEqual(['firing', 'resolved']);
+  }, 120_000);
+});
