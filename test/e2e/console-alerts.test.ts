@@ -88,7 +88,7 @@ describe.skipIf(!hasChromium())('alerts in the console', () => {
     await signIn(page, { username: 'ops', password: 's3cret' });
     await expect.poll(() => row(page).getAttribute('data-status'), { timeout: 15_000 }).toBe('firing');
     expect(await page.locator('nav a[aria-current="page"]').textContent()).toBe('Alerts');
-    expect(await row(page).textContent()).toMatch(/notifications sent/);
+    expect(await row(page).textContent()).toMatch(/notifications sent/i);
     // It repeats while firing.
     await expect.poll(() => about(told(receiver), 'db', 'firing').length, { timeout: 15_000 }).toBeGreaterThan(1);
     // A comment over the API's 1,024 bytes: refused, the error shown, nothing acknowledged.
@@ -130,9 +130,7 @@ describe.skipIf(!hasChromium())('alerts in the console', () => {
     await expect.poll(() => row(page).count()).toBe(0);
     // It repeats again.
     const before = about(told(receiver), 'db', 'firing').length;
-    await expect
-      .poll(() => about(told(receiver), 'db', 'firing').length, { timeout: 10_000 })
-      .toBeGreaterThan(before);
+    await expect.poll(() => about(told(receiver), 'db', 'firing').length, { timeout: 10_000 }).toBeGreaterThan(before);
   }, 60_000);
 
   it("shows the firing alert on the check's page, acknowledged from there with the keyboard", async () => {

@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { api, type DurationBucket, type HistoryEntry, type LocationResult, type Window, WINDOWS } from './api.ts';
+import { CheckAlerts } from './alerts.tsx';
 import { CheckActions, HeartbeatUrls } from './check-actions.tsx';
 import { CheckStateTag, Labels, Status, Strip } from './checks.tsx';
 import { dateTime, milliseconds, percent } from './format.ts';
@@ -42,6 +43,7 @@ export function CheckView({ name }: { name: string }) {
           refresh={checkState.refresh}
         />
       )}
+      <CheckAlerts name={name} />
       {checkState.data !== undefined && (
         <p class="state-line">
           State <CheckStateTag state={checkState.data.state} since={checkState.data['state-since']} /> since{' '}
