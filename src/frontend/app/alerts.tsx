@@ -108,12 +108,13 @@ function AlertItem({ alert, refresh, onCheckPage }: { alert: Alert; refresh: () 
         <span class="alert-status" data-status={alert.status}>
           {alert.status}
         </span>{' '}
-        {onCheckPage ? 'alert' : <a href={`#/check/${encodeURIComponent(alert.check)}`}>{alert.check}</a>}{' '}
+        {onCheckPage ? 'Alert' : <a href={`#/check/${encodeURIComponent(alert.check)}`}>{alert.check}</a>}{' '}
         <span class="check-state" data-state={alert.state}>
           {alert.state}
         </span>
       </h3>
-      {alert.message !== '' && <p class="alert-message">{alert.message}</p>}
+      {/* On the check's page, its last run's message is just below. */}
+      {alert.message !== '' && !onCheckPage && <p class="alert-message">{alert.message}</p>}
       <dl class="alert-facts">
         <dt>Since</dt>
         <dd>{when(alert.since)}</dd>

@@ -43,7 +43,6 @@ export function CheckView({ name }: { name: string }) {
           refresh={checkState.refresh}
         />
       )}
-      <CheckAlerts name={name} />
       {checkState.data !== undefined && (
         <p class="state-line">
           State <CheckStateTag state={checkState.data.state} since={checkState.data['state-since']} /> since{' '}
@@ -59,6 +58,7 @@ export function CheckView({ name }: { name: string }) {
           )}
         </p>
       )}
+      <CheckAlerts name={name} />
       {latest?.maintenance && (
         <p class="maintenance-banner" role="status">
           In maintenance: this check's latest result fell in a maintenance window. Results in a window count in no
