@@ -1,7 +1,7 @@
 /**
  * How the console looks and reads, every view (docs/dashboard.md): light, dark (the system's) and on a 390 px
  * phone, each screenshot into test-artifacts/ (console-<view>-<mode>.png) and checked by axe-core, injected into
- * the page, with no serious or critical violation; at 390 px the page is no wider than the screen; failing checks
+ * the page, with no serious or critical violation (the Alerts view with a firing and an acknowledged alert); at 390 px the page is no wider than the screen; failing checks
  * come first, a filter lives in the URL, the heartbeat's view shows where its job reports, and "success" in a
  * history reads as a success.
  */
@@ -43,28 +43,33 @@ const MODES = [
 describe.skipIf(!hasChromium())('the console, looked at', () => {
   let server: TestServer;
   let target: HttpTarget;
+  let receiver: HttpTarget;
   let browser: Browser;
+  const basic = { authorization: `Basic ${Buffer.from('ops:s3cret').toString('base64')}` };
+  const post = (path: string, body: unknown) =>
+    server.request(path, {
+      method: 'POST',
+      headers: { ...basic, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   beforeAll(async () => {
     let closed: number;
+    receiver = await startHttpTarget();
     [server, target, closed, browser] = await Promise.all([
       startServer({
         config: {
           http: { 'basic-auth': { username: 'ops', password: 's3cret' } },
           'status-pages': [{ slug: 'public', title: 'Public', groups: [] }],
+          // The broken check's alert, for the Alerts view.
+          notifiers: { ops: { type: 'webhook', url: `${receiver.origin}/hook`, retries: 0 } },
+          alerting: { defaults: { notify: ['ops'] } },
         },
       }),
       startHttpTarget({ handler: (_request, response) => response.end('hello') }),
       closedPort(),
       launchBrowser(),
     ]);
-    const basic = { authorization: `Basic ${Buffer.from('ops:s3cret').toString('base64')}` };
-    const post = (path: string, body: unknown) =>
-      server.request(path, {
-        method: 'POST',
-        headers: { ...basic, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
     const base = { interval: '1s', timeout: '1s', 'valid-status': [200] };
     for (const [name, port] of [
       ['web', target.port],
@@ -89,7 +94,7 @@ describe.skipIf(!hasChromium())('the console, looked at', () => {
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
-    await Promise.all([server?.kill9(), target?.close()]);
+    await Promise.all([server?.kill9(), target?.close(), receiver?.close()]);
   });
 
   it('every view, light, dark and at 390 px: screenshots, and no serious or critical axe violation', async () => {
@@ -145,6 +150,19 @@ describe.skipIf(!hasChromium())('the console, looked at', () => {
         await page.locator(ready).first().waitFor();
         await shoot(view, mode);
       }
+      // The broken check's alert, firing (its form to acknowledge), then acknowledged with a comment.
+      await page.goto(`${server.url}/frontend/index.html#/alerts`);
+      await page.locator('li.alert[data-status="firing"]').waitFor({ timeout: 15_000 });
+      await shoot('alerts', mode);
+      const id = await page.locator('li.alert').getAttribute('data-id');
+      expect((await post(`/api/v1/alerts/${id}/ack`, { comment: 'the API is being redeployed' })).status).toBe(200);
+      await page.reload();
+      await page.locator('li.alert[data-status="acknowledged"]').waitFor();
+      await shoot('alerts-acknowledged', mode);
+      await page.goto(`${server.url}/frontend/index.html#/check/a-broken-api`);
+      await page.locator('.check-alerts li.alert').waitFor({ timeout: 10_000 });
+      await shoot('check-alert', mode);
+      expect((await post(`/api/v1/alerts/${id}/unack`, {})).status).toBe(200);
     }
     expect(problems).toEqual([]);
     expect(watched.pageErrors).toEqual([]);

@@ -33,6 +33,22 @@ type ClusterMembers = Static<typeof ClusterMembersWire>;
 export type AuditPage = Static<typeof AuditPageWire>;
 export type Incidents = Static<typeof IncidentList>;
 
+/** An open alert, as `GET /api/v1/alerts` lists it (docs/alerting.md, "Acknowledging"). */
+export interface Alert {
+  id: string;
+  check: string;
+  status: 'firing' | 'acknowledged' | 'suppressed' | 'resolving';
+  /** The check's state when it fired. */
+  state: string;
+  since: string;
+  message: string;
+  labels: Record<string, string>;
+  notifications_sent: number;
+  last_notified?: string;
+  suppressed?: string;
+  acknowledged?: { by: string; at: string; comment: string };
+}
+
 export type Window = '24h' | '7d' | '30d';
 export const WINDOWS: readonly Window[] = ['24h', '7d', '30d'];
 
@@ -143,6 +159,10 @@ export const api = {
   members: () => call<ClusterMembers>('/api/v1/cluster/members'),
   /** Scope admin: a 403 for another credential. */
   audit: (limit: number) => call<AuditPage>(`/api/v1/audit?limit=${limit}`),
+  alerts: (state?: string) =>
+    call<{ result: Alert[] }>(`/api/v1/alerts${state === undefined ? '' : `?state=${state}`}`).then(
+      (body) => body.result,
+    ),
   incidents: (limit: number) => call<Incidents>(`/api/v1/incident?limit=${limit}`).then((body) => body.result),
   search: (stream: string, query: string) =>
     call<{ events: IndexEvent[] }>(`/api/v1/index/${segment(stream)}/search`, post({ query: base64(query) })).then(

@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { api, type DurationBucket, type HistoryEntry, type LocationResult, type Window, WINDOWS } from './api.ts';
+import { CheckAlerts } from './alerts.tsx';
 import { CheckActions, HeartbeatUrls } from './check-actions.tsx';
 import { CheckStateTag, Labels, Status, Strip } from './checks.tsx';
 import { dateTime, milliseconds, percent } from './format.ts';
@@ -57,6 +58,7 @@ export function CheckView({ name }: { name: string }) {
           )}
         </p>
       )}
+      <CheckAlerts name={name} />
       {latest?.maintenance && (
         <p class="maintenance-banner" role="status">
           In maintenance: this check's latest result fell in a maintenance window. Results in a window count in no

@@ -1,10 +1,11 @@
 /**
- * Vigie's dashboard (docs/dashboard.md): checks, one check, its form, incidents, maintenance windows, tokens,
+ * Vigie's dashboard (docs/dashboard.md): checks, alerts, one check, its form, incidents, maintenance windows, tokens,
  * streams, the cluster, the audit log, chosen by the URL fragment, once signed in (src/frontend/app/session.tsx).
  * Every value from checks, results and events goes through Preact's text rendering: nothing is ever parsed as
  * HTML.
  */
 import { render } from 'preact';
+import { AlertsView } from './alerts.tsx';
 import { inCluster, type Who } from './api.ts';
 import { AuditView } from './audit.tsx';
 import { CheckEditor } from './check-edit.tsx';
@@ -19,11 +20,22 @@ import { StatusPagesView } from './status-pages.tsx';
 import { StreamsView } from './streams.tsx';
 import './style.css';
 
-const TABS = ['checks', 'incidents', 'maintenance', 'pages', 'tokens', 'streams', 'cluster', 'audit'] as const;
+const TABS = [
+  'checks',
+  'alerts',
+  'incidents',
+  'maintenance',
+  'pages',
+  'tokens',
+  'streams',
+  'cluster',
+  'audit',
+] as const;
 type Tab = (typeof TABS)[number];
 
 const TITLES: Record<Tab, string> = {
   checks: 'Checks',
+  alerts: 'Alerts',
   incidents: 'Incidents',
   maintenance: 'Maintenance',
   pages: 'Status pages',
@@ -43,6 +55,8 @@ function View({ hash }: { hash: string }) {
   }
   if (parts[0] === 'checks' && parts[1] === 'new') return <CheckEditor key="new" mode="new" />;
   switch (parts[0]) {
+    case 'alerts':
+      return <AlertsView query={query} />;
     case 'incidents':
       return <IncidentsView />;
     case 'maintenance':
