@@ -248,13 +248,36 @@ function Locations({ locations, quorum }: { locations: LocationResult[]; quorum:
   );
 }
 
+/** Bumps when the page's theme changes (the toggle, or the system's), so that a canvas is drawn again in it. */
+function useThemeChanges(): number {
+  const [changes, setChanges] = useState(0);
+  useEffect(() => {
+    const bump = () => setChanges((count) => count + 1);
+    const observer = new MutationObserver(bump);
+    observer.observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme'] });
+    const system = matchMedia('(prefers-color-scheme: dark)');
+    system.addEventListener('change', bump);
+    return () => {
+      observer.disconnect();
+      system.removeEventListener('change', bump);
+    };
+  }, []);
+  return changes;
+}
+
 /** Mean, min and max run duration per hour (per day over 30 d). */
 function DurationChart({ buckets, window, runs }: { buckets: DurationBucket[]; window: Window; runs: HistoryEntry[] }) {
   const target = useRef<HTMLDivElement>(null);
+  const themeChanges = useThemeChanges();
   useEffect(() => {
     const element = target.current;
     if (element === null || (buckets.length === 0 && runs.length === 0)) return;
     const data = alignedData(buckets, runs, window);
+    // A canvas takes no CSS: its axes and grid are drawn in the theme's colours, read when it is drawn.
+    const css = getComputedStyle(document.documentElement);
+    const text = css.getPropertyValue('--text').trim();
+    const lines = { stroke: css.getPropertyValue('--border').trim() };
+    const axis = { stroke: text, grid: lines, ticks: lines };
     const plot = new uPlot(
       {
         width: Math.max(320, element.clientWidth),
@@ -281,7 +304,7 @@ function DurationChart({ buckets, window, runs }: { buckets: DurationBucket[]; w
         ],
         // The legend names the series only: its live values read as a row of dashes until hovered.
         legend: { live: false },
-        axes: [{}, { label: 'ms' }],
+        axes: [axis, { ...axis, label: 'ms' }],
         // The whole window, not just the buckets that have runs: a new check shows as a few points on the right.
         scales: {
           x: { time: true, range: () => [Date.now() / 1000 - WINDOW_SECONDS[window], Date.now() / 1000] },
@@ -292,7 +315,7 @@ function DurationChart({ buckets, window, runs }: { buckets: DurationBucket[]; w
       element,
     );
     return () => plot.destroy();
-  }, [buckets, window, runs]);
+  }, [buckets, window, runs, themeChanges]);
   if (buckets.length === 0 && runs.length === 0) return <p class="empty-chart">No runs in the last {window}.</p>;
   return <div class="chart" ref={target} data-points={buckets.length} data-runs={runs.length} />;
 }
