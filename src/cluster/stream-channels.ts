@@ -10,17 +10,16 @@
  * meanwhile.
  *
  * What arrives on both subjects is untrusted (docs/cluster.md, "What a node does with what it reads"): an interest
- * that is not a node's list of channels, or a forwarded emission whose events the HTTP ingest would refuse, is
+ * that is not a node's list of channels, or a forwarded emission that is not events (src/stream/event.ts), is
  * refused and counted (`source="channels"`), and reaches no subscriber.
  */
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Type } from '@sinclair/typebox';
-import type { Emission, Event } from '../stream/event.ts';
+import { type Emission, type Event, eventsProblem } from '../stream/event.ts';
 import type { IndexListener } from '../stream/index-store.ts';
 import { indexFeed, type PubSub, type StreamPublisher } from '../stream/pubsub/channels.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
 import { WireNodeName } from './settings.ts';
-import { eventsProblem } from './stream-log.ts';
 
 const INTEREST_SUBJECT = 'vigie.pubsub.interest';
 const EVENTS_SUBJECT = 'vigie.pubsub.events';
@@ -65,10 +64,10 @@ const forwardedSchema = (nesting: { readonly eventDepth: number }) =>
       emission: Type.Union([Type.Object({}), Type.Array(Type.Object({}))]),
     }),
     (forwarded) =>
-      eventsProblem(
-        Array.isArray(forwarded.emission) ? forwarded.emission : [forwarded.emission as Event],
-        nesting.eventDepth,
-      ),
+      eventsProblem(Array.isArray(forwarded.emission) ? forwarded.emission : [forwarded.emission as Event], {
+        eventDepth: nesting.eventDepth,
+        fromJson: true,
+      }),
   );
 
 export class ClusterChannels implements StreamPublisher {

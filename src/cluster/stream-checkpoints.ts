@@ -17,7 +17,7 @@
  *
  * Pointers and checkpoints are untrusted (docs/cluster.md, "What a node does with what it reads"): a pointer that is
  * not one, or names an object of another partition, and a checkpoint that is not one of this partition (its index
- * events checked as the HTTP ingest checks events) are refused, counted (`source="checkpoints"`), and the partition
+ * events checked as events, src/stream/event.ts) are refused, counted (`source="checkpoints"`), and the partition
  * starts afresh from the log.
  */
 import { randomUUID } from 'node:crypto';
@@ -25,11 +25,11 @@ import type { KV } from '@nats-io/kv';
 import type { ObjectStore } from '@nats-io/obj';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
+import { eventsProblem } from '../stream/event.ts';
 import type { IndexSnapshot } from '../stream/index-store.ts';
 import type { SavedUnit } from '../stream/state-units.ts';
 import { encodeCheckpoint } from './checkpoint-encoding.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
-import { eventsProblem } from './stream-log.ts';
 
 export const CHECKPOINTS_BUCKET = 'vigie_checkpoints';
 /** Longest a slice of a checkpoint's encoding holds the event loop, as a single node's snapshot slices. */
@@ -91,7 +91,7 @@ const checkpointSchema = (nesting: { readonly eventDepth: number }) =>
     (checkpoint) =>
       eventsProblem(
         checkpoint.index.entries.map((entry) => entry.event),
-        nesting.eventDepth,
+        { eventDepth: nesting.eventDepth, timed: true, fromJson: true },
       ),
   );
 

@@ -22,7 +22,7 @@ import { Counter, type Registry } from 'prom-client';
 import type { Event } from '../stream/event.ts';
 import type { IngestOutcome } from '../stream/ingest-gateway.ts';
 import { IngestError } from '../stream/ingest/errors.ts';
-import { eventsFromJsonBody, JSON_PUSH_INPUT } from '../stream/ingest/json.ts';
+import { JSON_PUSH_INPUT } from '../stream/ingest/json.ts';
 import type { EventIngest } from '../stream/placement.ts';
 import { streamNotFound } from '../stream/errors.ts';
 import { ClusterUnavailableError } from './errors.ts';
@@ -301,15 +301,5 @@ export class ClusterEventLog implements EventIngest {
   /** Refuses new events and waits for nothing: what was published is acknowledged or failed on its own. */
   close(): void {
     this.closed = true;
-  }
-}
-
-/** What the HTTP ingest would refuse in these events (src/stream/ingest/json.ts), or null. */
-export function eventsProblem(events: unknown[], eventDepth: number): string | null {
-  try {
-    eventsFromJsonBody({ events }, eventDepth);
-    return null;
-  } catch (error) {
-    return (error as Error).message;
   }
 }

@@ -58,12 +58,19 @@ export class IngestGateway {
   /**
    * Pushes what the log holds after a checkpoint (startup), in order, as it went the first time; returns how many
    * events went through. Entries of streams that no longer exist are skipped. `eventDepth`: the service's
-   * `streams.max-event-depth`, which the events read back are checked against.
+   * `streams.max-event-depth`, which the events read back are checked against; an entry whose events are refused
+   * is handed to `refused` and skipped, so that one bad entry never keeps the service from starting.
    */
-  replay(entries: Iterable<LogEntry>, eventDepth: number): number {
+  replay(entries: Iterable<LogEntry>, eventDepth: number, refused: (entry: LogEntry, problem: string) => void): number {
     let replayed = 0;
     for (const entry of entries) {
-      let events = eventsOf(entry, eventDepth);
+      let events: Event[];
+      try {
+        events = eventsOf(entry, eventDepth);
+      } catch (error) {
+        refused(entry, (error as Error).message);
+        continue;
+      }
       if (entry.seq === this.appliedSeq) events = events.slice(this.appliedOffset);
       this.push(entry.target, events, entry.seq, entry.count);
       replayed += events.length;

@@ -147,7 +147,7 @@ function journalMetrics(registry: Registry, journal: FileJournal): JournalMetric
     }),
     damaged: new Counter({
       name: 'stream_journal_damaged_records_total',
-      help: 'Damaged journal records skipped at startup (a damaged stretch of a segment counts as one); the records around them were replayed.',
+      help: 'Damaged journal records skipped at startup (a damaged stretch of a segment counts as one, as does a record whose events are refused); the records around them were replayed.',
       registers,
     }),
   };
@@ -249,6 +249,16 @@ export class FileJournal implements EventLog {
     this.closed = true;
     while (this.inFlight !== null) await this.inFlight;
     closeSync(this.fd);
+  }
+
+  /** An entry read back whose events are refused (src/stream/journal-records.ts): skipped, logged and counted as
+   *  damage, so that the start goes on. */
+  skipRefused(entry: LogEntry, problem: string): void {
+    this.metrics.damaged.inc();
+    this.logger.error(
+      { seq: entry.seq, target: entry.target, input: entry.input },
+      `journal entry ${entry.seq} (${entry.count} events of ${entry.input} for ${entry.target}) skipped: its events are refused (${problem})`,
+    );
   }
 
   /** A segment's records; what does not check was reported (and the segment repaired) when the journal opened. */

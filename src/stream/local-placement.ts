@@ -61,7 +61,11 @@ export class LocalPlacement implements StreamPlacement {
     this.ingest.useLog(this.settings.journal ? this.journal : null, position);
     // Replayed even with the journal now off: those events were acknowledged when it was on.
     const started = performance.now();
-    const replayed = this.ingest.replay(this.journal.entriesAfter(position), this.settings.nesting.eventDepth);
+    const replayed = this.ingest.replay(
+      this.journal.entriesAfter(position),
+      this.settings.nesting.eventDepth,
+      (entry, problem) => this.journal.skipRefused(entry, problem),
+    );
     if (replayed > 0) {
       this.logger.info(
         { events: replayed, ms: Math.round(performance.now() - started) },

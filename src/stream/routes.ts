@@ -169,7 +169,15 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
         '/:name',
         { schema: routeSchemas.fluentbit, preValidation: requirePushTarget },
         async (request, reply) => {
-          if (!(await ingest(reply, 'fluentbit', request.params.name, eventsFromFluentBit(request.body)))) return reply;
+          if (
+            !(await ingest(
+              reply,
+              'fluentbit',
+              request.params.name,
+              eventsFromFluentBit(request.body, service.nesting.eventDepth),
+            ))
+          )
+            return reply;
           return reply.code(200).send();
         },
       );

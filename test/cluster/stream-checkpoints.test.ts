@@ -36,7 +36,10 @@ function checkpoint(seq: number, node: string, entries: number): PartitionCheckp
     units: [['0', { hash: 'h', state: { count: seq } }]],
     index: {
       currentTime: seq,
-      entries: Array.from({ length: entries }, (_, i) => ({ key: `k${i}`, event: { host: `host-${i}`, metric: i } })),
+      entries: Array.from({ length: entries }, (_, i) => ({
+        key: `k${i}`,
+        event: { host: `host-${i}`, metric: i, time: i },
+      })),
     },
   };
 }

@@ -9,16 +9,10 @@ import {
   type LogDamage,
   type LogHead,
 } from '../../src/cluster/log-message.ts';
-import type { Event } from '../../src/stream/event.ts';
+import { type Event, eventsProblem } from '../../src/stream/event.ts';
 import { OwnMessages, type OwnParts } from '../../src/cluster/own-messages.ts';
 import { type EncodedPack, encodeBatch, type LogTarget, partitionOf } from '../../src/cluster/log-batch.ts';
-import {
-  ClusterEventLog,
-  EventLogMetrics,
-  eventsProblem,
-  streamId,
-  streamSubject,
-} from '../../src/cluster/stream-log.ts';
+import { ClusterEventLog, EventLogMetrics, streamId, streamSubject } from '../../src/cluster/stream-log.ts';
 import { JSON_PUSH_INPUT } from '../../src/stream/ingest/json.ts';
 import { mergeSearches, mergeStats } from '../../src/cluster/stream-queries.ts';
 
@@ -261,8 +255,32 @@ describe('messages of the event log', () => {
     const problem =
       'events[0].deep nests objects and arrays deeper than the limit of 3 levels (streams.max-event-depth)';
     expect(part('[{"host":"a","time":1,"deep":{"b":{"c":{"d":1}}}}]')).toEqual({ reason: 'invalid', problem });
-    expect(eventsProblem([{ host: 'a', time: 1, deep: { b: { c: { d: 1 } } } }], 3)).toBe(problem);
-    expect(eventsProblem([{ host: 'a', time: 1, deep: { b: { c: { d: 1 } } } }], 4)).toBeNull();
+    expect(eventsProblem([{ host: 'a', time: 1, deep: { b: { c: { d: 1 } } } }], { eventDepth: 3 })).toBe(problem);
+    expect(eventsProblem([{ host: 'a', time: 1, deep: { b: { c: { d: 1 } } } }], { eventDepth: 4 })).toBeNull();
+  });
+
+  it('checks what it reads as events already taken: their time is a number, never stamped or converted again', () => {
+    const part = (events: unknown[]) =>
+      read(parts([[0, codec.pack(events as Event[])]], 'msgpack'), 0, 8) as Event[] | LogDamage;
+    expect(part([{ host: 'a' }])).toEqual({
+      reason: 'invalid',
+      problem: 'events[0].time must be a number of epoch nanoseconds, got undefined',
+    });
+    expect(
+      part([
+        { host: 'a', time: 1 },
+        { host: 'b', time: '2024-12-24T13:44:32Z' },
+      ]),
+    ).toEqual({
+      reason: 'invalid',
+      problem: 'events[1].time must be a number of epoch nanoseconds, got "2024-12-24T13:44:32Z"',
+    });
+    expect(part([{ host: 'a', time: Number.NaN }])).toMatchObject({ reason: 'invalid' });
+    expect(part([{ host: 'a', time: 1, ttl: '60' }])).toEqual({
+      reason: 'invalid',
+      problem: 'events[0].ttl must be a number of seconds, got "60"',
+    });
+    expect(part([{ host: 'a', time: 1, ttl: 60 }])).toEqual([{ host: 'a', time: 1, ttl: 60 }]);
   });
 
   it('refuses MessagePack that is not events, or holds what JSON cannot, and reads the next one still', () => {
@@ -325,11 +343,13 @@ describe('messages of the event log', () => {
     // A key that would reach Object.prototype stays a key of the event.
     const proto = part(
       Buffer.concat([
-        Buffer.from([0x91, 0x82, 0xa9]),
+        Buffer.from([0x91, 0x83, 0xa9]),
         Buffer.from('__proto__'),
         Buffer.from([0x81, 0xa1, 0x70, 0x01, 0xa4]),
         Buffer.from('host'),
-        Buffer.from([0xa1, 0x61]),
+        Buffer.from([0xa1, 0x61, 0xa4]),
+        Buffer.from('time'),
+        Buffer.from([0x01]),
       ]),
     ) as Event[];
     expect(({} as Record<string, unknown>).p).toBeUndefined();
