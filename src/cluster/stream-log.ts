@@ -22,7 +22,6 @@ import { Counter, type Registry } from 'prom-client';
 import type { Event } from '../stream/event.ts';
 import type { IngestOutcome } from '../stream/ingest-gateway.ts';
 import { IngestError } from '../stream/ingest/errors.ts';
-import { JSON_PUSH_INPUT } from '../stream/ingest/json.ts';
 import type { EventIngest } from '../stream/placement.ts';
 import { streamNotFound } from '../stream/errors.ts';
 import { ClusterUnavailableError } from './errors.ts';
@@ -31,7 +30,6 @@ import {
   encodeBatch,
   type EncodedPack,
   EventTooLarge,
-  type KeepEvents,
   type LogTarget,
   MAX_MESSAGE_BYTES,
   type PartitionOwners,
@@ -170,7 +168,20 @@ export class ClusterEventLog implements EventIngest {
     return this.pendingEvents;
   }
 
+  /** An input's batch: its events were checked when it took them (src/stream/event.ts), and are handed over, so
+   *  those of the partitions that run here are kept beside the message rather than decoded back. */
   submit(target: string, events: Event[], input: string): Promise<IngestOutcome> | 'full' {
+    return this.append(target, events, input, true);
+  }
+
+  /** Fire and forget (`reinject!` into a stream another node may run): counted as a failure when it fails. Never
+   *  kept: a reinjected event may still be held by the stream that sent it. */
+  forward(target: string, event: Event): void {
+    const pending = this.append(target, [event], 'reinject', false);
+    if (pending !== 'full') pending.catch(() => undefined);
+  }
+
+  private append(target: string, events: Event[], input: string, handedOver: boolean): Promise<IngestOutcome> | 'full' {
     if (this.pendingEvents > 0 && this.pendingEvents + events.length > this.maxPending) {
       this.onFull(input);
       return 'full';
@@ -182,7 +193,8 @@ export class ClusterEventLog implements EventIngest {
     if (events.length === 0 || streams.length === 0) return Promise.resolve(NO_EVENTS);
     // Encoded whole before any of it is queued: an event too large for a message refuses the batch, none of it sent.
     const packs: EncodedPack[] = [];
-    const keep = this.keepFor(input, streams.length);
+    // Several streams would share the objects kept.
+    const keep = handedOver && streams.length === 1 ? (this.own?.runsHere ?? null) : null;
     try {
       for (const stream of streams) encodeBatch(this.codec, stream, events, this.partitions, packs, keep, this.owners);
     } catch (error) {
@@ -199,20 +211,6 @@ export class ClusterEventLog implements EventIngest {
       for (const pack of packs) this.add(pack, waiter);
       this.schedule();
     });
-  }
-
-  /** Whether a batch's events are kept for the partitions that run here: those of a JSON push (JSON values, as the
-   *  reader checks them) to one stream only. Several streams would share the objects; a reinjected event may be held
-   *  by the stream that sent it. */
-  private keepFor(input: string, streams: number): KeepEvents {
-    const own = this.own;
-    return own !== null && input === JSON_PUSH_INPUT && streams === 1 ? own.runsHere : null;
-  }
-
-  /** Fire and forget (`reinject!` into a stream another node may run): counted as a failure when it fails. */
-  forward(target: string, event: Event): void {
-    const pending = this.submit(target, [event], 'reinject');
-    if (pending !== 'full') pending.catch(() => undefined);
   }
 
   private add(encoded: EncodedPack, waiter: Waiter): void {

@@ -13,7 +13,6 @@ import { type Event, eventsProblem } from '../../src/stream/event.ts';
 import { OwnMessages, type OwnParts } from '../../src/cluster/own-messages.ts';
 import { type EncodedPack, encodeBatch, type LogTarget, partitionOf } from '../../src/cluster/log-batch.ts';
 import { ClusterEventLog, EventLogMetrics, streamId, streamSubject } from '../../src/cluster/stream-log.ts';
-import { JSON_PUSH_INPUT } from '../../src/stream/ingest/json.ts';
 import { mergeSearches, mergeStats } from '../../src/cluster/stream-queries.ts';
 
 describe('partitionOf', () => {
@@ -389,13 +388,13 @@ describe("a taker's own partitions", () => {
   const events = () => Array.from({ length: 40 }, (_, i) => ({ host: `h${i}`, time: i, metric: i / 2 }));
   const turn = () => new Promise((resolve) => setImmediate(resolve));
 
-  it('keeps the events of a JSON push for the partitions that run here, until the message is read back once', async () => {
+  it('keeps the events of a push for the partitions that run here, until the message is read back once', async () => {
     // Partitions 1 and 5 run here: packed together, apart from the others'.
     const { log, own, published } = logWith([1, 5], undefined, undefined, [1, 0, 2, 1, 2, 0, 1, 2]);
     // Two pushes in one turn: one message, each partition's events in two packs.
     const pushed = [...events(), ...events()];
-    const acked = log.submit('s', pushed.slice(0, 40), JSON_PUSH_INPUT);
-    void log.submit('s', pushed.slice(40), JSON_PUSH_INPUT);
+    const acked = log.submit('s', pushed.slice(0, 40), 'stream');
+    void log.submit('s', pushed.slice(40), 'stream');
     await turn();
     expect(published).toHaveLength(1);
     const data = (published[0] as { data: Buffer }).data;
@@ -419,14 +418,26 @@ describe("a taker's own partitions", () => {
     await expect(acked).resolves.toMatchObject({ errorCount: 0 });
   });
 
-  it('keeps nothing for other inputs, for several streams, or when no partition runs here', async () => {
-    const cases: [number[], string, string, LogTarget[]?][] = [
-      [[1, 5], 'remote-write', 's'],
-      [[1, 5], 'reinject', 's'],
-      [[], JSON_PUSH_INPUT, 's'],
+  it('keeps the events of every input alike: the log never asks which input took them', async () => {
+    for (const input of ['remote-write', 'riemann-tcp', 'otlp', 'fluentbit', 'healthcheck-exporter']) {
+      const { log, own, published } = logWith([1, 5]);
+      void log.submit('s', events(), input);
+      await turn();
+      expect(published).toHaveLength(1);
+      expect([...(own.take((published[0] as { data: Buffer }).data)?.keys() ?? [])].sort(), input).toEqual([1, 5]);
+    }
+  });
+
+  it('keeps nothing of a reinjection, of a push to several streams, or when no partition runs here', async () => {
+    const reinjected = logWith([1, 5]);
+    reinjected.log.forward('s', { host: 'h1', time: 1 });
+    await turn();
+    expect(reinjected.published.length).toBeGreaterThan(0);
+    expect(reinjected.own.size).toBe(0);
+    const cases: [number[], string, LogTarget[]?][] = [
+      [[], 's'],
       [
         [1, 5],
-        JSON_PUSH_INPUT,
         'default',
         [
           { name: 's', partitionBy: ['host'] },
@@ -434,9 +445,9 @@ describe("a taker's own partitions", () => {
         ],
       ],
     ];
-    for (const [runsHere, input, target, streams] of cases) {
+    for (const [runsHere, target, streams] of cases) {
       const { log, own, published } = logWith(runsHere, streams);
-      void log.submit(target, events(), input);
+      void log.submit(target, events(), 'stream');
       await turn();
       expect(published.length).toBeGreaterThan(0);
       expect(own.size).toBe(0);
@@ -445,7 +456,7 @@ describe("a taker's own partitions", () => {
 
   it('matches a message by all its bytes, forgets one that failed, and holds a bounded number', async () => {
     const { log, own, published } = logWith([0, 1, 2, 3, 4, 5, 6, 7]);
-    const failed = log.submit('s', events(), JSON_PUSH_INPUT) as Promise<unknown>;
+    const failed = log.submit('s', events(), 'stream') as Promise<unknown>;
     await turn();
     const data = (published[0] as { data: Buffer }).data;
     const altered = Buffer.from(data);
@@ -457,7 +468,7 @@ describe("a taker's own partitions", () => {
     expect(own.size).toBe(0);
     // One message a turn.
     for (let i = 0; i < 100; i++) {
-      void log.submit('s', [{ host: `h${i}`, time: i }], JSON_PUSH_INPUT);
+      void log.submit('s', [{ host: `h${i}`, time: i }], 'stream');
       await turn();
     }
     expect(own.size).toBe(64);
@@ -469,7 +480,7 @@ describe("a taker's own partitions", () => {
   it('holds no more events than the inputs may have waiting (streams.max-pending-events), the oldest forgotten first', async () => {
     const { log, own, published } = logWith([0, 1, 2, 3, 4, 5, 6, 7], undefined, 100);
     for (let i = 0; i < 10; i++) {
-      void log.submit('s', events().slice(0, 30), JSON_PUSH_INPUT);
+      void log.submit('s', events().slice(0, 30), 'stream');
       await turn();
       for (const { done } of published.splice(0)) done();
     }
@@ -480,7 +491,7 @@ describe("a taker's own partitions", () => {
     void log.submit(
       's',
       Array.from({ length: 99 }, (_, i) => ({ host: `x${i}`, time: i })),
-      JSON_PUSH_INPUT,
+      'stream',
     );
     await turn();
     expect(own.heldEvents).toBe(99);
@@ -489,7 +500,7 @@ describe("a taker's own partitions", () => {
     void log.submit(
       's',
       Array.from({ length: 101 }, (_, i) => ({ host: `x${i}`, time: i })),
-      JSON_PUSH_INPUT,
+      'stream',
     );
     await turn();
     expect(own.heldEvents).toBe(99);
