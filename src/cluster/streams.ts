@@ -111,7 +111,7 @@ export class ClusterStreams implements StreamPlacement {
   }
 
   /** The partitions' owners keep the state, and the event log is JetStream's: nothing to restore here. */
-  load(): void {}
+  async load(): Promise<void> {}
 
   /** Starts once the node has joined; partitions are taken at the first member list. The stream part stops before
    *  the cluster part (src/server/lifecycle.ts): the partitions are checkpointed while this node is still a member,

@@ -1,8 +1,8 @@
 /**
  * The event log that feeds the engine (docs/durability.md, "The journal"): every batch an input acknowledges is
  * appended before the acknowledgement goes out, a checkpoint records how far the engine had got in it, and
- * startup replays what comes after the newest checkpoint. `EventLog` is the seam: a single node's log is this
- * journal; a cluster node's is a JetStream subject per partition.
+ * startup replays what comes after the newest checkpoint (src/stream/journal-log.ts: the journal as the single
+ * node's partition reads it, src/stream/event-log.ts).
  *
  * On a single node the journal is a directory of append-only segment files (`<data-dir>/journal/`), not SQLite
  * rows: a batch is written once, sequentially, and a checkpoint drops whole segments, where SQLite wrote every
@@ -30,15 +30,8 @@ import {
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { LogPosition } from './event-log.ts';
 import { decodeRecords, encodeRecord, type ScanDamage, scanRecords } from './journal-format.ts';
-
-/** How far the engine got in the log: every entry before `seq`, and the first `offset` events of entry `seq`. */
-export interface LogPosition {
-  readonly seq: number;
-  readonly offset: number;
-}
-
-export const LOG_START: LogPosition = { seq: 0, offset: 0 };
 
 /**
  * What an input hands the log: its events, encoded once. `format` says how `payload` holds them: `events`, a JSON

@@ -46,7 +46,7 @@ export async function createStreamPart(
     journalDirectory: join(config.dataDir, 'journal'),
     ...(place ? { placement: (host: StreamHost) => place(host, pubsub) } : {}),
   });
-  service.load();
+  await service.load();
   seams.onIngest?.({
     submit: (target, events, input, record) => service.ingest.submit(target, events, input, record),
     get pending() {

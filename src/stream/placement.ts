@@ -35,7 +35,7 @@ export interface StreamPlacement {
   /** Where the inputs hand their events. */
   readonly ingest: EventIngest;
   /** At startup, once the streams are loaded: what a restart must bring back (states, indexes, events acknowledged since). */
-  load(): void;
+  load(): Promise<void>;
   start(): void;
   /** New settings (SIGHUP). */
   reload(next: StreamSettings, previous: StreamSettings): void;

@@ -13,6 +13,7 @@ import type { Registry } from 'prom-client';
 import type { VigieConfig } from '../config/load.ts';
 import type { AsyncQueueRunner } from './async-queues.ts';
 import { StreamCatalog } from './catalog.ts';
+import { CheckpointMetrics } from './checkpoint-metrics.ts';
 import type { Static } from '@sinclair/typebox';
 import { prettyEdn } from './edn-pretty.ts';
 import { type EdnValue, isEdnMap, isKeyword, kw, parseEdn } from './edn.ts';
@@ -62,6 +63,8 @@ export class StreamService implements StreamHost {
    *  changes them in place. */
   readonly nesting: NestingLimits;
   private readonly engineOptions: ConstructorParameters<typeof StreamEngine>[0] & object;
+  /** The checkpoint rounds' and restores' metrics, shared by every partition here. */
+  readonly checkpointMetrics: CheckpointMetrics;
 
   constructor(options: StreamServiceOptions) {
     this.settings = options.settings;
@@ -96,6 +99,7 @@ export class StreamService implements StreamHost {
       },
     };
     this.engine = new StreamEngine(this.engineOptions);
+    this.checkpointMetrics = new CheckpointMetrics(options.registry, options.logger);
     this.catalog = new StreamCatalog({
       engine: this.engine,
       repository: options.repository,
@@ -112,6 +116,7 @@ export class StreamService implements StreamHost {
         repository: options.repository,
         registry: options.registry,
         logger: options.logger,
+        metrics: this.checkpointMetrics,
         settings: options.settings,
         journalDirectory: options.journalDirectory,
         rejected: (input) => this.countRejected(input),
@@ -204,10 +209,10 @@ export class StreamService implements StreamHost {
    * Startup: API streams from SQLite, then the stream files, then the action states of the last checkpoint and
    * the index snapshots of unchanged streams, then the journal since that checkpoint (docs/durability.md).
    */
-  load(): void {
+  async load(): Promise<void> {
     this.catalog.loadApiStreams();
     this.catalog.files.sync();
-    this.placement.load();
+    await this.placement.load();
     this.logger.info(
       { streams: this.engine.names().length, api: this.catalog.apiStreamCount, files: this.catalog.files.streams.size },
       'streams loaded',
