@@ -33,11 +33,11 @@ import {
   type LogEncoding,
   type LogPack,
 } from './log-message.ts';
-import type { PartitionRunner } from './partition-runner.ts';
+import type { OwnedPartition } from './owned-partition.ts';
 import type { OwnMessages } from './own-messages.ts';
 import type { MessageRefusals } from './refusals.ts';
 import { MAX_PARTITIONS } from './settings.ts';
-import type { CheckpointStore } from './stream-checkpoints.ts';
+import type { CheckpointBucket } from './stream-checkpoints.ts';
 import { EVENTS_STREAM, streamId, streamSubject } from './stream-log.ts';
 
 const NS_PER_MS = 1e6;
@@ -62,14 +62,14 @@ export interface ReaderContext {
   /** Counts a gap in a consumer's deliveries (the consumer started again). */
   gaps(): void;
   /** The consumer cannot be made: the partitions it was to feed are dropped here (and taken again). */
-  failed(runners: readonly PartitionRunner[]): void;
+  failed(runners: readonly OwnedPartition[]): void;
 }
 
 export class StreamLogReader {
   /** The partitions fed by the consumer as it runs, by partition. */
-  private readonly fed = new Map<number, PartitionRunner>();
+  private readonly fed = new Map<number, OwnedPartition>();
   /** Partitions waiting for the consumer to start again at or before the message after their sequence. */
-  private readonly waiting = new Set<PartitionRunner>();
+  private readonly waiting = new Set<OwnedPartition>();
   private readonly consumerName: string;
   private messages: ConsumerMessages | null = null;
   /** The log sequence of the last message the current consumer delivered (its start minus one before the first). */
@@ -96,7 +96,7 @@ export class StreamLogReader {
   }
 
   /** Feeds `runner` the messages after its sequence: at once if the consumer has not passed it, else after a restart. */
-  attach(runner: PartitionRunner): void {
+  attach(runner: OwnedPartition): void {
     if (this.messages !== null && this.opening === null && runner.appliedSeq >= this.delivered) {
       this.fed.set(runner.partition, runner);
       return;
@@ -105,7 +105,7 @@ export class StreamLogReader {
     this.open();
   }
 
-  detach(runner: PartitionRunner): void {
+  detach(runner: OwnedPartition): void {
     if (this.fed.get(runner.partition) === runner) this.fed.delete(runner.partition);
     this.waiting.delete(runner);
   }
@@ -307,12 +307,12 @@ export class StreamLogReaders {
 
   constructor(
     private readonly context: ReaderContext,
-    private readonly checkpoints: CheckpointStore,
+    private readonly checkpoints: CheckpointBucket,
     private readonly partitionCount: (stream: string) => number,
   ) {}
 
   /** The stream's reader, made by the first of its partitions that starts here, feeds `runner`. */
-  attach(runner: PartitionRunner): void {
+  attach(runner: OwnedPartition): void {
     let reader = this.readers.get(runner.stream);
     if (reader === undefined) {
       const instance = this.made.get(runner.stream) ?? 0;
@@ -324,7 +324,7 @@ export class StreamLogReaders {
   }
 
   /** A partition stops here; the stream's reader goes with its last one. */
-  detach(runner: PartitionRunner): void {
+  detach(runner: OwnedPartition): void {
     const reader = this.readers.get(runner.stream);
     if (reader === undefined) return;
     reader.detach(runner);
@@ -339,7 +339,7 @@ export class StreamLogReaders {
    * checkpoint may be the last one that lifts the lowest, so each of them asks; the asks of one stream meanwhile are
    * one more purge after the one under way.
    */
-  checkpointed(runner: PartitionRunner, seq: number): void {
+  checkpointed(runner: OwnedPartition, seq: number): void {
     const { stream } = runner;
     if (seq === 0) return;
     if (this.purging.has(stream)) {

@@ -18,8 +18,7 @@ import type { PartFactoryContext } from '../server/lifecycle.ts';
 import { packageVersion } from '../server/openapi.ts';
 import type { Part } from '../server/part.ts';
 import { streamFilesAt } from '../stream/file-sync.ts';
-import type { StreamHost, StreamPlacement } from '../stream/placement.ts';
-import type { PubSub } from '../stream/pubsub/channels.ts';
+import type { LocalChannels, StreamHost, StreamPlacement } from '../stream/placement.ts';
 import { ClusterNode } from './node.ts';
 import { clusterRoutes } from './routes.ts';
 import { ClusterRuntimeState } from './runtime-state.ts';
@@ -31,7 +30,7 @@ export interface ClusterPart {
   /** The healthcheck part's door. */
   readonly checks: CheckCluster;
   /** The stream part's placement, built with the stream service it serves. */
-  placeStreams(host: StreamHost, pubsub: PubSub): StreamPlacement;
+  placeStreams(host: StreamHost, pubsub: LocalChannels): StreamPlacement;
 }
 
 export function createClusterPart({ config, metrics, logger, localState }: PartFactoryContext): ClusterPart {
@@ -52,14 +51,14 @@ export function createClusterPart({ config, metrics, logger, localState }: PartF
   return {
     checks: node,
     placeStreams: (host, pubsub) => {
-      const placed = new ClusterStreams(
+      const placed = new ClusterStreams({
         settings,
-        host,
+        service: host,
         node,
         pubsub,
-        metrics.registry,
-        logger.child({ part: 'cluster-streams' }),
-      );
+        registry: metrics.registry,
+        logger: logger.child({ part: 'cluster-streams' }),
+      });
       node.addStore((detailed) => placed.unwritable(detailed));
       streams = placed;
       return placed;

@@ -1,11 +1,12 @@
 /**
- * Checkpoints of stream partitions (docs/cluster.md, "What moves on a failover"): the action states and the index of
- * one partition, with the sequence number of the last event-log message they cover. For each partition a pointer
- * in the KV bucket `vigie_checkpoints` holds its latest one: inside it when it encodes to at most
- * `INLINE_MAX_BYTES` (one KV write), otherwise in the object store `vigie_checkpoints` under a name the pointer
- * gives (a big index does not fit a KV value). The object store costs six JetStream requests or more per save
- * (the chunks, their metadata, then the deletion of the previous object); with 64 partitions checkpointed every
- * few seconds those were a quarter of a node's CPU under ingest (bench/JOURNAL.md).
+ * The bucket of the stream partitions' checkpoints (docs/cluster.md, "What moves on a failover"): for each partition
+ * a pointer in the KV bucket `vigie_checkpoints` holds its latest checkpoint (src/cluster/partition-checkpoints.ts
+ * writes it: one value holding the action states and the index of one partition, with the sequence number of the
+ * last event-log message they cover): inside it when it is at most `INLINE_MAX_BYTES` (one KV write), otherwise in
+ * the object store `vigie_checkpoints` under a name the pointer gives (a big index does not fit a KV value). The
+ * object store costs six JetStream requests or more per save (the chunks, their metadata, then the deletion of the
+ * previous object); with 64 partitions checkpointed every few seconds those were a quarter of a node's CPU under
+ * ingest (docs/performance.md).
  *
  * The pointer is written with compare-and-set on the revision the writer last loaded or wrote: a node whose view
  * of the partition is stale (it lost the partition and still had a checkpoint in flight, or it took the partition
@@ -26,19 +27,20 @@ import type { ObjectStore } from '@nats-io/obj';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { eventsProblem } from '../stream/event.ts';
-import type { IndexSnapshot } from '../stream/index-store.ts';
-import type { SavedUnit } from '../stream/state-units.ts';
-import { encodeCheckpoint } from './checkpoint-encoding.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
 
 export const CHECKPOINTS_BUCKET = 'vigie_checkpoints';
-/** Longest a slice of a checkpoint's encoding holds the event loop, as a single node's snapshot slices. */
-const ENCODE_SLICE_MS = 8;
-/** The layout of a checkpoint this version writes; another is skipped (the partition starts afresh). */
-export const PARTITION_CHECKPOINT_VERSION = 1;
+/** The layout of a checkpoint this version writes; another is skipped (the partition starts afresh). Version 1 held
+ *  each action's state whole (`units`) and the index as `{key, event}` objects. */
+export const PARTITION_CHECKPOINT_VERSION = 2;
 /** A checkpoint up to this size is written in its pointer: well under NATS' default max_payload (1 MiB). */
 const INLINE_MAX_BYTES = 256 * 1024;
 
+/**
+ * A partition's checkpoint: what its last committed round wrote to the store (src/stream/checkpoint-store.ts). The
+ * rows of action state are `[stream, path, forkKey, round, action, configHash, state]` (state as JSON, null for a
+ * fork removed), the index entries `[stream, key, event]`.
+ */
 export interface PartitionCheckpoint {
   version: number;
   stream: string;
@@ -46,8 +48,11 @@ export interface PartitionCheckpoint {
   /** The last event-log message the state covers (0: none). */
   seq: number;
   node: string;
-  units: [string, SavedUnit][];
-  index: IndexSnapshot;
+  round: number;
+  formatVersion: number;
+  indexes: { stream: string; currentTimeNs: number; configHash: string }[];
+  entries: [string, string, object][];
+  states: [string, string, string, number, string, string, unknown][];
 }
 
 /** A pointer names its checkpoint's object, or holds the checkpoint itself (checked on its own, below). */
@@ -82,20 +87,32 @@ const checkpointSchema = (nesting: { readonly eventDepth: number }) =>
       partition: Type.Integer({ minimum: 0 }),
       seq: Type.Integer({ minimum: 0 }),
       node: Type.String(),
-      units: Type.Array(Type.Tuple([Type.String(), Type.Object({ hash: Type.String(), state: Type.Unknown() })])),
-      index: Type.Object({
-        currentTime: Type.Number(),
-        entries: Type.Array(Type.Object({ key: Type.String(), event: Type.Object({}) })),
-      }),
+      round: Type.Integer({ minimum: 0 }),
+      formatVersion: Type.Number(),
+      indexes: Type.Array(
+        Type.Object({ stream: Type.String(), currentTimeNs: Type.Number(), configHash: Type.String() }),
+      ),
+      entries: Type.Array(Type.Tuple([Type.String(), Type.String(), Type.Object({})])),
+      states: Type.Array(
+        Type.Tuple([
+          Type.String(),
+          Type.String(),
+          Type.String(),
+          Type.Integer({ minimum: 0 }),
+          Type.String(),
+          Type.String(),
+          Type.Unknown(),
+        ]),
+      ),
     }),
     (checkpoint) =>
       eventsProblem(
-        checkpoint.index.entries.map((entry) => entry.event),
+        checkpoint.entries.map((entry) => entry[2]),
         { eventDepth: nesting.eventDepth, timed: true, fromJson: true },
       ),
   );
 
-/** What a runner knows of a partition's pointer: its revision (0: there is none) and the object it names. */
+/** What a partition's store knows of its pointer: its revision (0: there is none) and the object it names. */
 export interface PointerState {
   readonly revision: number;
   readonly object: string | null;
@@ -105,22 +122,30 @@ export const NO_POINTER: PointerState = { revision: 0, object: null };
 
 export type SaveOutcome = { outcome: 'saved'; pointer: PointerState } | { outcome: 'superseded' };
 
-export class CheckpointStore {
-  private readonly checkpoint: WireSchema<PartitionCheckpoint>;
+export interface CheckpointBucketOptions {
+  kv: KV;
+  objects: ObjectStore;
+  refusals: MessageRefusals;
+  logger: Logger;
+  /** The service's nesting limits: a checkpoint's index events are checked with them. */
+  nesting: { readonly eventDepth: number };
+}
 
-  constructor(
-    private readonly kv: KV,
-    private readonly objects: ObjectStore,
-    private readonly refusals: MessageRefusals,
-    private readonly logger: Logger,
-    nesting: { readonly eventDepth: number },
-  ) {
-    this.checkpoint = checkpointSchema(nesting);
+export class CheckpointBucket {
+  private readonly checkpoint: WireSchema<PartitionCheckpoint>;
+  private readonly kv: KV;
+  private readonly objects: ObjectStore;
+  private readonly refusals: MessageRefusals;
+  private readonly logger: Logger;
+
+  constructor(options: CheckpointBucketOptions) {
+    ({ kv: this.kv, objects: this.objects, refusals: this.refusals, logger: this.logger } = options);
+    this.checkpoint = checkpointSchema(options.nesting);
   }
 
   /**
    * The latest checkpoint of a partition (null when there is none or it cannot be read, logged), and the pointer
-   * as it was: the runner's next save must find it unchanged. `stream` and `partition`: what the checkpoint must be of.
+   * as it was: the partition's next save must find it unchanged. `stream` and `partition`: what the checkpoint must be of.
    */
   async load(
     key: string,
@@ -230,9 +255,13 @@ export class CheckpointStore {
    * revision). Otherwise another node wrote it since this one loaded or last wrote it: this node's state may lack
    * what that node covered (and purged from the log), so it is not saved and the partition must be reloaded.
    */
-  async save(key: string, checkpoint: PartitionCheckpoint, known: PointerState): Promise<SaveOutcome> {
-    const encoded = await encodeCheckpoint(checkpoint, ENCODE_SLICE_MS);
-    const head = { seq: checkpoint.seq, node: checkpoint.node, atMs: Date.now() };
+  async save(
+    key: string,
+    encoded: Buffer,
+    written: { seq: number; node: string },
+    known: PointerState,
+  ): Promise<SaveOutcome> {
+    const head = { seq: written.seq, node: written.node, atMs: Date.now() };
     let object: string | null = null;
     let pointer: Uint8Array;
     if (encoded.length <= INLINE_MAX_BYTES) {
@@ -243,7 +272,7 @@ export class CheckpointStore {
         Buffer.from('}'),
       ]);
     } else {
-      object = `${key}.${checkpoint.seq}.${randomUUID().slice(0, 8)}`;
+      object = `${key}.${written.seq}.${randomUUID().slice(0, 8)}`;
       await this.objects.putBlob({ name: object }, encoded);
       pointer = Buffer.from(JSON.stringify({ ...head, object } satisfies Pointer));
     }
@@ -257,7 +286,7 @@ export class CheckpointStore {
       throw error;
     }
     if (known.object !== null) await this.objects.delete(known.object).catch(() => undefined);
-    await this.kv.put(`${key}.seq`, String(checkpoint.seq));
+    await this.kv.put(`${key}.seq`, String(written.seq));
     return { outcome: 'saved', pointer: { revision, object } };
   }
 

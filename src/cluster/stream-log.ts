@@ -20,10 +20,7 @@ import { createHash } from 'node:crypto';
 import type { DiscardPolicy, JetStreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { Counter, type Registry } from 'prom-client';
 import type { Event } from '../stream/event.ts';
-import type { IngestOutcome } from '../stream/ingest-gateway.ts';
-import { IngestError } from '../stream/ingest/errors.ts';
-import type { EventIngest } from '../stream/placement.ts';
-import { streamNotFound } from '../stream/errors.ts';
+import type { EventIngest, IngestOutcome } from '../stream/placement.ts';
 import { ClusterUnavailableError } from './errors.ts';
 import type { EventCodec } from './event-codec.ts';
 import {
@@ -140,29 +137,58 @@ export class EventLogMetrics {
   }
 }
 
+export interface ClusterEventLogOptions {
+  publisher: LogPublisher;
+  codec: EventCodec;
+  /** `cluster.partitions`: how many partitions a stream with `:partition-by` has. */
+  partitions: number;
+  /** The stream a target names, or the `:default true` streams for `default`; null: no such stream. */
+  resolve: (target: string) => readonly LogTarget[] | null;
+  /** Events published and not acknowledged yet at most (`streams.max-pending-events`). */
+  maxPending: number;
+  /** Counts a batch refused because too many events wait, by input. */
+  onFull: (input: string) => void;
+  metrics: EventLogMetrics;
+  /** Where the events of the partitions that run here are kept until this node reads them back; none: nowhere. */
+  own?: { readonly messages: OwnMessages; readonly runsHere: (stream: string, partition: number) => boolean } | null;
+  /** Which node runs each partition, so that each node's partitions go in one pack a batch; none: a pack each. */
+  owners?: PartitionOwners | null;
+  /** The part's errors for a push to a stream it does not have, and for a batch it refuses as it is. */
+  unknownStream: (name: string) => Error;
+  invalidBatch: (message: string) => Error;
+}
+
 export class ClusterEventLog implements EventIngest {
   private pendingEvents = 0;
   private queued = new Map<string, Pending>();
   private scheduled = false;
   private closed = false;
 
-  constructor(
-    private readonly publisher: LogPublisher,
-    private readonly codec: EventCodec,
-    private readonly partitions: number,
-    /** The stream a target names, or the `:default true` streams for `default`; null: no such stream. */
-    private readonly resolve: (target: string) => readonly LogTarget[] | null,
-    public maxPending: number,
-    private readonly onFull: (input: string) => void,
-    private readonly metrics: EventLogMetrics,
-    /** Where the events of the partitions that run here are kept until this node reads them back; null: nowhere. */
-    private readonly own: {
-      readonly messages: OwnMessages;
-      readonly runsHere: (stream: string, partition: number) => boolean;
-    } | null = null,
-    /** Which node runs each partition, so that each node's partitions go in one pack a batch; null: a pack each. */
-    private readonly owners: PartitionOwners | null = null,
-  ) {}
+  private readonly publisher: LogPublisher;
+  private readonly codec: EventCodec;
+  private readonly partitions: number;
+  private readonly resolve: ClusterEventLogOptions['resolve'];
+  private readonly onFull: (input: string) => void;
+  private readonly metrics: EventLogMetrics;
+  private readonly own: NonNullable<ClusterEventLogOptions['own']> | null;
+  private readonly owners: PartitionOwners | null;
+  private readonly refusal: Pick<ClusterEventLogOptions, 'unknownStream' | 'invalidBatch'>;
+  maxPending: number;
+
+  constructor(options: ClusterEventLogOptions) {
+    ({
+      publisher: this.publisher,
+      codec: this.codec,
+      partitions: this.partitions,
+      resolve: this.resolve,
+      onFull: this.onFull,
+      metrics: this.metrics,
+      maxPending: this.maxPending,
+    } = options);
+    this.own = options.own ?? null;
+    this.owners = options.owners ?? null;
+    this.refusal = options;
+  }
 
   get pending(): number {
     return this.pendingEvents;
@@ -189,7 +215,7 @@ export class ClusterEventLog implements EventIngest {
     if (this.closed)
       return Promise.reject(new ClusterUnavailableError('this node is stopping: its event log is closed'));
     const streams = this.resolve(target);
-    if (streams === null) return Promise.reject(streamNotFound(target));
+    if (streams === null) return Promise.reject(this.refusal.unknownStream(target));
     if (events.length === 0 || streams.length === 0) return Promise.resolve(NO_EVENTS);
     // Encoded whole before any of it is queued: an event too large for a message refuses the batch, none of it sent.
     const packs: EncodedPack[] = [];
@@ -200,7 +226,7 @@ export class ClusterEventLog implements EventIngest {
     } catch (error) {
       if (!(error instanceof EventTooLarge)) throw error;
       return Promise.reject(
-        new IngestError(
+        this.refusal.invalidBatch(
           `events[${events.indexOf(error.event)}] encodes to ${error.bytes} bytes: the cluster's event log takes events of at most ${MAX_MESSAGE_BYTES} bytes`,
         ),
       );

@@ -104,20 +104,34 @@ export function answerSubject(node: string): string {
   return `${ANSWER_PREFIX}${streamId(node)}.${randomBytes(9).toString('base64url')}`;
 }
 
+export interface StreamQueriesOptions extends Partial<QueryOptions> {
+  nc: NatsConnection;
+  /** This node's name: it answers on its own subject. */
+  node: string;
+  /** What this node answers from the partitions it runs. */
+  local: LocalReads;
+  refusals: MessageRefusals;
+  logger: Logger;
+}
+
 export class StreamQueries {
   private subscription: Subscription | null = null;
   private readonly waiting: Msg[] = [];
   private draining = false;
   private readonly options: QueryOptions;
 
-  constructor(
-    private readonly nc: NatsConnection,
-    private readonly node: string,
-    private readonly local: LocalReads,
-    private readonly refusals: MessageRefusals,
-    private readonly logger: Logger,
-    options: Partial<QueryOptions> = {},
-  ) {
+  private readonly nc: NatsConnection;
+  private readonly node: string;
+  private readonly local: LocalReads;
+  private readonly refusals: MessageRefusals;
+  private readonly logger: Logger;
+
+  constructor({ nc, node, local, refusals, logger, ...options }: StreamQueriesOptions) {
+    this.nc = nc;
+    this.node = node;
+    this.local = local;
+    this.refusals = refusals;
+    this.logger = logger;
     this.options = {
       partMs: PART_TIMEOUT_MS,
       answerMs: ANSWER_TIMEOUT_MS,

@@ -103,6 +103,8 @@ export interface CheckpointStore {
   readonly whole: boolean;
   /** The checkpoint to restore (a cluster's store fetches it). */
   load(): Promise<CheckpointReader>;
+  /** A round begins: a store that keeps only each round's rows starts a new checkpoint. */
+  begin(round: number): void;
   /** The streams whose index the store holds now. */
   indexStreams(): readonly string[];
   /** Drops a stream's index outside a round (its stream is gone, or its index is empty). */

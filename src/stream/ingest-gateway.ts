@@ -11,18 +11,11 @@
  * node's partition (src/stream/partition.ts), which records how far it got in the log for its checkpoints.
  */
 import { IngestBacklog } from './backlog.ts';
-import type { StreamFailure } from './engine.ts';
 import { type Event, nowNs } from './event.ts';
-import type { AppliedBatch, LogReader } from './event-log.ts';
-import type { EventLog, LogRecord } from './journal.ts';
+import type { AppliedBatch, LogReader, LogRecord } from './event-log.ts';
+import type { EventLog } from './journal.ts';
+import type { IngestOutcome } from './placement.ts';
 import { eventsRecord } from './journal-records.ts';
-
-export interface IngestOutcome {
-  /** Errors raised by actions while the batch went through (0 when all went well). */
-  readonly errorCount: number;
-  /** The first of them, to name the stream and the problem. */
-  readonly firstFailure: StreamFailure | undefined;
-}
 
 /** The sequence number of a batch that is not in the log (`streams.journal: off`): it moves no position. */
 const NOT_LOGGED = -1;
@@ -95,7 +88,7 @@ export class IngestGateway {
 
 function summarize(results: readonly AppliedBatch[]): IngestOutcome {
   let errorCount = 0;
-  let firstFailure: StreamFailure | undefined;
+  let firstFailure: IngestOutcome['firstFailure'];
   for (const result of results) {
     errorCount += result.errorCount;
     firstFailure ??= result.errors[0];

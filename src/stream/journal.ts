@@ -30,22 +30,8 @@ import {
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { LogPosition } from './event-log.ts';
+import type { LogPosition, LogRecord } from './event-log.ts';
 import { decodeRecords, encodeRecord, type ScanDamage, scanRecords } from './journal-format.ts';
-
-/**
- * What an input hands the log: its events, encoded once. `format` says how `payload` holds them: `events`, a JSON
- * array of events as they were pushed; `json-body`, the body of `PUT /api/v1/stream/<name>` as received, whose
- * events without a time get `receivedAtNs` (src/stream/journal-records.ts decodes both).
- */
-export interface LogRecord {
-  readonly target: string;
-  readonly input: string;
-  readonly format: 'events' | 'json-body';
-  readonly receivedAtNs: number;
-  readonly count: number;
-  readonly payload: Buffer;
-}
 
 export interface LogEntry extends LogRecord {
   readonly seq: number;

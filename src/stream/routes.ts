@@ -23,7 +23,7 @@ import { PushWarnings } from './ingest/push-warnings.ts';
 import { decodeOtlpTraces, encodeOtlpResponse } from './ingest/otlp.ts';
 import { decodeRemoteWrite } from './ingest/remote-write.ts';
 import { replyRefused, submitOrRefuse } from './ingest/submit.ts';
-import type { LogRecord } from './journal.ts';
+import type { LogRecord } from './event-log.ts';
 import { jsonBodyRecord } from './journal-records.ts';
 import { jsonBodyParser } from '../server/json-body.ts';
 import type { StreamService } from './service.ts';

@@ -4,8 +4,8 @@
  * - the catalog (src/stream/catalog.ts): who owns a stream name, API or file, and what the engine runs;
  * - the file sync (src/stream/file-sync.ts): the stream directories, scanned, diffed and watched;
  * - the placement (src/stream/placement.ts): where events run and indexes live, chosen once when the part is built:
- *   this process (src/stream/local-placement.ts: the ingest gateway, the journal, checkpoint rounds in SQLite) or
- *   a cluster's partitions.
+ *   this process (src/stream/local-placement.ts: the ingest gateway, the journal, one partition over SQLite) or
+ *   a cluster's partitions (each one opened here, src/stream/stream-partitions.ts).
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
@@ -20,7 +20,6 @@ import { type EdnValue, isEdnMap, isKeyword, kw, parseEdn } from './edn.ts';
 import { StreamEngine, type StreamInfo } from './engine.ts';
 import { admitApiStream, parseQuery } from './api-admission.ts';
 import { StreamError, streamNotFound } from './errors.ts';
-import type { Event } from './event.ts';
 import { DropReporter } from './limits.ts';
 import type { NestingLimits } from './nesting.ts';
 import { StreamMetrics } from './metrics.ts';
@@ -29,7 +28,18 @@ import type { StreamPublisher } from './pubsub/channels.ts';
 import type { StreamRepository } from './repository.ts';
 import type { StreamSettings } from './settings.ts';
 import { LocalPlacement } from './local-placement.ts';
-import type { EventIngest, PlacementFactory, SearchAnswer, StreamHost, StreamPlacement } from './placement.ts';
+import type {
+  EventIngest,
+  PartitionHandle,
+  PartitionPorts,
+  PlacementFactory,
+  SearchAnswer,
+  StreamHost,
+  StreamPlacement,
+} from './placement.ts';
+import { StreamPartitions } from './stream-partitions.ts';
+import { IngestError } from './ingest/errors.ts';
+import type { Condition } from './condition.ts';
 import type { StreamSummary as StreamSummaryWire } from './wire.ts';
 
 /** A stream as the dashboard lists it (the wire type of `GET /api/v1/overview/streams`). */
@@ -65,6 +75,8 @@ export class StreamService implements StreamHost {
   private readonly engineOptions: ConstructorParameters<typeof StreamEngine>[0] & object;
   /** The checkpoint rounds' and restores' metrics, shared by every partition here. */
   readonly checkpointMetrics: CheckpointMetrics;
+  /** The partitions of single streams this node runs for a cluster. */
+  private readonly partitions: StreamPartitions;
 
   constructor(options: StreamServiceOptions) {
     this.settings = options.settings;
@@ -100,6 +112,13 @@ export class StreamService implements StreamHost {
     };
     this.engine = new StreamEngine(this.engineOptions);
     this.checkpointMetrics = new CheckpointMetrics(options.registry, options.logger);
+    this.partitions = new StreamPartitions({
+      engineOptions: this.engineOptions,
+      streamInfo: (name) => this.engine.get(name),
+      metrics: this.checkpointMetrics,
+      logger: options.logger,
+      intervalMs: () => this.settings.snapshotIntervalMs,
+    });
     this.catalog = new StreamCatalog({
       engine: this.engine,
       repository: options.repository,
@@ -127,10 +146,6 @@ export class StreamService implements StreamHost {
     return this.settings.maxPendingEvents;
   }
 
-  get snapshotIntervalMs(): number {
-    return this.settings.snapshotIntervalMs;
-  }
-
   get maxSearchLimit(): number {
     return this.settings.maxSearchLimit;
   }
@@ -144,13 +159,22 @@ export class StreamService implements StreamHost {
     this.metrics.rejected.inc({ route: input });
   }
 
-  /**
-   * An engine for one partition of a stream in a cluster (src/cluster/partition-runner.ts): the same outputs,
-   * queues, caps and metrics as this service's; `forward` takes what it reinjects into other streams, `pubsub` (the
-   * cluster's channels) what it publishes.
-   */
-  partitionEngine(forward: (destination: string, event: Event) => void, pubsub?: StreamPublisher): StreamEngine {
-    return new StreamEngine({ ...this.engineOptions, forward, ...(pubsub ? { pubsub } : {}) });
+  /** A partition of one stream in a cluster (src/stream/stream-partitions.ts): the same outputs, queues, caps and
+   *  metrics as this service's, fed and checkpointed through the ports its owner hands it. */
+  openPartition(stream: string, ports: PartitionPorts): PartitionHandle {
+    return this.partitions.partition(stream, ports);
+  }
+
+  parseQuery(queryText: string): Condition {
+    return parseQuery(queryText, this.nesting.ednDepth);
+  }
+
+  unknownStream(name: string): Error {
+    return streamNotFound(name);
+  }
+
+  invalidBatch(message: string): Error {
+    return new IngestError(message);
   }
 
   /** A running stream's definition (its compiled config, `:partition-by`, `:default`). */
@@ -231,6 +255,7 @@ export class StreamService implements StreamHost {
     this.settings = next;
     Object.assign(this.nesting, next.nesting);
     this.placement.reload(next, previous);
+    if (next.snapshotIntervalMs !== previous.snapshotIntervalMs) this.partitions.restartRounds(next.snapshotIntervalMs);
     // Before the files are read again: a changed stream file may use an output this reload adds.
     if (!isDeepStrictEqual(next.outputs, previous.outputs)) await this.reconfigureOutputs(next);
     await this.catalog.files.setDirectories(next.directories);

@@ -165,6 +165,7 @@ export class StreamSnapshotter {
     engine.drainAsyncQueues();
     this.roundPosition = this.options.position();
     this.round++;
+    store.begin(this.round);
     const stored = new Set(store.indexStreams());
     for (const stream of stored) if (engine.get(stream) === undefined) store.dropIndex(stream);
     for (const stream of this.written.keys()) if (engine.get(stream) === undefined) this.written.delete(stream);

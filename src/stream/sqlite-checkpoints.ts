@@ -51,6 +51,9 @@ export class SqliteCheckpoints implements CheckpointStore, CheckpointReader {
     return this;
   }
 
+  /** Rows stay from round to round: nothing to start. */
+  begin(): void {}
+
   indexStreams(): readonly string[] {
     return this.repository.indexSnapshotStreams();
   }

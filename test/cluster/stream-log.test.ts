@@ -372,17 +372,19 @@ describe("a taker's own partitions", () => {
   ) => {
     const published: { data: Buffer; done: (error?: Error) => void }[] = [];
     const own = new OwnMessages();
-    const log = new ClusterEventLog(
-      { publish: (_subject, data, done) => published.push({ data: data as Buffer, done }) },
+    const log = new ClusterEventLog({
+      publisher: { publish: (_subject, data, done) => published.push({ data: data as Buffer, done }) },
       codec,
-      8,
-      (target) => (target === 'default' ? streams : streams.filter((stream) => stream.name === target)),
+      partitions: 8,
+      resolve: (target) => (target === 'default' ? streams : streams.filter((stream) => stream.name === target)),
       maxPending,
-      () => undefined,
-      new EventLogMetrics(new Registry()),
-      { messages: own, runsHere: (stream, partition) => stream === 's' && runsHere.includes(partition) },
-      () => owners,
-    );
+      onFull: () => undefined,
+      metrics: new EventLogMetrics(new Registry()),
+      own: { messages: own, runsHere: (stream, partition) => stream === 's' && runsHere.includes(partition) },
+      owners: () => owners,
+      unknownStream: (name) => new Error(`no stream ${name}`),
+      invalidBatch: (message) => new Error(message),
+    });
     return { log, own, published };
   };
   const events = () => Array.from({ length: 40 }, (_, i) => ({ host: `h${i}`, time: i, metric: i / 2 }));

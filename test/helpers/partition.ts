@@ -21,6 +21,7 @@ export function partitionOf(engine: StreamEngine): StreamPartition {
     store: {
       whole: false,
       load: unused,
+      begin: unused,
       indexStreams: unused,
       dropIndex: unused,
       slice: unused,
