@@ -17,6 +17,7 @@ import type {
   IndexMeta,
   StateRow,
   StoredIndexEntry,
+  StoredIndexMeta,
 } from '../stream/checkpoint-store.ts';
 import {
   type CheckpointBucket,
@@ -217,7 +218,7 @@ class StoredRows implements CheckpointReader {
     this.states = [];
   }
 
-  indexMetas(): readonly IndexMeta[] {
+  indexMetas(): readonly StoredIndexMeta[] {
     return this.checkpoint?.indexes ?? [];
   }
 

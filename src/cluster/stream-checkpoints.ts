@@ -26,6 +26,7 @@ import type { KV } from '@nats-io/kv';
 import type { ObjectStore } from '@nats-io/obj';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
+import { CHECKPOINT_FORMAT_VERSION } from '../stream/checkpoint-store.ts';
 import { eventsProblem } from '../stream/event.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
 
@@ -50,7 +51,8 @@ export interface PartitionCheckpoint {
   node: string;
   round: number;
   formatVersion: number;
-  indexes: { stream: string; currentTimeNs: number; configHash: string }[];
+  /** A config hash is null in a checkpoint of format 1, which had none. */
+  indexes: { stream: string; currentTimeNs: number; configHash: string | null }[];
   entries: [string, string, object][];
   states: [string, string, string, number, string, string, unknown][];
 }
@@ -112,6 +114,82 @@ const checkpointSchema = (nesting: { readonly eventDepth: number }) =>
       ),
   );
 
+/** A checkpoint of format 1 (before 2026-12-10): each action's state whole, the index as `{key, event}` objects. */
+interface CheckpointFormat1 {
+  version: 1;
+  stream: string;
+  partition: number;
+  seq: number;
+  node: string;
+  units: [string, { hash: string; state: unknown }][];
+  index: { currentTime: number; entries: { key: string; event: object }[] };
+}
+
+const format1Schema = (nesting: { readonly eventDepth: number }) =>
+  new WireSchema<CheckpointFormat1>(
+    Type.Object({
+      version: Type.Literal(1),
+      stream: Type.String(),
+      partition: Type.Integer({ minimum: 0 }),
+      seq: Type.Integer({ minimum: 0 }),
+      node: Type.String(),
+      units: Type.Array(Type.Tuple([Type.String(), Type.Object({ hash: Type.String(), state: Type.Unknown() })])),
+      index: Type.Object({
+        currentTime: Type.Number(),
+        entries: Type.Array(Type.Object({ key: Type.String(), event: Type.Object({}) })),
+      }),
+    }),
+    (checkpoint) =>
+      eventsProblem(
+        checkpoint.index.entries.map((entry) => entry.event),
+        { eventDepth: nesting.eventDepth, timed: true, fromJson: true },
+      ),
+  );
+
+/** A `by`'s state as format 1 saved it whole: its own state and its forks. */
+function isForkTable(state: unknown): state is { own: unknown; entries: [string, unknown][] } {
+  if (typeof state !== 'object' || state === null || Array.isArray(state)) return false;
+  const { entries } = state as { entries?: unknown };
+  return (
+    Object.keys(state).length === 2 &&
+    'own' in state &&
+    Array.isArray(entries) &&
+    entries.every((entry) => Array.isArray(entry) && entry.length === 2 && typeof entry[0] === 'string')
+  );
+}
+
+/**
+ * A checkpoint of format 1 as rows, so that a cluster upgraded from it (every node stopped, each checkpointing its
+ * partitions, then started again) loses nothing: a `by`'s state becomes its own row and a row per fork, any other
+ * state one row; the index, whose config was not recorded, is restored whatever the stream's config is, as format 1
+ * was.
+ */
+function fromFormat1(old: CheckpointFormat1): PartitionCheckpoint {
+  const { stream, partition, seq, node } = old;
+  const round = 1;
+  const states: PartitionCheckpoint['states'] = [];
+  for (const [path, { hash, state }] of old.units) {
+    if (!isForkTable(state)) {
+      states.push([stream, path, '', round, '', hash, state]);
+      continue;
+    }
+    states.push([stream, path, '', round, '', hash, { own: state.own, since: round }]);
+    for (const [forkKey, fork] of state.entries) states.push([stream, path, forkKey, round, '', hash, fork]);
+  }
+  return {
+    version: PARTITION_CHECKPOINT_VERSION,
+    stream,
+    partition,
+    seq,
+    node,
+    round,
+    formatVersion: CHECKPOINT_FORMAT_VERSION,
+    indexes: [{ stream, currentTimeNs: old.index.currentTime, configHash: null }],
+    entries: old.index.entries.map((entry) => [stream, entry.key, entry.event]),
+    states,
+  };
+}
+
 /** What a partition's store knows of its pointer: its revision (0: there is none) and the object it names. */
 export interface PointerState {
   readonly revision: number;
@@ -133,6 +211,7 @@ export interface CheckpointBucketOptions {
 
 export class CheckpointBucket {
   private readonly checkpoint: WireSchema<PartitionCheckpoint>;
+  private readonly format1: WireSchema<CheckpointFormat1>;
   private readonly kv: KV;
   private readonly objects: ObjectStore;
   private readonly refusals: MessageRefusals;
@@ -141,6 +220,7 @@ export class CheckpointBucket {
   constructor(options: CheckpointBucketOptions) {
     ({ kv: this.kv, objects: this.objects, refusals: this.refusals, logger: this.logger } = options);
     this.checkpoint = checkpointSchema(options.nesting);
+    this.format1 = format1Schema(options.nesting);
   }
 
   /**
@@ -210,6 +290,7 @@ export class CheckpointBucket {
     partition: number,
   ): PartitionCheckpoint | null {
     const version = (parsed as { version?: unknown } | null)?.version;
+    if (version === 1) return this.checkedFormat1(parsed, what, key, stream, partition);
     if (typeof version === 'number' && version !== PARTITION_CHECKPOINT_VERSION) {
       this.logger.warn(
         { key, version },
@@ -229,6 +310,24 @@ export class CheckpointBucket {
       return null;
     }
     return checkpoint.value;
+  }
+
+  private checkedFormat1(
+    parsed: unknown,
+    what: string,
+    key: string,
+    stream: string,
+    partition: number,
+  ): PartitionCheckpoint | null {
+    const old = this.format1.validate(parsed);
+    if (!old.ok || old.value.stream !== stream || old.value.partition !== partition) {
+      const { reason, detail } = old.ok
+        ? { reason: 'key' as const, detail: `it is of stream ${old.value.stream} partition ${old.value.partition}` }
+        : old;
+      this.refusals.refuse('checkpoints', reason, `${what}: ${detail}; the partition starts afresh`, { key });
+      return null;
+    }
+    return fromFormat1(old.value);
   }
 
   /** Deletes the checkpoints of every partition whose key starts with `prefix` (a stream removed from the cluster). */

@@ -9,6 +9,12 @@
  */
 import type { LogPosition } from './event-log.ts';
 
+/**
+ * The layout of the state rows this version writes (an own row of a `by` holds `{own, since}`, each fork a row of its
+ * own: src/stream/state-checkpoint.ts); a checkpoint of another layout is not restored.
+ */
+export const CHECKPOINT_FORMAT_VERSION = 1;
+
 /** What a committed checkpoint says of itself. */
 export interface CheckpointHead {
   /** Rounds count up from the first one a store holds (0: none committed). */
@@ -38,6 +44,12 @@ export interface IndexMeta {
   readonly stream: string;
   readonly currentTimeNs: number;
   readonly configHash: string;
+}
+
+/** An index's row as read back: its config hash null when an earlier version wrote it without one (it is restored
+ *  into the stream whatever the stream's config is, as that version did). */
+export interface StoredIndexMeta extends Omit<IndexMeta, 'configHash'> {
+  readonly configHash: string | null;
 }
 
 /** An index entry as read back: its event as JSON text, or as parsed from a store that holds it as JSON itself. */
@@ -91,7 +103,7 @@ export interface CheckpointReader {
   stateStreams(): readonly string[];
   /** Forgets every state (a checkpoint of a format this version does not read). */
   discardStates(): void;
-  indexMetas(): readonly IndexMeta[];
+  indexMetas(): readonly StoredIndexMeta[];
   indexEntries(stream: string): readonly StoredIndexEntry[];
   /** A read of `part` threw `problem`: what it read is set aside, so that the next round writes sound rows. */
   setAside(part: CheckpointPart, problem: string): CheckpointDamage[];

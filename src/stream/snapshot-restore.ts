@@ -7,12 +7,18 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import type { CheckpointDamage, CheckpointHead, CheckpointPart, CheckpointReader } from './checkpoint-store.ts';
+import {
+  CHECKPOINT_FORMAT_VERSION,
+  type CheckpointDamage,
+  type CheckpointHead,
+  type CheckpointPart,
+  type CheckpointReader,
+} from './checkpoint-store.ts';
 import type { EdnValue } from './edn.ts';
 import type { StreamEngine } from './engine.ts';
 import type { IndexStore } from './index-store.ts';
 import { readIndexSnapshot, type RestoreFailures } from './restore-failures.ts';
-import { CHECKPOINT_FORMAT_VERSION, type StateCheckpointer } from './state-checkpoint.ts';
+import type { StateCheckpointer } from './state-checkpoint.ts';
 
 /** What the store holds for a stream: the snapshot of this index, built by this config. */
 export interface Written {
@@ -118,7 +124,8 @@ export class SnapshotRestore {
     let restored = 0;
     for (const snapshot of snapshots) {
       const info = this.engine.get(snapshot.stream);
-      if (info === undefined || this.options.configHash(info.config) !== snapshot.configHash) continue;
+      const configHash = info === undefined ? null : this.options.configHash(info.config);
+      if (info === undefined || (snapshot.configHash !== null && configHash !== snapshot.configHash)) continue;
       const read = readIndexSnapshot(snapshot.currentTimeNs, this.reader.indexEntries(snapshot.stream));
       if ('reason' in read) {
         this.options.restoreFailures.indexLost(snapshot.stream, read.reason, read.problem);
@@ -126,7 +133,7 @@ export class SnapshotRestore {
       }
       info.index.restore(read);
       this.entries += read.entries.length;
-      this.written.set(snapshot.stream, { index: info.index, configHash: snapshot.configHash });
+      this.written.set(snapshot.stream, { index: info.index, configHash: configHash as string });
       restored++;
     }
     if (snapshots.length > 0)

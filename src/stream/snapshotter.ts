@@ -21,13 +21,18 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { type BeatTimer, everyBeat } from '../common/beat.ts';
 import type { CheckpointMetrics } from './checkpoint-metrics.ts';
-import type { CheckpointStore, CheckpointWriter, CommitOutcome } from './checkpoint-store.ts';
+import {
+  CHECKPOINT_FORMAT_VERSION,
+  type CheckpointStore,
+  type CheckpointWriter,
+  type CommitOutcome,
+} from './checkpoint-store.ts';
 import { ConfigHashes } from './config-hash.ts';
 import type { StreamEngine } from './engine.ts';
 import { LOG_START, type LogPosition } from './event-log.ts';
 import type { IndexStore } from './index-store.ts';
 import { type RestoredCheckpoint, SnapshotRestore, type Written } from './snapshot-restore.ts';
-import { CHECKPOINT_FORMAT_VERSION, StateCheckpointer } from './state-checkpoint.ts';
+import { StateCheckpointer } from './state-checkpoint.ts';
 
 /** Longest a slice holds the event loop; `/healthz` must answer within 50 ms while a round runs. */
 const SLICE_BUDGET_MS = 8;

@@ -21,8 +21,6 @@ import type { StreamEngine } from './engine.ts';
 import { failureReason, type RestoreFailureReason, type RestoreFailures } from './restore-failures.ts';
 import type { SavedUnit } from './state-units.ts';
 
-/** The layout of `stream_state` rows this version writes; a checkpoint of another version is skipped. */
-export const CHECKPOINT_FORMAT_VERSION = 1;
 /** Rows purged per statement (a purge of a big stream spreads over slices). */
 const PURGE_BATCH = 512;
 /** Due forks saved between two reads of the clock. */

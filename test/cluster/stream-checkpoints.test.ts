@@ -14,7 +14,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PartitionCheckpoints } from '../../src/cluster/partition-checkpoints.ts';
 import { MessageRefusals } from '../../src/cluster/refusals.ts';
 import { CHECKPOINTS_BUCKET, CheckpointBucket } from '../../src/cluster/stream-checkpoints.ts';
+import { CheckpointMetrics } from '../../src/stream/checkpoint-metrics.ts';
+import { StreamEngine } from '../../src/stream/engine.ts';
 import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/nesting.ts';
+import { StreamPartition } from '../../src/stream/partition.ts';
+import { saveUnits } from '../../src/stream/state-units.ts';
 import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 
 const connections: NatsConnection[] = [];
@@ -128,5 +132,78 @@ describe.skipIf(!hasNatsServer())('partition checkpoints in JetStream', () => {
     expect(await round(b, 31, 3)).toBe('committed');
     expect(await names()).toEqual([]);
     expect((await load()).head?.position.seq).toBe(31);
+  }, 60_000);
+
+  it('reads a checkpoint of format 1 as the previous version wrote it: every window and the index come back', async () => {
+    const nats = await startNatsServer();
+    const nc = await connect(nats.connectOptions('node-a'));
+    connections.push(nc);
+    const js = jetstream(nc);
+    const kv = await new Kvm(js).create(CHECKPOINTS_BUCKET, { history: 1 });
+    const objects = await new Objm(js).create(CHECKPOINTS_BUCKET);
+    const logger = pino({ level: 'silent' });
+    const bucket = new CheckpointBucket({
+      kv,
+      objects,
+      refusals: new MessageRefusals(new Registry(), logger),
+      logger,
+      nesting: { eventDepth: DEFAULT_MAX_EVENT_DEPTH },
+    });
+    const sums =
+      '{:actions {:action :by :params [{:fields [:host]}] :children [{:action :sum :params [{:duration "10m"}] :children [{:action :index :params [[:host]]}]}]}}';
+    const t0 = 1_700_000_000_000_000_000;
+    const pushed = (metric: number, time = t0) =>
+      Array.from({ length: 5 }, (_, i) => ({ host: `h${i}`, service: 's', metric, time, ttl: 1e6 }));
+    // What the previous version's runner saved: each unit whole (saveUnits), the index's snapshot.
+    const before = new StreamEngine();
+    before.add('s', sums);
+    before.push('s', pushed(2));
+    before.push('s', pushed(0, t0 + 11 * 60e9));
+    before.push('s', pushed(3, t0 + 12 * 60e9));
+    const info = before.get('s') as NonNullable<ReturnType<StreamEngine['get']>>;
+    const format1 = {
+      version: 1,
+      stream: 's',
+      partition: 0,
+      seq: 7,
+      node: 'node-old',
+      units: [...saveUnits(info.stateUnits)],
+      index: info.index.snapshot(),
+    };
+    await kv.put('s.0', JSON.stringify({ seq: 7, node: 'node-old', atMs: Date.now(), checkpoint: format1 }));
+
+    const after = new StreamEngine();
+    after.add('s', sums);
+    const registry = new Registry();
+    const metrics = new CheckpointMetrics(registry, logger);
+    const partition = new StreamPartition({
+      engine: after,
+      log: { follow: () => undefined, stop: () => undefined, covered: () => undefined },
+      store: new PartitionCheckpoints({
+        bucket,
+        key: 's.0',
+        stream: 's',
+        partition: 0,
+        node: 'node-a',
+        superseded: () => undefined,
+      }),
+      metrics,
+      logger,
+    });
+    await partition.open();
+    expect(partition.applied).toEqual({ seq: 7, offset: 0 });
+    expect(after.index('s')?.snapshot()).toEqual(info.index.snapshot());
+    // The windows open at the checkpoint close with the same sums on both.
+    for (const engine of [before, after]) engine.push('s', pushed(0, t0 + 30 * 60e9));
+    expect(after.index('s')?.snapshot()).toEqual(before.index('s')?.snapshot());
+    expect(
+      after
+        .index('s')
+        ?.search(() => true)
+        .events.map((event) => event.metric),
+    ).toEqual(Array(5).fill(3));
+    const failures = await registry.getSingleMetric('stream_state_restore_failures_total')?.get();
+    expect(failures?.values).toEqual([]);
+    await partition.close(false);
   }, 60_000);
 });
