@@ -1,6 +1,20 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** The stream part's ports: what a cluster may import of stream/ (src/stream/placement.ts says why). */
+const STREAM_PORTS = ['placement.ts', 'event-log.ts', 'checkpoint-store.ts', 'event.ts'];
+
+/** An import of part `name`, refused: `who` says who imports nothing of it. */
+const part = (name, who) => ({
+  group: [`**/${name}/**`],
+  message: `${who} nothing of ${name}/: parts meet through the ports they declare (docs/architecture.md)`,
+});
+
+const NO_CLUSTER = {
+  group: ['**/cluster/**'],
+  message: 'healthcheck/ and stream/ import nothing from cluster/: declare a port (docs/architecture.md)',
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'dist/', 'migrations/', 'bench/results/'] },
   js.configs.recommended,
@@ -37,6 +51,8 @@ export default tseslint.config(
     files: ['src/**'],
     rules: { 'max-lines': ['error', { max: 350, skipBlankLines: true, skipComments: true }] },
   },
+  // The doors between the parts (docs/architecture.md, "What lint keeps"): one block per directory, since a later
+  // block's rule replaces an earlier one's for the files both name.
   {
     // The domain parts reach a cluster only through the ports they declare, and each other not at all: what both
     // use (the notification senders) lives in src/notify/ (docs/architecture.md).
@@ -47,8 +63,8 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['**/cluster/*'],
-              message: 'healthcheck/ and stream/ import nothing from cluster/: declare a port (docs/architecture.md)',
+              group: ['**/stream/**', ...STREAM_PORTS.map((port) => `!**/stream/${port}`)],
+              message: `cluster/ reaches the stream part through its ports only: stream/{${STREAM_PORTS.join(',')}} (docs/architecture.md)`,
             },
             {
               group: ['**/stream/*'],
@@ -92,6 +108,20 @@ export default tseslint.config(
               message: 'src/notify/ is shared by healthcheck/ and stream/: it imports neither (nor cluster/)',
             },
           ],
+        },
+      ],
+    },
+  },
+  {
+    // What every part uses imports no part.
+    files: ['src/common/**', 'src/db/**', 'src/server/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: ['stream', 'healthcheck', 'cluster', 'frontend'].map((name) =>
+            part(name, 'common/, db/ and server/ import'),
+          ),
         },
       ],
     },

@@ -12,6 +12,7 @@ import type { ClusterPart } from './cluster/part.ts';
 import { createHealthcheckPart } from './healthcheck/part.ts';
 import type { StreamIngest } from './healthcheck/exporters/stream.ts';
 import type { PartFactory } from './server/lifecycle.ts';
+import { streamFileTexts } from './stream/file-sync.ts';
 import { createStreamPart } from './stream/part.ts';
 
 export function createPartFactories(): PartFactory[] {
@@ -20,7 +21,9 @@ export function createPartFactories(): PartFactory[] {
   return [
     async (context) => {
       if (context.config.cluster === undefined) return null;
-      cluster = (await import('./cluster/part.ts')).createClusterPart(context);
+      cluster = (await import('./cluster/part.ts')).createClusterPart(context, {
+        streamFiles: (config) => streamFileTexts(config.streams.directories),
+      });
       return cluster.part;
     },
     (context) =>

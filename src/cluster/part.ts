@@ -7,8 +7,6 @@
  * (src/stream/placement.ts). Its route is the member list; a reload tells the others the config's new hash.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { basename } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import type { Logger } from 'pino';
 import type { VigieConfig } from '../config/load.ts';
@@ -17,7 +15,6 @@ import { checkToJson, type KeyedCheck } from '../healthcheck/kinds/index.ts';
 import type { PartFactoryContext } from '../server/lifecycle.ts';
 import { packageVersion } from '../server/openapi.ts';
 import type { Part } from '../server/part.ts';
-import { streamFilesAt } from '../stream/file-sync.ts';
 import type { LocalChannels, StreamHost, StreamPlacement } from '../stream/placement.ts';
 import { ClusterNode } from './node.ts';
 import { clusterRoutes } from './routes.ts';
@@ -33,11 +30,21 @@ export interface ClusterPart {
   placeStreams(host: StreamHost, pubsub: LocalChannels): StreamPlacement;
 }
 
-export function createClusterPart({ config, metrics, logger, localState }: PartFactoryContext): ClusterPart {
+/** What the other parts give the cluster part (src/parts.ts). */
+export interface ClusterPartSeams {
+  /** The stream files the config names, by file name, with their text: the stream part's share of the config hash. */
+  streamFiles(config: VigieConfig): readonly (readonly [name: string, text: string])[];
+}
+
+export function createClusterPart(
+  { config, metrics, logger, localState }: PartFactoryContext,
+  seams: ClusterPartSeams,
+): ClusterPart {
   if (config.cluster === undefined) throw new Error('the cluster part needs the cluster: section');
   const settings = config.cluster;
   const log = logger.child({ part: 'cluster' });
   growHeapAsV8Does();
+  const configHashOf = (of: VigieConfig) => configHash(of.healthchecks.checks, seams.streamFiles(of));
   const node = new ClusterNode(settings, configHashOf(config), packageVersion(), log, metrics.registry);
   const runtimeState = new ClusterRuntimeState(
     localState,
@@ -122,10 +129,6 @@ function youngGenerationOf(log: Logger, roomNeeded: () => boolean): YoungGenerat
   return null;
 }
 
-function configHashOf(config: VigieConfig): string {
-  return configHash(config.healthchecks.checks, streamFileTexts(config.streams.directories));
-}
-
 /** The hash nodes compare: their config file's checks and their stream files, by name (docs/cluster.md, "Config
  *  files"). */
 function configHash(
@@ -137,25 +140,4 @@ function configHash(
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const files = [...streamFiles].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return createHash('sha256').update(JSON.stringify({ definitions, files })).digest('hex').slice(0, 16);
-}
-
-/** The stream files of these directories, by file name, with their text (a missing directory has none). */
-function streamFileTexts(directories: readonly string[]): [string, string][] {
-  const texts: [string, string][] = [];
-  for (const directory of directories) {
-    let files: string[];
-    try {
-      files = streamFilesAt(directory);
-    } catch {
-      continue;
-    }
-    for (const file of files) {
-      try {
-        texts.push([basename(file), readFileSync(file, 'utf8')]);
-      } catch {
-        // Removed between the listing and the read.
-      }
-    }
-  }
-  return texts;
 }
