@@ -4,7 +4,11 @@ import tseslint from 'typescript-eslint';
 /** The stream part's ports: what a cluster may import of stream/ (src/stream/placement.ts says why). */
 const STREAM_PORTS = ['placement.ts', 'event-log.ts', 'checkpoint-store.ts', 'event.ts'];
 
-/** An import of part `name`, refused: `who` says who imports nothing of it. */
+/**
+ * An import of part `name`, refused: `who` says who imports nothing of it.
+ * @param {string} name
+ * @param {string} who
+ */
 const part = (name, who) => ({
   group: [`**/${name}/**`],
   message: `${who} nothing of ${name}/: parts meet through the ports they declare (docs/architecture.md)`,
@@ -64,7 +68,7 @@ export default tseslint.config(
           patterns: [
             {
               group: ['**/stream/**', ...STREAM_PORTS.map((port) => `!**/stream/${port}`)],
-              message: `cluster/ reaches the stream part through its ports only: stream/{${STREAM_PORTS.join(',')}} (docs/architecture.md)`,
+              message: `cluster/ reaches the stream part through its ports only: ${STREAM_PORTS.join(', ')} of stream/`,
             },
             {
               group: ['**/stream/*'],

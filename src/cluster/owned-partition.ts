@@ -18,7 +18,7 @@ import type {
   SearchAnswer,
   StreamHost,
 } from '../stream/placement.ts';
-import type { StreamLogReaders } from './log-reader.ts';
+import type { FedPartition, StreamLogReaders } from './log-reader.ts';
 import { PartitionCheckpoints } from './partition-checkpoints.ts';
 import type { MessageRefusals } from './refusals.ts';
 import type { CheckpointBucket } from './stream-checkpoints.ts';
@@ -44,7 +44,7 @@ export interface OwnedContext {
   readonly refusals: MessageRefusals;
   /** This node's readers of the event log: a partition is attached once its checkpoint is restored, detached when
    *  it stops, and tells them what its checkpoints cover. */
-  readonly readers: Pick<StreamLogReaders, 'attach' | 'detach' | 'checkpointed'>;
+  readonly readers: Pick<StreamLogReaders<OwnedPartition>, 'attach' | 'detach' | 'checkpointed'>;
   /** Where the partitions' engines reinject (`reinject!` into a stream another node may run). */
   forward(destination: string, event: Event): void;
   /** Where they publish (`publish!`, index feeds): this node's channels and the cluster's. */
@@ -54,7 +54,7 @@ export interface OwnedContext {
   superseded(partition: OwnedPartition): void;
 }
 
-export class OwnedPartition implements PartitionLog {
+export class OwnedPartition implements PartitionLog, FedPartition {
   readonly key: string;
   private readonly handle: PartitionHandle;
   private reader: LogReader | null = null;

@@ -131,9 +131,8 @@ class RoundRows implements CheckpointWriter {
 
   putState(row: StateRow): void {
     const { path, forkKey, round, action, configHash, state } = row;
-    this.states.push(
-      `[${this.name(row.stream)},${JSON.stringify(path)},${JSON.stringify(forkKey)},${round},${JSON.stringify(action)},${JSON.stringify(configHash)},${state ?? 'null'}]`,
-    );
+    const key = `${this.name(row.stream)},${JSON.stringify(path)},${JSON.stringify(forkKey)}`;
+    this.states.push(`[${key},${round},${JSON.stringify(action)},${JSON.stringify(configHash)},${state ?? 'null'}]`);
   }
 
   deleteOlderStates(): void {}

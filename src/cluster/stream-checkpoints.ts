@@ -225,7 +225,8 @@ export class CheckpointBucket {
 
   /**
    * The latest checkpoint of a partition (null when there is none or it cannot be read, logged), and the pointer
-   * as it was: the partition's next save must find it unchanged. `stream` and `partition`: what the checkpoint must be of.
+   * as it was: the partition's next save must find it unchanged. `stream` and `partition`: what the checkpoint must
+   * be of.
    */
   async load(
     key: string,

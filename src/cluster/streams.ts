@@ -27,7 +27,7 @@ import type {
 import { loadEventCodec } from './event-codec.ts';
 import { loadNats } from './nats.ts';
 import type { ClusterNode, JoinedCluster } from './node.ts';
-import type { OwnedContext } from './owned-partition.ts';
+import type { OwnedContext, OwnedPartition } from './owned-partition.ts';
 import { OwnedPartitions } from './owned-partitions.ts';
 import { PartitionOwnerMap } from './partition-owners.ts';
 import type { RankedMember } from './rendezvous.ts';
@@ -72,7 +72,7 @@ interface Joined {
   readonly queries: StreamQueries;
   readonly channels: ClusterChannels;
   readonly context: OwnedContext;
-  readonly readers: StreamLogReaders;
+  readonly readers: StreamLogReaders<OwnedPartition>;
 }
 
 /** What the streams use of this node's membership (src/cluster/node.ts). */
@@ -218,7 +218,7 @@ export class ClusterStreams implements StreamPlacement {
       nesting: service.nesting,
     });
     const drop = partitions.drop.bind(partitions);
-    const readers = new StreamLogReaders(
+    const readers = new StreamLogReaders<OwnedPartition>(
       {
         js: cluster.js,
         jsm: cluster.jsm,

@@ -19,9 +19,10 @@ export interface LogPosition {
 export const LOG_START: LogPosition = { seq: 0, offset: 0 };
 
 /**
- * What an input hands a single node's log (the journal) of a batch: its events, encoded once. `format` says how `payload` holds them: `events`, a JSON
- * array of events as they were pushed; `json-body`, the body of `PUT /api/v1/stream/<name>` as received, whose
- * events without a time get `receivedAtNs` (src/stream/journal-records.ts decodes both).
+ * What an input hands a single node's log (the journal) of a batch: its events, encoded once. `format` says how
+ * `payload` holds them: `events`, a JSON array of events as they were pushed; `json-body`, the body of
+ * `PUT /api/v1/stream/<name>` as received, whose events without a time get `receivedAtNs`
+ * (src/stream/journal-records.ts decodes both).
  */
 export interface LogRecord {
   readonly target: string;

@@ -236,7 +236,7 @@ export class FileJournal implements EventLog {
     this.metrics.damaged.inc();
     this.logger.error(
       { seq: entry.seq, target: entry.target, input: entry.input },
-      `journal entry ${entry.seq} (${entry.count} events of ${entry.input} for ${entry.target}) skipped: its events are refused (${problem})`,
+      `journal entry ${entry.seq} (${entry.count} events of ${entry.input}) skipped: its events are refused (${problem})`,
     );
   }
 

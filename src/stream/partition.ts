@@ -58,11 +58,13 @@ export class StreamPartition implements LogReader {
     const { head, units, entries } = await this.rounds.restore();
     this.position = head?.position ?? LOG_START;
     const { name, logger, log } = this.options;
-    if (name !== undefined && head !== null)
+    if (name !== undefined && head !== null) {
+      const of = head.writer === undefined ? '' : ` of ${head.writer}`;
       logger.info(
         { seq: this.position.seq, from: head.writer, states: units, index: entries },
-        `${name}: checkpoint${head.writer === undefined ? '' : ` of ${head.writer}`} restored (log sequence ${this.position.seq})`,
+        `${name}: checkpoint${of} restored (log sequence ${this.position.seq})`,
       );
+    }
     if (!this.closed) log.follow(this.position, this);
   }
 

@@ -69,7 +69,8 @@ export class RestoreFailures {
 
 /**
  * Parses and checks the snapshot of one index: each entry a string key and an event (a map) with a numeric
- * `:time` (the index only keeps those), the clock a finite number. An event stored as JSON text is parsed here. Returns the snapshot, or why it is refused.
+ * `:time` (the index only keeps those), the clock a finite number. An event stored as JSON text is parsed here.
+ * Returns the snapshot, or why it is refused.
  */
 export function readIndexSnapshot(
   currentTime: unknown,

@@ -58,7 +58,7 @@ async function round(store: PartitionCheckpoints, seq: number, entries: number) 
 }
 
 describe.skipIf(!hasNatsServer())('partition checkpoints in JetStream', () => {
-  it('loads the newest back whole, never lets a stale view replace it, and keeps one object per partition', async () => {
+  it('loads the newest back whole, lets no stale view replace it, keeps one object per partition', async () => {
     const nats = await startNatsServer();
     // A node's user on the documented server: it may use Vigie's bucket and object store, and only those.
     const nc = await connect(nats.connectOptions('node-a'));
@@ -134,7 +134,7 @@ describe.skipIf(!hasNatsServer())('partition checkpoints in JetStream', () => {
     expect((await load()).head?.position.seq).toBe(31);
   }, 60_000);
 
-  it('reads a checkpoint of format 1 as the previous version wrote it: every window and the index come back', async () => {
+  it('reads a checkpoint of format 1 as the previous version wrote it: windows and index come back', async () => {
     const nats = await startNatsServer();
     const nc = await connect(nats.connectOptions('node-a'));
     connections.push(nc);
@@ -150,7 +150,8 @@ describe.skipIf(!hasNatsServer())('partition checkpoints in JetStream', () => {
       nesting: { eventDepth: DEFAULT_MAX_EVENT_DEPTH },
     });
     const sums =
-      '{:actions {:action :by :params [{:fields [:host]}] :children [{:action :sum :params [{:duration "10m"}] :children [{:action :index :params [[:host]]}]}]}}';
+      '{:actions {:action :by :params [{:fields [:host]}] ' +
+      ':children [{:action :sum :params [{:duration "10m"}] :children [{:action :index :params [[:host]]}]}]}}';
     const t0 = 1_700_000_000_000_000_000;
     const pushed = (metric: number, time = t0) =>
       Array.from({ length: 5 }, (_, i) => ({ host: `h${i}`, service: 's', metric, time, ttl: 1e6 }));

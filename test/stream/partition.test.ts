@@ -119,7 +119,8 @@ class MemoryStore implements CheckpointStore {
 }
 
 const SUMS =
-  '{:actions {:action :by :params [{:fields [:host]}] :children [{:action :sum :params [{:duration "10m"}] :children [{:action :index :params [[:host]]}]}]}}';
+  '{:actions {:action :by :params [{:fields [:host]}] ' +
+  ':children [{:action :sum :params [{:duration "10m"}] :children [{:action :index :params [[:host]]}]}]}}';
 const T0 = 1_700_000_000_000_000_000;
 const batch = (hosts: number, metric: number, time = T0): Event[] =>
   Array.from({ length: hosts }, (_, i) => ({ host: `h${i}`, service: 's', metric, time, ttl: 1e6 }));
@@ -140,7 +141,7 @@ function partitionOn(log: PartitionLog, store: CheckpointStore, registry = new R
 }
 
 describe('a partition over its log and its store', () => {
-  it('restores its last checkpoint, then replays the log after it: every window resumes, nothing counted twice', async () => {
+  it('restores its last checkpoint, then replays the log after it: windows resume, nothing counts twice', async () => {
     const log = new MemoryLog();
     const store = new MemoryStore();
     const first = partitionOn(log, store);
@@ -166,7 +167,7 @@ describe('a partition over its log and its store', () => {
     await second.partition.close(false);
   });
 
-  it('writes everything to a store that keeps only each round, in slices the loop runs between, and no round when nothing changed', async () => {
+  it('writes a round-only store whole, in slices the loop runs between; no round when nothing changed', async () => {
     const log = new MemoryLog();
     const store = new MemoryStore();
     const { partition } = partitionOn(log, store);
