@@ -114,7 +114,7 @@ const checkpointSchema = (nesting: { readonly eventDepth: number }) =>
       ),
   );
 
-/** A checkpoint of format 1 (before 2026-12-10): each action's state whole, the index as `{key, event}` objects. */
+/** A checkpoint of format 1 (before 2026-12-07): each action's state whole, the index as `{key, event}` objects. */
 interface CheckpointFormat1 {
   version: 1;
   stream: string;
