@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { CheckpointMetrics } from './checkpoint-metrics.ts';
 import type { EdnMap } from './edn.ts';
 import { StreamEngine, type StreamInfo } from './engine.ts';
-import type { Event } from './event.ts';
+import type { Emission, Event } from './event.ts';
 import type { LogPosition } from './event-log.ts';
 import { indexFeed } from './pubsub/channels.ts';
 import { StreamPartition } from './partition.ts';
@@ -34,8 +34,7 @@ export class StreamPartitions {
   /** A partition of `stream`, not started yet (`open()`). */
   partition(stream: string, ports: PartitionPorts): PartitionHandle {
     const { engineOptions, metrics, logger, intervalMs, streamInfo } = this.options;
-    const publish = (channel: string, emission: Parameters<PartitionPorts['channels']['publish']>[1]) =>
-      ports.channels.publish(channel, emission);
+    const publish = (channel: string, emission: Emission) => ports.channels.publish(channel, emission);
     const engine = new StreamEngine({
       ...engineOptions,
       forward: (destination, event) => ports.forward(destination, event),
