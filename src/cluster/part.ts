@@ -11,7 +11,6 @@ import { setFlagsFromString } from 'node:v8';
 import type { Logger } from 'pino';
 import type { VigieConfig } from '../config/load.ts';
 import type { CheckCluster } from '../healthcheck/cluster-port.ts';
-import { checkToJson, type KeyedCheck } from '../healthcheck/kinds/index.ts';
 import type { PartFactoryContext } from '../server/lifecycle.ts';
 import { packageVersion } from '../server/openapi.ts';
 import type { Part } from '../server/part.ts';
@@ -30,10 +29,13 @@ export interface ClusterPart {
   placeStreams(host: StreamHost, pubsub: LocalChannels): StreamPlacement;
 }
 
+/** A part's name and its own fingerprint of its share of the config (src/healthcheck/fingerprint.ts, ...). */
+export type PartFingerprint = readonly [part: string, fingerprint: string];
+
 /** What the other parts give the cluster part (src/parts.ts). */
 export interface ClusterPartSeams {
-  /** The stream files the config names, by file name, with their text: the stream part's share of the config hash. */
-  streamFiles(config: VigieConfig): readonly (readonly [name: string, text: string])[];
+  /** Each part's fingerprint of `config`: what the config hash is made of. */
+  fingerprints(config: VigieConfig): readonly PartFingerprint[];
 }
 
 export function createClusterPart(
@@ -44,8 +46,8 @@ export function createClusterPart(
   const settings = config.cluster;
   const log = logger.child({ part: 'cluster' });
   growHeapAsV8Does();
-  const configHashOf = (of: VigieConfig) => configHash(of.healthchecks.checks, seams.streamFiles(of));
-  const node = new ClusterNode(settings, configHashOf(config), packageVersion(), log, metrics.registry);
+  const hashOf = (of: VigieConfig) => configHashOf(seams.fingerprints(of));
+  const node = new ClusterNode(settings, hashOf(config), packageVersion(), log, metrics.registry);
   const runtimeState = new ClusterRuntimeState(
     localState,
     { maxKeys: settings.maxStateKeys, maxValueBytes: settings.maxStateValueBytes },
@@ -79,7 +81,7 @@ export function createClusterPart(
       },
       // The node joins once the healthcheck part serves it its checks (CheckCluster.serve), in the background.
       start: async () => youngGeneration?.start(),
-      reload: async (next) => node.setConfigHash(configHashOf(next)),
+      reload: async (next) => node.setConfigHash(hashOf(next)),
       stop: () => {
         youngGeneration?.stop();
         return node.stop();
@@ -129,15 +131,9 @@ function youngGenerationOf(log: Logger, roomNeeded: () => boolean): YoungGenerat
   return null;
 }
 
-/** The hash nodes compare: their config file's checks and their stream files, by name (docs/cluster.md, "Config
+/** The hash nodes compare: each part's fingerprint of its share of the config, by part (docs/cluster.md, "Config
  *  files"). */
-function configHash(
-  checks: readonly KeyedCheck[],
-  streamFiles: readonly (readonly [name: string, text: string])[] = [],
-): string {
-  const definitions = checks
-    .map(({ def }) => checkToJson(def))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const files = [...streamFiles].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return createHash('sha256').update(JSON.stringify({ definitions, files })).digest('hex').slice(0, 16);
+export function configHashOf(fingerprints: readonly PartFingerprint[]): string {
+  const parts = [...fingerprints].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 16);
 }
