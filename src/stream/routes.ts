@@ -8,12 +8,12 @@
  * OTLP take the raw body whatever its content type (their scopes swap the body parsers) and keep their
  * hand-written decoders.
  */
-import { type Static, type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import type { Static } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Base64Error, decodeBase64Text } from '../common/base64.ts';
 import { type ErrorAnswer, type PartErrors, registerPartScope } from '../server/errors.ts';
-import { validatorCompiledOnFirstUse } from '../server/compiled-on-first-use.ts';
-import { type NameParams, routeSchemas } from './api-schemas.ts';
+import { type NameParams, typed } from '../server/typed-scope.ts';
+import { routeSchemas } from './api-schemas.ts';
 import { StreamError, type StreamErrorReason } from './errors.ts';
 import { type Event, nowNs } from './event.ts';
 import { eventsFromFluentBit } from './ingest/fluentbit.ts';
@@ -183,12 +183,6 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
       );
     });
   };
-}
-
-/** The scope with TypeBox types, validated by TypeBox itself (no type coercion: a number is not a string). */
-function typed(scope: FastifyInstance) {
-  scope.setValidatorCompiler(validatorCompiledOnFirstUse(TypeBoxValidatorCompiler));
-  return scope.withTypeProvider<TypeBoxTypeProvider>();
 }
 
 /** The bytes of each JSON body, parsed as every other route's are (src/stream/journal-records.ts keeps them). */
