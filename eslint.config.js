@@ -32,7 +32,6 @@ const RAW_SLEEPS_LEFT = [
   'test/e2e/check-pause.test.ts',
   'test/e2e/cluster-checks.test.ts',
   'test/e2e/cluster-locations.test.ts',
-  'test/e2e/cluster-streams.test.ts',
   'test/e2e/cluster-trust.test.ts',
   'test/e2e/cluster-voice.test.ts',
   'test/e2e/dashboard-cluster.test.ts',
