@@ -30,7 +30,6 @@ const RAW_SLEEPS_LEFT = [
   'test/db/loop-checkpoint.test.ts',
   'test/e2e/auth-failures.test.ts',
   'test/e2e/check-pause.test.ts',
-  'test/e2e/cluster-checks.test.ts',
   'test/e2e/dashboard.test.ts',
   'test/e2e/refused-upgrades.test.ts',
   'test/e2e/stream-restart.test.ts',
