@@ -37,7 +37,6 @@ const RAW_SLEEPS_LEFT = [
   'test/healthcheck/kinds/mail.test.ts',
   'test/healthcheck/repository.test.ts',
   'test/helpers/many-checks.ts',
-  'test/helpers/nats.ts',
   'test/helpers/targets.ts',
   'test/stream/ingest/riemann-tcp.test.ts',
   'test/stream/partition.test.ts',
