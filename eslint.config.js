@@ -38,9 +38,6 @@ const RAW_SLEEPS_LEFT = [
   'test/healthcheck/repository.test.ts',
   'test/helpers/many-checks.ts',
   'test/helpers/targets.ts',
-  'test/stream/ingest/riemann-tcp.test.ts',
-  'test/stream/partition.test.ts',
-  'test/stream/snapshotter.test.ts',
 ];
 
 const NO_CLUSTER = {
