@@ -13,10 +13,14 @@ import type { Kvm } from '@nats-io/kv';
 import pRetry from 'p-retry';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
-import type { CheckDefinition } from '../healthcheck/kinds/index.ts';
-import { labelsMatch, type LocationSpec } from '../healthcheck/kinds/locations.ts';
-import type { CheckResult } from '../healthcheck/result-types.ts';
-import type { CheckCluster, CheckHost } from '../healthcheck/cluster-port.ts';
+import { labelsMatch } from '../common/labels.ts';
+import type {
+  CheckCluster,
+  CheckDefinition,
+  CheckHost,
+  CheckResult,
+  LocationSpec,
+} from '../healthcheck/cluster-port.ts';
 import { CHECKS_BUCKET, CheckReplica } from './check-replica.ts';
 import { ClusterConnection, NatsRefusedError } from './connection.ts';
 import { MEMBERS_BUCKET, type MemberInfo, Membership, MembershipMetrics } from './membership.ts';
