@@ -32,6 +32,8 @@ const RAW_SLEEPS_LEFT = [
   'test/e2e/check-pause.test.ts',
   'test/e2e/dashboard.test.ts',
   'test/e2e/refused-upgrades.test.ts',
+  'test/e2e/status-pages-curated.test.ts',
+  'test/e2e/status-subscriptions.test.ts',
   'test/e2e/stream-restart.test.ts',
   'test/fixtures/heap-compaction-child.ts',
   'test/healthcheck/kinds/mail.test.ts',

@@ -14,13 +14,8 @@ import pRetry from 'p-retry';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import { labelsMatch } from '../common/labels.ts';
-import type {
-  CheckCluster,
-  CheckDefinition,
-  CheckHost,
-  CheckResult,
-  LocationSpec,
-} from '../healthcheck/cluster-port.ts';
+import type { CheckCluster, CheckHost } from '../healthcheck/cluster-port.ts';
+import type { CheckDefinition, CheckResult, LocationSpec } from '../healthcheck/cluster-port.ts';
 import { CHECKS_BUCKET, CheckReplica } from './check-replica.ts';
 import { ClusterConnection, NatsRefusedError } from './connection.ts';
 import { MEMBERS_BUCKET, type MemberInfo, Membership, MembershipMetrics } from './membership.ts';
