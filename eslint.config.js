@@ -37,6 +37,7 @@ const RAW_SLEEPS_LEFT = [
   'test/e2e/stream-restart.test.ts',
   'test/fixtures/heap-compaction-child.ts',
   'test/healthcheck/kinds/mail.test.ts',
+  'test/healthcheck/metrics.test.ts',
   'test/healthcheck/repository.test.ts',
   'test/helpers/many-checks.ts',
   'test/helpers/targets.ts',

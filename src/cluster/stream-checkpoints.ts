@@ -6,7 +6,7 @@
  * the object store `vigie_checkpoints` under a name the pointer gives (a big index does not fit a KV value). The
  * object store costs six JetStream requests or more per save (the chunks, their metadata, then the deletion of the
  * previous object); with 64 partitions checkpointed every few seconds those were a quarter of a node's CPU under
- * ingest (docs/performance.md).
+ * ingest (bench/JOURNAL.md).
  *
  * The pointer is written with compare-and-set on the revision the writer last loaded or wrote: a node whose view
  * of the partition is stale (it lost the partition and still had a checkpoint in flight, or it took the partition

@@ -73,7 +73,7 @@ export class SqliteCheckpoints implements CheckpointStore, CheckpointReader {
 
   /** A round with many rows holds the connection's automatic checkpoints (a worker copies the WAL between slices);
    *  one with little to write leaves the connection alone: holding raises its page cache to 64 MB for good, which a
-   *  service with no index and no state does not need (docs/performance.md, "Memory"). */
+   *  service with no index and no state does not need (bench/JOURNAL.md, "Memory"). */
   pace(moment: 'bulk' | 'more' | 'done'): void {
     if (moment === 'bulk') this.checkpointer.hold();
     else if (moment === 'more') this.checkpointer.request();
