@@ -33,6 +33,7 @@ const RAW_SLEEPS_LEFT = [
   'test/e2e/alerts.test.ts',
   'test/e2e/auth-failures.test.ts',
   'test/e2e/check-pause.test.ts',
+  'test/e2e/console-alerts.test.ts',
   'test/e2e/cluster-alerts.test.ts',
   'test/e2e/dashboard.test.ts',
   'test/e2e/refused-upgrades.test.ts',
