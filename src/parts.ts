@@ -12,6 +12,8 @@ import type { ClusterPart } from './cluster/part.ts';
 import { createHealthcheckPart } from './healthcheck/part.ts';
 import type { StreamIngest } from './healthcheck/exporters/stream.ts';
 import type { PartFactory } from './server/lifecycle.ts';
+import { healthcheckFingerprint } from './healthcheck/fingerprint.ts';
+import { streamFingerprint } from './stream/fingerprint.ts';
 import { createStreamPart } from './stream/part.ts';
 
 export function createPartFactories(): PartFactory[] {
@@ -20,7 +22,12 @@ export function createPartFactories(): PartFactory[] {
   return [
     async (context) => {
       if (context.config.cluster === undefined) return null;
-      cluster = (await import('./cluster/part.ts')).createClusterPart(context);
+      cluster = (await import('./cluster/part.ts')).createClusterPart(context, {
+        fingerprints: (config) => [
+          ['healthchecks', healthcheckFingerprint(config.healthchecks)],
+          ['streams', streamFingerprint(config.streams)],
+        ],
+      });
       return cluster.part;
     },
     (context) =>

@@ -21,10 +21,13 @@
 import type { KV } from '@nats-io/kv';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
-import { HealthcheckError } from '../healthcheck/api-input.ts';
-import { type CheckDefinition, checkToJson } from '../healthcheck/kinds/index.ts';
-import type { CheckHost } from '../healthcheck/cluster-port.ts';
-import type { ApiCheckReplica } from '../healthcheck/service.ts';
+import {
+  type ApiCheckReplica,
+  type CheckDefinition,
+  type CheckHost,
+  checkToJson,
+  HealthcheckError,
+} from '../healthcheck/cluster-port.ts';
 import type { ClusterConnection } from './connection.ts';
 import { NamedBucket } from './named-bucket.ts';
 import type { ClusterSettings } from './settings.ts';

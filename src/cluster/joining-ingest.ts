@@ -4,8 +4,7 @@
  * retry.
  */
 import type { Event } from '../stream/event.ts';
-import type { IngestOutcome } from '../stream/ingest-gateway.ts';
-import type { EventIngest, StreamHost } from '../stream/placement.ts';
+import type { EventIngest, IngestOutcome, StreamHost } from '../stream/placement.ts';
 import { ClusterUnavailableError } from './errors.ts';
 import type { ClusterEventLog } from './stream-log.ts';
 

@@ -18,11 +18,10 @@
  * a push of 1,000 put in each of 64 partitions (bench/JOURNAL.md, "Cluster: one message per push").
  *
  * Untrusted (docs/cluster.md, "What a node does with what it reads"): a head that does not decode refuses the whole
- * message; a pack whose bytes are not events the HTTP ingest would take (JSON values only, whatever else
- * MessagePack can say), or not as many as its head says, refuses its partitions' events only.
+ * message; a pack whose bytes are not events (src/stream/event.ts: JSON values only, whatever else MessagePack can
+ * say, a time stamped), or not as many as its head says, refuses its partitions' events only.
  */
-import type { Event } from '../stream/event.ts';
-import { eventsFromJsonBody } from '../stream/ingest/json.ts';
+import { type Event, eventsProblem } from '../stream/event.ts';
 import type { EventCodec } from './event-codec.ts';
 
 const NEWLINE = 0x0a;
@@ -218,14 +217,14 @@ function valuesOfPack(data: Buffer, encoding: LogEncoding, pack: LogPack, codec:
   return values as unknown[];
 }
 
-/** `values`, checked as the HTTP ingest checks events (JSON values only, if they come from MessagePack), or why
- *  they are refused. */
+/**
+ * `values`, checked as events already taken (src/stream/event.ts `eventsProblem`): their time stamped by the
+ * input that took them, nothing but JSON values whatever MessagePack can say. The one check of what the log
+ * hands a partition; the events are never decoded as an input's body again. Or why they are refused.
+ */
 function checkedEvents(values: unknown[], encoding: LogEncoding, eventDepth: number): Event[] | LogDamage {
-  try {
-    return eventsFromJsonBody({ events: values }, eventDepth, undefined, -1, encoding === 'msgpack');
-  } catch (error) {
-    return { reason: 'invalid', problem: (error as Error).message };
-  }
+  const problem = eventsProblem(values, { eventDepth, timed: true, fromJson: encoding === 'json' });
+  return problem === null ? (values as Event[]) : { reason: 'invalid', problem };
 }
 
 /** The events of `partition` in `pack` (of `values`, its values), or null if it names no such partition. */

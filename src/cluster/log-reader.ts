@@ -33,11 +33,10 @@ import {
   type LogEncoding,
   type LogPack,
 } from './log-message.ts';
-import type { PartitionRunner } from './partition-runner.ts';
 import type { OwnMessages } from './own-messages.ts';
 import type { MessageRefusals } from './refusals.ts';
 import { MAX_PARTITIONS } from './settings.ts';
-import type { CheckpointStore } from './stream-checkpoints.ts';
+import type { CheckpointBucket } from './stream-checkpoints.ts';
 import { EVENTS_STREAM, streamId, streamSubject } from './stream-log.ts';
 
 const NS_PER_MS = 1e6;
@@ -49,7 +48,17 @@ const PULL_MESSAGES = 16;
 /** A consumer left behind by a node that died is deleted by JetStream after this long unused. */
 const INACTIVE_MS = 10 * 60_000;
 
-export interface ReaderContext {
+/** A partition a reader feeds (src/cluster/owned-partition.ts). */
+export interface FedPartition {
+  readonly stream: string;
+  readonly partition: number;
+  /** The sequence of the last message it applied. */
+  readonly appliedSeq: number;
+  /** Message `seq`: its events of this partition, or none. */
+  apply(seq: number, events: Event[] | null): void;
+}
+
+export interface ReaderContext<P extends FedPartition> {
   readonly js: JetStreamClient;
   readonly jsm: JetStreamManager;
   readonly nodeId: string;
@@ -62,14 +71,14 @@ export interface ReaderContext {
   /** Counts a gap in a consumer's deliveries (the consumer started again). */
   gaps(): void;
   /** The consumer cannot be made: the partitions it was to feed are dropped here (and taken again). */
-  failed(runners: readonly PartitionRunner[]): void;
+  failed(runners: readonly P[]): void;
 }
 
-export class StreamLogReader {
+export class StreamLogReader<P extends FedPartition> {
   /** The partitions fed by the consumer as it runs, by partition. */
-  private readonly fed = new Map<number, PartitionRunner>();
+  private readonly fed = new Map<number, P>();
   /** Partitions waiting for the consumer to start again at or before the message after their sequence. */
-  private readonly waiting = new Set<PartitionRunner>();
+  private readonly waiting = new Set<P>();
   private readonly consumerName: string;
   private messages: ConsumerMessages | null = null;
   /** The log sequence of the last message the current consumer delivered (its start minus one before the first). */
@@ -83,7 +92,7 @@ export class StreamLogReader {
 
   constructor(
     readonly stream: string,
-    private readonly context: ReaderContext,
+    private readonly context: ReaderContext<P>,
     /** How many readers of the stream this node made before: a reader closing (deleting its consumer) must not
      *  delete the consumer of the stream's next reader here. */
     instance: number,
@@ -96,7 +105,7 @@ export class StreamLogReader {
   }
 
   /** Feeds `runner` the messages after its sequence: at once if the consumer has not passed it, else after a restart. */
-  attach(runner: PartitionRunner): void {
+  attach(runner: P): void {
     if (this.messages !== null && this.opening === null && runner.appliedSeq >= this.delivered) {
       this.fed.set(runner.partition, runner);
       return;
@@ -105,7 +114,7 @@ export class StreamLogReader {
     this.open();
   }
 
-  detach(runner: PartitionRunner): void {
+  detach(runner: P): void {
     if (this.fed.get(runner.partition) === runner) this.fed.delete(runner.partition);
     this.waiting.delete(runner);
   }
@@ -296,8 +305,8 @@ export class StreamLogReader {
 }
 
 /** This node's readers, one per stream with partitions here; and the purges of the streams' logs. */
-export class StreamLogReaders {
-  private readonly readers = new Map<string, StreamLogReader>();
+export class StreamLogReaders<P extends FedPartition> {
+  private readonly readers = new Map<string, StreamLogReader<P>>();
   /** Per stream, the readers made of it here (their consumers' names). */
   private readonly made = new Map<string, number>();
   /** The streams whose log is being purged now: one purge at a time each. */
@@ -306,13 +315,13 @@ export class StreamLogReaders {
   private readonly purgeAgain = new Set<string>();
 
   constructor(
-    private readonly context: ReaderContext,
-    private readonly checkpoints: CheckpointStore,
+    private readonly context: ReaderContext<P>,
+    private readonly checkpoints: CheckpointBucket,
     private readonly partitionCount: (stream: string) => number,
   ) {}
 
   /** The stream's reader, made by the first of its partitions that starts here, feeds `runner`. */
-  attach(runner: PartitionRunner): void {
+  attach(runner: P): void {
     let reader = this.readers.get(runner.stream);
     if (reader === undefined) {
       const instance = this.made.get(runner.stream) ?? 0;
@@ -324,7 +333,7 @@ export class StreamLogReaders {
   }
 
   /** A partition stops here; the stream's reader goes with its last one. */
-  detach(runner: PartitionRunner): void {
+  detach(runner: P): void {
     const reader = this.readers.get(runner.stream);
     if (reader === undefined) return;
     reader.detach(runner);
@@ -339,7 +348,7 @@ export class StreamLogReaders {
    * checkpoint may be the last one that lifts the lowest, so each of them asks; the asks of one stream meanwhile are
    * one more purge after the one under way.
    */
-  checkpointed(runner: PartitionRunner, seq: number): void {
+  checkpointed(runner: P, seq: number): void {
     const { stream } = runner;
     if (seq === 0) return;
     if (this.purging.has(stream)) {

@@ -7,19 +7,14 @@
  * (src/stream/placement.ts). Its route is the member list; a reload tells the others the config's new hash.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { basename } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import type { Logger } from 'pino';
 import type { VigieConfig } from '../config/load.ts';
 import type { CheckCluster } from '../healthcheck/cluster-port.ts';
-import { checkToJson, type KeyedCheck } from '../healthcheck/kinds/index.ts';
 import type { PartFactoryContext } from '../server/lifecycle.ts';
 import { packageVersion } from '../server/openapi.ts';
 import type { Part } from '../server/part.ts';
-import { streamFilesAt } from '../stream/file-sync.ts';
-import type { StreamHost, StreamPlacement } from '../stream/placement.ts';
-import type { PubSub } from '../stream/pubsub/channels.ts';
+import type { LocalChannels, StreamHost, StreamPlacement } from '../stream/placement.ts';
 import { ClusterNode } from './node.ts';
 import { clusterRoutes } from './routes.ts';
 import { ClusterRuntimeState } from './runtime-state.ts';
@@ -31,15 +26,28 @@ export interface ClusterPart {
   /** The healthcheck part's door. */
   readonly checks: CheckCluster;
   /** The stream part's placement, built with the stream service it serves. */
-  placeStreams(host: StreamHost, pubsub: PubSub): StreamPlacement;
+  placeStreams(host: StreamHost, pubsub: LocalChannels): StreamPlacement;
 }
 
-export function createClusterPart({ config, metrics, logger, localState }: PartFactoryContext): ClusterPart {
+/** A part's name and its own fingerprint of its share of the config (src/healthcheck/fingerprint.ts, ...). */
+export type PartFingerprint = readonly [part: string, fingerprint: string];
+
+/** What the other parts give the cluster part (src/parts.ts). */
+export interface ClusterPartSeams {
+  /** Each part's fingerprint of `config`: what the config hash is made of. */
+  fingerprints(config: VigieConfig): readonly PartFingerprint[];
+}
+
+export function createClusterPart(
+  { config, metrics, logger, localState }: PartFactoryContext,
+  seams: ClusterPartSeams,
+): ClusterPart {
   if (config.cluster === undefined) throw new Error('the cluster part needs the cluster: section');
   const settings = config.cluster;
   const log = logger.child({ part: 'cluster' });
   growHeapAsV8Does();
-  const node = new ClusterNode(settings, configHashOf(config), packageVersion(), log, metrics.registry);
+  const hashOf = (of: VigieConfig) => configHashOf(seams.fingerprints(of));
+  const node = new ClusterNode(settings, hashOf(config), packageVersion(), log, metrics.registry);
   const runtimeState = new ClusterRuntimeState(
     localState,
     { maxKeys: settings.maxStateKeys, maxValueBytes: settings.maxStateValueBytes },
@@ -52,14 +60,14 @@ export function createClusterPart({ config, metrics, logger, localState }: PartF
   return {
     checks: node,
     placeStreams: (host, pubsub) => {
-      const placed = new ClusterStreams(
+      const placed = new ClusterStreams({
         settings,
-        host,
+        service: host,
         node,
         pubsub,
-        metrics.registry,
-        logger.child({ part: 'cluster-streams' }),
-      );
+        registry: metrics.registry,
+        logger: logger.child({ part: 'cluster-streams' }),
+      });
       node.addStore((detailed) => placed.unwritable(detailed));
       streams = placed;
       return placed;
@@ -73,7 +81,7 @@ export function createClusterPart({ config, metrics, logger, localState }: PartF
       },
       // The node joins once the healthcheck part serves it its checks (CheckCluster.serve), in the background.
       start: async () => youngGeneration?.start(),
-      reload: async (next) => node.setConfigHash(configHashOf(next)),
+      reload: async (next) => node.setConfigHash(hashOf(next)),
       stop: () => {
         youngGeneration?.stop();
         return node.stop();
@@ -123,40 +131,9 @@ function youngGenerationOf(log: Logger, roomNeeded: () => boolean): YoungGenerat
   return null;
 }
 
-function configHashOf(config: VigieConfig): string {
-  return configHash(config.healthchecks.checks, streamFileTexts(config.streams.directories));
-}
-
-/** The hash nodes compare: their config file's checks and their stream files, by name (docs/cluster.md, "Config
+/** The hash nodes compare: each part's fingerprint of its share of the config, by part (docs/cluster.md, "Config
  *  files"). */
-function configHash(
-  checks: readonly KeyedCheck[],
-  streamFiles: readonly (readonly [name: string, text: string])[] = [],
-): string {
-  const definitions = checks
-    .map(({ def }) => checkToJson(def))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const files = [...streamFiles].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return createHash('sha256').update(JSON.stringify({ definitions, files })).digest('hex').slice(0, 16);
-}
-
-/** The stream files of these directories, by file name, with their text (a missing directory has none). */
-function streamFileTexts(directories: readonly string[]): [string, string][] {
-  const texts: [string, string][] = [];
-  for (const directory of directories) {
-    let files: string[];
-    try {
-      files = streamFilesAt(directory);
-    } catch {
-      continue;
-    }
-    for (const file of files) {
-      try {
-        texts.push([basename(file), readFileSync(file, 'utf8')]);
-      } catch {
-        // Removed between the listing and the read.
-      }
-    }
-  }
-  return texts;
+export function configHashOf(fingerprints: readonly PartFingerprint[]): string {
+  const parts = [...fingerprints].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 16);
 }

@@ -30,8 +30,7 @@ import type {
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
-import { CheckResult as CheckResultSchema } from '../healthcheck/wire.ts';
-import type { CheckResult } from '../healthcheck/result-types.ts';
+import { type CheckResult, CheckResultSchema } from '../healthcheck/cluster-port.ts';
 import type { ClusterConnection } from './connection.ts';
 import { permissionsHint } from './errors.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';

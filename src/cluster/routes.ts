@@ -3,10 +3,9 @@
  * them, with their version, config hash and how many checks each owns. Registered only with `cluster:`.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { registerPartRoutes } from '../server/errors.ts';
+import { registerPartRoutes, ROOT_ERRORS } from '../server/errors.ts';
 import { operation } from '../server/openapi.ts';
 import { addWireSchemas } from '../server/wire-schemas.ts';
-import { healthcheckErrors } from '../healthcheck/routes.ts';
 import type { MemberView } from './member-view.ts';
 import { CLUSTER_WIRE_TYPES, ClusterMembers } from './wire.ts';
 
@@ -17,7 +16,9 @@ export function clusterRoutes(cluster: {
 }): FastifyPluginAsync {
   return async (root) => {
     addWireSchemas(root, CLUSTER_WIRE_TYPES);
-    await registerPartRoutes(root, healthcheckErrors, (app) => {
+    // The route refuses nothing of its own (an unjoined node says so in its answer, `joined`; NATS out of reach is an
+    // UnavailableError, a 503 in every scope): its errors are the server's, in the root's body shape, `{"message"}`.
+    await registerPartRoutes(root, ROOT_ERRORS, (app) => {
       const doc = operation({
         summary: 'The members of the cluster',
         description:

@@ -7,7 +7,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { ConfigError } from '../common/config-error.ts';
 import { durationMs, readConfigFile } from '../common/config-values.ts';
 import { Duration } from '../common/duration.ts';
-import { checkNodeLabels } from '../healthcheck/kinds/locations.ts';
+import { checkNodeLabels } from '../common/labels.ts';
 
 /** `cluster.partitions` at most: also the bound on a partition named in the event log (src/cluster/log-reader.ts). */
 export const MAX_PARTITIONS = 1024;

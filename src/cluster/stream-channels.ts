@@ -10,17 +10,15 @@
  * meanwhile.
  *
  * What arrives on both subjects is untrusted (docs/cluster.md, "What a node does with what it reads"): an interest
- * that is not a node's list of channels, or a forwarded emission whose events the HTTP ingest would refuse, is
+ * that is not a node's list of channels, or a forwarded emission that is not events (src/stream/event.ts), is
  * refused and counted (`source="channels"`), and reaches no subscriber.
  */
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Type } from '@sinclair/typebox';
-import type { Emission, Event } from '../stream/event.ts';
-import type { IndexListener } from '../stream/index-store.ts';
-import { indexFeed, type PubSub, type StreamPublisher } from '../stream/pubsub/channels.ts';
+import { type Emission, type Event, eventsProblem } from '../stream/event.ts';
+import type { ChannelPublisher, LocalChannels } from '../stream/placement.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
 import { WireNodeName } from './settings.ts';
-import { eventsProblem } from './stream-log.ts';
 
 const INTEREST_SUBJECT = 'vigie.pubsub.interest';
 const EVENTS_SUBJECT = 'vigie.pubsub.events';
@@ -65,13 +63,29 @@ const forwardedSchema = (nesting: { readonly eventDepth: number }) =>
       emission: Type.Union([Type.Object({}), Type.Array(Type.Object({}))]),
     }),
     (forwarded) =>
-      eventsProblem(
-        Array.isArray(forwarded.emission) ? forwarded.emission : [forwarded.emission as Event],
-        nesting.eventDepth,
-      ),
+      eventsProblem(Array.isArray(forwarded.emission) ? forwarded.emission : [forwarded.emission as Event], {
+        eventDepth: nesting.eventDepth,
+        fromJson: true,
+      }),
   );
 
-export class ClusterChannels implements StreamPublisher {
+export interface ClusterChannelsOptions {
+  nc: NatsConnection;
+  /** This node's name, in its interest and the emissions it forwards. */
+  node: string;
+  /** This node's websocket channels, which get what the other nodes publish. */
+  local: LocalChannels;
+  refusals: MessageRefusals;
+  /** The receiving service's nesting limits: forwarded events are checked with them (a reload changes them). */
+  nesting: { readonly eventDepth: number };
+  /** Other nodes whose interest is kept (cluster.max-members, less this node) and channels over all of them
+   *  (cluster.max-channels): a peer that announces from made-up node names or with endless channel lists is refused
+   *  past these, not held. A real node's channels have subscribers, and `streams.websocket.max-connections` (1,000 by
+   *  default) bounds those. */
+  limits: { readonly maxMembers: number; readonly maxChannels: number };
+}
+
+export class ClusterChannels implements ChannelPublisher {
   private readonly others = new Map<string, { channels: Set<string>; atMs: number }>();
   /** Channels some other node has subscribers on. */
   private wanted = new Set<string>();
@@ -86,21 +100,17 @@ export class ClusterChannels implements StreamPublisher {
   private answering: ReturnType<typeof setTimeout> | null = null;
   private answeredAtMs = 0;
 
-  constructor(
-    private readonly nc: NatsConnection,
-    private readonly node: string,
-    private readonly local: PubSub,
-    private readonly refusals: MessageRefusals,
-    nesting: { readonly eventDepth: number },
-    /** Other nodes whose interest is kept (cluster.max-members, less this node) and channels over all of them
-     *  (cluster.max-channels): a peer that announces from made-up node names or with endless channel lists is
-     *  refused past these, not held. A real node's channels have subscribers, and
-     *  `streams.websocket.max-connections` (1,000 by default) bounds those. */
-    private readonly limits: { readonly maxMembers: number; readonly maxChannels: number },
-  ) {
-    this.forwarded = forwardedSchema(nesting);
-    this.interest = interestSchema(limits.maxChannels);
-    this.maxNodes = limits.maxMembers - 1;
+  private readonly nc: NatsConnection;
+  private readonly node: string;
+  private readonly local: LocalChannels;
+  private readonly refusals: MessageRefusals;
+  private readonly limits: ClusterChannelsOptions['limits'];
+
+  constructor(options: ClusterChannelsOptions) {
+    ({ nc: this.nc, node: this.node, local: this.local, refusals: this.refusals, limits: this.limits } = options);
+    this.forwarded = forwardedSchema(options.nesting);
+    this.interest = interestSchema(this.limits.maxChannels);
+    this.maxNodes = this.limits.maxMembers - 1;
   }
 
   start(): void {
@@ -221,10 +231,6 @@ export class ClusterChannels implements StreamPublisher {
     if (emission !== null && this.wanted.has(channel) && !this.nc.isClosed()) {
       this.nc.publish(EVENTS_SUBJECT, JSON.stringify({ origin: this.node, channel, emission } satisfies Forwarded));
     }
-  }
-
-  indexListener(stream: string, isDefault: boolean): IndexListener {
-    return indexFeed((channel, event) => this.publish(channel, event), stream, isDefault);
   }
 
   stop(): void {

@@ -1,11 +1,12 @@
 /**
- * Checkpoints of stream partitions (docs/cluster.md, "What moves on a failover"): the action states and the index of
- * one partition, with the sequence number of the last event-log message they cover. For each partition a pointer
- * in the KV bucket `vigie_checkpoints` holds its latest one: inside it when it encodes to at most
- * `INLINE_MAX_BYTES` (one KV write), otherwise in the object store `vigie_checkpoints` under a name the pointer
- * gives (a big index does not fit a KV value). The object store costs six JetStream requests or more per save
- * (the chunks, their metadata, then the deletion of the previous object); with 64 partitions checkpointed every
- * few seconds those were a quarter of a node's CPU under ingest (bench/JOURNAL.md).
+ * The bucket of the stream partitions' checkpoints (docs/cluster.md, "What moves on a failover"): for each partition
+ * a pointer in the KV bucket `vigie_checkpoints` holds its latest checkpoint (src/cluster/partition-checkpoints.ts
+ * writes it: one value holding the action states and the index of one partition, with the sequence number of the
+ * last event-log message they cover): inside it when it is at most `INLINE_MAX_BYTES` (one KV write), otherwise in
+ * the object store `vigie_checkpoints` under a name the pointer gives (a big index does not fit a KV value). The
+ * object store costs six JetStream requests or more per save (the chunks, their metadata, then the deletion of the
+ * previous object); with 64 partitions checkpointed every few seconds those were a quarter of a node's CPU under
+ * ingest (bench/JOURNAL.md).
  *
  * The pointer is written with compare-and-set on the revision the writer last loaded or wrote: a node whose view
  * of the partition is stale (it lost the partition and still had a checkpoint in flight, or it took the partition
@@ -17,7 +18,7 @@
  *
  * Pointers and checkpoints are untrusted (docs/cluster.md, "What a node does with what it reads"): a pointer that is
  * not one, or names an object of another partition, and a checkpoint that is not one of this partition (its index
- * events checked as the HTTP ingest checks events) are refused, counted (`source="checkpoints"`), and the partition
+ * events checked as events, src/stream/event.ts) are refused, counted (`source="checkpoints"`), and the partition
  * starts afresh from the log.
  */
 import { randomUUID } from 'node:crypto';
@@ -25,20 +26,22 @@ import type { KV } from '@nats-io/kv';
 import type { ObjectStore } from '@nats-io/obj';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
-import type { IndexSnapshot } from '../stream/index-store.ts';
-import type { SavedUnit } from '../stream/state-units.ts';
-import { encodeCheckpoint } from './checkpoint-encoding.ts';
+import { CHECKPOINT_FORMAT_VERSION } from '../stream/checkpoint-store.ts';
+import { eventsProblem } from '../stream/event.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
-import { eventsProblem } from './stream-log.ts';
 
 export const CHECKPOINTS_BUCKET = 'vigie_checkpoints';
-/** Longest a slice of a checkpoint's encoding holds the event loop, as a single node's snapshot slices. */
-const ENCODE_SLICE_MS = 8;
-/** The layout of a checkpoint this version writes; another is skipped (the partition starts afresh). */
-export const PARTITION_CHECKPOINT_VERSION = 1;
+/** The layout of a checkpoint this version writes; another is skipped (the partition starts afresh). Version 1 held
+ *  each action's state whole (`units`) and the index as `{key, event}` objects. */
+export const PARTITION_CHECKPOINT_VERSION = 2;
 /** A checkpoint up to this size is written in its pointer: well under NATS' default max_payload (1 MiB). */
 const INLINE_MAX_BYTES = 256 * 1024;
 
+/**
+ * A partition's checkpoint: what its last committed round wrote to the store (src/stream/checkpoint-store.ts). The
+ * rows of action state are `[stream, path, forkKey, round, action, configHash, state]` (state as JSON, null for a
+ * fork removed), the index entries `[stream, key, event]`.
+ */
 export interface PartitionCheckpoint {
   version: number;
   stream: string;
@@ -46,8 +49,12 @@ export interface PartitionCheckpoint {
   /** The last event-log message the state covers (0: none). */
   seq: number;
   node: string;
-  units: [string, SavedUnit][];
-  index: IndexSnapshot;
+  round: number;
+  formatVersion: number;
+  /** A config hash is null in a checkpoint of format 1, which had none. */
+  indexes: { stream: string; currentTimeNs: number; configHash: string | null }[];
+  entries: [string, string, object][];
+  states: [string, string, string, number, string, string, unknown][];
 }
 
 /** A pointer names its checkpoint's object, or holds the checkpoint itself (checked on its own, below). */
@@ -82,6 +89,50 @@ const checkpointSchema = (nesting: { readonly eventDepth: number }) =>
       partition: Type.Integer({ minimum: 0 }),
       seq: Type.Integer({ minimum: 0 }),
       node: Type.String(),
+      round: Type.Integer({ minimum: 0 }),
+      formatVersion: Type.Number(),
+      indexes: Type.Array(
+        Type.Object({ stream: Type.String(), currentTimeNs: Type.Number(), configHash: Type.String() }),
+      ),
+      entries: Type.Array(Type.Tuple([Type.String(), Type.String(), Type.Object({})])),
+      states: Type.Array(
+        Type.Tuple([
+          Type.String(),
+          Type.String(),
+          Type.String(),
+          Type.Integer({ minimum: 0 }),
+          Type.String(),
+          Type.String(),
+          Type.Unknown(),
+        ]),
+      ),
+    }),
+    (checkpoint) =>
+      eventsProblem(
+        checkpoint.entries.map((entry) => entry[2]),
+        { eventDepth: nesting.eventDepth, timed: true, fromJson: true },
+      ),
+  );
+
+/** A checkpoint of format 1 (before 2026-12-07): each action's state whole, the index as `{key, event}` objects. */
+interface CheckpointFormat1 {
+  version: 1;
+  stream: string;
+  partition: number;
+  seq: number;
+  node: string;
+  units: [string, { hash: string; state: unknown }][];
+  index: { currentTime: number; entries: { key: string; event: object }[] };
+}
+
+const format1Schema = (nesting: { readonly eventDepth: number }) =>
+  new WireSchema<CheckpointFormat1>(
+    Type.Object({
+      version: Type.Literal(1),
+      stream: Type.String(),
+      partition: Type.Integer({ minimum: 0 }),
+      seq: Type.Integer({ minimum: 0 }),
+      node: Type.String(),
       units: Type.Array(Type.Tuple([Type.String(), Type.Object({ hash: Type.String(), state: Type.Unknown() })])),
       index: Type.Object({
         currentTime: Type.Number(),
@@ -91,11 +142,55 @@ const checkpointSchema = (nesting: { readonly eventDepth: number }) =>
     (checkpoint) =>
       eventsProblem(
         checkpoint.index.entries.map((entry) => entry.event),
-        nesting.eventDepth,
+        { eventDepth: nesting.eventDepth, timed: true, fromJson: true },
       ),
   );
 
-/** What a runner knows of a partition's pointer: its revision (0: there is none) and the object it names. */
+/** A `by`'s state as format 1 saved it whole: its own state and its forks. */
+function isForkTable(state: unknown): state is { own: unknown; entries: [string, unknown][] } {
+  if (typeof state !== 'object' || state === null || Array.isArray(state)) return false;
+  const { entries } = state as { entries?: unknown };
+  return (
+    Object.keys(state).length === 2 &&
+    'own' in state &&
+    Array.isArray(entries) &&
+    entries.every((entry) => Array.isArray(entry) && entry.length === 2 && typeof entry[0] === 'string')
+  );
+}
+
+/**
+ * A checkpoint of format 1 as rows, so that a cluster upgraded from it (every node stopped, each checkpointing its
+ * partitions, then started again) loses nothing: a `by`'s state becomes its own row and a row per fork, any other
+ * state one row; the index, whose config was not recorded, is restored whatever the stream's config is, as format 1
+ * was.
+ */
+function fromFormat1(old: CheckpointFormat1): PartitionCheckpoint {
+  const { stream, partition, seq, node } = old;
+  const round = 1;
+  const states: PartitionCheckpoint['states'] = [];
+  for (const [path, { hash, state }] of old.units) {
+    if (!isForkTable(state)) {
+      states.push([stream, path, '', round, '', hash, state]);
+      continue;
+    }
+    states.push([stream, path, '', round, '', hash, { own: state.own, since: round }]);
+    for (const [forkKey, fork] of state.entries) states.push([stream, path, forkKey, round, '', hash, fork]);
+  }
+  return {
+    version: PARTITION_CHECKPOINT_VERSION,
+    stream,
+    partition,
+    seq,
+    node,
+    round,
+    formatVersion: CHECKPOINT_FORMAT_VERSION,
+    indexes: [{ stream, currentTimeNs: old.index.currentTime, configHash: null }],
+    entries: old.index.entries.map((entry) => [stream, entry.key, entry.event]),
+    states,
+  };
+}
+
+/** What a partition's store knows of its pointer: its revision (0: there is none) and the object it names. */
 export interface PointerState {
   readonly revision: number;
   readonly object: string | null;
@@ -105,22 +200,33 @@ export const NO_POINTER: PointerState = { revision: 0, object: null };
 
 export type SaveOutcome = { outcome: 'saved'; pointer: PointerState } | { outcome: 'superseded' };
 
-export class CheckpointStore {
-  private readonly checkpoint: WireSchema<PartitionCheckpoint>;
+export interface CheckpointBucketOptions {
+  kv: KV;
+  objects: ObjectStore;
+  refusals: MessageRefusals;
+  logger: Logger;
+  /** The service's nesting limits: a checkpoint's index events are checked with them. */
+  nesting: { readonly eventDepth: number };
+}
 
-  constructor(
-    private readonly kv: KV,
-    private readonly objects: ObjectStore,
-    private readonly refusals: MessageRefusals,
-    private readonly logger: Logger,
-    nesting: { readonly eventDepth: number },
-  ) {
-    this.checkpoint = checkpointSchema(nesting);
+export class CheckpointBucket {
+  private readonly checkpoint: WireSchema<PartitionCheckpoint>;
+  private readonly format1: WireSchema<CheckpointFormat1>;
+  private readonly kv: KV;
+  private readonly objects: ObjectStore;
+  private readonly refusals: MessageRefusals;
+  private readonly logger: Logger;
+
+  constructor(options: CheckpointBucketOptions) {
+    ({ kv: this.kv, objects: this.objects, refusals: this.refusals, logger: this.logger } = options);
+    this.checkpoint = checkpointSchema(options.nesting);
+    this.format1 = format1Schema(options.nesting);
   }
 
   /**
    * The latest checkpoint of a partition (null when there is none or it cannot be read, logged), and the pointer
-   * as it was: the runner's next save must find it unchanged. `stream` and `partition`: what the checkpoint must be of.
+   * as it was: the partition's next save must find it unchanged. `stream` and `partition`: what the checkpoint must
+   * be of.
    */
   async load(
     key: string,
@@ -185,6 +291,7 @@ export class CheckpointStore {
     partition: number,
   ): PartitionCheckpoint | null {
     const version = (parsed as { version?: unknown } | null)?.version;
+    if (version === 1) return this.checkedFormat1(parsed, what, key, stream, partition);
     if (typeof version === 'number' && version !== PARTITION_CHECKPOINT_VERSION) {
       this.logger.warn(
         { key, version },
@@ -204,6 +311,24 @@ export class CheckpointStore {
       return null;
     }
     return checkpoint.value;
+  }
+
+  private checkedFormat1(
+    parsed: unknown,
+    what: string,
+    key: string,
+    stream: string,
+    partition: number,
+  ): PartitionCheckpoint | null {
+    const old = this.format1.validate(parsed);
+    if (!old.ok || old.value.stream !== stream || old.value.partition !== partition) {
+      const { reason, detail } = old.ok
+        ? { reason: 'key' as const, detail: `it is of stream ${old.value.stream} partition ${old.value.partition}` }
+        : old;
+      this.refusals.refuse('checkpoints', reason, `${what}: ${detail}; the partition starts afresh`, { key });
+      return null;
+    }
+    return fromFormat1(old.value);
   }
 
   /** Deletes the checkpoints of every partition whose key starts with `prefix` (a stream removed from the cluster). */
@@ -230,9 +355,13 @@ export class CheckpointStore {
    * revision). Otherwise another node wrote it since this one loaded or last wrote it: this node's state may lack
    * what that node covered (and purged from the log), so it is not saved and the partition must be reloaded.
    */
-  async save(key: string, checkpoint: PartitionCheckpoint, known: PointerState): Promise<SaveOutcome> {
-    const encoded = await encodeCheckpoint(checkpoint, ENCODE_SLICE_MS);
-    const head = { seq: checkpoint.seq, node: checkpoint.node, atMs: Date.now() };
+  async save(
+    key: string,
+    encoded: Buffer,
+    written: { seq: number; node: string },
+    known: PointerState,
+  ): Promise<SaveOutcome> {
+    const head = { seq: written.seq, node: written.node, atMs: Date.now() };
     let object: string | null = null;
     let pointer: Uint8Array;
     if (encoded.length <= INLINE_MAX_BYTES) {
@@ -243,7 +372,7 @@ export class CheckpointStore {
         Buffer.from('}'),
       ]);
     } else {
-      object = `${key}.${checkpoint.seq}.${randomUUID().slice(0, 8)}`;
+      object = `${key}.${written.seq}.${randomUUID().slice(0, 8)}`;
       await this.objects.putBlob({ name: object }, encoded);
       pointer = Buffer.from(JSON.stringify({ ...head, object } satisfies Pointer));
     }
@@ -257,7 +386,7 @@ export class CheckpointStore {
       throw error;
     }
     if (known.object !== null) await this.objects.delete(known.object).catch(() => undefined);
-    await this.kv.put(`${key}.seq`, String(checkpoint.seq));
+    await this.kv.put(`${key}.seq`, String(written.seq));
     return { outcome: 'saved', pointer: { revision, object } };
   }
 

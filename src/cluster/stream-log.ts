@@ -20,18 +20,13 @@ import { createHash } from 'node:crypto';
 import type { DiscardPolicy, JetStreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { Counter, type Registry } from 'prom-client';
 import type { Event } from '../stream/event.ts';
-import type { IngestOutcome } from '../stream/ingest-gateway.ts';
-import { IngestError } from '../stream/ingest/errors.ts';
-import { eventsFromJsonBody, JSON_PUSH_INPUT } from '../stream/ingest/json.ts';
-import type { EventIngest } from '../stream/placement.ts';
-import { streamNotFound } from '../stream/errors.ts';
+import type { EventIngest, IngestOutcome } from '../stream/placement.ts';
 import { ClusterUnavailableError } from './errors.ts';
 import type { EventCodec } from './event-codec.ts';
 import {
   encodeBatch,
   type EncodedPack,
   EventTooLarge,
-  type KeepEvents,
   type LogTarget,
   MAX_MESSAGE_BYTES,
   type PartitionOwners,
@@ -142,35 +137,77 @@ export class EventLogMetrics {
   }
 }
 
+export interface ClusterEventLogOptions {
+  publisher: LogPublisher;
+  codec: EventCodec;
+  /** `cluster.partitions`: how many partitions a stream with `:partition-by` has. */
+  partitions: number;
+  /** The stream a target names, or the `:default true` streams for `default`; null: no such stream. */
+  resolve: (target: string) => readonly LogTarget[] | null;
+  /** Events published and not acknowledged yet at most (`streams.max-pending-events`). */
+  maxPending: number;
+  /** Counts a batch refused because too many events wait, by input. */
+  onFull: (input: string) => void;
+  metrics: EventLogMetrics;
+  /** Where the events of the partitions that run here are kept until this node reads them back; none: nowhere. */
+  own?: { readonly messages: OwnMessages; readonly runsHere: (stream: string, partition: number) => boolean } | null;
+  /** Which node runs each partition, so that each node's partitions go in one pack a batch; none: a pack each. */
+  owners?: PartitionOwners | null;
+  /** The part's errors for a push to a stream it does not have, and for a batch it refuses as it is. */
+  unknownStream: (name: string) => Error;
+  invalidBatch: (message: string) => Error;
+}
+
 export class ClusterEventLog implements EventIngest {
   private pendingEvents = 0;
   private queued = new Map<string, Pending>();
   private scheduled = false;
   private closed = false;
 
-  constructor(
-    private readonly publisher: LogPublisher,
-    private readonly codec: EventCodec,
-    private readonly partitions: number,
-    /** The stream a target names, or the `:default true` streams for `default`; null: no such stream. */
-    private readonly resolve: (target: string) => readonly LogTarget[] | null,
-    public maxPending: number,
-    private readonly onFull: (input: string) => void,
-    private readonly metrics: EventLogMetrics,
-    /** Where the events of the partitions that run here are kept until this node reads them back; null: nowhere. */
-    private readonly own: {
-      readonly messages: OwnMessages;
-      readonly runsHere: (stream: string, partition: number) => boolean;
-    } | null = null,
-    /** Which node runs each partition, so that each node's partitions go in one pack a batch; null: a pack each. */
-    private readonly owners: PartitionOwners | null = null,
-  ) {}
+  private readonly publisher: LogPublisher;
+  private readonly codec: EventCodec;
+  private readonly partitions: number;
+  private readonly resolve: ClusterEventLogOptions['resolve'];
+  private readonly onFull: (input: string) => void;
+  private readonly metrics: EventLogMetrics;
+  private readonly own: NonNullable<ClusterEventLogOptions['own']> | null;
+  private readonly owners: PartitionOwners | null;
+  private readonly refusal: Pick<ClusterEventLogOptions, 'unknownStream' | 'invalidBatch'>;
+  maxPending: number;
+
+  constructor(options: ClusterEventLogOptions) {
+    ({
+      publisher: this.publisher,
+      codec: this.codec,
+      partitions: this.partitions,
+      resolve: this.resolve,
+      onFull: this.onFull,
+      metrics: this.metrics,
+      maxPending: this.maxPending,
+    } = options);
+    this.own = options.own ?? null;
+    this.owners = options.owners ?? null;
+    this.refusal = options;
+  }
 
   get pending(): number {
     return this.pendingEvents;
   }
 
+  /** An input's batch: its events were checked when it took them (src/stream/event.ts), and are handed over, so
+   *  those of the partitions that run here are kept beside the message rather than decoded back. */
   submit(target: string, events: Event[], input: string): Promise<IngestOutcome> | 'full' {
+    return this.append(target, events, input, true);
+  }
+
+  /** Fire and forget (`reinject!` into a stream another node may run): counted as a failure when it fails. Never
+   *  kept: a reinjected event may still be held by the stream that sent it. */
+  forward(target: string, event: Event): void {
+    const pending = this.append(target, [event], 'reinject', false);
+    if (pending !== 'full') pending.catch(() => undefined);
+  }
+
+  private append(target: string, events: Event[], input: string, handedOver: boolean): Promise<IngestOutcome> | 'full' {
     if (this.pendingEvents > 0 && this.pendingEvents + events.length > this.maxPending) {
       this.onFull(input);
       return 'full';
@@ -178,17 +215,18 @@ export class ClusterEventLog implements EventIngest {
     if (this.closed)
       return Promise.reject(new ClusterUnavailableError('this node is stopping: its event log is closed'));
     const streams = this.resolve(target);
-    if (streams === null) return Promise.reject(streamNotFound(target));
+    if (streams === null) return Promise.reject(this.refusal.unknownStream(target));
     if (events.length === 0 || streams.length === 0) return Promise.resolve(NO_EVENTS);
     // Encoded whole before any of it is queued: an event too large for a message refuses the batch, none of it sent.
     const packs: EncodedPack[] = [];
-    const keep = this.keepFor(input, streams.length);
+    // Several streams would share the objects kept.
+    const keep = handedOver && streams.length === 1 ? (this.own?.runsHere ?? null) : null;
     try {
       for (const stream of streams) encodeBatch(this.codec, stream, events, this.partitions, packs, keep, this.owners);
     } catch (error) {
       if (!(error instanceof EventTooLarge)) throw error;
       return Promise.reject(
-        new IngestError(
+        this.refusal.invalidBatch(
           `events[${events.indexOf(error.event)}] encodes to ${error.bytes} bytes: the cluster's event log takes events of at most ${MAX_MESSAGE_BYTES} bytes`,
         ),
       );
@@ -199,20 +237,6 @@ export class ClusterEventLog implements EventIngest {
       for (const pack of packs) this.add(pack, waiter);
       this.schedule();
     });
-  }
-
-  /** Whether a batch's events are kept for the partitions that run here: those of a JSON push (JSON values, as the
-   *  reader checks them) to one stream only. Several streams would share the objects; a reinjected event may be held
-   *  by the stream that sent it. */
-  private keepFor(input: string, streams: number): KeepEvents {
-    const own = this.own;
-    return own !== null && input === JSON_PUSH_INPUT && streams === 1 ? own.runsHere : null;
-  }
-
-  /** Fire and forget (`reinject!` into a stream another node may run): counted as a failure when it fails. */
-  forward(target: string, event: Event): void {
-    const pending = this.submit(target, [event], 'reinject');
-    if (pending !== 'full') pending.catch(() => undefined);
   }
 
   private add(encoded: EncodedPack, waiter: Waiter): void {
@@ -301,15 +325,5 @@ export class ClusterEventLog implements EventIngest {
   /** Refuses new events and waits for nothing: what was published is acknowledged or failed on its own. */
   close(): void {
     this.closed = true;
-  }
-}
-
-/** What the HTTP ingest would refuse in these events (src/stream/ingest/json.ts), or null. */
-export function eventsProblem(events: unknown[], eventDepth: number): string | null {
-  try {
-    eventsFromJsonBody({ events }, eventDepth);
-    return null;
-  } catch (error) {
-    return (error as Error).message;
   }
 }

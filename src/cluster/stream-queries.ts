@@ -16,17 +16,17 @@
  *
  * Requests and answers are untrusted (docs/cluster.md, "What a node does with what it reads"): a request that is not
  * one of the two is answered an error, one whose reply subject is not an answer subject is not answered, an answer
- * that is not what was asked (its events checked as the HTTP ingest checks events) makes the read a 503 naming the
+ * that is not what was asked (its events checked as events, src/stream/event.ts) makes the read a 503 naming the
  * node; all are refused and counted (`source="queries"`).
  */
 import { randomBytes } from 'node:crypto';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
-import type { Event } from '../stream/event.ts';
+import { type Event, eventsProblem } from '../stream/event.ts';
 import type { IndexStats } from '../stream/placement.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
-import { eventsProblem, streamId } from './stream-log.ts';
+import { streamId } from './stream-log.ts';
 import { ClusterUnavailableError } from './errors.ts';
 import { DEFAULT_MAX_WAITING_READS } from './settings.ts';
 
@@ -72,7 +72,7 @@ const REQUEST = new WireSchema<QueryRequest>(
   ]),
 );
 const FAILED = new WireSchema<{ error: string }>(Type.Object({ error: Type.String() }));
-/** A search's events are checked as the HTTP ingest checks events, under the asking service's `streams.max-event-depth`. */
+/** A search's events are checked as events (src/stream/event.ts), under the asking service's `streams.max-event-depth`. */
 export const searchAnswerSchema = (nesting: { readonly eventDepth: number }) =>
   new WireSchema<SearchAnswer>(
     Type.Object({
@@ -80,7 +80,7 @@ export const searchAnswerSchema = (nesting: { readonly eventDepth: number }) =>
       truncated: Type.Boolean(),
       more: Type.Optional(Type.Boolean()),
     }),
-    (answer) => eventsProblem(answer.events, nesting.eventDepth),
+    (answer) => eventsProblem(answer.events, { eventDepth: nesting.eventDepth, timed: true, fromJson: true }),
   );
 export const STATS_ANSWER = new WireSchema<StatsAnswer>(
   Type.Record(Type.String(), Type.Object({ size: Type.Integer({ minimum: 0 }), currentTime: Type.Number() })),
@@ -104,20 +104,34 @@ export function answerSubject(node: string): string {
   return `${ANSWER_PREFIX}${streamId(node)}.${randomBytes(9).toString('base64url')}`;
 }
 
+export interface StreamQueriesOptions extends Partial<QueryOptions> {
+  nc: NatsConnection;
+  /** This node's name: it answers on its own subject. */
+  node: string;
+  /** What this node answers from the partitions it runs. */
+  local: LocalReads;
+  refusals: MessageRefusals;
+  logger: Logger;
+}
+
 export class StreamQueries {
   private subscription: Subscription | null = null;
   private readonly waiting: Msg[] = [];
   private draining = false;
   private readonly options: QueryOptions;
 
-  constructor(
-    private readonly nc: NatsConnection,
-    private readonly node: string,
-    private readonly local: LocalReads,
-    private readonly refusals: MessageRefusals,
-    private readonly logger: Logger,
-    options: Partial<QueryOptions> = {},
-  ) {
+  private readonly nc: NatsConnection;
+  private readonly node: string;
+  private readonly local: LocalReads;
+  private readonly refusals: MessageRefusals;
+  private readonly logger: Logger;
+
+  constructor({ nc, node, local, refusals, logger, ...options }: StreamQueriesOptions) {
+    this.nc = nc;
+    this.node = node;
+    this.local = local;
+    this.refusals = refusals;
+    this.logger = logger;
     this.options = {
       partMs: PART_TIMEOUT_MS,
       answerMs: ANSWER_TIMEOUT_MS,

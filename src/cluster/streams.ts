@@ -4,9 +4,10 @@
  * (src/stream/placement.ts), chosen when the part is built:
  * - inputs publish to the cluster's event log (src/cluster/stream-log.ts) instead of pushing into the local engine;
  * - API streams are kept in the KV bucket `vigie_streams` (src/cluster/stream-replica.ts);
- * - this node runs the partitions it owns, each in a `PartitionRunner` (src/cluster/partition-runner.ts): a stream
- *   with `:partition-by` has `cluster.partitions` of them, any other stream one; the owner of partition `p` of stream
- *   `s` is the rendezvous owner of `s/p` among the live members, computed alike by every node;
+ * - this node runs the partitions it owns (src/cluster/owned-partition.ts: the stream part's partitions, over this
+ *   node's reader of the log and checkpoints in JetStream): a stream with `:partition-by` has `cluster.partitions` of
+ *   them, any other stream one; the owner of partition `p` of stream `s` is the rendezvous owner of `s/p` among the
+ *   live members, computed alike by every node;
  * - index reads ask the owners (src/cluster/stream-queries.ts).
  *
  * Until this node has joined, it runs no partition and its inputs answer 503: its events would have nowhere to go.
@@ -14,22 +15,26 @@
 import { createHash } from 'node:crypto';
 import pRetry from 'p-retry';
 import type { Logger } from 'pino';
-import { Gauge, type Registry } from 'prom-client';
-import type { Condition } from '../stream/condition.ts';
-import type { EventIngest, IndexStats, StreamHost, StreamPlacement } from '../stream/placement.ts';
-import { parseQuery } from '../stream/api-admission.ts';
-import type { StreamSettings } from '../stream/settings.ts';
+import type { Registry } from 'prom-client';
+import type {
+  EventIngest,
+  IndexStats,
+  LocalChannels,
+  PlacementSettings,
+  StreamHost,
+  StreamPlacement,
+} from '../stream/placement.ts';
 import { loadEventCodec } from './event-codec.ts';
 import { loadNats } from './nats.ts';
 import type { ClusterNode, JoinedCluster } from './node.ts';
-import { PartitionRunner, partitionKey, type RunnerContext } from './partition-runner.ts';
+import type { OwnedContext, OwnedPartition } from './owned-partition.ts';
+import { OwnedPartitions } from './owned-partitions.ts';
 import { PartitionOwnerMap } from './partition-owners.ts';
 import type { RankedMember } from './rendezvous.ts';
 import type { ClusterSettings } from './settings.ts';
-import type { PubSub } from '../stream/pubsub/channels.ts';
 import { ClusterChannels } from './stream-channels.ts';
 import { JoiningIngest } from './joining-ingest.ts';
-import { CHECKPOINTS_BUCKET, CheckpointStore } from './stream-checkpoints.ts';
+import { CHECKPOINTS_BUCKET, CheckpointBucket } from './stream-checkpoints.ts';
 import { logTargets } from './log-batch.ts';
 import {
   ClusterEventLog,
@@ -39,7 +44,6 @@ import {
   PUBLISH_TIMEOUT_MS,
 } from './stream-log.ts';
 import { StreamLogReaders } from './log-reader.ts';
-import { searchRunners, statsOfRunners } from './local-index-reads.ts';
 import { OwnMessages } from './own-messages.ts';
 import { AckedPublisher } from './log-publisher.ts';
 import {
@@ -67,22 +71,32 @@ interface Joined {
   readonly replica: StreamReplica;
   readonly queries: StreamQueries;
   readonly channels: ClusterChannels;
-  readonly context: RunnerContext;
-  readonly readers: StreamLogReaders;
+  readonly context: OwnedContext;
+  readonly readers: StreamLogReaders<OwnedPartition>;
 }
 
 /** What the streams use of this node's membership (src/cluster/node.ts). */
 type ClusterNodeHandle = Pick<ClusterNode, 'node' | 'countPartitions' | 'onJoined' | 'notReady' | 'readinessChanged'>;
 
+export interface ClusterStreamsOptions {
+  settings: ClusterSettings;
+  /** The stream service these streams are placed for. */
+  service: StreamHost;
+  node: ClusterNodeHandle;
+  /** This node's websocket channels: the cluster's channels deliver to them. */
+  pubsub: LocalChannels;
+  registry: Registry;
+  logger: Logger;
+}
+
 export class ClusterStreams implements StreamPlacement {
   readonly ingest: EventIngest;
   private joined: Joined | null = null;
-  private readonly runners = new Map<string, PartitionRunner>();
+  private readonly partitions: OwnedPartitions;
   private readonly owners = new PartitionOwnerMap(
     () => this.joined?.cluster.membership.ranking(),
     (name) => this.partitionCount(name),
   );
-  private readonly owned: Gauge<'stream'>;
   private readonly logMetrics: EventLogMetrics;
   private timer: ReturnType<typeof setInterval> | null = null;
   private stopping = false;
@@ -90,28 +104,24 @@ export class ClusterStreams implements StreamPlacement {
   private joinFailure = '';
   private readonly searchAnswer: ReturnType<typeof searchAnswerSchema>;
 
-  constructor(
-    private readonly settings: ClusterSettings,
-    private readonly service: StreamHost,
-    private readonly node: ClusterNodeHandle,
-    /** This node's websocket channels: the cluster's channels deliver to them. */
-    private readonly pubsub: PubSub,
-    registry: Registry,
-    private readonly logger: Logger,
-  ) {
-    this.owned = new Gauge({
-      name: 'cluster_partitions_owned',
-      help: 'Stream partitions this node runs, by stream.',
-      labelNames: ['stream'],
-      registers: [registry],
-    });
+  private readonly settings: ClusterSettings;
+  private readonly service: StreamHost;
+  private readonly node: ClusterNodeHandle;
+  private readonly pubsub: LocalChannels;
+  private readonly logger: Logger;
+
+  constructor(options: ClusterStreamsOptions) {
+    const { service, registry } = options;
+    ({ settings: this.settings, service: this.service, node: this.node, pubsub: this.pubsub } = options);
+    this.logger = options.logger;
+    this.partitions = new OwnedPartitions(service, registry, this.logger);
     this.logMetrics = new EventLogMetrics(registry);
     this.ingest = new JoiningIngest(() => this.joined?.log ?? null, service);
     this.searchAnswer = searchAnswerSchema(service.nesting);
   }
 
   /** The partitions' owners keep the state, and the event log is JetStream's: nothing to restore here. */
-  load(): void {}
+  async load(): Promise<void> {}
 
   /** Starts once the node has joined; partitions are taken at the first member list. The stream part stops before
    *  the cluster part (src/server/lifecycle.ts): the partitions are checkpointed while this node is still a member,
@@ -121,7 +131,7 @@ export class ClusterStreams implements StreamPlacement {
     this.node.countPartitions(() => this.partitionKeys());
   }
 
-  reload(next: StreamSettings): void {
+  reload(next: PlacementSettings): void {
     this.ingest.maxPending = next.maxPendingEvents;
   }
 
@@ -162,53 +172,53 @@ export class ClusterStreams implements StreamPlacement {
       throw error;
     }
     const own = new OwnMessages();
-    const runsHere = (stream: string, partition: number) => this.runners.has(partitionKey(stream, partition));
-    const publisher = new AckedPublisher(cluster.connection.nc, EVENTS_STREAM, PUBLISH_TIMEOUT_MS);
-    const owners = (stream: string) => this.owners.of(stream);
-    const log = new ClusterEventLog(
-      publisher,
+    const { service, partitions } = this;
+    const log = new ClusterEventLog({
+      publisher: new AckedPublisher(cluster.connection.nc, EVENTS_STREAM, PUBLISH_TIMEOUT_MS),
       codec,
-      settings.partitions,
-      (target) => logTargets(this.service, target),
-      this.service.maxPendingEvents,
-      (input) => this.service.countRejected(input),
-      this.logMetrics,
-      { messages: own, runsHere },
-      owners,
-    );
-    const queries = new StreamQueries(
-      cluster.connection.nc,
-      settings.node,
-      {
-        search: (stream, query, limit) =>
-          searchRunners(this.runners.values(), stream, parseQuery(query, this.service.nesting.ednDepth), limit),
-        stats: () => statsOfRunners(this.runners.values()),
-        maxSearchLimit: () => this.service.maxSearchLimit,
+      partitions: settings.partitions,
+      resolve: (target) => logTargets(service, target),
+      maxPending: service.maxPendingEvents,
+      onFull: (input) => service.countRejected(input),
+      metrics: this.logMetrics,
+      own: { messages: own, runsHere: (stream, partition) => partitions.runsHere(stream, partition) },
+      owners: (stream) => this.owners.of(stream),
+      unknownStream: (name) => service.unknownStream(name),
+      invalidBatch: (message) => service.invalidBatch(message),
+    });
+    const { nc } = cluster.connection;
+    const queries = new StreamQueries({
+      nc,
+      node: settings.node,
+      local: {
+        search: (stream, query, limit) => partitions.search(stream, service.parseQuery(query), limit),
+        stats: () => partitions.stats(),
+        maxSearchLimit: () => service.maxSearchLimit,
       },
-      cluster.refusals,
+      refusals: cluster.refusals,
       logger,
-      {
-        maxWaitingReads: settings.maxWaitingReads,
-      },
-    );
+      maxWaitingReads: settings.maxWaitingReads,
+    });
     queries.start();
-    const channels = new ClusterChannels(
-      cluster.connection.nc,
-      settings.node,
-      this.pubsub,
-      cluster.refusals,
-      this.service.nesting,
-      settings,
-    );
+    const channels = new ClusterChannels({
+      nc,
+      node: settings.node,
+      local: this.pubsub,
+      refusals: cluster.refusals,
+      nesting: service.nesting,
+      limits: settings,
+    });
     channels.start();
     const nodeId = createHash('sha256').update(settings.node).digest('hex').slice(0, 12);
-    const checkpoints = new CheckpointStore(pointers, objects, cluster.refusals, logger, this.service.nesting);
-    const drop = (runner: PartitionRunner) => {
-      if (this.runners.get(runner.key) !== runner) return;
-      this.runners.delete(runner.key);
-      void runner.stop(false);
-    };
-    const readers = new StreamLogReaders(
+    const checkpoints = new CheckpointBucket({
+      kv: pointers,
+      objects,
+      refusals: cluster.refusals,
+      logger,
+      nesting: service.nesting,
+    });
+    const drop = partitions.drop.bind(partitions);
+    const readers = new StreamLogReaders<OwnedPartition>(
       {
         js: cluster.js,
         jsm: cluster.jsm,
@@ -224,16 +234,21 @@ export class ClusterStreams implements StreamPlacement {
       checkpoints,
       (stream) => this.partitionCount(stream),
     );
-    const context: RunnerContext = {
-      checkpoints,
+    const context: OwnedContext = {
+      host: this.service,
+      bucket: checkpoints,
       node: settings.node,
-      logger,
       refusals: cluster.refusals,
-      nesting: this.service.nesting,
-      newEngine: () => this.service.partitionEngine((destination, event) => log.forward(destination, event), channels),
-      checkpointEveryMs: () => this.service.snapshotIntervalMs,
       readers,
-      superseded: drop,
+      forward: (destination, event) => log.forward(destination, event),
+      channels,
+      superseded: (runner) => {
+        logger.warn(
+          { stream: runner.stream, partition: runner.partition },
+          `stream ${runner.stream} partition ${runner.partition}: another node checkpointed it since this one loaded it: dropped here (restarted from the newest checkpoint if this node owns it)`,
+        );
+        drop(runner);
+      },
     };
     if (this.stopping) {
       // Stopped while joining: `stop` saw no `joined`, so what this join started is stopped here.
@@ -257,7 +272,7 @@ export class ClusterStreams implements StreamPlacement {
 
   /** How many stream partitions run here now. */
   get partitionsHere(): number {
-    return this.runners.size;
+    return this.partitions.size;
   }
 
   /** Every stream partition's ownership key (`<stream>/<partition>`). */
@@ -282,55 +297,14 @@ export class ClusterStreams implements StreamPlacement {
     return owners;
   }
 
-  /** Starts the partitions this node now owns, stops those it lost, recompiles those whose stream changed. */
+  /** Starts the partitions this node now owns, stops those it lost, refreshes those whose stream changed. */
   private reassign(): void {
     const joined = this.joined;
     if (joined === null || this.stopping) return;
     // Owners afresh each round (a stream may have changed its partition count), shared with the taker's packing.
     this.owners.reset();
     const me = joined.cluster.membership.ranking().findIndex((member) => member.name === this.settings.node);
-    const wanted = new Set<string>();
-    const counts = new Map<string, number>();
-    for (const name of this.service.streamNames()) {
-      const info = this.service.streamInfo(name);
-      if (info === undefined) continue;
-      const owners = this.owners.of(name) ?? [];
-      let mine = 0;
-      for (let partition = 0; partition < owners.length; partition++) {
-        if (me < 0 || owners[partition] !== me) continue;
-        mine++;
-        const key = partitionKey(name, partition);
-        wanted.add(key);
-        const running = this.runners.get(key);
-        if (running !== undefined) {
-          if (running.configObject !== info.config) running.setConfig(info.config);
-          continue;
-        }
-        const runner = new PartitionRunner(name, partition, info.config, joined.context);
-        this.runners.set(key, runner);
-        runner.start().catch((error: unknown) => {
-          if (this.runners.get(runner.key) === runner) this.runners.delete(runner.key);
-          void runner.stop(false);
-          if (!this.stopping)
-            this.logger.error(
-              { err: error, stream: name, partition },
-              `stream ${name} partition ${partition} cannot start here (retried): ${(error as Error).message}`,
-            );
-        });
-      }
-      counts.set(name, mine);
-    }
-    for (const [key, runner] of this.runners) {
-      if (wanted.has(key)) continue;
-      this.runners.delete(key);
-      void runner.stop(false);
-      this.logger.info(
-        { stream: runner.stream, partition: runner.partition },
-        `stream ${runner.stream} partition ${runner.partition} moved to another node`,
-      );
-    }
-    this.owned.reset();
-    for (const [name, count] of counts) if (count > 0) this.owned.set({ stream: name }, count);
+    this.partitions.reassign(joined.context, this.owners, me);
   }
 
   catalogChanged(): void {
@@ -366,7 +340,7 @@ export class ClusterStreams implements StreamPlacement {
     return this.joined;
   }
 
-  async search(name: string, _condition: Condition, queryText: string, limit: number): Promise<SearchAnswer> {
+  async search(name: string, _query: unknown, queryText: string, limit: number): Promise<SearchAnswer> {
     const joined = this.joinedOr('the index cannot be read now');
     const answers = await joined.queries.ask(
       [...this.ownersOf(name)],
@@ -393,14 +367,11 @@ export class ClusterStreams implements StreamPlacement {
     if (this.timer !== null) clearInterval(this.timer);
     const joined = this.joined;
     joined?.log.close();
-    const runners = [...this.runners.values()];
-    this.runners.clear();
-    await Promise.all(runners.map((runner) => runner.stop(true)));
+    const stopped = await this.partitions.stop();
     await joined?.readers.close();
     joined?.replica.stop();
     joined?.queries.stop();
     joined?.channels.stop();
-    if (runners.length > 0)
-      this.logger.info({ partitions: runners.length }, 'stream partitions checkpointed for their next owners');
+    if (stopped > 0) this.logger.info({ partitions: stopped }, 'stream partitions checkpointed for their next owners');
   }
 }

@@ -9,8 +9,6 @@ import { UPTIME_WINDOWS } from './result-types.ts';
 import { ref } from '../common/wire.ts';
 import { CheckResult, HistoryEntry } from './wire.ts';
 
-export const NameParams = Type.Object({ name: Type.String() });
-
 /** `limit`: a positive integer in decimal; empty means the history size. */
 export const HistoryQuery = Type.Object({ limit: Type.Optional(Type.String({ pattern: '^([0-9]*[1-9][0-9]*)?$' })) });
 

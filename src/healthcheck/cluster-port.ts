@@ -4,15 +4,40 @@
  * do (`CheckHost`). Both are written here, in the part's own words, so that healthcheck/ imports nothing from
  * cluster/: the cluster part (src/cluster/part.ts) implements `CheckCluster` and src/parts.ts hands it over. A
  * single node has none.
+ *
+ * It is also all a cluster may import of the part (lint keeps it so): the contracts are declared here, and the
+ * part's vocabulary they speak (a check's definition, its result and the result's wire schema, its locations, the
+ * API's refusal) is named here for the cluster, from where the part keeps it.
  */
 import type { CheckDefinition } from './kinds/index.ts';
 import type { LocationSpec } from './kinds/locations.ts';
 import type { HealthcheckError } from './api-input.ts';
 import type { ReconcilePlan } from './reconciler.ts';
-import type { CheckOwner } from './registry.ts';
 import type { CheckResult } from './result-types.ts';
 import type { ReplicatedCheck } from './replicated-checks.ts';
-import type { ApiCheckReplica } from './service.ts';
+
+export type { CheckDefinition, CheckResult, LocationSpec };
+/** A definition as the API lists it and the cluster stores it; the refusal the API answers with. */
+export { checkToJson } from './kinds/index.ts';
+export { HealthcheckError } from './api-input.ts';
+/** The wire schema of a result, which the cluster checks the results of other nodes against. */
+export { CheckResult as CheckResultSchema } from './wire.ts';
+
+/** Who runs which check: a single node runs all of them; a cluster, its share (src/cluster/node.ts). */
+export interface CheckOwner {
+  /** Whether this node runs the check: its owner, or one of its chosen locations when it has `locations`. */
+  owns(name: string, locations?: LocationSpec): boolean;
+  /** The nodes chosen to run a check with locations, best-ranked first (docs/checks.md "Locations"). */
+  chosen(name: string, locations: LocationSpec): readonly string[];
+}
+
+/** The cluster's store of API definitions: written before the local change, so that every node gets it. */
+export interface ApiCheckReplica {
+  put(def: CheckDefinition): Promise<void>;
+  delete(name: string): Promise<void>;
+  /** A bulk: the API checks become exactly `desired` (whatever this node has not heard of yet included). */
+  replace(desired: readonly CheckDefinition[]): Promise<void>;
+}
 
 /** What the cluster sees of a check: who runs it, and how often its runners publish a result of it. */
 export interface HostedCheck {

@@ -9,7 +9,6 @@ import type { Logger } from 'pino';
 import { durationToMs } from '../common/duration.ts';
 import { type CheckDefinition, CheckFailure, checkSummary, type Prepared, prepareCheck } from './kinds/index.ts';
 import { isSilence } from './kinds/heartbeat.ts';
-import type { LocationSpec } from './kinds/locations.ts';
 import { type ResultLocations, trackLocations } from './locations.ts';
 import type { PushReports } from './kinds/types.ts';
 import type { CheckSeries, HealthcheckMetrics } from './metrics.ts';
@@ -19,6 +18,7 @@ import type { CheckResult } from './result-types.ts';
 import { buildResult, shareCheckStrings } from './result.ts';
 import { type ScheduledJob, Scheduler, type SchedulerJob } from './scheduler.ts';
 import type { CheckStates, Transition } from './states/check-states.ts';
+import type { CheckOwner } from './cluster-port.ts';
 import type { StateMachine } from './states/machine.ts';
 import { degradedReason } from './states/degraded.ts';
 
@@ -80,13 +80,6 @@ export interface RegistryOptions {
   node?: string;
   /** Each check's state (src/healthcheck/states/), fed every result kept; a paused check does not run. */
   states: CheckStates;
-}
-
-export interface CheckOwner {
-  /** Whether this node runs the check: its owner, or one of its chosen locations when it has `locations`. */
-  owns(name: string, locations?: LocationSpec): boolean;
-  /** The nodes chosen to run a check with locations, best-ranked first (docs/checks.md "Locations"). */
-  chosen(name: string, locations: LocationSpec): readonly string[];
 }
 
 /** A single node runs every check, and is the one location of those with locations. */

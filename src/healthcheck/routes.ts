@@ -10,18 +10,17 @@
  * parametric `/healthcheck/:name` for POST only: `GET` and `DELETE /healthcheck/http` still reach a check named
  * `http`, as upstream allows, and `POST /healthcheck/<anything else>` is an unknown kind.
  */
-import { type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { holdsScope, principalOf } from '../server/credentials.ts';
 import type { ApiCaller } from './api-check-policy.ts';
 import { type ErrorAnswer, type PartErrors, registerPartScope, SHADOWS_PARAMETRIC } from '../server/errors.ts';
-import { validatorCompiledOnFirstUse } from '../server/compiled-on-first-use.ts';
+import { NameParams, typed } from '../server/typed-scope.ts';
 import { invalidBody, messageError, type Operation, operation } from '../server/openapi.ts';
 import { wireProblems } from '../common/schema-errors.ts';
 import { ref } from '../common/wire.ts';
 import { addWireSchemas } from '../server/wire-schemas.ts';
-import { BulkBody, Created, History, HistoryQuery, listOf, Message, NameParams, Uptime } from './api-schemas.ts';
+import { BulkBody, Created, History, HistoryQuery, listOf, Message, Uptime } from './api-schemas.ts';
 import { CHECK_KINDS, type CheckJson, KIND_NAMES } from './kinds/index.ts';
 import { CheckDefinition, CheckResult, HEALTHCHECK_WIRE_TYPES } from './wire.ts';
 import { HealthcheckError, type HealthcheckErrorReason, unknownKind } from './api-input.ts';
@@ -126,11 +125,6 @@ const networkRefused = messageError('network checks refused by `healthchecks.che
 const bulkRefused = messageError(
   'command or network checks refused by `healthchecks.command-checks-api` or `healthchecks.checks-api`, or command checks to a credential without the scope `admin` (docs/hardening.md); nothing is applied',
 );
-
-function typed(scope: FastifyInstance) {
-  scope.setValidatorCompiler(validatorCompiledOnFirstUse(TypeBoxValidatorCompiler));
-  return scope.withTypeProvider<TypeBoxTypeProvider>();
-}
 
 function registerHealthcheckRoutes(scope: FastifyInstance, service: HealthcheckService, wrap: boolean): void {
   const app = typed(scope);

@@ -37,7 +37,8 @@ import { MaintenanceCalendar } from './maintenance.ts';
 import { HealthcheckMetrics, pendingResultMetrics } from './metrics.ts';
 import { type OneOffOutcome, runOneOff } from './one-off-run.ts';
 import { CheckPrepareError, type ReconcilePlan, Reconciler, runsAlready } from './reconciler.ts';
-import { type CheckOwner, CheckRegistry, type ResultSink } from './registry.ts';
+import { CheckRegistry, type ResultSink } from './registry.ts';
+import type { ApiCheckReplica, CheckOwner } from './cluster-port.ts';
 import { admitReplicated, type ReplicatedCheck } from './replicated-checks.ts';
 import { HealthcheckRepository } from './repository.ts';
 import type {
@@ -89,14 +90,6 @@ export interface ServiceOptions {
   /** Why the API may not create command or network checks now (src/healthcheck/api-check-policy.ts); read at
    *  each change, so that a reload applies. Never refused unless given. */
   apiCheckRefusals?: () => ApiCheckRefusals;
-}
-
-/** The cluster's store of API definitions: written before the local change, so that every node gets it. */
-export interface ApiCheckReplica {
-  put(def: CheckDefinition): Promise<void>;
-  delete(name: string): Promise<void>;
-  /** A bulk: the API checks become exactly `desired` (whatever this node has not heard of yet included). */
-  replace(desired: readonly CheckDefinition[]): Promise<void>;
 }
 
 export class HealthcheckService {

@@ -5,8 +5,8 @@
  */
 import { Type } from '@fastify/type-provider-typebox';
 import { type Answer, operation, StreamErrorBody, streamError } from '../server/openapi.ts';
+import { NameParams } from '../server/typed-scope.ts';
 
-export const NameParams = Type.Object({ name: Type.String() });
 const Base64Edn = Type.String({ pattern: '\\S', description: 'a non-blank base64 string' });
 const Message = Type.Object({ message: Type.String() });
 /** An answer that may carry warnings: what was accepted but is likely a mistake (docs/http-api.md). */

@@ -40,7 +40,7 @@ import { DEFAULT_MAX_EDN_DEPTH } from './nesting.ts';
 import type { StreamPublisher } from './pubsub/channels.ts';
 import { loadUnits, type SavedUnit, saveUnits, type UnitFailure } from './state-units.ts';
 
-export interface StreamFailure {
+interface StreamFailure {
   stream: string;
   error: Error;
 }

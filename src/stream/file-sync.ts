@@ -8,7 +8,7 @@
  * name order).
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { FSWatcher } from 'chokidar';
 import { type EdnValue, isEdnMap, isKeyword, parseEdn, printEdn } from './edn.ts';
 import { STREAM_NAME } from './engine.ts';
@@ -42,6 +42,28 @@ export class StreamFileError extends Error {
   ) {
     super(`${path}: ${problem}`);
   }
+}
+
+/** The stream files of these directories, by file name, with their text (a missing directory has none): what a
+ *  cluster's nodes compare of their stream files (docs/cluster.md, "Config files"). */
+export function streamFileTexts(directories: readonly string[]): [string, string][] {
+  const texts: [string, string][] = [];
+  for (const directory of directories) {
+    let files: string[];
+    try {
+      files = streamFilesAt(directory);
+    } catch {
+      continue;
+    }
+    for (const file of files) {
+      try {
+        texts.push([basename(file), readFileSync(file, 'utf8')]);
+      } catch {
+        // Removed between the listing and the read.
+      }
+    }
+  }
+  return texts;
 }
 
 /** The files a path stands for: a directory's stream files in name order, a file itself. Throws ENOENT. */

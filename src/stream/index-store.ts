@@ -127,6 +127,11 @@ export class IndexStore {
     return this.entries.keys();
   }
 
+  /** Whether a key was set or removed since the last `takeChanges()`. */
+  get hasChanges(): boolean {
+    return this.changed.size > 0;
+  }
+
   /** The keys set or removed since the previous call; later changes collect in a new set. */
   takeChanges(): Set<string> {
     const changed = this.changed;

@@ -7,33 +7,25 @@
  * With an event log (the journal, `streams.journal: on`), a batch is written to it first and pushed only once
  * the write succeeded: a batch the log refuses (the input answers 503) changed nothing, and an input never
  * acknowledges what a crash could lose (docs/durability.md, "The journal"). The log's group commit settles the
- * batches of one write together and in order; they then wait in the backlog like any other. The gateway tracks how
- * far the engine got in the log: a checkpoint records it.
+ * batches of one write together and in order; they then wait in the backlog like any other, and go through the
+ * node's partition (src/stream/partition.ts), which records how far it got in the log for its checkpoints.
  */
 import { IngestBacklog } from './backlog.ts';
-import type { PushResult, StreamEngine, StreamFailure } from './engine.ts';
-import { StreamNotFoundError } from './engine.ts';
 import { type Event, nowNs } from './event.ts';
-import { type EventLog, LOG_START, type LogEntry, type LogPosition, type LogRecord } from './journal.ts';
-import { eventsOf, eventsRecord } from './journal-records.ts';
-
-export interface IngestOutcome {
-  /** Errors raised by actions while the batch went through (0 when all went well). */
-  readonly errorCount: number;
-  /** The first of them, to name the stream and the problem. */
-  readonly firstFailure: StreamFailure | undefined;
-}
+import type { AppliedBatch, LogReader, LogRecord } from './event-log.ts';
+import type { EventLog } from './journal.ts';
+import type { IngestOutcome } from './placement.ts';
+import { eventsRecord } from './journal-records.ts';
 
 /** The sequence number of a batch that is not in the log (`streams.journal: off`): it moves no position. */
 const NOT_LOGGED = -1;
 
 export class IngestGateway {
-  private readonly backlog: IngestBacklog<PushResult>;
-  private appliedSeq = LOG_START.seq;
-  private appliedOffset = LOG_START.offset;
+  private readonly backlog: IngestBacklog<AppliedBatch>;
 
   constructor(
-    private readonly engine: StreamEngine,
+    /** Where the batches go through: the node's partition (src/stream/partition.ts). */
+    private readonly partition: LogReader,
     maxPending: number,
     /** Counts a batch refused because the backlog was full, by input. */
     private readonly onFull: (input: string) => void,
@@ -43,32 +35,9 @@ export class IngestGateway {
     this.backlog = new IngestBacklog(this.push, maxPending);
   }
 
-  /** The log position of what the engine has taken in so far (what a checkpoint taken now covers). */
-  get applied(): LogPosition {
-    return { seq: this.appliedSeq, offset: this.appliedOffset };
-  }
-
-  /** Sets the log (`streams.journal` reloaded); the applied position restarts from `position`. */
-  useLog(log: EventLog | null, position: LogPosition = LOG_START): void {
+  /** Sets the log (`streams.journal` reloaded). */
+  useLog(log: EventLog | null): void {
     this.log = log;
-    this.appliedSeq = position.seq;
-    this.appliedOffset = position.offset;
-  }
-
-  /**
-   * Pushes what the log holds after a checkpoint (startup), in order, as it went the first time; returns how many
-   * events went through. Entries of streams that no longer exist are skipped. `eventDepth`: the service's
-   * `streams.max-event-depth`, which the events read back are checked against.
-   */
-  replay(entries: Iterable<LogEntry>, eventDepth: number): number {
-    let replayed = 0;
-    for (const entry of entries) {
-      let events = eventsOf(entry, eventDepth);
-      if (entry.seq === this.appliedSeq) events = events.slice(this.appliedOffset);
-      this.push(entry.target, events, entry.seq, entry.count);
-      replayed += events.length;
-    }
-    return replayed;
   }
 
   /** Resolves once every batch handed over so far has gone through (call it after the log's `close`: then no write
@@ -100,7 +69,7 @@ export class IngestGateway {
       return 'full';
     }
     if (this.log === null)
-      return (this.backlog.submit(target, events, NOT_LOGGED) as Promise<PushResult[]>).then(summarize);
+      return (this.backlog.submit(target, events, NOT_LOGGED) as Promise<AppliedBatch[]>).then(summarize);
     // Counted as pending while the write is in flight, so that the backlog's cap holds those events too.
     this.backlog.reserve(events.length);
     const { seq, durable } = this.log.append(record ?? eventsRecord(target, input, events, nowNs()));
@@ -113,24 +82,13 @@ export class IngestGateway {
     );
   }
 
-  private readonly push = (target: string, events: Event[], seq: number, end: number): PushResult => {
-    if (seq !== NOT_LOGGED) {
-      this.appliedSeq = seq;
-      this.appliedOffset = end;
-    }
-    try {
-      return this.engine.push(target, events);
-    } catch (error) {
-      // The stream was removed while its events waited in the backlog.
-      if (error instanceof StreamNotFoundError) return { errors: [{ stream: target, error }], errorCount: 1 };
-      throw error;
-    }
-  };
+  private readonly push = (target: string, events: Event[], seq: number, end: number): AppliedBatch =>
+    this.partition.apply(seq === NOT_LOGGED ? null : { seq, offset: end }, target, events);
 }
 
-function summarize(results: readonly PushResult[]): IngestOutcome {
+function summarize(results: readonly AppliedBatch[]): IngestOutcome {
   let errorCount = 0;
-  let firstFailure: StreamFailure | undefined;
+  let firstFailure: IngestOutcome['firstFailure'];
   for (const result of results) {
     errorCount += result.errorCount;
     firstFailure ??= result.errors[0];

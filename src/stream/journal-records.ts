@@ -3,9 +3,11 @@
  * JSON push route writes its body as received (parsing and stamping it again at replay costs nothing while the
  * service runs, where encoding every event again would); every other input writes its decoded events as JSON.
  */
-import type { Event } from './event.ts';
+import { type Event, eventsProblem } from './event.ts';
+import { IngestError } from './ingest/errors.ts';
 import { eventsFromJsonBody } from './ingest/json.ts';
-import type { LogEntry, LogRecord } from './journal.ts';
+import type { LogRecord } from './event-log.ts';
+import type { LogEntry } from './journal.ts';
 
 /** A batch as the events the input decoded (remote-write, OTLP, Fluent Bit, Riemann TCP, the stream exporter). */
 export function eventsRecord(target: string, input: string, events: readonly Event[], receivedAtNs: number): LogRecord {
@@ -25,16 +27,16 @@ export function jsonBodyRecord(target: string, body: Buffer, count: number, rece
 }
 
 /**
- * The events of a journal entry, as they were pushed when it was written. Checked as the HTTP ingest checks a body
- * (throws its IngestError), whatever the format: what a journal on disk or the cluster's event log holds is read
- * back, not trusted (docs/cluster.md, "What a node does with what it reads"), under the reader's `streams.max-event-depth`.
+ * The events of a journal entry, as they were pushed when it was written: what is read back from the disk is not
+ * trusted (docs/durability.md, "Damage"), under the reader's `streams.max-event-depth`. A JSON body is decoded as
+ * the push route decoded it (it is the body as received); the events of every other input are checked as events
+ * already taken (src/stream/event.ts), never decoded as a body again. Throws an IngestError naming the problem.
  */
 export function eventsOf(entry: LogEntry, eventDepth: number): Event[] {
   const parsed: unknown = JSON.parse(entry.payload.toString('utf8'));
-  return eventsFromJsonBody(
-    entry.format === 'events' ? { events: parsed } : parsed,
-    eventDepth,
-    undefined,
-    entry.receivedAtNs > 0 ? entry.receivedAtNs : -1,
-  );
+  if (entry.format === 'json-body')
+    return eventsFromJsonBody(parsed, eventDepth, undefined, entry.receivedAtNs > 0 ? entry.receivedAtNs : -1);
+  const problem = eventsProblem(parsed, { eventDepth, timed: true, fromJson: true });
+  if (problem !== null) throw new IngestError(problem);
+  return parsed as Event[];
 }

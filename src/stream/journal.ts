@@ -1,8 +1,8 @@
 /**
  * The event log that feeds the engine (docs/durability.md, "The journal"): every batch an input acknowledges is
  * appended before the acknowledgement goes out, a checkpoint records how far the engine had got in it, and
- * startup replays what comes after the newest checkpoint. `EventLog` is the seam: a single node's log is this
- * journal; a cluster node's is a JetStream subject per partition.
+ * startup replays what comes after the newest checkpoint (src/stream/journal-log.ts: the journal as the single
+ * node's partition reads it, src/stream/event-log.ts).
  *
  * On a single node the journal is a directory of append-only segment files (`<data-dir>/journal/`), not SQLite
  * rows: a batch is written once, sequentially, and a checkpoint drops whole segments, where SQLite wrote every
@@ -30,29 +30,8 @@ import {
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { LogPosition, LogRecord } from './event-log.ts';
 import { decodeRecords, encodeRecord, type ScanDamage, scanRecords } from './journal-format.ts';
-
-/** How far the engine got in the log: every entry before `seq`, and the first `offset` events of entry `seq`. */
-export interface LogPosition {
-  readonly seq: number;
-  readonly offset: number;
-}
-
-export const LOG_START: LogPosition = { seq: 0, offset: 0 };
-
-/**
- * What an input hands the log: its events, encoded once. `format` says how `payload` holds them: `events`, a JSON
- * array of events as they were pushed; `json-body`, the body of `PUT /api/v1/stream/<name>` as received, whose
- * events without a time get `receivedAtNs` (src/stream/journal-records.ts decodes both).
- */
-export interface LogRecord {
-  readonly target: string;
-  readonly input: string;
-  readonly format: 'events' | 'json-body';
-  readonly receivedAtNs: number;
-  readonly count: number;
-  readonly payload: Buffer;
-}
 
 export interface LogEntry extends LogRecord {
   readonly seq: number;
@@ -147,7 +126,7 @@ function journalMetrics(registry: Registry, journal: FileJournal): JournalMetric
     }),
     damaged: new Counter({
       name: 'stream_journal_damaged_records_total',
-      help: 'Damaged journal records skipped at startup (a damaged stretch of a segment counts as one); the records around them were replayed.',
+      help: 'Damaged journal records skipped at startup (a damaged stretch of a segment counts as one, as does a record whose events are refused); the records around them were replayed.',
       registers,
     }),
   };
@@ -249,6 +228,16 @@ export class FileJournal implements EventLog {
     this.closed = true;
     while (this.inFlight !== null) await this.inFlight;
     closeSync(this.fd);
+  }
+
+  /** An entry read back whose events are refused (src/stream/journal-records.ts): skipped, logged and counted as
+   *  damage, so that the start goes on. */
+  skipRefused(entry: LogEntry, problem: string): void {
+    this.metrics.damaged.inc();
+    this.logger.error(
+      { seq: entry.seq, target: entry.target, input: entry.input },
+      `journal entry ${entry.seq} (${entry.count} events of ${entry.input}) skipped: its events are refused (${problem})`,
+    );
   }
 
   /** A segment's records; what does not check was reported (and the segment repaired) when the journal opened. */

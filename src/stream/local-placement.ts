@@ -1,25 +1,30 @@
 /**
- * The streams of a single node (docs/durability.md): events go through the ingest gateway into this process's
- * engine, written first to the journal; checkpoint rounds keep the action states and indexes in SQLite
- * (src/stream/snapshotter.ts); a restart restores the last round and replays the journal from its position.
- * A cluster node places its streams on partitions instead (src/stream/placement.ts).
+ * The streams of a single node (docs/durability.md): one partition holding every stream (src/stream/partition.ts),
+ * fed through the ingest gateway, each batch written first to the journal, and checkpointed to SQLite
+ * (src/stream/sqlite-checkpoints.ts); a restart restores the last checkpoint and replays the journal from its
+ * position (src/stream/journal-log.ts). A cluster node places its streams on partitions instead
+ * (src/stream/placement.ts).
  */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { CheckpointMetrics } from './checkpoint-metrics.ts';
 import type { Condition } from './condition.ts';
 import type { StreamEngine } from './engine.ts';
 import { streamNotFound } from './errors.ts';
 import { IngestGateway } from './ingest-gateway.ts';
 import { FileJournal } from './journal.ts';
+import { JournalLog } from './journal-log.ts';
+import { StreamPartition } from './partition.ts';
 import type { IndexStats, SearchAnswer, StreamPlacement } from './placement.ts';
 import type { StreamRepository } from './repository.ts';
 import type { StreamSettings } from './settings.ts';
-import { StreamSnapshotter } from './snapshotter.ts';
+import { SqliteCheckpoints } from './sqlite-checkpoints.ts';
 
 export interface LocalPlacementOptions {
   engine: StreamEngine;
   repository: StreamRepository;
   registry: Registry;
+  metrics: CheckpointMetrics;
   logger: Logger;
   settings: StreamSettings;
   /** Where the journal's segments are (`<data-dir>/journal`). */
@@ -32,7 +37,7 @@ export class LocalPlacement implements StreamPlacement {
   readonly ingest: IngestGateway;
   private readonly engine: StreamEngine;
   private readonly journal: FileJournal;
-  private readonly snapshotter: StreamSnapshotter;
+  private readonly partition: StreamPartition;
   private readonly logger: Logger;
   private settings: StreamSettings;
 
@@ -42,46 +47,38 @@ export class LocalPlacement implements StreamPlacement {
     this.settings = settings;
     this.logger = logger;
     this.journal = new FileJournal(options.journalDirectory, options.registry, logger, settings.journalDamagedSegments);
-    this.ingest = new IngestGateway(
+    this.partition = new StreamPartition({
       engine,
+      log: new JournalLog(this.journal, () => this.settings.nesting.eventDepth, logger),
+      store: new SqliteCheckpoints(options.repository, logger),
+      metrics: options.metrics,
+      logger,
+    });
+    this.ingest = new IngestGateway(
+      this.partition,
       settings.maxPendingEvents,
       options.rejected,
       settings.journal ? this.journal : null,
     );
-    this.snapshotter = new StreamSnapshotter(engine, options.repository, logger, options.registry, {
-      position: () => this.ingest.applied,
-      // Truncated by every committed round even while the journal is off, so nothing covered stays behind.
-      log: this.journal,
-    });
   }
 
   /** Restores the last checkpoint round, then replays the journal after its position (docs/durability.md). */
-  load(): void {
-    const position = this.snapshotter.restore();
-    this.ingest.useLog(this.settings.journal ? this.journal : null, position);
-    // Replayed even with the journal now off: those events were acknowledged when it was on.
-    const started = performance.now();
-    const replayed = this.ingest.replay(this.journal.entriesAfter(position), this.settings.nesting.eventDepth);
-    if (replayed > 0) {
-      this.logger.info(
-        { events: replayed, ms: Math.round(performance.now() - started) },
-        'journal replayed: the events acknowledged after the last checkpoint went through the streams again',
-      );
-    }
+  async load(): Promise<void> {
+    await this.partition.open();
   }
 
   start(): void {
-    this.snapshotter.start(this.settings.snapshotIntervalMs);
+    this.partition.start(this.settings.snapshotIntervalMs);
   }
 
   reload(next: StreamSettings, previous: StreamSettings): void {
     this.settings = next;
     this.ingest.maxPending = next.maxPendingEvents;
     if (next.journal !== previous.journal) {
-      this.ingest.useLog(next.journal ? this.journal : null, this.ingest.applied);
+      this.ingest.useLog(next.journal ? this.journal : null);
       this.logger.info(`streams.journal is now ${next.journal ? 'on' : 'off'}`);
     }
-    if (next.snapshotIntervalMs !== previous.snapshotIntervalMs) this.snapshotter.start(next.snapshotIntervalMs);
+    if (next.snapshotIntervalMs !== previous.snapshotIntervalMs) this.partition.start(next.snapshotIntervalMs);
   }
 
   // SQLite (the catalog) is this node's whole store of API streams.
@@ -112,10 +109,10 @@ export class LocalPlacement implements StreamPlacement {
 
   /** Every batch acknowledged so far is written; the last round then covers them all and drops the journal. */
   async stop(): Promise<void> {
-    this.snapshotter.stop();
+    // No round while the backlog drains: the journal, once closed, drops every segment a round covers.
+    this.partition.pause();
     await this.journal.close();
     await this.ingest.idle();
-    this.snapshotter.write();
-    await this.snapshotter.close();
+    await this.partition.close(true);
   }
 }

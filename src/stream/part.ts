@@ -15,8 +15,7 @@ import { createPubSub, pubsubRoutes } from './pubsub/routes.ts';
 import { StreamRepository } from './repository.ts';
 import { streamOverviewRoutes } from './overview-routes.ts';
 import { streamRoutes } from './routes.ts';
-import type { EventIngest, StreamHost, StreamPlacement } from './placement.ts';
-import type { PubSub } from './pubsub/channels.ts';
+import type { EventIngest, LocalChannels, StreamHost, StreamPlacement } from './placement.ts';
 import { StreamService } from './service.ts';
 
 export interface StreamSeams {
@@ -24,7 +23,7 @@ export interface StreamSeams {
   onIngest?: (ingest: EventIngest) => void;
   /** Where the streams run when not in this process (a cluster's partitions, src/stream/placement.ts), given the
    *  service and its websocket channels. */
-  placement?: (host: StreamHost, pubsub: PubSub) => StreamPlacement;
+  placement?: (host: StreamHost, pubsub: LocalChannels) => StreamPlacement;
 }
 
 export async function createStreamPart(
@@ -46,7 +45,7 @@ export async function createStreamPart(
     journalDirectory: join(config.dataDir, 'journal'),
     ...(place ? { placement: (host: StreamHost) => place(host, pubsub) } : {}),
   });
-  service.load();
+  await service.load();
   seams.onIngest?.({
     submit: (target, events, input, record) => service.ingest.submit(target, events, input, record),
     get pending() {

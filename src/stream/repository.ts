@@ -14,7 +14,7 @@ import {
   tablesSetAsideAtOpen,
 } from '../db/integrity.ts';
 import { indexMeta, streamCheckpoints, streams } from '../db/schema.ts';
-import type { LogPosition } from './journal.ts';
+import type { CheckpointHead, StateRow } from './checkpoint-store.ts';
 
 export interface StoredStream {
   name: string;
@@ -39,24 +39,6 @@ export interface StoredIndexSnapshot {
 
 /** The derived tables of the streams (src/db/integrity.ts): the action states, and the index snapshots. */
 export type DerivedTables = 'state' | 'index';
-
-/** The newest committed checkpoint of the action states (docs/durability.md). */
-export interface StoredCheckpoint {
-  round: number;
-  formatVersion: number;
-  position: LogPosition;
-}
-
-/** One row of `stream_state`, its state still JSON text (parsed by the caller, which reports a corrupt one). */
-export interface StateRow {
-  stream: string;
-  path: string;
-  forkKey: string;
-  round: number;
-  action: string;
-  configHash: string;
-  state: string | null;
-}
 
 export interface StateRowWriter {
   put(
@@ -214,7 +196,7 @@ export class StreamRepository {
   }
 
   /** The newest committed checkpoint, null when there is none. */
-  loadCheckpoint(): StoredCheckpoint | null {
+  loadCheckpoint(): CheckpointHead | null {
     const row = this.db.select().from(streamCheckpoints).orderBy(desc(streamCheckpoints.round)).limit(1).get();
     if (row === undefined) return null;
     return {
@@ -225,7 +207,7 @@ export class StreamRepository {
   }
 
   /** Records a round as committed (it becomes what startup restores) and forgets the older ones. */
-  commitCheckpoint(checkpoint: StoredCheckpoint, nowS: number): void {
+  commitCheckpoint(checkpoint: CheckpointHead, nowS: number): void {
     this.db
       .insert(streamCheckpoints)
       .values({

@@ -14,6 +14,7 @@
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import { StateShapeError } from './actions/state-shape.ts';
+import type { StoredIndexEntry } from './checkpoint-store.ts';
 import type { Event } from './event.ts';
 import type { IndexSnapshot } from './index-store.ts';
 
@@ -66,15 +67,10 @@ export class RestoreFailures {
   }
 }
 
-/** The index entries of one stream as stored (events still JSON text). */
-export interface StoredIndexEntry {
-  key: string;
-  event: string;
-}
-
 /**
  * Parses and checks the snapshot of one index: each entry a string key and an event (a map) with a numeric
- * `:time` (the index only keeps those), the clock a finite number. Returns the snapshot, or why it is refused.
+ * `:time` (the index only keeps those), the clock a finite number. An event stored as JSON text is parsed here.
+ * Returns the snapshot, or why it is refused.
  */
 export function readIndexSnapshot(
   currentTime: unknown,
@@ -84,9 +80,9 @@ export function readIndexSnapshot(
     return { reason: 'wrong_shape', problem: `current_time_ns is ${JSON.stringify(currentTime)}, not a number` };
   const entries: IndexSnapshot['entries'] = [];
   for (const row of rows) {
-    let event: unknown;
+    let event: unknown = row.event;
     try {
-      event = JSON.parse(row.event);
+      if (typeof row.event === 'string') event = JSON.parse(row.event);
     } catch (error) {
       return {
         reason: 'invalid_json',

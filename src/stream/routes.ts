@@ -8,12 +8,12 @@
  * OTLP take the raw body whatever its content type (their scopes swap the body parsers) and keep their
  * hand-written decoders.
  */
-import { type Static, type TypeBoxTypeProvider, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import type { Static } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Base64Error, decodeBase64Text } from '../common/base64.ts';
 import { type ErrorAnswer, type PartErrors, registerPartScope } from '../server/errors.ts';
-import { validatorCompiledOnFirstUse } from '../server/compiled-on-first-use.ts';
-import { type NameParams, routeSchemas } from './api-schemas.ts';
+import { type NameParams, typed } from '../server/typed-scope.ts';
+import { routeSchemas } from './api-schemas.ts';
 import { StreamError, type StreamErrorReason } from './errors.ts';
 import { type Event, nowNs } from './event.ts';
 import { eventsFromFluentBit } from './ingest/fluentbit.ts';
@@ -23,7 +23,7 @@ import { PushWarnings } from './ingest/push-warnings.ts';
 import { decodeOtlpTraces, encodeOtlpResponse } from './ingest/otlp.ts';
 import { decodeRemoteWrite } from './ingest/remote-write.ts';
 import { replyRefused, submitOrRefuse } from './ingest/submit.ts';
-import type { LogRecord } from './journal.ts';
+import type { LogRecord } from './event-log.ts';
 import { jsonBodyRecord } from './journal-records.ts';
 import { jsonBodyParser } from '../server/json-body.ts';
 import type { StreamService } from './service.ts';
@@ -169,18 +169,20 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
         '/:name',
         { schema: routeSchemas.fluentbit, preValidation: requirePushTarget },
         async (request, reply) => {
-          if (!(await ingest(reply, 'fluentbit', request.params.name, eventsFromFluentBit(request.body)))) return reply;
+          if (
+            !(await ingest(
+              reply,
+              'fluentbit',
+              request.params.name,
+              eventsFromFluentBit(request.body, service.nesting.eventDepth),
+            ))
+          )
+            return reply;
           return reply.code(200).send();
         },
       );
     });
   };
-}
-
-/** The scope with TypeBox types, validated by TypeBox itself (no type coercion: a number is not a string). */
-function typed(scope: FastifyInstance) {
-  scope.setValidatorCompiler(validatorCompiledOnFirstUse(TypeBoxValidatorCompiler));
-  return scope.withTypeProvider<TypeBoxTypeProvider>();
 }
 
 /** The bytes of each JSON body, parsed as every other route's are (src/stream/journal-records.ts keeps them). */

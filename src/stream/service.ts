@@ -4,8 +4,8 @@
  * - the catalog (src/stream/catalog.ts): who owns a stream name, API or file, and what the engine runs;
  * - the file sync (src/stream/file-sync.ts): the stream directories, scanned, diffed and watched;
  * - the placement (src/stream/placement.ts): where events run and indexes live, chosen once when the part is built:
- *   this process (src/stream/local-placement.ts: the ingest gateway, the journal, checkpoint rounds in SQLite) or
- *   a cluster's partitions.
+ *   this process (src/stream/local-placement.ts: the ingest gateway, the journal, one partition over SQLite) or
+ *   a cluster's partitions (each one opened here, src/stream/stream-partitions.ts).
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
@@ -13,13 +13,13 @@ import type { Registry } from 'prom-client';
 import type { VigieConfig } from '../config/load.ts';
 import type { AsyncQueueRunner } from './async-queues.ts';
 import { StreamCatalog } from './catalog.ts';
+import { CheckpointMetrics } from './checkpoint-metrics.ts';
 import type { Static } from '@sinclair/typebox';
 import { prettyEdn } from './edn-pretty.ts';
 import { type EdnValue, isEdnMap, isKeyword, kw, parseEdn } from './edn.ts';
 import { StreamEngine, type StreamInfo } from './engine.ts';
 import { admitApiStream, parseQuery } from './api-admission.ts';
 import { StreamError, streamNotFound } from './errors.ts';
-import type { Event } from './event.ts';
 import { DropReporter } from './limits.ts';
 import type { NestingLimits } from './nesting.ts';
 import { StreamMetrics } from './metrics.ts';
@@ -28,7 +28,18 @@ import type { StreamPublisher } from './pubsub/channels.ts';
 import type { StreamRepository } from './repository.ts';
 import type { StreamSettings } from './settings.ts';
 import { LocalPlacement } from './local-placement.ts';
-import type { EventIngest, PlacementFactory, SearchAnswer, StreamHost, StreamPlacement } from './placement.ts';
+import type {
+  EventIngest,
+  PartitionHandle,
+  PartitionPorts,
+  PlacementFactory,
+  SearchAnswer,
+  StreamHost,
+  StreamPlacement,
+} from './placement.ts';
+import { StreamPartitions } from './stream-partitions.ts';
+import { IngestError } from './ingest/errors.ts';
+import type { Condition } from './condition.ts';
 import type { StreamSummary as StreamSummaryWire } from './wire.ts';
 
 /** A stream as the dashboard lists it (the wire type of `GET /api/v1/overview/streams`). */
@@ -62,6 +73,10 @@ export class StreamService implements StreamHost {
    *  changes them in place. */
   readonly nesting: NestingLimits;
   private readonly engineOptions: ConstructorParameters<typeof StreamEngine>[0] & object;
+  /** The checkpoint rounds' and restores' metrics, shared by every partition here. */
+  readonly checkpointMetrics: CheckpointMetrics;
+  /** The partitions of single streams this node runs for a cluster. */
+  private readonly partitions: StreamPartitions;
 
   constructor(options: StreamServiceOptions) {
     this.settings = options.settings;
@@ -96,6 +111,14 @@ export class StreamService implements StreamHost {
       },
     };
     this.engine = new StreamEngine(this.engineOptions);
+    this.checkpointMetrics = new CheckpointMetrics(options.registry, options.logger);
+    this.partitions = new StreamPartitions({
+      engineOptions: this.engineOptions,
+      streamInfo: (name) => this.engine.get(name),
+      metrics: this.checkpointMetrics,
+      logger: options.logger,
+      intervalMs: () => this.settings.snapshotIntervalMs,
+    });
     this.catalog = new StreamCatalog({
       engine: this.engine,
       repository: options.repository,
@@ -112,6 +135,7 @@ export class StreamService implements StreamHost {
         repository: options.repository,
         registry: options.registry,
         logger: options.logger,
+        metrics: this.checkpointMetrics,
         settings: options.settings,
         journalDirectory: options.journalDirectory,
         rejected: (input) => this.countRejected(input),
@@ -120,10 +144,6 @@ export class StreamService implements StreamHost {
 
   get maxPendingEvents(): number {
     return this.settings.maxPendingEvents;
-  }
-
-  get snapshotIntervalMs(): number {
-    return this.settings.snapshotIntervalMs;
   }
 
   get maxSearchLimit(): number {
@@ -139,13 +159,22 @@ export class StreamService implements StreamHost {
     this.metrics.rejected.inc({ route: input });
   }
 
-  /**
-   * An engine for one partition of a stream in a cluster (src/cluster/partition-runner.ts): the same outputs,
-   * queues, caps and metrics as this service's; `forward` takes what it reinjects into other streams, `pubsub` (the
-   * cluster's channels) what it publishes.
-   */
-  partitionEngine(forward: (destination: string, event: Event) => void, pubsub?: StreamPublisher): StreamEngine {
-    return new StreamEngine({ ...this.engineOptions, forward, ...(pubsub ? { pubsub } : {}) });
+  /** A partition of one stream in a cluster (src/stream/stream-partitions.ts): the same outputs, queues, caps and
+   *  metrics as this service's, fed and checkpointed through the ports its owner hands it. */
+  openPartition(stream: string, ports: PartitionPorts): PartitionHandle {
+    return this.partitions.partition(stream, ports);
+  }
+
+  parseQuery(queryText: string): Condition {
+    return parseQuery(queryText, this.nesting.ednDepth);
+  }
+
+  unknownStream(name: string): Error {
+    return streamNotFound(name);
+  }
+
+  invalidBatch(message: string): Error {
+    return new IngestError(message);
   }
 
   /** A running stream's definition (its compiled config, `:partition-by`, `:default`). */
@@ -204,10 +233,10 @@ export class StreamService implements StreamHost {
    * Startup: API streams from SQLite, then the stream files, then the action states of the last checkpoint and
    * the index snapshots of unchanged streams, then the journal since that checkpoint (docs/durability.md).
    */
-  load(): void {
+  async load(): Promise<void> {
     this.catalog.loadApiStreams();
     this.catalog.files.sync();
-    this.placement.load();
+    await this.placement.load();
     this.logger.info(
       { streams: this.engine.names().length, api: this.catalog.apiStreamCount, files: this.catalog.files.streams.size },
       'streams loaded',
@@ -226,6 +255,7 @@ export class StreamService implements StreamHost {
     this.settings = next;
     Object.assign(this.nesting, next.nesting);
     this.placement.reload(next, previous);
+    if (next.snapshotIntervalMs !== previous.snapshotIntervalMs) this.partitions.restartRounds(next.snapshotIntervalMs);
     // Before the files are read again: a changed stream file may use an output this reload adds.
     if (!isDeepStrictEqual(next.outputs, previous.outputs)) await this.reconfigureOutputs(next);
     await this.catalog.files.setDirectories(next.directories);

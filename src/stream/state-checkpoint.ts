@@ -16,13 +16,11 @@
 import * as shape from './actions/state-shape.ts';
 import { isKeyedState, type KeyedStateHandle, type KeyedSaved } from './actions/types.ts';
 import type { StateUnit } from './compiler.ts';
+import type { CheckpointWriter, StateRow } from './checkpoint-store.ts';
 import type { StreamEngine } from './engine.ts';
-import type { StateRow, StateRowWriter, StreamRepository } from './repository.ts';
 import { failureReason, type RestoreFailureReason, type RestoreFailures } from './restore-failures.ts';
 import type { SavedUnit } from './state-units.ts';
 
-/** The layout of `stream_state` rows this version writes; a checkpoint of another version is skipped. */
-export const CHECKPOINT_FORMAT_VERSION = 1;
 /** Rows purged per statement (a purge of a big stream spreads over slices). */
 const PURGE_BATCH = 512;
 /** Due forks saved between two reads of the clock. */
@@ -58,7 +56,6 @@ type RowFailures = Map<
 
 export class StateCheckpointer {
   private readonly written = new Map<string, Written>();
-  private readonly writer: StateRowWriter;
   private round = 0;
   private rows: PendingRow[] = [];
   private rowCursor = 0;
@@ -75,14 +72,25 @@ export class StateCheckpointer {
 
   constructor(
     private readonly engine: StreamEngine,
-    repository: StreamRepository,
     private readonly failures: RestoreFailures,
-  ) {
-    this.writer = repository.stateRowWriter();
-  }
+    /** The store keeps only what each round writes (src/stream/checkpoint-store.ts): every round writes every row,
+     *  and nothing is deleted. */
+    private readonly whole: boolean,
+    /** Counts the rows written. */
+    private readonly countRows: (rows: number) => void,
+  ) {}
 
-  /** Rows written since the service started. */
-  rowsWritten = 0;
+  /** Whether a stream took events, was compiled anew or went since the last round began. */
+  get changed(): boolean {
+    for (const stream of this.written.keys()) if (this.engine.get(stream) === undefined) return true;
+    for (const stream of this.engine.names()) {
+      const info = this.engine.get(stream);
+      const written = this.written.get(stream);
+      if (info === undefined || info.stateUnits.length === 0) continue;
+      if (written === undefined || written.units !== info.stateUnits || written.activity !== info.activity) return true;
+    }
+    return false;
+  }
 
   /**
    * Starts round `round`: saves the actions outside forks and marks the forks that changed as due. Returns
@@ -90,6 +98,7 @@ export class StateCheckpointer {
    */
   begin(round: number): boolean {
     this.round = round;
+    if (this.whole) this.written.clear();
     for (const stream of this.stored) {
       if (this.engine.get(stream) === undefined) {
         this.written.delete(stream);
@@ -103,8 +112,8 @@ export class StateCheckpointer {
       const written = this.written.get(stream);
       const whole = written === undefined || written.units !== info.stateUnits;
       if (!whole && written.activity === info.activity) continue;
-      if (whole && this.stored.has(stream)) this.purges.push(stream);
-      if (info.stateUnits.length > 0) this.stored.add(stream);
+      if (whole && this.stored.has(stream) && !this.whole) this.purges.push(stream);
+      if (info.stateUnits.length > 0 && !this.whole) this.stored.add(stream);
       const since = new Map<string, number>();
       for (const unit of info.stateUnits) {
         const handle = unit.handle;
@@ -133,20 +142,34 @@ export class StateCheckpointer {
   }
 
   /** Writes rows until `deadline` (performance.now()); true when the round has nothing left to write. */
-  writeSome(deadline: number): boolean {
+  writeSome(deadline: number, writer: CheckpointWriter): boolean {
     const round = this.round;
-    for (let step = 0; ; step++) {
-      if (step % FORKS_PER_STEP === 0 && step > 0 && performance.now() >= deadline) return false;
-      if (this.rowCursor < this.rows.length) {
-        const row = this.rows[this.rowCursor++] as PendingRow;
-        this.writer.put(row.stream, row.unit.path, row.forkKey, round, row.unit.action, row.unit.hash, row.json);
-        this.writtenKeys.push(row);
-        this.rowsWritten++;
-        continue;
+    let rows = 0;
+    try {
+      for (let step = 0; ; step++) {
+        if (step % FORKS_PER_STEP === 0 && step > 0 && performance.now() >= deadline) return false;
+        if (this.rowCursor < this.rows.length) {
+          const row = this.rows[this.rowCursor++] as PendingRow;
+          const { unit } = row;
+          writer.putState({
+            stream: row.stream,
+            path: unit.path,
+            forkKey: row.forkKey,
+            round,
+            action: unit.action,
+            configHash: unit.hash,
+            state: row.json,
+          });
+          if (!this.whole) this.writtenKeys.push(row);
+          rows++;
+          continue;
+        }
+        const handle = this.keyed[this.keyedCursor];
+        if (handle === undefined) return true;
+        if (handle.saveDue(FORKS_PER_STEP)) this.keyedCursor++;
       }
-      const handle = this.keyed[this.keyedCursor];
-      if (handle === undefined) return true;
-      if (handle.saveDue(FORKS_PER_STEP)) this.keyedCursor++;
+    } finally {
+      this.countRows(rows);
     }
   }
 
@@ -168,18 +191,18 @@ export class StateCheckpointer {
   }
 
   /** Deletes superseded rows until `deadline`; true when none is left. */
-  cleanSome(deadline: number): boolean {
+  cleanSome(deadline: number, writer: CheckpointWriter): boolean {
     let count = 0;
     while (this.superseded.length > 0) {
       const row = this.superseded.pop() as PendingRow;
-      this.writer.deleteOlder(row.stream, row.unit.path, row.forkKey, this.purgeBefore);
+      writer.deleteOlderStates(row.stream, row.unit.path, row.forkKey, this.purgeBefore);
       if (++count % FORKS_PER_STEP === 0 && performance.now() >= deadline) return false;
     }
     while (this.purges.length > 0) {
       const stream = this.purges[this.purges.length - 1] as string;
       // A stream that is gone loses every row; one written whole loses those of earlier rounds.
       const before = this.engine.get(stream) === undefined ? Number.MAX_SAFE_INTEGER : this.purgeBefore;
-      if (this.writer.purgeStream(stream, before, PURGE_BATCH) < PURGE_BATCH) this.purges.pop();
+      if (writer.purgeStates(stream, before, PURGE_BATCH) < PURGE_BATCH) this.purges.pop();
       if (performance.now() >= deadline) return false;
     }
     return true;
@@ -205,7 +228,7 @@ export class StateCheckpointer {
     }
     let units = 0;
     let forks = 0;
-    for (const stream of storedStreams) this.stored.add(stream);
+    if (!this.whole) for (const stream of storedStreams) this.stored.add(stream);
     for (const [stream, streamRows] of byStream) {
       const info = this.engine.get(stream);
       if (info === undefined) continue;

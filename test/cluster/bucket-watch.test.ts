@@ -49,6 +49,7 @@ const connected = { connected: true, onChange: () => {} } as unknown as ClusterC
 
 /** What `watch.start()` resolves with, or 'never' if it has not within `ms`. */
 function startWithin(watch: BucketWatch, ms: number): Promise<number | 'never'> {
+  // eslint-disable-next-line no-restricted-syntax -- proves the start has not resolved within ms
   return Promise.race([watch.start(), new Promise<'never'>((resolve) => setTimeout(() => resolve('never'), ms))]);
 }
 

@@ -20,6 +20,7 @@ afterAll(async () => {
   await stopAllNats();
 });
 
+// eslint-disable-next-line no-restricted-syntax -- a pause, for the tests below that prove nothing happens meanwhile
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
 
@@ -75,17 +76,20 @@ describe.skipIf(!hasNatsServer())('the results publisher', () => {
     const publisher = new ResultPublisher(js, connection, 'node-a', 10_000, metrics, pino({ level: 'silent' }));
     const idle = timers();
     publisher.start();
+    // eslint-disable-next-line no-restricted-syntax -- proves no timer starts while idle
     await sleep(300);
     expect(timers()).toBe(idle);
 
     const offeredAt = performance.now();
     for (let i = 0; i < 3; i++) publisher.offer(result(i));
+    // eslint-disable-next-line no-restricted-syntax -- spaces two offers 150 ms apart, as results come
     await sleep(150);
     publisher.offer(result(3));
     await waitFor(() => received.length === 1);
     expect(received[0]?.results).toHaveLength(4);
     // One message for results offered 150 ms apart, about a second after the first.
     expect((received[0]?.at as number) - offeredAt).toBeGreaterThanOrEqual(900);
+    // eslint-disable-next-line no-restricted-syntax -- proves no timer is left once the message is sent
     await sleep(200);
     expect(timers()).toBe(idle);
 

@@ -1,7 +1,8 @@
 /**
- * Checkpoints of stream partitions on a real nats-server (src/cluster/stream-checkpoints.ts): the newest one is
- * loaded back whole; a node whose view of the pointer is stale (another node wrote it since) cannot replace it; an
- * older checkpoint's object is deleted once a newer one is pointed at.
+ * Checkpoints of stream partitions on a real nats-server (src/cluster/partition-checkpoints.ts over
+ * src/cluster/stream-checkpoints.ts): a round written through the store port is loaded back whole; a node whose
+ * view of the pointer is stale (another node wrote it since) cannot replace it; an older checkpoint's object is
+ * deleted once a newer one is pointed at.
  */
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
@@ -10,14 +11,14 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
+import { PartitionCheckpoints } from '../../src/cluster/partition-checkpoints.ts';
 import { MessageRefusals } from '../../src/cluster/refusals.ts';
-import {
-  CHECKPOINTS_BUCKET,
-  CheckpointStore,
-  PARTITION_CHECKPOINT_VERSION,
-  type PartitionCheckpoint,
-} from '../../src/cluster/stream-checkpoints.ts';
+import { CHECKPOINTS_BUCKET, CheckpointBucket } from '../../src/cluster/stream-checkpoints.ts';
+import { CheckpointMetrics } from '../../src/stream/checkpoint-metrics.ts';
+import { StreamEngine } from '../../src/stream/engine.ts';
 import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/nesting.ts';
+import { StreamPartition } from '../../src/stream/partition.ts';
+import { saveUnits } from '../../src/stream/state-units.ts';
 import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 
 const connections: NatsConnection[] = [];
@@ -26,23 +27,38 @@ afterAll(async () => {
   await stopAllNats();
 });
 
-function checkpoint(seq: number, node: string, entries: number): PartitionCheckpoint {
-  return {
-    version: PARTITION_CHECKPOINT_VERSION,
-    stream: 's',
-    partition: 3,
-    seq,
-    node,
-    units: [['0', { hash: 'h', state: { count: seq } }]],
-    index: {
-      currentTime: seq,
-      entries: Array.from({ length: entries }, (_, i) => ({ key: `k${i}`, event: { host: `host-${i}`, metric: i } })),
-    },
-  };
+/** A round as a partition's checkpoint rounds write it: the index whole, the states, then the commit. */
+async function round(store: PartitionCheckpoints, seq: number, entries: number) {
+  store.begin();
+  store.slice((writer) => {
+    writer.putIndexMeta({ stream: 's', currentTimeNs: seq, configHash: 'c' });
+    for (let i = 0; i < entries; i++)
+      writer.putIndexEntry('s', `k${i}`, JSON.stringify({ host: `host-${i}`, metric: i, time: i }));
+    writer.putState({
+      stream: 's',
+      path: '0',
+      forkKey: '',
+      round: seq,
+      action: 'sum',
+      configHash: 'h',
+      state: JSON.stringify({ count: seq }),
+    });
+    writer.putState({
+      stream: 's',
+      path: '1',
+      forkKey: 'gone',
+      round: seq,
+      action: 'by',
+      configHash: 'h',
+      state: null,
+    });
+    writer.commit({ round: seq, formatVersion: 1, position: { seq, offset: 0 } });
+  });
+  return store.committed();
 }
 
 describe.skipIf(!hasNatsServer())('partition checkpoints in JetStream', () => {
-  it('loads the newest back whole, never lets a stale view replace it, and keeps one object per partition', async () => {
+  it('loads the newest back whole, lets no stale view replace it, keeps one object per partition', async () => {
     const nats = await startNatsServer();
     // A node's user on the documented server: it may use Vigie's bucket and object store, and only those.
     const nc = await connect(nats.connectOptions('node-a'));
@@ -50,36 +66,54 @@ describe.skipIf(!hasNatsServer())('partition checkpoints in JetStream', () => {
     const js = jetstream(nc);
     const kv = await new Kvm(js).create(CHECKPOINTS_BUCKET, { history: 1 });
     const objects = await new Objm(js).create(CHECKPOINTS_BUCKET);
-    const store = new CheckpointStore(
+    const logger = pino({ level: 'silent' });
+    const bucket = new CheckpointBucket({
       kv,
       objects,
-      new MessageRefusals(new Registry(), pino({ level: 'silent' })),
-      pino({ level: 'silent' }),
-      { eventDepth: DEFAULT_MAX_EVENT_DEPTH },
-    );
+      refusals: new MessageRefusals(new Registry(), logger),
+      logger,
+      nesting: { eventDepth: DEFAULT_MAX_EVENT_DEPTH },
+    });
+    const superseded: string[] = [];
+    const store = (node: string) =>
+      new PartitionCheckpoints({
+        bucket,
+        key: 's.3',
+        stream: 's',
+        partition: 3,
+        node,
+        superseded: () => superseded.push(node),
+      });
+    const load = async (checkpoints = store('reader')) => {
+      const reader = await checkpoints.load();
+      return { reader, head: reader.head() };
+    };
 
-    const empty = await store.load('s.3', 's', 3);
-    expect(empty.checkpoint).toBeNull();
     // node-a and node-b both believe they own the partition, and both loaded it empty.
-    const a = empty.pointer;
-    const b = (await store.load('s.3', 's', 3)).pointer;
+    const a = store('node-a');
+    const b = store('node-b');
+    expect((await load(a)).head).toBeNull();
+    expect((await load(b)).head).toBeNull();
     // 20,000 index entries: larger than a KV value may be, chunked by the object store.
-    const first = await store.save('s.3', checkpoint(10, 'node-a', 20_000), a);
-    expect(first.outcome).toBe('saved');
-    const loaded = await store.load('s.3', 's', 3);
-    expect(loaded.checkpoint?.seq).toBe(10);
-    expect(loaded.checkpoint?.index.entries).toHaveLength(20_000);
-    expect(loaded.checkpoint?.units).toEqual([['0', { hash: 'h', state: { count: 10 } }]]);
+    expect(await round(a, 10, 20_000)).toBe('committed');
+    const loaded = await load();
+    expect(loaded.head).toEqual({ round: 10, formatVersion: 1, position: { seq: 10, offset: 0 }, writer: 'node-a' });
+    expect(loaded.reader.indexMetas()).toEqual([{ stream: 's', currentTimeNs: 10, configHash: 'c' }]);
+    expect(loaded.reader.indexEntries('s')).toHaveLength(20_000);
+    expect(loaded.reader.indexEntries('s')[7]).toEqual({ key: 'k7', event: { host: 'host-7', metric: 7, time: 7 } });
+    expect(loaded.reader.stateRows(10)).toEqual([
+      { stream: 's', path: '0', forkKey: '', round: 10, action: 'sum', configHash: 'h', state: '{"count":10}' },
+      { stream: 's', path: '1', forkKey: 'gone', round: 10, action: 'by', configHash: 'h', state: null },
+    ]);
     // node-b's view is stale, even with a later sequence: its state lacks what node-a covered (and purged).
-    expect((await store.save('s.3', checkpoint(40, 'node-b', 3), b)).outcome).toBe('superseded');
+    expect(await round(b, 40, 3)).toBe('superseded');
+    expect(superseded).toEqual(['node-b']);
     // node-b reloads, then saves on top of node-a's.
-    const reloaded = await store.load('s.3', 's', 3);
-    const second = await store.save('s.3', checkpoint(25, 'node-b', 3), reloaded.pointer);
-    expect(second.outcome).toBe('saved');
+    await load(b);
+    expect(await round(b, 25, 3)).toBe('committed');
     // node-a, still on its own last write, is now the stale one.
-    if (first.outcome !== 'saved') throw new Error('unreachable');
-    expect((await store.save('s.3', checkpoint(12, 'node-a', 3), first.pointer)).outcome).toBe('superseded');
-    expect((await store.load('s.3', 's', 3)).checkpoint?.node).toBe('node-b');
+    expect(await round(a, 12, 3)).toBe('superseded');
+    expect((await load()).head?.writer).toBe('node-b');
 
     // node-b's checkpoint is small: written in the pointer itself (one KV write), and node-a's object deleted.
     const names = async () => (await objects.list()).map((info) => info.name);
@@ -87,17 +121,90 @@ describe.skipIf(!hasNatsServer())('partition checkpoints in JetStream', () => {
     const pointer = (await kv.get('s.3'))?.json<{ seq: number; checkpoint?: { node: string } }>();
     expect(pointer?.seq).toBe(25);
     expect(pointer?.checkpoint?.node).toBe('node-b');
+    expect((await kv.get('s.3.seq'))?.string()).toBe('25');
     // A large one goes to the object store again, and is loaded back from there.
-    const current = await store.load('s.3', 's', 3);
-    const large = await store.save('s.3', checkpoint(30, 'node-b', 20_000), current.pointer);
-    expect(large.outcome).toBe('saved');
+    expect(await round(b, 30, 20_000)).toBe('committed');
     expect(await names()).toEqual([expect.stringMatching(/^s\.3\.30\./)]);
-    const back = await store.load('s.3', 's', 3);
-    expect(back.checkpoint?.seq).toBe(30);
-    expect(back.checkpoint?.index.entries).toHaveLength(20_000);
+    const back = await load();
+    expect(back.head?.position.seq).toBe(30);
+    expect(back.reader.indexEntries('s')).toHaveLength(20_000);
     // And back to a small one: the large one's object is deleted.
-    expect((await store.save('s.3', checkpoint(31, 'node-b', 3), back.pointer)).outcome).toBe('saved');
+    expect(await round(b, 31, 3)).toBe('committed');
     expect(await names()).toEqual([]);
-    expect((await store.load('s.3', 's', 3)).checkpoint?.seq).toBe(31);
+    expect((await load()).head?.position.seq).toBe(31);
+  }, 60_000);
+
+  it('reads a checkpoint of format 1 as the previous version wrote it: windows and index come back', async () => {
+    const nats = await startNatsServer();
+    const nc = await connect(nats.connectOptions('node-a'));
+    connections.push(nc);
+    const js = jetstream(nc);
+    const kv = await new Kvm(js).create(CHECKPOINTS_BUCKET, { history: 1 });
+    const objects = await new Objm(js).create(CHECKPOINTS_BUCKET);
+    const logger = pino({ level: 'silent' });
+    const bucket = new CheckpointBucket({
+      kv,
+      objects,
+      refusals: new MessageRefusals(new Registry(), logger),
+      logger,
+      nesting: { eventDepth: DEFAULT_MAX_EVENT_DEPTH },
+    });
+    const sums =
+      '{:actions {:action :by :params [{:fields [:host]}] ' +
+      ':children [{:action :sum :params [{:duration "10m"}] :children [{:action :index :params [[:host]]}]}]}}';
+    const t0 = 1_700_000_000_000_000_000;
+    const pushed = (metric: number, time = t0) =>
+      Array.from({ length: 5 }, (_, i) => ({ host: `h${i}`, service: 's', metric, time, ttl: 1e6 }));
+    // What the previous version's runner saved: each unit whole (saveUnits), the index's snapshot.
+    const before = new StreamEngine();
+    before.add('s', sums);
+    before.push('s', pushed(2));
+    before.push('s', pushed(0, t0 + 11 * 60e9));
+    before.push('s', pushed(3, t0 + 12 * 60e9));
+    const info = before.get('s') as NonNullable<ReturnType<StreamEngine['get']>>;
+    const format1 = {
+      version: 1,
+      stream: 's',
+      partition: 0,
+      seq: 7,
+      node: 'node-old',
+      units: [...saveUnits(info.stateUnits)],
+      index: info.index.snapshot(),
+    };
+    await kv.put('s.0', JSON.stringify({ seq: 7, node: 'node-old', atMs: Date.now(), checkpoint: format1 }));
+
+    const after = new StreamEngine();
+    after.add('s', sums);
+    const registry = new Registry();
+    const metrics = new CheckpointMetrics(registry, logger);
+    const partition = new StreamPartition({
+      engine: after,
+      log: { follow: () => undefined, stop: () => undefined, covered: () => undefined },
+      store: new PartitionCheckpoints({
+        bucket,
+        key: 's.0',
+        stream: 's',
+        partition: 0,
+        node: 'node-a',
+        superseded: () => undefined,
+      }),
+      metrics,
+      logger,
+    });
+    await partition.open();
+    expect(partition.applied).toEqual({ seq: 7, offset: 0 });
+    expect(after.index('s')?.snapshot()).toEqual(info.index.snapshot());
+    // The windows open at the checkpoint close with the same sums on both.
+    for (const engine of [before, after]) engine.push('s', pushed(0, t0 + 30 * 60e9));
+    expect(after.index('s')?.snapshot()).toEqual(before.index('s')?.snapshot());
+    expect(
+      after
+        .index('s')
+        ?.search(() => true)
+        .events.map((event) => event.metric),
+    ).toEqual(Array(5).fill(3));
+    const failures = await registry.getSingleMetric('stream_state_restore_failures_total')?.get();
+    expect(failures?.values).toEqual([]);
+    await partition.close(false);
   }, 60_000);
 });

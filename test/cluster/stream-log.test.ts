@@ -9,17 +9,10 @@ import {
   type LogDamage,
   type LogHead,
 } from '../../src/cluster/log-message.ts';
-import type { Event } from '../../src/stream/event.ts';
+import { type Event, eventsProblem } from '../../src/stream/event.ts';
 import { OwnMessages, type OwnParts } from '../../src/cluster/own-messages.ts';
 import { type EncodedPack, encodeBatch, type LogTarget, partitionOf } from '../../src/cluster/log-batch.ts';
-import {
-  ClusterEventLog,
-  EventLogMetrics,
-  eventsProblem,
-  streamId,
-  streamSubject,
-} from '../../src/cluster/stream-log.ts';
-import { JSON_PUSH_INPUT } from '../../src/stream/ingest/json.ts';
+import { ClusterEventLog, EventLogMetrics, streamId, streamSubject } from '../../src/cluster/stream-log.ts';
 import { mergeSearches, mergeStats } from '../../src/cluster/stream-queries.ts';
 
 describe('partitionOf', () => {
@@ -261,8 +254,32 @@ describe('messages of the event log', () => {
     const problem =
       'events[0].deep nests objects and arrays deeper than the limit of 3 levels (streams.max-event-depth)';
     expect(part('[{"host":"a","time":1,"deep":{"b":{"c":{"d":1}}}}]')).toEqual({ reason: 'invalid', problem });
-    expect(eventsProblem([{ host: 'a', time: 1, deep: { b: { c: { d: 1 } } } }], 3)).toBe(problem);
-    expect(eventsProblem([{ host: 'a', time: 1, deep: { b: { c: { d: 1 } } } }], 4)).toBeNull();
+    expect(eventsProblem([{ host: 'a', time: 1, deep: { b: { c: { d: 1 } } } }], { eventDepth: 3 })).toBe(problem);
+    expect(eventsProblem([{ host: 'a', time: 1, deep: { b: { c: { d: 1 } } } }], { eventDepth: 4 })).toBeNull();
+  });
+
+  it('checks what it reads as events already taken: their time is a number, never stamped or converted again', () => {
+    const part = (events: unknown[]) =>
+      read(parts([[0, codec.pack(events as Event[])]], 'msgpack'), 0, 8) as Event[] | LogDamage;
+    expect(part([{ host: 'a' }])).toEqual({
+      reason: 'invalid',
+      problem: 'events[0].time must be a number of epoch nanoseconds, got undefined',
+    });
+    expect(
+      part([
+        { host: 'a', time: 1 },
+        { host: 'b', time: '2024-12-24T13:44:32Z' },
+      ]),
+    ).toEqual({
+      reason: 'invalid',
+      problem: 'events[1].time must be a number of epoch nanoseconds, got "2024-12-24T13:44:32Z"',
+    });
+    expect(part([{ host: 'a', time: Number.NaN }])).toMatchObject({ reason: 'invalid' });
+    expect(part([{ host: 'a', time: 1, ttl: '60' }])).toEqual({
+      reason: 'invalid',
+      problem: 'events[0].ttl must be a number of seconds, got "60"',
+    });
+    expect(part([{ host: 'a', time: 1, ttl: 60 }])).toEqual([{ host: 'a', time: 1, ttl: 60 }]);
   });
 
   it('refuses MessagePack that is not events, or holds what JSON cannot, and reads the next one still', () => {
@@ -325,11 +342,13 @@ describe('messages of the event log', () => {
     // A key that would reach Object.prototype stays a key of the event.
     const proto = part(
       Buffer.concat([
-        Buffer.from([0x91, 0x82, 0xa9]),
+        Buffer.from([0x91, 0x83, 0xa9]),
         Buffer.from('__proto__'),
         Buffer.from([0x81, 0xa1, 0x70, 0x01, 0xa4]),
         Buffer.from('host'),
-        Buffer.from([0xa1, 0x61]),
+        Buffer.from([0xa1, 0x61, 0xa4]),
+        Buffer.from('time'),
+        Buffer.from([0x01]),
       ]),
     ) as Event[];
     expect(({} as Record<string, unknown>).p).toBeUndefined();
@@ -353,29 +372,31 @@ describe("a taker's own partitions", () => {
   ) => {
     const published: { data: Buffer; done: (error?: Error) => void }[] = [];
     const own = new OwnMessages();
-    const log = new ClusterEventLog(
-      { publish: (_subject, data, done) => published.push({ data: data as Buffer, done }) },
+    const log = new ClusterEventLog({
+      publisher: { publish: (_subject, data, done) => published.push({ data: data as Buffer, done }) },
       codec,
-      8,
-      (target) => (target === 'default' ? streams : streams.filter((stream) => stream.name === target)),
+      partitions: 8,
+      resolve: (target) => (target === 'default' ? streams : streams.filter((stream) => stream.name === target)),
       maxPending,
-      () => undefined,
-      new EventLogMetrics(new Registry()),
-      { messages: own, runsHere: (stream, partition) => stream === 's' && runsHere.includes(partition) },
-      () => owners,
-    );
+      onFull: () => undefined,
+      metrics: new EventLogMetrics(new Registry()),
+      own: { messages: own, runsHere: (stream, partition) => stream === 's' && runsHere.includes(partition) },
+      owners: () => owners,
+      unknownStream: (name) => new Error(`no stream ${name}`),
+      invalidBatch: (message) => new Error(message),
+    });
     return { log, own, published };
   };
   const events = () => Array.from({ length: 40 }, (_, i) => ({ host: `h${i}`, time: i, metric: i / 2 }));
   const turn = () => new Promise((resolve) => setImmediate(resolve));
 
-  it('keeps the events of a JSON push for the partitions that run here, until the message is read back once', async () => {
+  it('keeps the events of a push for the partitions that run here, until the message is read back once', async () => {
     // Partitions 1 and 5 run here: packed together, apart from the others'.
     const { log, own, published } = logWith([1, 5], undefined, undefined, [1, 0, 2, 1, 2, 0, 1, 2]);
     // Two pushes in one turn: one message, each partition's events in two packs.
     const pushed = [...events(), ...events()];
-    const acked = log.submit('s', pushed.slice(0, 40), JSON_PUSH_INPUT);
-    void log.submit('s', pushed.slice(40), JSON_PUSH_INPUT);
+    const acked = log.submit('s', pushed.slice(0, 40), 'stream');
+    void log.submit('s', pushed.slice(40), 'stream');
     await turn();
     expect(published).toHaveLength(1);
     const data = (published[0] as { data: Buffer }).data;
@@ -399,14 +420,26 @@ describe("a taker's own partitions", () => {
     await expect(acked).resolves.toMatchObject({ errorCount: 0 });
   });
 
-  it('keeps nothing for other inputs, for several streams, or when no partition runs here', async () => {
-    const cases: [number[], string, string, LogTarget[]?][] = [
-      [[1, 5], 'remote-write', 's'],
-      [[1, 5], 'reinject', 's'],
-      [[], JSON_PUSH_INPUT, 's'],
+  it('keeps the events of every input alike: the log never asks which input took them', async () => {
+    for (const input of ['remote-write', 'riemann-tcp', 'otlp', 'fluentbit', 'healthcheck-exporter']) {
+      const { log, own, published } = logWith([1, 5]);
+      void log.submit('s', events(), input);
+      await turn();
+      expect(published).toHaveLength(1);
+      expect([...(own.take((published[0] as { data: Buffer }).data)?.keys() ?? [])].sort(), input).toEqual([1, 5]);
+    }
+  });
+
+  it('keeps nothing of a reinjection, of a push to several streams, or when no partition runs here', async () => {
+    const reinjected = logWith([1, 5]);
+    reinjected.log.forward('s', { host: 'h1', time: 1 });
+    await turn();
+    expect(reinjected.published.length).toBeGreaterThan(0);
+    expect(reinjected.own.size).toBe(0);
+    const cases: [number[], string, LogTarget[]?][] = [
+      [[], 's'],
       [
         [1, 5],
-        JSON_PUSH_INPUT,
         'default',
         [
           { name: 's', partitionBy: ['host'] },
@@ -414,9 +447,9 @@ describe("a taker's own partitions", () => {
         ],
       ],
     ];
-    for (const [runsHere, input, target, streams] of cases) {
+    for (const [runsHere, target, streams] of cases) {
       const { log, own, published } = logWith(runsHere, streams);
-      void log.submit(target, events(), input);
+      void log.submit(target, events(), 'stream');
       await turn();
       expect(published.length).toBeGreaterThan(0);
       expect(own.size).toBe(0);
@@ -425,7 +458,7 @@ describe("a taker's own partitions", () => {
 
   it('matches a message by all its bytes, forgets one that failed, and holds a bounded number', async () => {
     const { log, own, published } = logWith([0, 1, 2, 3, 4, 5, 6, 7]);
-    const failed = log.submit('s', events(), JSON_PUSH_INPUT) as Promise<unknown>;
+    const failed = log.submit('s', events(), 'stream') as Promise<unknown>;
     await turn();
     const data = (published[0] as { data: Buffer }).data;
     const altered = Buffer.from(data);
@@ -437,7 +470,7 @@ describe("a taker's own partitions", () => {
     expect(own.size).toBe(0);
     // One message a turn.
     for (let i = 0; i < 100; i++) {
-      void log.submit('s', [{ host: `h${i}`, time: i }], JSON_PUSH_INPUT);
+      void log.submit('s', [{ host: `h${i}`, time: i }], 'stream');
       await turn();
     }
     expect(own.size).toBe(64);
@@ -449,7 +482,7 @@ describe("a taker's own partitions", () => {
   it('holds no more events than the inputs may have waiting (streams.max-pending-events), the oldest forgotten first', async () => {
     const { log, own, published } = logWith([0, 1, 2, 3, 4, 5, 6, 7], undefined, 100);
     for (let i = 0; i < 10; i++) {
-      void log.submit('s', events().slice(0, 30), JSON_PUSH_INPUT);
+      void log.submit('s', events().slice(0, 30), 'stream');
       await turn();
       for (const { done } of published.splice(0)) done();
     }
@@ -460,7 +493,7 @@ describe("a taker's own partitions", () => {
     void log.submit(
       's',
       Array.from({ length: 99 }, (_, i) => ({ host: `x${i}`, time: i })),
-      JSON_PUSH_INPUT,
+      'stream',
     );
     await turn();
     expect(own.heldEvents).toBe(99);
@@ -469,7 +502,7 @@ describe("a taker's own partitions", () => {
     void log.submit(
       's',
       Array.from({ length: 101 }, (_, i) => ({ host: `x${i}`, time: i })),
-      JSON_PUSH_INPUT,
+      'stream',
     );
     await turn();
     expect(own.heldEvents).toBe(99);

@@ -64,14 +64,20 @@ describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
       maxSearchLimit: () => 100_000,
     });
     const refusalsA = new MessageRefusals(new Registry(), silent);
-    const asker = new StreamQueries(a, 'node-a', local('node-a'), refusalsA, silent);
-    const answerer = new StreamQueries(
-      b,
-      'node-b',
-      local('node-b'),
-      new MessageRefusals(new Registry(), silent),
-      silent,
-    );
+    const asker = new StreamQueries({
+      nc: a,
+      node: 'node-a',
+      local: local('node-a'),
+      refusals: refusalsA,
+      logger: silent,
+    });
+    const answerer = new StreamQueries({
+      nc: b,
+      node: 'node-b',
+      local: local('node-b'),
+      refusals: new MessageRefusals(new Registry(), silent),
+      logger: silent,
+    });
     asker.start();
     answerer.start();
     await b.flush();
@@ -98,7 +104,7 @@ describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
     const [a, liar] = await clients(nats, 'node-a', 'node-b');
     const registry = new Registry();
     const refusals = new MessageRefusals(registry, silent);
-    const asker = new StreamQueries(a, 'node-a', holdingNothing, refusals, silent);
+    const asker = new StreamQueries({ nc: a, node: 'node-a', local: holdingNothing, refusals, logger: silent });
     asker.start();
     let mode: 'flood' | 'empty' | 'garbled' | 'more-not-boolean' = 'flood';
     // A peer that answers every read with parts that never end, with empty parts that announce more, with a second
@@ -155,7 +161,13 @@ describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
   it('answers a read asked on a closed connection as a member that did not answer', async () => {
     const nats = await startNatsServer();
     const a = await connect(nats.connectOptions('node-a'));
-    const asker = new StreamQueries(a, 'node-a', holdingNothing, new MessageRefusals(new Registry(), silent), silent);
+    const asker = new StreamQueries({
+      nc: a,
+      node: 'node-a',
+      local: holdingNothing,
+      refusals: new MessageRefusals(new Registry(), silent),
+      logger: silent,
+    });
     await a.close();
     await expect(asker.ask(['node-b'], { op: 'stats' }, STATS_ANSWER)).rejects.toThrow(
       /cluster member node-b, which runs part of this stream, did not answer \(.*closed.*\); retry/,
@@ -165,7 +177,12 @@ describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
   it('gives up on an answer that drips in past its deadline, each part in time', async () => {
     const nats = await startNatsServer();
     const [a, slow] = await clients(nats, 'node-a', 'node-b');
-    const asker = new StreamQueries(a, 'node-a', holdingNothing, new MessageRefusals(new Registry(), silent), silent, {
+    const asker = new StreamQueries({
+      nc: a,
+      node: 'node-a',
+      local: holdingNothing,
+      refusals: new MessageRefusals(new Registry(), silent),
+      logger: silent,
       partMs: 1_000,
       answerMs: 2_000,
     });
@@ -204,10 +221,10 @@ describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
     const limits: number[] = [];
     let turnsBetween = 0;
     let searching = false;
-    const answerer = new StreamQueries(
-      b,
-      'node-b',
-      {
+    const answerer = new StreamQueries({
+      nc: b,
+      node: 'node-b',
+      local: {
         search: (_stream, _query, limit) => {
           // Two searches in one turn of the loop would find `searching` still set by the first.
           if (searching) turnsBetween = -Infinity;
@@ -219,10 +236,10 @@ describe.skipIf(!hasNatsServer())('index reads between nodes', () => {
         stats: () => ({}),
         maxSearchLimit: () => 100,
       },
-      new MessageRefusals(registry, silent),
-      silent,
-      { maxWaitingReads: 8 },
-    );
+      refusals: new MessageRefusals(registry, silent),
+      logger: silent,
+      maxWaitingReads: 8,
+    });
     answerer.start();
     await b.flush();
     const answers: { busy: boolean; events: number; truncated: boolean }[] = [];

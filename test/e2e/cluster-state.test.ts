@@ -213,8 +213,10 @@ describe.skipIf(!hasNatsServer())('one cluster: runtime state on every node', ()
       );
     }
     // Paused everywhere: its owner, whichever node it is, no longer runs it.
+    // eslint-disable-next-line no-restricted-syntax -- lets a run started before the pause end, then counts from there
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const connections = target.connections;
+    // eslint-disable-next-line no-restricted-syntax -- proves the paused check runs nowhere
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(target.connections).toBe(connections);
 

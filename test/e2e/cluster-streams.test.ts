@@ -25,6 +25,7 @@ const edn = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 
 interface Event {
   host?: string;
+  service?: string;
   metric?: number;
   time?: number;
 }
@@ -206,8 +207,17 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
       { timeoutMs: 10_000 },
     );
     const alerts = await Promise.all([a, b, c].map((node) => subscribe(node, '/channel/alerts')));
-    // Interest travels every 2 s at most.
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    // Interest travels every 2 s at most: probes go through until every subscriber has one (they are not counted).
+    let probe = 0;
+    await waitFor(
+      async () => {
+        const events = [{ host: `probe-${probe}`, service: 'probe', metric: 0, time: 1_000_000 + probe++ }];
+        await a.request('/api/v1/stream/hosts', json('PUT', { events }));
+        await b.request('/api/v1/stream/alerts', json('PUT', { events }));
+        return [...feeds, ...alerts].every((subscriber) => subscriber.received.length > 0);
+      },
+      { timeoutMs: 10_000, intervalMs: 250, message: 'every subscriber known on every node' },
+    );
     const more = Array.from({ length: 60 }, (_, i) => ({
       host: `feed-${i}`,
       service: 'cpu',
@@ -217,11 +227,12 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     expect((await a.request('/api/v1/stream/hosts', json('PUT', { events: more }))).status).toBe(200);
     expect((await b.request('/api/v1/stream/alerts', json('PUT', { events: more }))).status).toBe(200);
     for (const subscriber of [...feeds, ...alerts]) {
-      await waitFor(() => subscriber.received.length >= 60, {
+      const fed = () => subscriber.received.filter((event) => event.service !== 'probe');
+      await waitFor(() => fed().length >= 60, {
         timeoutMs: 10_000,
         message: 'every event on every node',
       });
-      expect(new Set(subscriber.received.map((event) => event.host)).size).toBe(60);
+      expect(new Set(fed().map((event) => event.host)).size).toBe(60);
       subscriber.socket.close();
     }
 
@@ -265,6 +276,7 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     await waitFor(async () => (await Promise.all([a, c].map(streamNames))).every((names) => names.includes('hosts')), {
       timeoutMs: 10_000,
     });
+    // eslint-disable-next-line no-restricted-syntax -- proves no checkpoint of the removed stream comes back
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     const again = await search(a, 'hosts');
     expect(again.status).toBe(200);
@@ -293,7 +305,16 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     };
     // The first half, covered by a checkpoint; a few more that only the event log holds; then the owner dies.
     await push(0, 100);
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const rounds = async () => metricValue(await metric(owner, 'stream_snapshot_duration_seconds_count'), '');
+    await waitFor(async () => metricValue(await metric(owner, 'stream_events_total'), 'name="window"') >= 100, {
+      timeoutMs: 10_000,
+      message: 'the first half applied on the owner',
+    });
+    const applied = await rounds();
+    await waitFor(async () => (await rounds()) > applied, {
+      timeoutMs: 10_000,
+      message: 'a checkpoint round on the owner after the first half',
+    });
     await push(100, 120);
     await owner.kill9();
     await push(120, 200);
@@ -336,6 +357,7 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
       if (response.status === 200) for (const host of hosts) acknowledged.add(host);
       else refused++;
       // About 5,000 events a second: a search then finds them all under streams.max-search-limit.
+      // eslint-disable-next-line no-restricted-syntax -- paces the pushes, which are the load of the test
       await new Promise((resolve) => setTimeout(resolve, 20));
       if (!killed && Date.now() - started > 3_000) {
         killed = true;
@@ -400,6 +422,7 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
         stopped = true;
         expect(await b.stop()).toBe(0);
       }
+      // eslint-disable-next-line no-restricted-syntax -- paces the pushes, which are the load of the test
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     expect(b.logs.some((line) => /stream partitions checkpointed for their next owners/.test(line))).toBe(true);
@@ -514,7 +537,8 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     // the same again with the next event (three times at most).
     for (let attempt = 1; attempt <= 3 && !failed(); attempt++) {
       await nats.stop();
-      await new Promise((resolve) => setTimeout(resolve, 8_000));
+      // Until the checkpoint's request has timed out (logged), or 8 s if this second's tick had nothing new.
+      await waitFor(failed, { timeoutMs: 8_000 }).catch(() => undefined);
       expect((await a.request('/healthz')).status).toBe(200);
       // Started again (restart's stop is a no-op on a stopped server). The checkpoint's request times out around
       // now, which ended the process (an unhandled rejection) until 2026-11-26.

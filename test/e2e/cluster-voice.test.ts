@@ -28,6 +28,7 @@ const json = (method: string, body: unknown) => ({
 });
 const key = (name: string) => Buffer.from(name, 'utf8').toString('base64url');
 const nowS = () => Math.floor(Date.now() / 1000);
+// eslint-disable-next-line no-restricted-syntax -- a pause, for the tests below that prove nothing happens meanwhile
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const MEMBER_TTL_MS = 2_000;
 
@@ -192,6 +193,7 @@ describe.skipIf(!hasNatsServer())("cluster: one node's credential is one node's 
     expect(violations).toHaveLength(4);
     expect(nats.logs.filter((line) => /Publish Violation/i.test(line)).length).toBeGreaterThanOrEqual(3);
 
+    // eslint-disable-next-line no-restricted-syntax -- proves no forged result is shown
     await sleep(2_000);
     for (const node of [a, b]) {
       const forged = (await results(node)).filter((result) => result.message === 'forged');
@@ -199,6 +201,7 @@ describe.skipIf(!hasNatsServer())("cluster: one node's credential is one node's 
       expect((await members(node)).map((member) => member.node)).toEqual(['node-a', 'node-b']);
     }
     // node-a still announces itself: its key was not overwritten.
+    // eslint-disable-next-line no-restricted-syntax -- proves node-a's key was not overwritten: it stays a member past two member-ttl
     await sleep(MEMBER_TTL_MS * 2);
     await allJoined([a, b]);
     await target.close();
@@ -320,6 +323,7 @@ describe.skipIf(!hasNatsServer())("cluster: one node's credential is one node's 
     ).toBe(201);
     await freshEverywhere([a, b], ['slow'], nowS() - 1);
     // Well past 3 × member-ttl: nothing happens (a sleep to prove it).
+    // eslint-disable-next-line no-restricted-syntax -- proves no member is judged silent
     await sleep(3 * MEMBER_TTL_MS + 6_000);
     for (const node of [a, b]) {
       expect(await metric(node, 'cluster_member_silent')).toBe(0);
@@ -362,8 +366,13 @@ describe.skipIf(!hasNatsServer())("cluster: one node's credential is one node's 
         timeoutMs: 10_000,
         message: 'the command check refused',
       });
-      expect(node.logs.some((line) => line.includes('cluster.command-checks'))).toBe(true);
+      // Logged as it is counted: the log line is read from the process's pipe, perhaps a moment after the metric.
+      await waitFor(() => node.logs.some((line) => line.includes('cluster.command-checks')), {
+        timeoutMs: 5_000,
+        message: 'the refusal logged',
+      });
     }
+    // eslint-disable-next-line no-restricted-syntax -- proves the command check runs nowhere (interval 1 s)
     await sleep(3_000);
     expect(existsSync(proof)).toBe(false);
     // Through the API of a cluster node, it would be stored in vigie_checks: refused before anything is written.

@@ -87,3 +87,56 @@ describe('POST /api/v1/fluentbit/<name>', () => {
     expect(unknown.status).toBe(404);
   });
 });
+
+describe('Fluent Bit records the streams could not keep', () => {
+  it('refuses a record whose ttl is not a number or that nests past streams.max-event-depth, naming it', async () => {
+    const deep: Record<string, unknown> = { leaf: 1 };
+    let nested = deep;
+    for (let i = 0; i < 40; i++) nested = { inner: nested };
+    for (const [records, error] of [
+      [
+        [
+          { date: 1, log: 'a' },
+          { date: 2, log: 'b', ttl: '10' },
+        ],
+        /^records\[1\]\.ttl must be a number/,
+      ],
+      [
+        [{ date: 1, log: 'a', payload: nested }],
+        /^records\[0\]\.payload nests objects and arrays deeper than the limit of 32/,
+      ],
+    ] as const) {
+      const response = await server.request('/api/v1/fluentbit/logs', json('POST', records));
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: string }).error).toMatch(error);
+    }
+    expect(await search('logs', '[:= :log "a"]')).toEqual([]);
+  });
+
+  it('a restart replays what the journal holds of Fluent Bit pushes, and starts', async () => {
+    const own = await startServer();
+    try {
+      const config = '{:actions {:action :index :params [[:host :log]]}}';
+      expect((await own.request('/api/v1/stream/logs', json('POST', { config: b64(config) }))).status).toBe(200);
+      const pushed = await own.request('/api/v1/fluentbit/logs', json('POST', [{ date: 5, host: 'h', log: 'kept' }]));
+      expect(pushed.status).toBe(200);
+      // Acknowledged before it was refused at ingest: then the journal held it, and no start got past its replay.
+      await own.request('/api/v1/fluentbit/logs', json('POST', [{ date: 6, host: 'x', ttl: '10' }]));
+      await own.kill9();
+      const again = await startServer({ dataDir: own.dataDir });
+      try {
+        const response = await again.request(
+          '/api/v1/index/logs/search',
+          json('POST', { query: b64('[:= :host "h"]') }),
+        );
+        expect(((await response.json()) as { events: unknown[] }).events).toEqual([
+          { host: 'h', log: 'kept', time: 5e9 },
+        ]);
+      } finally {
+        await again.kill9();
+      }
+    } finally {
+      await own.kill9();
+    }
+  });
+});

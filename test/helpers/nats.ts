@@ -400,6 +400,7 @@ class Server implements NatsServer {
       // Another process may have taken one of our ports while the server was down: they are ours to keep (the
       // cluster routes and the clients know them), so wait a moment and try them once more.
       if (!(error instanceof StartError && error.addressInUse)) throw error;
+      // eslint-disable-next-line no-restricted-syntax -- a backoff before the one retry, for the other process
       await new Promise((resolve) => setTimeout(resolve, 500));
       await this.start();
     }
@@ -423,6 +424,8 @@ class Server implements NatsServer {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: process.env,
     });
+    // After the exit and the end of its pipes: their last lines are in the logs.
+    const drained = new Promise<void>((resolve) => child.once('close', () => resolve()));
     registry.add(this);
     this.#child = child;
     this.#exited = new Promise((resolve) => {
@@ -459,10 +462,11 @@ class Server implements NatsServer {
     while (Date.now() < deadline) {
       if (this.#child !== child) {
         // Let the last lines in: the pipes can be drained after the exit.
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        if (child.pid !== undefined) await drained;
         throw failure(`exited (${child.exitCode ?? child.signalCode}) before it was ready`);
       }
       if (serving && (!this.jetstream || (await this.jetStreamReady()))) return;
+      // eslint-disable-next-line no-restricted-syntax -- polls readiness; the benches run this outside vitest's waitFor
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     child.kill('SIGKILL');

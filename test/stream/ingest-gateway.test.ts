@@ -8,6 +8,7 @@ import { StreamEngine } from '../../src/stream/engine.ts';
 import type { Event } from '../../src/stream/event.ts';
 import { describeFailures, IngestGateway } from '../../src/stream/ingest-gateway.ts';
 import { FileJournal, JournalWriteError } from '../../src/stream/journal.ts';
+import { partitionOf } from '../helpers/partition.ts';
 
 const events = (count: number): Event[] => Array.from({ length: count }, (_, i) => ({ host: `h${i}`, metric: i }));
 
@@ -15,7 +16,7 @@ describe('IngestGateway', () => {
   it('pushes a batch into its target and reports the outcome', async () => {
     const engine = new StreamEngine({ testMode: true });
     engine.add('s', '{:actions {:action :tap :params [:out]}}');
-    const gateway = new IngestGateway(engine, 100, () => undefined);
+    const gateway = new IngestGateway(partitionOf(engine), 100, () => undefined);
     const pending = gateway.submit('s', events(3), 'test');
     expect(pending).not.toBe('full');
     expect(await pending).toEqual({ errorCount: 0, firstFailure: undefined });
@@ -26,7 +27,7 @@ describe('IngestGateway', () => {
     const engine = new StreamEngine({ testMode: true });
     engine.add('s', '{:actions {:action :tap :params [:out]}}');
     const refused: string[] = [];
-    const gateway = new IngestGateway(engine, 1_000, (input) => refused.push(input));
+    const gateway = new IngestGateway(partitionOf(engine), 1_000, (input) => refused.push(input));
     // Larger than one slice: it waits in the backlog, which now holds more than the limit allows to add.
     const big = gateway.submit('s', events(9_000), 'stream');
     expect(gateway.pending).toBeGreaterThan(0);
@@ -42,20 +43,21 @@ describe('IngestGateway', () => {
       const engine = new StreamEngine({ testMode: true });
       engine.add('s', '{:actions {:action :tap :params [:out]}}');
       const journal = new FileJournal(dir, new Registry(), pino({ level: 'silent' }));
-      const gateway = new IngestGateway(engine, 100, () => undefined, journal);
+      const partition = partitionOf(engine);
+      const gateway = new IngestGateway(partition, 100, () => undefined, journal);
       const written = gateway.submit('s', events(3), 'test') as Promise<unknown>;
       // Not pushed before its write returned, but counted against the backlog's cap meanwhile.
       expect(engine.taps().get('out') ?? []).toHaveLength(0);
       expect(gateway.pending).toBe(3);
       await written;
       expect(engine.taps().get('out')).toHaveLength(3);
-      expect(gateway.applied.seq).toBe(1);
+      expect(partition.applied.seq).toBe(1);
 
       await journal.close();
       await expect(gateway.submit('s', events(2), 'test')).rejects.toBeInstanceOf(JournalWriteError);
       expect(engine.taps().get('out')).toHaveLength(3);
       expect(gateway.pending).toBe(0);
-      expect(gateway.applied.seq).toBe(1);
+      expect(partition.applied.seq).toBe(1);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -67,14 +69,15 @@ describe('IngestGateway', () => {
       const engine = new StreamEngine({ testMode: true });
       engine.add('s', '{:actions {:action :tap :params [:out]}}');
       const journal = new FileJournal(dir, new Registry(), pino({ level: 'silent' }));
-      const gateway = new IngestGateway(engine, 1_000_000, () => undefined, journal);
+      const partition = partitionOf(engine);
+      const gateway = new IngestGateway(partition, 1_000_000, () => undefined, journal);
       for (let i = 0; i < 20; i++) void gateway.submit('s', events(1_000), 'test');
       await journal.close();
       // Written, but not all through the streams yet: they go 4,096 events per turn of the loop.
       expect((engine.taps().get('out') ?? []).length).toBeLessThan(20_000);
       await gateway.idle();
       expect(engine.taps().get('out')).toHaveLength(20_000);
-      expect(gateway.applied.seq).toBe(20);
+      expect(partition.applied.seq).toBe(20);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -83,7 +86,7 @@ describe('IngestGateway', () => {
   it('summarises the action errors of every slice, and a target removed while its events waited', async () => {
     const engine = new StreamEngine({ testMode: true });
     engine.add('inc', '{:actions {:action :increment}}');
-    const gateway = new IngestGateway(engine, 100_000, () => undefined);
+    const gateway = new IngestGateway(partitionOf(engine), 100_000, () => undefined);
     const outcome = await (gateway.submit('inc', [{ host: 'a' }, { host: 'b' }], 'test') as Promise<never>);
     expect(outcome).toMatchObject({ errorCount: 2, firstFailure: { stream: 'inc' } });
     expect(describeFailures('inc', outcome)).toMatch(/^Stream inc: .+ \(2 errors in this batch\)$/);

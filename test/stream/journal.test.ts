@@ -5,7 +5,8 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Event } from '../../src/stream/event.ts';
-import { FileJournal, type LogEntry, LOG_START } from '../../src/stream/journal.ts';
+import { LOG_START } from '../../src/stream/event-log.ts';
+import { FileJournal, type LogEntry } from '../../src/stream/journal.ts';
 import { eventsOf, eventsRecord, jsonBodyRecord } from '../../src/stream/journal-records.ts';
 import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/nesting.ts';
 

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { RuntimeState } from '../../common/runtime-state.ts';
 import { Notifiers } from '../../notify/notifier.ts';
 import type { NotifierSettings } from '../../notify/settings.ts';
-import type { CheckOwner } from '../registry.ts';
+import type { CheckOwner } from '../cluster-port.ts';
 import type { HealthcheckService } from '../service.ts';
 import { AlertApi } from './alert-api.ts';
 import { AlertEngine } from './engine.ts';

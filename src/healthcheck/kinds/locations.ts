@@ -6,13 +6,11 @@
  * location whatever they say.
  */
 import { Type } from '@sinclair/typebox';
+import { checkNodeLabels } from '../../common/labels.ts';
 import { CheckValidationError } from './types.ts';
 
 /** Nodes a check may run on at once: every location's result is stored by every node, and listed with the check. */
 const MAX_LOCATIONS = 64;
-
-/** Caps of `node-labels` and of `cluster.labels` (src/cluster/settings.ts), as the caps of a check's labels. */
-const NODE_LABEL_LIMITS = { maxLabels: 64, maxKeyBytes: 256, maxValueBytes: 1024 } as const;
 
 export interface LocationSpec {
   /** How many eligible members run the check: all of them, or at most this many. */
@@ -78,49 +76,10 @@ export function parseLocations(input: LocationInput): LocationSpec | undefined {
   return { count, nodeLabels, ...(quorum !== undefined ? { quorum } : {}) };
 }
 
-/**
- * Refuses a label map past NODE_LABEL_LIMITS; `error(key, problem)` builds the error, `key` empty for the map
- * itself. Shared with `cluster.labels`, whose labels these match.
- */
-export function checkNodeLabels(
-  labels: Readonly<Record<string, string>>,
-  error: (key: string, problem: string) => Error,
-): void {
-  const keys = Object.keys(labels);
-  const limits = NODE_LABEL_LIMITS;
-  if (keys.length > limits.maxLabels)
-    throw error('', `has ${keys.length} labels, more than the limit of ${limits.maxLabels}`);
-  for (const key of keys) {
-    if (key === '') throw error('', 'a key must not be empty');
-    const keyBytes = Buffer.byteLength(key);
-    if (keyBytes > limits.maxKeyBytes) {
-      const shown = key.length > 20 ? `${key.slice(0, 20)}...` : key;
-      throw error(
-        '',
-        `the key ${JSON.stringify(shown)} is ${keyBytes} bytes long, more than the limit of ${limits.maxKeyBytes}`,
-      );
-    }
-    const valueBytes = Buffer.byteLength(labels[key] as string);
-    if (valueBytes > limits.maxValueBytes)
-      throw error(key, `is ${valueBytes} bytes long, more than the limit of ${limits.maxValueBytes}`);
-  }
-}
-
 /** Adds the spec's keys to a listing, in the order of the input. */
 export function locationsToJson(spec: LocationSpec | undefined, json: Record<string, unknown>): void {
   if (spec === undefined) return;
   json.locations = spec.count;
   if (Object.keys(spec.nodeLabels).length > 0) json['node-labels'] = spec.nodeLabels;
   if (spec.quorum !== undefined) json.quorum = spec.quorum;
-}
-
-/** Whether a member with these `cluster.labels` may run a check asking for `nodeLabels`. */
-export function labelsMatch(
-  nodeLabels: Readonly<Record<string, string>>,
-  memberLabels: Readonly<Record<string, string>>,
-): boolean {
-  // Own keys only: a label named `constructor` must not match what every object inherits.
-  for (const key in nodeLabels)
-    if (!Object.hasOwn(memberLabels, key) || memberLabels[key] !== nodeLabels[key]) return false;
-  return true;
 }

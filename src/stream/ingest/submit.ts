@@ -8,9 +8,10 @@ import type { FastifyReply } from 'fastify';
 import { UnavailableError } from '../../common/unavailable.ts';
 import { StreamError } from '../errors.ts';
 import type { Event } from '../event.ts';
-import { describeFailures, type IngestOutcome } from '../ingest-gateway.ts';
-import { JournalWriteError, type LogRecord } from '../journal.ts';
-import type { EventIngest } from '../placement.ts';
+import { describeFailures } from '../ingest-gateway.ts';
+import type { LogRecord } from '../event-log.ts';
+import { JournalWriteError } from '../journal.ts';
+import type { EventIngest, IngestOutcome } from '../placement.ts';
 
 /** Why a batch was not taken: the backlog is full, or the journal could not make it durable (not acknowledged). */
 export interface IngestRefusal {

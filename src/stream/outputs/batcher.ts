@@ -22,6 +22,18 @@ export interface BatchSettings {
 
 const MAX_BACKOFF_MS = 30_000;
 
+export interface BatchingOutputOptions {
+  name: string;
+  settings: BatchSettings;
+  deliver: Deliver;
+  observer: OutputObserver;
+  /** Says why an event is refused before it takes a place in the queue (the destination cannot represent it,
+   *  it belongs to a maintenance window), or null to take it. */
+  refuse?: ((event: Event) => DropReason | null) | null;
+  /** After the last batch is delivered (an agent or a transport to close). */
+  onClose?: () => Promise<void>;
+}
+
 export class BatchingOutput implements Output {
   private queue: Event[] = [];
   private draining: Promise<void> | null = null;
@@ -36,16 +48,18 @@ export class BatchingOutput implements Output {
     this.flush();
   };
 
-  constructor(
-    readonly name: string,
-    private readonly settings: BatchSettings,
-    private readonly deliver: Deliver,
-    private readonly observer: OutputObserver,
-    /** Says why an event is refused before it takes a place in the queue (the destination cannot represent it,
-     *  it belongs to a maintenance window), or null to take it. */
-    private readonly refuse: ((event: Event) => DropReason | null) | null = null,
-    private readonly onClose: () => Promise<void> = async () => undefined,
-  ) {}
+  readonly name: string;
+  private readonly settings: BatchSettings;
+  private readonly deliver: Deliver;
+  private readonly observer: OutputObserver;
+  private readonly refuse: ((event: Event) => DropReason | null) | null;
+  private readonly onClose: () => Promise<void>;
+
+  constructor(options: BatchingOutputOptions) {
+    ({ name: this.name, settings: this.settings, deliver: this.deliver, observer: this.observer } = options);
+    this.refuse = options.refuse ?? null;
+    this.onClose = options.onClose ?? (async () => undefined);
+  }
 
   send(emission: Emission): void {
     if (emission === null) return;

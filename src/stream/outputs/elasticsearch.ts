@@ -285,5 +285,11 @@ export function createElasticsearchOutput(
     if (retry.length > 0)
       throw new DeliveryError(`_bulk: ${retry.length} of the documents to retry (429 or 5xx per item)`, true);
   };
-  return new BatchingOutput(name, settings.batching, deliver, observer, null, () => agent.close());
+  return new BatchingOutput({
+    name,
+    settings: settings.batching,
+    deliver,
+    observer,
+    onClose: () => agent.close(),
+  });
 }

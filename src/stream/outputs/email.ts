@@ -43,12 +43,12 @@ export function resolveEmailSettings(
 export function createEmailOutput(name: string, settings: EmailSettings, observer: OutputObserver): BatchingOutput {
   const sender = new EmailSender(settings);
   const deliver = deliverEach(name, observer, (event) => sender.send(event));
-  return new BatchingOutput(
+  return new BatchingOutput({
     name,
-    settings.batching,
+    settings: settings.batching,
     deliver,
     observer,
-    (event) => (inMaintenance(event) ? 'maintenance' : null),
-    () => sender.close(),
-  );
+    refuse: (event) => (inMaintenance(event) ? 'maintenance' : null),
+    onClose: () => sender.close(),
+  });
 }

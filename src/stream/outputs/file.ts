@@ -12,7 +12,7 @@ export function createFileOutput(
 ): BatchingOutput {
   // File system errors (a full disk, a directory not yet mounted) are transient: plain errors are retried.
   const deliver = (batch: Event[]) => appendFile(path, jsonLines(batch));
-  return new BatchingOutput(name, batching, deliver, observer);
+  return new BatchingOutput({ name, settings: batching, deliver, observer });
 }
 
 function jsonLines(batch: readonly Event[]): string {

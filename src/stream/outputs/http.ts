@@ -18,5 +18,5 @@ export function createHttpOutput(
   const headers = { 'content-type': 'application/json', 'user-agent': 'vigie' };
   const deliver = (batch: Event[], signal: AbortSignal) =>
     postBatch(agent, target, headers, JSON.stringify(batch), signal);
-  return new BatchingOutput(name, batching, deliver, observer, null, () => agent.close());
+  return new BatchingOutput({ name, settings: batching, deliver, observer, onClose: () => agent.close() });
 }

@@ -129,5 +129,12 @@ export function createPagerDutyOutput(
   );
   const refuse = (event: Event) =>
     inMaintenance(event) ? 'maintenance' : pagerDutyAction(event) === null ? 'unusable' : null;
-  return new BatchingOutput(name, settings.batching, deliver, observer, refuse, () => sender.close());
+  return new BatchingOutput({
+    name,
+    settings: settings.batching,
+    deliver,
+    observer,
+    refuse,
+    onClose: () => sender.close(),
+  });
 }

@@ -31,14 +31,14 @@ export function createPrometheusOutput(
   const agent = new (undici().Agent)({ connections: 2 });
   const deliver = (batch: Event[], signal: AbortSignal) =>
     postBatch(agent, target, REMOTE_WRITE_HEADERS, encodeRemoteWrite(eventsToSeries(batch)), signal);
-  return new BatchingOutput(
+  return new BatchingOutput({
     name,
-    batching,
+    settings: batching,
     deliver,
     observer,
-    (event) => (isWritable(event) ? null : 'unusable'),
-    () => agent.close(),
-  );
+    refuse: (event) => (isWritable(event) ? null : 'unusable'),
+    onClose: () => agent.close(),
+  });
 }
 
 function isWritable(event: Event): boolean {

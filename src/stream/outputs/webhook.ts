@@ -55,11 +55,25 @@ const refuseMaintenance = (event: Event) => (inMaintenance(event) ? 'maintenance
 export function createWebhookOutput(name: string, settings: WebhookSettings, observer: OutputObserver): BatchingOutput {
   const sender = new WebhookSender(settings);
   const deliver = deliverEach(name, observer, (event, signal) => sender.send(event, signal));
-  return new BatchingOutput(name, settings.batching, deliver, observer, refuseMaintenance, () => sender.close());
+  return new BatchingOutput({
+    name,
+    settings: settings.batching,
+    deliver,
+    observer,
+    refuse: refuseMaintenance,
+    onClose: () => sender.close(),
+  });
 }
 
 export function createSlackOutput(name: string, settings: SlackSettings, observer: OutputObserver): BatchingOutput {
   const sender = new SlackSender(settings);
   const deliver = deliverEach(name, observer, (event, signal) => sender.send(event, signal));
-  return new BatchingOutput(name, settings.batching, deliver, observer, refuseMaintenance, () => sender.close());
+  return new BatchingOutput({
+    name,
+    settings: settings.batching,
+    deliver,
+    observer,
+    refuse: refuseMaintenance,
+    onClose: () => sender.close(),
+  });
 }

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { IngestError } from '../../../src/stream/ingest/errors.ts';
 import { eventsFromFluentBit, type FluentBitRecord } from '../../../src/stream/ingest/fluentbit.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../../../src/stream/nesting.ts';
 import { streamErrors } from '../../../src/stream/routes.ts';
 
 function error(records: FluentBitRecord[]): string {
   try {
-    eventsFromFluentBit(records);
+    eventsFromFluentBit(records, DEFAULT_MAX_EVENT_DEPTH);
   } catch (caught) {
     expect(caught).toBeInstanceOf(IngestError);
     expect(streamErrors.fromDomainError(caught)?.statusCode).toBe(400);
@@ -16,10 +17,13 @@ function error(records: FluentBitRecord[]): string {
 
 describe('eventsFromFluentBit', () => {
   it('turns each record into an event, date (double seconds) into time in ns', () => {
-    const events = eventsFromFluentBit([
-      { date: 1_735_047_872.123456, log: 'GET /', host: 'web-1' },
-      { date: 1_735_047_873, cpu_p: 0.5 },
-    ]);
+    const events = eventsFromFluentBit(
+      [
+        { date: 1_735_047_872.123456, log: 'GET /', host: 'web-1' },
+        { date: 1_735_047_873, cpu_p: 0.5 },
+      ],
+      DEFAULT_MAX_EVENT_DEPTH,
+    );
     expect(events).toEqual([
       { time: Math.round(1_735_047_872.123456 * 1e9), log: 'GET /', host: 'web-1' },
       { time: 1_735_047_873e9, cpu_p: 0.5 },
@@ -29,11 +33,10 @@ describe('eventsFromFluentBit', () => {
 
   it('reads iso8601 and java_sql_timestamp dates, and stamps records without date with the receive time', () => {
     const before = Date.now() * 1e6;
-    const [iso, sql, none] = eventsFromFluentBit([
-      { date: '2018-05-30T09:39:52.000681Z' },
-      { date: '2018-05-30 09:39:52.000681' },
-      { log: 'x' },
-    ]);
+    const [iso, sql, none] = eventsFromFluentBit(
+      [{ date: '2018-05-30T09:39:52.000681Z' }, { date: '2018-05-30 09:39:52.000681' }, { log: 'x' }],
+      DEFAULT_MAX_EVENT_DEPTH,
+    );
     expect(iso?.time).toBe(Date.parse('2018-05-30T09:39:52Z') * 1e6 + 681_000);
     expect(sql?.time).toBe(iso?.time);
     expect(none?.time).toBeGreaterThanOrEqual(before);

@@ -7,7 +7,9 @@ import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trac
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventsProblem } from '../../../src/stream/event.ts';
 import { IngestError } from '../../../src/stream/ingest/errors.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../../../src/stream/nesting.ts';
 import { streamErrors } from '../../../src/stream/routes.ts';
 import { decodeOtlpTraces, encodeOtlpResponse, MAX_ANY_VALUE_DEPTH } from '../../../src/stream/ingest/otlp.ts';
 import { loadProtos } from '../../../src/stream/ingest/protos.ts';
@@ -118,6 +120,8 @@ function decodeAll(requests: Captured[]): ReturnType<typeof decodeOtlpTraces> {
 
 function assertMapping(events: ReturnType<typeof decodeOtlpTraces>, ids: SpanIds): void {
   expect(events).toHaveLength(3);
+  // Events as every path after the input checks them (src/stream/event.ts): the input checked them once.
+  expect(eventsProblem(events, { eventDepth: DEFAULT_MAX_EVENT_DEPTH, timed: true })).toBeNull();
   const ms = 1e6;
   const child = events.find((event) => event.name === 'SELECT cart');
   const parent = events.find((event) => event.name === 'GET /cart');

@@ -1,6 +1,8 @@
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
+import { eventsProblem } from '../../../src/stream/event.ts';
 import { IngestError } from '../../../src/stream/ingest/errors.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../../../src/stream/nesting.ts';
 import { streamErrors } from '../../../src/stream/routes.ts';
 import { loadProtos } from '../../../src/stream/ingest/protos.ts';
 import { decodeRemoteWrite, encodeRemoteWrite } from '../../../src/stream/ingest/remote-write.ts';
@@ -84,6 +86,8 @@ describe('decodeRemoteWrite', () => {
       Number.NEGATIVE_INFINITY,
     ]);
     expect(events.map((event) => event.time)).toEqual([1e9, 2e9, -3e9]);
+    // Events as every path after the input checks them (src/stream/event.ts): the input checked them once.
+    expect(eventsProblem(events, { eventDepth: DEFAULT_MAX_EVENT_DEPTH, timed: true })).toBeNull();
   });
 
   it('lets __name__ win over a label called service, and leaves service out when there is no __name__', () => {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { eventsProblem } from '../../../src/stream/event.ts';
 import { loadProtos } from '../../../src/stream/ingest/protos.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../../../src/stream/nesting.ts';
 import { decodeRiemannMsg, encodeRiemannReply, RiemannDecodeError } from '../../../src/stream/ingest/riemann.ts';
 
 const RECEIVED = 1_700_000_000_000_000_000;
@@ -62,6 +64,8 @@ describe('decodeRiemannMsg', () => {
         region: 'eu-west',
       },
     ]);
+    // Events as every path after the input checks them (src/stream/event.ts): the input checked them once.
+    expect(eventsProblem(events, { eventDepth: DEFAULT_MAX_EVENT_DEPTH, timed: true })).toBeNull();
   });
 
   it('takes the metric from sint64, else double, else float, and the time from seconds, else the receive time', () => {

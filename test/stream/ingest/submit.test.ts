@@ -10,6 +10,7 @@ import type { Event } from '../../../src/stream/event.ts';
 import { IngestGateway } from '../../../src/stream/ingest-gateway.ts';
 import { submitOrRefuse } from '../../../src/stream/ingest/submit.ts';
 import { FileJournal } from '../../../src/stream/journal.ts';
+import { partitionOf } from '../../helpers/partition.ts';
 
 const events = (count: number): Event[] => Array.from({ length: count }, (_, i) => ({ host: `h${i}`, metric: i }));
 
@@ -18,7 +19,7 @@ describe('submitOrRefuse (every input submits this way)', () => {
     const engine = new StreamEngine({ testMode: true });
     engine.add('s', '{:actions {:action :tap :params [:out]}}');
     engine.add('broken', '{:actions {:action :from-base64 :params [[:host]]}}');
-    const gateway = new IngestGateway(engine, 1_000, () => undefined);
+    const gateway = new IngestGateway(partitionOf(engine), 1_000, () => undefined);
     expect(await submitOrRefuse(gateway, 's', events(3), 'test')).toBeNull();
     expect(engine.taps().get('out')).toHaveLength(3);
 
@@ -40,7 +41,7 @@ describe('submitOrRefuse (every input submits this way)', () => {
       const engine = new StreamEngine({ testMode: true });
       engine.add('s', '{:actions {:action :tap :params [:out]}}');
       const journal = new FileJournal(dir, new Registry(), pino({ level: 'silent' }));
-      const gateway = new IngestGateway(engine, 100, () => undefined, journal);
+      const gateway = new IngestGateway(partitionOf(engine), 100, () => undefined, journal);
       await journal.close();
       expect(await submitOrRefuse(gateway, 's', events(2), 'test')).toEqual({
         reason: 'not-durable',

@@ -8,12 +8,12 @@ const SETTINGS = { queueSize: 100, batchSize: 10, flushIntervalMs: 1_000, retrie
 /** An output whose batches are recorded, delivered at once. */
 function recordingOutput(): { output: BatchingOutput; batches: Event[][] } {
   const batches: Event[][] = [];
-  const output = new BatchingOutput(
-    'out',
-    SETTINGS,
-    async (batch) => void batches.push(batch),
-    new RecordingObserver(),
-  );
+  const output = new BatchingOutput({
+    name: 'out',
+    settings: SETTINGS,
+    deliver: async (batch) => void batches.push(batch),
+    observer: new RecordingObserver(),
+  });
   return { output, batches };
 }
 
