@@ -167,7 +167,7 @@ export async function buildServer({
       const readyDoc = operation({
         summary: 'Readiness probe',
         description:
-          'Answers 200 once every store this node writes through can be written (a single node: once it serves; a cluster node: joined, its buckets bound), 503 with the reason before; no credentials needed (docs/http-api.md "Probes").',
+          'Answers 200 once every store this node writes through can be written (a single node: once it serves; a cluster node: joined, its buckets bound), 503 with the reason before; no credentials needed (docs/http-api.md "Shared routes").',
         tags: ['service'],
         responses: {
           200: json('ready', Type.Object({ message: Type.Literal('ready') })),

@@ -28,7 +28,8 @@ export async function compressAnswers(scope: FastifyInstance): Promise<void> {
   scope.addHook('onSend', compressAnswer);
 }
 
-async function compressAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+/** The hook itself, for one route of a scope whose other answers stay plain (the OpenAPI document). */
+export async function compressAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
   if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
   if (
     request.method === 'HEAD' ||

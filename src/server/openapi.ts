@@ -24,6 +24,7 @@ import swagger from '@fastify/swagger';
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import { PACKAGE_ROOT } from '../paths.ts';
+import { compressAnswer } from './compression.ts';
 
 /** Where the document is served. */
 const OPENAPI_PATH = '/api/v1/openapi.json';
@@ -296,11 +297,12 @@ export function openApiRoute(app: FastifyInstance): void {
         tags: ['service'],
         responses: {
           200: json(
-            'the OpenAPI document',
+            'the OpenAPI document (br or gzip when the client accepts it: about 330 KB of JSON, which the console reads)',
             Type.Object({}, { additionalProperties: true, description: 'an OpenAPI 3.0 document' }),
           ),
         },
       }),
+      onSend: compressAnswer,
     },
     async () => app.swagger(),
   );

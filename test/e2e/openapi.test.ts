@@ -79,6 +79,13 @@ describe('the OpenAPI document', () => {
     expect(document.info.description).toContain('docs/http-api.md');
   });
 
+  it('goes compressed to a client that accepts it: the console reads it, and it is hundreds of kilobytes', async () => {
+    const compressed = await server.request('/api/v1/openapi.json', { headers: { 'accept-encoding': 'br' } });
+    expect(compressed.status).toBe(200);
+    expect(compressed.headers.get('content-encoding')).toBe('br');
+    expect(((await compressed.json()) as Document).paths).toEqual(document.paths);
+  });
+
   it('lists every route the server registers, and no other', async () => {
     const registered = await registeredPaths(server.configFile);
     const documented = Object.entries(document.paths).flatMap(([path, item]) =>
