@@ -145,6 +145,13 @@ describe('alerts in the running service', () => {
       result: { id: string; check: string }[];
     };
     const nagging = alerts.result.find((one) => one.check === 'nagging') as { id: string };
+    // One check's alert alone (the console's check page asks so, rather than for the whole list).
+    const own = (await (await server.request('/api/v1/alerts?check=nagging')).json()) as { result: { id: string }[] };
+    expect(own.result.map((one) => one.id)).toEqual([nagging.id]);
+    const none = (await (await server.request('/api/v1/alerts?check=nagging&state=suppressed')).json()) as {
+      result: unknown[];
+    };
+    expect(none.result).toEqual([]);
     const ack = await server.request(`/api/v1/alerts/${nagging.id}/ack`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

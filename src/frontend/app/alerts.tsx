@@ -64,7 +64,7 @@ export function AlertsView({ query = '' }: { query?: string }) {
 
 /** A check's open alerts, on its page; nothing when it has none. */
 export function CheckAlerts({ name }: { name: string }) {
-  const alerts = usePoll(() => api.alerts(), POLL_MS, `alerts of ${name}`);
+  const alerts = usePoll(() => api.alerts(undefined, name), POLL_MS, `alerts of ${name}`);
   const own = (alerts.data ?? []).filter((alert) => alert.check === name);
   if (own.length === 0) return null;
   return (

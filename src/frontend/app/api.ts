@@ -159,10 +159,14 @@ export const api = {
   members: () => call<ClusterMembers>('/api/v1/cluster/members'),
   /** Scope admin: a 403 for another credential. */
   audit: (limit: number) => call<AuditPage>(`/api/v1/audit?limit=${limit}`),
-  alerts: (state?: string) =>
-    call<{ result: Alert[] }>(`/api/v1/alerts${state === undefined ? '' : `?state=${state}`}`).then(
-      (body) => body.result,
-    ),
+  /** Open alerts, of one state and of one check when given (a check's page asks for its own only). */
+  alerts: (state?: string, check?: string) => {
+    const query = new URLSearchParams();
+    if (state !== undefined) query.set('state', state);
+    if (check !== undefined) query.set('check', check);
+    const search = query.toString();
+    return call<{ result: Alert[] }>(`/api/v1/alerts${search === '' ? '' : `?${search}`}`).then((body) => body.result);
+  },
   incidents: (limit: number) => call<Incidents>(`/api/v1/incident?limit=${limit}`).then((body) => body.result),
   search: (stream: string, query: string) =>
     call<{ events: IndexEvent[] }>(`/api/v1/index/${segment(stream)}/search`, post({ query: base64(query) })).then(

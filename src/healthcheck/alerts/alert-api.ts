@@ -42,13 +42,18 @@ export class AlertApi {
     private readonly nowMs: () => number = Date.now,
   ) {}
 
-  list(state: string | undefined): AlertJson[] {
+  /** The open alerts, oldest first; of one check only when `check` is given (its record is keyed by its name). */
+  list(state: string | undefined, check?: string): AlertJson[] {
     if (state !== undefined && !(ALERT_STATES as readonly string[]).includes(state))
       throw new HealthcheckError(
         'invalid',
         `Invalid alerts query: state: must be one of ${ALERT_STATES.join(', ')}, got ${JSON.stringify(state.slice(0, 40))}`,
       );
     const out: AlertJson[] = [];
+    if (check !== undefined) {
+      const record = this.records.get(check);
+      return record !== undefined && (state === undefined || statusOf(record) === state) ? [alertJson(record)] : out;
+    }
     for (const [, record] of this.records.entries())
       if (state === undefined || statusOf(record) === state) out.push(alertJson(record));
     return out.sort((a, b) => (a.since < b.since ? -1 : a.since > b.since ? 1 : a.check < b.check ? -1 : 1));

@@ -1,6 +1,6 @@
 /**
  * The routes of the alerts (docs/alerting.md, "Acknowledging"; docs/http-api.md), with the healthcheck API:
- * - `GET /api/v1/alerts?state=firing|acknowledged|suppressed|resolving` (scope `read`);
+ * - `GET /api/v1/alerts?state=firing|acknowledged|suppressed|resolving&check=<name>` (scope `read`);
  * - `POST /api/v1/alerts/<id>/ack` `{comment?}` and `POST .../unack` (scope `write`, audited);
  * - the acknowledge link of a notification, `GET /api/v1/alerts/<id>/ack?token=`: a page with one button, whose
  *   `&confirm=1` acknowledges (a link preview of a chat service opens the page, never acknowledges). Its token is an
@@ -22,7 +22,7 @@ const unknownAlert = messageError('`Alert <id> not found (unknown, or resolved)`
 export function alertRoutes(api: AlertApi): FastifyPluginAsync {
   return async (root) => {
     await registerPartRoutes(root, healthcheckErrors, (app) => {
-      app.get<{ Querystring: { state?: string } }>(
+      app.get<{ Querystring: { state?: string; check?: string } }>(
         '/api/v1/alerts',
         {
           schema: operation({
@@ -30,14 +30,17 @@ export function alertRoutes(api: AlertApi): FastifyPluginAsync {
             description:
               'Firing, acknowledged, suppressed (held back by `depends-on`) and resolving (recovery not told yet) alerts, oldest first, with how many notifications each made.',
             tags: ['healthchecks'],
-            querystring: Type.Object({ state: Type.Optional(Type.String({ description: ALERT_STATES.join(', ') })) }),
+            querystring: Type.Object({
+              state: Type.Optional(Type.String({ description: ALERT_STATES.join(', ') })),
+              check: Type.Optional(Type.String({ description: "only this check's alert" })),
+            }),
             responses: {
               200: json('the alerts', Type.Object({ result: Type.Array(Type.Unknown()) })),
               400: messageError('`Invalid alerts query: state: ...`'),
             },
           }),
         },
-        async (request) => ({ result: api.list(request.query.state) }),
+        async (request) => ({ result: api.list(request.query.state, request.query.check) }),
       );
       const token = ownTokenRoute((request) => {
         const expected = api.linkToken((request.params as { id: string }).id);
