@@ -107,6 +107,7 @@ export class ResultStore {
   private readonly statements: ResultStatements;
   private readonly writeAll: () => void;
   private readonly writeSliceOf: (all: boolean, cutoffS: number) => boolean;
+  private readonly writeEventAlone: (name: string, event: StateEvent) => void;
 
   constructor(
     private readonly db: Db,
@@ -128,6 +129,9 @@ export class ResultStore {
       for (const [name, check] of this.pending.entries()) this.writeCheck(name, check, Infinity);
     });
     this.writeSliceOf = this.db.$client.transaction((all: boolean, cutoffS: number) => this.writeSlice(all, cutoffS));
+    this.writeEventAlone = this.db.$client.transaction((name: string, event: StateEvent) =>
+      this.writeEvents(name, [event], this.writtenState(name)),
+    );
   }
 
   /** Starts the periodic writes: they tick while results wait, so that an idle service is not woken for nothing
@@ -258,11 +262,7 @@ export class ResultStore {
    */
   private writeCheck(name: string, check: PendingCheck, maxRows: number): boolean {
     const s = this.statements;
-    let state = this.stored.get(name);
-    if (state === undefined) {
-      state = { hour: -1, historyRows: (s.countHistory.get(name) as { n: number }).n, eventRows: -1 };
-      this.stored.set(name, state);
-    }
+    const state = this.writtenState(name);
     const rows = this.pending.takeOldest(check, maxRows);
     for (let i = 0; i < rows.length; i++) {
       const result = rows[i] as CheckResult;
@@ -314,6 +314,16 @@ export class ResultStore {
     return true;
   }
 
+  /** What this store knows it wrote of a check, counted from its tables the first time it is asked. */
+  private writtenState(name: string): WrittenState {
+    let state = this.stored.get(name);
+    if (state === undefined) {
+      state = { hour: -1, historyRows: (this.statements.countHistory.get(name) as { n: number }).n, eventRows: -1 };
+      this.stored.set(name, state);
+    }
+    return state;
+  }
+
   /** A check's changes of state, and the trim of its oldest beyond `healthchecks.max-events-per-check`. */
   private writeEvents(name: string, events: readonly StateEvent[], state: WrittenState): void {
     const s = this.statements;
@@ -334,7 +344,15 @@ export class ResultStore {
    */
   addEvent(name: string, event: StateEvent): void {
     if (this.pending.addEvent(name, event)) return;
-    this.statements.insertEvent.run(name, event.atMs, event.from, event.to, event.message, event.node ?? null);
+    // Counted and trimmed as the batched path does: a change written alone once left the count behind, and a
+    // flapping check past the cap was never trimmed back to it.
+    this.writeEventAlone(name, event);
+  }
+
+  /** A change of `name` was written by another path (a pause, a resume): its count is taken again at the next write. */
+  recountEvents(name: string): void {
+    const state = this.stored.get(name);
+    if (state !== undefined) state.eventRows = -1;
   }
 
   /** Every check's stored state, with what its latest result was (a restart restores the states from them). */

@@ -134,7 +134,10 @@ export class HealthcheckService {
     this.states = new CheckStates({
       events: {
         add: (name, event) => this.repository.results.addEvent(name, event),
-        insertNow: (name, event) => events.insertNow(name, event),
+        insertNow: (name, event) => {
+          events.insertNow(name, event);
+          this.repository.results.recountEvents(name);
+        },
       },
       pauses,
       defaults: settings.stateDefaults,
