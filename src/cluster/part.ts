@@ -15,6 +15,7 @@ import type { PartFactoryContext } from '../server/lifecycle.ts';
 import { packageVersion } from '../server/openapi.ts';
 import type { Part } from '../server/part.ts';
 import type { LocalChannels, StreamHost, StreamPlacement } from '../stream/placement.ts';
+import { ClusterAudit } from './audit-stream.ts';
 import { ClusterNode } from './node.ts';
 import { clusterRoutes } from './routes.ts';
 import { ClusterRuntimeState } from './runtime-state.ts';
@@ -55,6 +56,14 @@ export function createClusterPart(
     logger.child({ part: 'cluster-state' }),
   );
   node.replicateState(runtimeState);
+  const audit = new ClusterAudit({
+    node: settings.node,
+    settings: config.http.audit,
+    maxClockSkewMs: settings.maxClockSkewMs,
+    registry: metrics.registry,
+    logger: logger.child({ part: 'cluster-audit' }),
+  });
+  node.onJoined((joined) => void audit.start(joined, settings.replicas));
   let streams: ClusterStreams | null = null;
   const youngGeneration = youngGenerationOf(log, () => (streams?.partitionsHere ?? 0) > 0);
   return {
@@ -75,6 +84,7 @@ export function createClusterPart(
     part: {
       name: 'cluster',
       runtimeState,
+      audit,
       notReady: () => node.notReady(),
       routes: async (app) => {
         await app.register(clusterRoutes(node));
@@ -82,9 +92,10 @@ export function createClusterPart(
       // The node joins once the healthcheck part serves it its checks (CheckCluster.serve), in the background.
       start: async () => youngGeneration?.start(),
       reload: async (next) => node.setConfigHash(hashOf(next)),
-      stop: () => {
+      stop: async () => {
         youngGeneration?.stop();
-        return node.stop();
+        await audit.stop();
+        await node.stop();
       },
     },
   };

@@ -2,7 +2,7 @@
  * Every table of the Vigie database. Tables and columns are named for people who open the file with
  * `sqlite3`: times are integers whose unit is in the column name, JSON columns hold valid JSON.
  */
-import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 /** API-created healthcheck definitions (config-file checks are always re-read from the file). */
 export const healthchecks = sqliteTable('healthchecks', {
@@ -239,8 +239,16 @@ export const auditLog = sqliteTable(
     path: text('path').notNull(),
     name: text('name'),
     outcome: integer('outcome').notNull(),
+    /** In a cluster, the node that took the change (null on a single node). */
+    node: text('node'),
+    /** In a cluster, the row's sequence in the JetStream stream `vigie_audit`: null until this node's own row is
+     *  published; unique with its node, so that a message delivered twice is stored once. */
+    streamSeq: integer('stream_seq'),
   },
-  (table) => [index('audit_log_at_ms').on(table.atMs)],
+  (table) => [
+    index('audit_log_at_ms').on(table.atMs),
+    uniqueIndex('audit_log_node_stream_seq').on(table.node, table.streamSeq),
+  ],
 );
 
 /** Status pages created through the API (docs/status-pages.md; those of the config file are re-read from it).

@@ -108,7 +108,13 @@ export async function buildServer({
     metrics.requestDuration.observe(labels, reply.elapsedTime / 1000);
     metrics.responses.inc(labels);
   });
-  const audit = new AuditLog(db, http.audit, { registry: metrics.registry, warn: (message) => logger.warn(message) });
+  const replication = parts.find((part) => part.audit !== undefined)?.audit;
+  const audit = new AuditLog(db, http.audit, {
+    registry: metrics.registry,
+    warn: (message) => logger.warn(message),
+    node: replication?.node ?? null,
+  });
+  replication?.attach(audit);
   app.addHook('onResponse', auditChanges(audit));
   app.addHook('onClose', async () => audit.close());
 

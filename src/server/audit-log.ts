@@ -12,13 +12,17 @@
  *   an address writes at most `http.max-auth-failures` refused rows a window, whatever it sends;
  * - the row cap (`http.audit.max-rows`) holds at every insert, the retention (`http.audit.retention`) at startup
  *   and hourly: an idle service wakes up once an hour for it.
+ *
+ * In a cluster (src/server/audit-port.ts) each row is stamped with the node that took it, published by the cluster
+ * part, and the rows of the other nodes are stored here too: the list is the whole cluster's, in time order.
  */
 import type { Static } from '@sinclair/typebox';
 import type { Statement } from 'better-sqlite3';
-import { and, desc, eq, lt } from 'drizzle-orm';
+import { and, desc, eq, lt, sql } from 'drizzle-orm';
 import { Counter, type Registry } from 'prom-client';
 import type { Db } from '../db/client.ts';
 import { auditLog } from '../db/schema.ts';
+import type { AuditMessage, ReplicatedAuditLog } from './audit-port.ts';
 import type { AuditPage } from './audit-wire.ts';
 import type { AuditSettings } from './settings.ts';
 
@@ -54,12 +58,20 @@ const WARNING_INTERVAL_MS = 60_000;
 export interface AuditLogOptions {
   registry: Registry;
   warn: (message: string) => void;
+  /** In a cluster, this node's name, stamped on the rows it takes. */
+  node?: string | null;
   /** The clock, for tests. */
   now?: () => number;
 }
 
-export class AuditLog {
+export class AuditLog implements ReplicatedAuditLog {
   private readonly insert: Statement;
+  private readonly insertReceived: Statement;
+  private readonly selectUnpublished: Statement<[string, number]>;
+  private readonly markPublished: Statement<[number, number]>;
+  private readonly storeAndCap: (values: unknown[]) => number;
+  private readonly node: string | null;
+  private recorded: (() => void) | null = null;
   private readonly cap: Statement<[number]>;
   private readonly expire: Statement<[number]>;
   private readonly writeAndCap: (values: unknown[]) => void;
@@ -78,8 +90,17 @@ export class AuditLog {
   ) {
     const sqlite = db.$client;
     this.insert = sqlite.prepare(
-      'insert into audit_log (at_ms, principal, address, method, route, path, name, outcome) values (?, ?, ?, ?, ?, ?, ?, ?)',
+      'insert into audit_log (at_ms, principal, address, method, route, path, name, outcome, node) values (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
+    // Another node's row: a message delivered twice (its acknowledgement lost) is ignored the second time.
+    this.insertReceived = sqlite.prepare(
+      'insert or ignore into audit_log (at_ms, principal, address, method, route, path, name, outcome, node, stream_seq) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    // A seek on the (node, stream_seq) index: this node's rows whose stream_seq is still null.
+    this.selectUnpublished = sqlite.prepare(
+      'select id, at_ms as time, principal, address, method, route, path, name, outcome from audit_log where node = ? and stream_seq is null order by id limit ?',
+    );
+    this.markPublished = sqlite.prepare('update audit_log set stream_seq = ? where id = ?');
     // Ids only grow (AUTOINCREMENT never reuses one), so the newest max-rows rows are those above max(id) - max-rows:
     // a seek on the primary key, deleting the one row an insert pushes out.
     this.cap = sqlite.prepare('delete from audit_log where id <= (select coalesce(max(id), 0) from audit_log) - ?');
@@ -88,6 +109,12 @@ export class AuditLog {
       this.insert.run(...values);
       this.cap.run(this.settings.maxRows);
     });
+    this.storeAndCap = sqlite.transaction((values: unknown[]) => {
+      const { changes } = this.insertReceived.run(...values);
+      if (changes > 0) this.cap.run(this.settings.maxRows);
+      return changes;
+    });
+    this.node = options.node ?? null;
     this.failures = new Counter({
       name: 'audit_write_failures_total',
       help: 'API changes the audit log could not record (a full disk): the requests were answered all the same.',
@@ -117,9 +144,56 @@ export class AuditLog {
         cut(entry.path),
         entry.name === null ? null : cut(entry.name),
         entry.outcome,
+        this.node,
       ]);
     } catch (error) {
       this.failed('record an API change', error);
+      return;
+    }
+    this.recorded?.();
+  }
+
+  onRecorded(listener: () => void): void {
+    this.recorded = listener;
+  }
+
+  unpublished(limit: number): AuditMessage[] {
+    if (this.node === null) return [];
+    const node = this.node;
+    try {
+      return (this.selectUnpublished.all(node, limit) as Omit<AuditMessage, 'node'>[]).map((row) => ({ ...row, node }));
+    } catch (error) {
+      this.failed('read the rows to publish', error);
+      return [];
+    }
+  }
+
+  published(id: number, streamSeq: number): void {
+    try {
+      this.markPublished.run(streamSeq, id);
+    } catch (error) {
+      this.failed('mark a row published', error);
+    }
+  }
+
+  store(row: AuditMessage, streamSeq: number): 'stored' | 'duplicate' | 'failed' {
+    try {
+      const changes = this.storeAndCap([
+        row.time,
+        cut(row.principal),
+        cut(row.address),
+        cut(row.method),
+        cut(row.route),
+        cut(row.path),
+        row.name === null ? null : cut(row.name),
+        row.outcome,
+        row.node,
+        streamSeq,
+      ]);
+      return changes > 0 ? 'stored' : 'duplicate';
+    } catch (error) {
+      this.failed(`store a change taken by ${row.node}`, error);
+      return 'failed';
     }
   }
 
@@ -141,34 +215,49 @@ export class AuditLog {
     }
   }
 
-  /** Newest first; `next` is set when older rows may remain (the `before` of the next page). */
+  /**
+   * Newest first (by time, then id: a cluster's rows arrive out of time order); `next` is set when older rows may
+   * remain (the `before` of the next page: the id of the page's last row, whose time places the next page).
+   */
   list({ limit, before, principal, name }: AuditQuery): Static<typeof AuditPage> {
     const rows = this.db
       .select()
       .from(auditLog)
       .where(
         and(
-          before === undefined ? undefined : lt(auditLog.id, before),
+          this.olderThan(before),
           principal === undefined ? undefined : eq(auditLog.principal, principal),
           name === undefined ? undefined : eq(auditLog.name, name),
         ),
       )
-      .orderBy(desc(auditLog.id))
+      .orderBy(desc(auditLog.atMs), desc(auditLog.id))
       .limit(limit + 1)
       .all();
-    const result = rows.slice(0, limit).map(({ id, atMs, principal, address, method, route, path, name, outcome }) => ({
-      id,
-      time: atMs,
-      principal,
-      address,
-      method,
-      route,
-      path,
-      name,
-      outcome,
-    }));
+    const result = rows
+      .slice(0, limit)
+      .map(({ id, atMs, principal, address, method, route, path, name, outcome, node }) => ({
+        id,
+        time: atMs,
+        principal,
+        address,
+        method,
+        route,
+        path,
+        name,
+        outcome,
+        // Absent on a single node: its rows are as they always were.
+        ...(node === null ? {} : { node }),
+      }));
     const last = result.at(-1);
     return rows.length > limit && last !== undefined ? { result, next: last.id } : { result };
+  }
+
+  /** The rows after row `before` in the list's order; those of smaller ids when that row is gone (pruned). */
+  private olderThan(before: number | undefined) {
+    if (before === undefined) return undefined;
+    const at = this.db.select({ atMs: auditLog.atMs }).from(auditLog).where(eq(auditLog.id, before)).get();
+    if (at === undefined) return lt(auditLog.id, before);
+    return sql`(${auditLog.atMs}, ${auditLog.id}) < (${at.atMs}, ${before})`;
   }
 
   close(): void {

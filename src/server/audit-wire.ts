@@ -18,11 +18,12 @@ const AuditRow = Type.Object(
     path: Type.String({ description: 'the request path, without the query' }),
     name: Type.Union([Type.String(), Type.Null()], { description: 'the object changed, when the request names one' }),
     outcome: Type.Integer({ description: 'the HTTP status answered' }),
+    node: Type.Optional(Type.String({ description: 'in a cluster, the node that took the change' })),
   },
   { title: 'AuditRow' },
 );
 
 export const AuditPage = Type.Object({
-  result: Type.Array(AuditRow, { description: 'newest first' }),
+  result: Type.Array(AuditRow, { description: "newest first (in a cluster, every node's rows in time order)" }),
   next: Type.Optional(Type.Integer({ description: 'set when older rows may remain: pass it as `before`' })),
 });

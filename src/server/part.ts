@@ -4,6 +4,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { RuntimeState } from '../common/runtime-state.ts';
+import type { AuditReplication } from './audit-port.ts';
 import type { VigieConfig } from '../config/load.ts';
 
 export interface Part {
@@ -26,6 +27,8 @@ export interface Part {
    * their runtime state through it instead of this node's SQLite alone (src/common/runtime-state.ts).
    */
   readonly runtimeState?: RuntimeState;
+  /** Set by the same part: the audit log's rows go to the other nodes, and theirs come here (src/server/audit-port.ts). */
+  readonly audit?: AuditReplication;
   /**
    * Why this part cannot take changes yet (`GET /readyz` answers 503 with it), or null. A reason is short and names
    * no address: the probe answers without credentials. Absent: ready once the server serves.
