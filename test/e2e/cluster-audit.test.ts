@@ -141,6 +141,29 @@ describe.skipIf(!hasNatsServer())('the audit log of a whole cluster', () => {
     });
   }, 120_000);
 
+  it('NATS away: the change is answered and recorded at once, and published once NATS is back', async () => {
+    const nats = await startNatsServer();
+    const a = await startNode(nats, 'vigie-a');
+    const b = await startNode(nats, 'vigie-b');
+    await allJoined([a, b], { headers: ADMIN });
+    await nats.stop();
+    const started = Date.now();
+    const refusedChange = await a.request('/api/v1/tokens', {
+      method: 'POST',
+      headers: { ...ADMIN, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'while-away', scopes: ['read'] }),
+    });
+    // Tokens are runtime state: a 503 without NATS, answered at once and audited as any refusal.
+    expect(refusedChange.status).toBe(503);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(await tokenRows(a)).toEqual([['vigie-a', 'while-away']]);
+    await nats.restart();
+    await waitFor(async () => expect(await tokenRows(b)).toEqual([['vigie-a', 'while-away']]), {
+      timeoutMs: 20_000,
+    });
+    expect((await auditOf(b)).result.find((row) => row.name === 'while-away')?.outcome).toBe(503);
+  }, 120_000);
+
   it('a lying message is refused and counted, the node keeps serving; a credential cannot speak for another node', async () => {
     const nats = await startNatsServer();
     const a = await startNode(nats, 'vigie-a');
