@@ -2,7 +2,8 @@
  * Alerts in a cluster (docs/alerting.md, "Restarts"): a real nats-server and three Vigie nodes, one check against a
  * local HTTP server the test steers, a local webhook receiver. The check's owner tells of its going down; it is killed
  * with SIGKILL between `down` and `up`; the next owner, which reads the alert from the runtime state every node shares,
- * tells nothing more while the check stays down and exactly one recovery when it comes back.
+ * tells nothing more while the check stays down and exactly one recovery when it comes back. An alert acknowledged
+ * through a node that does not own its check repeats no more from its owner, and repeats again once unacknowledged.
  */
 import type { ServerResponse } from 'node:http';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -104,5 +105,74 @@ describe.skipIf(!hasNatsServer())('alerts in a cluster', () => {
     await waitFor(() => statuses().length === 2, { timeoutMs: 20_000 });
     await pause(3000);
     expect(statuses()).toEqual(['firing', 'resolved']);
+  }, 120_000);
+
+  it("acknowledged through a node that is not the check's owner, the owner's repeats stop; unacknowledged, they resume", async () => {
+    const nats: NatsServer = await startNatsServer();
+    receiver = await startHttpTarget();
+    target = await startHttpTarget({
+      handler: (_request, response: ServerResponse) => {
+        response.statusCode = 500;
+        response.end('500');
+      },
+    });
+    const config = (node: string) => ({
+      healthchecks: { 'start-tick': '100ms', 'write-delay': '1s' },
+      cluster: { node, nats: nats.clusterNats(node), 'member-ttl': '3s' },
+      notifiers: { ops: { type: 'webhook', url: `${receiver?.origin}/hook`, retries: 0 } },
+      alerting: { defaults: { notify: ['ops'], 'repeat-interval': '1s' } },
+      'http-checks': [
+        {
+          name: 'nagging',
+          target: '127.0.0.1',
+          port: target?.port,
+          path: '/',
+          'valid-status': [200],
+          interval: '500ms',
+          timeout: '400ms',
+          'failure-threshold': 1,
+        },
+      ],
+    });
+    const nodes = await Promise.all(NODES.map((node) => startServer({ config: config(node) })));
+    servers.push(...nodes);
+    await allJoined(nodes);
+    const firing = () => about(told(receiver as HttpTarget), 'nagging', 'firing').length;
+    // Repeats: the owner tells it again every second.
+    await waitFor(() => firing() >= 2, { timeoutMs: 20_000 });
+    const owner = await waitFor(
+      async () => {
+        const events = (await (await nodes[0]!.request('/api/v1/healthcheck/nagging/events')).json()) as {
+          result: { state: string; node?: string }[];
+        };
+        return events.result.filter((event) => event.state === 'down').at(-1)?.node ?? false;
+      },
+      { timeoutMs: 10_000 },
+    );
+    const [ackOn, unackOn] = nodes.filter((_node, i) => NODES[i] !== owner) as [TestServer, TestServer];
+    const alerts = (await (await ackOn.request('/api/v1/alerts?check=nagging')).json()) as { result: { id: string }[] };
+    const id = alerts.result[0]?.id as string;
+    const ack = await ackOn.request(`/api/v1/alerts/${id}/ack`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ comment: 'on it' }),
+    });
+    expect(ack.status, await ack.clone().text()).toBe(200);
+    // A repeat already on its way may land: the count settles, then stays for several repeat intervals.
+    await waitFor(
+      async () => {
+        const before = firing();
+        await pause(1_500);
+        return firing() === before;
+      },
+      { timeoutMs: 10_000 },
+    );
+    const settled = firing();
+    await pause(4_000);
+    expect(firing()).toBe(settled);
+    // Unacknowledged through the third node: the owner repeats again.
+    const unack = await unackOn.request(`/api/v1/alerts/${id}/unack`, { method: 'POST' });
+    expect(unack.status, await unack.clone().text()).toBe(200);
+    await waitFor(() => firing() >= settled + 2, { timeoutMs: 10_000 });
   }, 120_000);
 });
