@@ -1,6 +1,6 @@
 /**
- * The Audit view (docs/dashboard.md): the latest API changes on this node, refused ones included, newest first, as
- * `GET /api/v1/audit` lists them. Reading the log needs the scope `admin`: a credential without it is told so
+ * The Audit view (docs/dashboard.md): the latest API changes on this node (in a cluster, on every node, with the node
+ * that took each), refused ones included, newest first, as `GET /api/v1/audit` lists them. Reading the log needs the scope `admin`: a credential without it is told so
  * rather than shown an error.
  */
 import { api, ApiError, type AuditPage } from './api.ts';
@@ -32,11 +32,14 @@ export function AuditView() {
     );
   }
   const rows = page.data.result;
+  // A cluster's rows name their node; a single node's name none, and show no column for it.
+  const nodes = rows.some((row) => row.node !== undefined);
   return (
     <section class="audit-view">
       <h2>Audit</h2>
       <p class="description">
-        The latest {LIMIT} API changes received by this node, refused ones included, newest first.
+        The latest {LIMIT} API changes received by {nodes ? 'the nodes of the cluster' : 'this node'}, refused ones
+        included, newest first.
       </p>
       {rows.length === 0 ? (
         <p class="loading">No change recorded.</p>
@@ -46,6 +49,7 @@ export function AuditView() {
             <thead>
               <tr>
                 <th>Time</th>
+                {nodes && <th>Node</th>}
                 <th>Principal</th>
                 <th>Address</th>
                 <th>Method</th>
@@ -58,6 +62,7 @@ export function AuditView() {
               {rows.map((row) => (
                 <tr key={row.id} class={row.outcome >= 400 ? 'refused' : undefined}>
                   <td>{dateTime(row.time / 1000)}</td>
+                  {nodes && <td>{row.node ?? ''}</td>}
                   <td>{row.principal}</td>
                   <td>{row.address}</td>
                   <td>{row.method}</td>
