@@ -20,14 +20,19 @@ afterEach(() => {
   }
 });
 
-function setup(settings: { retentionMs: number; maxRows: number }) {
+function setup(settings: { retentionMs: number; maxRows: number }, node: string | null = null) {
   const dir = mkdtempSync(join(tmpdir(), 'vigie-audit-'));
   const db = openDatabase(join(dir, 'vigie.db'));
   migrateDatabase(db);
   const registry = new Registry();
   const warnings: string[] = [];
   let now = 1_000_000;
-  const log = new AuditLog(db, settings, { registry, warn: (message) => warnings.push(message), now: () => now });
+  const log = new AuditLog(db, settings, {
+    registry,
+    warn: (message) => warnings.push(message),
+    now: () => now,
+    node,
+  });
   open.push({ db, dir, log });
   const failures = async () =>
     (await registry.getSingleMetric('audit_write_failures_total')?.get())?.values[0]?.value ?? 0;
@@ -112,5 +117,35 @@ describe('AuditLog', () => {
     expect(last.next).toBeUndefined();
     expect(log.list({ limit: 10, principal: 'basic:ops' }).result.map((row) => row.name)).toEqual(['c4', 'c2', 'c0']);
     expect(log.list({ limit: 10, name: 'c3' }).result.map((row) => row.principal)).toEqual(['token:ci']);
+  });
+
+  it("in a cluster: stamps its rows, publishes each once, stores another node's once, lists them all in time order", () => {
+    const { log, advance, now } = setup({ retentionMs: 3_600_000_000, maxRows: 100_000 }, 'vigie-a');
+    log.record(entry('a1'));
+    advance(1_000);
+    log.record(entry('a2'));
+    const waiting = log.unpublished(10);
+    expect(waiting.map((row) => [row.node, row.name])).toEqual([
+      ['vigie-a', 'a1'],
+      ['vigie-a', 'a2'],
+    ]);
+    log.published(waiting[0]?.id as number, 7);
+    expect(log.unpublished(10).map((row) => row.name)).toEqual(['a2']);
+    // Another node's row, taken between a1 and a2, arrives after both; delivered twice, it is stored once.
+    const b1 = { ...entry('b1'), node: 'vigie-b', id: 1, time: now() - 500 };
+    expect(log.store(b1, 8)).toBe('stored');
+    expect(log.store(b1, 8)).toBe('duplicate');
+    const all = log.list({ limit: 10 }).result;
+    expect(all.map((row) => [row.node, row.name])).toEqual([
+      ['vigie-a', 'a2'],
+      ['vigie-b', 'b1'],
+      ['vigie-a', 'a1'],
+    ]);
+    // Paged in the same order.
+    const first = log.list({ limit: 1 });
+    const second = log.list({ limit: 1, before: first.next });
+    const third = log.list({ limit: 1, before: second.next });
+    expect([first, second, third].map((page) => page.result[0]?.name)).toEqual(['a2', 'b1', 'a1']);
+    expect(third.next).toBeUndefined();
   });
 });
