@@ -213,7 +213,12 @@ export class ClusterAudit implements AuditReplication {
       for await (const message of messages) {
         if (!refusals.guard('audit', () => this.handle(message, log, refusals))) message.term();
       }
-    })();
+    })().catch((error: unknown) => {
+      this.options.logger.error(
+        { err: error },
+        `the cluster's audit log is no longer followed: ${(error as Error).message}`,
+      );
+    });
   }
 
   private handle(message: JsMsg, log: ReplicatedAuditLog, refusals: MessageRefusals): void {
