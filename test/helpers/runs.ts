@@ -13,7 +13,7 @@ export interface RunsOptions {
 }
 
 /** Runs of the checks `name` picks (a name, or a pattern of names) since the process started, summed. */
-export async function runCount(
+async function runCount(
   server: TestServer,
   name: string | RegExp,
   headers: Record<string, string> = {},
