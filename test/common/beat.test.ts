@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { beatAfter, everyBeat, gridOf, onBeat, SLOW_BEAT_MS } from '../../src/common/beat.ts';
+import { waitFor } from '../helpers/wait.ts';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Resolves once a beat of `periodMs` has run `runs` times: proof that that much time went by on the grid. */
+async function beatsPassed(periodMs: number, runs: number): Promise<void> {
+  let ran = 0;
+  const witness = everyBeat(periodMs, () => ran++);
+  try {
+    await waitFor(() => ran >= runs, { timeoutMs: 10_000, message: `${runs} beats of ${periodMs} ms` });
+  } finally {
+    witness.cancel();
+  }
+}
 
 describe('the beat', () => {
   it('lands on the grid point nearest to the delay, after now', () => {
@@ -31,11 +41,11 @@ describe('the beat', () => {
     const short: number[] = [];
     const long: number[] = [];
     const a = everyBeat(100, () => short.push(performance.now()));
-    await sleep(130);
-    // Started 130 ms later with its own period, as the lock's refresh and the checkpoint rounds are: each of its
-    // runs is on a point of the other's grid, so the process wakes once for both.
+    await waitFor(() => short.length >= 1, { timeoutMs: 10_000 });
+    // Started later with its own period, as the lock's refresh and the checkpoint rounds are: each of its runs is
+    // on a point of the other's grid, so the process wakes once for both.
     const b = everyBeat(200, () => long.push(performance.now()));
-    await sleep(1_000);
+    await waitFor(() => long.length >= 3, { timeoutMs: 10_000 });
     a.cancel();
     b.cancel();
     expect(long.length).toBeGreaterThanOrEqual(3);
@@ -45,20 +55,23 @@ describe('the beat', () => {
   it('runs periodic work once a period, not once every other period', async () => {
     const times: number[] = [];
     const periodic = everyBeat(100, () => times.push(performance.now()));
-    await sleep(1_050);
+    await waitFor(() => times.length >= 8, { timeoutMs: 10_000 });
     periodic.cancel();
-    // Ten grid points in 1,050 ms; a chain that skipped one each time ran five times.
-    expect(times.length).toBeGreaterThanOrEqual(8);
+    // Eight runs span seven periods (700 ms); a chain that skipped one grid point each time spans 1,400 ms. Up to
+    // two points missed under load are allowed.
+    expect(times[7]! - times[0]!).toBeLessThan(950);
     for (const time of times) expect(Math.abs(time - Math.round(time / 100) * 100)).toBeLessThan(50);
     const count = times.length;
-    await sleep(250);
+    // Once cancelled, it runs no more: two later points of its grid pass with nothing.
+    await beatsPassed(100, 3);
     expect(times).toHaveLength(count);
   });
 
   it('waits the longest a Node timer can for a longer period, rather than 1 ms', async () => {
     let ran = 0;
     const periodic = everyBeat(30 * 86_400_000, () => ran++);
-    await sleep(50);
+    // A 1 ms timer (what an overflowing delay becomes) would have run many times meanwhile.
+    await beatsPassed(10, 5);
     periodic.cancel();
     expect(ran).toBe(0);
   });
@@ -83,7 +96,9 @@ describe('the beat', () => {
       ran.push('periodic');
       periodic.cancel();
     });
-    await sleep(at + 250);
+    await waitFor(() => ran.includes('first') && ran.includes('periodic'), { timeoutMs: 10_000 });
+    // Two more grid points pass: a cancelled or second run would have come by then.
+    await beatsPassed(grid, 2);
     expect(ran.filter((name) => name !== 'periodic')).toEqual(['first']);
     expect(ran.filter((name) => name === 'periodic')).toHaveLength(1);
   });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WalCheckpointer, walCheckpointer } from '../../src/db/checkpointer.ts';
 import { closeDatabase, type Db, openDatabase } from '../../src/db/client.ts';
+import { quietFor } from '../helpers/wait.ts';
 
 const open: { db: Db; dir: string }[] = [];
 afterEach(() => {
@@ -72,10 +73,11 @@ describe('WalCheckpointer', () => {
     // 20 intervals, each with a small write: the WAL stays far below SQLite's checkpoint size.
     for (let i = 0; i < 20; i++) {
       insertRow(i, 100);
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await quietFor(10, 'spaces the writes one look apart: proves a trickle is not checkpointed at each look');
     }
     expect(statSync(`${file}-wal`).size).toBeGreaterThan(0);
     expect(statSync(file).size).toBe(before);
+    expect(checkpointer.rounds).toEqual({ loop: 0, worker: 0 });
     await checkpointer.close();
   });
 
@@ -180,7 +182,7 @@ describe('WalCheckpointer', () => {
     insertRow(1);
     checkpointer.request();
     await expect.poll(() => checkpointer.rounds.worker, { timeout: 5_000 }).toBe(2);
-    await new Promise((resolve) => setTimeout(resolve, floodAt + 2_050 - performance.now()));
+    await quietFor(floodAt + 2_050 - performance.now(), 'lets the 2 s the worker is kept pass with no flood');
     insertRow(2);
     const before = statSync(file).size;
     checkpointer.request();

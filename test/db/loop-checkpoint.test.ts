@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { closeDatabase, type Db, openDatabase } from '../../src/db/client.ts';
 import { LoopCheckpoint, type SyncFile } from '../../src/db/loop-checkpoint.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { canMountTmpfs, fillDisk, tmpfsDataDir, unmountAll } from '../helpers/tmpfs.ts';
 
 const open: { db: Db; dir: string; loop: LoopCheckpoint }[] = [];
@@ -78,7 +79,7 @@ describe('LoopCheckpoint', () => {
   });
 
   it('copies no frame written after the WAL was synced, and the WAL does not restart until the database file is synced', async () => {
-    const { file, write, loop, state, walFrames, checkpointWhilePinned } = setup();
+    const { file, write, loop, state, calls, walFrames, checkpointWhilePinned } = setup();
     write(50);
     const framesAtPin = walFrames();
     let open!: () => void;
@@ -88,8 +89,8 @@ describe('LoopCheckpoint', () => {
     write(50);
     open();
     state.gate = new Promise((resolve) => (open = resolve));
-    await new Promise((resolve) => setTimeout(resolve, 20));
     // Now it waits in the database file's fsync, having copied: only the frames from before the pin.
+    await waitFor(() => calls.length === 2, { timeoutMs: 10_000, message: "the database file's fsync" });
     const during = checkpointWhilePinned();
     expect(during.checkpointed).toBe(framesAtPin);
     expect(during.log).toBeGreaterThan(framesAtPin);

@@ -8,6 +8,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Told, told } from '../helpers/alerts.ts';
 import { freePort } from '../helpers/ports.ts';
+import { afterRuns } from '../helpers/runs.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { type HttpTarget, startHttpTarget } from '../helpers/targets.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -15,8 +16,6 @@ import { waitFor } from '../helpers/wait.ts';
 const CHECKS = 2000;
 const TEAMS = ['a', 'b', 'c', 'd'];
 const GROUP_WAIT_S = 8;
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('a storm of 2,000 checks in 4 groups', () => {
   let receiver: HttpTarget;
@@ -97,7 +96,8 @@ describe('a storm of 2,000 checks in 4 groups', () => {
     await close();
     await waitFor(() => byStatus('firing').length === 4, { timeoutMs: 60_000, intervalMs: 100 });
     const delayMs = Date.now() - closedAt;
-    await pause(3000);
+    // Every check runs twice more (4 s at least): a straggler's or a duplicate's notification had its chance.
+    await afterRuns(server, /^storm-/, 2 * CHECKS, { timeoutMs: 60_000 });
     const firing = byStatus('firing');
     expect(firing).toHaveLength(4);
     expect(firing.map((one) => one.group.team).sort()).toEqual(TEAMS);
@@ -110,7 +110,7 @@ describe('a storm of 2,000 checks in 4 groups', () => {
     await open();
     await waitFor(() => byStatus('resolved').length === 4, { timeoutMs: 60_000, intervalMs: 100 });
     const recoveryMs = Date.now() - openedAt;
-    await pause(3000);
+    await afterRuns(server, /^storm-/, 2 * CHECKS, { timeoutMs: 60_000 });
     const resolved = byStatus('resolved');
     expect(resolved).toHaveLength(4);
     for (const one of resolved) expect(one.checks).toHaveLength(CHECKS / TEAMS.length);

@@ -7,12 +7,11 @@
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/ports.ts';
+import { afterRuns } from '../helpers/runs.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { type HttpTarget, startHttpTarget } from '../helpers/targets.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { about, told } from '../helpers/alerts.ts';
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('alerts across kill -9', () => {
   let target: HttpTarget;
@@ -73,11 +72,11 @@ describe('alerts across kill -9', () => {
     await server.kill9();
     server = await startServer({ config, dataDir: server.dataDir });
     // It keeps failing for several runs after the restart: nothing more is told.
-    await pause(3000);
+    await afterRuns(server, 'web', 6);
     expect(statuses()).toEqual(['firing']);
     answer = 200;
     await waitFor(() => statuses().length === 2, { timeoutMs: 15_000 });
-    await pause(2000);
+    await afterRuns(server, 'web', 4);
     expect(statuses()).toEqual(['firing', 'resolved']);
   }, 60_000);
 
@@ -90,7 +89,7 @@ describe('alerts across kill -9', () => {
     answer = 200;
     server = await startServer({ config, dataDir: (server as TestServer).dataDir });
     await waitFor(() => statuses().length === 4, { timeoutMs: 15_000 });
-    await pause(2500);
+    await afterRuns(server, 'web', 5);
     expect(statuses()).toEqual(['firing', 'resolved', 'firing', 'resolved']);
     const open = (await (await server.request('/api/v1/alerts')).json()) as { result: unknown[] };
     expect(open.result).toEqual([]);

@@ -9,12 +9,11 @@ import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCa } from '../helpers/certs.ts';
 import { freePort } from '../helpers/ports.ts';
+import { afterRuns } from '../helpers/runs.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { type HttpTarget, startHttpTarget } from '../helpers/targets.ts';
 import { about, told } from '../helpers/alerts.ts';
 import { waitFor } from '../helpers/wait.ts';
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('alerts in the running service', () => {
   let targets: HttpTarget;
@@ -92,7 +91,8 @@ describe('alerts in the running service', () => {
       timeoutMs: 15_000,
     });
     expect(resolved.checks[0]).toMatchObject({ name: 'breaks', state: 'up', previous: 'down' });
-    await pause(1500);
+    // Two more runs, up: a second recovery (or a repeat) had its chance.
+    await afterRuns(server, 'breaks', 2);
     expect(about(told(receiver), 'breaks').map((one) => one.status)).toEqual(['firing', 'resolved']);
     // The flapping check ran some 30 times meanwhile, failing one in four: never down, never told.
     await waitFor(() => flaps >= 24, { timeoutMs: 20_000 });
@@ -120,7 +120,8 @@ describe('alerts in the running service', () => {
       { timeoutMs: 15_000 },
     );
     expect(new Set(listed.map((one) => one.suppressed))).toEqual(new Set(['depends-on']));
-    await pause(2000);
+    // Each dependant runs twice more, down: what would notify had its chance.
+    await afterRuns(server, /^behind-/, 60);
     expect(told(receiver).filter((one) => one.checks.some((c) => c.name.startsWith('behind-')))).toEqual([]);
     const metrics = await (await server.request('/metrics')).text();
     expect(metrics).toMatch(/notifications_suppressed_total\{reason="depends-on"\} 30/);
@@ -170,7 +171,8 @@ describe('alerts in the running service', () => {
     const confirmed = await fetch(`${link}&confirm=1`);
     expect(confirmed.status, await confirmed.clone().text()).toBe(200);
     const linkedAfter = about(told(receiver), 'linked').length;
-    await pause(3500);
+    // Three runs each, more than three repeat-intervals of 1 s: an unacknowledged alert would have repeated.
+    await afterRuns(server, /^(nagging|linked)$/, 6);
     expect(about(told(receiver), 'nagging').length).toBe(after);
     expect(about(told(receiver), 'linked').length).toBe(linkedAfter);
     const listed = (await (await server.request('/api/v1/alerts?state=acknowledged')).json()) as {

@@ -9,6 +9,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterRuns } from '../helpers/runs.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { closedPort, startTcpTarget, type TcpTarget } from '../helpers/targets.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -99,11 +100,12 @@ describe('pausing checks, and states across restarts', () => {
       state: 'paused',
       pause: { by: 'basic:ops' },
     });
-    // Nothing runs: no connection to its target, no run counted (a run in flight at the pause included).
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // Nothing runs: no connection to its target, no run counted (a run in flight at the pause included). The other
+    // check, on the same 300 ms interval, runs meanwhile: the paused one had its turns.
+    await afterRuns(server, 'gone', 2, { headers: AUTH });
     const connections = target.connections;
     const runs = await runs1h('db');
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await afterRuns(server, 'gone', 5, { headers: AUTH });
     expect(target.connections).toBe(connections);
     expect(await runs1h('db')).toBe(runs);
     const badge = await (await request('/api/v1/badge/db/status.svg')).text();
@@ -128,7 +130,7 @@ describe('pausing checks, and states across restarts', () => {
       expect(await status('db'), how).toMatchObject({ state: 'paused', 'state-since': since });
       expect(await (await request('/metrics')).text(), how).toContain('healthcheck_state{name="db",state="paused"} 1');
       const connections = target.connections;
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await afterRuns(server, 'gone', 3, { headers: AUTH });
       expect(target.connections, how).toBe(connections);
     }
     const resumed = await post('/api/v1/healthcheck/db/resume');

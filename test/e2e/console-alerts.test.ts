@@ -10,11 +10,11 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { about, told } from '../helpers/alerts.ts';
 import { type Browser, hasChromium, launchBrowser, type WatchedPage } from '../helpers/browser.ts';
+import { afterRuns } from '../helpers/runs.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { closedPort, type HttpTarget, startHttpTarget } from '../helpers/targets.ts';
 
 const READER = 'reader-secret-0123456789';
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 interface Listed {
@@ -105,10 +105,11 @@ describe.skipIf(!hasChromium())('alerts in the console', () => {
     expect(acknowledged).toMatchObject([
       { check: 'db', acknowledged: { by: 'basic:ops', comment: 'looking at the disk' } },
     ]);
-    // A repeat may have been on its way as the button was pressed; after that, none for 3 s (three repeat intervals).
-    await pause(1000);
+    // A repeat may have been on its way as the button was pressed; after that, none in three runs (three repeat
+    // intervals).
+    await afterRuns(server, 'db', 1, { headers: basic });
     const before = about(told(receiver), 'db', 'firing').length;
-    await pause(3000);
+    await afterRuns(server, 'db', 3, { headers: basic });
     expect(about(told(receiver), 'db', 'firing').length).toBe(before);
     expect(watched.pageErrors).toEqual([]);
   }, 60_000);

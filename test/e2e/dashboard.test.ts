@@ -10,6 +10,7 @@ import WebSocket from 'ws';
 import { type Browser, hasChromium, launchBrowser, type WatchedPage } from '../helpers/browser.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { closedPort, type HttpTarget, startHttpTarget, startTcpTarget, type TcpTarget } from '../helpers/targets.ts';
+import { quietFor } from '../helpers/wait.ts';
 
 const HOSTILE_NAME = '<img src=x onerror=window.__xss=1>';
 const HOSTILE_DESCRIPTION = '<script>window.__xss=2</script>';
@@ -451,9 +452,9 @@ describe.skipIf(!hasChromium())('dashboard', () => {
         if (request.url().endsWith('/api/v1/index/dash.by-host/search')) searches.push(request.url());
       });
       // Once open, the page searches once more (events indexed before it subscribed); then nothing.
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await quietFor(500, 'lets the one search asked for at the opening land (it may have gone before the listener)');
       searches.length = 0;
-      await new Promise((resolve) => setTimeout(resolve, 2500));
+      await quietFor(2500, 'proves the page does not poll: without its feed it would search every 2 s');
       expect(searches, 'no search while the index is quiet').toEqual([]);
       await server.request(
         '/api/v1/stream/dash.by-host',

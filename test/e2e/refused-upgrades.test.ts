@@ -52,6 +52,7 @@ async function exchange(request: string, waitMs = 2_000): Promise<Exchange> {
   await Promise.race([answered, ended]);
   const closedByServer = await Promise.race([
     ended,
+    // eslint-disable-next-line no-restricted-syntax -- the measure itself: a socket still open after waitMs is not closed
     new Promise<boolean>((resolve) => setTimeout(() => resolve(false), waitMs)),
   ]);
   socket.destroy();
@@ -128,16 +129,28 @@ it('still upgrades websocket routes for a client with credentials', async () => 
 
 it('finishes a SIGTERM promptly after refused upgrades whose clients keep their sockets open', async () => {
   const { hostname, port } = new URL(server.url);
+  const answers: Promise<void>[] = [];
   const clients = Array.from({ length: 3 }, () => {
     const socket = connect({ host: hostname, port: Number(port), allowHalfOpen: true });
     socket.on('error', () => {});
+    let received = '';
+    answers.push(
+      new Promise((resolve) =>
+        socket.on('data', (chunk: Buffer) => {
+          received += chunk.toString('latin1');
+          if (received.includes('\r\n\r\n')) resolve();
+        }),
+      ),
+    );
     socket.write(upgrade('GET', '/channel/alerts'));
     return socket;
   });
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  // Each refusal answered: the server has seen the three upgrades before the SIGTERM.
+  await Promise.all(answers);
   const started = performance.now();
   const code = await Promise.race([
     server.stop(),
+    // eslint-disable-next-line no-restricted-syntax -- a deadline, not a pause: a stop still running at 10 s fails
     new Promise((resolve) => setTimeout(() => resolve('still running'), 10_000)),
   ]);
   expect(code).toBe(0);

@@ -14,7 +14,7 @@ import { DomUtils, parseDocument } from 'htmlparser2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startServer, type TestServer } from '../helpers/server.ts';
 import { closedPort, startTcpTarget, type TcpTarget } from '../helpers/targets.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { quietFor, waitFor } from '../helpers/wait.ts';
 
 const ADMIN = { authorization: `Basic ${Buffer.from('ops:pw').toString('base64')}` };
 const post = (body: unknown): RequestInit => ({
@@ -325,7 +325,7 @@ describe('curated status pages', () => {
     // The state API says it in seconds.
     expect(Math.floor(Date.parse(db.updated_at) / 1000)).toBe(state['state-since']);
     // Read again later: the times are the checks', not the render's.
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await quietFor(1100, "lets the clock pass a second: a time taken at the render would change, the checks' do not");
     const again = await summary('dated');
     expect(again.components.find((one) => one.name === 'shop-db')).toEqual(db);
     // Deleted and created again: a new check, a new creation.

@@ -13,7 +13,7 @@ import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { type HttpTarget, startHttpTarget, startTcpTarget, type TcpTarget } from '../helpers/targets.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { quietFor, waitFor } from '../helpers/wait.ts';
 
 const PUBLIC_URL = 'https://status.acme.test';
 const post = (body: unknown, headers: Record<string, string> = {}): RequestInit => ({
@@ -170,7 +170,7 @@ describe('status page subscriptions', () => {
       '/api/v1/incident',
       post({ title: 'After', status: 'identified', message: 'x', pages: ['shop'] }),
     );
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await quietFor(500, 'proves the unsubscribed reader is sent nothing of the incident after');
     expect(mails.filter((mail) => mail.to === 'reader@example.test')).toHaveLength(3);
   });
 

@@ -310,11 +310,19 @@ describe('signals while stopping', () => {
     socket.on('error', () => {});
     sockets.push(socket);
     await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    // The request is in flight once the server has read its headers: asked to, it says so with a `100 Continue`.
+    const continued = new Promise<void>((resolve) => {
+      let received = '';
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.toString('latin1');
+        if (received.includes(' 100 Continue')) resolve();
+      });
+    });
     socket.write(
-      'PUT /api/v1/stream/big HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"events": [',
+      'PUT /api/v1/stream/big HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nExpect: 100-continue\r\n\r\n',
     );
-    // The request is in flight once the server has read its headers; a short pause makes sure of it.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await continued;
+    socket.write('{"events": [');
     return server;
   }
 

@@ -3,7 +3,7 @@
  * a notifier that records: groups (group-wait, then group-interval), a flap before the group's notification, repeats
  * held back by an acknowledgement or a pause (counted), and a restart that sends what the records say is due.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { StateCollection } from '../../src/common/runtime-state.ts';
 import { type AlertCheck, AlertEngine } from '../../src/healthcheck/alerts/engine.ts';
 import { Policies } from '../../src/healthcheck/alerts/policy.ts';
@@ -29,7 +29,12 @@ function memoryCollection<T>(initial: [string, T][] = []): StateCollection<T> {
   };
 }
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Group waits and intervals run on the engine's timers: faked, a test moves the time itself, so that "not yet"
+ *  is proved at an exact instant rather than by a pause. */
+const fakeTimers = () => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 function harness(policyInput: Parameters<typeof parseAlertPolicy>[0], records = memoryCollection<AlertRecord>()) {
   const states = new Map<string, CheckState>();
@@ -94,14 +99,21 @@ function harness(policyInput: Parameters<typeof parseAlertPolicy>[0], records = 
 
 describe('the alert engine', () => {
   it('tells a group once after group-wait, what follows after group-interval, and its recoveries together', async () => {
+    fakeTimers();
     const h = harness({ 'group-by': ['team'], 'group-wait': '150ms', 'group-interval': '300ms' });
     h.engine.start();
     h.move('a1', 'down');
     h.move('a2', 'down');
     h.move('b1', 'down');
-    await pause(50);
+    await vi.advanceTimersByTimeAsync(50);
     h.move('a3', 'down');
+    await h.engine.settled();
     expect(h.sent).toEqual([]);
+    // The group-wait ends 150 ms after the first.
+    await vi.advanceTimersByTimeAsync(99);
+    await h.engine.settled();
+    expect(h.sent).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
     await waitFor(() => h.sent.length === 2);
     const byTeam = Object.fromEntries(h.sent.map((one) => [(one.data.group as { team: string }).team, one]));
     expect((byTeam.a?.data.checks as { name: string }[]).map((c) => c.name)).toEqual(['a1', 'a2', 'a3']);
@@ -109,10 +121,13 @@ describe('the alert engine', () => {
     expect(h.suppressed.filter((reason) => reason === 'grouped')).toHaveLength(2);
     // A new one waits for the group's interval.
     h.move('a4', 'down');
-    await pause(100);
+    await vi.advanceTimersByTimeAsync(299);
+    await h.engine.settled();
     expect(h.sent).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1);
     await waitFor(() => h.sent.length === 3);
     for (const name of ['a1', 'a2', 'a3', 'a4']) h.move(name, 'up');
+    await vi.advanceTimersByTimeAsync(300);
     await waitFor(() => h.sent.length === 4, { timeoutMs: 2000 });
     expect(h.sent[3]?.kind).toBe('resolved');
     expect((h.sent[3]?.data.checks as unknown[]).length).toBe(4);
@@ -120,11 +135,13 @@ describe('the alert engine', () => {
   });
 
   it('tells nothing of a check down and up again before its group was told', async () => {
+    fakeTimers();
     const h = harness({ 'group-by': ['team'], 'group-wait': '100ms' });
     h.engine.start();
     h.move('a1', 'down');
     h.move('a1', 'up');
-    await pause(250);
+    // Past the group-wait: the group's timer, if any, has fired.
+    await vi.advanceTimersByTimeAsync(250);
     await h.engine.settled();
     expect(h.sent).toEqual([]);
     expect(h.records.size).toBe(0);

@@ -3,6 +3,7 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { HealthcheckMetrics } from '../../src/healthcheck/metrics.ts';
 import { renderMetrics } from '../../src/server/metrics.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 async function scrape(registry: Registry): Promise<string> {
   let text = '';
@@ -12,14 +13,21 @@ async function scrape(registry: Registry): Promise<string> {
 
 /** How many garbage collections `work` (synchronous: nothing else runs meanwhile) started. */
 async function collectionsDuring(work: () => void): Promise<number> {
-  let collections = 0;
-  const observer = new PerformanceObserver((list) => (collections += list.getEntries().length));
+  const starts: number[] = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) starts.push(entry.startTime);
+  });
   observer.observe({ entryTypes: ['gc'] });
   work();
-  // gc entries are delivered on a later turn.
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  const end = performance.now();
+  // gc entries are delivered on a later turn, in order: garbage made after the work brings a collection whose entry
+  // comes after those of the work.
+  await waitFor(
+    () => Array.from({ length: 100_000 }, (_, i) => ({ i })).length > 0 && starts.some((start) => start >= end),
+    { timeoutMs: 10_000, message: 'a collection after the work, observed' },
+  );
   observer.disconnect();
-  return collections;
+  return starts.filter((start) => start < end).length;
 }
 
 describe('healthcheck_scheduling_lag_seconds', () => {

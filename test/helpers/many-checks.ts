@@ -27,6 +27,7 @@ export async function createManyChecks(server: TestServer, port: number, count: 
     const results = ((await (await server.request('/api/v1/result')).json()) as { result: unknown[] }).result.length;
     if (results === count) return;
     if (Date.now() > deadline) throw new Error(`${results} of ${count} checks had a first result after 150 s`);
+    // eslint-disable-next-line no-restricted-syntax -- polls the results (above); the benches run this outside vitest's waitFor
     await new Promise((resolve) => setTimeout(resolve, 2000));
   }
 }

@@ -292,6 +292,7 @@ s.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
     socket.on('error', () => {});
     fillers.push(socket);
     const connected = await new Promise<boolean>((resolve) => {
+      // eslint-disable-next-line no-restricted-syntax -- a fixture's measure: still pending after 200 ms, the backlog is full
       const timer = setTimeout(() => resolve(false), 200);
       socket.once('connect', () => {
         clearTimeout(timer);

@@ -30,3 +30,15 @@ export function waitFor<T>(check: () => T | Promise<T>, options: WaitOptions = {
     { timeout: timeoutMs, interval: intervalMs },
   );
 }
+
+/**
+ * Lets `ms` pass with nothing awaited: the one pause a test may take, to prove that something does NOT happen
+ * (no second notification, no run of a paused check). `reason` says what it proves, for the reader and for
+ * `grep quietFor`. Prefer, where there is one, a wait on a positive signal that the thing had its chance (the
+ * next scheduled run ran) followed by the negative assertion: it proves more, and sooner.
+ */
+export function quietFor(ms: number, reason: string): Promise<void> {
+  if (reason.trim() === '') throw new Error('quietFor takes the reason it waits: what the pause proves');
+  // eslint-disable-next-line no-restricted-syntax -- the named pause itself: every caller says what it proves
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -10,6 +10,7 @@ import type { KindName } from '../../../src/healthcheck/kinds/types.ts';
 import type { CertFiles } from '../../helpers/certs.ts';
 import { GREETINGS, type MailServerOptions, startMailServer } from '../../helpers/protocol-targets.ts';
 import { createTestPki, type TestPki } from '../../helpers/targets.ts';
+import { waitFor } from '../../helpers/wait.ts';
 import { check } from './run.ts';
 
 function rejection(kind: KindName, raw: Record<string, unknown>): string {
@@ -49,8 +50,7 @@ describe.each(['smtp', 'imap', 'pop3'] as const)('%s check', (protocol) => {
     expect(await mail(server.port, { 'expected-banner': 'Exim' })).toBe(
       `${label} greeting from 127.0.0.1:${server.port} does not match regex Exim: ${GREETINGS[protocol].replace('\r\n', '\n')}`,
     );
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(server.commands).toContain(protocol === 'imap' ? 'a2 LOGOUT' : 'QUIT');
+    await waitFor(() => expect(server.commands).toContain(protocol === 'imap' ? 'a2 LOGOUT' : 'QUIT'));
   });
 
   it('fails when the server is not ready, or never greets', async () => {
@@ -68,8 +68,7 @@ describe.each(['smtp', 'imap', 'pop3'] as const)('%s check', (protocol) => {
   it('upgrades with STARTTLS, verifies the certificate, and checks its expiry', async () => {
     const server = await start({ tls: 'starttls' });
     expect(await mail(server.port, { tls: 'starttls', cacert: pki.ca })).toBe('success');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(server.commands).toContain(protocol === 'imap' ? 'tls:a2 LOGOUT' : 'tls:QUIT');
+    await waitFor(() => expect(server.commands).toContain(protocol === 'imap' ? 'tls:a2 LOGOUT' : 'tls:QUIT'));
     expect(await mail(server.port, { tls: 'starttls' })).toBe(
       `${label} TLS handshake failed on 127.0.0.1:${server.port}: unable to verify the first certificate`,
     );
