@@ -162,17 +162,27 @@ describe.skipIf(!hasNatsServer())('alerts in a cluster', () => {
       body: JSON.stringify({ comment: 'on it' }),
     });
     expect(ack.status, await ack.clone().text()).toBe(200);
-    // A repeat already on its way may land: the count settles, then stays for several repeat intervals.
+    // The check's next runs, whichever node runs it, counted at its target.
+    const afterRuns = async (runs: number) => {
+      const from = (target as HttpTarget).requests.length;
+      await waitFor(() => (target as HttpTarget).requests.length >= from + runs, { timeoutMs: 30_000 });
+    };
+    // The owner reads the acknowledgement from the cluster's state.
+    const ownerNode = nodes[NODES.indexOf(owner)] as TestServer;
     await waitFor(
       async () => {
-        const before = firing();
-        await pause(1_500);
-        return firing() === before;
+        const listed = (await (await ownerNode.request('/api/v1/alerts?check=nagging')).json()) as {
+          result: { acknowledged?: unknown }[];
+        };
+        return listed.result[0]?.acknowledged !== undefined;
       },
       { timeoutMs: 10_000 },
     );
+    // A repeat already on its way may land: the count settles over three runs, then stays over eight (four repeat
+    // intervals), during which an owner that ignored the acknowledgement would have told it again.
+    await afterRuns(3);
     const settled = firing();
-    await pause(4_000);
+    await afterRuns(8);
     expect(firing()).toBe(settled);
     // Unacknowledged through the third node: the owner repeats again.
     const unack = await unackOn.request(`/api/v1/alerts/${id}/unack`, { method: 'POST' });
