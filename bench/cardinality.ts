@@ -13,7 +13,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { StreamServices } from '../src/stream/actions/types.ts';
 import { compileStream } from '../src/stream/compiler.ts';
-import { parseEdn } from '../src/stream/edn.ts';
+import { parseEdn } from '../src/stream/lang/edn.ts';
 import { IndexStore } from '../src/stream/index-store.ts';
 
 const KEYS = Number(process.argv[2] ?? 200_000);

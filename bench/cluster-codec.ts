@@ -31,7 +31,7 @@ import { PartitionOwnerMap } from '../src/cluster/partition-owners.ts';
 import { rankMembers } from '../src/cluster/rendezvous.ts';
 import type { Event } from '../src/stream/event.ts';
 import { eventsFromJsonBody } from '../src/stream/ingest/json.ts';
-import { DEFAULT_MAX_EVENT_DEPTH } from '../src/stream/nesting.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../src/stream/lang/nesting.ts';
 
 const BATCH = 1_000;
 const PUSHES = 50;

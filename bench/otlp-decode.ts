@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { decodeOtlpTraces } from '../src/stream/ingest/otlp.ts';
-import { DEFAULT_MAX_EVENT_DEPTH } from '../src/stream/nesting.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../src/stream/lang/nesting.ts';
 import { otlpExportRequest } from './otlp-payload.ts';
 
 const SPANS_PER_REQUEST = 500;

@@ -11,8 +11,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { RE2JS } from 're2js';
-import { compileCondition } from '../src/stream/condition.ts';
-import { parseEdn } from '../src/stream/edn.ts';
+import { compileCondition } from '../src/stream/lang/condition.ts';
+import { parseEdn } from '../src/stream/lang/edn.ts';
 import type { Event } from '../src/stream/event.ts';
 
 const EVENTS = Number(process.argv[2] ?? 1_000_000);

@@ -201,7 +201,7 @@ async function streamTests(values: Values): Promise<number> {
 }
 
 async function streamGraph(values: Values, positionals: string[]): Promise<number> {
-  const { GraphError, readStreamFiles, streamsToDot } = await import('./stream/graph.ts');
+  const { GraphError, readStreamFiles, streamsToDot } = await import('./stream/lang/graph.ts');
   const given = [...((values.streams as string[] | undefined) ?? []), ...positionals];
   const paths = given.length > 0 ? given : loadConfig(text(values, 'config') ?? null).streams.directories;
   try {

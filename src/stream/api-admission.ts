@@ -3,8 +3,8 @@
  * reads"): a stream's name and EDN, whether it persists, and a where-query. A POST, a stream replicated from a
  * cluster's store and a query a peer forwards all go through these, so that each is refused alike, as a 400.
  */
-import { compileCondition, type Condition } from './condition.ts';
-import { EdnError, type EdnValue, isEdnMap, kw, parseEdn } from './edn.ts';
+import { compileCondition, type Condition } from './lang/condition.ts';
+import { EdnError, type EdnValue, isEdnMap, kw, parseEdn } from './lang/edn.ts';
 import { STREAM_NAME } from './engine.ts';
 import { StreamError } from './errors.ts';
 

@@ -12,7 +12,7 @@ import type { AsyncQueueRunner } from './async-queues.ts';
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { StreamConfigError } from './compiler.ts';
-import { type EdnValue, printEdn } from './edn.ts';
+import { type EdnValue, printEdn } from './lang/edn.ts';
 import { StreamEngine } from './engine.ts';
 import type { OutputSink } from './engine-options.ts';
 import { StreamError } from './errors.ts';

@@ -24,7 +24,7 @@ import {
   type StateHandle,
   type StreamServices,
 } from './actions/types.ts';
-import { type EdnMap, type EdnValue, isEdnMap, isKeyword, kw, printEdn } from './edn.ts';
+import { type EdnMap, type EdnValue, isEdnMap, isKeyword, kw, printEdn } from './lang/edn.ts';
 import type { Emission } from './event.ts';
 import { loadChecked } from './state-units.ts';
 

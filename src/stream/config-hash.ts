@@ -4,7 +4,7 @@
  * hashed once per compiled stream, not once per checkpoint round.
  */
 import { createHash } from 'node:crypto';
-import { type EdnValue, printEdn } from './edn.ts';
+import { type EdnValue, printEdn } from './lang/edn.ts';
 
 export class ConfigHashes {
   private readonly hashes = new WeakMap<object, string>();

@@ -23,7 +23,7 @@
 import type { ErrorHandler, StreamServices } from './actions/types.ts';
 import type { AsyncQueueRunner } from './async-queues.ts';
 import { type CompiledStream, compileStream, StreamConfigError, type StateUnit } from './compiler.ts';
-import { type EdnMap, EdnError, ednEquals, type EdnValue, parseEdn, printEdn } from './edn.ts';
+import { type EdnMap, EdnError, ednEquals, type EdnValue, parseEdn, printEdn } from './lang/edn.ts';
 import {
   noOutputs,
   noQueues,
@@ -36,7 +36,7 @@ import {
 import type { Emission, Event } from './event.ts';
 import { IndexStore } from './index-store.ts';
 import { DEFAULT_STREAM_LIMITS, type StreamLimits } from './limits.ts';
-import { DEFAULT_MAX_EDN_DEPTH } from './nesting.ts';
+import { DEFAULT_MAX_EDN_DEPTH } from './lang/nesting.ts';
 import type { StreamPublisher } from './pubsub/channels.ts';
 import { loadUnits, type SavedUnit, saveUnits, type UnitFailure } from './state-units.ts';
 

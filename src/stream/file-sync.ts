@@ -10,7 +10,7 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { FSWatcher } from 'chokidar';
-import { type EdnValue, isEdnMap, isKeyword, parseEdn, printEdn } from './edn.ts';
+import { type EdnValue, isEdnMap, isKeyword, parseEdn, printEdn } from './lang/edn.ts';
 import { STREAM_NAME } from './engine.ts';
 
 export interface FileStream {

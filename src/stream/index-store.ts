@@ -4,9 +4,9 @@
  * SQLite by the service. Its clock, `currentTime`, is the newest `:time` it has indexed (ns, 0 when empty):
  * expiry and the `current-time` route use that clock, never the wall clock.
  */
-import type { Condition } from './condition.ts';
+import type { Condition } from './lang/condition.ts';
 import { type Event, isExpired } from './event.ts';
-import { getIn, type Path } from './path.ts';
+import { getIn, type Path } from './lang/path.ts';
 
 export interface IndexSnapshot {
   currentTime: number;

@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { CheckpointMetrics } from './checkpoint-metrics.ts';
-import type { Condition } from './condition.ts';
+import type { Condition } from './lang/condition.ts';
 import type { StreamEngine } from './engine.ts';
 import { streamNotFound } from './errors.ts';
 import { IngestGateway } from './ingest-gateway.ts';

@@ -15,13 +15,13 @@ import type { AsyncQueueRunner } from './async-queues.ts';
 import { StreamCatalog } from './catalog.ts';
 import { CheckpointMetrics } from './checkpoint-metrics.ts';
 import type { Static } from '@sinclair/typebox';
-import { prettyEdn } from './edn-pretty.ts';
-import { type EdnValue, isEdnMap, isKeyword, kw, parseEdn } from './edn.ts';
+import { prettyEdn } from './lang/edn-pretty.ts';
+import { type EdnValue, isEdnMap, isKeyword, kw, parseEdn } from './lang/edn.ts';
 import { StreamEngine, type StreamInfo } from './engine.ts';
 import { admitApiStream, parseQuery } from './api-admission.ts';
 import { StreamError, streamNotFound } from './errors.ts';
 import { DropReporter } from './limits.ts';
-import type { NestingLimits } from './nesting.ts';
+import type { NestingLimits } from './lang/nesting.ts';
 import { StreamMetrics } from './metrics.ts';
 import { buildOutputs, type OutputRegistry } from './outputs/index.ts';
 import type { StreamPublisher } from './pubsub/channels.ts';
@@ -39,7 +39,7 @@ import type {
 } from './placement.ts';
 import { StreamPartitions } from './stream-partitions.ts';
 import { IngestError } from './ingest/errors.ts';
-import type { Condition } from './condition.ts';
+import type { Condition } from './lang/condition.ts';
 import type { StreamSummary as StreamSummaryWire } from './wire.ts';
 
 /** A stream as the dashboard lists it (the wire type of `GET /api/v1/overview/streams`). */
@@ -68,7 +68,7 @@ export class StreamService implements StreamHost {
   private readonly logger: Logger;
   private readonly outputs: OutputRegistry;
   private settings: StreamSettings;
-  /** This service's `streams.max-edn-depth` and `max-event-depth` (src/stream/nesting.ts): its engine, stream
+  /** This service's `streams.max-edn-depth` and `max-event-depth` (src/stream/lang/nesting.ts): its engine, stream
    *  files and API read EDN with them, its inputs, journal replay and placement decode events with them; a reload
    *  changes them in place. */
   readonly nesting: NestingLimits;

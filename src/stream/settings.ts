@@ -18,7 +18,7 @@ import {
   MAX_EDN_DEPTH_LIMIT,
   MAX_EVENT_DEPTH_LIMIT,
   type NestingLimits,
-} from './nesting.ts';
+} from './lang/nesting.ts';
 import { type OutputSettings, resolveOutputs } from './outputs/schema.ts';
 import {
   DEFAULT_MAX_BUFFERED_BYTES,
@@ -101,7 +101,7 @@ export interface StreamSettings {
   searchLimit: number;
   maxSearchLimit: number;
   limits: StreamLimits;
-  /** `max-edn-depth` and `max-event-depth` (src/stream/nesting.ts). */
+  /** `max-edn-depth` and `max-event-depth` (src/stream/lang/nesting.ts). */
   nesting: NestingLimits;
 }
 

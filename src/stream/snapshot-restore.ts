@@ -14,7 +14,7 @@ import {
   type CheckpointPart,
   type CheckpointReader,
 } from './checkpoint-store.ts';
-import type { EdnValue } from './edn.ts';
+import type { EdnValue } from './lang/edn.ts';
 import type { StreamEngine } from './engine.ts';
 import type { IndexStore } from './index-store.ts';
 import { readIndexSnapshot, type RestoreFailures } from './restore-failures.ts';

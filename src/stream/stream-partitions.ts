@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import type { CheckpointMetrics } from './checkpoint-metrics.ts';
-import type { EdnMap } from './edn.ts';
+import type { EdnMap } from './lang/edn.ts';
 import { StreamEngine, type StreamInfo } from './engine.ts';
 import type { Emission, Event } from './event.ts';
 import type { LogPosition } from './event-log.ts';

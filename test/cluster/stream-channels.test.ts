@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { MessageRefusals } from '../../src/cluster/refusals.ts';
 import { ClusterChannels } from '../../src/cluster/stream-channels.ts';
 import type { Emission } from '../../src/stream/event.ts';
-import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/nesting.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/lang/nesting.ts';
 import type { PubSub } from '../../src/stream/pubsub/channels.ts';
 import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 import { waitFor } from '../helpers/wait.ts';

@@ -16,7 +16,7 @@ import { MessageRefusals } from '../../src/cluster/refusals.ts';
 import { CHECKPOINTS_BUCKET, CheckpointBucket } from '../../src/cluster/stream-checkpoints.ts';
 import { CheckpointMetrics } from '../../src/stream/checkpoint-metrics.ts';
 import { StreamEngine } from '../../src/stream/engine.ts';
-import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/nesting.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/lang/nesting.ts';
 import { StreamPartition } from '../../src/stream/partition.ts';
 import { saveUnits } from '../../src/stream/state-units.ts';
 import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';

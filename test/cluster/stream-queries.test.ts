@@ -16,7 +16,7 @@ import {
   STATS_ANSWER,
   StreamQueries,
 } from '../../src/cluster/stream-queries.ts';
-import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/nesting.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/lang/nesting.ts';
 import type { Event } from '../../src/stream/event.ts';
 import { hasNatsServer, type NatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 import { waitFor } from '../helpers/wait.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StreamConfigError } from '../../src/stream/compiler.ts';
-import { parseEdn } from '../../src/stream/edn.ts';
+import { parseEdn } from '../../src/stream/lang/edn.ts';
 import { StreamEngine, StreamNotFoundError } from '../../src/stream/engine.ts';
 
 const tapTo = (tap: string, extra = '') => `{:actions {:action :tap :params [:${tap}]}${extra}}`;

@@ -8,7 +8,7 @@ import type { Event } from '../../src/stream/event.ts';
 import { LOG_START } from '../../src/stream/event-log.ts';
 import { FileJournal, type LogEntry } from '../../src/stream/journal.ts';
 import { eventsOf, eventsRecord, jsonBodyRecord } from '../../src/stream/journal-records.ts';
-import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/nesting.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/lang/nesting.ts';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -5,8 +5,8 @@
  * test/e2e/stream-websocket.test.ts; here a socket is a recorder with the two properties the channels read.)
  */
 import { describe, expect, it } from 'vitest';
-import { compileCondition } from '../../src/stream/condition.ts';
-import { parseEdn } from '../../src/stream/edn.ts';
+import { compileCondition } from '../../src/stream/lang/condition.ts';
+import { parseEdn } from '../../src/stream/lang/edn.ts';
 import { StreamEngine } from '../../src/stream/engine.ts';
 import { PubSub, type SubscriberSocket } from '../../src/stream/pubsub/channels.ts';
 

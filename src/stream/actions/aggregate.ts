@@ -5,7 +5,7 @@
  */
 import type { Event } from '../event.ts';
 import { NS_PER_SECOND } from '../event.ts';
-import { getIn, type Path } from '../path.ts';
+import { getIn, type Path } from '../lang/path.ts';
 import { type Aggregator, readWindowParams, type WindowParams, windowedAggregation } from './aggregation-engine.ts';
 import { compareValues, metricOrZero, requireNumber } from './numbers.ts';
 import { boolean, condition, describe, path } from './params.ts';

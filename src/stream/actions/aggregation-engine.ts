@@ -11,7 +11,7 @@
  * Hot path: the live windows are two small parallel arrays (usually one or two entries), scanned linearly;
  * nothing is allocated per event except by the accumulator itself.
  */
-import { type EdnValue, isKeyword } from '../edn.ts';
+import { type EdnValue, isKeyword } from '../lang/edn.ts';
 import type { Event } from '../event.ts';
 import { arity, describe, type ParamReading } from './params.ts';
 import { requireTime } from './numbers.ts';

@@ -3,10 +3,10 @@
  * means the greatest `:time`, the later one in the list on ties. Where upstream passes nil on (an empty
  * list, no metric at all), so do we, and a nil input is treated as an empty list.
  */
-import type { EdnValue } from '../edn.ts';
+import type { EdnValue } from '../lang/edn.ts';
 import type { Event } from '../event.ts';
 import { NS_PER_SECOND } from '../event.ts';
-import { assocIn, getIn, type Path } from '../path.ts';
+import { assocIn, getIn, type Path } from '../lang/path.ts';
 import { compareValues, metricOrZero, mostRecent, quantileLabel, requireList, requireNumber } from './numbers.ts';
 import { arity, condition, describe, number, path, positiveInteger } from './params.ts';
 import { type ActionDefinition, type ActionDoc, defineAction, type Node, ParamError } from './types.ts';

@@ -8,7 +8,7 @@
  * (type tag, length, text), which cannot collide; only map/vector values go through a canonical encoding.
  */
 import type { Event } from '../event.ts';
-import { getIn, type Path } from '../path.ts';
+import { getIn, type Path } from '../lang/path.ts';
 
 export type FieldKey = string | number | boolean | null | undefined;
 

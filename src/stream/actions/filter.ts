@@ -2,8 +2,8 @@
  * Filters: each forwards the events it keeps, unchanged. Lists (from windows) pass only through `where` and
  * `split` conditions that accept them (`[:always-true]`); the other filters need an event.
  */
-import type { Condition } from '../condition.ts';
-import type { EdnValue } from '../edn.ts';
+import type { Condition } from '../lang/condition.ts';
+import type { EdnValue } from '../lang/edn.ts';
 import { type Emission, type Event, isEvent, isExpired } from '../event.ts';
 import { arity, condition, describe, number } from './params.ts';
 import * as shape from './state-shape.ts';

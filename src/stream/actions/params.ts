@@ -4,9 +4,9 @@
  */
 import { DurationError, parseDuration } from '../../common/duration.ts';
 import { closestName } from '../../common/schema-errors.ts';
-import { compileCondition, type Condition } from '../condition.ts';
-import { type EdnMap, type EdnValue, isEdnMap, isKeyword, Keyword, kw } from '../edn.ts';
-import type { Path } from '../path.ts';
+import { compileCondition, type Condition } from '../lang/condition.ts';
+import { type EdnMap, type EdnValue, isEdnMap, isKeyword, Keyword, kw } from '../lang/edn.ts';
+import type { Path } from '../lang/path.ts';
 import { ParamError } from './types.ts';
 
 export function describe(value: EdnValue | undefined): string {

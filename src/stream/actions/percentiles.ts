@@ -3,9 +3,9 @@
  * at a time, recorded in an HdrHistogram (percentile-histogram.ts) rather than kept as events, and flushed once
  * per quantile. Listed with the other time aggregations in aggregate.ts.
  */
-import type { EdnValue } from '../edn.ts';
+import type { EdnValue } from '../lang/edn.ts';
 import type { Event } from '../event.ts';
-import { assocIn, type Path } from '../path.ts';
+import { assocIn, type Path } from '../lang/path.ts';
 import type { WindowParams } from './aggregation-engine.ts';
 import { quantileLabel, requireNumber, requireTime } from './numbers.ts';
 import { arity, describe, number, type ParamReading, positiveInteger } from './params.ts';

@@ -1,7 +1,7 @@
 /**
  * Plumbing: fan-out, error routing, logging, taps, outputs and re-injection between streams.
  */
-import type { EdnValue } from '../edn.ts';
+import type { EdnValue } from '../lang/edn.ts';
 import type { Emission, Event } from '../event.ts';
 import { arity, name } from './params.ts';
 import { type ActionDefinition, defineAction, type Emit } from './types.ts';

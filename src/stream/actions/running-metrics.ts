@@ -3,7 +3,7 @@
  * an exponentially weighted moving average, and the running highest and lowest. Each keeps only the last value it
  * needs, not a run of events (state.ts holds those, and the family's list).
  */
-import type { EdnValue } from '../edn.ts';
+import type { EdnValue } from '../lang/edn.ts';
 import { type Event, isEvent, NS_PER_SECOND } from '../event.ts';
 import { arity, boolean, number } from './params.ts';
 import * as shape from './state-shape.ts';

@@ -4,10 +4,10 @@
  * Every instance has its own state and clock (the event times it has seen; never the wall clock).
  * Durations are nanoseconds or duration strings (`"10s"`), like every action.
  */
-import { type Condition, valueEquals } from '../condition.ts';
-import { ednToJs } from '../edn.ts';
+import { type Condition, valueEquals } from '../lang/condition.ts';
+import { ednToJs } from '../lang/edn.ts';
 import { type Event, isEvent } from '../event.ts';
-import { getIn } from '../path.ts';
+import { getIn } from '../lang/path.ts';
 import { arity, condition, path, positiveInteger } from './params.ts';
 import { ddt, ddtPos, ewmaTimeless, smax, smin } from './running-metrics.ts';
 import * as shape from './state-shape.ts';

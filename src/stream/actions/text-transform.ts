@@ -3,9 +3,9 @@
  * They share Clojure's printing of values (`str`) and the errors for a field that holds no string.
  */
 import { decodeBase64Text } from '../../common/base64.ts';
-import { jsToEdn, printEdn } from '../edn.ts';
+import { jsToEdn, printEdn } from '../lang/edn.ts';
 import type { Event } from '../event.ts';
-import { assocIn, getIn, type Path } from '../path.ts';
+import { assocIn, getIn, type Path } from '../lang/path.ts';
 import { arity, path, paths, string } from './params.ts';
 import { fieldList, transformAction } from './transform-action.ts';
 import { ParamError } from './types.ts';

@@ -3,9 +3,9 @@
  * event out, the input never mutated, and a list (a window's output) transformed event by event. Also the
  * `field | [field ...]` param several of them read.
  */
-import type { EdnValue } from '../edn.ts';
+import type { EdnValue } from '../lang/edn.ts';
 import type { Emission, Event } from '../event.ts';
-import type { Path } from '../path.ts';
+import type { Path } from '../lang/path.ts';
 import { path, paths } from './params.ts';
 import { type ActionDoc, defineAction } from './types.ts';
 

@@ -4,9 +4,9 @@
  * there). Applied to a list (a window's output), a transformation applies to each event of it. The ones that
  * read or write text (format, `str`, JSON, base64) are in text-transform.ts; the family's list is here.
  */
-import { type EdnValue, ednToJs } from '../edn.ts';
+import { type EdnValue, ednToJs } from '../lang/edn.ts';
 import type { Emission, Event } from '../event.ts';
-import { assocIn, dissocIn, getIn, type Path } from '../path.ts';
+import { assocIn, dissocIn, getIn, type Path } from '../lang/path.ts';
 import { arity, describe, freeMap, number, path } from './params.ts';
 import { fromBase64, fromJson, sformat, toBase64, toString } from './text-transform.ts';
 import { fieldList, transformAction } from './transform-action.ts';

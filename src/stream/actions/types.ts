@@ -5,7 +5,7 @@
  */
 import type { ParamReading } from './params.ts';
 import type { DropReason, StreamLimits } from '../limits.ts';
-import type { EdnValue } from '../edn.ts';
+import type { EdnValue } from '../lang/edn.ts';
 import type { Emission, Event } from '../event.ts';
 import type { IndexStore } from '../index-store.ts';
 import type { Shape } from './state-shape.ts';

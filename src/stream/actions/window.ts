@@ -2,8 +2,8 @@
  * Windows: actions that buffer events and emit lists (count-based, time-based, latest-per-key,
  * latest-per-condition). Time-based ones advance on event time only.
  */
-import type { Condition } from '../condition.ts';
-import type { EdnValue } from '../edn.ts';
+import type { Condition } from '../lang/condition.ts';
+import type { EdnValue } from '../lang/edn.ts';
 import type { Emission, Event } from '../event.ts';
 import { isExpired } from '../event.ts';
 import { type Aggregator, readWindowParams, windowedAggregation } from './aggregation-engine.ts';

@@ -6,17 +6,17 @@
  * `PushWarnings`.
  */
 import { describeValue as describe, type Event, nestsDeeperThan, nowNs, tooDeep, ttlProblem } from '../event.ts';
-import { DEFAULT_MAX_EVENT_DEPTH } from '../nesting.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../lang/nesting.ts';
 import { IngestError } from './errors.ts';
 import type { PushWarnings } from './push-warnings.ts';
 
 /** The default of `streams.max-event-depth`: values inside an event nest at most this deep (objects and arrays,
- *  the event included), so that nothing that walks an event recurses without bound (src/stream/nesting.ts). */
+ *  the event included), so that nothing that walks an event recurses without bound (src/stream/lang/nesting.ts). */
 export const MAX_EVENT_DEPTH = DEFAULT_MAX_EVENT_DEPTH;
 /** The input name of a JSON push (`PUT /api/v1/stream/:name`): its events are JSON values, checked here. */
 export const JSON_PUSH_INPUT = 'stream';
 
-/** `eventDepth`: `streams.max-event-depth` of the service that decodes (src/stream/nesting.ts). `warnings`, when
+/** `eventDepth`: `streams.max-event-depth` of the service that decodes (src/stream/lang/nesting.ts). `warnings`, when
  *  given, collects the likely mistakes that are accepted (epoch seconds as `time`, a numeric string as `metric`).
  *  `now` stamps the events without a time (read from the clock once when not given; a journal replay gives the
  *  time of the first push). The events are JSON.parse's: they hold nothing JSON cannot (src/stream/event.ts

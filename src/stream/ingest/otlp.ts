@@ -10,14 +10,14 @@
  */
 import { gunzipSync } from 'node:zlib';
 import type { Event } from '../event.ts';
-import { DEFAULT_MAX_EVENT_DEPTH } from '../nesting.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../lang/nesting.ts';
 import { IngestError } from './errors.ts';
 import { type Int64, int64ToNumber, loadProtos } from './protos.ts';
 
 export interface OtlpLimits {
   /** The largest body accepted after gzip decompression. */
   readonly maxDecompressedBytes: number;
-  /** `streams.max-event-depth` of the service that decodes (src/stream/nesting.ts): how deep arrays and kvlists
+  /** `streams.max-event-depth` of the service that decodes (src/stream/lang/nesting.ts): how deep arrays and kvlists
    *  may nest inside an attribute value. */
   readonly eventDepth: number;
 }
@@ -294,7 +294,7 @@ function hex(id: Bytes): string {
 }
 
 /** The default of `streams.max-event-depth`, which also bounds arrays and kvlists inside attribute values: past
- *  it the request is refused (400) instead of recursing without bound (src/stream/nesting.ts). */
+ *  it the request is refused (400) instead of recursing without bound (src/stream/lang/nesting.ts). */
 export const MAX_ANY_VALUE_DEPTH = DEFAULT_MAX_EVENT_DEPTH;
 
 function checkDepth(depth: number, limit: number): void {

@@ -21,7 +21,7 @@ import { Type } from '@sinclair/typebox';
 import type { request } from 'undici';
 import { undici } from '../../common/undici.ts';
 import { ConfigError } from '../../common/config-error.ts';
-import { isKeyword } from '../edn.ts';
+import { isKeyword } from '../lang/edn.ts';
 import type { Event } from '../event.ts';
 import { BatchingOutput, type BatchSettings } from './batcher.ts';
 import { retainInPlace } from './partial.ts';

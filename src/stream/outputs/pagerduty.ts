@@ -17,7 +17,7 @@
  * sent (dropped, reason `maintenance`).
  */
 import { Type } from '@sinclair/typebox';
-import { isKeyword } from '../edn.ts';
+import { isKeyword } from '../lang/edn.ts';
 import type { Event } from '../event.ts';
 import { PAGERDUTY_EVENTS_URL, PAGERDUTY_FIELDS as SENDER_FIELDS, PagerDutySender } from '../../notify/pagerduty.ts';
 import { BatchingOutput, type BatchSettings } from './batcher.ts';

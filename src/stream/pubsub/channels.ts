@@ -9,7 +9,7 @@
  * (`websocket_messages_dropped_total{reason="slow_subscriber"}`). With nobody subscribed, a publish is one
  * integer comparison.
  */
-import type { Condition } from '../condition.ts';
+import type { Condition } from '../lang/condition.ts';
 import type { Emission, Event } from '../event.ts';
 import type { IndexListener } from '../index-store.ts';
 

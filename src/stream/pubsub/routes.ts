@@ -15,8 +15,8 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { WebSocket } from 'ws';
 import { Base64Error, decodeBase64Text } from '../../common/base64.ts';
 import { operation } from '../../server/openapi.ts';
-import { type Condition, compileCondition } from '../condition.ts';
-import { parseEdn } from '../edn.ts';
+import { type Condition, compileCondition } from '../lang/condition.ts';
+import { parseEdn } from '../lang/edn.ts';
 import {
   DEFAULT_INDEX_CHANNEL,
   indexChannel,

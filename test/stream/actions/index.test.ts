@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compileCondition } from '../../../src/stream/condition.ts';
-import { parseEdn } from '../../../src/stream/edn.ts';
+import { compileCondition } from '../../../src/stream/lang/condition.ts';
+import { parseEdn } from '../../../src/stream/lang/edn.ts';
 import { IndexStore, indexLabels } from '../../../src/stream/index-store.ts';
 import { engineWith, s } from '../stream-harness.ts';
 

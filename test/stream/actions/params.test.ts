@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readParams } from '../../../src/stream/actions/params.ts';
-import { type EdnMap, parseEdn } from '../../../src/stream/edn.ts';
+import { type EdnMap, parseEdn } from '../../../src/stream/lang/edn.ts';
 
 const options = (text: string) => parseEdn(text) as EdnMap;
 

@@ -5,7 +5,7 @@ import { readParams } from '../../../src/stream/actions/params.ts';
 import { renderActionReference } from '../../../src/stream/actions/reference.ts';
 import type { StreamServices } from '../../../src/stream/actions/types.ts';
 import { compileStream } from '../../../src/stream/compiler.ts';
-import { type EdnMap, type EdnValue, isEdnMap, isKeyword, kw, parseEdn } from '../../../src/stream/edn.ts';
+import { type EdnMap, type EdnValue, isEdnMap, isKeyword, kw, parseEdn } from '../../../src/stream/lang/edn.ts';
 import { IndexStore } from '../../../src/stream/index-store.ts';
 
 /** The outputs the examples name, as a configured `streams.outputs` would declare them. */

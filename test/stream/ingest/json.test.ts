@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { IngestError } from '../../../src/stream/ingest/errors.ts';
 import { streamErrors } from '../../../src/stream/routes.ts';
 import { eventsFromJsonBody, MAX_EVENT_DEPTH, rfc3339ToNs } from '../../../src/stream/ingest/json.ts';
-import { MAX_EVENT_DEPTH_LIMIT } from '../../../src/stream/nesting.ts';
+import { MAX_EVENT_DEPTH_LIMIT } from '../../../src/stream/lang/nesting.ts';
 
 /** The HTTP status the stream routes answer for a decoder's error. */
 const statusOf = (error: unknown): number | undefined => streamErrors.fromDomainError(error)?.statusCode;

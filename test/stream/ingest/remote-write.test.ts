@@ -2,7 +2,7 @@ import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { eventsProblem } from '../../../src/stream/event.ts';
 import { IngestError } from '../../../src/stream/ingest/errors.ts';
-import { DEFAULT_MAX_EVENT_DEPTH } from '../../../src/stream/nesting.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../../../src/stream/lang/nesting.ts';
 import { streamErrors } from '../../../src/stream/routes.ts';
 import { loadProtos } from '../../../src/stream/ingest/protos.ts';
 import { decodeRemoteWrite, encodeRemoteWrite } from '../../../src/stream/ingest/remote-write.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { eventsProblem } from '../../../src/stream/event.ts';
 import { loadProtos } from '../../../src/stream/ingest/protos.ts';
-import { DEFAULT_MAX_EVENT_DEPTH } from '../../../src/stream/nesting.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../../../src/stream/lang/nesting.ts';
 import { decodeRiemannMsg, encodeRiemannReply, RiemannDecodeError } from '../../../src/stream/ingest/riemann.ts';
 
 const RECEIVED = 1_700_000_000_000_000_000;

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/common/config-error.ts';
-import { kw } from '../../../src/stream/edn.ts';
+import { kw } from '../../../src/stream/lang/edn.ts';
 import { compileIndexDate } from '../../../src/stream/outputs/elasticsearch.ts';
 import { parseOutputConfig } from '../../../src/stream/outputs/schema.ts';
 import { createCa } from '../../helpers/certs.ts';

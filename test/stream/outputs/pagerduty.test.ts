@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/common/config-error.ts';
-import { kw } from '../../../src/stream/edn.ts';
+import { kw } from '../../../src/stream/lang/edn.ts';
 import { PAGERDUTY_EVENTS_URL } from '../../../src/stream/outputs/pagerduty.ts';
 import { parseOutputConfig } from '../../../src/stream/outputs/schema.ts';
 import { buildOutputsFrom, RecordingObserver } from '../../helpers/outputs.ts';

@@ -2,7 +2,7 @@
  * Nested field access on events. A path is the list of key names: `:host` is `['host']`,
  * `[:attributes :env]` is `['attributes', 'env']`.
  */
-import type { Event } from './event.ts';
+import type { Event } from '../event.ts';
 
 export type Path = readonly string[];
 

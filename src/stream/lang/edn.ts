@@ -57,7 +57,7 @@ export function isEdnMap(value: unknown): value is EdnMap {
 
 export class EdnError extends Error {}
 
-/** The default of `streams.max-edn-depth`: collections nest at most this deep (src/stream/nesting.ts). */
+/** The default of `streams.max-edn-depth`: collections nest at most this deep (src/stream/lang/nesting.ts). */
 export const MAX_EDN_DEPTH = DEFAULT_MAX_EDN_DEPTH;
 
 type Raw = unknown;

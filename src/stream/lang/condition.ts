@@ -11,9 +11,9 @@
  * come from JSON. As upstream: `:contains` never matches substrings, `:regex` must match the whole value. Regular
  * expressions run on RE2 (src/regex.ts, linear time): `(?i)` works, backreferences and lookaround are refused.
  */
-import { compileRegex, type LinearRegex } from '../common/regex.ts';
+import { compileRegex, type LinearRegex } from '../../common/regex.ts';
 import { ednToJs, type EdnValue, isKeyword, printEdn } from './edn.ts';
-import type { Event } from './event.ts';
+import type { Event } from '../event.ts';
 
 export type Condition = (event: Event) => boolean;
 
