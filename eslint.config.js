@@ -1,7 +1,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-/** The stream part's ports: what a cluster may import of stream/ (src/stream/placement.ts says why). */
+/** The stream part's ports: what a cluster may import of stream/ (src/stream/durability/placement.ts says why). */
 const STREAM_PORTS = ['placement.ts', 'event-log.ts', 'checkpoint-store.ts', 'event.ts'];
 
 /**

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { StreamServices } from '../src/stream/actions/types.ts';
-import { compileStream } from '../src/stream/compiler.ts';
+import { compileStream } from '../src/stream/engine/compiler.ts';
 import { parseEdn } from '../src/stream/lang/edn.ts';
 import { IndexStore } from '../src/stream/index-store.ts';
 

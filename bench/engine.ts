@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { StreamServices } from '../src/stream/actions/types.ts';
-import { compileStream } from '../src/stream/compiler.ts';
+import { compileStream } from '../src/stream/engine/compiler.ts';
 import { parseEdn } from '../src/stream/lang/edn.ts';
 import type { Event } from '../src/stream/event.ts';
 import { IndexStore } from '../src/stream/index-store.ts';

@@ -180,7 +180,7 @@ async function migrate(values: Values): Promise<number> {
 
 async function checkConfig(_values: Values, [file]: string[]): Promise<number> {
   const { describeConfig } = await import('./config/describe.ts');
-  const { checkStreamDirectories } = await import('./stream/file-check.ts');
+  const { checkStreamDirectories } = await import('./stream/catalog/file-check.ts');
   const config = loadConfig(file as string);
   console.log(describeConfig(config));
   const { warnings, errors } = checkStreamDirectories(config.streams.directories);
@@ -190,7 +190,7 @@ async function checkConfig(_values: Values, [file]: string[]): Promise<number> {
 }
 
 async function streamTests(values: Values): Promise<number> {
-  const { runStreamTests } = await import('./stream/test-runner.ts');
+  const { runStreamTests } = await import('./stream/catalog/test-runner.ts');
   const result = await runStreamTests({
     streams: (values.streams as string[] | undefined) ?? [],
     tests: (values.tests as string[] | undefined) ?? [],

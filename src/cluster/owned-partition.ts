@@ -1,5 +1,5 @@
 /**
- * A stream partition this node owns (docs/cluster.md, "Streams"): the stream part's partition (src/stream/partition.ts,
+ * A stream partition this node owns (docs/cluster.md, "Streams"): the stream part's partition (src/stream/durability/partition.ts,
  * opened through `StreamHost.openPartition`) on the cluster's ports: its log is this node's reader of the stream's
  * event log (src/cluster/log-reader.ts), its store the partition's checkpoint in JetStream
  * (src/cluster/partition-checkpoints.ts). Every message of the stream moves the partition's position on, whether it
@@ -9,7 +9,7 @@
  * last one and replays from it (outputs at-least-once); a node that stops cleanly checkpoints first, then leaves.
  */
 import type { Event } from '../stream/event.ts';
-import type { LogPosition, LogReader, PartitionLog } from '../stream/event-log.ts';
+import type { LogPosition, LogReader, PartitionLog } from '../stream/durability/event-log.ts';
 import type {
   ChannelPublisher,
   EventMatcher,
@@ -17,7 +17,7 @@ import type {
   PartitionHandle,
   SearchAnswer,
   StreamHost,
-} from '../stream/placement.ts';
+} from '../stream/durability/placement.ts';
 import type { FedPartition, StreamLogReaders } from './log-reader.ts';
 import { PartitionCheckpoints } from './partition-checkpoints.ts';
 import type { MessageRefusals } from './refusals.ts';

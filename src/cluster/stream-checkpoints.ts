@@ -26,7 +26,7 @@ import type { KV } from '@nats-io/kv';
 import type { ObjectStore } from '@nats-io/obj';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
-import { CHECKPOINT_FORMAT_VERSION } from '../stream/checkpoint-store.ts';
+import { CHECKPOINT_FORMAT_VERSION } from '../stream/durability/checkpoint-store.ts';
 import { eventsProblem } from '../stream/event.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
 
@@ -38,7 +38,7 @@ export const PARTITION_CHECKPOINT_VERSION = 2;
 const INLINE_MAX_BYTES = 256 * 1024;
 
 /**
- * A partition's checkpoint: what its last committed round wrote to the store (src/stream/checkpoint-store.ts). The
+ * A partition's checkpoint: what its last committed round wrote to the store (src/stream/durability/checkpoint-store.ts). The
  * rows of action state are `[stream, path, forkKey, round, action, configHash, state]` (state as JSON, null for a
  * fork removed), the index entries `[stream, key, event]`.
  */

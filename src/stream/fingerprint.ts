@@ -4,7 +4,7 @@
  * (docs/cluster.md, "Config files").
  */
 import { createHash } from 'node:crypto';
-import { streamFileTexts } from './file-sync.ts';
+import { streamFileTexts } from './catalog/file-sync.ts';
 import type { StreamSettings } from './settings.ts';
 
 export function streamFingerprint(settings: Pick<StreamSettings, 'directories'>): string {

@@ -7,21 +7,21 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { PartFactoryContext } from '../server/lifecycle.ts';
 import type { Part } from '../server/part.ts';
-import { createAsyncQueues } from './async-queues.ts';
+import { createAsyncQueues } from './engine/async-queues.ts';
 import { StreamError } from './errors.ts';
 import { RiemannTcpServer } from './ingest/riemann-tcp.ts';
-import { submitOrRefuse } from './ingest/submit.ts';
+import { submitOrRefuse } from './http/submit.ts';
 import { createPubSub, pubsubRoutes } from './pubsub/routes.ts';
-import { StreamRepository } from './repository.ts';
-import { streamOverviewRoutes } from './overview-routes.ts';
-import { streamRoutes } from './routes.ts';
-import type { EventIngest, LocalChannels, StreamHost, StreamPlacement } from './placement.ts';
+import { StreamRepository } from './durability/repository.ts';
+import { streamOverviewRoutes } from './http/overview-routes.ts';
+import { streamRoutes } from './http/routes.ts';
+import type { EventIngest, LocalChannels, StreamHost, StreamPlacement } from './durability/placement.ts';
 import { StreamService } from './service.ts';
 
 export interface StreamSeams {
   /** Receives the ingest seam through which other parts push events (src/parts.ts). */
   onIngest?: (ingest: EventIngest) => void;
-  /** Where the streams run when not in this process (a cluster's partitions, src/stream/placement.ts), given the
+  /** Where the streams run when not in this process (a cluster's partitions, src/stream/durability/placement.ts), given the
    *  service and its websocket channels. */
   placement?: (host: StreamHost, pubsub: LocalChannels) => StreamPlacement;
 }

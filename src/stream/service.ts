@@ -1,33 +1,33 @@
 /**
  * The stream service: the API's verbs (list, add, describe, remove, search, current time) and the part's
  * lifecycle, over the pieces that do the work:
- * - the catalog (src/stream/catalog.ts): who owns a stream name, API or file, and what the engine runs;
- * - the file sync (src/stream/file-sync.ts): the stream directories, scanned, diffed and watched;
- * - the placement (src/stream/placement.ts): where events run and indexes live, chosen once when the part is built:
- *   this process (src/stream/local-placement.ts: the ingest gateway, the journal, one partition over SQLite) or
- *   a cluster's partitions (each one opened here, src/stream/stream-partitions.ts).
+ * - the catalog (src/stream/catalog/catalog.ts): who owns a stream name, API or file, and what the engine runs;
+ * - the file sync (src/stream/catalog/file-sync.ts): the stream directories, scanned, diffed and watched;
+ * - the placement (src/stream/durability/placement.ts): where events run and indexes live, chosen once when the part is built:
+ *   this process (src/stream/durability/local-placement.ts: the ingest gateway, the journal, one partition over SQLite) or
+ *   a cluster's partitions (each one opened here, src/stream/durability/stream-partitions.ts).
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { VigieConfig } from '../config/load.ts';
-import type { AsyncQueueRunner } from './async-queues.ts';
-import { StreamCatalog } from './catalog.ts';
-import { CheckpointMetrics } from './checkpoint-metrics.ts';
+import type { AsyncQueueRunner } from './engine/async-queues.ts';
+import { StreamCatalog } from './catalog/catalog.ts';
+import { CheckpointMetrics } from './durability/checkpoint-metrics.ts';
 import type { Static } from '@sinclair/typebox';
 import { prettyEdn } from './lang/edn-pretty.ts';
 import { type EdnValue, isEdnMap, isKeyword, kw, parseEdn } from './lang/edn.ts';
-import { StreamEngine, type StreamInfo } from './engine.ts';
-import { admitApiStream, parseQuery } from './api-admission.ts';
+import { StreamEngine, type StreamInfo } from './engine/engine.ts';
+import { admitApiStream, parseQuery } from './catalog/api-admission.ts';
 import { StreamError, streamNotFound } from './errors.ts';
 import { DropReporter } from './limits.ts';
 import type { NestingLimits } from './lang/nesting.ts';
 import { StreamMetrics } from './metrics.ts';
 import { buildOutputs, type OutputRegistry } from './outputs/index.ts';
 import type { StreamPublisher } from './pubsub/channels.ts';
-import type { StreamRepository } from './repository.ts';
+import type { StreamRepository } from './durability/repository.ts';
 import type { StreamSettings } from './settings.ts';
-import { LocalPlacement } from './local-placement.ts';
+import { LocalPlacement } from './durability/local-placement.ts';
 import type {
   EventIngest,
   PartitionHandle,
@@ -36,8 +36,8 @@ import type {
   SearchAnswer,
   StreamHost,
   StreamPlacement,
-} from './placement.ts';
-import { StreamPartitions } from './stream-partitions.ts';
+} from './durability/placement.ts';
+import { StreamPartitions } from './durability/stream-partitions.ts';
 import { IngestError } from './ingest/errors.ts';
 import type { Condition } from './lang/condition.ts';
 import type { StreamSummary as StreamSummaryWire } from './wire.ts';
@@ -159,7 +159,7 @@ export class StreamService implements StreamHost {
     this.metrics.rejected.inc({ route: input });
   }
 
-  /** A partition of one stream in a cluster (src/stream/stream-partitions.ts): the same outputs, queues, caps and
+  /** A partition of one stream in a cluster (src/stream/durability/stream-partitions.ts): the same outputs, queues, caps and
    *  metrics as this service's, fed and checkpointed through the ports its owner hands it. */
   openPartition(stream: string, ports: PartitionPorts): PartitionHandle {
     return this.partitions.partition(stream, ports);

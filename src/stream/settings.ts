@@ -9,8 +9,8 @@ import { ConfigError } from '../common/config-error.ts';
 import { durationMs, readConfigFile } from '../common/config-values.ts';
 import { Duration } from '../common/duration.ts';
 import { DEFAULT_HOST, Port, type ServerTls } from '../server/settings.ts';
-import { DEFAULT_ASYNC_QUEUE_SIZE } from './async-queues.ts';
-import { DEFAULT_KEPT_DAMAGED } from './journal.ts';
+import { DEFAULT_ASYNC_QUEUE_SIZE } from './engine/async-queues.ts';
+import { DEFAULT_KEPT_DAMAGED } from './durability/journal.ts';
 import { DEFAULT_STREAM_LIMITS, type StreamLimits } from './limits.ts';
 import {
   DEFAULT_MAX_EDN_DEPTH,

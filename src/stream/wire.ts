@@ -1,6 +1,6 @@
 /**
  * The stream part's HTTP wire types (docs/dashboard.md "Endpoints the page uses"): a stream's summary, which
- * `GET /api/v1/overview/streams` serializes with (src/stream/overview-routes.ts) and the dashboard imports as a
+ * `GET /api/v1/overview/streams` serializes with (src/stream/http/overview-routes.ts) and the dashboard imports as a
  * type (src/frontend/app/api.ts), so this file imports nothing but TypeBox.
  */
 import { Type } from '@sinclair/typebox';

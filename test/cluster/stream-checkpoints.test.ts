@@ -14,11 +14,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PartitionCheckpoints } from '../../src/cluster/partition-checkpoints.ts';
 import { MessageRefusals } from '../../src/cluster/refusals.ts';
 import { CHECKPOINTS_BUCKET, CheckpointBucket } from '../../src/cluster/stream-checkpoints.ts';
-import { CheckpointMetrics } from '../../src/stream/checkpoint-metrics.ts';
-import { StreamEngine } from '../../src/stream/engine.ts';
+import { CheckpointMetrics } from '../../src/stream/durability/checkpoint-metrics.ts';
+import { StreamEngine } from '../../src/stream/engine/engine.ts';
 import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/lang/nesting.ts';
-import { StreamPartition } from '../../src/stream/partition.ts';
-import { saveUnits } from '../../src/stream/state-units.ts';
+import { StreamPartition } from '../../src/stream/durability/partition.ts';
+import { saveUnits } from '../../src/stream/engine/state-units.ts';
 import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 
 const connections: NatsConnection[] = [];

@@ -4,9 +4,9 @@
  * mode it runs synchronously, as upstream.
  */
 import { describe, expect, it } from 'vitest';
-import { AsyncQueues } from '../../src/stream/async-queues.ts';
-import { StreamConfigError } from '../../src/stream/compiler.ts';
-import { StreamEngine } from '../../src/stream/engine.ts';
+import { AsyncQueues } from '../../src/stream/engine/async-queues.ts';
+import { StreamConfigError } from '../../src/stream/engine/compiler.ts';
+import { StreamEngine } from '../../src/stream/engine/engine.ts';
 import type { Emission } from '../../src/stream/event.ts';
 
 const QUEUED = '{:actions {:action :async-queue! :params [:slow] :children [{:action :output! :params [:out]}]}}';

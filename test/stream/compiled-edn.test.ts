@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { actionTable } from '../../src/stream/actions/action-table.ts';
 import type { StreamServices } from '../../src/stream/actions/types.ts';
-import { compileStream } from '../../src/stream/compiler.ts';
+import { compileStream } from '../../src/stream/engine/compiler.ts';
 import { type EdnMap, type EdnValue, isEdnMap, isKeyword, parseEdn } from '../../src/stream/lang/edn.ts';
 import { IndexStore } from '../../src/stream/index-store.ts';
 

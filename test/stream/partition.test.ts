@@ -1,13 +1,13 @@
 /**
- * The partition protocol over its two ports alone (src/stream/partition.ts, src/stream/event-log.ts,
- * src/stream/checkpoint-store.ts), with a log and a store held in memory: the one a single node runs over the journal
+ * The partition protocol over its two ports alone (src/stream/durability/partition.ts, src/stream/durability/event-log.ts,
+ * src/stream/durability/checkpoint-store.ts), with a log and a store held in memory: the one a single node runs over the journal
  * and SQLite, and a cluster over JetStream (their own tests run it there). A store that keeps only each round's rows
  * answers its commit later, as JetStream does.
  */
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { CheckpointMetrics } from '../../src/stream/checkpoint-metrics.ts';
+import { CheckpointMetrics } from '../../src/stream/durability/checkpoint-metrics.ts';
 import type {
   CheckpointHead,
   CheckpointReader,
@@ -16,11 +16,11 @@ import type {
   CommitOutcome,
   IndexMeta,
   StateRow,
-} from '../../src/stream/checkpoint-store.ts';
-import { StreamEngine } from '../../src/stream/engine.ts';
+} from '../../src/stream/durability/checkpoint-store.ts';
+import { StreamEngine } from '../../src/stream/engine/engine.ts';
 import type { Event } from '../../src/stream/event.ts';
-import type { LogPosition, LogReader, PartitionLog } from '../../src/stream/event-log.ts';
-import { StreamPartition } from '../../src/stream/partition.ts';
+import type { LogPosition, LogReader, PartitionLog } from '../../src/stream/durability/event-log.ts';
+import { StreamPartition } from '../../src/stream/durability/partition.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 /** A log of batches, each applied whole; followed by one partition at a time. */

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileCondition } from '../../src/stream/lang/condition.ts';
 import { parseEdn } from '../../src/stream/lang/edn.ts';
-import { StreamEngine } from '../../src/stream/engine.ts';
+import { StreamEngine } from '../../src/stream/engine/engine.ts';
 import { PubSub, type SubscriberSocket } from '../../src/stream/pubsub/channels.ts';
 
 class RecordingSocket implements SubscriberSocket {

@@ -5,16 +5,16 @@
  * and the state is loaded into it, as a checkpoint restore does. The same assertions must pass: whatever an
  * action emits after a restart is what it emits when nothing stops it.
  */
-import type { CompiledStream } from '../../src/stream/compiler.ts';
-import type { PushResult, StreamEngine } from '../../src/stream/engine.ts';
+import type { CompiledStream } from '../../src/stream/engine/compiler.ts';
+import type { PushResult, StreamEngine } from '../../src/stream/engine/engine.ts';
 import type { Event } from '../../src/stream/event.ts';
-import { loadUnits, saveUnits } from '../../src/stream/state-units.ts';
+import { loadUnits, saveUnits } from '../../src/stream/engine/state-units.ts';
 
 export const RESTART_EVERY_EVENT = process.env.VIGIE_TEST_RESTART === 'every-event';
 
 /**
  * Makes `engine.push` push one event at a time and, after each, replace every stream by a fresh compilation of
- * its config: the engine carries each action's state over through JSON (src/stream/state-units.ts), and the
+ * its config: the engine carries each action's state over through JSON (src/stream/engine/state-units.ts), and the
  * index is copied as a snapshot restore would. Taps live in the engine, so they keep everything recorded.
  */
 export function restartingEngine(engine: StreamEngine): StreamEngine {

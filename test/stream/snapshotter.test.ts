@@ -5,12 +5,12 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeDatabase, type Db, migrateDatabase, openDatabase } from '../../src/db/client.ts';
-import { StreamEngine } from '../../src/stream/engine.ts';
-import { StreamRepository } from '../../src/stream/repository.ts';
-import { StreamSnapshotter } from '../../src/stream/snapshotter.ts';
-import { SqliteCheckpoints } from '../../src/stream/sqlite-checkpoints.ts';
-import { CheckpointMetrics } from '../../src/stream/checkpoint-metrics.ts';
-import { LOG_START } from '../../src/stream/event-log.ts';
+import { StreamEngine } from '../../src/stream/engine/engine.ts';
+import { StreamRepository } from '../../src/stream/durability/repository.ts';
+import { StreamSnapshotter } from '../../src/stream/durability/snapshotter.ts';
+import { SqliteCheckpoints } from '../../src/stream/durability/sqlite-checkpoints.ts';
+import { CheckpointMetrics } from '../../src/stream/durability/checkpoint-metrics.ts';
+import { LOG_START } from '../../src/stream/durability/event-log.ts';
 
 const CONFIG = '{:actions {:action :index :params [[:host]]}}';
 const open: { db: Db; dir: string; snapshotter: StreamSnapshotter }[] = [];

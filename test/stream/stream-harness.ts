@@ -4,8 +4,8 @@
  * reached the tap. Under the restart harness (test/stream/restart-harness.ts) every stream is compiled afresh
  * after every event, with its state carried over.
  */
-import { StreamEngine } from '../../src/stream/engine.ts';
-import type { StreamEngineOptions } from '../../src/stream/engine-options.ts';
+import { StreamEngine } from '../../src/stream/engine/engine.ts';
+import type { StreamEngineOptions } from '../../src/stream/engine/engine-options.ts';
 import type { Emission, Event } from '../../src/stream/event.ts';
 import { restartingEngine } from './restart-harness.ts';
 

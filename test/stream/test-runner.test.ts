@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { matchesExpected, runStreamTests } from '../../src/stream/test-runner.ts';
+import { matchesExpected, runStreamTests } from '../../src/stream/catalog/test-runner.ts';
 import { ensureBundle } from '../helpers/server.ts';
 
 const fixtures = 'test/fixtures/streams';

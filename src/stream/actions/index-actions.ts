@@ -11,7 +11,7 @@ import { type ActionDefinition, defineAction } from './types.ts';
 /** Writes to the stream's index; its newest time is the stream's `current-time`. */
 const index = defineAction({
   name: 'index',
-  // The index itself is kept by the index snapshots (src/stream/snapshotter.ts).
+  // The index itself is kept by the index snapshots (src/stream/durability/snapshotter.ts).
   state: 'none',
   doc: {
     summary:

@@ -6,7 +6,7 @@
  * still lists one recording per fork.
  */
 import { readParams } from '../../../src/stream/actions/params.ts';
-import { compileStream } from '../../../src/stream/compiler.ts';
+import { compileStream } from '../../../src/stream/engine/compiler.ts';
 import { parseEdn, type EdnValue } from '../../../src/stream/lang/edn.ts';
 import { IndexStore } from '../../../src/stream/index-store.ts';
 import type { Emission, Event } from '../../../src/stream/event.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StreamEngine } from '../../../src/stream/engine.ts';
+import { StreamEngine } from '../../../src/stream/engine/engine.ts';
 import type { Emission, Event } from '../../../src/stream/event.ts';
 import { engineWith, run } from '../stream-harness.ts';
 

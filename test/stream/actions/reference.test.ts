@@ -4,7 +4,7 @@ import { actionFamilies, actionTable } from '../../../src/stream/actions/action-
 import { readParams } from '../../../src/stream/actions/params.ts';
 import { renderActionReference } from '../../../src/stream/actions/reference.ts';
 import type { StreamServices } from '../../../src/stream/actions/types.ts';
-import { compileStream } from '../../../src/stream/compiler.ts';
+import { compileStream } from '../../../src/stream/engine/compiler.ts';
 import { type EdnMap, type EdnValue, isEdnMap, isKeyword, kw, parseEdn } from '../../../src/stream/lang/edn.ts';
 import { IndexStore } from '../../../src/stream/index-store.ts';
 

@@ -8,11 +8,11 @@ import { describe, expect, it } from 'vitest';
 import { actionTable } from '../../../src/stream/actions/action-table.ts';
 import { StateShapeError } from '../../../src/stream/actions/state-shape.ts';
 import type { StreamServices } from '../../../src/stream/actions/types.ts';
-import { compileStream } from '../../../src/stream/compiler.ts';
+import { compileStream } from '../../../src/stream/engine/compiler.ts';
 import { type EdnValue, isEdnMap, kw, parseEdn, printEdn } from '../../../src/stream/lang/edn.ts';
 import type { Emission, Event } from '../../../src/stream/event.ts';
 import { IndexStore } from '../../../src/stream/index-store.ts';
-import { loadUnits, saveUnits } from '../../../src/stream/state-units.ts';
+import { loadUnits, saveUnits } from '../../../src/stream/engine/state-units.ts';
 
 const S = 1_000_000_000;
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { IngestError } from '../../../src/stream/ingest/errors.ts';
 import { eventsFromFluentBit, type FluentBitRecord } from '../../../src/stream/ingest/fluentbit.ts';
 import { DEFAULT_MAX_EVENT_DEPTH } from '../../../src/stream/lang/nesting.ts';
-import { streamErrors } from '../../../src/stream/routes.ts';
+import { streamErrors } from '../../../src/stream/http/routes.ts';
 
 function error(records: FluentBitRecord[]): string {
   try {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { IngestError } from '../../../src/stream/ingest/errors.ts';
-import { streamErrors } from '../../../src/stream/routes.ts';
+import { streamErrors } from '../../../src/stream/http/routes.ts';
 import { eventsFromJsonBody, MAX_EVENT_DEPTH, rfc3339ToNs } from '../../../src/stream/ingest/json.ts';
 import { MAX_EVENT_DEPTH_LIMIT } from '../../../src/stream/lang/nesting.ts';
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventsProblem } from '../../../src/stream/event.ts';
 import { IngestError } from '../../../src/stream/ingest/errors.ts';
 import { DEFAULT_MAX_EVENT_DEPTH } from '../../../src/stream/lang/nesting.ts';
-import { streamErrors } from '../../../src/stream/routes.ts';
+import { streamErrors } from '../../../src/stream/http/routes.ts';
 import { decodeOtlpTraces, encodeOtlpResponse, MAX_ANY_VALUE_DEPTH } from '../../../src/stream/ingest/otlp.ts';
 import { loadProtos } from '../../../src/stream/ingest/protos.ts';
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { eventsProblem } from '../../../src/stream/event.ts';
 import { IngestError } from '../../../src/stream/ingest/errors.ts';
 import { DEFAULT_MAX_EVENT_DEPTH } from '../../../src/stream/lang/nesting.ts';
-import { streamErrors } from '../../../src/stream/routes.ts';
+import { streamErrors } from '../../../src/stream/http/routes.ts';
 import { loadProtos } from '../../../src/stream/ingest/protos.ts';
 import { decodeRemoteWrite, encodeRemoteWrite } from '../../../src/stream/ingest/remote-write.ts';
 import { snappyCompress, snappyUncompress } from '../../../src/stream/ingest/snappy.ts';

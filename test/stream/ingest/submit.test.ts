@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { StreamEngine } from '../../../src/stream/engine.ts';
+import { StreamEngine } from '../../../src/stream/engine/engine.ts';
 import { StreamError } from '../../../src/stream/errors.ts';
 import type { Event } from '../../../src/stream/event.ts';
-import { IngestGateway } from '../../../src/stream/ingest-gateway.ts';
-import { submitOrRefuse } from '../../../src/stream/ingest/submit.ts';
-import { FileJournal } from '../../../src/stream/journal.ts';
+import { IngestGateway } from '../../../src/stream/durability/ingest-gateway.ts';
+import { submitOrRefuse } from '../../../src/stream/http/submit.ts';
+import { FileJournal } from '../../../src/stream/durability/journal.ts';
 import { partitionOf } from '../../helpers/partition.ts';
 
 const events = (count: number): Event[] => Array.from({ length: count }, (_, i) => ({ host: `h${i}`, metric: i }));
