@@ -5,7 +5,7 @@
  * - `single_us`: what a single node does with an event before its stream sees it: the HTTP body parsed and checked
  *   (src/stream/ingest/json.ts);
  * - `encode_us`: the taker's share, the events grouped by partition, each owner's partitions packed together (three
- *   nodes) and the message built (src/cluster/log-batch.ts, src/cluster/log-message.ts);
+ *   nodes) and the message built (src/cluster/streams/log-batch.ts, src/cluster/streams/log-message.ts);
  * - `decode_us`: the owners' share, every message's head read and each pack decoded and checked again.
  * A cluster event costs at least `single_us + encode_us + decode_us` on its nodes, before NATS, garbage collection of
  * the copies, and the stream's own work, which both pay. `encode_us + decode_us` over a single node's whole cost per
@@ -16,7 +16,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { loadEventCodec } from '../src/cluster/event-codec.ts';
+import { loadEventCodec } from '../src/cluster/streams/event-codec.ts';
 import {
   decodeLogHead,
   encodeLogMessage,
@@ -25,10 +25,10 @@ import {
   type LogDamage,
   type LogHead,
   type LogPack,
-} from '../src/cluster/log-message.ts';
-import { type EncodedPack, encodeBatch } from '../src/cluster/log-batch.ts';
-import { PartitionOwnerMap } from '../src/cluster/partition-owners.ts';
-import { rankMembers } from '../src/cluster/rendezvous.ts';
+} from '../src/cluster/streams/log-message.ts';
+import { type EncodedPack, encodeBatch } from '../src/cluster/streams/log-batch.ts';
+import { PartitionOwnerMap } from '../src/cluster/streams/partition-owners.ts';
+import { rankMembers } from '../src/cluster/membership/rendezvous.ts';
 import type { Event } from '../src/stream/event.ts';
 import { eventsFromJsonBody } from '../src/stream/ingest/json.ts';
 import { DEFAULT_MAX_EVENT_DEPTH } from '../src/stream/lang/nesting.ts';

@@ -21,7 +21,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { partitionOf } from '../src/cluster/log-batch.ts';
+import { partitionOf } from '../src/cluster/streams/log-batch.ts';
 import { cpuSeconds, rssMb, threadCpuSeconds } from './check-load.ts';
 import { startNatsServer } from '../test/helpers/nats.ts';
 import { metric, type Node, startNode } from './cluster-nodes.ts';

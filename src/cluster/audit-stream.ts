@@ -35,7 +35,7 @@ import type { AuditMessage, AuditReplication, ReplicatedAuditLog } from '../serv
 import type { AuditSettings } from '../server/settings.ts';
 import type { ClusterConnection } from './connection.ts';
 import { permissionsHint } from './errors.ts';
-import type { JoinedCluster } from './node.ts';
+import type { JoinedCluster } from './membership/node.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
 
 const AUDIT_STREAM = 'vigie_audit';

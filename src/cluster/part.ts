@@ -2,7 +2,7 @@
  * The cluster as a part of its own (docs/cluster.md, docs/architecture.md "Parts"), loaded only with `cluster:`:
  * src/parts.ts builds it before the parts it serves and the lifecycle stops it after them, so that the streams'
  * partitions are checkpointed and the last results published while this node is still a member and connected.
- * It holds this node's membership (src/cluster/node.ts) and hands each part its door: the healthcheck part a
+ * It holds this node's membership (src/cluster/membership/node.ts) and hands each part its door: the healthcheck part a
  * `CheckCluster` (src/healthcheck/cluster-port.ts), the stream part a placement of its streams on partitions
  * (src/stream/durability/placement.ts). Its route is the member list; a reload tells the others the config's new hash.
  */
@@ -16,10 +16,10 @@ import { packageVersion } from '../server/openapi.ts';
 import type { Part } from '../server/part.ts';
 import type { LocalChannels, StreamHost, StreamPlacement } from '../stream/durability/placement.ts';
 import { ClusterAudit } from './audit-stream.ts';
-import { ClusterNode } from './node.ts';
+import { ClusterNode } from './membership/node.ts';
 import { clusterRoutes } from './routes.ts';
 import { ClusterRuntimeState } from './runtime-state.ts';
-import { ClusterStreams } from './streams.ts';
+import { ClusterStreams } from './streams/streams.ts';
 import { YoungGeneration } from './young-generation.ts';
 
 export interface ClusterPart {

@@ -6,7 +6,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { registerPartRoutes, ROOT_ERRORS } from '../server/errors.ts';
 import { operation } from '../server/openapi.ts';
 import { addWireSchemas } from '../server/wire-schemas.ts';
-import type { MemberView } from './member-view.ts';
+import type { MemberView } from './membership/member-view.ts';
 import { CLUSTER_WIRE_TYPES, ClusterMembers } from './wire.ts';
 
 export function clusterRoutes(cluster: {

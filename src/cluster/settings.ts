@@ -9,7 +9,7 @@ import { durationMs, readConfigFile } from '../common/config-values.ts';
 import { Duration } from '../common/duration.ts';
 import { checkNodeLabels } from '../common/labels.ts';
 
-/** `cluster.partitions` at most: also the bound on a partition named in the event log (src/cluster/log-reader.ts). */
+/** `cluster.partitions` at most: also the bound on a partition named in the event log (src/cluster/streams/log-reader.ts). */
 export const MAX_PARTITIONS = 1024;
 const closed = { additionalProperties: false } as const;
 
@@ -113,7 +113,7 @@ const DEFAULT_MAX_CLOCK_SKEW = '5s';
 const DEFAULT_EVENT_LOG_MAX_BYTES = 4 * 1024 ** 3;
 const DEFAULT_MAX_MEMBERS = 128;
 const DEFAULT_MAX_CHANNELS = 16_384;
-/** src/cluster/stream-queries.ts (QueryOptions) says why reads wait, and what past it means. */
+/** src/cluster/streams/stream-queries.ts (QueryOptions) says why reads wait, and what past it means. */
 export const DEFAULT_MAX_WAITING_READS = 64;
 
 /** Node names go into NATS keys and metric labels: letters, digits, `.`, `_` and `-`. */

@@ -23,7 +23,7 @@ export { HealthcheckError } from './api-input.ts';
 /** The wire schema of a result, which the cluster checks the results of other nodes against. */
 export { CheckResult as CheckResultSchema } from './wire.ts';
 
-/** Who runs which check: a single node runs all of them; a cluster, its share (src/cluster/node.ts). */
+/** Who runs which check: a single node runs all of them; a cluster, its share (src/cluster/membership/node.ts). */
 export interface CheckOwner {
   /** Whether this node runs the check: its owner, or one of its chosen locations when it has `locations`. */
   owns(name: string, locations?: LocationSpec): boolean;

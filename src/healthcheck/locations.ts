@@ -45,7 +45,7 @@ export interface ResultLocations {
 export interface LocationOptions {
   /** This node, in a cluster; undefined on a single node. */
   node: string | undefined;
-  /** The nodes chosen to run a check with these locations, best-ranked first (src/cluster/node.ts). */
+  /** The nodes chosen to run a check with these locations, best-ranked first (src/cluster/membership/node.ts). */
   chosen(name: string, spec: LocationSpec): readonly string[];
   /** A check's stored history, newest first: each location's latest result after a restart. */
   history(name: string): HistoryEntry[];

@@ -187,7 +187,7 @@ export class StreamService implements StreamHost {
   }
 
   /**
-   * The cluster's stream store changed: the API streams become exactly `desired` (src/cluster/stream-replica.ts).
+   * The cluster's stream store changed: the API streams become exactly `desired` (src/cluster/streams/stream-replica.ts).
    * Whoever can write to NATS wrote them, so each goes through what the API admits (`admitApiStream`, then the
    * compiler) and its `persist` must be what its text says; what the API would refuse is handed to `refused` and
    * neither runs nor is listed here (a stream already running under that name keeps running, as after a refused

@@ -10,7 +10,7 @@ import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BucketWatch } from '../../src/cluster/bucket-watch.ts';
 import type { ClusterConnection } from '../../src/cluster/connection.ts';
-import { CHECKS_BUCKET } from '../../src/cluster/check-replica.ts';
+import { CHECKS_BUCKET } from '../../src/cluster/checks/check-replica.ts';
 import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 import { waitFor } from '../helpers/wait.ts';
 

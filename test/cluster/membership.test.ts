@@ -1,5 +1,5 @@
 /**
- * Membership on a real nats-server (src/cluster/membership.ts): after a reconnection every member gets a fresh
+ * Membership on a real nats-server (src/cluster/membership/membership.ts): after a reconnection every member gets a fresh
  * member-ttl, and the bucket's snapshot that the restarted watch delivers must not take it back. That snapshot
  * carries each key's write time; a member whose last put is older than member-ttl (JetStream could not take puts
  * during the outage, as while a NATS server of three is lost and its leaders are re-elected) was dropped at once.
@@ -15,7 +15,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ClusterConnection } from '../../src/cluster/connection.ts';
-import { MEMBERS_BUCKET, Membership, MembershipMetrics } from '../../src/cluster/membership.ts';
+import { MEMBERS_BUCKET, Membership, MembershipMetrics } from '../../src/cluster/membership/membership.ts';
 import { MessageRefusals } from '../../src/cluster/refusals.ts';
 import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 import { waitFor } from '../helpers/wait.ts';

@@ -1,5 +1,5 @@
 /**
- * The publisher of a node's results on a real nats-server (src/cluster/results.ts): each message costs a publish,
+ * The publisher of a node's results on a real nats-server (src/cluster/checks/results.ts): each message costs a publish,
  * a delivery and an ack on every other node whatever it carries, so results linger up to a second to go out
  * together; a full batch goes at once, and an idle publisher keeps no timer (it polled every 50 ms).
  */
@@ -9,7 +9,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ClusterConnection } from '../../src/cluster/connection.ts';
-import { ensureResultsStream, ResultMetrics, ResultPublisher } from '../../src/cluster/results.ts';
+import { ensureResultsStream, ResultMetrics, ResultPublisher } from '../../src/cluster/checks/results.ts';
 import type { CheckResult } from '../../src/healthcheck/result-types.ts';
 import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 import { waitFor } from '../helpers/wait.ts';

@@ -1,12 +1,12 @@
 /**
- * Silent members (src/cluster/silent-members.ts) on a fake clock: a member is judged over what it owes as this node
+ * Silent members (src/cluster/membership/silent-members.ts) on a fake clock: a member is judged over what it owes as this node
  * sees it now, from when it began to owe it, and only while this node can trust its view; the end-to-end case, with a
  * real nats-server and a forged member, is in test/e2e/cluster-voice.test.ts.
  */
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { dutiesOf, SilentMemberMetrics, SilentMembers } from '../../src/cluster/silent-members.ts';
+import { dutiesOf, SilentMemberMetrics, SilentMembers } from '../../src/cluster/membership/silent-members.ts';
 
 const TTL_MS = 2_000;
 /** What every test's member owes: a result every 1 s + 1 s. */

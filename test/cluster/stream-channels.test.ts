@@ -1,5 +1,5 @@
 /**
- * Websocket channels between nodes on a real nats-server (src/cluster/stream-channels.ts): a node that starts after
+ * Websocket channels between nodes on a real nats-server (src/cluster/streams/stream-channels.ts): a node that starts after
  * another already has subscribers learns their channels at once, from the answer to its first announcement, not at
  * the other's next renewal; and what it publishes on such a channel reaches them.
  */
@@ -8,7 +8,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MessageRefusals } from '../../src/cluster/refusals.ts';
-import { ClusterChannels } from '../../src/cluster/stream-channels.ts';
+import { ClusterChannels } from '../../src/cluster/streams/stream-channels.ts';
 import type { Emission } from '../../src/stream/event.ts';
 import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/lang/nesting.ts';
 import type { PubSub } from '../../src/stream/pubsub/channels.ts';

@@ -1,6 +1,6 @@
 /**
- * Checkpoints of stream partitions on a real nats-server (src/cluster/partition-checkpoints.ts over
- * src/cluster/stream-checkpoints.ts): a round written through the store port is loaded back whole; a node whose
+ * Checkpoints of stream partitions on a real nats-server (src/cluster/streams/partition-checkpoints.ts over
+ * src/cluster/streams/stream-checkpoints.ts): a round written through the store port is loaded back whole; a node whose
  * view of the pointer is stale (another node wrote it since) cannot replace it; an older checkpoint's object is
  * deleted once a newer one is pointed at.
  */
@@ -11,9 +11,9 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PartitionCheckpoints } from '../../src/cluster/partition-checkpoints.ts';
+import { PartitionCheckpoints } from '../../src/cluster/streams/partition-checkpoints.ts';
 import { MessageRefusals } from '../../src/cluster/refusals.ts';
-import { CHECKPOINTS_BUCKET, CheckpointBucket } from '../../src/cluster/stream-checkpoints.ts';
+import { CHECKPOINTS_BUCKET, CheckpointBucket } from '../../src/cluster/streams/stream-checkpoints.ts';
 import { CheckpointMetrics } from '../../src/stream/durability/checkpoint-metrics.ts';
 import { StreamEngine } from '../../src/stream/engine/engine.ts';
 import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/lang/nesting.ts';

@@ -1,5 +1,5 @@
 /**
- * Index reads between nodes on a real nats-server (src/cluster/stream-queries.ts): an answer larger than NATS'
+ * Index reads between nodes on a real nats-server (src/cluster/streams/stream-queries.ts): an answer larger than NATS'
  * max_payload (1 MiB) goes in parts and arrives whole; a peer that sends more parts than the read asked for is
  * refused, not followed.
  */
@@ -15,7 +15,7 @@ import {
   searchAnswerSchema,
   STATS_ANSWER,
   StreamQueries,
-} from '../../src/cluster/stream-queries.ts';
+} from '../../src/cluster/streams/stream-queries.ts';
 import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/lang/nesting.ts';
 import type { Event } from '../../src/stream/event.ts';
 import { hasNatsServer, type NatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';

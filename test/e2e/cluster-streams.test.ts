@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { WebSocket } from 'ws';
-import { streamId } from '../../src/cluster/stream-log.ts';
+import { streamId } from '../../src/cluster/streams/stream-log.ts';
 import { hasNatsServer, type NatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 import { allJoined } from '../helpers/cluster.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
@@ -158,7 +158,7 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     }
     const found = await search(b, 'hosts', '[:= :host "host-2999"]');
     expect(found.events).toEqual([expect.objectContaining({ host: 'host-2999', metric: 2_999 })]);
-    // One message of the log per push, every partition's events in it (src/cluster/log-message.ts).
+    // One message of the log per push, every partition's events in it (src/cluster/streams/log-message.ts).
     expect(metricValue(await metric(a, 'cluster_event_messages_published_total'), '')).toBe(6);
     // Once every partition's checkpoint covers them, the log holds none of them.
     const nc = await connect(nats.connectOptions('node-a'));
@@ -368,7 +368,7 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
     expect(acknowledged.size).toBeLessThan(100_000);
     let missing: string[] = [];
     // CI (2026-11-26): 30,300 events made node-a's answer 1.3 MB, over NATS' max_payload; every search was a 503
-    // that this test did not show. Answers now go in parts (src/cluster/stream-queries.ts).
+    // that this test did not show. Answers now go in parts (src/cluster/streams/stream-queries.ts).
     let failure = '';
     await waitFor(
       async () => {
@@ -574,7 +574,7 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
       });
     await push(['h0', 'h1']);
     await found(2, 'the first events');
-    // The reader's consumer: r_<stream id>_<node id>_<readers of the stream made before> (src/cluster/log-reader.ts).
+    // The reader's consumer: r_<stream id>_<node id>_<readers of the stream made before> (src/cluster/streams/log-reader.ts).
     const nc = await connect(nats.connectOptions('node-a'));
     try {
       const consumer = `r_${streamId('kept')}_${createHash('sha256').update('node-a').digest('hex').slice(0, 12)}_0`;

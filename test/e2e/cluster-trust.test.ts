@@ -17,8 +17,8 @@ import { Objm } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Packr } from 'msgpackr';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { EVENTS_STREAM, streamId, streamSubject } from '../../src/cluster/stream-log.ts';
-import { answerSubject, querySubject } from '../../src/cluster/stream-queries.ts';
+import { EVENTS_STREAM, streamId, streamSubject } from '../../src/cluster/streams/stream-log.ts';
+import { answerSubject, querySubject } from '../../src/cluster/streams/stream-queries.ts';
 import { hasNatsServer, type NatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 import { allJoined } from '../helpers/cluster.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
@@ -37,7 +37,7 @@ const PARTITIONS = 4;
 const HUGE = `["${'x'.repeat(1000 * 1000)}"]`;
 /** What a careless or hostile writer could put anywhere: an object for a list, a list of nothing, not JSON, huge. */
 const MALFORMED = ['{"name":"db"}', '[null]', 'null', '{}', '\u0000\u00ff not json {', HUGE];
-/** A message of the event log with these parts, each as given (src/cluster/log-message.ts), and a head that may lie. */
+/** A message of the event log with these parts, each as given (src/cluster/streams/log-message.ts), and a head that may lie. */
 const logMessage = (
   parts: [number, string | Buffer][],
   head: { stream?: unknown; parts?: unknown; encoding?: string } = {},
@@ -416,7 +416,7 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
 
   it("a node's own message replayed by a peer, or copied with one byte changed, is decoded like any other message", async () => {
     const nats = await startNatsServer();
-    // Alone, the node runs every partition: its own pushes take the path from memory (src/cluster/own-messages.ts).
+    // Alone, the node runs every partition: its own pushes take the path from memory (src/cluster/streams/own-messages.ts).
     const a = await startNode('node-a', nats);
     await allJoined([a]);
     await waitFor(

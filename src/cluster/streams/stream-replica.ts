@@ -11,10 +11,10 @@
 import type { KV } from '@nats-io/kv';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
-import type { ClusterConnection } from './connection.ts';
-import { NamedBucket } from './named-bucket.ts';
-import { type MessageRefusals, WireSchema } from './refusals.ts';
-import { ClusterUnavailableError } from './errors.ts';
+import type { ClusterConnection } from '../connection.ts';
+import { NamedBucket } from '../named-bucket.ts';
+import { type MessageRefusals, WireSchema } from '../refusals.ts';
+import { ClusterUnavailableError } from '../errors.ts';
 
 export const STREAMS_BUCKET = 'vigie_streams';
 

@@ -1,10 +1,10 @@
 /**
  * A batch of events as the cluster's event log carries it (docs/cluster.md, "The event log"): split by partition
- * (`partitionOf`, the same on every node) and each partition's events packed (src/cluster/event-codec.ts), in packs
- * a message can hold. src/cluster/stream-log.ts gathers the packs of a turn into messages.
+ * (`partitionOf`, the same on every node) and each partition's events packed (src/cluster/streams/event-codec.ts), in packs
+ * a message can hold. src/cluster/streams/stream-log.ts gathers the packs of a turn into messages.
  */
-import type { Event } from '../stream/event.ts';
-import type { StreamHost } from '../stream/durability/placement.ts';
+import type { Event } from '../../stream/event.ts';
+import type { StreamHost } from '../../stream/durability/placement.ts';
 import type { EventCodec } from './event-codec.ts';
 
 /** Under NATS' default max_payload (1 MiB), with room for the message's head. */

@@ -2,13 +2,13 @@
  * The streams of a cluster node (docs/cluster.md, "Streams"), loaded only with `cluster:` (src/stream/part.ts
  * builds it, src/parts.ts hands it to the stream part). To the stream service it is its placement
  * (src/stream/durability/placement.ts), chosen when the part is built:
- * - inputs publish to the cluster's event log (src/cluster/stream-log.ts) instead of pushing into the local engine;
- * - API streams are kept in the KV bucket `vigie_streams` (src/cluster/stream-replica.ts);
- * - this node runs the partitions it owns (src/cluster/owned-partition.ts: the stream part's partitions, over this
+ * - inputs publish to the cluster's event log (src/cluster/streams/stream-log.ts) instead of pushing into the local engine;
+ * - API streams are kept in the KV bucket `vigie_streams` (src/cluster/streams/stream-replica.ts);
+ * - this node runs the partitions it owns (src/cluster/streams/owned-partition.ts: the stream part's partitions, over this
  *   node's reader of the log and checkpoints in JetStream): a stream with `:partition-by` has `cluster.partitions` of
  *   them, any other stream one; the owner of partition `p` of stream `s` is the rendezvous owner of `s/p` among the
  *   live members, computed alike by every node;
- * - index reads ask the owners (src/cluster/stream-queries.ts).
+ * - index reads ask the owners (src/cluster/streams/stream-queries.ts).
  *
  * Until this node has joined, it runs no partition and its inputs answer 503: its events would have nowhere to go.
  */
@@ -23,15 +23,15 @@ import type {
   PlacementSettings,
   StreamHost,
   StreamPlacement,
-} from '../stream/durability/placement.ts';
+} from '../../stream/durability/placement.ts';
 import { loadEventCodec } from './event-codec.ts';
-import { loadNats } from './nats.ts';
-import type { ClusterNode, JoinedCluster } from './node.ts';
+import { loadNats } from '../nats.ts';
+import type { ClusterNode, JoinedCluster } from '../membership/node.ts';
 import type { OwnedContext, OwnedPartition } from './owned-partition.ts';
 import { OwnedPartitions } from './owned-partitions.ts';
 import { PartitionOwnerMap } from './partition-owners.ts';
-import type { RankedMember } from './rendezvous.ts';
-import type { ClusterSettings } from './settings.ts';
+import type { RankedMember } from '../membership/rendezvous.ts';
+import type { ClusterSettings } from '../settings.ts';
 import { ClusterChannels } from './stream-channels.ts';
 import { JoiningIngest } from './joining-ingest.ts';
 import { CHECKPOINTS_BUCKET, CheckpointBucket } from './stream-checkpoints.ts';
@@ -55,7 +55,7 @@ import {
   StreamQueries,
 } from './stream-queries.ts';
 import { STREAMS_BUCKET, StreamReplica } from './stream-replica.ts';
-import { ClusterUnavailableError } from './errors.ts';
+import { ClusterUnavailableError } from '../errors.ts';
 
 /** How often the partitions this node runs are compared with what it should run (besides every member change). */
 const REASSIGN_EVERY_MS = 1_000;
@@ -75,7 +75,7 @@ interface Joined {
   readonly readers: StreamLogReaders<OwnedPartition>;
 }
 
-/** What the streams use of this node's membership (src/cluster/node.ts). */
+/** What the streams use of this node's membership (src/cluster/membership/node.ts). */
 type ClusterNodeHandle = Pick<ClusterNode, 'node' | 'countPartitions' | 'onJoined' | 'notReady' | 'readinessChanged'>;
 
 export interface ClusterStreamsOptions {

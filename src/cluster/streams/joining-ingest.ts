@@ -3,9 +3,9 @@
  * joined; before, there is nowhere to put them, and the inputs answer 503 (ClusterUnavailableError) so that senders
  * retry.
  */
-import type { Event } from '../stream/event.ts';
-import type { EventIngest, IngestOutcome, StreamHost } from '../stream/durability/placement.ts';
-import { ClusterUnavailableError } from './errors.ts';
+import type { Event } from '../../stream/event.ts';
+import type { EventIngest, IngestOutcome, StreamHost } from '../../stream/durability/placement.ts';
+import { ClusterUnavailableError } from '../errors.ts';
 import type { ClusterEventLog } from './stream-log.ts';
 
 /** The inputs' seam: the event log once this node has joined, a 503 before. */

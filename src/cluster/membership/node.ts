@@ -13,20 +13,20 @@ import type { Kvm } from '@nats-io/kv';
 import pRetry from 'p-retry';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
-import { labelsMatch } from '../common/labels.ts';
-import type { CheckCluster, CheckHost } from '../healthcheck/cluster-port.ts';
-import type { CheckDefinition, CheckResult, LocationSpec } from '../healthcheck/cluster-port.ts';
-import { CHECKS_BUCKET, CheckReplica } from './check-replica.ts';
-import { ClusterConnection, NatsRefusedError } from './connection.ts';
+import { labelsMatch } from '../../common/labels.ts';
+import type { CheckCluster, CheckHost } from '../../healthcheck/cluster-port.ts';
+import type { CheckDefinition, CheckResult, LocationSpec } from '../../healthcheck/cluster-port.ts';
+import { CHECKS_BUCKET, CheckReplica } from '../checks/check-replica.ts';
+import { ClusterConnection, NatsRefusedError } from '../connection.ts';
 import { MEMBERS_BUCKET, type MemberInfo, Membership, MembershipMetrics } from './membership.ts';
-import { loadNats } from './nats.ts';
-import { MessageRefusals } from './refusals.ts';
+import { loadNats } from '../nats.ts';
+import { MessageRefusals } from '../refusals.ts';
 import { chooseMembers, ownerOf, type RankedMember } from './rendezvous.ts';
-import { ensureResultsStream, ResultConsumer, ResultMetrics, ResultPublisher } from './results.ts';
+import { ensureResultsStream, ResultConsumer, ResultMetrics, ResultPublisher } from '../checks/results.ts';
 import { dutiesOf, SilentMemberMetrics, SilentMembers } from './silent-members.ts';
-import type { ClusterSettings } from './settings.ts';
-import { ClusterUnavailableError, permissionsHint } from './errors.ts';
-import type { ClusterRuntimeState } from './runtime-state.ts';
+import type { ClusterSettings } from '../settings.ts';
+import { ClusterUnavailableError, permissionsHint } from '../errors.ts';
+import type { ClusterRuntimeState } from '../runtime-state.ts';
 import { type MemberView, memberViews } from './member-view.ts';
 import { JoinProgress } from './join-progress.ts';
 
@@ -34,7 +34,7 @@ import { JoinProgress } from './join-progress.ts';
 const JOIN_RETRY_FIRST_MS = 1_000;
 const JOIN_RETRY_MAX_MS = 15_000;
 
-/** What the stream side of a node (src/cluster/streams.ts) uses of the joined cluster. */
+/** What the stream side of a node (src/cluster/streams/streams.ts) uses of the joined cluster. */
 export interface JoinedCluster {
   readonly connection: ClusterConnection;
   readonly js: JetStreamClient;

@@ -11,7 +11,7 @@
  * come from the jobs' reports, wherever they are sent) and one-off checks, is never judged; one that runs only checks
  * with a long interval is judged over that interval. A duty starts when this node first sees the member owe it (or
  * owe a shorter interval than before), not at the member's last result, and again after this node could not judge
- * (cut from NATS, or its own view of the members frozen: src/cluster/membership.ts): results published meanwhile
+ * (cut from NATS, or its own view of the members frozen: src/cluster/membership/membership.ts): results published meanwhile
  * may still be on their way.
  *
  * A node never judges itself: it knows whether it runs its checks. Stream partitions keep their owners: a member
@@ -20,8 +20,8 @@
  */
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
-import { durationToMs } from '../common/duration.ts';
-import type { HostedCheck } from '../healthcheck/cluster-port.ts';
+import { durationToMs } from '../../common/duration.ts';
+import type { HostedCheck } from '../../healthcheck/cluster-port.ts';
 
 /** What a member owes: a result at least every `periodMs`, from `sinceMs` on (this node's clock). */
 interface Duty {
@@ -49,7 +49,7 @@ export interface SilentMembersOptions {
   readonly ttlMs: number;
   /** Per other member, the shortest interval plus timeout (ms) of the checks it runs, as this node sees owners now. */
   readonly duties: () => ReadonlyMap<string, number>;
-  /** This node can trust its view of the cluster now (src/cluster/membership.ts `judging`). */
+  /** This node can trust its view of the cluster now (src/cluster/membership/membership.ts `judging`). */
   readonly judging: () => boolean;
   /** Called when a member turns silent or is heard again: owners change. */
   readonly changed: (why: string) => void;

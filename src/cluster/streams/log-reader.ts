@@ -1,7 +1,7 @@
 /**
  * This node's reader of one stream's event log (docs/cluster.md, "The event log"): one JetStream consumer on the
  * stream's subject feeds every partition of the stream this node runs. Each message holds every partition's
- * events of one node's turn (src/cluster/log-message.ts); the reader decodes its head once, and hands each
+ * events of one node's turn (src/cluster/streams/log-message.ts); the reader decodes its head once, and hands each
  * partition it runs that partition's events, parsed from that part's bytes alone, or nothing: every message moves
  * every partition's sequence on.
  *
@@ -22,7 +22,7 @@ import type {
   JsMsg,
 } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
-import type { Event } from '../stream/event.ts';
+import type { Event } from '../../stream/event.ts';
 import type { EventCodec } from './event-codec.ts';
 import {
   concatPacks,
@@ -34,8 +34,8 @@ import {
   type LogPack,
 } from './log-message.ts';
 import type { OwnMessages } from './own-messages.ts';
-import type { MessageRefusals } from './refusals.ts';
-import { MAX_PARTITIONS } from './settings.ts';
+import type { MessageRefusals } from '../refusals.ts';
+import { MAX_PARTITIONS } from '../settings.ts';
 import type { CheckpointBucket } from './stream-checkpoints.ts';
 import { EVENTS_STREAM, streamId, streamSubject } from './stream-log.ts';
 
@@ -48,7 +48,7 @@ const PULL_MESSAGES = 16;
 /** A consumer left behind by a node that died is deleted by JetStream after this long unused. */
 const INACTIVE_MS = 10 * 60_000;
 
-/** A partition a reader feeds (src/cluster/owned-partition.ts). */
+/** A partition a reader feeds (src/cluster/streams/owned-partition.ts). */
 export interface FedPartition {
   readonly stream: string;
   readonly partition: number;
@@ -66,7 +66,7 @@ export interface ReaderContext<P extends FedPartition> {
   readonly refusals: MessageRefusals;
   readonly nesting: { readonly eventDepth: number };
   readonly codec: EventCodec;
-  /** The messages this node published, with the events of its partitions (src/cluster/own-messages.ts). */
+  /** The messages this node published, with the events of its partitions (src/cluster/streams/own-messages.ts). */
   readonly own: OwnMessages;
   /** Counts a gap in a consumer's deliveries (the consumer started again). */
   gaps(): void;

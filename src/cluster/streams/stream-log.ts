@@ -7,9 +7,9 @@
  *
  * Batching is group commit, as in the single-node journal: the events submitted to one stream during one turn of the
  * event loop go out as one message (cut at `MAX_MESSAGE_BYTES`), each partition's events a part of it
- * (src/cluster/log-message.ts), so a push of 1,000 events over 64 partitions is one publish, and 100 concurrent
+ * (src/cluster/streams/log-message.ts), so a push of 1,000 events over 64 partitions is one publish, and 100 concurrent
  * pushes to one stream are one too. Every node running partitions of the stream reads each message once and parses
- * its own parts (src/cluster/log-reader.ts).
+ * its own parts (src/cluster/streams/log-reader.ts).
  *
  * Backpressure: events published and not yet acknowledged count as pending, capped by `streams.max-pending-events`;
  * past it `submit` answers 'full' (HTTP 503 with Retry-After, Riemann TCP stops reading), as the single node's
@@ -19,9 +19,9 @@
 import { createHash } from 'node:crypto';
 import type { DiscardPolicy, JetStreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { Counter, type Registry } from 'prom-client';
-import type { Event } from '../stream/event.ts';
-import type { EventIngest, IngestOutcome } from '../stream/durability/placement.ts';
-import { ClusterUnavailableError } from './errors.ts';
+import type { Event } from '../../stream/event.ts';
+import type { EventIngest, IngestOutcome } from '../../stream/durability/placement.ts';
+import { ClusterUnavailableError } from '../errors.ts';
 import type { EventCodec } from './event-codec.ts';
 import {
   encodeBatch,
@@ -87,9 +87,9 @@ export async function ensureEventsStream(jsm: JetStreamManager, limits: EventLog
 /** The events of one stream waiting for the next publish, per partition, and the inputs waiting for it. */
 interface Pending {
   readonly stream: string;
-  /** The packs of the turn's batches (src/cluster/log-batch.ts), in order. */
+  /** The packs of the turn's batches (src/cluster/streams/log-batch.ts), in order. */
   readonly packs: WrittenPack[];
-  /** The events themselves, of the partitions that run here (src/cluster/own-messages.ts), and how many. */
+  /** The events themselves, of the partitions that run here (src/cluster/streams/own-messages.ts), and how many. */
   own: Map<number, (readonly Event[])[]> | null;
   ownCount: number;
   bytes: number;

@@ -5,8 +5,8 @@
  *   {"stream":"<name>","encoding":"msgpack","packs":[[<bytes>,<partition>,<count>,<partition>,<count>...],...]}\n<pack><pack>...
  *
  * The head lists the packs in the order of the bytes after it. A pack is one MessagePack array of events
- * (src/cluster/event-codec.ts): the events of each partition it names, that many, in the order named. The taker
- * packs together the partitions one node runs, as it sees the members (src/cluster/log-batch.ts), so that each
+ * (src/cluster/streams/event-codec.ts): the events of each partition it names, that many, in the order named. The taker
+ * packs together the partitions one node runs, as it sees the members (src/cluster/streams/log-batch.ts), so that each
  * owner decodes one pack of its events a batch, not one per partition: msgpackr compiles a reader for each pack's
  * record, which cost 2.6 µs a pack, more than decoding its 16 events (bench/JOURNAL.md, "Cluster: packs by
  * owner"). A partition whose owner changes meanwhile is still read by its new owner, from its slice of a pack.
@@ -21,7 +21,7 @@
  * message; a pack whose bytes are not events (src/stream/event.ts: JSON values only, whatever else MessagePack can
  * say, a time stamped), or not as many as its head says, refuses its partitions' events only.
  */
-import { type Event, eventsProblem } from '../stream/event.ts';
+import { type Event, eventsProblem } from '../../stream/event.ts';
 import type { EventCodec } from './event-codec.ts';
 
 const NEWLINE = 0x0a;

@@ -1,12 +1,12 @@
 /**
  * The stream partitions this node runs (docs/cluster.md, "Streams"): each partition's owner is the rendezvous owner
- * of `<stream>/<partition>` among the live members (src/cluster/partition-owners.ts), and each reassignment starts
+ * of `<stream>/<partition>` among the live members (src/cluster/streams/partition-owners.ts), and each reassignment starts
  * the partitions this node gained, stops those it lost and refreshes those whose stream changed. The index reads
- * this node answers (src/cluster/stream-queries.ts asks them of every owner and merges) are read from them.
+ * this node answers (src/cluster/streams/stream-queries.ts asks them of every owner and merges) are read from them.
  */
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
-import type { EventMatcher, StreamHost } from '../stream/durability/placement.ts';
+import type { EventMatcher, StreamHost } from '../../stream/durability/placement.ts';
 import { type OwnedContext, OwnedPartition, partitionKey } from './owned-partition.ts';
 import type { PartitionOwnerMap } from './partition-owners.ts';
 import { mergeSearches, type SearchAnswer, type StatsAnswer } from './stream-queries.ts';

@@ -1,6 +1,6 @@
 /**
  * The bucket of the stream partitions' checkpoints (docs/cluster.md, "What moves on a failover"): for each partition
- * a pointer in the KV bucket `vigie_checkpoints` holds its latest checkpoint (src/cluster/partition-checkpoints.ts
+ * a pointer in the KV bucket `vigie_checkpoints` holds its latest checkpoint (src/cluster/streams/partition-checkpoints.ts
  * writes it: one value holding the action states and the index of one partition, with the sequence number of the
  * last event-log message they cover): inside it when it is at most `INLINE_MAX_BYTES` (one KV write), otherwise in
  * the object store `vigie_checkpoints` under a name the pointer gives (a big index does not fit a KV value). The
@@ -26,9 +26,9 @@ import type { KV } from '@nats-io/kv';
 import type { ObjectStore } from '@nats-io/obj';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
-import { CHECKPOINT_FORMAT_VERSION } from '../stream/durability/checkpoint-store.ts';
-import { eventsProblem } from '../stream/event.ts';
-import { type MessageRefusals, WireSchema } from './refusals.ts';
+import { CHECKPOINT_FORMAT_VERSION } from '../../stream/durability/checkpoint-store.ts';
+import { eventsProblem } from '../../stream/event.ts';
+import { type MessageRefusals, WireSchema } from '../refusals.ts';
 
 export const CHECKPOINTS_BUCKET = 'vigie_checkpoints';
 /** The layout of a checkpoint this version writes; another is skipped (the partition starts afresh). Version 1 held

@@ -27,12 +27,12 @@ import {
   type CheckHost,
   checkToJson,
   HealthcheckError,
-} from '../healthcheck/cluster-port.ts';
-import type { ClusterConnection } from './connection.ts';
-import { NamedBucket } from './named-bucket.ts';
-import type { ClusterSettings } from './settings.ts';
-import { type MessageRefusals, WireSchema } from './refusals.ts';
-import { ClusterUnavailableError } from './errors.ts';
+} from '../../healthcheck/cluster-port.ts';
+import type { ClusterConnection } from '../connection.ts';
+import { NamedBucket } from '../named-bucket.ts';
+import type { ClusterSettings } from '../settings.ts';
+import { type MessageRefusals, WireSchema } from '../refusals.ts';
+import { ClusterUnavailableError } from '../errors.ts';
 
 export const CHECKS_BUCKET = 'vigie_checks';
 /** Puts in flight at once during a bulk. */

@@ -18,12 +18,12 @@ import type { KV, KvEntry } from '@nats-io/kv';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
-import { sameLabels } from '../common/labels.ts';
-import { BucketWatch } from './bucket-watch.ts';
-import type { ClusterConnection } from './connection.ts';
-import { permissionsHint } from './errors.ts';
-import { type MessageRefusals, WireSchema } from './refusals.ts';
-import { WireNodeName } from './settings.ts';
+import { sameLabels } from '../../common/labels.ts';
+import { BucketWatch } from '../bucket-watch.ts';
+import type { ClusterConnection } from '../connection.ts';
+import { permissionsHint } from '../errors.ts';
+import { type MessageRefusals, WireSchema } from '../refusals.ts';
+import { WireNodeName } from '../settings.ts';
 import { rankMembers, type RankedMember } from './rendezvous.ts';
 
 export interface MemberInfo {
@@ -184,7 +184,7 @@ export class Membership {
     );
     await this.watch.start();
     this.recompute();
-    // Logged as the steps of a join are (src/cluster/node.ts): a join that stalls shows where.
+    // Logged as the steps of a join are (src/cluster/membership/node.ts): a join that stalls shows where.
     this.logger.info({ members: this.names.length }, `joining: ${MEMBERS_BUCKET} followed`);
     await this.heartbeat();
     this.logger.info(

@@ -14,7 +14,7 @@
  * (`streams.max-pending-events`), so a reader that falls behind holds little here. A forgotten message is
  * decoded as any other.
  */
-import type { Event } from '../stream/event.ts';
+import type { Event } from '../../stream/event.ts';
 
 /** Messages held at most: far more than are between a publish and its delivery. */
 const MAX_MESSAGES = 64;

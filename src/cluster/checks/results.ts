@@ -14,7 +14,7 @@
  * its own subject only), or is stamped more than `cluster.max-clock-skew` ahead of this node's clock (`future`: it
  * would hold the check's state over the real runs until then), is refused and the others are kept. Refusals are
  * counted in `cluster_messages_refused_total{source="results"}`. Each node heard from is told to `heard` (silent
- * members, src/cluster/silent-members.ts).
+ * members, src/cluster/membership/silent-members.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type {
@@ -30,10 +30,10 @@ import type {
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
-import { type CheckResult, CheckResultSchema } from '../healthcheck/cluster-port.ts';
-import type { ClusterConnection } from './connection.ts';
-import { permissionsHint } from './errors.ts';
-import { type MessageRefusals, WireSchema } from './refusals.ts';
+import { type CheckResult, CheckResultSchema } from '../../healthcheck/cluster-port.ts';
+import type { ClusterConnection } from '../connection.ts';
+import { permissionsHint } from '../errors.ts';
+import { type MessageRefusals, WireSchema } from '../refusals.ts';
 
 const RESULTS_STREAM = 'vigie_results';
 const SUBJECT_PREFIX = 'vigie.results.';

@@ -23,12 +23,12 @@ import { randomBytes } from 'node:crypto';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
-import { type Event, eventsProblem } from '../stream/event.ts';
-import type { IndexStats } from '../stream/durability/placement.ts';
-import { type MessageRefusals, WireSchema } from './refusals.ts';
+import { type Event, eventsProblem } from '../../stream/event.ts';
+import type { IndexStats } from '../../stream/durability/placement.ts';
+import { type MessageRefusals, WireSchema } from '../refusals.ts';
 import { streamId } from './stream-log.ts';
-import { ClusterUnavailableError } from './errors.ts';
-import { DEFAULT_MAX_WAITING_READS } from './settings.ts';
+import { ClusterUnavailableError } from '../errors.ts';
+import { DEFAULT_MAX_WAITING_READS } from '../settings.ts';
 
 const SUBJECT_PREFIX = 'vigie.streams.query.';
 const ANSWER_PREFIX = 'vigie.streams.answer.';
