@@ -4,7 +4,7 @@
  * partitions are checkpointed and the last results published while this node is still a member and connected.
  * It holds this node's membership (src/cluster/membership/node.ts) and hands each part its door: the healthcheck part a
  * `CheckCluster` (src/healthcheck/cluster-port.ts), the stream part a placement of its streams on partitions
- * (src/stream/durability/placement.ts). Its route is the member list; a reload tells the others the config's new hash.
+ * (src/stream/partition/placement.ts). Its route is the member list; a reload tells the others the config's new hash.
  */
 import { createHash } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
@@ -14,7 +14,7 @@ import type { CheckCluster } from '../healthcheck/cluster-port.ts';
 import type { PartFactoryContext } from '../server/lifecycle.ts';
 import { packageVersion } from '../server/openapi.ts';
 import type { Part } from '../server/part.ts';
-import type { LocalChannels, StreamHost, StreamPlacement } from '../stream/durability/placement.ts';
+import type { LocalChannels, StreamHost, StreamPlacement } from '../stream/partition/placement.ts';
 import { ClusterAudit } from './audit-stream.ts';
 import { ClusterNode } from './membership/node.ts';
 import { clusterRoutes } from './routes.ts';

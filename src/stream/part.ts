@@ -15,13 +15,13 @@ import { createPubSub, pubsubRoutes } from './pubsub/routes.ts';
 import { StreamRepository } from './durability/repository.ts';
 import { streamOverviewRoutes } from './http/overview-routes.ts';
 import { streamRoutes } from './http/routes.ts';
-import type { EventIngest, LocalChannels, StreamHost, StreamPlacement } from './durability/placement.ts';
+import type { EventIngest, LocalChannels, StreamHost, StreamPlacement } from './partition/placement.ts';
 import { StreamService } from './service.ts';
 
 export interface StreamSeams {
   /** Receives the ingest seam through which other parts push events (src/parts.ts). */
   onIngest?: (ingest: EventIngest) => void;
-  /** Where the streams run when not in this process (a cluster's partitions, src/stream/durability/placement.ts), given the
+  /** Where the streams run when not in this process (a cluster's partitions, src/stream/partition/placement.ts), given the
    *  service and its websocket channels. */
   placement?: (host: StreamHost, pubsub: LocalChannels) => StreamPlacement;
 }

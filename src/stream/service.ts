@@ -3,9 +3,9 @@
  * lifecycle, over the pieces that do the work:
  * - the catalog (src/stream/catalog/catalog.ts): who owns a stream name, API or file, and what the engine runs;
  * - the file sync (src/stream/catalog/file-sync.ts): the stream directories, scanned, diffed and watched;
- * - the placement (src/stream/durability/placement.ts): where events run and indexes live, chosen once when the part is built:
- *   this process (src/stream/durability/local-placement.ts: the ingest gateway, the journal, one partition over SQLite) or
- *   a cluster's partitions (each one opened here, src/stream/durability/stream-partitions.ts).
+ * - the placement (src/stream/partition/placement.ts): where events run and indexes live, chosen once when the part is built:
+ *   this process (src/stream/partition/local-placement.ts: the ingest gateway, the journal, one partition over SQLite) or
+ *   a cluster's partitions (each one opened here, src/stream/partition/stream-partitions.ts).
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
@@ -27,7 +27,7 @@ import { buildOutputs, type OutputRegistry } from './outputs/index.ts';
 import type { StreamPublisher } from './pubsub/channels.ts';
 import type { StreamRepository } from './durability/repository.ts';
 import type { StreamSettings } from './settings.ts';
-import { LocalPlacement } from './durability/local-placement.ts';
+import { LocalPlacement } from './partition/local-placement.ts';
 import type {
   EventIngest,
   PartitionHandle,
@@ -36,8 +36,8 @@ import type {
   SearchAnswer,
   StreamHost,
   StreamPlacement,
-} from './durability/placement.ts';
-import { StreamPartitions } from './durability/stream-partitions.ts';
+} from './partition/placement.ts';
+import { StreamPartitions } from './partition/stream-partitions.ts';
 import { IngestError } from './ingest/errors.ts';
 import type { Condition } from './lang/condition.ts';
 import type { StreamSummary as StreamSummaryWire } from './wire.ts';
@@ -159,7 +159,7 @@ export class StreamService implements StreamHost {
     this.metrics.rejected.inc({ route: input });
   }
 
-  /** A partition of one stream in a cluster (src/stream/durability/stream-partitions.ts): the same outputs, queues, caps and
+  /** A partition of one stream in a cluster (src/stream/partition/stream-partitions.ts): the same outputs, queues, caps and
    *  metrics as this service's, fed and checkpointed through the ports its owner hands it. */
   openPartition(stream: string, ports: PartitionPorts): PartitionHandle {
     return this.partitions.partition(stream, ports);

@@ -17,7 +17,7 @@ import { CHECKPOINTS_BUCKET, CheckpointBucket } from '../../src/cluster/streams/
 import { CheckpointMetrics } from '../../src/stream/durability/checkpoint-metrics.ts';
 import { StreamEngine } from '../../src/stream/engine/engine.ts';
 import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/lang/nesting.ts';
-import { StreamPartition } from '../../src/stream/durability/partition.ts';
+import { StreamPartition } from '../../src/stream/partition/partition.ts';
 import { saveUnits } from '../../src/stream/engine/state-units.ts';
 import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
 

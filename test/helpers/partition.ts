@@ -1,5 +1,5 @@
 /**
- * An engine as the one partition of a single node (src/stream/durability/partition.ts), for the tests of what feeds it (the
+ * An engine as the one partition of a single node (src/stream/partition/partition.ts), for the tests of what feeds it (the
  * ingest gateway, submitOrRefuse): no log to follow and no store to checkpoint to.
  */
 import pino from 'pino';
@@ -7,7 +7,7 @@ import { Registry } from 'prom-client';
 import { CheckpointMetrics } from '../../src/stream/durability/checkpoint-metrics.ts';
 import type { CheckpointStore } from '../../src/stream/durability/checkpoint-store.ts';
 import type { StreamEngine } from '../../src/stream/engine/engine.ts';
-import { StreamPartition } from '../../src/stream/durability/partition.ts';
+import { StreamPartition } from '../../src/stream/partition/partition.ts';
 
 const unused = (): never => {
   throw new Error('this partition has no checkpoint store');

@@ -6,7 +6,7 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { StreamEngine } from '../../src/stream/engine/engine.ts';
 import type { Event } from '../../src/stream/event.ts';
-import { describeFailures, IngestGateway } from '../../src/stream/durability/ingest-gateway.ts';
+import { describeFailures, IngestGateway } from '../../src/stream/partition/ingest-gateway.ts';
 import { FileJournal, JournalWriteError } from '../../src/stream/durability/journal.ts';
 import { partitionOf } from '../helpers/partition.ts';
 

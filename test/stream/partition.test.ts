@@ -1,5 +1,5 @@
 /**
- * The partition protocol over its two ports alone (src/stream/durability/partition.ts, src/stream/durability/event-log.ts,
+ * The partition protocol over its two ports alone (src/stream/partition/partition.ts, src/stream/durability/event-log.ts,
  * src/stream/durability/checkpoint-store.ts), with a log and a store held in memory: the one a single node runs over the journal
  * and SQLite, and a cluster over JetStream (their own tests run it there). A store that keeps only each round's rows
  * answers its commit later, as JetStream does.
@@ -20,7 +20,7 @@ import type {
 import { StreamEngine } from '../../src/stream/engine/engine.ts';
 import type { Event } from '../../src/stream/event.ts';
 import type { LogPosition, LogReader, PartitionLog } from '../../src/stream/durability/event-log.ts';
-import { StreamPartition } from '../../src/stream/durability/partition.ts';
+import { StreamPartition } from '../../src/stream/partition/partition.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 /** A log of batches, each applied whole; followed by one partition at a time. */

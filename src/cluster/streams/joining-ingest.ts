@@ -4,7 +4,7 @@
  * retry.
  */
 import type { Event } from '../../stream/event.ts';
-import type { EventIngest, IngestOutcome, StreamHost } from '../../stream/durability/placement.ts';
+import type { EventIngest, IngestOutcome, StreamHost } from '../../stream/partition/placement.ts';
 import { ClusterUnavailableError } from '../errors.ts';
 import type { ClusterEventLog } from './stream-log.ts';
 

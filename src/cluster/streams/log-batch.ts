@@ -4,7 +4,7 @@
  * a message can hold. src/cluster/streams/stream-log.ts gathers the packs of a turn into messages.
  */
 import type { Event } from '../../stream/event.ts';
-import type { StreamHost } from '../../stream/durability/placement.ts';
+import type { StreamHost } from '../../stream/partition/placement.ts';
 import type { EventCodec } from './event-codec.ts';
 
 /** Under NATS' default max_payload (1 MiB), with room for the message's head. */

@@ -1,5 +1,5 @@
 /**
- * A stream partition this node owns (docs/cluster.md, "Streams"): the stream part's partition (src/stream/durability/partition.ts,
+ * A stream partition this node owns (docs/cluster.md, "Streams"): the stream part's partition (src/stream/partition/partition.ts,
  * opened through `StreamHost.openPartition`) on the cluster's ports: its log is this node's reader of the stream's
  * event log (src/cluster/streams/log-reader.ts), its store the partition's checkpoint in JetStream
  * (src/cluster/streams/partition-checkpoints.ts). Every message of the stream moves the partition's position on, whether it
@@ -17,7 +17,7 @@ import type {
   PartitionHandle,
   SearchAnswer,
   StreamHost,
-} from '../../stream/durability/placement.ts';
+} from '../../stream/partition/placement.ts';
 import type { FedPartition, StreamLogReaders } from './log-reader.ts';
 import { PartitionCheckpoints } from './partition-checkpoints.ts';
 import type { MessageRefusals } from '../refusals.ts';

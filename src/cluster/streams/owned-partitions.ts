@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
-import type { EventMatcher, StreamHost } from '../../stream/durability/placement.ts';
+import type { EventMatcher, StreamHost } from '../../stream/partition/placement.ts';
 import { type OwnedContext, OwnedPartition, partitionKey } from './owned-partition.ts';
 import type { PartitionOwnerMap } from './partition-owners.ts';
 import { mergeSearches, type SearchAnswer, type StatsAnswer } from './stream-queries.ts';

@@ -16,7 +16,7 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Type } from '@sinclair/typebox';
 import { type Emission, type Event, eventsProblem } from '../../stream/event.ts';
-import type { ChannelPublisher, LocalChannels } from '../../stream/durability/placement.ts';
+import type { ChannelPublisher, LocalChannels } from '../../stream/partition/placement.ts';
 import { type MessageRefusals, WireSchema } from '../refusals.ts';
 import { WireNodeName } from '../settings.ts';
 

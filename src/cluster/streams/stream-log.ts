@@ -20,7 +20,7 @@ import { createHash } from 'node:crypto';
 import type { DiscardPolicy, JetStreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { Counter, type Registry } from 'prom-client';
 import type { Event } from '../../stream/event.ts';
-import type { EventIngest, IngestOutcome } from '../../stream/durability/placement.ts';
+import type { EventIngest, IngestOutcome } from '../../stream/partition/placement.ts';
 import { ClusterUnavailableError } from '../errors.ts';
 import type { EventCodec } from './event-codec.ts';
 import {

@@ -24,7 +24,7 @@ import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node'
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { type Event, eventsProblem } from '../../stream/event.ts';
-import type { IndexStats } from '../../stream/durability/placement.ts';
+import type { IndexStats } from '../../stream/partition/placement.ts';
 import { type MessageRefusals, WireSchema } from '../refusals.ts';
 import { streamId } from './stream-log.ts';
 import { ClusterUnavailableError } from '../errors.ts';

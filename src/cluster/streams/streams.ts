@@ -1,7 +1,7 @@
 /**
  * The streams of a cluster node (docs/cluster.md, "Streams"), loaded only with `cluster:` (src/stream/part.ts
  * builds it, src/parts.ts hands it to the stream part). To the stream service it is its placement
- * (src/stream/durability/placement.ts), chosen when the part is built:
+ * (src/stream/partition/placement.ts), chosen when the part is built:
  * - inputs publish to the cluster's event log (src/cluster/streams/stream-log.ts) instead of pushing into the local engine;
  * - API streams are kept in the KV bucket `vigie_streams` (src/cluster/streams/stream-replica.ts);
  * - this node runs the partitions it owns (src/cluster/streams/owned-partition.ts: the stream part's partitions, over this
@@ -23,7 +23,7 @@ import type {
   PlacementSettings,
   StreamHost,
   StreamPlacement,
-} from '../../stream/durability/placement.ts';
+} from '../../stream/partition/placement.ts';
 import { loadEventCodec } from './event-codec.ts';
 import { loadNats } from '../nats.ts';
 import type { ClusterNode, JoinedCluster } from '../membership/node.ts';

@@ -1,7 +1,7 @@
 /**
  * A single node's event log, as its partition reads it (src/stream/durability/event-log.ts): the file journal
  * (src/stream/durability/journal.ts). Following it from a position replays the entries the journal holds after it, in order, as
- * they were pushed the first time; after that the ingest gateway (src/stream/durability/ingest-gateway.ts) hands the partition
+ * they were pushed the first time; after that the ingest gateway (src/stream/partition/ingest-gateway.ts) hands the partition
  * each batch once the journal has made it durable. A committed checkpoint lets the journal drop the segments it
  * covers, even while the journal is off, so that nothing covered stays behind.
  */

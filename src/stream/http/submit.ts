@@ -8,10 +8,10 @@ import type { FastifyReply } from 'fastify';
 import { UnavailableError } from '../../common/unavailable.ts';
 import { StreamError } from '../errors.ts';
 import type { Event } from '../event.ts';
-import { describeFailures } from '../durability/ingest-gateway.ts';
+import { describeFailures } from '../partition/ingest-gateway.ts';
 import type { LogRecord } from '../durability/event-log.ts';
 import { JournalWriteError } from '../durability/journal.ts';
-import type { EventIngest, IngestOutcome } from '../durability/placement.ts';
+import type { EventIngest, IngestOutcome } from '../partition/placement.ts';
 
 /** Why a batch was not taken: the backlog is full, or the journal could not make it durable (not acknowledged). */
 export interface IngestRefusal {

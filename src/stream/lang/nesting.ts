@@ -7,7 +7,7 @@
  * the journal's `eventsOf`) take the event depth from their caller. The stream service holds its own limits
  * (`StreamService.nesting`, updated in place at reload) for the engine, the stream files, the API, the websocket
  * queries, the HTTP inputs and the journal replay; a cluster node's readers of the event log, checkpoints, search
- * answers and forwarded emissions read them from the StreamHost (src/stream/durability/placement.ts). So two services, or a
+ * answers and forwarded emissions read them from the StreamHost (src/stream/partition/placement.ts). So two services, or a
  * `vigie test` run, never see each other's.
  */
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { StreamEngine } from '../../../src/stream/engine/engine.ts';
 import { StreamError } from '../../../src/stream/errors.ts';
 import type { Event } from '../../../src/stream/event.ts';
-import { IngestGateway } from '../../../src/stream/durability/ingest-gateway.ts';
+import { IngestGateway } from '../../../src/stream/partition/ingest-gateway.ts';
 import { submitOrRefuse } from '../../../src/stream/http/submit.ts';
 import { FileJournal } from '../../../src/stream/durability/journal.ts';
 import { partitionOf } from '../../helpers/partition.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IngestBacklog } from '../../../src/stream/durability/backlog.ts';
+import { IngestBacklog } from '../../../src/stream/partition/backlog.ts';
 import type { Event } from '../../../src/stream/event.ts';
 
 const events = (count: number, tag: string): Event[] =>

@@ -1,16 +1,16 @@
 /**
  * The partitions of single streams that a cluster node runs (docs/cluster.md, "Streams"): each is a partition
- * (src/stream/durability/partition.ts) whose engine holds that stream alone (its own state and index) with the service's
+ * (src/stream/partition/partition.ts) whose engine holds that stream alone (its own state and index) with the service's
  * outputs, queues, caps and metrics, fed by the cluster's event log and checkpointed to the cluster's store, the
- * ports its owner hands it (src/stream/durability/placement.ts `PartitionPorts`). The service opens them for its placement
+ * ports its owner hands it (src/stream/partition/placement.ts `PartitionPorts`). The service opens them for its placement
  * (`StreamHost.openPartition`) and keeps them, so that a reload reaches each one.
  */
 import type { Logger } from 'pino';
-import type { CheckpointMetrics } from './checkpoint-metrics.ts';
+import type { CheckpointMetrics } from '../durability/checkpoint-metrics.ts';
 import type { EdnMap } from '../lang/edn.ts';
 import { StreamEngine, type StreamInfo } from '../engine/engine.ts';
 import type { Emission, Event } from '../event.ts';
-import type { LogPosition } from './event-log.ts';
+import type { LogPosition } from '../durability/event-log.ts';
 import { indexFeed } from '../pubsub/channels.ts';
 import { StreamPartition } from './partition.ts';
 import type { EventMatcher, IndexStats, PartitionHandle, PartitionPorts, SearchAnswer } from './placement.ts';

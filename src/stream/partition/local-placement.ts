@@ -1,24 +1,24 @@
 /**
- * The streams of a single node (docs/durability.md): one partition holding every stream (src/stream/durability/partition.ts),
+ * The streams of a single node (docs/durability.md): one partition holding every stream (src/stream/partition/partition.ts),
  * fed through the ingest gateway, each batch written first to the journal, and checkpointed to SQLite
  * (src/stream/durability/sqlite-checkpoints.ts); a restart restores the last checkpoint and replays the journal from its
  * position (src/stream/durability/journal-log.ts). A cluster node places its streams on partitions instead
- * (src/stream/durability/placement.ts).
+ * (src/stream/partition/placement.ts).
  */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { CheckpointMetrics } from './checkpoint-metrics.ts';
+import type { CheckpointMetrics } from '../durability/checkpoint-metrics.ts';
 import type { Condition } from '../lang/condition.ts';
 import type { StreamEngine } from '../engine/engine.ts';
 import { streamNotFound } from '../errors.ts';
 import { IngestGateway } from './ingest-gateway.ts';
-import { FileJournal } from './journal.ts';
-import { JournalLog } from './journal-log.ts';
+import { FileJournal } from '../durability/journal.ts';
+import { JournalLog } from '../durability/journal-log.ts';
 import { StreamPartition } from './partition.ts';
 import type { IndexStats, SearchAnswer, StreamPlacement } from './placement.ts';
-import type { StreamRepository } from './repository.ts';
+import type { StreamRepository } from '../durability/repository.ts';
 import type { StreamSettings } from '../settings.ts';
-import { SqliteCheckpoints } from './sqlite-checkpoints.ts';
+import { SqliteCheckpoints } from '../durability/sqlite-checkpoints.ts';
 
 export interface LocalPlacementOptions {
   engine: StreamEngine;

@@ -1,14 +1,14 @@
 /**
  * Where a stream service's events run and its indexes live (docs/architecture.md, "Ports"): in this process (the
- * local placement, src/stream/durability/local-placement.ts: the ingest gateway, the journal and one partition checkpointed to
+ * local placement, src/stream/partition/local-placement.ts: the ingest gateway, the journal and one partition checkpointed to
  * SQLite), or on the partitions of a cluster (src/cluster/streams/streams.ts). Chosen once, when the stream part is built
  * (src/parts.ts), so the service never asks which one it has. It is the stream part's door to a cluster, with the
  * event log (src/stream/durability/event-log.ts) and the checkpoint store (src/stream/durability/checkpoint-store.ts): contracts that own
  * the types they speak, so that a cluster imports nothing else of stream/ and stream/ nothing of cluster/.
  */
-import type { CheckpointStore } from './checkpoint-store.ts';
+import type { CheckpointStore } from '../durability/checkpoint-store.ts';
 import type { Emission, Event } from '../event.ts';
-import type { LogReader, LogRecord, PartitionLog } from './event-log.ts';
+import type { LogReader, LogRecord, PartitionLog } from '../durability/event-log.ts';
 
 /** What an input's batch did once it went through: the errors its actions raised, the first of them named. */
 export interface IngestOutcome {
@@ -104,7 +104,7 @@ export interface PartitionPorts {
   readonly channels: ChannelPublisher;
 }
 
-/** A partition of one stream (src/stream/durability/partition.ts), as its owner runs it. */
+/** A partition of one stream (src/stream/partition/partition.ts), as its owner runs it. */
 export interface PartitionHandle extends LogReader {
   /** Restores its last checkpoint, then follows its log from there; checkpoints every `streams.snapshot-interval`. */
   open(): Promise<void>;

@@ -3,8 +3,8 @@
  * that the engine has applied, checkpoint rounds every `streams.snapshot-interval` (src/stream/durability/snapshotter.ts), and
  * restore-then-replay when it starts. It is fed by its log (src/stream/durability/event-log.ts) and checkpointed to its store
  * (src/stream/durability/checkpoint-store.ts), whatever they are: a single node runs one partition holding every stream, over
- * the file journal and SQLite (src/stream/durability/local-placement.ts); a cluster node runs the partitions it owns, each one
- * stream's, over JetStream (src/stream/durability/stream-partitions.ts, src/cluster/).
+ * the file journal and SQLite (src/stream/partition/local-placement.ts); a cluster node runs the partitions it owns, each one
+ * stream's, over JetStream (src/stream/partition/stream-partitions.ts, src/cluster/).
  *
  * Starting: restore the last committed checkpoint (action states, indexes, the position it covers), then read the log
  * from that position, so that the events acknowledged after the checkpoint go through again and every window
@@ -12,12 +12,12 @@
  * writes a last round; without one (a partition moved to another node) the next owner starts from the last one.
  */
 import type { Logger } from 'pino';
-import type { CheckpointMetrics } from './checkpoint-metrics.ts';
-import type { CheckpointStore } from './checkpoint-store.ts';
+import type { CheckpointMetrics } from '../durability/checkpoint-metrics.ts';
+import type { CheckpointStore } from '../durability/checkpoint-store.ts';
 import { type StreamEngine, StreamNotFoundError } from '../engine/engine.ts';
 import type { Event } from '../event.ts';
-import { type AppliedBatch, LOG_START, type LogPosition, type LogReader, type PartitionLog } from './event-log.ts';
-import { StreamSnapshotter } from './snapshotter.ts';
+import { type AppliedBatch, LOG_START, type LogPosition, type LogReader, type PartitionLog } from '../durability/event-log.ts';
+import { StreamSnapshotter } from '../durability/snapshotter.ts';
 
 export interface StreamPartitionOptions {
   engine: StreamEngine;

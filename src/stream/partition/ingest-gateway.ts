@@ -8,14 +8,14 @@
  * the write succeeded: a batch the log refuses (the input answers 503) changed nothing, and an input never
  * acknowledges what a crash could lose (docs/durability.md, "The journal"). The log's group commit settles the
  * batches of one write together and in order; they then wait in the backlog like any other, and go through the
- * node's partition (src/stream/durability/partition.ts), which records how far it got in the log for its checkpoints.
+ * node's partition (src/stream/partition/partition.ts), which records how far it got in the log for its checkpoints.
  */
 import { IngestBacklog } from './backlog.ts';
 import { type Event, nowNs } from '../event.ts';
-import type { AppliedBatch, LogReader, LogRecord } from './event-log.ts';
-import type { EventLog } from './journal.ts';
+import type { AppliedBatch, LogReader, LogRecord } from '../durability/event-log.ts';
+import type { EventLog } from '../durability/journal.ts';
 import type { IngestOutcome } from './placement.ts';
-import { eventsRecord } from './journal-records.ts';
+import { eventsRecord } from '../durability/journal-records.ts';
 
 /** The sequence number of a batch that is not in the log (`streams.journal: off`): it moves no position. */
 const NOT_LOGGED = -1;
@@ -24,7 +24,7 @@ export class IngestGateway {
   private readonly backlog: IngestBacklog<AppliedBatch>;
 
   constructor(
-    /** Where the batches go through: the node's partition (src/stream/durability/partition.ts). */
+    /** Where the batches go through: the node's partition (src/stream/partition/partition.ts). */
     private readonly partition: LogReader,
     maxPending: number,
     /** Counts a batch refused because the backlog was full, by input. */
