@@ -1,8 +1,13 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-/** The stream part's ports: what a cluster may import of stream/ (src/stream/durability/placement.ts says why). */
-const STREAM_PORTS = ['placement.ts', 'event-log.ts', 'checkpoint-store.ts', 'event.ts'];
+/** The stream part's ports: what a cluster may import of stream/ (src/stream/partition/placement.ts says why). */
+const STREAM_PORTS = [
+  'partition/placement.ts',
+  'durability/event-log.ts',
+  'durability/checkpoint-store.ts',
+  'event.ts',
+];
 
 /**
  * An import of part `name`, refused: `who` says who imports nothing of it.
@@ -130,7 +135,8 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['**/stream/**', ...STREAM_PORTS.map((port) => `!**/stream/${port}`)],
+              // A regex, not a group: a group's `!` cannot let a file out of a folder it shuts (`stream/durability/`).
+              regex: `(^|/)stream/(?!(${STREAM_PORTS.map((port) => port.replaceAll('.', '\\.')).join('|')})$)`,
               message: `cluster/ reaches the stream part through its ports only: ${STREAM_PORTS.join(', ')} of stream/`,
             },
             {

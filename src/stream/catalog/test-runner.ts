@@ -14,7 +14,17 @@
 import { readFile } from 'node:fs/promises';
 import { closestName } from '../../common/schema-errors.ts';
 import { StreamConfigError } from '../engine/compiler.ts';
-import { type EdnMap, ednToJs, type EdnValue, isEdnMap, isKeyword, jsToEdn, kw, parseEdn, printEdn } from '../lang/edn.ts';
+import {
+  type EdnMap,
+  ednToJs,
+  type EdnValue,
+  isEdnMap,
+  isKeyword,
+  jsToEdn,
+  kw,
+  parseEdn,
+  printEdn,
+} from '../lang/edn.ts';
 import { StreamEngine } from '../engine/engine.ts';
 import type { Emission, Event } from '../event.ts';
 import { type FileStream, readStreamPaths, StreamFileError, streamFilesAt } from './file-sync.ts';

@@ -16,7 +16,13 @@ import type { CheckpointMetrics } from '../durability/checkpoint-metrics.ts';
 import type { CheckpointStore } from '../durability/checkpoint-store.ts';
 import { type StreamEngine, StreamNotFoundError } from '../engine/engine.ts';
 import type { Event } from '../event.ts';
-import { type AppliedBatch, LOG_START, type LogPosition, type LogReader, type PartitionLog } from '../durability/event-log.ts';
+import {
+  type AppliedBatch,
+  LOG_START,
+  type LogPosition,
+  type LogReader,
+  type PartitionLog,
+} from '../durability/event-log.ts';
 import { StreamSnapshotter } from '../durability/snapshotter.ts';
 
 export interface StreamPartitionOptions {
