@@ -12,6 +12,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Static, TSchema } from '@sinclair/typebox';
 import { type FieldProblem, problemSentence, schemaProblems, wireProblems } from '../common/schema-errors.ts';
 import { UnavailableError } from '../common/unavailable.ts';
+import type { ErrorAnswer, PartErrors } from './error-answer.ts';
 import { knownPathsOf } from './method-not-allowed.ts';
 
 /** A refusal for an HTTP reason, answered with `statusCode` in the body shape of the scope that handles it. */
@@ -45,23 +46,6 @@ export function validBody<S extends TSchema>(schema: S, body: unknown, what: str
   if (problems.length > 0)
     throw new InvalidBodyError(`${what}: ${problemSentence(problems[0] as FieldProblem)}`, problems);
   return body as Static<S>;
-}
-
-/** What an error becomes: a status, the message, and extra body fields (a one-off check's result). */
-export interface ErrorAnswer {
-  statusCode: number;
-  message: string;
-  extra?: Record<string, unknown>;
-}
-
-/** How a part answers errors. */
-export interface PartErrors {
-  /** The part's body for a message. */
-  body(message: string): Record<string, unknown>;
-  /** Maps the part's own domain errors; `undefined` for errors it does not know. */
-  fromDomainError(error: unknown): ErrorAnswer | undefined;
-  /** Words a route schema's validation failure (`FST_ERR_VALIDATION`) as the part's clients expect. */
-  fromValidationError?(error: FastifyError, request: FastifyRequest): ErrorAnswer;
 }
 
 /** The root scope's shape (routes of no part, URLs of no part): Cabourotte's, the default of both originals' clients. */

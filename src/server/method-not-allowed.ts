@@ -13,7 +13,7 @@
  * its percent-decoded form too. A route of any other pattern (a wildcard, a regular expression, two parameters in
  * a segment) is refused when it is registered, so that no such route gets a wrong answer.
  */
-import type { ErrorAnswer, PartErrors } from './errors.ts';
+import type { ErrorAnswer, PartErrors } from './error-answer.ts';
 
 /** fastify's `maxParamLength`, which the server does not change: a longer parameter is a 414 for any method. */
 const MAX_PARAM_LENGTH = 100;

@@ -11,7 +11,8 @@
 import type { Static } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Base64Error, decodeBase64Text } from '../../common/base64.ts';
-import { type ErrorAnswer, type PartErrors, registerPartScope } from '../../server/errors.ts';
+import type { ErrorAnswer, PartErrors } from '../../server/error-answer.ts';
+import { registerPartScope } from '../../server/errors.ts';
 import { type NameParams, typed } from '../../server/typed-scope.ts';
 import { routeSchemas } from './api-schemas.ts';
 import { StreamError, type StreamErrorReason } from '../errors.ts';
