@@ -7,9 +7,9 @@ import { ConfigError, loadConfig } from './config/load.ts';
 import { type CommandSpec, oneOf, parseCommandLine, portOf, UsageError, usageOf } from './cli/command.ts';
 import { tokenCommand } from './cli/token.ts';
 import { closeDatabase, migrateDatabase, openDatabase } from './db/client.ts';
-import { type DataDirLock, DataDirLockedError, lockDataDir } from './server/data-dir-lock.ts';
-import { createLogger, handleSignals, type LogFormat, startService } from './server/lifecycle.ts';
-import { createPartFactories } from './parts.ts';
+import { type DataDirLock, DataDirLockedError, lockDataDir } from './process/data-dir-lock.ts';
+import { createLogger, handleSignals, type LogFormat, startService } from './process/lifecycle.ts';
+import { createPartFactories } from './process/parts.ts';
 
 declare const VIGIE_VERSION: string | undefined;
 

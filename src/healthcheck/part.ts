@@ -5,10 +5,14 @@
  * listens; checks start running, exporters connect and discovery sources are first polled at `start`.
  */
 import { Counter } from 'prom-client';
-import type { PartFactory, PartFactoryContext } from '../server/lifecycle.ts';
-import type { Part } from '../server/part.ts';
+import type { NotifierSettings } from '../notify/settings.ts';
+import type { Part, PartContext } from '../server/part.ts';
+import type { HttpSettings } from '../server/settings.ts';
 import type { CheckCluster, CheckHost } from './cluster-port.ts';
 import type { CheckDefinition } from './kinds/index.ts';
+import type { DiscoverySettings } from './discovery/settings.ts';
+import type { ExporterSettings } from './exporters/settings.ts';
+import type { HealthcheckSettings } from './settings.ts';
 import { apiCheckRefusals } from './api-check-policy.ts';
 import { HttpDiscovery } from './discovery/http.ts';
 import { DiscoveryMetrics } from './discovery/metrics.ts';
@@ -45,8 +49,22 @@ export interface HealthcheckSeams {
   cluster: CheckCluster | null;
 }
 
-export function createHealthcheckPart(seams: HealthcheckSeams): PartFactory {
-  return async ({ config, db, metrics, logger, state }: PartFactoryContext): Promise<Part> => {
+/** The healthcheck part's share of the config (src/process/parts.ts). */
+export interface HealthcheckPartSettings {
+  /** The config file, which status pages' errors name; null on embedded defaults. */
+  readonly file: string | null;
+  /** The listener (fixed at start) and the APIs it serves. */
+  readonly http: HttpSettings;
+  readonly healthchecks: HealthcheckSettings;
+  readonly discovery: DiscoverySettings;
+  readonly exporters: ExporterSettings;
+  readonly notifiers: Record<string, NotifierSettings>;
+}
+
+export function createHealthcheckPart(
+  seams: HealthcheckSeams,
+): (context: PartContext<HealthcheckPartSettings>) => Promise<Part<HealthcheckPartSettings>> {
+  return async ({ settings: config, db, metrics, logger, state }) => {
     const log = logger.child({ part: 'healthchecks' });
     const exporters = new Exporters(metrics.registry, log, seams.streamIngest);
     let service: HealthcheckService | null = null;

@@ -5,8 +5,7 @@
  */
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import type { PartFactoryContext } from '../server/lifecycle.ts';
-import type { Part } from '../server/part.ts';
+import type { Part, PartContext } from '../server/part.ts';
 import { createAsyncQueues } from './engine/async-queues.ts';
 import { StreamError } from './errors.ts';
 import { RiemannTcpServer } from './ingest/riemann-tcp.ts';
@@ -17,19 +16,29 @@ import { streamOverviewRoutes } from './http/overview-routes.ts';
 import { streamRoutes } from './http/routes.ts';
 import type { EventIngest, LocalChannels, StreamHost, StreamPlacement } from './partition/placement.ts';
 import { StreamService } from './service.ts';
+import type { StreamSettings } from './settings.ts';
 
 export interface StreamSeams {
-  /** Receives the ingest seam through which other parts push events (src/parts.ts). */
+  /** Receives the ingest seam through which other parts push events (src/process/parts.ts). */
   onIngest?: (ingest: EventIngest) => void;
   /** Where the streams run when not in this process (a cluster's partitions, src/stream/partition/placement.ts), given the
    *  service and its websocket channels. */
   placement?: (host: StreamHost, pubsub: LocalChannels) => StreamPlacement;
 }
 
+/** The stream part's share of the config (src/process/parts.ts). */
+export interface StreamPartSettings {
+  readonly streams: StreamSettings;
+  /** `data-dir`, which holds the journal (fixed at start). */
+  readonly dataDir: string;
+  /** `http.body-limit`, the largest body the event inputs take (fixed at start). */
+  readonly bodyLimit: number;
+}
+
 export async function createStreamPart(
-  { config, db, metrics, logger }: PartFactoryContext,
+  { settings: config, db, metrics, logger }: PartContext<StreamPartSettings>,
   seams: StreamSeams = {},
-): Promise<Part> {
+): Promise<Part<StreamPartSettings>> {
   const log = logger.child({ part: 'streams' });
   // Built once, like the outputs: changes to streams.async-queues and streams.websocket apply at restart.
   const pubsub = createPubSub(config.streams.websocketMaxBufferedBytes, metrics.registry);
@@ -74,7 +83,7 @@ export async function createStreamPart(
   return {
     name: 'streams',
     routes: async (app) => {
-      await app.register(streamRoutes(service, { bodyLimit: config.http.bodyLimit }));
+      await app.register(streamRoutes(service, { bodyLimit: config.bodyLimit }));
       await app.register(
         pubsubRoutes(pubsub, metrics.registry, {
           maxConnections: config.streams.websocketMaxConnections,
@@ -102,7 +111,7 @@ export async function createStreamPart(
       if (changed) log.warn('changes to streams.async-queues and streams.websocket take effect at the next restart');
       if (!isDeepStrictEqual(next.streams.tcp, tcpSettings))
         log.warn('changes to streams.tcp take effect at the next restart');
-      await service.reload(next);
+      await service.reload(next.streams);
     },
     stop: async () => {
       await tcp?.close();

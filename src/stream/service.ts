@@ -10,7 +10,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { VigieConfig } from '../config/load.ts';
 import type { AsyncQueueRunner } from './engine/async-queues.ts';
 import { StreamCatalog } from './catalog/catalog.ts';
 import { CheckpointMetrics } from './durability/checkpoint-metrics.ts';
@@ -249,8 +248,7 @@ export class StreamService implements StreamHost {
   }
 
   /** SIGHUP: new settings, and the stream files read again (only changed streams are recompiled). */
-  async reload(config: VigieConfig): Promise<void> {
-    const next = config.streams;
+  async reload(next: StreamSettings): Promise<void> {
     const previous = this.settings;
     this.settings = next;
     Object.assign(this.nesting, next.nesting);

@@ -5,7 +5,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeDatabase, openDatabase } from '../../src/db/client.ts';
 import { DEFAULT_DATABASE_CACHE_BYTES } from '../../src/db/settings.ts';
-import { startService } from '../../src/server/lifecycle.ts';
+import { startService } from '../../src/process/lifecycle.ts';
 
 const dirs: string[] = [];
 function dataDir(): string {

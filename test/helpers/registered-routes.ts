@@ -7,8 +7,8 @@ import { pino } from 'pino';
 import { loadConfig } from '../../src/config/load.ts';
 import { closeDatabase, migrateDatabase, openDatabase } from '../../src/db/client.ts';
 import { SqliteRuntimeState } from '../../src/db/runtime-state.ts';
-import { createPartFactories } from '../../src/parts.ts';
-import { buildServer } from '../../src/server/app.ts';
+import { createPartFactories } from '../../src/process/parts.ts';
+import { buildServer } from '../../src/process/app.ts';
 import { createServerMetrics } from '../../src/server/metrics.ts';
 import type { Part } from '../../src/server/part.ts';
 import { makeDataDir } from './server.ts';
@@ -28,8 +28,8 @@ export async function registeredRoutes(configFile: string): Promise<RegisteredRo
   const logger = pino({ level: 'silent' });
   const parts: Part[] = [];
   for (const factory of createPartFactories()) {
-    const part = await factory({ config, db, metrics, logger, state, localState: state });
-    if (part !== null) parts.push(part);
+    const built = await factory({ settings: config, db, metrics, logger, state, localState: state });
+    if (built !== null) parts.push(built.part);
   }
   const routes: RegisteredRoute[] = [];
   // fastify calls onRoute with the scope the route is registered in.

@@ -8,13 +8,13 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseConfigText } from '../../src/config/load.ts';
+import { parseConfigText, type VigieConfig } from '../../src/config/load.ts';
 import { migrateDatabase, openDatabase } from '../../src/db/client.ts';
 import { SqliteRuntimeState } from '../../src/db/runtime-state.ts';
-import { buildServer } from '../../src/server/app.ts';
+import { buildServer } from '../../src/process/app.ts';
 import { createServerMetrics } from '../../src/server/metrics.ts';
 import type { Part } from '../../src/server/part.ts';
-import { createStreamPart } from '../../src/stream/part.ts';
+import { createStreamPart, type StreamPartSettings } from '../../src/stream/part.ts';
 
 const logger = pino({ level: 'silent' });
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -25,14 +25,23 @@ afterAll(async () => {
 const configOf = (dataDir: string, eventDepth: number) =>
   parseConfigText(`data-dir: ${dataDir}\nstreams:\n  max-event-depth: ${eventDepth}\n`, null);
 
-async function serviceWith(eventDepth: number): Promise<{ app: FastifyInstance; part: Part; dataDir: string }> {
+const streamSettingsOf = ({ streams, dataDir, http }: VigieConfig): StreamPartSettings => ({
+  streams,
+  dataDir,
+  bodyLimit: http.bodyLimit,
+});
+
+async function serviceWith(
+  eventDepth: number,
+): Promise<{ app: FastifyInstance; part: Part<StreamPartSettings>; dataDir: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'vigie-nesting-'));
   const config = configOf(dataDir, eventDepth);
   const db = openDatabase(config.databaseFile);
   migrateDatabase(db);
   const metrics = createServerMetrics();
   const state = new SqliteRuntimeState(db, { skipped: () => {}, listenerFailed: () => {} });
-  const part = await createStreamPart({ config, db, metrics, logger, state, localState: state });
+  const settings = streamSettingsOf(config);
+  const part = await createStreamPart({ settings, db, metrics, logger, state, localState: state });
   const app = await buildServer({ config, db, metrics, parts: [part], logger, state });
   cleanups.push(async () => {
     await app.close();
@@ -85,7 +94,7 @@ describe('the event depth of each stream service', () => {
     expect(await otlp(strict.app, 5)).toBe(400);
     expect(await otlp(loose.app, 10)).toBe(200);
     // A reload of one changes its limit and nobody else's.
-    await loose.part.reload(configOf(loose.dataDir, 8));
+    await loose.part.reload(streamSettingsOf(configOf(loose.dataDir, 8)));
     expect(await push(loose.app, 8)).toEqual({
       status: 400,
       error: 'events[0].deep nests objects and arrays deeper than the limit of 8 levels (streams.max-event-depth)',

@@ -1,6 +1,6 @@
 /**
  * Runs the service: config → the data directory's lock → database (migrated) → parts → server listening → parts
- * started; then signals. Parts are built and started in order, and stopped in reverse (src/parts.ts).
+ * started; then signals. Parts are built and started in order, and stopped in reverse (src/process/parts.ts).
  * SIGHUP re-reads the config and hands it to each part (a failed reload is logged and changes nothing);
  * SIGTERM/SIGINT stop accepting, let in-flight requests finish, flush the parts to SQLite and exit 0; a second
  * one while stopping is ignored, a third forces the exit.
@@ -11,31 +11,17 @@ import { Counter } from 'prom-client';
 import { BEAT_MS } from '../common/beat.ts';
 import { type ConfigOverrides, type VigieConfig, loadConfig } from '../config/load.ts';
 import { walCheckpointer } from '../db/checkpointer.ts';
-import { closeDatabase, type Db, migrateDatabase, openDatabase } from '../db/client.ts';
+import { closeDatabase, migrateDatabase, openDatabase } from '../db/client.ts';
 import { SqliteRuntimeState } from '../db/runtime-state.ts';
 import type { RuntimeState } from '../common/runtime-state.ts';
-import type { LocalMirrors, MirrorReports } from '../common/state-mirror.ts';
+import type { MirrorReports } from '../common/state-mirror.ts';
 import { buildServer } from './app.ts';
 import { lockDataDir } from './data-dir-lock.ts';
-import { exposureWarning } from './exposure.ts';
+import { exposureWarning } from '../server/exposure.ts';
 import { HeapCompaction } from './heap-compaction.ts';
-import { createServerMetrics, type ServerMetrics } from './metrics.ts';
-import type { Part } from './part.ts';
+import { createServerMetrics, type ServerMetrics } from '../server/metrics.ts';
+import type { Part, PartContext } from '../server/part.ts';
 import { prettyDestination } from './pretty-log.ts';
-
-export interface PartFactoryContext {
-  config: VigieConfig;
-  db: Db;
-  metrics: ServerMetrics;
-  logger: Logger;
-  /**
-   * Where the parts keep their runtime state (src/common/runtime-state.ts): this node's SQLite, unless a part built
-   * before replicates it (the cluster part, built first, gives its own: `Part.runtimeState`).
-   */
-  state: RuntimeState;
-  /** This node's SQLite copy of the runtime state, which a part replicating it mirrors into. */
-  localState: LocalMirrors;
-}
 
 /**
  * While the service runs, WAL checkpoints happen in a worker thread, asked for at the looks of every beat (2 s)
@@ -44,8 +30,28 @@ export interface PartFactoryContext {
  */
 const CHECKPOINT_INTERVAL_MS = BEAT_MS;
 
-/** Builds a part; null when the config leaves it out (the cluster part without `cluster:`). */
-export type PartFactory = (context: PartFactoryContext) => Part | null | Promise<Part | null>;
+/** A part built, and how its reload is handed its share of a new config. */
+interface BuiltPart {
+  readonly part: Part;
+  reload(config: VigieConfig): Promise<void>;
+}
+
+/** Builds a part from the whole config; null when the config leaves it out (the cluster part without `cluster:`). */
+export type PartFactory = (context: PartContext<VigieConfig>) => BuiltPart | null | Promise<BuiltPart | null>;
+
+/**
+ * A part factory given its own share of the config, at start and at each reload: `settingsOf` is the one place
+ * that knows which sections a part reads (src/process/parts.ts).
+ */
+export function withSettings<S>(
+  settingsOf: (config: VigieConfig) => S,
+  build: (context: PartContext<S>) => Part<S> | null | Promise<Part<S> | null>,
+): PartFactory {
+  return async ({ settings: config, ...shared }) => {
+    const part = await build({ ...shared, settings: settingsOf(config) });
+    return part && { part, reload: (next) => part.reload(settingsOf(next)) };
+  };
+}
 
 export interface RunningService {
   readonly url: string;
@@ -94,9 +100,9 @@ export async function startService(
         logger.warn('changes to the http section, data-dir or database-cache-size take effect at the next restart');
       }
       heapCompaction.setLimit(next.compactHeapBelowBytes);
-      for (const part of parts) {
+      for (const { part, reload } of parts) {
         try {
-          await part.reload(next);
+          await reload(next);
         } catch (error) {
           logger.error({ err: error, part: part.name }, `reload of ${part.name} refused: ${(error as Error).message}`);
         }
@@ -109,7 +115,7 @@ export async function startService(
         await app.close();
         heapCompaction.stop();
         // In reverse: a part is stopped before those it uses (the cluster part, built first, stops last).
-        for (const part of [...parts].reverse()) {
+        for (const { part } of [...parts].reverse()) {
           try {
             await part.stop();
           } catch (error) {
@@ -136,20 +142,20 @@ async function startParts(config: VigieConfig, logger: Logger, partFactories: re
   const db = openDatabase(config.databaseFile, config.databaseCacheBytes);
   migrateDatabase(db);
   const metrics = createServerMetrics();
-  const parts: Part[] = [];
+  const parts: BuiltPart[] = [];
   const localState = new SqliteRuntimeState(db, runtimeStateReports(metrics, logger));
   let state: RuntimeState = localState;
   for (const factory of partFactories) {
-    const part = await factory({ config, db, metrics, logger, state, localState });
-    if (part === null) continue;
-    parts.push(part);
-    if (part.runtimeState !== undefined) state = part.runtimeState;
+    const built = await factory({ settings: config, db, metrics, logger, state, localState });
+    if (built === null) continue;
+    parts.push(built);
+    if (built.part.runtimeState !== undefined) state = built.part.runtimeState;
   }
-  const app = await buildServer({ config, db, metrics, parts, logger, state });
+  const app = await buildServer({ config, db, metrics, parts: parts.map(({ part }) => part), logger, state });
   const url = await app.listen({ host: config.http.host, port: config.http.port });
   const exposed = exposureWarning(config.http);
   if (exposed !== null) logger.warn(exposed);
-  for (const part of parts) await part.start();
+  for (const { part } of parts) await part.start();
   const checkpointer = walCheckpointer(db, (message) => logger.warn(`WAL checkpoint failed: ${message}`));
   checkpointer.background(CHECKPOINT_INTERVAL_MS);
   const heapCompaction = new HeapCompaction(config.compactHeapBelowBytes);
@@ -176,7 +182,7 @@ function runtimeStateReports(metrics: ServerMetrics, logger: Logger): MirrorRepo
 
 export type LogFormat = 'json' | 'pretty';
 
-/** JSON lines (one object per line, for log collectors) or the terminal form of src/server/pretty-log.ts. */
+/** JSON lines (one object per line, for log collectors) or the terminal form of src/process/pretty-log.ts. */
 export function createLogger(level: string, format: LogFormat = 'json'): Logger {
   return format === 'pretty' ? pino({ level }, prettyDestination(process.stdout)) : pino({ level });
 }

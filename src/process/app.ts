@@ -14,11 +14,11 @@ import type { Logger } from 'pino';
 import type { VigieConfig } from '../config/load.ts';
 import type { RuntimeState } from '../common/runtime-state.ts';
 import type { Db } from '../db/client.ts';
-import { AuditLog } from './audit-log.ts';
-import { auditChanges, auditRoutes } from './audit-routes.ts';
-import { schemasCompiledOnFirstUse } from './compiled-on-first-use.ts';
-import { credentialCheck, credentialsHook, needsCredentials } from './credentials.ts';
-import { closeRefusedUpgrades, connectionOptions, limitConnections } from './connections.ts';
+import { AuditLog } from '../server/audit-log.ts';
+import { auditChanges, auditRoutes } from '../server/audit-routes.ts';
+import { schemasCompiledOnFirstUse } from '../server/compiled-on-first-use.ts';
+import { credentialCheck, credentialsHook, needsCredentials } from '../server/credentials.ts';
+import { closeRefusedUpgrades, connectionOptions, limitConnections } from '../server/connections.ts';
 import {
   answerFrameworkError,
   HttpError,
@@ -26,15 +26,15 @@ import {
   ROOT_ERRORS,
   routePatternOf,
   withMethodNotAllowed,
-} from './errors.ts';
-import { renderMetrics, type ServerMetrics } from './metrics.ts';
-import { jsonBodyParser } from './json-body.ts';
-import { json, messageError, openApiRoute, operation, registerOpenApi } from './openapi.ts';
-import type { Part } from './part.ts';
-import { type SignIn, sessionRoutes } from './session-routes.ts';
-import { SESSION_KIND, Sessions } from './sessions.ts';
-import { tokenRoutes } from './token-routes.ts';
-import { TokenStore, tokenKind } from './tokens.ts';
+} from '../server/errors.ts';
+import { renderMetrics, type ServerMetrics } from '../server/metrics.ts';
+import { jsonBodyParser } from '../server/json-body.ts';
+import { json, messageError, openApiRoute, operation, registerOpenApi } from '../server/openapi.ts';
+import type { Part } from '../server/part.ts';
+import { type SignIn, sessionRoutes } from '../server/session-routes.ts';
+import { SESSION_KIND, Sessions } from '../server/sessions.ts';
+import { tokenRoutes } from '../server/token-routes.ts';
+import { TokenStore, tokenKind } from '../server/tokens.ts';
 
 export interface ServerOptions {
   config: VigieConfig;

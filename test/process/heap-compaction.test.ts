@@ -1,5 +1,5 @@
 /**
- * V8 compacts the old generation at every full collection while the heap is small (src/server/heap-compaction.ts),
+ * V8 compacts the old generation at every full collection while the heap is small (src/process/heap-compaction.ts),
  * in a real V8 started with bin/vigie.js's flags: the pages a collection empties are given back, instead of staying
  * committed (and in the RSS) until V8's memory reducer compacts. The child collects dozens of times a second, so its
  * quiet interval is 0, except in the test of that interval.

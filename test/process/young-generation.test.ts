@@ -1,5 +1,5 @@
 /**
- * A cluster node's young generation (src/cluster/young-generation.ts), in a real V8 started with the flags of
+ * A cluster node's young generation (src/process/young-generation.ts), in a real V8 started with the flags of
  * bin/vigie-cluster.js: it grows past the single node's 8 MB only while stream partitions run on the node.
  */
 import { spawnSync } from 'node:child_process';
