@@ -1,52 +1,46 @@
 /**
- * The launcher of a cluster node (docs/cluster.md, "Running a node"): bin/vigie-cluster.js runs the same service as
- * bin/vigie.js with a larger young generation for V8, and a cluster node started as a single node says how to
- * start it. Both read from outside: the executable run through its first line, and the node's own log.
+ * One launcher starts any node (docs/cluster.md, "Running a node"): bin/vigie.js, whose first line has a single
+ * node's flags, starts a cluster node too, which tunes itself from its config (src/process/node-tuning.ts) and says
+ * how to give its young generation the room V8 fixes at start. Read from outside: the package's commands, and the
+ * node's own log.
  */
-import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT } from '../../bin/build.mjs';
-import { ensureBundle, readLines, startServer, type TestServer } from '../helpers/server.ts';
+import { CLUSTER_YOUNG_GENERATION, startServer, type TestServer } from '../helpers/server.ts';
 
 const servers: TestServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.kill9()));
 });
 
-/** What an executable prints, run as a user runs it: through its `#!` line. */
-function run(file: string, args: string[]): Promise<{ code: number | null; out: string }> {
-  const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines: string[] = [];
-  readLines(child.stdout, (line) => lines.push(line));
-  readLines(child.stderr, (line) => lines.push(line));
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, out: lines.join('\n') })));
-}
-
-// NATS is never reached here: the advice is given as the cluster part starts, before the node joins.
+// NATS is never reached here: the advice is given as the cluster part is built, before the node joins.
 const cluster = {
   cluster: { node: 'node-a', nats: { servers: ['nats://127.0.0.1:1'], user: 'node-a', password: 'unused' } },
 };
-const ADVICE = /start cluster nodes with bin\/vigie-cluster\.js/;
+const ADVICE = /under event load a node started with room for 32 spends less CPU an event/;
 
-describe('the launcher of a cluster node', () => {
-  it('runs the same service as bin/vigie.js, through its own first line', async () => {
-    await ensureBundle();
-    const single = await run(join(ROOT, 'bin/vigie.js'), ['--version']);
-    const clustered = await run(join(ROOT, 'bin/vigie-cluster.js'), ['--version']);
-    expect(clustered).toEqual(single);
-    expect(single.code).toBe(0);
+describe('the one launcher', () => {
+  it('is the only command the package gives, and npm start its only start script', () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      bin: Record<string, string>;
+      scripts: Record<string, string>;
+    };
+    expect(manifest.bin).toEqual({ vigie: 'bin/vigie.js' });
+    expect(Object.keys(manifest.scripts).filter((name) => name.startsWith('start'))).toEqual(['start']);
   });
 
-  it('says how to start a cluster node started with the single node flags, and nothing with its own', async () => {
-    const asSingle = await startServer({ config: cluster, asService: true, launcher: 'single' });
-    servers.push(asSingle);
-    const line = await asSingle.waitForLog(ADVICE);
+  it('starts a cluster node, which says how to give its young generation room; with the room, or alone, nothing', async () => {
+    const asLaunched = await startServer({ config: cluster, asService: true });
+    servers.push(asLaunched);
+    const line = await asLaunched.waitForLog(ADVICE);
     expect(line).toContain('--max-semi-space-size=8');
-    const asCluster = await startServer({ config: cluster, asService: true, launcher: 'cluster' });
-    servers.push(asCluster);
-    expect((await asCluster.request('/healthz')).status).toBe(200);
-    expect(asCluster.logs.filter((entry) => ADVICE.test(entry))).toEqual([]);
+    expect(line).toContain('node --min-semi-space-size=8 --max-semi-space-size=32 bin/vigie.js serve');
+    const withRoom = await startServer({ config: cluster, asService: true, nodeArgs: CLUSTER_YOUNG_GENERATION });
+    servers.push(withRoom);
+    expect((await withRoom.request('/healthz')).status).toBe(200);
+    expect(withRoom.logs.filter((entry) => ADVICE.test(entry))).toEqual([]);
     // A single node is told nothing.
     const alone = await startServer({ asService: true });
     servers.push(alone);

@@ -12,10 +12,11 @@ import { stringify } from 'yaml';
 import { build, ROOT } from '../../bin/build.mjs';
 
 const BIN = join(ROOT, 'bin/vigie.js');
-/** How a service is started: `single` as bin/vigie.js (and `npm start`), `cluster` as bin/vigie-cluster.js (and
- *  `npm run start:cluster`), which only changes the V8 flags of its first line. */
-export type Launcher = 'single' | 'cluster';
-const LAUNCHERS: Record<Launcher, string> = { single: BIN, cluster: join(ROOT, 'bin/vigie-cluster.js') };
+/**
+ * The node flags that give a cluster node's young generation room to grow while stream partitions run on it, after
+ * bin/vigie.js's own (docs/cluster.md, "Running a node"; src/process/node-tuning.ts).
+ */
+export const CLUSTER_YOUNG_GENERATION = ['--min-semi-space-size=8', '--max-semi-space-size=32'];
 
 let bundle: Promise<string[]> | null = null;
 
@@ -56,8 +57,6 @@ export interface StartOptions {
   /** Runs it as `npm start` and bin/vigie.js do, with the V8 flags and environment of bin/vigie.js's first line
    *  (benchmarks); tests run it on Node's defaults. */
   asService?: boolean;
-  /** With `asService`: which launcher's flags and file (bin/vigie.js by default). */
-  launcher?: Launcher;
   /** How long to wait for "vigie is serving" (20 s by default). */
   readyTimeoutMs?: number;
 }
@@ -81,19 +80,19 @@ export interface TestServer {
   waitForLog(pattern: RegExp, timeoutMs?: number): Promise<string>;
 }
 
-function shebangWords(launcher: Launcher): string[] {
-  return (readFileSync(LAUNCHERS[launcher], 'utf8').split('\n', 1)[0] ?? '').split(' ');
+function shebangWords(): string[] {
+  return (readFileSync(BIN, 'utf8').split('\n', 1)[0] ?? '').split(' ');
 }
 
-/** The V8 flags the service starts with: those of its launcher's first line (docs/performance.md). */
-export function serviceNodeFlags(launcher: Launcher = 'single'): string[] {
-  return shebangWords(launcher).filter((word) => word.startsWith('--'));
+/** The V8 flags the service starts with: those of bin/vigie.js's first line (docs/performance.md). */
+export function serviceNodeFlags(): string[] {
+  return shebangWords().filter((word) => word.startsWith('--'));
 }
 
-/** The environment variables its launcher's first line sets (MALLOC_MMAP_THRESHOLD_, docs/performance.md). */
-export function serviceEnv(launcher: Launcher = 'single'): Record<string, string> {
+/** The environment variables bin/vigie.js's first line sets (MALLOC_MMAP_THRESHOLD_, docs/performance.md). */
+export function serviceEnv(): Record<string, string> {
   return Object.fromEntries(
-    shebangWords(launcher).flatMap((word) =>
+    shebangWords().flatMap((word) =>
       /^[A-Z_]+=/.test(word) ? [[word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]] : [],
     ),
   );
@@ -106,11 +105,10 @@ export function serviceEnv(launcher: Launcher = 'single'): Record<string, string
 export function serviceCommand(
   args: readonly string[],
   extraFlags: readonly string[] = [],
-  launcher: Launcher = 'single',
 ): { args: string[]; env: NodeJS.ProcessEnv } {
   return {
-    args: [...serviceNodeFlags(launcher), ...extraFlags, LAUNCHERS[launcher], ...args],
-    env: { ...process.env, ...serviceEnv(launcher) },
+    args: [...serviceNodeFlags(), ...extraFlags, BIN, ...args],
+    env: { ...process.env, ...serviceEnv() },
   };
 }
 
@@ -131,14 +129,13 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   };
   writeConfig(options.config ?? {});
   await ensureBundle();
-  const launcher = options.launcher ?? 'single';
-  const flags = [...(options.asService === true ? serviceNodeFlags(launcher) : []), ...(options.nodeArgs ?? [])];
+  const flags = [...(options.asService === true ? serviceNodeFlags() : []), ...(options.nodeArgs ?? [])];
   const child = spawn(
     process.execPath,
-    [...flags, LAUNCHERS[launcher], 'serve', '--config', configFile, '--log-level', options.logLevel ?? 'info'],
+    [...flags, BIN, 'serve', '--config', configFile, '--log-level', options.logLevel ?? 'info'],
     {
       cwd: dataDir,
-      env: { ...process.env, ...(options.asService === true ? serviceEnv(launcher) : {}), ...options.env },
+      env: { ...process.env, ...(options.asService === true ? serviceEnv() : {}), ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
