@@ -34,6 +34,20 @@ const NO_CLUSTER = {
   message: 'healthcheck/ and stream/ import nothing from cluster/: declare a port (docs/architecture.md)',
 };
 
+/** The process shell (src/process/) knows the whole config and every part: only src/main.ts imports it. */
+const NO_PROCESS = {
+  group: ['**/process/**'],
+  message:
+    'only src/main.ts imports src/process/: the process builds the parts and hands each its own settings (docs/architecture.md)',
+};
+
+/** The whole config is the process's: a part declares its own settings and is handed them (src/server/part.ts). */
+const NO_CONFIG = {
+  group: ['**/config/**'],
+  message:
+    'only src/process/ and src/main.ts read the whole config: declare the settings this needs and take them (docs/architecture.md)',
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'dist/', 'migrations/', 'bench/results/'] },
   js.configs.recommended,
@@ -82,9 +96,12 @@ export default tseslint.config(
         {
           patterns: [
             NO_CLUSTER,
+            NO_PROCESS,
+            NO_CONFIG,
             {
               group: ['**/stream/**'],
-              message: 'healthcheck/ imports nothing from stream/: what both use goes in src/notify/ or src/common/',
+              message:
+                'healthcheck/ imports nothing from stream/: what both use goes in src/notify/ or src/common/ (docs/architecture.md)',
             },
           ],
         },
@@ -99,9 +116,12 @@ export default tseslint.config(
         {
           patterns: [
             NO_CLUSTER,
+            NO_PROCESS,
+            NO_CONFIG,
             {
               group: ['**/healthcheck/**'],
-              message: 'stream/ imports nothing from healthcheck/: what both use goes in src/notify/ or src/common/',
+              message:
+                'stream/ imports nothing from healthcheck/: what both use goes in src/notify/ or src/common/ (docs/architecture.md)',
             },
           ],
         },
@@ -117,9 +137,12 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['**/cluster/**', '**/healthcheck/**', '**/stream/**'],
-              message: 'src/notify/ is shared by healthcheck/ and stream/: it imports neither (nor cluster/)',
+              group: ['**/cluster/**', '**/healthcheck/**', '**/stream/**', '**/frontend/**'],
+              message:
+                'src/notify/ is shared by healthcheck/ and stream/: it imports neither (nor cluster/) (docs/architecture.md)',
             },
+            NO_PROCESS,
+            NO_CONFIG,
           ],
         },
       ],
@@ -145,24 +168,40 @@ export default tseslint.config(
             },
             part('frontend', 'cluster/ imports'),
             part('notify', 'cluster/ imports'),
+            NO_PROCESS,
+            NO_CONFIG,
           ],
         },
       ],
     },
   },
   {
-    // What every part uses imports no part.
+    // What every part uses imports no part, nor the process shell that builds them (docs/architecture.md).
     files: ['src/common/**', 'src/db/**', 'src/server/**'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
-          patterns: ['stream', 'healthcheck', 'cluster', 'frontend', 'notify'].map((name) =>
-            part(name, 'common/, db/ and server/ import'),
-          ),
+          patterns: [
+            ...['stream', 'healthcheck', 'cluster', 'frontend', 'notify'].map((name) =>
+              part(name, 'common/, db/ and server/ import'),
+            ),
+            NO_PROCESS,
+            NO_CONFIG,
+          ],
         },
       ],
     },
+  },
+  {
+    // The dashboard takes its own settings; its app reads the parts' wire types (what their API answers).
+    files: ['src/frontend/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [NO_PROCESS, NO_CONFIG] }] },
+  },
+  {
+    // The config reads each part's settings schema, and nothing of the process that loads it.
+    files: ['src/config/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [NO_PROCESS] }] },
   },
   {
     // Tests wait on what they can observe (test/helpers/wait.ts), never for a time: too long on an idle machine, too
