@@ -8,6 +8,8 @@
 // freed: 12 MB of a small deployment's RSS. Source maps are off: with them on, Node loads the bundle's maps, which
 // cover the dependencies bundled with it, megabytes of RSS so that stack traces point into src/ and node_modules/
 // rather than dist/ (bench/JOURNAL.md, "Memory"). NODE_OPTIONS=--enable-source-maps turns them on.
+// It starts any node: a node of a cluster changes at startup, from its config, what V8 lets it change at run time
+// (src/process/node-tuning.ts; docs/cluster.md, "Running a node").
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';

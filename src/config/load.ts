@@ -33,7 +33,7 @@ export interface VigieConfig {
   databaseFile: string;
   /** The main SQLite connection's page cache (`database-cache-size`, src/db/client.ts). */
   databaseCacheBytes: number;
-  /** `compact-heap-below` (src/server/heap-compaction.ts). */
+  /** `compact-heap-below` (src/process/heap-compaction.ts). */
   compactHeapBelowBytes: number;
   http: HttpSettings;
   healthchecks: HealthcheckSettings;

@@ -2,7 +2,7 @@
  * The healthcheck part's door to a cluster (docs/architecture.md, "Ports"): what the part uses of one
  * (`CheckCluster`: who runs which check, where results go, where API checks are stored) and what it lets the cluster
  * do (`CheckHost`). Both are written here, in the part's own words, so that healthcheck/ imports nothing from
- * cluster/: the cluster part (src/cluster/part.ts) implements `CheckCluster` and src/parts.ts hands it over. A
+ * cluster/: the cluster part (src/cluster/part.ts) implements `CheckCluster` and src/process/parts.ts hands it over. A
  * single node has none.
  *
  * It is also all a cluster may import of the part (lint keeps it so): the contracts are declared here, and the

@@ -13,7 +13,7 @@ const closed = { additionalProperties: false } as const;
 
 export const Port = Type.Integer({ minimum: 0, maximum: 65535 });
 
-/** `compact-heap-below` (src/server/heap-compaction.ts): 0 never compacts every page; at most 4 GiB, whose pause
+/** `compact-heap-below` (src/process/heap-compaction.ts): 0 never compacts every page; at most 4 GiB, whose pause
  *  would already be seconds. */
 export const CompactHeapBelowSchema = Type.Integer({ minimum: 0, maximum: 4_294_967_296 });
 export const DEFAULT_COMPACT_HEAP_BELOW_BYTES = 32 * 1024 * 1024;

@@ -55,7 +55,7 @@ export interface StreamServiceOptions {
   asyncQueues?: AsyncQueueRunner;
   /** Where the journal's segments are (`<data-dir>/journal`), for the local placement. */
   journalDirectory: string;
-  /** Where events run and indexes live: this process unless given (a cluster's partitions, src/parts.ts). */
+  /** Where events run and indexes live: this process unless given (a cluster's partitions, src/process/parts.ts). */
   placement?: PlacementFactory;
 }
 

@@ -1,6 +1,6 @@
 /**
  * The streams of a cluster node (docs/cluster.md, "Streams"), loaded only with `cluster:` (src/stream/part.ts
- * builds it, src/parts.ts hands it to the stream part). To the stream service it is its placement
+ * builds it, src/process/parts.ts hands it to the stream part). To the stream service it is its placement
  * (src/stream/partition/placement.ts), chosen when the part is built:
  * - inputs publish to the cluster's event log (src/cluster/streams/stream-log.ts) instead of pushing into the local engine;
  * - API streams are kept in the KV bucket `vigie_streams` (src/cluster/streams/stream-replica.ts);
@@ -124,7 +124,7 @@ export class ClusterStreams implements StreamPlacement {
   async load(): Promise<void> {}
 
   /** Starts once the node has joined; partitions are taken at the first member list. The stream part stops before
-   *  the cluster part (src/server/lifecycle.ts): the partitions are checkpointed while this node is still a member,
+   *  the cluster part (src/process/lifecycle.ts): the partitions are checkpointed while this node is still a member,
    *  so that their next owners start from here. */
   start(): void {
     this.node.onJoined((cluster) => void this.joinUntilDone(cluster));

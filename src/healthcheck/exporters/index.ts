@@ -38,7 +38,7 @@ export class Exporters {
   constructor(
     registry: Registry,
     private readonly logger: Logger,
-    /** The stream part's ingest seam, bound once the stream part exists (src/parts.ts). */
+    /** The stream part's ingest seam, bound once the stream part exists (src/process/parts.ts). */
     private readonly streamIngest: () => StreamIngest | null,
   ) {
     this.metrics = new ExporterMetrics(registry, () =>

@@ -12,7 +12,7 @@ import { BatchDropped, QueuedExporter } from './queue.ts';
 import { resultToStreamEvent } from './result-event.ts';
 import type { StreamExporterSettings } from './settings.ts';
 
-/** What the stream part offers its inputs (its ingest gateway), seen from here; wired in src/parts.ts. */
+/** What the stream part offers its inputs (its ingest gateway), seen from here; wired in src/process/parts.ts. */
 export interface StreamIngest {
   submit(
     target: string,

@@ -2,7 +2,7 @@
  * Where a stream service's events run and its indexes live (docs/architecture.md, "Ports"): in this process (the
  * local placement, src/stream/partition/local-placement.ts: the ingest gateway, the journal and one partition checkpointed to
  * SQLite), or on the partitions of a cluster (src/cluster/streams/streams.ts). Chosen once, when the stream part is built
- * (src/parts.ts), so the service never asks which one it has. It is the stream part's door to a cluster, with the
+ * (src/process/parts.ts), so the service never asks which one it has. It is the stream part's door to a cluster, with the
  * event log (src/stream/durability/event-log.ts) and the checkpoint store (src/stream/durability/checkpoint-store.ts): contracts that own
  * the types they speak, so that a cluster imports nothing else of stream/ and stream/ nothing of cluster/.
  */
