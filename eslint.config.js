@@ -38,14 +38,14 @@ const NO_CLUSTER = {
 const NO_PROCESS = {
   group: ['**/process/**'],
   message:
-    'only src/main.ts imports src/process/: the process builds the parts and hands each its own settings (docs/architecture.md)',
+    'only src/main.ts imports src/process/, which builds the parts and hands each its settings (docs/architecture.md)',
 };
 
 /** The whole config is the process's: a part declares its own settings and is handed them (src/server/part.ts). */
 const NO_CONFIG = {
   group: ['**/config/**'],
   message:
-    'only src/process/ and src/main.ts read the whole config: declare the settings this needs and take them (docs/architecture.md)',
+    'only src/process/ reads the whole config: declare the settings this needs and take them (docs/architecture.md)',
 };
 
 export default tseslint.config(
@@ -101,7 +101,7 @@ export default tseslint.config(
             {
               group: ['**/stream/**'],
               message:
-                'healthcheck/ imports nothing from stream/: what both use goes in src/notify/ or src/common/ (docs/architecture.md)',
+                'healthcheck/ imports nothing from stream/: what both use goes in notify/ or common/ (docs/architecture.md)',
             },
           ],
         },
@@ -121,7 +121,7 @@ export default tseslint.config(
             {
               group: ['**/healthcheck/**'],
               message:
-                'stream/ imports nothing from healthcheck/: what both use goes in src/notify/ or src/common/ (docs/architecture.md)',
+                'stream/ imports nothing from healthcheck/: what both use goes in notify/ or common/ (docs/architecture.md)',
             },
           ],
         },
@@ -139,7 +139,7 @@ export default tseslint.config(
             {
               group: ['**/cluster/**', '**/healthcheck/**', '**/stream/**', '**/frontend/**'],
               message:
-                'src/notify/ is shared by healthcheck/ and stream/: it imports neither (nor cluster/) (docs/architecture.md)',
+                'notify/ is shared by healthcheck/ and stream/: it imports neither, nor cluster/ (docs/architecture.md)',
             },
             NO_PROCESS,
             NO_CONFIG,

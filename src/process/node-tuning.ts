@@ -7,7 +7,7 @@
  *   "Cluster: V8's heap growth"). The launcher's 20 keeps a small single node's RSS near its steady value; on a
  *   cluster node taking events it made V8's helper threads mark four to five times as much per event. A value the
  *   operator gave on the command line is kept.
- * - `--no-sparkplug`, as cluster nodes ran with until they had a launcher of their own no more. V8 reads it each
+ * - `--no-sparkplug`, which the cluster's own launcher (bin/vigie-cluster.js, gone) gave its nodes. V8 reads it each
  *   time a function would tier up to the baseline compiler.
  * - The young generation: V8 fixes its smallest and largest sizes when the process starts (set at run time they do
  *   nothing, measured on Node 20), so a node keeps the launcher's 8 MB a semi-space at most. A node started with room
@@ -60,9 +60,12 @@ function youngGenerationOf(log: Logger, roomNeeded: () => boolean): YoungGenerat
     setFlagsFromString('--semi-space-growth-factor=1');
     return new YoungGeneration(roomNeeded);
   }
+  const room = `--min-semi-space-size=8 --max-semi-space-size=${CLUSTER_SEMI_SPACE_MB}`;
   log.info(
     { maxSemiSpaceMb: mb },
-    `this cluster node's young generation grows up to ${mb} MB a semi-space (--max-semi-space-size=${mb}): under event load a node started with room for ${CLUSTER_SEMI_SPACE_MB} spends less CPU an event: node --min-semi-space-size=8 --max-semi-space-size=${CLUSTER_SEMI_SPACE_MB} bin/vigie.js serve (docs/cluster.md, "Running a node")`,
+    `this cluster node's young generation grows up to ${mb} MB a semi-space (--max-semi-space-size=${mb}): ` +
+      `under event load a node started with room for ${CLUSTER_SEMI_SPACE_MB} spends less CPU an event: ` +
+      `node ${room} bin/vigie.js serve (docs/cluster.md, "Running a node")`,
   );
   return null;
 }

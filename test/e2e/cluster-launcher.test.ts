@@ -31,7 +31,7 @@ describe('the one launcher', () => {
     expect(Object.keys(manifest.scripts).filter((name) => name.startsWith('start'))).toEqual(['start']);
   });
 
-  it('starts a cluster node, which says how to give its young generation room; with the room, or alone, nothing', async () => {
+  it('starts a cluster node, which says how to give its young generation room (given it, or alone: nothing)', async () => {
     const asLaunched = await startServer({ config: cluster, asService: true });
     servers.push(asLaunched);
     const line = await asLaunched.waitForLog(ADVICE);
