@@ -6,7 +6,8 @@ import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Event } from '../../src/stream/event.ts';
 import { LOG_START } from '../../src/stream/durability/event-log.ts';
-import { FileJournal, type LogEntry } from '../../src/stream/durability/journal.ts';
+import type { LogEntry } from '../../src/stream/durability/event-log.ts';
+import { FileJournal } from '../../src/stream/durability/journal.ts';
 import { eventsOf, eventsRecord, jsonBodyRecord } from '../../src/stream/durability/journal-records.ts';
 import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/lang/nesting.ts';
 

@@ -8,10 +8,10 @@ import { NS_PER_SECOND } from '../event.ts';
 import { getIn, type Path } from '../lang/path.ts';
 import { type Aggregator, readWindowParams, type WindowParams, windowedAggregation } from './aggregation-engine.ts';
 import { compareValues, metricOrZero, requireNumber } from './numbers.ts';
-import { boolean, condition, describe, path } from './params.ts';
+import { boolean, condition, describe, path, ParamError } from './params.ts';
 import { percentiles } from './percentiles.ts';
 import * as shape from './state-shape.ts';
-import { type ActionDefinition, defineAction, type Emit, ParamError } from './types.ts';
+import { type ActionDefinition, defineAction, type Emit } from './types.ts';
 
 /** Emits one finalised event per flushed window. */
 function eachWindow<A>(finalise: (accumulator: A) => Event): (windows: A[], emit: Emit) => void {

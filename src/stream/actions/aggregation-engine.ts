@@ -13,10 +13,10 @@
  */
 import { type EdnValue, isKeyword } from '../lang/edn.ts';
 import type { Event } from '../event.ts';
-import { arity, describe, type ParamReading } from './params.ts';
+import { arity, describe, type ParamReading, ParamError } from './params.ts';
 import { requireTime } from './numbers.ts';
 import * as shape from './state-shape.ts';
-import { type BuildContext, type Emit, type Node, ParamError } from './types.ts';
+import { type BuildContext, type Emit, type Node } from './types.ts';
 
 export interface Aggregator<A> {
   /** The accumulator of a new window holding its first event. */

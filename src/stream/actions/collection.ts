@@ -8,8 +8,8 @@ import type { Event } from '../event.ts';
 import { NS_PER_SECOND } from '../event.ts';
 import { assocIn, getIn, type Path } from '../lang/path.ts';
 import { compareValues, metricOrZero, mostRecent, quantileLabel, requireList, requireNumber } from './numbers.ts';
-import { arity, condition, describe, number, path, positiveInteger } from './params.ts';
-import { type ActionDefinition, type ActionDoc, defineAction, type Node, ParamError } from './types.ts';
+import { arity, condition, describe, number, path, positiveInteger, ParamError } from './params.ts';
+import { type ActionDefinition, type ActionDoc, defineAction, type Node } from './types.ts';
 
 function noParams(raw: readonly EdnValue[]): null {
   arity(raw, 0);

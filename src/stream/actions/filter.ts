@@ -5,9 +5,9 @@
 import type { Condition } from '../lang/condition.ts';
 import type { EdnValue } from '../lang/edn.ts';
 import { type Emission, type Event, isEvent, isExpired } from '../event.ts';
-import { arity, condition, describe, number } from './params.ts';
+import { arity, condition, describe, number, ParamError } from './params.ts';
 import * as shape from './state-shape.ts';
-import { type ActionDefinition, type ActionDoc, defineAction, ParamError } from './types.ts';
+import { type ActionDefinition, type ActionDoc, defineAction } from './types.ts';
 
 /** Keeps what matches a condition (grammar: docs/stream-language.md). */
 const where = defineAction({

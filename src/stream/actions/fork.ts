@@ -7,9 +7,9 @@ import type { Event } from '../event.ts';
 import { fieldKeyFunction } from './field-key.ts';
 import { ForkTable } from './fork-table.ts';
 import { requireTime } from './numbers.ts';
-import { arity, paths } from './params.ts';
+import { arity, paths, ParamError } from './params.ts';
 import * as shape from './state-shape.ts';
-import { type ActionDefinition, defineAction, ParamError } from './types.ts';
+import { type ActionDefinition, defineAction } from './types.ts';
 
 /** Upstream's default fork TTL, 3600, read in the unit of every other time param: 1 h in ns. */
 const DEFAULT_FORK_TTL_NS = 3600e9;

@@ -7,7 +7,6 @@ import { closestName } from '../../common/schema-errors.ts';
 import { compileCondition, type Condition } from '../lang/condition.ts';
 import { type EdnMap, type EdnValue, isEdnMap, isKeyword, Keyword, kw } from '../lang/edn.ts';
 import type { Path } from '../lang/path.ts';
-import { ParamError } from './types.ts';
 
 export function describe(value: EdnValue | undefined): string {
   if (value === undefined) return 'nothing';
@@ -196,4 +195,14 @@ export function condition(value: EdnValue | undefined, param: string): Condition
 export function boolean(value: EdnValue | undefined, param: string): boolean {
   if (typeof value !== 'boolean') throw new ParamError(param, `expected true or false, got ${describe(value)}`);
   return value;
+}
+
+/** A compile-time error in an action's params: `Invalid parameter <param> for action :<action>: <problem>`. */
+export class ParamError extends Error {
+  constructor(
+    readonly param: string,
+    readonly problem: string,
+  ) {
+    super(`${param}: ${problem}`);
+  }
 }

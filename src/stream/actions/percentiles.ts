@@ -8,10 +8,10 @@ import type { Event } from '../event.ts';
 import { assocIn, type Path } from '../lang/path.ts';
 import type { WindowParams } from './aggregation-engine.ts';
 import { quantileLabel, requireNumber, requireTime } from './numbers.ts';
-import { arity, describe, number, type ParamReading, positiveInteger } from './params.ts';
+import { arity, describe, number, type ParamReading, positiveInteger, ParamError } from './params.ts';
 import { PercentileHistogram } from './percentile-histogram.ts';
 import * as shape from './state-shape.ts';
-import { defineAction, ParamError } from './types.ts';
+import { defineAction } from './types.ts';
 
 const QUANTILE_PATH: Path = ['attributes', 'quantile'];
 

@@ -5,9 +5,9 @@
  */
 import type { EdnValue } from '../lang/edn.ts';
 import { type Event, isEvent, NS_PER_SECOND } from '../event.ts';
-import { arity, boolean, number } from './params.ts';
+import { arity, boolean, number, ParamError } from './params.ts';
 import * as shape from './state-shape.ts';
-import { type ActionDoc, defineAction, ParamError } from './types.ts';
+import { type ActionDoc, defineAction } from './types.ts';
 
 const derivativeShape = shape.record({
   primed: shape.boolean,

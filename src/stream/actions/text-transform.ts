@@ -6,9 +6,8 @@ import { decodeBase64Text } from '../../common/base64.ts';
 import { jsToEdn, printEdn } from '../lang/edn.ts';
 import type { Event } from '../event.ts';
 import { assocIn, getIn, type Path } from '../lang/path.ts';
-import { arity, path, paths, string } from './params.ts';
+import { arity, path, paths, string, ParamError } from './params.ts';
 import { fieldList, transformAction } from './transform-action.ts';
-import { ParamError } from './types.ts';
 
 /** Clojure `str`: nil is "", maps and vectors print as EDN. */
 function str(value: unknown): string {

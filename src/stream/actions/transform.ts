@@ -7,10 +7,10 @@
 import { type EdnValue, ednToJs } from '../lang/edn.ts';
 import type { Emission, Event } from '../event.ts';
 import { assocIn, dissocIn, getIn, type Path } from '../lang/path.ts';
-import { arity, describe, freeMap, number, path } from './params.ts';
+import { arity, describe, freeMap, number, path, ParamError } from './params.ts';
 import { fromBase64, fromJson, sformat, toBase64, toString } from './text-transform.ts';
 import { fieldList, transformAction } from './transform-action.ts';
-import { type ActionDefinition, defineAction, ParamError } from './types.ts';
+import { type ActionDefinition, defineAction } from './types.ts';
 
 /** Clojure truthiness: everything but nil and false. */
 const truthy = (value: unknown): boolean => value !== undefined && value !== null && value !== false;

@@ -161,13 +161,3 @@ export interface ActionDefinition<P = unknown> {
 export function defineAction<P>(definition: ActionDefinition<P>): ActionDefinition<P> {
   return definition;
 }
-
-/** A compile-time error in an action's params: `Invalid parameter <param> for action :<action>: <problem>`. */
-export class ParamError extends Error {
-  constructor(
-    readonly param: string,
-    readonly problem: string,
-  ) {
-    super(`${param}: ${problem}`);
-  }
-}

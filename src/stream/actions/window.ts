@@ -9,9 +9,9 @@ import { isExpired } from '../event.ts';
 import { type Aggregator, readWindowParams, windowedAggregation } from './aggregation-engine.ts';
 import { fieldKeyFunction, type FieldKey } from './field-key.ts';
 import { requireNumber } from './numbers.ts';
-import { arity, condition, describe, type ParamReading, paths, positiveInteger } from './params.ts';
+import { arity, condition, describe, type ParamReading, paths, positiveInteger, ParamError } from './params.ts';
 import * as shape from './state-shape.ts';
-import { type ActionDefinition, defineAction, ParamError } from './types.ts';
+import { type ActionDefinition, defineAction } from './types.ts';
 
 function readSize(raw: readonly EdnValue[], read: ParamReading): { size: number } {
   arity(raw, 1);

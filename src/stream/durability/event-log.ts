@@ -33,6 +33,11 @@ export interface LogRecord {
   readonly payload: Buffer;
 }
 
+/** A record as the single node's journal hands it back, with its place in the journal. */
+export interface LogEntry extends LogRecord {
+  readonly seq: number;
+}
+
 /** A partition's log. */
 export interface PartitionLog {
   /**

@@ -7,8 +7,7 @@
  * CRC of the bytes it then points at.
  */
 import { crc32 } from 'node:zlib';
-import type { LogRecord } from './event-log.ts';
-import type { LogEntry } from './journal.ts';
+import type { LogEntry, LogRecord } from './event-log.ts';
 
 /** `VJ01`: the start of every record, so that a reader knows it is reading a record. */
 const MAGIC = 0x56_4a_30_31;

@@ -7,7 +7,7 @@ import { type Event, eventsProblem } from '../event.ts';
 import { IngestError } from '../ingest/errors.ts';
 import { eventsFromJsonBody } from '../ingest/json.ts';
 import type { LogRecord } from './event-log.ts';
-import type { LogEntry } from './journal.ts';
+import type { LogEntry } from './event-log.ts';
 
 /** A batch as the events the input decoded (remote-write, OTLP, Fluent Bit, Riemann TCP, the stream exporter). */
 export function eventsRecord(target: string, input: string, events: readonly Event[], receivedAtNs: number): LogRecord {

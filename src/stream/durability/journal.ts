@@ -30,12 +30,8 @@ import {
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { LogPosition, LogRecord } from './event-log.ts';
+import type { LogEntry, LogPosition, LogRecord } from './event-log.ts';
 import { decodeRecords, encodeRecord, type ScanDamage, scanRecords } from './journal-format.ts';
-
-export interface LogEntry extends LogRecord {
-  readonly seq: number;
-}
 
 export interface LogAppend {
   readonly seq: number;

@@ -15,7 +15,7 @@
  */
 import * as shape from '../actions/state-shape.ts';
 import { isKeyedState, type KeyedStateHandle, type KeyedSaved } from '../actions/types.ts';
-import type { StateUnit } from '../engine/compiler.ts';
+import type { StateUnit } from '../engine/state-units.ts';
 import type { CheckpointWriter, StateRow } from './checkpoint-store.ts';
 import type { StreamEngine } from '../engine/engine.ts';
 import { failureReason, type RestoreFailureReason, type RestoreFailures } from './restore-failures.ts';

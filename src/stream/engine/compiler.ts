@@ -19,30 +19,17 @@ import {
   type ErrorHandler,
   type ForkedChildren,
   type Node,
-  ParamError,
   type SavedStates,
   type StateHandle,
   type StreamServices,
 } from '../actions/types.ts';
 import { type EdnMap, type EdnValue, isEdnMap, isKeyword, kw, printEdn } from '../lang/edn.ts';
 import type { Emission } from '../event.ts';
-import { loadChecked } from './state-units.ts';
+import { ParamError } from '../actions/params.ts';
+import { loadChecked, type StateUnit } from './state-units.ts';
 
 /** A stream config that cannot be compiled; the message names the action (or key) and the problem. */
 export class StreamConfigError extends Error {}
-
-/**
- * The state of one stateful node of a stream, outside any `by` fork (states inside a fork are saved with it):
- * `path` is its place in the tree (`0` the root action, `0.2` its third child...), `hash` identifies the config
- * of its subtree, so that a saved state only comes back into a node built from the same config at the same place
- * (docs/durability.md).
- */
-export interface StateUnit {
-  readonly path: string;
-  readonly action: string;
-  readonly hash: string;
-  readonly handle: StateHandle;
-}
 
 export interface CompiledStream {
   /** Pushes one emission into the root action; never throws (errors go to `onError`). */

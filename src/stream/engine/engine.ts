@@ -22,7 +22,8 @@
  */
 import type { ErrorHandler, StreamServices } from '../actions/types.ts';
 import type { AsyncQueueRunner } from './async-queues.ts';
-import { type CompiledStream, compileStream, StreamConfigError, type StateUnit } from './compiler.ts';
+import { type CompiledStream, compileStream, StreamConfigError } from './compiler.ts';
+import type { StateUnit } from './state-units.ts';
 import { type EdnMap, EdnError, ednEquals, type EdnValue, parseEdn, printEdn } from '../lang/edn.ts';
 import {
   noOutputs,

@@ -4,9 +4,21 @@
  * stream file with one branch edited keeps the state of every other branch, and a changed branch starts afresh.
  * States always travel as JSON, at a reload as from a checkpoint, so that both paths restore the same thing.
  */
-import type { StateUnit } from './compiler.ts';
 import { StateShapeError } from '../actions/state-shape.ts';
 import type { StateHandle } from '../actions/types.ts';
+
+/**
+ * The state of one stateful node of a stream, outside any `by` fork (states inside a fork are saved with it):
+ * `path` is its place in the tree (`0` the root action, `0.2` its third child...), `hash` identifies the config
+ * of its subtree, so that a saved state only comes back into a node built from the same config at the same place
+ * (docs/durability.md).
+ */
+export interface StateUnit {
+  readonly path: string;
+  readonly action: string;
+  readonly hash: string;
+  readonly handle: StateHandle;
+}
 
 /** A state saved from the node at `path`, built from the subtree config of hash `hash`. */
 export interface SavedUnit {

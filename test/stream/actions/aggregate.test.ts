@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { bottom, mean, rate, ratio, ssort, sum, top } from '../../../src/stream/actions/aggregate.ts';
 import { percentiles } from '../../../src/stream/actions/percentiles.ts';
 import { nextDown, PercentileHistogram } from '../../../src/stream/actions/percentile-histogram.ts';
-import { ParamError } from '../../../src/stream/actions/types.ts';
+import { ParamError } from '../../../src/stream/actions/params.ts';
 import type { Event } from '../../../src/stream/event.ts';
 import { buildNode, ev, runStream, s } from './node-harness.ts';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fieldKeyFunction } from '../../../src/stream/actions/field-key.ts';
 import { by } from '../../../src/stream/actions/fork.ts';
-import { ParamError } from '../../../src/stream/actions/types.ts';
+import { ParamError } from '../../../src/stream/actions/params.ts';
 import type { Event } from '../../../src/stream/event.ts';
 import { buildNode, runStream, s, times } from './node-harness.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { windowIndex } from '../../../src/stream/actions/aggregation-engine.ts';
-import { ParamError } from '../../../src/stream/actions/types.ts';
+import { ParamError } from '../../../src/stream/actions/params.ts';
 import {
   coalesce,
   fixedEventWindow,
