@@ -40,6 +40,8 @@ export interface AuditEntry {
   name: string | null;
   /** The HTTP status answered. */
   outcome: number;
+  /** When the request was received (milliseconds since the epoch); now when absent. */
+  receivedAtMs?: number;
 }
 
 export interface AuditQuery {
@@ -136,7 +138,7 @@ export class AuditLog implements ReplicatedAuditLog {
   record(entry: AuditEntry): void {
     try {
       this.writeAndCap([
-        this.now(),
+        entry.receivedAtMs ?? this.now(),
         cut(entry.principal),
         cut(entry.address),
         cut(entry.method),

@@ -35,6 +35,9 @@ export function auditChanges(log: AuditLog): onResponseAsyncHookHandler {
       path: request.url.split('?', 1)[0] ?? request.url,
       name: nameOf(request),
       outcome: reply.statusCode,
+      // Stamped when received, not when answered: a client that waits for one node's answer before asking the
+      // next sees its changes listed in that order, however late the first node's hook runs.
+      receivedAtMs: Math.round(Date.now() - reply.elapsedTime),
     });
   };
 }

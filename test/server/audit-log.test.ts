@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeDatabase, type Db, migrateDatabase, openDatabase } from '../../src/db/client.ts';
+import Fastify from 'fastify';
 import { type AuditEntry, AuditLog } from '../../src/server/audit-log.ts';
+import { auditChanges } from '../../src/server/audit-routes.ts';
 
 const open: { db: Db; dir: string; log: AuditLog }[] = [];
 afterEach(() => {
@@ -20,7 +22,7 @@ afterEach(() => {
   }
 });
 
-function setup(settings: { retentionMs: number; maxRows: number }, node: string | null = null) {
+function setup(settings: { retentionMs: number; maxRows: number }, node: string | null = null, realClock = false) {
   const dir = mkdtempSync(join(tmpdir(), 'vigie-audit-'));
   const db = openDatabase(join(dir, 'vigie.db'));
   migrateDatabase(db);
@@ -30,7 +32,7 @@ function setup(settings: { retentionMs: number; maxRows: number }, node: string 
   const log = new AuditLog(db, settings, {
     registry,
     warn: (message) => warnings.push(message),
-    now: () => now,
+    ...(realClock ? {} : { now: () => now }),
     node,
   });
   open.push({ db, dir, log });
@@ -147,5 +149,28 @@ describe('AuditLog', () => {
     const third = log.list({ limit: 1, before: second.next });
     expect([first, second, third].map((page) => page.result[0]?.name)).toEqual(['a2', 'b1', 'a1']);
     expect(third.next).toBeUndefined();
+  });
+
+  it('stamps a change when its request was received, not when a slow answer went out', async () => {
+    const { log } = setup({ retentionMs: 3_600_000_000, maxRows: 100_000 }, null, true);
+    const app = Fastify();
+    app.addHook('onResponse', auditChanges(log));
+    app.delete('/api/v1/healthcheck/:name', async () => {
+      // eslint-disable-next-line no-restricted-syntax -- the slow answer under test, not a wait in the test
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return { message: 'Successfully deleted healthcheck' };
+    });
+    try {
+      const sentMs = Date.now();
+      const answer = await app.inject({ method: 'DELETE', url: '/api/v1/healthcheck/slow' });
+      expect(answer.statusCode).toBe(200);
+      const [row] = log.list({ limit: 10 }).result;
+      expect(row?.name).toBe('slow');
+      // A sequential client's next change, on another node, is received after this one: listed after it.
+      expect(row?.time).toBeGreaterThanOrEqual(sentMs - 5);
+      expect(row?.time).toBeLessThan(sentMs + 150);
+    } finally {
+      await app.close();
+    }
   });
 });
