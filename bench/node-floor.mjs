@@ -3,7 +3,7 @@
  * Vigie were nothing but its runs (bench/JOURNAL.md, "Against a bare Node running the same checks"). Nothing is
  * kept: no result, no history, no SQLite, no metric series, no API but one counter.
  *
- * - TCP checks connect as Vigie's do on an IP address (src/healthcheck/kinds/tcp-handle.ts): a bare TCP handle
+ * - TCP checks connect as Vigie's do on an IP address (src/healthcheck/kinds/tcp/handle.ts): a bare TCP handle
  *   through Node's `tcp_wrap` binding, closed once connected;
  * - HTTP checks send a GET on a keep-alive Agent shared by all (Node's client, as Vigie's) and read the body;
  * - each run has its timeout timer; runs start on the tick Vigie's `healthchecks.start-tick: auto` takes for as many

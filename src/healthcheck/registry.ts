@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import { durationToMs } from '../common/duration.ts';
 import { type CheckDefinition, CheckFailure, checkSummary, type Prepared, prepareCheck } from './kinds/index.ts';
-import { isSilence } from './kinds/heartbeat.ts';
+import { isSilence } from './kinds/heartbeat/kind.ts';
 import { type ResultLocations, trackLocations } from './locations.ts';
 import type { PushReports } from './kinds/types.ts';
 import type { CheckSeries, HealthcheckMetrics } from './metrics.ts';

@@ -32,7 +32,7 @@ import {
   type LabelLimits,
   type Prepared,
 } from './kinds/index.ts';
-import { HeartbeatMonitor } from './kinds/heartbeat.ts';
+import { HeartbeatMonitor } from './kinds/heartbeat/kind.ts';
 import { MaintenanceCalendar } from './maintenance.ts';
 import { HealthcheckMetrics, pendingResultMetrics } from './metrics.ts';
 import { type OneOffOutcome, runOneOff } from './one-off-run.ts';

@@ -1,7 +1,7 @@
 /**
- * What an HTTP check does when it runs (src/healthcheck/kinds/http.ts holds its definition): the request built once
+ * What an HTTP check does when it runs (kind.ts holds its definition): the request built once
  * as Go's client would send it, sent through a Node http/https Agent shared by the checks that connect the same way,
- * redirects followed as Go follows them when `redirect` is true (http-redirect.ts), and the answer judged as upstream
+ * redirects followed as Go follows them when `redirect` is true (redirect.ts), and the answer judged as upstream
  * words it (status in `valid-status`, every `body-regexp` matching the body).
  *
  * Node's own client, not undici: on a new connection (a server that closes idle ones sooner than the check's
@@ -18,16 +18,16 @@ import {
 } from 'node:http';
 import type * as Https from 'node:https';
 import { isIP } from 'node:net';
-import { lazyModule } from '../../common/lazy-module.ts';
-import { compileRegex } from '../../common/regex.ts';
-import { errorText, joinHostPort, loadTlsFiles, timeoutText, type TlsMaterial } from './common.ts';
-import { acquireShared, keepAliveMs } from './http-agents.ts';
-import { JSON_BODY_LIMIT, JsonConditions } from './http-json.ts';
-import { type Hop, isRedirectStatus, nextHop } from './http-redirect.ts';
-import type { HttpDefinition, HttpMethod } from './http.ts';
-import { offRunAbort, onRunAbort, type RunAbortListener } from '../run-signal.ts';
-import { connectionExpirySeconds } from './tls.ts';
-import { CheckFailure, type Prepared } from './types.ts';
+import { lazyModule } from '../../../common/lazy-module.ts';
+import { compileRegex } from '../../../common/regex.ts';
+import { errorText, joinHostPort, loadTlsFiles, timeoutText, type TlsMaterial } from '../common.ts';
+import { acquireShared, keepAliveMs } from '../http-agents.ts';
+import { JSON_BODY_LIMIT, JsonConditions } from './json.ts';
+import { type Hop, isRedirectStatus, nextHop } from './redirect.ts';
+import type { HttpDefinition, HttpMethod } from './kind.ts';
+import { offRunAbort, onRunAbort, type RunAbortListener } from '../../run-signal.ts';
+import { connectionExpirySeconds } from '../tls/kind.ts';
+import { CheckFailure, type Prepared } from '../types.ts';
 
 /** node:https loads node:tls: only a service with an https check (or a redirect to https) needs it. */
 const https = lazyModule<typeof Https>('node:https');

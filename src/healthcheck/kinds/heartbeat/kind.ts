@@ -6,11 +6,11 @@
  */
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { Duration, durationToMs, formatDuration } from '../../common/duration.ts';
-import { BadgeField, baseToJson, durationField, nameField } from './common.ts';
-import { alertProperties, parseAlertFields } from './alerting.ts';
-import { parseStateFields, stateProperties } from './states.ts';
-import { Problems } from './problems.ts';
+import { Duration, durationToMs, formatDuration } from '../../../common/duration.ts';
+import { BadgeField, baseToJson, durationField, nameField } from '../common.ts';
+import { alertProperties, parseAlertFields } from '../alerting.ts';
+import { parseStateFields, stateProperties } from '../states.ts';
+import { Problems } from '../problems.ts';
 import {
   type BaseDefinition,
   type CheckJson,
@@ -21,7 +21,7 @@ import {
   type PushReport,
   type PushReports,
   type RecordResult,
-} from './types.ts';
+} from '../types.ts';
 
 export interface HeartbeatDefinition extends BaseDefinition {
   kind: 'heartbeat';

@@ -1,10 +1,10 @@
 /**
  * gRPC check: calls the standard health service (grpc.health.v1.Health/Check, the protocol every gRPC stack ships)
  * for `service` on `target:port`, in clear text or with `tls`; the answer must be SERVING. The call is
- * grpc-probe.ts's.
+ * probe.ts's.
  */
 import { Type } from '@sinclair/typebox';
-import { formatDuration } from '../../common/duration.ts';
+import { formatDuration } from '../../../common/duration.ts';
 import {
   aliased,
   baseToJson,
@@ -18,10 +18,10 @@ import {
   tlsClientProperties,
   tlsFilesToJson,
   withFields,
-} from './common.ts';
-import { Problems } from './problems.ts';
-import { prepareGrpc } from './grpc-probe.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind } from './types.ts';
+} from '../common.ts';
+import { Problems } from '../problems.ts';
+import { prepareGrpc } from './probe.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind } from '../types.ts';
 
 export interface GrpcDefinition extends BaseDefinition, TlsClientFiles {
   kind: 'grpc';

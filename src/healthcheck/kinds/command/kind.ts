@@ -5,9 +5,9 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { Type } from '@sinclair/typebox';
-import { formatDuration } from '../../common/duration.ts';
-import { baseToJson, checkSchema, errorText, nonEmpty, parseBase, withFields } from './common.ts';
-import { Problems } from './problems.ts';
+import { formatDuration } from '../../../common/duration.ts';
+import { baseToJson, checkSchema, errorText, nonEmpty, parseBase, withFields } from '../common.ts';
+import { Problems } from '../problems.ts';
 import {
   type BaseDefinition,
   type CheckJson,
@@ -15,7 +15,7 @@ import {
   CheckFailure,
   CheckValidationError,
   type Prepared,
-} from './types.ts';
+} from '../types.ts';
 
 export interface CommandDefinition extends BaseDefinition {
   kind: 'command';

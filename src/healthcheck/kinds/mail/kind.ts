@@ -3,11 +3,11 @@
  * must be the protocol's "ready", and match `expected-banner` if given), with `tls: starttls` upgrades the
  * connection (EHLO + STARTTLS, STARTTLS, STLS), with `tls: tls` speaks TLS from the first byte (ports 465, 993,
  * 995), and with `expiration-delay` fails when the certificate expires within the delay, as TLS checks do. The
- * dialogue is mail-probe.ts's.
+ * dialogue is probe.ts's.
  */
 import { Type } from '@sinclair/typebox';
-import { Duration, formatDuration } from '../../common/duration.ts';
-import { compileRegex } from '../../common/regex.ts';
+import { Duration, formatDuration } from '../../../common/duration.ts';
+import { compileRegex } from '../../../common/regex.ts';
 import {
   aliased,
   baseToJson,
@@ -23,10 +23,10 @@ import {
   tlsClientProperties,
   tlsFilesToJson,
   withFields,
-} from './common.ts';
-import { Problems } from './problems.ts';
-import { prepareMail } from './mail-probe.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind } from './types.ts';
+} from '../common.ts';
+import { Problems } from '../problems.ts';
+import { prepareMail } from './probe.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind } from '../types.ts';
 
 export type MailProtocol = 'smtp' | 'imap' | 'pop3';
 type MailTls = 'none' | 'starttls' | 'tls';

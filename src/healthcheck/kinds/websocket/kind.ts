@@ -6,9 +6,9 @@
  */
 import { Type } from '@sinclair/typebox';
 import WebSocket from 'ws';
-import { formatDuration } from '../../common/duration.ts';
-import { mergeHeaders } from '../../common/headers.ts';
-import { compileRegex } from '../../common/regex.ts';
+import { formatDuration } from '../../../common/duration.ts';
+import { mergeHeaders } from '../../../common/headers.ts';
+import { compileRegex } from '../../../common/regex.ts';
 import {
   aliased,
   baseToJson,
@@ -23,8 +23,8 @@ import {
   tlsClientProperties,
   tlsFilesToJson,
   withFields,
-} from './common.ts';
-import { Problems } from './problems.ts';
+} from '../common.ts';
+import { Problems } from '../problems.ts';
 import {
   type BaseDefinition,
   type CheckJson,
@@ -32,7 +32,7 @@ import {
   CheckFailure,
   CheckValidationError,
   type Prepared,
-} from './types.ts';
+} from '../types.ts';
 
 export interface WebsocketDefinition extends BaseDefinition, TlsClientFiles {
   kind: 'websocket';

@@ -1,5 +1,5 @@
 /**
- * The dialogue of a mail check (mail.ts holds the definitions): greeting, optional STARTTLS, certificate expiry,
+ * The dialogue of a mail check (kind.ts holds the definitions): greeting, optional STARTTLS, certificate expiry,
  * then a polite goodbye (QUIT, LOGOUT) so that the server logs a clean session rather than a dropped one.
  *
  * | protocol | ready greeting | upgrade | its success | goodbye |
@@ -10,11 +10,11 @@
  */
 import { connect as connectTcp, isIP, type Socket } from 'node:net';
 import { connect as connectTls, type ConnectionOptions, type DetailedPeerCertificate, type TLSSocket } from 'node:tls';
-import { compileRegex } from '../../common/regex.ts';
-import { errorText, joinHostPort, loadTlsFiles, timeoutText } from './common.ts';
-import { MAIL_LABELS, type MailDefinition, type MailProtocol } from './mail.ts';
-import { earliestExpiry, goUtcTime } from './tls.ts';
-import { CheckFailure, type Prepared } from './types.ts';
+import { compileRegex } from '../../../common/regex.ts';
+import { errorText, joinHostPort, loadTlsFiles, timeoutText } from '../common.ts';
+import { MAIL_LABELS, type MailDefinition, type MailProtocol } from './kind.ts';
+import { earliestExpiry, goUtcTime } from '../tls/kind.ts';
+import { CheckFailure, type Prepared } from '../types.ts';
 
 /** A server line longer than this is not a greeting: the run fails rather than buffer it. */
 const MAX_LINE_BYTES = 8 * 1024;

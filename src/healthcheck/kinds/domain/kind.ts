@@ -6,8 +6,8 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
-import { Duration, durationToMs, formatDuration } from '../../common/duration.ts';
-import { undici } from '../../common/undici.ts';
+import { Duration, durationToMs, formatDuration } from '../../../common/duration.ts';
+import { undici } from '../../../common/undici.ts';
 import {
   baseToJson,
   checkSchema,
@@ -18,10 +18,10 @@ import {
   parseBase,
   timeoutText,
   withFields,
-} from './common.ts';
-import { Problems } from './problems.ts';
-import { acquireShared, keepAliveMs } from './http-agents.ts';
-import { goUtcTime } from './tls.ts';
+} from '../common.ts';
+import { Problems } from '../problems.ts';
+import { acquireShared, keepAliveMs } from '../http-agents.ts';
+import { goUtcTime } from '../tls/kind.ts';
 import {
   type BaseDefinition,
   type CheckJson,
@@ -29,7 +29,7 @@ import {
   CheckFailure,
   CheckValidationError,
   type Prepared,
-} from './types.ts';
+} from '../types.ts';
 
 export interface DomainDefinition extends BaseDefinition {
   kind: 'domain';

@@ -6,7 +6,7 @@
 import { isIP } from 'node:net';
 import { connect, type DetailedPeerCertificate } from 'node:tls';
 import { Type } from '@sinclair/typebox';
-import { Duration, formatDuration } from '../../common/duration.ts';
+import { Duration, formatDuration } from '../../../common/duration.ts';
 import {
   baseToJson,
   checkSchema,
@@ -27,9 +27,9 @@ import {
   type TlsMaterial,
   tlsFilesToJson,
   withFields,
-} from './common.ts';
-import { Problems } from './problems.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from './types.ts';
+} from '../common.ts';
+import { Problems } from '../problems.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from '../types.ts';
 
 export interface TlsDefinition extends BaseDefinition, TlsClientFiles {
   kind: 'tls';

@@ -3,12 +3,12 @@
  * shared by the checks that connect the same way (keep-alive connections are reused from one run to the next, and
  * between checks of one server), then the status must be in `valid-status` and every `body-regexp` must match the
  * body (RE2 syntax and linear time, as Go's regexp: src/common/regex.ts), and every `json` condition must hold
- * (http-json.ts); that run is http-probe.ts's. The run signal
+ * (json.ts); that run is probe.ts's. The run signal
  * bounds everything, body read included.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { formatDuration } from '../../common/duration.ts';
-import { compileRegex } from '../../common/regex.ts';
+import { formatDuration } from '../../../common/duration.ts';
+import { compileRegex } from '../../../common/regex.ts';
 import {
   baseToJson,
   checkSchema,
@@ -24,11 +24,11 @@ import {
   tlsClientProperties,
   tlsFilesToJson,
   withFields,
-} from './common.ts';
-import { Problems } from './problems.ts';
-import { type JsonCondition, jsonConditionSchema, parseJsonConditions } from './http-json.ts';
-import { prepareHttp } from './http-probe.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind, CheckValidationError } from './types.ts';
+} from '../common.ts';
+import { Problems } from '../problems.ts';
+import { type JsonCondition, jsonConditionSchema, parseJsonConditions } from './json.ts';
+import { prepareHttp } from './probe.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckValidationError } from '../types.ts';
 
 const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
@@ -48,7 +48,7 @@ export interface HttpDefinition extends BaseDefinition, TlsClientFiles {
   body?: string;
   /** Patterns as written (checked to compile at parse time). */
   bodyRegexp: string[];
-  /** JSON conditions as written (http-json.ts); empty when the body is not parsed. */
+  /** JSON conditions as written (json.ts); empty when the body is not parsed. */
   json: JsonCondition[];
   validStatus: number[];
   redirect: boolean;

@@ -19,10 +19,10 @@ import {
   type SecureClientSessionOptions,
 } from 'node:http2';
 import { isIP } from 'node:net';
-import { errorText, joinHostPort, loadTlsFiles, timeoutText, type TlsMaterial } from './common.ts';
-import type { GrpcDefinition } from './grpc.ts';
-import { connectionExpirySeconds } from './tls.ts';
-import { CheckFailure, type Prepared } from './types.ts';
+import { errorText, joinHostPort, loadTlsFiles, timeoutText, type TlsMaterial } from '../common.ts';
+import type { GrpcDefinition } from './kind.ts';
+import { connectionExpirySeconds } from '../tls/kind.ts';
+import { CheckFailure, type Prepared } from '../types.ts';
 
 const PATH = '/grpc.health.v1.Health/Check';
 /** The health protocol's ServingStatus. */
