@@ -5,11 +5,14 @@
 import { type CommandDefinition, commandKind } from './command/kind.ts';
 import { type DnsDefinition, dnsKind } from './dns/kind.ts';
 import { type DomainDefinition, domainKind } from './domain/kind.ts';
-import { type GrpcDefinition, grpcKind } from './grpc/kind.ts';
+import type { GrpcDefinition } from './grpc/definition.ts';
+import { grpcKind } from './grpc/kind.ts';
 import { type HeartbeatDefinition, heartbeatKind } from './heartbeat/kind.ts';
-import { imapKind, type MailDefinition, pop3Kind, smtpKind } from './mail/kind.ts';
+import type { MailDefinition } from './mail/definition.ts';
+import { imapKind, pop3Kind, smtpKind } from './mail/kind.ts';
 import { type IcmpDefinition, icmpKind } from './icmp/kind.ts';
-import { type HttpDefinition, httpKind } from './http/kind.ts';
+import type { HttpDefinition } from './http/definition.ts';
+import { httpKind } from './http/kind.ts';
 import { type TcpDefinition, tcpKind } from './tcp/kind.ts';
 import { type TlsDefinition, tlsKind } from './tls/kind.ts';
 import { type WebsocketDefinition, websocketKind } from './websocket/kind.ts';

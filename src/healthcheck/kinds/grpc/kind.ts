@@ -14,25 +14,14 @@ import {
   parseBase,
   parseTlsFiles,
   portField,
-  type TlsClientFiles,
   tlsClientProperties,
   tlsFilesToJson,
   withFields,
 } from '../common.ts';
 import { Problems } from '../problems.ts';
+import type { GrpcDefinition } from './definition.ts';
 import { prepareGrpc } from './probe.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind } from '../types.ts';
-
-export interface GrpcDefinition extends BaseDefinition, TlsClientFiles {
-  kind: 'grpc';
-  target: string;
-  port: number;
-  /** `""`: the server as a whole (the health protocol's convention). */
-  service: string;
-  tls: boolean;
-  insecure: boolean;
-  serverName?: string;
-}
+import { type CheckJson, type CheckKind } from '../types.ts';
 
 const grpcSchema = checkSchema({
   target: Type.String(),

@@ -20,7 +20,7 @@ import {
 } from 'node:http2';
 import { isIP } from 'node:net';
 import { errorText, joinHostPort, loadTlsFiles, timeoutText, type TlsMaterial } from '../common.ts';
-import type { GrpcDefinition } from './kind.ts';
+import type { GrpcDefinition } from './definition.ts';
 import { connectionExpirySeconds } from '../tls/kind.ts';
 import { CheckFailure, type Prepared } from '../types.ts';
 

@@ -20,42 +20,15 @@ import {
   parseTlsFiles,
   portField,
   aliased,
-  type TlsClientFiles,
   tlsClientProperties,
   tlsFilesToJson,
   withFields,
 } from '../common.ts';
 import { Problems } from '../problems.ts';
-import { type JsonCondition, jsonConditionSchema, parseJsonConditions } from './json.ts';
+import { jsonConditionSchema, parseJsonConditions } from './json.ts';
+import { HTTP_METHODS, type HttpDefinition, type HttpMethod } from './definition.ts';
 import { prepareHttp } from './probe.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind, CheckValidationError } from '../types.ts';
-
-const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
-export type HttpMethod = (typeof HTTP_METHODS)[number];
-
-export interface HttpDefinition extends BaseDefinition, TlsClientFiles {
-  kind: 'http';
-  target: string;
-  port: number;
-  protocol: 'http' | 'https';
-  /** As written, possibly with a query string; `""` means `/`. */
-  path: string;
-  method: HttpMethod;
-  /** Host header. */
-  host?: string;
-  headers: Record<string, string>;
-  query: Record<string, string>;
-  body?: string;
-  /** Patterns as written (checked to compile at parse time). */
-  bodyRegexp: string[];
-  /** JSON conditions as written (json.ts); empty when the body is not parsed. */
-  json: JsonCondition[];
-  validStatus: number[];
-  redirect: boolean;
-  insecure: boolean;
-  serverName?: string;
-  sourceIp?: string;
-}
+import { type CheckJson, type CheckKind, CheckValidationError } from '../types.ts';
 
 const StringMap = Type.Record(Type.String(), Type.String());
 

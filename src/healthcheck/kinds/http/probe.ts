@@ -24,7 +24,7 @@ import { errorText, joinHostPort, loadTlsFiles, timeoutText, type TlsMaterial } 
 import { acquireShared, keepAliveMs } from '../http-agents.ts';
 import { JSON_BODY_LIMIT, JsonConditions } from './json.ts';
 import { type Hop, isRedirectStatus, nextHop } from './redirect.ts';
-import type { HttpDefinition, HttpMethod } from './kind.ts';
+import type { HttpDefinition, HttpMethod } from './definition.ts';
 import { offRunAbort, onRunAbort, type RunAbortListener } from '../../run-signal.ts';
 import { connectionExpirySeconds } from '../tls/kind.ts';
 import { CheckFailure, type Prepared } from '../types.ts';

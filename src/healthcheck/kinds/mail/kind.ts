@@ -19,39 +19,21 @@ import {
   parseBase,
   parseTlsFiles,
   portField,
-  type TlsClientFiles,
   tlsClientProperties,
   tlsFilesToJson,
   withFields,
 } from '../common.ts';
 import { Problems } from '../problems.ts';
+import {
+  DEFAULT_PORTS,
+  MAIL_LABELS,
+  MAIL_TLS,
+  type MailDefinition,
+  type MailProtocol,
+  type MailTls,
+} from './definition.ts';
 import { prepareMail } from './probe.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind } from '../types.ts';
-
-export type MailProtocol = 'smtp' | 'imap' | 'pop3';
-type MailTls = 'none' | 'starttls' | 'tls';
-const MAIL_TLS: readonly MailTls[] = ['none', 'starttls', 'tls'];
-
-/** The IANA ports: clear text (and STARTTLS), then implicit TLS. */
-const DEFAULT_PORTS: Record<MailProtocol, { plain: number; tls: number }> = {
-  smtp: { plain: 25, tls: 465 },
-  imap: { plain: 143, tls: 993 },
-  pop3: { plain: 110, tls: 995 },
-};
-
-export const MAIL_LABELS: Record<MailProtocol, string> = { smtp: 'SMTP', imap: 'IMAP', pop3: 'POP3' };
-
-export interface MailDefinition<P extends MailProtocol = MailProtocol> extends BaseDefinition, TlsClientFiles {
-  kind: P;
-  target: string;
-  port: number;
-  tls: MailTls;
-  insecure: boolean;
-  serverName?: string;
-  /** 0: no expiry check. */
-  expirationDelayNs: number;
-  expectedBanner?: string;
-}
+import { type CheckJson, type CheckKind } from '../types.ts';
 
 const mailSchema = checkSchema({
   target: Type.String(),

@@ -12,7 +12,7 @@ import { connect as connectTcp, isIP, type Socket } from 'node:net';
 import { connect as connectTls, type ConnectionOptions, type DetailedPeerCertificate, type TLSSocket } from 'node:tls';
 import { compileRegex } from '../../../common/regex.ts';
 import { errorText, joinHostPort, loadTlsFiles, timeoutText } from '../common.ts';
-import { MAIL_LABELS, type MailDefinition, type MailProtocol } from './kind.ts';
+import { MAIL_LABELS, type MailDefinition, type MailProtocol } from './definition.ts';
 import { earliestExpiry, goUtcTime } from '../tls/kind.ts';
 import { CheckFailure, type Prepared } from '../types.ts';
 
