@@ -11,7 +11,7 @@ import { Type } from '@sinclair/typebox';
 import type { FieldProblem } from '../common/schema-errors.ts';
 import { registerPartScope } from '../server/errors.ts';
 import { invalidBody, json, messageError, nameParams, operation } from '../server/openapi.ts';
-import { CheckValidationError } from './kinds/types.ts';
+import { CheckValidationError } from './kinds/validation-error.ts';
 import {
   type MaintenanceCalendar,
   type MaintenanceLimits,

@@ -14,7 +14,7 @@ import type { LocalRows, StateKind } from '../common/runtime-state.ts';
 import type { Db } from '../db/client.ts';
 import { checkLabels, DEFAULT_LABEL_LIMITS, type LabelLimits, nameField } from './kinds/common.ts';
 import { Problems } from './kinds/problems.ts';
-import { CheckValidationError } from './kinds/types.ts';
+import { CheckValidationError } from './kinds/validation-error.ts';
 
 export const MaintenanceWindowSchema = Type.Object(
   {

@@ -10,7 +10,8 @@ import { locationProperties, locationsToJson, parseLocations } from './locations
 import { alertFieldsToJson, alertProperties, parseAlertFields } from './alerting.ts';
 import { parseStateFields, stateFieldsToJson, stateProperties } from './states.ts';
 import type { Problems } from './problems.ts';
-import { type BaseDefinition, CheckFailure, type CheckJson, CheckValidationError, type KindName } from './types.ts';
+import { type BaseDefinition, CheckFailure, type CheckJson, type KindName } from './types.ts';
+import { CheckValidationError } from './validation-error.ts';
 
 /** `badge: public`: its badges answer without credentials under `http.public: [badges]` even when no public status
  *  page shows the check (docs/hardening.md, "Public pages and badges"). */

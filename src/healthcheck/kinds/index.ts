@@ -17,24 +17,12 @@ import { type TcpDefinition, tcpKind } from './tcp/kind.ts';
 import { type TlsDefinition, tlsKind } from './tls/kind.ts';
 import { type WebsocketDefinition, websocketKind } from './websocket/kind.ts';
 import { checkLabels, DEFAULT_LABEL_LIMITS, type LabelLimits } from './common.ts';
-import {
-  type BaseDefinition,
-  type CheckJson,
-  type CheckKind,
-  CheckValidationError,
-  type KindName,
-  type Prepared,
-} from './types.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, type KindName, type Prepared } from './types.ts';
+import { CheckValidationError } from './validation-error.ts';
 
 export { DEFAULT_LABEL_LIMITS, type LabelLimits } from './common.ts';
-export {
-  type CheckJson,
-  type CheckKind,
-  CheckFailure,
-  CheckValidationError,
-  type KindName,
-  type Prepared,
-} from './types.ts';
+export { type CheckJson, type CheckKind, CheckFailure, type KindName, type Prepared } from './types.ts';
+export { CheckValidationError } from './validation-error.ts';
 
 export type CheckDefinition =
   | HttpDefinition

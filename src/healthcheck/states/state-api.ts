@@ -4,7 +4,7 @@
  * of state over a period. The Cabourotte result routes keep upstream's shape; the state is in Vigie's own answers (the
  * state route, the dashboard's overview). Input is refused as a whole, with a message that names the field.
  */
-import { CheckValidationError } from '../kinds/types.ts';
+import { CheckValidationError } from '../kinds/validation-error.ts';
 import { HealthcheckError, notFound } from '../api-input.ts';
 import { timeField } from '../maintenance.ts';
 import type { CheckStates } from './check-states.ts';

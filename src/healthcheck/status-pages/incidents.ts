@@ -11,7 +11,7 @@ import { type StateCollection, StateValueTooLargeError } from '../../common/runt
 import { HealthcheckError } from '../api-input.ts';
 import { Problems } from '../kinds/problems.ts';
 import type { FieldProblem } from '../../common/schema-errors.ts';
-import { CheckValidationError } from '../kinds/types.ts';
+import { CheckValidationError } from '../kinds/validation-error.ts';
 import { type Impact, IMPACTS } from './components.ts';
 import { checkNamesField, slugField, type StatusLimits, textField } from './page.ts';
 

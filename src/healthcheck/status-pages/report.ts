@@ -11,7 +11,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { registerPartScope } from '../../server/errors.ts';
 import { messageError, operation } from '../../server/openapi.ts';
 import { HealthcheckError } from '../api-input.ts';
-import { CheckValidationError } from '../kinds/types.ts';
+import { CheckValidationError } from '../kinds/validation-error.ts';
 import { timeField } from '../maintenance.ts';
 import { healthcheckErrors } from '../routes.ts';
 import type { PeriodTotals, UptimePeriods } from '../uptime-periods.ts';

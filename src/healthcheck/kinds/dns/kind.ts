@@ -30,14 +30,8 @@ import {
   type RecordType,
 } from './records.ts';
 import { lookupHostsFile } from './hosts-file.ts';
-import {
-  type BaseDefinition,
-  type CheckJson,
-  type CheckKind,
-  CheckFailure,
-  CheckValidationError,
-  type Prepared,
-} from '../types.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from '../types.ts';
+import { CheckValidationError } from '../validation-error.ts';
 
 export interface DnsDefinition extends BaseDefinition {
   kind: 'dns';

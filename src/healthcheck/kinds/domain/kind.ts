@@ -22,14 +22,8 @@ import {
 import { Problems } from '../problems.ts';
 import { acquireShared, keepAliveMs } from '../http-agents.ts';
 import { goUtcTime } from '../tls/kind.ts';
-import {
-  type BaseDefinition,
-  type CheckJson,
-  type CheckKind,
-  CheckFailure,
-  CheckValidationError,
-  type Prepared,
-} from '../types.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from '../types.ts';
+import { CheckValidationError } from '../validation-error.ts';
 
 export interface DomainDefinition extends BaseDefinition {
   kind: 'domain';

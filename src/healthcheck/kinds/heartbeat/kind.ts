@@ -16,12 +16,12 @@ import {
   type CheckJson,
   type CheckKind,
   CheckFailure,
-  CheckValidationError,
   type Prepared,
   type PushReport,
   type PushReports,
   type RecordResult,
 } from '../types.ts';
+import { CheckValidationError } from '../validation-error.ts';
 
 export interface HeartbeatDefinition extends BaseDefinition {
   kind: 'heartbeat';

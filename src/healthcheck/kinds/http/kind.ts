@@ -28,7 +28,8 @@ import { Problems } from '../problems.ts';
 import { jsonConditionSchema, parseJsonConditions } from './json.ts';
 import { HTTP_METHODS, type HttpDefinition, type HttpMethod } from './definition.ts';
 import { prepareHttp } from './probe.ts';
-import { type CheckJson, type CheckKind, CheckValidationError } from '../types.ts';
+import { type CheckJson, type CheckKind } from '../types.ts';
+import { CheckValidationError } from '../validation-error.ts';
 
 const StringMap = Type.Record(Type.String(), Type.String());
 

@@ -25,14 +25,8 @@ import {
   withFields,
 } from '../common.ts';
 import { Problems } from '../problems.ts';
-import {
-  type BaseDefinition,
-  type CheckJson,
-  type CheckKind,
-  CheckFailure,
-  CheckValidationError,
-  type Prepared,
-} from '../types.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from '../types.ts';
+import { CheckValidationError } from '../validation-error.ts';
 
 export interface WebsocketDefinition extends BaseDefinition, TlsClientFiles {
   kind: 'websocket';
