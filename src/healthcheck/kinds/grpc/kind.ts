@@ -5,19 +5,8 @@
  */
 import { Type } from '@sinclair/typebox';
 import { formatDuration } from '../../../common/duration.ts';
-import {
-  aliased,
-  baseToJson,
-  checkSchema,
-  describeCheck,
-  hostTarget,
-  parseBase,
-  parseTlsFiles,
-  portField,
-  tlsClientProperties,
-  tlsFilesToJson,
-  withFields,
-} from '../common.ts';
+import { baseToJson, checkSchema, describeCheck, hostTarget, parseBase, portField, withFields } from '../common.ts';
+import { parseTlsClient, tlsClientProperties, tlsFilesToJson } from '../tls-client.ts';
 import { Problems } from '../problems.ts';
 import type { GrpcDefinition } from './definition.ts';
 import { prepareGrpc } from './probe.ts';
@@ -28,8 +17,6 @@ const grpcSchema = checkSchema({
   port: Type.Integer(),
   service: Type.Optional(Type.String()),
   tls: Type.Optional(Type.Boolean()),
-  'server-name': Type.Optional(Type.String()),
-  servername: Type.Optional(Type.String()),
   ...tlsClientProperties,
 });
 
@@ -37,16 +24,12 @@ function parseGrpc(raw: unknown): GrpcDefinition {
   const { input, problems } = Problems.shape(grpcSchema, raw);
   const base = parseBase('grpc', input, problems);
   const tls = input.tls ?? false;
-  const serverName = problems.check(
-    () => aliased('server-name', input['server-name'], 'servername', input.servername) ?? '',
-    '',
-  );
-  const files = problems.check(() => parseTlsFiles(input), {});
+  const client = parseTlsClient(input, problems);
   if (!tls) {
     // TLS options on a clear-text check would be silently ignored: say so instead.
     for (const key of ['insecure', 'cacert', 'cert', 'key'] as const)
       if (input[key] !== undefined) problems.add(key, 'only applies with "tls": true');
-    if (serverName !== '') problems.add('server-name', 'only applies with "tls": true');
+    if (client.serverName !== undefined) problems.add('server-name', 'only applies with "tls": true');
   }
   const target = problems.check(() => hostTarget(input.target, 'port'), '');
   const port = problems.check(() => portField('port', input.port), 0);
@@ -56,9 +39,7 @@ function parseGrpc(raw: unknown): GrpcDefinition {
     port,
     service: input.service ?? '',
     tls,
-    insecure: input.insecure ?? false,
-    ...(serverName !== '' ? { serverName } : {}),
-    ...files,
+    ...client,
   });
 }
 

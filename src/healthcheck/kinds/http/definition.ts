@@ -1,12 +1,12 @@
 /** The normalised definition of an HTTP check: what kind.ts parses and probe.ts runs. */
-import type { TlsClientFiles } from '../common.ts';
+import type { TlsClient } from '../tls-client.ts';
 import type { BaseDefinition } from '../types.ts';
 import type { JsonCondition } from './json.ts';
 
 export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 
-export interface HttpDefinition extends BaseDefinition, TlsClientFiles {
+export interface HttpDefinition extends BaseDefinition, TlsClient {
   kind: 'http';
   target: string;
   port: number;
@@ -25,7 +25,5 @@ export interface HttpDefinition extends BaseDefinition, TlsClientFiles {
   json: JsonCondition[];
   validStatus: number[];
   redirect: boolean;
-  insecure: boolean;
-  serverName?: string;
   sourceIp?: string;
 }

@@ -17,13 +17,10 @@ import {
   ipField,
   hostTarget,
   parseBase,
-  parseTlsFiles,
   portField,
-  aliased,
-  tlsClientProperties,
-  tlsFilesToJson,
   withFields,
 } from '../common.ts';
+import { parseTlsClient, tlsClientProperties, tlsFilesToJson } from '../tls-client.ts';
 import { Problems } from '../problems.ts';
 import { jsonConditionSchema, parseJsonConditions } from './json.ts';
 import { HTTP_METHODS, type HttpDefinition, type HttpMethod } from './definition.ts';
@@ -53,9 +50,6 @@ const httpProperties = {
   'body-regexp': Type.Optional(Type.Array(Type.String())),
   json: Type.Optional(Type.Array(jsonConditionSchema)),
   redirect: Type.Optional(Type.Boolean()),
-  'server-name': Type.Optional(Type.String()),
-  /** Upstream's YAML spelling of `server-name` (docs/checks.md, HTTP). */
-  servername: Type.Optional(Type.String()),
   'source-ip': Type.Optional(Type.String()),
   ...tlsClientProperties,
 };
@@ -155,15 +149,11 @@ function parseHttp(raw: unknown): HttpDefinition {
     }
   });
   const json = problems.check(() => parseJsonConditions(input.json), []);
-  const serverName = problems.check(
-    () => aliased('server-name', input['server-name'], 'servername', input.servername) ?? '',
-    '',
-  );
   const sourceIp =
     input['source-ip'] === undefined
       ? undefined
       : problems.check(() => ipField('source-ip', input['source-ip'] as string), undefined);
-  const files = problems.check(() => parseTlsFiles(input), {});
+  const tls = parseTlsClient(input, problems);
   problems.throwIfAny();
   const { target, port, protocol, path } = where as Where;
   return withFields(base, {
@@ -180,10 +170,8 @@ function parseHttp(raw: unknown): HttpDefinition {
     json,
     validStatus,
     redirect: input.redirect ?? false,
-    insecure: input.insecure ?? false,
-    ...(serverName !== '' ? { serverName } : {}),
     ...(sourceIp !== undefined ? { sourceIp } : {}),
-    ...files,
+    ...tls,
   });
 }
 

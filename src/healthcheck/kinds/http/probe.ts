@@ -20,7 +20,8 @@ import type * as Https from 'node:https';
 import { isIP } from 'node:net';
 import { lazyModule } from '../../../common/lazy-module.ts';
 import { compileRegex } from '../../../common/regex.ts';
-import { errorText, joinHostPort, loadTlsFiles, timeoutText, type TlsMaterial } from '../common.ts';
+import { errorText, joinHostPort, timeoutText } from '../common.ts';
+import { loadTlsFiles, tlsConnectOptions, type TlsMaterial } from '../tls-client.ts';
 import { acquireShared, keepAliveMs } from '../http-agents.ts';
 import { JSON_BODY_LIMIT, JsonConditions } from './json.ts';
 import { type Hop, isRedirectStatus, nextHop } from './redirect.ts';
@@ -89,8 +90,7 @@ function acquireAgent(def: HttpDefinition): { agent: HttpAgent; release: () => P
 /** The TLS and source address options of every request of the check. */
 function connectOptions(def: HttpDefinition, tls: TlsMaterial): RequestOptions & Https.RequestOptions {
   return {
-    rejectUnauthorized: !def.insecure,
-    ...tls,
+    ...tlsConnectOptions(def, tls),
     ...(def.sourceIp !== undefined ? { localAddress: def.sourceIp } : {}),
   };
 }

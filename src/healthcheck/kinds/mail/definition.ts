@@ -1,6 +1,6 @@
 /** The normalised definition of a mail check (smtp, imap, pop3) and its vocabulary: what kind.ts parses and probe.ts
  *  runs. */
-import type { TlsClientFiles } from '../common.ts';
+import type { TlsClient } from '../tls-client.ts';
 import type { BaseDefinition } from '../types.ts';
 
 export type MailProtocol = 'smtp' | 'imap' | 'pop3';
@@ -16,13 +16,11 @@ export const DEFAULT_PORTS: Record<MailProtocol, { plain: number; tls: number }>
 
 export const MAIL_LABELS: Record<MailProtocol, string> = { smtp: 'SMTP', imap: 'IMAP', pop3: 'POP3' };
 
-export interface MailDefinition<P extends MailProtocol = MailProtocol> extends BaseDefinition, TlsClientFiles {
+export interface MailDefinition<P extends MailProtocol = MailProtocol> extends BaseDefinition, TlsClient {
   kind: P;
   target: string;
   port: number;
   tls: MailTls;
-  insecure: boolean;
-  serverName?: string;
   /** 0: no expiry check. */
   expirationDelayNs: number;
   expectedBanner?: string;

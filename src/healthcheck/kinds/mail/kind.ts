@@ -9,7 +9,6 @@ import { Type } from '@sinclair/typebox';
 import { Duration, formatDuration } from '../../../common/duration.ts';
 import { compileRegex } from '../../../common/regex.ts';
 import {
-  aliased,
   baseToJson,
   checkSchema,
   describeCheck,
@@ -17,12 +16,10 @@ import {
   errorText,
   hostTarget,
   parseBase,
-  parseTlsFiles,
   portField,
-  tlsClientProperties,
-  tlsFilesToJson,
   withFields,
 } from '../common.ts';
+import { parseTlsClient, tlsClientProperties, tlsFilesToJson } from '../tls-client.ts';
 import { Problems } from '../problems.ts';
 import {
   DEFAULT_PORTS,
@@ -41,8 +38,6 @@ const mailSchema = checkSchema({
   tls: Type.Optional(Type.String()),
   'expected-banner': Type.Optional(Type.String()),
   'expiration-delay': Type.Optional(Duration),
-  'server-name': Type.Optional(Type.String()),
-  servername: Type.Optional(Type.String()),
   ...tlsClientProperties,
 });
 
@@ -52,16 +47,13 @@ function parseMail<P extends MailProtocol>(protocol: P, raw: unknown): MailDefin
   const tls = (input.tls ?? 'none') as MailTls;
   if (!MAIL_TLS.includes(tls))
     problems.add('tls', `must be "none", "starttls" or "tls", got ${JSON.stringify(input.tls)}`);
-  const serverName = problems.check(
-    () => aliased('server-name', input['server-name'], 'servername', input.servername) ?? '',
-    '',
-  );
+  const client = parseTlsClient(input, problems);
   const expirationDelayNs = problems.check(() => expirationDelay(input['expiration-delay']), 0);
   if (tls === 'none') {
     // TLS options without TLS would be silently ignored: say so instead.
     for (const key of ['insecure', 'cacert', 'cert', 'key', 'expiration-delay'] as const)
       if (input[key] !== undefined) problems.add(key, 'only applies with "tls": "starttls" or "tls"');
-    if (serverName !== '') problems.add('server-name', 'only applies with "tls": "starttls" or "tls"');
+    if (client.serverName !== undefined) problems.add('server-name', 'only applies with "tls": "starttls" or "tls"');
   }
   const banner = input['expected-banner'];
   if (banner !== undefined) {
@@ -77,17 +69,14 @@ function parseMail<P extends MailProtocol>(protocol: P, raw: unknown): MailDefin
     () => (input.port === undefined ? (tls === 'tls' ? ports.tls : ports.plain) : portField('port', input.port)),
     0,
   );
-  const files = problems.check(() => parseTlsFiles(input), {});
   problems.throwIfAny();
   return withFields(base, {
     target,
     port,
     tls,
-    insecure: input.insecure ?? false,
-    ...(serverName !== '' ? { serverName } : {}),
     expirationDelayNs,
     ...(banner !== undefined ? { expectedBanner: banner } : {}),
-    ...files,
+    ...client,
   });
 }
 

@@ -8,10 +8,11 @@
  * | imap | `* OK` or `* PREAUTH` | `a1 STARTTLS` | `a1 OK` | `a2 LOGOUT` |
  * | pop3 | `+OK` | `STLS` | `+OK` | `QUIT` |
  */
-import { connect as connectTcp, isIP, type Socket } from 'node:net';
+import { connect as connectTcp, type Socket } from 'node:net';
 import { connect as connectTls, type ConnectionOptions, type DetailedPeerCertificate, type TLSSocket } from 'node:tls';
 import { compileRegex } from '../../../common/regex.ts';
-import { errorText, joinHostPort, loadTlsFiles, timeoutText } from '../common.ts';
+import { errorText, joinHostPort, timeoutText } from '../common.ts';
+import { loadTlsFiles, sniOf, tlsConnectOptions } from '../tls-client.ts';
 import { MAIL_LABELS, type MailDefinition, type MailProtocol } from './definition.ts';
 import { earliestExpiry, goUtcTime } from '../tls/kind.ts';
 import { CheckFailure, type Prepared } from '../types.ts';
@@ -103,12 +104,7 @@ function connectPlain(def: MailDefinition): Socket {
 
 export async function prepareMail(def: MailDefinition): Promise<Prepared> {
   const material = def.tls === 'none' ? {} : await loadTlsFiles(def);
-  const servername = def.serverName ?? (isIP(def.target) === 0 ? def.target : undefined);
-  const tlsOptions: ConnectionOptions = {
-    rejectUnauthorized: !def.insecure,
-    ...(servername !== undefined ? { servername } : {}),
-    ...material,
-  };
+  const tlsOptions: ConnectionOptions = tlsConnectOptions(def, material, sniOf(def));
   const banner = def.expectedBanner !== undefined ? compileRegex(def.expectedBanner, 'search') : null;
   const label = MAIL_LABELS[def.kind];
   const address = joinHostPort(def.target, def.port);

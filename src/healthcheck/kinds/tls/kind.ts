@@ -3,7 +3,6 @@
  * NotAfter of the presented chain falls within the delay. Fixed upstream bugs: SNI defaults to `target` (unless
  * it is an IP) and the handshake is bounded by the timeout.
  */
-import { isIP } from 'node:net';
 import { connect, type DetailedPeerCertificate } from 'node:tls';
 import { Type } from '@sinclair/typebox';
 import { Duration, formatDuration } from '../../../common/duration.ts';
@@ -15,28 +14,29 @@ import {
   errorText,
   ipField,
   joinHostPort,
-  loadTlsFiles,
   hostTarget,
   parseBase,
-  parseTlsFiles,
   portField,
-  aliased,
   timeoutText,
-  type TlsClientFiles,
-  tlsClientProperties,
-  type TlsMaterial,
-  tlsFilesToJson,
   withFields,
 } from '../common.ts';
+import {
+  loadTlsFiles,
+  parseTlsClient,
+  sniOf,
+  tlsClientProperties,
+  tlsConnectOptions,
+  tlsFilesToJson,
+  type TlsClient,
+  type TlsMaterial,
+} from '../tls-client.ts';
 import { Problems } from '../problems.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from '../types.ts';
 
-export interface TlsDefinition extends BaseDefinition, TlsClientFiles {
+export interface TlsDefinition extends BaseDefinition, TlsClient {
   kind: 'tls';
   target: string;
   port: number;
-  serverName?: string;
-  insecure: boolean;
   /** 0: no expiry check. */
   expirationDelayNs: number;
   sourceIp?: string;
@@ -45,8 +45,6 @@ export interface TlsDefinition extends BaseDefinition, TlsClientFiles {
 const tlsSchema = checkSchema({
   target: Type.String(),
   port: Type.Integer(),
-  'server-name': Type.Optional(Type.String()),
-  servername: Type.Optional(Type.String()),
   'expiration-delay': Type.Optional(Duration),
   'source-ip': Type.Optional(Type.String()),
   ...tlsClientProperties,
@@ -56,26 +54,20 @@ function parseTls(raw: unknown): TlsDefinition {
   const { input, problems } = Problems.shape(tlsSchema, raw);
   const base = parseBase('tls', input, problems);
   const expirationDelayNs = problems.check(() => expirationDelay(input['expiration-delay']), 0);
-  const serverName = problems.check(
-    () => aliased('server-name', input['server-name'], 'servername', input.servername) ?? '',
-    '',
-  );
   const target = problems.check(() => hostTarget(input.target, 'port'), '');
   const port = problems.check(() => portField('port', input.port), 0);
   const sourceIp = problems.check(
     () => (input['source-ip'] !== undefined ? ipField('source-ip', input['source-ip']) : undefined),
     undefined,
   );
-  const files = problems.check(() => parseTlsFiles(input), {});
+  const tls = parseTlsClient(input, problems);
   problems.throwIfAny();
   return withFields(base, {
     target,
     port,
-    ...(serverName !== '' ? { serverName } : {}),
-    insecure: input.insecure ?? false,
     expirationDelayNs,
     ...(sourceIp !== undefined ? { sourceIp } : {}),
-    ...files,
+    ...tls,
   });
 }
 
@@ -140,7 +132,7 @@ export function goUtcTime(date: Date): string {
 
 function handshake(def: TlsDefinition, tls: TlsMaterial, signal: AbortSignal): Promise<DetailedPeerCertificate> {
   const address = joinHostPort(def.target, def.port);
-  const servername = def.serverName ?? (isIP(def.target) === 0 ? def.target : undefined);
+  const servername = sniOf(def);
   return new Promise((resolve, reject) => {
     let connected = false;
     const fail = (tail: string): void => {
@@ -157,10 +149,8 @@ function handshake(def: TlsDefinition, tls: TlsMaterial, signal: AbortSignal): P
     const socket = connect({
       host: def.target,
       port: def.port,
-      rejectUnauthorized: !def.insecure,
-      ...(servername !== undefined ? { servername } : {}),
+      ...tlsConnectOptions(def, tls, servername),
       ...(def.sourceIp !== undefined ? { localAddress: def.sourceIp } : {}),
-      ...tls,
     });
     const onAbort = (): void => {
       socket.destroy();
