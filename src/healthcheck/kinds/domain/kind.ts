@@ -21,7 +21,7 @@ import {
 } from '../common.ts';
 import { Problems } from '../problems.ts';
 import { acquireShared, keepAliveMs } from '../http-agents.ts';
-import { goUtcTime } from '../tls/kind.ts';
+import { goUtcTime } from '../certificates.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from '../types.ts';
 import { CheckValidationError } from '../validation-error.ts';
 

@@ -22,7 +22,7 @@ import {
 import { errorText, joinHostPort, timeoutText } from '../common.ts';
 import { loadTlsFiles, sniOf, tlsConnectOptions, type TlsMaterial } from '../tls-client.ts';
 import type { GrpcDefinition } from './definition.ts';
-import { connectionExpirySeconds } from '../tls/kind.ts';
+import { connectionExpirySeconds } from '../certificates.ts';
 import { CheckFailure, type Prepared } from '../types.ts';
 
 const PATH = '/grpc.health.v1.Health/Check';

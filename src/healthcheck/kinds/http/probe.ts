@@ -27,7 +27,7 @@ import { JSON_BODY_LIMIT, JsonConditions } from './json.ts';
 import { type Hop, isRedirectStatus, nextHop } from './redirect.ts';
 import type { HttpDefinition, HttpMethod } from './definition.ts';
 import { offRunAbort, onRunAbort, type RunAbortListener } from '../../run-signal.ts';
-import { connectionExpirySeconds } from '../tls/kind.ts';
+import { connectionExpirySeconds } from '../certificates.ts';
 import { CheckFailure, type Prepared } from '../types.ts';
 
 /** node:https loads node:tls: only a service with an https check (or a redirect to https) needs it. */

@@ -14,7 +14,7 @@ import { compileRegex } from '../../../common/regex.ts';
 import { errorText, joinHostPort, timeoutText } from '../common.ts';
 import { loadTlsFiles, sniOf, tlsConnectOptions } from '../tls-client.ts';
 import { MAIL_LABELS, type MailDefinition, type MailProtocol } from './definition.ts';
-import { earliestExpiry, goUtcTime } from '../tls/kind.ts';
+import { earliestExpiry, goUtcTime } from '../certificates.ts';
 import { CheckFailure, type Prepared } from '../types.ts';
 
 /** A server line longer than this is not a greeting: the run fails rather than buffer it. */
