@@ -1,5 +1,5 @@
 /**
- * What an HTTP check does when it runs (kind.ts holds its definition): the request built once
+ * What an HTTP check does when it runs (kind.ts holds its definition): the request built once (request.ts)
  * as Go's client would send it, sent through a Node http/https Agent shared by the checks that connect the same way,
  * redirects followed as Go follows them when `redirect` is true (redirect.ts), and the answer judged as upstream
  * words it (status in `valid-status`, every `body-regexp` matching the body).
