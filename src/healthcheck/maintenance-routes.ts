@@ -19,10 +19,9 @@ import {
   type MaintenanceWindowJson,
   MaintenanceWindowSchema,
   parseWindow,
-  type StoredWindow,
-  storedWindow,
   windowToJson,
 } from './maintenance.ts';
+import { type StoredWindow, storedWindow } from './maintenance-store.ts';
 import type { StateCollection } from '../common/runtime-state.ts';
 import { healthcheckErrors } from './routes.ts';
 import { HealthcheckError } from './api-input.ts';
