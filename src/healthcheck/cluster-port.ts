@@ -11,14 +11,14 @@
  */
 import type { CheckDefinition } from './kinds/index.ts';
 import type { LocationSpec } from './kinds/locations.ts';
-import type { HealthcheckError } from './api-input.ts';
+import type { HealthcheckError } from './errors.ts';
 import type { CheckResult } from './result-types.ts';
 import type { ReplicatedCheck } from './replicated-checks.ts';
 
 export type { CheckDefinition, CheckResult, LocationSpec };
 /** A definition as the API lists it and the cluster stores it; the refusal the API answers with. */
 export { checkToJson } from './kinds/index.ts';
-export { HealthcheckError } from './api-input.ts';
+export { HealthcheckError } from './errors.ts';
 /** The wire schema of a result, which the cluster checks the results of other nodes against. */
 export { CheckResult as CheckResultSchema } from './wire.ts';
 

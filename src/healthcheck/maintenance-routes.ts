@@ -23,8 +23,8 @@ import {
 } from './maintenance.ts';
 import { type StoredWindow, storedWindow } from './maintenance-store.ts';
 import type { StateCollection } from '../common/runtime-state.ts';
-import { healthcheckErrors } from './routes.ts';
-import { HealthcheckError } from './api-input.ts';
+import { healthcheckErrors } from './errors.ts';
+import { HealthcheckError } from './errors.ts';
 
 /** The API's verbs over the calendar and the API windows' collection (runtime state). */
 export class MaintenanceApi {

@@ -11,7 +11,7 @@ import { isSilence } from './kinds/heartbeat/kind.ts';
 import type { PushReports } from './kinds/types.ts';
 import type { HealthcheckMetrics } from './metrics.ts';
 import type { HealthcheckRepository } from './repository.ts';
-import type { StoredState } from './result-store.ts';
+import type { StoredState } from './states/stored-state.ts';
 import type { CheckResult } from './result-types.ts';
 import { ResultDispatch, type ResultSink } from './result-dispatch.ts';
 import { shareCheckStrings } from './result.ts';

@@ -26,7 +26,8 @@ import {
   heartbeatReports,
 } from '../db/schema.ts';
 import { type FoldReason, PendingResults } from './pending-results.ts';
-import { ResultWriter, type StoredHealth } from './result-writer.ts';
+import { ResultWriter } from './result-writer.ts';
+import type { StoredHealth, StoredState } from './states/stored-state.ts';
 import type { CheckResult } from './result-types.ts';
 import type { StateEvent } from './states/events.ts';
 import type { Health } from './states/machine.ts';
@@ -62,14 +63,6 @@ export interface RepositoryOptions {
   stateOf?: (name: string) => StoredHealth | undefined;
   /** `healthchecks.max-events-per-check`: a check's oldest changes of state beyond it are deleted as it writes. */
   maxEventsPerCheck?: () => number;
-}
-
-/** A check's stored state, read back at startup with what its latest result was. */
-export interface StoredState extends StoredHealth {
-  name: string;
-  maintenance: boolean;
-  timestampS: number;
-  message: string;
 }
 
 export class ResultStore {

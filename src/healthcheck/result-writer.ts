@@ -7,18 +7,11 @@
 import type { Db } from '../db/client.ts';
 import type { PendingCheck, PendingResults } from './pending-results.ts';
 import { prepareResultStatements, type ResultStatements } from './result-statements.ts';
-import type { Health } from './states/machine.ts';
+import type { StoredHealth } from './states/stored-state.ts';
 import { type CheckResult, DAILY_RETENTION_S, DAY_S, HOURLY_RETENTION_S } from './result-types.ts';
 import type { StateEvent } from './states/events.ts';
 
 const DEFAULT_MAX_EVENTS_PER_CHECK = 100_000;
-
-/** What the latest result's row keeps of its check's state (src/healthcheck/states/machine.ts). */
-export interface StoredHealth {
-  health: Health;
-  sinceMs: number;
-  streak: number;
-}
 
 /**
  * Per check: the hour it last wrote an aggregate for (a new hour triggers the pruning of its old aggregates),

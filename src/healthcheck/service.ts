@@ -11,16 +11,8 @@ import { type ApiCaller, type ApiCheckRefusals, NO_REFUSALS, OPERATOR, refusalsO
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Db } from '../db/client.ts';
-import {
-  admitCreate,
-  type AdmissionRules,
-  API_SOURCE,
-  HealthcheckError,
-  notFound,
-  ownedElsewhere,
-  parseBulk,
-  startFailed,
-} from './api-input.ts';
+import { admitCreate, type AdmissionRules, API_SOURCE, ownedElsewhere, parseBulk, startFailed } from './api-input.ts';
+import { HealthcheckError, notFound } from './errors.ts';
 import { type CheckOverview, CheckReads } from './check-reads.ts';
 import { applyConfigChecks, loadChecks, type RestoredSource, warnRestartOnlyChanges } from './check-sources.ts';
 import { HeartbeatReports } from './heartbeat-reports.ts';

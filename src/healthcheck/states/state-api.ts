@@ -5,7 +5,7 @@
  * state route, the dashboard's overview). Input is refused as a whole, with a message that names the field.
  */
 import { CheckValidationError } from '../kinds/validation-error.ts';
-import { HealthcheckError, notFound } from '../api-input.ts';
+import { HealthcheckError, notFound } from '../errors.ts';
 import { timeField } from '../maintenance.ts';
 import type { CheckStates } from './check-states.ts';
 import type { StateEvent, StateEvents } from './events.ts';

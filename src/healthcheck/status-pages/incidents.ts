@@ -8,7 +8,7 @@
 import { Type } from '@sinclair/typebox';
 import { randomInt } from 'node:crypto';
 import { type StateCollection, StateValueTooLargeError } from '../../common/runtime-state.ts';
-import { HealthcheckError } from '../api-input.ts';
+import { HealthcheckError } from '../errors.ts';
 import { Problems } from '../kinds/problems.ts';
 import type { FieldProblem } from '../../common/schema-errors.ts';
 import { CheckValidationError } from '../kinds/validation-error.ts';

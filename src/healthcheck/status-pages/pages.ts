@@ -10,7 +10,7 @@
 import type { Logger } from 'pino';
 import { ConfigError } from '../../common/config-error.ts';
 import type { StateCollection } from '../../common/runtime-state.ts';
-import { HealthcheckError } from '../api-input.ts';
+import { HealthcheckError } from '../errors.ts';
 import type { FieldProblem } from '../../common/schema-errors.ts';
 import { CheckValidationError } from '../kinds/validation-error.ts';
 import { loadAssets, type LoadedPage, type PageAssets } from './assets.ts';
