@@ -69,13 +69,16 @@ function runHttp(check) {
     clearTimeout(timer);
     done(success);
   };
-  const sent = request({ agent, host: check.target, port: check.port, path: check.path, headers: { 'user-agent': 'Cabourotte' } }, (response) => {
-    /** @type {Buffer[]} */
-    const chunks = [];
-    response.on('data', (chunk) => chunks.push(chunk));
-    response.on('end', () => settle(check['valid-status'].includes(response.statusCode ?? 0)));
-    response.on('error', () => settle(false));
-  });
+  const sent = request(
+    { agent, host: check.target, port: check.port, path: check.path, headers: { 'user-agent': 'Cabourotte' } },
+    (response) => {
+      /** @type {Buffer[]} */
+      const chunks = [];
+      response.on('data', (chunk) => chunks.push(chunk));
+      response.on('end', () => settle(check['valid-status'].includes(response.statusCode ?? 0)));
+      response.on('error', () => settle(false));
+    },
+  );
   const timer = setTimeout(() => {
     sent.destroy();
     settle(false);
