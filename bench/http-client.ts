@@ -1,6 +1,6 @@
 /**
  * What an HTTP check's request costs the service's CPU (bench/JOURNAL.md, "HTTP checks on Node's client"): the
- * check's own run (src/healthcheck/kinds/http-probe.ts, Node's client) against a bare undici dispatch (what the runs
+ * check's own run (src/healthcheck/kinds/http/probe.ts, Node's client) against a bare undici dispatch (what the runs
  * were until 2026-11-27), on a kept-alive connection and on a new connection per request (the server answers
  * `Connection: close`: a check whose server closes idle connections sooner than the check's interval, the common
  * case). The server is another process; figures are CPU microseconds of this process per request.

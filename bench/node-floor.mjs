@@ -3,7 +3,7 @@
  * Vigie were nothing but its runs (bench/JOURNAL.md, "Against a bare Node running the same checks"). Nothing is
  * kept: no result, no history, no SQLite, no metric series, no API but one counter.
  *
- * - TCP checks connect as Vigie's do on an IP address (src/healthcheck/kinds/tcp-handle.ts): a bare TCP handle
+ * - TCP checks connect as Vigie's do on an IP address (src/healthcheck/kinds/tcp/handle.ts): a bare TCP handle
  *   through Node's `tcp_wrap` binding, closed once connected;
  * - HTTP checks send a GET on a keep-alive Agent shared by all (Node's client, as Vigie's) and read the body;
  * - each run has its timeout timer; runs start on the tick Vigie's `healthchecks.start-tick: auto` takes for as many
@@ -69,13 +69,16 @@ function runHttp(check) {
     clearTimeout(timer);
     done(success);
   };
-  const sent = request({ agent, host: check.target, port: check.port, path: check.path, headers: { 'user-agent': 'Cabourotte' } }, (response) => {
-    /** @type {Buffer[]} */
-    const chunks = [];
-    response.on('data', (chunk) => chunks.push(chunk));
-    response.on('end', () => settle(check['valid-status'].includes(response.statusCode ?? 0)));
-    response.on('error', () => settle(false));
-  });
+  const sent = request(
+    { agent, host: check.target, port: check.port, path: check.path, headers: { 'user-agent': 'Cabourotte' } },
+    (response) => {
+      /** @type {Buffer[]} */
+      const chunks = [];
+      response.on('data', (chunk) => chunks.push(chunk));
+      response.on('end', () => settle(check['valid-status'].includes(response.statusCode ?? 0)));
+      response.on('error', () => settle(false));
+    },
+  );
   const timer = setTimeout(() => {
     sent.destroy();
     settle(false);

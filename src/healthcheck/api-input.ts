@@ -6,6 +6,7 @@
 import { Value } from '@sinclair/typebox/value';
 import { type FieldProblem, MAX_PROBLEMS } from '../common/schema-errors.ts';
 import { BulkBody } from './api-schemas.ts';
+import { HealthcheckError } from './errors.ts';
 import { type ApiCheckRefusals, NO_REFUSALS, refusalFor } from './api-check-policy.ts';
 import { checkFilePolicy, type FilePolicy } from './api-check-files.ts';
 import {
@@ -26,32 +27,6 @@ import {
 export const API_SOURCE = 'api';
 export const CONFIG_SOURCE = 'configuration';
 
-/** `owned`: the check belongs to another source (the config file, a discovery source) than the API. */
-export type HealthcheckErrorReason =
-  | 'invalid'
-  | 'forbidden'
-  | 'unknown-kind'
-  | 'not-found'
-  | 'result-not-found'
-  | 'start-failed'
-  | 'owned'
-  | 'conflict'
-  | 'unavailable';
-
-/**
- * A refused operation; the routes turn `reason` into a status. `message` is the text the client sees; `problems`,
- * of an invalid body, every problem found in it (answered as `errors`, docs/http-api.md "Validation errors").
- */
-export class HealthcheckError extends Error {
-  constructor(
-    readonly reason: HealthcheckErrorReason,
-    message: string,
-    readonly problems?: readonly FieldProblem[],
-  ) {
-    super(message);
-  }
-}
-
 /**
  * The API may change only its own checks: a config-file or discovered check changed through it would come back at
  * the next reload or discovery round (docs/http-api.md, ownership).
@@ -59,10 +34,6 @@ export class HealthcheckError extends Error {
 export function ownedElsewhere(name: string, source: string): HealthcheckError {
   const origin = source === CONFIG_SOURCE ? 'the configuration file' : `the discovery source ${source}`;
   return new HealthcheckError('owned', `healthcheck ${name} comes from ${origin}; change it there`);
-}
-
-export function notFound(name: string): HealthcheckError {
-  return new HealthcheckError('not-found', `Healthcheck ${name} not found`);
 }
 
 export function unknownKind(kind: string): HealthcheckError {

@@ -10,9 +10,9 @@ import { holdsScope } from '../server/credentials.ts';
 import { registerPartRoutes } from '../server/errors.ts';
 import { messageError, nameParams, operation } from '../server/openapi.ts';
 import { statusBadge, UPTIME_BADGE_WINDOWS, uptimeBadge } from './badges.ts';
-import { healthcheckErrors } from './routes.ts';
+import { healthcheckErrors } from './errors.ts';
 import type { CheckResult } from './result-types.ts';
-import { HealthcheckError, notFound } from './api-input.ts';
+import { HealthcheckError, notFound } from './errors.ts';
 import type { CheckDefinition } from './kinds/index.ts';
 import type { HealthcheckService } from './service.ts';
 

@@ -5,7 +5,7 @@
  */
 import type { makeBadge as render } from 'badge-maker';
 import type { CheckResult, UptimeWindow } from './result-types.ts';
-import type { CheckState } from './states/names.ts';
+import type { CheckState } from './state-names.ts';
 
 /**
  * badge-maker is loaded by the first badge asked for, not at startup: with its font metrics it holds 4 MB of heap,

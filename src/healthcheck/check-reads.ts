@@ -5,7 +5,7 @@
  * few queries for every check, never one per check; the uptime ratios behind its list are cached a moment.
  */
 import { type CheckJson, checkToJson } from './kinds/index.ts';
-import { HealthcheckError, notFound } from './api-input.ts';
+import { HealthcheckError, notFound } from './errors.ts';
 import type { CheckRegistry } from './registry.ts';
 import type { HealthcheckRepository } from './repository.ts';
 import type { CheckState } from './states/machine.ts';

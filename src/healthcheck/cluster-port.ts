@@ -11,15 +11,14 @@
  */
 import type { CheckDefinition } from './kinds/index.ts';
 import type { LocationSpec } from './kinds/locations.ts';
-import type { HealthcheckError } from './api-input.ts';
-import type { ReconcilePlan } from './reconciler.ts';
+import type { HealthcheckError } from './errors.ts';
 import type { CheckResult } from './result-types.ts';
 import type { ReplicatedCheck } from './replicated-checks.ts';
 
 export type { CheckDefinition, CheckResult, LocationSpec };
 /** A definition as the API lists it and the cluster stores it; the refusal the API answers with. */
 export { checkToJson } from './kinds/index.ts';
-export { HealthcheckError } from './api-input.ts';
+export { HealthcheckError } from './errors.ts';
 /** The wire schema of a result, which the cluster checks the results of other nodes against. */
 export { CheckResult as CheckResultSchema } from './wire.ts';
 
@@ -52,6 +51,13 @@ export interface HostedCheck {
   readonly oneOff: boolean;
 }
 
+/** What an apply of the cluster's API checks changed (the reconciler's plan, as far as a cluster reads it). */
+interface AppliedChecks {
+  readonly started: readonly unknown[];
+  readonly removed: readonly unknown[];
+  readonly kept: readonly unknown[];
+}
+
 /** What the cluster may do with this node's checks. */
 export interface CheckHost {
   /** A result another node ran: this node's latest result and history for the check. */
@@ -68,7 +74,7 @@ export interface CheckHost {
   applyReplicated(
     desired: readonly ReplicatedCheck[],
     refused: (name: string, refusal: HealthcheckError) => void,
-  ): Promise<ReconcilePlan>;
+  ): Promise<AppliedChecks>;
 }
 
 /** What this part uses of its cluster. */

@@ -12,7 +12,7 @@ import { Type } from '@sinclair/typebox';
 import { ownTokenRoute } from '../server/credentials.ts';
 import { registerPartScope } from '../server/errors.ts';
 import { json, messageError, nameParams, operation } from '../server/openapi.ts';
-import { healthcheckErrors } from './routes.ts';
+import { healthcheckErrors } from './errors.ts';
 import type { HealthcheckService } from './service.ts';
 
 const MAX_HEARTBEAT_MESSAGE_BYTES = 4096;

@@ -11,7 +11,7 @@ import { Type } from '@sinclair/typebox';
 import type { FieldProblem } from '../common/schema-errors.ts';
 import { registerPartScope } from '../server/errors.ts';
 import { invalidBody, json, messageError, nameParams, operation } from '../server/openapi.ts';
-import { CheckValidationError } from './kinds/types.ts';
+import { CheckValidationError } from './kinds/validation-error.ts';
 import {
   type MaintenanceCalendar,
   type MaintenanceLimits,
@@ -19,13 +19,12 @@ import {
   type MaintenanceWindowJson,
   MaintenanceWindowSchema,
   parseWindow,
-  type StoredWindow,
-  storedWindow,
   windowToJson,
 } from './maintenance.ts';
+import { type StoredWindow, storedWindow } from './maintenance-store.ts';
 import type { StateCollection } from '../common/runtime-state.ts';
-import { healthcheckErrors } from './routes.ts';
-import { HealthcheckError } from './api-input.ts';
+import { healthcheckErrors } from './errors.ts';
+import { HealthcheckError } from './errors.ts';
 
 /** The API's verbs over the calendar and the API windows' collection (runtime state). */
 export class MaintenanceApi {

@@ -25,7 +25,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { registerTextCollector } from '../server/metrics.ts';
 import type { FoldReason } from './pending-results.ts';
 import type { CheckResult } from './result-types.ts';
-import { CHECK_STATES, type CheckState } from './states/names.ts';
+import { CHECK_STATES, type CheckState } from './state-names.ts';
 
 /** Upstream's buckets (docs/http-api.md, metrics). */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];

@@ -15,7 +15,7 @@ import { compressAnswers } from '../server/compression.ts';
 import { HttpError, registerPartRoutes } from '../server/errors.ts';
 import { messageError, nameParams, operation } from '../server/openapi.ts';
 import { addWireSchemas } from '../server/wire-schemas.ts';
-import { healthcheckErrors } from './routes.ts';
+import { healthcheckErrors } from './errors.ts';
 import type { SeriesWindow } from './result-types.ts';
 import type { HealthcheckService } from './service.ts';
 import { Durations, HEALTHCHECK_WIRE_TYPES, HealthcheckOverview, RecentResults } from './wire.ts';

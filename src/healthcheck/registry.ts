@@ -3,55 +3,22 @@
  * its scheduler handle and its metric series, plus the latest result of each. The only place that mutates them:
  * `register`, `swap` and `unregister` keep the map, the scheduler, the metric series and the buffered results in
  * step. Callers mutate inside `exclusive`, so that two mutations never interleave between preparing a check and
- * swapping it in.
+ * swapping it in. Where each result goes, this node's runs and the other nodes' alike, is result-dispatch.ts's.
  */
 import type { Logger } from 'pino';
-import { durationToMs } from '../common/duration.ts';
-import { type CheckDefinition, CheckFailure, checkSummary, type Prepared, prepareCheck } from './kinds/index.ts';
-import { isSilence } from './kinds/heartbeat.ts';
-import { type ResultLocations, trackLocations } from './locations.ts';
+import { type CheckDefinition, CheckFailure, type Prepared, prepareCheck } from './kinds/index.ts';
+import { isSilence } from './kinds/heartbeat/kind.ts';
 import type { PushReports } from './kinds/types.ts';
-import type { CheckSeries, HealthcheckMetrics } from './metrics.ts';
+import type { HealthcheckMetrics } from './metrics.ts';
 import type { HealthcheckRepository } from './repository.ts';
-import type { StoredState } from './result-store.ts';
+import type { StoredState } from './states/stored-state.ts';
 import type { CheckResult } from './result-types.ts';
-import { buildResult, shareCheckStrings } from './result.ts';
-import { type ScheduledJob, Scheduler, type SchedulerJob } from './scheduler.ts';
+import { ResultDispatch, type ResultSink } from './result-dispatch.ts';
+import { shareCheckStrings } from './result.ts';
+import { RunningCheck } from './running-check.ts';
+import { Scheduler } from './scheduler.ts';
 import type { CheckStates, Transition } from './states/check-states.ts';
 import type { CheckOwner } from './cluster-port.ts';
-import type { StateMachine } from './states/machine.ts';
-import { degradedReason } from './states/degraded.ts';
-
-/** A check that is registered: what the scheduler runs and what the listings show. */
-export class RunningCheck implements SchedulerJob {
-  readonly intervalMs: number;
-  readonly timeoutMs: number;
-  readonly summary: string;
-  readonly labels: Record<string, string> | undefined;
-  handle: ScheduledJob<RunningCheck> | null = null;
-  /** A pushed check whose silence this node watches (it owns it). */
-  pushStarted = false;
-  /** Outcome of the previous run, to log only the transitions between success and failure. */
-  lastSuccess: boolean | undefined;
-  /** Its state (src/healthcheck/states/), set when it is registered: every result of the check feeds it. */
-  machine: StateMachine | null = null;
-
-  constructor(
-    readonly def: CheckDefinition,
-    readonly source: string,
-    readonly prepared: Prepared,
-    readonly metricSeries: CheckSeries,
-  ) {
-    this.intervalMs = durationToMs(def.intervalNs);
-    this.timeoutMs = durationToMs(def.timeoutNs);
-    this.summary = checkSummary(def);
-    this.labels = Object.keys(def.labels).length > 0 ? def.labels : undefined;
-  }
-
-  run(signal: AbortSignal): Promise<void> {
-    return this.prepared.run(signal);
-  }
-}
 
 export interface RegistryOptions {
   maxConcurrentRuns: number;
@@ -85,27 +52,20 @@ export interface RegistryOptions {
 /** A single node runs every check, and is the one location of those with locations. */
 const ALWAYS_ME: CheckOwner = { owns: () => true, chosen: () => [] };
 
-export type ResultSink = (result: CheckResult) => void;
-
 /** Without a store (in-process tests), pushed checks count their silence from the start. */
 const NO_REPORTS: PushReports = { last: () => undefined, save: () => undefined };
 
 export class CheckRegistry {
   readonly prepare: (def: CheckDefinition) => Promise<Prepared>;
   private readonly checks = new Map<string, RunningCheck>();
-  private readonly latest = new Map<string, CheckResult>();
+  /** Where the results go: latest, store, state, metrics, exporters. */
+  private readonly results: ResultDispatch;
   private readonly scheduler: Scheduler<RunningCheck>;
   private readonly metrics: HealthcheckMetrics;
   private readonly repository: HealthcheckRepository;
   private readonly logger: Logger;
-  private readonly resultSinks: readonly ResultSink[];
-  private readonly publish: ResultSink;
-  /** Each check's state from its locations' results, in a cluster; each result as it comes on a single node. */
-  private readonly locations: ResultLocations;
-  private readonly inMaintenance: (name: string, labels: Readonly<Record<string, string>>) => boolean;
   private readonly pushReports: PushReports;
   private readonly owner: CheckOwner;
-  private readonly node: string | undefined;
   private readonly states: CheckStates;
   private mutations: Promise<unknown> = Promise.resolve();
   private started = false;
@@ -115,19 +75,20 @@ export class CheckRegistry {
     this.repository = options.repository;
     this.logger = options.logger;
     this.prepare = options.prepare ?? prepareCheck;
-    this.resultSinks = options.onResult ?? [];
-    this.publish = options.publish ?? (() => undefined);
-    this.inMaintenance = options.inMaintenance ?? (() => false);
     this.pushReports = options.pushReports ?? NO_REPORTS;
     this.owner = options.owner ?? ALWAYS_ME;
-    this.node = options.node;
     this.states = options.states;
     // A pause stops the check's runs here, a resume starts them again (src/healthcheck/states/pauses.ts).
     this.states.onTransition((check, transition) => this.pauseChanged(check as RunningCheck, transition));
-    this.locations = trackLocations({
+    this.results = new ResultDispatch({
+      metrics: options.metrics,
+      repository: options.repository,
+      states: options.states,
+      owner: this.owner,
+      sinks: options.onResult ?? [],
+      publish: options.publish ?? (() => undefined),
+      inMaintenance: options.inMaintenance ?? (() => false),
       node: options.node,
-      chosen: (name, locations) => this.owner.chosen(name, locations),
-      history: (name) => this.repository.history(name, Infinity),
     });
     this.scheduler = new Scheduler<RunningCheck>({
       maxConcurrentRuns: options.maxConcurrentRuns,
@@ -154,11 +115,11 @@ export class CheckRegistry {
   }
 
   latestResult(name: string): CheckResult | undefined {
-    return this.latest.get(name);
+    return this.results.latest.get(name);
   }
 
   latestResults(): IterableIterator<CheckResult> {
-    return this.latest.values();
+    return this.results.latest.values();
   }
 
   set maxConcurrentRuns(cap: number) {
@@ -185,7 +146,7 @@ export class CheckRegistry {
 
   /** The latest results loaded from the database at startup. */
   restoreResults(results: Iterable<CheckResult>): void {
-    for (const result of results) this.latest.set(result.name, result);
+    for (const result of results) this.results.latest.set(result.name, result);
   }
 
   /** The states stored beside the latest results, and the pauses (startup): each check's, in its metrics too. */
@@ -221,7 +182,7 @@ export class CheckRegistry {
     }
     if (check.handle !== null) return;
     // This node's own last run: another location's does not delay it.
-    const lastS = takenOver ? this.locations.lastRun(check, this.latest.get(check.def.name)) : undefined;
+    const lastS = takenOver ? this.results.lastRun(check) : undefined;
     // Result timestamps are wall-clock seconds; the scheduler's clock is its own: hand it a delay.
     check.handle = this.scheduler.add(
       check,
@@ -288,8 +249,7 @@ export class CheckRegistry {
     // Paused on this node (a pause holds on the node it was made on, docs/cluster.md): counted nowhere here.
     if (check.machine?.paused === true) return true;
     shareCheckStrings(result, check.def.name, check.summary, check.labels, check.source);
-    this.metrics.observeRun(check.metricSeries, result.success, result.duration / 1000, undefined);
-    this.keep(check, result, false);
+    this.results.remote(check, result);
     const pushed = check.prepared.pushed;
     if (pushed !== undefined && !isSilence(result.message)) {
       const report = { atMs: result['healthcheck-timestamp'] * 1000, success: result.success, message: result.message };
@@ -320,8 +280,7 @@ export class CheckRegistry {
   unregister(check: RunningCheck): void {
     this.retire(check);
     this.checks.delete(check.def.name);
-    this.latest.delete(check.def.name);
-    this.locations.forget(check.def.name);
+    this.results.forget(check.def.name);
     this.states.forget(check.def.name);
     this.repository.dropBuffered(new Set([check.def.name]));
   }
@@ -354,66 +313,11 @@ export class CheckRegistry {
       );
   }
 
-  private export(result: CheckResult): void {
-    for (let i = 0; i < this.resultSinks.length; i++) (this.resultSinks[i] as ResultSink)(result);
-  }
-
-  /**
-   * What every result kept goes through after its run's metrics, this node's runs and the other nodes' alike: the
-   * check's latest result and state (its quorum's for a check with locations), the result store, the state metrics,
-   * the exporters.
-   */
-  private keep(check: RunningCheck, result: CheckResult, ranHere: boolean): void {
-    const name = check.def.name;
-    const latest = this.latest.get(name);
-    const view = this.locations.observe(check, result, ranHere, latest);
-    // A result older than the latest kept (results replayed after a restart) does not replace it; it still goes to
-    // the history.
-    if (latest === undefined || latest['healthcheck-timestamp'] <= view.state['healthcheck-timestamp'])
-      this.latest.set(name, view.state);
-    this.repository.record(result, view.state);
-    // The same latest result again (a check with locations nobody runs yet) is not a new outcome.
-    const machine =
-      view.state === latest
-        ? (check.machine as StateMachine)
-        : this.states.observe(check, check.machine as StateMachine, view.state);
-    this.metrics.observeState(check.metricSeries, view.state);
-    this.metrics.observeCheckState(check.metricSeries, machine.state);
-    if (view.exported) this.export(view.state);
-  }
-
+  /** A run of this node, or a pushed check's report: dropped when the check is paused, else dispatched. */
   private recordRun(check: RunningCheck, failure: unknown, durationMs: number): void {
-    const name = check.def.name;
     // A run in flight when its check was paused, or a report to a paused heartbeat check: dropped.
     if (check.machine?.paused === true) return;
-    const result = buildResult(
-      name,
-      check.summary,
-      check.labels,
-      check.source,
-      failure,
-      durationMs,
-      this.inMaintenance(name, check.def.labels),
-      this.node,
-    );
-    const certificateExpiryS = check.prepared.certificateExpirySeconds?.();
-    const domainExpiryS = check.prepared.domainExpirySeconds?.();
-    const degraded = check.def.degraded ?? this.states.defaults.degraded;
-    if (degraded !== undefined && result.success) {
-      const sight = {
-        durationMs,
-        certificateExpiryS:
-          degraded.expiryWarningNs === undefined
-            ? undefined
-            : (certificateExpiryS ?? check.prepared.peerCertificateExpirySeconds?.()),
-        domainExpiryS,
-      };
-      const reason = degradedReason(degraded, sight, Date.now());
-      if (reason !== undefined) result.degraded = reason;
-    }
-    this.publish(result);
-    this.metrics.observeRun(check.metricSeries, result.success, durationMs / 1000, certificateExpiryS, domainExpiryS);
-    this.keep(check, result, true);
+    const result = this.results.ran(check, failure, durationMs);
     if (result.success !== check.lastSuccess) {
       if (!result.success) this.logger.warn({ name: result.name, cause: result.message }, 'healthcheck failed');
       else if (check.lastSuccess === false) this.logger.info({ name: result.name }, 'healthcheck recovered');

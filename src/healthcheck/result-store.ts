@@ -13,7 +13,7 @@
  * Everything stays bounded: history is trimmed per check as it is written, and a check's aggregates older than
  * their retention are pruned when the check opens a new hour.
  * The reads (history-reads.ts, uptime-reads.ts) merge the waiting results into what the database holds, so a read
- * never forces a write.
+ * never forces a write. What one check's write puts in which table is result-writer.ts's.
  */
 import { getTableName, inArray } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
@@ -25,9 +25,10 @@ import {
   healthcheckUptime,
   heartbeatReports,
 } from '../db/schema.ts';
-import { type FoldReason, type PendingCheck, PendingResults } from './pending-results.ts';
-import { prepareResultStatements, type ResultStatements } from './result-statements.ts';
-import { type CheckResult, DAILY_RETENTION_S, DAY_S, HOURLY_RETENTION_S } from './result-types.ts';
+import { type FoldReason, PendingResults } from './pending-results.ts';
+import { ResultWriter } from './result-writer.ts';
+import type { StoredHealth, StoredState } from './states/stored-state.ts';
+import type { CheckResult } from './result-types.ts';
 import type { StateEvent } from './states/events.ts';
 import type { Health } from './states/machine.ts';
 
@@ -64,47 +65,17 @@ export interface RepositoryOptions {
   maxEventsPerCheck?: () => number;
 }
 
-/** What the latest result's row keeps of its check's state (src/healthcheck/states/machine.ts). */
-interface StoredHealth {
-  health: Health;
-  sinceMs: number;
-  streak: number;
-}
-
-/** A check's stored state, read back at startup with what its latest result was. */
-export interface StoredState extends StoredHealth {
-  name: string;
-  maintenance: boolean;
-  timestampS: number;
-  message: string;
-}
-
-const DEFAULT_MAX_EVENTS_PER_CHECK = 100_000;
-
-/**
- * Per check: the hour it last wrote an aggregate for (a new hour triggers the pruning of its old aggregates),
- * and how many history rows it has (counted once, then kept up to date), so that trimming deletes exactly the
- * rows over `history-size`, oldest first, without looking at the others.
- */
-interface WrittenState {
-  hour: number;
-  historyRows: number;
-  /** -1 until the check first writes a change of state. */
-  eventRows: number;
-}
-
 export class ResultStore {
   readonly pending: PendingResults;
   private flushTimer: BeatTimer | null = null;
   private started = false;
   /** The writes under way (`all`: every waiting check, not only the due ones) and their end, or none. */
   private round: { all: boolean; done: Promise<void> } | null = null;
-  /** What the writes keep per check: the hour it last wrote an aggregate for, and its history rows. */
-  private readonly stored = new Map<string, WrittenState>();
+  /** The writes of one check's rows. */
+  private readonly writer: ResultWriter;
   private readonly flushIntervalMs: number;
   private readonly writeDelayS: number;
   private readonly nowS: () => number;
-  private readonly statements: ResultStatements;
   private readonly writeAll: () => void;
   private readonly writeSliceOf: (all: boolean, cutoffS: number) => boolean;
   private readonly writeEventAlone: (name: string, event: StateEvent) => void;
@@ -124,13 +95,13 @@ export class ResultStore {
       },
       options.onFolded ?? (() => undefined),
     );
-    this.statements = prepareResultStatements(db);
+    this.writer = new ResultWriter(db, this.pending, options);
     this.writeAll = this.db.$client.transaction(() => {
-      for (const [name, check] of this.pending.entries()) this.writeCheck(name, check, Infinity);
+      for (const [name, check] of this.pending.entries()) this.writer.writeCheck(name, check, Infinity);
     });
     this.writeSliceOf = this.db.$client.transaction((all: boolean, cutoffS: number) => this.writeSlice(all, cutoffS));
     this.writeEventAlone = this.db.$client.transaction((name: string, event: StateEvent) =>
-      this.writeEvents(name, [event], this.writtenState(name)),
+      this.writer.writeEvents(name, [event]),
     );
   }
 
@@ -224,7 +195,7 @@ export class ResultStore {
         more = this.writeSliceOf(round.all, this.nowS() - this.writeDelayS);
       } catch (error) {
         // The slice is rolled back and what it took is lost; the row counts are read again.
-        this.stored.clear();
+        this.writer.clear();
         this.options.onFlushError?.(error);
       }
       if (more) return setImmediate(next);
@@ -247,95 +218,12 @@ export class ResultStore {
     for (const [name, check] of this.pending.entries()) {
       if (!all && check.sinceS > cutoffS) return false;
       if (wrote && performance.now() >= deadline) return true;
-      while (!this.writeCheck(name, check, ROWS_PER_STEP)) {
+      while (!this.writer.writeCheck(name, check, ROWS_PER_STEP)) {
         if (performance.now() >= deadline) return true;
       }
       wrote = true;
     }
     return false;
-  }
-
-  /**
-   * Writes up to `maxRows` of a check's waiting raw results, oldest first, into its history (trimmed to
-   * history-size); once none is left, its aggregates and its latest result too, and forgets what it had waiting.
-   * True when the check is done.
-   */
-  private writeCheck(name: string, check: PendingCheck, maxRows: number): boolean {
-    const s = this.statements;
-    const state = this.writtenState(name);
-    const rows = this.pending.takeOldest(check, maxRows);
-    for (let i = 0; i < rows.length; i++) {
-      const result = rows[i] as CheckResult;
-      s.insertHistory.run(
-        name,
-        result.success ? 1 : 0,
-        result['healthcheck-timestamp'],
-        result.duration,
-        result.message,
-        result.maintenance ? 1 : 0,
-        result.node ?? null,
-      );
-    }
-    state.historyRows += rows.length;
-    if (state.historyRows > this.options.historySize) {
-      s.trimHistory.run(name, state.historyRows - this.options.historySize);
-      state.historyRows = this.options.historySize;
-    }
-    if (check.results.length > 0) return false;
-    let newestHour = -1;
-    for (const hour of check.hours) {
-      this.writeAggregates(name, hour.hour, hour.runs, hour.successes, hour.totalMs, hour.minMs, hour.maxMs);
-      if (hour.hour > newestHour) newestHour = hour.hour;
-    }
-    const latest = check.latest;
-    const health = this.options.stateOf?.(name);
-    s.upsertResult.run(
-      name,
-      latest.success ? 1 : 0,
-      latest['healthcheck-timestamp'],
-      latest.duration,
-      latest.message,
-      latest.summary,
-      latest.labels === undefined ? null : JSON.stringify(latest.labels),
-      latest.source,
-      latest.maintenance ? 1 : 0,
-      latest.node ?? null,
-      health?.health ?? null,
-      health?.sinceMs ?? null,
-      health?.streak ?? 0,
-    );
-    if (check.events !== null) this.writeEvents(name, check.events, state);
-    if (newestHour !== -1 && state.hour !== newestHour) {
-      state.hour = newestHour;
-      s.pruneUptime.run(name, 'hour', newestHour - HOURLY_RETENTION_S);
-      s.pruneUptime.run(name, 'day', newestHour - DAILY_RETENTION_S);
-    }
-    this.pending.remove(name);
-    return true;
-  }
-
-  /** What this store knows it wrote of a check, counted from its tables the first time it is asked. */
-  private writtenState(name: string): WrittenState {
-    let state = this.stored.get(name);
-    if (state === undefined) {
-      state = { hour: -1, historyRows: (this.statements.countHistory.get(name) as { n: number }).n, eventRows: -1 };
-      this.stored.set(name, state);
-    }
-    return state;
-  }
-
-  /** A check's changes of state, and the trim of its oldest beyond `healthchecks.max-events-per-check`. */
-  private writeEvents(name: string, events: readonly StateEvent[], state: WrittenState): void {
-    const s = this.statements;
-    for (const event of events)
-      s.insertEvent.run(name, event.atMs, event.from, event.to, event.message, event.node ?? null);
-    if (state.eventRows < 0) state.eventRows = (s.countEvents.get(name) as { n: number }).n;
-    else state.eventRows += events.length;
-    const max = this.options.maxEventsPerCheck?.() ?? DEFAULT_MAX_EVENTS_PER_CHECK;
-    if (state.eventRows > max) {
-      s.trimEvents.run(name, state.eventRows - max);
-      state.eventRows = max;
-    }
   }
 
   /**
@@ -351,8 +239,7 @@ export class ResultStore {
 
   /** A change of `name` was written by another path (a pause, a resume): its count is taken again at the next write. */
   recountEvents(name: string): void {
-    const state = this.stored.get(name);
-    if (state !== undefined) state.eventRows = -1;
+    this.writer.recountEvents(name);
   }
 
   /** Every check's stored state, with what its latest result was (a restart restores the states from them). */
@@ -380,34 +267,6 @@ export class ResultStore {
     return states;
   }
 
-  /** Adds one hour's runs of a check to its hourly and daily aggregates (an hour lies within one day). */
-  private writeAggregates(
-    name: string,
-    hour: number,
-    runs: number,
-    successes: number,
-    total: number,
-    min: number,
-    max: number,
-  ): void {
-    this.statements.upsertUptime.run(
-      name,
-      hour,
-      runs,
-      successes,
-      total,
-      min,
-      max,
-      name,
-      hour - (hour % DAY_S),
-      runs,
-      successes,
-      total,
-      min,
-      max,
-    );
-  }
-
   /** Every name with something stored: results, or a heartbeat report (committed at once, its result later). */
   storedNames(): Set<string> {
     const names = new Set(
@@ -431,7 +290,7 @@ export class ResultStore {
       tx.delete(heartbeatReports).where(inArray(heartbeatReports.name, chunk)).run();
       tx.delete(healthcheckEvents).where(inArray(healthcheckEvents.name, chunk)).run();
     }
-    for (const name of names) this.stored.delete(name);
+    this.writer.forget(names);
   }
 }
 

@@ -14,58 +14,22 @@ import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { holdsScope, principalOf } from '../server/credentials.ts';
 import type { ApiCaller } from './api-check-policy.ts';
-import type { ErrorAnswer, PartErrors } from '../server/error-answer.ts';
 import { registerPartScope, SHADOWS_PARAMETRIC } from '../server/errors.ts';
 import { NameParams, typed } from '../server/typed-scope.ts';
 import { invalidBody, messageError, type Operation, operation } from '../server/openapi.ts';
-import { wireProblems } from '../common/schema-errors.ts';
 import { ref } from '../common/wire.ts';
 import { addWireSchemas } from '../server/wire-schemas.ts';
 import { BulkBody, Created, History, HistoryQuery, listOf, Message, Uptime } from './api-schemas.ts';
 import { CHECK_KINDS, type CheckJson, KIND_NAMES } from './kinds/index.ts';
 import { CheckDefinition, CheckResult, HEALTHCHECK_WIRE_TYPES } from './wire.ts';
-import { HealthcheckError, type HealthcheckErrorReason, unknownKind } from './api-input.ts';
+import { unknownKind } from './api-input.ts';
+import { healthcheckErrors } from './errors.ts';
 import type { HealthcheckService } from './service.ts';
 
 export interface RouteOptions {
   healthcheckApi: boolean;
   resultApi: boolean;
 }
-
-const STATUS: Record<HealthcheckErrorReason, number> = {
-  invalid: 400,
-  forbidden: 403,
-  'unknown-kind': 404,
-  'not-found': 404,
-  'result-not-found': 404,
-  'start-failed': 500,
-  owned: 409,
-  conflict: 409,
-  unavailable: 503,
-};
-
-/**
- * Cabourotte's body shape; the service's refusals carry their reason, mapped to a status here. An invalid body is
- * answered with every problem found in it as well (`errors`, docs/http-api.md "Validation errors").
- */
-export const healthcheckErrors: PartErrors = {
-  body: (message) => ({ message }),
-  fromDomainError: (error) => {
-    if (!(error instanceof HealthcheckError)) return undefined;
-    const answer = { statusCode: STATUS[error.reason], message: error.message };
-    if (error.reason !== 'invalid') return answer;
-    return { ...answer, extra: { errors: wireProblems(error.problems ?? [{ field: '', message: error.message }]) } };
-  },
-  fromValidationError: (error, request): ErrorAnswer => {
-    if (error.validationContext === 'querystring') {
-      return {
-        statusCode: 400,
-        message: `Invalid limit ${JSON.stringify((request.query as { limit?: unknown }).limit)}: expected a positive integer`,
-      };
-    }
-    return { statusCode: 400, message: `Invalid healthcheck configuration: ${error.message}` };
-  },
-};
 
 export function healthcheckRoutes(service: HealthcheckService, options: RouteOptions): FastifyPluginAsync {
   return async (app) => {

@@ -11,16 +11,8 @@ import { type ApiCaller, type ApiCheckRefusals, NO_REFUSALS, OPERATOR, refusalsO
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Db } from '../db/client.ts';
-import {
-  admitCreate,
-  type AdmissionRules,
-  API_SOURCE,
-  HealthcheckError,
-  notFound,
-  ownedElsewhere,
-  parseBulk,
-  startFailed,
-} from './api-input.ts';
+import { admitCreate, type AdmissionRules, API_SOURCE, ownedElsewhere, parseBulk, startFailed } from './api-input.ts';
+import { HealthcheckError, notFound } from './errors.ts';
 import { type CheckOverview, CheckReads } from './check-reads.ts';
 import { applyConfigChecks, loadChecks, type RestoredSource, warnRestartOnlyChanges } from './check-sources.ts';
 import { HeartbeatReports } from './heartbeat-reports.ts';
@@ -32,12 +24,13 @@ import {
   type LabelLimits,
   type Prepared,
 } from './kinds/index.ts';
-import { HeartbeatMonitor } from './kinds/heartbeat.ts';
+import { HeartbeatMonitor } from './kinds/heartbeat/kind.ts';
 import { MaintenanceCalendar } from './maintenance.ts';
 import { HealthcheckMetrics, pendingResultMetrics } from './metrics.ts';
 import { type OneOffOutcome, runOneOff } from './one-off-run.ts';
 import { CheckPrepareError, type ReconcilePlan, Reconciler, runsAlready } from './reconciler.ts';
-import { CheckRegistry, type ResultSink } from './registry.ts';
+import { CheckRegistry } from './registry.ts';
+import type { ResultSink } from './result-dispatch.ts';
 import type { ApiCheckReplica, CheckOwner } from './cluster-port.ts';
 import { admitReplicated, type ReplicatedCheck } from './replicated-checks.ts';
 import { HealthcheckRepository } from './repository.ts';

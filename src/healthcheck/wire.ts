@@ -7,7 +7,7 @@
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { ref, wire } from '../common/wire.ts';
-import { CHECK_STATES, type CheckState } from './states/names.ts';
+import { CHECK_STATES, type CheckState } from './state-names.ts';
 
 const Labels = Type.Record(Type.String(), Type.String());
 /** The same map for answers only (never validated): `additionalProperties` rather than TypeBox's `patternProperties`,

@@ -9,7 +9,7 @@ import { type AlertCheck, AlertEngine } from '../../src/healthcheck/alerts/engin
 import { Policies } from '../../src/healthcheck/alerts/policy.ts';
 import type { AlertRecord } from '../../src/healthcheck/alerts/records.ts';
 import { parseAlertPolicy } from '../../src/healthcheck/kinds/alerting.ts';
-import type { CheckState } from '../../src/healthcheck/states/names.ts';
+import type { CheckState } from '../../src/healthcheck/state-names.ts';
 import type { Notification } from '../../src/notify/notification.ts';
 import { waitFor } from '../helpers/wait.ts';
 

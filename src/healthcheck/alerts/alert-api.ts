@@ -4,7 +4,7 @@
  * recovery is still told. An alert is addressed by its id, which names its check and its firing instance: once it
  * resolved, its id is unknown (404), and an acknowledge link of it opens nothing.
  */
-import { HealthcheckError } from '../api-input.ts';
+import { HealthcheckError } from '../errors.ts';
 import type { StateCollection } from '../../common/runtime-state.ts';
 import { hasControlCharacter } from '../states/pauses.ts';
 import { ackToken, type AlertRecord } from './records.ts';

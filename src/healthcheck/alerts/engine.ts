@@ -14,7 +14,7 @@
  */
 import type { Notification, SendOutcome } from '../../notify/notification.ts';
 import type { StateCollection } from '../../common/runtime-state.ts';
-import type { CheckState } from '../states/names.ts';
+import type { CheckState } from '../state-names.ts';
 import type { Transition } from '../states/check-states.ts';
 import { buildNotification } from './messages.ts';
 import { type EffectivePolicy, groupKey, groupLabels, type Policies, type PolicyCheck } from './policy.ts';

@@ -10,15 +10,22 @@ import type { RuntimeState } from '../../common/runtime-state.ts';
 import { Notifiers } from '../../notify/notifier.ts';
 import type { NotifierSettings } from '../../notify/settings.ts';
 import type { CheckOwner } from '../cluster-port.ts';
-import type { HealthcheckService } from '../service.ts';
+import type { CheckDefinition } from '../kinds/index.ts';
+import type { CheckStates } from '../states/check-states.ts';
 import { AlertApi } from './alert-api.ts';
 import { AlertEngine } from './engine.ts';
 import { Policies } from './policy.ts';
 import { ackToken, alertKind, newSigningKey, signingKeyKind } from './records.ts';
 import type { AlertingSettings } from './settings.ts';
 
+/** What the alerts read of the checks (the service's registry and states): definitions and states. */
+interface AlertedChecks {
+  readonly registry: { get(name: string): { readonly def: CheckDefinition } | undefined; names(): Set<string> };
+  readonly states: CheckStates;
+}
+
 export interface AlertsOptions {
-  service: HealthcheckService;
+  service: AlertedChecks;
   state: RuntimeState;
   alerting: AlertingSettings;
   notifiers: Readonly<Record<string, NotifierSettings>>;

@@ -8,7 +8,7 @@
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { StateKind } from '../../common/runtime-state.ts';
-import { CHECK_STATES, type CheckState } from '../states/names.ts';
+import { CHECK_STATES, type CheckState } from '../state-names.ts';
 
 interface Acknowledgement {
   /** As the audit log names principals (`token:ops`, `ack-link`). */

@@ -12,8 +12,8 @@ import { ownTokenRoute, principalOf } from '../../server/credentials.ts';
 import { registerPartRoutes } from '../../server/errors.ts';
 import { json, messageError, operation } from '../../server/openapi.ts';
 import { sha256Hex } from '../../server/tokens.ts';
-import { HealthcheckError } from '../api-input.ts';
-import { healthcheckErrors } from '../routes.ts';
+import { HealthcheckError } from '../errors.ts';
+import { healthcheckErrors } from '../errors.ts';
 import { ALERT_STATES, type AlertApi } from './alert-api.ts';
 
 const idParams = Type.Object({ id: Type.String({ description: 'the alert id (16 hex digits)' }) });

@@ -9,7 +9,7 @@ import { Type } from '@sinclair/typebox';
 import { ConfigError } from '../../common/config-error.ts';
 import { type AlertPolicy, alertKeys, AlertPolicySchema, parseAlertPolicy } from '../kinds/alerting.ts';
 import type { KeyedCheck } from '../kinds/index.ts';
-import { CheckValidationError } from '../kinds/types.ts';
+import { CheckValidationError } from '../kinds/validation-error.ts';
 import { compileTemplate } from '../../notify/templates.ts';
 
 const closed = { additionalProperties: false } as const;

@@ -7,7 +7,7 @@
 import { Type } from '@sinclair/typebox';
 import { durationToMs, parseDuration } from '../../common/duration.ts';
 import { Duration } from '../../common/duration.ts';
-import { CheckValidationError } from './types.ts';
+import { CheckValidationError } from './validation-error.ts';
 
 const closed = { additionalProperties: false } as const;
 const LABEL = Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_.-]*$' });

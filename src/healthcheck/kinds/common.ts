@@ -1,16 +1,16 @@
 /**
- * What the five kinds share: the base fields (schema, validation, listing), field checks with messages that
- * name the field, the client TLS material of HTTP and TLS checks, and the wording of run failures.
+ * What the kinds share: the base fields (schema, validation, listing), field checks with messages that name the
+ * field, and the wording of run failures (the client TLS of the kinds that speak it: tls-client.ts).
  */
 import { isIP } from 'node:net';
 import { type Static, type TObject, type TProperties, Type } from '@sinclair/typebox';
 import { Duration, DurationError, formatDuration, parseDuration } from '../../common/duration.ts';
-import { readCheckFile } from './check-files.ts';
 import { locationProperties, locationsToJson, parseLocations } from './locations.ts';
 import { alertFieldsToJson, alertProperties, parseAlertFields } from './alerting.ts';
 import { parseStateFields, stateFieldsToJson, stateProperties } from './states.ts';
 import type { Problems } from './problems.ts';
-import { type BaseDefinition, CheckFailure, type CheckJson, CheckValidationError, type KindName } from './types.ts';
+import type { BaseDefinition, CheckJson, KindName } from './types.ts';
+import { CheckValidationError } from './validation-error.ts';
 
 /** `badge: public`: its badges answer without credentials under `http.public: [badges]` even when no public status
  *  page shows the check (docs/hardening.md, "Public pages and badges"). */
@@ -254,70 +254,6 @@ export function ipField(field: string, value: string): string {
 /** `host:port`, with brackets around IPv6 literals (Go's `net.JoinHostPort`). */
 export function joinHostPort(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-}
-
-/** Client TLS options shared by HTTP and TLS checks (file paths, read by `loadTlsFiles`). */
-export const tlsClientProperties = {
-  insecure: Type.Optional(Type.Boolean()),
-  cacert: Type.Optional(Type.String({ minLength: 1 })),
-  cert: Type.Optional(Type.String({ minLength: 1 })),
-  key: Type.Optional(Type.String({ minLength: 1 })),
-};
-
-export interface TlsClientFiles {
-  cacert?: string;
-  cert?: string;
-  key?: string;
-}
-
-export function parseTlsFiles(input: TlsClientFiles): TlsClientFiles {
-  if ((input.cert === undefined) !== (input.key === undefined)) {
-    const missing = input.cert === undefined ? 'cert' : 'key';
-    throw new CheckValidationError(
-      missing,
-      `is required when ${missing === 'cert' ? 'key' : 'cert'} is set (a client certificate needs both)`,
-    );
-  }
-  return {
-    ...(input.cacert !== undefined ? { cacert: input.cacert } : {}),
-    ...(input.cert !== undefined ? { cert: input.cert } : {}),
-    ...(input.key !== undefined ? { key: input.key } : {}),
-  };
-}
-
-export interface TlsMaterial {
-  ca?: Buffer;
-  cert?: Buffer;
-  key?: Buffer;
-}
-
-/** Reads the PEM files once per check (src/healthcheck/kinds/check-files.ts: regular files of at most 1 MiB, each
- *  within the check's timeout), with upstream's error prefixes. */
-export async function loadTlsFiles(files: TlsClientFiles & { timeoutNs: number }): Promise<TlsMaterial> {
-  const material: TlsMaterial = {};
-  const readFile = (path: string) => readCheckFile(path, files.timeoutNs);
-  if (files.cert !== undefined && files.key !== undefined) {
-    try {
-      material.cert = await readFile(files.cert);
-      material.key = await readFile(files.key);
-    } catch (error) {
-      throw new CheckFailure(`Fail to load certificates: ${errorText(error)}`);
-    }
-  }
-  if (files.cacert !== undefined) {
-    try {
-      material.ca = await readFile(files.cacert);
-    } catch (error) {
-      throw new CheckFailure(`Fail to load the ca certificate: ${errorText(error)}`);
-    }
-  }
-  return material;
-}
-
-export function tlsFilesToJson(files: TlsClientFiles, json: Record<string, unknown>): void {
-  if (files.key !== undefined) json.key = files.key;
-  if (files.cert !== undefined) json.cert = files.cert;
-  if (files.cacert !== undefined) json.cacert = files.cacert;
 }
 
 /** Node's own text for an error; connection attempts to several addresses fail with an AggregateError. */

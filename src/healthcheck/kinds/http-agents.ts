@@ -1,8 +1,8 @@
 /**
  * Agents shared by the checks that connect the same way: one agent keeps one pool of keep-alive connections per
  * server, so 2,000 checks of one server reuse a handful of connections instead of holding one connection (and one
- * agent) each. HTTP checks share Node http/https Agents (http-probe.ts), domain checks an undici Agent for their
- * RDAP server (domain.ts). A check with certificate files keeps an agent of its own, since its material is read
+ * agent) each. HTTP checks share Node http/https Agents (http/probe.ts), domain checks an undici Agent for their
+ * RDAP server (domain/kind.ts). A check with certificate files keeps an agent of its own, since its material is read
  * per check. An agent is closed when the last check using it is closed. See docs/checks.md, "HTTP".
  */
 import { durationToMs } from '../../common/duration.ts';

@@ -2,36 +2,27 @@
  * The registry of check kinds. The rest of the healthcheck part goes through these functions and never looks
  * at a kind's own fields.
  */
-import { type CommandDefinition, commandKind } from './command.ts';
-import { type DnsDefinition, dnsKind } from './dns.ts';
-import { type DomainDefinition, domainKind } from './domain.ts';
-import { type GrpcDefinition, grpcKind } from './grpc.ts';
-import { type HeartbeatDefinition, heartbeatKind } from './heartbeat.ts';
-import { imapKind, type MailDefinition, pop3Kind, smtpKind } from './mail.ts';
-import { type IcmpDefinition, icmpKind } from './icmp.ts';
-import { type HttpDefinition, httpKind } from './http.ts';
-import { type TcpDefinition, tcpKind } from './tcp.ts';
-import { type TlsDefinition, tlsKind } from './tls.ts';
-import { type WebsocketDefinition, websocketKind } from './websocket.ts';
+import { type CommandDefinition, commandKind } from './command/kind.ts';
+import { type DnsDefinition, dnsKind } from './dns/kind.ts';
+import { type DomainDefinition, domainKind } from './domain/kind.ts';
+import type { GrpcDefinition } from './grpc/definition.ts';
+import { grpcKind } from './grpc/kind.ts';
+import { type HeartbeatDefinition, heartbeatKind } from './heartbeat/kind.ts';
+import type { MailDefinition } from './mail/definition.ts';
+import { imapKind, pop3Kind, smtpKind } from './mail/kind.ts';
+import { type IcmpDefinition, icmpKind } from './icmp/kind.ts';
+import type { HttpDefinition } from './http/definition.ts';
+import { httpKind } from './http/kind.ts';
+import { type TcpDefinition, tcpKind } from './tcp/kind.ts';
+import { type TlsDefinition, tlsKind } from './tls/kind.ts';
+import { type WebsocketDefinition, websocketKind } from './websocket/kind.ts';
 import { checkLabels, DEFAULT_LABEL_LIMITS, type LabelLimits } from './common.ts';
-import {
-  type BaseDefinition,
-  type CheckJson,
-  type CheckKind,
-  CheckValidationError,
-  type KindName,
-  type Prepared,
-} from './types.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, type KindName, type Prepared } from './types.ts';
+import { CheckValidationError } from './validation-error.ts';
 
 export { DEFAULT_LABEL_LIMITS, type LabelLimits } from './common.ts';
-export {
-  type CheckJson,
-  type CheckKind,
-  CheckFailure,
-  CheckValidationError,
-  type KindName,
-  type Prepared,
-} from './types.ts';
+export { type CheckJson, type CheckKind, CheckFailure, type KindName, type Prepared } from './types.ts';
+export { CheckValidationError } from './validation-error.ts';
 
 export type CheckDefinition =
   | HttpDefinition

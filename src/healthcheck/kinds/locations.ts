@@ -7,7 +7,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { checkNodeLabels } from '../../common/labels.ts';
-import { CheckValidationError } from './types.ts';
+import { CheckValidationError } from './validation-error.ts';
 
 /** Nodes a check may run on at once: every location's result is stored by every node, and listed with the check. */
 const MAX_LOCATIONS = 64;

@@ -9,7 +9,7 @@
  */
 import type { Static, TObject } from '@sinclair/typebox';
 import { type FieldProblem, MAX_PROBLEMS, schemaProblems } from '../../common/schema-errors.ts';
-import { CheckValidationError } from './types.ts';
+import { CheckValidationError } from './validation-error.ts';
 
 /** `headers.X-Foo` → `headers`, `valid-status[0]` → `valid-status`: the key of the body a field is under. */
 function topKey(field: string): string {

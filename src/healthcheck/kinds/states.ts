@@ -8,7 +8,7 @@
 import { Type } from '@sinclair/typebox';
 import { Duration, formatDuration, parseDuration } from '../../common/duration.ts';
 import type { FieldProblem } from '../../common/schema-errors.ts';
-import { CheckValidationError } from './types.ts';
+import { CheckValidationError } from './validation-error.ts';
 
 const MIN_THRESHOLD = 1;
 const MAX_THRESHOLD = 100;

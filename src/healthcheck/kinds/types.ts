@@ -3,7 +3,6 @@
  * routes only ever hold a `CheckDefinition` and a `Prepared`; everything kind-specific stays in the kind's file.
  */
 import type { TSchema } from '@sinclair/typebox';
-import type { FieldProblem } from '../../common/schema-errors.ts';
 import type { LocationSpec } from './locations.ts';
 import type { AlertFields } from './alerting.ts';
 import type { StateFields } from './states.ts';
@@ -113,29 +112,6 @@ export interface CheckKind<D extends BaseDefinition> {
   summary(def: D): string;
   /** Builds the per-check resources; rejects with CheckFailure (`Fail to load certificates: ...`). */
   prepare(def: D): Promise<Prepared>;
-}
-
-/**
- * An invalid definition. `field` is the key path (`port`, `headers.X-Foo`, `body-regexp[1]`) of its first problem;
- * `problems` lists every problem found (src/healthcheck/kinds/problems.ts), that one first.
- */
-export class CheckValidationError extends Error {
-  readonly problems: readonly FieldProblem[];
-
-  constructor(
-    readonly field: string,
-    readonly problem: string,
-    problems?: readonly FieldProblem[],
-  ) {
-    super(field === '' ? problem : `${field}: ${problem}`);
-    this.problems = problems ?? [{ field, message: problem }];
-  }
-
-  /** The refusal of every problem in `problems` (at least one), worded by the first. */
-  static of(problems: readonly FieldProblem[]): CheckValidationError {
-    const first = problems[0] as FieldProblem;
-    return new CheckValidationError(first.selfNamed ? '' : first.field, first.message, problems);
-  }
 }
 
 /** A failed run; the message is the result message. */

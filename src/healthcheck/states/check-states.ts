@@ -14,7 +14,7 @@
  */
 import type { CheckResult } from '../result-types.ts';
 import type { DegradedSpec } from '../kinds/states.ts';
-import type { StoredState } from '../result-store.ts';
+import type { StoredState } from './stored-state.ts';
 import type { StateEvent } from './events.ts';
 import { type CheckState, StateMachine, type Thresholds } from './machine.ts';
 import type { Pause, PauseStore } from './pauses.ts';

@@ -6,7 +6,7 @@
  */
 import { formatDuration } from '../../common/duration.ts';
 import type { DegradedSpec } from '../kinds/states.ts';
-import { goUtcTime } from '../kinds/tls.ts';
+import { goUtcTime } from '../kinds/certificates.ts';
 
 /** What a run saw: its duration, and the expiries it met (Unix s; undefined when it met none). */
 export interface RunSight {

@@ -15,9 +15,9 @@
  * allocation: a machine is fed every result (1,200 a second at 12,000 checks).
  */
 
-import type { CheckState } from './names.ts';
+import type { CheckState } from '../state-names.ts';
 
-export type { CheckState } from './names.ts';
+export type { CheckState } from '../state-names.ts';
 /** The state a check's results give, maintenance and pause aside. */
 export type Health = 'up' | 'pending' | 'down' | 'degraded';
 

@@ -13,10 +13,10 @@ import { registerPartRoutes } from '../../server/errors.ts';
 import { json, messageError, nameParams, operation } from '../../server/openapi.ts';
 import { ref } from '../../common/wire.ts';
 import { addWireSchemas } from '../../server/wire-schemas.ts';
-import { HealthcheckError } from '../api-input.ts';
+import { HealthcheckError } from '../errors.ts';
 import { Problems } from '../kinds/problems.ts';
-import { CheckValidationError } from '../kinds/types.ts';
-import { healthcheckErrors } from '../routes.ts';
+import { CheckValidationError } from '../kinds/validation-error.ts';
+import { healthcheckErrors } from '../errors.ts';
 import { CheckStateAnswer, HEALTHCHECK_WIRE_TYPES, Pause, StateEvent } from '../wire.ts';
 import { DEFAULT_EVENTS_LIMIT, MAX_EVENTS_LIMIT, type PauseBody, type StateApi } from './state-api.ts';
 

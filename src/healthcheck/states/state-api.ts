@@ -4,8 +4,8 @@
  * of state over a period. The Cabourotte result routes keep upstream's shape; the state is in Vigie's own answers (the
  * state route, the dashboard's overview). Input is refused as a whole, with a message that names the field.
  */
-import { CheckValidationError } from '../kinds/types.ts';
-import { HealthcheckError, notFound } from '../api-input.ts';
+import { CheckValidationError } from '../kinds/validation-error.ts';
+import { HealthcheckError, notFound } from '../errors.ts';
 import { timeField } from '../maintenance.ts';
 import type { CheckStates } from './check-states.ts';
 import type { StateEvent, StateEvents } from './events.ts';

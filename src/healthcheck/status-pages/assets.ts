@@ -9,7 +9,7 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { apiFileRefusal } from '../api-check-files.ts';
-import { CheckValidationError } from '../kinds/types.ts';
+import { CheckValidationError } from '../kinds/validation-error.ts';
 import type { StatusPage } from './page.ts';
 
 const MAX_IMAGE_BYTES = 512 * 1024;

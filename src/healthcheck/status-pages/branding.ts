@@ -5,7 +5,7 @@
  * never `javascript:` nor `data:`, and a footer is text whose only markup is Markdown links (src/healthcheck/status-
  * pages/footer.ts). The text on the accent colour is black or white, whichever reads better (contrast.ts).
  */
-import { CheckValidationError } from '../kinds/types.ts';
+import { CheckValidationError } from '../kinds/validation-error.ts';
 
 const COLOR = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
 /** A DNS name as a Host header carries it, lower-case: labels of letters, digits and `-`, dots between. */

@@ -4,7 +4,7 @@
  */
 import { ConfigError } from '../../common/config-error.ts';
 import type { LabelLimits } from '../kinds/common.ts';
-import { CheckValidationError } from '../kinds/types.ts';
+import { CheckValidationError } from '../kinds/validation-error.ts';
 import { loadAssets, type LoadedPage } from './assets.ts';
 import { DEFAULT_STATUS_LIMITS, parsePage, type StatusLimits } from './page.ts';
 

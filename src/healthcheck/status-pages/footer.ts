@@ -5,7 +5,7 @@
  * format with one meaning, small enough to be read whole: no emphasis, no images, no raw HTML.
  */
 import { escapeHtml as e } from './escape.ts';
-import { CheckValidationError } from '../kinds/types.ts';
+import { CheckValidationError } from '../kinds/validation-error.ts';
 import { urlField } from './branding.ts';
 
 /** `[text](target)`: a text without brackets, a target without spaces nor parentheses. */

@@ -8,10 +8,10 @@
 import { Type } from '@sinclair/typebox';
 import { randomInt } from 'node:crypto';
 import { type StateCollection, StateValueTooLargeError } from '../../common/runtime-state.ts';
-import { HealthcheckError } from '../api-input.ts';
+import { HealthcheckError } from '../errors.ts';
 import { Problems } from '../kinds/problems.ts';
 import type { FieldProblem } from '../../common/schema-errors.ts';
-import { CheckValidationError } from '../kinds/types.ts';
+import { CheckValidationError } from '../kinds/validation-error.ts';
 import { type Impact, IMPACTS } from './components.ts';
 import { checkNamesField, slugField, type StatusLimits, textField } from './page.ts';
 

@@ -7,7 +7,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { checkLabels, DEFAULT_LABEL_LIMITS, type LabelLimits, nameField } from '../kinds/common.ts';
 import { Problems } from '../kinds/problems.ts';
-import { CheckValidationError } from '../kinds/types.ts';
+import { CheckValidationError } from '../kinds/validation-error.ts';
 import { colorField, hostnamesField, imageField, urlField } from './branding.ts';
 import { footerField } from './footer.ts';
 

@@ -10,9 +10,9 @@
 import type { Logger } from 'pino';
 import { ConfigError } from '../../common/config-error.ts';
 import type { StateCollection } from '../../common/runtime-state.ts';
-import { HealthcheckError } from '../api-input.ts';
+import { HealthcheckError } from '../errors.ts';
 import type { FieldProblem } from '../../common/schema-errors.ts';
-import { CheckValidationError } from '../kinds/types.ts';
+import { CheckValidationError } from '../kinds/validation-error.ts';
 import { loadAssets, type LoadedPage, type PageAssets } from './assets.ts';
 import { entryCheck, type PageSource, parsePage, type StatusLimits, type StatusPage } from './page.ts';
 import type { StoredPage } from './page-state.ts';

@@ -11,7 +11,7 @@ import { compressAnswers } from '../../server/compression.ts';
 import { authenticatedWith, holdsScope } from '../../server/credentials.ts';
 import { HttpError } from '../../server/errors.ts';
 import { messageError, operation } from '../../server/openapi.ts';
-import { HealthcheckError } from '../api-input.ts';
+import { HealthcheckError } from '../errors.ts';
 import { atomFeed } from './atom.ts';
 import { renderPage } from './html.ts';
 import { isPublic, type StatusPage } from './page.ts';

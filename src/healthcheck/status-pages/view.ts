@@ -12,7 +12,7 @@
  */
 import { covers, type MaintenanceWindow, occurrence } from '../maintenance.ts';
 import type { CheckResult } from '../result-types.ts';
-import type { CheckState as StateName } from '../states/names.ts';
+import type { CheckState as StateName } from '../state-names.ts';
 import type { DailySeries } from '../uptime-periods.ts';
 import { type ComponentStatus, impactOf, type Impact, type PageState, topLevel, worst } from './components.ts';
 import type { Incident } from './incidents.ts';

@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { lookupHostsFile } from '../../../src/healthcheck/kinds/hosts-file.ts';
+import { lookupHostsFile } from '../../../src/healthcheck/kinds/dns/hosts-file.ts';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type DnsTable, type DnsTarget, startDnsTarget } from '../../helpers/targets.ts';
 import { check } from './run.ts';

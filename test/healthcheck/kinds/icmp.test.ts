@@ -83,7 +83,7 @@ describe('ICMP check', () => {
     try {
       execFileSync(
         process.execPath,
-        ['-e', `require('fs').readFileSync(${JSON.stringify(join(ROOT, 'src/healthcheck/kinds/icmp.ts'))})`],
+        ['-e', `require('fs').readFileSync(${JSON.stringify(join(ROOT, 'src/healthcheck/kinds/icmp/kind.ts'))})`],
         { uid: NOBODY, gid: NOBODY, stdio: 'ignore' },
       );
     } catch {

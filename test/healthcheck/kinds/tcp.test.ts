@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, startFullBacklogTarget, startTcpTarget, type TcpTarget } from '../../helpers/targets.ts';
 import { parseCheck } from '../../../src/healthcheck/kinds/index.ts';
-import type { TcpDefinition } from '../../../src/healthcheck/kinds/tcp.ts';
-import { TcpProbe } from '../../../src/healthcheck/kinds/tcp.ts';
-import { tcpHandles } from '../../../src/healthcheck/kinds/tcp-handle.ts';
+import type { TcpDefinition } from '../../../src/healthcheck/kinds/tcp/kind.ts';
+import { TcpProbe } from '../../../src/healthcheck/kinds/tcp/kind.ts';
+import { tcpHandles } from '../../../src/healthcheck/kinds/tcp/handle.ts';
 import { check as checkThroughKind } from './run.ts';
 
 /** Runs once through net.connect, as a Node without `tcp_wrap` (or a host-name target) does. */

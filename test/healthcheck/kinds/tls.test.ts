@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { goUtcTime } from '../../../src/healthcheck/kinds/tls.ts';
+import { goUtcTime } from '../../../src/healthcheck/kinds/certificates.ts';
 import { createCa } from '../../helpers/certs.ts';
 import {
   closedPort,

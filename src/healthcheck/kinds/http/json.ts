@@ -9,9 +9,9 @@
  * (src/common/regex.ts), like `body-regexp`.
  */
 import { Type } from '@sinclair/typebox';
-import { compileRegex, type LinearRegex } from '../../common/regex.ts';
-import { errorText } from './common.ts';
-import { CheckValidationError } from './types.ts';
+import { compileRegex, type LinearRegex } from '../../../common/regex.ts';
+import { errorText } from '../common.ts';
+import { CheckValidationError } from '../validation-error.ts';
 
 /** A condition as written (kept in the definition and listed back as is). */
 export interface JsonCondition {

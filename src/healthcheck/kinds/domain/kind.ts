@@ -6,8 +6,8 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
-import { Duration, durationToMs, formatDuration } from '../../common/duration.ts';
-import { undici } from '../../common/undici.ts';
+import { Duration, durationToMs, formatDuration } from '../../../common/duration.ts';
+import { undici } from '../../../common/undici.ts';
 import {
   baseToJson,
   checkSchema,
@@ -18,18 +18,12 @@ import {
   parseBase,
   timeoutText,
   withFields,
-} from './common.ts';
-import { Problems } from './problems.ts';
-import { acquireShared, keepAliveMs } from './http-agents.ts';
-import { goUtcTime } from './tls.ts';
-import {
-  type BaseDefinition,
-  type CheckJson,
-  type CheckKind,
-  CheckFailure,
-  CheckValidationError,
-  type Prepared,
-} from './types.ts';
+} from '../common.ts';
+import { Problems } from '../problems.ts';
+import { acquireShared, keepAliveMs } from '../http-agents.ts';
+import { goUtcTime } from '../certificates.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from '../types.ts';
+import { CheckValidationError } from '../validation-error.ts';
 
 export interface DomainDefinition extends BaseDefinition {
   kind: 'domain';

@@ -1,7 +1,7 @@
 /**
- * What an HTTP check does when it runs (src/healthcheck/kinds/http.ts holds its definition): the request built once
+ * What an HTTP check does when it runs (kind.ts holds its definition): the request built once (request.ts)
  * as Go's client would send it, sent through a Node http/https Agent shared by the checks that connect the same way,
- * redirects followed as Go follows them when `redirect` is true (http-redirect.ts), and the answer judged as upstream
+ * redirects followed as Go follows them when `redirect` is true (redirect.ts), and the answer judged as upstream
  * words it (status in `valid-status`, every `body-regexp` matching the body).
  *
  * Node's own client, not undici: on a new connection (a server that closes idle ones sooner than the check's
@@ -10,50 +10,31 @@
  * probe costs about 20 to 50 µs more than undici (bench/JOURNAL.md, "HTTP checks on Node's client").
  */
 import {
-  Agent as HttpAgent,
+  type Agent as HttpAgent,
   type ClientRequest,
   type IncomingMessage,
   request as httpRequest,
   type RequestOptions,
 } from 'node:http';
-import type * as Https from 'node:https';
-import { isIP } from 'node:net';
-import { lazyModule } from '../../common/lazy-module.ts';
-import { compileRegex } from '../../common/regex.ts';
-import { errorText, joinHostPort, loadTlsFiles, timeoutText, type TlsMaterial } from './common.ts';
-import { acquireShared, keepAliveMs } from './http-agents.ts';
-import { JSON_BODY_LIMIT, JsonConditions } from './http-json.ts';
-import { type Hop, isRedirectStatus, nextHop } from './http-redirect.ts';
-import type { HttpDefinition, HttpMethod } from './http.ts';
-import { offRunAbort, onRunAbort, type RunAbortListener } from '../run-signal.ts';
-import { connectionExpirySeconds } from './tls.ts';
-import { CheckFailure, type Prepared } from './types.ts';
-
-/** node:https loads node:tls: only a service with an https check (or a redirect to https) needs it. */
-const https = lazyModule<typeof Https>('node:https');
-
-/**
- * The path and query as Go's client sends them: when `query` is set, it is merged with the path's own query
- * and the whole is re-encoded sorted by key (url.Values.Encode); otherwise the path is kept verbatim.
- */
-function pathWithQuery(path: string, query: Record<string, string>): string {
-  const extra = Object.entries(query);
-  if (extra.length === 0) return path;
-  const mark = path.indexOf('?');
-  const pathname = mark === -1 ? path : path.slice(0, mark);
-  const pairs: [string, string][] = mark === -1 ? [] : [...new URLSearchParams(path.slice(mark + 1))];
-  pairs.push(...extra);
-  // Stable: values of one key keep the path's before the configured one, as url.Values.Add does.
-  pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  return `${pathname}?${pairs.map(([key, value]) => `${queryEscape(key)}=${queryEscape(value)}`).join('&')}`;
-}
-
-/** Go's url.QueryEscape: only `A-Za-z0-9-_.~` stay as they are, spaces become `+`. */
-function queryEscape(text: string): string {
-  return encodeURIComponent(text)
-    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
-    .replace(/%20/g, '+');
-}
+import { compileRegex } from '../../../common/regex.ts';
+import { errorText, joinHostPort, timeoutText } from '../common.ts';
+import { loadTlsFiles } from '../tls-client.ts';
+import { JSON_BODY_LIMIT, JsonConditions } from './json.ts';
+import { type Hop, isRedirectStatus, nextHop } from './redirect.ts';
+import type { HttpDefinition } from './definition.ts';
+import {
+  acquireAgent,
+  connectOptions,
+  firstHop,
+  goMethod,
+  https,
+  pathWithQuery,
+  requestPath,
+  sniOption,
+} from './request.ts';
+import { offRunAbort, onRunAbort, type RunAbortListener } from '../../run-signal.ts';
+import { connectionExpirySeconds } from '../certificates.ts';
+import { CheckFailure, type Prepared } from '../types.ts';
 
 /** Go's html.EscapeString. */
 function escapeHtml(text: string): string {
@@ -67,47 +48,6 @@ const MESSAGE_BODY_BYTES = 1000;
 /** The largest body `body-regexp` is run on; a larger one fails the run, rather than hold what a server streams
  *  until the timeout (at loopback speed, gigabytes). */
 const REGEX_BODY_LIMIT = 10 * 1024 * 1024;
-
-/**
- * The check's Agent, shared with the checks that connect the same way (http-agents.ts): its connections outlive a
- * run so that the next run reuses them. The TLS options go with each request, so a redirect to the other protocol
- * verifies as the check does.
- */
-function acquireAgent(def: HttpDefinition): { agent: HttpAgent; release: () => Promise<void> } {
-  const timeout = keepAliveMs(def.intervalNs);
-  const ownMaterial = def.cacert !== undefined || def.cert !== undefined;
-  const key = ownMaterial ? null : `${def.protocol}|${def.insecure}|${def.sourceIp ?? ''}|${timeout}`;
-  // `timeout` is how long a free connection is kept (or the server's keep-alive hint, if shorter).
-  const create = () =>
-    def.protocol === 'https'
-      ? new (https().Agent)({ keepAlive: true, timeout })
-      : new HttpAgent({ keepAlive: true, timeout });
-  const { value, release } = acquireShared<HttpAgent>(key, create, (agent) => agent.destroy());
-  return { agent: value, release };
-}
-
-/** The TLS and source address options of every request of the check. */
-function connectOptions(def: HttpDefinition, tls: TlsMaterial): RequestOptions & Https.RequestOptions {
-  return {
-    rejectUnauthorized: !def.insecure,
-    ...tls,
-    ...(def.sourceIp !== undefined ? { localAddress: def.sourceIp } : {}),
-  };
-}
-
-function firstHop(def: HttpDefinition, origin: string, shownPath: string): Hop {
-  const headers: Record<string, string> = { 'user-agent': 'Cabourotte' };
-  for (const [name, value] of Object.entries(def.headers)) headers[name.toLowerCase()] = value;
-  if (def.host !== undefined) headers.host = def.host;
-  // Node sends a GET's body with no length at all; Go sends the length, 0 for a POST, PUT or PATCH without a body.
-  if (def.body !== undefined) headers['content-length'] = String(Buffer.byteLength(def.body));
-  else if (def.method === 'POST' || def.method === 'PUT' || def.method === 'PATCH') headers['content-length'] = '0';
-  return { url: origin + requestPath(shownPath), method: def.method, body: def.body, headers };
-}
-
-function requestPath(shownPath: string): string {
-  return shownPath.startsWith('/') ? shownPath : `/${shownPath}`;
-}
 
 export async function prepareHttp(def: HttpDefinition): Promise<Prepared> {
   const tls = await loadTlsFiles(def);
@@ -371,20 +311,4 @@ class HttpRun implements RunAbortListener {
     this.chunks = [];
     offRunAbort(this.signal, this);
   }
-}
-
-/** The SNI a request sends when Node would take it from a Host header that overrides a name. */
-function sniOption(
-  serverName: string | undefined,
-  hostHeader: string | undefined,
-  target: string,
-): { servername?: string } {
-  if (serverName !== undefined) return { servername: serverName };
-  if (hostHeader !== undefined && isIP(target) === 0) return { servername: target };
-  return {};
-}
-
-/** Go's url.Error spells the method `Get`, `Post`, ... */
-function goMethod(method: HttpMethod): string {
-  return method.charAt(0) + method.slice(1).toLowerCase();
 }

@@ -6,43 +6,29 @@
  */
 import { Type } from '@sinclair/typebox';
 import WebSocket from 'ws';
-import { formatDuration } from '../../common/duration.ts';
-import { mergeHeaders } from '../../common/headers.ts';
-import { compileRegex } from '../../common/regex.ts';
+import { formatDuration } from '../../../common/duration.ts';
+import { mergeHeaders } from '../../../common/headers.ts';
+import { compileRegex } from '../../../common/regex.ts';
+import { baseToJson, checkSchema, describeCheck, errorText, parseBase, timeoutText, withFields } from '../common.ts';
 import {
-  aliased,
-  baseToJson,
-  checkSchema,
-  describeCheck,
-  errorText,
   loadTlsFiles,
-  parseBase,
-  parseTlsFiles,
-  timeoutText,
-  type TlsClientFiles,
+  parseTlsClient,
   tlsClientProperties,
+  tlsConnectOptions,
   tlsFilesToJson,
-  withFields,
-} from './common.ts';
-import { Problems } from './problems.ts';
-import {
-  type BaseDefinition,
-  type CheckJson,
-  type CheckKind,
-  CheckFailure,
-  CheckValidationError,
-  type Prepared,
-} from './types.ts';
+  type TlsClient,
+} from '../tls-client.ts';
+import { Problems } from '../problems.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from '../types.ts';
+import { CheckValidationError } from '../validation-error.ts';
 
-export interface WebsocketDefinition extends BaseDefinition, TlsClientFiles {
+export interface WebsocketDefinition extends BaseDefinition, TlsClient {
   kind: 'websocket';
   /** `ws://` or `wss://` URL, as written. */
   url: string;
   headers: Record<string, string>;
   message?: string;
   expectedRegexp?: string;
-  insecure: boolean;
-  serverName?: string;
 }
 
 const websocketSchema = checkSchema({
@@ -50,8 +36,6 @@ const websocketSchema = checkSchema({
   headers: Type.Optional(Type.Record(Type.String(), Type.String())),
   message: Type.Optional(Type.String()),
   'expected-regexp': Type.Optional(Type.String()),
-  'server-name': Type.Optional(Type.String()),
-  servername: Type.Optional(Type.String()),
   ...tlsClientProperties,
 });
 
@@ -91,20 +75,14 @@ function parseWebsocket(raw: unknown): WebsocketDefinition {
       problems.add('expected-regexp', `must be a valid RE2 regular expression: ${errorText(error)}`);
     }
   }
-  const serverName = problems.check(
-    () => aliased('server-name', input['server-name'], 'servername', input.servername) ?? '',
-    '',
-  );
-  const files = problems.check(() => parseTlsFiles(input), {});
+  const tls = parseTlsClient(input, problems);
   problems.throwIfAny();
   return withFields(base, {
     url,
     headers,
     ...(input.message !== undefined ? { message: input.message } : {}),
     ...(expected !== undefined ? { expectedRegexp: expected } : {}),
-    insecure: input.insecure ?? false,
-    ...(serverName !== '' ? { serverName } : {}),
-    ...files,
+    ...tls,
   });
 }
 
@@ -131,9 +109,7 @@ async function prepareWebsocket(def: WebsocketDefinition): Promise<Prepared> {
     perMessageDeflate: false,
     maxPayload: MAX_PAYLOAD_BYTES,
     followRedirects: false,
-    rejectUnauthorized: !def.insecure,
-    ...(def.serverName !== undefined ? { servername: def.serverName } : {}),
-    ...tls,
+    ...tlsConnectOptions(def, tls, def.serverName),
   };
   const run = (signal: AbortSignal): Promise<void> =>
     new Promise<void>((resolve, reject) => {

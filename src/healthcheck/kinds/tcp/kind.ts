@@ -3,7 +3,7 @@
  * the outcome (a port that must stay closed).
  */
 import { connect, isIP, type NetConnectOpts, type Socket } from 'node:net';
-import { formatDuration } from '../../common/duration.ts';
+import { formatDuration } from '../../../common/duration.ts';
 import { Type } from '@sinclair/typebox';
 import {
   baseToJson,
@@ -17,11 +17,11 @@ import {
   portField,
   timeoutText,
   withFields,
-} from './common.ts';
-import { offRunAbort, onRunAbort, type RunAbortListener } from '../run-signal.ts';
-import { Problems } from './problems.ts';
-import { type ConnectRequest, systemCallError, type TcpHandle, type TcpHandles, tcpHandles } from './tcp-handle.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from './types.ts';
+} from '../common.ts';
+import { offRunAbort, onRunAbort, type RunAbortListener } from '../../run-signal.ts';
+import { Problems } from '../problems.ts';
+import { type ConnectRequest, systemCallError, type TcpHandle, type TcpHandles, tcpHandles } from './handle.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from '../types.ts';
 
 export interface TcpDefinition extends BaseDefinition {
   kind: 'tcp';
@@ -96,7 +96,7 @@ function onHandleConnect(this: Tagged<ConnectRequest>, status: number): void {
 }
 
 /**
- * One TCP check's runs. On an IP address with Node's TCP handle at hand (tcp-handle.ts), a run opens a bare
+ * One TCP check's runs. On an IP address with Node's TCP handle at hand (handle.ts), a run opens a bare
  * handle and connects it; otherwise net.connect with the connect options built once (net.connect copies them).
  * The listeners are shared functions, so a run allocates the handle or socket and its promise, nothing else of ours.
  */

@@ -3,12 +3,12 @@
  * shared by the checks that connect the same way (keep-alive connections are reused from one run to the next, and
  * between checks of one server), then the status must be in `valid-status` and every `body-regexp` must match the
  * body (RE2 syntax and linear time, as Go's regexp: src/common/regex.ts), and every `json` condition must hold
- * (http-json.ts); that run is http-probe.ts's. The run signal
+ * (json.ts); that run is probe.ts's. The run signal
  * bounds everything, body read included.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { formatDuration } from '../../common/duration.ts';
-import { compileRegex } from '../../common/regex.ts';
+import { formatDuration } from '../../../common/duration.ts';
+import { compileRegex } from '../../../common/regex.ts';
 import {
   baseToJson,
   checkSchema,
@@ -17,45 +17,16 @@ import {
   ipField,
   hostTarget,
   parseBase,
-  parseTlsFiles,
   portField,
-  aliased,
-  type TlsClientFiles,
-  tlsClientProperties,
-  tlsFilesToJson,
   withFields,
-} from './common.ts';
-import { Problems } from './problems.ts';
-import { type JsonCondition, jsonConditionSchema, parseJsonConditions } from './http-json.ts';
-import { prepareHttp } from './http-probe.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind, CheckValidationError } from './types.ts';
-
-const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
-export type HttpMethod = (typeof HTTP_METHODS)[number];
-
-export interface HttpDefinition extends BaseDefinition, TlsClientFiles {
-  kind: 'http';
-  target: string;
-  port: number;
-  protocol: 'http' | 'https';
-  /** As written, possibly with a query string; `""` means `/`. */
-  path: string;
-  method: HttpMethod;
-  /** Host header. */
-  host?: string;
-  headers: Record<string, string>;
-  query: Record<string, string>;
-  body?: string;
-  /** Patterns as written (checked to compile at parse time). */
-  bodyRegexp: string[];
-  /** JSON conditions as written (http-json.ts); empty when the body is not parsed. */
-  json: JsonCondition[];
-  validStatus: number[];
-  redirect: boolean;
-  insecure: boolean;
-  serverName?: string;
-  sourceIp?: string;
-}
+} from '../common.ts';
+import { parseTlsClient, tlsClientProperties, tlsFilesToJson } from '../tls-client.ts';
+import { Problems } from '../problems.ts';
+import { jsonConditionSchema, parseJsonConditions } from './json.ts';
+import { HTTP_METHODS, type HttpDefinition, type HttpMethod } from './definition.ts';
+import { prepareHttp } from './probe.ts';
+import { type CheckJson, type CheckKind } from '../types.ts';
+import { CheckValidationError } from '../validation-error.ts';
 
 const StringMap = Type.Record(Type.String(), Type.String());
 
@@ -79,9 +50,6 @@ const httpProperties = {
   'body-regexp': Type.Optional(Type.Array(Type.String())),
   json: Type.Optional(Type.Array(jsonConditionSchema)),
   redirect: Type.Optional(Type.Boolean()),
-  'server-name': Type.Optional(Type.String()),
-  /** Upstream's YAML spelling of `server-name` (docs/checks.md, HTTP). */
-  servername: Type.Optional(Type.String()),
   'source-ip': Type.Optional(Type.String()),
   ...tlsClientProperties,
 };
@@ -181,15 +149,11 @@ function parseHttp(raw: unknown): HttpDefinition {
     }
   });
   const json = problems.check(() => parseJsonConditions(input.json), []);
-  const serverName = problems.check(
-    () => aliased('server-name', input['server-name'], 'servername', input.servername) ?? '',
-    '',
-  );
   const sourceIp =
     input['source-ip'] === undefined
       ? undefined
       : problems.check(() => ipField('source-ip', input['source-ip'] as string), undefined);
-  const files = problems.check(() => parseTlsFiles(input), {});
+  const tls = parseTlsClient(input, problems);
   problems.throwIfAny();
   const { target, port, protocol, path } = where as Where;
   return withFields(base, {
@@ -206,10 +170,8 @@ function parseHttp(raw: unknown): HttpDefinition {
     json,
     validStatus,
     redirect: input.redirect ?? false,
-    insecure: input.insecure ?? false,
-    ...(serverName !== '' ? { serverName } : {}),
     ...(sourceIp !== undefined ? { sourceIp } : {}),
-    ...files,
+    ...tls,
   });
 }
 

@@ -18,11 +18,12 @@ import {
   type IncomingHttpHeaders,
   type SecureClientSessionOptions,
 } from 'node:http2';
-import { isIP } from 'node:net';
-import { errorText, joinHostPort, loadTlsFiles, timeoutText, type TlsMaterial } from './common.ts';
-import type { GrpcDefinition } from './grpc.ts';
-import { connectionExpirySeconds } from './tls.ts';
-import { CheckFailure, type Prepared } from './types.ts';
+
+import { errorText, joinHostPort, timeoutText } from '../common.ts';
+import { loadTlsFiles, sniOf, tlsConnectOptions, type TlsMaterial } from '../tls-client.ts';
+import type { GrpcDefinition } from './definition.ts';
+import { connectionExpirySeconds } from '../certificates.ts';
+import { CheckFailure, type Prepared } from '../types.ts';
 
 const PATH = '/grpc.health.v1.Health/Check';
 /** The health protocol's ServingStatus. */
@@ -121,10 +122,8 @@ function sessionOf(shared: SharedSession, origin: string, options: SecureClientS
 export async function prepareGrpc(def: GrpcDefinition): Promise<Prepared> {
   const tls: TlsMaterial = def.tls ? await loadTlsFiles(def) : {};
   const origin = `${def.tls ? 'https' : 'http'}://${joinHostPort(def.target, def.port)}`;
-  const servername = def.serverName ?? (isIP(def.target) === 0 ? def.target : undefined);
-  const options: SecureClientSessionOptions = def.tls
-    ? { rejectUnauthorized: !def.insecure, ...(servername !== undefined ? { servername } : {}), ...tls }
-    : {};
+  const servername = sniOf(def);
+  const options: SecureClientSessionOptions = def.tls ? tlsConnectOptions(def, tls, servername) : {};
   const ownMaterial = def.cacert !== undefined || def.cert !== undefined;
   const key = ownMaterial ? null : `${origin}|${def.insecure}|${servername ?? ''}`;
   let shared: SharedSession = { session: null, users: 0 };

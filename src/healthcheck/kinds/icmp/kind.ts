@@ -15,7 +15,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { Type } from '@sinclair/typebox';
 import type * as rawSocketTypes from 'raw-socket';
-import { formatDuration } from '../../common/duration.ts';
+import { formatDuration } from '../../../common/duration.ts';
 import {
   baseToJson,
   checkSchema,
@@ -25,16 +25,10 @@ import {
   parseBase,
   timeoutText,
   withFields,
-} from './common.ts';
-import { Problems } from './problems.ts';
-import {
-  type BaseDefinition,
-  type CheckJson,
-  type CheckKind,
-  CheckFailure,
-  CheckValidationError,
-  type Prepared,
-} from './types.ts';
+} from '../common.ts';
+import { Problems } from '../problems.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from '../types.ts';
+import { CheckValidationError } from '../validation-error.ts';
 
 export interface IcmpDefinition extends BaseDefinition {
   kind: 'icmp';

@@ -5,7 +5,7 @@
  */
 import type { Resolver } from 'node:dns/promises';
 import { isIP, isIPv4, isIPv6 } from 'node:net';
-import { CheckValidationError } from './types.ts';
+import { CheckValidationError } from '../validation-error.ts';
 
 export const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SRV', 'CAA'] as const;
 export type RecordType = (typeof RECORD_TYPES)[number];

@@ -5,17 +5,11 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { Type } from '@sinclair/typebox';
-import { formatDuration } from '../../common/duration.ts';
-import { baseToJson, checkSchema, errorText, nonEmpty, parseBase, withFields } from './common.ts';
-import { Problems } from './problems.ts';
-import {
-  type BaseDefinition,
-  type CheckJson,
-  type CheckKind,
-  CheckFailure,
-  CheckValidationError,
-  type Prepared,
-} from './types.ts';
+import { formatDuration } from '../../../common/duration.ts';
+import { baseToJson, checkSchema, errorText, nonEmpty, parseBase, withFields } from '../common.ts';
+import { Problems } from '../problems.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from '../types.ts';
+import { CheckValidationError } from '../validation-error.ts';
 
 export interface CommandDefinition extends BaseDefinition {
   kind: 'command';

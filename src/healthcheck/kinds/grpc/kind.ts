@@ -1,46 +1,22 @@
 /**
  * gRPC check: calls the standard health service (grpc.health.v1.Health/Check, the protocol every gRPC stack ships)
  * for `service` on `target:port`, in clear text or with `tls`; the answer must be SERVING. The call is
- * grpc-probe.ts's.
+ * probe.ts's.
  */
 import { Type } from '@sinclair/typebox';
-import { formatDuration } from '../../common/duration.ts';
-import {
-  aliased,
-  baseToJson,
-  checkSchema,
-  describeCheck,
-  hostTarget,
-  parseBase,
-  parseTlsFiles,
-  portField,
-  type TlsClientFiles,
-  tlsClientProperties,
-  tlsFilesToJson,
-  withFields,
-} from './common.ts';
-import { Problems } from './problems.ts';
-import { prepareGrpc } from './grpc-probe.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind } from './types.ts';
-
-export interface GrpcDefinition extends BaseDefinition, TlsClientFiles {
-  kind: 'grpc';
-  target: string;
-  port: number;
-  /** `""`: the server as a whole (the health protocol's convention). */
-  service: string;
-  tls: boolean;
-  insecure: boolean;
-  serverName?: string;
-}
+import { formatDuration } from '../../../common/duration.ts';
+import { baseToJson, checkSchema, describeCheck, hostTarget, parseBase, portField, withFields } from '../common.ts';
+import { parseTlsClient, tlsClientProperties, tlsFilesToJson } from '../tls-client.ts';
+import { Problems } from '../problems.ts';
+import type { GrpcDefinition } from './definition.ts';
+import { prepareGrpc } from './probe.ts';
+import { type CheckJson, type CheckKind } from '../types.ts';
 
 const grpcSchema = checkSchema({
   target: Type.String(),
   port: Type.Integer(),
   service: Type.Optional(Type.String()),
   tls: Type.Optional(Type.Boolean()),
-  'server-name': Type.Optional(Type.String()),
-  servername: Type.Optional(Type.String()),
   ...tlsClientProperties,
 });
 
@@ -48,16 +24,12 @@ function parseGrpc(raw: unknown): GrpcDefinition {
   const { input, problems } = Problems.shape(grpcSchema, raw);
   const base = parseBase('grpc', input, problems);
   const tls = input.tls ?? false;
-  const serverName = problems.check(
-    () => aliased('server-name', input['server-name'], 'servername', input.servername) ?? '',
-    '',
-  );
-  const files = problems.check(() => parseTlsFiles(input), {});
+  const client = parseTlsClient(input, problems);
   if (!tls) {
     // TLS options on a clear-text check would be silently ignored: say so instead.
     for (const key of ['insecure', 'cacert', 'cert', 'key'] as const)
       if (input[key] !== undefined) problems.add(key, 'only applies with "tls": true');
-    if (serverName !== '') problems.add('server-name', 'only applies with "tls": true');
+    if (client.serverName !== undefined) problems.add('server-name', 'only applies with "tls": true');
   }
   const target = problems.check(() => hostTarget(input.target, 'port'), '');
   const port = problems.check(() => portField('port', input.port), 0);
@@ -67,9 +39,7 @@ function parseGrpc(raw: unknown): GrpcDefinition {
     port,
     service: input.service ?? '',
     tls,
-    insecure: input.insecure ?? false,
-    ...(serverName !== '' ? { serverName } : {}),
-    ...files,
+    ...client,
   });
 }
 

@@ -11,7 +11,7 @@
  * follow-redirects (the package) resolves a relative Location against the Host header and connects there, and
  * undici's interceptor drops the Host header; neither is Go's behaviour, which users of upstream depend on.
  */
-import { CheckFailure } from './types.ts';
+import { CheckFailure } from '../types.ts';
 
 /** One request of a run: the first one, or one a redirect asked for. */
 export interface Hop {

@@ -6,22 +6,22 @@
  */
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { Duration, durationToMs, formatDuration } from '../../common/duration.ts';
-import { BadgeField, baseToJson, durationField, nameField } from './common.ts';
-import { alertProperties, parseAlertFields } from './alerting.ts';
-import { parseStateFields, stateProperties } from './states.ts';
-import { Problems } from './problems.ts';
+import { Duration, durationToMs, formatDuration } from '../../../common/duration.ts';
+import { BadgeField, baseToJson, durationField, nameField } from '../common.ts';
+import { alertProperties, parseAlertFields } from '../alerting.ts';
+import { parseStateFields, stateProperties } from '../states.ts';
+import { Problems } from '../problems.ts';
 import {
   type BaseDefinition,
   type CheckJson,
   type CheckKind,
   CheckFailure,
-  CheckValidationError,
   type Prepared,
   type PushReport,
   type PushReports,
   type RecordResult,
-} from './types.ts';
+} from '../types.ts';
+import { CheckValidationError } from '../validation-error.ts';
 
 export interface HeartbeatDefinition extends BaseDefinition {
   kind: 'heartbeat';

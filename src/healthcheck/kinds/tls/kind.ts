@@ -3,10 +3,9 @@
  * NotAfter of the presented chain falls within the delay. Fixed upstream bugs: SNI defaults to `target` (unless
  * it is an IP) and the handshake is bounded by the timeout.
  */
-import { isIP } from 'node:net';
 import { connect, type DetailedPeerCertificate } from 'node:tls';
 import { Type } from '@sinclair/typebox';
-import { Duration, formatDuration } from '../../common/duration.ts';
+import { Duration, formatDuration } from '../../../common/duration.ts';
 import {
   baseToJson,
   checkSchema,
@@ -15,28 +14,30 @@ import {
   errorText,
   ipField,
   joinHostPort,
-  loadTlsFiles,
   hostTarget,
   parseBase,
-  parseTlsFiles,
   portField,
-  aliased,
   timeoutText,
-  type TlsClientFiles,
-  tlsClientProperties,
-  type TlsMaterial,
-  tlsFilesToJson,
   withFields,
-} from './common.ts';
-import { Problems } from './problems.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from './types.ts';
+} from '../common.ts';
+import {
+  loadTlsFiles,
+  parseTlsClient,
+  sniOf,
+  tlsClientProperties,
+  tlsConnectOptions,
+  tlsFilesToJson,
+  type TlsClient,
+  type TlsMaterial,
+} from '../tls-client.ts';
+import { earliestExpiry, goUtcTime } from '../certificates.ts';
+import { Problems } from '../problems.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from '../types.ts';
 
-export interface TlsDefinition extends BaseDefinition, TlsClientFiles {
+export interface TlsDefinition extends BaseDefinition, TlsClient {
   kind: 'tls';
   target: string;
   port: number;
-  serverName?: string;
-  insecure: boolean;
   /** 0: no expiry check. */
   expirationDelayNs: number;
   sourceIp?: string;
@@ -45,8 +46,6 @@ export interface TlsDefinition extends BaseDefinition, TlsClientFiles {
 const tlsSchema = checkSchema({
   target: Type.String(),
   port: Type.Integer(),
-  'server-name': Type.Optional(Type.String()),
-  servername: Type.Optional(Type.String()),
   'expiration-delay': Type.Optional(Duration),
   'source-ip': Type.Optional(Type.String()),
   ...tlsClientProperties,
@@ -56,26 +55,20 @@ function parseTls(raw: unknown): TlsDefinition {
   const { input, problems } = Problems.shape(tlsSchema, raw);
   const base = parseBase('tls', input, problems);
   const expirationDelayNs = problems.check(() => expirationDelay(input['expiration-delay']), 0);
-  const serverName = problems.check(
-    () => aliased('server-name', input['server-name'], 'servername', input.servername) ?? '',
-    '',
-  );
   const target = problems.check(() => hostTarget(input.target, 'port'), '');
   const port = problems.check(() => portField('port', input.port), 0);
   const sourceIp = problems.check(
     () => (input['source-ip'] !== undefined ? ipField('source-ip', input['source-ip']) : undefined),
     undefined,
   );
-  const files = problems.check(() => parseTlsFiles(input), {});
+  const tls = parseTlsClient(input, problems);
   problems.throwIfAny();
   return withFields(base, {
     target,
     port,
-    ...(serverName !== '' ? { serverName } : {}),
-    insecure: input.insecure ?? false,
     expirationDelayNs,
     ...(sourceIp !== undefined ? { sourceIp } : {}),
-    ...files,
+    ...tls,
   });
 }
 
@@ -97,50 +90,9 @@ function tlsSummary(def: TlsDefinition): string {
   return describeCheck('TLS', def.description, `${def.target}:${def.port}`);
 }
 
-/** The earliest NotAfter of the chain, walking `issuerCertificate` up to the self-issued root. */
-export function earliestExpiry(leaf: DetailedPeerCertificate): Date {
-  let earliest = new Date(leaf.valid_to);
-  const seen = new Set<DetailedPeerCertificate>([leaf]);
-  let current = leaf.issuerCertificate as DetailedPeerCertificate | undefined;
-  while (current !== undefined && !seen.has(current)) {
-    seen.add(current);
-    const notAfter = new Date(current.valid_to);
-    if (notAfter < earliest) earliest = notAfter;
-    current = current.issuerCertificate as DetailedPeerCertificate | undefined;
-  }
-  return earliest;
-}
-
-/** Each connection's earliest expiry, read once: a kept-alive connection's chain does not change. */
-const connectionExpiries = new WeakMap<object, number>();
-
-/**
- * The earliest NotAfter (Unix s) of the chain a TLS socket (or an HTTP/2 session's socket) was handed, or undefined
- * when it is not a TLS socket or has no certificate any more.
- */
-export function connectionExpirySeconds(socket: unknown): number | undefined {
-  if (typeof socket !== 'object' || socket === null) return undefined;
-  const cached = connectionExpiries.get(socket);
-  if (cached !== undefined) return cached;
-  const read = (socket as { getPeerCertificate?: (detailed: boolean) => DetailedPeerCertificate | null })
-    .getPeerCertificate;
-  if (typeof read !== 'function') return undefined;
-  const leaf = read.call(socket, true);
-  if (leaf === null || typeof leaf.valid_to !== 'string') return undefined;
-  const seconds = Math.floor(earliestExpiry(leaf).getTime() / 1000);
-  if (!Number.isFinite(seconds)) return undefined;
-  connectionExpiries.set(socket, seconds);
-  return seconds;
-}
-
-/** Go's `Time.String()` of a UTC time: `2026-12-02 10:13:50 +0000 UTC`. */
-export function goUtcTime(date: Date): string {
-  return `${date.toISOString().slice(0, 19).replace('T', ' ')} +0000 UTC`;
-}
-
 function handshake(def: TlsDefinition, tls: TlsMaterial, signal: AbortSignal): Promise<DetailedPeerCertificate> {
   const address = joinHostPort(def.target, def.port);
-  const servername = def.serverName ?? (isIP(def.target) === 0 ? def.target : undefined);
+  const servername = sniOf(def);
   return new Promise((resolve, reject) => {
     let connected = false;
     const fail = (tail: string): void => {
@@ -157,10 +109,8 @@ function handshake(def: TlsDefinition, tls: TlsMaterial, signal: AbortSignal): P
     const socket = connect({
       host: def.target,
       port: def.port,
-      rejectUnauthorized: !def.insecure,
-      ...(servername !== undefined ? { servername } : {}),
+      ...tlsConnectOptions(def, tls, servername),
       ...(def.sourceIp !== undefined ? { localAddress: def.sourceIp } : {}),
-      ...tls,
     });
     const onAbort = (): void => {
       socket.destroy();

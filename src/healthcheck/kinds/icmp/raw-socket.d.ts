@@ -1,4 +1,4 @@
-/** The part of the `raw-socket` native module (it ships no types) that ICMP checks use (icmp.ts). */
+/** The part of the `raw-socket` native module (it ships no types) that ICMP checks use (kind.ts). */
 declare module 'raw-socket' {
   interface RawSocket {
     on(event: 'message', listener: (buffer: Buffer, source: string) => void): void;

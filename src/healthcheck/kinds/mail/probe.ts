@@ -1,5 +1,5 @@
 /**
- * The dialogue of a mail check (mail.ts holds the definitions): greeting, optional STARTTLS, certificate expiry,
+ * The dialogue of a mail check (kind.ts holds the definitions): greeting, optional STARTTLS, certificate expiry,
  * then a polite goodbye (QUIT, LOGOUT) so that the server logs a clean session rather than a dropped one.
  *
  * | protocol | ready greeting | upgrade | its success | goodbye |
@@ -8,13 +8,14 @@
  * | imap | `* OK` or `* PREAUTH` | `a1 STARTTLS` | `a1 OK` | `a2 LOGOUT` |
  * | pop3 | `+OK` | `STLS` | `+OK` | `QUIT` |
  */
-import { connect as connectTcp, isIP, type Socket } from 'node:net';
+import { connect as connectTcp, type Socket } from 'node:net';
 import { connect as connectTls, type ConnectionOptions, type DetailedPeerCertificate, type TLSSocket } from 'node:tls';
-import { compileRegex } from '../../common/regex.ts';
-import { errorText, joinHostPort, loadTlsFiles, timeoutText } from './common.ts';
-import { MAIL_LABELS, type MailDefinition, type MailProtocol } from './mail.ts';
-import { earliestExpiry, goUtcTime } from './tls.ts';
-import { CheckFailure, type Prepared } from './types.ts';
+import { compileRegex } from '../../../common/regex.ts';
+import { errorText, joinHostPort, timeoutText } from '../common.ts';
+import { loadTlsFiles, sniOf, tlsConnectOptions } from '../tls-client.ts';
+import { MAIL_LABELS, type MailDefinition, type MailProtocol } from './definition.ts';
+import { earliestExpiry, goUtcTime } from '../certificates.ts';
+import { CheckFailure, type Prepared } from '../types.ts';
 
 /** A server line longer than this is not a greeting: the run fails rather than buffer it. */
 const MAX_LINE_BYTES = 8 * 1024;
@@ -103,12 +104,7 @@ function connectPlain(def: MailDefinition): Socket {
 
 export async function prepareMail(def: MailDefinition): Promise<Prepared> {
   const material = def.tls === 'none' ? {} : await loadTlsFiles(def);
-  const servername = def.serverName ?? (isIP(def.target) === 0 ? def.target : undefined);
-  const tlsOptions: ConnectionOptions = {
-    rejectUnauthorized: !def.insecure,
-    ...(servername !== undefined ? { servername } : {}),
-    ...material,
-  };
+  const tlsOptions: ConnectionOptions = tlsConnectOptions(def, material, sniOf(def));
   const banner = def.expectedBanner !== undefined ? compileRegex(def.expectedBanner, 'search') : null;
   const label = MAIL_LABELS[def.kind];
   const address = joinHostPort(def.target, def.port);

@@ -1,14 +1,14 @@
 /**
  * DNS check: resolve `domain` (A and AAAA by default, or one `record-type`) with a c-ares Resolver, on the
  * system's name servers or on `resolver`, within the timeout. `expected-ips` and `expected-values` (answers as
- * dns-records.ts writes them: `10 mx.example.com`) must all be in the answer.
+ * records.ts writes them: `10 mx.example.com`) must all be in the answer.
  * Addresses (A, AAAA) are looked up in /etc/hosts first, as Go's resolver does, unless `resolver` is set.
  * Extension over upstream: `resolver`, `record-type` and `expected-values` (docs/checks.md, DNS).
  */
 import { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { Type } from '@sinclair/typebox';
-import { durationToMs, formatDuration } from '../../common/duration.ts';
+import { durationToMs, formatDuration } from '../../../common/duration.ts';
 import {
   baseToJson,
   checkSchema,
@@ -19,8 +19,8 @@ import {
   parseBase,
   timeoutText,
   withFields,
-} from './common.ts';
-import { Problems } from './problems.ts';
+} from '../common.ts';
+import { Problems } from '../problems.ts';
 import {
   canonicalIp,
   canonicalValue,
@@ -28,22 +28,16 @@ import {
   queryRecords,
   RECORD_TYPES,
   type RecordType,
-} from './dns-records.ts';
+} from './records.ts';
 import { lookupHostsFile } from './hosts-file.ts';
-import {
-  type BaseDefinition,
-  type CheckJson,
-  type CheckKind,
-  CheckFailure,
-  CheckValidationError,
-  type Prepared,
-} from './types.ts';
+import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from '../types.ts';
+import { CheckValidationError } from '../validation-error.ts';
 
 export interface DnsDefinition extends BaseDefinition {
   kind: 'dns';
   domain: string;
   expectedIps: string[];
-  /** Answer lines that must all be in the answer, in dns-records.ts's form for the record type. */
+  /** Answer lines that must all be in the answer, in records.ts's form for the record type. */
   expectedValues: string[];
   /** `host[:port]` as written; the system's name servers when absent. */
   resolver?: string;

@@ -3,13 +3,12 @@
  * must be the protocol's "ready", and match `expected-banner` if given), with `tls: starttls` upgrades the
  * connection (EHLO + STARTTLS, STARTTLS, STLS), with `tls: tls` speaks TLS from the first byte (ports 465, 993,
  * 995), and with `expiration-delay` fails when the certificate expires within the delay, as TLS checks do. The
- * dialogue is mail-probe.ts's.
+ * dialogue is probe.ts's.
  */
 import { Type } from '@sinclair/typebox';
-import { Duration, formatDuration } from '../../common/duration.ts';
-import { compileRegex } from '../../common/regex.ts';
+import { Duration, formatDuration } from '../../../common/duration.ts';
+import { compileRegex } from '../../../common/regex.ts';
 import {
-  aliased,
   baseToJson,
   checkSchema,
   describeCheck,
@@ -17,41 +16,21 @@ import {
   errorText,
   hostTarget,
   parseBase,
-  parseTlsFiles,
   portField,
-  type TlsClientFiles,
-  tlsClientProperties,
-  tlsFilesToJson,
   withFields,
-} from './common.ts';
-import { Problems } from './problems.ts';
-import { prepareMail } from './mail-probe.ts';
-import { type BaseDefinition, type CheckJson, type CheckKind } from './types.ts';
-
-export type MailProtocol = 'smtp' | 'imap' | 'pop3';
-type MailTls = 'none' | 'starttls' | 'tls';
-const MAIL_TLS: readonly MailTls[] = ['none', 'starttls', 'tls'];
-
-/** The IANA ports: clear text (and STARTTLS), then implicit TLS. */
-const DEFAULT_PORTS: Record<MailProtocol, { plain: number; tls: number }> = {
-  smtp: { plain: 25, tls: 465 },
-  imap: { plain: 143, tls: 993 },
-  pop3: { plain: 110, tls: 995 },
-};
-
-export const MAIL_LABELS: Record<MailProtocol, string> = { smtp: 'SMTP', imap: 'IMAP', pop3: 'POP3' };
-
-export interface MailDefinition<P extends MailProtocol = MailProtocol> extends BaseDefinition, TlsClientFiles {
-  kind: P;
-  target: string;
-  port: number;
-  tls: MailTls;
-  insecure: boolean;
-  serverName?: string;
-  /** 0: no expiry check. */
-  expirationDelayNs: number;
-  expectedBanner?: string;
-}
+} from '../common.ts';
+import { parseTlsClient, tlsClientProperties, tlsFilesToJson } from '../tls-client.ts';
+import { Problems } from '../problems.ts';
+import {
+  DEFAULT_PORTS,
+  MAIL_LABELS,
+  MAIL_TLS,
+  type MailDefinition,
+  type MailProtocol,
+  type MailTls,
+} from './definition.ts';
+import { prepareMail } from './probe.ts';
+import { type CheckJson, type CheckKind } from '../types.ts';
 
 const mailSchema = checkSchema({
   target: Type.String(),
@@ -59,8 +38,6 @@ const mailSchema = checkSchema({
   tls: Type.Optional(Type.String()),
   'expected-banner': Type.Optional(Type.String()),
   'expiration-delay': Type.Optional(Duration),
-  'server-name': Type.Optional(Type.String()),
-  servername: Type.Optional(Type.String()),
   ...tlsClientProperties,
 });
 
@@ -70,16 +47,13 @@ function parseMail<P extends MailProtocol>(protocol: P, raw: unknown): MailDefin
   const tls = (input.tls ?? 'none') as MailTls;
   if (!MAIL_TLS.includes(tls))
     problems.add('tls', `must be "none", "starttls" or "tls", got ${JSON.stringify(input.tls)}`);
-  const serverName = problems.check(
-    () => aliased('server-name', input['server-name'], 'servername', input.servername) ?? '',
-    '',
-  );
+  const client = parseTlsClient(input, problems);
   const expirationDelayNs = problems.check(() => expirationDelay(input['expiration-delay']), 0);
   if (tls === 'none') {
     // TLS options without TLS would be silently ignored: say so instead.
     for (const key of ['insecure', 'cacert', 'cert', 'key', 'expiration-delay'] as const)
       if (input[key] !== undefined) problems.add(key, 'only applies with "tls": "starttls" or "tls"');
-    if (serverName !== '') problems.add('server-name', 'only applies with "tls": "starttls" or "tls"');
+    if (client.serverName !== undefined) problems.add('server-name', 'only applies with "tls": "starttls" or "tls"');
   }
   const banner = input['expected-banner'];
   if (banner !== undefined) {
@@ -95,17 +69,14 @@ function parseMail<P extends MailProtocol>(protocol: P, raw: unknown): MailDefin
     () => (input.port === undefined ? (tls === 'tls' ? ports.tls : ports.plain) : portField('port', input.port)),
     0,
   );
-  const files = problems.check(() => parseTlsFiles(input), {});
   problems.throwIfAny();
   return withFields(base, {
     target,
     port,
     tls,
-    insecure: input.insecure ?? false,
-    ...(serverName !== '' ? { serverName } : {}),
     expirationDelayNs,
     ...(banner !== undefined ? { expectedBanner: banner } : {}),
-    ...files,
+    ...client,
   });
 }
 
