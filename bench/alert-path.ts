@@ -3,10 +3,10 @@
  * per check go through the registry as in `result-path`, with `failure-threshold: 1` and `success-threshold: 1` and 1
  * in 50 results failing, so that some 480 alerts open and close per round; each is told to a local webhook receiver
  * (in this process: its CPU counts too). A result that changes no state costs the alerts nothing (they listen to
- * transitions only), so the difference is the cost of the transitions, per transition. `before`: the service alone (today's path); `after`: with the alerts
- * attached, each round's alert work (records, notifications) awaited inside the measure. Also the repeat sweep's CPU
- * per pass over 12,000 checks with every one of them firing (the worst case; it runs once a second). Figures in CPU
- * µs (user + system) per result, median and best round.
+ * transitions only), so the difference is the cost of the transitions, per transition. `before`: the service alone
+ * (today's path); `after`: with the alerts attached, each round's alert work (records, notifications) awaited inside
+ * the measure. Also the repeat sweep's CPU per pass over 12,000 checks with every one of them firing (the worst case;
+ * it runs once a second). Figures in CPU µs (user + system) per result, median and best round.
  *
  *   node --import tsx bench/alert-path.ts [checks] [rounds]     bench/results/alert-path.json
  */

@@ -27,10 +27,12 @@
  *                                                              bin/vigie.js`, with the first line's environment)
  *   node --import tsx bench/checks.ts --tcp 1000 --http 200   the workload by kind (`--checks N`: N/6 HTTP, the
  *                                                              rest TCP)
- *   node --import tsx bench/checks.ts --warmup 180             a longer warm-up (20 s by default): V8 is still optimizing a
- *                                                              small deployment's functions for its first ~3 minutes
+ *   node --import tsx bench/checks.ts --warmup 180             a longer warm-up (20 s by default): V8 is still
+ *                                                              optimizing a small deployment's functions for its first
+ *                                                              ~3 minutes
  *   node --import tsx bench/checks.ts --tcp 0 --http 0 --grpc 2000   one of the newer kinds alone (also --websocket,
- *                                                              --smtp, --domain, --icmp): bench/results/checks-0tcp-0http-2000grpc.json;
+ *                                                              --smtp, --domain, --icmp):
+ *                                                              bench/results/checks-0tcp-0http-2000grpc.json;
  *                                                              `cpu_us_per_run` compares a kind's cost with TCP's
  *   node --import tsx bench/checks.ts --cpu-prof DIR           the service runs under `node --cpu-prof`; the
  *                                                              window's breakdown by component (bench/profile.ts)
@@ -240,7 +242,8 @@ interface Window {
   memory_at_end?: Scrape['memory'];
 }
 
-/** Reads /metrics every SCRAPE_S seconds, each answer whole, as Prometheus does, until the returned function is called. */
+/** Reads /metrics every SCRAPE_S seconds, each answer whole, as Prometheus does, until the returned function is
+ *  called. */
 function scrapeEvery(read: () => Promise<Response>): () => void {
   if (SCRAPE_S === 0) return () => {};
   const timer = setInterval(() => {

@@ -5,8 +5,8 @@
  *   stream partitioned by host. Accepted events/s, and how long the partitions' owners took to process them all.
  *   Everything shares the machine's cores: three nodes, NATS and the load generator.
  * - CPU per event: the same 300,000 events pushed through the single node, then through the cluster, in
- *   BENCH_ROUNDS pairs (3) back to back; the medians, and each pair. Each pair also splits the CPU of the single node and
- *   of the three nodes into main thread (user, kernel) and the other threads, in µs per event.
+ *   BENCH_ROUNDS pairs (3) back to back; the medians, and each pair. Each pair also splits the CPU of the single node
+ *   and of the three nodes into main thread (user, kernel) and the other threads, in µs per event.
  * - Failover: events offered at 100,000/s through two nodes into a stream partitioned by host that sums each host's
  *   events (`:by [:host]` then `:sum` over 10 minutes of event time), the third node killed with kill -9 halfway
  *   through. Then every host's window is closed: the sums must add up to the events acknowledged (lost = 0). The

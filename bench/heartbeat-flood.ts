@@ -1,10 +1,11 @@
 /**
  * A flood of heartbeat failure reports (docs/hardening.md, "Heartbeat floods"): the real server with C heartbeat
  * checks (1 unless given) and the default settings (`write-delay: 30s`, `history-size: 100`), and N
- * `POST /api/v1/heartbeat/flood-<i>/fail` of 4 KiB each, round-robin over the checks, over 16 keep-alive connections, while `/healthz` is called
- * back to back, one at a time, during the flood and for the 32 s after it (the writes of what the flood left). Figures: reports per second, `/healthz` p50/p99/max (the longest stall of
- * the event loop shows as the max), the server's RSS before, at its peak (VmHWM) and after, and the runs the
- * check's 24 h uptime counts (all N of them must be there).
+ * `POST /api/v1/heartbeat/flood-<i>/fail` of 4 KiB each, round-robin over the checks, over 16 keep-alive connections,
+ * while `/healthz` is called back to back, one at a time, during the flood and for the 32 s after it (the writes of
+ * what the flood left). Figures: reports per second, `/healthz` p50/p99/max (the longest stall of the event loop shows
+ * as the max), the server's RSS before, at its peak (VmHWM) and after, and the runs the check's 24 h uptime counts (all
+ * N of them must be there).
  *
  * `node --import tsx bench/heartbeat-flood.ts [reports] [checks]`
  */

@@ -1,8 +1,8 @@
 /**
  * What a scrape of `/metrics` costs for its per-check families (src/healthcheck/metrics.ts): 1,200 and 12,000
- * checks with labels, each with a few runs and its state, rendered whole (`renderMetrics`, as the route sends it) 20 times after
- * 5 unmeasured. Figures per scrape: CPU of this process, bytes of text, and the time V8 spent collecting garbage
- * (young and full collections; the text and what building it leaves behind are all garbage once sent).
+ * checks with labels, each with a few runs and its state, rendered whole (`renderMetrics`, as the route sends it) 20
+ * times after 5 unmeasured. Figures per scrape: CPU of this process, bytes of text, and the time V8 spent collecting
+ * garbage (young and full collections; the text and what building it leaves behind are all garbage once sent).
  *
  * `node --import tsx bench/metrics-scrape.ts`
  */

@@ -96,7 +96,8 @@ try {
 
   const mid = await scrape(server);
   await pushHosts(server, FORKS / 10, 3);
-  // Rounds under way during the push hold part of the change; the one that ends with every changed fork written is last.
+  // Rounds under way during the push hold part of the change; the one that ends with every changed fork written is
+  // last.
   const changed = await healthzUntil(
     server,
     (samples) => rows(samples) - rows(mid) >= FORKS / 10 && rounds(samples) > rounds(mid),

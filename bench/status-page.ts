@@ -4,7 +4,8 @@
  * of the same checks as entries with their own names and descriptions and the page's branding, an open incident
  * and a maintenance window. Figures: the server's CPU time per page (from /proc, so that other load on the
  * machine does not count), the wall time of a request, the size of the page plain and compressed as a browser
- * asks, and the same for summary.json. Floor: a page renders in under 100 ms of server time, compressed or not, by labels or by entries.
+ * asks, and the same for summary.json. Floor: a page renders in under 100 ms of server time, compressed or not, by
+ * labels or by entries.
  *
  * `npm run bench -- status-page`
  */

@@ -1,6 +1,6 @@
 /**
- * The `vigie` command line: `serve`, `migrate`, `check-config`, `test`, `graph`, `token`. A command is one entry of COMMANDS
- * (src/cli/command.ts gives each `--help`, strict flags and the one-line usage errors, exit 2).
+ * The `vigie` command line: `serve`, `migrate`, `check-config`, `test`, `graph`, `token`. A command is one entry of
+ * COMMANDS (src/cli/command.ts gives each `--help`, strict flags and the one-line usage errors, exit 2).
  */
 import { mkdirSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config/load.ts';

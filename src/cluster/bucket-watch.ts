@@ -43,7 +43,8 @@ export class BucketWatch {
   private stopped = false;
   private unlisten: (() => void) | null = null;
   /** False from the moment the watch is started again (found behind, or after a reconnection) until a new one has
-   *  delivered its snapshot: what it says may be stale meanwhile (membership does not expire anyone on a stale view). */
+   *  delivered its snapshot: what it says may be stale meanwhile (membership does not expire anyone on a stale
+   *  view). */
   healthy = true;
   private readonly checkEveryMs: number;
   private readonly snapshotStallMs: number;

@@ -16,10 +16,10 @@ export type RefusalSource =
 /**
  * Why: `not_json` (bytes that are not JSON), `not_msgpack` (an event-log part that is not MessagePack), `shape`
  * (JSON, but not the message's schema), `key` (a KV key that is not what its value says), `impersonation` (a result
- * or an audit row naming another node than the one whose subject it came on), `invalid` (refused by the same validation as the
- * API's), `forbidden` (refused by a policy: `healthchecks.command-checks-api`, `cluster.command-checks`), `future` (a
- * result stamped ahead of this node's clock), `busy` (an index read past those waiting to be answered), `too_large` (a
- * runtime state value past `cluster.max-state-value-bytes`), `too_many` (a new runtime state key past
+ * or an audit row naming another node than the one whose subject it came on), `invalid` (refused by the same validation
+ * as the API's), `forbidden` (refused by a policy: `healthchecks.command-checks-api`, `cluster.command-checks`),
+ * `future` (a result stamped ahead of this node's clock), `busy` (an index read past those waiting to be answered),
+ * `too_large` (a runtime state value past `cluster.max-state-value-bytes`), `too_many` (a new runtime state key past
  * `cluster.max-state-keys`), `exception`
  * (the handler threw: a bug, counted so that it is seen).
  */

@@ -9,11 +9,13 @@ import { durationMs, readConfigFile } from '../common/config-values.ts';
 import { Duration } from '../common/duration.ts';
 import { checkNodeLabels } from '../common/labels.ts';
 
-/** `cluster.partitions` at most: also the bound on a partition named in the event log (src/cluster/streams/log-reader.ts). */
+/** `cluster.partitions` at most: also the bound on a partition named in the event log
+ *  (src/cluster/streams/log-reader.ts). */
 export const MAX_PARTITIONS = 1024;
 const closed = { additionalProperties: false } as const;
 
-/** `cluster:` (docs/cluster.md): present, the node joins a cluster over NATS JetStream; absent, nothing of NATS loads. */
+/** `cluster:` (docs/cluster.md): present, the node joins a cluster over NATS JetStream; absent, nothing of NATS
+ *  loads. */
 export const ClusterSchema = Type.Object(
   {
     node: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
@@ -89,7 +91,8 @@ export interface ClusterSettings {
   maxStateKeys: number;
   /** Bytes of one runtime state value at most, read or written: past it a value is refused, counted. */
   maxStateValueBytes: number;
-  /** Announced to the other members; a check's `node-labels` pick the members that may run it (docs/checks.md "Locations"). */
+  /** Announced to the other members; a check's `node-labels` pick the members that may run it (docs/checks.md
+   *  "Locations"). */
   labels: Record<string, string>;
 }
 

@@ -1,7 +1,7 @@
 /**
  * Loads the config file (YAML) into a resolved `VigieConfig`: validated against the TypeBox schemas, defaults
- * of docs/configuration.md applied, durations parsed, TLS files read. Works with no file at all. Every error names the file,
- * the key path and the problem, so `vigie serve` can exit 1 before listening and a SIGHUP reload can log it and
+ * of docs/configuration.md applied, durations parsed, TLS files read. Works with no file at all. Every error names the
+ * file, the key path and the problem, so `vigie serve` can exit 1 before listening and a SIGHUP reload can log it and
  * keep running.
  */
 import { readFileSync } from 'node:fs';

@@ -2,8 +2,8 @@
  * The TypeBox schema of the config file, composed of each part's section (declared in `<part>/settings.ts`, in
  * this order, which is the order a file's first error is looked for in). A Cabourotte YAML file loads unchanged
  * (`http`, `*-checks`, `exporters`, `discovery`, `healthchecks-labels`, `result-buffer`); Vigie's own settings
- * live under `data-dir`, `database-cache-size`, `compact-heap-below`, `healthchecks`, `streams` and `cluster`. Every object is closed
- * (`additionalProperties: false`) so a typo is an error, never a silently ignored key.
+ * live under `data-dir`, `database-cache-size`, `compact-heap-below`, `healthchecks`, `streams` and `cluster`. Every
+ * object is closed (`additionalProperties: false`) so a typo is an error, never a silently ignored key.
  */
 import { Type } from '@sinclair/typebox';
 import { DiscoverySchema } from '../healthcheck/discovery/settings.ts';

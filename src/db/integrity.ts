@@ -5,9 +5,9 @@
  *
  * Damage in a table of derived state (the streams' action state and checkpoints, the index snapshots) costs that
  * state only: the table and those of its group are set aside under a `damaged_` name, a new empty one takes its
- * place, and the streams start afresh (src/stream/durability/snapshot-restore.ts reports it). A damaged table is renamed rather
- * than emptied because emptying or dropping it reads the damaged pages and fails; renaming only rewrites the schema.
- * Damage anywhere else, or a file that is not a database, stops the start with a DatabaseDamagedError.
+ * place, and the streams start afresh (src/stream/durability/snapshot-restore.ts reports it). A damaged table is
+ * renamed rather than emptied because emptying or dropping it reads the damaged pages and fails; renaming only rewrites
+ * the schema. Damage anywhere else, or a file that is not a database, stops the start with a DatabaseDamagedError.
  */
 import type Database from 'better-sqlite3';
 

@@ -45,7 +45,8 @@ export class LoopCheckpoint {
     private readonly sync: SyncFile = fsyncFile,
   ) {}
 
-  /** One round; true when the whole WAL is copied. Throws what failed, once the WAL is safe to restart or still pinned. */
+  /** One round; true when the whole WAL is copied. Throws what failed, once the WAL is safe to restart or still
+   *  pinned. */
   async run(): Promise<boolean> {
     let complete = false;
     if (!this.unsynced) {

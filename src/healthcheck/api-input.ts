@@ -47,7 +47,8 @@ export function startFailed(name: string, cause: string): HealthcheckError {
   return new HealthcheckError('start-failed', `Fail to start the healthcheck ${name}: ${cause}`);
 }
 
-/** Parses one API definition of `kind`; a refusal is worded as the API answers it (`Invalid healthcheck configuration: ...`). */
+/** Parses one API definition of `kind`; a refusal is worded as the API answers it (`Invalid healthcheck configuration:
+ *  ...`). */
 function parseApiCheck(
   kind: KindName,
   raw: unknown,

@@ -70,7 +70,8 @@ export interface CheckHost {
   paused(name: string): boolean;
   /** The API checks, to seed an empty cluster store. */
   apiDefinitions(): CheckDefinition[];
-  /** The cluster's store changed: the API checks become exactly `desired`; what the API would refuse goes to `refused`. */
+  /** The cluster's store changed: the API checks become exactly `desired`; what the API would refuse goes to
+   *  `refused`. */
   applyReplicated(
     desired: readonly ReplicatedCheck[],
     refused: (name: string, refusal: HealthcheckError) => void,

@@ -32,7 +32,8 @@ function failureMessage(body: unknown): string {
   return text === '' ? DEFAULT_FAILURE : text;
 }
 
-/** Hands `done` the first MAX_HEARTBEAT_BODY_BYTES of the body as soon as they (or the end) came; the rest flows on unread. */
+/** Hands `done` the first MAX_HEARTBEAT_BODY_BYTES of the body as soon as they (or the end) came; the rest flows on
+ *  unread. */
 function readBodyHead(payload: Readable, done: (error: Error | null, body?: Buffer) => void): void {
   const chunks: Buffer[] = [];
   let size = 0;

@@ -1,6 +1,6 @@
 /**
- * The dashboard's healthcheck reads (docs/dashboard.md "Endpoints the page uses"), under `/api/v1/overview/` so that they cannot
- * shadow a check name in the parametric result routes:
+ * The dashboard's healthcheck reads (docs/dashboard.md "Endpoints the page uses"), under `/api/v1/overview/` so that
+ * they cannot shadow a check name in the parametric result routes:
  * - `GET  /api/v1/overview/healthchecks`: every check with its latest result and uptime ratios, in one answer;
  * - `POST /api/v1/overview/recent-results` `{"names": [...], "limit": n}`: the last results of the checks on
  *   screen, in one query (a page of the list, not one request per check);

@@ -3,12 +3,12 @@
  * results per check, and the hourly / daily aggregates they add to. Knows nothing of HTTP or of scheduling.
  *
  * Results wait in memory (src/healthcheck/pending-results.ts: at most `history-size` raw results per check,
- * `max-pending-results` and `max-pending-bytes` in all, every run summed in its hour) and are written per check in groups: every 2 s (the
- * service's beat, src/common/beat.ts), the checks whose oldest waiting result is `writeDelayS` old have what they
- * hold written (and everything at stop, before a mutation, and as soon as the cap is reached). A group of n
- * results of one check costs one history insert per result but one trim, one latest-result upsert and one aggregate
- * upsert per hour, and it dirties the check's pages once: SQLite's cost is per page written, so a group of 3 costs
- * about half of 3 single writes (docs/performance.md, "Result writes"). The periodic writes go in slices of at
+ * `max-pending-results` and `max-pending-bytes` in all, every run summed in its hour) and are written per check in
+ * groups: every 2 s (the service's beat, src/common/beat.ts), the checks whose oldest waiting result is `writeDelayS`
+ * old have what they hold written (and everything at stop, before a mutation, and as soon as the cap is reached). A
+ * group of n results of one check costs one history insert per result but one trim, one latest-result upsert and one
+ * aggregate upsert per hour, and it dirties the check's pages once: SQLite's cost is per page written, so a group of 3
+ * costs about half of 3 single writes (docs/performance.md, "Result writes"). The periodic writes go in slices of at
  * most 8 ms, one transaction each, with the event loop free between two (docs/hardening.md, "Heartbeat floods").
  * Everything stays bounded: history is trimmed per check as it is written, and a check's aggregates older than
  * their retention are pruned when the check opens a new hour.

@@ -5,8 +5,8 @@
  *
  * Params, query and responses are declared with TypeBox (src/healthcheck/api-schemas.ts, wire.ts); a definition is
  * checked once, by its kind's parse in the service (the config file's rules and wording), so the creation routes
- * only document their bodies (the kinds' own schemas) rather than have fastify check them a first time. Creation has one static
- * route per kind (`POST /healthcheck/http`, ..., `/healthcheck/bulk`), which find-my-way prefers to the
+ * only document their bodies (the kinds' own schemas) rather than have fastify check them a first time. Creation has
+ * one static route per kind (`POST /healthcheck/http`, ..., `/healthcheck/bulk`), which find-my-way prefers to the
  * parametric `/healthcheck/:name` for POST only: `GET` and `DELETE /healthcheck/http` still reach a check named
  * `http`, as upstream allows, and `POST /healthcheck/<anything else>` is an unknown kind.
  */

@@ -365,7 +365,8 @@ export class HealthcheckService {
     return [...this.checks.all()].filter((check) => check.source === API_SOURCE).map((check) => check.def);
   }
 
-  /** Reconciles the config-file checks with a reloaded config: unchanged keep running, changed restart, removed stop. */
+  /** Reconciles the config-file checks with a reloaded config: unchanged keep running, changed restart, removed
+   *  stop. */
   async reload(config: HealthcheckConfig): Promise<void> {
     const previous = this.config.healthchecks;
     const next = config.healthchecks;

@@ -133,7 +133,8 @@ export interface HealthcheckSettings {
   maintenance: MaintenanceWindow[];
   /** The caps on status pages and incidents (`healthchecks.max-status-*`, `max-incident*`). */
   statusLimits: StatusLimits;
-  /** `healthchecks.status-page-cache`: how long a rendered public answer of a status page is served again (0: never). */
+  /** `healthchecks.status-page-cache`: how long a rendered public answer of a status page is served again (0:
+   *  never). */
   statusPageCacheMs: number;
   /** The `status-pages:` of the config file (src/healthcheck/status-pages/). */
   statusPages: LoadedPage[];

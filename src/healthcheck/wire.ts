@@ -2,8 +2,8 @@
  * The healthcheck part's HTTP wire types (docs/http-api.md "Healthchecks API", docs/dashboard.md "Endpoints the
  * page uses"): a result, a history entry, a check definition as listed, and the dashboard's overview answers. The
  * routes serialize with them (src/healthcheck/routes.ts, overview-routes.ts) and the dashboard imports their types
- * (src/frontend/app/api.ts), so this file imports nothing but TypeBox and the states' names. Fields are listed in the order clients see
- * them: fastify's serializer writes only the declared fields, in that order.
+ * (src/frontend/app/api.ts), so this file imports nothing but TypeBox and the states' names. Fields are listed in the
+ * order clients see them: fastify's serializer writes only the declared fields, in that order.
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { ref, wire } from '../common/wire.ts';

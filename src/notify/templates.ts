@@ -40,7 +40,8 @@ const escapers: Record<TemplateEscaping, (value: unknown) => string> = {
   none: (value) => text(value),
 };
 
-/** `value` escaped as a template escapes its values: a plain text placed as is where the text goes (a Slack message). */
+/** `value` escaped as a template escapes its values: a plain text placed as is where the text goes (a Slack
+ *  message). */
 export function escapeText(escaping: TemplateEscaping, value: string): string {
   return escapers[escaping](value);
 }

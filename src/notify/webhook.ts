@@ -141,7 +141,8 @@ export class WebhookSender {
     this.target = { url: settings.url, headers: {}, timeoutMs: settings.timeoutMs };
   }
 
-  /** `view`: what the templates see; `defaultBody`: the body without a `body` template (the view as JSON unless given). */
+  /** `view`: what the templates see; `defaultBody`: the body without a `body` template (the view as JSON unless
+   *  given). */
   send(view: object, signal: AbortSignal, defaultBody?: string): Promise<void> {
     const { settings } = this;
     const body =

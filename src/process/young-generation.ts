@@ -7,8 +7,8 @@
  *
  * V8 fixes the smallest and largest sizes when the process starts, but reads `--semi-space-growth-factor` each time
  * it grows the young generation: 1 holds it where it is. The node's tuning sets 1 as the cluster part is built;
- * this sets 2 while partitions run here and 1 otherwise, looked at after each collection (a `gc` PerformanceObserver). Without
- * growth, V8 still shrinks it back to 8 MB once allocation slows.
+ * this sets 2 while partitions run here and 1 otherwise, looked at after each collection (a `gc` PerformanceObserver).
+ * Without growth, V8 still shrinks it back to 8 MB once allocation slows.
  */
 import { PerformanceObserver } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';

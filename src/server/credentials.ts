@@ -97,7 +97,8 @@ interface Admitted {
   credential: SignInCredential;
 }
 
-/** Checks user names, passwords and tokens: for the credentials hook and for a sign-in (src/server/session-routes.ts). */
+/** Checks user names, passwords and tokens: for the credentials hook and for a sign-in
+ *  (src/server/session-routes.ts). */
 export interface CredentialCheck {
   /** The basic-auth user and password; or, any user name, a token as the password (how a browser logs in to a
    *  server with tokens only). */

@@ -48,7 +48,8 @@ export function validBody<S extends TSchema>(schema: S, body: unknown, what: str
   return body as Static<S>;
 }
 
-/** The root scope's shape (routes of no part, URLs of no part): Cabourotte's, the default of both originals' clients. */
+/** The root scope's shape (routes of no part, URLs of no part): Cabourotte's, the default of both originals'
+ *  clients. */
 export const ROOT_ERRORS: PartErrors = {
   body: (message) => ({ message }),
   fromDomainError: () => undefined,

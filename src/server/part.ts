@@ -51,7 +51,8 @@ export interface Part<S = never> {
    * their runtime state through it instead of this node's SQLite alone (src/common/runtime-state.ts).
    */
   readonly runtimeState?: RuntimeState;
-  /** Set by the same part: the audit log's rows go to the other nodes, and theirs come here (src/server/audit-port.ts). */
+  /** Set by the same part: the audit log's rows go to the other nodes, and theirs come here
+   *  (src/server/audit-port.ts). */
   readonly audit?: AuditReplication;
   /**
    * Why this part cannot take changes yet (`GET /readyz` answers 503 with it), or null. A reason is short and names

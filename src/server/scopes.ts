@@ -3,8 +3,8 @@
  * method rather than route by route: a new route of a known family needs nothing more. Reading (`GET`, searches,
  * the dashboard's summaries, websocket subscribes, `/metrics`, status pages, uptime reports) is `read`; changing
  * checks, streams, maintenance windows, status pages and incidents is `write`; signing in and out
- * (`/api/v1/session`) needs no scope; every event input is `ingest`; heartbeat reports are `heartbeat`; tokens and the audit log
- * (reading it included: it names who did what from where), and anything the table does not name, are `admin`,
+ * (`/api/v1/session`) needs no scope; every event input is `ingest`; heartbeat reports are `heartbeat`; tokens and the
+ * audit log (reading it included: it names who did what from where), and anything the table does not name, are `admin`,
  * which also holds every other scope. The same table says which requests the audit log records (`isApiChange`).
  */
 export const SCOPES = ['read', 'write', 'ingest', 'heartbeat', 'admin'] as const;

@@ -227,7 +227,8 @@ export class Sessions {
     await this.collection.delete(oldest[0]);
   }
 
-  /** A removal nobody waits for: the session is refused already; a failed write is logged, and retried at its next use. */
+  /** A removal nobody waits for: the session is refused already; a failed write is logged, and retried at its next
+   *  use. */
   private remove(key: string): void {
     this.collection.delete(key).catch((error: unknown) => {
       this.options.warn(`a session could not be removed: ${(error as Error).message}`);

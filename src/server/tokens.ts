@@ -1,7 +1,7 @@
 /**
  * Bearer tokens (docs/http-api.md, "Credentials"): those of `http.tokens` and those created through the API,
- * kept as the SHA-256 of their secret only (in SQLite; in a cluster, in its runtime state). Both are held in memory by their digest, so that a request
- * costs one hash and one map look-up.
+ * kept as the SHA-256 of their secret only (in SQLite; in a cluster, in its runtime state). Both are held in memory by
+ * their digest, so that a request costs one hash and one map look-up.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';

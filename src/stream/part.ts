@@ -21,7 +21,8 @@ import type { StreamSettings } from './settings.ts';
 export interface StreamSeams {
   /** Receives the ingest seam through which other parts push events (src/process/parts.ts). */
   onIngest?: (ingest: EventIngest) => void;
-  /** Where the streams run when not in this process (a cluster's partitions, src/stream/partition/placement.ts), given the
+  /** Where the streams run when not in this process (a cluster's partitions, src/stream/partition/placement.ts), given
+   * the
    *  service and its websocket channels. */
   placement?: (host: StreamHost, pubsub: LocalChannels) => StreamPlacement;
 }

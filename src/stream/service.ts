@@ -3,9 +3,10 @@
  * lifecycle, over the pieces that do the work:
  * - the catalog (src/stream/catalog/catalog.ts): who owns a stream name, API or file, and what the engine runs;
  * - the file sync (src/stream/catalog/file-sync.ts): the stream directories, scanned, diffed and watched;
- * - the placement (src/stream/partition/placement.ts): where events run and indexes live, chosen once when the part is built:
- *   this process (src/stream/partition/local-placement.ts: the ingest gateway, the journal, one partition over SQLite) or
- *   a cluster's partitions (each one opened here, src/stream/partition/stream-partitions.ts).
+ * - the placement (src/stream/partition/placement.ts): where events run and indexes live, chosen once when the part is
+ * built:
+ *   this process (src/stream/partition/local-placement.ts: the ingest gateway, the journal, one partition over SQLite)
+ *   or a cluster's partitions (each one opened here, src/stream/partition/stream-partitions.ts).
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
@@ -158,7 +159,8 @@ export class StreamService implements StreamHost {
     this.metrics.rejected.inc({ route: input });
   }
 
-  /** A partition of one stream in a cluster (src/stream/partition/stream-partitions.ts): the same outputs, queues, caps and
+  /** A partition of one stream in a cluster (src/stream/partition/stream-partitions.ts): the same outputs, queues, caps
+   * and
    *  metrics as this service's, fed and checkpointed through the ports its owner hands it. */
   openPartition(stream: string, ports: PartitionPorts): PartitionHandle {
     return this.partitions.partition(stream, ports);
@@ -186,11 +188,12 @@ export class StreamService implements StreamHost {
   }
 
   /**
-   * The cluster's stream store changed: the API streams become exactly `desired` (src/cluster/streams/stream-replica.ts).
-   * Whoever can write to NATS wrote them, so each goes through what the API admits (`admitApiStream`, then the
-   * compiler) and its `persist` must be what its text says; what the API would refuse is handed to `refused` and
-   * neither runs nor is listed here (a stream already running under that name keeps running, as after a refused
-   * POST). A stream that cannot run here for another reason (a stream file holds the name) is logged and left out.
+   * The cluster's stream store changed: the API streams become exactly `desired`
+   * (src/cluster/streams/stream-replica.ts). Whoever can write to NATS wrote them, so each goes through what the API
+   * admits (`admitApiStream`, then the compiler) and its `persist` must be what its text says; what the API would
+   * refuse is handed to `refused` and neither runs nor is listed here (a stream already running under that name keeps
+   * running, as after a refused POST). A stream that cannot run here for another reason (a stream file holds the name)
+   * is logged and left out.
    */
   applyReplicatedStreams(
     desired: ReadonlyMap<string, { text: string; persist: boolean }>,

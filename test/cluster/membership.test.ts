@@ -1,6 +1,6 @@
 /**
- * Membership on a real nats-server (src/cluster/membership/membership.ts): after a reconnection every member gets a fresh
- * member-ttl, and the bucket's snapshot that the restarted watch delivers must not take it back. That snapshot
+ * Membership on a real nats-server (src/cluster/membership/membership.ts): after a reconnection every member gets a
+ * fresh member-ttl, and the bucket's snapshot that the restarted watch delivers must not take it back. That snapshot
  * carries each key's write time; a member whose last put is older than member-ttl (JetStream could not take puts
  * during the outage, as while a NATS server of three is lost and its leaders are re-elected) was dropped at once.
  * Seen in CI: a node of three listed only itself after the loss of a NATS server.

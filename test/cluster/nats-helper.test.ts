@@ -1,8 +1,8 @@
 /**
  * The nats-server helper (test/helpers/nats.ts) with the real client: a single server runs the documented config
  * (docs/examples/nats-server.conf: a node's user may use Vigie's subjects and nothing else, and no one gets in
- * without a password) and takes a JetStream publish, and a cluster of three keeps a stream of three replicas writable with one server killed, then takes the server
- * back on its own ports and store.
+ * without a password) and takes a JetStream publish, and a cluster of three keeps a stream of three replicas writable
+ * with one server killed, then takes the server back on its own ports and store.
  */
 import { type JetStreamClient, jetstream, jetstreamManager, type PubAck } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';

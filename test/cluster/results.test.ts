@@ -1,6 +1,6 @@
 /**
- * The publisher of a node's results on a real nats-server (src/cluster/checks/results.ts): each message costs a publish,
- * a delivery and an ack on every other node whatever it carries, so results linger up to a second to go out
+ * The publisher of a node's results on a real nats-server (src/cluster/checks/results.ts): each message costs a
+ * publish, a delivery and an ack on every other node whatever it carries, so results linger up to a second to go out
  * together; a full batch goes at once, and an idle publisher keeps no timer (it polled every 50 ms).
  */
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';

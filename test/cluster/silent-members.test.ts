@@ -1,7 +1,7 @@
 /**
- * Silent members (src/cluster/membership/silent-members.ts) on a fake clock: a member is judged over what it owes as this node
- * sees it now, from when it began to owe it, and only while this node can trust its view; the end-to-end case, with a
- * real nats-server and a forged member, is in test/e2e/cluster-voice.test.ts.
+ * Silent members (src/cluster/membership/silent-members.ts) on a fake clock: a member is judged over what it owes as
+ * this node sees it now, from when it began to owe it, and only while this node can trust its view; the end-to-end
+ * case, with a real nats-server and a forged member, is in test/e2e/cluster-voice.test.ts.
  */
 import pino from 'pino';
 import { Registry } from 'prom-client';

@@ -1,7 +1,7 @@
 /**
- * Websocket channels between nodes on a real nats-server (src/cluster/streams/stream-channels.ts): a node that starts after
- * another already has subscribers learns their channels at once, from the answer to its first announcement, not at
- * the other's next renewal; and what it publishes on such a channel reaches them.
+ * Websocket channels between nodes on a real nats-server (src/cluster/streams/stream-channels.ts): a node that starts
+ * after another already has subscribers learns their channels at once, from the answer to its first announcement, not
+ * at the other's next renewal; and what it publishes on such a channel reaches them.
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import pino from 'pino';

@@ -35,8 +35,12 @@ describe('the ntfy example of docs/alerting.md ("Templates")', () => {
   });
 
   it('sends the title header rendered from its template, through the real server', async () => {
-    const blocks = [...readFileSync(join(PACKAGE_ROOT, 'docs/alerting.md'), 'utf8').matchAll(/```yaml\n([\s\S]*?)```/g)].map((match) => parse(match[1] as string) as unknown);
-    const outputs = blocks.map((block) => (block as { streams?: { outputs?: Record<string, Record<string, unknown>> } }).streams?.outputs).find((one) => one?.ntfy !== undefined);
+    const doc = readFileSync(join(PACKAGE_ROOT, 'docs/alerting.md'), 'utf8');
+    const blocks = [...doc.matchAll(/```yaml\n([\s\S]*?)```/g)].map((match) => parse(match[1] as string) as unknown);
+    type Outputs = Record<string, Record<string, unknown>>;
+    const outputs = blocks
+      .map((block) => (block as { streams?: { outputs?: Outputs } }).streams?.outputs)
+      .find((one) => one?.ntfy !== undefined);
     const ntfy = outputs?.ntfy as Record<string, unknown>;
     expect(ntfy.headers).toEqual({ 'content-type': 'text/plain', title: 'Vigie: {{healthcheck}}' });
     receiver = await startHttpTarget();

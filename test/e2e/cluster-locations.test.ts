@@ -3,8 +3,9 @@
  * three Vigie processes on loopback, each with its own `cluster.labels`. The check's target is a local HTTP server
  * that answers 200 or 500 according to which node asks: the check is a command (a GET from bash, over /dev/tcp) that
  * sends the node's name, which each Vigie process has in its environment. One failing location does not fail the
- * check, two do; the change is exported once (counted at a local HTTP exporter's receiver that every node sends to); each location's latest
- * result shows through every node's API, and `healthcheck_location_success{name,node}` in every node's metrics.
+ * check, two do; the change is exported once (counted at a local HTTP exporter's receiver that every node sends to);
+ * each location's latest result shows through every node's API, and `healthcheck_location_success{name,node}` in every
+ * node's metrics.
  *
  * On a single node the fields are accepted and change nothing, and a hostile value in each is a 400 naming it.
  */
@@ -63,7 +64,8 @@ async function result(server: TestServer, name: string): Promise<Result | null> 
   return response.status === 200 ? ((await response.json()) as Result) : null;
 }
 
-/** The check as every node's config file has it: the GET sends the node's name, which each process has in PROBE_NODE. */
+/** The check as every node's config file has it: the GET sends the node's name, which each process has in
+ *  PROBE_NODE. */
 function probe(name: string, port: number, placement: Record<string, unknown>) {
   return {
     name,

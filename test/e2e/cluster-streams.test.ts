@@ -574,7 +574,8 @@ describe.skipIf(!hasNatsServer())('cluster: streams on one NATS server', () => {
       });
     await push(['h0', 'h1']);
     await found(2, 'the first events');
-    // The reader's consumer: r_<stream id>_<node id>_<readers of the stream made before> (src/cluster/streams/log-reader.ts).
+    // The reader's consumer: r_<stream id>_<node id>_<readers of the stream made before>
+    // (src/cluster/streams/log-reader.ts).
     const nc = await connect(nats.connectOptions('node-a'));
     try {
       const consumer = `r_${streamId('kept')}_${createHash('sha256').update('node-a').digest('hex').slice(0, 12)}_0`;

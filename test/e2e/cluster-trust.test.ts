@@ -37,7 +37,8 @@ const PARTITIONS = 4;
 const HUGE = `["${'x'.repeat(1000 * 1000)}"]`;
 /** What a careless or hostile writer could put anywhere: an object for a list, a list of nothing, not JSON, huge. */
 const MALFORMED = ['{"name":"db"}', '[null]', 'null', '{}', '\u0000\u00ff not json {', HUGE];
-/** A message of the event log with these parts, each as given (src/cluster/streams/log-message.ts), and a head that may lie. */
+/** A message of the event log with these parts, each as given (src/cluster/streams/log-message.ts), and a head that may
+ *  lie. */
 const logMessage = (
   parts: [number, string | Buffer][],
   head: { stream?: unknown; parts?: unknown; encoding?: string } = {},
@@ -276,7 +277,8 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
       }),
     );
     await js.publish(streamSubject('hosts'), logMessage([[0, Buffer.alloc(500_000, 0x91)]], { encoding: 'msgpack' }));
-    // Heads that lie: a partition the stream does not have, two parts of one partition, lengths past the end, another stream.
+    // Heads that lie: a partition the stream does not have, two parts of one partition, lengths past the end, another
+    // stream.
     await js.publish(streamSubject('hosts'), logMessage([[PARTITIONS, '[{"host":"forged"}]']]));
     await js.publish(
       streamSubject('hosts'),
@@ -416,7 +418,8 @@ describe.skipIf(!hasNatsServer())('cluster: what a node reads from NATS is untru
 
   it("a node's own message replayed by a peer, or copied with one byte changed, is decoded like any other message", async () => {
     const nats = await startNatsServer();
-    // Alone, the node runs every partition: its own pushes take the path from memory (src/cluster/streams/own-messages.ts).
+    // Alone, the node runs every partition: its own pushes take the path from memory
+    // (src/cluster/streams/own-messages.ts).
     const a = await startNode('node-a', nats);
     await allJoined([a]);
     await waitFor(

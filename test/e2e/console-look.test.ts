@@ -1,9 +1,9 @@
 /**
  * How the console looks and reads, every view (docs/dashboard.md): light, dark (the system's) and on a 390 px
  * phone, each screenshot into test-artifacts/ (console-<view>-<mode>.png) and checked by axe-core, injected into
- * the page, with no serious or critical violation (the Alerts view with a firing and an acknowledged alert); at 390 px the page is no wider than the screen; failing checks
- * come first, a filter lives in the URL, the heartbeat's view shows where its job reports, and "success" in a
- * history reads as a success.
+ * the page, with no serious or critical violation (the Alerts view with a firing and an acknowledged alert); at 390 px
+ * the page is no wider than the screen; failing checks come first, a filter lives in the URL, the heartbeat's view
+ * shows where its job reports, and "success" in a history reads as a success.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';

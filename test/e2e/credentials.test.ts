@@ -33,7 +33,8 @@ const CONFIG = {
     'basic-auth': { username: 'ops', password: 'pw' },
     tokens: SCOPES.map((scope) => ({ name: `${scope}-token`, sha256: sha256(secretOf(scope)), scopes: [scope] })),
     public: ['badges'],
-    // The matrix presents hundreds of wrong credentials from one address (test/e2e/auth-failures.test.ts tests the limit).
+    // The matrix presents hundreds of wrong credentials from one address (test/e2e/auth-failures.test.ts tests the
+    // limit).
     'max-auth-failures': 100_000,
   },
   'heartbeat-checks': [

@@ -141,13 +141,15 @@ describe.skipIf(!canMountTmpfs())('on a full disk (needs permission to mount a t
     const dataDir = tmpfsDataDir('8m');
     const first = await start(dataDir);
     if (first instanceof Error) throw first;
-    // Killed, as a server on a disk that fills would be: its database's -wal and -shm stay, as SQLite needs them to open.
+    // Killed, as a server on a disk that fills would be: its database's -wal and -shm stay, as SQLite needs them to
+    // open.
     await first.kill9();
     // The stale lock is removed as a takeover does; the disk is then full before the new lock is written.
     rmSync(lockOf(dataDir));
     fillDisk(dataDir);
 
-    // The lock's file is made, but its holder cannot be written into it: it is an empty lock, kept alive by its refresh.
+    // The lock's file is made, but its holder cannot be written into it: it is an empty lock, kept alive by its
+    // refresh.
     const restarted = await start(dataDir);
     if (restarted instanceof Error) throw restarted;
     expect(readFileSync(lockOf(dataDir), 'utf8')).toBe('');

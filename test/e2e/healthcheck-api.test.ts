@@ -1,5 +1,6 @@
 /**
- * docs/http-api.md's healthcheck statuses, row by row, on both path forms, against the real server process and real local targets.
+ * docs/http-api.md's healthcheck statuses, row by row, on both path forms, against the real server process and real
+ * local targets.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.ts';

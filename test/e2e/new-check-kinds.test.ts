@@ -1,6 +1,7 @@
 /**
- * The newer check kinds (websocket, grpc, smtp, imap, pop3, domain, icmp: as root) through the real server: from the config file
- * (`<kind>-checks`), as API one-offs, in a bulk body, refused with a 400 naming the field, and their metrics.
+ * The newer check kinds (websocket, grpc, smtp, imap, pop3, domain, icmp: as root) through the real server: from the
+ * config file (`<kind>-checks`), as API one-offs, in a bulk body, refused with a 400 naming the field, and their
+ * metrics.
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

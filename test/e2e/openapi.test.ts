@@ -5,8 +5,8 @@
  * The list of routes to expect does not come from the document's generator: the same config is built in this
  * process (the server's own `buildServer` and parts, on a data directory of its own) with an `onRoute` hook
  * added before any route, so a route missing from the document cannot go unnoticed. Left out: the HEAD routes
- * fastify adds beside every GET. A wrong method is answered without a route of its own (src/server/method-not-allowed.ts),
- * so every other route the server registers is an operation of the document.
+ * fastify adds beside every GET. A wrong method is answered without a route of its own
+ * (src/server/method-not-allowed.ts), so every other route the server registers is an operation of the document.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -10,7 +10,8 @@ const DEFAULTS: Thresholds = { failure: 3, success: 2 };
 /** A run: `ok`, `fail`, `slow` (a success that crossed a degraded condition), `maint` (a failure in maintenance). */
 type Run = 'ok' | 'fail' | 'slow' | 'maint';
 
-/** Feeds the runs one second apart, after what the machine was fed; returns the shown state after each, and the transitions. */
+/** Feeds the runs one second apart, after what the machine was fed; returns the shown state after each, and the
+ *  transitions. */
 function feed(runs: readonly Run[], thresholds = DEFAULTS, machine = new StateMachine(0)) {
   const states: CheckState[] = [];
   const transitions: string[] = [];

@@ -1,6 +1,6 @@
 /**
- * An engine as the one partition of a single node (src/stream/partition/partition.ts), for the tests of what feeds it (the
- * ingest gateway, submitOrRefuse): no log to follow and no store to checkpoint to.
+ * An engine as the one partition of a single node (src/stream/partition/partition.ts), for the tests of what feeds it
+ * (the ingest gateway, submitOrRefuse): no log to follow and no store to checkpoint to.
  */
 import pino from 'pino';
 import { Registry } from 'prom-client';

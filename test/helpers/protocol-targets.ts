@@ -107,7 +107,8 @@ export type MailProtocolName = 'smtp' | 'imap' | 'pop3';
 export interface MailServerOptions {
   protocol: MailProtocolName;
   cert: CertFiles;
-  /** `implicit`: TLS from the first byte; `starttls`: offered and accepted; `refuse`: offered, refused; `none`: not offered. */
+  /** `implicit`: TLS from the first byte; `starttls`: offered and accepted; `refuse`: offered, refused; `none`: not
+   *  offered. */
   tls: 'implicit' | 'starttls' | 'refuse' | 'none';
   greeting?: string;
   /** Never greet (a server that accepts and hangs). */

@@ -1,8 +1,8 @@
 /**
- * The partition protocol over its two ports alone (src/stream/partition/partition.ts, src/stream/durability/event-log.ts,
- * src/stream/durability/checkpoint-store.ts), with a log and a store held in memory: the one a single node runs over the journal
- * and SQLite, and a cluster over JetStream (their own tests run it there). A store that keeps only each round's rows
- * answers its commit later, as JetStream does.
+ * The partition protocol over its two ports alone (src/stream/partition/partition.ts,
+ * src/stream/durability/event-log.ts, src/stream/durability/checkpoint-store.ts), with a log and a store held in
+ * memory: the one a single node runs over the journal and SQLite, and a cluster over JetStream (their own tests run it
+ * there). A store that keeps only each round's rows answers its commit later, as JetStream does.
  */
 import pino from 'pino';
 import { Registry } from 'prom-client';

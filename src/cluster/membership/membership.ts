@@ -4,8 +4,9 @@
  * not heard from for `member-ttl` is gone; a node that stops cleanly deletes its key, so the others see it leave at
  * once. "Heard from" is this node's clock at the moment the put arrived, so clocks need not agree.
  *
- * Each member announces its `cluster.labels` too: a check's `node-labels` pick the members that may run it (docs/checks.md
- * "Locations"), so a member whose labels change (a restart with another config) makes the listeners recompute owners.
+ * Each member announces its `cluster.labels` too: a check's `node-labels` pick the members that may run it
+ * (docs/checks.md "Locations"), so a member whose labels change (a restart with another config) makes the listeners
+ * recompute owners.
  *
  * While this node is disconnected from NATS it hears nobody: the member list is frozen (it keeps running the
  * checks it owned) instead of shrinking to itself, and every member gets a fresh `member-ttl` on reconnection.

@@ -30,7 +30,8 @@ export function rankMembers(names: readonly string[]): RankedMember[] {
   return [...names].sort().map((name) => ({ name, seed: hash(name, 0x9e3779b9) }));
 }
 
-/** The member owning `key`; ties (astronomically rare) go to the first name in byte order. Undefined without members. */
+/** The member owning `key`; ties (astronomically rare) go to the first name in byte order. Undefined without
+ *  members. */
 export function ownerOf(key: string, members: readonly RankedMember[]): string | undefined {
   let best: RankedMember | undefined;
   let bestScore = -1;

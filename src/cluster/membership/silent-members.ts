@@ -11,8 +11,8 @@
  * come from the jobs' reports, wherever they are sent) and one-off checks, is never judged; one that runs only checks
  * with a long interval is judged over that interval. A duty starts when this node first sees the member owe it (or
  * owe a shorter interval than before), not at the member's last result, and again after this node could not judge
- * (cut from NATS, or its own view of the members frozen: src/cluster/membership/membership.ts): results published meanwhile
- * may still be on their way.
+ * (cut from NATS, or its own view of the members frozen: src/cluster/membership/membership.ts): results published
+ * meanwhile may still be on their way.
  *
  * A node never judges itself: it knows whether it runs its checks. Stream partitions keep their owners: a member
  * silent for results may still run its partitions, and two nodes disagreeing on a partition's owner would split its

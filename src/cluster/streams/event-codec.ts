@@ -16,7 +16,8 @@ import type { Event } from '../../stream/event.ts';
 export interface EventCodec {
   pack(events: readonly Event[]): Buffer;
   /** Every value of a part, in order: each one pack's array of events, if the part is what a node wrote. Throws
-   *  on bytes that are not MessagePack. What the values hold is untrusted (src/cluster/streams/log-message.ts checks it). */
+   *  on bytes that are not MessagePack. What the values hold is untrusted (src/cluster/streams/log-message.ts checks
+   *  it). */
   unpack(bytes: Buffer): unknown[];
 }
 

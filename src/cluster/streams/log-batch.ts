@@ -1,7 +1,7 @@
 /**
  * A batch of events as the cluster's event log carries it (docs/cluster.md, "The event log"): split by partition
- * (`partitionOf`, the same on every node) and each partition's events packed (src/cluster/streams/event-codec.ts), in packs
- * a message can hold. src/cluster/streams/stream-log.ts gathers the packs of a turn into messages.
+ * (`partitionOf`, the same on every node) and each partition's events packed (src/cluster/streams/event-codec.ts), in
+ * packs a message can hold. src/cluster/streams/stream-log.ts gathers the packs of a turn into messages.
  */
 import type { Event } from '../../stream/event.ts';
 import type { StreamHost } from '../../stream/partition/placement.ts';

@@ -2,7 +2,8 @@
  * A message of the cluster's event log (docs/cluster.md, "The event log"): the events of one stream that one node
  * took during one turn of its event loop, every partition's in the same message, in packs:
  *
- *   {"stream":"<name>","encoding":"msgpack","packs":[[<bytes>,<partition>,<count>,<partition>,<count>...],...]}\n<pack><pack>...
+ *   {"stream":"<name>","encoding":"msgpack","packs":[[<bytes>,<partition>,<count>,<partition>,<count>...],...]}
+ *   \n<pack><pack>...
  *
  * The head lists the packs in the order of the bytes after it. A pack is one MessagePack array of events
  * (src/cluster/streams/event-codec.ts): the events of each partition it names, that many, in the order named. The taker

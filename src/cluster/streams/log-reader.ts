@@ -104,7 +104,8 @@ export class StreamLogReader<P extends FedPartition> {
     return this.fed.size === 0 && this.waiting.size === 0;
   }
 
-  /** Feeds `runner` the messages after its sequence: at once if the consumer has not passed it, else after a restart. */
+  /** Feeds `runner` the messages after its sequence: at once if the consumer has not passed it, else after a
+   *  restart. */
   attach(runner: P): void {
     if (this.messages !== null && this.opening === null && runner.appliedSeq >= this.delivered) {
       this.fed.set(runner.partition, runner);

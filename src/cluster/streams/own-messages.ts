@@ -8,9 +8,9 @@
  * A message read is matched by its bytes, whole: only a message whose every byte is one this node published takes
  * its events from here, so a peer that sends the same message again (or one that lies about where it comes from)
  * gets what decoding those bytes would give; a message that is not ours costs one comparison per held message of
- * its exact length, each stopping at the first byte that differs. Held for a moment only (the time from a publish to its delivery):
- * at most `MAX_MESSAGES` messages and `MAX_BYTES` of them, the oldest forgotten first (a partition that moved away
- * meanwhile, a message JetStream never stored), and no more events than the inputs may have waiting
+ * its exact length, each stopping at the first byte that differs. Held for a moment only (the time from a publish to
+ * its delivery): at most `MAX_MESSAGES` messages and `MAX_BYTES` of them, the oldest forgotten first (a partition that
+ * moved away meanwhile, a message JetStream never stored), and no more events than the inputs may have waiting
  * (`streams.max-pending-events`), so a reader that falls behind holds little here. A forgotten message is
  * decoded as any other.
  */

@@ -1,9 +1,10 @@
 /**
- * A stream partition this node owns (docs/cluster.md, "Streams"): the stream part's partition (src/stream/partition/partition.ts,
- * opened through `StreamHost.openPartition`) on the cluster's ports: its log is this node's reader of the stream's
- * event log (src/cluster/streams/log-reader.ts), its store the partition's checkpoint in JetStream
- * (src/cluster/streams/partition-checkpoints.ts). Every message of the stream moves the partition's position on, whether it
- * held events of this partition or not, so that a checkpoint covers every message up to its sequence.
+ * A stream partition this node owns (docs/cluster.md, "Streams"): the stream part's partition
+ * (src/stream/partition/partition.ts, opened through `StreamHost.openPartition`) on the cluster's ports: its log is
+ * this node's reader of the stream's event log (src/cluster/streams/log-reader.ts), its store the partition's
+ * checkpoint in JetStream (src/cluster/streams/partition-checkpoints.ts). Every message of the stream moves the
+ * partition's position on, whether it held events of this partition or not, so that a checkpoint covers every message
+ * up to its sequence.
  *
  * A partition lost to another node (a member joined) stops at once without a checkpoint: the new owner restores the
  * last one and replays from it (outputs at-least-once); a node that stops cleanly checkpoints first, then leaves.
@@ -24,7 +25,8 @@ import type { MessageRefusals } from '../refusals.ts';
 import type { CheckpointBucket } from './stream-checkpoints.ts';
 import { streamId } from './stream-log.ts';
 
-/** A partition's key, made once: it is asked for each partition of each batch a node takes (src/cluster/streams/streams.ts). */
+/** A partition's key, made once: it is asked for each partition of each batch a node takes
+ *  (src/cluster/streams/streams.ts). */
 export function partitionKey(stream: string, partition: number): string {
   let keys = partitionKeys.get(stream);
   if (keys === undefined) {

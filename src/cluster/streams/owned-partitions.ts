@@ -1,7 +1,7 @@
 /**
  * The stream partitions this node runs (docs/cluster.md, "Streams"): each partition's owner is the rendezvous owner
- * of `<stream>/<partition>` among the live members (src/cluster/streams/partition-owners.ts), and each reassignment starts
- * the partitions this node gained, stops those it lost and refreshes those whose stream changed. The index reads
+ * of `<stream>/<partition>` among the live members (src/cluster/streams/partition-owners.ts), and each reassignment
+ * starts the partitions this node gained, stops those it lost and refreshes those whose stream changed. The index reads
  * this node answers (src/cluster/streams/stream-queries.ts asks them of every owner and merges) are read from them.
  */
 import type { Logger } from 'pino';

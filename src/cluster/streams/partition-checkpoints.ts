@@ -1,11 +1,11 @@
 /**
- * One stream partition's checkpoint store (src/stream/durability/checkpoint-store.ts) in JetStream (docs/cluster.md, "What moves
- * on a failover"): a round's rows packed into one value, the partition's checkpoint, which the bucket keeps
- * (src/cluster/streams/stream-checkpoints.ts). Only the last round counts, so each round writes every row (`whole`). The rows
- * are encoded as the round writes them, in its time-boxed slices on the event loop (src/stream/durability/snapshotter.ts): a
- * checkpoint whose index holds 100,000 events is never encoded in one piece. The round is kept once its value is
- * written and the pointer moved to it; a pointer another node moved since this one read it means the partition is
- * that node's now (`superseded`): the partition is dropped here.
+ * One stream partition's checkpoint store (src/stream/durability/checkpoint-store.ts) in JetStream (docs/cluster.md,
+ * "What moves on a failover"): a round's rows packed into one value, the partition's checkpoint, which the bucket keeps
+ * (src/cluster/streams/stream-checkpoints.ts). Only the last round counts, so each round writes every row (`whole`).
+ * The rows are encoded as the round writes them, in its time-boxed slices on the event loop
+ * (src/stream/durability/snapshotter.ts): a checkpoint whose index holds 100,000 events is never encoded in one piece.
+ * The round is kept once its value is written and the pointer moved to it; a pointer another node moved since this one
+ * read it means the partition is that node's now (`superseded`): the partition is dropped here.
  */
 import type {
   CheckpointDamage,

@@ -1,8 +1,9 @@
 /**
  * Which node runs each partition of a stream, as this node sees the members: which partitions this node starts
- * (src/cluster/streams/streams.ts), and what the taker of a batch packs together (src/cluster/streams/log-batch.ts), so that each
- * owner decodes one pack of the batch. Computed once per stream and member list (a rendezvous hash per partition),
- * and again after each reassignment round, which sees the streams' changes (a partition count that changed).
+ * (src/cluster/streams/streams.ts), and what the taker of a batch packs together (src/cluster/streams/log-batch.ts), so
+ * that each owner decodes one pack of the batch. Computed once per stream and member list (a rendezvous hash per
+ * partition), and again after each reassignment round, which sees the streams' changes (a partition count that
+ * changed).
  */
 import { ownerOf, type RankedMember } from '../membership/rendezvous.ts';
 

@@ -54,7 +54,8 @@ const interestSchema = (maxChannels: number) =>
       ask: Type.Optional(Type.Boolean()),
     }),
   );
-/** Its events checked under the receiving service's `streams.max-event-depth`, read at each message (a reload changes it). */
+/** Its events checked under the receiving service's `streams.max-event-depth`, read at each message (a reload changes
+ *  it). */
 const forwardedSchema = (nesting: { readonly eventDepth: number }) =>
   new WireSchema<Forwarded>(
     Type.Object({
@@ -181,7 +182,8 @@ export class ClusterChannels implements ChannelPublisher {
     this.announce(true);
   }
 
-  /** Announces this node's interest to a node that asked, now or once ANSWER_EVERY_MS has passed since the last answer. */
+  /** Announces this node's interest to a node that asked, now or once ANSWER_EVERY_MS has passed since the last
+   *  answer. */
   private answer(): void {
     if (this.answering !== null) return;
     const send = () => {

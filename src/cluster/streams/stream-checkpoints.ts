@@ -1,12 +1,12 @@
 /**
  * The bucket of the stream partitions' checkpoints (docs/cluster.md, "What moves on a failover"): for each partition
- * a pointer in the KV bucket `vigie_checkpoints` holds its latest checkpoint (src/cluster/streams/partition-checkpoints.ts
- * writes it: one value holding the action states and the index of one partition, with the sequence number of the
- * last event-log message they cover): inside it when it is at most `INLINE_MAX_BYTES` (one KV write), otherwise in
- * the object store `vigie_checkpoints` under a name the pointer gives (a big index does not fit a KV value). The
- * object store costs six JetStream requests or more per save (the chunks, their metadata, then the deletion of the
- * previous object); with 64 partitions checkpointed every few seconds those were a quarter of a node's CPU under
- * ingest (bench/JOURNAL.md).
+ * a pointer in the KV bucket `vigie_checkpoints` holds its latest checkpoint
+ * (src/cluster/streams/partition-checkpoints.ts writes it: one value holding the action states and the index of one
+ * partition, with the sequence number of the last event-log message they cover): inside it when it is at most
+ * `INLINE_MAX_BYTES` (one KV write), otherwise in the object store `vigie_checkpoints` under a name the pointer gives
+ * (a big index does not fit a KV value). The object store costs six JetStream requests or more per save (the chunks,
+ * their metadata, then the deletion of the previous object); with 64 partitions checkpointed every few seconds those
+ * were a quarter of a node's CPU under ingest (bench/JOURNAL.md).
  *
  * The pointer is written with compare-and-set on the revision the writer last loaded or wrote: a node whose view
  * of the partition is stale (it lost the partition and still had a checkpoint in flight, or it took the partition
@@ -38,9 +38,9 @@ export const PARTITION_CHECKPOINT_VERSION = 2;
 const INLINE_MAX_BYTES = 256 * 1024;
 
 /**
- * A partition's checkpoint: what its last committed round wrote to the store (src/stream/durability/checkpoint-store.ts). The
- * rows of action state are `[stream, path, forkKey, round, action, configHash, state]` (state as JSON, null for a
- * fork removed), the index entries `[stream, key, event]`.
+ * A partition's checkpoint: what its last committed round wrote to the store
+ * (src/stream/durability/checkpoint-store.ts). The rows of action state are `[stream, path, forkKey, round, action,
+ * configHash, state]` (state as JSON, null for a fork removed), the index entries `[stream, key, event]`.
  */
 export interface PartitionCheckpoint {
   version: number;

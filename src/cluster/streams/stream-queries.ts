@@ -72,7 +72,8 @@ const REQUEST = new WireSchema<QueryRequest>(
   ]),
 );
 const FAILED = new WireSchema<{ error: string }>(Type.Object({ error: Type.String() }));
-/** A search's events are checked as events (src/stream/event.ts), under the asking service's `streams.max-event-depth`. */
+/** A search's events are checked as events (src/stream/event.ts), under the asking service's
+ *  `streams.max-event-depth`. */
 export const searchAnswerSchema = (nesting: { readonly eventDepth: number }) =>
   new WireSchema<SearchAnswer>(
     Type.Object({

@@ -2,9 +2,11 @@
  * The streams of a cluster node (docs/cluster.md, "Streams"), loaded only with `cluster:` (src/stream/part.ts
  * builds it, src/process/parts.ts hands it to the stream part). To the stream service it is its placement
  * (src/stream/partition/placement.ts), chosen when the part is built:
- * - inputs publish to the cluster's event log (src/cluster/streams/stream-log.ts) instead of pushing into the local engine;
+ * - inputs publish to the cluster's event log (src/cluster/streams/stream-log.ts) instead of pushing into the local
+ * engine;
  * - API streams are kept in the KV bucket `vigie_streams` (src/cluster/streams/stream-replica.ts);
- * - this node runs the partitions it owns (src/cluster/streams/owned-partition.ts: the stream part's partitions, over this
+ * - this node runs the partitions it owns (src/cluster/streams/owned-partition.ts: the stream part's partitions, over
+ * this
  *   node's reader of the log and checkpoints in JetStream): a stream with `:partition-by` has `cluster.partitions` of
  *   them, any other stream one; the owner of partition `p` of stream `s` is the rendezvous owner of `s/p` among the
  *   live members, computed alike by every node;

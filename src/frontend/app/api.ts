@@ -174,7 +174,8 @@ export const api = {
     ),
 };
 
-/** Whether this node is in a cluster: the server marks the page's `<html>` with `data-cluster` (src/frontend/routes.ts). */
+/** Whether this node is in a cluster: the server marks the page's `<html>` with `data-cluster`
+ *  (src/frontend/routes.ts). */
 export const inCluster = document.documentElement.hasAttribute('data-cluster');
 
 /** Base64 of the UTF-8 bytes, as the search API and the websocket feed take a query. */

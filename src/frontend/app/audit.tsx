@@ -1,7 +1,7 @@
 /**
  * The Audit view (docs/dashboard.md): the latest API changes on this node (in a cluster, on every node, with the node
- * that took each), refused ones included, newest first, as `GET /api/v1/audit` lists them. Reading the log needs the scope `admin`: a credential without it is told so
- * rather than shown an error.
+ * that took each), refused ones included, newest first, as `GET /api/v1/audit` lists them. Reading the log needs the
+ * scope `admin`: a credential without it is told so rather than shown an error.
  */
 import { api, ApiError, type AuditPage } from './api.ts';
 import { Status } from './checks.tsx';

@@ -112,7 +112,8 @@ export function alertRoutes(api: AlertApi): FastifyPluginAsync {
   };
 }
 
-/** Without credentials in the config the hook checks no token: the page does, so that a link acts for its alert only. */
+/** Without credentials in the config the hook checks no token: the page does, so that a link acts for its alert
+ *  only. */
 function checkLink(api: AlertApi, request: FastifyRequest, id: string): void {
   const given = (request.query as { token?: string }).token;
   const expected = api.linkToken(id);

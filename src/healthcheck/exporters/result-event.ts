@@ -2,8 +2,9 @@
  * A check result as a Riemann event, mapped exactly as upstream's Riemann exporter does (docs/alerting.md): service
  * `cabourotte-healthcheck`, host this machine's name, state `ok`/`critical`, the duration (ms) as metric,
  * description `<summary>: <message>`, tag `cabourotte`, the TTL, the time, and attributes `healthcheck`, `source`
- * and every label (a label named `healthcheck` or `source` wins), plus `maintenance` during a maintenance window. Two shapes: Riemann's protobuf fields for the
- * Riemann exporter, and Vigie's stream event (attributes as top-level keys, time in ns) for the stream exporter.
+ * and every label (a label named `healthcheck` or `source` wins), plus `maintenance` during a maintenance window. Two
+ * shapes: Riemann's protobuf fields for the Riemann exporter, and Vigie's stream event (attributes as top-level keys,
+ * time in ns) for the stream exporter.
  */
 import type { CheckResult } from '../result-types.ts';
 

@@ -34,7 +34,8 @@ export interface BaseDefinition extends StateFields, AlertFields {
   oneOff: boolean;
   /** Empty when the check has none. */
   labels: Record<string, string>;
-  /** `public`: its badges answer anyone under `http.public: [badges]` (docs/hardening.md, "Public pages and badges"). */
+  /** `public`: its badges answer anyone under `http.public: [badges]` (docs/hardening.md, "Public pages and
+   *  badges"). */
   badge?: 'public';
   /** In a cluster: the nodes that run it and its quorum (docs/checks.md "Locations"); absent, one owner. */
   locations?: LocationSpec;

@@ -11,7 +11,8 @@ import type { Db } from '../../db/client.ts';
 import { IMPACTS, type Impact } from './components.ts';
 import { INCIDENT_STATUSES, type Incident, type IncidentStatus } from './incidents.ts';
 
-/** Past any `max-status-*-bytes` and `max-incident-updates` a configuration may set, so a real incident always reads. */
+/** Past any `max-status-*-bytes` and `max-incident-updates` a configuration may set, so a real incident always
+ *  reads. */
 const MAX_TEXT_CHARS = 1024 * 1024;
 const MAX_NAMES = 10_000;
 const MAX_UPDATES = 100_000;

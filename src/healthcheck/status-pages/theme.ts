@@ -1,8 +1,8 @@
 /**
  * The page's colours and CSS, light and dark as the reader's `prefers-color-scheme` says. Every text colour is
  * chosen to read at 4.5:1 at least (WCAG AA) on the background it is written on, in both themes:
- * `test/healthcheck/status-pages/components.test.ts` computes each pair from `PALETTES`. The banner's text is white on a
- * fill dark enough for it in both themes (the dark theme's brighter greens and reds are for text on its dark cards,
+ * `test/healthcheck/status-pages/components.test.ts` computes each pair from `PALETTES`. The banner's text is white on
+ * a fill dark enough for it in both themes (the dark theme's brighter greens and reds are for text on its dark cards,
  * not for fills under white text). The company's accent colour gets black or white text, whichever reads better.
  */
 import { textOn } from './contrast.ts';

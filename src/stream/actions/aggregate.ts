@@ -1,7 +1,7 @@
 /**
  * Time aggregations: `sum`, `mean`, `top`, `bottom`, `rate`, `ratio` and `ssort` run on the shared windowing
- * engine (aggregation-engine.ts; `fixed-time-window` lives in window.ts), `percentiles` on an HdrHistogram (percentiles.ts).
- * Every event must have a `:time` (upstream throws otherwise, and so do we).
+ * engine (aggregation-engine.ts; `fixed-time-window` lives in window.ts), `percentiles` on an HdrHistogram
+ * (percentiles.ts). Every event must have a `:time` (upstream throws otherwise, and so do we).
  */
 import type { Event } from '../event.ts';
 import { NS_PER_SECOND } from '../event.ts';

@@ -1,11 +1,11 @@
 /**
  * Where a partition's checkpoints are kept (docs/architecture.md, "Ports"; docs/durability.md, "Checkpoints"): rows
- * of action state and index entries, which a partition's checkpoint rounds (src/stream/durability/snapshotter.ts) write in
- * time-boxed slices and commit with the log position they cover, and which a partition that starts reads back. A
- * single node keeps them in SQLite (src/stream/durability/sqlite-checkpoints.ts), where rows stay from round to round and a
- * round writes what changed; a cluster's partitions in JetStream's KV bucket and object store (src/cluster/), which
- * packs a round's rows into one value: each round there writes everything (`whole`). A contract of its own, with its
- * own types, so that a store's implementation imports nothing else of stream/.
+ * of action state and index entries, which a partition's checkpoint rounds (src/stream/durability/snapshotter.ts) write
+ * in time-boxed slices and commit with the log position they cover, and which a partition that starts reads back. A
+ * single node keeps them in SQLite (src/stream/durability/sqlite-checkpoints.ts), where rows stay from round to round
+ * and a round writes what changed; a cluster's partitions in JetStream's KV bucket and object store (src/cluster/),
+ * which packs a round's rows into one value: each round there writes everything (`whole`). A contract of its own, with
+ * its own types, so that a store's implementation imports nothing else of stream/.
  */
 import type { LogPosition } from './event-log.ts';
 
@@ -19,7 +19,8 @@ export const CHECKPOINT_FORMAT_VERSION = 1;
 export interface CheckpointHead {
   /** Rounds count up from the first one a store holds (0: none committed). */
   readonly round: number;
-  /** The layout of the state rows (src/stream/durability/state-checkpoint.ts); a checkpoint of another is not restored. */
+  /** The layout of the state rows (src/stream/durability/state-checkpoint.ts); a checkpoint of another is not
+   *  restored. */
   readonly formatVersion: number;
   /** The position of the log it covers: a restore reads the log after it. */
   readonly position: LogPosition;

@@ -1,11 +1,11 @@
 /**
  * The event log a partition is fed from (docs/architecture.md, "Ports"): every batch an input acknowledges is in the
- * log first, a partition (src/stream/partition/partition.ts) applies the log in order and records in each checkpoint how far
- * it got, and a partition that starts (a restart, a new owner) restores its last checkpoint and reads the log from
- * there. A single node's log is the file journal (src/stream/durability/journal-log.ts); a cluster's is JetStream, one log per
- * stream whose messages hold every partition's events (src/cluster/). The inputs append through the placement's
- * ingest (src/stream/partition/placement.ts); this is what a partition reads. A contract of its own, with its own types, so
- * that a log's implementation imports nothing else of stream/.
+ * log first, a partition (src/stream/partition/partition.ts) applies the log in order and records in each checkpoint
+ * how far it got, and a partition that starts (a restart, a new owner) restores its last checkpoint and reads the log
+ * from there. A single node's log is the file journal (src/stream/durability/journal-log.ts); a cluster's is JetStream,
+ * one log per stream whose messages hold every partition's events (src/cluster/). The inputs append through the
+ * placement's ingest (src/stream/partition/placement.ts); this is what a partition reads. A contract of its own, with
+ * its own types, so that a log's implementation imports nothing else of stream/.
  */
 import type { Event } from '../event.ts';
 

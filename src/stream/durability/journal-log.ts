@@ -1,9 +1,9 @@
 /**
  * A single node's event log, as its partition reads it (src/stream/durability/event-log.ts): the file journal
- * (src/stream/durability/journal.ts). Following it from a position replays the entries the journal holds after it, in order, as
- * they were pushed the first time; after that the ingest gateway (src/stream/partition/ingest-gateway.ts) hands the partition
- * each batch once the journal has made it durable. A committed checkpoint lets the journal drop the segments it
- * covers, even while the journal is off, so that nothing covered stays behind.
+ * (src/stream/durability/journal.ts). Following it from a position replays the entries the journal holds after it, in
+ * order, as they were pushed the first time; after that the ingest gateway (src/stream/partition/ingest-gateway.ts)
+ * hands the partition each batch once the journal has made it durable. A committed checkpoint lets the journal drop the
+ * segments it covers, even while the journal is off, so that nothing covered stays behind.
  */
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
@@ -21,8 +21,9 @@ export class JournalLog implements PartitionLog {
 
   /**
    * Replays what the journal holds after `from`, at once (startup, before the service listens). An entry whose events
-   * are refused is skipped, logged and counted (src/stream/durability/journal.ts `skipRefused`): one bad entry never keeps the
-   * service from starting. Replayed even with the journal now off: those events were acknowledged when it was on.
+   * are refused is skipped, logged and counted (src/stream/durability/journal.ts `skipRefused`): one bad entry never
+   * keeps the service from starting. Replayed even with the journal now off: those events were acknowledged when it was
+   * on.
    */
   follow(from: LogPosition, reader: LogReader): void {
     const started = performance.now();

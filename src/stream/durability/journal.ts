@@ -1,8 +1,8 @@
 /**
  * The event log that feeds the engine (docs/durability.md, "The journal"): every batch an input acknowledges is
  * appended before the acknowledgement goes out, a checkpoint records how far the engine had got in it, and
- * startup replays what comes after the newest checkpoint (src/stream/durability/journal-log.ts: the journal as the single
- * node's partition reads it, src/stream/durability/event-log.ts).
+ * startup replays what comes after the newest checkpoint (src/stream/durability/journal-log.ts: the journal as the
+ * single node's partition reads it, src/stream/durability/event-log.ts).
  *
  * On a single node the journal is a directory of append-only segment files (`<data-dir>/journal/`), not SQLite
  * rows: a batch is written once, sequentially, and a checkpoint drops whole segments, where SQLite wrote every
@@ -226,7 +226,8 @@ export class FileJournal implements EventLog {
     closeSync(this.fd);
   }
 
-  /** An entry read back whose events are refused (src/stream/durability/journal-records.ts): skipped, logged and counted as
+  /** An entry read back whose events are refused (src/stream/durability/journal-records.ts): skipped, logged and
+   * counted as
    *  damage, so that the start goes on. */
   skipRefused(entry: LogEntry, problem: string): void {
     this.metrics.damaged.inc();

@@ -139,7 +139,8 @@ export class StreamRepository {
     };
   }
 
-  /** The connection's checkpointer, which checkpoints in a worker thread while a snapshot writes (src/db/checkpointer.ts). */
+  /** The connection's checkpointer, which checkpoints in a worker thread while a snapshot writes
+   *  (src/db/checkpointer.ts). */
   walCheckpointer(onError: (message: string) => void): WalCheckpointer {
     return walCheckpointer(this.db, onError);
   }

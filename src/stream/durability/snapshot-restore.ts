@@ -1,9 +1,9 @@
 /**
  * What a partition that starts brings back from its checkpoint store (docs/durability.md): the action states of the
  * last committed round, and the index snapshots of the streams whose config is the one they were taken with; the
- * partition then reads its log from the round's position (src/stream/partition/partition.ts). Damaged derived state never
- * stops it (docs/durability.md, "Damaged state"): what cannot be read is set aside by the store (or was, when it was
- * opened) and the streams it held start afresh, each loss logged and counted.
+ * partition then reads its log from the round's position (src/stream/partition/partition.ts). Damaged derived state
+ * never stops it (docs/durability.md, "Damaged state"): what cannot be read is set aside by the store (or was, when it
+ * was opened) and the streams it held start afresh, each loss logged and counted.
  */
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';

@@ -1,17 +1,18 @@
 /**
  * The checkpoint rounds of a partition (docs/durability.md, docs/hardening.md "Snapshots that never block"): every
- * `snapshot-interval` a round writes to the partition's checkpoint store (src/stream/durability/checkpoint-store.ts) the index
- * entries each index set or removed and the state of the actions (src/stream/durability/state-checkpoint.ts), in slices of at
- * most `SLICE_BUDGET_MS` on the event loop, so that requests and checks run between slices. A store that keeps rows
- * from round to round (SQLite) is written what changed since the last round, and an index it does not hold yet (a new
- * or recompiled stream, or one whose snapshot was not restored) whole; a store that keeps only each round's rows (a
- * cluster's) is written everything, in slices too, by rounds that run only when something changed. At stop the rest
- * is written at once.
+ * `snapshot-interval` a round writes to the partition's checkpoint store (src/stream/durability/checkpoint-store.ts)
+ * the index entries each index set or removed and the state of the actions (src/stream/durability/state-checkpoint.ts),
+ * in slices of at most `SLICE_BUDGET_MS` on the event loop, so that requests and checks run between slices. A store
+ * that keeps rows from round to round (SQLite) is written what changed since the last round, and an index it does not
+ * hold yet (a new or recompiled stream, or one whose snapshot was not restored) whole; a store that keeps only each
+ * round's rows (a cluster's) is written everything, in slices too, by rounds that run only when something changed. At
+ * stop the rest is written at once.
  *
  * A round begins by running what `async-queue!` queues hold and noting how far the partition got in its log; once
  * every slice is written, the store commits the round with that position (SQLite: one small transaction; a cluster:
  * once its value is written), and the log is told it may drop what the round covers. A partition that starts
- * restores the last committed round (src/stream/durability/snapshot-restore.ts), then reads its log from the round's position.
+ * restores the last committed round (src/stream/durability/snapshot-restore.ts), then reads its log from the round's
+ * position.
  *
  * A `kill -9` during a round leaves the previous committed round as it was (the new round's state rows do not count
  * until it commits). Index rows are written as they are when the slice runs, and reading the log again from the
@@ -98,8 +99,8 @@ export class StreamSnapshotter {
 
   /**
    * Restores the action states of the last committed round and the index snapshots of the streams whose config
-   * is the one they were taken with (src/stream/durability/snapshot-restore.ts); its head's position is where the log is read
-   * from.
+   * is the one they were taken with (src/stream/durability/snapshot-restore.ts); its head's position is where the log
+   * is read from.
    */
   async restore(): Promise<Pick<RestoredCheckpoint, 'head' | 'units' | 'entries'>> {
     const restored = new SnapshotRestore({

@@ -1,10 +1,10 @@
 /**
  * A single node's checkpoints in SQLite (docs/durability.md, "Checkpoints"): the checkpoint store
- * (src/stream/durability/checkpoint-store.ts) over the stream part's tables (src/stream/durability/repository.ts). Rows stay from round to
- * round, so a round writes what changed since the last; a slice is one transaction, and the WAL is checkpointed by a
- * worker thread while a round with many rows runs, not inside a slice's COMMIT (src/db/checkpointer.ts). Damaged
- * tables found when the database was opened, or by a read, are set aside (src/db/integrity.ts) and reported as
- * damage: the streams they held start afresh.
+ * (src/stream/durability/checkpoint-store.ts) over the stream part's tables (src/stream/durability/repository.ts). Rows
+ * stay from round to round, so a round writes what changed since the last; a slice is one transaction, and the WAL is
+ * checkpointed by a worker thread while a round with many rows runs, not inside a slice's COMMIT
+ * (src/db/checkpointer.ts). Damaged tables found when the database was opened, or by a read, are set aside
+ * (src/db/integrity.ts) and reported as damage: the streams they held start afresh.
  */
 import type { Logger } from 'pino';
 import type { WalCheckpointer } from '../../db/checkpointer.ts';

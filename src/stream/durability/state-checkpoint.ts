@@ -73,7 +73,8 @@ export class StateCheckpointer {
   constructor(
     private readonly engine: StreamEngine,
     private readonly failures: RestoreFailures,
-    /** The store keeps only what each round writes (src/stream/durability/checkpoint-store.ts): every round writes every row,
+    /** The store keeps only what each round writes (src/stream/durability/checkpoint-store.ts): every round writes
+     * every row,
      *  and nothing is deleted. */
     private readonly whole: boolean,
     /** Counts the rows written. */
@@ -243,7 +244,8 @@ export class StateCheckpointer {
         outcome.failures.map((failure) => failureReason(failure.error)),
       );
       const restored = this.engine.get(stream);
-      // Rows that matched nothing (an edited stream) or did not load are replaced by a whole rewrite at the first round.
+      // Rows that matched nothing (an edited stream) or did not load are replaced by a whole rewrite at the first
+      // round.
       if (restored !== undefined && complete && outcome.failed === 0) {
         this.written.set(stream, { units: restored.stateUnits, activity: restored.activity, since });
       }

@@ -16,7 +16,8 @@ const MessageWithWarnings = Type.Object({ message: Type.String(), warnings: Type
  * The OpenAPI documentation of the routes (src/server/openapi.ts) sits beside their schemas: `operation()` adds
  * only keys fastify ignores. The bodies that the ingest routes read by hand (events, protobuf, records) are
  * documented there too, never declared as `body`: a body schema would validate them, and refuse in other words.
- * Fluent Bit's records are the exception: their schema is the route's `body`, worded by `describeArrayIssue` (routes.ts).
+ * Fluent Bit's records are the exception: their schema is the route's `body`, worded by `describeArrayIssue`
+ * (routes.ts).
  */
 const unknownStream = streamError('unknown stream: `Stream <name> not found`');
 const owned = streamError(

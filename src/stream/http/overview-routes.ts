@@ -1,6 +1,6 @@
 /**
- * The dashboard's stream read (docs/dashboard.md "Endpoints the page uses"): `GET /api/v1/overview/streams`, every stream with its
- * source, indented config, index size and current time, and its event and error counters, in one answer
+ * The dashboard's stream read (docs/dashboard.md "Endpoints the page uses"): `GET /api/v1/overview/streams`, every
+ * stream with its source, indented config, index size and current time, and its event and error counters, in one answer
  * (serialized with its wire type, src/stream/wire.ts, and compressed when the client accepts it).
  */
 import type { FastifyPluginAsync } from 'fastify';

@@ -186,7 +186,8 @@ export function streamRoutes(service: StreamService, options: { bodyLimit: numbe
   };
 }
 
-/** The bytes of each JSON body, parsed as every other route's are (src/stream/durability/journal-records.ts keeps them). */
+/** The bytes of each JSON body, parsed as every other route's are (src/stream/durability/journal-records.ts keeps
+ *  them). */
 const rawJsonBodies = new WeakMap<FastifyRequest, Buffer>();
 
 function keepRawJsonBodies(scope: FastifyInstance): void {

@@ -13,7 +13,8 @@ import { rfc3339ToNs } from './json.ts';
 const DATE_KEY = 'date';
 const NO_OFFSET = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?$/;
 
-/** A record as the route's body schema admits it (src/stream/http/routes.ts): an object, `date` a number, a string or null. */
+/** A record as the route's body schema admits it (src/stream/http/routes.ts): an object, `date` a number, a string or
+ *  null. */
 export type FluentBitRecord = Event & { date?: number | string | null };
 
 /** `eventDepth`: `streams.max-event-depth`. The records are checked as events once stamped (a `ttl` a number, no value

@@ -1,8 +1,8 @@
 /**
  * OTLP/HTTP traces: an `ExportTraceServiceRequest` as protobuf (`application/x-protobuf`) or OTLP/JSON
- * (`application/json`), optionally gzip. One event per span, mapped as Mirabelle maps them (docs/stream-language.md, OTLP spans), with
- * two fixes: double attributes are kept, and a status code outside 0..2 gives `state` "unset" (the code itself
- * is kept in `status`) instead of failing the request.
+ * (`application/json`), optionally gzip. One event per span, mapped as Mirabelle maps them (docs/stream-language.md,
+ * OTLP spans), with two fixes: double attributes are kept, and a status code outside 0..2 gives `state` "unset" (the
+ * code itself is kept in `status`) instead of failing the request.
  *
  * protobufjs messages and OTLP/JSON objects share their field names (lowerCamelCase), so one mapper reads
  * both; only the value types differ: ids are bytes or hex strings, 64-bit integers are Longs or decimal strings

@@ -1,6 +1,6 @@
 /**
- * The vendored `.proto` files (Prometheus remote-write 1.0, OTLP traces, Riemann), parsed by protobufjs once, on first use.
- * Imports inside the files are written as upstream writes them (`opentelemetry/proto/...`), resolved against
+ * The vendored `.proto` files (Prometheus remote-write 1.0, OTLP traces, Riemann), parsed by protobufjs once, on first
+ * use. Imports inside the files are written as upstream writes them (`opentelemetry/proto/...`), resolved against
  * the `protos/` directory.
  */
 import { join } from 'node:path';

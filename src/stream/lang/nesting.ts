@@ -7,8 +7,8 @@
  * the journal's `eventsOf`) take the event depth from their caller. The stream service holds its own limits
  * (`StreamService.nesting`, updated in place at reload) for the engine, the stream files, the API, the websocket
  * queries, the HTTP inputs and the journal replay; a cluster node's readers of the event log, checkpoints, search
- * answers and forwarded emissions read them from the StreamHost (src/stream/partition/placement.ts). So two services, or a
- * `vigie test` run, never see each other's.
+ * answers and forwarded emissions read them from the StreamHost (src/stream/partition/placement.ts). So two services,
+ * or a `vigie test` run, never see each other's.
  */
 
 /** A stream config needs two levels per action (`{:children [...]}`): 200 allows 100 actions deep. */

@@ -2,8 +2,8 @@
  * The config of the outputs (`streams.outputs`), resolved by the config loader once into `OutputSettings`
  * (defaults applied, durations in ms, templates parsed): the outputs receive those and never read the raw config.
  * Kinds: `file` (JSON lines), `http` (POST of JSON arrays), `prometheus` (remote-write 1.0), and `pagerduty`,
- * `elasticsearch`, `webhook`, `slack`, `email` (their own keys and resolution live in their files). Every kind takes the batching settings; unknown
- * keys are rejected.
+ * `elasticsearch`, `webhook`, `slack`, `email` (their own keys and resolution live in their files). Every kind takes
+ * the batching settings; unknown keys are rejected.
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';

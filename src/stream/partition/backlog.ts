@@ -8,7 +8,8 @@
 import type { Event } from '../event.ts';
 
 /** Pushes events into a target (a stream name, or `default`) and says how it went; `seq` is the batch's and
- *  `end` how many of its events have gone through with these (the journal position, src/stream/durability/journal.ts). */
+ *  `end` how many of its events have gone through with these (the journal position,
+ *  src/stream/durability/journal.ts). */
 export type PushEvents<R> = (target: string, events: Event[], seq: number, end: number) => R;
 
 interface Batch<R> {

@@ -1,9 +1,9 @@
 /**
- * The streams of a single node (docs/durability.md): one partition holding every stream (src/stream/partition/partition.ts),
- * fed through the ingest gateway, each batch written first to the journal, and checkpointed to SQLite
- * (src/stream/durability/sqlite-checkpoints.ts); a restart restores the last checkpoint and replays the journal from its
- * position (src/stream/durability/journal-log.ts). A cluster node places its streams on partitions instead
- * (src/stream/partition/placement.ts).
+ * The streams of a single node (docs/durability.md): one partition holding every stream
+ * (src/stream/partition/partition.ts), fed through the ingest gateway, each batch written first to the journal, and
+ * checkpointed to SQLite (src/stream/durability/sqlite-checkpoints.ts); a restart restores the last checkpoint and
+ * replays the journal from its position (src/stream/durability/journal-log.ts). A cluster node places its streams on
+ * partitions instead (src/stream/partition/placement.ts).
  */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';

@@ -1,10 +1,11 @@
 /**
  * A partition of the streams (docs/architecture.md, "The flow of an event"): an engine, the position in its event log
- * that the engine has applied, checkpoint rounds every `streams.snapshot-interval` (src/stream/durability/snapshotter.ts), and
- * restore-then-replay when it starts. It is fed by its log (src/stream/durability/event-log.ts) and checkpointed to its store
- * (src/stream/durability/checkpoint-store.ts), whatever they are: a single node runs one partition holding every stream, over
- * the file journal and SQLite (src/stream/partition/local-placement.ts); a cluster node runs the partitions it owns, each one
- * stream's, over JetStream (src/stream/partition/stream-partitions.ts, src/cluster/).
+ * that the engine has applied, checkpoint rounds every `streams.snapshot-interval`
+ * (src/stream/durability/snapshotter.ts), and restore-then-replay when it starts. It is fed by its log
+ * (src/stream/durability/event-log.ts) and checkpointed to its store (src/stream/durability/checkpoint-store.ts),
+ * whatever they are: a single node runs one partition holding every stream, over the file journal and SQLite
+ * (src/stream/partition/local-placement.ts); a cluster node runs the partitions it owns, each one stream's, over
+ * JetStream (src/stream/partition/stream-partitions.ts, src/cluster/).
  *
  * Starting: restore the last committed checkpoint (action states, indexes, the position it covers), then read the log
  * from that position, so that the events acknowledged after the checkpoint go through again and every window

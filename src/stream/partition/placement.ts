@@ -1,10 +1,11 @@
 /**
  * Where a stream service's events run and its indexes live (docs/architecture.md, "Ports"): in this process (the
- * local placement, src/stream/partition/local-placement.ts: the ingest gateway, the journal and one partition checkpointed to
- * SQLite), or on the partitions of a cluster (src/cluster/streams/streams.ts). Chosen once, when the stream part is built
- * (src/process/parts.ts), so the service never asks which one it has. It is the stream part's door to a cluster, with the
- * event log (src/stream/durability/event-log.ts) and the checkpoint store (src/stream/durability/checkpoint-store.ts): contracts that own
- * the types they speak, so that a cluster imports nothing else of stream/ and stream/ nothing of cluster/.
+ * local placement, src/stream/partition/local-placement.ts: the ingest gateway, the journal and one partition
+ * checkpointed to SQLite), or on the partitions of a cluster (src/cluster/streams/streams.ts). Chosen once, when the
+ * stream part is built (src/process/parts.ts), so the service never asks which one it has. It is the stream part's door
+ * to a cluster, with the event log (src/stream/durability/event-log.ts) and the checkpoint store
+ * (src/stream/durability/checkpoint-store.ts): contracts that own the types they speak, so that a cluster imports
+ * nothing else of stream/ and stream/ nothing of cluster/.
  */
 import type { CheckpointStore } from '../durability/checkpoint-store.ts';
 import type { Emission, Event } from '../event.ts';
@@ -52,7 +53,8 @@ export interface PlacementSettings {
 export interface StreamPlacement {
   /** Where the inputs hand their events. */
   readonly ingest: EventIngest;
-  /** At startup, once the streams are loaded: what a restart must bring back (states, indexes, events acknowledged since). */
+  /** At startup, once the streams are loaded: what a restart must bring back (states, indexes, events acknowledged
+   *  since). */
   load(): Promise<void>;
   start(): void;
   /** New settings (SIGHUP). */
@@ -137,7 +139,8 @@ export interface StreamHost {
   /** A partition of `stream`, with its own engine and the service's outputs, queues, caps and metrics. */
   openPartition(stream: string, ports: PartitionPorts): PartitionHandle;
   apiStreamTexts(): { name: string; text: string; persist: boolean }[];
-  /** The cluster's store changed: the API streams become exactly `desired`; what the API would refuse goes to `refused`. */
+  /** The cluster's store changed: the API streams become exactly `desired`; what the API would refuse goes to
+   *  `refused`. */
   applyReplicatedStreams(
     desired: ReadonlyMap<string, { text: string; persist: boolean }>,
     refused: (name: string, why: string) => void,

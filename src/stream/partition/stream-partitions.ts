@@ -2,8 +2,8 @@
  * The partitions of single streams that a cluster node runs (docs/cluster.md, "Streams"): each is a partition
  * (src/stream/partition/partition.ts) whose engine holds that stream alone (its own state and index) with the service's
  * outputs, queues, caps and metrics, fed by the cluster's event log and checkpointed to the cluster's store, the
- * ports its owner hands it (src/stream/partition/placement.ts `PartitionPorts`). The service opens them for its placement
- * (`StreamHost.openPartition`) and keeps them, so that a reload reaches each one.
+ * ports its owner hands it (src/stream/partition/placement.ts `PartitionPorts`). The service opens them for its
+ * placement (`StreamHost.openPartition`) and keeps them, so that a reload reaches each one.
  */
 import type { Logger } from 'pino';
 import type { CheckpointMetrics } from '../durability/checkpoint-metrics.ts';

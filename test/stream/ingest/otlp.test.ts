@@ -348,10 +348,14 @@ describe('attribute nesting limit', () => {
       headers.push(values, arrayValue);
     }
     const inner = Buffer.concat([...headers.reverse(), leaf]);
-    const attribute = Buffer.concat([Buffer.from([0x0a, 0x01, 0x64, 0x12]), varint(inner.length), inner]); // KeyValue{key, value}
-    const resource = Buffer.concat([Buffer.from([0x0a]), varint(attribute.length), attribute]); // Resource.attributes = 1
-    const resourceSpans = Buffer.concat([Buffer.from([0x0a]), varint(resource.length), resource]); // ResourceSpans.resource = 1
-    const body = Buffer.concat([Buffer.from([0x0a]), varint(resourceSpans.length), resourceSpans]); // request.resource_spans = 1
+    // KeyValue{key, value}
+    const attribute = Buffer.concat([Buffer.from([0x0a, 0x01, 0x64, 0x12]), varint(inner.length), inner]);
+    // Resource.attributes = 1
+    const resource = Buffer.concat([Buffer.from([0x0a]), varint(attribute.length), attribute]);
+    // ResourceSpans.resource = 1
+    const resourceSpans = Buffer.concat([Buffer.from([0x0a]), varint(resource.length), resource]);
+    // request.resource_spans = 1
+    const body = Buffer.concat([Buffer.from([0x0a]), varint(resourceSpans.length), resourceSpans]);
     expect(() =>
       decodeOtlpTraces(body, 'application/x-protobuf', undefined, {
         maxDecompressedBytes: 1e8,

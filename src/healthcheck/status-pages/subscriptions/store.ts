@@ -2,8 +2,9 @@
  * The subscribers of status pages (docs/status-pages.md, "Subscriptions"), kept as runtime state
  * (src/common/runtime-state.ts, kind `status-subscriptions`): SQLite on a single node, the cluster's replicated
  * store in a cluster. Each has an id and a secret token, which only its links carry (every message has its
- * unsubscribe link, so the token is kept): the token confirms it and unsubscribes it, and nothing else can. A subscription is pending until confirmed; a pending one
- * older than a day is deleted, so that addresses never confirmed do not fill a page's `max-subscribers`.
+ * unsubscribe link, so the token is kept): the token confirms it and unsubscribes it, and nothing else can. A
+ * subscription is pending until confirmed; a pending one older than a day is deleted, so that addresses never confirmed
+ * do not fill a page's `max-subscribers`.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { StateCollection, StateKind } from '../../../common/runtime-state.ts';
