@@ -22,24 +22,12 @@ import { and, desc, eq, lt, sql } from 'drizzle-orm';
 import { Counter, type Registry } from 'prom-client';
 import type { Db } from '../db/client.ts';
 import { auditLog } from '../db/schema.ts';
-import type { AuditMessage, ReplicatedAuditLog } from './audit-port.ts';
+import type { AuditChange, AuditMessage, ReplicatedAuditLog } from './audit-port.ts';
 import type { AuditPage } from './audit-wire.ts';
 import type { AuditSettings } from './settings.ts';
 
 /** One API change, as the hook sees it. */
-export interface AuditEntry {
-  /** As `principalOf` names it (src/server/credentials.ts). */
-  principal: string;
-  address: string;
-  method: string;
-  /** The route's pattern (`/api/v1/healthcheck/:name`). */
-  route: string;
-  /** The request's path, without its query. */
-  path: string;
-  /** The object changed, when the request names one (a path parameter or the body's `name`). */
-  name: string | null;
-  /** The HTTP status answered. */
-  outcome: number;
+export interface AuditEntry extends AuditChange {
   /** When the request was received (milliseconds since the epoch); now when absent. */
   receivedAtMs?: number;
 }

@@ -5,21 +5,30 @@
  * where they go or come from.
  */
 
+/** What a row says of one API change, wherever it was taken. */
+export interface AuditChange {
+  /** As `principalOf` names it (src/server/credentials.ts). */
+  principal: string;
+  address: string;
+  method: string;
+  /** The route's pattern (`/api/v1/healthcheck/:name`). */
+  route: string;
+  /** The request's path, without its query. */
+  path: string;
+  /** The object changed, when the request names one (a path parameter or the body's `name`). */
+  name: string | null;
+  /** The HTTP status answered. */
+  outcome: number;
+}
+
 /** One row of the log as nodes tell each other of it: the row as this node's API lists it, and the node. */
-export interface AuditMessage {
+export interface AuditMessage extends AuditChange {
   /** The node that took the change. */
   node: string;
   /** The row's id on that node. */
   id: number;
   /** Milliseconds since the epoch. */
   time: number;
-  principal: string;
-  address: string;
-  method: string;
-  route: string;
-  path: string;
-  name: string | null;
-  outcome: number;
 }
 
 /** What the replication uses of the log. */

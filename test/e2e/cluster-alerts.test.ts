@@ -24,6 +24,11 @@ afterAll(async () => {
   await stopAllNats();
 });
 
+/** Resolves once the check ran `runs` more times, wherever: its target counts what reaches it. */
+async function afterRuns(target: HttpTarget, runs: number): Promise<void> {
+  const from = target.requests.length;
+  await waitFor(() => target.requests.length >= from + runs, { timeoutMs: 30_000 });
+}
 describe.skipIf(!hasNatsServer())('alerts in a cluster', () => {
   let target: HttpTarget | undefined;
   let receiver: HttpTarget | undefined;
@@ -66,11 +71,6 @@ describe.skipIf(!hasNatsServer())('alerts in a cluster', () => {
       for (const node of nodes) expect((await node.request('/readyz')).status).toBe(200);
     });
     const statuses = () => about(told(receiver as HttpTarget), 'web').map((one) => one.status);
-    /** Resolves once the check ran `runs` more times, wherever: the target counts what reaches it. */
-    const afterRuns = async (runs: number) => {
-      const from = (target as HttpTarget).requests.length;
-      await waitFor(() => (target as HttpTarget).requests.length >= from + runs, { timeoutMs: 30_000 });
-    };
 
     answer = 500;
     await waitFor(() => statuses().length === 1, { timeoutMs: 20_000 });
@@ -103,11 +103,11 @@ describe.skipIf(!hasNatsServer())('alerts in a cluster', () => {
     await ownerNode.kill9();
     await allJoined(others, { timeoutMs: 30_000 });
     // Still down on the new owner for several runs: nothing more.
-    await afterRuns(8);
+    await afterRuns(target as HttpTarget, 8);
     expect(statuses()).toEqual(['firing']);
     answer = 200;
     await waitFor(() => statuses().length === 2, { timeoutMs: 20_000 });
-    await afterRuns(6);
+    await afterRuns(target as HttpTarget, 6);
     expect(statuses()).toEqual(['firing', 'resolved']);
   }, 120_000);
 
@@ -162,11 +162,6 @@ describe.skipIf(!hasNatsServer())('alerts in a cluster', () => {
       body: JSON.stringify({ comment: 'on it' }),
     });
     expect(ack.status, await ack.clone().text()).toBe(200);
-    // The check's next runs, whichever node runs it, counted at its target.
-    const afterRuns = async (runs: number) => {
-      const from = (target as HttpTarget).requests.length;
-      await waitFor(() => (target as HttpTarget).requests.length >= from + runs, { timeoutMs: 30_000 });
-    };
     // The owner reads the acknowledgement from the cluster's state.
     const ownerNode = nodes[NODES.indexOf(owner)] as TestServer;
     await waitFor(
@@ -180,9 +175,9 @@ describe.skipIf(!hasNatsServer())('alerts in a cluster', () => {
     );
     // A repeat already on its way may land: the count settles over three runs, then stays over eight (four repeat
     // intervals), during which an owner that ignored the acknowledgement would have told it again.
-    await afterRuns(3);
+    await afterRuns(target as HttpTarget, 3);
     const settled = firing();
-    await afterRuns(8);
+    await afterRuns(target as HttpTarget, 8);
     expect(firing()).toBe(settled);
     // Unacknowledged through the third node: the owner repeats again.
     const unack = await unackOn.request(`/api/v1/alerts/${id}/unack`, { method: 'POST' });
