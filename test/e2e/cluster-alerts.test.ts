@@ -29,6 +29,37 @@ async function afterRuns(target: HttpTarget, runs: number): Promise<void> {
   const from = target.requests.length;
   await waitFor(() => target.requests.length >= from + runs, { timeoutMs: 30_000 });
 }
+/** Three nodes running one HTTP check of `target` every 500 ms, telling `receiver`'s /hook; resolves once joined. */
+async function startCluster(
+  nats: NatsServer,
+  receiver: HttpTarget,
+  target: HttpTarget,
+  check: { check: string; failureThreshold: number; alerting: Record<string, unknown> },
+): Promise<TestServer[]> {
+  const config = (node: string) => ({
+    healthchecks: { 'start-tick': '100ms', 'write-delay': '1s' },
+    cluster: { node, nats: nats.clusterNats(node), 'member-ttl': '3s' },
+    notifiers: { ops: { type: 'webhook', url: `${receiver.origin}/hook`, retries: 0 } },
+    alerting: { defaults: check.alerting },
+    'http-checks': [
+      {
+        name: check.check,
+        target: '127.0.0.1',
+        port: target.port,
+        path: '/',
+        'valid-status': [200],
+        interval: '500ms',
+        timeout: '400ms',
+        'failure-threshold': check.failureThreshold,
+      },
+    ],
+  });
+  const nodes = await Promise.all(NODES.map((node) => startServer({ config: config(node) })));
+  servers.push(...nodes);
+  await allJoined(nodes);
+  return nodes;
+}
+
 describe.skipIf(!hasNatsServer())('alerts in a cluster', () => {
   let target: HttpTarget | undefined;
   let receiver: HttpTarget | undefined;
@@ -46,27 +77,11 @@ describe.skipIf(!hasNatsServer())('alerts in a cluster', () => {
         response.end(String(answer));
       },
     });
-    const config = (node: string) => ({
-      healthchecks: { 'start-tick': '100ms', 'write-delay': '1s' },
-      cluster: { node, nats: nats.clusterNats(node), 'member-ttl': '3s' },
-      notifiers: { ops: { type: 'webhook', url: `${receiver?.origin}/hook`, retries: 0 } },
-      alerting: { defaults: { notify: ['ops'] } },
-      'http-checks': [
-        {
-          name: 'web',
-          target: '127.0.0.1',
-          port: target?.port,
-          path: '/',
-          'valid-status': [200],
-          interval: '500ms',
-          timeout: '400ms',
-          'failure-threshold': 2,
-        },
-      ],
+    const nodes = await startCluster(nats, receiver, target, {
+      check: 'web',
+      failureThreshold: 2,
+      alerting: { notify: ['ops'] },
     });
-    const nodes = await Promise.all(NODES.map((node) => startServer({ config: config(node) })));
-    servers.push(...nodes);
-    await allJoined(nodes);
     await waitFor(async () => {
       for (const node of nodes) expect((await node.request('/readyz')).status).toBe(200);
     });
@@ -120,27 +135,11 @@ describe.skipIf(!hasNatsServer())('alerts in a cluster', () => {
         response.end('500');
       },
     });
-    const config = (node: string) => ({
-      healthchecks: { 'start-tick': '100ms', 'write-delay': '1s' },
-      cluster: { node, nats: nats.clusterNats(node), 'member-ttl': '3s' },
-      notifiers: { ops: { type: 'webhook', url: `${receiver?.origin}/hook`, retries: 0 } },
-      alerting: { defaults: { notify: ['ops'], 'repeat-interval': '1s' } },
-      'http-checks': [
-        {
-          name: 'nagging',
-          target: '127.0.0.1',
-          port: target?.port,
-          path: '/',
-          'valid-status': [200],
-          interval: '500ms',
-          timeout: '400ms',
-          'failure-threshold': 1,
-        },
-      ],
+    const nodes = await startCluster(nats, receiver, target, {
+      check: 'nagging',
+      failureThreshold: 1,
+      alerting: { notify: ['ops'], 'repeat-interval': '1s' },
     });
-    const nodes = await Promise.all(NODES.map((node) => startServer({ config: config(node) })));
-    servers.push(...nodes);
-    await allJoined(nodes);
     const firing = () => about(told(receiver as HttpTarget), 'nagging', 'firing').length;
     // Repeats: the owner tells it again every second.
     await waitFor(() => firing() >= 2, { timeoutMs: 20_000 });
