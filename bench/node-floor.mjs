@@ -7,8 +7,8 @@
  *   through Node's `tcp_wrap` binding, closed once connected;
  * - HTTP checks send a GET on a keep-alive Agent shared by all (Node's client, as Vigie's) and read the body;
  * - each run has its timeout timer; runs start on the tick Vigie's `healthchecks.start-tick: auto` takes for as many
- *   checks at 10 s (src/healthcheck/start-tick.ts: 1 s up to 3,000 checks, 500 ms up to 6,000, 250 ms beyond), each
- *   check at a random tick of its interval.
+ *   checks at 10 s (src/healthcheck/scheduling/start-tick.ts: 1 s up to 3,000 checks, 500 ms up to 6,000, 250 ms
+ *   beyond), each check at a random tick of its interval.
  *
  * `GET /metrics` on the YAML's `http.port` answers `healthcheck_total{status}` as Vigie does, so that
  * bench/checks.ts measures it as it measures the services (`--floor`).

@@ -18,7 +18,7 @@ import { parseConfigText } from '../src/config/load.ts';
 import { closeDatabase, migrateDatabase, openDatabase } from '../src/db/client.ts';
 import { CheckFailure, type Prepared } from '../src/healthcheck/kinds/index.ts';
 import type { CheckRegistry } from '../src/healthcheck/registry.ts';
-import type { RunningCheck } from '../src/healthcheck/running-check.ts';
+import type { RunningCheck } from '../src/healthcheck/scheduling/running-check.ts';
 import type { CheckResult } from '../src/healthcheck/result-types.ts';
 import { HealthcheckService } from '../src/healthcheck/service.ts';
 import { round, writeResult } from './http-load.ts';

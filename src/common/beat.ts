@@ -10,8 +10,8 @@
  */
 
 /**
- * The service's beat: the longest automatic start tick (src/healthcheck/start-tick.ts). The shorter ticks divide it,
- * so whichever is in force, the beat falls on a tick.
+ * The service's beat: the longest automatic start tick (src/healthcheck/scheduling/start-tick.ts). The shorter ticks
+ * divide it, so whichever is in force, the beat falls on a tick.
  */
 export const BEAT_MS = 2_000;
 

@@ -5,7 +5,7 @@ const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
 
 /**
  * Whether two sets of labels hold the same names with the same values; none and `{}` are the same. Allocates
- * nothing: it runs for each result another node sends (src/healthcheck/result.ts).
+ * nothing: it runs for each result another node sends (src/healthcheck/results/result.ts).
  */
 export function sameLabels(
   a: Readonly<Record<string, string>> = NO_LABELS,

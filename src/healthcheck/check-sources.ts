@@ -5,12 +5,12 @@
  */
 import type { Logger } from 'pino';
 import { ConfigError } from '../common/config-error.ts';
-import { API_SOURCE, CONFIG_SOURCE } from './api-input.ts';
-import { checkFilePolicy } from './api-check-files.ts';
+import { API_SOURCE, CONFIG_SOURCE } from './admission/api-input.ts';
+import { checkFilePolicy } from './admission/api-check-files.ts';
 import { type CheckDefinition, CheckFailure, type KeyedCheck, type Prepared, parseCheck } from './kinds/index.ts';
 import { CheckPrepareError, type ReconcilePlan, type Reconciler } from './reconciler.ts';
 import type { CheckRegistry } from './registry.ts';
-import type { HealthcheckRepository } from './repository.ts';
+import type { HealthcheckRepository } from './results/repository.ts';
 import type { HealthcheckConfig, HealthcheckSettings } from './settings.ts';
 
 export interface RestoredSource {

@@ -13,7 +13,7 @@ import type { CheckDefinition } from './kinds/index.ts';
 import type { LocationSpec } from './kinds/locations.ts';
 import type { HealthcheckError } from './errors.ts';
 import type { CheckResult } from './result-types.ts';
-import type { ReplicatedCheck } from './replicated-checks.ts';
+import type { ReplicatedCheck } from './admission/replicated-checks.ts';
 
 export type { CheckDefinition, CheckResult, LocationSpec };
 /** A definition as the API lists it and the cluster stores it; the refusal the API answers with. */

@@ -1,7 +1,7 @@
 /**
  * The last report of each heartbeat check, in SQLite (`heartbeat_reports`). A report is written before the job's
  * request is answered: one small upsert per report, at the pace of cron jobs, so no batching is needed. A report
- * goes with its check (src/healthcheck/result-store.ts forgets it with the check's results).
+ * goes with its check (src/healthcheck/results/result-store.ts forgets it with the check's results).
  */
 import type { Db } from '../db/client.ts';
 import type { PushReport, PushReports } from './kinds/types.ts';

@@ -23,7 +23,7 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { registerTextCollector } from '../server/metrics.ts';
-import type { FoldReason } from './pending-results.ts';
+import type { FoldReason } from './results/pending-results.ts';
 import type { CheckResult } from './result-types.ts';
 import { CHECK_STATES, type CheckState } from './state-names.ts';
 

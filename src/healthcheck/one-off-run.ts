@@ -5,10 +5,10 @@
  */
 import { durationToMs } from '../common/duration.ts';
 import { type CheckDefinition, checkSummary, type Prepared } from './kinds/index.ts';
-import { API_SOURCE } from './api-input.ts';
+import { API_SOURCE } from './admission/api-input.ts';
 import { HealthcheckError } from './errors.ts';
-import type { MaintenanceCalendar } from './maintenance.ts';
-import { buildResult } from './result.ts';
+import type { MaintenanceCalendar } from './maintenance/maintenance.ts';
+import { buildResult } from './results/result.ts';
 import type { CheckResult } from './result-types.ts';
 
 export interface OneOffOutcome {

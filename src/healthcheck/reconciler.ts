@@ -8,7 +8,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { CheckDefinition, KeyedCheck } from './kinds/index.ts';
 import type { CheckRegistry } from './registry.ts';
-import type { RunningCheck } from './running-check.ts';
+import type { RunningCheck } from './scheduling/running-check.ts';
 
 /** What an apply changes. `started` replaces `replaced` (or nothing) name by name. */
 export interface ReconcilePlan {

@@ -10,13 +10,13 @@ import { type CheckDefinition, CheckFailure, type Prepared, prepareCheck } from 
 import { isSilence } from './kinds/heartbeat/kind.ts';
 import type { PushReports } from './kinds/types.ts';
 import type { HealthcheckMetrics } from './metrics.ts';
-import type { HealthcheckRepository } from './repository.ts';
+import type { HealthcheckRepository } from './results/repository.ts';
 import type { StoredState } from './states/stored-state.ts';
 import type { CheckResult } from './result-types.ts';
 import { ResultDispatch, type ResultSink } from './result-dispatch.ts';
-import { shareCheckStrings } from './result.ts';
-import { RunningCheck } from './running-check.ts';
-import { Scheduler } from './scheduler.ts';
+import { shareCheckStrings } from './results/result.ts';
+import { RunningCheck } from './scheduling/running-check.ts';
+import { Scheduler } from './scheduling/scheduler.ts';
 import type { CheckStates, Transition } from './states/check-states.ts';
 import type { CheckOwner } from './cluster-port.ts';
 
@@ -37,7 +37,10 @@ export interface RegistryOptions {
   onResult?: readonly ResultSink[];
   /** Handed every result this node ran (in a cluster, to publish it to the others): returns at once, never throws. */
   publish?: ResultSink;
-  /** Whether a result of this check finishing now falls in a maintenance window (src/healthcheck/maintenance.ts). */
+  /**
+   * Whether a result of this check finishing now falls in a maintenance window
+   * (src/healthcheck/maintenance/maintenance.ts).
+   */
   inMaintenance?: (name: string, labels: Readonly<Record<string, string>>) => boolean;
   /** Where pushed checks (heartbeats) keep their last report. */
   pushReports?: PushReports;

@@ -7,10 +7,10 @@
 import { type ResultLocations, trackLocations } from './locations.ts';
 import type { CheckOwner } from './cluster-port.ts';
 import type { HealthcheckMetrics } from './metrics.ts';
-import type { HealthcheckRepository } from './repository.ts';
+import type { HealthcheckRepository } from './results/repository.ts';
 import type { CheckResult } from './result-types.ts';
-import { buildResult } from './result.ts';
-import type { RunningCheck } from './running-check.ts';
+import { buildResult } from './results/result.ts';
+import type { RunningCheck } from './scheduling/running-check.ts';
 import type { CheckStates } from './states/check-states.ts';
 import { degradedReason } from './states/degraded.ts';
 import type { StateMachine } from './states/machine.ts';

@@ -7,11 +7,24 @@
  * config file takes its names back at the next start or reload. Mutations run one at a time (the registry's
  * `exclusive`), so two requests on one name never interleave between preparing a check and swapping it in.
  */
-import { type ApiCaller, type ApiCheckRefusals, NO_REFUSALS, OPERATOR, refusalsOf } from './api-check-policy.ts';
+import {
+  type ApiCaller,
+  type ApiCheckRefusals,
+  NO_REFUSALS,
+  OPERATOR,
+  refusalsOf,
+} from './admission/api-check-policy.ts';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Db } from '../db/client.ts';
-import { admitCreate, type AdmissionRules, API_SOURCE, ownedElsewhere, parseBulk, startFailed } from './api-input.ts';
+import {
+  admitCreate,
+  type AdmissionRules,
+  API_SOURCE,
+  ownedElsewhere,
+  parseBulk,
+  startFailed,
+} from './admission/api-input.ts';
 import { HealthcheckError, notFound } from './errors.ts';
 import { type CheckOverview, CheckReads } from './check-reads.ts';
 import { applyConfigChecks, loadChecks, type RestoredSource, warnRestartOnlyChanges } from './check-sources.ts';
@@ -25,15 +38,15 @@ import {
   type Prepared,
 } from './kinds/index.ts';
 import { HeartbeatMonitor } from './kinds/heartbeat/kind.ts';
-import { MaintenanceCalendar } from './maintenance.ts';
+import { MaintenanceCalendar } from './maintenance/maintenance.ts';
 import { HealthcheckMetrics, pendingResultMetrics } from './metrics.ts';
 import { type OneOffOutcome, runOneOff } from './one-off-run.ts';
 import { CheckPrepareError, type ReconcilePlan, Reconciler, runsAlready } from './reconciler.ts';
 import { CheckRegistry } from './registry.ts';
 import type { ResultSink } from './result-dispatch.ts';
 import type { ApiCheckReplica, CheckOwner } from './cluster-port.ts';
-import { admitReplicated, type ReplicatedCheck } from './replicated-checks.ts';
-import { HealthcheckRepository } from './repository.ts';
+import { admitReplicated, type ReplicatedCheck } from './admission/replicated-checks.ts';
+import { HealthcheckRepository } from './results/repository.ts';
 import type {
   CheckResult,
   DurationBucket,
@@ -44,7 +57,7 @@ import type {
   UptimeWindowName,
 } from './result-types.ts';
 import type { HealthcheckConfig } from './settings.ts';
-import type { UptimePeriods } from './uptime-periods.ts';
+import type { UptimePeriods } from './results/uptime-periods.ts';
 import { CheckStates } from './states/check-states.ts';
 import { type Outage, StateEvents } from './states/events.ts';
 import { PauseStore, pauseKind } from './states/pauses.ts';
@@ -80,7 +93,7 @@ export interface ServiceOptions {
   owner?: CheckOwner;
   node?: string;
   replica?: ApiCheckReplica;
-  /** Why the API may not create command or network checks now (src/healthcheck/api-check-policy.ts); read at
+  /** Why the API may not create command or network checks now (src/healthcheck/admission/api-check-policy.ts); read at
    *  each change, so that a reload applies. Never refused unless given. */
   apiCheckRefusals?: () => ApiCheckRefusals;
 }
@@ -259,7 +272,10 @@ export class HealthcheckService {
     return this.config.healthchecks.labelLimits;
   }
 
-  /** What every API change is admitted under (src/healthcheck/api-input.ts `admitCreate`, `admitStoredCheck`). */
+  /**
+   * What every API change is admitted under (src/healthcheck/admission/api-input.ts `admitCreate`,
+   * `admitStoredCheck`).
+   */
   private admissionRules(caller: ApiCaller = OPERATOR): AdmissionRules {
     return {
       labelLimits: this.labelLimits,

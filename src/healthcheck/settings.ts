@@ -8,7 +8,7 @@ import { type Static, type TObject, Type } from '@sinclair/typebox';
 import { ConfigError } from '../common/config-error.ts';
 import { durationMs } from '../common/config-values.ts';
 import { Duration } from '../common/duration.ts';
-import type { ApiChecksSetting } from './api-check-policy.ts';
+import type { ApiChecksSetting } from './admission/api-check-policy.ts';
 import {
   CHECK_KEYS,
   CheckValidationError,
@@ -23,8 +23,8 @@ import {
   type MaintenanceLimits,
   type MaintenanceWindow,
   parseWindow,
-} from './maintenance.ts';
-import { DEFAULT_MAX_PENDING_BYTES, DEFAULT_MAX_PENDING_RESULTS } from './result-store.ts';
+} from './maintenance/maintenance.ts';
+import { DEFAULT_MAX_PENDING_BYTES, DEFAULT_MAX_PENDING_RESULTS } from './results/result-store.ts';
 import { parseStateFields, stateProperties } from './kinds/states.ts';
 import { DEFAULT_STATE_DEFAULTS, type StateDefaults } from './states/check-states.ts';
 import { type AlertingSettings, AlertingSchema, resolveAlerting } from './alerts/settings.ts';
@@ -94,7 +94,7 @@ export const HealthcheckKeys = {
   'icmp-checks': Type.Optional(CheckList),
   'command-checks': Type.Optional(CheckList),
   'heartbeat-checks': Type.Optional(CheckList),
-  /** Each window is validated by src/healthcheck/maintenance.ts. */
+  /** Each window is validated by src/healthcheck/maintenance/maintenance.ts. */
   maintenance: Type.Optional(Type.Array(Type.Unknown())),
   /** Each page is validated by src/healthcheck/status-pages/page.ts. */
   'status-pages': Type.Optional(Type.Array(Type.Unknown())),
@@ -108,7 +108,7 @@ export interface HealthcheckSettings {
   /** Check labels that become metric labels (`healthchecks-labels`). */
   labels: string[];
   maxConcurrentRuns: number;
-  /** `healthchecks.start-tick` in ms, or `auto`: runs start on this grid (src/healthcheck/scheduler.ts). */
+  /** `healthchecks.start-tick` in ms, or `auto`: runs start on this grid (src/healthcheck/scheduling/scheduler.ts). */
   startTickMs: number | 'auto';
   historySize: number;
   /** `healthchecks.write-delay` in seconds: how long a check's results may wait to be written in a group. */
@@ -119,17 +119,17 @@ export interface HealthcheckSettings {
   maxPendingBytes: number;
   /** `healthchecks.max-labels`, `max-label-key-bytes`, `max-label-value-bytes`, for every check of every source. */
   labelLimits: LabelLimits;
-  /** Whether the API may create command checks, and network checks (src/healthcheck/api-check-policy.ts). */
+  /** Whether the API may create command checks, and network checks (src/healthcheck/admission/api-check-policy.ts). */
   commandChecksApi: ApiChecksSetting;
   checksApi: ApiChecksSetting;
   /** `healthchecks.api-files-dir`: where the files named by API checks must be; null: API checks name none
-   *  (src/healthcheck/api-check-files.ts). */
+   *  (src/healthcheck/admission/api-check-files.ts). */
   apiFilesDir: string | null;
   /** The `*-checks` lists, parsed by their kinds, in file order, each with its key path (`http-checks[2]`). */
   checks: KeyedCheck[];
   /** `healthchecks.max-maintenance-windows`, `max-maintenance-window-checks`, and the label caps for windows. */
   maintenanceLimits: MaintenanceLimits;
-  /** The `maintenance:` windows of the config file (src/healthcheck/maintenance.ts). */
+  /** The `maintenance:` windows of the config file (src/healthcheck/maintenance/maintenance.ts). */
   maintenance: MaintenanceWindow[];
   /** The caps on status pages and incidents (`healthchecks.max-status-*`, `max-incident*`). */
   statusLimits: StatusLimits;

@@ -1,7 +1,7 @@
 /**
  * The healthcheck part's HTTP wire types (docs/http-api.md "Healthchecks API", docs/dashboard.md "Endpoints the
  * page uses"): a result, a history entry, a check definition as listed, and the dashboard's overview answers. The
- * routes serialize with them (src/healthcheck/routes.ts, overview-routes.ts) and the dashboard imports their types
+ * routes serialize with them (src/healthcheck/http/routes.ts, overview-routes.ts) and the dashboard imports their types
  * (src/frontend/app/api.ts), so this file imports nothing but TypeBox and the states' names. Fields are listed in the
  * order clients see them: fastify's serializer writes only the declared fields, in that order.
  */

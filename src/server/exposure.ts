@@ -1,8 +1,8 @@
 /**
  * Whether the API is protected (docs/hardening.md): by credentials (`http.basic-auth`, `http.tokens`), by mutual
  * TLS (`http.cacert`), or by listening on loopback only. The decision is on the configured `http.host`, not on
- * the address a client came from. The policies of checks created through the API (src/healthcheck/api-check-policy.ts)
- * and the startup warning read it.
+ * the address a client came from. The policies of checks created through the API
+ * (src/healthcheck/admission/api-check-policy.ts) and the startup warning read it.
  */
 import { isIP } from 'node:net';
 

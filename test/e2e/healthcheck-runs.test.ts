@@ -3,7 +3,7 @@
  * metric series.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CheckResult } from '../../src/healthcheck/repository.ts';
+import type { CheckResult } from '../../src/healthcheck/results/repository.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import {
   closedPort,

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.ts';
-import { parseBulk } from '../../src/healthcheck/api-input.ts';
+import { parseBulk } from '../../src/healthcheck/admission/api-input.ts';
 import { DEFAULT_LABEL_LIMITS } from '../../src/healthcheck/kinds/index.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 

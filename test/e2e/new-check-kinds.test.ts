@@ -5,7 +5,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CheckResult } from '../../src/healthcheck/repository.ts';
+import type { CheckResult } from '../../src/healthcheck/results/repository.ts';
 import { startGrpcHealthServer, startMailServer, startWsServer } from '../helpers/protocol-targets.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { createTestPki, type HttpTarget, startHttpTarget } from '../helpers/targets.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.ts';
-import { apiCheckRefusals, refusalFor } from '../../src/healthcheck/api-check-policy.ts';
+import { apiCheckRefusals, refusalFor } from '../../src/healthcheck/admission/api-check-policy.ts';
 import { exposureWarning } from '../../src/server/exposure.ts';
 
 const both = (value: 'auto' | 'allow' | 'deny') => ({ commandChecksApi: value, checksApi: value });

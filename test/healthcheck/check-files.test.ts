@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { NO_REFUSALS } from '../../src/healthcheck/api-check-policy.ts';
+import { NO_REFUSALS } from '../../src/healthcheck/admission/api-check-policy.ts';
 import type { HealthcheckError } from '../../src/healthcheck/errors.ts';
 import { DEFAULT_LABEL_LIMITS } from '../../src/healthcheck/kinds/index.ts';
 import { readCheckFile } from '../../src/healthcheck/kinds/check-files.ts';
-import { admitReplicated } from '../../src/healthcheck/replicated-checks.ts';
+import { admitReplicated } from '../../src/healthcheck/admission/replicated-checks.ts';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'vigie-check-files-'));
 

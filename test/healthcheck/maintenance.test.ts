@@ -6,8 +6,8 @@ import {
   type MaintenanceWindow,
   occurrence,
   parseWindow as parseWith,
-} from '../../src/healthcheck/maintenance.ts';
-import type { CheckResult } from '../../src/healthcheck/repository.ts';
+} from '../../src/healthcheck/maintenance/maintenance.ts';
+import type { CheckResult } from '../../src/healthcheck/results/repository.ts';
 
 const T0 = Date.parse('2026-12-01T22:00:00Z');
 const parseWindow = (raw: unknown): MaintenanceWindow => parseWith(raw, DEFAULT_MAINTENANCE_LIMITS.window);

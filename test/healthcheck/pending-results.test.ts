@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PendingResults } from '../../src/healthcheck/pending-results.ts';
+import { PendingResults } from '../../src/healthcheck/results/pending-results.ts';
 import type { CheckResult } from '../../src/healthcheck/result-types.ts';
 
 const HOUR = 3_600;

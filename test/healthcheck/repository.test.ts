@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { closeDatabase, type Db, migrateDatabase, openDatabase } from '../../src/db/client.ts';
-import { type CheckResult, HealthcheckRepository } from '../../src/healthcheck/repository.ts';
+import { type CheckResult, HealthcheckRepository } from '../../src/healthcheck/results/repository.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 let db: Db;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeDatabase, type Db, migrateDatabase, openDatabase } from '../../src/db/client.ts';
-import { ResultStore } from '../../src/healthcheck/result-store.ts';
+import { ResultStore } from '../../src/healthcheck/results/result-store.ts';
 
 const MAX = 4;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildResult, shareCheckStrings } from '../../src/healthcheck/result.ts';
+import { buildResult, shareCheckStrings } from '../../src/healthcheck/results/result.ts';
 import type { CheckResult } from '../../src/healthcheck/result-types.ts';
 
 describe("another node's result", () => {

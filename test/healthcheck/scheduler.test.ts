@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Scheduler, type SchedulerJob } from '../../src/healthcheck/scheduler.ts';
+import { Scheduler, type SchedulerJob } from '../../src/healthcheck/scheduling/scheduler.ts';
 
 /** A job whose runs last `runMs` of (fake) time, or until the run signal fires; it records what happened. */
 class TestJob implements SchedulerJob {

@@ -21,7 +21,7 @@ export interface StateEvent {
   node?: string;
 }
 
-/** The events of checks waiting to be written with their results (src/healthcheck/pending-results.ts). */
+/** The events of checks waiting to be written with their results (src/healthcheck/results/pending-results.ts). */
 export interface PendingEvents {
   eventsOf(name: string): readonly StateEvent[];
   allEvents(): Iterable<[string, readonly StateEvent[]]>;

@@ -6,7 +6,7 @@
  */
 import { CheckValidationError } from '../kinds/validation-error.ts';
 import { HealthcheckError, notFound } from '../errors.ts';
-import { timeField } from '../maintenance.ts';
+import { timeField } from '../maintenance/maintenance.ts';
 import type { CheckStates } from './check-states.ts';
 import type { StateEvent, StateEvents } from './events.ts';
 import type { CheckState } from './machine.ts';

@@ -4,11 +4,11 @@
  * served from memory at `/status/<slug>/logo` and `/status/<slug>/favicon`. The file must be a regular file of at
  * most 512 KiB whose first bytes say PNG, JPEG, GIF, WebP or ICO: its type is taken from them, never from its name,
  * so no HTML nor SVG (which can hold scripts) is ever served from Vigie's origin. A page of the API names files
- * under `healthchecks.api-files-dir` only, as an API check does (src/healthcheck/api-check-files.ts); the config
- * file's pages are the operator's, and may name any file.
+ * under `healthchecks.api-files-dir` only, as an API check does (src/healthcheck/admission/api-check-files.ts); the
+ * config file's pages are the operator's, and may name any file.
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { apiFileRefusal } from '../api-check-files.ts';
+import { apiFileRefusal } from '../admission/api-check-files.ts';
 import { CheckValidationError } from '../kinds/validation-error.ts';
 import type { StatusPage } from './page.ts';
 

@@ -12,9 +12,9 @@ import { registerPartScope } from '../../server/errors.ts';
 import { messageError, operation } from '../../server/openapi.ts';
 import { HealthcheckError } from '../errors.ts';
 import { CheckValidationError } from '../kinds/validation-error.ts';
-import { timeField } from '../maintenance.ts';
+import { timeField } from '../maintenance/maintenance.ts';
 import { healthcheckErrors } from '../errors.ts';
-import type { PeriodTotals, UptimePeriods } from '../uptime-periods.ts';
+import type { PeriodTotals, UptimePeriods } from '../results/uptime-periods.ts';
 import type { UptimeWindow } from '../result-types.ts';
 import type { Outage } from '../states/events.ts';
 

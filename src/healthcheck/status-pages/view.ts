@@ -10,10 +10,10 @@
  * `unknown` before its first run, or when the check was deleted since the page was written. What the page and its
  * groups are follows from their checks as Statuspage's components (components.ts).
  */
-import { covers, type MaintenanceWindow, occurrence } from '../maintenance.ts';
+import { covers, type MaintenanceWindow, occurrence } from '../maintenance/maintenance.ts';
 import type { CheckResult } from '../result-types.ts';
 import type { CheckState as StateName } from '../state-names.ts';
-import type { DailySeries } from '../uptime-periods.ts';
+import type { DailySeries } from '../results/uptime-periods.ts';
 import { type ComponentStatus, impactOf, type Impact, type PageState, topLevel, worst } from './components.ts';
 import type { Incident } from './incidents.ts';
 import { entryCheck, type StatusGroup, type StatusPage } from './page.ts';

@@ -8,7 +8,7 @@
  */
 import { Counter, type Registry } from 'prom-client';
 import type { StateCollection } from '../../../common/runtime-state.ts';
-import { covers, type MaintenanceWindow, occurrence } from '../../maintenance.ts';
+import { covers, type MaintenanceWindow, occurrence } from '../../maintenance/maintenance.ts';
 import { HttpError } from '../../../server/errors.ts';
 import { STATUS_WORDS } from '../html.ts';
 import type { Incident } from '../incidents.ts';

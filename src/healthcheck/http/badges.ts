@@ -4,8 +4,8 @@
  * measures the text with the font's metrics, so a badge is as wide as its words.
  */
 import type { makeBadge as render } from 'badge-maker';
-import type { CheckResult, UptimeWindow } from './result-types.ts';
-import type { CheckState } from './state-names.ts';
+import type { CheckResult, UptimeWindow } from '../result-types.ts';
+import type { CheckState } from '../state-names.ts';
 
 /**
  * badge-maker is loaded by the first badge asked for, not at startup: with its font metrics it holds 4 MB of heap,

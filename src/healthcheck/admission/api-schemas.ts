@@ -4,10 +4,10 @@
  * (src/healthcheck/wire.ts), which they reference (`ref`) rather than copy.
  */
 import { type TSchema, Type } from '@sinclair/typebox';
-import { CHECK_KEYS, CHECK_KINDS, type CheckKey, kindOfConfigKey } from './kinds/index.ts';
-import { UPTIME_WINDOWS } from './result-types.ts';
-import { ref } from '../common/wire.ts';
-import { CheckResult, HistoryEntry } from './wire.ts';
+import { CHECK_KEYS, CHECK_KINDS, type CheckKey, kindOfConfigKey } from '../kinds/index.ts';
+import { UPTIME_WINDOWS } from '../result-types.ts';
+import { ref } from '../../common/wire.ts';
+import { CheckResult, HistoryEntry } from '../wire.ts';
 
 /** `limit`: a positive integer in decimal; empty means the history size. */
 export const HistoryQuery = Type.Object({ limit: Type.Optional(Type.String({ pattern: '^([0-9]*[1-9][0-9]*)?$' })) });

@@ -4,9 +4,9 @@
  * are in no aggregate, so both exclude them; the results still waiting to be written count as they will once
  * written.
  */
-import type { Db } from '../db/client.ts';
+import type { Db } from '../../db/client.ts';
 import type { PendingRuns } from './pending-results.ts';
-import { DAY_S, HOUR_S } from './result-types.ts';
+import { DAY_S, HOUR_S } from '../result-types.ts';
 
 /** A check's runs and successes per day, index 0 the oldest day asked. */
 export interface DailySeries {

@@ -2,7 +2,7 @@
  * The results of the healthcheck part in SQLite: the latest result of every check, the last `history-size` raw
  * results per check, and the hourly / daily aggregates they add to. Knows nothing of HTTP or of scheduling.
  *
- * Results wait in memory (src/healthcheck/pending-results.ts: at most `history-size` raw results per check,
+ * Results wait in memory (src/healthcheck/results/pending-results.ts: at most `history-size` raw results per check,
  * `max-pending-results` and `max-pending-bytes` in all, every run summed in its hour) and are written per check in
  * groups: every 2 s (the service's beat, src/common/beat.ts), the checks whose oldest waiting result is `writeDelayS`
  * old have what they hold written (and everything at stop, before a mutation, and as soon as the cap is reached). A
@@ -16,21 +16,21 @@
  * never forces a write. What one check's write puts in which table is result-writer.ts's.
  */
 import { getTableName, inArray } from 'drizzle-orm';
-import type { Db } from '../db/client.ts';
-import { BEAT_MS, type BeatTimer, everyBeat } from '../common/beat.ts';
+import type { Db } from '../../db/client.ts';
+import { BEAT_MS, type BeatTimer, everyBeat } from '../../common/beat.ts';
 import {
   healthcheckEvents,
   healthcheckHistory,
   healthcheckResults,
   healthcheckUptime,
   heartbeatReports,
-} from '../db/schema.ts';
+} from '../../db/schema.ts';
 import { type FoldReason, PendingResults } from './pending-results.ts';
 import { ResultWriter } from './result-writer.ts';
-import type { StoredHealth, StoredState } from './states/stored-state.ts';
-import type { CheckResult } from './result-types.ts';
-import type { StateEvent } from './states/events.ts';
-import type { Health } from './states/machine.ts';
+import type { StoredHealth, StoredState } from '../states/stored-state.ts';
+import type { CheckResult } from '../result-types.ts';
+import type { StateEvent } from '../states/events.ts';
+import type { Health } from '../states/machine.ts';
 
 /** `healthchecks.max-pending-results`: raw results held for all checks until they are written. */
 export const DEFAULT_MAX_PENDING_RESULTS = 100_000;

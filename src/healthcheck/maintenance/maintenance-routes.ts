@@ -8,10 +8,10 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
 import { Type } from '@sinclair/typebox';
-import type { FieldProblem } from '../common/schema-errors.ts';
-import { registerPartScope } from '../server/errors.ts';
-import { invalidBody, json, messageError, nameParams, operation } from '../server/openapi.ts';
-import { CheckValidationError } from './kinds/validation-error.ts';
+import type { FieldProblem } from '../../common/schema-errors.ts';
+import { registerPartScope } from '../../server/errors.ts';
+import { invalidBody, json, messageError, nameParams, operation } from '../../server/openapi.ts';
+import { CheckValidationError } from '../kinds/validation-error.ts';
 import {
   type MaintenanceCalendar,
   type MaintenanceLimits,
@@ -22,9 +22,9 @@ import {
   windowToJson,
 } from './maintenance.ts';
 import { type StoredWindow, storedWindow } from './maintenance-store.ts';
-import type { StateCollection } from '../common/runtime-state.ts';
-import { healthcheckErrors } from './errors.ts';
-import { HealthcheckError } from './errors.ts';
+import type { StateCollection } from '../../common/runtime-state.ts';
+import { healthcheckErrors } from '../errors.ts';
+import { HealthcheckError } from '../errors.ts';
 
 /** The API's verbs over the calendar and the API windows' collection (runtime state). */
 export class MaintenanceApi {

@@ -9,10 +9,10 @@
  * config file owns its names, as it does for checks: an API window of the same name is hidden while it is there.
  */
 import { Type } from '@sinclair/typebox';
-import { Duration, DurationError, formatDuration, parseDuration } from '../common/duration.ts';
-import { checkLabels, DEFAULT_LABEL_LIMITS, type LabelLimits, nameField } from './kinds/common.ts';
-import { Problems } from './kinds/problems.ts';
-import { CheckValidationError } from './kinds/validation-error.ts';
+import { Duration, DurationError, formatDuration, parseDuration } from '../../common/duration.ts';
+import { checkLabels, DEFAULT_LABEL_LIMITS, type LabelLimits, nameField } from '../kinds/common.ts';
+import { Problems } from '../kinds/problems.ts';
+import { CheckValidationError } from '../kinds/validation-error.ts';
 
 export const MaintenanceWindowSchema = Type.Object(
   {

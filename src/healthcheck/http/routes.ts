@@ -3,28 +3,28 @@
  * as `{"result": [...]}`) and upstream's v1 short form `/healthcheck...`, `/result...` (lists as bare arrays).
  * Statuses and messages are docs/http-api.md's; errors answer `{"message": ...}`.
  *
- * Params, query and responses are declared with TypeBox (src/healthcheck/api-schemas.ts, wire.ts); a definition is
- * checked once, by its kind's parse in the service (the config file's rules and wording), so the creation routes
- * only document their bodies (the kinds' own schemas) rather than have fastify check them a first time. Creation has
- * one static route per kind (`POST /healthcheck/http`, ..., `/healthcheck/bulk`), which find-my-way prefers to the
- * parametric `/healthcheck/:name` for POST only: `GET` and `DELETE /healthcheck/http` still reach a check named
- * `http`, as upstream allows, and `POST /healthcheck/<anything else>` is an unknown kind.
+ * Params, query and responses are declared with TypeBox (src/healthcheck/admission/api-schemas.ts, wire.ts); a
+ * definition is checked once, by its kind's parse in the service (the config file's rules and wording), so the creation
+ * routes only document their bodies (the kinds' own schemas) rather than have fastify check them a first time. Creation
+ * has one static route per kind (`POST /healthcheck/http`, ..., `/healthcheck/bulk`), which find-my-way prefers to the
+ * parametric `/healthcheck/:name` for POST only: `GET` and `DELETE /healthcheck/http` still reach a check named `http`,
+ * as upstream allows, and `POST /healthcheck/<anything else>` is an unknown kind.
  */
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { holdsScope, principalOf } from '../server/credentials.ts';
-import type { ApiCaller } from './api-check-policy.ts';
-import { registerPartScope, SHADOWS_PARAMETRIC } from '../server/errors.ts';
-import { NameParams, typed } from '../server/typed-scope.ts';
-import { invalidBody, messageError, type Operation, operation } from '../server/openapi.ts';
-import { ref } from '../common/wire.ts';
-import { addWireSchemas } from '../server/wire-schemas.ts';
-import { BulkBody, Created, History, HistoryQuery, listOf, Message, Uptime } from './api-schemas.ts';
-import { CHECK_KINDS, type CheckJson, KIND_NAMES } from './kinds/index.ts';
-import { CheckDefinition, CheckResult, HEALTHCHECK_WIRE_TYPES } from './wire.ts';
-import { unknownKind } from './api-input.ts';
-import { healthcheckErrors } from './errors.ts';
-import type { HealthcheckService } from './service.ts';
+import { holdsScope, principalOf } from '../../server/credentials.ts';
+import type { ApiCaller } from '../admission/api-check-policy.ts';
+import { registerPartScope, SHADOWS_PARAMETRIC } from '../../server/errors.ts';
+import { NameParams, typed } from '../../server/typed-scope.ts';
+import { invalidBody, messageError, type Operation, operation } from '../../server/openapi.ts';
+import { ref } from '../../common/wire.ts';
+import { addWireSchemas } from '../../server/wire-schemas.ts';
+import { BulkBody, Created, History, HistoryQuery, listOf, Message, Uptime } from '../admission/api-schemas.ts';
+import { CHECK_KINDS, type CheckJson, KIND_NAMES } from '../kinds/index.ts';
+import { CheckDefinition, CheckResult, HEALTHCHECK_WIRE_TYPES } from '../wire.ts';
+import { unknownKind } from '../admission/api-input.ts';
+import { healthcheckErrors } from '../errors.ts';
+import type { HealthcheckService } from '../service.ts';
 
 export interface RouteOptions {
   healthcheckApi: boolean;

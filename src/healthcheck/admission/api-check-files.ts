@@ -9,8 +9,8 @@
  */
 import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { checkFiles, fileRefusal } from './kinds/check-files.ts';
-import { type CheckDefinition, CheckValidationError } from './kinds/index.ts';
+import { checkFiles, fileRefusal } from '../kinds/check-files.ts';
+import { type CheckDefinition, CheckValidationError } from '../kinds/index.ts';
 
 /** Where a source's checks may name files: anywhere (the operator's sources), or under a directory (null: none). */
 export type FilePolicy = 'anywhere' | { under: string | null };

@@ -11,14 +11,14 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import { compressAnswers } from '../server/compression.ts';
-import { HttpError, registerPartRoutes } from '../server/errors.ts';
-import { messageError, nameParams, operation } from '../server/openapi.ts';
-import { addWireSchemas } from '../server/wire-schemas.ts';
-import { healthcheckErrors } from './errors.ts';
-import type { SeriesWindow } from './result-types.ts';
-import type { HealthcheckService } from './service.ts';
-import { Durations, HEALTHCHECK_WIRE_TYPES, HealthcheckOverview, RecentResults } from './wire.ts';
+import { compressAnswers } from '../../server/compression.ts';
+import { HttpError, registerPartRoutes } from '../../server/errors.ts';
+import { messageError, nameParams, operation } from '../../server/openapi.ts';
+import { addWireSchemas } from '../../server/wire-schemas.ts';
+import { healthcheckErrors } from '../errors.ts';
+import type { SeriesWindow } from '../result-types.ts';
+import type { HealthcheckService } from '../service.ts';
+import { Durations, HEALTHCHECK_WIRE_TYPES, HealthcheckOverview, RecentResults } from '../wire.ts';
 
 /** A page of the list asks for its strips at once; more names than this is a client bug, not a page. */
 const MAX_RECENT_NAMES = 500;

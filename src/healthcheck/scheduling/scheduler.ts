@@ -10,7 +10,7 @@
  * of catch-up runs). A removed job never starts again, not even when it is removed during its initial delay.
  */
 import { DueHeap } from './due-heap.ts';
-import { runController } from './run-signal.ts';
+import { runController } from '../run-signal.ts';
 import { tickInForce } from './start-tick.ts';
 
 export interface SchedulerJob {
@@ -30,7 +30,7 @@ export interface SchedulerOptions<J extends SchedulerJob> {
    * Runs start on a grid of this many ms (0: at their due time): first runs are due on it, and a due time off it
    * waits for the next tick. The checks due within one tick then start in one timer callback, and their
    * connections complete in a few polls of the event loop instead of one wake-up each (docs/performance.md).
-   * `auto`: 2 s, 1 s, 500 ms or 250 ms as the runs due grow (src/healthcheck/start-tick.ts).
+   * `auto`: 2 s, 1 s, 500 ms or 250 ms as the runs due grow (src/healthcheck/scheduling/start-tick.ts).
    */
   tickMs?: number | 'auto';
   /** Monotonic clock in ms; injectable for tests. */

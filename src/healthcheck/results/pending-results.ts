@@ -1,5 +1,5 @@
 /**
- * The results waiting to be written (src/healthcheck/result-store.ts writes them), per check: its newest
+ * The results waiting to be written (src/healthcheck/results/result-store.ts writes them), per check: its newest
  * `history-size` raw results (the rows its history keeps; an older one would be trimmed by the write anyway), its
  * latest result, and every waiting run summed per hour (what its aggregates will add). A check that reports faster
  * than its results are written so holds at most `history-size` of them, and its uptime still counts every run
@@ -9,8 +9,8 @@
  * check's oldest raw result (of none when its check has none waiting). Every raw result not kept is counted with its
  * reason.
  */
-import { type CheckResult, HOUR_S } from './result-types.ts';
-import type { PendingEvents, StateEvent } from './states/events.ts';
+import { type CheckResult, HOUR_S } from '../result-types.ts';
+import type { PendingEvents, StateEvent } from '../states/events.ts';
 
 /** Why a raw result was not kept: `history_size`, its check has history-size newer ones; `pending_full`, the cap
  *  in results; `pending_bytes`, the cap in bytes. */
@@ -43,7 +43,7 @@ export interface PendingCheck {
   events: StateEvent[] | null;
 }
 
-/** The waiting runs of checks per hour, for the uptime reads (src/healthcheck/uptime-reads.ts). */
+/** The waiting runs of checks per hour, for the uptime reads (src/healthcheck/results/uptime-reads.ts). */
 export interface PendingRuns {
   hoursOf(name: string): readonly PendingHour[];
   allHours(): Iterable<[string, readonly PendingHour[]]>;

@@ -4,9 +4,9 @@
  * answers (docs/http-api.md).
  */
 import { Value } from '@sinclair/typebox/value';
-import { type FieldProblem, MAX_PROBLEMS } from '../common/schema-errors.ts';
+import { type FieldProblem, MAX_PROBLEMS } from '../../common/schema-errors.ts';
 import { BulkBody } from './api-schemas.ts';
-import { HealthcheckError } from './errors.ts';
+import { HealthcheckError } from '../errors.ts';
 import { type ApiCheckRefusals, NO_REFUSALS, refusalFor } from './api-check-policy.ts';
 import { checkFilePolicy, type FilePolicy } from './api-check-files.ts';
 import {
@@ -22,7 +22,7 @@ import {
   kindOfConfigKey,
   type LabelLimits,
   parseCheck,
-} from './kinds/index.ts';
+} from '../kinds/index.ts';
 
 export const API_SOURCE = 'api';
 export const CONFIG_SOURCE = 'configuration';
@@ -79,7 +79,8 @@ function parseApiCheck(
 }
 
 /** What every API path admits a definition under: the label caps, why command or network checks are refused
- *  (src/healthcheck/api-check-policy.ts), and where the files it names may be (src/healthcheck/api-check-files.ts). */
+ *  (src/healthcheck/admission/api-check-policy.ts), and where the files it names may be
+ * (src/healthcheck/admission/api-check-files.ts). */
 export interface AdmissionRules {
   labelLimits: LabelLimits;
   refusals: ApiCheckRefusals;
@@ -91,7 +92,7 @@ export interface AdmissionRules {
 /**
  * One definition as every path of the API admits it: a create, each check of a bulk, and a check replicated from
  * the cluster's store (docs/cluster.md, "What a node does with what it reads"), whoever wrote it there. A known
- * kind, then the policy of its family (src/healthcheck/api-check-policy.ts), then the kind's validation.
+ * kind, then the policy of its family (src/healthcheck/admission/api-check-policy.ts), then the kind's validation.
  */
 function admitApiCheck(kind: string, raw: unknown, rules: AdmissionRules, where = ''): CheckDefinition {
   if (!isKindName(kind)) throw unknownKind(kind);

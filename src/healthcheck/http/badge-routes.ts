@@ -6,15 +6,15 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { holdsScope } from '../server/credentials.ts';
-import { registerPartRoutes } from '../server/errors.ts';
-import { messageError, nameParams, operation } from '../server/openapi.ts';
+import { holdsScope } from '../../server/credentials.ts';
+import { registerPartRoutes } from '../../server/errors.ts';
+import { messageError, nameParams, operation } from '../../server/openapi.ts';
 import { statusBadge, UPTIME_BADGE_WINDOWS, uptimeBadge } from './badges.ts';
-import { healthcheckErrors } from './errors.ts';
-import type { CheckResult } from './result-types.ts';
-import { HealthcheckError, notFound } from './errors.ts';
-import type { CheckDefinition } from './kinds/index.ts';
-import type { HealthcheckService } from './service.ts';
+import { healthcheckErrors } from '../errors.ts';
+import type { CheckResult } from '../result-types.ts';
+import { HealthcheckError, notFound } from '../errors.ts';
+import type { CheckDefinition } from '../kinds/index.ts';
+import type { HealthcheckService } from '../service.ts';
 
 const CACHE_SECONDS = 60;
 /** Badges may be public (`http.public: [badges]`): an SVG opened on its own must not run anything nor be sniffed

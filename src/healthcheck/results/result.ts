@@ -1,6 +1,6 @@
 /** The result of one run, as the API shows it and the repository stores it (docs/http-api.md, "Results"). */
-import { sameLabels } from '../common/labels.ts';
-import type { CheckResult } from './result-types.ts';
+import { sameLabels } from '../../common/labels.ts';
+import type { CheckResult } from '../result-types.ts';
 
 const SUCCESS = 'success';
 

@@ -9,11 +9,11 @@
 import type { Readable } from 'node:stream';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { ownTokenRoute } from '../server/credentials.ts';
-import { registerPartScope } from '../server/errors.ts';
-import { json, messageError, nameParams, operation } from '../server/openapi.ts';
-import { healthcheckErrors } from './errors.ts';
-import type { HealthcheckService } from './service.ts';
+import { ownTokenRoute } from '../../server/credentials.ts';
+import { registerPartScope } from '../../server/errors.ts';
+import { json, messageError, nameParams, operation } from '../../server/openapi.ts';
+import { healthcheckErrors } from '../errors.ts';
+import type { HealthcheckService } from '../service.ts';
 
 const MAX_HEARTBEAT_MESSAGE_BYTES = 4096;
 /** The most of a report's body held in memory. */

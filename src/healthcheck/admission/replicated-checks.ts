@@ -6,8 +6,8 @@
  */
 import type { Logger } from 'pino';
 import { admitStoredCheck, type AdmissionRules, API_SOURCE } from './api-input.ts';
-import { HealthcheckError } from './errors.ts';
-import type { CheckDefinition, KeyedCheck } from './kinds/index.ts';
+import { HealthcheckError } from '../errors.ts';
+import type { CheckDefinition, KeyedCheck } from '../kinds/index.ts';
 
 /** One entry of the cluster's store of API checks: its name (the key's) and what it holds, unchecked. */
 export interface ReplicatedCheck {

@@ -1,8 +1,8 @@
-import { durationToMs } from '../common/duration.ts';
-import { type CheckDefinition, checkSummary, type Prepared } from './kinds/index.ts';
-import type { CheckSeries } from './metrics.ts';
+import { durationToMs } from '../../common/duration.ts';
+import { type CheckDefinition, checkSummary, type Prepared } from '../kinds/index.ts';
+import type { CheckSeries } from '../metrics.ts';
 import type { ScheduledJob, SchedulerJob } from './scheduler.ts';
-import type { StateMachine } from './states/machine.ts';
+import type { StateMachine } from '../states/machine.ts';
 
 /** A check that is registered: what the scheduler runs and what the listings show. */
 export class RunningCheck implements SchedulerJob {

@@ -4,7 +4,7 @@
  * (history-reads.ts) and the uptime reads over the aggregates (uptime-reads.ts). What spans them lives here: a
  * bulk replace and a delete change definitions and results in one transaction. Knows nothing of HTTP or of scheduling.
  */
-import type { Db } from '../db/client.ts';
+import type { Db } from '../../db/client.ts';
 import { DefinitionStore } from './definition-store.ts';
 import { HistoryReads } from './history-reads.ts';
 import { type RepositoryOptions, ResultStore } from './result-store.ts';
@@ -17,12 +17,12 @@ import type {
   UptimeRatios,
   UptimeWindow,
   UptimeWindowName,
-} from './result-types.ts';
+} from '../result-types.ts';
 import { UptimePeriods } from './uptime-periods.ts';
 import { UptimeReads } from './uptime-reads.ts';
 
 export type { RepositoryOptions } from './result-store.ts';
-export * from './result-types.ts';
+export * from '../result-types.ts';
 
 export class HealthcheckRepository {
   readonly definitions: DefinitionStore;

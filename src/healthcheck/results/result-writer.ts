@@ -4,12 +4,12 @@
  * changes of state, trimmed to `max-events-per-check`. Keeps per check what it wrote, so that a trim deletes exactly
  * the rows over the cap without counting them again.
  */
-import type { Db } from '../db/client.ts';
+import type { Db } from '../../db/client.ts';
 import type { PendingCheck, PendingResults } from './pending-results.ts';
 import { prepareResultStatements, type ResultStatements } from './result-statements.ts';
-import type { StoredHealth } from './states/stored-state.ts';
-import { type CheckResult, DAILY_RETENTION_S, DAY_S, HOURLY_RETENTION_S } from './result-types.ts';
-import type { StateEvent } from './states/events.ts';
+import type { StoredHealth } from '../states/stored-state.ts';
+import { type CheckResult, DAILY_RETENTION_S, DAY_S, HOURLY_RETENTION_S } from '../result-types.ts';
+import type { StateEvent } from '../states/events.ts';
 
 const DEFAULT_MAX_EVENTS_PER_CHECK = 100_000;
 

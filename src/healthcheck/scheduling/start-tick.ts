@@ -1,5 +1,5 @@
 /**
- * The start tick in force (src/healthcheck/scheduler.ts runs checks on its grid): the configured one
+ * The start tick in force (src/healthcheck/scheduling/scheduler.ts runs checks on its grid): the configured one
  * (`healthchecks.start-tick`), or with `auto` the longest of 2 s, 1 s, 500 ms and 250 ms that fits the runs due and
  * the intervals, and in either case no more than a quarter of the shortest interval.
  */

@@ -1,7 +1,7 @@
 /** How the API's maintenance windows are kept: runtime state (SQLite, and the same on every node of a cluster). */
-import { formatDuration } from '../common/duration.ts';
-import type { LocalRows, StateKind } from '../common/runtime-state.ts';
-import type { Db } from '../db/client.ts';
+import { formatDuration } from '../../common/duration.ts';
+import type { LocalRows, StateKind } from '../../common/runtime-state.ts';
+import type { Db } from '../../db/client.ts';
 import type { MaintenanceWindow } from './maintenance.ts';
 
 /**

@@ -1,14 +1,15 @@
 /**
- * The raw-result reads of the healthcheck part: a check's history and the newest results of many checks at once
- * (the dashboard's sparklines). They merge the results still waiting to be written (src/healthcheck/pending-results.ts)
- * into what SQLite holds, so that a read never forces a write; the writes themselves are result-store.ts's.
+ * The raw-result reads of the healthcheck part: a check's history and the newest results of many checks at once (the
+ * dashboard's sparklines). They merge the results still waiting to be written
+ * (src/healthcheck/results/pending-results.ts) into what SQLite holds, so that a read never forces a write; the writes
+ * themselves are result-store.ts's.
  */
 import { eq, inArray, sql } from 'drizzle-orm';
-import type { Db } from '../db/client.ts';
-import { healthcheckHistory } from '../db/schema.ts';
+import type { Db } from '../../db/client.ts';
+import { healthcheckHistory } from '../../db/schema.ts';
 import type { PendingResults } from './pending-results.ts';
 import { chunks } from './result-store.ts';
-import type { CheckResult, HistoryEntry } from './result-types.ts';
+import type { CheckResult, HistoryEntry } from '../result-types.ts';
 
 export class HistoryReads {
   constructor(

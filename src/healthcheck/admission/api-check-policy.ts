@@ -10,8 +10,8 @@
  * Heartbeat checks reach nothing and are not concerned. Checks of the config file and of discovery sources (both
  * written by whoever runs the service) are not either.
  */
-import { type ApiExposure, isProtected, unprotected } from '../server/exposure.ts';
-import { CHECK_KINDS } from './kinds/index.ts';
+import { type ApiExposure, isProtected, unprotected } from '../../server/exposure.ts';
+import { CHECK_KINDS } from '../kinds/index.ts';
 
 export type ApiChecksSetting = 'auto' | 'allow' | 'deny';
 

@@ -4,10 +4,10 @@
  * (a bulk replace, a delete).
  */
 import { inArray } from 'drizzle-orm';
-import type { Db } from '../db/client.ts';
-import { healthchecks } from '../db/schema.ts';
+import type { Db } from '../../db/client.ts';
+import { healthchecks } from '../../db/schema.ts';
 import { chunks } from './result-store.ts';
-import type { StoredCheck } from './result-types.ts';
+import type { StoredCheck } from '../result-types.ts';
 
 export class DefinitionStore {
   constructor(

@@ -4,8 +4,8 @@
  * (docs/checks.md, "Maintenance windows").
  */
 import { and, eq, sql } from 'drizzle-orm';
-import type { Db } from '../db/client.ts';
-import { healthcheckUptime } from '../db/schema.ts';
+import type { Db } from '../../db/client.ts';
+import { healthcheckUptime } from '../../db/schema.ts';
 import type { PendingRuns } from './pending-results.ts';
 import {
   DAY_S,
@@ -16,7 +16,7 @@ import {
   type UptimeRatios,
   type UptimeWindow,
   type UptimeWindowName,
-} from './result-types.ts';
+} from '../result-types.ts';
 
 export class UptimeReads {
   constructor(

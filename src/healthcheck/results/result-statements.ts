@@ -1,12 +1,12 @@
 /**
- * The result store's statements (src/healthcheck/result-store.ts), prepared once on the better-sqlite3 connection
- * itself: they run 1,200 times a second with 12,000 checks, and drizzle's placeholder mapping cost more than SQLite's
- * own work. One statement per table and result; the hourly and daily aggregates are one two-row upsert; the latest
- * result's row keeps its check's state beside it (src/healthcheck/states/).
+ * The result store's statements (src/healthcheck/results/result-store.ts), prepared once on the better-sqlite3
+ * connection itself: they run 1,200 times a second with 12,000 checks, and drizzle's placeholder mapping cost more than
+ * SQLite's own work. One statement per table and result; the hourly and daily aggregates are one two-row upsert; the
+ * latest result's row keeps its check's state beside it (src/healthcheck/states/).
  */
 import { getTableName } from 'drizzle-orm';
-import type { Db } from '../db/client.ts';
-import { healthcheckEvents, healthcheckHistory, healthcheckResults, healthcheckUptime } from '../db/schema.ts';
+import type { Db } from '../../db/client.ts';
+import { healthcheckEvents, healthcheckHistory, healthcheckResults, healthcheckUptime } from '../../db/schema.ts';
 
 export type ResultStatements = ReturnType<typeof prepareResultStatements>;
 
