@@ -1,7 +1,8 @@
 /**
  * The healthcheck API's verbs over the registry and the repository: create / replace by name, bulk, one-off,
- * delete, and the reads (check-reads.ts); plus the checks of the other sources (the config file, discovery, the
- * cluster's store), applied through the same reconciler as the bulk API (check-sources.ts, replicated-checks.ts).
+ * delete (api-checks.ts), and the reads (check-reads.ts); plus the checks of the other sources (the config file,
+ * discovery, the cluster's store), applied through the same reconciler as the bulk API (check-sources.ts,
+ * admission/replicated-checks.ts). The service builds the part's pieces and hands each verb to the one that holds it.
  *
  * Ownership of names follows upstream: an API create with the name of a config check takes it over, and the
  * config file takes its names back at the next start or reload. Mutations run one at a time (the registry's
@@ -17,22 +18,15 @@ import {
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Db } from '../db/client.ts';
-import {
-  admitCreate,
-  type AdmissionRules,
-  API_SOURCE,
-  ownedElsewhere,
-  parseBulk,
-  startFailed,
-} from './admission/api-input.ts';
-import { HealthcheckError, notFound } from './errors.ts';
+import type { AdmissionRules } from './admission/api-input.ts';
+import { ApiChecks, type CreateOutcome } from './api-checks.ts';
+import { HealthcheckError } from './errors.ts';
 import { type CheckOverview, CheckReads } from './check-reads.ts';
 import { applyConfigChecks, loadChecks, type RestoredSource, warnRestartOnlyChanges } from './check-sources.ts';
 import { HeartbeatReports } from './heartbeat-reports.ts';
 import {
   type CheckDefinition,
   type CheckJson,
-  checkToJson,
   type KeyedCheck,
   type LabelLimits,
   type Prepared,
@@ -40,19 +34,17 @@ import {
 import { HeartbeatMonitor } from './kinds/heartbeat/kind.ts';
 import { MaintenanceCalendar } from './maintenance/maintenance.ts';
 import { HealthcheckMetrics, pendingResultMetrics } from './metrics.ts';
-import { type OneOffOutcome, runOneOff } from './one-off-run.ts';
-import { CheckPrepareError, type ReconcilePlan, Reconciler, runsAlready } from './reconciler.ts';
+import { type ReconcilePlan, Reconciler } from './reconciler.ts';
 import { CheckRegistry } from './registry.ts';
 import type { ResultSink } from './result-dispatch.ts';
 import type { ApiCheckReplica, CheckOwner } from './cluster-port.ts';
-import { admitReplicated, type ReplicatedCheck } from './admission/replicated-checks.ts';
+import type { ReplicatedCheck } from './admission/replicated-checks.ts';
 import { HealthcheckRepository } from './results/repository.ts';
 import type {
   CheckResult,
   DurationBucket,
   HistoryEntry,
   SeriesWindow,
-  StoredCheck,
   UptimeWindow,
   UptimeWindowName,
 } from './result-types.ts';
@@ -65,8 +57,6 @@ import type { MirrorReports } from '../common/state-mirror.ts';
 import type { RuntimeState } from '../common/runtime-state.ts';
 import { SqliteRuntimeState } from '../db/runtime-state.ts';
 import { StateApi } from './states/state-api.ts';
-
-export type CreateOutcome = { oneOff: false } | ({ oneOff: true } & OneOffOutcome);
 
 export interface ServiceOptions {
   config: HealthcheckConfig;
@@ -108,10 +98,10 @@ export class HealthcheckService {
   private readonly reconciler: Reconciler;
   private readonly repository: HealthcheckRepository;
   private readonly reads: CheckReads;
+  private readonly apiChecks: ApiChecks;
   private readonly logger: Logger;
   private config: HealthcheckConfig;
   private readonly maintenance: MaintenanceCalendar;
-  private readonly replica: ApiCheckReplica | undefined;
   private readonly apiCheckRefusals: () => ApiCheckRefusals;
 
   private constructor(options: ServiceOptions) {
@@ -169,7 +159,6 @@ export class HealthcheckService {
       ...(options.owner ? { owner: options.owner } : {}),
       ...(options.node !== undefined ? { node: options.node } : {}),
     });
-    this.replica = options.replica;
     this.apiCheckRefusals = options.apiCheckRefusals ?? (() => NO_REFUSALS);
     this.stateApi = new StateApi({
       exists: (name) => this.checks.get(name) !== undefined,
@@ -179,6 +168,15 @@ export class HealthcheckService {
     });
     this.reconciler = new Reconciler(this.checks);
     this.reads = new CheckReads(this.checks, this.repository, this.stateApi);
+    this.apiChecks = new ApiChecks({
+      checks: this.checks,
+      reconciler: this.reconciler,
+      repository: this.repository,
+      maintenance: this.maintenance,
+      replica: options.replica,
+      logger: this.logger,
+      rules: (caller) => this.admissionRules(caller),
+    });
   }
 
   /**
@@ -285,100 +283,37 @@ export class HealthcheckService {
     };
   }
 
-  // Mutations
+  // Mutations of the API checks (api-checks.ts)
 
   /**
    * Creates or replaces an API check of `kind` (same definition: nothing restarts), or runs it at once when it
-   * is one-off. The definition is committed to SQLite before this resolves. `caller`: who asks (a command check needs
-   * the scope `admin`).
+   * is one-off. `caller`: who asks (a command check needs the scope `admin`).
    */
-  async create(kind: string, raw: unknown, caller: ApiCaller = OPERATOR): Promise<CreateOutcome> {
-    const def = admitCreate(kind, raw, this.admissionRules(caller));
-    if (def.oneOff)
-      return { oneOff: true, ...(await runOneOff(def, (one) => this.checks.prepare(one), this.maintenance)) };
-    await this.checks.exclusive(async () => {
-      const existing = this.checks.get(def.name);
-      if (existing !== undefined && existing.source !== API_SOURCE)
-        throw ownedElsewhere(existing.def.name, existing.source);
-      if (runsAlready(existing, API_SOURCE, def)) return;
-      const check = this.checks.create(def, API_SOURCE, await this.prepareForApi(def));
-      try {
-        await this.replica?.put(def);
-        this.repository.saveCheck(storedForm(def));
-      } catch (error) {
-        void check.prepared.close();
-        throw error;
-      }
-      this.checks.swap(existing, check);
-    });
-    return { oneOff: false };
+  create(kind: string, raw: unknown, caller: ApiCaller = OPERATOR): Promise<CreateOutcome> {
+    return this.apiChecks.create(kind, raw, caller);
   }
 
-  /**
-   * Makes the set of API checks exactly the payload's, atomically: everything is validated and prepared first,
-   * then one transaction writes it; checks of the config file are left alone, and a payload naming one of them (or
-   * a discovered check) is refused whole.
-   */
-  async bulk(body: unknown, caller: ApiCaller = OPERATOR): Promise<void> {
-    const desired = parseBulk(body, this.labelLimits, this.admissionRules(caller));
-    try {
-      await this.reconciler.apply(API_SOURCE, desired, async (plan) => {
-        // Checked here, under the registry's lock, so that a reload cannot slip a config name in meanwhile.
-        const owned = plan.replaced.find((check) => check.source !== API_SOURCE);
-        if (owned !== undefined) throw ownedElsewhere(owned.def.name, owned.source);
-        await this.replica?.replace(desired.map(({ def }) => def));
-        this.repository.replaceChecks(
-          plan.started.map((check) => storedForm(check.def)),
-          plan.removed.map((check) => check.def.name),
-        );
-      });
-    } catch (error) {
-      if (error instanceof CheckPrepareError) throw startFailed(error.check.def.name, error.message);
-      throw error;
-    }
+  /** Makes the set of API checks exactly the payload's, atomically. */
+  bulk(body: unknown, caller: ApiCaller = OPERATOR): Promise<void> {
+    return this.apiChecks.bulk(body, caller);
   }
 
   /** Removes an API check, with its latest result, history, aggregates and metric series. */
-  async delete(name: string): Promise<void> {
-    await this.checks.exclusive(async () => {
-      const check = this.checks.get(name);
-      if (!check) throw notFound(name);
-      if (check.source !== API_SOURCE) throw ownedElsewhere(name, check.source);
-      await this.replica?.delete(name);
-      this.repository.forgetChecks([name]);
-      this.checks.unregister(check);
-    });
+  delete(name: string): Promise<void> {
+    return this.apiChecks.delete(name);
   }
 
-  /**
-   * The cluster's API definitions changed (docs/cluster.md): the API checks become exactly `desired`, as a bulk
-   * would make them, without writing to the cluster again. Whoever can write to NATS wrote them, so each goes through
-   * what the API admits (`admitStoredCheck`: validation, label caps, `healthchecks.command-checks-api`) and must
-   * carry the name of its key; what fails is handed to `refused` and neither runs nor is listed here. Names this node
-   * holds from its config file (or a discovery source) are skipped, logged: that check stays the file's here.
-   */
-  async applyReplicated(
+  /** The cluster's API definitions changed (docs/cluster.md): the API checks become exactly `desired`. */
+  applyReplicated(
     desired: readonly ReplicatedCheck[],
     refused: (name: string, refusal: HealthcheckError) => void,
   ): Promise<ReconcilePlan> {
-    const keyed = admitReplicated(
-      desired,
-      this.admissionRules(),
-      (name) => this.checks.get(name)?.source,
-      this.logger,
-      refused,
-    );
-    return this.reconciler.apply(API_SOURCE, keyed, (plan) =>
-      this.repository.replaceChecks(
-        plan.started.map((check) => storedForm(check.def)),
-        plan.removed.map((check) => check.def.name),
-      ),
-    );
+    return this.apiChecks.applyReplicated(desired, refused);
   }
 
   /** The API checks' definitions as the cluster store keeps them (to seed an empty store). */
   apiDefinitions(): CheckDefinition[] {
-    return [...this.checks.all()].filter((check) => check.source === API_SOURCE).map((check) => check.def);
+    return this.apiChecks.definitions();
   }
 
   /** Reconciles the config-file checks with a reloaded config: unchanged keep running, changed restart, removed
@@ -428,18 +363,6 @@ export class HealthcheckService {
     const def = this.checks.get(name)?.def;
     return def?.kind === 'heartbeat' ? def.tokenSha256 : undefined;
   }
-
-  private async prepareForApi(def: CheckDefinition): Promise<Prepared> {
-    try {
-      return await this.checks.prepare(def);
-    } catch (error) {
-      throw startFailed(def.name, `Fail to initialize healthcheck ${def.name}: ${(error as Error).message}`);
-    }
-  }
-}
-
-function storedForm(def: CheckDefinition): StoredCheck {
-  return { name: def.name, kind: def.kind, definition: checkToJson(def, API_SOURCE) };
 }
 
 /** Without the process's runtime state (in-process tests), what its store cannot read is logged. */
