@@ -22,7 +22,7 @@ import { closeDatabase, migrateDatabase, openDatabase } from '../src/db/client.t
 import { SqliteRuntimeState } from '../src/db/runtime-state.ts';
 import { createAlerts } from '../src/healthcheck/alerts/index.ts';
 import { CheckFailure, type Prepared } from '../src/healthcheck/kinds/index.ts';
-import type { CheckRegistry } from '../src/healthcheck/registry.ts';
+import type { CheckRegistry } from '../src/healthcheck/registry/registry.ts';
 import type { RunningCheck } from '../src/healthcheck/scheduling/running-check.ts';
 import { HealthcheckService } from '../src/healthcheck/service.ts';
 import { round, writeResult } from './http-load.ts';

@@ -1,11 +1,11 @@
 /**
- * `result-path` benchmark: the CPU one result costs on its way through the registry (src/healthcheck/registry.ts):
- * the latest result, the result store's waiting results, the metrics, the check's state, the exporters' sink. The
- * run itself and the SQLite writes are left out: the writes happen later, in groups, and are measured by `checks`.
- * Both paths are measured at 12,000 checks: a run of this node (`recordRun`, what the scheduler calls) and a result
- * another node ran (`recordRemote`, what a cluster's consumer calls), each over rounds of one result per check, 1 in
- * 50 of them failing (so that states change now and then), the waiting results written between two rounds (not
- * measured). Figures: the median and best round in CPU µs (user + system) per result.
+ * `result-path` benchmark: the CPU one result costs on its way through the registry
+ * (src/healthcheck/registry/registry.ts): the latest result, the result store's waiting results, the metrics, the
+ * check's state, the exporters' sink. The run itself and the SQLite writes are left out: the writes happen later, in
+ * groups, and are measured by `checks`. Both paths are measured at 12,000 checks: a run of this node (`recordRun`, what
+ * the scheduler calls) and a result another node ran (`recordRemote`, what a cluster's consumer calls), each over
+ * rounds of one result per check, 1 in 50 of them failing (so that states change now and then), the waiting results
+ * written between two rounds (not measured). Figures: the median and best round in CPU µs (user + system) per result.
  *
  *   node --import tsx bench/result-path.ts [checks] [rounds]     bench/results/result-path.json
  */
@@ -17,7 +17,7 @@ import { Registry } from 'prom-client';
 import { parseConfigText } from '../src/config/load.ts';
 import { closeDatabase, migrateDatabase, openDatabase } from '../src/db/client.ts';
 import { CheckFailure, type Prepared } from '../src/healthcheck/kinds/index.ts';
-import type { CheckRegistry } from '../src/healthcheck/registry.ts';
+import type { CheckRegistry } from '../src/healthcheck/registry/registry.ts';
 import type { RunningCheck } from '../src/healthcheck/scheduling/running-check.ts';
 import type { CheckResult } from '../src/healthcheck/result-types.ts';
 import { HealthcheckService } from '../src/healthcheck/service.ts';

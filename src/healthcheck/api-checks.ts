@@ -21,8 +21,8 @@ import { type HealthcheckError, notFound } from './errors.ts';
 import { type CheckDefinition, checkToJson, type Prepared } from './kinds/index.ts';
 import type { MaintenanceCalendar } from './maintenance/maintenance.ts';
 import { type OneOffOutcome, runOneOff } from './one-off-run.ts';
-import { CheckPrepareError, type ReconcilePlan, type Reconciler, runsAlready } from './reconciler.ts';
-import type { CheckRegistry } from './registry.ts';
+import { CheckPrepareError, type ReconcilePlan, type Reconciler, runsAlready } from './registry/reconciler.ts';
+import type { CheckRegistry } from './registry/registry.ts';
 import type { StoredCheck } from './result-types.ts';
 import type { HealthcheckRepository } from './results/repository.ts';
 

@@ -6,7 +6,7 @@
  */
 import { type CheckJson, checkToJson } from './kinds/index.ts';
 import { HealthcheckError, notFound } from './errors.ts';
-import type { CheckRegistry } from './registry.ts';
+import type { CheckRegistry } from './registry/registry.ts';
 import type { HealthcheckRepository } from './results/repository.ts';
 import type { CheckState } from './states/machine.ts';
 import type { PauseJson, StateApi } from './states/state-api.ts';

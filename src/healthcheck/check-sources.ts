@@ -8,8 +8,8 @@ import { ConfigError } from '../common/config-error.ts';
 import { API_SOURCE, CONFIG_SOURCE } from './admission/api-input.ts';
 import { checkFilePolicy } from './admission/api-check-files.ts';
 import { type CheckDefinition, CheckFailure, type KeyedCheck, type Prepared, parseCheck } from './kinds/index.ts';
-import { CheckPrepareError, type ReconcilePlan, type Reconciler } from './reconciler.ts';
-import type { CheckRegistry } from './registry.ts';
+import { CheckPrepareError, type ReconcilePlan, type Reconciler } from './registry/reconciler.ts';
+import type { CheckRegistry } from './registry/registry.ts';
 import type { HealthcheckRepository } from './results/repository.ts';
 import type { HealthcheckConfig, HealthcheckSettings } from './settings.ts';
 

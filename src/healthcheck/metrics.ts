@@ -190,8 +190,9 @@ export class HealthcheckMetrics {
     if (domainExpirySeconds !== undefined) series.domainExpirySeconds = domainExpirySeconds;
   }
 
-  /** The check's state after a run (src/healthcheck/locations.ts): for a check with locations, `healthcheck_up` is
-   *  its state and each chosen location that has run gets its line. Nothing to do for the others (observeRun did). */
+  /** The check's state after a run (src/healthcheck/registry/locations.ts): for a check with locations,
+   *  `healthcheck_up` is its state and each chosen location that has run gets its line. Nothing to do for the others
+   *  (observeRun did). */
   observeState(series: CheckSeries, state: CheckResult): void {
     const locations = state.locations;
     if (locations === undefined) return;

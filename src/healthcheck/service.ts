@@ -34,9 +34,9 @@ import {
 import { HeartbeatMonitor } from './kinds/heartbeat/kind.ts';
 import { MaintenanceCalendar } from './maintenance/maintenance.ts';
 import { HealthcheckMetrics, pendingResultMetrics } from './metrics.ts';
-import { type ReconcilePlan, Reconciler } from './reconciler.ts';
-import { CheckRegistry } from './registry.ts';
-import type { ResultSink } from './result-dispatch.ts';
+import { type ReconcilePlan, Reconciler } from './registry/reconciler.ts';
+import { CheckRegistry } from './registry/registry.ts';
+import type { ResultSink } from './registry/result-dispatch.ts';
 import type { ApiCheckReplica, CheckOwner } from './cluster-port.ts';
 import type { ReplicatedCheck } from './admission/replicated-checks.ts';
 import { HealthcheckRepository } from './results/repository.ts';

@@ -1,10 +1,11 @@
 /**
- * A check's state from its locations' latest results (src/healthcheck/locations.ts, docs/checks.md "Locations"): it
- * fails when at least `quorum` chosen locations fail, and only the first-ranked chosen node exports a change, once.
+ * A check's state from its locations' latest results (src/healthcheck/registry/locations.ts, docs/checks.md
+ * "Locations"): it fails when at least `quorum` chosen locations fail, and only the first-ranked chosen node exports a
+ * change, once.
  */
 import { describe, expect, it } from 'vitest';
 import type { LocationSpec } from '../../src/healthcheck/kinds/locations.ts';
-import { type LocatedCheck, quorumOf, trackLocations } from '../../src/healthcheck/locations.ts';
+import { type LocatedCheck, quorumOf, trackLocations } from '../../src/healthcheck/registry/locations.ts';
 import type { CheckResult, HistoryEntry } from '../../src/healthcheck/result-types.ts';
 
 const ALL: LocationSpec = { count: 'all', nodeLabels: {} };

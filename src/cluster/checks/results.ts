@@ -127,7 +127,7 @@ export class ResultPublisher {
     });
   }
 
-  /** A result sink (src/healthcheck/registry.ts): returns at once, never throws. */
+  /** A result sink (src/healthcheck/registry/registry.ts): returns at once, never throws. */
   readonly offer = (result: CheckResult): void => {
     if (this.waiting >= this.maxBuffered) {
       this.queue[this.head++] = undefined;

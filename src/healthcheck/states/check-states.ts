@@ -2,7 +2,7 @@
  * The state of every check (docs/checks.md, "States"), and the seam the alerts build on. A StateMachine per check is
  * fed every result the registry keeps: this node's runs and, in a cluster, the other nodes' results, which every node
  * keeps, so that every node knows every check's state (a check with locations is fed its quorum's state,
- * src/healthcheck/locations.ts). The pauses (pauses.ts) are applied over it. Every change of state is:
+ * src/healthcheck/registry/locations.ts). The pauses (pauses.ts) are applied over it. Every change of state is:
  *
  * - kept in `healthcheck_events`: with the result that made it, in the result store's groups, or at once for a pause
  *   or a resume;
@@ -19,7 +19,7 @@ import type { StateEvent } from './events.ts';
 import { type CheckState, StateMachine, type Thresholds } from './machine.ts';
 import type { Pause, PauseStore } from './pauses.ts';
 
-/** What a listener is told of the check that changed: a RunningCheck of src/healthcheck/registry.ts. */
+/** What a listener is told of the check that changed: a RunningCheck of src/healthcheck/registry/registry.ts. */
 export interface StateCheck {
   readonly def: {
     readonly name: string;

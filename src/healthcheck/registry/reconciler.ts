@@ -6,9 +6,9 @@
  * and only then is the registry touched; a failure at either step leaves everything as it was.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { CheckDefinition, KeyedCheck } from './kinds/index.ts';
+import type { CheckDefinition, KeyedCheck } from '../kinds/index.ts';
 import type { CheckRegistry } from './registry.ts';
-import type { RunningCheck } from './scheduling/running-check.ts';
+import type { RunningCheck } from '../scheduling/running-check.ts';
 
 /** What an apply changes. `started` replaces `replaced` (or nothing) name by name. */
 export interface ReconcilePlan {

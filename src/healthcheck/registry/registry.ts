@@ -6,19 +6,19 @@
  * swapping it in. Where each result goes, this node's runs and the other nodes' alike, is result-dispatch.ts's.
  */
 import type { Logger } from 'pino';
-import { type CheckDefinition, CheckFailure, type Prepared, prepareCheck } from './kinds/index.ts';
-import { isSilence } from './kinds/heartbeat/kind.ts';
-import type { PushReports } from './kinds/types.ts';
-import type { HealthcheckMetrics } from './metrics.ts';
-import type { HealthcheckRepository } from './results/repository.ts';
-import type { StoredState } from './states/stored-state.ts';
-import type { CheckResult } from './result-types.ts';
+import { type CheckDefinition, CheckFailure, type Prepared, prepareCheck } from '../kinds/index.ts';
+import { isSilence } from '../kinds/heartbeat/kind.ts';
+import type { PushReports } from '../kinds/types.ts';
+import type { HealthcheckMetrics } from '../metrics.ts';
+import type { HealthcheckRepository } from '../results/repository.ts';
+import type { StoredState } from '../states/stored-state.ts';
+import type { CheckResult } from '../result-types.ts';
 import { ResultDispatch, type ResultSink } from './result-dispatch.ts';
-import { shareCheckStrings } from './results/result.ts';
-import { RunningCheck } from './scheduling/running-check.ts';
-import { Scheduler } from './scheduling/scheduler.ts';
-import type { CheckStates, Transition } from './states/check-states.ts';
-import type { CheckOwner } from './cluster-port.ts';
+import { shareCheckStrings } from '../results/result.ts';
+import { RunningCheck } from '../scheduling/running-check.ts';
+import { Scheduler } from '../scheduling/scheduler.ts';
+import type { CheckStates, Transition } from '../states/check-states.ts';
+import type { CheckOwner } from '../cluster-port.ts';
 
 export interface RegistryOptions {
   maxConcurrentRuns: number;

@@ -15,10 +15,10 @@
  * A state that is up while a chosen location's latest run crossed a `degraded` condition is degraded, saying which
  * (docs/checks.md "States").
  */
-import type { LocationSpec } from './kinds/locations.ts';
-import type { CheckResult, HistoryEntry, LocationResult } from './result-types.ts';
+import type { LocationSpec } from '../kinds/locations.ts';
+import type { CheckResult, HistoryEntry, LocationResult } from '../result-types.ts';
 
-/** What the state of a check is made of (a RunningCheck of src/healthcheck/registry.ts). */
+/** What the state of a check is made of (a RunningCheck of src/healthcheck/registry/registry.ts). */
 export interface LocatedCheck {
   readonly def: { readonly name: string; readonly locations?: LocationSpec };
   readonly summary: string;

@@ -5,15 +5,15 @@
  * and counted in the run metrics.
  */
 import { type ResultLocations, trackLocations } from './locations.ts';
-import type { CheckOwner } from './cluster-port.ts';
-import type { HealthcheckMetrics } from './metrics.ts';
-import type { HealthcheckRepository } from './results/repository.ts';
-import type { CheckResult } from './result-types.ts';
-import { buildResult } from './results/result.ts';
-import type { RunningCheck } from './scheduling/running-check.ts';
-import type { CheckStates } from './states/check-states.ts';
-import { degradedReason } from './states/degraded.ts';
-import type { StateMachine } from './states/machine.ts';
+import type { CheckOwner } from '../cluster-port.ts';
+import type { HealthcheckMetrics } from '../metrics.ts';
+import type { HealthcheckRepository } from '../results/repository.ts';
+import type { CheckResult } from '../result-types.ts';
+import { buildResult } from '../results/result.ts';
+import type { RunningCheck } from '../scheduling/running-check.ts';
+import type { CheckStates } from '../states/check-states.ts';
+import { degradedReason } from '../states/degraded.ts';
+import type { StateMachine } from '../states/machine.ts';
 
 /** Handed a result: must return at once and never throw. */
 export type ResultSink = (result: CheckResult) => void;
