@@ -147,6 +147,8 @@ describe.skipIf(!hasNatsServer())('the audit log of a whole cluster', () => {
     const b = await startNode(nats, 'vigie-b');
     await allJoined([a, b], { headers: ADMIN });
     await nats.stop();
+    // Once the node knows NATS is away (a write sent just before it does waits for JetStream's answer, 5 s).
+    await waitFor(async () => (await a.request('/readyz')).status === 503, { timeoutMs: 20_000 });
     const started = Date.now();
     const refusedChange = await a.request('/api/v1/tokens', {
       method: 'POST',
