@@ -53,24 +53,24 @@ export function resolveSlackSettings(
 const refuseMaintenance = (event: Event) => (inMaintenance(event) ? 'maintenance' : null);
 
 export function createWebhookOutput(name: string, settings: WebhookSettings, observer: OutputObserver): BatchingOutput {
-  const sender = new WebhookSender(settings);
-  const deliver = deliverEach(name, observer, (event, signal) => sender.send(event, signal));
-  return new BatchingOutput({
-    name,
-    settings: settings.batching,
-    deliver,
-    observer,
-    refuse: refuseMaintenance,
-    onClose: () => sender.close(),
-  });
+  return senderOutput(name, settings.batching, new WebhookSender(settings), observer);
 }
 
 export function createSlackOutput(name: string, settings: SlackSettings, observer: OutputObserver): BatchingOutput {
-  const sender = new SlackSender(settings);
+  return senderOutput(name, settings.batching, new SlackSender(settings), observer);
+}
+
+/** An output that hands each event of a batch to `sender`, leaving out events in maintenance. */
+function senderOutput(
+  name: string,
+  batching: WebhookSettings['batching'],
+  sender: WebhookSender | SlackSender,
+  observer: OutputObserver,
+): BatchingOutput {
   const deliver = deliverEach(name, observer, (event, signal) => sender.send(event, signal));
   return new BatchingOutput({
     name,
-    settings: settings.batching,
+    settings: batching,
     deliver,
     observer,
     refuse: refuseMaintenance,
