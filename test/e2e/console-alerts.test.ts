@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { about, told } from '../helpers/alerts.ts';
-import { type Browser, hasChromium, launchBrowser, type WatchedPage } from '../helpers/browser.ts';
+import { type Browser, hasChromium, launchBrowser, signIn, type WatchedPage } from '../helpers/browser.ts';
 import { afterRuns } from '../helpers/runs.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { closedPort, type HttpTarget, startHttpTarget } from '../helpers/targets.ts';
@@ -22,19 +22,6 @@ interface Listed {
   check: string;
   status: string;
   acknowledged?: { by: string; comment: string };
-}
-
-async function signIn(page: Page, credentials: { username: string; password: string } | { token: string }) {
-  const form = page.locator('form[aria-label="Sign in"]');
-  await form.waitFor();
-  if ('token' in credentials) {
-    await form.locator('button:text-is("Token")').click();
-    await form.locator('input[name="token"]').fill(credentials.token);
-  } else {
-    await form.locator('input[name="username"]').fill(credentials.username);
-    await form.locator('input[name="password"]').fill(credentials.password);
-  }
-  await form.locator('button[type="submit"]').click();
 }
 
 describe.skipIf(!hasChromium())('alerts in the console', () => {

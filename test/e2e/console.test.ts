@@ -7,25 +7,12 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Browser, hasChromium, launchBrowser, type WatchedPage } from '../helpers/browser.ts';
+import { type Browser, hasChromium, launchBrowser, signIn, type WatchedPage } from '../helpers/browser.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { type HttpTarget, startHttpTarget } from '../helpers/targets.ts';
 
 const field = (page: Page, name: string) => page.locator(`[data-field="${name}"]`);
 const input = (page: Page, name: string) => field(page, name).locator('input, select, textarea').first();
-
-async function signIn(page: Page, credentials: { username: string; password: string } | { token: string }) {
-  const form = page.locator('form[aria-label="Sign in"]');
-  await form.waitFor();
-  if ('token' in credentials) {
-    await form.locator('button:text-is("Token")').click();
-    await form.locator('input[name="token"]').fill(credentials.token);
-  } else {
-    await form.locator('input[name="username"]').fill(credentials.username);
-    await form.locator('input[name="password"]').fill(credentials.password);
-  }
-  await form.locator('button[type="submit"]').click();
-}
 
 describe.skipIf(!hasChromium())('the console', () => {
   let server: TestServer;

@@ -85,3 +85,17 @@ export async function launchBrowser(
     },
   };
 }
+
+/** Signs in through the console's form, with a user and password or a token. */
+export async function signIn(page: Page, credentials: { username: string; password: string } | { token: string }) {
+  const form = page.locator('form[aria-label="Sign in"]');
+  await form.waitFor();
+  if ('token' in credentials) {
+    await form.locator('button:text-is("Token")').click();
+    await form.locator('input[name="token"]').fill(credentials.token);
+  } else {
+    await form.locator('input[name="username"]').fill(credentials.username);
+    await form.locator('input[name="password"]').fill(credentials.password);
+  }
+  await form.locator('button[type="submit"]').click();
+}
