@@ -57,23 +57,29 @@ async function round(store: PartitionCheckpoints, seq: number, entries: number) 
   return store.committed();
 }
 
+/** The checkpoints' bucket and object store, opened as node-a's user on the documented server: it may use Vigie's
+ *  bucket and object store, and only those. */
+async function openBucket() {
+  const nats = await startNatsServer();
+  const nc = await connect(nats.connectOptions('node-a'));
+  connections.push(nc);
+  const js = jetstream(nc);
+  const kv = await new Kvm(js).create(CHECKPOINTS_BUCKET, { history: 1 });
+  const objects = await new Objm(js).create(CHECKPOINTS_BUCKET);
+  const logger = pino({ level: 'silent' });
+  const bucket = new CheckpointBucket({
+    kv,
+    objects,
+    refusals: new MessageRefusals(new Registry(), logger),
+    logger,
+    nesting: { eventDepth: DEFAULT_MAX_EVENT_DEPTH },
+  });
+  return { kv, objects, bucket, logger };
+}
+
 describe.skipIf(!hasNatsServer())('partition checkpoints in JetStream', () => {
   it('loads the newest back whole, lets no stale view replace it, keeps one object per partition', async () => {
-    const nats = await startNatsServer();
-    // A node's user on the documented server: it may use Vigie's bucket and object store, and only those.
-    const nc = await connect(nats.connectOptions('node-a'));
-    connections.push(nc);
-    const js = jetstream(nc);
-    const kv = await new Kvm(js).create(CHECKPOINTS_BUCKET, { history: 1 });
-    const objects = await new Objm(js).create(CHECKPOINTS_BUCKET);
-    const logger = pino({ level: 'silent' });
-    const bucket = new CheckpointBucket({
-      kv,
-      objects,
-      refusals: new MessageRefusals(new Registry(), logger),
-      logger,
-      nesting: { eventDepth: DEFAULT_MAX_EVENT_DEPTH },
-    });
+    const { kv, objects, bucket } = await openBucket();
     const superseded: string[] = [];
     const store = (node: string) =>
       new PartitionCheckpoints({
@@ -135,20 +141,7 @@ describe.skipIf(!hasNatsServer())('partition checkpoints in JetStream', () => {
   }, 60_000);
 
   it('reads a checkpoint of format 1 as the previous version wrote it: windows and index come back', async () => {
-    const nats = await startNatsServer();
-    const nc = await connect(nats.connectOptions('node-a'));
-    connections.push(nc);
-    const js = jetstream(nc);
-    const kv = await new Kvm(js).create(CHECKPOINTS_BUCKET, { history: 1 });
-    const objects = await new Objm(js).create(CHECKPOINTS_BUCKET);
-    const logger = pino({ level: 'silent' });
-    const bucket = new CheckpointBucket({
-      kv,
-      objects,
-      refusals: new MessageRefusals(new Registry(), logger),
-      logger,
-      nesting: { eventDepth: DEFAULT_MAX_EVENT_DEPTH },
-    });
+    const { kv, bucket, logger } = await openBucket();
     const sums =
       '{:actions {:action :by :params [{:fields [:host]}] ' +
       ':children [{:action :sum :params [{:duration "10m"}] :children [{:action :index :params [[:host]]}]}]}}';
