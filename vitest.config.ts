@@ -19,7 +19,11 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'restart',
-          include: ['test/stream/actions/*.test.ts', 'test/stream/engine.test.ts', 'test/stream/test-runner.test.ts'],
+          include: [
+            'test/stream/actions/*.test.ts',
+            'test/stream/engine/engine.test.ts',
+            'test/stream/catalog/test-runner.test.ts',
+          ],
           env: { VIGIE_TEST_RESTART: 'every-event' },
         },
       },

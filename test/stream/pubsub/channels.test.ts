@@ -5,10 +5,10 @@
  * test/e2e/stream-websocket.test.ts; here a socket is a recorder with the two properties the channels read.)
  */
 import { describe, expect, it } from 'vitest';
-import { compileCondition } from '../../src/stream/lang/condition.ts';
-import { parseEdn } from '../../src/stream/lang/edn.ts';
-import { StreamEngine } from '../../src/stream/engine/engine.ts';
-import { PubSub, type SubscriberSocket } from '../../src/stream/pubsub/channels.ts';
+import { compileCondition } from '../../../src/stream/lang/condition.ts';
+import { parseEdn } from '../../../src/stream/lang/edn.ts';
+import { StreamEngine } from '../../../src/stream/engine/engine.ts';
+import { PubSub, type SubscriberSocket } from '../../../src/stream/pubsub/channels.ts';
 
 class RecordingSocket implements SubscriberSocket {
   readyState = 1;

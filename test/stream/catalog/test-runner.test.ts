@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { matchesExpected, runStreamTests } from '../../src/stream/catalog/test-runner.ts';
-import { ensureBundle } from '../helpers/server.ts';
+import { matchesExpected, runStreamTests } from '../../../src/stream/catalog/test-runner.ts';
+import { ensureBundle } from '../../helpers/server.ts';
 
 const fixtures = 'test/fixtures/streams';
 const streams = [`${fixtures}/streams`];

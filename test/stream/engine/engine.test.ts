@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { StreamConfigError } from '../../src/stream/engine/compiler.ts';
-import { parseEdn } from '../../src/stream/lang/edn.ts';
-import { StreamEngine, StreamNotFoundError } from '../../src/stream/engine/engine.ts';
+import { StreamConfigError } from '../../../src/stream/engine/compiler.ts';
+import { parseEdn } from '../../../src/stream/lang/edn.ts';
+import { StreamEngine, StreamNotFoundError } from '../../../src/stream/engine/engine.ts';
 
 const tapTo = (tap: string, extra = '') => `{:actions {:action :tap :params [:${tap}]}${extra}}`;
 

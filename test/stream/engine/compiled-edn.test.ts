@@ -7,13 +7,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { actionTable } from '../../src/stream/actions/action-table.ts';
-import type { StreamServices } from '../../src/stream/actions/types.ts';
-import { compileStream } from '../../src/stream/engine/compiler.ts';
-import { type EdnMap, type EdnValue, isEdnMap, isKeyword, parseEdn } from '../../src/stream/lang/edn.ts';
-import { IndexStore } from '../../src/stream/index-store.ts';
+import { actionTable } from '../../../src/stream/actions/action-table.ts';
+import type { StreamServices } from '../../../src/stream/actions/types.ts';
+import { compileStream } from '../../../src/stream/engine/compiler.ts';
+import { type EdnMap, type EdnValue, isEdnMap, isKeyword, parseEdn } from '../../../src/stream/lang/edn.ts';
+import { IndexStore } from '../../../src/stream/index-store.ts';
 
-const COMPILED_DIR = join(import.meta.dirname, '../fixtures/mirabelle-compiled');
+const COMPILED_DIR = join(import.meta.dirname, '../../fixtures/mirabelle-compiled');
 const compiled = () => parseEdn(readFileSync(join(COMPILED_DIR, 'streams.clj'), 'utf8')) as EdnMap;
 
 function services(streamName: string): StreamServices {

@@ -1,10 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfigText } from '../../src/config/load.ts';
-import { parseEdn } from '../../src/stream/lang/edn.ts';
-import { StreamEngine } from '../../src/stream/engine/engine.ts';
-import { eventsFromJsonBody } from '../../src/stream/ingest/json.ts';
-import { decodeOtlpTraces } from '../../src/stream/ingest/otlp.ts';
-import { DEFAULT_MAX_EVENT_DEPTH, MAX_EDN_DEPTH_LIMIT, MAX_EVENT_DEPTH_LIMIT } from '../../src/stream/lang/nesting.ts';
+import { parseConfigText } from '../../../src/config/load.ts';
+import { parseEdn } from '../../../src/stream/lang/edn.ts';
+import { StreamEngine } from '../../../src/stream/engine/engine.ts';
+import { eventsFromJsonBody } from '../../../src/stream/ingest/json.ts';
+import { decodeOtlpTraces } from '../../../src/stream/ingest/otlp.ts';
+import {
+  DEFAULT_MAX_EVENT_DEPTH,
+  MAX_EDN_DEPTH_LIMIT,
+  MAX_EVENT_DEPTH_LIMIT,
+} from '../../../src/stream/lang/nesting.ts';
 
 const nestedObject = (depth: number): unknown => (depth === 0 ? 1 : { a: nestedObject(depth - 1) });
 const otlp = (depth: number) => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { compileCondition } from '../../src/stream/lang/condition.ts';
-import { parseEdn } from '../../src/stream/lang/edn.ts';
-import type { Event } from '../../src/stream/event.ts';
+import { compileCondition } from '../../../src/stream/lang/condition.ts';
+import { parseEdn } from '../../../src/stream/lang/edn.ts';
+import type { Event } from '../../../src/stream/event.ts';
 
 const test = (condition: string, event: Event): boolean => compileCondition(parseEdn(condition))(event);
 

@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readStreamPaths, scanStreamDirectories, StreamFileError } from '../../src/stream/catalog/file-sync.ts';
-import { runStreamTests } from '../../src/stream/catalog/test-runner.ts';
+import { readStreamPaths, scanStreamDirectories, StreamFileError } from '../../../src/stream/catalog/file-sync.ts';
+import { runStreamTests } from '../../../src/stream/catalog/test-runner.ts';
 
 const tap = (name: string) => `{:actions {:action :tap :params [:${name}]}}`;
 

@@ -7,7 +7,7 @@
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { CheckpointMetrics } from '../../src/stream/durability/checkpoint-metrics.ts';
+import { CheckpointMetrics } from '../../../src/stream/durability/checkpoint-metrics.ts';
 import type {
   CheckpointHead,
   CheckpointReader,
@@ -16,12 +16,12 @@ import type {
   CommitOutcome,
   IndexMeta,
   StateRow,
-} from '../../src/stream/durability/checkpoint-store.ts';
-import { StreamEngine } from '../../src/stream/engine/engine.ts';
-import type { Event } from '../../src/stream/event.ts';
-import type { LogPosition, LogReader, PartitionLog } from '../../src/stream/durability/event-log.ts';
-import { StreamPartition } from '../../src/stream/partition/partition.ts';
-import { waitFor } from '../helpers/wait.ts';
+} from '../../../src/stream/durability/checkpoint-store.ts';
+import { StreamEngine } from '../../../src/stream/engine/engine.ts';
+import type { Event } from '../../../src/stream/event.ts';
+import type { LogPosition, LogReader, PartitionLog } from '../../../src/stream/durability/event-log.ts';
+import { StreamPartition } from '../../../src/stream/partition/partition.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 /** A log of batches, each applied whole; followed by one partition at a time. */
 class MemoryLog implements PartitionLog {

@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { StreamEngine } from '../../src/stream/engine/engine.ts';
-import type { Event } from '../../src/stream/event.ts';
-import { describeFailures, IngestGateway } from '../../src/stream/partition/ingest-gateway.ts';
-import { FileJournal, JournalWriteError } from '../../src/stream/durability/journal.ts';
-import { partitionOf } from '../helpers/partition.ts';
+import { StreamEngine } from '../../../src/stream/engine/engine.ts';
+import type { Event } from '../../../src/stream/event.ts';
+import { describeFailures, IngestGateway } from '../../../src/stream/partition/ingest-gateway.ts';
+import { FileJournal, JournalWriteError } from '../../../src/stream/durability/journal.ts';
+import { partitionOf } from '../../helpers/partition.ts';
 
 const events = (count: number): Event[] => Array.from({ length: count }, (_, i) => ({ host: `h${i}`, metric: i }));
 

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Event } from '../../src/stream/event.ts';
-import { LOG_START } from '../../src/stream/durability/event-log.ts';
-import type { LogEntry } from '../../src/stream/durability/event-log.ts';
-import { FileJournal } from '../../src/stream/durability/journal.ts';
-import { eventsOf, eventsRecord, jsonBodyRecord } from '../../src/stream/durability/journal-records.ts';
-import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/lang/nesting.ts';
+import type { Event } from '../../../src/stream/event.ts';
+import { LOG_START } from '../../../src/stream/durability/event-log.ts';
+import type { LogEntry } from '../../../src/stream/durability/event-log.ts';
+import { FileJournal } from '../../../src/stream/durability/journal.ts';
+import { eventsOf, eventsRecord, jsonBodyRecord } from '../../../src/stream/durability/journal-records.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../../../src/stream/lang/nesting.ts';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { StreamServices } from '../../src/stream/actions/types.ts';
-import { compileStream, StreamConfigError } from '../../src/stream/engine/compiler.ts';
-import { parseEdn } from '../../src/stream/lang/edn.ts';
-import type { Emission } from '../../src/stream/event.ts';
-import { IndexStore } from '../../src/stream/index-store.ts';
+import type { StreamServices } from '../../../src/stream/actions/types.ts';
+import { compileStream, StreamConfigError } from '../../../src/stream/engine/compiler.ts';
+import { parseEdn } from '../../../src/stream/lang/edn.ts';
+import type { Emission } from '../../../src/stream/event.ts';
+import { IndexStore } from '../../../src/stream/index-store.ts';
 
 function services(tapped: Map<string, Emission[]>): StreamServices {
   return {

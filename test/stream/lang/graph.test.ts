@@ -6,9 +6,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/server.ts';
+import { runCli } from '../../helpers/server.ts';
 
-const FIXTURES = resolve(import.meta.dirname, '../fixtures/streams/streams');
+const FIXTURES = resolve(import.meta.dirname, '../../fixtures/streams/streams');
 
 /** `dot -Tplain`: one `node <id> ... <label> ...` and one `edge <from> <to> ...` line each. */
 function renderPlain(dotText: string): { nodes: string[]; edges: string[] } {

@@ -9,7 +9,7 @@ import {
   MAX_EDN_DEPTH,
   parseEdn,
   printEdn,
-} from '../../src/stream/lang/edn.ts';
+} from '../../../src/stream/lang/edn.ts';
 
 describe('parseEdn', () => {
   it('reads maps, vectors, lists, sets, keywords, strings, numbers and nil', () => {

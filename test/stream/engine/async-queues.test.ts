@@ -4,10 +4,10 @@
  * mode it runs synchronously, as upstream.
  */
 import { describe, expect, it } from 'vitest';
-import { AsyncQueues } from '../../src/stream/engine/async-queues.ts';
-import { StreamConfigError } from '../../src/stream/engine/compiler.ts';
-import { StreamEngine } from '../../src/stream/engine/engine.ts';
-import type { Emission } from '../../src/stream/event.ts';
+import { AsyncQueues } from '../../../src/stream/engine/async-queues.ts';
+import { StreamConfigError } from '../../../src/stream/engine/compiler.ts';
+import { StreamEngine } from '../../../src/stream/engine/engine.ts';
+import type { Emission } from '../../../src/stream/event.ts';
 
 const QUEUED = '{:actions {:action :async-queue! :params [:slow] :children [{:action :output! :params [:out]}]}}';
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
