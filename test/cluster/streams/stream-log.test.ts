@@ -1,19 +1,19 @@
 import { Packr } from 'msgpackr';
 import { Registry } from 'prom-client';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type EventCodec, loadEventCodec } from '../../src/cluster/streams/event-codec.ts';
+import { type EventCodec, loadEventCodec } from '../../../src/cluster/streams/event-codec.ts';
 import {
   decodeLogHead,
   encodeLogMessage,
   eventsOfPartition,
   type LogDamage,
   type LogHead,
-} from '../../src/cluster/streams/log-message.ts';
-import { type Event, eventsProblem } from '../../src/stream/event.ts';
-import { OwnMessages, type OwnParts } from '../../src/cluster/streams/own-messages.ts';
-import { type EncodedPack, encodeBatch, type LogTarget, partitionOf } from '../../src/cluster/streams/log-batch.ts';
-import { ClusterEventLog, EventLogMetrics, streamId, streamSubject } from '../../src/cluster/streams/stream-log.ts';
-import { mergeSearches, mergeStats } from '../../src/cluster/streams/stream-queries.ts';
+} from '../../../src/cluster/streams/log-message.ts';
+import { type Event, eventsProblem } from '../../../src/stream/event.ts';
+import { OwnMessages, type OwnParts } from '../../../src/cluster/streams/own-messages.ts';
+import { type EncodedPack, encodeBatch, type LogTarget, partitionOf } from '../../../src/cluster/streams/log-batch.ts';
+import { ClusterEventLog, EventLogMetrics, streamId, streamSubject } from '../../../src/cluster/streams/stream-log.ts';
+import { mergeSearches, mergeStats } from '../../../src/cluster/streams/stream-queries.ts';
 
 describe('partitionOf', () => {
   it('puts the events of one key in one partition, and spreads keys over every partition', () => {

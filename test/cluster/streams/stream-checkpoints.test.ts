@@ -11,15 +11,15 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PartitionCheckpoints } from '../../src/cluster/streams/partition-checkpoints.ts';
-import { MessageRefusals } from '../../src/cluster/refusals.ts';
-import { CHECKPOINTS_BUCKET, CheckpointBucket } from '../../src/cluster/streams/stream-checkpoints.ts';
-import { CheckpointMetrics } from '../../src/stream/durability/checkpoint-metrics.ts';
-import { StreamEngine } from '../../src/stream/engine/engine.ts';
-import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/lang/nesting.ts';
-import { StreamPartition } from '../../src/stream/partition/partition.ts';
-import { saveUnits } from '../../src/stream/engine/state-units.ts';
-import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
+import { PartitionCheckpoints } from '../../../src/cluster/streams/partition-checkpoints.ts';
+import { MessageRefusals } from '../../../src/cluster/refusals.ts';
+import { CHECKPOINTS_BUCKET, CheckpointBucket } from '../../../src/cluster/streams/stream-checkpoints.ts';
+import { CheckpointMetrics } from '../../../src/stream/durability/checkpoint-metrics.ts';
+import { StreamEngine } from '../../../src/stream/engine/engine.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../../../src/stream/lang/nesting.ts';
+import { StreamPartition } from '../../../src/stream/partition/partition.ts';
+import { saveUnits } from '../../../src/stream/engine/state-units.ts';
+import { hasNatsServer, startNatsServer, stopAllNats } from '../../helpers/nats.ts';
 
 const connections: NatsConnection[] = [];
 afterAll(async () => {

@@ -14,11 +14,11 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ClusterConnection } from '../../src/cluster/connection.ts';
-import { MEMBERS_BUCKET, Membership, MembershipMetrics } from '../../src/cluster/membership/membership.ts';
-import { MessageRefusals } from '../../src/cluster/refusals.ts';
-import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
-import { waitFor } from '../helpers/wait.ts';
+import type { ClusterConnection } from '../../../src/cluster/connection.ts';
+import { MEMBERS_BUCKET, Membership, MembershipMetrics } from '../../../src/cluster/membership/membership.ts';
+import { MessageRefusals } from '../../../src/cluster/refusals.ts';
+import { hasNatsServer, startNatsServer, stopAllNats } from '../../helpers/nats.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 const connections: NatsConnection[] = [];
 afterAll(async () => {

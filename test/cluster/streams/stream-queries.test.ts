@@ -7,7 +7,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MessageRefusals } from '../../src/cluster/refusals.ts';
+import { MessageRefusals } from '../../../src/cluster/refusals.ts';
 import {
   answerSubject,
   type LocalReads,
@@ -15,11 +15,11 @@ import {
   searchAnswerSchema,
   STATS_ANSWER,
   StreamQueries,
-} from '../../src/cluster/streams/stream-queries.ts';
-import { DEFAULT_MAX_EVENT_DEPTH } from '../../src/stream/lang/nesting.ts';
-import type { Event } from '../../src/stream/event.ts';
-import { hasNatsServer, type NatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
-import { waitFor } from '../helpers/wait.ts';
+} from '../../../src/cluster/streams/stream-queries.ts';
+import { DEFAULT_MAX_EVENT_DEPTH } from '../../../src/stream/lang/nesting.ts';
+import type { Event } from '../../../src/stream/event.ts';
+import { hasNatsServer, type NatsServer, startNatsServer, stopAllNats } from '../../helpers/nats.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 const connections: NatsConnection[] = [];
 afterAll(async () => {

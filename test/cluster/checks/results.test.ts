@@ -8,11 +8,11 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ClusterConnection } from '../../src/cluster/connection.ts';
-import { ensureResultsStream, ResultMetrics, ResultPublisher } from '../../src/cluster/checks/results.ts';
-import type { CheckResult } from '../../src/healthcheck/result-types.ts';
-import { hasNatsServer, startNatsServer, stopAllNats } from '../helpers/nats.ts';
-import { waitFor } from '../helpers/wait.ts';
+import type { ClusterConnection } from '../../../src/cluster/connection.ts';
+import { ensureResultsStream, ResultMetrics, ResultPublisher } from '../../../src/cluster/checks/results.ts';
+import type { CheckResult } from '../../../src/healthcheck/result-types.ts';
+import { hasNatsServer, startNatsServer, stopAllNats } from '../../helpers/nats.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 const connections: NatsConnection[] = [];
 afterAll(async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { chooseMembers, ownerOf, rankMembers } from '../../src/cluster/membership/rendezvous.ts';
-import { PartitionOwnerMap } from '../../src/cluster/streams/partition-owners.ts';
+import { chooseMembers, ownerOf, rankMembers } from '../../../src/cluster/membership/rendezvous.ts';
+import { PartitionOwnerMap } from '../../../src/cluster/streams/partition-owners.ts';
 
 const KEYS = Array.from({ length: 12_000 }, (_, i) => `check-${i}`);
 

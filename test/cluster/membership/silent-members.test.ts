@@ -6,7 +6,7 @@
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { dutiesOf, SilentMemberMetrics, SilentMembers } from '../../src/cluster/membership/silent-members.ts';
+import { dutiesOf, SilentMemberMetrics, SilentMembers } from '../../../src/cluster/membership/silent-members.ts';
 
 const TTL_MS = 2_000;
 /** What every test's member owes: a result every 1 s + 1 s. */
