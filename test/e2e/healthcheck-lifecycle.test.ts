@@ -2,8 +2,8 @@
  * The healthcheck part across the process's life: restart and `kill -9` durability, SIGHUP reconciliation of
  * config checks, a Cabourotte YAML loading unchanged, and bad check definitions in the file.
  *
- * Whether a check was kept or restarted is decided in-process (test/healthcheck/reconciler.test.ts, fake clock);
- * here, without timing windows, from the run counter `healthcheck_total`: a kept check's counter goes on, a
+ * Whether a check was kept or restarted is decided in-process (test/healthcheck/registry/reconciler.test.ts, fake
+ * clock); here, without timing windows, from the run counter `healthcheck_total`: a kept check's counter goes on, a
  * replaced check starts a new series from zero.
  */
 import { writeFileSync } from 'node:fs';
