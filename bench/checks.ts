@@ -50,6 +50,9 @@
  *   node --import tsx bench/checks.ts --peer ... --together --floor   bench/node-floor.mjs measured beside them too:
  *                                                              the same checks run by Node with nothing kept
  *
+ * BENCH_SERVICE_LOG=<file>: the service's stdout and stderr are written there when it stops (with
+ * `--node-flags=--trace-gc`, its collections).
+ *
  * A `--peer` path that does not exist is skipped with a note. Cabourotte has no lag metric: its lag is not given.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -334,6 +337,7 @@ async function startVigie(configFile: string, nodeArgs: string[]) {
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;
+      if (process.env.BENCH_SERVICE_LOG) writeFileSync(process.env.BENCH_SERVICE_LOG, logs.join('\n'));
     },
   };
 }
