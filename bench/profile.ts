@@ -39,12 +39,12 @@ const LIBRARIES: [string, RegExp][] = [
   ['HTTP API (fastify)', /node_modules\/(fastify|@fastify|find-my-way|avvio|light-my-request)\//],
 ];
 const OURS: [string, RegExp][] = [
-  ['TCP connect', /src\/healthcheck\/kinds\/tcp\.ts$/],
-  ['undici', /src\/healthcheck\/kinds\/http\.ts$/],
-  ['SQLite', /src\/healthcheck\/repository\.ts$/],
+  ['TCP connect', /src\/healthcheck\/kinds\/tcp\//],
+  ['HTTP check', /src\/healthcheck\/kinds\/http\//],
+  ['SQLite', /src\/healthcheck\/results\/(repository|result-writer|result-statements)\.ts$/],
   ['prom-client', /src\/healthcheck\/metrics\.ts$/],
-  ['result objects', /src\/healthcheck\/(result|registry)\.ts$/],
-  ['timers/scheduler', /src\/healthcheck\/scheduler\.ts$/],
+  ['results and states', /src\/healthcheck\/(results|registry|states|alerts)\//],
+  ['timers/scheduler', /src\/healthcheck\/(scheduling\/|run-signal\.ts$)/],
   ['stream part', /src\/stream\//],
   ['cluster part', /src\/cluster\//],
 ];
