@@ -3,27 +3,12 @@
  * `sqlite3`: times are integers whose unit is in the column name, JSON columns hold valid JSON.
  */
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { CHECK_KIND_NAMES } from '../common/check-kinds.ts';
 
 /** API-created healthcheck definitions (config-file checks are always re-read from the file). */
 export const healthchecks = sqliteTable('healthchecks', {
   name: text('name').primaryKey(),
-  kind: text('kind', {
-    enum: [
-      'http',
-      'tcp',
-      'dns',
-      'tls',
-      'websocket',
-      'grpc',
-      'smtp',
-      'imap',
-      'pop3',
-      'domain',
-      'icmp',
-      'command',
-      'heartbeat',
-    ],
-  }).notNull(),
+  kind: text('kind', { enum: CHECK_KIND_NAMES }).notNull(),
   source: text('source').notNull(),
   definition: text('definition', { mode: 'json' }).notNull(),
   createdAtS: integer('created_at_s').notNull(),

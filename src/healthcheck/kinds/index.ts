@@ -19,6 +19,7 @@ import { type WebsocketDefinition, websocketKind } from './websocket/kind.ts';
 import { checkLabels, DEFAULT_LABEL_LIMITS, type LabelLimits } from './common.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, type KindName, type Prepared } from './types.ts';
 import { CheckValidationError } from './validation-error.ts';
+import { CHECK_KIND_NAMES } from '../../common/check-kinds.ts';
 
 export { DEFAULT_LABEL_LIMITS, type LabelLimits } from './common.ts';
 export { type CheckJson, type CheckKind, CheckFailure, type KindName, type Prepared } from './types.ts';
@@ -39,21 +40,7 @@ export type CheckDefinition =
   | CommandDefinition
   | HeartbeatDefinition;
 
-export const KIND_NAMES: readonly KindName[] = [
-  'http',
-  'tcp',
-  'dns',
-  'tls',
-  'websocket',
-  'grpc',
-  'smtp',
-  'imap',
-  'pop3',
-  'domain',
-  'icmp',
-  'command',
-  'heartbeat',
-];
+export const KIND_NAMES: readonly KindName[] = CHECK_KIND_NAMES;
 
 export const CHECK_KINDS: { readonly [K in KindName]: CheckKind<Extract<CheckDefinition, { kind: K }>> } = {
   http: httpKind,

@@ -3,24 +3,12 @@
  * routes only ever hold a `CheckDefinition` and a `Prepared`; everything kind-specific stays in the kind's file.
  */
 import type { TSchema } from '@sinclair/typebox';
+import type { CHECK_KIND_NAMES } from '../../common/check-kinds.ts';
 import type { LocationSpec } from './locations.ts';
 import type { AlertFields } from './alerting.ts';
 import type { StateFields } from './states.ts';
 
-export type KindName =
-  | 'http'
-  | 'tcp'
-  | 'dns'
-  | 'tls'
-  | 'websocket'
-  | 'grpc'
-  | 'smtp'
-  | 'imap'
-  | 'pop3'
-  | 'domain'
-  | 'icmp'
-  | 'command'
-  | 'heartbeat';
+export type KindName = (typeof CHECK_KIND_NAMES)[number];
 
 /** Fields every normalised definition has. Durations are nanoseconds (see src/common/duration.ts). The state
  *  fields (`failure-threshold`, `success-threshold`, `degraded`) are set only when given (kinds/states.ts). */
