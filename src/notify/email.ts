@@ -3,7 +3,8 @@
  * message, through SMTP with nodemailer (a maintained SMTP client: STARTTLS, implicit TLS, authentication,
  * timeouts). Subject and body are Mustache templates over the message's view, rendered as plain text. An answer of
  * the 5xx family (a permanent refusal: an unknown recipient, wrong credentials) is a refusal; a connection failure
- * or a 4xx may pass later (retried).
+ * or a 4xx may pass later (retried). The status pages' subscriptions send through the same SMTP transport
+ * (`smtpTransport`).
  */
 import { readFileSync } from 'node:fs';
 import { Type } from '@sinclair/typebox';
@@ -108,8 +109,6 @@ function oneLine(text: string): string {
 
 /** Sends one e-mail per message over one SMTP transport. */
 export class EmailSender {
-  // nodemailer (2.5 MB of heap) is loaded by the first e-mail sent, not at startup (bench/JOURNAL.md,
-  // "Modules loaded when used"); a transport opens no connection before its first message anyway.
   private transport: Promise<Transporter> | null = null;
 
   constructor(private readonly settings: EmailSettings) {}
@@ -144,19 +143,39 @@ export class EmailSender {
   }
 
   private connect(): Promise<Transporter> {
-    const { settings } = this;
-    const options = {
-      host: settings.host,
-      port: settings.port,
-      secure: settings.tls === 'tls',
-      requireTLS: settings.tls === 'starttls',
-      ignoreTLS: settings.tls === 'none',
-      ...(settings.username === null ? {} : { auth: { user: settings.username, pass: settings.password ?? '' } }),
-      ...(settings.cacert === null ? {} : { tls: { ca: readFileSync(settings.cacert) } }),
-      connectionTimeout: settings.timeoutMs,
-      greetingTimeout: settings.timeoutMs,
-      socketTimeout: settings.timeoutMs,
-    };
-    return (this.transport ??= import('nodemailer').then(({ createTransport }) => createTransport(options)));
+    return (this.transport ??= smtpTransport(this.settings, this.settings.timeoutMs));
   }
+}
+
+/** An SMTP server to send through: the email sender's, the status pages' subscriptions'. */
+export interface SmtpServer {
+  readonly host: string;
+  readonly port: number;
+  readonly tls: 'starttls' | 'tls' | 'none';
+  readonly username: string | null;
+  readonly password: string | null;
+  /** A CA certificate (PEM file) for a server whose certificate the system does not trust. */
+  readonly cacert?: string | null;
+}
+
+/**
+ * A nodemailer transport to `server`, each step bounded by `timeoutMs`. nodemailer (2.5 MB of heap) is loaded here,
+ * by the first e-mail sent, not at startup (bench/JOURNAL.md, "Modules loaded when used"); a transport opens no
+ * connection before its first message anyway.
+ */
+export function smtpTransport(server: SmtpServer, timeoutMs: number): Promise<Transporter> {
+  const cacert = server.cacert ?? null;
+  const options = {
+    host: server.host,
+    port: server.port,
+    secure: server.tls === 'tls',
+    requireTLS: server.tls === 'starttls',
+    ignoreTLS: server.tls === 'none',
+    ...(server.username === null ? {} : { auth: { user: server.username, pass: server.password ?? '' } }),
+    ...(cacert === null ? {} : { tls: { ca: readFileSync(cacert) } }),
+    connectionTimeout: timeoutMs,
+    greetingTimeout: timeoutMs,
+    socketTimeout: timeoutMs,
+  };
+  return import('nodemailer').then(({ createTransport }) => createTransport(options));
 }

@@ -15,6 +15,7 @@ import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import type { Transporter } from 'nodemailer';
 import { Counter, type Registry } from 'prom-client';
+import { smtpTransport } from '../../../notify/email.ts';
 import type { SubscriptionSettings } from './settings.ts';
 
 export interface Message {
@@ -151,19 +152,7 @@ export class Deliveries {
     const email = settings.email as NonNullable<SubscriptionSettings['email']>;
     if (this.transport === null || this.transportFor !== email) {
       this.transportFor = email;
-      const options = {
-        host: email.host,
-        port: email.port,
-        secure: email.tls === 'tls',
-        requireTLS: email.tls === 'starttls',
-        ignoreTLS: email.tls === 'none',
-        ...(email.username === null ? {} : { auth: { user: email.username, pass: email.password ?? '' } }),
-        connectionTimeout: settings.timeoutMs,
-        greetingTimeout: settings.timeoutMs,
-        socketTimeout: settings.timeoutMs,
-      };
-      // Loaded by the first e-mail, as the email output does (bench/JOURNAL.md, "Modules loaded when used").
-      this.transport = import('nodemailer').then(({ createTransport }) => createTransport(options));
+      this.transport = smtpTransport(email, settings.timeoutMs);
     }
     return this.transport;
   }
