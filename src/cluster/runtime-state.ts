@@ -21,13 +21,12 @@
 import type { KV, KvEntry, Kvm } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import {
-  type ChangeListener,
   type RuntimeState,
   type StateCollection,
   type StateKind,
   StateValueTooLargeError,
 } from '../common/runtime-state.ts';
-import type { LocalMirrors, StateMirror } from '../common/state-mirror.ts';
+import { type LocalMirrors, MirroredCollection, type StateMirror } from '../common/state-mirror.ts';
 import { BucketWatch } from './bucket-watch.ts';
 import type { ClusterConnection } from './connection.ts';
 import { ClusterUnavailableError } from './errors.ts';
@@ -278,22 +277,12 @@ function unavailable(error: unknown): ClusterUnavailableError {
   );
 }
 
-class ClusterCollection<T> implements StateCollection<T> {
+class ClusterCollection<T> extends MirroredCollection<T> {
   constructor(
-    private readonly mirror: StateMirror<T>,
+    mirror: StateMirror<T>,
     private readonly state: ClusterRuntimeState,
-  ) {}
-
-  get(key: string): T | undefined {
-    return this.mirror.get(key);
-  }
-
-  entries(): IterableIterator<[string, T]> {
-    return this.mirror.entries();
-  }
-
-  get size(): number {
-    return this.mirror.size;
+  ) {
+    super(mirror);
   }
 
   put(key: string, value: T): Promise<void> {
@@ -302,9 +291,5 @@ class ClusterCollection<T> implements StateCollection<T> {
 
   delete(key: string): Promise<boolean> {
     return this.state.delete(this.mirror, key);
-  }
-
-  onChange(listener: ChangeListener<T>): () => void {
-    return this.mirror.onChange(listener);
   }
 }

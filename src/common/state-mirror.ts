@@ -4,7 +4,14 @@
  * single node applies a change here once it is committed; a cluster node once JetStream has acknowledged it, and
  * again for every change another node makes.
  */
-import type { ChangeListener, ChangeOrigin, LocalRows, SkippedValue, StateKind } from './runtime-state.ts';
+import type {
+  ChangeListener,
+  ChangeOrigin,
+  LocalRows,
+  SkippedValue,
+  StateCollection,
+  StateKind,
+} from './runtime-state.ts';
 
 /** What a mirror reports: the rows it could not read, and listeners that threw. */
 export interface MirrorReports {
@@ -94,4 +101,31 @@ export class StateMirror<T> {
       }
     }
   }
+}
+
+/**
+ * A collection read from its mirror, as both implementations of the port serve it: they differ only in how a change
+ * is written before it is applied here.
+ */
+export abstract class MirroredCollection<T> implements StateCollection<T> {
+  constructor(protected readonly mirror: StateMirror<T>) {}
+
+  get(key: string): T | undefined {
+    return this.mirror.get(key);
+  }
+
+  entries(): IterableIterator<[string, T]> {
+    return this.mirror.entries();
+  }
+
+  get size(): number {
+    return this.mirror.size;
+  }
+
+  onChange(listener: ChangeListener<T>): () => void {
+    return this.mirror.onChange(listener);
+  }
+
+  abstract put(key: string, value: T): Promise<void>;
+  abstract delete(key: string): Promise<boolean>;
 }

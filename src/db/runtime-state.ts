@@ -4,7 +4,7 @@
  * The kinds without a table of their own keep their rows in `runtime_state`.
  */
 import type { LocalRows, RuntimeState, StateCollection, StateKind } from '../common/runtime-state.ts';
-import { type LocalMirrors, type MirrorReports, StateMirror } from '../common/state-mirror.ts';
+import { type LocalMirrors, MirroredCollection, type MirrorReports, StateMirror } from '../common/state-mirror.ts';
 import type { Db } from './client.ts';
 
 const KIND_NAME = /^[a-z][a-z0-9-]*$/;
@@ -45,21 +45,7 @@ function runtimeStateRows<T>(db: Db, kind: string): LocalRows<T> {
 }
 
 /** Applies a change to SQLite and memory at once: nothing to wait for but the commit. */
-class LocalCollection<T> implements StateCollection<T> {
-  constructor(private readonly mirror: StateMirror<T>) {}
-
-  get(key: string): T | undefined {
-    return this.mirror.get(key);
-  }
-
-  entries(): IterableIterator<[string, T]> {
-    return this.mirror.entries();
-  }
-
-  get size(): number {
-    return this.mirror.size;
-  }
-
+class LocalCollection<T> extends MirroredCollection<T> {
   async put(key: string, value: T): Promise<void> {
     this.mirror.apply(key, value, 'local');
   }
@@ -68,10 +54,6 @@ class LocalCollection<T> implements StateCollection<T> {
     const had = this.mirror.get(key) !== undefined;
     this.mirror.apply(key, undefined, 'local');
     return had;
-  }
-
-  onChange(listener: Parameters<StateCollection<T>['onChange']>[0]): () => void {
-    return this.mirror.onChange(listener);
   }
 }
 
