@@ -92,6 +92,16 @@ export class MessageRefusals {
 /** A JSON value checked against a schema: the value, or why not (`not_json`, `shape` and the first problem). */
 export type Decoded<T> = { ok: true; value: T } | { ok: false; reason: 'not_json' | 'shape'; detail: string };
 
+/** What was read, refused as `key` too when it decoded but is not what its key (a KV key, a subject) says. */
+export type Keyed<T> = Decoded<T> | { ok: false; reason: 'key'; detail: string };
+
+/** `decoded`, refused as `key` when `mismatch` tells how its value is not what its key says (null: it is). */
+export function matchingKey<T>(decoded: Decoded<T>, mismatch: (value: T) => string | null): Keyed<T> {
+  if (!decoded.ok) return decoded;
+  const detail = mismatch(decoded.value);
+  return detail === null ? decoded : { ok: false, reason: 'key', detail };
+}
+
 /** A schema compiled once, to decode what is read from NATS with; `refine` checks what a schema cannot say (null:
  *  nothing wrong). */
 export class WireSchema<T> {

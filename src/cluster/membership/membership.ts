@@ -23,7 +23,7 @@ import { sameLabels } from '../../common/labels.ts';
 import { BucketWatch } from '../bucket-watch.ts';
 import type { ClusterConnection } from '../connection.ts';
 import { permissionsHint } from '../errors.ts';
-import { type MessageRefusals, WireSchema } from '../refusals.ts';
+import { matchingKey, type MessageRefusals, WireSchema } from '../refusals.ts';
 import { WireNodeName } from '../settings.ts';
 import { rankMembers, type RankedMember } from './rendezvous.ts';
 
@@ -232,15 +232,14 @@ export class Membership {
       this.forget(entry.key, `member ${entry.key} left the cluster`);
       return;
     }
-    const decoded = MEMBER.decode(entry.value);
-    if (!decoded.ok || decoded.value.node !== entry.key) {
-      const { reason, detail } = decoded.ok
-        ? { reason: 'key' as const, detail: `it announces node ${JSON.stringify(decoded.value.node)}` }
-        : decoded;
+    const decoded = matchingKey(MEMBER.decode(entry.value), (member) =>
+      member.node === entry.key ? null : `it announces node ${JSON.stringify(member.node)}`,
+    );
+    if (!decoded.ok) {
       this.refusals.refuse(
         'members',
-        reason,
-        `${MEMBERS_BUCKET} entry ${JSON.stringify(entry.key)}: ${detail}; it owns nothing`,
+        decoded.reason,
+        `${MEMBERS_BUCKET} entry ${JSON.stringify(entry.key)}: ${decoded.detail}; it owns nothing`,
         { key: entry.key },
       );
       this.forget(entry.key, `member ${entry.key} is not a valid member any more: it owns nothing`);

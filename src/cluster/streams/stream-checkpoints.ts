@@ -28,7 +28,7 @@ import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { CHECKPOINT_FORMAT_VERSION } from '../../stream/durability/checkpoint-store.ts';
 import { eventsProblem } from '../../stream/event.ts';
-import { type MessageRefusals, WireSchema } from '../refusals.ts';
+import { matchingKey, type MessageRefusals, WireSchema } from '../refusals.ts';
 
 export const CHECKPOINTS_BUCKET = 'vigie_checkpoints';
 /** The layout of a checkpoint this version writes; another is skipped (the partition starts afresh). Version 1 held
@@ -200,6 +200,13 @@ export const NO_POINTER: PointerState = { revision: 0, object: null };
 
 export type SaveOutcome = { outcome: 'saved'; pointer: PointerState } | { outcome: 'superseded' };
 
+/** A partition's key in the bucket, and what a checkpoint read there must be of. */
+interface PartitionKey {
+  readonly key: string;
+  readonly stream: string;
+  readonly partition: number;
+}
+
 export interface CheckpointBucketOptions {
   kv: KV;
   objects: ObjectStore;
@@ -236,25 +243,25 @@ export class CheckpointBucket {
     const entry = await this.kv.get(key);
     if (entry === null) return { checkpoint: null, pointer: NO_POINTER };
     if (entry.operation !== 'PUT') return { checkpoint: null, pointer: { revision: entry.revision, object: null } };
-    const decoded = POINTER.decode(entry.value);
     // Objects are named after their partition's key: a pointer elsewhere would load another partition's state.
-    if (!decoded.ok || (decoded.value.object !== undefined && !decoded.value.object.startsWith(`${key}.`))) {
-      const { reason, detail } = decoded.ok
-        ? { reason: 'key' as const, detail: `it names object ${JSON.stringify(decoded.value.object)}` }
-        : decoded;
+    const decoded = matchingKey(POINTER.decode(entry.value), ({ object }) =>
+      object === undefined || object.startsWith(`${key}.`) ? null : `it names object ${JSON.stringify(object)}`,
+    );
+    if (!decoded.ok) {
       this.refusals.refuse(
         'checkpoints',
-        reason,
-        `checkpoint pointer ${key} in ${CHECKPOINTS_BUCKET}: ${detail}; the partition starts afresh`,
+        decoded.reason,
+        `checkpoint pointer ${key} in ${CHECKPOINTS_BUCKET}: ${decoded.detail}; the partition starts afresh`,
         { key },
       );
       return { checkpoint: null, pointer: { revision: entry.revision, object: null } };
     }
     const pointer = decoded.value;
+    const at: PartitionKey = { key, stream, partition };
     if (pointer.object === undefined) {
       const state: PointerState = { revision: entry.revision, object: null };
       return {
-        checkpoint: this.checked(pointer.checkpoint, `the checkpoint in pointer ${key}`, key, stream, partition),
+        checkpoint: this.checked(pointer.checkpoint, `the checkpoint in pointer ${key}`, at),
         pointer: state,
       };
     }
@@ -279,56 +286,40 @@ export class CheckpointBucket {
       );
       return { checkpoint: null, pointer: state };
     }
-    return { checkpoint: this.checked(parsed, `checkpoint ${pointer.object}`, key, stream, partition), pointer: state };
+    return { checkpoint: this.checked(parsed, `checkpoint ${pointer.object}`, at), pointer: state };
   }
 
   /** The checkpoint `parsed` is, if it is one of this format and of this partition; null (logged, counted) if not. */
-  private checked(
-    parsed: unknown,
-    what: string,
-    key: string,
-    stream: string,
-    partition: number,
-  ): PartitionCheckpoint | null {
+  private checked(parsed: unknown, what: string, at: PartitionKey): PartitionCheckpoint | null {
     const version = (parsed as { version?: unknown } | null)?.version;
-    if (version === 1) return this.checkedFormat1(parsed, what, key, stream, partition);
+    if (version === 1) {
+      const old = this.ofPartition(this.format1, parsed, what, at);
+      return old === null ? null : fromFormat1(old);
+    }
     if (typeof version === 'number' && version !== PARTITION_CHECKPOINT_VERSION) {
       this.logger.warn(
-        { key, version },
+        { key: at.key, version },
         `${what} has format ${version}, this version reads ${PARTITION_CHECKPOINT_VERSION}: skipped`,
       );
       return null;
     }
-    const checkpoint = this.checkpoint.validate(parsed);
-    if (!checkpoint.ok || checkpoint.value.stream !== stream || checkpoint.value.partition !== partition) {
-      const { reason, detail } = checkpoint.ok
-        ? {
-            reason: 'key' as const,
-            detail: `it is of stream ${checkpoint.value.stream} partition ${checkpoint.value.partition}`,
-          }
-        : checkpoint;
-      this.refusals.refuse('checkpoints', reason, `${what}: ${detail}; the partition starts afresh`, { key });
-      return null;
-    }
-    return checkpoint.value;
+    return this.ofPartition(this.checkpoint, parsed, what, at);
   }
 
-  private checkedFormat1(
+  /** `parsed` as `schema` reads it, if it is of this partition; null (refused: logged, counted) if not. */
+  private ofPartition<T extends { stream: string; partition: number }>(
+    schema: WireSchema<T>,
     parsed: unknown,
     what: string,
-    key: string,
-    stream: string,
-    partition: number,
-  ): PartitionCheckpoint | null {
-    const old = this.format1.validate(parsed);
-    if (!old.ok || old.value.stream !== stream || old.value.partition !== partition) {
-      const { reason, detail } = old.ok
-        ? { reason: 'key' as const, detail: `it is of stream ${old.value.stream} partition ${old.value.partition}` }
-        : old;
-      this.refusals.refuse('checkpoints', reason, `${what}: ${detail}; the partition starts afresh`, { key });
-      return null;
-    }
-    return fromFormat1(old.value);
+    at: PartitionKey,
+  ): T | null {
+    const checkpoint = matchingKey(schema.validate(parsed), ({ stream, partition }) =>
+      stream === at.stream && partition === at.partition ? null : `it is of stream ${stream} partition ${partition}`,
+    );
+    if (checkpoint.ok) return checkpoint.value;
+    const { reason, detail } = checkpoint;
+    this.refusals.refuse('checkpoints', reason, `${what}: ${detail}; the partition starts afresh`, { key: at.key });
+    return null;
   }
 
   /** Deletes the checkpoints of every partition whose key starts with `prefix` (a stream removed from the cluster). */
