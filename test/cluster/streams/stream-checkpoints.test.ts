@@ -67,14 +67,15 @@ async function openBucket() {
   const kv = await new Kvm(js).create(CHECKPOINTS_BUCKET, { history: 1 });
   const objects = await new Objm(js).create(CHECKPOINTS_BUCKET);
   const logger = pino({ level: 'silent' });
+  const registry = new Registry();
   const bucket = new CheckpointBucket({
     kv,
     objects,
-    refusals: new MessageRefusals(new Registry(), logger),
+    refusals: new MessageRefusals(registry, logger),
     logger,
     nesting: { eventDepth: DEFAULT_MAX_EVENT_DEPTH },
   });
-  return { kv, objects, bucket, logger };
+  return { kv, objects, bucket, logger, registry };
 }
 
 describe.skipIf(!hasNatsServer())('partition checkpoints in JetStream', () => {
@@ -199,5 +200,37 @@ describe.skipIf(!hasNatsServer())('partition checkpoints in JetStream', () => {
     const failures = await registry.getSingleMetric('stream_state_restore_failures_total')?.get();
     expect(failures?.values).toEqual([]);
     await partition.close(false);
+  }, 60_000);
+
+  it('refuses a pointer or a checkpoint of another partition (reason key), in either format: the partition starts afresh', async () => {
+    const { kv, bucket, registry } = await openBucket();
+    const refusedKey = async () =>
+      (await registry.getSingleMetric('cluster_messages_refused_total')?.get())?.values.find(
+        (value) => value.labels.source === 'checkpoints' && value.labels.reason === 'key',
+      )?.value ?? 0;
+    const head = { seq: 7, node: 'node-b', atMs: Date.now() };
+    const of4 = { stream: 's', partition: 4, seq: 7, node: 'node-b' };
+    const current = { ...of4, version: 2, round: 7, formatVersion: 1, indexes: [], entries: [], states: [] };
+    const format1 = { ...of4, version: 1, units: [], index: { currentTime: 0, entries: [] } };
+    const refusals = [
+      // An object named after another partition's key.
+      { ...head, object: 's.4.7.abcdef01' },
+      // A checkpoint of partition 4 under partition 3's key, in the current format and in format 1.
+      { ...head, checkpoint: current },
+      { ...head, checkpoint: format1 },
+    ];
+    for (const [i, pointer] of refusals.entries()) {
+      await kv.put('s.3', JSON.stringify(pointer));
+      const { checkpoint, pointer: state } = await bucket.load('s.3', 's', 3);
+      expect(checkpoint).toBeNull();
+      expect(state.object).toBeNull();
+      expect(await refusedKey()).toBe(i + 1);
+    }
+    // The same checkpoints read where they belong are taken.
+    for (const checkpoint of [current, format1]) {
+      await kv.put('s.4', JSON.stringify({ ...head, checkpoint }));
+      expect((await bucket.load('s.4', 's', 4)).checkpoint).toMatchObject({ stream: 's', partition: 4, seq: 7 });
+    }
+    expect(await refusedKey()).toBe(3);
   }, 60_000);
 });
