@@ -35,6 +35,7 @@ import type { AuditMessage, AuditReplication, ReplicatedAuditLog } from '../serv
 import type { AuditSettings } from '../server/settings.ts';
 import type { ClusterConnection } from './connection.ts';
 import { permissionsHint } from './errors.ts';
+import { WakeableSleep } from './wakeable-sleep.ts';
 import type { JoinedCluster } from './membership/node.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
 
@@ -106,7 +107,7 @@ export class ClusterAudit implements AuditReplication {
   private readonly metrics: AuditMetrics;
   private running = false;
   private pump: Promise<void> | null = null;
-  private wake: (() => void) | null = null;
+  private readonly pause = new WakeableSleep();
   private messages: { stop(): void } | null = null;
   private lastWarningMs = 0;
 
@@ -117,7 +118,7 @@ export class ClusterAudit implements AuditReplication {
 
   attach(log: ReplicatedAuditLog): void {
     this.log = log;
-    log.onRecorded(() => this.wake?.());
+    log.onRecorded(() => this.pause.wake());
   }
 
   /** Creates the stream if needed, starts publishing and consuming; never throws (a failure is logged). */
@@ -129,7 +130,7 @@ export class ClusterAudit implements AuditReplication {
       await this.ensureStream(joined.jsm, replicas);
       this.pump = this.publish(joined.js, joined.connection, log);
       joined.connection.onChange((connected) => {
-        if (connected) this.wake?.();
+        if (connected) this.pause.wake();
       });
       await this.consume(joined, log);
     } catch (error) {
@@ -165,7 +166,7 @@ export class ClusterAudit implements AuditReplication {
     while (this.running) {
       const rows = connection.connected ? log.unpublished(BATCH) : [];
       if (rows.length === 0) {
-        await this.sleep(connection.connected ? null : 1_000);
+        await this.pause.sleep(connection.connected ? null : 1_000);
         continue;
       }
       try {
@@ -187,7 +188,7 @@ export class ClusterAudit implements AuditReplication {
             `cannot publish the audit log to the cluster yet (its rows wait in SQLite): ${(error as Error).message}${permissionsHint(error)}`,
           );
         }
-        await this.sleep(1_000);
+        await this.pause.sleep(1_000);
       }
     }
   }
@@ -252,25 +253,11 @@ export class ClusterAudit implements AuditReplication {
     message.ack();
   }
 
-  /** Until `wake` is called, or `ms` have passed (never, when null). */
-  private sleep(ms: number | null): Promise<void> {
-    return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | null = null;
-      const done = () => {
-        if (timer !== null) clearTimeout(timer);
-        if (this.wake === done) this.wake = null;
-        resolve();
-      };
-      if (ms !== null) timer = setTimeout(done, ms);
-      this.wake = done;
-    });
-  }
-
   /** Stops consuming, and publishing after the row on its way (for at most `graceMs`). */
   async stop(graceMs = 2_000): Promise<void> {
     this.running = false;
     this.messages?.stop();
-    this.wake?.();
+    this.pause.wake();
     await Promise.race([this.pump, new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
   }
 }

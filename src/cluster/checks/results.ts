@@ -34,6 +34,7 @@ import { type CheckResult, CheckResultSchema } from '../../healthcheck/cluster-p
 import type { ClusterConnection } from '../connection.ts';
 import { permissionsHint } from '../errors.ts';
 import { type MessageRefusals, WireSchema } from '../refusals.ts';
+import { WakeableSleep } from '../wakeable-sleep.ts';
 
 const RESULTS_STREAM = 'vigie_results';
 const SUBJECT_PREFIX = 'vigie.results.';
@@ -106,7 +107,7 @@ export class ResultPublisher {
    *  entry (97 µs a result at the default cap of 100,000, through a NATS outage). */
   private queue: (CheckResult | undefined)[] = [];
   private head = 0;
-  private wake: (() => void) | null = null;
+  private readonly pause = new WakeableSleep();
   private running = false;
   private pump: Promise<void> | null = null;
   private batchNumber = 0;
@@ -123,7 +124,7 @@ export class ResultPublisher {
     private readonly logger: Logger,
   ) {
     connection.onChange((connected) => {
-      if (connected) this.wake?.();
+      if (connected) this.pause.wake();
     });
   }
 
@@ -137,7 +138,7 @@ export class ResultPublisher {
     this.queue.push(result);
     // The first result ends the pump's idle wait (it then lingers); a full batch ends the linger.
     const waiting = this.waiting;
-    if (waiting === 1 || waiting >= BATCH) this.wake?.();
+    if (waiting === 1 || waiting >= BATCH) this.pause.wake();
   };
 
   /** Drops the slots before `head` once they are half of the array. */
@@ -158,16 +159,16 @@ export class ResultPublisher {
       if (this.waiting === 0) {
         if (!this.running) break;
         // Nothing to send: no timer, the next offer wakes the pump (an idle node does not wake for this).
-        await this.sleep(null);
+        await this.pause.sleep(null);
         continue;
       }
       if (!this.connection.connected) {
         if (!this.running) break;
-        await this.sleep(1_000);
+        await this.pause.sleep(1_000);
         continue;
       }
       // Lingers for the results that come after the first (a full batch, or a stop, goes at once).
-      if (this.running && this.waiting < BATCH) await this.sleep(LINGER_MS);
+      if (this.running && this.waiting < BATCH) await this.pause.sleep(LINGER_MS);
       if (this.waiting === 0 || !this.connection.connected) continue;
       const batch = this.queue.slice(this.head, this.head + BATCH) as CheckResult[];
       try {
@@ -187,23 +188,9 @@ export class ResultPublisher {
           );
         }
         if (!this.running) break;
-        await this.sleep(1_000);
+        await this.pause.sleep(1_000);
       }
     }
-  }
-
-  /** Until `wake` is called, or `ms` have passed (never, when null). */
-  private sleep(ms: number | null): Promise<void> {
-    return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | null = null;
-      const done = () => {
-        if (timer !== null) clearTimeout(timer);
-        if (this.wake === done) this.wake = null;
-        resolve();
-      };
-      if (ms !== null) timer = setTimeout(done, ms);
-      this.wake = done;
-    });
   }
 
   /**
@@ -227,7 +214,7 @@ export class ResultPublisher {
   /** Publishes what waits (for at most `graceMs`), then stops. */
   async stop(graceMs = 3_000): Promise<void> {
     this.running = false;
-    this.wake?.();
+    this.pause.wake();
     await Promise.race([this.pump, new Promise((resolve) => setTimeout(resolve, graceMs))]);
   }
 }
