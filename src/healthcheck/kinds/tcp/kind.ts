@@ -10,24 +10,19 @@ import {
   checkSchema,
   describeCheck,
   errorText,
-  ipField,
   joinHostPort,
-  hostTarget,
   parseBase,
-  portField,
   timeoutText,
   withFields,
 } from '../common.ts';
 import { offRunAbort, onRunAbort, type RunAbortListener } from '../../run-signal.ts';
+import { type HostPort, hostPortToJson, parseHostPort } from '../host-port.ts';
 import { Problems } from '../problems.ts';
 import { type ConnectRequest, systemCallError, type TcpHandle, type TcpHandles, tcpHandles } from './handle.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from '../types.ts';
 
-export interface TcpDefinition extends BaseDefinition {
+export interface TcpDefinition extends BaseDefinition, HostPort {
   kind: 'tcp';
-  target: string;
-  port: number;
-  sourceIp?: string;
   shouldFail: boolean;
 }
 
@@ -41,12 +36,7 @@ const tcpSchema = checkSchema({
 function parseTcp(raw: unknown): TcpDefinition {
   const { input, problems } = Problems.shape(tcpSchema, raw);
   const base = parseBase('tcp', input, problems);
-  const target = problems.check(() => hostTarget(input.target, 'port'), '');
-  const port = problems.check(() => portField('port', input.port), 0);
-  const sourceIp = problems.check(
-    () => (input['source-ip'] !== undefined ? ipField('source-ip', input['source-ip']) : undefined),
-    undefined,
-  );
+  const { target, port, sourceIp } = parseHostPort(input, problems);
   problems.throwIfAny();
   return withFields(base, {
     target,
@@ -58,9 +48,7 @@ function parseTcp(raw: unknown): TcpDefinition {
 
 function tcpToJson(def: TcpDefinition, source = ''): CheckJson {
   const json = baseToJson(def, source);
-  json.target = def.target;
-  json.port = def.port;
-  if (def.sourceIp !== undefined) json['source-ip'] = def.sourceIp;
+  hostPortToJson(def, json);
   json.timeout = formatDuration(def.timeoutNs);
   json['should-fail'] = def.shouldFail;
   json.kind = def.kind;

@@ -12,11 +12,8 @@ import {
   describeCheck,
   expirationDelay,
   errorText,
-  ipField,
   joinHostPort,
-  hostTarget,
   parseBase,
-  portField,
   timeoutText,
   withFields,
 } from '../common.ts';
@@ -31,16 +28,14 @@ import {
   type TlsMaterial,
 } from '../tls-client.ts';
 import { earliestExpiry, goUtcTime } from '../certificates.ts';
+import { type HostPort, hostPortToJson, parseHostPort } from '../host-port.ts';
 import { Problems } from '../problems.ts';
 import { type BaseDefinition, type CheckJson, type CheckKind, CheckFailure, type Prepared } from '../types.ts';
 
-export interface TlsDefinition extends BaseDefinition, TlsClient {
+export interface TlsDefinition extends BaseDefinition, TlsClient, HostPort {
   kind: 'tls';
-  target: string;
-  port: number;
   /** 0: no expiry check. */
   expirationDelayNs: number;
-  sourceIp?: string;
 }
 
 const tlsSchema = checkSchema({
@@ -55,12 +50,7 @@ function parseTls(raw: unknown): TlsDefinition {
   const { input, problems } = Problems.shape(tlsSchema, raw);
   const base = parseBase('tls', input, problems);
   const expirationDelayNs = problems.check(() => expirationDelay(input['expiration-delay']), 0);
-  const target = problems.check(() => hostTarget(input.target, 'port'), '');
-  const port = problems.check(() => portField('port', input.port), 0);
-  const sourceIp = problems.check(
-    () => (input['source-ip'] !== undefined ? ipField('source-ip', input['source-ip']) : undefined),
-    undefined,
-  );
+  const { target, port, sourceIp } = parseHostPort(input, problems);
   const tls = parseTlsClient(input, problems);
   problems.throwIfAny();
   return withFields(base, {
@@ -74,9 +64,7 @@ function parseTls(raw: unknown): TlsDefinition {
 
 function tlsToJson(def: TlsDefinition, source = ''): CheckJson {
   const json = baseToJson(def, source);
-  json.target = def.target;
-  json.port = def.port;
-  if (def.sourceIp !== undefined) json['source-ip'] = def.sourceIp;
+  hostPortToJson(def, json);
   json.timeout = formatDuration(def.timeoutNs);
   tlsFilesToJson(def, json);
   if (def.serverName !== undefined) json['server-name'] = def.serverName;
