@@ -4,12 +4,12 @@
  * waiting to be written). A read of an unknown check is refused as the API answers it. The dashboard's reads are a
  * few queries for every check, never one per check; the uptime ratios behind its list are cached a moment.
  */
+import type { Static } from '@sinclair/typebox';
 import { type CheckJson, checkToJson } from './kinds/index.ts';
 import { HealthcheckError, notFound } from './errors.ts';
 import type { CheckRegistry } from './registry/registry.ts';
 import type { HealthcheckRepository } from './results/repository.ts';
-import type { CheckState } from './states/machine.ts';
-import type { PauseJson, StateApi } from './states/state-api.ts';
+import type { StateApi } from './states/state-api.ts';
 import type {
   CheckResult,
   DurationBucket,
@@ -19,29 +19,10 @@ import type {
   UptimeWindow,
   UptimeWindowName,
 } from './result-types.ts';
+import type { CheckOverview as CheckOverviewWire } from './wire.ts';
 
-/** One row of the dashboard's check list, lean: 12,000 of them make one answer. */
-export interface CheckOverview {
-  name: string;
-  kind: string;
-  source: string;
-  description?: string;
-  labels?: Record<string, string>;
-  /** The latest run: when (unix seconds), how long (ms), and the message of a failure. */
-  result: {
-    success: boolean;
-    timestamp: number;
-    duration: number;
-    message?: string;
-    maintenance?: true;
-    node?: string;
-  } | null;
-  uptime: UptimeRatios;
-  /** The check's state (docs/checks.md, "States") and when it began (Unix s); who paused it, while paused. */
-  state: CheckState;
-  'state-since': number;
-  pause?: PauseJson;
-}
+/** One row of the dashboard's check list, as its wire type declares it. */
+export type CheckOverview = Static<typeof CheckOverviewWire>;
 
 const UPTIME_CACHE_MS = 5000;
 

@@ -96,14 +96,19 @@ export const Pause = wire(
   }),
 );
 
+/** A check's state, when it began and its pause: the state answer and each overview row carry them. */
+const stateFields = {
+  state: State,
+  'state-since': StateSince,
+  pause: Type.Optional(ref(Pause)),
+};
+
 /** A check's state (`GET /api/v1/healthcheck/<name>/state`); the overview rows carry the same fields. */
 export const CheckStateAnswer = wire(
   'CheckState',
   Type.Object({
     name: Type.String(),
-    state: State,
-    'state-since': StateSince,
-    pause: Type.Optional(ref(Pause)),
+    ...stateFields,
   }),
 );
 
@@ -159,6 +164,16 @@ const Ratio = Type.Unsafe<number | null>({
   description: 'successes / runs; null without runs',
 });
 
+/** An overview row's latest run: when (Unix seconds), how long (ms), and the message of a failure. */
+const LatestRun = Type.Object({
+  success: Type.Boolean(),
+  timestamp: Type.Integer({ description: 'Unix seconds' }),
+  duration: Type.Integer({ description: 'milliseconds' }),
+  message: Type.Optional(Type.String({ description: 'failures only' })),
+  maintenance: Type.Optional(Type.Literal(true, { description: 'the run finished in a maintenance window' })),
+  node: Type.Optional(Type.String({ description: 'in a cluster: the node that ran it' })),
+});
+
 /** One row of the dashboard's check list, lean: 12,000 of them make one answer. */
 export const CheckOverview = wire(
   'CheckOverview',
@@ -168,29 +183,13 @@ export const CheckOverview = wire(
     source: Type.String(),
     description: Type.Optional(Type.String()),
     labels: Type.Optional(StringMap<string>(Type.String())),
-    result: Type.Unsafe<{
-      success: boolean;
-      timestamp: number;
-      duration: number;
-      message?: string;
-      maintenance?: true;
-      node?: string;
-    } | null>({
-      ...Type.Object({
-        success: Type.Boolean(),
-        timestamp: Type.Integer({ description: 'Unix seconds' }),
-        duration: Type.Integer({ description: 'milliseconds' }),
-        message: Type.Optional(Type.String({ description: 'failures only' })),
-        maintenance: Type.Optional(Type.Literal(true, { description: 'the run finished in a maintenance window' })),
-        node: Type.Optional(Type.String({ description: 'in a cluster: the node that ran it' })),
-      }),
+    result: Type.Unsafe<Static<typeof LatestRun> | null>({
+      ...LatestRun,
       nullable: true,
       description: 'the latest run; null before any',
     }),
     uptime: Type.Object({ '24h': Ratio, '7d': Ratio, '30d': Ratio }),
-    state: State,
-    'state-since': StateSince,
-    pause: Type.Optional(ref(Pause)),
+    ...stateFields,
   }),
 );
 
