@@ -3,7 +3,7 @@
  * its values resolved once when the config is loaded: URLs built, durations parsed, certificate files read.
  * Errors name the key path. The remote endpoint fields and their TLS are shared with the discovery sources.
  */
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, type TProperties, Type } from '@sinclair/typebox';
 import { ConfigError } from '../../common/config-error.ts';
 import { durationMs, readConfigFile } from '../../common/config-values.ts';
 import { Duration } from '../../common/duration.ts';
@@ -34,52 +34,34 @@ const exporterQueue = {
   'batch-size': Type.Optional(Type.Integer({ minimum: 1 })),
 };
 
+/** The exporters of one kind: an optional list, each entry closed (an unknown key is refused by name). */
+const exportersOf = <P extends TProperties>(fields: P) => Type.Optional(Type.Array(Type.Object(fields, closed)));
+
 /** Cabourotte's exporters (HTTP, Riemann) with their keys, plus Vigie's results-into-a-stream exporter. */
 export const ExportersSchema = Type.Object(
   {
-    http: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            ...remoteEndpoint,
-            ...exporterQueue,
-            retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
-            timeout: Type.Optional(Duration),
-          },
-          closed,
-        ),
-      ),
-    ),
-    riemann: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            name: Type.String({ minLength: 1 }),
-            host: Type.String({ minLength: 1 }),
-            port: Type.Integer({ minimum: 1, maximum: 65535 }),
-            ttl: Type.Optional(Duration),
-            ...TlsClientFields,
-            ...exporterQueue,
-            timeout: Type.Optional(Duration),
-          },
-          closed,
-        ),
-      ),
-    ),
-    stream: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            name: Type.String({ minLength: 1 }),
-            stream: Type.String({ minLength: 1 }),
-            service: Type.Optional(Type.String({ minLength: 1 })),
-            ttl: Type.Optional(Duration),
-            ...exporterQueue,
-          },
-          closed,
-        ),
-      ),
-    ),
+    http: exportersOf({
+      ...remoteEndpoint,
+      ...exporterQueue,
+      retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+      timeout: Type.Optional(Duration),
+    }),
+    riemann: exportersOf({
+      name: Type.String({ minLength: 1 }),
+      host: Type.String({ minLength: 1 }),
+      port: Type.Integer({ minimum: 1, maximum: 65535 }),
+      ttl: Type.Optional(Duration),
+      ...TlsClientFields,
+      ...exporterQueue,
+      timeout: Type.Optional(Duration),
+    }),
+    stream: exportersOf({
+      name: Type.String({ minLength: 1 }),
+      stream: Type.String({ minLength: 1 }),
+      service: Type.Optional(Type.String({ minLength: 1 })),
+      ttl: Type.Optional(Duration),
+      ...exporterQueue,
+    }),
   },
   closed,
 );
