@@ -27,45 +27,6 @@ export interface HttpTarget {
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** POSTs a body with sendRequest's rules. */
-export function postBatch(
-  agent: Agent,
-  target: HttpTarget,
-  headers: Record<string, string>,
-  body: Buffer | string,
-  signal: AbortSignal,
-): Promise<void> {
-  return sendRequest(agent, target, 'POST', headers, body, signal);
-}
-
-/** Sends a request (the target's headers over `headers`, names in any case); throws a DeliveryError unless 2xx. */
-async function sendRequest(
-  agent: Agent,
-  target: HttpTarget,
-  method: HttpMethod,
-  headers: Record<string, string>,
-  body: Buffer | string | null,
-  signal: AbortSignal,
-): Promise<void> {
-  let response: Awaited<ReturnType<typeof request>>;
-  try {
-    response = await undici().request(target.url, {
-      method,
-      dispatcher: agent,
-      headers: mergeHeaders(headers, target.headers),
-      body,
-      signal: AbortSignal.any([signal, AbortSignal.timeout(target.timeoutMs)]),
-    });
-  } catch (error) {
-    throw new DeliveryError(`${method} ${redacted(target.url)} failed: ${(error as Error).message}`, true);
-  }
-  const status = response.statusCode;
-  const text = await response.body.text().catch(() => '');
-  if (status >= 200 && status < 300) return;
-  const retryable = status >= 500 || status === 408 || status === 429;
-  throw new DeliveryError(`${method} ${redacted(target.url)} answered ${status}: ${text.slice(0, 200)}`, retryable);
-}
-
 /** A URL as errors and logs show it: a token in its path (Telegram's `bot<token>`, a Slack hook's) or its query is
  *  a credential, so only the origin and the first path segment are shown. */
 function redacted(url: string): string {
@@ -79,13 +40,15 @@ function redacted(url: string): string {
   }
 }
 
-/** A keep-alive pool per sender, opened lazily: a notifier that never sends holds no module and no socket. */
+/** A keep-alive pool per sender (a notifier, a stream output), opened lazily: one that never sends holds no module
+ *  and no socket. */
 export class HttpSender {
   private agent: Agent | null = null;
 
   constructor(private readonly connections = 2) {}
 
-  send(
+  /** Sends a request (the target's headers over `headers`, names in any case); throws a DeliveryError unless 2xx. */
+  async send(
     target: HttpTarget,
     method: HttpMethod,
     headers: Record<string, string>,
@@ -93,7 +56,23 @@ export class HttpSender {
     signal: AbortSignal,
   ): Promise<void> {
     this.agent ??= new (undici().Agent)({ connections: this.connections });
-    return sendRequest(this.agent, target, method, headers, body, signal);
+    let response: Awaited<ReturnType<typeof request>>;
+    try {
+      response = await undici().request(target.url, {
+        method,
+        dispatcher: this.agent,
+        headers: mergeHeaders(headers, target.headers),
+        body,
+        signal: AbortSignal.any([signal, AbortSignal.timeout(target.timeoutMs)]),
+      });
+    } catch (error) {
+      throw new DeliveryError(`${method} ${redacted(target.url)} failed: ${(error as Error).message}`, true);
+    }
+    const status = response.statusCode;
+    const text = await response.body.text().catch(() => '');
+    if (status >= 200 && status < 300) return;
+    const retryable = status >= 500 || status === 408 || status === 429;
+    throw new DeliveryError(`${method} ${redacted(target.url)} answered ${status}: ${text.slice(0, 200)}`, retryable);
   }
 
   async close(): Promise<void> {

@@ -1,9 +1,8 @@
 /**
- * The `http` output: a JSON array of events POSTed per batch, with one keep-alive Agent per output and the POST
- * every HTTP sender shares (src/notify/delivery.ts: a per-request timeout, the status mapped to retry or drop).
+ * The `http` output: a JSON array of events POSTed per batch, through one keep-alive HttpSender per output, the
+ * sender every HTTP notifier uses (src/notify/delivery.ts: a per-request timeout, the status mapped to retry or drop).
  */
-import { undici } from '../../common/undici.ts';
-import { type HttpTarget, postBatch } from '../../notify/delivery.ts';
+import { HttpSender, type HttpTarget } from '../../notify/delivery.ts';
 import type { Event } from '../event.ts';
 import { BatchingOutput, type BatchSettings } from './batcher.ts';
 import type { OutputObserver } from './types.ts';
@@ -14,9 +13,9 @@ export function createHttpOutput(
   batching: BatchSettings,
   observer: OutputObserver,
 ): BatchingOutput {
-  const agent = new (undici().Agent)({ connections: 4 });
+  const http = new HttpSender(4);
   const headers = { 'content-type': 'application/json', 'user-agent': 'vigie' };
   const deliver = (batch: Event[], signal: AbortSignal) =>
-    postBatch(agent, target, headers, JSON.stringify(batch), signal);
-  return new BatchingOutput({ name, settings: batching, deliver, observer, onClose: () => agent.close() });
+    http.send(target, 'POST', headers, JSON.stringify(batch), signal);
+  return new BatchingOutput({ name, settings: batching, deliver, observer, onClose: () => http.close() });
 }

@@ -6,11 +6,10 @@
  * Names are sanitised to valid metric and label names. Events without a numeric metric or a name are dropped
  * as `unusable` before they are queued.
  */
-import { undici } from '../../common/undici.ts';
 import type { Event } from '../event.ts';
 import { encodeRemoteWrite, type RemoteWriteSeries } from '../ingest/remote-write.ts';
 import { BatchingOutput, type BatchSettings } from './batcher.ts';
-import { type HttpTarget, postBatch } from '../../notify/delivery.ts';
+import { HttpSender, type HttpTarget } from '../../notify/delivery.ts';
 import type { OutputObserver } from './types.ts';
 
 const REMOTE_WRITE_HEADERS = {
@@ -28,16 +27,16 @@ export function createPrometheusOutput(
   batching: BatchSettings,
   observer: OutputObserver,
 ): BatchingOutput {
-  const agent = new (undici().Agent)({ connections: 2 });
+  const http = new HttpSender(2);
   const deliver = (batch: Event[], signal: AbortSignal) =>
-    postBatch(agent, target, REMOTE_WRITE_HEADERS, encodeRemoteWrite(eventsToSeries(batch)), signal);
+    http.send(target, 'POST', REMOTE_WRITE_HEADERS, encodeRemoteWrite(eventsToSeries(batch)), signal);
   return new BatchingOutput({
     name,
     settings: batching,
     deliver,
     observer,
     refuse: (event) => (isWritable(event) ? null : 'unusable'),
-    onClose: () => agent.close(),
+    onClose: () => http.close(),
   });
 }
 
