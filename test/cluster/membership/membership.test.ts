@@ -130,7 +130,7 @@ describe.skipIf(!hasNatsServer())('membership', () => {
     expect((await kv.get('node-a'))?.operation).not.toBe('PUT');
   });
 
-  it("knows each member's labels, recomputes owners when a live member's labels change, and refuses a member with too many", async () => {
+  it("knows each member's labels, recomputes owners when a live member's labels change, and refuses a member with too many labels or under another's key", async () => {
     const nats = await startNatsServer({ security: 'open' });
     const nc = await connect(nats.connectOptions('node-a'));
     connections.push(nc);
@@ -179,6 +179,17 @@ describe.skipIf(!hasNatsServer())('membership', () => {
       await waitFor(() => !membership.members().includes('node-x'), { message: 'the member with 65 labels forgotten' });
       expect(await registry.getSingleMetricAsString('cluster_messages_refused_total')).toMatch(
         /source="members",reason="shape"\} 1/,
+      );
+
+      // An entry under node-y's key that announces another node: refused as key, and node-y owns nothing.
+      await kv.put(
+        'node-y',
+        JSON.stringify({ node: 'node-z', configHash: 'h', version: '1', startedAtMs: Date.now() }),
+      );
+      await waitFor(() => !membership.members().includes('node-y'), { message: 'the member naming another forgotten' });
+      expect(membership.members()).not.toContain('node-z');
+      expect(await registry.getSingleMetricAsString('cluster_messages_refused_total')).toMatch(
+        /source="members",reason="key"\} 1/,
       );
     } finally {
       await membership.stop();
