@@ -25,8 +25,6 @@ import type {
   JetStreamClient,
   JetStreamManager,
   JsMsg,
-  RetentionPolicy,
-  StorageType,
 } from '@nats-io/jetstream';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
@@ -35,6 +33,7 @@ import type { AuditMessage, AuditReplication, ReplicatedAuditLog } from '../serv
 import type { AuditSettings } from '../server/settings.ts';
 import type { ClusterConnection } from './connection.ts';
 import { permissionsHint } from './errors.ts';
+import { addStreamIfAbsent } from './nats.ts';
 import { WakeableSleep } from './wakeable-sleep.ts';
 import type { JoinedCluster } from './membership/node.ts';
 import { type MessageRefusals, WireSchema } from './refusals.ts';
@@ -142,22 +141,14 @@ export class ClusterAudit implements AuditReplication {
   }
 
   private async ensureStream(jsm: JetStreamManager, replicas: number): Promise<void> {
-    try {
-      await jsm.streams.info(AUDIT_STREAM);
-    } catch {
-      await jsm.streams.add({
-        name: AUDIT_STREAM,
-        subjects: [`${SUBJECT_PREFIX}>`],
-        retention: 'limits' as RetentionPolicy,
-        storage: 'file' as StorageType,
-        discard: 'old' as DiscardPolicy,
-        max_age: this.options.settings.retentionMs * 1e6,
-        max_msgs: this.options.settings.maxRows,
-        max_msg_size: MAX_MESSAGE_BYTES,
-        num_replicas: replicas,
-        duplicate_window: 120 * 1e9,
-      });
-    }
+    await addStreamIfAbsent(jsm, AUDIT_STREAM, SUBJECT_PREFIX, {
+      discard: 'old' as DiscardPolicy,
+      max_age: this.options.settings.retentionMs * 1e6,
+      max_msgs: this.options.settings.maxRows,
+      max_msg_size: MAX_MESSAGE_BYTES,
+      num_replicas: replicas,
+      duplicate_window: 120 * 1e9,
+    });
   }
 
   /** This node's rows not published yet, oldest first, one message each; waits in SQLite while NATS is away. */

@@ -17,22 +17,14 @@
  * members, src/cluster/membership/silent-members.ts).
  */
 import { randomUUID } from 'node:crypto';
-import type {
-  AckPolicy,
-  Consumer,
-  DeliverPolicy,
-  JetStreamClient,
-  JetStreamManager,
-  JsMsg,
-  RetentionPolicy,
-  StorageType,
-} from '@nats-io/jetstream';
+import type { AckPolicy, Consumer, DeliverPolicy, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import { Type } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import { type CheckResult, CheckResultSchema } from '../../healthcheck/cluster-port.ts';
 import type { ClusterConnection } from '../connection.ts';
 import { permissionsHint } from '../errors.ts';
+import { addStreamIfAbsent } from '../nats.ts';
 import { type MessageRefusals, WireSchema } from '../refusals.ts';
 import { WakeableSleep } from '../wakeable-sleep.ts';
 
@@ -58,22 +50,12 @@ const BATCH_SCHEMA = new WireSchema<CheckResult[]>(
 );
 
 export async function ensureResultsStream(jsm: JetStreamManager, replicas: number): Promise<void> {
-  const config = {
-    name: RESULTS_STREAM,
-    subjects: [`${SUBJECT_PREFIX}>`],
-    // The enums' values, spelled out: the module is loaded only when a node joins (src/cluster/nats.ts).
-    retention: 'limits' as RetentionPolicy,
-    storage: 'file' as StorageType,
+  await addStreamIfAbsent(jsm, RESULTS_STREAM, SUBJECT_PREFIX, {
     max_age: RETENTION_NS,
     max_bytes: MAX_STREAM_BYTES,
     num_replicas: replicas,
     duplicate_window: 120 * 1e9,
-  };
-  try {
-    await jsm.streams.info(RESULTS_STREAM);
-  } catch {
-    await jsm.streams.add(config);
-  }
+  });
 }
 
 export class ResultMetrics {

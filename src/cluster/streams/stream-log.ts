@@ -17,11 +17,12 @@
  * (503): they were not acknowledged, so the sender retries.
  */
 import { createHash } from 'node:crypto';
-import type { DiscardPolicy, JetStreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import type { DiscardPolicy, JetStreamManager } from '@nats-io/jetstream';
 import { Counter, type Registry } from 'prom-client';
 import type { Event } from '../../stream/event.ts';
 import type { EventIngest, IngestOutcome } from '../../stream/partition/placement.ts';
 import { ClusterUnavailableError } from '../errors.ts';
+import { addStreamIfAbsent } from '../nats.ts';
 import type { EventCodec } from './event-codec.ts';
 import {
   encodeBatch,
@@ -66,22 +67,12 @@ export interface EventLogLimits {
 }
 
 export async function ensureEventsStream(jsm: JetStreamManager, limits: EventLogLimits): Promise<void> {
-  const config = {
-    name: EVENTS_STREAM,
-    subjects: [`${EVENTS_SUBJECT_PREFIX}>`],
-    // The enums' values, spelled out: the module is loaded only when a node joins (src/cluster/nats.ts).
-    retention: 'limits' as RetentionPolicy,
-    storage: 'file' as StorageType,
+  await addStreamIfAbsent(jsm, EVENTS_STREAM, EVENTS_SUBJECT_PREFIX, {
     // Refuse rather than forget: a full log answers 503, it never drops what a checkpoint does not cover.
     discard: 'new' as DiscardPolicy,
     max_bytes: limits.maxBytes,
     num_replicas: limits.replicas,
-  };
-  try {
-    await jsm.streams.info(EVENTS_STREAM);
-  } catch {
-    await jsm.streams.add(config);
-  }
+  });
 }
 
 /** The events of one stream waiting for the next publish, per partition, and the inputs waiting for it. */
