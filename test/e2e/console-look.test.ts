@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import axe from 'axe-core';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ARTIFACTS, type Browser, hasChromium, launchBrowser } from '../helpers/browser.ts';
+import { ARTIFACTS, type Browser, hasChromium, launchBrowser, signIn } from '../helpers/browser.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { closedPort, type HttpTarget, startHttpTarget } from '../helpers/targets.ts';
 
@@ -207,6 +207,30 @@ describe.skipIf(!hasChromium())('the console, looked at', () => {
     expect(await page.evaluate('document.activeElement.textContent')).toBe('Skip to the content');
     await page.keyboard.press('Enter');
     expect(await page.evaluate('document.activeElement.id')).toBe('main');
+  }, 60_000);
+
+  it("draws the response-time chart's axes in the theme's colours: light text on a dark page", async () => {
+    // A browser of its own: the system's theme, dark.
+    const own = await launchBrowser();
+    try {
+      const { page } = await own.open(`${server.url}/frontend/index.html#/check/web`);
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await signIn(page, { username: 'ops', password: 's3cret' });
+      await page.locator('.chart canvas').waitFor({ timeout: 10_000 });
+      // The axes' labels are the only light pixels the chart draws (its series are blue, green, red, purple).
+      const lightPixels = () =>
+        page.evaluate(`(() => {
+        const canvas = document.querySelector('.chart canvas');
+        const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+        let light = 0;
+        for (let i = 0; i < data.length; i += 4)
+          if (data[i + 3] > 200 && data[i] > 200 && data[i + 1] > 200 && data[i + 2] > 200) light++;
+        return light;
+      })()`);
+      await expect.poll(lightPixels, { timeout: 10_000 }).toBeGreaterThan(50);
+    } finally {
+      await own.close();
+    }
   }, 60_000);
 
   it('lists failing checks first, keeps a filter in the URL, and shows a successful run as one', async () => {

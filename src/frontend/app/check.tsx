@@ -273,10 +273,11 @@ function DurationChart({ buckets, window, runs }: { buckets: DurationBucket[]; w
     const element = target.current;
     if (element === null || (buckets.length === 0 && runs.length === 0)) return;
     const data = alignedData(buckets, runs, window);
-    // A canvas takes no CSS: its axes and grid are drawn in the theme's colours, read when it is drawn.
-    const css = getComputedStyle(document.documentElement);
-    const text = css.getPropertyValue('--text').trim();
-    const lines = { stroke: css.getPropertyValue('--border').trim() };
+    // A canvas takes no CSS: its axes and grid are drawn in the theme's colours, read when it is drawn from the
+    // chart's own text and border, resolved (a variable holds light-dark(), which a canvas does not understand).
+    const css = getComputedStyle(element);
+    const text = css.color;
+    const lines = { stroke: css.borderTopColor };
     const axis = { stroke: text, grid: lines, ticks: lines };
     const plot = new uPlot(
       {
