@@ -8,6 +8,7 @@ import { CheckActions, HeartbeatUrls } from './check-actions.tsx';
 import { CheckStateTag, Labels, Status, Strip } from './checks.tsx';
 import { dateTime, milliseconds, percent } from './format.ts';
 import { usePoll } from './hooks.ts';
+import { ListTable } from './list-table.tsx';
 
 const POLL_MS = 5000;
 const WINDOW_SECONDS: Record<Window, number> = { '24h': 86_400, '7d': 7 * 86_400, '30d': 30 * 86_400 };
@@ -118,42 +119,31 @@ export function CheckView({ name }: { name: string }) {
         </>
       )}
       <h3>State changes</h3>
-      {events.data === undefined ? (
-        <Status error={events.error} what="the state changes" />
-      ) : events.data.length === 0 ? (
-        <p class="shown">No change in the last 30 days.</p>
-      ) : (
-        <div class="scroll" tabIndex={0}>
-          <table class="state-changes">
-            <thead>
-              <tr>
-                <th>Time</th>
-                <th>From</th>
-                <th>To</th>
-                <th>Message</th>
-              </tr>
-            </thead>
-            <tbody>
-              {[...events.data].reverse().map((event) => (
-                <tr>
-                  <td>{new Date(event.at).toLocaleString()}</td>
-                  <td>
-                    <span class="check-state" data-state={event.previous}>
-                      {event.previous}
-                    </span>
-                  </td>
-                  <td>
-                    <span class="check-state" data-state={event.state}>
-                      {event.state}
-                    </span>
-                  </td>
-                  <td class="message-cell">{event.message}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ListTable
+        rows={events.data}
+        error={events.error}
+        what="the state changes"
+        empty="No change in the last 30 days."
+        tableClass="state-changes"
+        headings={['Time', 'From', 'To', 'Message']}
+      >
+        {[...(events.data ?? [])].reverse().map((event) => (
+          <tr>
+            <td>{new Date(event.at).toLocaleString()}</td>
+            <td>
+              <span class="check-state" data-state={event.previous}>
+                {event.previous}
+              </span>
+            </td>
+            <td>
+              <span class="check-state" data-state={event.state}>
+                {event.state}
+              </span>
+            </td>
+            <td class="message-cell">{event.message}</td>
+          </tr>
+        ))}
+      </ListTable>
       <h3>Definition</h3>
       {definition.data === undefined ? (
         <Status error={definition.error} what="the definition" />

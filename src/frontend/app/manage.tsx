@@ -7,6 +7,7 @@ import { useState } from 'preact/hooks';
 import { type Incidents, send } from './api.ts';
 import { Status } from './checks.tsx';
 import { usePoll } from './hooks.ts';
+import { type FormLayout, ObjectTable } from './list-table.tsx';
 import { DeleteButton, ResourceForm } from './resource-form.tsx';
 import { useCan } from './session.tsx';
 
@@ -115,9 +116,14 @@ interface MaintenanceWindow {
   'next-start'?: string;
 }
 
+/** The layout of a window's create and edit forms: what the API reports but does not take, hidden. */
+const WINDOW_FORM: FormLayout = {
+  hidden: new Set(['source', 'active', 'next-start', 'next-end']),
+  primary: ['duration', 'every', 'checks', 'labels'],
+};
+
 export function MaintenanceView() {
   const can = useCan();
-  const [editing, setEditing] = useState<MaintenanceWindow | undefined>(undefined);
   const windows = usePoll(
     () => send<{ result: MaintenanceWindow[] }>('GET', '/api/v1/maintenance'),
     POLL_MS,
@@ -130,85 +136,44 @@ export function MaintenanceView() {
         <ResourceForm
           title="New maintenance window"
           path="/api/v1/maintenance"
-          hidden={new Set(['source', 'active', 'next-start', 'next-end'])}
-          primary={['duration', 'every', 'checks', 'labels']}
+          {...WINDOW_FORM}
           onDone={windows.refresh}
         />
       )}
-      {editing !== undefined && (
-        <ResourceForm
-          key={editing.name}
-          title={`Edit ${editing.name}`}
-          path="/api/v1/maintenance"
-          hidden={new Set(['source', 'active', 'next-start', 'next-end'])}
-          primary={['duration', 'every', 'checks', 'labels']}
-          editing={editing as unknown as Record<string, unknown>}
-          fixed={new Set(['name'])}
-          onDone={() => {
-            setEditing(undefined);
-            windows.refresh();
-          }}
-        />
-      )}
-      {windows.data === undefined ? (
-        <Status error={windows.error} what="maintenance windows" />
-      ) : windows.data.result.length === 0 ? (
-        <p class="shown">No maintenance window.</p>
-      ) : (
-        <div class="scroll" tabIndex={0}>
-          <table class="maintenance">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Start</th>
-                <th>Duration</th>
-                <th>Every</th>
-                <th>Checks</th>
-                <th>Source</th>
-                <th>Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {windows.data.result.map((window) => (
-                <tr data-name={window.name}>
-                  <td>
-                    {window.name} {window.active && <span class="badge maintenance">on now</span>}
-                  </td>
-                  <td>{new Date(window['next-start'] ?? window.start).toLocaleString()}</td>
-                  <td>{window.duration}</td>
-                  <td>{window.every ?? '–'}</td>
-                  <td>
-                    {/* Neither checks nor labels: the window covers every check (docs/checks.md). */}
-                    {(window.checks?.length ? window.checks.join(', ') : undefined) ??
-                      (window.labels === undefined
-                        ? 'every check'
-                        : Object.entries(window.labels)
-                            .map(([key, value]) => `${key}=${value}`)
-                            .join(', '))}
-                  </td>
-                  <td>{window.source}</td>
-                  <td>
-                    {window.source === 'api' && can('write') ? (
-                      <span class="actions">
-                        <button type="button" onClick={() => setEditing(window)}>
-                          Edit
-                        </button>
-                        <DeleteButton
-                          what={window.name}
-                          path={`/api/v1/maintenance/${encodeURIComponent(window.name)}`}
-                          onDone={windows.refresh}
-                        />
-                      </span>
-                    ) : (
-                      <small>{window.source === 'api' ? '' : 'read-only: in the configuration file'}</small>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ObjectTable
+        objects={windows.data?.result}
+        error={windows.error}
+        refresh={windows.refresh}
+        what="maintenance windows"
+        empty="No maintenance window."
+        tableClass="maintenance"
+        path="/api/v1/maintenance"
+        by="name"
+        headings={['Name', 'Start', 'Duration', 'Every', 'Checks', 'Source']}
+        cells={(window) => (
+          <>
+            <td>
+              {window.name} {window.active && <span class="badge maintenance">on now</span>}
+            </td>
+            <td>{new Date(window['next-start'] ?? window.start).toLocaleString()}</td>
+            <td>{window.duration}</td>
+            <td>{window.every ?? '–'}</td>
+            <td>
+              {/* Neither checks nor labels: the window covers every check (docs/checks.md). */}
+              {(window.checks?.length ? window.checks.join(', ') : undefined) ??
+                (window.labels === undefined
+                  ? 'every check'
+                  : Object.entries(window.labels)
+                      .map(([key, value]) => `${key}=${value}`)
+                      .join(', '))}
+            </td>
+            <td>{window.source}</td>
+          </>
+        )}
+        allowed={can('write')}
+        edit={WINDOW_FORM}
+        deleteWhat={(name) => name}
+      />
     </section>
   );
 }
@@ -247,46 +212,27 @@ export function TokensView() {
           </button>
         </div>
       )}
-      {tokens.data === undefined ? (
-        <Status error={tokens.error} what="tokens" />
-      ) : tokens.data.tokens.length === 0 ? (
-        <p class="shown">No token yet: the basic-auth user is the only credential.</p>
-      ) : (
-        <div class="scroll" tabIndex={0}>
-          <table class="tokens">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Scopes</th>
-                <th>Created</th>
-                <th>Source</th>
-                <th>Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {tokens.data.tokens.map((token) => (
-                <tr data-name={token.name}>
-                  <td>{token.name}</td>
-                  <td>{token.scopes.join(', ')}</td>
-                  <td>{token.created !== undefined ? new Date(token.created * 1000).toLocaleString() : '–'}</td>
-                  <td>{token.source}</td>
-                  <td>
-                    {token.source === 'api' ? (
-                      <DeleteButton
-                        what={`token ${token.name}`}
-                        path={`/api/v1/tokens/${encodeURIComponent(token.name)}`}
-                        onDone={tokens.refresh}
-                      />
-                    ) : (
-                      <small>read-only: in the configuration file</small>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <ObjectTable
+        objects={tokens.data?.tokens}
+        error={tokens.error}
+        refresh={tokens.refresh}
+        what="tokens"
+        empty="No token yet: the basic-auth user is the only credential."
+        tableClass="tokens"
+        path="/api/v1/tokens"
+        by="name"
+        headings={['Name', 'Scopes', 'Created', 'Source']}
+        cells={(token) => (
+          <>
+            <td>{token.name}</td>
+            <td>{token.scopes.join(', ')}</td>
+            <td>{token.created !== undefined ? new Date(token.created * 1000).toLocaleString() : '–'}</td>
+            <td>{token.source}</td>
+          </>
+        )}
+        allowed
+        deleteWhat={(name) => `token ${name}`}
+      />
     </section>
   );
 }
