@@ -7,8 +7,8 @@
  */
 import { useState } from 'preact/hooks';
 import { type Alert, api, send } from './api.ts';
-import { Status } from './checks.tsx';
 import { usePoll } from './hooks.ts';
+import { Status } from './list-table.tsx';
 import { useCan } from './session.tsx';
 
 const POLL_MS = 5000;

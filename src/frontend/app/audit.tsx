@@ -4,9 +4,9 @@
  * scope `admin`: a credential without it is told so rather than shown an error.
  */
 import { api, ApiError, type AuditPage } from './api.ts';
-import { Status } from './checks.tsx';
 import { dateTime } from './format.ts';
 import { usePoll } from './hooks.ts';
+import { ScrollTable, Status } from './list-table.tsx';
 
 const POLL_MS = 10_000;
 const LIMIT = 100;
@@ -44,36 +44,34 @@ export function AuditView() {
       {rows.length === 0 ? (
         <p class="loading">No change recorded.</p>
       ) : (
-        <div class="scroll" tabIndex={0}>
-          <table class="audit">
-            <thead>
-              <tr>
-                <th>Time</th>
-                {nodes && <th>Node</th>}
-                <th>Principal</th>
-                <th>Address</th>
-                <th>Method</th>
-                <th>Route</th>
-                <th>Name</th>
-                <th class="num">Outcome</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row) => (
-                <tr key={row.id} class={row.outcome >= 400 ? 'refused' : undefined}>
-                  <td>{dateTime(row.time / 1000)}</td>
-                  {nodes && <td>{row.node ?? ''}</td>}
-                  <td>{row.principal}</td>
-                  <td>{row.address}</td>
-                  <td>{row.method}</td>
-                  <td title={row.path}>{row.route}</td>
-                  <td class="name">{row.name ?? ''}</td>
-                  <td class="num outcome">{row.outcome}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ScrollTable
+          tableClass="audit"
+          head={
+            <>
+              <th>Time</th>
+              {nodes && <th>Node</th>}
+              <th>Principal</th>
+              <th>Address</th>
+              <th>Method</th>
+              <th>Route</th>
+              <th>Name</th>
+              <th class="num">Outcome</th>
+            </>
+          }
+        >
+          {rows.map((row) => (
+            <tr key={row.id} class={row.outcome >= 400 ? 'refused' : undefined}>
+              <td>{dateTime(row.time / 1000)}</td>
+              {nodes && <td>{row.node ?? ''}</td>}
+              <td>{row.principal}</td>
+              <td>{row.address}</td>
+              <td>{row.method}</td>
+              <td title={row.path}>{row.route}</td>
+              <td class="name">{row.name ?? ''}</td>
+              <td class="num outcome">{row.outcome}</td>
+            </tr>
+          ))}
+        </ScrollTable>
       )}
     </section>
   );

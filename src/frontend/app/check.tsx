@@ -5,10 +5,10 @@ import 'uplot/dist/uPlot.min.css';
 import { api, type DurationBucket, type HistoryEntry, type LocationResult, type Window, WINDOWS } from './api.ts';
 import { CheckAlerts } from './alerts.tsx';
 import { CheckActions, HeartbeatUrls } from './check-actions.tsx';
-import { CheckStateTag, Labels, Status, Strip } from './checks.tsx';
+import { CheckStateTag, Labels, Strip } from './checks.tsx';
 import { dateTime, milliseconds, percent } from './format.ts';
 import { usePoll } from './hooks.ts';
-import { ListTable } from './list-table.tsx';
+import { ListTable, ScrollTable, Status } from './list-table.tsx';
 
 const POLL_MS = 5000;
 const WINDOW_SECONDS: Record<Window, number> = { '24h': 86_400, '7d': 7 * 86_400, '30d': 30 * 86_400 };
@@ -156,35 +156,31 @@ export function CheckView({ name }: { name: string }) {
       ) : (
         <>
           <Strip entries={[...history.data].reverse()} />
-          <div class="scroll" tabIndex={0}>
-            <table class="history">
-              <thead>
-                <tr>
-                  <th>Time</th>
-                  <th>State</th>
-                  <th class="num">Duration</th>
-                  {clustered && <th>Node</th>}
-                  <th>Message</th>
-                </tr>
-              </thead>
-              <tbody>
-                {history.data.map((entry) => (
-                  <tr class={entry.success ? 'ok' : 'failing'}>
-                    <td>{dateTime(entry['healthcheck-timestamp'])}</td>
-                    <td>
-                      <span class={`badge ${entry.success ? 'ok' : 'failing'}`}>
-                        {entry.success ? 'ok' : 'failing'}
-                      </span>
-                      {entry.maintenance && <span class="badge maintenance">maintenance</span>}
-                    </td>
-                    <td class="num">{milliseconds(entry.duration)}</td>
-                    {clustered && <td class="node">{entry.node ?? '–'}</td>}
-                    <td class="message-cell">{entry.message}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <ScrollTable
+            tableClass="history"
+            head={
+              <>
+                <th>Time</th>
+                <th>State</th>
+                <th class="num">Duration</th>
+                {clustered && <th>Node</th>}
+                <th>Message</th>
+              </>
+            }
+          >
+            {history.data.map((entry) => (
+              <tr class={entry.success ? 'ok' : 'failing'}>
+                <td>{dateTime(entry['healthcheck-timestamp'])}</td>
+                <td>
+                  <span class={`badge ${entry.success ? 'ok' : 'failing'}`}>{entry.success ? 'ok' : 'failing'}</span>
+                  {entry.maintenance && <span class="badge maintenance">maintenance</span>}
+                </td>
+                <td class="num">{milliseconds(entry.duration)}</td>
+                {clustered && <td class="node">{entry.node ?? '–'}</td>}
+                <td class="message-cell">{entry.message}</td>
+              </tr>
+            ))}
+          </ScrollTable>
         </>
       )}
     </section>
@@ -200,40 +196,36 @@ function Locations({ locations, quorum }: { locations: LocationResult[]; quorum:
       <p class="locations-summary">
         {failing} of {locations.length} failing; the check fails when {quorum} {quorum === 1 ? 'does' : 'do'}.
       </p>
-      <div class="scroll" tabIndex={0}>
-        <table class="locations">
-          <thead>
-            <tr>
-              <th>Node</th>
-              <th>State</th>
-              <th>Last run</th>
-              <th class="num">Duration</th>
-              <th>Message</th>
+      <ScrollTable
+        tableClass="locations"
+        head={
+          <>
+            <th>Node</th>
+            <th>State</th>
+            <th>Last run</th>
+            <th class="num">Duration</th>
+            <th>Message</th>
+          </>
+        }
+      >
+        {locations.map((location) => {
+          const state = location.success === undefined ? 'pending' : location.success ? 'ok' : 'failing';
+          return (
+            <tr class={state} data-node={location.node}>
+              <td class="node">{location.node}</td>
+              <td>
+                <span class={`badge ${state}`}>{state === 'pending' ? 'not run' : state}</span>
+                {location.maintenance && <span class="badge maintenance">maintenance</span>}
+              </td>
+              <td>
+                {location['healthcheck-timestamp'] !== undefined ? dateTime(location['healthcheck-timestamp']) : '–'}
+              </td>
+              <td class="num">{location.duration !== undefined ? milliseconds(location.duration) : '–'}</td>
+              <td class="message-cell">{location.success === false ? location.message : ''}</td>
             </tr>
-          </thead>
-          <tbody>
-            {locations.map((location) => {
-              const state = location.success === undefined ? 'pending' : location.success ? 'ok' : 'failing';
-              return (
-                <tr class={state} data-node={location.node}>
-                  <td class="node">{location.node}</td>
-                  <td>
-                    <span class={`badge ${state}`}>{state === 'pending' ? 'not run' : state}</span>
-                    {location.maintenance && <span class="badge maintenance">maintenance</span>}
-                  </td>
-                  <td>
-                    {location['healthcheck-timestamp'] !== undefined
-                      ? dateTime(location['healthcheck-timestamp'])
-                      : '–'}
-                  </td>
-                  <td class="num">{location.duration !== undefined ? milliseconds(location.duration) : '–'}</td>
-                  <td class="message-cell">{location.success === false ? location.message : ''}</td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
+          );
+        })}
+      </ScrollTable>
     </>
   );
 }

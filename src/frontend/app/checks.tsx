@@ -16,6 +16,7 @@ import {
   type StateFilter,
 } from './check-filters.ts';
 import { usePoll } from './hooks.ts';
+import { ScrollTable, Status } from './list-table.tsx';
 import { useCan } from './session.tsx';
 
 const PAGE_SIZE = 100;
@@ -176,31 +177,29 @@ export function ChecksView({ query = '' }: { query?: string }) {
           : `${filtered.length} of ${checks.length} checks`}
         {pages > 1 && ` · page ${current + 1} of ${pages}`}
       </p>
-      <div class="scroll" tabIndex={0}>
-        <table class="checks">
-          <thead>
-            <tr>
-              <th>State</th>
-              <th>Check</th>
-              <th class="wide">Kind</th>
-              <th class="wide">Source</th>
-              {clustered && <th class="wide">Node</th>}
-              <th class="wide">Labels</th>
-              <th>Last run</th>
-              <th class="wide">Duration</th>
-              {WINDOWS.map((window) => (
-                <th class={window === '24h' ? 'num' : 'num wide'}>Uptime {window}</th>
-              ))}
-              <th class="wide">Recent results</th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((check) => (
-              <CheckRow key={check.name} check={check} now={now} strip={strips[check.name]} clustered={clustered} />
+      <ScrollTable
+        tableClass="checks"
+        head={
+          <>
+            <th>State</th>
+            <th>Check</th>
+            <th class="wide">Kind</th>
+            <th class="wide">Source</th>
+            {clustered && <th class="wide">Node</th>}
+            <th class="wide">Labels</th>
+            <th>Last run</th>
+            <th class="wide">Duration</th>
+            {WINDOWS.map((window) => (
+              <th class={window === '24h' ? 'num' : 'num wide'}>Uptime {window}</th>
             ))}
-          </tbody>
-        </table>
-      </div>
+            <th class="wide">Recent results</th>
+          </>
+        }
+      >
+        {shown.map((check) => (
+          <CheckRow key={check.name} check={check} now={now} strip={strips[check.name]} clustered={clustered} />
+        ))}
+      </ScrollTable>
       {pages > 1 && <Pager page={current} pages={pages} setPage={setPage} />}
     </section>
   );
@@ -349,15 +348,5 @@ function FirstCheck({ canWrite }: { canWrite: boolean }) {
         </li>
       </ul>
     </section>
-  );
-}
-
-export function Status({ error, what }: { error: string | undefined; what: string }) {
-  return error === undefined ? (
-    <p class="loading">Loading {what}…</p>
-  ) : (
-    <p class="error" role="alert">
-      Cannot load {what}: {error}
-    </p>
   );
 }

@@ -4,9 +4,9 @@
  * checks each owns, each linking to the check list filtered on the checks it ran last.
  */
 import { api, inCluster } from './api.ts';
-import { Status } from './checks.tsx';
 import { dateTime } from './format.ts';
 import { usePoll } from './hooks.ts';
+import { ScrollTable, Status } from './list-table.tsx';
 
 const POLL_MS = 10_000;
 
@@ -27,56 +27,54 @@ function Members() {
           {node} has not joined its cluster yet (NATS unreachable): it runs no check until it does.
         </p>
       )}
-      <div class="scroll" tabIndex={0}>
-        <table class="members">
-          <thead>
-            <tr>
-              <th>Node</th>
-              <th>Version</th>
-              <th>Config hash</th>
-              <th>Started</th>
-              <th class="num">Checks owned</th>
-              <th class="num">Stream partitions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {result.map((member) => (
-              <tr data-node={member.node}>
-                <td>
-                  <a href={`#/checks?node=${encodeURIComponent(member.node)}`}>{member.node}</a>
-                  {member.self && <span class="badge self">this node</span>}
-                  {member.silent && (
-                    <span
-                      class="badge silent"
-                      title="it runs checks and published no result for 3 × member-ttl beyond their interval: it runs no check until it publishes again"
-                    >
-                      silent
-                    </span>
-                  )}
-                  {!member.ready && (
-                    <span
-                      class="badge silent"
-                      title="it cannot write every store it writes through yet (joining, or NATS unreachable): its /readyz answers 503"
-                    >
-                      not ready
-                    </span>
-                  )}
-                </td>
-                <td>{member.version}</td>
-                <td
-                  class={member['config-hash'] === ours ? 'hash' : 'hash differs'}
-                  title={member['config-hash'] === ours ? undefined : "differs from this node's config file"}
+      <ScrollTable
+        tableClass="members"
+        head={
+          <>
+            <th>Node</th>
+            <th>Version</th>
+            <th>Config hash</th>
+            <th>Started</th>
+            <th class="num">Checks owned</th>
+            <th class="num">Stream partitions</th>
+          </>
+        }
+      >
+        {result.map((member) => (
+          <tr data-node={member.node}>
+            <td>
+              <a href={`#/checks?node=${encodeURIComponent(member.node)}`}>{member.node}</a>
+              {member.self && <span class="badge self">this node</span>}
+              {member.silent && (
+                <span
+                  class="badge silent"
+                  title="it runs checks and published no result for 3 × member-ttl beyond their interval: it runs no check until it publishes again"
                 >
-                  {member['config-hash']}
-                </td>
-                <td>{dateTime(Date.parse(member['started-at']) / 1000)}</td>
-                <td class="num checks-owned">{member.checks}</td>
-                <td class="num partitions-owned">{member.partitions}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+                  silent
+                </span>
+              )}
+              {!member.ready && (
+                <span
+                  class="badge silent"
+                  title="it cannot write every store it writes through yet (joining, or NATS unreachable): its /readyz answers 503"
+                >
+                  not ready
+                </span>
+              )}
+            </td>
+            <td>{member.version}</td>
+            <td
+              class={member['config-hash'] === ours ? 'hash' : 'hash differs'}
+              title={member['config-hash'] === ours ? undefined : "differs from this node's config file"}
+            >
+              {member['config-hash']}
+            </td>
+            <td>{dateTime(Date.parse(member['started-at']) / 1000)}</td>
+            <td class="num checks-owned">{member.checks}</td>
+            <td class="num partitions-owned">{member.partitions}</td>
+          </tr>
+        ))}
+      </ScrollTable>
     </section>
   );
 }

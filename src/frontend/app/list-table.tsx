@@ -5,8 +5,23 @@
  */
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { Status } from './checks.tsx';
 import { DeleteButton, ResourceForm } from './resource-form.tsx';
+
+/** The line a list shows while there is nothing to show: loading, or why it cannot load. */ export function Status({
+  error,
+  what,
+}: {
+  error: string | undefined;
+  what: string;
+}) {
+  return error === undefined ? (
+    <p class="loading">Loading {what}…</p>
+  ) : (
+    <p class="error" role="alert">
+      Cannot load {what}: {error}
+    </p>
+  );
+}
 
 interface ListTableProps {
   rows: readonly unknown[] | undefined;
@@ -23,14 +38,33 @@ export function ListTable({ rows, error, what, empty, tableClass, headings, chil
   if (rows === undefined) return <Status error={error} what={what} />;
   if (rows.length === 0) return <p class="shown">{empty}</p>;
   return (
+    <ScrollTable
+      tableClass={tableClass}
+      head={headings.map((heading) => (
+        <th>{heading}</th>
+      ))}
+    >
+      {children}
+    </ScrollTable>
+  );
+}
+
+/** A table that scrolls sideways on a narrow screen, and from the keyboard (it takes the focus). */
+export function ScrollTable({
+  tableClass,
+  head,
+  children,
+}: {
+  tableClass: string;
+  /** The heading cells. */
+  head: ComponentChildren;
+  children: ComponentChildren;
+}) {
+  return (
     <div class="scroll" tabIndex={0}>
       <table class={tableClass}>
         <thead>
-          <tr>
-            {headings.map((heading) => (
-              <th>{heading}</th>
-            ))}
-          </tr>
+          <tr>{head}</tr>
         </thead>
         <tbody>{children}</tbody>
       </table>

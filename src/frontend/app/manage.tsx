@@ -5,9 +5,8 @@
  */
 import { useState } from 'preact/hooks';
 import { type Incidents, send } from './api.ts';
-import { Status } from './checks.tsx';
 import { usePoll } from './hooks.ts';
-import { type FormLayout, ObjectTable } from './list-table.tsx';
+import { type FormLayout, ObjectTable, Status } from './list-table.tsx';
 import { DeleteButton, ResourceForm } from './resource-form.tsx';
 import { useCan } from './session.tsx';
 

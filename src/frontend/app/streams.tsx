@@ -4,10 +4,10 @@
  */
 import { useRef, useState } from 'preact/hooks';
 import { api, type IndexEvent, type StreamSummary } from './api.ts';
-import { Status } from './checks.tsx';
 import { fieldText, streamTime } from './format.ts';
 import { usePoll } from './hooks.ts';
 import { type FeedMode, POLL_MS, useLiveSearch } from './index-feed.ts';
+import { ScrollTable, Status } from './list-table.tsx';
 
 const SOURCES: Record<StreamSummary['source'], string> = { api: 'API', file: 'file', persisted: 'API, persisted' };
 const FEED_MODES: Record<FeedMode, string> = {
@@ -51,47 +51,45 @@ export function StreamsView() {
       {streams.data.length === 0 ? (
         <p>No streams.</p>
       ) : (
-        <div class="scroll" tabIndex={0}>
-          <table class="streams">
-            <thead>
-              <tr>
-                <th>Stream</th>
-                <th>Source</th>
-                <th class="num">Events/s</th>
-                <th class="num">Events</th>
-                <th class="num">Errors</th>
-                <th class="num">Index size</th>
-                <th>Current time</th>
+        <ScrollTable
+          tableClass="streams"
+          head={
+            <>
+              <th>Stream</th>
+              <th>Source</th>
+              <th class="num">Events/s</th>
+              <th class="num">Events</th>
+              <th class="num">Errors</th>
+              <th class="num">Index size</th>
+              <th>Current time</th>
+            </>
+          }
+        >
+          {streams.data.map((stream) => {
+            const rate = rates.current.get(stream.name)?.rate ?? null;
+            return (
+              <tr
+                class={stream === chosen ? 'stream selected' : 'stream'}
+                data-name={stream.name}
+                onClick={() => setSelected(stream.name)}
+              >
+                <td class="name">
+                  <button type="button" class="link" onClick={() => setSelected(stream.name)}>
+                    {stream.name}
+                  </button>
+                  {stream.default && <span class="label">default</span>}
+                  {stream.description !== null && <div class="description">{stream.description}</div>}
+                </td>
+                <td>{SOURCES[stream.source]}</td>
+                <td class="num rate">{rate === null ? '–' : rate.toFixed(1)}</td>
+                <td class="num">{stream.events}</td>
+                <td class={`num ${stream.errors > 0 ? 'has-errors' : ''}`}>{stream.errors}</td>
+                <td class="num index-size">{stream['index-size']}</td>
+                <td>{streamTime(stream['current-time'])}</td>
               </tr>
-            </thead>
-            <tbody>
-              {streams.data.map((stream) => {
-                const rate = rates.current.get(stream.name)?.rate ?? null;
-                return (
-                  <tr
-                    class={stream === chosen ? 'stream selected' : 'stream'}
-                    data-name={stream.name}
-                    onClick={() => setSelected(stream.name)}
-                  >
-                    <td class="name">
-                      <button type="button" class="link" onClick={() => setSelected(stream.name)}>
-                        {stream.name}
-                      </button>
-                      {stream.default && <span class="label">default</span>}
-                      {stream.description !== null && <div class="description">{stream.description}</div>}
-                    </td>
-                    <td>{SOURCES[stream.source]}</td>
-                    <td class="num rate">{rate === null ? '–' : rate.toFixed(1)}</td>
-                    <td class="num">{stream.events}</td>
-                    <td class={`num ${stream.errors > 0 ? 'has-errors' : ''}`}>{stream.errors}</td>
-                    <td class="num index-size">{stream['index-size']}</td>
-                    <td>{streamTime(stream['current-time'])}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </ScrollTable>
       )}
       {chosen !== undefined && <StreamDetail key={chosen.name} stream={chosen} />}
     </section>
@@ -158,30 +156,28 @@ function EventsTable({ events }: { events: IndexEvent[] }) {
   return (
     <>
       <p class="matches">{events.length === 1 ? '1 event' : `${events.length} events`}</p>
-      <div class="scroll" tabIndex={0}>
-        <table class="events">
-          <thead>
-            <tr>
-              {columns.map((column) => (
-                <th>{column}</th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {events.map((event) => (
-              <tr>
-                {columns.map((column) => (
-                  <td>
-                    {column === 'time' && typeof event.time === 'number'
-                      ? streamTime(event.time)
-                      : fieldText(event[column])}
-                  </td>
-                ))}
-              </tr>
+      <ScrollTable
+        tableClass="events"
+        head={
+          <>
+            {columns.map((column) => (
+              <th>{column}</th>
             ))}
-          </tbody>
-        </table>
-      </div>
+          </>
+        }
+      >
+        {events.map((event) => (
+          <tr>
+            {columns.map((column) => (
+              <td>
+                {column === 'time' && typeof event.time === 'number'
+                  ? streamTime(event.time)
+                  : fieldText(event[column])}
+              </td>
+            ))}
+          </tr>
+        ))}
+      </ScrollTable>
     </>
   );
 }
