@@ -4,7 +4,7 @@
  * token the page sends with every change); without, it says the server is open. What the principal's scopes do
  * not allow is not offered (`useCan`); the API refuses it anyway.
  */
-import { type ComponentChildren, createContext } from 'preact';
+import { type ComponentChildren, createContext, type InputHTMLAttributes } from 'preact';
 import { useContext, useEffect, useState } from 'preact/hooks';
 import { ApiError, auth, session, type Who } from './api.ts';
 
@@ -88,59 +88,23 @@ function SignIn({ notice, onSignedIn }: { notice: string | undefined; onSignedIn
           </p>
         )}
         <div class="windows" role="group" aria-label="sign in with">
-          <button
-            type="button"
-            aria-pressed={!withToken}
-            class={withToken ? '' : 'selected'}
-            onClick={() => setWithToken(false)}
-          >
-            User and password
-          </button>
-          <button
-            type="button"
-            aria-pressed={withToken}
-            class={withToken ? 'selected' : ''}
-            onClick={() => setWithToken(true)}
-          >
-            Token
-          </button>
+          {SIGN_IN_WITH.map(([label, token]) => (
+            <button
+              type="button"
+              aria-pressed={withToken === token}
+              class={withToken === token ? 'selected' : ''}
+              onClick={() => setWithToken(token)}
+            >
+              {label}
+            </button>
+          ))}
         </div>
         {withToken ? (
-          <div class="field">
-            <label for="sign-in-token">Token</label>
-            <input
-              id="sign-in-token"
-              name="token"
-              type="password"
-              autoComplete="off"
-              value={token}
-              onInput={(e) => setToken(e.currentTarget.value)}
-            />
-          </div>
+          <Field {...TOKEN} value={token} set={setToken} />
         ) : (
           <>
-            <div class="field">
-              <label for="sign-in-user">User</label>
-              <input
-                id="sign-in-user"
-                name="username"
-                type="text"
-                autoComplete="username"
-                value={username}
-                onInput={(e) => setUsername(e.currentTarget.value)}
-              />
-            </div>
-            <div class="field">
-              <label for="sign-in-password">Password</label>
-              <input
-                id="sign-in-password"
-                name="password"
-                type="password"
-                autoComplete="current-password"
-                value={password}
-                onInput={(e) => setPassword(e.currentTarget.value)}
-              />
-            </div>
+            <Field {...USER} value={username} set={setUsername} />
+            <Field {...PASSWORD} value={password} set={setPassword} />
           </>
         )}
         {error !== undefined && (
@@ -153,6 +117,57 @@ function SignIn({ notice, onSignedIn }: { notice: string | undefined; onSignedIn
         </button>
       </form>
     </main>
+  );
+}
+
+/** The sign-in form's two ways in: its labels, and whether each is the token. */
+const SIGN_IN_WITH = [
+  ['User and password', false],
+  ['Token', true],
+] as const;
+
+/** What a field of the sign-in form asks for; a secret is typed unseen. */
+interface Input {
+  id: string;
+  label: string;
+  name: string;
+  secret: boolean;
+  autoComplete: string;
+}
+const USER: Input = { id: 'sign-in-user', label: 'User', name: 'username', secret: false, autoComplete: 'username' };
+const PASSWORD: Input = {
+  id: 'sign-in-password',
+  label: 'Password',
+  name: 'password',
+  secret: true,
+  autoComplete: 'current-password',
+};
+const TOKEN: Input = { id: 'sign-in-token', label: 'Token', name: 'token', secret: true, autoComplete: 'off' };
+
+/** One labelled input of the sign-in form. */
+function Field({
+  id,
+  label,
+  name,
+  secret,
+  autoComplete,
+  value,
+  set,
+}: Input & { value: string; set: (value: string) => void }) {
+  // Typed one way or the other: preact's types tell a password input's attributes from a text input's.
+  const kind: InputHTMLAttributes<HTMLInputElement> = secret ? { type: 'password' } : { type: 'text' };
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input
+        {...kind}
+        id={id}
+        name={name}
+        autoComplete={autoComplete}
+        value={value}
+        onInput={(event) => set(event.currentTarget.value)}
+      />
+    </div>
   );
 }
 
