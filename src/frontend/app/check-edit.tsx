@@ -6,7 +6,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, type FieldError, send } from './api.ts';
 import { bodySchema, checkKinds, type Schema } from './schema.ts';
-import { fromBody, SchemaFields, toBody, type Values } from './schema-form.tsx';
+import { ErrorSummary, fromBody, SchemaFields, toBody, type Values } from './schema-form.tsx';
 
 /** Not the user's to set: the kind is the route, one-off is "Run now", the source is the API's. */
 const HIDDEN = new Set(['kind', 'one-off', 'source', 'token-sha256']);
@@ -138,11 +138,7 @@ export function CheckEditor({ mode, name }: { mode: EditMode; name?: string }) {
             fixed={mode === 'edit' ? new Set(['name']) : undefined}
           />
         )}
-        {errors.length > 0 && (
-          <p class="error summary" role="alert">
-            {errors.length === 1 ? '1 field to fix' : `${errors.length} fields to fix`}: nothing was saved.
-          </p>
-        )}
+        <ErrorSummary errors={errors} />
         {run !== undefined && (
           <p class={`run-outcome ${run.success ? 'ok' : 'failing'}`} role="status">
             {run.success ? 'Ran once: success. ' : 'Ran once: failure. '}

@@ -6,7 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { ApiError, FieldError } from './api.ts';
 import { send } from './api.ts';
 import { bodySchema, type Schema } from './schema.ts';
-import { fromBody, SchemaFields, toBody, type Values } from './schema-form.tsx';
+import { ErrorSummary, fromBody, SchemaFields, toBody, type Values } from './schema-form.tsx';
 
 interface Props<T> {
   title: string;
@@ -90,11 +90,7 @@ export function ResourceForm<T>({
           fixed={fixed}
         />
       )}
-      {errors.length > 0 && (
-        <p class="error summary" role="alert">
-          {errors.length === 1 ? '1 field to fix' : `${errors.length} fields to fix`}: nothing was saved.
-        </p>
-      )}
+      <ErrorSummary errors={errors} />
       <div class="actions">
         <button type="submit" class="primary" disabled={busy || schema === undefined}>
           {submitLabel ?? 'Save'}

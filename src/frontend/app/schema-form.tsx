@@ -147,6 +147,16 @@ function withOptions(schema: Schema, options: readonly string[] | undefined): Sc
 }
 
 /** The inputs of the form; the errors that name no shown field are listed above them. */
+/** Under a refused form: how many fields to fix, and that nothing was saved (each error stands by its field). */
+export function ErrorSummary({ errors }: { errors: readonly FieldError[] }) {
+  if (errors.length === 0) return null;
+  return (
+    <p class="error summary" role="alert">
+      {errors.length === 1 ? '1 field to fix' : `${errors.length} fields to fix`}: nothing was saved.
+    </p>
+  );
+}
+
 export function SchemaFields({ schema, values, onChange, errors, hidden, primary, fixed, options }: FormProps) {
   const keys = shownKeys(schema, hidden);
   const required = new Set(schema.required ?? []);
