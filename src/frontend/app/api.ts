@@ -1,10 +1,12 @@
 /**
  * The dashboard's calls to Vigie's API (same origin: basic auth credentials the browser holds apply). The answers'
  * types are the server's wire types (src/healthcheck/wire.ts, src/stream/wire.ts, src/cluster/wire.ts,
- * src/server/audit-wire.ts), imported as types only: nothing of the server's modules reaches the bundle.
+ * src/server/audit-wire.ts, src/healthcheck/alerts/alert-wire.ts), imported as types only: nothing of the server's
+ * modules reaches the bundle.
  */
 import type { Static } from '@sinclair/typebox';
 import type { ClusterMembers as ClusterMembersWire } from '../../cluster/wire.ts';
+import type { AlertJson } from '../../healthcheck/alerts/alert-wire.ts';
 import type { AuditPage as AuditPageWire } from '../../server/audit-wire.ts';
 import type {
   CheckDefinition,
@@ -34,20 +36,7 @@ export type AuditPage = Static<typeof AuditPageWire>;
 export type Incidents = Static<typeof IncidentList>;
 
 /** An open alert, as `GET /api/v1/alerts` lists it (docs/alerting.md, "Acknowledging"). */
-export interface Alert {
-  id: string;
-  check: string;
-  status: 'firing' | 'acknowledged' | 'suppressed' | 'resolving';
-  /** The check's state when it fired. */
-  state: string;
-  since: string;
-  message: string;
-  labels: Record<string, string>;
-  notifications_sent: number;
-  last_notified?: string;
-  suppressed?: string;
-  acknowledged?: { by: string; at: string; comment: string };
-}
+export type Alert = AlertJson;
 
 export type Window = '24h' | '7d' | '30d';
 export const WINDOWS: readonly Window[] = ['24h', '7d', '30d'];

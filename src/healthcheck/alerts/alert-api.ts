@@ -7,25 +7,8 @@
 import { HealthcheckError } from '../errors.ts';
 import type { StateCollection } from '../../common/runtime-state.ts';
 import { hasControlCharacter } from '../states/pauses.ts';
+import { ALERT_STATES, type AlertJson, type AlertStatus } from './alert-wire.ts';
 import { ackToken, type AlertRecord } from './records.ts';
-
-export const ALERT_STATES = ['firing', 'acknowledged', 'suppressed', 'resolving'] as const;
-type AlertStatus = (typeof ALERT_STATES)[number];
-
-export interface AlertJson {
-  id: string;
-  check: string;
-  status: AlertStatus;
-  /** The check's state when it fired. */
-  state: string;
-  since: string;
-  message: string;
-  labels: Record<string, string>;
-  notifications_sent: number;
-  last_notified?: string;
-  suppressed?: string;
-  acknowledged?: { by: string; at: string; comment: string };
-}
 
 const MAX_COMMENT_BYTES = 1024;
 

@@ -14,7 +14,8 @@ import { json, messageError, operation } from '../../server/openapi.ts';
 import { sha256Hex } from '../../server/tokens.ts';
 import { HealthcheckError } from '../errors.ts';
 import { healthcheckErrors } from '../errors.ts';
-import { ALERT_STATES, type AlertApi } from './alert-api.ts';
+import type { AlertApi } from './alert-api.ts';
+import { ALERT_STATES } from './alert-wire.ts';
 
 const idParams = Type.Object({ id: Type.String({ description: 'the alert id (16 hex digits)' }) });
 const unknownAlert = messageError('`Alert <id> not found (unknown, or resolved)`');
