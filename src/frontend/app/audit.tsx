@@ -46,18 +46,16 @@ export function AuditView() {
       ) : (
         <ScrollTable
           tableClass="audit"
-          head={
-            <>
-              <th>Time</th>
-              {nodes && <th>Node</th>}
-              <th>Principal</th>
-              <th>Address</th>
-              <th>Method</th>
-              <th>Route</th>
-              <th>Name</th>
-              <th class="num">Outcome</th>
-            </>
-          }
+          headings={[
+            'Time',
+            nodes && 'Node',
+            'Principal',
+            'Address',
+            'Method',
+            'Route',
+            'Name',
+            { text: 'Outcome', class: 'num' },
+          ]}
         >
           {rows.map((row) => (
             <tr key={row.id} class={row.outcome >= 400 ? 'refused' : undefined}>

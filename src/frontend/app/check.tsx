@@ -158,15 +158,7 @@ export function CheckView({ name }: { name: string }) {
           <Strip entries={[...history.data].reverse()} />
           <ScrollTable
             tableClass="history"
-            head={
-              <>
-                <th>Time</th>
-                <th>State</th>
-                <th class="num">Duration</th>
-                {clustered && <th>Node</th>}
-                <th>Message</th>
-              </>
-            }
+            headings={['Time', 'State', { text: 'Duration', class: 'num' }, clustered && 'Node', 'Message']}
           >
             {history.data.map((entry) => (
               <tr class={entry.success ? 'ok' : 'failing'}>
@@ -198,15 +190,7 @@ function Locations({ locations, quorum }: { locations: LocationResult[]; quorum:
       </p>
       <ScrollTable
         tableClass="locations"
-        head={
-          <>
-            <th>Node</th>
-            <th>State</th>
-            <th>Last run</th>
-            <th class="num">Duration</th>
-            <th>Message</th>
-          </>
-        }
+        headings={['Node', 'State', 'Last run', { text: 'Duration', class: 'num' }, 'Message']}
       >
         {locations.map((location) => {
           const state = location.success === undefined ? 'pending' : location.success ? 'ok' : 'failing';

@@ -179,22 +179,18 @@ export function ChecksView({ query = '' }: { query?: string }) {
       </p>
       <ScrollTable
         tableClass="checks"
-        head={
-          <>
-            <th>State</th>
-            <th>Check</th>
-            <th class="wide">Kind</th>
-            <th class="wide">Source</th>
-            {clustered && <th class="wide">Node</th>}
-            <th class="wide">Labels</th>
-            <th>Last run</th>
-            <th class="wide">Duration</th>
-            {WINDOWS.map((window) => (
-              <th class={window === '24h' ? 'num' : 'num wide'}>Uptime {window}</th>
-            ))}
-            <th class="wide">Recent results</th>
-          </>
-        }
+        headings={[
+          'State',
+          'Check',
+          { text: 'Kind', class: 'wide' },
+          { text: 'Source', class: 'wide' },
+          clustered && { text: 'Node', class: 'wide' },
+          { text: 'Labels', class: 'wide' },
+          'Last run',
+          { text: 'Duration', class: 'wide' },
+          ...WINDOWS.map((window) => ({ text: `Uptime ${window}`, class: window === '24h' ? 'num' : 'num wide' })),
+          { text: 'Recent results', class: 'wide' },
+        ]}
       >
         {shown.map((check) => (
           <CheckRow key={check.name} check={check} now={now} strip={strips[check.name]} clustered={clustered} />

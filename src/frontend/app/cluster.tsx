@@ -29,16 +29,14 @@ function Members() {
       )}
       <ScrollTable
         tableClass="members"
-        head={
-          <>
-            <th>Node</th>
-            <th>Version</th>
-            <th>Config hash</th>
-            <th>Started</th>
-            <th class="num">Checks owned</th>
-            <th class="num">Stream partitions</th>
-          </>
-        }
+        headings={[
+          'Node',
+          'Version',
+          'Config hash',
+          'Started',
+          { text: 'Checks owned', class: 'num' },
+          { text: 'Stream partitions', class: 'num' },
+        ]}
       >
         {result.map((member) => (
           <tr data-node={member.node}>

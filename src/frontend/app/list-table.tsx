@@ -30,7 +30,7 @@ interface ListTableProps {
   what: string;
   empty: string;
   tableClass: string;
-  headings: readonly string[];
+  headings: readonly Heading[];
   children: ComponentChildren;
 }
 
@@ -38,33 +38,39 @@ export function ListTable({ rows, error, what, empty, tableClass, headings, chil
   if (rows === undefined) return <Status error={error} what={what} />;
   if (rows.length === 0) return <p class="shown">{empty}</p>;
   return (
-    <ScrollTable
-      tableClass={tableClass}
-      head={headings.map((heading) => (
-        <th>{heading}</th>
-      ))}
-    >
+    <ScrollTable tableClass={tableClass} headings={headings}>
       {children}
     </ScrollTable>
   );
 }
 
+/** A column's heading: its text, with the cell's class (`num` aligns right, `wide` hides it on a phone); `false` for
+ *  a column not shown (a cluster's node column on a single node). */
+type Heading = string | { text: string; class: string } | false;
+
 /** A table that scrolls sideways on a narrow screen, and from the keyboard (it takes the focus). */
 export function ScrollTable({
   tableClass,
-  head,
+  headings,
   children,
 }: {
   tableClass: string;
-  /** The heading cells. */
-  head: ComponentChildren;
+  headings: readonly Heading[];
   children: ComponentChildren;
 }) {
   return (
     <div class="scroll" tabIndex={0}>
       <table class={tableClass}>
         <thead>
-          <tr>{head}</tr>
+          <tr>
+            {headings.map((heading) =>
+              heading === false ? null : typeof heading === 'string' ? (
+                <th>{heading}</th>
+              ) : (
+                <th class={heading.class}>{heading.text}</th>
+              ),
+            )}
+          </tr>
         </thead>
         <tbody>{children}</tbody>
       </table>

@@ -53,17 +53,15 @@ export function StreamsView() {
       ) : (
         <ScrollTable
           tableClass="streams"
-          head={
-            <>
-              <th>Stream</th>
-              <th>Source</th>
-              <th class="num">Events/s</th>
-              <th class="num">Events</th>
-              <th class="num">Errors</th>
-              <th class="num">Index size</th>
-              <th>Current time</th>
-            </>
-          }
+          headings={[
+            'Stream',
+            'Source',
+            { text: 'Events/s', class: 'num' },
+            { text: 'Events', class: 'num' },
+            { text: 'Errors', class: 'num' },
+            { text: 'Index size', class: 'num' },
+            'Current time',
+          ]}
         >
           {streams.data.map((stream) => {
             const rate = rates.current.get(stream.name)?.rate ?? null;
@@ -156,16 +154,7 @@ function EventsTable({ events }: { events: IndexEvent[] }) {
   return (
     <>
       <p class="matches">{events.length === 1 ? '1 event' : `${events.length} events`}</p>
-      <ScrollTable
-        tableClass="events"
-        head={
-          <>
-            {columns.map((column) => (
-              <th>{column}</th>
-            ))}
-          </>
-        }
-      >
+      <ScrollTable tableClass="events" headings={columns}>
         {events.map((event) => (
           <tr>
             {columns.map((column) => (
