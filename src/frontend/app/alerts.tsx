@@ -8,8 +8,9 @@
 import { useState } from 'preact/hooks';
 import { type Alert, api, send } from './api.ts';
 import { usePoll } from './hooks.ts';
-import { Status } from './list-table.tsx';
+
 import { useCan } from './session.tsx';
+import { Failure, Status } from './status.tsx';
 
 const POLL_MS = 5000;
 const STATES = ['all', 'firing', 'acknowledged', 'suppressed', 'resolving'] as const;
@@ -42,11 +43,7 @@ export function AlertsView({ query = '' }: { query?: string }) {
           </select>
         </label>
       </form>
-      {alerts.data !== undefined && alerts.error !== undefined && (
-        <p class="error" role="alert">
-          Cannot refresh: {alerts.error}
-        </p>
-      )}
+      {alerts.data !== undefined && <Failure message={alerts.error} prefix="Cannot refresh" />}
       {alerts.data === undefined ? (
         <Status error={alerts.error} what="alerts" />
       ) : alerts.data.length === 0 ? (
@@ -172,11 +169,7 @@ function AlertItem({ alert, refresh, onCheckPage }: { alert: Alert; refresh: () 
             </button>
           </form>
         ))}
-      {error !== undefined && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <Failure message={error} />
     </li>
   );
 }

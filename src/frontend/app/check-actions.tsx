@@ -8,6 +8,7 @@ import { useState } from 'preact/hooks';
 import { send } from './api.ts';
 import { DeleteButton } from './resource-form.tsx';
 import { useCan } from './session.tsx';
+import { Failure } from './status.tsx';
 
 interface Props {
   name: string;
@@ -68,11 +69,7 @@ export function CheckActions({ name, source, paused, refresh }: Props) {
           />
         )}
       </div>
-      {error !== undefined && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <Failure message={error} />
     </>
   );
 }

@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, type FieldError, send } from './api.ts';
 import { bodySchema, checkKinds, type Schema } from './schema.ts';
 import { ErrorSummary, fromBody, SchemaFields, toBody, type Values } from './schema-form.tsx';
+import { Failure } from './status.tsx';
 
 /** Not the user's to set: the kind is the route, one-off is "Run now", the source is the API's. */
 const HIDDEN = new Set(['kind', 'one-off', 'source', 'token-sha256']);
@@ -93,11 +94,7 @@ export function CheckEditor({ mode, name }: { mode: EditMode; name?: string }) {
         <a href={name === undefined ? '#/checks' : `#/check/${encodeURIComponent(name)}`}>← Back</a>
       </p>
       <h2>{title}</h2>
-      {failure !== undefined && (
-        <p class="error" role="alert">
-          {failure}
-        </p>
-      )}
+      <Failure message={failure} />
       <form
         class="schema-form"
         aria-label={title}

@@ -8,7 +8,8 @@ import { CheckActions, HeartbeatUrls } from './check-actions.tsx';
 import { CheckStateTag, Labels, Strip } from './checks.tsx';
 import { dateTime, milliseconds, percent } from './format.ts';
 import { usePoll } from './hooks.ts';
-import { ListTable, ScrollTable, Status } from './list-table.tsx';
+import { ListTable, ScrollTable } from './list-table.tsx';
+import { Status } from './status.tsx';
 
 const POLL_MS = 5000;
 const WINDOW_SECONDS: Record<Window, number> = { '24h': 86_400, '7d': 7 * 86_400, '30d': 30 * 86_400 };

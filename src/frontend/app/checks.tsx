@@ -16,8 +16,9 @@ import {
   type StateFilter,
 } from './check-filters.ts';
 import { usePoll } from './hooks.ts';
-import { ScrollTable, Status } from './list-table.tsx';
+import { ScrollTable } from './list-table.tsx';
 import { useCan } from './session.tsx';
+import { Failure, Status } from './status.tsx';
 
 const PAGE_SIZE = 100;
 const STRIP_LENGTH = 30;
@@ -85,11 +86,7 @@ export function ChecksView({ query = '' }: { query?: string }) {
           </a>
         </p>
       )}
-      {overview.error !== undefined && (
-        <p class="error" role="alert">
-          Cannot refresh: {overview.error}
-        </p>
-      )}
+      <Failure message={overview.error} prefix="Cannot refresh" />
       <div class="counts" aria-label="counts">
         <button type="button" class="count ok" data-count="ok" onClick={() => update({ state: 'ok' })}>
           <strong>{counts.ok}</strong> ok

@@ -6,7 +6,8 @@
 import { api, inCluster } from './api.ts';
 import { dateTime } from './format.ts';
 import { usePoll } from './hooks.ts';
-import { ScrollTable, Status } from './list-table.tsx';
+import { ScrollTable } from './list-table.tsx';
+import { Status } from './status.tsx';
 
 const POLL_MS = 10_000;
 

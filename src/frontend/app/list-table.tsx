@@ -6,22 +6,7 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { DeleteButton, ResourceForm } from './resource-form.tsx';
-
-/** The line a list shows while there is nothing to show: loading, or why it cannot load. */ export function Status({
-  error,
-  what,
-}: {
-  error: string | undefined;
-  what: string;
-}) {
-  return error === undefined ? (
-    <p class="loading">Loading {what}…</p>
-  ) : (
-    <p class="error" role="alert">
-      Cannot load {what}: {error}
-    </p>
-  );
-}
+import { Status } from './status.tsx';
 
 interface ListTableProps {
   rows: readonly unknown[] | undefined;

@@ -6,9 +6,10 @@
 import { useState } from 'preact/hooks';
 import { type Incidents, send } from './api.ts';
 import { usePoll } from './hooks.ts';
-import { type FormLayout, ObjectTable, Status } from './list-table.tsx';
+import { type FormLayout, ObjectTable } from './list-table.tsx';
 import { DeleteButton, ResourceForm } from './resource-form.tsx';
 import { useCan } from './session.tsx';
+import { Status } from './status.tsx';
 
 const POLL_MS = 10_000;
 /** The words of the incidents API's `status` (docs/status-pages.md), offered as a choice. */

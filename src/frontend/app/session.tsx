@@ -7,6 +7,7 @@
 import { type ComponentChildren, createContext, type InputHTMLAttributes } from 'preact';
 import { useContext, useEffect, useState } from 'preact/hooks';
 import { ApiError, auth, session, type Who } from './api.ts';
+import { Failure } from './status.tsx';
 
 const Access = createContext<Who>({ principal: null, scopes: [], open: false });
 
@@ -37,12 +38,7 @@ export function SessionGate({ children }: { children: (who: Who, signOut: () => 
       else setFailure((error as Error).message);
     });
   }, []);
-  if (failure !== undefined)
-    return (
-      <p class="error" role="alert">
-        Cannot reach Vigie: {failure}
-      </p>
-    );
+  if (failure !== undefined) return <Failure message={failure} prefix="Cannot reach Vigie" />;
   if (who === undefined) return <p class="loading">Loading…</p>;
   if (who === null) return <SignIn notice={notice} onSignedIn={admit} />;
   const signOut = () => {
@@ -107,11 +103,7 @@ function SignIn({ notice, onSignedIn }: { notice: string | undefined; onSignedIn
             <Field {...PASSWORD} value={password} set={setPassword} />
           </>
         )}
-        {error !== undefined && (
-          <p class="error" role="alert">
-            {error}
-          </p>
-        )}
+        <Failure message={error} />
         <button type="submit" class="primary" disabled={busy}>
           Sign in
         </button>

@@ -7,7 +7,8 @@ import { api, type IndexEvent, type StreamSummary } from './api.ts';
 import { fieldText, streamTime } from './format.ts';
 import { usePoll } from './hooks.ts';
 import { type FeedMode, POLL_MS, useLiveSearch } from './index-feed.ts';
-import { ScrollTable, Status } from './list-table.tsx';
+import { ScrollTable } from './list-table.tsx';
+import { Failure, Status } from './status.tsx';
 
 const SOURCES: Record<StreamSummary['source'], string> = { api: 'API', file: 'file', persisted: 'API, persisted' };
 const FEED_MODES: Record<FeedMode, string> = {
@@ -43,11 +44,7 @@ export function StreamsView() {
   const chosen = streams.data.find((stream) => stream.name === selected) ?? streams.data[0];
   return (
     <section>
-      {streams.error !== undefined && (
-        <p class="error" role="alert">
-          Cannot refresh: {streams.error}
-        </p>
-      )}
+      <Failure message={streams.error} prefix="Cannot refresh" />
       {streams.data.length === 0 ? (
         <p>No streams.</p>
       ) : (
