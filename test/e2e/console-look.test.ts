@@ -78,6 +78,9 @@ describe.skipIf(!hasChromium())('the console, looked at', () => {
     ] as const)
       expect((await post('/api/v1/healthcheck/http', { ...base, name, target: '127.0.0.1', port })).status).toBe(201);
     expect((await post('/api/v1/healthcheck/heartbeat', { name: 'backup', interval: '1h' })).status).toBe(201);
+    // A history longer than a phone's width in strip cells (9 px each): the check's page must still fit 390 px.
+    for (let i = 0; i < 60; i++)
+      expect((await post(`/api/v1/heartbeat/backup${i % 3 === 0 ? '/fail' : ''}`, {})).status).toBe(200);
     expect(
       (
         await post('/api/v1/incident', {

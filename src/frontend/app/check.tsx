@@ -156,7 +156,7 @@ export function CheckView({ name }: { name: string }) {
         <Status error={history.error} what="the history" />
       ) : (
         <>
-          <Strip entries={[...history.data].reverse()} />
+          <Strip entries={[...history.data].reverse()} wrap />
           <ScrollTable
             tableClass="history"
             headings={['Time', 'State', { text: 'Duration', class: 'num' }, clustered && 'Node', 'Message']}

@@ -275,11 +275,12 @@ export function Labels({ labels }: { labels: Record<string, string> }) {
 }
 
 /** Oldest on the left, newest on the right; hovering a cell tells when, how long and what happened. A result in a
- *  maintenance window has a colour of its own, failed or not: it counts in no uptime. */
-export function Strip({ entries }: { entries: HistoryEntry[] | undefined }) {
+ *  maintenance window has a colour of its own, failed or not: it counts in no uptime. `wrap`: a whole history (a
+ *  check's page) goes on over as many lines as it takes rather than past the screen's edge. */
+export function Strip({ entries, wrap = false }: { entries: HistoryEntry[] | undefined; wrap?: boolean }) {
   if (entries === undefined) return <span class="strip empty" />;
   return (
-    <span class="strip">
+    <span class={wrap ? 'strip wrap' : 'strip'}>
       {entries.map((entry) => (
         <span
           class={`cell ${entry.success ? 'ok' : 'failing'}${entry.maintenance ? ' maintenance' : ''}`}
