@@ -6,7 +6,13 @@
 import type { Event } from '../event.ts';
 import { NS_PER_SECOND } from '../event.ts';
 import { getIn, type Path } from '../lang/path.ts';
-import { type Aggregator, readWindowParams, type WindowParams, windowedAggregation } from './aggregation-engine.ts';
+import {
+  type Aggregator,
+  EVENT_LIST_WINDOWS,
+  readWindowParams,
+  type WindowParams,
+  windowedAggregation,
+} from './aggregation-engine.ts';
 import { compareValues, metricOrZero, requireNumber } from './numbers.ts';
 import { boolean, condition, describe, path, ParamError } from './params.ts';
 import { percentiles } from './percentiles.ts';
@@ -228,12 +234,7 @@ interface SsortParams extends WindowParams {
 
 function ssortAggregator(field: Path): Aggregator<Event[]> {
   return {
-    shape: shape.list(shape.event),
-    start: (event) => [event],
-    add(window, event) {
-      window.push(event);
-      return window;
-    },
+    ...EVENT_LIST_WINDOWS,
     // Every window flushed by one event is merged, sorted (stably) and sent one event at a time.
     flush(windows, emit) {
       const events = windows.length === 1 ? (windows[0] as Event[]) : windows.flat();

@@ -29,6 +29,16 @@ export interface Aggregator<A> {
   readonly shape: shape.Shape<A>;
 }
 
+/** The windows of an aggregator that keeps each window's events, in arrival order: all but its flush. */
+export const EVENT_LIST_WINDOWS: Omit<Aggregator<Event[]>, 'flush'> = {
+  shape: shape.list(shape.event),
+  start: (event) => [event],
+  add(window, event) {
+    window.push(event);
+    return window;
+  },
+};
+
 export interface WindowParams {
   /** Window length, ns. */
   readonly duration: number;

@@ -6,7 +6,7 @@ import type { Condition } from '../lang/condition.ts';
 import type { EdnValue } from '../lang/edn.ts';
 import type { Emission, Event } from '../event.ts';
 import { isExpired } from '../event.ts';
-import { type Aggregator, readWindowParams, windowedAggregation } from './aggregation-engine.ts';
+import { type Aggregator, EVENT_LIST_WINDOWS, readWindowParams, windowedAggregation } from './aggregation-engine.ts';
 import { fieldKeyFunction, type FieldKey } from './field-key.ts';
 import { requireNumber } from './numbers.ts';
 import { arity, condition, describe, type ParamReading, paths, positiveInteger, ParamError } from './params.ts';
@@ -80,12 +80,7 @@ export const movingEventWindow = defineAction({
 });
 
 const listAggregator: Aggregator<Event[]> = {
-  shape: shape.list(shape.event),
-  start: (event) => [event],
-  add(window, event) {
-    window.push(event);
-    return window;
-  },
+  ...EVENT_LIST_WINDOWS,
   flush(windows, emit) {
     for (let i = 0; i < windows.length; i++) emit(windows[i] as Event[]);
   },
