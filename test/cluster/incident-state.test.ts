@@ -92,22 +92,22 @@ describe.skipIf(!hasNatsServer())('incidents in a cluster', () => {
     // Forged with a node's credential: each with one field that is not one.
     const kv = await new Kvm(jetstream(a.nc)).open(STATE_BUCKET);
     const key = `incidents.${Buffer.from(String(incident.id)).toString('base64url')}`;
-    const forged = [
-      { ...incident, status: 'exploded' },
-      { ...incident, updates: [{ status: 'resolved', atMs: 1 }] },
-      { ...incident, pages: '<script>' },
-      { ...incident, id: -1 },
-      { ...incident, updates: [] },
+    const forged: [Record<string, unknown>, string][] = [
+      [{ ...incident, status: 'exploded' }, 'status: not a status'],
+      [{ ...incident, updates: [{ status: 'resolved', atMs: 1 }] }, 'updates[0].message: not a text'],
+      [{ ...incident, pages: '<script>' }, 'pages: not a list of names'],
+      [{ ...incident, id: -1 }, 'id: not a positive integer'],
+      [{ ...incident, updates: [] }, 'updates: not a timeline'],
     ];
-    for (const value of forged) await kv.put(key, JSON.stringify(value));
-    await waitFor(async () => expect(await b.refused()).toBe(forged.length));
-    expect(b.skipped).toEqual([
-      'status: not a status',
-      'updates[0].message: not a text',
-      'pages: not a list of names',
-      'id: not a positive integer',
-      'updates: not a timeline',
-    ]);
+    // One at a time, each refused before the next: a watch that falls a check period behind (a loaded machine)
+    // starts again from the bucket's latest values, so it would never see a value overwritten meanwhile, and may
+    // read the one it refused again.
+    for (const [value, why] of forged) {
+      await kv.put(key, JSON.stringify(value));
+      await waitFor(() => expect(b.skipped).toContain(why));
+    }
+    expect(new Set(b.skipped)).toEqual(new Set(forged.map(([, why]) => why)));
+    expect(await b.refused()).toBeGreaterThanOrEqual(forged.length);
     expect(b.incidents.get(String(incident.id))).toEqual(incident);
     expect(b.rows()).toEqual(stored);
 
